@@ -1,0 +1,59 @@
+// A small synchronous HTTP/1.1 client on Boost.Beast with one kept-alive connection,
+// reconnecting when the server closed it. Not thread-safe, except Cancel().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "events/status.h"
+
+namespace cairn::http {
+
+struct ClientResponse {
+  int status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;  // names lower-cased
+};
+
+class Client {
+ public:
+  Client(std::string host, uint16_t port);
+  ~Client();
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+
+  // Parses "http://host:port" (a trailing slash is fine).
+  static Result<Client> FromUrl(const std::string& url);
+
+  // Sends one request and reads the whole response. A transport failure is Unavailable; any
+  // HTTP status (also 4xx/5xx) is a successful result. `timeout` bounds the whole exchange.
+  Result<ClientResponse> Request(const std::string& method, const std::string& target,
+                                 const std::string& body = "",
+                                 const std::map<std::string, std::string>& headers = {},
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  // Sends a request and hands each line of the (streamed) response body to `on_line` (without
+  // the newline) as it arrives, until the server ends the response, `on_line` returns false,
+  // Cancel() is called, or the connection fails. A non-200 status is returned as an error whose
+  // message holds the body. Uses its own connection.
+  Status StreamLines(const std::string& method, const std::string& target,
+                     const std::function<bool(std::string_view line)>& on_line,
+                     const std::map<std::string, std::string>& headers = {});
+
+  // Aborts a blocked Request/StreamLines from another thread.
+  void Cancel();
+
+  const std::string& host() const;
+  uint16_t port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cairn::http

@@ -1,0 +1,37 @@
+// A small HTTP/1.1 server on Boost.Beast: one thread per connection, keep-alive, body size cap,
+// chunked streaming responses. Handlers are plain functions of Request -> Response.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "api/http/http_types.h"
+#include "events/status.h"
+
+namespace cairn::http {
+
+class Server {
+ public:
+  struct Options {
+    std::string address = "127.0.0.1";
+    uint16_t port = 0;                         // 0 picks a free port
+    size_t max_body_bytes = 128u << 20;        // larger bodies get 413
+    size_t max_connections = 4096;             // beyond this new connections get 503
+  };
+
+  Server(Options options, Handler handler);
+  ~Server();  // stops
+
+  // Binds and starts accepting. After OK, port() is the bound port.
+  Status Start();
+  uint16_t port() const;
+  // Stops accepting and closes every connection (streams see their writer return false).
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cairn::http

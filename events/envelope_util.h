@@ -1,0 +1,41 @@
+// Small, pure helpers over event envelopes: names, entity ids, JSON, time formatting.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "events.pb.h"
+#include "events/status.h"
+
+namespace cairn {
+
+// The current schema version written into every envelope.
+inline constexpr uint32_t kSchemaVersion = 1;
+
+// "TaskSubmitted", "AgentRegistered", ... ; "Unknown" for a payload this build does not know.
+std::string PayloadTypeName(const events::Envelope& event);
+
+// The task id or agent id the event is about ("" for WriterEpochClaimed).
+std::string EntityIdOf(const events::Envelope& event);
+
+// The agent an event is addressed to, for placement orders (AllocationAssigned, KillRequested);
+// "" for every other event.
+std::string PlacementAgentOf(const events::Envelope& event);
+
+// One line of grpc-gateway style JSON (camelCase, enums as names, int64 as strings).
+std::string EnvelopeToJson(const events::Envelope& event);
+Result<events::Envelope> EnvelopeFromJson(const std::string& json);
+
+// RFC 3339 with microseconds and a Z, e.g. "2025-03-20T12:00:00.000000Z".
+std::string FormatRfc3339(int64_t unix_micros);
+// Parses RFC 3339 ("...Z" or "+00:00", optional fraction) or a plain integer of unix seconds.
+Result<int64_t> ParseTimeToUnixMicros(const std::string& text);
+
+// Wall clock in microseconds since the epoch. Only edges (api/, agent/) may call it; deciders
+// and projectors read time from events.
+int64_t NowUnixMicros();
+
+// A random 128-bit id as 36-char lowercase UUID text (version 4).
+std::string NewUuid();
+
+}  // namespace cairn

@@ -1,0 +1,140 @@
+#include "tests/support/test_support.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+extern char** environ;
+
+namespace cairn::testing {
+
+TempDir::TempDir() {
+  const char* base = getenv("TMPDIR");
+  std::string pattern = std::string(base && *base ? base : "/tmp") + "/cairn-test-XXXXXX";
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (mkdtemp(buffer.data()) == nullptr) std::abort();
+  path_ = buffer.data();
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::string BinaryPath(const std::string& name) {
+  return std::string(CAIRN_BINARY_DIR) + "/bin/" + name;
+}
+
+Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(
+    const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+  if (argv.empty()) return Status::InvalidArgument("empty argv");
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Status::IOError("pipe failed");
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  for (const auto& e : extra_env) env.push_back(e);
+  std::vector<char*> c_argv, c_env;
+  for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
+  c_argv.push_back(nullptr);
+  for (const auto& e : env) c_env.push_back(const_cast<char*>(e.c_str()));
+  c_env.push_back(nullptr);
+
+  pid_t pid = fork();
+  if (pid < 0) return Status::IOError("fork failed");
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    execve(c_argv[0], c_argv.data(), c_env.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::unique_ptr<ChildProcess> child(new ChildProcess());
+  child->pid_ = pid;
+  child->stdout_fd_ = pipe_fds[0];
+  ChildProcess* self = child.get();
+  child->reader_ = std::thread([self] {
+    char buffer[4096];
+    while (true) {
+      ssize_t n = read(self->stdout_fd_, buffer, sizeof buffer);
+      if (n <= 0) break;
+      std::lock_guard lock(self->mutex_);
+      self->partial_.append(buffer, static_cast<size_t>(n));
+      size_t newline;
+      while ((newline = self->partial_.find('\n')) != std::string::npos) {
+        self->lines_.push_back(self->partial_.substr(0, newline));
+        self->partial_.erase(0, newline + 1);
+      }
+      self->changed_.notify_all();
+    }
+    std::lock_guard lock(self->mutex_);
+    if (!self->partial_.empty()) self->lines_.push_back(self->partial_);
+    self->partial_.clear();
+    self->stdout_closed_ = true;
+    self->changed_.notify_all();
+  });
+  child->waiter_ = std::thread([self] {
+    int status = 0;
+    while (waitpid(self->pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::lock_guard lock(self->mutex_);
+    self->wait_status_ = status;
+    self->changed_.notify_all();
+  });
+  return child;
+}
+
+ChildProcess::~ChildProcess() {
+  Signal(SIGKILL);
+  if (waiter_.joinable()) waiter_.join();
+  if (reader_.joinable()) reader_.join();
+  if (stdout_fd_ >= 0) close(stdout_fd_);
+}
+
+Result<std::string> ChildProcess::WaitForLine(
+    const std::function<bool(const std::string&)>& predicate, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  size_t checked = 0;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    for (; checked < lines_.size(); ++checked) {
+      if (predicate(lines_[checked])) return lines_[checked];
+    }
+    if (stdout_closed_ && wait_status_) {
+      return Status::Unavailable("process exited before the expected line");
+    }
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
+        checked == lines_.size()) {
+      return Status::DeadlineExceeded("no matching line before the deadline");
+    }
+  }
+}
+
+std::vector<std::string> ChildProcess::Lines() {
+  std::lock_guard lock(mutex_);
+  return lines_;
+}
+
+void ChildProcess::Signal(int signal_number) {
+  std::lock_guard lock(mutex_);
+  if (!wait_status_ && pid_ > 0) kill(pid_, signal_number);
+}
+
+Result<int> ChildProcess::Wait(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  if (!changed_.wait_for(lock, timeout, [&] { return wait_status_.has_value(); })) {
+    return Status::DeadlineExceeded("process still running");
+  }
+  return *wait_status_;
+}
+
+bool ChildProcess::running() {
+  std::lock_guard lock(mutex_);
+  return !wait_status_.has_value();
+}
+
+}  // namespace cairn::testing

@@ -1,0 +1,73 @@
+// Test support shared by every suite: a temporary directory, a child process whose stdout can be
+// waited on line by line, and the paths of the binaries this build produced.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "events/status.h"
+
+namespace cairn::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// The path of a binary of this build, e.g. BinaryPath("cairn-master").
+std::string BinaryPath(const std::string& name);
+
+// A real child process. Its stdout is captured line by line (stderr is inherited so it shows in
+// the test log). The destructor kills (SIGKILL) and reaps it if it still runs.
+class ChildProcess {
+ public:
+  static Result<std::unique_ptr<ChildProcess>> Start(const std::vector<std::string>& argv,
+                                                     const std::vector<std::string>& extra_env = {});
+  ~ChildProcess();
+
+  // Waits until a stdout line (already seen or new) satisfies `predicate`; returns it.
+  // DeadlineExceeded after `timeout`, Unavailable if the process exits first.
+  Result<std::string> WaitForLine(const std::function<bool(const std::string&)>& predicate,
+                                  std::chrono::milliseconds timeout);
+  // Every stdout line so far.
+  std::vector<std::string> Lines();
+
+  void Signal(int signal_number);
+  // Waits for exit; returns the raw wait status (use WIFEXITED etc.).
+  Result<int> Wait(std::chrono::milliseconds timeout);
+  bool running();
+  pid_t pid() const { return pid_; }
+
+ private:
+  ChildProcess() = default;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string> lines_;
+  std::string partial_;
+  bool stdout_closed_ = false;
+  std::optional<int> wait_status_;
+  std::thread reader_;
+  std::thread waiter_;
+};
+
+}  // namespace cairn::testing
