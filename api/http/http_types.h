@@ -45,7 +45,8 @@ using Handler = std::function<Response(const Request&)>;
 
 // Splits "a=1&b=x%20y" into decoded pairs.
 std::multimap<std::string, std::string> ParseQuery(std::string_view query);
-std::string PercentDecode(std::string_view text);
+// Decodes %XX escapes; in query strings '+' also means a space.
+std::string PercentDecode(std::string_view text, bool plus_is_space = false);
 std::string PercentEncode(std::string_view text);
 
 }  // namespace cairn::http

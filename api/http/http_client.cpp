@@ -1,0 +1,233 @@
+#include "api/http/http_client.h"
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <mutex>
+
+namespace cairn::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+struct Client::Impl {
+  std::string host;
+  uint16_t port = 0;
+  net::io_context io;
+  std::unique_ptr<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+  std::mutex fd_mutex;  // guards active_fd for Cancel()
+  int active_fd = -1;
+  std::atomic<bool> cancelled{false};
+
+  Status Connect(beast::tcp_stream& target, std::chrono::milliseconds timeout);
+  void SetActiveFd(int fd) {
+    std::lock_guard lock(fd_mutex);
+    active_fd = fd;
+  }
+  // Runs the io_context until the pending async operation completes.
+  void Run() {
+    io.restart();
+    io.run();
+  }
+};
+
+Status Client::Impl::Connect(beast::tcp_stream& target, std::chrono::milliseconds timeout) {
+  beast::error_code ec;
+  tcp::resolver resolver(io);
+  auto endpoints = resolver.resolve(host, std::to_string(port), ec);
+  if (ec) return Status::Unavailable("cannot resolve " + host + ": " + ec.message());
+  target.expires_after(timeout);
+  target.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+  Run();
+  if (ec) {
+    return Status::Unavailable("cannot connect to " + host + ":" + std::to_string(port) + ": " +
+                               ec.message());
+  }
+  target.socket().set_option(tcp::no_delay(true), ec);
+  return Status::Ok();
+}
+
+Client::Client(std::string host, uint16_t port) : impl_(std::make_unique<Impl>()) {
+  impl_->host = std::move(host);
+  impl_->port = port;
+}
+Client::~Client() = default;
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+
+Result<Client> Client::FromUrl(const std::string& url) {
+  std::string rest = url;
+  const std::string scheme = "http://";
+  if (rest.rfind(scheme, 0) == 0) {
+    rest = rest.substr(scheme.size());
+  } else if (rest.find("://") != std::string::npos) {
+    return Status::InvalidArgument("only http:// master URLs are supported: " + url);
+  }
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::InvalidArgument("URL needs host:port: " + url);
+  }
+  std::string host = rest.substr(0, colon);
+  std::string port_text = rest.substr(colon + 1);
+  if (port_text.empty() || port_text.size() > 5 ||
+      port_text.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::InvalidArgument("bad port in URL: " + url);
+  }
+  int port = std::stoi(port_text);
+  if (port <= 0 || port > 65535) return Status::InvalidArgument("bad port in URL: " + url);
+  return Client(host, static_cast<uint16_t>(port));
+}
+
+Result<ClientResponse> Client::Request(const std::string& method, const std::string& target,
+                                       const std::string& body,
+                                       const std::map<std::string, std::string>& headers,
+                                       std::chrono::milliseconds timeout) {
+  Impl& d = *impl_;
+  d.cancelled = false;
+  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
+  if (req.method() == bhttp::verb::unknown) return Status::InvalidArgument("bad method " + method);
+  req.set(bhttp::field::host, d.host + ":" + std::to_string(d.port));
+  req.set(bhttp::field::user_agent, "cairn");
+  for (const auto& [name, value] : headers) req.set(name, value);
+  req.body() = body;
+  req.keep_alive(true);
+  req.prepare_payload();
+
+  // A kept-alive connection may have been closed by the server meanwhile: one fresh retry.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool reused = d.stream != nullptr;
+    if (!d.stream) {
+      d.stream = std::make_unique<beast::tcp_stream>(d.io);
+      d.buffer.clear();
+      Status connected = d.Connect(*d.stream, timeout);
+      if (!connected.ok()) {
+        d.stream.reset();
+        return connected;
+      }
+      d.SetActiveFd(d.stream->socket().native_handle());
+    }
+    beast::error_code ec;
+    d.stream->expires_after(timeout);
+    bhttp::async_write(*d.stream, req, [&](beast::error_code e, size_t) { ec = e; });
+    d.Run();
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    if (!ec) {
+      bhttp::async_read(*d.stream, d.buffer, parser, [&](beast::error_code e, size_t) { ec = e; });
+      d.Run();
+    }
+    if (ec) {
+      d.SetActiveFd(-1);
+      d.stream.reset();
+      if (reused && !d.cancelled && ec != beast::error::timeout) continue;
+      return Status::Unavailable(method + " " + target + " failed: " + ec.message());
+    }
+    auto& res = parser.get();
+    ClientResponse out;
+    out.status = static_cast<int>(res.result_int());
+    out.body = std::move(res.body());
+    for (const auto& field : res) {
+      std::string name(field.name_string());
+      for (auto& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+      out.headers[name] = std::string(field.value());
+    }
+    if (!res.keep_alive()) {
+      d.SetActiveFd(-1);
+      d.stream.reset();
+    }
+    return out;
+  }
+  return Status::Unavailable(method + " " + target + " failed");
+}
+
+Status Client::StreamLines(const std::string& method, const std::string& target,
+                           const std::function<bool(std::string_view line)>& on_line,
+                           const std::map<std::string, std::string>& headers) {
+  Impl& d = *impl_;
+  d.cancelled = false;
+  beast::tcp_stream stream(d.io);
+  CAIRN_RETURN_IF_ERROR(d.Connect(stream, std::chrono::seconds(30)));
+  d.SetActiveFd(stream.socket().native_handle());
+  if (d.cancelled) return Status::Unavailable("cancelled");
+  bhttp::request<bhttp::empty_body> req{bhttp::string_to_verb(method), target, 11};
+  req.set(bhttp::field::host, d.host + ":" + std::to_string(d.port));
+  req.set(bhttp::field::user_agent, "cairn");
+  for (const auto& [name, value] : headers) req.set(name, value);
+  req.keep_alive(false);
+  beast::error_code ec;
+  stream.expires_after(std::chrono::seconds(30));
+  bhttp::async_write(stream, req, [&](beast::error_code e, size_t) { ec = e; });
+  d.Run();
+  if (ec) {
+    d.SetActiveFd(-1);
+    return Status::Unavailable("stream request failed: " + ec.message());
+  }
+  stream.expires_never();
+  beast::flat_buffer buffer;
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  bhttp::async_read_header(stream, buffer, parser, [&](beast::error_code e, size_t) { ec = e; });
+  d.Run();
+  if (ec) {
+    d.SetActiveFd(-1);
+    return Status::Unavailable("stream response failed: " + ec.message());
+  }
+  int status = static_cast<int>(parser.get().result_int());
+  std::string pending;
+  std::string error_body;
+  char chunk[16 * 1024];
+  Status result = Status::Ok();
+  bool stop = false;
+  while (!parser.is_done() && !stop) {
+    parser.get().body().data = chunk;
+    parser.get().body().size = sizeof chunk;
+    bhttp::async_read_some(stream, buffer, parser, [&](beast::error_code e, size_t) { ec = e; });
+    d.Run();
+    if (ec == bhttp::error::need_buffer) ec = {};
+    size_t got = sizeof chunk - parser.get().body().size;
+    if (status != 200) {
+      error_body.append(chunk, got);
+    } else {
+      pending.append(chunk, got);
+      size_t newline;
+      while (!stop && (newline = pending.find('\n')) != std::string::npos) {
+        if (!on_line(std::string_view(pending.data(), newline))) stop = true;
+        pending.erase(0, newline + 1);
+      }
+    }
+    if (ec) {
+      if (ec != bhttp::error::end_of_stream) {
+        result = Status::Unavailable(d.cancelled ? "stream cancelled"
+                                                 : "stream broke: " + ec.message());
+      }
+      break;
+    }
+  }
+  if (result.ok() && !stop && status == 200 && !pending.empty()) on_line(pending);
+  d.SetActiveFd(-1);
+  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  if (status != 200 && result.ok()) {
+    return Status(status == 404 ? StatusCode::kNotFound : StatusCode::kFailedPrecondition,
+                  "HTTP " + std::to_string(status) + ": " + error_body);
+  }
+  return result;
+}
+
+void Client::Cancel() {
+  std::lock_guard lock(impl_->fd_mutex);
+  impl_->cancelled = true;
+  if (impl_->active_fd >= 0) ::shutdown(impl_->active_fd, SHUT_RDWR);
+}
+
+const std::string& Client::host() const { return impl_->host; }
+uint16_t Client::port() const { return impl_->port; }
+
+}  // namespace cairn::http

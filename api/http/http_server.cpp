@@ -1,0 +1,212 @@
+#include "api/http/http_server.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace cairn::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+struct Server::Impl {
+  Options options;
+  Handler handler;
+  net::io_context io;
+  tcp::acceptor acceptor{io};
+  uint16_t bound_port = 0;
+  std::thread accept_thread;
+
+  std::mutex mutex;
+  std::condition_variable connections_done;
+  std::map<uint64_t, int> open_sockets;  // connection id -> native fd, for Stop()
+  uint64_t next_connection_id = 0;
+  bool stopping = false;
+
+  void AcceptLoop();
+  void Serve(uint64_t id, tcp::socket socket);
+};
+
+namespace {
+
+Request ToRequest(const bhttp::request<bhttp::string_body>& raw, const std::string& remote) {
+  Request request;
+  request.method = std::string(raw.method_string());
+  request.target = std::string(raw.target());
+  std::string_view target = raw.target();
+  size_t question = target.find('?');
+  request.path = PercentDecode(target.substr(0, question));
+  if (question != std::string_view::npos) request.query = ParseQuery(target.substr(question + 1));
+  for (const auto& field : raw) {
+    std::string name(field.name_string());
+    for (auto& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+    request.headers[name] = std::string(field.value());
+  }
+  request.body = raw.body();
+  request.remote_address = remote;
+  return request;
+}
+
+bhttp::response<bhttp::string_body> SimpleResponse(int status, const std::string& message,
+                                                   bool keep_alive) {
+  bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), 11};
+  res.set(bhttp::field::content_type, "application/json");
+  res.body() = "{\"code\":" + std::to_string(status == 413 ? 8 : 3) + ",\"message\":\"" + message +
+               "\",\"details\":[]}";
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
+}  // namespace
+
+void Server::Impl::AcceptLoop() {
+  while (true) {
+    beast::error_code ec;
+    tcp::socket socket(io);
+    acceptor.accept(socket, ec);
+    std::unique_lock lock(mutex);
+    if (stopping) return;
+    if (ec) continue;
+    if (open_sockets.size() >= options.max_connections) {
+      lock.unlock();
+      auto res = SimpleResponse(503, "too many connections", false);
+      bhttp::write(socket, res, ec);
+      socket.close(ec);
+      continue;
+    }
+    uint64_t id = next_connection_id++;
+    open_sockets[id] = socket.native_handle();
+    lock.unlock();
+    std::thread(&Impl::Serve, this, id, std::move(socket)).detach();
+  }
+}
+
+void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
+  beast::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  std::string remote;
+  auto endpoint = socket.remote_endpoint(ec);
+  if (!ec) remote = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  beast::flat_buffer buffer;
+  while (true) {
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.body_limit(options.max_body_bytes);
+    parser.header_limit(64 * 1024);
+    bhttp::read(socket, buffer, parser, ec);
+    if (ec == bhttp::error::body_limit) {
+      auto res = SimpleResponse(413, "request body too large", false);
+      bhttp::write(socket, res, ec);
+      break;
+    }
+    if (ec) {
+      if (ec != bhttp::error::end_of_stream && ec != net::error::connection_reset &&
+          ec != net::error::eof && ec != net::error::operation_aborted &&
+          ec != net::error::bad_descriptor && ec != net::error::not_connected) {
+        auto res = SimpleResponse(400, "malformed HTTP request", false);
+        bhttp::write(socket, res, ec);
+      }
+      break;
+    }
+    const auto& raw = parser.get();
+    bool keep_alive = raw.keep_alive();
+    Request request = ToRequest(raw, remote);
+    Response response;
+    try {
+      response = handler(request);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cairn: handler for %s %s threw: %s\n", request.method.c_str(),
+                   request.target.c_str(), e.what());
+      response.status = 500;
+      response.body = "{\"code\":13,\"message\":\"internal error\",\"details\":[]}";
+    }
+    if (response.stream) {
+      bhttp::response<bhttp::empty_body> head{static_cast<bhttp::status>(response.status), 11};
+      head.set(bhttp::field::content_type, response.content_type);
+      for (const auto& [name, value] : response.headers) head.set(name, value);
+      head.chunked(true);
+      head.keep_alive(false);
+      bhttp::response_serializer<bhttp::empty_body> serializer{head};
+      bhttp::write_header(socket, serializer, ec);
+      if (ec) break;
+      ChunkWriter writer = [&](std::string_view chunk) {
+        if (chunk.empty()) return true;
+        beast::error_code write_ec;
+        net::write(socket, bhttp::make_chunk(net::const_buffer(chunk.data(), chunk.size())),
+                   write_ec);
+        return !write_ec;
+      };
+      response.stream(writer);
+      net::write(socket, bhttp::make_chunk_last(), ec);
+      break;
+    }
+    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), 11};
+    res.set(bhttp::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) res.set(name, value);
+    res.body() = std::move(response.body);
+    res.keep_alive(keep_alive);
+    res.prepare_payload();
+    bhttp::write(socket, res, ec);
+    if (ec || !keep_alive) break;
+  }
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  socket.close(ec);
+  std::lock_guard lock(mutex);
+  open_sockets.erase(id);
+  connections_done.notify_all();
+}
+
+Server::Server(Options options, Handler handler) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->handler = std::move(handler);
+}
+
+Server::~Server() { Stop(); }
+
+Status Server::Start() {
+  beast::error_code ec;
+  auto address = net::ip::make_address(impl_->options.address, ec);
+  if (ec) return Status::InvalidArgument("bad listen address: " + impl_->options.address);
+  tcp::endpoint endpoint(address, impl_->options.port);
+  impl_->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl_->acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.bind(endpoint, ec);
+  if (!ec) impl_->acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable("cannot listen on " + impl_->options.address + ":" +
+                               std::to_string(impl_->options.port) + ": " + ec.message());
+  }
+  impl_->bound_port = impl_->acceptor.local_endpoint().port();
+  impl_->accept_thread = std::thread(&Impl::AcceptLoop, impl_.get());
+  return Status::Ok();
+}
+
+uint16_t Server::port() const { return impl_->bound_port; }
+
+void Server::Stop() {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->stopping) return;
+    impl_->stopping = true;
+    // shutdown() wakes threads blocked in accept/read on these descriptors.
+    if (impl_->acceptor.is_open()) ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
+    for (const auto& [id, fd] : impl_->open_sockets) ::shutdown(fd, SHUT_RDWR);
+  }
+  if (impl_->accept_thread.joinable()) impl_->accept_thread.join();
+  beast::error_code ec;
+  impl_->acceptor.close(ec);
+  std::unique_lock lock(impl_->mutex);
+  impl_->connections_done.wait(lock, [&] { return impl_->open_sockets.empty(); });
+}
+
+}  // namespace cairn::http
