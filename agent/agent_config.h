@@ -1,0 +1,46 @@
+// The agent's configuration: command-line flags over an optional YAML file (--config).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "events/status.h"
+
+namespace cairn::agent {
+
+struct AgentConfig {
+  std::string master_url;  // "http://host:port"
+  std::string agent_id;
+  std::optional<int> slots;  // artificial CPU slots; unset = discover GPUs
+  std::string resource_pool = "default";
+  std::string work_root;  // "" = <TMPDIR or /tmp>/cairn-agent-<agent id>
+  std::chrono::milliseconds kill_grace{10000};
+  std::chrono::milliseconds heartbeat_interval{2000};
+  std::string trace_file;  // "" = no trace
+};
+
+struct CommandLine {
+  bool help = false;  // --help: print Usage() and exit 0
+  AgentConfig config;
+};
+
+// The text --help prints.
+std::string Usage();
+
+// Parses the arguments after the program name. --config FILE is read first, so flags override
+// its keys wherever they appear. Unknown flags or keys, missing or malformed values, and a
+// missing --master or --id are InvalidArgument with a message meant for the user.
+Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
+
+// Applies the keys of a YAML config document (see Usage()) to `config`.
+Status ApplyConfigYaml(const std::string& yaml_text, AgentConfig& config);
+
+// Checks the values that every source must get right (URL shape, id characters, ranges).
+Status ValidateConfig(const AgentConfig& config);
+
+// The work root to use: config.work_root, or the default under $TMPDIR (or /tmp).
+std::string EffectiveWorkRoot(const AgentConfig& config);
+
+}  // namespace cairn::agent

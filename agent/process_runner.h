@@ -1,0 +1,99 @@
+// Runs tasks as child processes (PROTOCOL.md §5): each in its own process group, with stdout and
+// stderr read line by line, and killed as a group (SIGTERM, then SIGKILL after a grace period).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "events/status.h"
+
+namespace cairn::agent {
+
+// The full path of `program` in the colon-separated `path_env`, or "" when no executable
+// file of that name is there.
+std::string FindOnPath(const std::string& program, const std::string& path_env);
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] without a '/' is searched on the PATH of `env`
+  std::vector<std::string> env;   // the complete environment, "KEY=VALUE"
+  std::string work_dir;           // must exist
+};
+
+enum class OutputStream { kStdout, kStderr };
+const char* OutputStreamName(OutputStream stream);  // "stdout" | "stderr"
+
+struct OutputLine {
+  std::string key;       // the key the process was started under (an allocation id)
+  uint64_t seq = 0;      // counts the lines of one process, both streams together, from 0
+  OutputStream stream = OutputStream::kStdout;
+  std::string text;      // with its '\n'; a last line without one, or a split over-long line, has none
+  int64_t unix_micros = 0;  // when the agent read it
+};
+
+// How a process ended: exactly one of exit_code and signal is set.
+struct ProcessExit {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool kill_requested = false;  // Kill() or KillAll() was called before it ended
+};
+
+// Thread-safe. Every process gets one thread of the runner, which calls the callbacks of that
+// process in order: on_started, then each on_line, then on_exit (after the last line). Callbacks
+// of different processes run concurrently. They may call Kill(), but not Start() or the destructor.
+// When the leader of a process group exits, whatever it left behind in its group is SIGKILLed, as
+// a container's processes die with its init; output is read until every writer has gone, at most
+// a few seconds after the leader's exit.
+class ProcessRunner {
+ public:
+  struct Callbacks {
+    std::function<void(const std::string& key, pid_t pid)> on_started;
+    std::function<void(const OutputLine& line)> on_line;
+    std::function<void(const std::string& key, const ProcessExit& exit)> on_exit;
+  };
+
+  ProcessRunner(Callbacks callbacks, std::chrono::milliseconds kill_grace);
+  // SIGKILLs every process group still running, waits for the threads (on_exit still runs).
+  ~ProcessRunner();
+  ProcessRunner(const ProcessRunner&) = delete;
+  ProcessRunner& operator=(const ProcessRunner&) = delete;
+
+  // Spawns `spec` under `key` and returns its pid. NotFound when the program does not exist,
+  // InvalidArgument for an empty argv, AlreadyExists when `key` still runs, IOError otherwise.
+  // Nothing is called back when Start fails.
+  Result<pid_t> Start(const std::string& key, const ProcessSpec& spec);
+
+  // SIGTERM to the group of `key` now and SIGKILL when it still runs after the grace period.
+  // False when no process of that key runs (never started, or already exited).
+  bool Kill(const std::string& key);
+  // Kill() for every running process.
+  void KillAll();
+
+  size_t RunningCount() const;
+  // Waits until no process runs (every on_exit has returned); false at the deadline.
+  bool WaitAllExited(std::chrono::steady_clock::time_point deadline) const;
+
+ private:
+  struct Process;
+  void Supervise(Process* process);
+  void SignalLocked(Process* process, int signal_number);
+  bool KillLocked(Process* process);
+  void ReapFinishedLocked();
+
+  const Callbacks callbacks_;
+  const std::chrono::milliseconds kill_grace_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  std::map<std::string, std::unique_ptr<Process>> processes_;
+};
+
+}  // namespace cairn::agent

@@ -1,0 +1,82 @@
+// The closed set of commands Cairn's single writer accepts. A command is a request to change the
+// cluster; the decider turns it into events or refuses it with a Status.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "events.pb.h"
+
+namespace cairn::commands {
+
+// Who asked, when, and how to recognise a retry. Filled by the edge (api/), recorded in every
+// event the command produces.
+struct CommandMeta {
+  std::string actor;            // "user:admin", "agent:a1", "system:heartbeat-monitor"
+  std::string correlation_id;   // the request id
+  std::string idempotency_key;  // "" = none; a repeat of a key produces no new events
+  int64_t time_unix_micros = 0;
+};
+
+struct SubmitTask {
+  std::string task_id;  // chosen by the edge (a UUID), recorded in TaskSubmitted
+  std::string job_id;
+  events::TaskSpec spec;
+  events::Resources resources;  // resource_pool "" = the default pool
+  std::string config_json;
+};
+
+struct KillTask {
+  std::string task_id;
+  std::string reason;
+};
+
+struct RegisterAgent {
+  events::AgentRegistered registration;  // `reconnect` is decided, not taken from the caller
+};
+
+struct DisconnectAgent {
+  std::string agent_id;
+  std::string incarnation;
+  std::string reason;
+};
+
+struct EnableAgent {
+  std::string agent_id;
+};
+
+struct DisableAgent {
+  std::string agent_id;
+  bool drain = false;
+};
+
+struct ReportTaskStarted {
+  std::string allocation_id;
+  std::string task_id;
+  std::string agent_id;
+  int32_t pid = 0;
+};
+
+struct ReportTaskExited {
+  std::string allocation_id;
+  std::string task_id;
+  std::string agent_id;
+  std::optional<int32_t> exit_code;
+  std::optional<int32_t> signal;
+  std::string reason;
+};
+
+// Written by a master when it starts, after replaying the log.
+struct ClaimWriterEpoch {
+  std::string master_id;
+};
+
+using Command = std::variant<SubmitTask, KillTask, RegisterAgent, DisconnectAgent, EnableAgent,
+                             DisableAgent, ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch>;
+
+// A short name for logs and errors, e.g. "SubmitTask".
+const char* CommandName(const Command& command);
+
+}  // namespace cairn::commands

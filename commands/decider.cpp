@@ -1,0 +1,305 @@
+#include "commands/decider.h"
+
+#include <csignal>
+#include <cstring>
+
+namespace cairn::commands {
+
+const char* CommandName(const Command& command) {
+  static const char* const kNames[] = {"SubmitTask",     "KillTask",           "RegisterAgent",
+                                       "DisconnectAgent", "EnableAgent",       "DisableAgent",
+                                       "ReportTaskStarted", "ReportTaskExited", "ClaimWriterEpoch"};
+  return kNames[command.index()];
+}
+
+namespace {
+
+constexpr int32_t kMaxSlotsPerTask = 4096;
+constexpr int32_t kMaxSlotsPerAgent = 4096;
+
+// Ids end up in URLs, keys and file names: keep them to a safe alphabet.
+bool IsSafeId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
+  }
+  return true;
+}
+
+bool PoolExists(const DecisionState& state, const std::string& pool) {
+  if (pool == kDefaultPool) return true;
+  for (const auto& [id, agent] : state.agents) {
+    if (agent.resource_pool == pool) return true;
+  }
+  return false;
+}
+
+Decision NoChange(std::string entity_id) { return Decision{{}, std::move(entity_id)}; }
+
+events::Envelope KillOrderFor(const TaskRecord& task, const std::string& reason) {
+  events::Envelope event;
+  auto* kill = event.mutable_kill_requested();
+  kill->set_task_id(task.task_id);
+  kill->set_allocation_id(task.allocation_id);
+  kill->set_agent_id(task.agent_id);
+  kill->set_agent_incarnation(task.agent_incarnation);
+  kill->set_reason(reason);
+  return event;
+}
+
+events::Envelope ExitOf(const TaskRecord& task, const std::string& reason) {
+  events::Envelope event;
+  auto* exited = event.mutable_task_exited();
+  exited->set_task_id(task.task_id);
+  exited->set_allocation_id(task.allocation_id);
+  exited->set_agent_id(task.agent_id);
+  exited->set_reason(reason);
+  return event;
+}
+
+Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& submit) {
+  if (!IsSafeId(submit.task_id)) return Status::InvalidArgument("bad task id '" + submit.task_id + "'");
+  if (state.tasks.count(submit.task_id)) {
+    return Status::AlreadyExists("task " + submit.task_id + " already exists");
+  }
+  if (submit.spec.entrypoint_size() == 0 || submit.spec.entrypoint(0).empty()) {
+    return Status::InvalidArgument("config.entrypoint must name a program to run");
+  }
+  const auto& resources = submit.resources;
+  if (resources.slots() < 0 || resources.slots() > kMaxSlotsPerTask) {
+    return Status::InvalidArgument("config.resources.slots must be between 0 and " +
+                                   std::to_string(kMaxSlotsPerTask));
+  }
+  if (resources.priority() != 0 && (resources.priority() < 1 || resources.priority() > 99)) {
+    return Status::InvalidArgument("config.resources.priority must be between 1 and 99");
+  }
+  if (resources.weight() < 0) {
+    return Status::InvalidArgument("config.resources.weight must be positive");
+  }
+  events::Envelope event;
+  auto* submitted = event.mutable_task_submitted();
+  submitted->set_task_id(submit.task_id);
+  submitted->set_job_id(submit.job_id.empty() ? submit.task_id : submit.job_id);
+  *submitted->mutable_spec() = submit.spec;
+  *submitted->mutable_resources() = resources;
+  auto* resolved = submitted->mutable_resources();
+  if (resolved->resource_pool().empty()) resolved->set_resource_pool(kDefaultPool);
+  if (!PoolExists(state, resolved->resource_pool())) {
+    return Status::InvalidArgument("resource pool " + resolved->resource_pool() +
+                                   " does not exist");
+  }
+  if (resolved->priority() == 0) resolved->set_priority(kDefaultPriority);
+  if (resolved->weight() == 0) resolved->set_weight(1);
+  submitted->set_config_json(submit.config_json);
+  return Decision{{std::move(event)}, submit.task_id};
+}
+
+Result<Decision> DecideKill(const DecisionState& state, const KillTask& kill) {
+  const TaskRecord* task = state.FindTask(kill.task_id);
+  if (!task) return Status::NotFound("task " + kill.task_id + " not found");
+  std::string reason = kill.reason.empty() ? "kill requested" : kill.reason;
+  switch (task->state) {
+    case TaskState::kQueued: {
+      // Nothing runs yet: the kill and the end are decided together.
+      Decision decision{{KillOrderFor(*task, reason)}, task->task_id};
+      decision.events.push_back(ExitOf(*task, "killed before it was scheduled (" + reason + ")"));
+      return decision;
+    }
+    case TaskState::kAssigned:
+    case TaskState::kRunning:
+      return Decision{{KillOrderFor(*task, reason)}, task->task_id};
+    case TaskState::kTerminating:
+    case TaskState::kExited:
+      return NoChange(task->task_id);
+  }
+  return NoChange(task->task_id);
+}
+
+Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent& command) {
+  const auto& registration = command.registration;
+  if (!IsSafeId(registration.agent_id())) {
+    return Status::InvalidArgument("bad agent id '" + registration.agent_id() +
+                                   "' (letters, digits, '-', '_', '.'; at most 128)");
+  }
+  if (registration.incarnation().empty()) return Status::InvalidArgument("incarnation is required");
+  if (registration.slot_count() < 0 || registration.slot_count() > kMaxSlotsPerAgent) {
+    return Status::InvalidArgument("slots must be between 0 and " +
+                                   std::to_string(kMaxSlotsPerAgent));
+  }
+  if (!registration.resource_pool().empty() && !IsSafeId(registration.resource_pool())) {
+    return Status::InvalidArgument("bad resource pool name '" + registration.resource_pool() + "'");
+  }
+  Decision decision;
+  decision.entity_id = registration.agent_id();
+  events::Envelope event;
+  *event.mutable_agent_registered() = registration;
+  auto* registered = event.mutable_agent_registered();
+  if (registered->resource_pool().empty()) registered->set_resource_pool(kDefaultPool);
+  registered->set_reconnect(false);
+
+  const AgentRecord* known = state.FindAgent(registration.agent_id());
+  if (known && known->incarnation == registration.incarnation()) {
+    bool unchanged = known->connected && known->slot_count == registered->slot_count() &&
+                     known->resource_pool == registered->resource_pool();
+    if (unchanged) return decision;
+    if (known->resource_pool != registered->resource_pool() && !known->allocations.empty()) {
+      return Status::FailedPrecondition("agent " + known->agent_id +
+                                        " cannot change resource pool while it runs tasks");
+    }
+    registered->set_reconnect(true);
+  } else if (known) {
+    // A new process replaced the old one: its tasks are gone with it.
+    for (const auto& allocation_id : known->allocations) {
+      const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
+      decision.events.push_back(
+          ExitOf(task, "agent " + known->agent_id + " restarted; the task was lost"));
+    }
+  }
+  decision.events.push_back(std::move(event));
+  return decision;
+}
+
+Result<Decision> DecideStarted(const DecisionState& state, const ReportTaskStarted& report) {
+  auto it = state.allocation_to_task.find(report.allocation_id);
+  if (it == state.allocation_to_task.end()) {
+    return Status::NotFound("allocation " + report.allocation_id + " not found");
+  }
+  const TaskRecord& task = state.tasks.at(it->second);
+  if (!report.task_id.empty() && report.task_id != task.task_id) {
+    return Status::InvalidArgument("allocation " + report.allocation_id + " belongs to task " +
+                                   task.task_id);
+  }
+  if (task.allocation_id != report.allocation_id || task.state == TaskState::kExited) {
+    return Status::FailedPrecondition("allocation " + report.allocation_id + " already ended");
+  }
+  if (!report.agent_id.empty() && report.agent_id != task.agent_id) {
+    return Status::FailedPrecondition("allocation " + report.allocation_id +
+                                      " is assigned to agent " + task.agent_id);
+  }
+  if (task.started) return NoChange(task.task_id);
+  events::Envelope event;
+  auto* started = event.mutable_task_started();
+  started->set_task_id(task.task_id);
+  started->set_allocation_id(task.allocation_id);
+  started->set_agent_id(task.agent_id);
+  started->set_pid(report.pid);
+  return Decision{{std::move(event)}, task.task_id};
+}
+
+std::string DescribeExit(const ReportTaskExited& report, bool kill_requested) {
+  std::string text;
+  if (report.signal) {
+    const char* name = sigabbrev_np(*report.signal);
+    text = "killed by signal " + std::to_string(*report.signal) +
+           (name ? " (SIG" + std::string(name) + ")" : "");
+  } else if (report.exit_code) {
+    text = "exited with code " + std::to_string(*report.exit_code);
+  } else {
+    text = "ended";
+  }
+  if (kill_requested) text += " after a kill request";
+  if (!report.reason.empty()) text += ": " + report.reason;
+  return text;
+}
+
+Result<Decision> DecideExited(const DecisionState& state, const ReportTaskExited& report) {
+  auto it = state.allocation_to_task.find(report.allocation_id);
+  if (it == state.allocation_to_task.end()) {
+    return Status::NotFound("allocation " + report.allocation_id + " not found");
+  }
+  const TaskRecord& task = state.tasks.at(it->second);
+  if (task.allocation_id != report.allocation_id) {
+    return Status::FailedPrecondition("allocation " + report.allocation_id + " is stale");
+  }
+  if (task.state == TaskState::kExited) return NoChange(task.task_id);
+  if (report.exit_code && report.signal) {
+    return Status::InvalidArgument("an exit has an exit code or a signal, not both");
+  }
+  events::Envelope event = ExitOf(task, DescribeExit(report, task.kill_requested));
+  if (report.exit_code) event.mutable_task_exited()->set_exit_code(*report.exit_code);
+  if (report.signal) event.mutable_task_exited()->set_signal(*report.signal);
+  return Decision{{std::move(event)}, task.task_id};
+}
+
+Result<Decision> DecideDisconnect(const DecisionState& state, const DisconnectAgent& command) {
+  const AgentRecord* agent = state.FindAgent(command.agent_id);
+  if (!agent) return Status::NotFound("agent " + command.agent_id + " not found");
+  if (!agent->connected || agent->incarnation != command.incarnation) {
+    return NoChange(agent->agent_id);
+  }
+  events::Envelope event;
+  auto* disconnected = event.mutable_agent_disconnected();
+  disconnected->set_agent_id(agent->agent_id);
+  disconnected->set_incarnation(agent->incarnation);
+  disconnected->set_reason(command.reason);
+  return Decision{{std::move(event)}, agent->agent_id};
+}
+
+Result<Decision> DecideEnable(const DecisionState& state, const EnableAgent& command) {
+  const AgentRecord* agent = state.FindAgent(command.agent_id);
+  if (!agent) return Status::NotFound("agent " + command.agent_id + " not found");
+  if (agent->enabled && !agent->draining) return NoChange(agent->agent_id);
+  events::Envelope event;
+  event.mutable_agent_enabled()->set_agent_id(agent->agent_id);
+  return Decision{{std::move(event)}, agent->agent_id};
+}
+
+Result<Decision> DecideDisable(const DecisionState& state, const DisableAgent& command) {
+  const AgentRecord* agent = state.FindAgent(command.agent_id);
+  if (!agent) return Status::NotFound("agent " + command.agent_id + " not found");
+  if (!agent->enabled && agent->draining == command.drain) return NoChange(agent->agent_id);
+  Decision decision;
+  decision.entity_id = agent->agent_id;
+  events::Envelope event;
+  event.mutable_agent_disabled()->set_agent_id(agent->agent_id);
+  event.mutable_agent_disabled()->set_drain(command.drain);
+  decision.events.push_back(std::move(event));
+  if (!command.drain) {
+    for (const auto& allocation_id : agent->allocations) {
+      const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
+      if (!task.kill_requested) {
+        decision.events.push_back(KillOrderFor(task, "agent " + agent->agent_id + " disabled"));
+      }
+    }
+  }
+  return decision;
+}
+
+}  // namespace
+
+Result<Decision> Decide(const DecisionState& state, const Command& command,
+                        const CommandMeta& meta) {
+  if (!meta.idempotency_key.empty()) {
+    auto seen = state.idempotency.find(meta.idempotency_key);
+    if (seen != state.idempotency.end()) return NoChange(seen->second);
+  }
+  return std::visit(
+      [&](const auto& c) -> Result<Decision> {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, SubmitTask>) {
+          return DecideSubmit(state, c);
+        } else if constexpr (std::is_same_v<T, KillTask>) {
+          return DecideKill(state, c);
+        } else if constexpr (std::is_same_v<T, RegisterAgent>) {
+          return DecideRegister(state, c);
+        } else if constexpr (std::is_same_v<T, DisconnectAgent>) {
+          return DecideDisconnect(state, c);
+        } else if constexpr (std::is_same_v<T, EnableAgent>) {
+          return DecideEnable(state, c);
+        } else if constexpr (std::is_same_v<T, DisableAgent>) {
+          return DecideDisable(state, c);
+        } else if constexpr (std::is_same_v<T, ReportTaskStarted>) {
+          return DecideStarted(state, c);
+        } else if constexpr (std::is_same_v<T, ReportTaskExited>) {
+          return DecideExited(state, c);
+        } else {
+          events::Envelope event;
+          event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);
+          event.mutable_writer_epoch_claimed()->set_master_id(c.master_id);
+          return Decision{{std::move(event)}, c.master_id};
+        }
+      },
+      command);
+}
+
+}  // namespace cairn::commands

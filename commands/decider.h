@@ -1,0 +1,26 @@
+// The decider: (decision state, command) -> events, or a typed refusal. Pure: no I/O, no clock,
+// no randomness (ids and times arrive inside the command and its meta).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "commands/commands.h"
+#include "commands/decision_state.h"
+#include "events.pb.h"
+#include "events/status.h"
+
+namespace cairn::commands {
+
+struct Decision {
+  std::vector<events::Envelope> events;  // payloads only; the writer fills the envelope
+  std::string entity_id;                 // the task or agent the command was about
+};
+
+// Validates `command` against `state` and returns the events it causes. A command that changes
+// nothing (a retry, a kill of an ended task) yields no events. A command whose idempotency key
+// was seen before yields no events and the entity of the first one.
+Result<Decision> Decide(const DecisionState& state, const Command& command,
+                        const CommandMeta& meta);
+
+}  // namespace cairn::commands

@@ -1,0 +1,182 @@
+#include "commands/decision_loop.h"
+
+#include <cstdio>
+#include <future>
+
+#include "commands/placement.h"
+#include "events/envelope_util.h"
+
+namespace cairn::commands {
+
+struct DecisionLoop::Pending {
+  Command command;
+  CommandMeta meta;
+  std::promise<Result<Outcome>> promise;
+};
+
+DecisionLoop::DecisionLoop(EventLog* log, Options options)
+    : log_(log), options_(std::move(options)) {}
+
+DecisionLoop::~DecisionLoop() { Stop(); }
+
+Status DecisionLoop::Replay() {
+  DecisionState fresh;
+  CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
+  CAIRN_ASSIGN_OR_RETURN(auto reader, log_->OpenReader(0));
+  while (reader->position() < end) {
+    CAIRN_ASSIGN_OR_RETURN(auto events, reader->Next(4096, std::chrono::milliseconds(1000)));
+    if (events.empty()) {
+      return Status::Unavailable("the log stopped short of its end offset " + std::to_string(end));
+    }
+    for (const auto& event : events) Apply(fresh, event);
+  }
+  std::lock_guard lock(state_mutex_);
+  state_ = std::move(fresh);
+  if (my_epoch_ != 0 && state_.writer_epoch > my_epoch_) {
+    fenced_reason_ = "a newer master (writer epoch " + std::to_string(state_.writer_epoch) +
+                     ") took over the log; this master (epoch " + std::to_string(my_epoch_) +
+                     ") no longer writes";
+  }
+  return Status::Ok();
+}
+
+Status DecisionLoop::Start() {
+  CAIRN_RETURN_IF_ERROR(Replay());
+  writer_ = std::thread(&DecisionLoop::Run, this);
+  CommandMeta meta{"system:master", options_.master_id, "", NowUnixMicros()};
+  auto claimed = Execute(ClaimWriterEpoch{options_.master_id}, meta);
+  if (!claimed.ok()) return claimed.status();
+  std::lock_guard lock(state_mutex_);
+  my_epoch_ = state_.writer_epoch;
+  return Status::Ok();
+}
+
+void DecisionLoop::Stop() {
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (stopping_ && !writer_.joinable()) return;
+    stopping_ = true;
+  }
+  queue_changed_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+Result<Outcome> DecisionLoop::Execute(Command command, CommandMeta meta) {
+  auto pending = std::make_shared<Pending>();
+  pending->command = std::move(command);
+  pending->meta = std::move(meta);
+  auto future = pending->promise.get_future();
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (stopping_) return Status::Unavailable("the master is shutting down");
+    queue_.push_back(pending);
+  }
+  queue_changed_.notify_one();
+  return future.get();
+}
+
+void DecisionLoop::Read(const std::function<void(const DecisionState&)>& reader) const {
+  std::lock_guard lock(state_mutex_);
+  reader(state_);
+}
+
+uint64_t DecisionLoop::writer_epoch() const {
+  std::lock_guard lock(state_mutex_);
+  return my_epoch_;
+}
+
+void DecisionLoop::Run() {
+  while (true) {
+    std::deque<std::shared_ptr<Pending>> batch;
+    {
+      std::unique_lock lock(queue_mutex_);
+      queue_changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything queued was answered
+      while (!queue_.empty() && batch.size() < options_.max_commands_per_batch) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    ProcessBatch(batch);
+  }
+}
+
+void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
+  std::vector<Envelope> to_append;
+  std::vector<std::optional<Result<Outcome>>> answers(batch.size());
+  std::vector<size_t> last_event_index(batch.size(), SIZE_MAX);
+  uint64_t first_offset;
+  {
+    std::lock_guard lock(state_mutex_);
+    if (!fenced_reason_.empty()) {
+      for (auto& pending : batch) pending->promise.set_value(Status::Unavailable(fenced_reason_));
+      return;
+    }
+    first_offset = state_.next_offset;
+    auto stamp = [&](Envelope& event, const CommandMeta& meta, const std::string& causation) {
+      event.set_offset(state_.next_offset);
+      event.set_event_id(NewUuid());
+      event.set_time_unix_micros(meta.time_unix_micros);
+      event.set_actor(meta.actor);
+      event.set_correlation_id(meta.correlation_id);
+      event.set_causation_id(causation);
+      event.set_idempotency_key(meta.idempotency_key);
+      event.set_writer_epoch(event.has_writer_epoch_claimed() ? event.writer_epoch_claimed().epoch()
+                                                              : state_.writer_epoch);
+      event.set_schema_version(kSchemaVersion);
+      Apply(state_, event);  // the next command of the batch sees this one's effect
+      to_append.push_back(std::move(event));
+    };
+    std::string last_cause;
+    int64_t batch_time = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      auto decision = Decide(state_, batch[i]->command, batch[i]->meta);
+      if (!decision.ok()) {
+        answers[i] = decision.status();
+        continue;
+      }
+      batch_time = std::max(batch_time, batch[i]->meta.time_unix_micros);
+      for (auto& event : decision->events) {
+        stamp(event, batch[i]->meta, "command:" + batch[i]->meta.correlation_id);
+        last_cause = to_append.back().event_id();
+      }
+      if (!decision->events.empty()) last_event_index[i] = to_append.size() - 1;
+      answers[i] = Outcome{decision->entity_id, 0, static_cast<int>(decision->events.size())};
+    }
+    if (!to_append.empty()) {
+      CommandMeta scheduler{"system:scheduler", "", "", batch_time};
+      for (auto& event : PlaceQueuedTasks(state_)) stamp(event, scheduler, last_cause);
+    }
+  }
+
+  if (!to_append.empty()) {
+    auto appended = log_->Append(to_append);
+    if (!appended.ok() || appended->first != first_offset) {
+      Status failure = appended.ok()
+                           ? Status::Unavailable("another writer appended to the log; reloaded")
+                           : appended.status();
+      std::fprintf(stderr, "cairn-master: append failed (%s); reloading state from the log\n",
+                   failure.ToString().c_str());
+      Status reloaded = Replay();
+      if (!reloaded.ok()) {
+        std::fprintf(stderr, "cairn-master: reload failed: %s\n", reloaded.ToString().c_str());
+      }
+      // Some of the batch may have landed; clients retry with their idempotency keys.
+      for (size_t i = 0; i < batch.size(); ++i) {
+        batch[i]->promise.set_value(answers[i]->ok() ? failure : answers[i]->status());
+      }
+      return;
+    }
+  }
+  uint64_t end = first_offset + to_append.size();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (answers[i]->ok()) {
+      Outcome& outcome = answers[i]->value();
+      outcome.offset = last_event_index[i] != SIZE_MAX ? first_offset + last_event_index[i]
+                                                       : (end == 0 ? 0 : end - 1);
+    }
+    batch[i]->promise.set_value(std::move(*answers[i]));
+  }
+}
+
+}  // namespace cairn::commands

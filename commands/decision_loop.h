@@ -1,0 +1,74 @@
+// The single writer: serialises commands, decides them against the in-memory decision state,
+// appends the resulting events to the log in group-committed batches, and answers each caller
+// once its events are durable. Startup is replay: the state is folded from the log, then the
+// loop claims a new writer epoch. This is the I/O shell around the pure decider.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "commands/commands.h"
+#include "commands/decider.h"
+#include "commands/decision_state.h"
+#include "events/event_log.h"
+
+namespace cairn::commands {
+
+struct Outcome {
+  std::string entity_id;
+  // A read that waits for this offset sees the command's effect: the offset of its last event,
+  // or, when it changed nothing, of the last event in the log when it was decided.
+  uint64_t offset = 0;
+  int events_written = 0;
+};
+
+class DecisionLoop {
+ public:
+  struct Options {
+    std::string master_id;
+    size_t max_commands_per_batch = 1024;
+  };
+
+  // `log` must outlive the loop.
+  DecisionLoop(EventLog* log, Options options);
+  ~DecisionLoop();
+
+  // Replays the log, starts the writer thread and claims a new writer epoch.
+  Status Start();
+  // Refuses new commands, finishes the queued ones, and joins the writer thread.
+  void Stop();
+
+  // Thread-safe. Blocks until the command's events are durable, or returns why it was refused.
+  Result<Outcome> Execute(Command command, CommandMeta meta);
+
+  // Thread-safe. Runs `reader` on the current decision state under its lock; keep it short.
+  void Read(const std::function<void(const DecisionState&)>& reader) const;
+
+  uint64_t writer_epoch() const;
+
+ private:
+  struct Pending;
+  void Run();
+  void ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch);
+  Status Replay();
+
+  EventLog* log_;
+  Options options_;
+  mutable std::mutex state_mutex_;
+  DecisionState state_;
+  uint64_t my_epoch_ = 0;
+  std::string fenced_reason_;  // non-empty once a newer master took over
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_changed_;
+  std::deque<std::shared_ptr<Pending>> queue_;
+  bool stopping_ = false;
+  std::thread writer_;
+};
+
+}  // namespace cairn::commands

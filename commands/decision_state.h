@@ -1,0 +1,80 @@
+// The write side's in-memory model of the cluster: everything the decider needs to validate a
+// command and place tasks, folded from the log by Apply(). Pure: no I/O, no clock.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "events.pb.h"
+
+namespace cairn::commands {
+
+// Determined's default priority; lower numbers are more important.
+inline constexpr int32_t kDefaultPriority = 42;
+// Zero-slot (aux) containers one agent may run at once (Determined's default).
+inline constexpr int32_t kMaxZeroSlotContainersPerAgent = 100;
+inline constexpr const char* kDefaultPool = "default";
+
+enum class TaskState { kQueued, kAssigned, kRunning, kTerminating, kExited };
+const char* TaskStateName(TaskState state);
+
+struct TaskRecord {
+  std::string task_id;
+  std::string job_id;
+  events::TaskSpec spec;
+  events::Resources resources;
+  TaskState state = TaskState::kQueued;
+  uint64_t submitted_offset = 0;
+  int64_t submitted_time = 0;
+  int allocation_count = 0;  // allocations so far; numbers the next allocation id
+  std::string allocation_id;
+  std::string agent_id;
+  std::string agent_incarnation;
+  std::vector<int32_t> slot_ids;
+  bool started = false;
+  bool kill_requested = false;
+};
+
+struct AgentRecord {
+  std::string agent_id;
+  std::string incarnation;
+  std::string resource_pool;
+  int32_t slot_count = 0;
+  bool connected = false;
+  bool enabled = true;
+  bool draining = false;
+  std::set<int32_t> used_slots;
+  int32_t zero_slot_containers = 0;
+  std::set<std::string> allocations;  // allocation ids running or assigned here
+
+  int32_t free_slots() const { return slot_count - static_cast<int32_t>(used_slots.size()); }
+  bool schedulable() const { return connected && enabled && !draining; }
+};
+
+// Orders queued tasks: priority (lower first), then submission order.
+using QueueKey = std::tuple<int32_t, uint64_t, std::string>;
+
+struct DecisionState {
+  uint64_t next_offset = 0;  // the offset the next event gets (= events applied)
+  uint64_t writer_epoch = 0;
+  std::map<std::string, TaskRecord> tasks;
+  std::map<std::string, AgentRecord> agents;
+  std::map<std::string, std::string> allocation_to_task;
+  std::set<QueueKey> queue;  // queued tasks only
+  // idempotency key -> id of the entity its command created or touched
+  std::map<std::string, std::string> idempotency;
+
+  const TaskRecord* FindTask(const std::string& task_id) const;
+  const AgentRecord* FindAgent(const std::string& agent_id) const;
+};
+
+// Folds one event into the state. Events of an epoch older than the newest claimed one are
+// ignored (read-side fencing); unknown payloads are skipped.
+void Apply(DecisionState& state, const events::Envelope& event);
+
+}  // namespace cairn::commands

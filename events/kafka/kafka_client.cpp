@@ -1,0 +1,159 @@
+#include "events/kafka/kafka_client.h"
+
+#include <memory>
+
+namespace cairn::kafka {
+namespace {
+
+struct MetadataDeleter {
+  void operator()(const rd_kafka_metadata_t* metadata) const { rd_kafka_metadata_destroy(metadata); }
+};
+struct QueueDeleter {
+  void operator()(rd_kafka_queue_t* queue) const { rd_kafka_queue_destroy(queue); }
+};
+struct EventDeleter {
+  void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }
+};
+struct NewTopicDeleter {
+  void operator()(rd_kafka_NewTopic_t* topic) const { rd_kafka_NewTopic_destroy(topic); }
+};
+struct AdminOptionsDeleter {
+  void operator()(rd_kafka_AdminOptions_t* options) const { rd_kafka_AdminOptions_destroy(options); }
+};
+
+int TimeoutMs(std::chrono::milliseconds timeout) { return static_cast<int>(timeout.count()); }
+
+}  // namespace
+
+Settings CommonSettings(const std::string& brokers) {
+  return {
+      {"bootstrap.servers", brokers},
+      {"client.id", "cairn"},
+      {"allow.auto.create.topics", "false"},
+  };
+}
+
+Settings IdempotentProducerSettings(const std::string& brokers) {
+  Settings settings = CommonSettings(brokers);
+  settings.insert(settings.end(), {
+                                      {"enable.idempotence", "true"},
+                                      {"acks", "all"},
+                                      {"linger.ms", "1"},
+                                      {"message.timeout.ms", "60000"},
+                                  });
+  return settings;
+}
+
+Result<Config> NewConfig(const Settings& settings) {
+  Config config(rd_kafka_conf_new());
+  char error[512];
+  for (const auto& [name, value] : settings) {
+    if (rd_kafka_conf_set(config.get(), name.c_str(), value.c_str(), error, sizeof error) !=
+        RD_KAFKA_CONF_OK) {
+      return Status::InvalidArgument("kafka setting " + name + "=" + value + ": " + error);
+    }
+  }
+  return config;
+}
+
+Result<Client> NewClient(rd_kafka_type_t type, Config config) {
+  char error[512];
+  rd_kafka_t* client = rd_kafka_new(type, config.get(), error, sizeof error);
+  if (client == nullptr) {
+    return Status::InvalidArgument(std::string("kafka client: ") + error);
+  }
+  config.release();  // rd_kafka_new took ownership.
+  return Client(client);
+}
+
+std::string ErrorText(rd_kafka_resp_err_t error) {
+  return std::string(rd_kafka_err2name(error)) + " (" + rd_kafka_err2str(error) + ")";
+}
+
+Result<int> PartitionCount(rd_kafka_t* client, const std::string& topic) {
+  // All topics rather than this one: a request naming the topic could make the broker
+  // create it.
+  const rd_kafka_metadata_t* raw = nullptr;
+  rd_kafka_resp_err_t error = rd_kafka_metadata(client, 1, nullptr, &raw, TimeoutMs(kRequestTimeout));
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable("kafka: cannot read cluster metadata: " + ErrorText(error));
+  }
+  std::unique_ptr<const rd_kafka_metadata_t, MetadataDeleter> metadata(raw);
+  for (int i = 0; i < metadata->topic_cnt; ++i) {
+    const rd_kafka_metadata_topic_t& entry = metadata->topics[i];
+    if (topic != entry.topic) continue;
+    if (entry.err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) break;
+    if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return Status::Unavailable("kafka: topic " + topic + ": " + ErrorText(entry.err));
+    }
+    return entry.partition_cnt;
+  }
+  return Status::NotFound("kafka: topic " + topic + " does not exist");
+}
+
+Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions) {
+  char error[512];
+  std::unique_ptr<rd_kafka_NewTopic_t, NewTopicDeleter> new_topic(
+      rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, error, sizeof error));
+  if (!new_topic) return Status::InvalidArgument("kafka: topic " + topic + ": " + error);
+  std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDeleter> options(
+      rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_CREATETOPICS));
+  if (rd_kafka_AdminOptions_set_request_timeout(options.get(), TimeoutMs(kRequestTimeout), error,
+                                                sizeof error) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      rd_kafka_AdminOptions_set_operation_timeout(options.get(), TimeoutMs(kRequestTimeout), error,
+                                                  sizeof error) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Internal(std::string("kafka admin options: ") + error);
+  }
+  std::unique_ptr<rd_kafka_queue_t, QueueDeleter> queue(rd_kafka_queue_new(client));
+  rd_kafka_NewTopic_t* topics[] = {new_topic.get()};
+  rd_kafka_CreateTopics(client, topics, 1, options.get(), queue.get());
+  // The admin request carries its own timeouts; the margin only guards against a lost result.
+  std::unique_ptr<rd_kafka_event_t, EventDeleter> event(
+      rd_kafka_queue_poll(queue.get(), TimeoutMs(3 * kRequestTimeout)));
+  const std::string what = "kafka: cannot create topic " + topic + ": ";
+  if (!event) return Status::Unavailable(what + "no answer from the cluster");
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(what + rd_kafka_event_error_string(event.get()));
+  }
+  const rd_kafka_CreateTopics_result_t* result = rd_kafka_event_CreateTopics_result(event.get());
+  if (result == nullptr) return Status::Internal(what + "unexpected admin result type");
+  size_t count = 0;
+  const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(result, &count);
+  for (size_t i = 0; i < count; ++i) {
+    rd_kafka_resp_err_t topic_error = rd_kafka_topic_result_error(results[i]);
+    if (topic_error == RD_KAFKA_RESP_ERR_NO_ERROR ||
+        topic_error == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      continue;
+    }
+    const char* message = rd_kafka_topic_result_error_string(results[i]);
+    return Status::Unavailable(what + ErrorText(topic_error) +
+                               (message != nullptr ? std::string(": ") + message : ""));
+  }
+  return Status::Ok();
+}
+
+Result<int> EnsureTopic(rd_kafka_t* client, const std::string& topic, int partitions_if_created,
+                        bool may_create) {
+  Result<int> count = PartitionCount(client, topic);
+  if (count.ok() || count.status().code() != StatusCode::kNotFound || !may_create) return count;
+  CAIRN_RETURN_IF_ERROR(CreateTopic(client, topic, partitions_if_created));
+  return PartitionCount(client, topic);
+}
+
+bool IsPermanentConsumerError(rd_kafka_resp_err_t error) {
+  switch (error) {
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+    case RD_KAFKA_RESP_ERR__FATAL:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace cairn::kafka

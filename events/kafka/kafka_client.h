@@ -1,0 +1,76 @@
+// Internal to events/kafka: RAII handles, configuration and topic checks over librdkafka's C API,
+// shared by the Kafka event log and the placement topic. Not part of Cairn's public surface.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "events/status.h"
+
+namespace cairn::kafka {
+
+struct ConfigDeleter {
+  void operator()(rd_kafka_conf_t* config) const { rd_kafka_conf_destroy(config); }
+};
+struct ClientDeleter {
+  void operator()(rd_kafka_t* client) const { rd_kafka_destroy(client); }
+};
+struct MessageDeleter {
+  void operator()(rd_kafka_message_t* message) const { rd_kafka_message_destroy(message); }
+};
+struct PartitionListDeleter {
+  void operator()(rd_kafka_topic_partition_list_t* list) const {
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+};
+using Config = std::unique_ptr<rd_kafka_conf_t, ConfigDeleter>;
+using Client = std::unique_ptr<rd_kafka_t, ClientDeleter>;
+using Message = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
+using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+// How long topic look-ups, creations and watermark queries may take before Unavailable.
+inline constexpr std::chrono::milliseconds kRequestTimeout{10'000};
+
+// Settings every Cairn client shares: the bootstrap list, and no broker-side topic
+// auto-creation (a producer's metadata request would otherwise create a topic with the broker's
+// default partition count, which the one-partition events topic must never get).
+Settings CommonSettings(const std::string& brokers);
+
+// The producer settings of both writers: idempotent, acks=all, a small linger, and a message
+// timeout long enough to ride out a broker restart or a leader election.
+Settings IdempotentProducerSettings(const std::string& brokers);
+
+// A configuration holding `settings`; InvalidArgument names the setting librdkafka refused.
+Result<Config> NewConfig(const Settings& settings);
+
+// A client of `type` built from `config` (consumed).
+Result<Client> NewClient(rd_kafka_type_t type, Config config);
+
+// "NAME (description)" for a librdkafka error code.
+std::string ErrorText(rd_kafka_resp_err_t error);
+
+// The number of partitions of `topic`: NotFound when it does not exist, Unavailable when the
+// cluster cannot be asked.
+Result<int> PartitionCount(rd_kafka_t* client, const std::string& topic);
+
+// Creates `topic` through the Admin API (replication: the broker's default). An existing topic
+// is not an error.
+Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions);
+
+// The partition count of `topic`, creating it with `partitions_if_created` when it is missing
+// and `may_create` holds.
+Result<int> EnsureTopic(rd_kafka_t* client, const std::string& topic, int partitions_if_created,
+                        bool may_create);
+
+// True for consumer errors after which a reader cannot go on (unlike transport errors and
+// leader changes, which librdkafka retries on its own).
+bool IsPermanentConsumerError(rd_kafka_resp_err_t error);
+
+}  // namespace cairn::kafka

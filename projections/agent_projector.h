@@ -1,0 +1,26 @@
+// The agents projection: one AgentView per agent, keyed "agent/<agent_id>", with the
+// allocations currently placed on it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "projections/projector.h"
+
+namespace cairn::projections {
+
+inline const std::string kAgentsProjector = "agents";
+
+class AgentProjector : public Projector {
+ public:
+  const std::string& name() const override { return kAgentsProjector; }
+  Status Apply(const Envelope& event, ViewStore& store) const override;
+};
+
+std::string AgentKey(const std::string& agent_id);
+
+// Every agent, by agent id.
+Result<std::vector<views::AgentView>> ReadAgents(ViewReader& reader);
+
+}  // namespace cairn::projections

@@ -1,0 +1,107 @@
+// The live side of the projections: one RocksDB per projection directory with one column family
+// per projector, fed from the EventLog in batches. Each projector's checkpoint (applied offset
+// and newest writer epoch) is written in the same WriteBatch as its view changes, so a crash
+// never applies an event twice or loses one. Used through projections/projections.h.
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "events/event_log.h"
+#include "projections/projector.h"
+
+namespace cairn::projections {
+
+struct EngineOptions {
+  std::vector<std::string> projectors = ProjectorNames();  // which projectors this DB maintains
+  size_t max_batch_events = 1000;                          // events per write batch
+};
+
+// One projector's position and view digest.
+struct ProjectionSummary {
+  std::string name;
+  uint64_t next_offset = 0;  // every event below it is applied
+  uint64_t newest_epoch = 0;
+  std::string digest;  // hex SHA-256 of the views (see DigestViews)
+};
+
+class ProjectionEngine {
+ public:
+  // Opens (creating when missing) the projection DB in `dir` for `log`, which must outlive the
+  // engine. When the DB was built from another log, or from a longer one, it is wiped (the
+  // reason goes to stderr) and rebuilt from offset 0.
+  static Result<std::unique_ptr<ProjectionEngine>> Open(const std::string& dir, EventLog* log,
+                                                        EngineOptions options);
+  ~ProjectionEngine();
+
+  // Applies on the calling thread every event up to the log end seen now, or up to and
+  // including `last_offset`. Not while the background thread runs.
+  Status CatchUp(std::optional<uint64_t> last_offset);
+
+  // Starts / stops the background thread that tails the log. Stop is idempotent.
+  void Start();
+  void Stop();
+
+  // Every event below this offset is applied in every projector of this engine.
+  uint64_t AppliedOffset() const { return applied_offset_.load(); }
+  // Blocks until every event <= offset is applied; DeadlineExceeded on timeout, Unavailable
+  // once the engine is stopped.
+  Status WaitForOffset(uint64_t offset, std::chrono::milliseconds timeout);
+
+  // Runs `read` over one consistent snapshot of the named projector's views.
+  Status Read(const std::string& projector, const std::function<Status(ViewReader&)>& read);
+  Result<ProjectionSummary> Summarize(const std::string& projector);
+
+ private:
+  struct Slot {
+    std::unique_ptr<Projector> projector;
+    rocksdb::ColumnFamilyHandle* family = nullptr;
+    views::ProjectorCheckpoint checkpoint;  // as committed
+  };
+
+  ProjectionEngine(std::string dir, EventLog* log, EngineOptions options)
+      : dir_(std::move(dir)), log_(log), options_(std::move(options)) {}
+  Status OpenDb();
+  void CloseDb();
+  Status CheckLogIdentity();
+  Status ApplyBatch(const std::vector<Envelope>& events);
+  Status ApplyToSlot(Slot& slot, const std::vector<Envelope>& events);
+  Result<Slot*> FindSlot(const std::string& projector);
+  uint64_t MinNextOffset() const;
+  void Run();
+
+  const std::string dir_;
+  EventLog* const log_;
+  const EngineOptions options_;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // every family of the DB, for closing
+  std::vector<Slot> slots_;                            // in options_.projectors order
+  bool identity_recorded_ = false;
+  std::unique_ptr<LogReader> reader_;
+
+  std::atomic<uint64_t> applied_offset_{0};
+  mutable std::mutex mutex_;
+  std::condition_variable progress_;  // applied_offset_ advanced, or stopping_ changed
+  bool stopping_ = false;
+  bool stopped_ = false;
+  Status last_error_;
+  std::thread thread_;
+};
+
+// Summaries of the projectors in an existing projection directory, opened as a RocksDB secondary
+// so it works while a master owns the directory. `names` empty = every projector present.
+Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(const std::string& dir,
+                                                              const std::vector<std::string>& names);
+
+}  // namespace cairn::projections

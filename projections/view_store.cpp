@@ -1,0 +1,126 @@
+#include "projections/view_store.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <openssl/evp.h>
+
+#include <memory>
+
+namespace cairn::projections {
+
+Result<std::optional<std::string>> MemoryViewStore::Get(std::string_view key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
+}
+
+Status MemoryViewStore::Put(std::string_view key, std::string_view value) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    entries_.emplace(std::string(key), std::string(value));
+  } else {
+    it->second.assign(value);
+  }
+  return Status::Ok();
+}
+
+Status MemoryViewStore::Delete(std::string_view key) {
+  auto it = entries_.find(key);
+  if (it != entries_.end()) entries_.erase(it);
+  return Status::Ok();
+}
+
+Status MemoryViewStore::Scan(std::string_view prefix,
+                             const std::function<bool(std::string_view, std::string_view)>& visit) {
+  for (auto it = entries_.lower_bound(prefix); it != entries_.end(); ++it) {
+    if (std::string_view(it->first).substr(0, prefix.size()) != prefix) break;
+    if (!visit(it->first, it->second)) break;
+  }
+  return Status::Ok();
+}
+
+std::string SerializeDeterministic(const google::protobuf::MessageLite& message) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+namespace {
+
+Result<bool> ParseInto(const std::optional<std::string>& bytes, std::string_view key,
+                       google::protobuf::MessageLite* message) {
+  if (!bytes) return false;
+  if (!message->ParseFromString(*bytes)) {
+    return Status::Corruption("unparsable " + message->GetTypeName() + " at key '" +
+                              std::string(key) + "'");
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<bool> GetMessage(ViewStore& store, std::string_view key,
+                        google::protobuf::MessageLite* message) {
+  CAIRN_ASSIGN_OR_RETURN(auto bytes, store.Get(key));
+  return ParseInto(bytes, key, message);
+}
+
+Result<bool> GetMessage(ViewReader& reader, std::string_view key,
+                        google::protobuf::MessageLite* message) {
+  CAIRN_ASSIGN_OR_RETURN(auto bytes, reader.Get(key));
+  return ParseInto(bytes, key, message);
+}
+
+Status PutMessage(ViewStore& store, std::string_view key,
+                  const google::protobuf::MessageLite& message) {
+  return store.Put(key, SerializeDeterministic(message));
+}
+
+void AppendBigEndian64(std::string* out, uint64_t value) {
+  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(value >> shift));
+}
+
+void AppendBigEndian32(std::string* out, uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(value >> shift));
+}
+
+Result<std::string> DigestViews(ViewReader& reader) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
+                                                                  &EVP_MD_CTX_free);
+  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
+    return Status::Internal("SHA-256 initialisation failed");
+  }
+  bool hashed = true;
+  std::string frame;
+  auto hash_framed = [&](std::string_view bytes) {
+    frame.clear();
+    AppendBigEndian64(&frame, bytes.size());
+    hashed = hashed && EVP_DigestUpdate(context.get(), frame.data(), frame.size()) == 1 &&
+             EVP_DigestUpdate(context.get(), bytes.data(), bytes.size()) == 1;
+  };
+  CAIRN_RETURN_IF_ERROR(reader.Scan("", [&](std::string_view key, std::string_view value) {
+    if (IsBookkeepingKey(key)) return true;
+    hash_framed(key);
+    hash_framed(value);
+    return hashed;
+  }));
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (!hashed || EVP_DigestFinal_ex(context.get(), digest, &length) != 1) {
+    return Status::Internal("SHA-256 update failed");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex.push_back(kHex[digest[i] >> 4]);
+    hex.push_back(kHex[digest[i] & 0xf]);
+  }
+  return hex;
+}
+
+}  // namespace cairn::projections

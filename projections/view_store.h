@@ -1,0 +1,79 @@
+// The small key-value interfaces projectors and queries run on, so the same projector code folds
+// events into RocksDB (live) and into an ordered in-memory map (`cairn replay state`).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <google/protobuf/message_lite.h>
+
+#include "events/status.h"
+
+namespace cairn::projections {
+
+// Keys starting with this byte hold bookkeeping (the checkpoint), never view content; digests
+// skip them. View keys always start with a printable prefix such as "task/".
+inline constexpr char kBookkeepingPrefix = '\0';
+inline const std::string kCheckpointKey = std::string(1, kBookkeepingPrefix) + "checkpoint";
+
+inline bool IsBookkeepingKey(std::string_view key) {
+  return !key.empty() && key.front() == kBookkeepingPrefix;
+}
+
+// What a projector writes through while it applies events. Reads see earlier writes of the same
+// batch. Not thread-safe: one projector applies on one thread.
+class ViewStore {
+ public:
+  virtual ~ViewStore() = default;
+  virtual Result<std::optional<std::string>> Get(std::string_view key) = 0;
+  virtual Status Put(std::string_view key, std::string_view value) = 0;
+  virtual Status Delete(std::string_view key) = 0;
+};
+
+// What queries and digests read: point reads and ordered prefix scans over one consistent state.
+class ViewReader {
+ public:
+  virtual ~ViewReader() = default;
+  virtual Result<std::optional<std::string>> Get(std::string_view key) = 0;
+  // Calls `visit` for each key starting with `prefix`, in byte order, until it returns false.
+  virtual Status Scan(std::string_view prefix,
+                      const std::function<bool(std::string_view key, std::string_view value)>&
+                          visit) = 0;
+};
+
+// An ordered in-memory store: the whole state of one projector.
+class MemoryViewStore : public ViewStore, public ViewReader {
+ public:
+  Result<std::optional<std::string>> Get(std::string_view key) override;
+  Status Put(std::string_view key, std::string_view value) override;
+  Status Delete(std::string_view key) override;
+  Status Scan(std::string_view prefix,
+              const std::function<bool(std::string_view, std::string_view)>& visit) override;
+
+ private:
+  std::map<std::string, std::string, std::less<>> entries_;
+};
+
+// Protobuf serialization with deterministic ordering, so equal views are equal bytes.
+std::string SerializeDeterministic(const google::protobuf::MessageLite& message);
+
+// Reads and parses the message at `key`: false when absent, Corruption when unparsable.
+Result<bool> GetMessage(ViewStore& store, std::string_view key,
+                        google::protobuf::MessageLite* message);
+Result<bool> GetMessage(ViewReader& reader, std::string_view key,
+                        google::protobuf::MessageLite* message);
+Status PutMessage(ViewStore& store, std::string_view key,
+                  const google::protobuf::MessageLite& message);
+
+// Hex SHA-256 over every non-bookkeeping (key, value) pair in key order, each framed as
+// <8-byte big-endian key length><key><8-byte big-endian value length><value>.
+Result<std::string> DigestViews(ViewReader& reader);
+
+// Big-endian fixed-width encodings, so byte order of keys is numeric order.
+void AppendBigEndian64(std::string* out, uint64_t value);
+void AppendBigEndian32(std::string* out, uint32_t value);
+
+}  // namespace cairn::projections
