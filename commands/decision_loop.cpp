@@ -151,21 +151,42 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
 
   if (!to_append.empty()) {
     auto appended = log_->Append(to_append);
-    if (!appended.ok() || appended->first != first_offset) {
-      Status failure = appended.ok()
-                           ? Status::Unavailable("another writer appended to the log; reloaded")
-                           : appended.status();
+    if (!appended.ok()) {
       std::fprintf(stderr, "cairn-master: append failed (%s); reloading state from the log\n",
-                   failure.ToString().c_str());
+                   appended.status().ToString().c_str());
       Status reloaded = Replay();
       if (!reloaded.ok()) {
         std::fprintf(stderr, "cairn-master: reload failed: %s\n", reloaded.ToString().c_str());
       }
       // Some of the batch may have landed; clients retry with their idempotency keys.
       for (size_t i = 0; i < batch.size(); ++i) {
-        batch[i]->promise.set_value(answers[i]->ok() ? failure : answers[i]->status());
+        batch[i]->promise.set_value(answers[i]->ok() ? appended.status() : answers[i]->status());
       }
       return;
+    }
+    if (appended->first != first_offset) {
+      // Someone else appended since our last read (an old master, or a second one started by
+      // mistake). Our events did land, after theirs: re-fold the log, so the state is exactly
+      // the log's, and find out whether a newer epoch fenced us off.
+      std::fprintf(stderr,
+                   "cairn-master: the log moved under this writer (expected offset %llu, got "
+                   "%llu); reloading state from the log\n",
+                   static_cast<unsigned long long>(first_offset),
+                   static_cast<unsigned long long>(appended->first));
+      Status reloaded = Replay();
+      std::string fenced;
+      {
+        std::lock_guard lock(state_mutex_);
+        fenced = fenced_reason_;
+      }
+      if (!reloaded.ok() || !fenced.empty()) {
+        Status failure = !reloaded.ok() ? reloaded : Status::Unavailable(fenced);
+        for (size_t i = 0; i < batch.size(); ++i) {
+          batch[i]->promise.set_value(answers[i]->ok() ? failure : answers[i]->status());
+        }
+        return;
+      }
+      first_offset = appended->first;
     }
   }
   uint64_t end = first_offset + to_append.size();

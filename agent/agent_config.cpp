@@ -1,0 +1,270 @@
+#include "agent/agent_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace cairn::agent {
+namespace {
+
+constexpr int kMaxSlots = 4096;
+constexpr double kMaxSeconds = 24 * 3600;
+
+Result<int> ParseSlots(const std::string& source, const std::string& text) {
+  if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::InvalidArgument(source + " must be a whole number of slots, got '" + text + "'");
+  }
+  int value = std::stoi(text);
+  if (value < 1 || value > kMaxSlots) {
+    return Status::InvalidArgument(source + " must be between 1 and " + std::to_string(kMaxSlots) +
+                                   ", got " + text);
+  }
+  return value;
+}
+
+// Seconds as a decimal number ("10", "0.5") into milliseconds.
+Result<std::chrono::milliseconds> ParseSeconds(const std::string& source, const std::string& text,
+                                               bool allow_zero) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  double value = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
+                     ? NAN
+                     : std::strtod(begin, &end);
+  if (std::isnan(value) || end != begin + text.size() || !std::isfinite(value)) {
+    return Status::InvalidArgument(source + " must be a number of seconds, got '" + text + "'");
+  }
+  if (value < 0 || (!allow_zero && value == 0) || value > kMaxSeconds) {
+    return Status::InvalidArgument(source + " must be " + (allow_zero ? "at least 0" : "above 0") +
+                                   " and at most 86400 seconds, got " + text);
+  }
+  auto millis = std::chrono::milliseconds(static_cast<int64_t>(std::llround(value * 1000)));
+  if (!allow_zero && millis.count() == 0) millis = std::chrono::milliseconds(1);
+  return millis;
+}
+
+bool IsIdCharacter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+// Every setting has one name on the command line and one in the YAML file.
+enum class Setting { kMaster, kId, kSlots, kPool, kWorkRoot, kKillGrace, kHeartbeatInterval };
+
+Status ApplySetting(Setting setting, const std::string& source, const std::string& value,
+                    AgentConfig& config) {
+  switch (setting) {
+    case Setting::kMaster:
+      config.master_url = value;
+      break;
+    case Setting::kId:
+      config.agent_id = value;
+      break;
+    case Setting::kSlots: {
+      CAIRN_ASSIGN_OR_RETURN(config.slots, ParseSlots(source, value));
+      break;
+    }
+    case Setting::kPool:
+      config.resource_pool = value;
+      break;
+    case Setting::kWorkRoot:
+      config.work_root = value;
+      break;
+    case Setting::kKillGrace: {
+      CAIRN_ASSIGN_OR_RETURN(config.kill_grace, ParseSeconds(source, value, true));
+      break;
+    }
+    case Setting::kHeartbeatInterval: {
+      CAIRN_ASSIGN_OR_RETURN(config.heartbeat_interval, ParseSeconds(source, value, false));
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+const std::map<std::string, Setting>& YamlKeys() {
+  static const std::map<std::string, Setting> keys = {
+      {"master", Setting::kMaster},
+      {"id", Setting::kId},
+      {"slots", Setting::kSlots},
+      {"resource_pool", Setting::kPool},
+      {"work_root", Setting::kWorkRoot},
+      {"kill_grace_seconds", Setting::kKillGrace},
+      {"heartbeat_interval_seconds", Setting::kHeartbeatInterval},
+  };
+  return keys;
+}
+
+const std::map<std::string, Setting>& FlagSettings() {
+  static const std::map<std::string, Setting> flags = {
+      {"--master", Setting::kMaster},
+      {"--id", Setting::kId},
+      {"--slots", Setting::kSlots},
+      {"--pool", Setting::kPool},
+      {"--work-root", Setting::kWorkRoot},
+      {"--kill-grace", Setting::kKillGrace},
+      {"--heartbeat-interval", Setting::kHeartbeatInterval},
+  };
+  return flags;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument("cannot read config file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::InvalidArgument("cannot read config file '" + path + "'");
+  return text.str();
+}
+
+}  // namespace
+
+std::string Usage() {
+  return "usage: cairn-agent --master URL --id NAME [--slots N] [--pool NAME] [--config FILE]\n"
+         "                   [--work-root DIR] [--kill-grace SECONDS]\n"
+         "                   [--heartbeat-interval SECONDS] [--trace-file FILE]\n"
+         "\n"
+         "  --master URL                 the master, http://host:port\n"
+         "  --id NAME                    this agent's id (letters, digits, '.', '_', '-')\n"
+         "  --slots N                    offer N artificial CPU slots; without it the agent\n"
+         "                               offers the GPUs nvidia-smi lists\n"
+         "  --pool NAME                  resource pool (default: default)\n"
+         "  --config FILE                YAML with keys master, id, slots, resource_pool,\n"
+         "                               work_root, kill_grace_seconds,\n"
+         "                               heartbeat_interval_seconds; flags override it\n"
+         "  --work-root DIR              where tasks without a work dir run\n"
+         "                               (default: $TMPDIR/cairn-agent-<id>)\n"
+         "  --kill-grace SECONDS         SIGTERM to SIGKILL delay when killing a task (default 10)\n"
+         "  --heartbeat-interval SECONDS (default 2)\n"
+         "  --trace-file FILE            append '<allocation id> <unix micros>' per order received\n";
+}
+
+Status ApplyConfigYaml(const std::string& yaml_text, AgentConfig& config) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& error) {
+    return Status::InvalidArgument(std::string("config file is not valid YAML: ") + error.what());
+  }
+  if (root.IsNull()) return Status::Ok();
+  if (!root.IsMap()) return Status::InvalidArgument("config file must be a YAML mapping of keys");
+  for (const auto& entry : root) {
+    if (!entry.first.IsScalar()) return Status::InvalidArgument("config file has a non-text key");
+    std::string key = entry.first.Scalar();
+    auto setting = YamlKeys().find(key);
+    if (setting == YamlKeys().end()) {
+      std::string known;
+      for (const auto& [name, ignored] : YamlKeys()) known += (known.empty() ? "" : ", ") + name;
+      return Status::InvalidArgument("unknown config key '" + key + "' (known: " + known + ")");
+    }
+    if (!entry.second.IsScalar()) {
+      return Status::InvalidArgument("config key '" + key + "' must be a single value");
+    }
+    CAIRN_RETURN_IF_ERROR(ApplySetting(setting->second, "config key '" + key + "'",
+                                       entry.second.Scalar(), config));
+  }
+  return Status::Ok();
+}
+
+Status ValidateConfig(const AgentConfig& config) {
+  if (config.master_url.empty()) return Status::InvalidArgument("--master URL is required");
+  const std::string scheme = "http://";
+  if (config.master_url.rfind(scheme, 0) != 0) {
+    return Status::InvalidArgument("--master must be an http://host:port URL, got '" +
+                                   config.master_url + "'");
+  }
+  std::string authority = config.master_url.substr(scheme.size());
+  if (!authority.empty() && authority.back() == '/') authority.pop_back();
+  size_t colon = authority.rfind(':');
+  std::string host = colon == std::string::npos ? "" : authority.substr(0, colon);
+  std::string port = colon == std::string::npos ? "" : authority.substr(colon + 1);
+  bool port_ok = !port.empty() && port.size() <= 5 &&
+                 port.find_first_not_of("0123456789") == std::string::npos &&
+                 std::stoi(port) >= 1 && std::stoi(port) <= 65535;
+  if (host.empty() || host.find('/') != std::string::npos || !port_ok) {
+    return Status::InvalidArgument("--master must be an http://host:port URL, got '" +
+                                   config.master_url + "'");
+  }
+  if (config.agent_id.empty()) return Status::InvalidArgument("--id NAME is required");
+  if (config.agent_id.size() > 128) {
+    return Status::InvalidArgument("--id must be at most 128 characters");
+  }
+  for (char c : config.agent_id) {
+    if (!IsIdCharacter(c)) {
+      return Status::InvalidArgument("--id may hold only letters, digits, '.', '_' and '-', got '" +
+                                     config.agent_id + "'");
+    }
+  }
+  if (config.resource_pool.empty() || config.resource_pool.size() > 128) {
+    return Status::InvalidArgument("--pool must be 1 to 128 characters");
+  }
+  for (char c : config.resource_pool) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return Status::InvalidArgument("--pool must not hold control characters");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
+  CommandLine result;
+  // Pass 1: split into (flag, value) pairs and find --config, so that it applies first.
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      result.help = true;
+      return result;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      return Status::InvalidArgument("unexpected argument '" + arg + "' (see --help)");
+    }
+    std::string name = arg, value;
+    size_t equals = arg.find('=');
+    bool inline_value = equals != std::string::npos;
+    if (inline_value) {
+      name = arg.substr(0, equals);
+      value = arg.substr(equals + 1);
+    }
+    bool known = FlagSettings().count(name) > 0 || name == "--config" || name == "--trace-file";
+    if (!known) return Status::InvalidArgument("unknown flag '" + name + "' (see --help)");
+    if (!inline_value) {
+      if (i + 1 >= args.size()) return Status::InvalidArgument(name + " needs a value");
+      value = args[++i];
+    }
+    if (!seen.insert(name).second) return Status::InvalidArgument(name + " is given twice");
+    flags.emplace_back(name, value);
+  }
+  for (const auto& [name, value] : flags) {
+    if (name != "--config") continue;
+    CAIRN_ASSIGN_OR_RETURN(std::string text, ReadFile(value));
+    Status applied = ApplyConfigYaml(text, result.config);
+    if (!applied.ok()) {
+      return Status::InvalidArgument(value + ": " + applied.message());
+    }
+  }
+  for (const auto& [name, value] : flags) {
+    if (name == "--config") continue;
+    if (name == "--trace-file") {
+      result.config.trace_file = value;
+      continue;
+    }
+    CAIRN_RETURN_IF_ERROR(ApplySetting(FlagSettings().at(name), name, value, result.config));
+  }
+  CAIRN_RETURN_IF_ERROR(ValidateConfig(result.config));
+  return result;
+}
+
+std::string EffectiveWorkRoot(const AgentConfig& config) {
+  if (!config.work_root.empty()) return config.work_root;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  return base + "/cairn-agent-" + config.agent_id;
+}
+
+}  // namespace cairn::agent

@@ -1,0 +1,116 @@
+#include "agent/task_plan.h"
+
+#include <map>
+
+namespace cairn::agent {
+namespace {
+
+// An environment that keeps first-seen order while letting a later value replace an earlier one.
+class Environment {
+ public:
+  Status Add(const std::string& entry) {
+    size_t equals = entry.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      return Status::InvalidArgument("environment variable '" + entry + "' is not NAME=VALUE");
+    }
+    Set(entry.substr(0, equals), entry.substr(equals + 1));
+    return Status::Ok();
+  }
+  void Set(const std::string& name, const std::string& value) {
+    auto [it, inserted] = index_.emplace(name, entries_.size());
+    if (inserted) {
+      entries_.push_back(name + "=" + value);
+    } else {
+      entries_[it->second] = name + "=" + value;
+    }
+  }
+  std::vector<std::string> Take() { return std::move(entries_); }
+
+ private:
+  std::vector<std::string> entries_;
+  std::map<std::string, size_t> index_;
+};
+
+bool IsSafeCharacter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+}  // namespace
+
+std::string TaskTypeName(events::TaskType type) {
+  std::string name = events::TaskType_Name(type);
+  const std::string prefix = "TASK_TYPE_";
+  if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+  return name.empty() ? "UNSPECIFIED" : name;
+}
+
+std::string DefaultWorkDir(const std::string& work_root, const std::string& allocation_id) {
+  std::string name = allocation_id;
+  for (char& c : name) {
+    if (!IsSafeCharacter(c)) c = '_';
+  }
+  // "." and ".." are safe characters but not safe names.
+  if (name.empty() || name.find_first_not_of('.') == std::string::npos) name = "_" + name;
+  return work_root + "/" + name;
+}
+
+Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
+                             const TaskLaunchSettings& settings) {
+  const events::TaskSpec& spec = order.spec();
+  if (spec.entrypoint().empty() || spec.entrypoint(0).empty()) {
+    return Status::InvalidArgument("the task spec has no entrypoint");
+  }
+  std::string slot_ids = "[";
+  std::string cuda_devices;
+  bool any_gpu = false;
+  for (int slot_id : order.slot_ids()) {
+    const SlotDevice* device = nullptr;
+    for (const auto& candidate : settings.devices) {
+      if (candidate.id == slot_id) device = &candidate;
+    }
+    if (device == nullptr) {
+      return Status::InvalidArgument("slot " + std::to_string(slot_id) +
+                                     " is not a slot of this agent");
+    }
+    if (slot_ids.size() > 1) slot_ids += ",";
+    slot_ids += std::to_string(slot_id);
+    if (device->type == "cuda") {
+      any_gpu = true;
+      if (!cuda_devices.empty()) cuda_devices += ",";
+      cuda_devices += device->uuid.empty() ? std::to_string(device->id) : device->uuid;
+    }
+  }
+  slot_ids += "]";
+  std::string pool = order.resource_pool().empty() ? settings.resource_pool : order.resource_pool();
+
+  Environment env;
+  for (const auto& entry : settings.base_env) {
+    // The agent's own environment is trusted as is; a malformed entry there is skipped.
+    if (!env.Add(entry).ok()) continue;
+  }
+  const std::pair<const char*, std::string> task_values[] = {
+      {"MASTER", settings.master_url},
+      {"TASK_ID", order.task_id()},
+      {"ALLOCATION_ID", order.allocation_id()},
+      {"AGENT_ID", settings.agent_id},
+      {"TASK_TYPE", TaskTypeName(spec.task_type())},
+      {"SLOT_IDS", slot_ids},
+      {"RESOURCE_POOL", pool},
+  };
+  for (const char* prefix : {"DET_", "CAIRN_"}) {
+    for (const auto& [name, value] : task_values) env.Set(prefix + std::string(name), value);
+  }
+  if (any_gpu) env.Set("CUDA_VISIBLE_DEVICES", cuda_devices);
+  for (const auto& entry : spec.environment_variables()) CAIRN_RETURN_IF_ERROR(env.Add(entry));
+
+  ProcessSpec process;
+  process.argv.assign(spec.entrypoint().begin(), spec.entrypoint().end());
+  process.env = env.Take();
+  process.work_dir = spec.work_dir().empty()
+                         ? DefaultWorkDir(settings.work_root, order.allocation_id())
+                         : spec.work_dir();
+  return process;
+}
+
+}  // namespace cairn::agent

@@ -1,0 +1,40 @@
+// Turns a placement order into what the process runner starts (PROTOCOL.md §5): argv, the
+// environment and the work directory. Pure: no I/O.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/process_runner.h"
+#include "agent/slot_discovery.h"
+#include "events.pb.h"
+#include "events/status.h"
+
+namespace cairn::agent {
+
+struct TaskLaunchSettings {
+  std::string master_url;
+  std::string agent_id;
+  std::string resource_pool;  // used when the order names none
+  std::string work_root;
+  std::vector<SlotDevice> devices;
+  std::vector<std::string> base_env;  // the agent's own environment, "KEY=VALUE"
+};
+
+// "COMMAND", "TRIAL", ...; "UNSPECIFIED" for TASK_TYPE_UNSPECIFIED.
+std::string TaskTypeName(events::TaskType type);
+
+// The directory a task of `allocation_id` runs in when its spec names none:
+// <work_root>/<allocation id with every character but [A-Za-z0-9._-] replaced by '_'>.
+std::string DefaultWorkDir(const std::string& work_root, const std::string& allocation_id);
+
+// The environment is the agent's, then DET_MASTER, DET_TASK_ID, DET_ALLOCATION_ID,
+// DET_AGENT_ID, DET_TASK_TYPE, DET_SLOT_IDS ("[0,1]"), DET_RESOURCE_POOL, the same under
+// CAIRN_*, CUDA_VISIBLE_DEVICES (GPU uuids, or indexes when a uuid is unknown) when the slots
+// are GPUs, then spec.environment_variables; a later value of a name replaces an earlier one.
+// InvalidArgument for an empty entrypoint, a slot id this agent does not have, or an
+// environment variable that is not NAME=VALUE.
+Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
+                             const TaskLaunchSettings& settings);
+
+}  // namespace cairn::agent

@@ -1,0 +1,381 @@
+#include "projections/projection_engine.h"
+
+#include <rocksdb/utilities/write_batch_with_index.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "projections/rocks_views.h"
+
+namespace cairn::projections {
+
+namespace {
+
+// In the default column family: the event id at offset 0 of the log the projections follow.
+const std::string kLogIdentityKey = "log_identity";
+
+constexpr auto kTailWait = std::chrono::milliseconds(100);
+constexpr auto kRetryDelay = std::chrono::seconds(1);
+// Events below EndOffset() are durable, so a read of them returns at once; this only bounds a
+// misbehaving backend.
+constexpr auto kReadAvailableWait = std::chrono::seconds(10);
+
+Result<ProjectionSummary> SummarizeFamily(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family,
+                                          const rocksdb::Snapshot* snapshot,
+                                          const std::string& name) {
+  RocksReader reader(db, family, snapshot);
+  ProjectionSummary summary;
+  summary.name = name;
+  CAIRN_ASSIGN_OR_RETURN(auto checkpoint, ReadCheckpoint(reader));
+  summary.next_offset = checkpoint.next_offset();
+  summary.newest_epoch = checkpoint.newest_epoch();
+  CAIRN_ASSIGN_OR_RETURN(summary.digest, DigestViews(reader));
+  return summary;
+}
+
+std::vector<std::string> ExistingFamilies(const std::string& dir) {
+  std::vector<std::string> families;
+  if (!rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir, &families).ok()) families.clear();
+  return families;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProjectionEngine>> ProjectionEngine::Open(const std::string& dir,
+                                                                 EventLog* log,
+                                                                 EngineOptions options) {
+  if (options.projectors.empty()) return Status::InvalidArgument("no projectors to maintain");
+  if (options.max_batch_events == 0) return Status::InvalidArgument("max_batch_events is 0");
+  for (const auto& name : options.projectors) {
+    if (std::count(options.projectors.begin(), options.projectors.end(), name) > 1) {
+      return Status::InvalidArgument("projector '" + name + "' named twice");
+    }
+  }
+  std::unique_ptr<ProjectionEngine> engine(new ProjectionEngine(dir, log, std::move(options)));
+  for (const auto& name : engine->options_.projectors) {
+    CAIRN_ASSIGN_OR_RETURN(auto projector, MakeProjector(name));
+    engine->slots_.push_back(Slot{std::move(projector), nullptr, {}});
+  }
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return Status::IOError("cannot create " + dir + ": " + error.message());
+  CAIRN_RETURN_IF_ERROR(engine->OpenDb());
+  CAIRN_RETURN_IF_ERROR(engine->CheckLogIdentity());
+  return engine;
+}
+
+ProjectionEngine::~ProjectionEngine() {
+  Stop();
+  CloseDb();
+}
+
+Status ProjectionEngine::OpenDb() {
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  std::vector<std::string> names = ExistingFamilies(dir_);
+  if (std::find(names.begin(), names.end(), rocksdb::kDefaultColumnFamilyName) == names.end()) {
+    names.push_back(rocksdb::kDefaultColumnFamilyName);
+  }
+  for (const auto& slot : slots_) {
+    if (std::find(names.begin(), names.end(), slot.projector->name()) == names.end()) {
+      names.push_back(slot.projector->name());
+    }
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& name : names) {
+    descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  }
+  rocksdb::DB* raw = nullptr;
+  CAIRN_RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(db_options, dir_, descriptors, &handles_, &raw),
+                                  "open projections at " + dir_));
+  db_.reset(raw);
+  for (auto& slot : slots_) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == slot.projector->name()) slot.family = handles_[i];
+    }
+    RocksReader reader(db_.get(), slot.family, nullptr);
+    CAIRN_ASSIGN_OR_RETURN(slot.checkpoint, ReadCheckpoint(reader));
+  }
+  std::string identity;
+  rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), kLogIdentityKey, &identity);
+  if (!status.IsNotFound()) CAIRN_RETURN_IF_ERROR(FromRocks(status, "read log identity"));
+  identity_recorded_ = status.ok();
+  applied_offset_ = MinNextOffset();
+  return Status::Ok();
+}
+
+void ProjectionEngine::CloseDb() {
+  if (!db_) return;
+  for (auto* handle : handles_) db_->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
+  handles_.clear();
+  for (auto& slot : slots_) slot.family = nullptr;
+  db_->Close().PermitUncheckedError();
+  db_.reset();
+}
+
+Status ProjectionEngine::CheckLogIdentity() {
+  // The furthest any family got, including families of projectors this engine does not run:
+  // a wipe removes them too.
+  uint64_t furthest = 0;
+  for (auto* handle : handles_) {
+    if (handle->GetName() == rocksdb::kDefaultColumnFamilyName) continue;
+    RocksReader reader(db_.get(), handle, nullptr);
+    CAIRN_ASSIGN_OR_RETURN(auto checkpoint, ReadCheckpoint(reader));
+    furthest = std::max(furthest, checkpoint.next_offset());
+  }
+  if (furthest == 0) return Status::Ok();
+
+  std::string reason;
+  CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
+  if (end < furthest) {
+    reason = "the log ends at offset " + std::to_string(end) + " but the projections applied " +
+             std::to_string(furthest) + " events";
+  } else {
+    CAIRN_ASSIGN_OR_RETURN(auto reader, log_->OpenReader(0));
+    CAIRN_ASSIGN_OR_RETURN(auto first, reader->Next(1, kReadAvailableWait));
+    if (first.empty()) return Status::Unavailable("cannot read offset 0 of " + log_->Describe());
+    std::string stored;
+    rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), kLogIdentityKey, &stored);
+    if (status.IsNotFound()) {
+      reason = "the projections record no log identity";
+    } else {
+      CAIRN_RETURN_IF_ERROR(FromRocks(status, "read log identity"));
+      if (stored != first.front().event_id()) {
+        reason = "the log's first event is " + first.front().event_id() +
+                 " but the projections were built from a log starting with " + stored;
+      }
+    }
+  }
+  if (reason.empty()) return Status::Ok();
+
+  std::cerr << "projections: " << dir_ << " does not match " << log_->Describe() << ": " << reason
+            << "; wiping it and rebuilding from offset 0" << std::endl;
+  CloseDb();
+  CAIRN_RETURN_IF_ERROR(
+      FromRocks(rocksdb::DestroyDB(dir_, rocksdb::Options()), "wipe projections at " + dir_));
+  return OpenDb();
+}
+
+uint64_t ProjectionEngine::MinNextOffset() const {
+  uint64_t lowest = UINT64_MAX;
+  for (const auto& slot : slots_) lowest = std::min(lowest, slot.checkpoint.next_offset());
+  return lowest;
+}
+
+Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& events) {
+  views::ProjectorCheckpoint checkpoint = slot.checkpoint;
+  rocksdb::WriteBatchWithIndex batch(rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/true);
+  RocksBatchStore store(db_.get(), slot.family, &batch);
+  bool applied = false;
+  for (const auto& event : events) {
+    if (event.offset() < checkpoint.next_offset()) continue;  // applied before a restart
+    CAIRN_RETURN_IF_ERROR(ApplyEvent(*slot.projector, event, store, checkpoint));
+    applied = true;
+  }
+  if (!applied) return Status::Ok();
+  CAIRN_RETURN_IF_ERROR(PutMessage(store, kCheckpointKey, checkpoint));
+  CAIRN_RETURN_IF_ERROR(FromRocks(db_->Write(rocksdb::WriteOptions(), batch.GetWriteBatch()),
+                                  "write " + slot.projector->name() + " projection"));
+  slot.checkpoint = checkpoint;
+  return Status::Ok();
+}
+
+Status ProjectionEngine::ApplyBatch(const std::vector<Envelope>& events) {
+  if (events.empty()) return Status::Ok();
+  if (!identity_recorded_ && events.front().offset() == 0) {
+    // Written before any view, so a DB with applied events always names its log.
+    CAIRN_RETURN_IF_ERROR(FromRocks(
+        db_->Put(rocksdb::WriteOptions(), kLogIdentityKey, events.front().event_id()),
+        "record log identity"));
+    identity_recorded_ = true;
+  }
+  Status result;
+  for (auto& slot : slots_) {
+    Status status = ApplyToSlot(slot, events);
+    if (!status.ok() && result.ok()) result = status;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    applied_offset_ = MinNextOffset();
+  }
+  progress_.notify_all();
+  return result;
+}
+
+Status ProjectionEngine::CatchUp(std::optional<uint64_t> last_offset) {
+  CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
+  if (last_offset) end = std::min(end, *last_offset + 1);
+  if (!reader_ || reader_->position() != MinNextOffset()) {
+    CAIRN_ASSIGN_OR_RETURN(reader_, log_->OpenReader(MinNextOffset()));
+  }
+  while (reader_->position() < end) {
+    size_t wanted = std::min<uint64_t>(options_.max_batch_events, end - reader_->position());
+    CAIRN_ASSIGN_OR_RETURN(auto events, reader_->Next(wanted, kReadAvailableWait));
+    if (events.empty()) {
+      return Status::Unavailable(log_->Describe() + " returned nothing at offset " +
+                                 std::to_string(reader_->position()) + " below its end " +
+                                 std::to_string(end));
+    }
+    CAIRN_RETURN_IF_ERROR(ApplyBatch(events));
+  }
+  return Status::Ok();
+}
+
+void ProjectionEngine::Start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable() || stopping_) return;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ProjectionEngine::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  progress_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ProjectionEngine::Run() {
+  auto report = [this](const Status& status) {
+    std::cerr << "projections: " << status.ToString() << "; retrying in "
+              << std::chrono::duration_cast<std::chrono::seconds>(kRetryDelay).count() << " s"
+              << std::endl;
+    std::unique_lock lock(mutex_);
+    last_error_ = status;
+    progress_.wait_for(lock, kRetryDelay, [this] { return stopping_; });
+  };
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    if (!reader_ || reader_->position() != MinNextOffset()) {
+      auto reader = log_->OpenReader(MinNextOffset());
+      if (!reader.ok()) {
+        report(reader.status());
+        continue;
+      }
+      reader_ = std::move(reader).value();
+    }
+    auto events = reader_->Next(options_.max_batch_events, kTailWait);
+    if (!events.ok()) {
+      reader_.reset();
+      report(events.status());
+      continue;
+    }
+    Status status = ApplyBatch(*events);
+    if (!status.ok()) {
+      reader_.reset();  // reopened at the lowest checkpoint; applied events are skipped
+      report(status);
+    }
+  }
+}
+
+Status ProjectionEngine::WaitForOffset(uint64_t offset, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  progress_.wait_for(lock, timeout, [&] { return applied_offset_.load() > offset || stopping_; });
+  if (applied_offset_.load() > offset) return Status::Ok();
+  if (stopping_) return Status::Unavailable("projections are stopped");
+  std::string message = "projections applied up to offset " +
+                        std::to_string(applied_offset_.load()) + ", not past " +
+                        std::to_string(offset) + ", within " + std::to_string(timeout.count()) +
+                        " ms";
+  if (!last_error_.ok()) message += " (last error: " + last_error_.ToString() + ")";
+  return Status::DeadlineExceeded(message);
+}
+
+Result<ProjectionEngine::Slot*> ProjectionEngine::FindSlot(const std::string& projector) {
+  for (auto& slot : slots_) {
+    if (slot.projector->name() == projector) return &slot;
+  }
+  return Status::NotFound("projection '" + projector + "' is not maintained here");
+}
+
+Status ProjectionEngine::Read(const std::string& projector,
+                              const std::function<Status(ViewReader&)>& read) {
+  CAIRN_ASSIGN_OR_RETURN(Slot * slot, FindSlot(projector));
+  ScopedSnapshot snapshot(db_.get());
+  RocksReader reader(db_.get(), slot->family, snapshot.get());
+  return read(reader);
+}
+
+Result<ProjectionSummary> ProjectionEngine::Summarize(const std::string& projector) {
+  CAIRN_ASSIGN_OR_RETURN(Slot * slot, FindSlot(projector));
+  ScopedSnapshot snapshot(db_.get());
+  return SummarizeFamily(db_.get(), slot->family, snapshot.get(), projector);
+}
+
+Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
+    const std::string& dir, const std::vector<std::string>& names) {
+  std::vector<std::string> families;
+  rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir, &families);
+  if (!listed.ok()) {
+    return Status::NotFound("no projection database at " + dir + ": " + listed.ToString());
+  }
+  std::vector<std::string> wanted = names;
+  if (wanted.empty()) {
+    for (const auto& name : ProjectorNames()) {
+      if (std::find(families.begin(), families.end(), name) != families.end()) {
+        wanted.push_back(name);
+      }
+    }
+  }
+  for (const auto& name : wanted) {
+    CAIRN_ASSIGN_OR_RETURN(auto projector, MakeProjector(name));
+    (void)projector;
+    if (std::find(families.begin(), families.end(), name) == families.end()) {
+      return Status::NotFound("projection '" + name + "' is not in " + dir);
+    }
+  }
+
+  // A secondary keeps its own info log in a scratch directory and never writes to `dir`.
+  std::string pattern = std::filesystem::temp_directory_path().string() + "/cairn-secondary-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) return Status::IOError("cannot create " + pattern);
+  const std::string secondary_path = pattern;
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } cleanup{secondary_path};
+
+  rocksdb::DBOptions options;
+  options.max_open_files = -1;  // required of a secondary
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& family : families) {
+    descriptors.emplace_back(family, rocksdb::ColumnFamilyOptions());
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  CAIRN_RETURN_IF_ERROR(
+      FromRocks(rocksdb::DB::OpenAsSecondary(options, dir, secondary_path, descriptors, &handles,
+                                             &raw),
+                "open projections at " + dir + " as a secondary"));
+  std::unique_ptr<rocksdb::DB> db(raw);
+  Status caught_up = FromRocks(db->TryCatchUpWithPrimary(), "catch up with the primary");
+  std::vector<ProjectionSummary> summaries;
+  Status result = caught_up;
+  for (const auto& name : wanted) {
+    if (!result.ok()) break;
+    for (size_t i = 0; i < families.size(); ++i) {
+      if (families[i] != name) continue;
+      auto summary = SummarizeFamily(db.get(), handles[i], nullptr, name);
+      if (!summary.ok()) {
+        result = summary.status();
+        break;
+      }
+      summaries.push_back(std::move(summary).value());
+    }
+  }
+  for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
+  db->Close().PermitUncheckedError();
+  CAIRN_RETURN_IF_ERROR(result);
+  return summaries;
+}
+
+}  // namespace cairn::projections

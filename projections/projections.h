@@ -1,0 +1,100 @@
+// Cairn's read side, as the master and the replay tools use it.
+//
+//  * Projections: the live projection DB of a master. A background thread tails the EventLog and
+//    folds every event into the views (tasks, agents, job_queue); queries read consistent
+//    snapshots. Every method is thread-safe.
+//  * RebuildProjections: a fresh projection DB from offset 0, optionally only up to an offset.
+//  * SummarizeProjectionDir (projection_engine.h): offsets and digests of a DB another process
+//    may own.
+//  * ProjectionState: the same projectors folded into memory, for "the cluster as of offset N".
+//
+// Views, keys, the exactly-once rule and digests are described in projections/README.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "events/event_log.h"
+#include "projections/projection_engine.h"
+#include "views.pb.h"
+
+namespace cairn {
+
+using views::AgentView;
+using views::JobView;
+using views::TaskView;
+
+class Projections {
+ public:
+  // Opens (creating when missing) the projection DB in `dir` and starts following `log`, which
+  // must outlive this object. A DB built from another log, or from a longer one than `log`, is
+  // wiped and rebuilt (the reason goes to stderr). Returns before the projections have caught
+  // up: readers that need an offset call WaitForOffset.
+  static Result<std::unique_ptr<Projections>> Open(const std::string& dir, EventLog* log,
+                                                   projections::EngineOptions options = {});
+  ~Projections();  // stops
+
+  // Stops following the log. Queries keep working on what was applied. Idempotent.
+  void Stop();
+
+  Result<std::optional<TaskView>> GetTask(const std::string& task_id);
+  // Every task, in submission order.
+  Result<std::vector<TaskView>> ListTasks();
+  // Every agent, by agent id.
+  Result<std::vector<AgentView>> ListAgents();
+  // The queue of `pool` ("" = every pool, one after the other in pool-name order), each pool in
+  // (priority, submission offset) order with jobs_ahead = the job's index in its pool.
+  Result<std::vector<JobView>> JobQueue(const std::string& pool);
+
+  // Every event below this offset is applied in every projection.
+  uint64_t AppliedOffset() const;
+  // Blocks until every event <= offset is applied: OK, or DeadlineExceeded after `timeout`, or
+  // Unavailable once stopped.
+  Status WaitForOffset(uint64_t offset, std::chrono::milliseconds timeout);
+
+  // Hex SHA-256 of the projection's views in key order, excluding its offset/epoch bookkeeping:
+  // equal for a live and a rebuilt projection at the same offset.
+  Result<std::string> Digest(const std::string& projection);
+  Result<projections::ProjectionSummary> Summary(const std::string& projection);
+
+ private:
+  explicit Projections(std::unique_ptr<projections::ProjectionEngine> engine)
+      : engine_(std::move(engine)) {}
+  std::unique_ptr<projections::ProjectionEngine> engine_;
+};
+
+// Builds a fresh projection DB in `out_dir` (absent or empty) from offset 0 of `log`, up to and
+// including `last_offset` when given, else to the log's current end. `names` empty = every
+// projection. Returns each projection's summary.
+Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
+    const std::string& out_dir, EventLog* log, const std::vector<std::string>& names,
+    std::optional<uint64_t> last_offset, size_t max_batch_events = 10000);
+
+// Every projector folded into memory: the state of the cluster after a prefix of the log.
+// Not thread-safe.
+class ProjectionState {
+ public:
+  ProjectionState();
+  ~ProjectionState();
+
+  // Applies the event at offset next_offset() (fenced like the live projections).
+  Status Apply(const events::Envelope& event);
+  uint64_t next_offset() const;
+
+  Result<std::optional<TaskView>> GetTask(const std::string& task_id);
+  Result<std::vector<TaskView>> ListTasks();
+  Result<std::vector<AgentView>> ListAgents();
+  Result<std::vector<JobView>> JobQueue(const std::string& pool);
+  Result<std::string> Digest(const std::string& projection);
+
+ private:
+  struct Part;
+  Result<Part*> Find(const std::string& projection);
+  std::vector<std::unique_ptr<Part>> parts_;
+};
+
+}  // namespace cairn
