@@ -55,6 +55,8 @@ std::string EnvelopeToJson(const events::Envelope& event) {
   options.always_print_primitive_fields = false;
   auto status = google::protobuf::util::MessageToJsonString(event, &out, options);
   if (!status.ok()) return "{}";
+  // proto3 JSON omits zero values; offset 0 is a real offset, so readers always get one.
+  if (event.offset() == 0 && out.size() > 1) out.insert(1, out.size() > 2 ? "\"offset\":\"0\"," : "\"offset\":\"0\"");
   return out;
 }
 

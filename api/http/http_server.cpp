@@ -140,7 +140,12 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
       bhttp::write_header(socket, serializer, ec);
       if (ec) break;
       ChunkWriter writer = [&](std::string_view chunk) {
-        if (chunk.empty()) return true;
+        if (chunk.empty()) {
+          // A liveness probe: has the client closed its end? (It sends nothing while it waits.)
+          char probe;
+          ssize_t n = ::recv(socket.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+          return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
+        }
         beast::error_code write_ec;
         net::write(socket, bhttp::make_chunk(net::const_buffer(chunk.data(), chunk.size())),
                    write_ec);

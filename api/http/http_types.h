@@ -28,7 +28,8 @@ struct Request {
   std::string Header(const std::string& lower_name) const;
 };
 
-// Writes one chunk of a streamed response. Returns false once the client has gone away.
+// Writes one chunk of a streamed response. Returns false once the client has gone away. An
+// empty chunk writes nothing and only checks that the client is still there.
 using ChunkWriter = std::function<bool(std::string_view chunk)>;
 
 struct Response {

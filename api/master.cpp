@@ -1,0 +1,106 @@
+#include "api/master.h"
+
+#include <filesystem>
+
+#include "api/agent_heartbeats.h"
+#include "api/auth.h"
+#include "api/http/http_server.h"
+#include "api/rest_api.h"
+#include "api/task_log_store.h"
+#include "commands/decision_loop.h"
+#include "events/envelope_util.h"
+#include "events/kafka/placement_topic.h"
+#include "projections/projections.h"
+
+namespace cairn {
+
+struct Master::Parts {
+  MasterConfig config;
+  std::string master_id = NewUuid();
+  std::atomic<bool> stopping{false};
+  std::unique_ptr<EventLog> log;
+  std::unique_ptr<TaskLogStore> task_logs;
+  std::unique_ptr<Authenticator> auth;
+  std::unique_ptr<commands::DecisionLoop> loop;
+  std::unique_ptr<Projections> projections;
+  std::unique_ptr<PlacementRelay> relay;
+  std::unique_ptr<AgentHeartbeats> heartbeats;
+  std::unique_ptr<RestApi> api;
+  std::unique_ptr<http::Server> server;
+  bool stopped = false;
+};
+
+Master::Master(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+Master::~Master() { Stop(); }
+
+Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
+  auto parts = std::make_unique<Parts>();
+  parts->config = config;
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir, ec);
+  if (ec) return Status::IOError("cannot create data_dir " + config.data_dir + ": " + ec.message());
+
+  CAIRN_ASSIGN_OR_RETURN(parts->log, OpenEventLog(config.log));
+  CAIRN_ASSIGN_OR_RETURN(parts->task_logs, TaskLogStore::Open(config.data_dir + "/tasklogs"));
+  CAIRN_ASSIGN_OR_RETURN(Authenticator auth, Authenticator::Open(config.data_dir + "/auth.key"));
+  parts->auth = std::make_unique<Authenticator>(std::move(auth));
+
+  parts->loop = std::make_unique<commands::DecisionLoop>(
+      parts->log.get(), commands::DecisionLoop::Options{parts->master_id});
+  CAIRN_RETURN_IF_ERROR(parts->loop->Start());
+  CAIRN_ASSIGN_OR_RETURN(parts->projections,
+                         Projections::Open(config.data_dir + "/projections", parts->log.get()));
+  if (config.log.backend == "kafka") {
+    CAIRN_ASSIGN_OR_RETURN(parts->relay,
+                           PlacementRelay::Start(parts->log.get(), config.log.brokers,
+                                                 config.log.topic_prefix,
+                                                 config.data_dir + "/placement-relay.offset"));
+  }
+  parts->heartbeats = std::make_unique<AgentHeartbeats>(
+      parts->loop.get(), std::chrono::milliseconds(
+                             static_cast<int64_t>(config.agent_timeout_seconds * 1000)));
+  parts->heartbeats->Start();
+
+  RestApiDeps deps;
+  deps.config = &parts->config;
+  deps.log = parts->log.get();
+  deps.loop = parts->loop.get();
+  deps.projections = parts->projections.get();
+  deps.task_logs = parts->task_logs.get();
+  deps.auth = parts->auth.get();
+  deps.heartbeats = parts->heartbeats.get();
+  deps.master_id = parts->master_id;
+  deps.stopping = &parts->stopping;
+  parts->api = std::make_unique<RestApi>(deps);
+  http::Server::Options options;
+  options.address = config.listen_address;
+  options.port = config.port;
+  options.max_body_bytes = config.max_request_body_bytes;
+  RestApi* api = parts->api.get();
+  parts->server = std::make_unique<http::Server>(
+      options, [api](const http::Request& request) { return api->Handle(request); });
+  CAIRN_RETURN_IF_ERROR(parts->server->Start());
+  return std::unique_ptr<Master>(new Master(std::move(parts)));
+}
+
+uint16_t Master::port() const { return parts_->server->port(); }
+
+std::string Master::url() const {
+  std::string host = parts_->config.listen_address == "0.0.0.0" ? "127.0.0.1"
+                                                                 : parts_->config.listen_address;
+  return "http://" + host + ":" + std::to_string(port());
+}
+
+void Master::Stop() {
+  if (!parts_ || parts_->stopped) return;
+  parts_->stopped = true;
+  parts_->stopping = true;
+  if (parts_->server) parts_->server->Stop();
+  if (parts_->heartbeats) parts_->heartbeats->Stop();
+  if (parts_->relay) parts_->relay->Stop();
+  if (parts_->loop) parts_->loop->Stop();
+  if (parts_->projections) parts_->projections->Stop();
+}
+
+}  // namespace cairn

@@ -1,0 +1,32 @@
+// The master process, assembled: the event log, the single writer, the projections, task logs,
+// the heartbeat monitor, the Kafka placement relay (Kafka mode) and the HTTP server. Startup is
+// replay: the writer folds the log before anything is served.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "api/master_config.h"
+#include "events/status.h"
+
+namespace cairn {
+
+class Master {
+ public:
+  // Opens everything under config.data_dir and starts serving.
+  static Result<std::unique_ptr<Master>> Start(const MasterConfig& config);
+  ~Master();  // stops
+
+  uint16_t port() const;
+  std::string url() const;
+  // Stops serving (open streams end), finishes queued commands, closes the log. Idempotent.
+  void Stop();
+
+ private:
+  struct Parts;
+  explicit Master(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace cairn

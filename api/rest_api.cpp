@@ -1,0 +1,1191 @@
+#include "api/rest_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
+
+#include "events/envelope_util.h"
+
+namespace cairn {
+
+using nlohmann::json;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Errors: one mapping from Status to HTTP and grpc-gateway's JSON shape.
+
+int GrpcCode(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 0;
+    case StatusCode::kInvalidArgument: return 3;
+    case StatusCode::kDeadlineExceeded: return 4;
+    case StatusCode::kNotFound: return 5;
+    case StatusCode::kAlreadyExists: return 6;
+    case StatusCode::kPermissionDenied: return 7;
+    case StatusCode::kResourceExhausted: return 8;
+    case StatusCode::kFailedPrecondition: return 9;
+    case StatusCode::kNotSupported: return 12;
+    case StatusCode::kUnavailable: return 14;
+    case StatusCode::kUnauthenticated: return 16;
+    case StatusCode::kCorruption:
+    case StatusCode::kIOError:
+    case StatusCode::kInternal: return 13;
+  }
+  return 2;
+}
+
+int HttpStatus(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kDeadlineExceeded: return 504;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists: return 409;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kResourceExhausted: return 413;
+    case StatusCode::kFailedPrecondition: return 409;
+    case StatusCode::kNotSupported: return 501;
+    case StatusCode::kUnavailable: return 503;
+    case StatusCode::kUnauthenticated: return 401;
+    default: return 500;
+  }
+}
+
+http::Response Error(const Status& status) {
+  http::Response response;
+  response.status = HttpStatus(status.code());
+  response.body = json{{"code", GrpcCode(status.code())},
+                       {"message", status.message()},
+                       {"details", json::array()}}
+                      .dump();
+  return response;
+}
+
+http::Response Ok(const json& body, std::optional<uint64_t> offset = std::nullopt) {
+  http::Response response;
+  response.body = body.dump();
+  if (offset) response.headers.emplace_back("Cairn-Offset", std::to_string(*offset));
+  return response;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request bodies: malformed JSON and wrong types are the caller's error, named precisely.
+
+Result<json> ParseBody(const http::Request& request, bool allow_empty = false) {
+  if (request.body.empty()) {
+    if (allow_empty) return json::object();
+    return Status::InvalidArgument("a JSON body is required");
+  }
+  json body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return Status::InvalidArgument("malformed JSON body");
+  if (!body.is_object()) return Status::InvalidArgument("the JSON body must be an object");
+  return body;
+}
+
+bool Present(const json& object, const char* key) {
+  return object.contains(key) && !object.at(key).is_null();
+}
+
+Result<std::string> GetString(const json& object, const char* key, const std::string& path,
+                              bool required) {
+  if (!Present(object, key)) {
+    if (required) return Status::InvalidArgument(path + " is required");
+    return std::string();
+  }
+  if (!object.at(key).is_string()) return Status::InvalidArgument(path + " must be a string");
+  return object.at(key).get<std::string>();
+}
+
+Result<std::optional<int64_t>> GetInt(const json& object, const char* key,
+                                      const std::string& path) {
+  if (!Present(object, key)) return std::optional<int64_t>();
+  const json& value = object.at(key);
+  if (value.is_number_integer()) return std::optional<int64_t>(value.get<int64_t>());
+  if (value.is_number_float() && value.get<double>() == static_cast<int64_t>(value.get<double>())) {
+    return std::optional<int64_t>(static_cast<int64_t>(value.get<double>()));
+  }
+  if (value.is_string()) {  // grpc-gateway sends int64 as strings
+    const std::string& text = value.get_ref<const std::string&>();
+    if (!text.empty() && text.size() < 19 &&
+        text.find_first_not_of("-0123456789") == std::string::npos) {
+      return std::optional<int64_t>(std::stoll(text));
+    }
+  }
+  return Status::InvalidArgument(path + " must be an integer");
+}
+
+Status CheckKnownKeys(const json& object, const std::string& path,
+                      const std::set<std::string>& known,
+                      const std::set<std::string>& not_supported = {}) {
+  for (const auto& [key, value] : object.items()) {
+    if (known.count(key)) continue;
+    std::string full = path.empty() ? key : path + "." + key;
+    if (not_supported.count(key)) {
+      return Status::NotSupported(full + " is not supported by Cairn yet");
+    }
+    return Status::InvalidArgument("unknown field " + full);
+  }
+  return Status::Ok();
+}
+
+std::string ProtoEnumTaskType(events::TaskType type) {
+  switch (type) {
+    case events::TASK_TYPE_COMMAND: return "COMMAND";
+    case events::TASK_TYPE_SHELL: return "SHELL";
+    case events::TASK_TYPE_NOTEBOOK: return "NOTEBOOK";
+    case events::TASK_TYPE_TENSORBOARD: return "TENSORBOARD";
+    case events::TASK_TYPE_TRIAL: return "TRIAL";
+    default: return "UNSPECIFIED";
+  }
+}
+
+// Determined's task state names for commands, shells and notebooks.
+std::string NtscState(const TaskView& task) {
+  switch (task.state()) {
+    case views::TASK_STATE_QUEUED: return "STATE_QUEUED";
+    case views::TASK_STATE_ASSIGNED: return "STATE_STARTING";
+    case views::TASK_STATE_RUNNING: return "STATE_RUNNING";
+    case views::TASK_STATE_TERMINATING: return "STATE_TERMINATING";
+    case views::TASK_STATE_TERMINATED: return "STATE_TERMINATED";
+    default: return "STATE_UNSPECIFIED";
+  }
+}
+
+json ConfigOf(const TaskView& task) {
+  json config = json::parse(task.config_json(), nullptr, false);
+  return config.is_discarded() || config.is_null() ? json::object() : config;
+}
+
+// The v1Command shape, with Cairn's extra facts under "cairn".
+json CommandJson(const TaskView& task) {
+  auto user = Authenticator::FindUser(task.user());
+  json command = {{"id", task.task_id()},
+                  {"description", task.description()},
+                  {"state", NtscState(task)},
+                  {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
+                  {"username", task.user()},
+                  {"userId", user.ok() ? user->id : 0},
+                  {"displayName", task.user()},
+                  {"resourcePool", task.resource_pool()},
+                  {"jobId", task.job_id()},
+                  {"workspaceId", 1}};
+  if (task.state() == views::TASK_STATE_TERMINATED) command["exitStatus"] = task.exit_reason();
+  json cairn = {{"slots", task.slots()},
+                {"priority", task.priority()},
+                {"agentId", task.agent_id()},
+                {"allocationId", task.allocation_id()},
+                {"placementReason", task.placement_reason()},
+                {"killRequested", task.kill_requested()}};
+  if (task.has_exit_code()) cairn["exitCode"] = task.exit_code();
+  if (task.has_signal()) cairn["signal"] = task.signal();
+  if (task.end_time_unix_micros() != 0) {
+    cairn["endTime"] = FormatRfc3339(task.end_time_unix_micros());
+  }
+  command["cairn"] = cairn;
+  return command;
+}
+
+std::string AllocationState(const TaskView& task) {
+  switch (task.state()) {
+    case views::TASK_STATE_ASSIGNED: return "STATE_STARTING";
+    case views::TASK_STATE_RUNNING: return "STATE_RUNNING";
+    case views::TASK_STATE_TERMINATING: return "STATE_TERMINATING";
+    case views::TASK_STATE_TERMINATED: return "STATE_TERMINATED";
+    default: return "STATE_QUEUED";
+  }
+}
+
+// The v1Task shape used by `det shell/notebook start` polling and `det task`.
+json TaskJson(const TaskView& task) {
+  json allocations = json::array();
+  if (!task.allocation_id().empty()) {
+    allocations.push_back({{"taskId", task.task_id()},
+                           {"allocationId", task.allocation_id()},
+                           {"state", AllocationState(task)},
+                           {"slots", task.slots()},
+                           {"isReady", task.state() == views::TASK_STATE_RUNNING},
+                           {"resourcePool", task.resource_pool()}});
+  }
+  json out = {{"taskId", task.task_id()},
+              {"taskType", "TASK_TYPE_" + ProtoEnumTaskType(task.task_type())},
+              {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
+              {"allocations", allocations}};
+  if (task.end_time_unix_micros() != 0) {
+    out["endTime"] = FormatRfc3339(task.end_time_unix_micros());
+  }
+  // Cairn's own facts: where the task is and why, from the recorded events.
+  std::string latest_reason = task.state() == views::TASK_STATE_QUEUED
+                                  ? "queued: waiting for " + std::to_string(task.slots()) +
+                                        " free slot(s) in pool " + task.resource_pool()
+                                  : task.state() == views::TASK_STATE_TERMINATED
+                                        ? task.exit_reason()
+                                        : task.placement_reason();
+  json cairn = {{"state", views::TaskState_Name(task.state())},
+                {"agentId", task.agent_id()},
+                {"slotIds", json(std::vector<int32_t>(task.slot_ids().begin(),
+                                                      task.slot_ids().end()))},
+                {"placementReason", task.placement_reason()},
+                {"latestReason", latest_reason},
+                {"exitReason", task.exit_reason()},
+                {"lastEventOffset", std::to_string(task.last_event_offset())}};
+  if (task.has_exit_code()) cairn["exitCode"] = task.exit_code();
+  if (task.has_signal()) cairn["signal"] = task.signal();
+  out["cairn"] = cairn;
+  return out;
+}
+
+std::string SlotType(const AgentView& agent) {
+  for (const auto& device : agent.devices()) {
+    if (device.type() == "cuda") return "TYPE_CUDA";
+  }
+  return "TYPE_CPU";
+}
+
+json AgentJson(const AgentView& agent) {
+  std::map<int32_t, std::string> slot_owner;
+  for (const auto& allocation : agent.allocations()) {
+    for (int32_t slot : allocation.slot_ids()) slot_owner[slot] = allocation.allocation_id();
+  }
+  json slots = json::object();
+  std::string type = SlotType(agent);
+  std::string brand = agent.devices_size() > 0 ? agent.devices(0).brand() : "Artificial";
+  for (int32_t i = 0; i < agent.slot_count(); ++i) {
+    json device = {{"id", i}, {"brand", brand}, {"uuid", ""}, {"type", type}};
+    if (i < agent.devices_size()) {
+      device["brand"] = agent.devices(i).brand();
+      device["uuid"] = agent.devices(i).uuid();
+    }
+    json slot = {{"id", std::to_string(i)},
+                 {"enabled", agent.enabled()},
+                 {"draining", agent.draining()},
+                 {"device", device}};
+    auto owner = slot_owner.find(i);
+    if (owner != slot_owner.end()) {
+      slot["container"] = {{"id", owner->second}, {"state", "STATE_RUNNING"}};
+    }
+    slots["/agents/" + agent.agent_id() + "/slots/" + std::to_string(i)] = slot;
+  }
+  int disabled = agent.enabled() ? 0 : agent.slot_count();
+  int draining = agent.draining() ? agent.slot_count() : 0;
+  json stats = {{"disabled", disabled}, {"draining", draining}, {"total", agent.slot_count()}};
+  return {{"id", agent.agent_id()},
+          {"registeredTime", FormatRfc3339(agent.registered_time_unix_micros())},
+          {"slots", slots},
+          {"resourcePools", json::array({agent.resource_pool()})},
+          {"enabled", agent.enabled()},
+          {"draining", agent.draining()},
+          {"addresses", json::array({agent.hostname()})},
+          {"version", agent.version()},
+          {"slotStats", {{"typeStats", {{type, stats}}}, {"brandStats", {{brand, stats}}}}},
+          {"cairn",
+           {{"connected", agent.connected()},
+            {"incarnation", agent.incarnation()},
+            {"runningAllocations", agent.allocations_size()}}}};
+}
+
+std::string JobTypeName(events::TaskType type) { return "TYPE_" + ProtoEnumTaskType(type); }
+
+struct Paging {
+  size_t offset = 0;
+  size_t limit = 0;  // 0 = all
+};
+
+Result<Paging> ReadPaging(const http::Request& request) {
+  Paging paging;
+  for (const char* name : {"offset", "limit"}) {
+    std::string text = request.QueryParam(name);
+    if (text.empty()) continue;
+    if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+      return Status::InvalidArgument(std::string(name) + " must be a non-negative integer");
+    }
+    (std::string(name) == "offset" ? paging.offset : paging.limit) = std::stoul(text);
+  }
+  return paging;
+}
+
+template <typename T>
+std::pair<std::vector<T>, json> Page(std::vector<T> items, const Paging& paging) {
+  size_t total = items.size();
+  size_t start = std::min(paging.offset, total);
+  size_t end = paging.limit == 0 ? total : std::min(total, start + paging.limit);
+  std::vector<T> page(std::make_move_iterator(items.begin() + start),
+                      std::make_move_iterator(items.begin() + end));
+  json pagination = {{"offset", paging.offset}, {"limit", paging.limit}, {"startIndex", start},
+                     {"endIndex", end},         {"total", total}};
+  return {std::move(page), pagination};
+}
+
+// Splits "/api/v1/tasks/x/logs" into {"api","v1","tasks","x","logs"}.
+std::vector<std::string> Segments(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    if (slash > start) parts.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+// Everything one request needs; the handlers below are its methods.
+class RequestContext {
+ public:
+  RequestContext(const RestApiDeps& deps, const http::Request& request)
+      : deps_(deps), request_(request) {}
+
+  http::Response Dispatch();
+
+ private:
+  // Auth: a valid bearer token names the user; no token acts as "determined".
+  Status Authenticate();
+  commands::CommandMeta Meta(const std::string& actor) const {
+    return {actor, correlation_id_, request_.Header("idempotency-key"), NowUnixMicros()};
+  }
+  std::string UserActor() const { return "user:" + user_.username; }
+  Result<commands::Outcome> Execute(commands::Command command, const std::string& actor) {
+    return deps_.loop->Execute(std::move(command), Meta(actor));
+  }
+  // Waits until the projections have applied `offset`.
+  Status WaitFor(uint64_t offset);
+  // Honors ?minOffset= / Cairn-Min-Offset on reads.
+  Status WaitForRequestedOffset();
+  Result<TaskView> LoadTask(const std::string& task_id);
+
+  http::Response Info();
+  http::Response MasterInfo();
+  http::Response Login();
+  http::Response Me();
+  http::Response Workspaces();
+  http::Response ResourcePools();
+  http::Response LaunchCommand();
+  http::Response ListCommands();
+  http::Response GetCommand(const std::string& id);
+  http::Response KillTask(const std::string& id, bool as_command);
+  http::Response ListTasks();
+  http::Response GetTask(const std::string& id);
+  http::Response TaskLogs(const std::string& id);
+  http::Response PostTaskLogs();
+  http::Response ListAgents();
+  http::Response GetAgent(const std::string& id);
+  http::Response EnableAgent(const std::string& id, bool enable);
+  http::Response RegisterAgent(const std::string& id);
+  http::Response AgentHeartbeat(const std::string& id);
+  http::Response AllocationReport(const std::string& allocation_id, bool started);
+  http::Response JobQueue();
+  http::Response EventTail();
+
+  const RestApiDeps& deps_;
+  const http::Request& request_;
+  User user_{2, "determined", false};
+  std::string correlation_id_ = NewUuid();
+};
+
+http::Response RestApi::Handle(const http::Request& request) {
+  RequestContext context(deps_, request);
+  return context.Dispatch();
+}
+
+Status RequestContext::Authenticate() {
+  std::string header = request_.Header("authorization");
+  if (header.empty()) return Status::Ok();
+  const std::string bearer = "Bearer ";
+  if (header.rfind(bearer, 0) != 0) {
+    return Status::Unauthenticated("Authorization must be 'Bearer <token>'");
+  }
+  CAIRN_ASSIGN_OR_RETURN(user_, deps_.auth->Verify(header.substr(bearer.size())));
+  return Status::Ok();
+}
+
+Status RequestContext::WaitFor(uint64_t offset) {
+  return deps_.projections->WaitForOffset(offset, std::chrono::seconds(10));
+}
+
+Status RequestContext::WaitForRequestedOffset() {
+  std::string text = request_.QueryParam("minOffset");
+  if (text.empty()) text = request_.Header("cairn-min-offset");
+  if (text.empty()) return Status::Ok();
+  if (text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::InvalidArgument("minOffset must be a non-negative integer");
+  }
+  return WaitFor(std::stoull(text));
+}
+
+Result<TaskView> RequestContext::LoadTask(const std::string& task_id) {
+  CAIRN_ASSIGN_OR_RETURN(auto task, deps_.projections->GetTask(task_id));
+  if (!task) return Status::NotFound("task " + task_id + " not found");
+  return *task;
+}
+
+http::Response RequestContext::Dispatch() {
+  const auto parts = Segments(request_.path);
+  const std::string& method = request_.method;
+  auto is = [&](std::initializer_list<const char*> expected) {
+    if (parts.size() != expected.size()) return false;
+    size_t i = 0;
+    for (const char* e : expected) {
+      if (std::string(e) != "*" && parts[i] != e) return false;
+      ++i;
+    }
+    return true;
+  };
+  auto method_not_allowed = [&] {
+    http::Response response = Error(
+        Status::InvalidArgument("method " + method + " is not allowed on " + request_.path));
+    response.status = 405;
+    return response;
+  };
+
+  if (is({"info"})) return method == "GET" ? Info() : method_not_allowed();
+  if (is({"api", "v1", "auth", "login"})) return method == "POST" ? Login() : method_not_allowed();
+
+  // Agents speak the protocol of agent/PROTOCOL.md; they carry no user token.
+  if (is({"api", "v1", "agents", "*", "register"})) {
+    return method == "POST" ? RegisterAgent(parts[3]) : method_not_allowed();
+  }
+  if (is({"api", "v1", "agents", "*", "heartbeat"})) {
+    return method == "POST" ? AgentHeartbeat(parts[3]) : method_not_allowed();
+  }
+  if (is({"api", "v1", "allocations", "*", "started"}) ||
+      is({"api", "v1", "allocations", "*", "exited"})) {
+    return method == "POST" ? AllocationReport(parts[3], parts[4] == "started")
+                            : method_not_allowed();
+  }
+  if (is({"api", "v1", "task", "logs"})) return method == "POST" ? PostTaskLogs() : method_not_allowed();
+
+  if (Status auth = Authenticate(); !auth.ok()) return Error(auth);
+  if (method == "GET") {
+    if (Status waited = WaitForRequestedOffset(); !waited.ok()) return Error(waited);
+  }
+
+  if (is({"api", "v1", "auth", "logout"})) return Ok(json::object());
+  if (is({"api", "v1", "me"})) return method == "GET" ? Me() : method_not_allowed();
+  if (is({"api", "v1", "master"})) return method == "GET" ? MasterInfo() : method_not_allowed();
+  if (is({"api", "v1", "workspaces"})) return method == "GET" ? Workspaces() : method_not_allowed();
+  if (is({"api", "v1", "resource-pools"})) {
+    return method == "GET" ? ResourcePools() : method_not_allowed();
+  }
+  if (is({"api", "v1", "commands"})) {
+    if (method == "POST") return LaunchCommand();
+    if (method == "GET") return ListCommands();
+    return method_not_allowed();
+  }
+  if (is({"api", "v1", "commands", "*"})) {
+    return method == "GET" ? GetCommand(parts[3]) : method_not_allowed();
+  }
+  if (is({"api", "v1", "commands", "*", "kill"}) || is({"api", "v1", "tasks", "*", "kill"})) {
+    return method == "POST" ? KillTask(parts[3], parts[2] == "commands") : method_not_allowed();
+  }
+  if (is({"api", "v1", "tasks"})) return method == "GET" ? ListTasks() : method_not_allowed();
+  if (is({"api", "v1", "tasks", "*"})) return method == "GET" ? GetTask(parts[3]) : method_not_allowed();
+  if (is({"api", "v1", "tasks", "*", "logs"})) {
+    return method == "GET" ? TaskLogs(parts[3]) : method_not_allowed();
+  }
+  if (is({"api", "v1", "agents"})) return method == "GET" ? ListAgents() : method_not_allowed();
+  if (is({"api", "v1", "agents", "*"})) {
+    return method == "GET" ? GetAgent(parts[3]) : method_not_allowed();
+  }
+  if (is({"api", "v1", "agents", "*", "enable"}) || is({"api", "v1", "agents", "*", "disable"})) {
+    return method == "POST" ? EnableAgent(parts[3], parts[4] == "enable") : method_not_allowed();
+  }
+  if (is({"api", "v1", "job-queues-v2"})) return method == "GET" ? JobQueue() : method_not_allowed();
+  if (is({"api", "v1", "events"})) return method == "GET" ? EventTail() : method_not_allowed();
+
+  // Determined endpoints whose features arrive with later work answer clearly, not with a 404.
+  if (parts.size() >= 3 && parts[0] == "api" && parts[1] == "v1") {
+    static const std::map<std::string, std::string> kLater = {
+        {"experiments", "experiments"},     {"trials", "experiments and trials"},
+        {"templates", "configuration templates"}, {"models", "the model registry"},
+        {"shells", "shells"},               {"notebooks", "notebooks"},
+        {"tensorboards", "TensorBoards"},   {"job-queues", "job queue updates"},
+        {"checkpoints", "checkpoints"}};
+    auto later = kLater.find(parts[2]);
+    if (later != kLater.end()) {
+      return Error(Status::NotSupported(later->second + " are not supported by this Cairn master yet"));
+    }
+  }
+  return Error(Status::NotFound("no route for " + method + " " + request_.path));
+}
+
+http::Response RequestContext::Info() {
+  return Ok({{"version", kDeterminedApiVersion},
+             {"master_id", deps_.master_id},
+             {"cluster_id", deps_.config->cluster_name},
+             {"cluster_name", deps_.config->cluster_name},
+             {"telemetry", {{"enabled", false}}},
+             {"sso_providers", json::array()},
+             {"rbac_enabled", false},
+             {"cairn_version", kCairnVersion}});
+}
+
+http::Response RequestContext::MasterInfo() {
+  return Ok({{"version", kDeterminedApiVersion},
+             {"masterId", deps_.master_id},
+             {"clusterId", deps_.config->cluster_name},
+             {"clusterName", deps_.config->cluster_name},
+             {"strictJobQueueControl", false},
+             {"hasCustomLogo", false},
+             {"telemetryEnabled", false},
+             {"rbacEnabled", false},
+             {"product", "Cairn"},
+             {"cairn",
+              {{"version", kCairnVersion},
+               {"log", deps_.log->Describe()},
+               {"writerEpoch", deps_.loop->writer_epoch()},
+               {"appliedOffset", std::to_string(deps_.projections->AppliedOffset())}}}});
+}
+
+http::Response RequestContext::Login() {
+  auto body = ParseBody(request_);
+  if (!body.ok()) return Error(body.status());
+  auto username = GetString(*body, "username", "username", true);
+  if (!username.ok()) return Error(username.status());
+  auto password = GetString(*body, "password", "password", false);
+  if (!password.ok()) return Error(password.status());
+  bool is_hashed = Present(*body, "isHashed") && body->at("isHashed").is_boolean() &&
+                   body->at("isHashed").get<bool>();
+  auto token = deps_.auth->Login(*username, *password, is_hashed);
+  if (!token.ok()) return Error(token.status());
+  auto user = Authenticator::FindUser(*username);
+  return Ok({{"token", *token},
+             {"user",
+              {{"id", user->id},
+               {"username", user->username},
+               {"admin", user->admin},
+               {"active", true},
+               {"displayName", user->username}}}});
+}
+
+http::Response RequestContext::Me() {
+  return Ok({{"user",
+              {{"id", user_.id},
+               {"username", user_.username},
+               {"admin", user_.admin},
+               {"active", true},
+               {"displayName", user_.username}}}});
+}
+
+http::Response RequestContext::Workspaces() {
+  json workspace = {{"id", 1},           {"name", "Uncategorized"},
+                    {"archived", false}, {"errorMessage", ""},
+                    {"immutable", true}, {"numExperiments", 0},
+                    {"numProjects", 1},  {"pinned", false},
+                    {"state", "WORKSPACE_STATE_UNSPECIFIED"},
+                    {"userId", 1},       {"username", "admin"}};
+  return Ok({{"workspaces", json::array({workspace})},
+             {"pagination", {{"endIndex", 1}, {"total", 1}}}});
+}
+
+http::Response RequestContext::ResourcePools() {
+  auto agents = deps_.projections->ListAgents();
+  if (!agents.ok()) return Error(agents.status());
+  auto tasks = deps_.projections->ListTasks();
+  if (!tasks.ok()) return Error(tasks.status());
+  struct PoolStats {
+    int agents = 0, slots = 0, used = 0, aux_running = 0;
+  };
+  std::map<std::string, PoolStats> pools{{commands::kDefaultPool, {}}};
+  for (const auto& agent : *agents) {
+    PoolStats& stats = pools[agent.resource_pool()];
+    if (!agent.connected()) continue;
+    stats.agents++;
+    stats.slots += agent.slot_count();
+    for (const auto& allocation : agent.allocations()) {
+      stats.used += allocation.slot_ids_size();
+      if (allocation.slot_ids_size() == 0) stats.aux_running++;
+    }
+  }
+  json list = json::array();
+  for (const auto& [name, stats] : pools) {
+    bool is_default = name == commands::kDefaultPool;
+    list.push_back({{"name", name},
+                    {"description", ""},
+                    {"type", "RESOURCE_POOL_TYPE_STATIC"},
+                    {"defaultComputePool", is_default},
+                    {"defaultAuxPool", is_default},
+                    {"preemptible", false},
+                    {"numAgents", stats.agents},
+                    {"slotsAvailable", stats.slots},
+                    {"slotsUsed", stats.used},
+                    {"auxContainerCapacity",
+                     stats.agents * commands::kMaxZeroSlotContainersPerAgent},
+                    {"auxContainersRunning", stats.aux_running},
+                    {"auxContainerCapacityPerAgent", commands::kMaxZeroSlotContainersPerAgent},
+                    {"minAgents", 0},
+                    {"maxAgents", 0},
+                    {"slotType", "TYPE_CPU"},
+                    {"schedulerType", "SCHEDULER_TYPE_PRIORITY"},
+                    {"schedulerFittingPolicy", "FITTING_POLICY_BEST"},
+                    {"location", "on-prem"},
+                    {"imageId", ""},
+                    {"instanceType", ""},
+                    {"masterUrl", ""},
+                    {"masterCertName", ""},
+                    {"startupScript", ""},
+                    {"containerStartupScript", ""},
+                    {"agentDockerNetwork", ""},
+                    {"agentDockerRuntime", ""},
+                    {"agentDockerImage", ""},
+                    {"agentFluentImage", ""},
+                    {"maxIdleAgentPeriod", 0},
+                    {"maxAgentStartingPeriod", 0},
+                    {"details", json::object()},
+                    {"resourceManagerMetadata", json::object()},
+                    {"clusterName", deps_.config->cluster_name}});
+  }
+  return Ok({{"resourcePools", list},
+             {"pagination", {{"endIndex", list.size()}, {"total", list.size()}}}});
+}
+
+http::Response RequestContext::LaunchCommand() {
+  auto body = ParseBody(request_);
+  if (!body.ok()) return Error(body.status());
+  if (Status known = CheckKnownKeys(*body, "", {"config", "templateName", "files", "data", "workspaceId"});
+      !known.ok()) {
+    return Error(known);
+  }
+  if (Present(*body, "templateName")) {
+    return Error(Status::NotSupported("configuration templates are not supported by Cairn yet"));
+  }
+  if (Present(*body, "files") && !(body->at("files").is_array() && body->at("files").empty())) {
+    return Error(Status::NotSupported("uploading a context (--context) is not supported for commands yet"));
+  }
+  if (Present(*body, "data") && !(body->at("data").is_string() && body->at("data").get<std::string>().empty())) {
+    return Error(Status::NotSupported("command data is not supported by Cairn yet"));
+  }
+  if (!Present(*body, "config") || !body->at("config").is_object()) {
+    return Error(Status::InvalidArgument("config must be an object with an entrypoint"));
+  }
+  const json& config = body->at("config");
+  if (Status known = CheckKnownKeys(config, "config",
+                                    {"entrypoint", "description", "resources", "environment",
+                                     "work_dir"},
+                                    {"bind_mounts", "tensorboard_args", "idle_timeout",
+                                     "notebook_idle_type", "debug", "pbs", "slurm"});
+      !known.ok()) {
+    return Error(known);
+  }
+  commands::SubmitTask submit;
+  submit.task_id = NewUuid();
+  submit.job_id = submit.task_id;
+  submit.spec.set_task_type(events::TASK_TYPE_COMMAND);
+  submit.spec.set_user(user_.username);
+  json effective = json::object();
+
+  if (!Present(config, "entrypoint")) return Error(Status::InvalidArgument("config.entrypoint is required"));
+  const json& entrypoint = config.at("entrypoint");
+  if (entrypoint.is_string()) {
+    // A string runs through the shell, as Determined does.
+    if (entrypoint.get<std::string>().empty()) {
+      return Error(Status::InvalidArgument("config.entrypoint must not be empty"));
+    }
+    submit.spec.add_entrypoint("/bin/sh");
+    submit.spec.add_entrypoint("-c");
+    submit.spec.add_entrypoint(entrypoint.get<std::string>());
+  } else if (entrypoint.is_array() && !entrypoint.empty()) {
+    for (const auto& arg : entrypoint) {
+      if (!arg.is_string()) {
+        return Error(Status::InvalidArgument("config.entrypoint must be a list of strings"));
+      }
+      submit.spec.add_entrypoint(arg.get<std::string>());
+    }
+  } else {
+    return Error(Status::InvalidArgument("config.entrypoint must be a non-empty list of strings or a string"));
+  }
+  effective["entrypoint"] = entrypoint;
+
+  auto description = GetString(config, "description", "config.description", false);
+  if (!description.ok()) return Error(description.status());
+  if (description->empty()) {
+    std::string joined;
+    for (const auto& arg : entrypoint.is_string() ? json::array({entrypoint}) : entrypoint) {
+      joined += (joined.empty() ? "" : " ") + arg.get<std::string>();
+    }
+    if (joined.size() > 60) joined = joined.substr(0, 57) + "...";
+    *description = "Command (" + joined + ")";
+  }
+  submit.spec.set_description(*description);
+  effective["description"] = *description;
+
+  submit.resources.set_slots(1);  // Determined's default when the request omits it
+  if (Present(config, "resources")) {
+    const json& resources = config.at("resources");
+    if (!resources.is_object()) return Error(Status::InvalidArgument("config.resources must be an object"));
+    if (Status known = CheckKnownKeys(resources, "config.resources",
+                                      {"slots", "priority", "weight", "resource_pool"},
+                                      {"max_slots", "shm_size", "devices"});
+        !known.ok()) {
+      return Error(known);
+    }
+    auto slots = GetInt(resources, "slots", "config.resources.slots");
+    if (!slots.ok()) return Error(slots.status());
+    if (*slots) {
+      if (**slots < 0 || **slots > 4096) {
+        return Error(Status::InvalidArgument("config.resources.slots must be between 0 and 4096"));
+      }
+      submit.resources.set_slots(static_cast<int32_t>(**slots));
+    }
+    auto priority = GetInt(resources, "priority", "config.resources.priority");
+    if (!priority.ok()) return Error(priority.status());
+    if (*priority) {
+      if (**priority < 1 || **priority > 99) {
+        return Error(Status::InvalidArgument("config.resources.priority must be between 1 and 99"));
+      }
+      submit.resources.set_priority(static_cast<int32_t>(**priority));
+    }
+    if (Present(resources, "weight")) {
+      if (!resources.at("weight").is_number() || resources.at("weight").get<double>() <= 0) {
+        return Error(Status::InvalidArgument("config.resources.weight must be a positive number"));
+      }
+      submit.resources.set_weight(resources.at("weight").get<double>());
+    }
+    auto pool = GetString(resources, "resource_pool", "config.resources.resource_pool", false);
+    if (!pool.ok()) return Error(pool.status());
+    submit.resources.set_resource_pool(*pool);
+  }
+  if (Present(config, "environment")) {
+    const json& environment = config.at("environment");
+    if (!environment.is_object()) {
+      return Error(Status::InvalidArgument("config.environment must be an object"));
+    }
+    if (Status known = CheckKnownKeys(environment, "config.environment", {"environment_variables"},
+                                      {"image", "ports", "proxy_ports", "registry_auth",
+                                       "force_pull_image", "pod_spec", "add_capabilities",
+                                       "drop_capabilities"});
+        !known.ok()) {
+      return Error(known);
+    }
+    if (Present(environment, "environment_variables")) {
+      const json& variables = environment.at("environment_variables");
+      if (!variables.is_array()) {
+        return Error(Status::NotSupported(
+            "config.environment.environment_variables per device type is not supported yet; use a list of KEY=VALUE"));
+      }
+      for (const auto& variable : variables) {
+        if (!variable.is_string() || variable.get<std::string>().find('=') == std::string::npos) {
+          return Error(Status::InvalidArgument(
+              "config.environment.environment_variables entries must be KEY=VALUE strings"));
+        }
+        submit.spec.add_environment_variables(variable.get<std::string>());
+      }
+      effective["environment"] = {{"environment_variables", variables}};
+    }
+  }
+  auto work_dir = GetString(config, "work_dir", "config.work_dir", false);
+  if (!work_dir.ok()) return Error(work_dir.status());
+  if (!work_dir->empty()) {
+    submit.spec.set_work_dir(*work_dir);
+    effective["work_dir"] = *work_dir;
+  }
+  effective["resources"] = {{"slots", submit.resources.slots()},
+                            {"resource_pool", submit.resources.resource_pool().empty()
+                                                  ? commands::kDefaultPool
+                                                  : submit.resources.resource_pool()},
+                            {"priority", submit.resources.priority() == 0
+                                             ? commands::kDefaultPriority
+                                             : submit.resources.priority()}};
+  submit.config_json = effective.dump();
+
+  auto outcome = Execute(std::move(submit), UserActor());
+  if (!outcome.ok()) return Error(outcome.status());
+  if (Status waited = WaitFor(outcome->offset); !waited.ok()) return Error(waited);
+  auto task = LoadTask(outcome->entity_id);
+  if (!task.ok()) return Error(task.status());
+  return Ok({{"command", CommandJson(*task)}, {"config", ConfigOf(*task)}, {"warnings", json::array()}},
+            outcome->offset);
+}
+
+http::Response RequestContext::ListCommands() {
+  auto tasks = deps_.projections->ListTasks();
+  if (!tasks.ok()) return Error(tasks.status());
+  auto users = request_.QueryParams("users");
+  json list = json::array();
+  for (const auto& task : *tasks) {
+    if (task.task_type() != events::TASK_TYPE_COMMAND) continue;
+    if (!users.empty() && std::find(users.begin(), users.end(), task.user()) == users.end()) continue;
+    list.push_back(CommandJson(task));
+  }
+  return Ok({{"commands", list}});
+}
+
+http::Response RequestContext::GetCommand(const std::string& id) {
+  auto task = LoadTask(id);
+  if (!task.ok()) return Error(task.status());
+  if (task->task_type() != events::TASK_TYPE_COMMAND) {
+    return Error(Status::NotFound("command " + id + " not found"));
+  }
+  return Ok({{"command", CommandJson(*task)}, {"config", ConfigOf(*task)}});
+}
+
+http::Response RequestContext::KillTask(const std::string& id, bool as_command) {
+  auto outcome = Execute(commands::KillTask{id, "killed by " + user_.username}, UserActor());
+  if (!outcome.ok()) return Error(outcome.status());
+  if (Status waited = WaitFor(outcome->offset); !waited.ok()) return Error(waited);
+  auto task = LoadTask(id);
+  if (!task.ok()) return Error(task.status());
+  if (as_command) return Ok({{"command", CommandJson(*task)}}, outcome->offset);
+  return Ok(json::object(), outcome->offset);
+}
+
+http::Response RequestContext::ListTasks() {
+  auto tasks = deps_.projections->ListTasks();
+  if (!tasks.ok()) return Error(tasks.status());
+  json summaries = json::object();
+  for (const auto& task : *tasks) {
+    if (task.allocation_id().empty() || task.state() == views::TASK_STATE_TERMINATED) continue;
+    json devices = json::array();
+    for (int32_t slot : task.slot_ids()) devices.push_back({{"id", slot}, {"type", "TYPE_CPU"}});
+    summaries[task.allocation_id()] = {
+        {"taskId", task.task_id()},
+        {"allocationId", task.allocation_id()},
+        {"name", task.description()},
+        {"slotsNeeded", task.slots()},
+        {"registeredTime", FormatRfc3339(task.submit_time_unix_micros())},
+        {"resourcePool", task.resource_pool()},
+        {"priority", task.priority()},
+        {"resources",
+         json::array({{{"containerId", task.allocation_id()},
+                       {"agentDevices", {{task.agent_id(), devices}}}}})}};
+  }
+  return Ok({{"allocationIdToSummary", summaries}});
+}
+
+http::Response RequestContext::GetTask(const std::string& id) {
+  auto task = LoadTask(id);
+  if (!task.ok()) return Error(task.status());
+  return Ok({{"task", TaskJson(*task)}});
+}
+
+http::Response RequestContext::TaskLogs(const std::string& id) {
+  auto task = LoadTask(id);
+  if (!task.ok()) return Error(task.status());
+  bool follow = request_.QueryParam("follow") == "true";
+  http::Response response;
+  response.content_type = "application/x-ndjson";
+  const RestApiDeps deps = deps_;
+  response.stream = [deps, id, follow](const http::ChunkWriter& write) {
+    std::string cursor;
+    int64_t line_number = 0;
+    while (!deps.stopping->load()) {
+      uint64_t seen = deps.task_logs->version();
+      // Agents ship a task's last lines before they report its exit, so once the exit is
+      // visible, one more read returns everything there will ever be.
+      bool ended = false;
+      if (follow) {
+        auto current = deps.projections->GetTask(id);
+        ended = !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
+      }
+      while (true) {
+        auto lines = deps.task_logs->Read(id, &cursor, 1000);
+        if (!lines.ok()) {
+          write(json{{"error", {{"message", lines.status().message()}}}}.dump() + "\n");
+          return;
+        }
+        if (lines->empty()) break;
+        std::string chunk;
+        for (const auto& line : *lines) {
+          json result = {{"id", std::to_string(line_number++)},
+                         {"taskId", id},
+                         {"allocationId", line.allocation_id},
+                         {"agentId", line.agent_id},
+                         {"timestamp", FormatRfc3339(line.timestamp_unix_micros)},
+                         {"level", line.stdtype == "stderr" ? "LOG_LEVEL_ERROR" : "LOG_LEVEL_INFO"},
+                         {"stdtype", line.stdtype},
+                         {"source", "task"},
+                         {"message", line.text},
+                         {"log", line.text}};
+          chunk += json{{"result", result}}.dump() + "\n";
+        }
+        if (!write(chunk)) return;
+      }
+      if (!follow || ended) return;
+      deps.task_logs->WaitForAppend(seen, std::chrono::milliseconds(250));
+      if (!write("")) return;
+    }
+  };
+  return response;
+}
+
+http::Response RequestContext::PostTaskLogs() {
+  auto body = ParseBody(request_);
+  if (!body.ok()) return Error(body.status());
+  if (!Present(*body, "logs") || !body->at("logs").is_array()) {
+    return Error(Status::InvalidArgument("logs must be a list"));
+  }
+  std::vector<TaskLogLine> lines;
+  for (const auto& entry : body->at("logs")) {
+    if (!entry.is_object()) return Error(Status::InvalidArgument("each log entry must be an object"));
+    TaskLogLine line;
+    auto task_id = GetString(entry, "taskId", "logs[].taskId", true);
+    auto allocation_id = GetString(entry, "allocationId", "logs[].allocationId", true);
+    auto agent_id = GetString(entry, "agentId", "logs[].agentId", false);
+    auto stdtype = GetString(entry, "stdtype", "logs[].stdtype", false);
+    auto text = GetString(entry, "log", "logs[].log", true);
+    auto timestamp = GetString(entry, "timestamp", "logs[].timestamp", false);
+    auto seq = GetInt(entry, "seq", "logs[].seq");
+    for (const Status* s : {&task_id.status(), &allocation_id.status(), &agent_id.status(),
+                            &stdtype.status(), &text.status(), &timestamp.status(), &seq.status()}) {
+      if (!s->ok()) return Error(*s);
+    }
+    if (!*seq || **seq < 0) return Error(Status::InvalidArgument("logs[].seq must be a non-negative integer"));
+    line.task_id = *task_id;
+    line.allocation_id = *allocation_id;
+    line.agent_id = *agent_id;
+    line.stdtype = stdtype->empty() ? "stdout" : *stdtype;
+    line.text = *text;
+    line.seq = **seq;
+    line.timestamp_unix_micros = NowUnixMicros();
+    if (!timestamp->empty()) {
+      auto parsed = ParseTimeToUnixMicros(*timestamp);
+      if (!parsed.ok()) return Error(parsed.status());
+      line.timestamp_unix_micros = *parsed;
+    }
+    lines.push_back(std::move(line));
+  }
+  bool known = true;
+  deps_.loop->Read([&](const commands::DecisionState& state) {
+    for (const auto& line : lines) {
+      if (!state.FindTask(line.task_id)) known = false;
+    }
+  });
+  if (!known) return Error(Status::NotFound("logs for an unknown task"));
+  if (Status stored = deps_.task_logs->Append(lines); !stored.ok()) return Error(stored);
+  return Ok(json::object());
+}
+
+http::Response RequestContext::ListAgents() {
+  auto agents = deps_.projections->ListAgents();
+  if (!agents.ok()) return Error(agents.status());
+  json list = json::array();
+  for (const auto& agent : *agents) list.push_back(AgentJson(agent));
+  return Ok({{"agents", list}, {"pagination", {{"endIndex", list.size()}, {"total", list.size()}}}});
+}
+
+http::Response RequestContext::GetAgent(const std::string& id) {
+  auto agents = deps_.projections->ListAgents();
+  if (!agents.ok()) return Error(agents.status());
+  for (const auto& agent : *agents) {
+    if (agent.agent_id() == id) return Ok({{"agent", AgentJson(agent)}});
+  }
+  return Error(Status::NotFound("agent " + id + " not found"));
+}
+
+http::Response RequestContext::EnableAgent(const std::string& id, bool enable) {
+  bool drain = false;
+  if (!enable && !request_.body.empty()) {
+    auto body = ParseBody(request_);
+    if (!body.ok()) return Error(body.status());
+    if (Present(*body, "drain")) {
+      if (!body->at("drain").is_boolean()) return Error(Status::InvalidArgument("drain must be a boolean"));
+      drain = body->at("drain").get<bool>();
+    }
+  }
+  commands::Command command = enable ? commands::Command(commands::EnableAgent{id})
+                                     : commands::Command(commands::DisableAgent{id, drain});
+  auto outcome = Execute(std::move(command), UserActor());
+  if (!outcome.ok()) return Error(outcome.status());
+  if (Status waited = WaitFor(outcome->offset); !waited.ok()) return Error(waited);
+  return GetAgent(id);
+}
+
+http::Response RequestContext::RegisterAgent(const std::string& id) {
+  auto body = ParseBody(request_);
+  if (!body.ok()) return Error(body.status());
+  events::AgentRegistered registration;
+  registration.set_agent_id(id);
+  auto incarnation = GetString(*body, "incarnation", "incarnation", true);
+  auto pool = GetString(*body, "resourcePool", "resourcePool", false);
+  auto hostname = GetString(*body, "hostname", "hostname", false);
+  auto version = GetString(*body, "version", "version", false);
+  auto slots = GetInt(*body, "slots", "slots");
+  for (const Status* s : {&incarnation.status(), &pool.status(), &hostname.status(),
+                          &version.status(), &slots.status()}) {
+    if (!s->ok()) return Error(*s);
+  }
+  if (!*slots) return Error(Status::InvalidArgument("slots is required"));
+  registration.set_incarnation(*incarnation);
+  registration.set_resource_pool(*pool);
+  registration.set_hostname(*hostname);
+  registration.set_version(*version);
+  registration.set_slot_count(static_cast<int32_t>(**slots));
+  if (Present(*body, "devices")) {
+    if (!body->at("devices").is_array()) return Error(Status::InvalidArgument("devices must be a list"));
+    for (const auto& entry : body->at("devices")) {
+      if (!entry.is_object()) return Error(Status::InvalidArgument("each device must be an object"));
+      auto* device = registration.add_devices();
+      auto device_id = GetInt(entry, "id", "devices[].id");
+      auto brand = GetString(entry, "brand", "devices[].brand", false);
+      auto uuid = GetString(entry, "uuid", "devices[].uuid", false);
+      auto type = GetString(entry, "type", "devices[].type", false);
+      for (const Status* s : {&device_id.status(), &brand.status(), &uuid.status(), &type.status()}) {
+        if (!s->ok()) return Error(*s);
+      }
+      device->set_id(static_cast<int32_t>(device_id->value_or(0)));
+      device->set_brand(*brand);
+      device->set_uuid(*uuid);
+      device->set_type(type->empty() ? "cpu" : *type);
+    }
+  }
+  auto outcome = Execute(commands::RegisterAgent{registration}, "agent:" + id);
+  if (!outcome.ok()) return Error(outcome.status());
+  deps_.heartbeats->Record(id);
+  json placements = {{"transport", "http"}};
+  if (deps_.config->log.backend == "kafka") {
+    placements = {{"transport", "kafka"},
+                  {"brokers", deps_.config->log.brokers},
+                  {"topicPrefix", deps_.config->log.topic_prefix}};
+  }
+  return Ok({{"offset", std::to_string(outcome->offset)},
+             {"resumeFrom", std::to_string(outcome->offset)},
+             {"placements", placements}},
+            outcome->offset);
+}
+
+http::Response RequestContext::AgentHeartbeat(const std::string& id) {
+  auto body = ParseBody(request_, /*allow_empty=*/true);
+  if (!body.ok()) return Error(body.status());
+  auto incarnation = GetString(*body, "incarnation", "incarnation", true);
+  if (!incarnation.ok()) return Error(incarnation.status());
+  bool connected = false;
+  deps_.loop->Read([&](const commands::DecisionState& state) {
+    const auto* agent = state.FindAgent(id);
+    connected = agent && agent->connected && agent->incarnation == *incarnation;
+  });
+  if (!connected) {
+    return Error(Status::FailedPrecondition("agent " + id +
+                                            " is not registered with this incarnation; register again"));
+  }
+  deps_.heartbeats->Record(id);
+  return Ok(json::object());
+}
+
+http::Response RequestContext::AllocationReport(const std::string& allocation_id, bool started) {
+  auto body = ParseBody(request_);
+  if (!body.ok()) return Error(body.status());
+  auto task_id = GetString(*body, "taskId", "taskId", false);
+  auto agent_id = GetString(*body, "agentId", "agentId", false);
+  if (!task_id.ok()) return Error(task_id.status());
+  if (!agent_id.ok()) return Error(agent_id.status());
+  commands::Command command;
+  if (started) {
+    auto pid = GetInt(*body, "pid", "pid");
+    if (!pid.ok()) return Error(pid.status());
+    command = commands::ReportTaskStarted{allocation_id, *task_id, *agent_id,
+                                          static_cast<int32_t>(pid->value_or(0))};
+  } else {
+    auto exit_code = GetInt(*body, "exitCode", "exitCode");
+    auto signal = GetInt(*body, "signal", "signal");
+    auto reason = GetString(*body, "reason", "reason", false);
+    for (const Status* s : {&exit_code.status(), &signal.status(), &reason.status()}) {
+      if (!s->ok()) return Error(*s);
+    }
+    commands::ReportTaskExited exited{allocation_id, *task_id, *agent_id, std::nullopt,
+                                      std::nullopt, *reason};
+    if (*exit_code) exited.exit_code = static_cast<int32_t>(**exit_code);
+    if (*signal) exited.signal = static_cast<int32_t>(**signal);
+    if (!exited.exit_code && !exited.signal) {
+      return Error(Status::InvalidArgument("an exit report needs exitCode or signal"));
+    }
+    command = exited;
+  }
+  auto outcome = Execute(std::move(command), "agent:" + *agent_id);
+  if (!outcome.ok()) return Error(outcome.status());
+  return Ok({{"offset", std::to_string(outcome->offset)}}, outcome->offset);
+}
+
+http::Response RequestContext::JobQueue() {
+  auto paging = ReadPaging(request_);
+  if (!paging.ok()) return Error(paging.status());
+  auto jobs = deps_.projections->JobQueue(request_.QueryParam("resourcePool"));
+  if (!jobs.ok()) return Error(jobs.status());
+  if (request_.QueryParam("orderBy") == "ORDER_BY_DESC") std::reverse(jobs->begin(), jobs->end());
+  auto [page, pagination] = Page(std::move(*jobs), *paging);
+  json list = json::array();
+  for (const auto& job : page) {
+    auto user = Authenticator::FindUser(job.user());
+    list.push_back(
+        {{"full",
+          {{"jobId", job.job_id()},
+           {"type", JobTypeName(job.task_type())},
+           {"name", job.name()},
+           {"entityId", job.task_id()},
+           {"submissionTime", FormatRfc3339(job.submission_time_unix_micros())},
+           {"username", job.user()},
+           {"userId", user.ok() ? user->id : 0},
+           {"resourcePool", job.resource_pool()},
+           {"isPreemptible", job.task_type() == events::TASK_TYPE_TRIAL},
+           {"priority", job.priority()},
+           {"weight", job.weight()},
+           {"requestedSlots", job.requested_slots()},
+           {"allocatedSlots", job.allocated_slots()},
+           {"workspaceId", 1},
+           {"progress", 0},
+           {"summary",
+            {{"state", job.state() == views::JOB_STATE_SCHEDULED ? "STATE_SCHEDULED" : "STATE_QUEUED"},
+             {"jobsAhead", job.jobs_ahead()}}}}}});
+  }
+  return Ok({{"jobs", list}, {"pagination", pagination}});
+}
+
+http::Response RequestContext::EventTail() {
+  uint64_t from = 0;
+  std::string from_text = request_.QueryParam("from");
+  if (!from_text.empty()) {
+    if (from_text.size() > 19 || from_text.find_first_not_of("0123456789") != std::string::npos) {
+      return Error(Status::InvalidArgument("from must be a non-negative integer offset"));
+    }
+    from = std::stoull(from_text);
+  }
+  bool follow = request_.QueryParam("follow") == "true";
+  std::string agent = request_.QueryParam("agent");
+  std::set<std::string> types;
+  for (const auto& list : request_.QueryParams("type")) {
+    size_t start = 0;
+    while (start <= list.size()) {
+      size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      if (comma > start) types.insert(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  auto end = deps_.log->EndOffset();
+  if (!end.ok()) return Error(end.status());
+  if (from > *end) {
+    return Error(Status::InvalidArgument("from " + std::to_string(from) +
+                                         " is past the end of the log (" + std::to_string(*end) + ")"));
+  }
+  auto reader = deps_.log->OpenReader(from);
+  if (!reader.ok()) return Error(reader.status());
+  http::Response response;
+  response.content_type = "application/x-ndjson";
+  auto shared_reader = std::shared_ptr<LogReader>(std::move(*reader));
+  const RestApiDeps deps = deps_;
+  uint64_t stop_at = *end;
+  response.stream = [deps, shared_reader, follow, agent, types, stop_at](const http::ChunkWriter& write) {
+    while (!deps.stopping->load()) {
+      if (!follow && shared_reader->position() >= stop_at) return;
+      auto events = shared_reader->Next(1000, std::chrono::milliseconds(250));
+      if (!events.ok()) {
+        write(json{{"error", {{"message", events.status().message()}}}}.dump() + "\n");
+        return;
+      }
+      std::string chunk;
+      for (const auto& event : *events) {
+        if (!agent.empty() && PlacementAgentOf(event) != agent) continue;
+        if (!types.empty() && !types.count(PayloadTypeName(event))) continue;
+        chunk += EnvelopeToJson(event) + "\n";
+      }
+      if (!write(chunk)) return;
+      if (events->empty() && follow && !write("")) return;
+    }
+  };
+  return response;
+}
+
+}  // namespace cairn
