@@ -319,14 +319,16 @@ std::pair<std::vector<T>, json> Page(std::vector<T> items, const Paging& paging)
   return {std::move(page), pagination};
 }
 
-// Splits "/api/v1/tasks/x/logs" into {"api","v1","tasks","x","logs"}.
-std::vector<std::string> Segments(const std::string& path) {
+// Splits the raw target "/api/v1/tasks/x/logs?follow=true" into decoded segments
+// {"api","v1","tasks","x","logs"}; an escaped slash stays inside its segment.
+std::vector<std::string> Segments(const std::string& target) {
+  std::string path = target.substr(0, target.find('?'));
   std::vector<std::string> parts;
   size_t start = 0;
   while (start < path.size()) {
     size_t slash = path.find('/', start);
     if (slash == std::string::npos) slash = path.size();
-    if (slash > start) parts.push_back(path.substr(start, slash - start));
+    if (slash > start) parts.push_back(http::PercentDecode(path.substr(start, slash - start)));
     start = slash + 1;
   }
   return parts;
@@ -424,7 +426,7 @@ Result<TaskView> RequestContext::LoadTask(const std::string& task_id) {
 }
 
 http::Response RequestContext::Dispatch() {
-  const auto parts = Segments(request_.path);
+  const auto parts = Segments(request_.target);
   const std::string& method = request_.method;
   auto is = [&](std::initializer_list<const char*> expected) {
     if (parts.size() != expected.size()) return false;
