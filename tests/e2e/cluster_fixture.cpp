@@ -1,0 +1,127 @@
+#include "tests/e2e/cluster_fixture.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <fstream>
+
+namespace cairn::testing {
+
+Cluster::Cluster(std::string extra_master_config)
+    : data_dir_(dir_.Sub("data")), extra_master_config_(std::move(extra_master_config)) {}
+
+Cluster::~Cluster() {
+  for (auto& agent : agents_) agent->Signal(SIGTERM);
+  for (auto& agent : agents_) (void)agent->Wait(std::chrono::seconds(20));
+  if (master_) master_->Signal(SIGTERM);
+}
+
+void Cluster::StartMaster() {
+  std::string config_path = dir_.Sub("master.yaml");
+  {
+    std::ofstream out(config_path);
+    out << "port: " << port_ << "\ndata_dir: " << data_dir_
+        << "\nagent_timeout_seconds: 30\n" << extra_master_config_;
+  }
+  auto master = ChildProcess::Start({BinaryPath("cairn-master"), "--config", config_path});
+  ASSERT_TRUE(master.ok()) << master.status().ToString();
+  master_ = std::move(*master);
+  auto line = master_->WaitForLine(
+      [](const std::string& l) { return l.find("cairn-master listening on") == 0; },
+      std::chrono::seconds(60));
+  ASSERT_TRUE(line.ok()) << "master did not start: " << line.status().ToString();
+  port_ = static_cast<uint16_t>(std::stoi(line->substr(line->rfind(':') + 1)));
+}
+
+void Cluster::StopMaster(int signal_number) {
+  master_->Signal(signal_number);
+  auto status = master_->Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(status.ok());
+  if (signal_number == SIGTERM) {
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "clean stop on SIGTERM";
+  }
+  master_.reset();
+}
+
+void Cluster::StartAgent(const std::string& id, int slots) {
+  auto agent = ChildProcess::Start({BinaryPath("cairn-agent"), "--master", url(), "--id", id,
+                                    "--slots", std::to_string(slots), "--work-root",
+                                    dir_.Sub("agent-" + id), "--kill-grace", "5",
+                                    "--heartbeat-interval", "1"});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  auto line = (*agent)->WaitForLine(
+      [&](const std::string& l) { return l.find("cairn-agent " + id + " registered") == 0; },
+      std::chrono::seconds(30));
+  ASSERT_TRUE(line.ok()) << "agent did not register: " << line.status().ToString();
+  agents_.push_back(std::move(*agent));
+}
+
+std::string Cluster::Submit(const json& config) {
+  auto client = Client();
+  auto response = client.Request("POST", "/api/v1/commands", json{{"config", config}}.dump());
+  EXPECT_TRUE(response.ok() && response->status == 200)
+      << (response.ok() ? response->body : response.status().ToString());
+  if (!response.ok() || response->status != 200) return "";
+  return json::parse(response->body)["command"]["id"];
+}
+
+json Cluster::Get(const std::string& target) {
+  auto client = Client();
+  auto response = client.Request("GET", target);
+  EXPECT_TRUE(response.ok() && response->status == 200)
+      << target << ": " << (response.ok() ? response->body : response.status().ToString());
+  if (!response.ok()) return json();
+  return json::parse(response->body, nullptr, false);
+}
+
+std::string Cluster::FollowLogs(const std::string& task_id) {
+  std::string text;
+  auto client = Client();
+  auto status = client.StreamLines("GET", "/api/v1/tasks/" + task_id + "/logs?follow=true",
+                                   [&](std::string_view line) {
+                                     text += json::parse(line)["result"]["message"].get<std::string>();
+                                     return true;
+                                   });
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return text;
+}
+
+json Cluster::WaitForEvent(const std::function<bool(const json&)>& predicate) {
+  json found;
+  auto client = Client();
+  auto status = client.StreamLines("GET", "/api/v1/events?from=0&follow=true",
+                                   [&](std::string_view line) {
+                                     json event = json::parse(line);
+                                     if (!predicate(event)) return true;
+                                     found = event;
+                                     return false;
+                                   });
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return found;
+}
+
+std::vector<json> Cluster::AllEvents() {
+  std::vector<json> events;
+  auto client = Client();
+  auto status = client.StreamLines("GET", "/api/v1/events?from=0", [&](std::string_view line) {
+    events.push_back(json::parse(line));
+    return true;
+  });
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return events;
+}
+
+std::vector<std::string> Cluster::RunCairn(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {BinaryPath("cairn")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto tool = ChildProcess::Start(argv);
+  EXPECT_TRUE(tool.ok());
+  if (!tool.ok()) return {};
+  auto status = (*tool)->Wait(std::chrono::seconds(60));
+  EXPECT_TRUE(status.ok() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << "cairn " << args[0] << " " << args[1] << " failed";
+  (void)(*tool)->WaitForLine([](const std::string&) { return false; }, std::chrono::seconds(5));
+  return (*tool)->Lines();
+}
+
+}  // namespace cairn::testing

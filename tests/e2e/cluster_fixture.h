@@ -1,0 +1,55 @@
+// Real cairn-master and cairn-agent processes on loopback for end-to-end tests, plus the waits
+// they need (on streams and lines, never on sleeps).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/http/http_client.h"
+#include "tests/support/test_support.h"
+
+namespace cairn::testing {
+
+using nlohmann::json;
+
+class Cluster {
+ public:
+  explicit Cluster(std::string extra_master_config = "");
+  ~Cluster();
+
+  // Starts the master (port 0 the first time, the same port on a restart).
+  void StartMaster();
+  void StopMaster(int signal_number);
+  void StartAgent(const std::string& id, int slots);
+  ChildProcess& agent(size_t index) { return *agents_[index]; }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  const std::string& data_dir() const { return data_dir_; }
+  const TempDir& dir() const { return dir_; }
+  http::Client Client() const { return http::Client("127.0.0.1", port_); }
+
+  // POSTs a command and returns its id.
+  std::string Submit(const json& config);
+  json Get(const std::string& target);
+  // Follows the task's logs until the master ends the stream (the task ended); returns the text.
+  std::string FollowLogs(const std::string& task_id);
+  // Streams the log from offset 0 until `predicate` holds for an event; returns that event.
+  json WaitForEvent(const std::function<bool(const json&)>& predicate);
+  std::vector<json> AllEvents();
+  // Runs the `cairn` tool and returns its stdout lines (asserting exit status 0).
+  std::vector<std::string> RunCairn(const std::vector<std::string>& args);
+
+ private:
+  TempDir dir_;
+  std::string data_dir_;
+  std::string extra_master_config_;
+  uint16_t port_ = 0;
+  std::unique_ptr<ChildProcess> master_;
+  std::vector<std::unique_ptr<ChildProcess>> agents_;
+};
+
+}  // namespace cairn::testing
