@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Cairn builds with, only those that are missing. Idempotent.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git curl python3
+  librdkafka-dev protobuf-compiler libprotobuf-dev librocksdb-dev libyaml-cpp-dev
+  libboost-dev libboost-system-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
+  nlohmann-json3-dev
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: every package is present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
