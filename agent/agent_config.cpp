@@ -16,7 +16,8 @@ constexpr int kMaxSlots = 4096;
 constexpr double kMaxSeconds = 24 * 3600;
 
 Result<int> ParseSlots(const std::string& source, const std::string& text) {
-  if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) {
+  if (text.empty() || text.size() > 6 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
     return Status::InvalidArgument(source + " must be a whole number of slots, got '" + text + "'");
   }
   int value = std::stoi(text);
@@ -138,9 +139,11 @@ std::string Usage() {
          "                               heartbeat_interval_seconds; flags override it\n"
          "  --work-root DIR              where tasks without a work dir run\n"
          "                               (default: $TMPDIR/cairn-agent-<id>)\n"
-         "  --kill-grace SECONDS         SIGTERM to SIGKILL delay when killing a task (default 10)\n"
+         "  --kill-grace SECONDS         SIGTERM to SIGKILL delay when killing a task (default "
+         "10)\n"
          "  --heartbeat-interval SECONDS (default 2)\n"
-         "  --trace-file FILE            append '<allocation id> <unix micros>' per order received\n";
+         "  --trace-file FILE            append '<allocation id> <unix micros>' per order "
+         "received\n";
 }
 
 Status ApplyConfigYaml(const std::string& yaml_text, AgentConfig& config) {
@@ -164,8 +167,8 @@ Status ApplyConfigYaml(const std::string& yaml_text, AgentConfig& config) {
     if (!entry.second.IsScalar()) {
       return Status::InvalidArgument("config key '" + key + "' must be a single value");
     }
-    CAIRN_RETURN_IF_ERROR(ApplySetting(setting->second, "config key '" + key + "'",
-                                       entry.second.Scalar(), config));
+    CAIRN_RETURN_IF_ERROR(
+        ApplySetting(setting->second, "config key '" + key + "'", entry.second.Scalar(), config));
   }
   return Status::Ok();
 }
@@ -222,7 +225,7 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
       return result;
     }
     if (arg.rfind("--", 0) != 0) {
-      return Status::InvalidArgument("unexpected argument '" + arg + "' (see --help)");
+      return Status::InvalidArgument("unexpected argument '" + arg + "'");
     }
     std::string name = arg, value;
     size_t equals = arg.find('=');
@@ -232,7 +235,7 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
       value = arg.substr(equals + 1);
     }
     bool known = FlagSettings().count(name) > 0 || name == "--config" || name == "--trace-file";
-    if (!known) return Status::InvalidArgument("unknown flag '" + name + "' (see --help)");
+    if (!known) return Status::InvalidArgument("unknown flag '" + name + "'");
     if (!inline_value) {
       if (i + 1 >= args.size()) return Status::InvalidArgument(name + " needs a value");
       value = args[++i];

@@ -5,8 +5,8 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
-#include <sys/pidfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -248,7 +248,8 @@ Result<pid_t> ProcessRunner::Start(const std::string& key, const ProcessSpec& sp
     return Status::IOError(what);
   }
   process->pid = pid;
-  process->pid_fd = pidfd_open(pid, 0);
+  // glibc 2.36's <sys/pidfd.h> lacks extern "C", so the system call is made directly.
+  process->pid_fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   process->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (process->pid_fd < 0 || process->wake_fd < 0) {
     int open_error = errno;
@@ -298,8 +299,9 @@ void ProcessRunner::SignalLocked(Process* process, int signal_number) {
 
 size_t ProcessRunner::RunningCount() const {
   std::lock_guard lock(mutex_);
-  return static_cast<size_t>(std::count_if(processes_.begin(), processes_.end(),
-                                           [](const auto& entry) { return !entry.second->finished; }));
+  return static_cast<size_t>(
+      std::count_if(processes_.begin(), processes_.end(),
+                    [](const auto& entry) { return !entry.second->finished; }));
 }
 
 bool ProcessRunner::WaitAllExited(std::chrono::steady_clock::time_point deadline) const {

@@ -33,10 +33,10 @@ enum class OutputStream { kStdout, kStderr };
 const char* OutputStreamName(OutputStream stream);  // "stdout" | "stderr"
 
 struct OutputLine {
-  std::string key;       // the key the process was started under (an allocation id)
-  uint64_t seq = 0;      // counts the lines of one process, both streams together, from 0
+  std::string key;   // the key the process was started under (an allocation id)
+  uint64_t seq = 0;  // counts the lines of one process, both streams together, from 0
   OutputStream stream = OutputStream::kStdout;
-  std::string text;      // with its '\n'; a last line without one, or a split over-long line, has none
+  std::string text;  // with its '\n'; a last line without one, or a split over-long line, has none
   int64_t unix_micros = 0;  // when the agent read it
 };
 

@@ -10,10 +10,10 @@ namespace cairn::agent {
 
 // One schedulable slot, as registered with the master (PROTOCOL.md §1 "devices").
 struct SlotDevice {
-  int id = 0;          // the slot id that AllocationAssigned.slot_ids refers to
-  std::string brand;   // "Artificial" for CPU slots, the GPU's name otherwise
-  std::string uuid;    // the GPU's UUID; "" for CPU slots
-  std::string type;    // "cpu" | "cuda"
+  int id = 0;         // the slot id that AllocationAssigned.slot_ids refers to
+  std::string brand;  // "Artificial" for CPU slots, the GPU's name otherwise
+  std::string uuid;   // the GPU's UUID; "" for CPU slots
+  std::string type;   // "cpu" | "cuda"
 };
 
 // `count` artificial CPU slots with ids 0..count-1.

@@ -85,10 +85,8 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
   std::string pool = order.resource_pool().empty() ? settings.resource_pool : order.resource_pool();
 
   Environment env;
-  for (const auto& entry : settings.base_env) {
-    // The agent's own environment is trusted as is; a malformed entry there is skipped.
-    if (!env.Add(entry).ok()) continue;
-  }
+  // A malformed entry in the agent's own environment is not the order's fault: it is left out.
+  for (const auto& entry : settings.base_env) env.Add(entry).ok();
   const std::pair<const char*, std::string> task_values[] = {
       {"MASTER", settings.master_url},
       {"TASK_ID", order.task_id()},

@@ -82,41 +82,53 @@ std::string AgentKey(const std::string& agent_id) {
 Status AgentProjector::Apply(const Envelope& event, ViewStore& store) const {
   std::string agent_id;
   switch (event.payload_case()) {
-    case Envelope::kAgentRegistered: agent_id = event.agent_registered().agent_id(); break;
-    case Envelope::kAgentDisconnected: agent_id = event.agent_disconnected().agent_id(); break;
-    case Envelope::kAgentEnabled: agent_id = event.agent_enabled().agent_id(); break;
-    case Envelope::kAgentDisabled: agent_id = event.agent_disabled().agent_id(); break;
-    case Envelope::kAllocationAssigned: agent_id = event.allocation_assigned().agent_id(); break;
+    case Envelope::kAgentRegistered:
+      agent_id = event.agent_registered().agent_id();
+      break;
+    case Envelope::kAgentDisconnected:
+      agent_id = event.agent_disconnected().agent_id();
+      break;
+    case Envelope::kAgentEnabled:
+      agent_id = event.agent_enabled().agent_id();
+      break;
+    case Envelope::kAgentDisabled:
+      agent_id = event.agent_disabled().agent_id();
+      break;
+    case Envelope::kAllocationAssigned:
+      agent_id = event.allocation_assigned().agent_id();
+      break;
     case Envelope::kTaskExited:
       if (event.task_exited().allocation_id().empty()) return Status::Ok();
       agent_id = event.task_exited().agent_id();
       break;
-    default: return Status::Ok();
+    default:
+      return Status::Ok();
   }
   if (agent_id.empty()) return Status::Ok();
   const std::string key = AgentKey(agent_id);
-  views::AgentView agent;
-  CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(store, key, &agent));
+  ScratchArena scratch;
+  views::AgentView& agent = *scratch.Create<views::AgentView>();
+  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
   if (event.has_agent_registered()) {
     OnRegistered(event, exists, agent);
   } else if (!exists || !OnLaterEvent(event, agent)) {
     return Status::Ok();
   }
-  return PutMessage(store, key, agent);
+  return store.PutMessage(key, agent);
 }
 
 Result<std::vector<views::AgentView>> ReadAgents(ViewReader& reader) {
   std::vector<views::AgentView> agents;
   Status parse_error;
-  CAIRN_RETURN_IF_ERROR(
-      reader.Scan(kAgentPrefix, [&](std::string_view key, std::string_view value) {
-        views::AgentView& agent = agents.emplace_back();
-        if (!agent.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
-          parse_error = Status::Corruption("unparsable AgentView at key '" + std::string(key) + "'");
-          return false;
-        }
-        return true;
-      }));
+  CAIRN_RETURN_IF_ERROR(reader.Scan(kAgentPrefix, [&](std::string_view key,
+                                                      std::string_view value) {
+    views::AgentView& agent = agents.emplace_back();
+    if (!agent.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+      parse_error = Status::Corruption("unparsable AgentView at key '" + std::string(key) + "'");
+      return false;
+    }
+    return true;
+  }));
   CAIRN_RETURN_IF_ERROR(parse_error);
   return agents;
 }

@@ -41,7 +41,8 @@ Status OnSubmitted(const Envelope& event, ViewStore& store) {
   const std::string job_key = JobKey(submitted.job_id());
   CAIRN_ASSIGN_OR_RETURN(auto existing, store.Get(job_key));
   if (existing) return Status::Ok();  // the job's first task stands for it in the queue
-  views::JobView job;
+  ScratchArena scratch;
+  views::JobView& job = *scratch.Create<views::JobView>();
   job.set_job_id(submitted.job_id());
   job.set_task_id(submitted.task_id());
   job.set_task_type(submitted.spec().task_type());
@@ -54,7 +55,7 @@ Status OnSubmitted(const Envelope& event, ViewStore& store) {
   job.set_submitted_offset(event.offset());
   job.set_requested_slots(submitted.resources().slots());
   job.set_state(views::JOB_STATE_QUEUED);
-  CAIRN_RETURN_IF_ERROR(PutMessage(store, job_key, job));
+  CAIRN_RETURN_IF_ERROR(store.PutMessage(job_key, job));
   CAIRN_RETURN_IF_ERROR(store.Put(TaskIndexKey(submitted.task_id()), submitted.job_id()));
   return store.Put(QueueKey(job), submitted.job_id());
 }
@@ -64,22 +65,29 @@ Status OnSubmitted(const Envelope& event, ViewStore& store) {
 Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
   std::string task_id;
   switch (event.payload_case()) {
-    case Envelope::kTaskSubmitted: return OnSubmitted(event, store);
-    case Envelope::kAllocationAssigned: task_id = event.allocation_assigned().task_id(); break;
-    case Envelope::kTaskExited: task_id = event.task_exited().task_id(); break;
-    default: return Status::Ok();
+    case Envelope::kTaskSubmitted:
+      return OnSubmitted(event, store);
+    case Envelope::kAllocationAssigned:
+      task_id = event.allocation_assigned().task_id();
+      break;
+    case Envelope::kTaskExited:
+      task_id = event.task_exited().task_id();
+      break;
+    default:
+      return Status::Ok();
   }
   const std::string index_key = TaskIndexKey(task_id);
   CAIRN_ASSIGN_OR_RETURN(auto job_id, store.Get(index_key));
   if (!job_id) return Status::Ok();
   const std::string job_key = JobKey(*job_id);
-  views::JobView job;
-  CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(store, job_key, &job));
+  ScratchArena scratch;
+  views::JobView& job = *scratch.Create<views::JobView>();
+  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
   if (!exists) return Status::Corruption("job_queue: task index names missing job " + *job_id);
   if (event.has_allocation_assigned()) {
     job.set_state(views::JOB_STATE_SCHEDULED);
     job.set_allocated_slots(event.allocation_assigned().slot_ids_size());
-    return PutMessage(store, job_key, job);
+    return store.PutMessage(job_key, job);
   }
   CAIRN_RETURN_IF_ERROR(store.Delete(QueueKey(job)));
   CAIRN_RETURN_IF_ERROR(store.Delete(index_key));
@@ -103,7 +111,8 @@ Result<std::vector<views::JobView>> ReadJobQueue(ViewReader& reader, const std::
     if (i > 0 && pools[i] != pools[i - 1]) jobs_ahead = 0;
     views::JobView& job = jobs.emplace_back();
     CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(reader, JobKey(job_ids[i]), &job));
-    if (!exists) return Status::Corruption("job_queue: queue entry names missing job " + job_ids[i]);
+    if (!exists)
+      return Status::Corruption("job_queue: queue entry names missing job " + job_ids[i]);
     job.set_jobs_ahead(jobs_ahead++);
   }
   return jobs;

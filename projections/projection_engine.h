@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -76,6 +77,12 @@ class ProjectionEngine {
   Status CheckLogIdentity();
   Status ApplyBatch(const std::vector<Envelope>& events);
   Status ApplyToSlot(Slot& slot, const std::vector<Envelope>& events);
+  // Applies `events` after the batch in flight; a large batch is applied on another thread
+  // while the caller reads the next one. Returns the in-flight batch's error, if any.
+  Status Dispatch(std::vector<Envelope> events);
+  // Waits for the batch in flight and returns its status.
+  Status Drain();
+  Status CatchUpLoop(uint64_t end);
   Result<Slot*> FindSlot(const std::string& projector);
   uint64_t MinNextOffset() const;
   void Run();
@@ -89,6 +96,7 @@ class ProjectionEngine {
   std::vector<Slot> slots_;                            // in options_.projectors order
   bool identity_recorded_ = false;
   std::unique_ptr<LogReader> reader_;
+  std::future<Status> in_flight_;  // the batch being applied while the next one is read
 
   std::atomic<uint64_t> applied_offset_{0};
   mutable std::mutex mutex_;
@@ -101,7 +109,7 @@ class ProjectionEngine {
 
 // Summaries of the projectors in an existing projection directory, opened as a RocksDB secondary
 // so it works while a master owns the directory. `names` empty = every projector present.
-Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(const std::string& dir,
-                                                              const std::vector<std::string>& names);
+Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
+    const std::string& dir, const std::vector<std::string>& names);
 
 }  // namespace cairn::projections

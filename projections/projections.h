@@ -80,6 +80,8 @@ class ProjectionState {
  public:
   ProjectionState();
   ~ProjectionState();
+  ProjectionState(ProjectionState&&) noexcept;
+  ProjectionState& operator=(ProjectionState&&) noexcept;
 
   // Applies the event at offset next_offset() (fenced like the live projections).
   Status Apply(const events::Envelope& event);

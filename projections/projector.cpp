@@ -42,8 +42,7 @@ Status ApplyEvent(const Projector& projector, const Envelope& event, ViewStore& 
 
 Result<views::ProjectorCheckpoint> ReadCheckpoint(ViewReader& reader) {
   views::ProjectorCheckpoint checkpoint;
-  CAIRN_ASSIGN_OR_RETURN(bool found, GetMessage(reader, kCheckpointKey, &checkpoint));
-  (void)found;
+  CAIRN_RETURN_IF_ERROR(GetMessage(reader, kCheckpointKey, &checkpoint).status());
   return checkpoint;
 }
 

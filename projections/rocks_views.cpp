@@ -6,7 +6,9 @@ namespace cairn::projections {
 
 namespace {
 
-rocksdb::Slice ToSlice(std::string_view bytes) { return rocksdb::Slice(bytes.data(), bytes.size()); }
+rocksdb::Slice ToSlice(std::string_view bytes) {
+  return rocksdb::Slice(bytes.data(), bytes.size());
+}
 
 }  // namespace
 
@@ -21,21 +23,66 @@ Status FromRocks(const rocksdb::Status& status, const std::string& what) {
   return Status::IOError(message);
 }
 
-Result<std::optional<std::string>> RocksBatchStore::Get(std::string_view key) {
+Result<RocksBatchStore::Entry*> RocksBatchStore::Find(std::string_view key) {
+  auto it = entries_.find(key);
+  if (it != entries_.end()) return &it->second;
+  Entry entry;
   std::string value;
-  rocksdb::Status status =
-      batch_->GetFromBatchAndDB(db_, rocksdb::ReadOptions(), family_, ToSlice(key), &value);
-  if (status.IsNotFound()) return std::optional<std::string>();
-  CAIRN_RETURN_IF_ERROR(FromRocks(status, "projection read"));
-  return std::optional<std::string>(std::move(value));
+  rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), family_, ToSlice(key), &value);
+  if (status.ok()) {
+    entry.value = std::move(value);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "projection read");
+  }
+  return &entries_.emplace(std::string(key), std::move(entry)).first->second;
+}
+
+RocksBatchStore::Entry& RocksBatchStore::Slot(std::string_view key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) it = entries_.emplace(std::string(key), Entry()).first;
+  it->second.dirty = true;
+  return it->second;
+}
+
+Result<std::optional<std::string>> RocksBatchStore::Get(std::string_view key) {
+  CAIRN_ASSIGN_OR_RETURN(Entry * entry, Find(key));
+  return entry->value;
 }
 
 Status RocksBatchStore::Put(std::string_view key, std::string_view value) {
-  return FromRocks(batch_->Put(family_, ToSlice(key), ToSlice(value)), "projection write");
+  Slot(key).value = std::string(value);
+  return Status::Ok();
 }
 
 Status RocksBatchStore::Delete(std::string_view key) {
-  return FromRocks(batch_->Delete(family_, ToSlice(key)), "projection delete");
+  Slot(key).value.reset();
+  return Status::Ok();
+}
+
+Result<bool> RocksBatchStore::GetMessage(std::string_view key,
+                                         google::protobuf::MessageLite* message) {
+  CAIRN_ASSIGN_OR_RETURN(Entry * entry, Find(key));
+  if (!entry->value) return false;
+  CAIRN_RETURN_IF_ERROR(ParseView(*entry->value, key, message));
+  return true;
+}
+
+Status RocksBatchStore::PutMessage(std::string_view key,
+                                   const google::protobuf::MessageLite& message) {
+  Entry& entry = Slot(key);
+  if (!entry.value) entry.value.emplace();
+  SerializeDeterministic(message, &*entry.value);
+  return Status::Ok();
+}
+
+Status RocksBatchStore::WriteTo(rocksdb::WriteBatch* batch) const {
+  for (const auto& [key, entry] : entries_) {
+    if (!entry.dirty) continue;
+    rocksdb::Status status =
+        entry.value ? batch->Put(family_, key, *entry.value) : batch->Delete(family_, key);
+    CAIRN_RETURN_IF_ERROR(FromRocks(status, "projection batch"));
+  }
+  return Status::Ok();
 }
 
 Result<std::optional<std::string>> RocksReader::Get(std::string_view key) {

@@ -1,9 +1,11 @@
-// ViewStore and ViewReader over RocksDB: a batch store that reads its own writes (a
-// WriteBatchWithIndex over the DB) and a snapshot reader for consistent queries.
+// ViewStore and ViewReader over RocksDB: a batch store that reads its own writes and a snapshot
+// reader for consistent queries.
 #pragma once
 
 #include <rocksdb/db.h>
-#include <rocksdb/utilities/write_batch_with_index.h>
+#include <rocksdb/write_batch.h>
+
+#include <unordered_map>
 
 #include "projections/view_store.h"
 
@@ -11,20 +13,39 @@ namespace cairn::projections {
 
 Status FromRocks(const rocksdb::Status& status, const std::string& what);
 
-// Writes go to `batch` (one column family of it); reads see the batch first, then the DB.
+// Collects one batch of a projector's writes in memory over one column family of the DB; reads
+// see the batch's own writes first. WriteTo then puts each key's final value into a WriteBatch,
+// so a view changed by many events of the batch is written once (a WriteBatchWithIndex would
+// carry, and the memtable would insert, every intermediate version).
 class RocksBatchStore : public ViewStore {
  public:
-  RocksBatchStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family,
-                  rocksdb::WriteBatchWithIndex* batch)
-      : db_(db), family_(family), batch_(batch) {}
+  RocksBatchStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family)
+      : db_(db), family_(family) {}
   Result<std::optional<std::string>> Get(std::string_view key) override;
   Status Put(std::string_view key, std::string_view value) override;
   Status Delete(std::string_view key) override;
+  Result<bool> GetMessage(std::string_view key, google::protobuf::MessageLite* message) override;
+  Status PutMessage(std::string_view key, const google::protobuf::MessageLite& message) override;
+
+  // Adds every key this batch changed, with its final value, to `batch`.
+  Status WriteTo(rocksdb::WriteBatch* batch) const;
 
  private:
+  struct Entry {
+    std::optional<std::string> value;  // nullopt = absent
+    bool dirty = false;                // false: read from the DB, unchanged
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>()(key); }
+  };
+  // The entry for `key`, read from the DB on first use.
+  Result<Entry*> Find(std::string_view key);
+  Entry& Slot(std::string_view key);
+
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* family_;
-  rocksdb::WriteBatchWithIndex* batch_;
+  std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>> entries_;
 };
 
 // Reads one column family at `snapshot` (nullptr = the latest state).

@@ -91,17 +91,29 @@ std::string TaskKey(const std::string& task_id) {
 Status TaskProjector::Apply(const Envelope& event, ViewStore& store) const {
   std::string task_id;
   switch (event.payload_case()) {
-    case Envelope::kTaskSubmitted: task_id = event.task_submitted().task_id(); break;
-    case Envelope::kAllocationAssigned: task_id = event.allocation_assigned().task_id(); break;
-    case Envelope::kTaskStarted: task_id = event.task_started().task_id(); break;
-    case Envelope::kKillRequested: task_id = event.kill_requested().task_id(); break;
-    case Envelope::kTaskExited: task_id = event.task_exited().task_id(); break;
-    default: return Status::Ok();
+    case Envelope::kTaskSubmitted:
+      task_id = event.task_submitted().task_id();
+      break;
+    case Envelope::kAllocationAssigned:
+      task_id = event.allocation_assigned().task_id();
+      break;
+    case Envelope::kTaskStarted:
+      task_id = event.task_started().task_id();
+      break;
+    case Envelope::kKillRequested:
+      task_id = event.kill_requested().task_id();
+      break;
+    case Envelope::kTaskExited:
+      task_id = event.task_exited().task_id();
+      break;
+    default:
+      return Status::Ok();
   }
   if (task_id.empty()) return Status::Ok();
   const std::string key = TaskKey(task_id);
-  views::TaskView task;
-  CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(store, key, &task));
+  ScratchArena scratch;
+  views::TaskView& task = *scratch.Create<views::TaskView>();
+  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &task));
   if (event.has_task_submitted()) {
     if (exists) return Status::Ok();  // a task is submitted once; a repeat changes nothing
     OnSubmitted(event, task);
@@ -109,7 +121,7 @@ Status TaskProjector::Apply(const Envelope& event, ViewStore& store) const {
     return Status::Ok();
   }
   task.set_last_event_offset(event.offset());
-  return PutMessage(store, key, task);
+  return store.PutMessage(key, task);
 }
 
 Result<std::optional<views::TaskView>> ReadTask(ViewReader& reader, const std::string& task_id) {

@@ -39,46 +39,61 @@ Status MemoryViewStore::Scan(std::string_view prefix,
   return Status::Ok();
 }
 
+void SerializeDeterministic(const google::protobuf::MessageLite& message, std::string* out) {
+  const size_t size = message.ByteSizeLong();
+  out->resize(size);
+  google::protobuf::io::ArrayOutputStream array(out->data(), static_cast<int>(size));
+  google::protobuf::io::CodedOutputStream coded(&array);
+  coded.SetSerializationDeterministic(true);
+  message.SerializeWithCachedSizes(&coded);
+}
+
 std::string SerializeDeterministic(const google::protobuf::MessageLite& message) {
   std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    message.SerializeToCodedStream(&coded);
-  }
+  SerializeDeterministic(message, &out);
   return out;
 }
 
-namespace {
+Status ParseView(std::string_view bytes, std::string_view key,
+                 google::protobuf::MessageLite* message) {
+  if (message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return Status::Ok();
+  return Status::Corruption("unparsable " + message->GetTypeName() + " at key '" +
+                            std::string(key) + "'");
+}
 
-Result<bool> ParseInto(const std::optional<std::string>& bytes, std::string_view key,
-                       google::protobuf::MessageLite* message) {
+Result<bool> ViewStore::GetMessage(std::string_view key, google::protobuf::MessageLite* message) {
+  CAIRN_ASSIGN_OR_RETURN(auto bytes, Get(key));
   if (!bytes) return false;
-  if (!message->ParseFromString(*bytes)) {
-    return Status::Corruption("unparsable " + message->GetTypeName() + " at key '" +
-                              std::string(key) + "'");
-  }
+  CAIRN_RETURN_IF_ERROR(ParseView(*bytes, key, message));
   return true;
 }
 
-}  // namespace
+Status ViewStore::PutMessage(std::string_view key, const google::protobuf::MessageLite& message) {
+  return Put(key, SerializeDeterministic(message));
+}
 
-Result<bool> GetMessage(ViewStore& store, std::string_view key,
-                        google::protobuf::MessageLite* message) {
-  CAIRN_ASSIGN_OR_RETURN(auto bytes, store.Get(key));
-  return ParseInto(bytes, key, message);
+Result<bool> MemoryViewStore::GetMessage(std::string_view key,
+                                         google::protobuf::MessageLite* message) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return false;
+  CAIRN_RETURN_IF_ERROR(ParseView(it->second, key, message));
+  return true;
+}
+
+Status MemoryViewStore::PutMessage(std::string_view key,
+                                   const google::protobuf::MessageLite& message) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) it = entries_.emplace(std::string(key), std::string()).first;
+  SerializeDeterministic(message, &it->second);
+  return Status::Ok();
 }
 
 Result<bool> GetMessage(ViewReader& reader, std::string_view key,
                         google::protobuf::MessageLite* message) {
   CAIRN_ASSIGN_OR_RETURN(auto bytes, reader.Get(key));
-  return ParseInto(bytes, key, message);
-}
-
-Status PutMessage(ViewStore& store, std::string_view key,
-                  const google::protobuf::MessageLite& message) {
-  return store.Put(key, SerializeDeterministic(message));
+  if (!bytes) return false;
+  CAIRN_RETURN_IF_ERROR(ParseView(*bytes, key, message));
+  return true;
 }
 
 void AppendBigEndian64(std::string* out, uint64_t value) {

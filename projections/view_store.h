@@ -2,13 +2,14 @@
 // events into RocksDB (live) and into an ordered in-memory map (`cairn replay state`).
 #pragma once
 
+#include <google/protobuf/arena.h>
+#include <google/protobuf/message_lite.h>
+
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <google/protobuf/message_lite.h>
 
 #include "events/status.h"
 
@@ -31,6 +32,13 @@ class ViewStore {
   virtual Result<std::optional<std::string>> Get(std::string_view key) = 0;
   virtual Status Put(std::string_view key, std::string_view value) = 0;
   virtual Status Delete(std::string_view key) = 0;
+
+  // Typed access, what projectors use. GetMessage parses the value at `key` into `message`:
+  // false when absent, Corruption when unparsable. PutMessage stores the deterministic
+  // serialization. The defaults go through Get/Put; stores holding values in memory override
+  // them to parse and serialize in place, without copying the bytes.
+  virtual Result<bool> GetMessage(std::string_view key, google::protobuf::MessageLite* message);
+  virtual Status PutMessage(std::string_view key, const google::protobuf::MessageLite& message);
 };
 
 // What queries and digests read: point reads and ordered prefix scans over one consistent state.
@@ -39,9 +47,9 @@ class ViewReader {
   virtual ~ViewReader() = default;
   virtual Result<std::optional<std::string>> Get(std::string_view key) = 0;
   // Calls `visit` for each key starting with `prefix`, in byte order, until it returns false.
-  virtual Status Scan(std::string_view prefix,
-                      const std::function<bool(std::string_view key, std::string_view value)>&
-                          visit) = 0;
+  virtual Status Scan(
+      std::string_view prefix,
+      const std::function<bool(std::string_view key, std::string_view value)>& visit) = 0;
 };
 
 // An ordered in-memory store: the whole state of one projector.
@@ -50,6 +58,8 @@ class MemoryViewStore : public ViewStore, public ViewReader {
   Result<std::optional<std::string>> Get(std::string_view key) override;
   Status Put(std::string_view key, std::string_view value) override;
   Status Delete(std::string_view key) override;
+  Result<bool> GetMessage(std::string_view key, google::protobuf::MessageLite* message) override;
+  Status PutMessage(std::string_view key, const google::protobuf::MessageLite& message) override;
   Status Scan(std::string_view prefix,
               const std::function<bool(std::string_view, std::string_view)>& visit) override;
 
@@ -57,16 +67,33 @@ class MemoryViewStore : public ViewStore, public ViewReader {
   std::map<std::string, std::string, std::less<>> entries_;
 };
 
-// Protobuf serialization with deterministic ordering, so equal views are equal bytes.
+// Protobuf serialization with deterministic ordering, so equal views are equal bytes. The
+// second form reuses `out`'s buffer.
 std::string SerializeDeterministic(const google::protobuf::MessageLite& message);
+void SerializeDeterministic(const google::protobuf::MessageLite& message, std::string* out);
+
+// Parses `bytes` (the value at `key`, for the error message) into `message`.
+Status ParseView(std::string_view bytes, std::string_view key,
+                 google::protobuf::MessageLite* message);
 
 // Reads and parses the message at `key`: false when absent, Corruption when unparsable.
-Result<bool> GetMessage(ViewStore& store, std::string_view key,
-                        google::protobuf::MessageLite* message);
 Result<bool> GetMessage(ViewReader& reader, std::string_view key,
                         google::protobuf::MessageLite* message);
-Status PutMessage(ViewStore& store, std::string_view key,
-                  const google::protobuf::MessageLite& message);
+
+// An arena whose first block is on the stack: the views a projector decodes for one event
+// allocate from it instead of the heap, and are freed at once when it goes out of scope.
+class ScratchArena {
+ public:
+  ScratchArena() : arena_(block_, sizeof block_) {}
+  template <typename Message>
+  Message* Create() {
+    return google::protobuf::Arena::CreateMessage<Message>(&arena_);
+  }
+
+ private:
+  alignas(16) char block_[8192];
+  google::protobuf::Arena arena_;
+};
 
 // Hex SHA-256 over every non-bookkeeping (key, value) pair in key order, each framed as
 // <8-byte big-endian key length><key><8-byte big-endian value length><value>.

@@ -48,12 +48,14 @@ void PutU64(char* out, uint64_t value) {
 }
 uint32_t GetU32(const char* in) {
   uint32_t value = 0;
-  for (int i = 0; i < 4; ++i) value |= static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    value |= static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << (8 * i);
   return value;
 }
 uint64_t GetU64(const char* in) {
   uint64_t value = 0;
-  for (int i = 0; i < 8; ++i) value |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    value |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
   return value;
 }
 
@@ -64,9 +66,9 @@ uint32_t PayloadCrc(const char* payload, size_t length) {
 // The record CRC covers the payload and then header bytes [8, 32), so a writer can checksum the
 // payload before it knows the record's offset.
 uint32_t RecordCrc(uint32_t payload_crc, const char* header) {
-  return static_cast<uint32_t>(crc32_z(payload_crc,
-                                       reinterpret_cast<const Bytef*>(header + kCrcCoveredHeaderStart),
-                                       kHeaderBytes - kCrcCoveredHeaderStart));
+  return static_cast<uint32_t>(
+      crc32_z(payload_crc, reinterpret_cast<const Bytef*>(header + kCrcCoveredHeaderStart),
+              kHeaderBytes - kCrcCoveredHeaderStart));
 }
 
 struct RecordHeader {
@@ -76,23 +78,30 @@ struct RecordHeader {
   uint32_t length = 0;
 };
 
-enum class RecordCheck { kValid, kIncomplete, kDamaged };
-
-// Checks the record that starts at `data`, of which `available` bytes are at hand. kIncomplete
-// means the bytes end inside the record (the header, when decoded, says how long it is).
-RecordCheck CheckRecord(const char* data, size_t available, RecordHeader* header) {
-  if (available < kHeaderBytes) return RecordCheck::kIncomplete;
-  if (GetU32(data) != kRecordMagic || GetU32(data + 28) != 0) return RecordCheck::kDamaged;
+// Decodes the header at `data` (kHeaderBytes available); false when it cannot be a record header.
+bool DecodeHeader(const char* data, RecordHeader* header) {
+  if (GetU32(data) != kRecordMagic || GetU32(data + 28) != 0) return false;
   header->crc = GetU32(data + 4);
   header->offset = GetU64(data + 8);
   header->group_first = GetU64(data + 16);
   header->length = GetU32(data + 24);
-  if (header->length > kEmbeddedLogMaxEventBytes || header->group_first > header->offset) {
-    return RecordCheck::kDamaged;
-  }
+  return header->length <= kEmbeddedLogMaxEventBytes && header->group_first <= header->offset;
+}
+
+// Whether the CRC of the record at `record` (header then payload, all present) matches.
+bool CrcMatches(const char* record, const RecordHeader& header) {
+  return RecordCrc(PayloadCrc(record + kHeaderBytes, header.length), record) == header.crc;
+}
+
+enum class RecordCheck { kValid, kIncomplete, kDamaged };
+
+// Checks the record that starts at `data`, of which `available` bytes are at hand. kIncomplete
+// means the bytes end inside the record; `header` is then decoded when the header itself is whole.
+RecordCheck CheckRecord(const char* data, size_t available, RecordHeader* header) {
+  if (available < kHeaderBytes) return RecordCheck::kIncomplete;
+  if (!DecodeHeader(data, header)) return RecordCheck::kDamaged;
   if (available - kHeaderBytes < header->length) return RecordCheck::kIncomplete;
-  uint32_t crc = RecordCrc(PayloadCrc(data + kHeaderBytes, header->length), data);
-  return crc == header->crc ? RecordCheck::kValid : RecordCheck::kDamaged;
+  return CrcMatches(data, *header) ? RecordCheck::kValid : RecordCheck::kDamaged;
 }
 
 std::string SegmentFileName(uint64_t base_offset) {
@@ -206,11 +215,13 @@ struct Segment {
 // with the expected offsets. Stops silently at the first record that is incomplete or damaged:
 // the caller decides what the bytes after segment->bytes mean.
 Status ScanForward(int fd, Segment* segment) {
+  CAIRN_ASSIGN_OR_RETURN(uint64_t file_bytes, FileSize(fd, segment->path));
   std::vector<char> buffer;
   size_t want = kScanChunkBytes;
-  while (true) {
-    buffer.resize(want);
+  while (segment->bytes < file_bytes) {
     uint64_t chunk_start = segment->bytes;
+    want = static_cast<size_t>(std::min<uint64_t>(want, file_bytes - chunk_start));
+    buffer.resize(want);
     CAIRN_ASSIGN_OR_RETURN(size_t got,
                            PreadFull(fd, buffer.data(), want, chunk_start, segment->path));
     size_t used = 0;
@@ -224,19 +235,20 @@ Status ScanForward(int fd, Segment* segment) {
       segment->end_offset += 1;
       segment->bytes = chunk_start + used;
     }
-    if (got < want) return Status::Ok();  // reached the end of the file
     if (used > 0) {
       want = kScanChunkBytes;
       continue;
     }
-    // Nothing fit in a full chunk: either one record is bigger than the chunk, or damage.
-    if (check == RecordCheck::kIncomplete && got >= kHeaderBytes &&
-        kHeaderBytes + header.length > want) {
+    // No whole record in the chunk: either one record is bigger than the chunk, or the bytes here
+    // are incomplete or damaged.
+    if (check == RecordCheck::kIncomplete && got == want && got >= kHeaderBytes &&
+        chunk_start + kHeaderBytes + header.length <= file_bytes) {
       want = kHeaderBytes + header.length;
       continue;
     }
-    return Status::Ok();
+    break;
   }
+  return Status::Ok();
 }
 
 // Whether the bytes in [from, file_bytes) hold an intact record written by a commit group that
@@ -264,10 +276,7 @@ Result<bool> LaterCommitGroupFollows(int fd, const std::string& path, uint64_t f
       CAIRN_ASSIGN_OR_RETURN(size_t header_got,
                              PreadFull(fd, header_bytes, kHeaderBytes, candidate, path));
       RecordHeader header;
-      if (CheckRecord(header_bytes, header_got, &header) != RecordCheck::kIncomplete ||
-          header_got < kHeaderBytes) {
-        continue;  // damaged header (a full header can only be incomplete through its payload)
-      }
+      if (header_got < kHeaderBytes || !DecodeHeader(header_bytes, &header)) continue;
       record.resize(kHeaderBytes + header.length);
       CAIRN_ASSIGN_OR_RETURN(size_t record_got,
                              PreadFull(fd, record.data(), record.size(), candidate, path));
@@ -298,8 +307,7 @@ struct AppendRequest {
 // EventLog object.
 class LogCore {
  public:
-  LogCore(std::string dir, EmbeddedLogOptions options)
-      : dir_(std::move(dir)), options_(options) {}
+  LogCore(std::string dir, EmbeddedLogOptions options) : dir_(std::move(dir)), options_(options) {}
 
   Status Open();
   // Stops the appender after it has drained the queue, and releases the LOCK.
@@ -335,8 +343,8 @@ class LogCore {
   Result<Segment> CreateSegment(uint64_t base_offset);
   Status RefreshLocked();
   void AppenderLoop();
-  Status WriteGroup(const std::vector<AppendRequest*>& group, std::vector<IndexEntry>* new_index,
-                    bool* rolled);
+  Status RollIfFull(const std::vector<AppendRequest*>& group);
+  Status WriteGroup(const std::vector<AppendRequest*>& group, std::vector<IndexEntry>* new_index);
 
   const std::string dir_;
   const EmbeddedLogOptions options_;
@@ -452,7 +460,8 @@ Status LogCore::LoadSegments() {
       }
     }
   }
-  const Segment& last = segments_.empty() ? Segment{} : segments_.back();
+  if (segments_.empty()) return Status::Ok();  // read-only, before the writer's first segment
+  const Segment& last = segments_.back();
   end_offset_ = last.end_offset;
   next_offset_ = last.end_offset;
   active_bytes_ = last.bytes;
@@ -465,8 +474,8 @@ Status LogCore::RecoverTail(int fd, Segment* segment, bool is_last) {
   while (true) {
     CAIRN_ASSIGN_OR_RETURN(uint64_t file_bytes, FileSize(fd, segment->path));
     if (file_bytes <= segment->bytes) return Status::Ok();
-    std::string where = segment->path + " at byte " + std::to_string(segment->bytes) +
-                        " (offset " + std::to_string(segment->end_offset) + ")";
+    std::string where = segment->path + " at byte " + std::to_string(segment->bytes) + " (offset " +
+                        std::to_string(segment->end_offset) + ")";
     if (!is_last) {
       return Status::Corruption("embedded log: damaged record in sealed segment " + where);
     }
@@ -530,41 +539,41 @@ Result<OffsetRange> LogCore::Append(const std::vector<Envelope>& batch) {
   }
   if (batch.empty()) return Status::InvalidArgument("append: empty batch");
 
-  AppendRequest request;
+  // The payload is the envelope with its offset cleared; copy only the events that carry one.
+  std::vector<Envelope> cleared;  // reserved up front: `events` points into it
+  cleared.reserve(static_cast<size_t>(std::count_if(
+      batch.begin(), batch.end(), [](const Envelope& event) { return event.offset() != 0; })));
+  std::vector<const Envelope*> events;
+  events.reserve(batch.size());
   std::vector<size_t> sizes;
   sizes.reserve(batch.size());
   size_t total = 0;
-  std::optional<Envelope> cleared;  // a copy, only for events whose offset field is set
   for (const Envelope& event : batch) {
-    size_t size = event.offset() == 0 ? event.ByteSizeLong() : [&] {
-      cleared = event;
-      cleared->clear_offset();
-      return cleared->ByteSizeLong();
-    }();
+    const Envelope* payload = &event;
+    if (event.offset() != 0) {
+      payload = &cleared.emplace_back(event);
+      cleared.back().clear_offset();
+    }
+    size_t size = payload->ByteSizeLong();
     if (size > kEmbeddedLogMaxEventBytes) {
       return Status::ResourceExhausted("append: an event of " + std::to_string(size) +
                                        " bytes exceeds the limit of " +
                                        std::to_string(kEmbeddedLogMaxEventBytes));
     }
+    events.push_back(payload);
     sizes.push_back(size);
     total += kHeaderBytes + size;
   }
+
+  AppendRequest request;
   request.bytes.resize(total);
   request.record_starts.reserve(batch.size());
   request.payload_crcs.reserve(batch.size());
-  char* out = request.bytes.data();
   size_t position = 0;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    char* header = out + position;
+  for (size_t i = 0; i < events.size(); ++i) {
+    char* header = request.bytes.data() + position;
     char* payload = header + kHeaderBytes;
-    const Envelope* event = &batch[i];
-    if (event->offset() != 0) {
-      cleared = *event;
-      cleared->clear_offset();
-      cleared->ByteSizeLong();
-      event = &*cleared;
-    }
-    event->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(payload));
+    events[i]->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(payload));
     PutU32(header + 24, static_cast<uint32_t>(sizes[i]));
     PutU32(header + 28, 0);
     request.record_starts.push_back(position);
@@ -597,29 +606,9 @@ void LogCore::AppenderLoop() {
       failure = failure_;
     }
     new_index.clear();
-    bool rolled = false;
-    Segment rolled_segment;
     Status status = failure;
-    if (status.ok()) {
-      uint64_t group_bytes = 0;
-      for (const AppendRequest* request : group) group_bytes += request->bytes.size();
-      if (active_bytes_ > 0 && active_bytes_ + group_bytes > options_.segment_bytes) {
-        auto created = CreateSegment(next_offset_);
-        if (created.ok()) {
-          rolled = true;
-          rolled_segment = std::move(created).value();
-        } else {
-          status = created.status();
-        }
-      }
-    }
-    if (status.ok()) {
-      if (rolled) {
-        std::lock_guard lock(mutex_);
-        segments_.push_back(std::move(rolled_segment));
-      }
-      status = WriteGroup(group, &new_index, &rolled);
-    }
+    if (status.ok()) status = RollIfFull(group);
+    if (status.ok()) status = WriteGroup(group, &new_index);
     {
       std::lock_guard lock(mutex_);
       if (status.ok()) {
@@ -630,8 +619,8 @@ void LogCore::AppenderLoop() {
         end_offset_ = next_offset_;
       } else if (failure_.ok()) {
         failure_ = status;
-        std::fprintf(stderr, "cairn: embedded log %s refuses further appends: %s\n",
-                     dir_.c_str(), status.ToString().c_str());
+        std::fprintf(stderr, "cairn: embedded log %s refuses further appends: %s\n", dir_.c_str(),
+                     status.ToString().c_str());
       }
       for (AppendRequest* request : group) {
         request->status = status;
@@ -643,8 +632,22 @@ void LogCore::AppenderLoop() {
   }
 }
 
+// Starts a new segment when `group` would push the active one past the size limit; a group is
+// never split across segments.
+Status LogCore::RollIfFull(const std::vector<AppendRequest*>& group) {
+  uint64_t group_bytes = 0;
+  for (const AppendRequest* request : group) group_bytes += request->bytes.size();
+  if (active_bytes_ == 0 || active_bytes_ + group_bytes <= options_.segment_bytes) {
+    return Status::Ok();
+  }
+  CAIRN_ASSIGN_OR_RETURN(Segment segment, CreateSegment(next_offset_));
+  std::lock_guard lock(mutex_);
+  segments_.push_back(std::move(segment));
+  return Status::Ok();
+}
+
 Status LogCore::WriteGroup(const std::vector<AppendRequest*>& group,
-                           std::vector<IndexEntry>* new_index, bool* /*rolled*/) {
+                           std::vector<IndexEntry>* new_index) {
   const uint64_t group_first = next_offset_;
   uint64_t offset = group_first;
   uint64_t position = active_bytes_;
@@ -747,12 +750,10 @@ Status LogCore::RefreshLocked() {
   if (segments_.empty()) {
     std::string path = dir_ + "/" + SegmentFileName(0);
     if (::access(path.c_str(), F_OK) != 0) return Status::Ok();
-    auto fd = OpenFile(path, O_RDONLY);
-    if (!fd.ok()) return errno == ENOENT ? Status::Ok() : fd.status();
+    CAIRN_ASSIGN_OR_RETURN(tail_fd_, OpenFile(path, O_RDONLY));  // segments are never removed
     Segment first;
     first.path = path;
     segments_.push_back(std::move(first));
-    tail_fd_ = std::move(fd).value();
   }
   while (true) {
     Segment& last = segments_.back();
@@ -817,11 +818,13 @@ class EmbeddedLogReader : public LogReader {
   Result<std::vector<Envelope>> Next(size_t max_events, std::chrono::milliseconds wait) override {
     std::vector<Envelope> out;
     if (max_events == 0) return out;
-    auto deadline = std::chrono::steady_clock::now() + wait;
+    // Clamped so that a huge `wait` cannot overflow the clock.
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::min<std::chrono::milliseconds>(wait, std::chrono::hours(24 * 365));
     CAIRN_ASSIGN_OR_RETURN(uint64_t end, core_->WaitBeyond(position_, deadline));
     if (end <= position_) return out;
     uint64_t target = position_ + std::min<uint64_t>(max_events, end - position_);
-    out.reserve(static_cast<size_t>(target - position_));
+    out.reserve(static_cast<size_t>(std::min<uint64_t>(target - position_, 4096)));
     while (position_ < target) {
       CAIRN_RETURN_IF_ERROR(PlaceCursor());
       CAIRN_RETURN_IF_ERROR(ReadRecordAtCursor(&out));
@@ -883,14 +886,10 @@ class EmbeddedLogReader : public LogReader {
     };
     CAIRN_ASSIGN_OR_RETURN(const char* header_bytes, Buffered(cursor_position_, kHeaderBytes));
     RecordHeader header;
-    if (CheckRecord(header_bytes, kHeaderBytes, &header) != RecordCheck::kIncomplete) {
-      return damaged("bad header");
-    }
+    if (!DecodeHeader(header_bytes, &header)) return damaged("bad header");
     CAIRN_ASSIGN_OR_RETURN(const char* record,
                            Buffered(cursor_position_, kHeaderBytes + header.length));
-    if (CheckRecord(record, kHeaderBytes + header.length, &header) != RecordCheck::kValid) {
-      return damaged("checksum mismatch");
-    }
+    if (!CrcMatches(record, header)) return damaged("checksum mismatch");
     if (header.offset != cursor_offset_) return damaged("unexpected offset");
     if (cursor_offset_ == position_) {
       Envelope& event = out->emplace_back();

@@ -6,7 +6,9 @@ namespace cairn::kafka {
 namespace {
 
 struct MetadataDeleter {
-  void operator()(const rd_kafka_metadata_t* metadata) const { rd_kafka_metadata_destroy(metadata); }
+  void operator()(const rd_kafka_metadata_t* metadata) const {
+    rd_kafka_metadata_destroy(metadata);
+  }
 };
 struct QueueDeleter {
   void operator()(rd_kafka_queue_t* queue) const { rd_kafka_queue_destroy(queue); }
@@ -18,7 +20,9 @@ struct NewTopicDeleter {
   void operator()(rd_kafka_NewTopic_t* topic) const { rd_kafka_NewTopic_destroy(topic); }
 };
 struct AdminOptionsDeleter {
-  void operator()(rd_kafka_AdminOptions_t* options) const { rd_kafka_AdminOptions_destroy(options); }
+  void operator()(rd_kafka_AdminOptions_t* options) const {
+    rd_kafka_AdminOptions_destroy(options);
+  }
 };
 
 int TimeoutMs(std::chrono::milliseconds timeout) { return static_cast<int>(timeout.count()); }
@@ -26,16 +30,16 @@ int TimeoutMs(std::chrono::milliseconds timeout) { return static_cast<int>(timeo
 }  // namespace
 
 Settings CommonSettings(const std::string& brokers) {
-  return {
-      {"bootstrap.servers", brokers},
-      {"client.id", "cairn"},
-      {"allow.auto.create.topics", "false"},
-  };
+  return {{"bootstrap.servers", brokers}, {"client.id", "cairn"}};
 }
 
 Settings IdempotentProducerSettings(const std::string& brokers) {
   Settings settings = CommonSettings(brokers);
   settings.insert(settings.end(), {
+                                      // A producer's metadata request would otherwise let the
+                                      // broker create a topic with its default partition count
+                                      // (consumers default to false already).
+                                      {"allow.auto.create.topics", "false"},
                                       {"enable.idempotence", "true"},
                                       {"acks", "all"},
                                       {"linger.ms", "1"},
@@ -74,7 +78,8 @@ Result<int> PartitionCount(rd_kafka_t* client, const std::string& topic) {
   // All topics rather than this one: a request naming the topic could make the broker
   // create it.
   const rd_kafka_metadata_t* raw = nullptr;
-  rd_kafka_resp_err_t error = rd_kafka_metadata(client, 1, nullptr, &raw, TimeoutMs(kRequestTimeout));
+  rd_kafka_resp_err_t error =
+      rd_kafka_metadata(client, 1, nullptr, &raw, TimeoutMs(kRequestTimeout));
   if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable("kafka: cannot read cluster metadata: " + ErrorText(error));
   }
@@ -92,6 +97,25 @@ Result<int> PartitionCount(rd_kafka_t* client, const std::string& topic) {
 }
 
 Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions) {
+  const std::string what = "kafka: cannot create topic " + topic + ": ";
+  // Without a live controller the Admin request would only wait out its timeout. Some clusters
+  // never have one (librdkafka's mock names broker 0, which does not exist).
+  const int32_t controller = rd_kafka_controllerid(client, TimeoutMs(kRequestTimeout));
+  const rd_kafka_metadata_t* raw = nullptr;
+  rd_kafka_resp_err_t metadata_error =
+      rd_kafka_metadata(client, 0, nullptr, &raw, TimeoutMs(kRequestTimeout));
+  if (metadata_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(what + "cannot read cluster metadata: " + ErrorText(metadata_error));
+  }
+  std::unique_ptr<const rd_kafka_metadata_t, MetadataDeleter> metadata(raw);
+  bool controller_known = false;
+  for (int i = 0; i < metadata->broker_cnt; ++i) {
+    controller_known = controller_known || metadata->brokers[i].id == controller;
+  }
+  if (!controller_known) {
+    return Status::Unavailable(what + "the cluster names no live controller (broker id " +
+                               std::to_string(controller) + "); create the topic beforehand");
+  }
   char error[512];
   std::unique_ptr<rd_kafka_NewTopic_t, NewTopicDeleter> new_topic(
       rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, error, sizeof error));
@@ -110,7 +134,6 @@ Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions)
   // The admin request carries its own timeouts; the margin only guards against a lost result.
   std::unique_ptr<rd_kafka_event_t, EventDeleter> event(
       rd_kafka_queue_poll(queue.get(), TimeoutMs(3 * kRequestTimeout)));
-  const std::string what = "kafka: cannot create topic " + topic + ": ";
   if (!event) return Status::Unavailable(what + "no answer from the cluster");
   if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable(what + rd_kafka_event_error_string(event.get()));

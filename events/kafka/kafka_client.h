@@ -38,13 +38,12 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
 // How long topic look-ups, creations and watermark queries may take before Unavailable.
 inline constexpr std::chrono::milliseconds kRequestTimeout{10'000};
 
-// Settings every Cairn client shares: the bootstrap list, and no broker-side topic
-// auto-creation (a producer's metadata request would otherwise create a topic with the broker's
-// default partition count, which the one-partition events topic must never get).
+// Settings every Cairn client shares.
 Settings CommonSettings(const std::string& brokers);
 
-// The producer settings of both writers: idempotent, acks=all, a small linger, and a message
-// timeout long enough to ride out a broker restart or a leader election.
+// The producer settings of both writers: idempotent, acks=all, a small linger, a message
+// timeout long enough to ride out a broker restart or a leader election, and no broker-side
+// topic auto-creation (the one-partition events topic must never get a default count).
 Settings IdempotentProducerSettings(const std::string& brokers);
 
 // A configuration holding `settings`; InvalidArgument names the setting librdkafka refused.
@@ -61,7 +60,7 @@ std::string ErrorText(rd_kafka_resp_err_t error);
 Result<int> PartitionCount(rd_kafka_t* client, const std::string& topic);
 
 // Creates `topic` through the Admin API (replication: the broker's default). An existing topic
-// is not an error.
+// is not an error; a cluster without a live controller is Unavailable at once.
 Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions);
 
 // The partition count of `topic`, creating it with `partitions_if_created` when it is missing

@@ -20,6 +20,8 @@ using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
 constexpr int32_t kPartition = 0;
+// Caps a caller's wait so that now() + wait cannot overflow.
+constexpr milliseconds kLongestWait{24 * 3600 * 1000};
 
 int RemainingMs(steady_clock::time_point deadline) {
   auto left = std::chrono::ceil<milliseconds>(deadline - steady_clock::now()).count();
@@ -36,7 +38,7 @@ class KafkaLogReader final : public LogReader {
     // A broken reader stays broken: its consumer no longer fetches.
     if (!broken_.ok()) return broken_;
     std::vector<Envelope> events;
-    const steady_clock::time_point deadline = steady_clock::now() + wait;
+    const steady_clock::time_point deadline = steady_clock::now() + std::min(wait, kLongestWait);
     while (events.size() < max_events) {
       // Wait only for the first event; then take what has already been fetched.
       const int timeout_ms = events.empty() ? RemainingMs(deadline) : 0;
@@ -53,8 +55,9 @@ class KafkaLogReader final : public LogReader {
                                  ": " + rd_kafka_message_errstr(message.get());
         bool out_of_range = message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
                             message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE;
-        broken_ = out_of_range ? Status::NotFound(what + " (before the oldest retained event, or "
-                                                         "past the end)")
+        broken_ = out_of_range ? Status::NotFound(what +
+                                                  " (before the oldest retained event, or "
+                                                  "past the end)")
                                : Status::Unavailable(what);
         break;
       }
@@ -138,7 +141,10 @@ class KafkaEventLog final : public EventLog {
 
 struct KafkaEventLog::PendingAppend {
   explicit PendingAppend(size_t size)
-      : tags(size), offsets(size, -1), errors(size, RD_KAFKA_RESP_ERR_NO_ERROR), outstanding(size) {}
+      : tags(size),
+        offsets(size, -1),
+        errors(size, RD_KAFKA_RESP_ERR_NO_ERROR),
+        outstanding(size) {}
   std::vector<MessageTag> tags;
   std::mutex mutex;
   std::condition_variable done;
@@ -219,9 +225,8 @@ Status KafkaEventLog::FatalError() {
   char reason[512];
   rd_kafka_resp_err_t error = rd_kafka_fatal_error(client_.get(), reason, sizeof reason);
   if (error == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();
-  return Status::Unavailable("kafka log " + topic_ +
-                             ": the idempotent producer failed fatally (" + kafka::ErrorText(error) +
-                             ": " + reason +
+  return Status::Unavailable("kafka log " + topic_ + ": the idempotent producer failed fatally (" +
+                             kafka::ErrorText(error) + ": " + reason +
                              "); ordering can no longer be guaranteed, so it accepts no more "
                              "appends until the log is reopened");
 }
@@ -270,7 +275,8 @@ Result<OffsetRange> KafkaEventLog::Append(const std::vector<Envelope>& batch) {
     Envelope event = batch[i];
     event.clear_offset();
     if (!event.SerializeToString(&values[i])) {
-      return Status::InvalidArgument("kafka log: event " + event.event_id() + " does not serialize");
+      return Status::InvalidArgument("kafka log: event " + event.event_id() +
+                                     " does not serialize");
     }
   }
 
@@ -319,8 +325,7 @@ Result<OffsetRange> KafkaEventLog::Append(const std::vector<Envelope>& batch) {
           std::to_string(i + 1) + "); is another process writing the topic?");
     }
   }
-  return OffsetRange{static_cast<uint64_t>(first),
-                     static_cast<uint64_t>(first) + batch.size() - 1};
+  return OffsetRange{static_cast<uint64_t>(first), static_cast<uint64_t>(first) + batch.size() - 1};
 }
 
 Result<uint64_t> KafkaEventLog::EndOffset() {
@@ -348,8 +353,12 @@ Result<std::unique_ptr<LogReader>> KafkaEventLog::OpenReader(uint64_t from) {
                                       {"enable.auto.offset.store", "false"},
                                       {"auto.offset.reset", "error"},
                                       {"enable.partition.eof", "false"},
-                                      // Bounds how long a tailing reader lags an append.
+                                      // Bounds how long a tailing reader lags an append
+                                      // when the broker holds fetches for the full wait.
                                       {"fetch.wait.max.ms", "100"},
+                                      // Prefetch per reader; 64 MiB by default, and a master
+                                      // runs a reader per projector.
+                                      {"queued.max.messages.kbytes", "16384"},
                                   });
   CAIRN_ASSIGN_OR_RETURN(kafka::Config config, kafka::NewConfig(settings));
   CAIRN_ASSIGN_OR_RETURN(kafka::Client consumer,
@@ -361,8 +370,8 @@ Result<std::unique_ptr<LogReader>> KafkaEventLog::OpenReader(uint64_t from) {
       static_cast<int64_t>(from);
   rd_kafka_resp_err_t error = rd_kafka_assign(consumer.get(), assignment.get());
   if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable("kafka log " + topic_ + ": cannot assign a reader: " +
-                               kafka::ErrorText(error));
+    return Status::Unavailable("kafka log " + topic_ +
+                               ": cannot assign a reader: " + kafka::ErrorText(error));
   }
   return std::unique_ptr<LogReader>(
       std::make_unique<KafkaLogReader>(std::move(consumer), topic_, from));
@@ -370,9 +379,8 @@ Result<std::unique_ptr<LogReader>> KafkaEventLog::OpenReader(uint64_t from) {
 
 Status KafkaEventLog::InjectFatalError(const std::string& reason) {
   if (read_only_) return Status::InvalidArgument("a read-only kafka log has no producer");
-  rd_kafka_resp_err_t error =
-      rd_kafka_test_fatal_error(client_.get(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
-                                reason.c_str());
+  rd_kafka_resp_err_t error = rd_kafka_test_fatal_error(
+      client_.get(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, reason.c_str());
   if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::FailedPrecondition("kafka log: " + kafka::ErrorText(error));
   }

@@ -5,6 +5,7 @@
 // Targets on a 2-core machine: p99 <= 10 ms embedded, <= 50 ms Kafka.
 //   build/bin/bench_submit_latency [--count N] [--mode embedded|kafka|both]
 #include <nlohmann/json.hpp>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,344 @@
+#include "agent/agent.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "agent/agent_log.h"
+#include "agent/kafka_placement_source.h"
+#include "agent/task_plan.h"
+#include "events/envelope_util.h"
+
+extern char** environ;
+
+namespace cairn::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The exit code reported for an allocation whose process could not be started, as a shell does.
+constexpr int kCannotStartExitCode = 127;
+// After the grace period a killed group gets SIGKILL; this covers the reaping after that.
+constexpr std::chrono::seconds kKillSettle(5);
+
+std::vector<std::string> CurrentEnvironment() {
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) env.emplace_back(*entry);
+  return env;
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
+}  // namespace
+
+const char* AgentVersion() { return CAIRN_AGENT_VERSION; }
+
+Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
+  if (options.agent_id.empty()) return Status::InvalidArgument("the agent needs an id");
+  if (options.devices.empty()) return Status::InvalidArgument("the agent needs at least one slot");
+  if (options.work_root.empty()) return Status::InvalidArgument("the agent needs a work root");
+  if (options.hostname.empty()) options.hostname = Hostname();
+  CAIRN_ASSIGN_OR_RETURN(auto control_client,
+                         MasterClient::Create(options.master_url, options.agent_id, options.retry));
+  CAIRN_ASSIGN_OR_RETURN(auto report_client,
+                         MasterClient::Create(options.master_url, options.agent_id, options.retry));
+  return std::unique_ptr<Agent>(
+      new Agent(std::move(options), std::move(control_client), std::move(report_client)));
+}
+
+Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
+             std::unique_ptr<MasterClient> report_client)
+    : options_(std::move(options)),
+      incarnation_(NewUuid()),
+      base_env_(CurrentEnvironment()),
+      control_client_(std::move(control_client)),
+      reporter_(std::make_unique<Reporter>(std::move(report_client), options_.reports)),
+      order_book_(options_.agent_id, incarnation_) {
+  ProcessRunner::Callbacks callbacks;
+  callbacks.on_started = [this](const std::string& allocation_id, pid_t pid) {
+    reporter_->AddStarted({allocation_id, TaskIdOf(allocation_id), static_cast<int>(pid)});
+  };
+  callbacks.on_line = [this](const OutputLine& line) {
+    TaskLogLine log;
+    log.task_id = TaskIdOf(line.key);
+    log.allocation_id = line.key;
+    log.seq = line.seq;
+    log.stdtype = OutputStreamName(line.stream);
+    log.text = line.text;
+    log.unix_micros = line.unix_micros;
+    reporter_->AddLine(std::move(log));
+  };
+  callbacks.on_exit = [this](const std::string& allocation_id, const ProcessExit& exit) {
+    ExitedReport report;
+    report.allocation_id = allocation_id;
+    report.exit_code = exit.exit_code;
+    report.signal = exit.signal;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = allocations_.find(allocation_id);
+      if (it != allocations_.end()) {
+        report.task_id = it->second.task_id;
+        if (exit.kill_requested) report.reason = it->second.kill_reason;
+        // on_exit is the last callback of a process; the order book still remembers the id.
+        allocations_.erase(it);
+      }
+    }
+    LogInfo("allocation " + allocation_id + " ended: " +
+            (exit.exit_code ? "exit code " + std::to_string(*exit.exit_code)
+                            : "signal " + std::to_string(exit.signal.value_or(0))) +
+            (report.reason.empty() ? "" : " (" + report.reason + ")"));
+    reporter_->AddExited(std::move(report));
+  };
+  runner_ = std::make_unique<ProcessRunner>(std::move(callbacks), options_.kill_grace);
+}
+
+Agent::~Agent() {
+  Shutdown();
+  if (trace_ != nullptr) std::fclose(trace_);
+}
+
+RegisterRequest Agent::MakeRegisterRequest() const {
+  RegisterRequest request;
+  request.incarnation = incarnation_;
+  request.resource_pool = options_.resource_pool;
+  request.devices = options_.devices;
+  request.hostname = options_.hostname;
+  request.version = AgentVersion();
+  return request;
+}
+
+Result<Registration> Agent::Start() {
+  {
+    std::lock_guard lock(mutex_);
+    if (started_) return Status::FailedPrecondition("the agent was started already");
+    started_ = true;
+    if (stop_requested_) return Status::Unavailable("stopped before registering");
+    if (!options_.trace_file.empty()) {
+      trace_ = std::fopen(options_.trace_file.c_str(), "a");
+      if (trace_ == nullptr) {
+        return Status::IOError("cannot open trace file '" + options_.trace_file + "'");
+      }
+    }
+  }
+  std::error_code error;
+  std::filesystem::create_directories(options_.work_root, error);
+  if (error) {
+    return Status::IOError("cannot create work root '" + options_.work_root +
+                           "': " + error.message());
+  }
+
+  CAIRN_ASSIGN_OR_RETURN(Registration registration,
+                         control_client_->Register(MakeRegisterRequest()));
+  CAIRN_ASSIGN_OR_RETURN(auto placement, OpenPlacementSource(registration));
+  LogInfo("registered as incarnation " + incarnation_ + "; orders from " + placement->Describe() +
+          (registration.transport == "http"
+               ? " from offset " + std::to_string(registration.resume_from)
+               : ""));
+
+  std::lock_guard lock(mutex_);
+  if (stop_requested_) return Status::Unavailable("stopped while registering");
+  placement_ = std::move(placement);
+  placement_thread_ = std::thread(
+      [this] { placement_->Run([this](const events::Envelope& order) { HandleOrder(order); }); });
+  heartbeat_thread_ = std::thread([this] { Heartbeat(); });
+  return registration;
+}
+
+Result<std::unique_ptr<PlacementSource>> Agent::OpenPlacementSource(
+    const Registration& registration) {
+  if (registration.transport == "http") {
+    CAIRN_ASSIGN_OR_RETURN(http::Client client, http::Client::FromUrl(options_.master_url));
+    return std::unique_ptr<PlacementSource>(std::make_unique<HttpPlacementSource>(
+        std::move(client), options_.agent_id, registration.resume_from, options_.stream));
+  }
+  if (registration.transport == "kafka") {
+    CAIRN_ASSIGN_OR_RETURN(
+        auto source, KafkaPlacementSource::Open(registration.brokers, registration.topic_prefix,
+                                                options_.agent_id));
+    return std::unique_ptr<PlacementSource>(std::move(source));
+  }
+  return Status::NotSupported("the master names placement transport '" + registration.transport +
+                              "', which this agent does not support");
+}
+
+void Agent::RequestStop() {
+  bool cancel_registration = false;
+  {
+    std::lock_guard lock(mutex_);
+    stop_requested_ = true;
+    // Heartbeats go on until Shutdown() has reported the tasks' exits; only a registration
+    // that is still being retried is abandoned.
+    cancel_registration = placement_ == nullptr;
+  }
+  changed_.notify_all();
+  if (cancel_registration) control_client_->Cancel();
+}
+
+void Agent::WaitForStopRequest() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return stop_requested_; });
+}
+
+bool Agent::stop_requested() const {
+  std::lock_guard lock(mutex_);
+  return stop_requested_;
+}
+
+void Agent::Shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    if (shut_down_) return;
+    shut_down_ = true;
+  }
+  RequestStop();
+  if (placement_thread_.joinable()) {
+    placement_->Stop();
+    placement_thread_.join();
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [allocation_id, allocation] : allocations_) {
+      if (allocation.kill_reason.empty()) allocation.kill_reason = "agent shutting down";
+    }
+  }
+  if (runner_->RunningCount() > 0) {
+    LogInfo("stopping " + std::to_string(runner_->RunningCount()) + " running task(s)");
+  }
+  runner_->KillAll();
+  if (!runner_->WaitAllExited(Clock::now() + options_.kill_grace + kKillSettle)) {
+    LogError("tasks still running after SIGKILL; their exits may go unreported");
+  }
+  reporter_->Drain(Clock::now() + options_.shutdown_report_budget);
+  {
+    std::lock_guard lock(mutex_);
+    heartbeat_stop_ = true;
+  }
+  changed_.notify_all();
+  control_client_->Cancel();
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+}
+
+void Agent::HandleOrder(const events::Envelope& order) {
+  int64_t received_micros = NowUnixMicros();
+  OrderBook::Decision decision;
+  {
+    std::lock_guard lock(mutex_);
+    decision = order_book_.Decide(order);
+    if (decision.action == OrderBook::Action::kRun && trace_ != nullptr) {
+      std::fprintf(trace_, "%s %lld\n", order.allocation_assigned().allocation_id().c_str(),
+                   static_cast<long long>(received_micros));
+      std::fflush(trace_);
+    }
+  }
+  switch (decision.action) {
+    case OrderBook::Action::kIgnore:
+      LogInfo("ignoring " + PayloadTypeName(order) + " at offset " +
+              std::to_string(order.offset()) + ": " + decision.why);
+      return;
+    case OrderBook::Action::kRun:
+      RunAllocation(order.allocation_assigned());
+      return;
+    case OrderBook::Action::kKill: {
+      const auto& kill = order.kill_requested();
+      {
+        std::lock_guard lock(mutex_);
+        auto it = allocations_.find(kill.allocation_id());
+        if (it != allocations_.end() && it->second.kill_reason.empty()) {
+          it->second.kill_reason = kill.reason().empty() ? "kill requested" : kill.reason();
+        }
+      }
+      if (runner_->Kill(kill.allocation_id())) {
+        LogInfo("killing allocation " + kill.allocation_id());
+      } else {
+        LogInfo("kill order for allocation " + kill.allocation_id() + ", which has ended already");
+      }
+      return;
+    }
+  }
+}
+
+void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
+  const std::string& allocation_id = assigned.allocation_id();
+  {
+    std::lock_guard lock(mutex_);
+    allocations_[allocation_id].task_id = assigned.task_id();
+  }
+  TaskLaunchSettings settings;
+  settings.master_url = options_.master_url;
+  settings.agent_id = options_.agent_id;
+  settings.resource_pool = options_.resource_pool;
+  settings.work_root = options_.work_root;
+  settings.devices = options_.devices;
+  settings.base_env = base_env_;
+
+  Status started = [&]() -> Status {
+    CAIRN_ASSIGN_OR_RETURN(ProcessSpec spec, PlanTask(assigned, settings));
+    if (assigned.spec().work_dir().empty()) {
+      std::error_code error;
+      std::filesystem::create_directories(spec.work_dir, error);
+      if (error) {
+        return Status::IOError("cannot create work dir '" + spec.work_dir +
+                               "': " + error.message());
+      }
+    }
+    CAIRN_ASSIGN_OR_RETURN(pid_t pid, runner_->Start(allocation_id, spec));
+    LogInfo("allocation " + allocation_id + " of task " + assigned.task_id() + " started, pid " +
+            std::to_string(pid));
+    return Status::Ok();
+  }();
+  if (!started.ok()) {
+    LogWarning("allocation " + allocation_id + " could not start: " + started.ToString());
+    {
+      std::lock_guard lock(mutex_);
+      allocations_.erase(allocation_id);
+    }
+    ExitedReport report;
+    report.allocation_id = allocation_id;
+    report.task_id = assigned.task_id();
+    report.exit_code = kCannotStartExitCode;
+    report.reason = "could not start: " + started.message();
+    reporter_->AddExited(std::move(report));
+  }
+}
+
+void Agent::Heartbeat() {
+  int failures = 0;
+  std::unique_lock lock(mutex_);
+  while (true) {
+    if (changed_.wait_for(lock, options_.heartbeat_interval, [&] { return heartbeat_stop_; })) {
+      return;
+    }
+    lock.unlock();
+    Status status = control_client_->Heartbeat(incarnation_);
+    if (status.code() == StatusCode::kFailedPrecondition ||
+        status.code() == StatusCode::kNotFound) {
+      LogInfo("the master does not hold this agent as connected (" + status.message() +
+              "); registering again with the same incarnation");
+      Result<Registration> registration = control_client_->Register(MakeRegisterRequest());
+      if (registration.ok()) {
+        failures = 0;
+        // The order stream may still hang on a connection to a master that has gone.
+        placement_->Reconnect();
+      } else {
+        LogWarning("registering again failed: " + registration.status().ToString());
+      }
+    } else if (!status.ok()) {
+      if (failures++ % 10 == 0) LogWarning("heartbeat failed: " + status.ToString());
+    } else {
+      failures = 0;
+    }
+    lock.lock();
+  }
+}
+
+std::string Agent::TaskIdOf(const std::string& allocation_id) {
+  std::lock_guard lock(mutex_);
+  auto it = allocations_.find(allocation_id);
+  return it == allocations_.end() ? "" : it->second.task_id;
+}
+
+}  // namespace cairn::agent

@@ -1,0 +1,109 @@
+// The agent daemon's core (PROTOCOL.md): registers with the master, heartbeats, takes placement
+// orders from a PlacementSource, runs each allocation at most once with the ProcessRunner, and
+// ships logs, started and exited reports through the Reporter.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/http_placement_source.h"
+#include "agent/master_client.h"
+#include "agent/order_book.h"
+#include "agent/placement_source.h"
+#include "agent/process_runner.h"
+#include "agent/report_queue.h"
+#include "agent/reporter.h"
+#include "agent/slot_discovery.h"
+#include "events/status.h"
+
+namespace cairn::agent {
+
+struct AgentOptions {
+  std::string agent_id;
+  std::string master_url;
+  std::string resource_pool = "default";
+  std::string work_root;  // tasks without a work dir run in <work_root>/<allocation id>
+  std::vector<SlotDevice> devices;
+  std::chrono::milliseconds kill_grace{10000};
+  std::chrono::milliseconds heartbeat_interval{2000};
+  std::string trace_file;  // "" = none; else "<allocation id> <unix micros>" per order run
+  std::string hostname;    // "" = gethostname()
+  // Tuning; the defaults are the production values.
+  RetryPolicy retry;
+  ReportQueue::Options reports;
+  HttpPlacementSource::Options stream;
+  // How long Shutdown() keeps trying to deliver the last reports once the tasks have ended.
+  std::chrono::milliseconds shutdown_report_budget{15000};
+};
+
+// The agent's version, sent at registration.
+const char* AgentVersion();
+
+// Thread-safe.
+class Agent {
+ public:
+  static Result<std::unique_ptr<Agent>> Create(AgentOptions options);
+  ~Agent();  // Shutdown()
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Registers (retrying until the master answers; a 4xx is returned), then starts heartbeats and
+  // takes orders from the transport the master names. Unavailable when RequestStop() or
+  // Shutdown() came first. Called once.
+  Result<Registration> Start();
+  // Makes Start() give up and WaitForStopRequest() return. Not async-signal-safe.
+  void RequestStop();
+  void WaitForStopRequest();
+  bool stop_requested() const;
+  // Stops taking orders, stops every running task as a kill does (reason "agent shutting
+  // down"), reports their exits (giving up after shutdown_report_budget), stops heartbeating.
+  // Idempotent.
+  void Shutdown();
+
+  const std::string& incarnation() const { return incarnation_; }
+  size_t RunningTasks() const { return runner_->RunningCount(); }
+
+ private:
+  struct Allocation {
+    std::string task_id;
+    std::string kill_reason;  // set before the task is killed
+  };
+
+  Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
+        std::unique_ptr<MasterClient> report_client);
+  RegisterRequest MakeRegisterRequest() const;
+  Result<std::unique_ptr<PlacementSource>> OpenPlacementSource(const Registration& registration);
+  void HandleOrder(const events::Envelope& order);
+  void RunAllocation(const events::AllocationAssigned& assigned);
+  void Heartbeat();
+  std::string TaskIdOf(const std::string& allocation_id);
+
+  const AgentOptions options_;
+  const std::string incarnation_;
+  const std::vector<std::string> base_env_;
+  std::unique_ptr<MasterClient> control_client_;  // register and heartbeat
+  std::unique_ptr<Reporter> reporter_;
+  std::unique_ptr<ProcessRunner> runner_;  // after reporter_: its callbacks feed the reporter
+  std::unique_ptr<PlacementSource> placement_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  OrderBook order_book_;                           // guarded by mutex_
+  std::map<std::string, Allocation> allocations_;  // by allocation id; guarded by mutex_
+  std::FILE* trace_ = nullptr;                     // guarded by mutex_
+  bool stop_requested_ = false;                    // guarded by mutex_
+  bool started_ = false;                           // guarded by mutex_
+  bool shut_down_ = false;                         // guarded by mutex_
+  bool heartbeat_stop_ = false;                    // guarded by mutex_
+  std::thread placement_thread_;
+  std::thread heartbeat_thread_;
+};
+
+}  // namespace cairn::agent

@@ -1,0 +1,111 @@
+// cairn-agent: runs a node's tasks for the Cairn master. Exit codes: 0 after a clean stop
+// (SIGTERM/SIGINT), 1 when the agent cannot work (the master refuses it), 2 for a usage error.
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/agent.h"
+#include "agent/agent_config.h"
+#include "agent/agent_log.h"
+#include "agent/slot_discovery.h"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitFailure = 1;
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "cairn-agent: %s\n(see cairn-agent --help)\n", message.c_str());
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cairn;
+  using namespace cairn::agent;
+
+  // Writes to a closed socket must fail with EPIPE, not kill the agent.
+  signal(SIGPIPE, SIG_IGN);
+  // SIGTERM and SIGINT are taken by one thread with sigwait; every thread started later inherits
+  // the mask. Tasks get a clean mask from the ProcessRunner.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  Result<CommandLine> command_line = ParseCommandLine(args);
+  if (!command_line.ok()) return UsageError(command_line.status().message());
+  if (command_line->help) {
+    std::fputs(Usage().c_str(), stdout);
+    return 0;
+  }
+  const AgentConfig& config = command_line->config;
+
+  AgentOptions options;
+  options.agent_id = config.agent_id;
+  options.master_url = config.master_url;
+  options.resource_pool = config.resource_pool;
+  options.work_root = EffectiveWorkRoot(config);
+  options.kill_grace = config.kill_grace;
+  options.heartbeat_interval = config.heartbeat_interval;
+  options.trace_file = config.trace_file;
+  if (config.slots) {
+    options.devices = ArtificialCpuSlots(*config.slots);
+  } else {
+    const char* path = std::getenv("PATH");
+    Result<std::vector<SlotDevice>> gpus = DiscoverGpus(path != nullptr ? path : "");
+    if (!gpus.ok()) {
+      return UsageError("no --slots given and no GPU found (" + gpus.status().message() +
+                        "); pass --slots N to offer N CPU slots");
+    }
+    options.devices = std::move(gpus).value();
+  }
+  const size_t slot_count = options.devices.size();
+
+  Result<std::unique_ptr<Agent>> created = Agent::Create(std::move(options));
+  if (!created.ok()) return UsageError(created.status().message());
+  Agent& agent = **created;
+
+  std::atomic<bool> exiting{false};
+  std::thread signal_thread([&] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    if (exiting) return;
+    LogInfo(std::string("received ") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
+            ", stopping");
+    agent.RequestStop();
+  });
+  auto finish = [&](int code) {
+    agent.Shutdown();
+    exiting = true;
+    // Wakes the signal thread if no signal came; a pending one is consumed all the same.
+    pthread_kill(signal_thread.native_handle(), SIGTERM);
+    signal_thread.join();
+    return code;
+  };
+
+  Result<Registration> registration = agent.Start();
+  if (!registration.ok()) {
+    if (agent.stop_requested()) {
+      LogInfo("stopped before registering: " + registration.status().message());
+      return finish(0);
+    }
+    LogError("cannot start: " + registration.status().ToString());
+    return finish(kExitFailure);
+  }
+  std::printf("cairn-agent %s registered with %s (%zu slots, pool %s)\n", config.agent_id.c_str(),
+              config.master_url.c_str(), slot_count, config.resource_pool.c_str());
+  std::fflush(stdout);
+
+  agent.WaitForStopRequest();
+  return finish(0);
+}

@@ -1,0 +1,206 @@
+#include "agent/master_client.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "agent/agent_log.h"
+#include "api/http/http_types.h"
+#include "events/envelope_util.h"
+
+namespace cairn::agent {
+namespace {
+
+using nlohmann::json;
+
+// Log lines are whatever a task printed: invalid UTF-8 must not make serialisation throw.
+std::string Dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Result<uint64_t> OffsetField(const json& object, const char* name) {
+  auto it = object.find(name);
+  if (it == object.end()) return Status::InvalidArgument(std::string("missing '") + name + "'");
+  if (it->is_number_unsigned()) return it->get<uint64_t>();
+  if (it->is_string()) {
+    const std::string& text = it->get_ref<const std::string&>();
+    if (!text.empty() && text.size() <= 20 &&
+        text.find_first_not_of("0123456789") == std::string::npos) {
+      try {
+        return static_cast<uint64_t>(std::stoull(text));
+      } catch (const std::exception&) {
+        // Falls through to the error below (out of range).
+      }
+    }
+  }
+  return Status::InvalidArgument(std::string("'") + name + "' is not an offset");
+}
+
+bool Retryable(const Status& status) {
+  return status.code() == StatusCode::kUnavailable ||
+         status.code() == StatusCode::kDeadlineExceeded || status.code() == StatusCode::kIOError;
+}
+
+std::string AllocationPath(const std::string& allocation_id, const char* action) {
+  return "/api/v1/allocations/" + http::PercentEncode(allocation_id) + "/" + action;
+}
+
+}  // namespace
+
+Status StatusFromHttp(int http_status, const std::string& body) {
+  if (http_status >= 200 && http_status < 300) return Status::Ok();
+  std::string message;
+  json parsed = json::parse(body, nullptr, false);
+  if (parsed.is_object() && parsed.contains("message") && parsed["message"].is_string()) {
+    message = parsed["message"].get<std::string>();
+  } else {
+    message = body.substr(0, 200);
+  }
+  message = "HTTP " + std::to_string(http_status) + (message.empty() ? "" : ": " + message);
+  if (http_status >= 500) return Status::Unavailable(message);
+  switch (http_status) {
+    case 400:
+      return Status::InvalidArgument(message);
+    case 401:
+      return Status::Unauthenticated(message);
+    case 403:
+      return Status::PermissionDenied(message);
+    case 404:
+      return Status::NotFound(message);
+    case 409:
+      return Status::FailedPrecondition(message);
+    case 413:
+    case 429:
+      return Status::ResourceExhausted(message);
+    default:
+      return Status::FailedPrecondition(message);
+  }
+}
+
+Result<Registration> ParseRegistration(const std::string& body) {
+  json parsed = json::parse(body, nullptr, false);
+  if (!parsed.is_object()) return Status::InvalidArgument("register answer is not a JSON object");
+  Registration registration;
+  CAIRN_ASSIGN_OR_RETURN(registration.offset, OffsetField(parsed, "offset"));
+  CAIRN_ASSIGN_OR_RETURN(registration.resume_from, OffsetField(parsed, "resumeFrom"));
+  registration.transport = "http";
+  auto placements = parsed.find("placements");
+  if (placements != parsed.end() && placements->is_object()) {
+    registration.transport = placements->value("transport", "http");
+    registration.brokers = placements->value("brokers", "");
+    registration.topic_prefix = placements->value("topicPrefix", "cairn");
+  }
+  return registration;
+}
+
+Result<std::unique_ptr<MasterClient>> MasterClient::Create(const std::string& master_url,
+                                                           std::string agent_id,
+                                                           RetryPolicy policy) {
+  CAIRN_ASSIGN_OR_RETURN(http::Client client, http::Client::FromUrl(master_url));
+  return std::make_unique<MasterClient>(std::move(client), std::move(agent_id), policy);
+}
+
+MasterClient::MasterClient(http::Client client, std::string agent_id, RetryPolicy policy)
+    : client_(std::move(client)), agent_id_(std::move(agent_id)), policy_(policy) {}
+
+void MasterClient::Cancel() {
+  {
+    std::lock_guard lock(mutex_);
+    cancelled_ = true;
+  }
+  cancel_signal_.notify_all();
+  client_.Cancel();
+}
+
+Result<std::string> MasterClient::Attempt(const std::string& method, const std::string& target,
+                                          const std::string& body,
+                                          std::chrono::milliseconds timeout) {
+  if (cancelled_) return Status::Unavailable("cancelled");
+  CAIRN_ASSIGN_OR_RETURN(
+      http::ClientResponse response,
+      client_.Request(method, target, body, {{"content-type", "application/json"}}, timeout));
+  CAIRN_RETURN_IF_ERROR(StatusFromHttp(response.status, response.body));
+  return std::move(response.body);
+}
+
+Result<std::string> MasterClient::CallWithRetries(const std::string& what,
+                                                  const std::string& method,
+                                                  const std::string& target,
+                                                  const std::string& body) {
+  std::chrono::milliseconds backoff = policy_.initial_backoff;
+  for (int attempt = 1;; ++attempt) {
+    Result<std::string> answer = Attempt(method, target, body, policy_.request_timeout);
+    if (answer.ok() || !Retryable(answer.status()) || cancelled_) return answer;
+    // The first failure and then every tenth, so a long outage does not flood the log.
+    if (attempt == 1 || attempt % 10 == 0) {
+      LogWarning(what + " failed (attempt " + std::to_string(attempt) +
+                 "), retrying: " + answer.status().ToString());
+    }
+    std::unique_lock lock(mutex_);
+    if (cancel_signal_.wait_for(lock, backoff, [&] { return cancelled_.load(); })) {
+      return Status::Unavailable(what + " cancelled: " + answer.status().message());
+    }
+    backoff = std::min(backoff * 2, policy_.max_backoff);
+  }
+}
+
+Result<Registration> MasterClient::Register(const RegisterRequest& request) {
+  json devices = json::array();
+  for (const auto& device : request.devices) {
+    devices.push_back(
+        {{"id", device.id}, {"brand", device.brand}, {"uuid", device.uuid}, {"type", device.type}});
+  }
+  json body;
+  body["incarnation"] = request.incarnation;
+  body["resourcePool"] = request.resource_pool;
+  body["slots"] = request.devices.size();
+  body["devices"] = std::move(devices);
+  body["hostname"] = request.hostname;
+  body["version"] = request.version;
+  CAIRN_ASSIGN_OR_RETURN(
+      std::string answer,
+      CallWithRetries("register", "POST", "/api/v1/agents/" + agent_id_ + "/register", Dump(body)));
+  return ParseRegistration(answer);
+}
+
+Status MasterClient::Heartbeat(const std::string& incarnation) {
+  json body = {{"incarnation", incarnation}};
+  Result<std::string> answer = Attempt("POST", "/api/v1/agents/" + agent_id_ + "/heartbeat",
+                                       Dump(body), policy_.heartbeat_timeout);
+  return answer.status();
+}
+
+Status MasterClient::ReportStarted(const StartedReport& report) {
+  json body = {{"taskId", report.task_id}, {"agentId", agent_id_}, {"pid", report.pid}};
+  return CallWithRetries("started report of " + report.allocation_id, "POST",
+                         AllocationPath(report.allocation_id, "started"), Dump(body))
+      .status();
+}
+
+Status MasterClient::ReportExited(const ExitedReport& report) {
+  json body = {{"taskId", report.task_id}, {"agentId", agent_id_}};
+  if (report.exit_code) body["exitCode"] = *report.exit_code;
+  if (report.signal) body["signal"] = *report.signal;
+  if (!report.reason.empty()) body["reason"] = report.reason;
+  return CallWithRetries("exited report of " + report.allocation_id, "POST",
+                         AllocationPath(report.allocation_id, "exited"), Dump(body))
+      .status();
+}
+
+Status MasterClient::ShipLogs(const LogBatch& batch) {
+  json logs = json::array();
+  for (const auto& line : batch) {
+    logs.push_back({{"taskId", line.task_id},
+                    {"allocationId", line.allocation_id},
+                    {"agentId", agent_id_},
+                    {"seq", line.seq},
+                    {"timestamp", FormatRfc3339(line.unix_micros)},
+                    {"stdtype", line.stdtype},
+                    {"log", line.text}});
+  }
+  json body = {{"logs", std::move(logs)}};
+  return CallWithRetries(std::to_string(batch.size()) + " log lines", "POST", "/api/v1/task/logs",
+                         Dump(body))
+      .status();
+}
+
+}  // namespace cairn::agent

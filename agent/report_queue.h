@@ -1,0 +1,85 @@
+// The order in which an agent's reports reach the master (PROTOCOL.md §4): task log lines in
+// batches, and started/exited reports that never overtake the lines queued before them, so an
+// exit is reported only after the task's last lines were shipped. Pure logic with time passed
+// in; not thread-safe (the Reporter guards it).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace cairn::agent {
+
+struct TaskLogLine {
+  std::string task_id;
+  std::string allocation_id;
+  uint64_t seq = 0;
+  std::string stdtype;  // "stdout" | "stderr"
+  std::string text;
+  int64_t unix_micros = 0;
+};
+
+struct StartedReport {
+  std::string allocation_id;
+  std::string task_id;
+  int pid = 0;
+};
+
+struct ExitedReport {
+  std::string allocation_id;
+  std::string task_id;
+  std::optional<int> exit_code;  // exactly one of exit_code and signal is set
+  std::optional<int> signal;
+  std::string reason;  // "" when the task simply ended
+};
+
+using LogBatch = std::vector<TaskLogLine>;
+using ReportItem = std::variant<LogBatch, StartedReport, ExitedReport>;
+
+class ReportQueue {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Options {
+    size_t max_batch_lines = 1000;
+    std::chrono::milliseconds max_line_delay{100};
+    // Beyond this many lines waiting (the master is unreachable), new lines are dropped.
+    size_t max_queued_lines = 100000;
+  };
+
+  explicit ReportQueue(Options options);
+
+  // False when the line was dropped because the queue is full.
+  bool AddLine(TaskLogLine line, Clock::time_point now);
+  void AddStarted(StartedReport report);
+  void AddExited(ExitedReport report);
+
+  // The next item to send, or nullopt when nothing is due at `now`. Lines leave in batches of at
+  // most max_batch_lines, once that many wait, the oldest has waited max_line_delay, a report is
+  // queued behind them, or `flush` is set.
+  std::optional<ReportItem> TakeDue(Clock::time_point now, bool flush);
+  // When TakeDue will have something if nothing more is added (Clock::time_point::min() when it
+  // has something now); nullopt when the queue is empty.
+  std::optional<Clock::time_point> NextDue() const;
+
+  bool empty() const { return entries_.empty(); }
+  size_t queued_lines() const { return queued_lines_; }
+
+ private:
+  struct QueuedLine {
+    TaskLogLine line;
+    Clock::time_point queued_at;
+  };
+  using Entry = std::variant<QueuedLine, StartedReport, ExitedReport>;
+  // How many lines lead the queue, counting at most max_batch_lines.
+  size_t LeadingLines() const;
+
+  const Options options_;
+  std::deque<Entry> entries_;
+  size_t queued_lines_ = 0;
+};
+
+}  // namespace cairn::agent

@@ -1,0 +1,316 @@
+#include "replay/replay_tool.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include "events/envelope_util.h"
+#include "events/event_log.h"
+#include "projections/projections.h"
+#include "replay/event_filter.h"
+#include "replay/flags.h"
+#include "replay/state_format.h"
+
+namespace cairn::replay {
+
+namespace {
+
+constexpr size_t kReadBatch = 1000;
+// Events below EndOffset() are durable, so reads of them return at once; this bounds a stuck
+// backend.
+constexpr auto kReadWait = std::chrono::seconds(10);
+
+const std::set<std::string> kLogFlags = {"data", "kafka", "topic-prefix"};
+
+std::set<std::string> WithLogFlags(std::set<std::string> flags) {
+  flags.insert(kLogFlags.begin(), kLogFlags.end());
+  return flags;
+}
+
+// A usage mistake (exit 2) as opposed to a failure of the work (exit 1).
+struct Outcome {
+  int code = 0;
+  Status status;
+  static Outcome Usage(Status status) { return {2, std::move(status)}; }
+  static Outcome Failed(Status status) { return {1, std::move(status)}; }
+};
+
+// Validates the log flags; the log itself is opened later, as part of the work.
+Result<LogConfig> LogConfigFromFlags(const Flags& flags, bool data_names_projections) {
+  LogConfig config;
+  config.read_only = true;
+  if (flags.has("kafka")) {
+    if (flags.has("data") && !data_names_projections) {
+      return Status::InvalidArgument("give either --data DIR or --kafka BROKERS, not both");
+    }
+    config.backend = "kafka";
+    config.brokers = *flags.Get("kafka");
+    if (auto prefix = flags.Get("topic-prefix")) config.topic_prefix = *prefix;
+    return config;
+  }
+  if (flags.has("topic-prefix")) return Status::InvalidArgument("--topic-prefix needs --kafka");
+  if (!flags.has("data")) return Status::InvalidArgument("give --data DIR or --kafka BROKERS");
+  config.backend = "embedded";
+  config.data_dir = *flags.Get("data");
+  return config;
+}
+
+Result<std::vector<std::string>> ProjectionNamesFromFlags(const Flags& flags) {
+  auto name = flags.Get("projection");
+  if (!name || *name == "all") return std::vector<std::string>();
+  const auto& known = projections::ProjectorNames();
+  if (std::find(known.begin(), known.end(), *name) == known.end()) {
+    return Status::InvalidArgument("unknown projection '" + *name +
+                                   "' (known: tasks, agents, job_queue, all)");
+  }
+  return std::vector<std::string>{*name};
+}
+
+// Reads events [from, stop) in order, handing each to `visit` until it returns false.
+Status ReadLog(EventLog& log, uint64_t from, uint64_t stop,
+               const std::function<bool(const events::Envelope&)>& visit) {
+  if (from >= stop) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(auto reader, log.OpenReader(from));
+  while (reader->position() < stop) {
+    size_t wanted = std::min<uint64_t>(kReadBatch, stop - reader->position());
+    CAIRN_ASSIGN_OR_RETURN(auto batch, reader->Next(wanted, kReadWait));
+    if (batch.empty()) {
+      return Status::Unavailable(log.Describe() + " returned nothing at offset " +
+                                 std::to_string(reader->position()) + " below its end " +
+                                 std::to_string(stop));
+    }
+    for (const auto& event : batch) {
+      if (!visit(event)) return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
+void PrintSummaries(const std::vector<projections::ProjectionSummary>& summaries,
+                    std::ostream& out) {
+  out << "projection applied_offset digest\n";
+  for (const auto& summary : summaries) {
+    out << summary.name << " " << summary.next_offset << " " << summary.digest << "\n";
+  }
+}
+
+Status CheckOffsetInLog(uint64_t offset, uint64_t end) {
+  if (offset < end) return Status::Ok();
+  return Status::InvalidArgument("offset " + std::to_string(offset) + " is past the log's end (" +
+                                 (end == 0 ? std::string("the log is empty")
+                                           : "its last offset is " + std::to_string(end - 1)) +
+                                 ")");
+}
+
+Outcome Dump(const Flags& flags, std::ostream& out) {
+  EventFilter filter;
+  auto config = LogConfigFromFlags(flags, false);
+  if (!config.ok()) return Outcome::Usage(config.status());
+  if (auto types = flags.Get("type")) {
+    auto parsed = ParseEventTypes(*types);
+    if (!parsed.ok()) return Outcome::Usage(parsed.status());
+    filter.types = *parsed;
+  }
+  filter.entity = flags.Get("entity").value_or("");
+  auto from = flags.GetUint("from-offset");
+  auto to = flags.GetUint("to-offset");
+  auto since = flags.GetTime("since");
+  auto until = flags.GetTime("until");
+  for (const Status* status : {&from.status(), &to.status(), &since.status(), &until.status()}) {
+    if (!status->ok()) return Outcome::Usage(*status);
+  }
+  filter.from_offset = from->value_or(0);
+  filter.to_offset = *to;
+  filter.since_micros = *since;
+  filter.until_micros = *until;
+  if (filter.to_offset && *filter.to_offset < filter.from_offset) {
+    return Outcome::Usage(Status::InvalidArgument("--to-offset is before --from-offset"));
+  }
+
+  auto log = OpenEventLog(*config);
+  if (!log.ok()) return Outcome::Failed(log.status());
+  auto end = (*log)->EndOffset();
+  if (!end.ok()) return Outcome::Failed(end.status());
+  uint64_t stop = filter.to_offset ? std::min(*end, *filter.to_offset + 1) : *end;
+  Status status = ReadLog(**log, filter.from_offset, stop, [&](const events::Envelope& event) {
+    if (filter.Matches(event)) out << EnvelopeToJson(event) << "\n";
+    return true;
+  });
+  out.flush();
+  return Outcome::Failed(status);
+}
+
+Outcome Rebuild(const Flags& flags, std::ostream& out) {
+  auto config = LogConfigFromFlags(flags, false);
+  if (!config.ok()) return Outcome::Usage(config.status());
+  auto names = ProjectionNamesFromFlags(flags);
+  if (!names.ok()) return Outcome::Usage(names.status());
+  auto to = flags.GetUint("to-offset");
+  if (!to.ok()) return Outcome::Usage(to.status());
+  auto out_dir = flags.Get("out");
+  if (!out_dir) return Outcome::Usage(Status::InvalidArgument("rebuild needs --out DIR"));
+
+  auto log = OpenEventLog(*config);
+  if (!log.ok()) return Outcome::Failed(log.status());
+  if (*to) {
+    auto end = (*log)->EndOffset();
+    if (!end.ok()) return Outcome::Failed(end.status());
+    Status in_log = CheckOffsetInLog(**to, *end);
+    if (!in_log.ok()) return Outcome::Failed(in_log);
+  }
+  auto summaries = RebuildProjections(*out_dir, log->get(), *names, *to);
+  if (!summaries.ok()) return Outcome::Failed(summaries.status());
+  PrintSummaries(*summaries, out);
+  return {};
+}
+
+Outcome Digest(const Flags& flags, std::ostream& out) {
+  auto names = ProjectionNamesFromFlags(flags);
+  if (!names.ok()) return Outcome::Usage(names.status());
+  auto data_dir = flags.Get("data");
+  if (!data_dir) {
+    return Outcome::Usage(
+        Status::InvalidArgument("digest needs --data DIR (it reads DIR/projections)"));
+  }
+  auto config = LogConfigFromFlags(flags, true);
+  if (!config.ok()) return Outcome::Usage(config.status());
+
+  auto summaries = projections::SummarizeProjectionDir(*data_dir + "/projections", *names);
+  if (!summaries.ok()) return Outcome::Failed(summaries.status());
+  PrintSummaries(*summaries, out);
+  // The log's end tells whether the projections had caught up; a data dir without its log (a
+  // copy of the projections alone) is still worth a digest.
+  std::error_code error;
+  if (config->backend == "kafka" || std::filesystem::exists(*data_dir + "/log", error)) {
+    auto log = OpenEventLog(*config);
+    if (!log.ok()) return Outcome::Failed(log.status());
+    auto end = (*log)->EndOffset();
+    if (!end.ok()) return Outcome::Failed(end.status());
+    out << "log_end " << *end << "\n";
+  }
+  return {};
+}
+
+Outcome State(const Flags& flags, std::ostream& out) {
+  auto config = LogConfigFromFlags(flags, false);
+  if (!config.ok()) return Outcome::Usage(config.status());
+  auto at_offset = flags.GetUint("at-offset");
+  if (!at_offset.ok()) return Outcome::Usage(at_offset.status());
+  auto at_time = flags.GetTime("at-time");
+  if (!at_time.ok()) return Outcome::Usage(at_time.status());
+  if (at_offset->has_value() == at_time->has_value()) {
+    return Outcome::Usage(
+        Status::InvalidArgument("give exactly one of --at-offset N, --at-time T"));
+  }
+  const std::string format = flags.Get("format").value_or("table");
+  if (format != "table" && format != "json") {
+    return Outcome::Usage(
+        Status::InvalidArgument("--format is 'json' or 'table', not '" + format + "'"));
+  }
+
+  auto log = OpenEventLog(*config);
+  if (!log.ok()) return Outcome::Failed(log.status());
+  auto end = (*log)->EndOffset();
+  if (!end.ok()) return Outcome::Failed(end.status());
+  uint64_t stop = *end;
+  if (*at_offset) {
+    Status in_log = CheckOffsetInLog(**at_offset, *end);
+    if (!in_log.ok()) return Outcome::Failed(in_log);
+    stop = **at_offset + 1;
+  }
+  ProjectionState state;
+  Status apply_status;
+  // --at-time folds the longest prefix of the log whose events are all at or before T: a state
+  // the cluster was really in, even if a writer's clock stepped back later.
+  Status status = ReadLog(**log, 0, stop, [&](const events::Envelope& event) {
+    if (*at_time && event.time_unix_micros() > **at_time) return false;
+    apply_status = state.Apply(event);
+    return apply_status.ok();
+  });
+  if (status.ok()) status = apply_status;
+  if (status.ok()) {
+    status = format == "json" ? PrintStateJson(state, out) : PrintStateTable(state, out);
+  }
+  return Outcome::Failed(status);
+}
+
+struct Subcommand {
+  std::set<std::string> flags;
+  std::function<Outcome(const Flags&, std::ostream&)> run;
+};
+
+const std::map<std::string, Subcommand>& Subcommands() {
+  static const std::map<std::string, Subcommand> kSubcommands = {
+      {"dump",
+       {WithLogFlags({"type", "entity", "from-offset", "to-offset", "since", "until"}), Dump}},
+      {"rebuild", {WithLogFlags({"out", "projection", "to-offset"}), Rebuild}},
+      {"digest", {WithLogFlags({"projection"}), Digest}},
+      {"state", {WithLogFlags({"at-offset", "at-time", "format"}), State}},
+  };
+  return kSubcommands;
+}
+
+}  // namespace
+
+const std::string& ReplayUsage() {
+  static const std::string kUsage = R"(usage: cairn replay <command> [flags]
+
+Tools over Cairn's event log. The log is read from DIR/log (--data DIR, the master's data
+directory) or from Kafka (--kafka BROKERS [--topic-prefix P], default prefix "cairn"), always
+read-only, so they are safe beside a running master.
+
+commands:
+  dump      print events as JSON lines, oldest first
+              (--data DIR | --kafka BROKERS) [--type TaskSubmitted,TaskExited,...]
+              [--entity ID] [--from-offset N] [--to-offset N] [--since T] [--until T]
+            --entity keeps events about that task, job, agent or allocation id; bounds are
+            inclusive; T is RFC 3339 (2025-03-20T12:00:00Z) or unix seconds
+  rebuild   build fresh projections from offset 0 into an empty directory; prints each
+            projection's applied offset and digest
+              (--data DIR | --kafka BROKERS) --out DIR [--projection NAME|all] [--to-offset N]
+  digest    print applied offset and digest of the live projections in DIR/projections
+            (opened as a RocksDB secondary, so the master may be running), and the log's end
+              --data DIR [--kafka BROKERS] [--projection NAME|all]
+  state     print tasks, agents and the job queue as they were after offset N, or after the
+            events up to time T
+              (--data DIR | --kafka BROKERS) (--at-offset N | --at-time T)
+              [--format table|json]
+
+projections: tasks, agents, job_queue. A digest is the hex SHA-256 of a projection's views;
+equal digests at equal offsets mean byte-identical projections.
+
+exit codes: 0 done, 1 the work failed, 2 bad usage.
+)";
+  return kUsage;
+}
+
+int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) {
+    err << ReplayUsage();
+    return 2;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    out << ReplayUsage();
+    return 0;
+  }
+  auto subcommand = Subcommands().find(args[0]);
+  if (subcommand == Subcommands().end()) {
+    err << "cairn replay: unknown command '" << args[0] << "'\n\n" << ReplayUsage();
+    return 2;
+  }
+  auto flags = Flags::Parse(std::vector<std::string>(args.begin() + 1, args.end()),
+                            subcommand->second.flags);
+  if (flags.ok() && flags->help()) {
+    out << ReplayUsage();
+    return 0;
+  }
+  Outcome outcome =
+      flags.ok() ? subcommand->second.run(*flags, out) : Outcome::Usage(flags.status());
+  if (outcome.status.ok()) return 0;
+  err << "cairn replay " << args[0] << ": " << outcome.status.message() << "\n";
+  if (outcome.code == 2) err << "run 'cairn replay --help' for usage\n";
+  return outcome.code == 0 ? 1 : outcome.code;
+}
+
+}  // namespace cairn::replay

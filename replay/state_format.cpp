@@ -1,0 +1,145 @@
+#include "replay/state_format.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "events/envelope_util.h"
+
+namespace cairn::replay {
+
+namespace {
+
+Result<nlohmann::json> ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  std::string text;
+  auto status = google::protobuf::util::MessageToJsonString(message, &text, options);
+  if (!status.ok()) return Status::Internal("JSON rendering failed: " + status.ToString());
+  return nlohmann::json::parse(text);
+}
+
+template <typename View>
+Result<nlohmann::json> ToJsonArray(const std::vector<View>& views) {
+  nlohmann::json array = nlohmann::json::array();
+  for (const auto& view : views) {
+    CAIRN_ASSIGN_OR_RETURN(auto json, ToJson(view));
+    array.push_back(std::move(json));
+  }
+  return array;
+}
+
+// "QUEUED" from TASK_STATE_QUEUED.
+std::string ShortName(const std::string& full, const std::string& prefix) {
+  return full.rfind(prefix, 0) == 0 ? full.substr(prefix.size()) : full;
+}
+
+std::string Time(int64_t micros) { return micros == 0 ? "-" : FormatRfc3339(micros); }
+
+std::string Bool(bool value) { return value ? "yes" : "no"; }
+
+// Prints rows with each column padded to its widest cell.
+void PrintTable(const std::string& title, const std::vector<std::vector<std::string>>& rows,
+                std::ostream& out) {
+  out << title << " (" << rows.size() - 1 << ")\n";
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+  out << "\n";
+}
+
+std::string JoinSlots(const google::protobuf::RepeatedField<int32_t>& slots) {
+  std::string text;
+  for (int slot : slots) text += (text.empty() ? "" : ",") + std::to_string(slot);
+  return text.empty() ? "-" : text;
+}
+
+std::string Exit(const TaskView& task) {
+  if (task.state() != views::TASK_STATE_TERMINATED) return "-";
+  std::string text;
+  if (task.has_exit_code()) text = "code " + std::to_string(task.exit_code());
+  if (task.has_signal())
+    text += (text.empty() ? "" : ", ") + ("signal " + std::to_string(task.signal()));
+  if (text.empty()) text = "none";
+  return text + " (" + task.exit_reason() + ")";
+}
+
+}  // namespace
+
+Status PrintStateJson(ProjectionState& state, std::ostream& out) {
+  CAIRN_ASSIGN_OR_RETURN(auto tasks, state.ListTasks());
+  CAIRN_ASSIGN_OR_RETURN(auto agents, state.ListAgents());
+  CAIRN_ASSIGN_OR_RETURN(auto jobs, state.JobQueue(""));
+  nlohmann::json document;
+  document["nextOffset"] = std::to_string(state.next_offset());
+  CAIRN_ASSIGN_OR_RETURN(document["tasks"], ToJsonArray(tasks));
+  CAIRN_ASSIGN_OR_RETURN(document["agents"], ToJsonArray(agents));
+  CAIRN_ASSIGN_OR_RETURN(document["jobQueue"], ToJsonArray(jobs));
+  out << document.dump(2) << "\n";
+  return Status::Ok();
+}
+
+Status PrintStateTable(ProjectionState& state, std::ostream& out) {
+  CAIRN_ASSIGN_OR_RETURN(auto tasks, state.ListTasks());
+  CAIRN_ASSIGN_OR_RETURN(auto agents, state.ListAgents());
+  CAIRN_ASSIGN_OR_RETURN(auto jobs, state.JobQueue(""));
+  if (state.next_offset() == 0) {
+    out << "state before the first event\n\n";
+  } else {
+    out << "state after offsets 0.." << state.next_offset() - 1 << "\n\n";
+  }
+
+  std::vector<std::vector<std::string>> rows = {
+      {"TASK", "JOB", "STATE", "POOL", "SLOTS", "AGENT", "SLOT_IDS", "SUBMITTED", "EXIT"}};
+  for (const auto& task : tasks) {
+    rows.push_back({task.task_id(), task.job_id(),
+                    ShortName(views::TaskState_Name(task.state()), "TASK_STATE_") +
+                        (task.kill_requested() && task.state() != views::TASK_STATE_TERMINATED
+                             ? " (kill requested)"
+                             : ""),
+                    task.resource_pool(), std::to_string(task.slots()),
+                    task.agent_id().empty() ? "-" : task.agent_id(), JoinSlots(task.slot_ids()),
+                    Time(task.submit_time_unix_micros()), Exit(task)});
+  }
+  PrintTable("TASKS", rows, out);
+
+  rows = {{"AGENT", "POOL", "SLOTS", "USED", "CONNECTED", "ENABLED", "DRAINING", "INCARNATION",
+           "ALLOCATIONS"}};
+  for (const auto& agent : agents) {
+    int used = 0;
+    std::string allocations;
+    for (const auto& allocation : agent.allocations()) {
+      used += allocation.slot_ids_size();
+      allocations += (allocations.empty() ? "" : " ") + allocation.task_id();
+    }
+    rows.push_back({agent.agent_id(), agent.resource_pool(), std::to_string(agent.slot_count()),
+                    std::to_string(used), Bool(agent.connected()), Bool(agent.enabled()),
+                    Bool(agent.draining()), agent.incarnation(),
+                    allocations.empty() ? "-" : allocations});
+  }
+  PrintTable("AGENTS", rows, out);
+
+  rows = {
+      {"POOL", "#", "JOB", "TASK", "STATE", "PRIORITY", "REQUESTED", "ALLOCATED", "USER", "NAME"}};
+  for (const auto& job : jobs) {
+    rows.push_back({job.resource_pool(), std::to_string(job.jobs_ahead()), job.job_id(),
+                    job.task_id(), ShortName(views::JobState_Name(job.state()), "JOB_STATE_"),
+                    std::to_string(job.priority()), std::to_string(job.requested_slots()),
+                    std::to_string(job.allocated_slots()), job.user(), job.name()});
+  }
+  PrintTable("JOB QUEUE", rows, out);
+  return Status::Ok();
+}
+
+}  // namespace cairn::replay

@@ -1,0 +1,17 @@
+// Renders the cluster state folded by `cairn replay state`: one JSON document or text tables.
+#pragma once
+
+#include <ostream>
+
+#include "projections/projections.h"
+
+namespace cairn::replay {
+
+// {"nextOffset": N, "tasks": [...], "agents": [...], "jobQueue": [...]}, views in the REST
+// layer's JSON style (camelCase, enums by name).
+Status PrintStateJson(ProjectionState& state, std::ostream& out);
+
+// Three aligned tables: tasks, agents, job queue.
+Status PrintStateTable(ProjectionState& state, std::ostream& out);
+
+}  // namespace cairn::replay

@@ -1,0 +1,169 @@
+// The agent's command line, config file and slot discovery.
+#include "agent/agent_config.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "agent/slot_discovery.h"
+#include "tests/support/test_support.h"
+
+namespace cairn::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+Result<CommandLine> Parse(std::vector<std::string> args) { return ParseCommandLine(args); }
+
+void WriteFile(const std::string& path, const std::string& text, mode_t mode = 0644) {
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  chmod(path.c_str(), mode);
+}
+
+TEST(AgentConfigTest, ParsesEveryFlag) {
+  Result<CommandLine> parsed =
+      Parse({"--master", "http://127.0.0.1:8080", "--id", "node-1", "--slots=4", "--pool", "gpus",
+             "--work-root", "/w", "--kill-grace", "2.5", "--heartbeat-interval=0.5", "--trace-file",
+             "/t"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const AgentConfig& config = parsed->config;
+  EXPECT_FALSE(parsed->help);
+  EXPECT_EQ(config.master_url, "http://127.0.0.1:8080");
+  EXPECT_EQ(config.agent_id, "node-1");
+  EXPECT_EQ(config.slots, 4);
+  EXPECT_EQ(config.resource_pool, "gpus");
+  EXPECT_EQ(config.work_root, "/w");
+  EXPECT_EQ(config.kill_grace, 2500ms);
+  EXPECT_EQ(config.heartbeat_interval, 500ms);
+  EXPECT_EQ(config.trace_file, "/t");
+}
+
+TEST(AgentConfigTest, HasDefaults) {
+  Result<CommandLine> parsed = Parse({"--master", "http://m:1/", "--id", "a"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_FALSE(parsed->config.slots.has_value());
+  EXPECT_EQ(parsed->config.resource_pool, "default");
+  EXPECT_EQ(parsed->config.kill_grace, 10s);
+  EXPECT_EQ(parsed->config.heartbeat_interval, 2s);
+  EXPECT_NE(EffectiveWorkRoot(parsed->config).find("cairn-agent-a"), std::string::npos);
+  EXPECT_TRUE(Parse({"--help"})->help);
+}
+
+TEST(AgentConfigTest, RejectsBadFlagsAndValues) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--master", "http://m:1", "--id", "a", "--bogus", "1"},
+      {"--master", "http://m:1", "--id", "a", "stray"},
+      {"--master", "http://m:1", "--id"},
+      {"--master", "http://m:1", "--id", "a", "--slots", "0"},
+      {"--master", "http://m:1", "--id", "a", "--slots", "two"},
+      {"--master", "http://m:1", "--id", "a", "--slots", "-1"},
+      {"--master", "http://m:1", "--id", "a", "--kill-grace", "-1"},
+      {"--master", "http://m:1", "--id", "a", "--kill-grace", "soon"},
+      {"--master", "http://m:1", "--id", "a", "--heartbeat-interval", "0"},
+      {"--master", "http://m:1", "--id", "a", "--heartbeat-interval", "nan"},
+      {"--master", "http://m:1", "--id", "a", "--id", "b"},
+      {"--master", "https://m:1", "--id", "a"},
+      {"--master", "http://m", "--id", "a"},
+      {"--master", "http://m:99999", "--id", "a"},
+      {"--master", "http://m:1", "--id", "a b"},
+      {"--master", "http://m:1", "--id", "a", "--pool", ""},
+      {"--id", "a"},
+      {"--master", "http://m:1"},
+      {"--master", "http://m:1", "--id", "a", "--config", "/nonexistent/agent.yaml"},
+  };
+  for (const auto& args : bad) {
+    Result<CommandLine> parsed = Parse(args);
+    std::string joined;
+    for (const auto& arg : args) joined += arg + " ";
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << joined;
+    EXPECT_FALSE(parsed.status().message().empty()) << joined;
+  }
+}
+
+TEST(AgentConfigTest, ReadsTheConfigFileAndFlagsOverrideIt) {
+  cairn::testing::TempDir dir;
+  WriteFile(dir.Sub("agent.yaml"),
+            "master: http://10.0.0.1:8080\n"
+            "id: from-file\n"
+            "slots: 3\n"
+            "resource_pool: file-pool\n"
+            "work_root: /file/work\n"
+            "kill_grace_seconds: 1\n"
+            "heartbeat_interval_seconds: 0.25\n");
+  Result<CommandLine> parsed = Parse({"--pool", "flag-pool", "--config", dir.Sub("agent.yaml")});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const AgentConfig& config = parsed->config;
+  EXPECT_EQ(config.master_url, "http://10.0.0.1:8080");
+  EXPECT_EQ(config.agent_id, "from-file");
+  EXPECT_EQ(config.slots, 3);
+  EXPECT_EQ(config.resource_pool, "flag-pool");
+  EXPECT_EQ(config.work_root, "/file/work");
+  EXPECT_EQ(config.kill_grace, 1s);
+  EXPECT_EQ(config.heartbeat_interval, 250ms);
+}
+
+TEST(AgentConfigTest, RejectsBadConfigFiles) {
+  const std::vector<std::string> bad = {
+      "master: http://m:1\nid: a\ncolour: blue\n",   // unknown key
+      "master: http://m:1\nid: a\nslots: many\n",    // bad value
+      "master: http://m:1\nid: a\nslots: [1, 2]\n",  // not a scalar
+      "- master\n- id\n",                            // not a mapping
+      "master: http://m:1\nid: [unclosed\n",         // not YAML
+      "master: http://m:1\nid: a\nkill_grace_seconds: -3\n",
+  };
+  for (const auto& text : bad) {
+    AgentConfig config;
+    Status applied = ApplyConfigYaml(text, config);
+    EXPECT_EQ(applied.code(), StatusCode::kInvalidArgument) << text;
+  }
+  AgentConfig config;
+  EXPECT_TRUE(ApplyConfigYaml("", config).ok());
+}
+
+TEST(SlotDiscoveryTest, MakesArtificialCpuSlots) {
+  std::vector<SlotDevice> slots = ArtificialCpuSlots(3);
+  ASSERT_EQ(slots.size(), 3u);
+  EXPECT_EQ(slots[2].id, 2);
+  EXPECT_EQ(slots[2].type, "cpu");
+  EXPECT_EQ(slots[2].brand, "Artificial");
+}
+
+TEST(SlotDiscoveryTest, ParsesNvidiaSmiOutput) {
+  Result<std::vector<SlotDevice>> gpus = ParseNvidiaSmiCsv(
+      "0, GPU-3f2a, NVIDIA A100-SXM4-40GB\n1, GPU-77b1, NVIDIA A100-SXM4-40GB\n\n");
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[1].id, 1);
+  EXPECT_EQ((*gpus)[1].uuid, "GPU-77b1");
+  EXPECT_EQ((*gpus)[1].brand, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ((*gpus)[1].type, "cuda");
+  EXPECT_FALSE(ParseNvidiaSmiCsv("No devices were found\n").ok());
+  EXPECT_FALSE(ParseNvidiaSmiCsv("x, GPU-1, T4\n").ok());
+}
+
+TEST(SlotDiscoveryTest, RunsNvidiaSmiFromThePath) {
+  cairn::testing::TempDir dir;
+  EXPECT_EQ(DiscoverGpus(dir.path()).status().code(), StatusCode::kNotFound);
+
+  WriteFile(dir.Sub("nvidia-smi"),
+            "#!/bin/sh\n"
+            "[ \"$1\" = --query-gpu=index,uuid,name ] || exit 9\n"
+            "echo '0, GPU-aaa, Tesla T4'\n"
+            "echo '1, GPU-bbb, Tesla T4'\n",
+            0755);
+  Result<std::vector<SlotDevice>> gpus = DiscoverGpus(dir.path());
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[0].uuid, "GPU-aaa");
+
+  WriteFile(dir.Sub("nvidia-smi"), "#!/bin/sh\necho 'driver not loaded' >&2\nexit 1\n", 0755);
+  Result<std::vector<SlotDevice>> failed = DiscoverGpus(dir.path());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("driver not loaded"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cairn::agent

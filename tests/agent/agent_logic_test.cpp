@@ -1,0 +1,228 @@
+// The agent's pure parts with plain values: which orders run, report ordering and batching, and
+// the environment a task gets.
+#include <gtest/gtest.h>
+
+#include "agent/order_book.h"
+#include "agent/report_queue.h"
+#include "agent/task_plan.h"
+
+namespace cairn::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = ReportQueue::Clock;
+
+events::Envelope Assigned(const std::string& allocation_id, const std::string& incarnation,
+                          const std::string& agent_id = "agent-1") {
+  events::Envelope order;
+  auto* assigned = order.mutable_allocation_assigned();
+  assigned->set_task_id("task-" + allocation_id);
+  assigned->set_allocation_id(allocation_id);
+  assigned->set_agent_id(agent_id);
+  assigned->set_agent_incarnation(incarnation);
+  return order;
+}
+
+events::Envelope KillOrder(const std::string& allocation_id, const std::string& incarnation) {
+  events::Envelope order;
+  auto* kill = order.mutable_kill_requested();
+  kill->set_allocation_id(allocation_id);
+  kill->set_agent_id("agent-1");
+  kill->set_agent_incarnation(incarnation);
+  return order;
+}
+
+TEST(OrderBookTest, RunsEachAllocationOnce) {
+  OrderBook book("agent-1", "inc-1");
+  EXPECT_EQ(book.Decide(Assigned("a", "inc-1")).action, OrderBook::Action::kRun);
+  EXPECT_EQ(book.Decide(Assigned("a", "inc-1")).action, OrderBook::Action::kIgnore);
+  EXPECT_EQ(book.Decide(Assigned("b", "inc-1")).action, OrderBook::Action::kRun);
+}
+
+TEST(OrderBookTest, IgnoresOrdersForOtherIncarnationsAndAgents) {
+  OrderBook book("agent-1", "inc-1");
+  OrderBook::Decision decision = book.Decide(Assigned("a", "inc-0"));
+  EXPECT_EQ(decision.action, OrderBook::Action::kIgnore);
+  EXPECT_NE(decision.why.find("inc-0"), std::string::npos);
+  EXPECT_EQ(book.Decide(Assigned("a", "inc-1", "agent-2")).action, OrderBook::Action::kIgnore);
+  EXPECT_EQ(book.Decide(KillOrder("a", "inc-0")).action, OrderBook::Action::kIgnore);
+  // Ignoring them did not use the id up.
+  EXPECT_EQ(book.Decide(Assigned("a", "inc-1")).action, OrderBook::Action::kRun);
+}
+
+TEST(OrderBookTest, KillsOnlyStartedAllocationsAndRetiresUnseenOnes) {
+  OrderBook book("agent-1", "inc-1");
+  EXPECT_EQ(book.Decide(Assigned("a", "inc-1")).action, OrderBook::Action::kRun);
+  EXPECT_EQ(book.Decide(KillOrder("a", "inc-1")).action, OrderBook::Action::kKill);
+  EXPECT_EQ(book.Decide(KillOrder("b", "inc-1")).action, OrderBook::Action::kIgnore);
+  EXPECT_EQ(book.Decide(Assigned("b", "inc-1")).action, OrderBook::Action::kIgnore);
+  EXPECT_EQ(book.Decide(events::Envelope()).action, OrderBook::Action::kIgnore);
+}
+
+TaskLogLine Line(const std::string& allocation_id, uint64_t seq) {
+  TaskLogLine line;
+  line.allocation_id = allocation_id;
+  line.seq = seq;
+  line.text = "line\n";
+  return line;
+}
+
+ReportQueue::Options QueueOptions() {
+  ReportQueue::Options options;
+  options.max_batch_lines = 3;
+  options.max_line_delay = 100ms;
+  options.max_queued_lines = 5;
+  return options;
+}
+
+TEST(ReportQueueTest, HoldsLinesUntilTheDelayPasses) {
+  ReportQueue queue(QueueOptions());
+  Clock::time_point t0 = Clock::now();
+  EXPECT_FALSE(queue.NextDue().has_value());
+  ASSERT_TRUE(queue.AddLine(Line("a", 0), t0));
+  ASSERT_TRUE(queue.AddLine(Line("a", 1), t0 + 50ms));
+  EXPECT_EQ(queue.NextDue(), t0 + 100ms);
+  EXPECT_FALSE(queue.TakeDue(t0 + 99ms, false).has_value());
+  auto item = queue.TakeDue(t0 + 100ms, false);
+  ASSERT_TRUE(item.has_value());
+  ASSERT_TRUE(std::holds_alternative<LogBatch>(*item));
+  EXPECT_EQ(std::get<LogBatch>(*item).size(), 2u);
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(ReportQueueTest, SendsAFullBatchAtOnce) {
+  ReportQueue queue(QueueOptions());
+  Clock::time_point t0 = Clock::now();
+  for (uint64_t seq = 0; seq < 4; ++seq) ASSERT_TRUE(queue.AddLine(Line("a", seq), t0));
+  auto item = queue.TakeDue(t0, false);
+  ASSERT_TRUE(item.has_value());
+  const LogBatch& batch = std::get<LogBatch>(*item);
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_EQ(batch[0].seq, 0u);
+  EXPECT_EQ(batch[2].seq, 2u);
+  EXPECT_FALSE(queue.TakeDue(t0, false).has_value());  // one line left, not due yet
+  EXPECT_EQ(queue.queued_lines(), 1u);
+}
+
+TEST(ReportQueueTest, AnExitWaitsForTheLinesBeforeIt) {
+  ReportQueue queue(QueueOptions());
+  Clock::time_point t0 = Clock::now();
+  queue.AddStarted({"a", "task-a", 42});
+  ASSERT_TRUE(queue.AddLine(Line("a", 0), t0));
+  queue.AddExited({"a", "task-a", 0, std::nullopt, ""});
+  // Everything is due at once: the exit flushes the line ahead of it.
+  auto first = queue.TakeDue(t0, false);
+  ASSERT_TRUE(first && std::holds_alternative<StartedReport>(*first));
+  auto second = queue.TakeDue(t0, false);
+  ASSERT_TRUE(second && std::holds_alternative<LogBatch>(*second));
+  auto third = queue.TakeDue(t0, false);
+  ASSERT_TRUE(third && std::holds_alternative<ExitedReport>(*third));
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(ReportQueueTest, FlushIgnoresTheDelayAndAFullQueueDropsLines) {
+  ReportQueue queue(QueueOptions());
+  Clock::time_point t0 = Clock::now();
+  for (uint64_t seq = 0; seq < 5; ++seq) ASSERT_TRUE(queue.AddLine(Line("a", seq), t0));
+  EXPECT_FALSE(queue.AddLine(Line("a", 5), t0));
+  EXPECT_EQ(std::get<LogBatch>(*queue.TakeDue(t0, true)).size(), 3u);
+  EXPECT_EQ(std::get<LogBatch>(*queue.TakeDue(t0, true)).size(), 2u);
+  EXPECT_TRUE(queue.AddLine(Line("a", 6), t0));
+}
+
+TaskLaunchSettings Settings() {
+  TaskLaunchSettings settings;
+  settings.master_url = "http://master:8080";
+  settings.agent_id = "agent-1";
+  settings.resource_pool = "default";
+  settings.work_root = "/work";
+  settings.devices = {{0, "Artificial", "", "cpu"}, {1, "Artificial", "", "cpu"}};
+  settings.base_env = {"PATH=/bin", "DET_TASK_ID=stale", "KEEP=1"};
+  return settings;
+}
+
+events::AllocationAssigned Order() {
+  events::AllocationAssigned order;
+  order.set_task_id("task-1");
+  order.set_allocation_id("task-1.alloc/0");
+  order.set_resource_pool("gpus");
+  order.add_slot_ids(0);
+  order.add_slot_ids(1);
+  order.mutable_spec()->set_task_type(events::TASK_TYPE_TRIAL);
+  order.mutable_spec()->add_entrypoint("python3");
+  order.mutable_spec()->add_entrypoint("train.py");
+  order.mutable_spec()->add_environment_variables("KEEP=2");
+  order.mutable_spec()->add_environment_variables("EXTRA=a=b");
+  return order;
+}
+
+std::map<std::string, std::string> EnvMap(const std::vector<std::string>& env) {
+  std::map<std::string, std::string> values;
+  for (const auto& entry : env) {
+    size_t equals = entry.find('=');
+    EXPECT_EQ(values.count(entry.substr(0, equals)), 0u) << "duplicate " << entry;
+    values[entry.substr(0, equals)] = entry.substr(equals + 1);
+  }
+  return values;
+}
+
+TEST(TaskPlanTest, BuildsTheProtocolEnvironment) {
+  Result<ProcessSpec> plan = PlanTask(Order(), Settings());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->argv, (std::vector<std::string>{"python3", "train.py"}));
+  EXPECT_EQ(plan->work_dir, "/work/task-1.alloc_0");
+  auto env = EnvMap(plan->env);
+  for (const std::string prefix : {"DET_", "CAIRN_"}) {
+    EXPECT_EQ(env[prefix + "MASTER"], "http://master:8080");
+    EXPECT_EQ(env[prefix + "TASK_ID"], "task-1");
+    EXPECT_EQ(env[prefix + "ALLOCATION_ID"], "task-1.alloc/0");
+    EXPECT_EQ(env[prefix + "AGENT_ID"], "agent-1");
+    EXPECT_EQ(env[prefix + "TASK_TYPE"], "TRIAL");
+    EXPECT_EQ(env[prefix + "SLOT_IDS"], "[0,1]");
+    EXPECT_EQ(env[prefix + "RESOURCE_POOL"], "gpus");
+  }
+  EXPECT_EQ(env["PATH"], "/bin");
+  EXPECT_EQ(env["KEEP"], "2");  // the spec's variables come last and win
+  EXPECT_EQ(env["EXTRA"], "a=b");
+  EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);  // CPU slots
+}
+
+TEST(TaskPlanTest, SetsCudaVisibleDevicesForGpuSlots) {
+  TaskLaunchSettings settings = Settings();
+  settings.devices = {
+      {0, "A100", "GPU-aaa", "cuda"}, {1, "A100", "GPU-bbb", "cuda"}, {2, "A100", "", "cuda"}};
+  events::AllocationAssigned order = Order();
+  order.clear_slot_ids();
+  order.add_slot_ids(2);
+  order.add_slot_ids(1);
+  order.mutable_spec()->set_work_dir("/data/run");
+  Result<ProcessSpec> plan = PlanTask(order, settings);
+  ASSERT_TRUE(plan.ok());
+  auto env = EnvMap(plan->env);
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "2,GPU-bbb");
+  EXPECT_EQ(env["DET_SLOT_IDS"], "[2,1]");
+  EXPECT_EQ(plan->work_dir, "/data/run");
+}
+
+TEST(TaskPlanTest, RejectsBadOrders) {
+  events::AllocationAssigned unknown_slot = Order();
+  unknown_slot.add_slot_ids(7);
+  EXPECT_EQ(PlanTask(unknown_slot, Settings()).status().code(), StatusCode::kInvalidArgument);
+  events::AllocationAssigned no_entrypoint = Order();
+  no_entrypoint.mutable_spec()->clear_entrypoint();
+  EXPECT_EQ(PlanTask(no_entrypoint, Settings()).status().code(), StatusCode::kInvalidArgument);
+  events::AllocationAssigned bad_env = Order();
+  bad_env.mutable_spec()->add_environment_variables("NOVALUE");
+  EXPECT_EQ(PlanTask(bad_env, Settings()).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TaskPlanTest, DefaultWorkDirIsOneSafeName) {
+  EXPECT_EQ(DefaultWorkDir("/w", "a/../b"), "/w/a_.._b");
+  EXPECT_EQ(DefaultWorkDir("/w", ".."), "/w/_..");
+  EXPECT_EQ(DefaultWorkDir("/w", ""), "/w/_");
+  EXPECT_EQ(TaskTypeName(events::TASK_TYPE_COMMAND), "COMMAND");
+  EXPECT_EQ(TaskTypeName(events::TASK_TYPE_UNSPECIFIED), "UNSPECIFIED");
+}
+
+}  // namespace
+}  // namespace cairn::agent

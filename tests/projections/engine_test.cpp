@@ -1,0 +1,291 @@
+// The live projections over RocksDB: tailing, reads of one's own writes, restarts, rebuilds,
+// the log identity check and digests that prove live == rebuilt == in-memory.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "events/memory_log.h"
+#include "projections/projections.h"
+#include "tests/projections/history.h"
+#include "tests/support/test_support.h"
+
+namespace cairn {
+namespace {
+
+using namespace std::chrono_literals;
+using projections::ProjectorNames;
+using testing::History;
+using testing::TempDir;
+
+constexpr auto kWait = 20s;
+
+std::map<std::string, std::string> LiveDigests(Projections& projections) {
+  std::map<std::string, std::string> digests;
+  for (const auto& name : ProjectorNames()) {
+    auto digest = projections.Digest(name);
+    EXPECT_TRUE(digest.ok()) << digest.status().ToString();
+    if (digest.ok()) digests[name] = *digest;
+  }
+  return digests;
+}
+
+std::map<std::string, std::string> FoldDigests(const History& history, uint64_t last_offset) {
+  ProjectionState state;
+  for (uint64_t offset = 0; offset <= last_offset; ++offset) {
+    EXPECT_TRUE(state.Apply(history.events()[offset]).ok());
+  }
+  std::map<std::string, std::string> digests;
+  for (const auto& name : ProjectorNames()) digests[name] = *state.Digest(name);
+  return digests;
+}
+
+std::map<std::string, std::string> RebuildDigests(const std::string& dir, EventLog& log,
+                                                  std::optional<uint64_t> last_offset) {
+  auto summaries = RebuildProjections(dir, &log, {}, last_offset, 64);
+  EXPECT_TRUE(summaries.ok()) << summaries.status().ToString();
+  std::map<std::string, std::string> digests;
+  if (summaries.ok()) {
+    for (const auto& summary : *summaries) digests[summary.name] = summary.digest;
+  }
+  return digests;
+}
+
+std::unique_ptr<Projections> MustOpen(const std::string& dir, EventLog& log, size_t batch = 1000) {
+  projections::EngineOptions options;
+  options.max_batch_events = batch;
+  auto opened = Projections::Open(dir, &log, options);
+  EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+  return opened.ok() ? std::move(opened).value() : nullptr;
+}
+
+TEST(ProjectionsTest, LiveEqualsRebuiltEqualsInMemory) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(4, 300);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+
+  auto live = MustOpen(dir.Sub("live"), log, 37);
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  EXPECT_EQ(live->AppliedOffset(), history.events().size());
+
+  auto live_digests = LiveDigests(*live);
+  EXPECT_EQ(live_digests, RebuildDigests(dir.Sub("rebuilt"), log, std::nullopt));
+  EXPECT_EQ(live_digests, FoldDigests(history, history.last_offset()));
+}
+
+TEST(ProjectionsTest, FollowsAppendsAndAnswersQueries) {
+  TempDir dir;
+  MemoryEventLog log;
+  auto live = MustOpen(dir.path(), log);
+  ASSERT_NE(live, nullptr);
+  EXPECT_EQ(live->AppliedOffset(), 0u);
+
+  History history;
+  history.Register("a1", "i1", "default", 4);
+  history.Submit("t1", "j1", "default", 42, 2);
+  history.Submit("t2", "j2", "default", 1, 1);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  ASSERT_TRUE(live->WaitForOffset(2, kWait).ok());
+
+  auto task = live->GetTask("t1");
+  ASSERT_TRUE(task.ok());
+  ASSERT_TRUE(task->has_value());
+  EXPECT_EQ((*task)->state(), views::TASK_STATE_QUEUED);
+  auto missing = live->GetTask("nope");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+
+  auto queue = live->JobQueue("default");
+  ASSERT_TRUE(queue.ok());
+  ASSERT_EQ(queue->size(), 2u);
+  EXPECT_EQ((*queue)[0].job_id(), "j2");
+  EXPECT_EQ((*queue)[1].jobs_ahead(), 1);
+
+  // A write, then a read that waits for it: the reader sees its own write.
+  std::vector<events::Envelope> more = {
+      History().Assign("t1", "al1", "a1", "i1", {0, 1}),
+  };
+  auto range = log.Append(more);
+  ASSERT_TRUE(range.ok());
+  ASSERT_TRUE(live->WaitForOffset(range->last, kWait).ok());
+  auto agents = live->ListAgents();
+  ASSERT_TRUE(agents.ok());
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ((*agents)[0].allocations_size(), 1);
+  auto tasks = live->ListTasks();
+  ASSERT_TRUE(tasks.ok());
+  ASSERT_EQ(tasks->size(), 2u);
+  EXPECT_EQ((*tasks)[0].state(), views::TASK_STATE_ASSIGNED);
+}
+
+TEST(ProjectionsTest, WaitForOffsetTimesOutAndStopWakesWaiters) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.Submit("t1", "j1", "default", 42, 1);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  auto live = MustOpen(dir.path(), log);
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(live->WaitForOffset(0, kWait).ok());
+  Status status = live->WaitForOffset(1, 30ms);
+  EXPECT_EQ(status.code(), StatusCode::kDeadlineExceeded) << status.ToString();
+
+  std::thread stopper([&] { live->Stop(); });
+  status = live->WaitForOffset(5, kWait);
+  stopper.join();
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.ToString();
+  // Queries still answer after Stop.
+  auto tasks = live->ListTasks();
+  ASSERT_TRUE(tasks.ok());
+  EXPECT_EQ(tasks->size(), 1u);
+}
+
+TEST(ProjectionsTest, ReopenResumesFromTheCheckpoint) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(3, 60);
+  const size_t first_part = history.events().size();
+  history.AddWorkload(3, 30);
+  std::vector<events::Envelope> head(history.events().begin(),
+                                     history.events().begin() + first_part);
+  ASSERT_TRUE(log.Append(head).ok());
+  {
+    auto live = MustOpen(dir.path(), log, 10);
+    ASSERT_NE(live, nullptr);
+    ASSERT_TRUE(live->WaitForOffset(first_part - 1, kWait).ok());
+  }
+  std::vector<events::Envelope> tail(history.events().begin() + first_part, history.events().end());
+  ASSERT_TRUE(log.Append(tail).ok());
+  auto live = MustOpen(dir.path(), log, 10);
+  ASSERT_NE(live, nullptr);
+  EXPECT_GE(live->AppliedOffset(), first_part);
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  EXPECT_EQ(LiveDigests(*live), FoldDigests(history, history.last_offset()));
+}
+
+TEST(ProjectionsTest, FencingEpochSurvivesARestart) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.Claim(5);
+  history.Submit("t1", "j1", "default", 42, 1);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  {
+    auto live = MustOpen(dir.path(), log);
+    ASSERT_NE(live, nullptr);
+    ASSERT_TRUE(live->WaitForOffset(1, kWait).ok());
+    auto summary = live->Summary("tasks");
+    ASSERT_TRUE(summary.ok());
+    EXPECT_EQ(summary->newest_epoch, 5u);
+  }
+  History stale;
+  stale.set_epoch(4);
+  std::vector<events::Envelope> late = {stale.Submit("t-stale", "j-stale", "default", 42, 1)};
+  ASSERT_TRUE(log.Append(late).ok());
+  auto live = MustOpen(dir.path(), log);
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(live->WaitForOffset(2, kWait).ok());
+  auto task = live->GetTask("t-stale");
+  ASSERT_TRUE(task.ok());
+  EXPECT_FALSE(task->has_value());
+}
+
+TEST(ProjectionsTest, AnotherLogWipesAndRebuilds) {
+  TempDir dir;
+  History first("first");
+  first.AddWorkload(2, 20);
+  MemoryEventLog first_log;
+  ASSERT_TRUE(first.AppendTo(first_log).ok());
+  {
+    auto live = MustOpen(dir.path(), first_log);
+    ASSERT_NE(live, nullptr);
+    ASSERT_TRUE(live->WaitForOffset(first.last_offset(), kWait).ok());
+  }
+  History second("second");
+  second.AddWorkload(2, 25);  // longer, different ids
+  MemoryEventLog second_log;
+  ASSERT_TRUE(second.AppendTo(second_log).ok());
+  auto live = MustOpen(dir.path(), second_log);
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(live->WaitForOffset(second.last_offset(), kWait).ok());
+  EXPECT_EQ(LiveDigests(*live), FoldDigests(second, second.last_offset()));
+}
+
+TEST(ProjectionsTest, AShorterLogWipesAndRebuilds) {
+  TempDir dir;
+  History long_history("same");
+  long_history.AddWorkload(2, 20);
+  MemoryEventLog long_log;
+  ASSERT_TRUE(long_history.AppendTo(long_log).ok());
+  {
+    auto live = MustOpen(dir.path(), long_log);
+    ASSERT_NE(live, nullptr);
+    ASSERT_TRUE(live->WaitForOffset(long_history.last_offset(), kWait).ok());
+  }
+  History short_history("same");  // same first event id, fewer events
+  short_history.AddWorkload(2, 5);
+  MemoryEventLog short_log;
+  ASSERT_TRUE(short_history.AppendTo(short_log).ok());
+  auto live = MustOpen(dir.path(), short_log);
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(live->WaitForOffset(short_history.last_offset(), kWait).ok());
+  EXPECT_EQ(live->AppliedOffset(), short_history.events().size());
+  EXPECT_EQ(LiveDigests(*live), FoldDigests(short_history, short_history.last_offset()));
+}
+
+TEST(RebuildTest, UpToAnOffsetEqualsTheStateThen) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(3, 80);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  const uint64_t middle = history.last_offset() / 2;
+  auto summaries = RebuildProjections(dir.Sub("mid"), &log, {"agents"}, middle);
+  ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
+  ASSERT_EQ(summaries->size(), 1u);
+  EXPECT_EQ((*summaries)[0].name, "agents");
+  EXPECT_EQ((*summaries)[0].next_offset, middle + 1);
+  EXPECT_EQ((*summaries)[0].digest, FoldDigests(history, middle)["agents"]);
+  EXPECT_NE((*summaries)[0].digest, FoldDigests(history, history.last_offset())["agents"]);
+}
+
+TEST(RebuildTest, RefusesADirectoryInUseAndUnknownProjections) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.Submit("t1", "j1", "default", 42, 1);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  ASSERT_TRUE(RebuildProjections(dir.Sub("out"), &log, {}, std::nullopt).ok());
+  auto again = RebuildProjections(dir.Sub("out"), &log, {}, std::nullopt);
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  auto unknown = RebuildProjections(dir.Sub("other"), &log, {"nope"}, std::nullopt);
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SummarizeDirTest, ReadsALiveDatabaseAsASecondary) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(3, 50);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  auto live = MustOpen(dir.path(), log);
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+
+  auto summaries = projections::SummarizeProjectionDir(dir.path(), {});
+  ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
+  ASSERT_EQ(summaries->size(), 3u);
+  auto live_digests = LiveDigests(*live);
+  for (const auto& summary : *summaries) {
+    EXPECT_EQ(summary.next_offset, history.events().size()) << summary.name;
+    EXPECT_EQ(summary.digest, live_digests[summary.name]) << summary.name;
+  }
+  auto missing = projections::SummarizeProjectionDir(dir.Sub("nothing-here"), {});
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace cairn

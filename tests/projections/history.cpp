@@ -1,0 +1,208 @@
+#include "tests/projections/history.h"
+
+#include "events/envelope_util.h"
+
+namespace cairn::testing {
+
+events::Envelope& History::Stamp(events::Envelope event) {
+  const uint64_t offset = events_.size();
+  event.set_offset(offset);
+  event.set_event_id(id_prefix_ + "-" + std::to_string(offset));
+  event.set_time_unix_micros(kStartMicros + static_cast<int64_t>(offset) * 1'000'000);
+  event.set_actor("system:test");
+  event.set_writer_epoch(epoch_);
+  event.set_schema_version(kSchemaVersion);
+  events_.push_back(std::move(event));
+  return events_.back();
+}
+
+events::Envelope& History::Claim(uint64_t epoch) {
+  epoch_ = epoch;
+  events::Envelope event;
+  event.mutable_writer_epoch_claimed()->set_epoch(epoch);
+  event.mutable_writer_epoch_claimed()->set_master_id("master-" + std::to_string(epoch));
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Register(const std::string& agent, const std::string& incarnation,
+                                    const std::string& pool, int slot_count, bool reconnect) {
+  events::Envelope event;
+  auto* registered = event.mutable_agent_registered();
+  registered->set_agent_id(agent);
+  registered->set_incarnation(incarnation);
+  registered->set_resource_pool(pool);
+  registered->set_slot_count(slot_count);
+  for (int i = 0; i < slot_count; ++i) {
+    auto* device = registered->add_devices();
+    device->set_id(i);
+    device->set_brand("artificial");
+    device->set_type("cpu");
+  }
+  registered->set_hostname(agent + ".local");
+  registered->set_version("0.1.0");
+  registered->set_reconnect(reconnect);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Disconnect(const std::string& agent, const std::string& incarnation) {
+  events::Envelope event;
+  event.mutable_agent_disconnected()->set_agent_id(agent);
+  event.mutable_agent_disconnected()->set_incarnation(incarnation);
+  event.mutable_agent_disconnected()->set_reason("heartbeat missed");
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Enable(const std::string& agent) {
+  events::Envelope event;
+  event.mutable_agent_enabled()->set_agent_id(agent);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Disable(const std::string& agent, bool drain) {
+  events::Envelope event;
+  event.mutable_agent_disabled()->set_agent_id(agent);
+  event.mutable_agent_disabled()->set_drain(drain);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Submit(const std::string& task, const std::string& job,
+                                  const std::string& pool, int priority, int slots,
+                                  const std::string& description, const std::string& user) {
+  events::Envelope event;
+  auto* submitted = event.mutable_task_submitted();
+  submitted->set_task_id(task);
+  submitted->set_job_id(job);
+  submitted->mutable_spec()->set_task_type(events::TASK_TYPE_COMMAND);
+  submitted->mutable_spec()->add_entrypoint("python3");
+  submitted->mutable_spec()->add_entrypoint("train.py");
+  submitted->mutable_spec()->set_user(user);
+  submitted->mutable_spec()->set_description(description.empty() ? "task " + task : description);
+  submitted->mutable_resources()->set_slots(slots);
+  submitted->mutable_resources()->set_resource_pool(pool);
+  submitted->mutable_resources()->set_priority(priority);
+  submitted->mutable_resources()->set_weight(1.0);
+  submitted->set_config_json(R"({"entrypoint":"python3 train.py"})");
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Assign(const std::string& task, const std::string& allocation,
+                                  const std::string& agent, const std::string& incarnation,
+                                  const std::vector<int>& slot_ids, const std::string& reason) {
+  events::Envelope event;
+  auto* assigned = event.mutable_allocation_assigned();
+  assigned->set_task_id(task);
+  assigned->set_allocation_id(allocation);
+  assigned->set_agent_id(agent);
+  assigned->set_agent_incarnation(incarnation);
+  for (int slot : slot_ids) assigned->add_slot_ids(slot);
+  assigned->set_reason(reason);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Start(const std::string& task, const std::string& allocation,
+                                 const std::string& agent, int pid) {
+  events::Envelope event;
+  event.mutable_task_started()->set_task_id(task);
+  event.mutable_task_started()->set_allocation_id(allocation);
+  event.mutable_task_started()->set_agent_id(agent);
+  event.mutable_task_started()->set_pid(pid);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Kill(const std::string& task, const std::string& allocation,
+                                const std::string& agent) {
+  events::Envelope event;
+  event.mutable_kill_requested()->set_task_id(task);
+  event.mutable_kill_requested()->set_allocation_id(allocation);
+  event.mutable_kill_requested()->set_agent_id(agent);
+  event.mutable_kill_requested()->set_reason("user:alice asked");
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Exit(const std::string& task, const std::string& allocation,
+                                const std::string& agent, std::optional<int> exit_code,
+                                std::optional<int> signal, const std::string& reason) {
+  events::Envelope event;
+  auto* exited = event.mutable_task_exited();
+  exited->set_task_id(task);
+  exited->set_allocation_id(allocation);
+  exited->set_agent_id(agent);
+  if (exit_code) exited->set_exit_code(*exit_code);
+  if (signal) exited->set_signal(*signal);
+  exited->set_reason(reason);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Unknown() {
+  events::Envelope base;
+  std::string bytes = base.SerializeAsString();
+  // Field 150, length-delimited: a payload added to the oneof after this build.
+  const std::string payload = "\x0a\x03new";
+  bytes += "\xb2\x09";
+  bytes.push_back(static_cast<char>(payload.size()));
+  bytes += payload;
+  events::Envelope event;
+  event.ParseFromString(bytes);
+  return Stamp(std::move(event));
+}
+
+void History::AddWorkload(int agents, int tasks) {
+  const std::vector<std::string> pools = {"default", "gpu"};
+  for (int a = 0; a < agents; ++a) {
+    Register("agent-" + std::to_string(a), "inc-1", pools[a % 2], 4);
+  }
+  std::vector<std::string> incarnations(static_cast<size_t>(agents), "inc-1");
+  int pid = 1000;
+  for (int t = 0; t < tasks; ++t) {
+    const std::string id = std::to_string(t);
+    const std::string task = "task-" + id;
+    const std::string allocation = "alloc-" + id;
+    const std::string agent = "agent-" + std::to_string(t % agents);
+    const std::string& pool = pools[(t % agents) % 2];
+    Submit(task, "job-" + id, pool, t % 3 == 0 ? 10 : 42, 1 + t % 2);
+    if (t % 7 == 6) {
+      Kill(task, "", "");
+      Exit(task, "", "", std::nullopt, std::nullopt, "killed while queued");
+      continue;
+    }
+    Assign(task, allocation, agent, incarnations[static_cast<size_t>(t % agents)],
+           {t % 4, (t + 1) % 4});
+    if (t % 11 == 10) Unknown();
+    Start(task, allocation, agent, ++pid);
+    if (t % 5 == 4) {
+      Kill(task, allocation, agent);
+      Exit(task, allocation, agent, std::nullopt, 9, "killed");
+    } else if (t % 3 != 1) {  // every third task is left running
+      Exit(task, allocation, agent, t % 13 == 0 ? 1 : 0, std::nullopt, "exited");
+    }
+    if (t == tasks / 2) {
+      Disable("agent-0", /*drain=*/true);
+      Claim(epoch_ + 1);
+      set_epoch(epoch_ - 1);  // a straggler of the old master, fenced off
+      Submit("ghost-" + id, "ghost-job-" + id, "default", 1, 1);
+      set_epoch(epoch_ + 1);
+      Enable("agent-0");
+      if (agents > 1) {
+        Disconnect("agent-1", "inc-1");
+        Register("agent-1", "inc-2", pools[1], 4);
+        incarnations[1] = "inc-2";
+      }
+    }
+  }
+}
+
+Status History::AppendTo(EventLog& log) const {
+  constexpr size_t kBatch = 500;
+  for (size_t i = 0; i < events_.size(); i += kBatch) {
+    std::vector<events::Envelope> batch(
+        events_.begin() + static_cast<std::ptrdiff_t>(i),
+        events_.begin() + static_cast<std::ptrdiff_t>(std::min(events_.size(), i + kBatch)));
+    CAIRN_ASSIGN_OR_RETURN(auto range, log.Append(batch));
+    if (range.first != i) {
+      return Status::FailedPrecondition("History::AppendTo needs an empty log");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace cairn::testing

@@ -1,0 +1,65 @@
+// Builds event histories for projection and replay tests: envelopes with deterministic ids,
+// offsets, times (one second apart) and writer epochs, as a decider would write them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "events/event_log.h"
+
+namespace cairn::testing {
+
+class History {
+ public:
+  static constexpr int64_t kStartMicros = 1'700'000'000'000'000;  // 2023-11-14T22:13:20Z
+
+  // `id_prefix` makes event ids differ between histories (the log identity check).
+  explicit History(std::string id_prefix = "ev") : id_prefix_(std::move(id_prefix)) {}
+
+  // Writer epoch stamped on the events that follow (Claim also sets it).
+  void set_epoch(uint64_t epoch) { epoch_ = epoch; }
+
+  events::Envelope& Claim(uint64_t epoch);
+  events::Envelope& Register(const std::string& agent, const std::string& incarnation,
+                             const std::string& pool, int slot_count, bool reconnect = false);
+  events::Envelope& Disconnect(const std::string& agent, const std::string& incarnation);
+  events::Envelope& Enable(const std::string& agent);
+  events::Envelope& Disable(const std::string& agent, bool drain);
+  events::Envelope& Submit(const std::string& task, const std::string& job, const std::string& pool,
+                           int priority, int slots, const std::string& description = "",
+                           const std::string& user = "alice");
+  events::Envelope& Assign(const std::string& task, const std::string& allocation,
+                           const std::string& agent, const std::string& incarnation,
+                           const std::vector<int>& slot_ids, const std::string& reason = "fits");
+  events::Envelope& Start(const std::string& task, const std::string& allocation,
+                          const std::string& agent, int pid);
+  events::Envelope& Kill(const std::string& task, const std::string& allocation,
+                         const std::string& agent);
+  events::Envelope& Exit(const std::string& task, const std::string& allocation,
+                         const std::string& agent, std::optional<int> exit_code,
+                         std::optional<int> signal, const std::string& reason);
+  // An event of a type this build does not know (as parsed from a newer writer's bytes).
+  events::Envelope& Unknown();
+
+  // A busy cluster: `agents` agents, `tasks` tasks through their lifecycles, a few kills, an
+  // agent restart, a new master epoch with a fenced straggler, and unknown events.
+  void AddWorkload(int agents, int tasks);
+
+  const std::vector<events::Envelope>& events() const { return events_; }
+  uint64_t last_offset() const { return events_.size() - 1; }
+  int64_t time_of(uint64_t offset) const { return events_.at(offset).time_unix_micros(); }
+
+  // Appends every event (in batches) to `log`, which must be empty.
+  Status AppendTo(EventLog& log) const;
+
+ private:
+  events::Envelope& Stamp(events::Envelope event);
+
+  std::string id_prefix_;
+  uint64_t epoch_ = 0;
+  std::vector<events::Envelope> events_;
+};
+
+}  // namespace cairn::testing

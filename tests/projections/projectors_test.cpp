@@ -1,0 +1,425 @@
+// Projector semantics on plain values: events in, views out, through the in-memory fold.
+#include <gtest/gtest.h>
+
+#include "projections/projections.h"
+#include "tests/projections/history.h"
+
+namespace cairn {
+namespace {
+
+using testing::History;
+
+ProjectionState Fold(const History& history) {
+  ProjectionState state;
+  for (const auto& event : history.events()) {
+    Status status = state.Apply(event);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+  }
+  return state;
+}
+
+TaskView MustGetTask(ProjectionState& state, const std::string& id) {
+  auto task = state.GetTask(id);
+  EXPECT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_TRUE(task.ok() && task->has_value()) << "no task " << id;
+  return task.ok() && task->has_value() ? **task : TaskView();
+}
+
+std::vector<AgentView> MustListAgents(ProjectionState& state) {
+  auto agents = state.ListAgents();
+  EXPECT_TRUE(agents.ok()) << agents.status().ToString();
+  return agents.ok() ? *agents : std::vector<AgentView>();
+}
+
+std::vector<JobView> MustQueue(ProjectionState& state, const std::string& pool) {
+  auto jobs = state.JobQueue(pool);
+  EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
+  return jobs.ok() ? *jobs : std::vector<JobView>();
+}
+
+TEST(TaskProjectorTest, SubmissionRecordsEverythingTheTaskAsked) {
+  History history;
+  history.Submit("t1", "j1", "gpu", 7, 2, "train resnet", "bob");
+  ProjectionState state = Fold(history);
+  TaskView task = MustGetTask(state, "t1");
+  EXPECT_EQ(task.job_id(), "j1");
+  EXPECT_EQ(task.task_type(), events::TASK_TYPE_COMMAND);
+  EXPECT_EQ(task.description(), "train resnet");
+  ASSERT_EQ(task.entrypoint_size(), 2);
+  EXPECT_EQ(task.entrypoint(1), "train.py");
+  EXPECT_EQ(task.user(), "bob");
+  EXPECT_EQ(task.slots(), 2);
+  EXPECT_EQ(task.resource_pool(), "gpu");
+  EXPECT_EQ(task.priority(), 7);
+  EXPECT_EQ(task.weight(), 1.0);
+  EXPECT_EQ(task.state(), views::TASK_STATE_QUEUED);
+  EXPECT_EQ(task.submit_time_unix_micros(), History::kStartMicros);
+  EXPECT_EQ(task.config_json(), R"({"entrypoint":"python3 train.py"})");
+  EXPECT_EQ(task.submitted_offset(), 0u);
+  EXPECT_EQ(task.last_event_offset(), 0u);
+  EXPECT_FALSE(task.has_exit_code());
+  EXPECT_FALSE(task.kill_requested());
+}
+
+// One lifecycle, checked after every event.
+TEST(TaskProjectorTest, LifecycleStepByStep) {
+  History history;
+  history.Register("a1", "i1", "default", 4);
+  history.Submit("t1", "j1", "default", 42, 2);
+  history.Assign("t1", "al1", "a1", "i1", {0, 3}, "most free slots");
+  history.Start("t1", "al1", "a1", 4242);
+  history.Kill("t1", "al1", "a1");
+  history.Exit("t1", "al1", "a1", std::nullopt, 15, "killed by user");
+
+  struct Step {
+    views::TaskState state;
+    bool kill_requested;
+  };
+  const std::vector<Step> expected = {
+      {views::TASK_STATE_QUEUED, false},    {views::TASK_STATE_ASSIGNED, false},
+      {views::TASK_STATE_RUNNING, false},   {views::TASK_STATE_TERMINATING, true},
+      {views::TASK_STATE_TERMINATED, true},
+  };
+  ProjectionState state;
+  ASSERT_TRUE(state.Apply(history.events()[0]).ok());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_TRUE(state.Apply(history.events()[i + 1]).ok());
+    TaskView task = MustGetTask(state, "t1");
+    EXPECT_EQ(task.state(), expected[i].state) << "after event " << i + 1;
+    EXPECT_EQ(task.kill_requested(), expected[i].kill_requested) << "after event " << i + 1;
+    EXPECT_EQ(task.last_event_offset(), i + 1);
+  }
+  TaskView task = MustGetTask(state, "t1");
+  EXPECT_EQ(task.allocation_id(), "al1");
+  EXPECT_EQ(task.agent_id(), "a1");
+  EXPECT_EQ(std::vector<int>(task.slot_ids().begin(), task.slot_ids().end()),
+            (std::vector<int>{0, 3}));
+  EXPECT_EQ(task.placement_reason(), "most free slots");
+  EXPECT_EQ(task.pid(), 4242);
+  EXPECT_EQ(task.start_time_unix_micros(), history.time_of(3));
+  EXPECT_EQ(task.end_time_unix_micros(), history.time_of(5));
+  EXPECT_FALSE(task.has_exit_code());
+  ASSERT_TRUE(task.has_signal());
+  EXPECT_EQ(task.signal(), 15);
+  EXPECT_EQ(task.exit_reason(), "killed by user");
+}
+
+TEST(TaskProjectorTest, ExitCodeZeroIsRecordedAsPresent) {
+  History history;
+  history.Submit("t1", "j1", "default", 42, 1);
+  history.Assign("t1", "al1", "a1", "i1", {0});
+  history.Start("t1", "al1", "a1", 7);
+  history.Exit("t1", "al1", "a1", 0, std::nullopt, "exited");
+  ProjectionState state = Fold(history);
+  TaskView task = MustGetTask(state, "t1");
+  EXPECT_EQ(task.state(), views::TASK_STATE_TERMINATED);
+  ASSERT_TRUE(task.has_exit_code());
+  EXPECT_EQ(task.exit_code(), 0);
+  EXPECT_FALSE(task.has_signal());
+}
+
+TEST(TaskProjectorTest, KillOfAQueuedTaskKeepsItQueuedUntilItExits) {
+  History history;
+  history.Submit("t1", "j1", "default", 42, 1);
+  history.Kill("t1", "", "");
+  ProjectionState state = Fold(history);
+  TaskView task = MustGetTask(state, "t1");
+  EXPECT_EQ(task.state(), views::TASK_STATE_QUEUED);
+  EXPECT_TRUE(task.kill_requested());
+}
+
+TEST(TaskProjectorTest, EventsAboutUnknownTasksOrStaleAllocationsAreIgnored) {
+  History history;
+  history.Assign("nobody", "al0", "a1", "i1", {0});
+  history.Start("nobody", "al0", "a1", 1);
+  history.Exit("nobody", "al0", "a1", 0, std::nullopt, "exited");
+  history.Submit("t1", "j1", "default", 42, 1);
+  history.Assign("t1", "al1", "a1", "i1", {0});
+  history.Start("t1", "other-allocation", "a1", 99);
+  history.Exit("t1", "other-allocation", "a1", 1, std::nullopt, "stale");
+  ProjectionState state = Fold(history);
+  auto nobody = state.GetTask("nobody");
+  ASSERT_TRUE(nobody.ok());
+  EXPECT_FALSE(nobody->has_value());
+  TaskView task = MustGetTask(state, "t1");
+  EXPECT_EQ(task.state(), views::TASK_STATE_ASSIGNED);
+  EXPECT_EQ(task.pid(), 0);
+  auto tasks = state.ListTasks();
+  ASSERT_TRUE(tasks.ok());
+  EXPECT_EQ(tasks->size(), 1u);
+}
+
+TEST(TaskProjectorTest, ListIsInSubmissionOrder) {
+  History history;
+  for (const char* id : {"zeta", "alpha", "mid"}) history.Submit(id, id, "default", 42, 1);
+  ProjectionState state = Fold(history);
+  auto tasks = state.ListTasks();
+  ASSERT_TRUE(tasks.ok());
+  std::vector<std::string> ids;
+  for (const auto& task : *tasks) ids.push_back(task.task_id());
+  EXPECT_EQ(ids, (std::vector<std::string>{"zeta", "alpha", "mid"}));
+}
+
+TEST(AgentProjectorTest, RegistrationAllocationsAndExits) {
+  History history;
+  history.Register("a1", "i1", "gpu", 8);
+  history.Submit("t1", "j1", "gpu", 42, 2);
+  history.Submit("t2", "j2", "gpu", 42, 1);
+  history.Assign("t1", "al1", "a1", "i1", {0, 1});
+  history.Assign("t2", "al2", "a1", "i1", {2});
+  history.Exit("t1", "al1", "a1", 0, std::nullopt, "exited");
+  ProjectionState state = Fold(history);
+  auto agents = MustListAgents(state);
+  ASSERT_EQ(agents.size(), 1u);
+  const AgentView& agent = agents[0];
+  EXPECT_EQ(agent.agent_id(), "a1");
+  EXPECT_EQ(agent.incarnation(), "i1");
+  EXPECT_EQ(agent.resource_pool(), "gpu");
+  EXPECT_EQ(agent.slot_count(), 8);
+  EXPECT_EQ(agent.devices_size(), 8);
+  EXPECT_EQ(agent.hostname(), "a1.local");
+  EXPECT_EQ(agent.version(), "0.1.0");
+  EXPECT_EQ(agent.registered_time_unix_micros(), History::kStartMicros);
+  EXPECT_TRUE(agent.connected());
+  EXPECT_TRUE(agent.enabled());
+  EXPECT_FALSE(agent.draining());
+  ASSERT_EQ(agent.allocations_size(), 1);
+  EXPECT_EQ(agent.allocations(0).allocation_id(), "al2");
+  EXPECT_EQ(agent.allocations(0).task_id(), "t2");
+  EXPECT_EQ(agent.allocations(0).slot_ids_size(), 1);
+}
+
+TEST(AgentProjectorTest, FlagsFollowEachEvent) {
+  History history;
+  history.Register("a1", "i1", "default", 4);
+  history.Disable("a1", /*drain=*/true);
+  history.Enable("a1");
+  history.Disable("a1", /*drain=*/false);
+  history.Disconnect("a1", "i1");
+  history.Register("a1", "i1", "default", 4, /*reconnect=*/true);
+  history.Register("a1", "i2", "default", 4);
+
+  struct Flags {
+    bool connected, enabled, draining;
+    const char* incarnation;
+  };
+  const std::vector<Flags> expected = {
+      {true, true, false, "i1"},    // registered
+      {true, false, true, "i1"},    // disabled, draining
+      {true, true, false, "i1"},    // enabled
+      {true, false, false, "i1"},   // disabled without drain
+      {false, false, false, "i1"},  // disconnected
+      {true, false, false, "i1"},   // the same process reconnects: operator flags stay
+      {true, true, false, "i2"},    // a new process: enabled afresh
+  };
+  ProjectionState state;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_TRUE(state.Apply(history.events()[i]).ok());
+    auto agents = MustListAgents(state);
+    ASSERT_EQ(agents.size(), 1u);
+    EXPECT_EQ(agents[0].connected(), expected[i].connected) << "after event " << i;
+    EXPECT_EQ(agents[0].enabled(), expected[i].enabled) << "after event " << i;
+    EXPECT_EQ(agents[0].draining(), expected[i].draining) << "after event " << i;
+    EXPECT_EQ(agents[0].incarnation(), expected[i].incarnation) << "after event " << i;
+  }
+  EXPECT_EQ(MustListAgents(state)[0].registered_time_unix_micros(), history.time_of(6));
+}
+
+TEST(AgentProjectorTest, ReconnectKeepsAllocationsAndNewIncarnationWaitsForExits) {
+  History history;
+  history.Register("a1", "i1", "default", 4);
+  history.Submit("t1", "j1", "default", 42, 1);
+  history.Assign("t1", "al1", "a1", "i1", {0});
+  history.Register("a1", "i1", "default", 4, /*reconnect=*/true);
+  ProjectionState state = Fold(history);
+  EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 1);
+
+  history.Register("a1", "i2", "default", 4);
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 1);
+  // An assignment addressed to the old process is stale.
+  history.Assign("t1", "al-stale", "a1", "i1", {1});
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 1);
+  history.Exit("t1", "al1", "a1", std::nullopt, std::nullopt, "agent restarted");
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 0);
+}
+
+TEST(AgentProjectorTest, EventsAboutUnknownAgentsAreIgnored) {
+  History history;
+  history.Disable("ghost", true);
+  history.Enable("ghost");
+  history.Disconnect("ghost", "");
+  history.Assign("t1", "al1", "ghost", "i1", {0});
+  history.Exit("t1", "al1", "ghost", 0, std::nullopt, "exited");
+  history.Register("a1", "i1", "default", 4);
+  history.Disconnect("a1", "some-older-incarnation");
+  ProjectionState state = Fold(history);
+  auto agents = MustListAgents(state);
+  ASSERT_EQ(agents.size(), 1u);
+  EXPECT_EQ(agents[0].agent_id(), "a1");
+  EXPECT_TRUE(agents[0].connected());
+}
+
+std::vector<std::string> JobIds(const std::vector<JobView>& jobs) {
+  std::vector<std::string> ids;
+  for (const auto& job : jobs) ids.push_back(job.job_id());
+  return ids;
+}
+
+std::vector<int> JobsAhead(const std::vector<JobView>& jobs) {
+  std::vector<int> ahead;
+  for (const auto& job : jobs) ahead.push_back(job.jobs_ahead());
+  return ahead;
+}
+
+TEST(JobQueueProjectorTest, OrderedByPriorityThenSubmissionPerPool) {
+  History history;
+  history.Submit("t-late", "late", "default", 42, 1);
+  history.Submit("t-urgent", "urgent", "default", 1, 1);
+  history.Submit("t-gpu", "gpu-job", "gpu", 42, 4);
+  history.Submit("t-negative", "negative", "default", -5, 1);
+  history.Submit("t-later", "later", "default", 42, 1);
+  history.Submit("t-urgent2", "urgent2", "default", 1, 1);
+  ProjectionState state = Fold(history);
+
+  auto pool = MustQueue(state, "default");
+  EXPECT_EQ(JobIds(pool),
+            (std::vector<std::string>{"negative", "urgent", "urgent2", "late", "later"}));
+  EXPECT_EQ(JobsAhead(pool), (std::vector<int>{0, 1, 2, 3, 4}));
+
+  auto all = MustQueue(state, "");
+  EXPECT_EQ(JobIds(all), (std::vector<std::string>{"negative", "urgent", "urgent2", "late", "later",
+                                                   "gpu-job"}));
+  EXPECT_EQ(JobsAhead(all), (std::vector<int>{0, 1, 2, 3, 4, 0}));
+
+  auto gpu = MustQueue(state, "gpu");
+  ASSERT_EQ(gpu.size(), 1u);
+  const JobView& job = gpu[0];
+  EXPECT_EQ(job.task_id(), "t-gpu");
+  EXPECT_EQ(job.task_type(), events::TASK_TYPE_COMMAND);
+  EXPECT_EQ(job.name(), "task t-gpu");
+  EXPECT_EQ(job.user(), "alice");
+  EXPECT_EQ(job.resource_pool(), "gpu");
+  EXPECT_EQ(job.priority(), 42);
+  EXPECT_EQ(job.weight(), 1.0);
+  EXPECT_EQ(job.submission_time_unix_micros(), history.time_of(2));
+  EXPECT_EQ(job.submitted_offset(), 2u);
+  EXPECT_EQ(job.requested_slots(), 4);
+  EXPECT_EQ(job.allocated_slots(), 0);
+  EXPECT_EQ(job.state(), views::JOB_STATE_QUEUED);
+
+  EXPECT_TRUE(MustQueue(state, "no-such-pool").empty());
+  // A pool whose name is a prefix of another's does not see the other's jobs.
+  EXPECT_TRUE(MustQueue(state, "gp").empty());
+}
+
+TEST(JobQueueProjectorTest, ScheduledJobsKeepTheirPlaceAndLeaveOnExit) {
+  History history;
+  history.Submit("t1", "j1", "default", 42, 2);
+  history.Submit("t2", "j2", "default", 42, 1);
+  history.Submit("t3", "j3", "default", 42, 1);
+  history.Assign("t2", "al2", "a1", "i1", {0});
+  history.Assign("t1", "al1", "a1", "i1", {1, 2});
+  history.Exit("t1", "al1", "a1", 0, std::nullopt, "exited");
+  history.Kill("t3", "", "");
+  history.Exit("t3", "", "", std::nullopt, std::nullopt, "killed while queued");
+  ProjectionState state;
+  for (size_t i = 0; i < 5; ++i) ASSERT_TRUE(state.Apply(history.events()[i]).ok());
+  auto queue = MustQueue(state, "default");
+  EXPECT_EQ(JobIds(queue), (std::vector<std::string>{"j1", "j2", "j3"}));
+  EXPECT_EQ(queue[0].state(), views::JOB_STATE_SCHEDULED);
+  EXPECT_EQ(queue[0].allocated_slots(), 2);
+  EXPECT_EQ(queue[1].state(), views::JOB_STATE_SCHEDULED);
+  EXPECT_EQ(queue[1].allocated_slots(), 1);
+  EXPECT_EQ(queue[2].state(), views::JOB_STATE_QUEUED);
+
+  for (size_t i = 5; i < history.events().size(); ++i) {
+    ASSERT_TRUE(state.Apply(history.events()[i]).ok());
+  }
+  queue = MustQueue(state, "default");
+  EXPECT_EQ(JobIds(queue), (std::vector<std::string>{"j2"}));
+  EXPECT_EQ(JobsAhead(queue), (std::vector<int>{0}));
+}
+
+TEST(FencingTest, EventsOfAnOlderEpochAfterANewerClaimAreIgnored) {
+  History history;
+  history.Claim(1);
+  history.Submit("t1", "j1", "default", 42, 1);
+  history.Claim(2);
+  history.set_epoch(1);  // the old master did not notice yet
+  history.Submit("t-fenced", "j-fenced", "default", 42, 1);
+  history.Assign("t1", "al1", "a1", "i1", {0});
+  history.Claim(1);  // a stale claim is fenced too; it must not lower the epoch
+  history.set_epoch(2);
+  history.Submit("t2", "j2", "default", 42, 1);
+  ProjectionState state = Fold(history);
+
+  auto fenced = state.GetTask("t-fenced");
+  ASSERT_TRUE(fenced.ok());
+  EXPECT_FALSE(fenced->has_value());
+  EXPECT_EQ(MustGetTask(state, "t1").state(), views::TASK_STATE_QUEUED);
+  EXPECT_TRUE(MustGetTask(state, "t2").task_id() == "t2");
+  EXPECT_EQ(JobIds(MustQueue(state, "")), (std::vector<std::string>{"j1", "j2"}));
+  EXPECT_EQ(state.next_offset(), history.events().size());
+}
+
+TEST(FencingTest, EventsBeforeAnyClaimAreApplied) {
+  History history;
+  history.set_epoch(0);
+  history.Submit("t1", "j1", "default", 42, 1);
+  ProjectionState state = Fold(history);
+  EXPECT_EQ(MustGetTask(state, "t1").state(), views::TASK_STATE_QUEUED);
+}
+
+TEST(UnknownPayloadTest, IsSkippedByEveryProjectorAndChangesNoView) {
+  History with_unknown("ev");
+  History without("ev");
+  with_unknown.Submit("t1", "j1", "default", 42, 1);
+  without.Submit("t1", "j1", "default", 42, 1);
+  events::Envelope& unknown = with_unknown.Unknown();
+  ASSERT_EQ(unknown.payload_case(), events::Envelope::PAYLOAD_NOT_SET);
+  ASSERT_FALSE(unknown.GetReflection()->GetUnknownFields(unknown).empty());
+
+  ProjectionState a = Fold(with_unknown);
+  ProjectionState b = Fold(without);
+  EXPECT_EQ(a.next_offset(), 2u);
+  for (const auto& name : projections::ProjectorNames()) {
+    auto digest_a = a.Digest(name);
+    auto digest_b = b.Digest(name);
+    ASSERT_TRUE(digest_a.ok() && digest_b.ok());
+    EXPECT_EQ(*digest_a, *digest_b) << name;
+  }
+}
+
+TEST(ProjectionStateTest, RejectsAGapInOffsets) {
+  History history;
+  history.Submit("t1", "j1", "default", 42, 1);
+  history.Submit("t2", "j2", "default", 42, 1);
+  ProjectionState state;
+  Status status = state.Apply(history.events()[1]);
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+}
+
+TEST(DigestTest, DiffersWhenAViewDiffersAndIsStableOtherwise) {
+  History one;
+  one.AddWorkload(3, 40);
+  ProjectionState first = Fold(one);
+  ProjectionState second = Fold(one);
+  History other;
+  other.AddWorkload(3, 41);
+  ProjectionState third = Fold(other);
+  for (const auto& name : projections::ProjectorNames()) {
+    auto d1 = first.Digest(name);
+    auto d2 = second.Digest(name);
+    auto d3 = third.Digest(name);
+    ASSERT_TRUE(d1.ok() && d2.ok() && d3.ok());
+    EXPECT_EQ(d1->size(), 64u);
+    EXPECT_EQ(*d1, *d2) << name;
+    EXPECT_NE(*d1, *d3) << name;
+  }
+}
+
+}  // namespace
+}  // namespace cairn

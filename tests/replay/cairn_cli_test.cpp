@@ -1,0 +1,343 @@
+// The `cairn replay` tool run as a real child process over a real embedded log (and Kafka's
+// mock cluster): dump filters, state as of an offset or a time, rebuild and digest, bad flags.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "events/envelope_util.h"
+#include "events/event_log.h"
+#include "projections/projections.h"
+#include "tests/events_kafka/mock_cluster.h"
+#include "tests/projections/history.h"
+#include "tests/support/test_support.h"
+
+namespace cairn {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+using testing::History;
+using testing::TempDir;
+
+struct CliRun {
+  int exit_code = -1;
+  std::vector<std::string> lines;
+  std::string text() const {
+    std::string all;
+    for (const auto& line : lines) all += line + "\n";
+    return all;
+  }
+};
+
+CliRun RunCairn(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {testing::BinaryPath("cairn")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CliRun run;
+  auto child = ChildProcess::Start(argv);
+  EXPECT_TRUE(child.ok()) << child.status().ToString();
+  if (!child.ok()) return run;
+  // Wait for stdout to close (every line read), then for the exit.
+  auto closed = (*child)->WaitForLine([](const std::string&) { return false; }, 60s);
+  EXPECT_EQ(closed.status().code(), StatusCode::kUnavailable) << "cairn did not finish";
+  auto status = (*child)->Wait(30s);
+  EXPECT_TRUE(status.ok());
+  if (status.ok() && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
+  run.lines = (*child)->Lines();
+  return run;
+}
+
+std::vector<events::Envelope> ParseDump(const CliRun& run) {
+  std::vector<events::Envelope> events;
+  for (const auto& line : run.lines) {
+    auto event = EnvelopeFromJson(line);
+    EXPECT_TRUE(event.ok()) << line;
+    if (event.ok()) events.push_back(*event);
+  }
+  return events;
+}
+
+std::vector<uint64_t> Offsets(const std::vector<events::Envelope>& events) {
+  std::vector<uint64_t> offsets;
+  for (const auto& event : events) offsets.push_back(event.offset());
+  return offsets;
+}
+
+// name -> {applied offset, digest} from rebuild/digest output.
+std::map<std::string, std::pair<uint64_t, std::string>> ParseSummaries(const CliRun& run) {
+  std::map<std::string, std::pair<uint64_t, std::string>> summaries;
+  for (const auto& line : run.lines) {
+    std::istringstream words(line);
+    std::string name, offset, digest;
+    words >> name >> offset >> digest;
+    if (digest.size() == 64) summaries[name] = {std::stoull(offset), digest};
+  }
+  return summaries;
+}
+
+class CairnCliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    history_ = new History();
+    history_->AddWorkload(4, 60);
+    LogConfig config;
+    config.data_dir = dir_->path();
+    auto log = OpenEventLog(config);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    ASSERT_TRUE(history_->AppendTo(**log).ok());
+  }
+  static void TearDownTestSuite() {
+    delete history_;
+    delete dir_;
+  }
+
+  static std::map<std::string, std::string> FoldDigests(uint64_t last_offset) {
+    ProjectionState state;
+    for (uint64_t offset = 0; offset <= last_offset; ++offset) {
+      EXPECT_TRUE(state.Apply(history_->events()[offset]).ok());
+    }
+    std::map<std::string, std::string> digests;
+    for (const auto& name : projections::ProjectorNames()) digests[name] = *state.Digest(name);
+    return digests;
+  }
+
+  const std::string& data() { return dir_->path(); }
+  const History& history() { return *history_; }
+
+  static TempDir* dir_;
+  static History* history_;
+};
+
+TempDir* CairnCliTest::dir_ = nullptr;
+History* CairnCliTest::history_ = nullptr;
+
+TEST_F(CairnCliTest, DumpPrintsEveryEventAsJsonLines) {
+  CliRun run = RunCairn({"replay", "dump", "--data", data()});
+  ASSERT_EQ(run.exit_code, 0);
+  auto events = ParseDump(run);
+  ASSERT_EQ(events.size(), history().events().size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    // JSON has no room for fields this build does not know; everything else survives.
+    events::Envelope original = history().events()[i];
+    original.DiscardUnknownFields();
+    EXPECT_EQ(events[i].SerializeAsString(), original.SerializeAsString()) << i;
+  }
+}
+
+TEST_F(CairnCliTest, DumpFiltersByTypeEntityOffsetAndTime) {
+  CliRun by_type =
+      RunCairn({"replay", "dump", "--data", data(), "--type", "TaskStarted,TaskExited"});
+  ASSERT_EQ(by_type.exit_code, 0);
+  std::vector<uint64_t> expected;
+  for (const auto& event : history().events()) {
+    if (event.has_task_started() || event.has_task_exited()) expected.push_back(event.offset());
+  }
+  EXPECT_EQ(Offsets(ParseDump(by_type)), expected);
+
+  CliRun by_entity = RunCairn({"replay", "dump", "--data", data(), "--entity=task-5"});
+  ASSERT_EQ(by_entity.exit_code, 0);
+  expected.clear();
+  for (const auto& event : history().events()) {
+    if (EntityIdOf(event) == "task-5") expected.push_back(event.offset());
+  }
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(Offsets(ParseDump(by_entity)), expected);
+
+  CliRun by_offset =
+      RunCairn({"replay", "dump", "--data", data(), "--from-offset", "5", "--to-offset", "9"});
+  ASSERT_EQ(by_offset.exit_code, 0);
+  EXPECT_EQ(Offsets(ParseDump(by_offset)), (std::vector<uint64_t>{5, 6, 7, 8, 9}));
+
+  // History events are one second apart from kStartMicros.
+  const std::string since = std::to_string(History::kStartMicros / 1'000'000 + 10);
+  const std::string until = FormatRfc3339(history().time_of(13));
+  CliRun by_time =
+      RunCairn({"replay", "dump", "--data", data(), "--since", since, "--until", until});
+  ASSERT_EQ(by_time.exit_code, 0);
+  EXPECT_EQ(Offsets(ParseDump(by_time)), (std::vector<uint64_t>{10, 11, 12, 13}));
+}
+
+TEST_F(CairnCliTest, StateAtAnOffsetShowsTheEarlierState) {
+  uint64_t submitted = 0;
+  for (const auto& event : history().events()) {
+    if (event.has_task_submitted() && event.task_submitted().task_id() == "task-0") {
+      submitted = event.offset();
+      break;
+    }
+  }
+  CliRun early = RunCairn({"replay", "state", "--data", data(), "--at-offset",
+                           std::to_string(submitted), "--format", "json"});
+  ASSERT_EQ(early.exit_code, 0);
+  auto early_json = nlohmann::json::parse(early.text());
+  EXPECT_EQ(early_json["nextOffset"], std::to_string(submitted + 1));
+  ASSERT_EQ(early_json["tasks"].size(), 1u);
+  EXPECT_EQ(early_json["tasks"][0]["taskId"], "task-0");
+  EXPECT_EQ(early_json["tasks"][0]["state"], "TASK_STATE_QUEUED");
+  ASSERT_EQ(early_json["jobQueue"].size(), 1u);
+  EXPECT_EQ(early_json["jobQueue"][0]["jobsAhead"], 0);
+
+  CliRun late = RunCairn({"replay", "state", "--data", data(), "--at-offset",
+                          std::to_string(history().last_offset()), "--format", "json"});
+  ASSERT_EQ(late.exit_code, 0);
+  auto late_json = nlohmann::json::parse(late.text());
+  EXPECT_EQ(late_json["tasks"][0]["taskId"], "task-0");
+  EXPECT_EQ(late_json["tasks"][0]["state"], "TASK_STATE_TERMINATED");
+  EXPECT_GT(late_json["agents"].size(), 0u);
+
+  // The same moment named by time gives the same state.
+  CliRun by_time = RunCairn({"replay", "state", "--data", data(), "--at-time",
+                             FormatRfc3339(history().time_of(submitted)), "--format", "json"});
+  ASSERT_EQ(by_time.exit_code, 0);
+  EXPECT_EQ(by_time.text(), early.text());
+}
+
+TEST_F(CairnCliTest, StateTableListsTasksAgentsAndQueue) {
+  CliRun run = RunCairn({"replay", "state", "--data", data(), "--at-offset",
+                         std::to_string(history().last_offset())});
+  ASSERT_EQ(run.exit_code, 0);
+  const std::string text = run.text();
+  EXPECT_NE(text.find("TASKS ("), std::string::npos) << text;
+  EXPECT_NE(text.find("AGENTS ("), std::string::npos);
+  EXPECT_NE(text.find("JOB QUEUE ("), std::string::npos);
+  EXPECT_NE(text.find("task-0 "), std::string::npos);
+  EXPECT_NE(text.find("agent-3 "), std::string::npos);
+}
+
+TEST_F(CairnCliTest, RebuildAndLiveDigestAgree) {
+  TempDir scratch;
+  // A "master" keeps the live projections open while the tool reads them as a secondary.
+  LogConfig config;
+  config.data_dir = data();
+  config.read_only = true;
+  auto log = OpenEventLog(config);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  auto live = Projections::Open(data() + "/projections", log->get());
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  ASSERT_TRUE((*live)->WaitForOffset(history().last_offset(), 30s).ok());
+
+  CliRun rebuilt = RunCairn({"replay", "rebuild", "--data", data(), "--out", scratch.Sub("out")});
+  ASSERT_EQ(rebuilt.exit_code, 0);
+  CliRun digest = RunCairn({"replay", "digest", "--data", data(), "--projection", "all"});
+  ASSERT_EQ(digest.exit_code, 0);
+  auto rebuilt_summaries = ParseSummaries(rebuilt);
+  auto live_summaries = ParseSummaries(digest);
+  ASSERT_EQ(rebuilt_summaries.size(), 3u);
+  EXPECT_EQ(rebuilt_summaries, live_summaries);
+  auto expected = FoldDigests(history().last_offset());
+  for (const auto& [name, summary] : rebuilt_summaries) {
+    EXPECT_EQ(summary.first, history().events().size()) << name;
+    EXPECT_EQ(summary.second, expected[name]) << name;
+  }
+  EXPECT_EQ(digest.lines.back(), "log_end " + std::to_string(history().events().size()));
+
+  // One projection, up to an earlier offset.
+  const uint64_t middle = history().last_offset() / 2;
+  CliRun partial = RunCairn({"replay", "rebuild", "--data", data(), "--out", scratch.Sub("mid"),
+                             "--projection", "job_queue", "--to-offset", std::to_string(middle)});
+  ASSERT_EQ(partial.exit_code, 0);
+  auto partial_summaries = ParseSummaries(partial);
+  ASSERT_EQ(partial_summaries.size(), 1u);
+  EXPECT_EQ(partial_summaries["job_queue"].first, middle + 1);
+  EXPECT_EQ(partial_summaries["job_queue"].second, FoldDigests(middle)["job_queue"]);
+}
+
+TEST_F(CairnCliTest, BadUsageExitsTwoWithoutOutput) {
+  const std::vector<std::vector<std::string>> bad = {
+      {},
+      {"frobnicate"},
+      {"replay"},
+      {"replay", "undo"},
+      {"replay", "dump"},
+      {"replay", "dump", "--data"},
+      {"replay", "dump", "--data", data(), "--bogus", "1"},
+      {"replay", "dump", "--data", data(), "--data", data()},
+      {"replay", "dump", "--data", data(), "--type", "TaskSubmited"},
+      {"replay", "dump", "--data", data(), "--from-offset", "-3"},
+      {"replay", "dump", "--data", data(), "--from-offset", "9", "--to-offset", "2"},
+      {"replay", "dump", "--data", data(), "--since", "2025-03-20T12:00:00+ab:cd"},
+      {"replay", "dump", "--data", data(), "--kafka", "127.0.0.1:1"},
+      {"replay", "dump", "--data", data(), "--topic-prefix", "x"},
+      {"replay", "rebuild", "--data", data()},
+      {"replay", "rebuild", "--data", data(), "--out", "/tmp/x", "--projection", "users"},
+      {"replay", "digest"},
+      {"replay", "state", "--data", data()},
+      {"replay", "state", "--data", data(), "--at-offset", "1", "--at-time", "1700000000"},
+      {"replay", "state", "--data", data(), "--at-offset", "1", "--format", "xml"},
+      {"replay", "state", "--data", data(), "extra"},
+  };
+  for (const auto& args : bad) {
+    std::string joined;
+    for (const auto& arg : args) joined += arg + " ";
+    CliRun run = RunCairn(args);
+    EXPECT_EQ(run.exit_code, 2) << joined;
+    EXPECT_TRUE(run.lines.empty()) << joined;
+  }
+}
+
+TEST_F(CairnCliTest, FailuresExitOne) {
+  TempDir scratch;
+  const std::string past_end = std::to_string(history().events().size());
+  const std::vector<std::vector<std::string>> failing = {
+      {"replay", "dump", "--data", scratch.Sub("missing")},
+      {"replay", "state", "--data", data(), "--at-offset", past_end},
+      {"replay", "rebuild", "--data", data(), "--out", data()},  // not empty
+      {"replay", "digest", "--data", scratch.Sub("missing")},
+  };
+  for (const auto& args : failing) {
+    CliRun run = RunCairn(args);
+    EXPECT_EQ(run.exit_code, 1) << args[1] << " " << args[3];
+  }
+}
+
+TEST_F(CairnCliTest, HelpGoesToStdoutAndExitsZero) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--help"}, {"replay", "--help"}, {"replay", "state", "-h"}}) {
+    CliRun run = RunCairn(args);
+    EXPECT_EQ(run.exit_code, 0);
+    EXPECT_NE(run.text().find("usage: cairn"), std::string::npos);
+  }
+}
+
+TEST(CairnKafkaTest, ReadsTheLogFromKafka) {
+  auto cluster = testing::MockKafkaCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  ASSERT_TRUE((*cluster)->CreateCairnTopics("replaytest").ok());
+  History history;
+  history.AddWorkload(2, 10);
+  {
+    LogConfig config;
+    config.backend = "kafka";
+    config.brokers = (*cluster)->bootstraps();
+    config.topic_prefix = "replaytest";
+    auto log = OpenEventLog(config);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    ASSERT_TRUE(history.AppendTo(**log).ok());
+  }
+  const std::vector<std::string> kafka = {"--kafka", (*cluster)->bootstraps(), "--topic-prefix",
+                                          "replaytest"};
+  std::vector<std::string> dump = {"replay", "dump", "--type", "TaskSubmitted"};
+  dump.insert(dump.end(), kafka.begin(), kafka.end());
+  CliRun dumped = RunCairn(dump);
+  ASSERT_EQ(dumped.exit_code, 0);
+  size_t submissions = 0;
+  for (const auto& event : history.events()) submissions += event.has_task_submitted() ? 1 : 0;
+  EXPECT_EQ(ParseDump(dumped).size(), submissions);
+
+  TempDir scratch;
+  std::vector<std::string> rebuild = {"replay", "rebuild", "--out", scratch.Sub("out")};
+  rebuild.insert(rebuild.end(), kafka.begin(), kafka.end());
+  CliRun rebuilt = RunCairn(rebuild);
+  ASSERT_EQ(rebuilt.exit_code, 0);
+  ProjectionState state;
+  for (const auto& event : history.events()) ASSERT_TRUE(state.Apply(event).ok());
+  auto summaries = ParseSummaries(rebuilt);
+  ASSERT_EQ(summaries.size(), 3u);
+  for (const auto& [name, summary] : summaries) {
+    EXPECT_EQ(summary.second, *state.Digest(name)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace cairn
