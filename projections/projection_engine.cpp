@@ -40,10 +40,12 @@ Result<ProjectionSummary> SummarizeFamily(rocksdb::DB* db, rocksdb::ColumnFamily
   return summary;
 }
 
-// Projectors look up many keys that do not exist yet (every new task); bloom filters answer those
-// without reading table blocks.
+// Projectors look up many keys that do not exist yet (every new task); bloom filters, in the
+// memtable and the tables, answer those without searching.
 rocksdb::ColumnFamilyOptions FamilyOptions() {
   rocksdb::ColumnFamilyOptions options;
+  options.memtable_prefix_bloom_size_ratio = 0.05;
+  options.memtable_whole_key_filtering = true;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));

@@ -72,7 +72,7 @@ class Projections {
 // projection. Returns each projection's summary.
 Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
     const std::string& out_dir, EventLog* log, const std::vector<std::string>& names,
-    std::optional<uint64_t> last_offset, size_t max_batch_events = 10000);
+    std::optional<uint64_t> last_offset, size_t max_batch_events = 50000);
 
 // Every projector folded into memory: the state of the cluster after a prefix of the log.
 // Not thread-safe.

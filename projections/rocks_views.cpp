@@ -31,7 +31,10 @@ Result<RocksBatchStore::Entry*> RocksBatchStore::Find(std::string_view key) {
   rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), family_, ToSlice(key), &value);
   if (status.ok()) {
     entry.value = std::move(value);
-  } else if (!status.IsNotFound()) {
+    entry.in_db = InDb::kPresent;
+  } else if (status.IsNotFound()) {
+    entry.in_db = InDb::kAbsent;
+  } else {
     return FromRocks(status, "projection read");
   }
   return &entries_.emplace(std::string(key), std::move(entry)).first->second;
@@ -78,6 +81,14 @@ Status RocksBatchStore::PutMessage(std::string_view key,
 Status RocksBatchStore::WriteTo(rocksdb::WriteBatch* batch) const {
   for (const auto& [key, entry] : entries_) {
     if (!entry.dirty) continue;
+    if (!entry.value) {
+      // Written blind (never read): KeyMayExist answers from memory whether the DB may have it.
+      std::string ignored;
+      bool absent = entry.in_db == InDb::kAbsent ||
+                    (entry.in_db == InDb::kUnknown &&
+                     !db_->KeyMayExist(rocksdb::ReadOptions(), family_, key, &ignored));
+      if (absent) continue;
+    }
     rocksdb::Status status =
         entry.value ? batch->Put(family_, key, *entry.value) : batch->Delete(family_, key);
     CAIRN_RETURN_IF_ERROR(FromRocks(status, "projection batch"));

@@ -27,13 +27,16 @@ class RocksBatchStore : public ViewStore {
   Result<bool> GetMessage(std::string_view key, google::protobuf::MessageLite* message) override;
   Status PutMessage(std::string_view key, const google::protobuf::MessageLite& message) override;
 
-  // Adds every key this batch changed, with its final value, to `batch`.
+  // Adds every key this batch changed, with its final value, to `batch`. A key created and
+  // deleted within the batch is left out (no tombstone for a key the DB never had).
   Status WriteTo(rocksdb::WriteBatch* batch) const;
 
  private:
+  enum class InDb { kUnknown, kAbsent, kPresent };  // the key before this batch
   struct Entry {
     std::optional<std::string> value;  // nullopt = absent
     bool dirty = false;                // false: read from the DB, unchanged
+    InDb in_db = InDb::kUnknown;
   };
   struct KeyHash {
     using is_transparent = void;

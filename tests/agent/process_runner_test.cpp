@@ -216,7 +216,7 @@ TEST_F(ProcessRunnerTest, FailsToStartAMissingProgramOrWorkDir) {
 
 TEST_F(ProcessRunnerTest, RefusesAKeyThatStillRuns) {
   auto runner = MakeRunner();
-  ASSERT_TRUE(runner->Start("a", Shell("exec sleep 30", dir_.path())).ok());
+  ASSERT_TRUE(runner->Start("a", Shell("exec tail -f /dev/null", dir_.path())).ok());
   EXPECT_EQ(runner->Start("a", Shell("true", dir_.path())).status().code(),
             StatusCode::kAlreadyExists);
   EXPECT_TRUE(runner->Kill("a"));
@@ -225,7 +225,7 @@ TEST_F(ProcessRunnerTest, RefusesAKeyThatStillRuns) {
 
 TEST_F(ProcessRunnerTest, KillSendsSigtermToTheGroup) {
   auto runner = MakeRunner(30s);
-  ASSERT_TRUE(runner->Start("a", Shell("exec sleep 30", dir_.path())).ok());
+  ASSERT_TRUE(runner->Start("a", Shell("exec tail -f /dev/null", dir_.path())).ok());
   Clock::time_point killed_at = Clock::now();
   EXPECT_TRUE(runner->Kill("a"));
   EXPECT_TRUE(runner->Kill("a"));  // a second kill changes nothing
@@ -241,7 +241,7 @@ TEST_F(ProcessRunnerTest, KillEndsWithSigkillWhenSigtermIsIgnored) {
   constexpr auto kGrace = 300ms;
   auto runner = MakeRunner(kGrace);
   ASSERT_TRUE(
-      runner->Start("a", Shell("trap '' TERM; echo ready; exec sleep 30", dir_.path())).ok());
+      runner->Start("a", Shell("trap '' TERM; echo ready; exec tail -f /dev/null", dir_.path())).ok());
   // Only once the trap is set does the kill meet a process that ignores SIGTERM.
   ASSERT_EQ(recorder_.WaitFirstLine("a", kTimeout), "ready\n");
   Clock::time_point killed_at = Clock::now();
@@ -257,7 +257,7 @@ TEST_F(ProcessRunnerTest, GrandchildrenGetTheSigtermOfTheGroup) {
   // The shell itself ignores SIGTERM (set after the child started, which keeps the default), so
   // the task ends early only if the child got SIGTERM too: wait then returns 128+15.
   ASSERT_TRUE(
-      runner->Start("a", Shell("sleep 30 & trap '' TERM; echo $!; wait $!", dir_.path())).ok());
+      runner->Start("a", Shell("tail -f /dev/null & trap '' TERM; echo $!; wait $!", dir_.path())).ok());
   auto first = recorder_.WaitFirstLine("a", kTimeout);
   ASSERT_TRUE(first.has_value());
   pid_t grandchild = static_cast<pid_t>(std::stol(*first));
@@ -273,7 +273,7 @@ TEST_F(ProcessRunnerTest, GrandchildrenGetTheSigtermOfTheGroup) {
 TEST_F(ProcessRunnerTest, GrandchildrenIgnoringSigtermDieByTheGroupSigkill) {
   auto runner = MakeRunner(200ms);
   ASSERT_TRUE(
-      runner->Start("a", Shell("trap '' TERM; sleep 30 & echo $!; wait", dir_.path())).ok());
+      runner->Start("a", Shell("trap '' TERM; tail -f /dev/null & echo $!; wait", dir_.path())).ok());
   auto first = recorder_.WaitFirstLine("a", kTimeout);
   ASSERT_TRUE(first.has_value());
   pid_t grandchild = static_cast<pid_t>(std::stol(*first));
@@ -287,7 +287,7 @@ TEST_F(ProcessRunnerTest, GrandchildrenIgnoringSigtermDieByTheGroupSigkill) {
 TEST_F(ProcessRunnerTest, LeftoversDieWhenTheLeaderExits) {
   auto runner = MakeRunner();
   // The background sleep keeps the output pipe open; the task still ends when sh exits.
-  ASSERT_TRUE(runner->Start("a", Shell("sleep 30 & echo $!", dir_.path())).ok());
+  ASSERT_TRUE(runner->Start("a", Shell("tail -f /dev/null & echo $!", dir_.path())).ok());
   Clock::time_point started_at = Clock::now();
   auto exit = recorder_.WaitExit("a", kTimeout);
   ASSERT_TRUE(exit.has_value());
@@ -302,7 +302,7 @@ TEST_F(ProcessRunnerTest, LeftoversDieWhenTheLeaderExits) {
 TEST_F(ProcessRunnerTest, DestructorKillsWhatStillRuns) {
   auto runner = MakeRunner(30s);
   ASSERT_TRUE(
-      runner->Start("a", Shell("trap '' TERM; echo ready; exec sleep 30", dir_.path())).ok());
+      runner->Start("a", Shell("trap '' TERM; echo ready; exec tail -f /dev/null", dir_.path())).ok());
   ASSERT_TRUE(recorder_.WaitFirstLine("a", kTimeout).has_value());
   runner.reset();
   auto exit = recorder_.WaitExit("a", 0ms);
