@@ -8,14 +8,17 @@ constexpr std::string_view kAgentPrefix = "agent/";
 
 void OnRegistered(const Envelope& event, bool exists, views::AgentView& agent) {
   const auto& registered = event.agent_registered();
-  // The same incarnation again is the same process reconnecting: it keeps its operator flags.
-  // A new incarnation is a new process: enabled afresh. Allocations stay either way; for a new
-  // incarnation the decider ends them with TaskExited events.
+  if (!exists) {
+    agent.set_enabled(true);
+    agent.set_draining(false);
+  }
+  // A new incarnation is a new process: it runs nothing yet (the decider ended the old
+  // process's tasks with TaskExited events before registering it). An operator's
+  // enable/disable outlives both reconnects and restarts, as in the decision state.
   if (!exists || agent.incarnation() != registered.incarnation()) {
     agent.set_incarnation(registered.incarnation());
     agent.set_registered_time_unix_micros(event.time_unix_micros());
-    agent.set_enabled(true);
-    agent.set_draining(false);
+    agent.clear_allocations();
   }
   agent.set_agent_id(registered.agent_id());
   agent.set_resource_pool(registered.resource_pool());

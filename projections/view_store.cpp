@@ -48,28 +48,11 @@ void SerializeDeterministic(const google::protobuf::MessageLite& message, std::s
   message.SerializeWithCachedSizes(&coded);
 }
 
-std::string SerializeDeterministic(const google::protobuf::MessageLite& message) {
-  std::string out;
-  SerializeDeterministic(message, &out);
-  return out;
-}
-
 Status ParseView(std::string_view bytes, std::string_view key,
                  google::protobuf::MessageLite* message) {
   if (message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return Status::Ok();
   return Status::Corruption("unparsable " + message->GetTypeName() + " at key '" +
                             std::string(key) + "'");
-}
-
-Result<bool> ViewStore::GetMessage(std::string_view key, google::protobuf::MessageLite* message) {
-  CAIRN_ASSIGN_OR_RETURN(auto bytes, Get(key));
-  if (!bytes) return false;
-  CAIRN_RETURN_IF_ERROR(ParseView(*bytes, key, message));
-  return true;
-}
-
-Status ViewStore::PutMessage(std::string_view key, const google::protobuf::MessageLite& message) {
-  return Put(key, SerializeDeterministic(message));
 }
 
 Result<bool> MemoryViewStore::GetMessage(std::string_view key,

@@ -33,12 +33,11 @@ class ViewStore {
   virtual Status Put(std::string_view key, std::string_view value) = 0;
   virtual Status Delete(std::string_view key) = 0;
 
-  // Typed access, what projectors use. GetMessage parses the value at `key` into `message`:
-  // false when absent, Corruption when unparsable. PutMessage stores the deterministic
-  // serialization. The defaults go through Get/Put; stores holding values in memory override
-  // them to parse and serialize in place, without copying the bytes.
-  virtual Result<bool> GetMessage(std::string_view key, google::protobuf::MessageLite* message);
-  virtual Status PutMessage(std::string_view key, const google::protobuf::MessageLite& message);
+  // Typed access, what projectors mostly use. GetMessage parses the value at `key` into
+  // `message`: false when absent, Corruption when unparsable. PutMessage stores the
+  // deterministic serialization. Stores parse and serialize in place, without copying bytes.
+  virtual Result<bool> GetMessage(std::string_view key, google::protobuf::MessageLite* message) = 0;
+  virtual Status PutMessage(std::string_view key, const google::protobuf::MessageLite& message) = 0;
 };
 
 // What queries and digests read: point reads and ordered prefix scans over one consistent state.
@@ -67,9 +66,8 @@ class MemoryViewStore : public ViewStore, public ViewReader {
   std::map<std::string, std::string, std::less<>> entries_;
 };
 
-// Protobuf serialization with deterministic ordering, so equal views are equal bytes. The
-// second form reuses `out`'s buffer.
-std::string SerializeDeterministic(const google::protobuf::MessageLite& message);
+// Protobuf serialization with deterministic ordering, so equal views are equal bytes; reuses
+// `out`'s buffer.
 void SerializeDeterministic(const google::protobuf::MessageLite& message, std::string* out);
 
 // Parses `bytes` (the value at `key`, for the error message) into `message`.

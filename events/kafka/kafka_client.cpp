@@ -30,7 +30,12 @@ int TimeoutMs(std::chrono::milliseconds timeout) { return static_cast<int>(timeo
 }  // namespace
 
 Settings CommonSettings(const std::string& brokers) {
-  return {{"bootstrap.servers", brokers}, {"client.id", "cairn"}};
+  return {{"bootstrap.servers", brokers},
+          {"client.id", "cairn"},
+          // A request whose answer was lost (a broker that went away mid-request without
+          // closing the connection) would otherwise hold a reader or the producer for 60 s.
+          // Fetches are answered within fetch.wait.max.ms, so 10 s is generous.
+          {"socket.timeout.ms", "10000"}};
 }
 
 Settings IdempotentProducerSettings(const std::string& brokers) {

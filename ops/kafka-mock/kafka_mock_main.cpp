@@ -96,8 +96,11 @@ int main(int argc, char** argv) {
   Options options;
   if (!ParseOptions(argc, argv, &options)) return 2;
 
-  // Blocked before the brokers' threads start, so that they inherit the mask and sigwait below
-  // is the only receiver.
+  // A shell starts background jobs with SIGINT ignored, and an ignored signal never reaches
+  // sigwait: restore the default first. Then block both before the brokers' threads start, so
+  // that they inherit the mask and sigwait below is the only receiver.
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);

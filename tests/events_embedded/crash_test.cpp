@@ -55,7 +55,7 @@ Result<std::unique_ptr<ChildProcess>> StartWriter(const std::string& dir,
                                    "--segment-bytes",
                                    kSegmentBytes,
                                    "--max-batch",
-                                   "200"};
+                                   "1000"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return ChildProcess::Start(argv);
 }

@@ -210,7 +210,7 @@ TEST(AgentProjectorTest, FlagsFollowEachEvent) {
       {true, false, false, "i1"},   // disabled without drain
       {false, false, false, "i1"},  // disconnected
       {true, false, false, "i1"},   // the same process reconnects: operator flags stay
-      {true, true, false, "i2"},    // a new process: enabled afresh
+      {true, false, false, "i2"},   // a new process: operator flags stay too
   };
   ProjectionState state;
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -225,7 +225,7 @@ TEST(AgentProjectorTest, FlagsFollowEachEvent) {
   EXPECT_EQ(MustListAgents(state)[0].registered_time_unix_micros(), history.time_of(6));
 }
 
-TEST(AgentProjectorTest, ReconnectKeepsAllocationsAndNewIncarnationWaitsForExits) {
+TEST(AgentProjectorTest, ReconnectKeepsAllocationsAndANewIncarnationStartsEmpty) {
   History history;
   history.Register("a1", "i1", "default", 4);
   history.Submit("t1", "j1", "default", 42, 1);
@@ -236,14 +236,14 @@ TEST(AgentProjectorTest, ReconnectKeepsAllocationsAndNewIncarnationWaitsForExits
 
   history.Register("a1", "i2", "default", 4);
   ASSERT_TRUE(state.Apply(history.events().back()).ok());
-  EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 1);
+  EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 0);
   // An assignment addressed to the old process is stale.
-  history.Assign("t1", "al-stale", "a1", "i1", {1});
-  ASSERT_TRUE(state.Apply(history.events().back()).ok());
-  EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 1);
-  history.Exit("t1", "al1", "a1", std::nullopt, std::nullopt, "agent restarted");
+  history.Assign("t2", "al-stale", "a1", "i1", {1});
   ASSERT_TRUE(state.Apply(history.events().back()).ok());
   EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 0);
+  history.Assign("t3", "al3", "a1", "i2", {1});
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 1);
 }
 
 TEST(AgentProjectorTest, EventsAboutUnknownAgentsAreIgnored) {
