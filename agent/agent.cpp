@@ -142,8 +142,9 @@ Result<Registration> Agent::Start() {
   std::lock_guard lock(mutex_);
   if (stop_requested_) return Status::Unavailable("stopped while registering");
   placement_ = std::move(placement);
+  launcher_thread_ = std::thread([this] { LaunchOrders(); });
   placement_thread_ = std::thread(
-      [this] { placement_->Run([this](const events::Envelope& order) { HandleOrder(order); }); });
+      [this] { placement_->Run([this](const events::Envelope& order) { ReceiveOrder(order); }); });
   heartbeat_thread_ = std::thread([this] { Heartbeat(); });
   return registration;
 }
@@ -200,6 +201,13 @@ void Agent::Shutdown() {
     placement_thread_.join();
   }
   {
+    // Orders not acted on yet are dropped: nothing new starts while the agent shuts down.
+    std::lock_guard lock(mutex_);
+    launcher_stop_ = true;
+  }
+  orders_arrived_.notify_all();
+  if (launcher_thread_.joinable()) launcher_thread_.join();
+  {
     std::lock_guard lock(mutex_);
     for (auto& [allocation_id, allocation] : allocations_) {
       if (allocation.kill_reason.empty()) allocation.kill_reason = "agent shutting down";
@@ -222,8 +230,30 @@ void Agent::Shutdown() {
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
 }
 
-void Agent::HandleOrder(const events::Envelope& order) {
+void Agent::ReceiveOrder(const events::Envelope& order) {
   int64_t received_micros = NowUnixMicros();
+  {
+    std::lock_guard lock(mutex_);
+    received_orders_.push_back({order, received_micros});
+  }
+  orders_arrived_.notify_one();
+}
+
+void Agent::LaunchOrders() {
+  while (true) {
+    ReceivedOrder next;
+    {
+      std::unique_lock lock(mutex_);
+      orders_arrived_.wait(lock, [&] { return launcher_stop_ || !received_orders_.empty(); });
+      if (launcher_stop_) return;
+      next = std::move(received_orders_.front());
+      received_orders_.pop_front();
+    }
+    HandleOrder(next.order, next.received_micros);
+  }
+}
+
+void Agent::HandleOrder(const events::Envelope& order, int64_t received_micros) {
   OrderBook::Decision decision;
   {
     std::lock_guard lock(mutex_);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,7 +81,12 @@ class Agent {
         std::unique_ptr<MasterClient> report_client);
   RegisterRequest MakeRegisterRequest() const;
   Result<std::unique_ptr<PlacementSource>> OpenPlacementSource(const Registration& registration);
-  void HandleOrder(const events::Envelope& order);
+  // Called on the placement thread: notes the order's arrival and queues it, so that reading
+  // orders never waits on launching processes.
+  void ReceiveOrder(const events::Envelope& order);
+  // The launcher thread: takes queued orders in arrival order and acts on them.
+  void LaunchOrders();
+  void HandleOrder(const events::Envelope& order, int64_t received_micros);
   void RunAllocation(const events::AllocationAssigned& assigned);
   void Heartbeat();
   std::string TaskIdOf(const std::string& allocation_id);
@@ -102,7 +108,15 @@ class Agent {
   bool started_ = false;                           // guarded by mutex_
   bool shut_down_ = false;                         // guarded by mutex_
   bool heartbeat_stop_ = false;                    // guarded by mutex_
+  struct ReceivedOrder {
+    events::Envelope order;
+    int64_t received_micros;
+  };
+  std::deque<ReceivedOrder> received_orders_;  // guarded by mutex_
+  bool launcher_stop_ = false;                 // guarded by mutex_
+  std::condition_variable orders_arrived_;
   std::thread placement_thread_;
+  std::thread launcher_thread_;
   std::thread heartbeat_thread_;
 };
 

@@ -354,8 +354,11 @@ Result<std::unique_ptr<LogReader>> KafkaEventLog::OpenReader(uint64_t from) {
                                       {"auto.offset.reset", "error"},
                                       {"enable.partition.eof", "false"},
                                       // Bounds how long a tailing reader lags an append
-                                      // when the broker holds fetches for the full wait.
-                                      {"fetch.wait.max.ms", "100"},
+                                      // when the broker holds fetches for the full wait
+                                      // (librdkafka's mock does; a real broker answers as
+                                      // soon as data arrives). Placements cross two such
+                                      // hops (relay, agent), so this is kept small.
+                                      {"fetch.wait.max.ms", "10"},
                                       // Prefetch per reader; 64 MiB by default, and a master
                                       // runs a reader per projector.
                                       {"queued.max.messages.kbytes", "16384"},

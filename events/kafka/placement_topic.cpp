@@ -392,7 +392,9 @@ Result<std::unique_ptr<PlacementConsumer>> PlacementConsumer::Open(const std::st
                                       // also avoids the mock cluster's 45 s first rebalance.
                                       {"session.timeout.ms", "6000"},
                                       {"heartbeat.interval.ms", "500"},
-                                      {"fetch.wait.max.ms", "100"},
+                                      // See the log reader: an idle fetch costs this much
+                                      // delivery latency on brokers that hold it.
+                                      {"fetch.wait.max.ms", "10"},
                                   });
   CAIRN_ASSIGN_OR_RETURN(kafka::Config config, kafka::NewConfig(settings));
   CAIRN_ASSIGN_OR_RETURN(kafka::Client consumer,
