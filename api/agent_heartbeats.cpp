@@ -51,10 +51,10 @@ void AgentHeartbeats::Monitor() {
     for (const auto& agent : silent) {
       commands::CommandMeta meta{"system:heartbeat-monitor", NewUuid(), "", NowUnixMicros()};
       auto seconds = std::chrono::duration<double>(timeout_).count();
-      (void)loop_->Execute(commands::DisconnectAgent{agent.agent_id, agent.incarnation,
-                                                      "no heartbeat for " +
-                                                          std::to_string(seconds) + " s"},
-                           meta);
+      (void)loop_->Execute(
+          commands::DisconnectAgent{agent.agent_id, agent.incarnation,
+                                    "no heartbeat for " + std::to_string(seconds) + " s"},
+          meta);
     }
   }
 }

@@ -54,7 +54,8 @@ Result<Authenticator> Authenticator::Open(const std::string& key_file) {
       if (!out) return Status::IOError("cannot write " + tmp);
     }
     chmod(tmp.c_str(), 0600);
-    if (rename(tmp.c_str(), key_file.c_str()) != 0) return Status::IOError("cannot write " + key_file);
+    if (rename(tmp.c_str(), key_file.c_str()) != 0)
+      return Status::IOError("cannot write " + key_file);
   }
   return auth;
 }

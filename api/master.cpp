@@ -52,14 +52,14 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   CAIRN_ASSIGN_OR_RETURN(parts->projections,
                          Projections::Open(config.data_dir + "/projections", parts->log.get()));
   if (config.log.backend == "kafka") {
-    CAIRN_ASSIGN_OR_RETURN(parts->relay,
-                           PlacementRelay::Start(parts->log.get(), config.log.brokers,
-                                                 config.log.topic_prefix,
-                                                 config.data_dir + "/placement-relay.offset"));
+    CAIRN_ASSIGN_OR_RETURN(
+        parts->relay,
+        PlacementRelay::Start(parts->log.get(), config.log.brokers, config.log.topic_prefix,
+                              config.data_dir + "/placement-relay.offset"));
   }
   parts->heartbeats = std::make_unique<AgentHeartbeats>(
-      parts->loop.get(), std::chrono::milliseconds(
-                             static_cast<int64_t>(config.agent_timeout_seconds * 1000)));
+      parts->loop.get(),
+      std::chrono::milliseconds(static_cast<int64_t>(config.agent_timeout_seconds * 1000)));
   parts->heartbeats->Start();
 
   RestApiDeps deps;
@@ -87,8 +87,8 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
 uint16_t Master::port() const { return parts_->server->port(); }
 
 std::string Master::url() const {
-  std::string host = parts_->config.listen_address == "0.0.0.0" ? "127.0.0.1"
-                                                                 : parts_->config.listen_address;
+  std::string host =
+      parts_->config.listen_address == "0.0.0.0" ? "127.0.0.1" : parts_->config.listen_address;
   return "http://" + host + ":" + std::to_string(port());
 }
 

@@ -56,7 +56,8 @@ Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
                                    ": not valid YAML: " + e.msg);
   }
   MasterConfig config;
-  if (root.IsNull()) return Status::InvalidArgument(source_name + ": empty config; data_dir is required");
+  if (root.IsNull())
+    return Status::InvalidArgument(source_name + ": empty config; data_dir is required");
   if (!root.IsMap()) return Status::InvalidArgument(source_name + ": expected a map at the top");
   CAIRN_RETURN_IF_ERROR(CheckKeys(source_name, root, "",
                                   {"port", "listen_address", "data_dir", "log", "cluster_name",
@@ -70,18 +71,18 @@ Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
     config.port = static_cast<uint16_t>(port);
   }
   if (root["listen_address"]) {
-    CAIRN_ASSIGN_OR_RETURN(config.listen_address,
-                           Scalar<std::string>(source_name, root["listen_address"],
-                                               "listen_address", "an address"));
+    CAIRN_ASSIGN_OR_RETURN(
+        config.listen_address,
+        Scalar<std::string>(source_name, root["listen_address"], "listen_address", "an address"));
   }
   if (!root["data_dir"]) return Status::InvalidArgument(source_name + ": data_dir is required");
   CAIRN_ASSIGN_OR_RETURN(config.data_dir, Scalar<std::string>(source_name, root["data_dir"],
                                                               "data_dir", "a directory path"));
   if (config.data_dir.empty()) return Status::InvalidArgument(source_name + ": data_dir is empty");
   if (root["cluster_name"]) {
-    CAIRN_ASSIGN_OR_RETURN(config.cluster_name, Scalar<std::string>(source_name,
-                                                                     root["cluster_name"],
-                                                                     "cluster_name", "a name"));
+    CAIRN_ASSIGN_OR_RETURN(
+        config.cluster_name,
+        Scalar<std::string>(source_name, root["cluster_name"], "cluster_name", "a name"));
   }
   if (root["agent_timeout_seconds"]) {
     CAIRN_ASSIGN_OR_RETURN(config.agent_timeout_seconds,
@@ -94,9 +95,9 @@ Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
     }
   }
   if (root["max_request_body_bytes"]) {
-    CAIRN_ASSIGN_OR_RETURN(int64_t bytes, Scalar<int64_t>(source_name,
-                                                          root["max_request_body_bytes"],
-                                                          "max_request_body_bytes", "bytes"));
+    CAIRN_ASSIGN_OR_RETURN(int64_t bytes,
+                           Scalar<int64_t>(source_name, root["max_request_body_bytes"],
+                                           "max_request_body_bytes", "bytes"));
     if (bytes < 1024) {
       return Status::InvalidArgument(
           Where(source_name, root["max_request_body_bytes"], "max_request_body_bytes") +
@@ -106,13 +107,14 @@ Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
   }
   config.log.data_dir = config.data_dir;
   if (const auto log = root["log"]) {
-    if (!log.IsMap()) return Status::InvalidArgument(Where(source_name, log, "log") + ": expected a map");
+    if (!log.IsMap())
+      return Status::InvalidArgument(Where(source_name, log, "log") + ": expected a map");
     CAIRN_RETURN_IF_ERROR(
         CheckKeys(source_name, log, "log.", {"backend", "brokers", "topic_prefix"}));
     if (log["backend"]) {
-      CAIRN_ASSIGN_OR_RETURN(config.log.backend,
-                             Scalar<std::string>(source_name, log["backend"], "log.backend",
-                                                 "embedded or kafka"));
+      CAIRN_ASSIGN_OR_RETURN(
+          config.log.backend,
+          Scalar<std::string>(source_name, log["backend"], "log.backend", "embedded or kafka"));
       if (config.log.backend != "embedded" && config.log.backend != "kafka") {
         return Status::InvalidArgument(Where(source_name, log["backend"], "log.backend") +
                                        ": must be 'embedded' or 'kafka', not '" +
@@ -120,9 +122,9 @@ Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
       }
     }
     if (log["brokers"]) {
-      CAIRN_ASSIGN_OR_RETURN(config.log.brokers,
-                             Scalar<std::string>(source_name, log["brokers"], "log.brokers",
-                                                 "host:port[,host:port]"));
+      CAIRN_ASSIGN_OR_RETURN(
+          config.log.brokers,
+          Scalar<std::string>(source_name, log["brokers"], "log.brokers", "host:port[,host:port]"));
     }
     if (log["topic_prefix"]) {
       CAIRN_ASSIGN_OR_RETURN(config.log.topic_prefix,

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
       std::printf("usage: cairn-master --config FILE\n");
       return 0;
     } else {
-      std::fprintf(stderr, "cairn-master: unknown argument '%s'\nusage: cairn-master --config FILE\n",
+      std::fprintf(stderr,
+                   "cairn-master: unknown argument '%s'\nusage: cairn-master --config FILE\n",
                    arg.c_str());
       return 2;
     }

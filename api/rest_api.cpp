@@ -1,9 +1,8 @@
 #include "api/rest_api.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -20,48 +19,73 @@ namespace {
 
 int GrpcCode(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 0;
-    case StatusCode::kInvalidArgument: return 3;
-    case StatusCode::kDeadlineExceeded: return 4;
-    case StatusCode::kNotFound: return 5;
-    case StatusCode::kAlreadyExists: return 6;
-    case StatusCode::kPermissionDenied: return 7;
-    case StatusCode::kResourceExhausted: return 8;
-    case StatusCode::kFailedPrecondition: return 9;
-    case StatusCode::kNotSupported: return 12;
-    case StatusCode::kUnavailable: return 14;
-    case StatusCode::kUnauthenticated: return 16;
+    case StatusCode::kOk:
+      return 0;
+    case StatusCode::kInvalidArgument:
+      return 3;
+    case StatusCode::kDeadlineExceeded:
+      return 4;
+    case StatusCode::kNotFound:
+      return 5;
+    case StatusCode::kAlreadyExists:
+      return 6;
+    case StatusCode::kPermissionDenied:
+      return 7;
+    case StatusCode::kResourceExhausted:
+      return 8;
+    case StatusCode::kFailedPrecondition:
+      return 9;
+    case StatusCode::kNotSupported:
+      return 12;
+    case StatusCode::kUnavailable:
+      return 14;
+    case StatusCode::kUnauthenticated:
+      return 16;
     case StatusCode::kCorruption:
     case StatusCode::kIOError:
-    case StatusCode::kInternal: return 13;
+    case StatusCode::kInternal:
+      return 13;
   }
   return 2;
 }
 
 int HttpStatus(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kDeadlineExceeded: return 504;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kAlreadyExists: return 409;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kResourceExhausted: return 413;
-    case StatusCode::kFailedPrecondition: return 409;
-    case StatusCode::kNotSupported: return 501;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kUnauthenticated: return 401;
-    default: return 500;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+      return 409;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kResourceExhausted:
+      return 413;
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kNotSupported:
+      return 501;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    default:
+      return 500;
   }
 }
 
 http::Response Error(const Status& status) {
   http::Response response;
   response.status = HttpStatus(status.code());
-  response.body = json{{"code", GrpcCode(status.code())},
-                       {"message", status.message()},
-                       {"details", json::array()}}
-                      .dump();
+  response.body = json{
+      {"code", GrpcCode(status.code())},
+      {"message", status.message()},
+      {"details",
+       json::array()}}.dump();
   return response;
 }
 
@@ -134,24 +158,36 @@ Status CheckKnownKeys(const json& object, const std::string& path,
 
 std::string ProtoEnumTaskType(events::TaskType type) {
   switch (type) {
-    case events::TASK_TYPE_COMMAND: return "COMMAND";
-    case events::TASK_TYPE_SHELL: return "SHELL";
-    case events::TASK_TYPE_NOTEBOOK: return "NOTEBOOK";
-    case events::TASK_TYPE_TENSORBOARD: return "TENSORBOARD";
-    case events::TASK_TYPE_TRIAL: return "TRIAL";
-    default: return "UNSPECIFIED";
+    case events::TASK_TYPE_COMMAND:
+      return "COMMAND";
+    case events::TASK_TYPE_SHELL:
+      return "SHELL";
+    case events::TASK_TYPE_NOTEBOOK:
+      return "NOTEBOOK";
+    case events::TASK_TYPE_TENSORBOARD:
+      return "TENSORBOARD";
+    case events::TASK_TYPE_TRIAL:
+      return "TRIAL";
+    default:
+      return "UNSPECIFIED";
   }
 }
 
 // Determined's task state names for commands, shells and notebooks.
 std::string NtscState(const TaskView& task) {
   switch (task.state()) {
-    case views::TASK_STATE_QUEUED: return "STATE_QUEUED";
-    case views::TASK_STATE_ASSIGNED: return "STATE_STARTING";
-    case views::TASK_STATE_RUNNING: return "STATE_RUNNING";
-    case views::TASK_STATE_TERMINATING: return "STATE_TERMINATING";
-    case views::TASK_STATE_TERMINATED: return "STATE_TERMINATED";
-    default: return "STATE_UNSPECIFIED";
+    case views::TASK_STATE_QUEUED:
+      return "STATE_QUEUED";
+    case views::TASK_STATE_ASSIGNED:
+      return "STATE_STARTING";
+    case views::TASK_STATE_RUNNING:
+      return "STATE_RUNNING";
+    case views::TASK_STATE_TERMINATING:
+      return "STATE_TERMINATING";
+    case views::TASK_STATE_TERMINATED:
+      return "STATE_TERMINATED";
+    default:
+      return "STATE_UNSPECIFIED";
   }
 }
 
@@ -163,16 +199,12 @@ json ConfigOf(const TaskView& task) {
 // The v1Command shape, with Cairn's extra facts under "cairn".
 json CommandJson(const TaskView& task) {
   auto user = Authenticator::FindUser(task.user());
-  json command = {{"id", task.task_id()},
-                  {"description", task.description()},
-                  {"state", NtscState(task)},
-                  {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
-                  {"username", task.user()},
-                  {"userId", user.ok() ? user->id : 0},
-                  {"displayName", task.user()},
-                  {"resourcePool", task.resource_pool()},
-                  {"jobId", task.job_id()},
-                  {"workspaceId", 1}};
+  json command = {
+      {"id", task.task_id()},       {"description", task.description()},
+      {"state", NtscState(task)},   {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
+      {"username", task.user()},    {"userId", user.ok() ? user->id : 0},
+      {"displayName", task.user()}, {"resourcePool", task.resource_pool()},
+      {"jobId", task.job_id()},     {"workspaceId", 1}};
   if (task.state() == views::TASK_STATE_TERMINATED) command["exitStatus"] = task.exit_reason();
   json cairn = {{"slots", task.slots()},
                 {"priority", task.priority()},
@@ -191,11 +223,16 @@ json CommandJson(const TaskView& task) {
 
 std::string AllocationState(const TaskView& task) {
   switch (task.state()) {
-    case views::TASK_STATE_ASSIGNED: return "STATE_STARTING";
-    case views::TASK_STATE_RUNNING: return "STATE_RUNNING";
-    case views::TASK_STATE_TERMINATING: return "STATE_TERMINATING";
-    case views::TASK_STATE_TERMINATED: return "STATE_TERMINATED";
-    default: return "STATE_QUEUED";
+    case views::TASK_STATE_ASSIGNED:
+      return "STATE_STARTING";
+    case views::TASK_STATE_RUNNING:
+      return "STATE_RUNNING";
+    case views::TASK_STATE_TERMINATING:
+      return "STATE_TERMINATING";
+    case views::TASK_STATE_TERMINATED:
+      return "STATE_TERMINATED";
+    default:
+      return "STATE_QUEUED";
   }
 }
 
@@ -221,17 +258,17 @@ json TaskJson(const TaskView& task) {
   std::string latest_reason = task.state() == views::TASK_STATE_QUEUED
                                   ? "queued: waiting for " + std::to_string(task.slots()) +
                                         " free slot(s) in pool " + task.resource_pool()
-                                  : task.state() == views::TASK_STATE_TERMINATED
-                                        ? task.exit_reason()
-                                        : task.placement_reason();
-  json cairn = {{"state", views::TaskState_Name(task.state())},
-                {"agentId", task.agent_id()},
-                {"slotIds", json(std::vector<int32_t>(task.slot_ids().begin(),
-                                                      task.slot_ids().end()))},
-                {"placementReason", task.placement_reason()},
-                {"latestReason", latest_reason},
-                {"exitReason", task.exit_reason()},
-                {"lastEventOffset", std::to_string(task.last_event_offset())}};
+                              : task.state() == views::TASK_STATE_TERMINATED
+                                  ? task.exit_reason()
+                                  : task.placement_reason();
+  json cairn = {
+      {"state", views::TaskState_Name(task.state())},
+      {"agentId", task.agent_id()},
+      {"slotIds", json(std::vector<int32_t>(task.slot_ids().begin(), task.slot_ids().end()))},
+      {"placementReason", task.placement_reason()},
+      {"latestReason", latest_reason},
+      {"exitReason", task.exit_reason()},
+      {"lastEventOffset", std::to_string(task.last_event_offset())}};
   if (task.has_exit_code()) cairn["exitCode"] = task.exit_code();
   if (task.has_signal()) cairn["signal"] = task.signal();
   out["cairn"] = cairn;
@@ -314,8 +351,11 @@ std::pair<std::vector<T>, json> Page(std::vector<T> items, const Paging& paging)
   size_t end = paging.limit == 0 ? total : std::min(total, start + paging.limit);
   std::vector<T> page(std::make_move_iterator(items.begin() + start),
                       std::make_move_iterator(items.begin() + end));
-  json pagination = {{"offset", paging.offset}, {"limit", paging.limit}, {"startIndex", start},
-                     {"endIndex", end},         {"total", total}};
+  json pagination = {{"offset", paging.offset},
+                     {"limit", paging.limit},
+                     {"startIndex", start},
+                     {"endIndex", end},
+                     {"total", total}};
   return {std::move(page), pagination};
 }
 
@@ -438,8 +478,8 @@ http::Response RequestContext::Dispatch() {
     return true;
   };
   auto method_not_allowed = [&] {
-    http::Response response = Error(
-        Status::InvalidArgument("method " + method + " is not allowed on " + request_.path));
+    http::Response response =
+        Error(Status::InvalidArgument("method " + method + " is not allowed on " + request_.path));
     response.status = 405;
     return response;
   };
@@ -459,7 +499,8 @@ http::Response RequestContext::Dispatch() {
     return method == "POST" ? AllocationReport(parts[3], parts[4] == "started")
                             : method_not_allowed();
   }
-  if (is({"api", "v1", "task", "logs"})) return method == "POST" ? PostTaskLogs() : method_not_allowed();
+  if (is({"api", "v1", "task", "logs"}))
+    return method == "POST" ? PostTaskLogs() : method_not_allowed();
 
   if (Status auth = Authenticate(); !auth.ok()) return Error(auth);
   if (method == "GET") {
@@ -485,7 +526,8 @@ http::Response RequestContext::Dispatch() {
     return method == "POST" ? KillTask(parts[3], parts[2] == "commands") : method_not_allowed();
   }
   if (is({"api", "v1", "tasks"})) return method == "GET" ? ListTasks() : method_not_allowed();
-  if (is({"api", "v1", "tasks", "*"})) return method == "GET" ? GetTask(parts[3]) : method_not_allowed();
+  if (is({"api", "v1", "tasks", "*"}))
+    return method == "GET" ? GetTask(parts[3]) : method_not_allowed();
   if (is({"api", "v1", "tasks", "*", "logs"})) {
     return method == "GET" ? TaskLogs(parts[3]) : method_not_allowed();
   }
@@ -496,20 +538,26 @@ http::Response RequestContext::Dispatch() {
   if (is({"api", "v1", "agents", "*", "enable"}) || is({"api", "v1", "agents", "*", "disable"})) {
     return method == "POST" ? EnableAgent(parts[3], parts[4] == "enable") : method_not_allowed();
   }
-  if (is({"api", "v1", "job-queues-v2"})) return method == "GET" ? JobQueue() : method_not_allowed();
+  if (is({"api", "v1", "job-queues-v2"}))
+    return method == "GET" ? JobQueue() : method_not_allowed();
   if (is({"api", "v1", "events"})) return method == "GET" ? EventTail() : method_not_allowed();
 
   // Determined endpoints whose features arrive with later work answer clearly, not with a 404.
   if (parts.size() >= 3 && parts[0] == "api" && parts[1] == "v1") {
     static const std::map<std::string, std::string> kLater = {
-        {"experiments", "experiments"},     {"trials", "experiments and trials"},
-        {"templates", "configuration templates"}, {"models", "the model registry"},
-        {"shells", "shells"},               {"notebooks", "notebooks"},
-        {"tensorboards", "TensorBoards"},   {"job-queues", "job queue updates"},
+        {"experiments", "experiments"},
+        {"trials", "experiments and trials"},
+        {"templates", "configuration templates"},
+        {"models", "the model registry"},
+        {"shells", "shells"},
+        {"notebooks", "notebooks"},
+        {"tensorboards", "TensorBoards"},
+        {"job-queues", "job queue updates"},
         {"checkpoints", "checkpoints"}};
     auto later = kLater.find(parts[2]);
     if (later != kLater.end()) {
-      return Error(Status::NotSupported(later->second + " are not supported by this Cairn master yet"));
+      return Error(
+          Status::NotSupported(later->second + " are not supported by this Cairn master yet"));
     }
   }
   return Error(Status::NotFound("no route for " + method + " " + request_.path));
@@ -574,14 +622,19 @@ http::Response RequestContext::Me() {
 }
 
 http::Response RequestContext::Workspaces() {
-  json workspace = {{"id", 1},           {"name", "Uncategorized"},
-                    {"archived", false}, {"errorMessage", ""},
-                    {"immutable", true}, {"numExperiments", 0},
-                    {"numProjects", 1},  {"pinned", false},
+  json workspace = {{"id", 1},
+                    {"name", "Uncategorized"},
+                    {"archived", false},
+                    {"errorMessage", ""},
+                    {"immutable", true},
+                    {"numExperiments", 0},
+                    {"numProjects", 1},
+                    {"pinned", false},
                     {"state", "WORKSPACE_STATE_UNSPECIFIED"},
-                    {"userId", 1},       {"username", "admin"}};
-  return Ok({{"workspaces", json::array({workspace})},
-             {"pagination", {{"endIndex", 1}, {"total", 1}}}});
+                    {"userId", 1},
+                    {"username", "admin"}};
+  return Ok(
+      {{"workspaces", json::array({workspace})}, {"pagination", {{"endIndex", 1}, {"total", 1}}}});
 }
 
 http::Response RequestContext::ResourcePools() {
@@ -606,40 +659,40 @@ http::Response RequestContext::ResourcePools() {
   json list = json::array();
   for (const auto& [name, stats] : pools) {
     bool is_default = name == commands::kDefaultPool;
-    list.push_back({{"name", name},
-                    {"description", ""},
-                    {"type", "RESOURCE_POOL_TYPE_STATIC"},
-                    {"defaultComputePool", is_default},
-                    {"defaultAuxPool", is_default},
-                    {"preemptible", false},
-                    {"numAgents", stats.agents},
-                    {"slotsAvailable", stats.slots},
-                    {"slotsUsed", stats.used},
-                    {"auxContainerCapacity",
-                     stats.agents * commands::kMaxZeroSlotContainersPerAgent},
-                    {"auxContainersRunning", stats.aux_running},
-                    {"auxContainerCapacityPerAgent", commands::kMaxZeroSlotContainersPerAgent},
-                    {"minAgents", 0},
-                    {"maxAgents", 0},
-                    {"slotType", "TYPE_CPU"},
-                    {"schedulerType", "SCHEDULER_TYPE_PRIORITY"},
-                    {"schedulerFittingPolicy", "FITTING_POLICY_BEST"},
-                    {"location", "on-prem"},
-                    {"imageId", ""},
-                    {"instanceType", ""},
-                    {"masterUrl", ""},
-                    {"masterCertName", ""},
-                    {"startupScript", ""},
-                    {"containerStartupScript", ""},
-                    {"agentDockerNetwork", ""},
-                    {"agentDockerRuntime", ""},
-                    {"agentDockerImage", ""},
-                    {"agentFluentImage", ""},
-                    {"maxIdleAgentPeriod", 0},
-                    {"maxAgentStartingPeriod", 0},
-                    {"details", json::object()},
-                    {"resourceManagerMetadata", json::object()},
-                    {"clusterName", deps_.config->cluster_name}});
+    list.push_back(
+        {{"name", name},
+         {"description", ""},
+         {"type", "RESOURCE_POOL_TYPE_STATIC"},
+         {"defaultComputePool", is_default},
+         {"defaultAuxPool", is_default},
+         {"preemptible", false},
+         {"numAgents", stats.agents},
+         {"slotsAvailable", stats.slots},
+         {"slotsUsed", stats.used},
+         {"auxContainerCapacity", stats.agents * commands::kMaxZeroSlotContainersPerAgent},
+         {"auxContainersRunning", stats.aux_running},
+         {"auxContainerCapacityPerAgent", commands::kMaxZeroSlotContainersPerAgent},
+         {"minAgents", 0},
+         {"maxAgents", 0},
+         {"slotType", "TYPE_CPU"},
+         {"schedulerType", "SCHEDULER_TYPE_PRIORITY"},
+         {"schedulerFittingPolicy", "FITTING_POLICY_BEST"},
+         {"location", "on-prem"},
+         {"imageId", ""},
+         {"instanceType", ""},
+         {"masterUrl", ""},
+         {"masterCertName", ""},
+         {"startupScript", ""},
+         {"containerStartupScript", ""},
+         {"agentDockerNetwork", ""},
+         {"agentDockerRuntime", ""},
+         {"agentDockerImage", ""},
+         {"agentFluentImage", ""},
+         {"maxIdleAgentPeriod", 0},
+         {"maxAgentStartingPeriod", 0},
+         {"details", json::object()},
+         {"resourceManagerMetadata", json::object()},
+         {"clusterName", deps_.config->cluster_name}});
   }
   return Ok({{"resourcePools", list},
              {"pagination", {{"endIndex", list.size()}, {"total", list.size()}}}});
@@ -648,7 +701,8 @@ http::Response RequestContext::ResourcePools() {
 http::Response RequestContext::LaunchCommand() {
   auto body = ParseBody(request_);
   if (!body.ok()) return Error(body.status());
-  if (Status known = CheckKnownKeys(*body, "", {"config", "templateName", "files", "data", "workspaceId"});
+  if (Status known =
+          CheckKnownKeys(*body, "", {"config", "templateName", "files", "data", "workspaceId"});
       !known.ok()) {
     return Error(known);
   }
@@ -656,20 +710,21 @@ http::Response RequestContext::LaunchCommand() {
     return Error(Status::NotSupported("configuration templates are not supported by Cairn yet"));
   }
   if (Present(*body, "files") && !(body->at("files").is_array() && body->at("files").empty())) {
-    return Error(Status::NotSupported("uploading a context (--context) is not supported for commands yet"));
+    return Error(
+        Status::NotSupported("uploading a context (--context) is not supported for commands yet"));
   }
-  if (Present(*body, "data") && !(body->at("data").is_string() && body->at("data").get<std::string>().empty())) {
+  if (Present(*body, "data") &&
+      !(body->at("data").is_string() && body->at("data").get<std::string>().empty())) {
     return Error(Status::NotSupported("command data is not supported by Cairn yet"));
   }
   if (!Present(*body, "config") || !body->at("config").is_object()) {
     return Error(Status::InvalidArgument("config must be an object with an entrypoint"));
   }
   const json& config = body->at("config");
-  if (Status known = CheckKnownKeys(config, "config",
-                                    {"entrypoint", "description", "resources", "environment",
-                                     "work_dir"},
-                                    {"bind_mounts", "tensorboard_args", "idle_timeout",
-                                     "notebook_idle_type", "debug", "pbs", "slurm"});
+  if (Status known = CheckKnownKeys(
+          config, "config", {"entrypoint", "description", "resources", "environment", "work_dir"},
+          {"bind_mounts", "tensorboard_args", "idle_timeout", "notebook_idle_type", "debug", "pbs",
+           "slurm"});
       !known.ok()) {
     return Error(known);
   }
@@ -680,7 +735,8 @@ http::Response RequestContext::LaunchCommand() {
   submit.spec.set_user(user_.username);
   json effective = json::object();
 
-  if (!Present(config, "entrypoint")) return Error(Status::InvalidArgument("config.entrypoint is required"));
+  if (!Present(config, "entrypoint"))
+    return Error(Status::InvalidArgument("config.entrypoint is required"));
   const json& entrypoint = config.at("entrypoint");
   if (entrypoint.is_string()) {
     // A string runs through the shell, as Determined does.
@@ -698,7 +754,8 @@ http::Response RequestContext::LaunchCommand() {
       submit.spec.add_entrypoint(arg.get<std::string>());
     }
   } else {
-    return Error(Status::InvalidArgument("config.entrypoint must be a non-empty list of strings or a string"));
+    return Error(Status::InvalidArgument(
+        "config.entrypoint must be a non-empty list of strings or a string"));
   }
   effective["entrypoint"] = entrypoint;
 
@@ -718,7 +775,8 @@ http::Response RequestContext::LaunchCommand() {
   submit.resources.set_slots(1);  // Determined's default when the request omits it
   if (Present(config, "resources")) {
     const json& resources = config.at("resources");
-    if (!resources.is_object()) return Error(Status::InvalidArgument("config.resources must be an object"));
+    if (!resources.is_object())
+      return Error(Status::InvalidArgument("config.resources must be an object"));
     if (Status known = CheckKnownKeys(resources, "config.resources",
                                       {"slots", "priority", "weight", "resource_pool"},
                                       {"max_slots", "shm_size", "devices"});
@@ -756,18 +814,19 @@ http::Response RequestContext::LaunchCommand() {
     if (!environment.is_object()) {
       return Error(Status::InvalidArgument("config.environment must be an object"));
     }
-    if (Status known = CheckKnownKeys(environment, "config.environment", {"environment_variables"},
-                                      {"image", "ports", "proxy_ports", "registry_auth",
-                                       "force_pull_image", "pod_spec", "add_capabilities",
-                                       "drop_capabilities"});
+    if (Status known =
+            CheckKnownKeys(environment, "config.environment", {"environment_variables"},
+                           {"image", "ports", "proxy_ports", "registry_auth", "force_pull_image",
+                            "pod_spec", "add_capabilities", "drop_capabilities"});
         !known.ok()) {
       return Error(known);
     }
     if (Present(environment, "environment_variables")) {
       const json& variables = environment.at("environment_variables");
       if (!variables.is_array()) {
-        return Error(Status::NotSupported(
-            "config.environment.environment_variables per device type is not supported yet; use a list of KEY=VALUE"));
+        return Error(
+            Status::NotSupported("config.environment.environment_variables per device type is not "
+                                 "supported yet; use a list of KEY=VALUE"));
       }
       for (const auto& variable : variables) {
         if (!variable.is_string() || variable.get<std::string>().find('=') == std::string::npos) {
@@ -785,13 +844,13 @@ http::Response RequestContext::LaunchCommand() {
     submit.spec.set_work_dir(*work_dir);
     effective["work_dir"] = *work_dir;
   }
-  effective["resources"] = {{"slots", submit.resources.slots()},
-                            {"resource_pool", submit.resources.resource_pool().empty()
-                                                  ? commands::kDefaultPool
-                                                  : submit.resources.resource_pool()},
-                            {"priority", submit.resources.priority() == 0
-                                             ? commands::kDefaultPriority
-                                             : submit.resources.priority()}};
+  effective["resources"] = {
+      {"slots", submit.resources.slots()},
+      {"resource_pool", submit.resources.resource_pool().empty()
+                            ? commands::kDefaultPool
+                            : submit.resources.resource_pool()},
+      {"priority", submit.resources.priority() == 0 ? commands::kDefaultPriority
+                                                    : submit.resources.priority()}};
   submit.config_json = effective.dump();
 
   auto outcome = Execute(std::move(submit), UserActor());
@@ -799,8 +858,9 @@ http::Response RequestContext::LaunchCommand() {
   if (Status waited = WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   auto task = LoadTask(outcome->entity_id);
   if (!task.ok()) return Error(task.status());
-  return Ok({{"command", CommandJson(*task)}, {"config", ConfigOf(*task)}, {"warnings", json::array()}},
-            outcome->offset);
+  return Ok(
+      {{"command", CommandJson(*task)}, {"config", ConfigOf(*task)}, {"warnings", json::array()}},
+      outcome->offset);
 }
 
 http::Response RequestContext::ListCommands() {
@@ -810,7 +870,8 @@ http::Response RequestContext::ListCommands() {
   json list = json::array();
   for (const auto& task : *tasks) {
     if (task.task_type() != events::TASK_TYPE_COMMAND) continue;
-    if (!users.empty() && std::find(users.begin(), users.end(), task.user()) == users.end()) continue;
+    if (!users.empty() && std::find(users.begin(), users.end(), task.user()) == users.end())
+      continue;
     list.push_back(CommandJson(task));
   }
   return Ok({{"commands", list}});
@@ -851,9 +912,8 @@ http::Response RequestContext::ListTasks() {
         {"registeredTime", FormatRfc3339(task.submit_time_unix_micros())},
         {"resourcePool", task.resource_pool()},
         {"priority", task.priority()},
-        {"resources",
-         json::array({{{"containerId", task.allocation_id()},
-                       {"agentDevices", {{task.agent_id(), devices}}}}})}};
+        {"resources", json::array({{{"containerId", task.allocation_id()},
+                                    {"agentDevices", {{task.agent_id(), devices}}}}})}};
   }
   return Ok({{"allocationIdToSummary", summaries}});
 }
@@ -922,7 +982,8 @@ http::Response RequestContext::PostTaskLogs() {
   }
   std::vector<TaskLogLine> lines;
   for (const auto& entry : body->at("logs")) {
-    if (!entry.is_object()) return Error(Status::InvalidArgument("each log entry must be an object"));
+    if (!entry.is_object())
+      return Error(Status::InvalidArgument("each log entry must be an object"));
     TaskLogLine line;
     auto task_id = GetString(entry, "taskId", "logs[].taskId", true);
     auto allocation_id = GetString(entry, "allocationId", "logs[].allocationId", true);
@@ -931,11 +992,13 @@ http::Response RequestContext::PostTaskLogs() {
     auto text = GetString(entry, "log", "logs[].log", true);
     auto timestamp = GetString(entry, "timestamp", "logs[].timestamp", false);
     auto seq = GetInt(entry, "seq", "logs[].seq");
-    for (const Status* s : {&task_id.status(), &allocation_id.status(), &agent_id.status(),
-                            &stdtype.status(), &text.status(), &timestamp.status(), &seq.status()}) {
+    for (const Status* s :
+         {&task_id.status(), &allocation_id.status(), &agent_id.status(), &stdtype.status(),
+          &text.status(), &timestamp.status(), &seq.status()}) {
       if (!s->ok()) return Error(*s);
     }
-    if (!*seq || **seq < 0) return Error(Status::InvalidArgument("logs[].seq must be a non-negative integer"));
+    if (!*seq || **seq < 0)
+      return Error(Status::InvalidArgument("logs[].seq must be a non-negative integer"));
     line.task_id = *task_id;
     line.allocation_id = *allocation_id;
     line.agent_id = *agent_id;
@@ -966,7 +1029,8 @@ http::Response RequestContext::ListAgents() {
   if (!agents.ok()) return Error(agents.status());
   json list = json::array();
   for (const auto& agent : *agents) list.push_back(AgentJson(agent));
-  return Ok({{"agents", list}, {"pagination", {{"endIndex", list.size()}, {"total", list.size()}}}});
+  return Ok(
+      {{"agents", list}, {"pagination", {{"endIndex", list.size()}, {"total", list.size()}}}});
 }
 
 http::Response RequestContext::GetAgent(const std::string& id) {
@@ -984,7 +1048,8 @@ http::Response RequestContext::EnableAgent(const std::string& id, bool enable) {
     auto body = ParseBody(request_);
     if (!body.ok()) return Error(body.status());
     if (Present(*body, "drain")) {
-      if (!body->at("drain").is_boolean()) return Error(Status::InvalidArgument("drain must be a boolean"));
+      if (!body->at("drain").is_boolean())
+        return Error(Status::InvalidArgument("drain must be a boolean"));
       drain = body->at("drain").get<bool>();
     }
   }
@@ -1017,15 +1082,18 @@ http::Response RequestContext::RegisterAgent(const std::string& id) {
   registration.set_version(*version);
   registration.set_slot_count(static_cast<int32_t>(**slots));
   if (Present(*body, "devices")) {
-    if (!body->at("devices").is_array()) return Error(Status::InvalidArgument("devices must be a list"));
+    if (!body->at("devices").is_array())
+      return Error(Status::InvalidArgument("devices must be a list"));
     for (const auto& entry : body->at("devices")) {
-      if (!entry.is_object()) return Error(Status::InvalidArgument("each device must be an object"));
+      if (!entry.is_object())
+        return Error(Status::InvalidArgument("each device must be an object"));
       auto* device = registration.add_devices();
       auto device_id = GetInt(entry, "id", "devices[].id");
       auto brand = GetString(entry, "brand", "devices[].brand", false);
       auto uuid = GetString(entry, "uuid", "devices[].uuid", false);
       auto type = GetString(entry, "type", "devices[].type", false);
-      for (const Status* s : {&device_id.status(), &brand.status(), &uuid.status(), &type.status()}) {
+      for (const Status* s :
+           {&device_id.status(), &brand.status(), &uuid.status(), &type.status()}) {
         if (!s->ok()) return Error(*s);
       }
       device->set_id(static_cast<int32_t>(device_id->value_or(0)));
@@ -1060,8 +1128,8 @@ http::Response RequestContext::AgentHeartbeat(const std::string& id) {
     connected = agent && agent->connected && agent->incarnation == *incarnation;
   });
   if (!connected) {
-    return Error(Status::FailedPrecondition("agent " + id +
-                                            " is not registered with this incarnation; register again"));
+    return Error(Status::FailedPrecondition(
+        "agent " + id + " is not registered with this incarnation; register again"));
   }
   deps_.heartbeats->Record(id);
   return Ok(json::object());
@@ -1087,8 +1155,8 @@ http::Response RequestContext::AllocationReport(const std::string& allocation_id
     for (const Status* s : {&exit_code.status(), &signal.status(), &reason.status()}) {
       if (!s->ok()) return Error(*s);
     }
-    commands::ReportTaskExited exited{allocation_id, *task_id, *agent_id, std::nullopt,
-                                      std::nullopt, *reason};
+    commands::ReportTaskExited exited{allocation_id, *task_id,     *agent_id,
+                                      std::nullopt,  std::nullopt, *reason};
     if (*exit_code) exited.exit_code = static_cast<int32_t>(**exit_code);
     if (*signal) exited.signal = static_cast<int32_t>(**signal);
     if (!exited.exit_code && !exited.signal) {
@@ -1111,26 +1179,26 @@ http::Response RequestContext::JobQueue() {
   json list = json::array();
   for (const auto& job : page) {
     auto user = Authenticator::FindUser(job.user());
-    list.push_back(
-        {{"full",
-          {{"jobId", job.job_id()},
-           {"type", JobTypeName(job.task_type())},
-           {"name", job.name()},
-           {"entityId", job.task_id()},
-           {"submissionTime", FormatRfc3339(job.submission_time_unix_micros())},
-           {"username", job.user()},
-           {"userId", user.ok() ? user->id : 0},
-           {"resourcePool", job.resource_pool()},
-           {"isPreemptible", job.task_type() == events::TASK_TYPE_TRIAL},
-           {"priority", job.priority()},
-           {"weight", job.weight()},
-           {"requestedSlots", job.requested_slots()},
-           {"allocatedSlots", job.allocated_slots()},
-           {"workspaceId", 1},
-           {"progress", 0},
-           {"summary",
-            {{"state", job.state() == views::JOB_STATE_SCHEDULED ? "STATE_SCHEDULED" : "STATE_QUEUED"},
-             {"jobsAhead", job.jobs_ahead()}}}}}});
+    list.push_back({{"full",
+                     {{"jobId", job.job_id()},
+                      {"type", JobTypeName(job.task_type())},
+                      {"name", job.name()},
+                      {"entityId", job.task_id()},
+                      {"submissionTime", FormatRfc3339(job.submission_time_unix_micros())},
+                      {"username", job.user()},
+                      {"userId", user.ok() ? user->id : 0},
+                      {"resourcePool", job.resource_pool()},
+                      {"isPreemptible", job.task_type() == events::TASK_TYPE_TRIAL},
+                      {"priority", job.priority()},
+                      {"weight", job.weight()},
+                      {"requestedSlots", job.requested_slots()},
+                      {"allocatedSlots", job.allocated_slots()},
+                      {"workspaceId", 1},
+                      {"progress", 0},
+                      {"summary",
+                       {{"state", job.state() == views::JOB_STATE_SCHEDULED ? "STATE_SCHEDULED"
+                                                                            : "STATE_QUEUED"},
+                        {"jobsAhead", job.jobs_ahead()}}}}}});
   }
   return Ok({{"jobs", list}, {"pagination", pagination}});
 }
@@ -1160,7 +1228,8 @@ http::Response RequestContext::EventTail() {
   if (!end.ok()) return Error(end.status());
   if (from > *end) {
     return Error(Status::InvalidArgument("from " + std::to_string(from) +
-                                         " is past the end of the log (" + std::to_string(*end) + ")"));
+                                         " is past the end of the log (" + std::to_string(*end) +
+                                         ")"));
   }
   auto reader = deps_.log->OpenReader(from);
   if (!reader.ok()) return Error(reader.status());
@@ -1169,7 +1238,8 @@ http::Response RequestContext::EventTail() {
   auto shared_reader = std::shared_ptr<LogReader>(std::move(*reader));
   const RestApiDeps deps = deps_;
   uint64_t stop_at = *end;
-  response.stream = [deps, shared_reader, follow, agent, types, stop_at](const http::ChunkWriter& write) {
+  response.stream = [deps, shared_reader, follow, agent, types,
+                     stop_at](const http::ChunkWriter& write) {
     while (!deps.stopping->load()) {
       if (!follow && shared_reader->position() >= stop_at) return;
       auto events = shared_reader->Next(1000, std::chrono::milliseconds(250));

@@ -26,7 +26,8 @@ Result<std::unique_ptr<TaskLogStore>> TaskLogStore::Open(const std::string& dir)
   options.IncreaseParallelism(2);
   rocksdb::DB* raw = nullptr;
   auto status = rocksdb::DB::Open(options, dir, &raw);
-  if (!status.ok()) return Status::IOError("cannot open task logs in " + dir + ": " + status.ToString());
+  if (!status.ok())
+    return Status::IOError("cannot open task logs in " + dir + ": " + status.ToString());
   std::unique_ptr<TaskLogStore> store(new TaskLogStore());
   store->db_.reset(raw);
   return store;
@@ -53,8 +54,8 @@ Status TaskLogStore::Append(const std::vector<TaskLogLine>& lines) {
   return Status::Ok();
 }
 
-Result<std::vector<TaskLogLine>> TaskLogStore::Read(const std::string& task_id,
-                                                    std::string* cursor, size_t limit) {
+Result<std::vector<TaskLogLine>> TaskLogStore::Read(const std::string& task_id, std::string* cursor,
+                                                    size_t limit) {
   std::vector<TaskLogLine> lines;
   const std::string prefix = Prefix(task_id);
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
@@ -85,7 +86,8 @@ Result<std::vector<TaskLogLine>> TaskLogStore::Read(const std::string& task_id,
     lines.push_back(std::move(line));
     *cursor = std::move(key);
   }
-  if (!it->status().ok()) return Status::IOError("task log read failed: " + it->status().ToString());
+  if (!it->status().ok())
+    return Status::IOError("task log read failed: " + it->status().ToString());
   return lines;
 }
 

@@ -6,8 +6,8 @@
 namespace cairn::commands {
 
 const char* CommandName(const Command& command) {
-  static const char* const kNames[] = {"SubmitTask",     "KillTask",           "RegisterAgent",
-                                       "DisconnectAgent", "EnableAgent",       "DisableAgent",
+  static const char* const kNames[] = {"SubmitTask",        "KillTask",         "RegisterAgent",
+                                       "DisconnectAgent",   "EnableAgent",      "DisableAgent",
                                        "ReportTaskStarted", "ReportTaskExited", "ClaimWriterEpoch"};
   return kNames[command.index()];
 }
@@ -58,7 +58,8 @@ events::Envelope ExitOf(const TaskRecord& task, const std::string& reason) {
 }
 
 Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& submit) {
-  if (!IsSafeId(submit.task_id)) return Status::InvalidArgument("bad task id '" + submit.task_id + "'");
+  if (!IsSafeId(submit.task_id))
+    return Status::InvalidArgument("bad task id '" + submit.task_id + "'");
   if (state.tasks.count(submit.task_id)) {
     return Status::AlreadyExists("task " + submit.task_id + " already exists");
   }

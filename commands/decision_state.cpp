@@ -8,11 +8,16 @@ namespace cairn::commands {
 
 const char* TaskStateName(TaskState state) {
   switch (state) {
-    case TaskState::kQueued: return "QUEUED";
-    case TaskState::kAssigned: return "ASSIGNED";
-    case TaskState::kRunning: return "RUNNING";
-    case TaskState::kTerminating: return "TERMINATING";
-    case TaskState::kExited: return "EXITED";
+    case TaskState::kQueued:
+      return "QUEUED";
+    case TaskState::kAssigned:
+      return "ASSIGNED";
+    case TaskState::kRunning:
+      return "RUNNING";
+    case TaskState::kTerminating:
+      return "TERMINATING";
+    case TaskState::kExited:
+      return "EXITED";
   }
   return "UNKNOWN";
 }

@@ -70,17 +70,17 @@ std::vector<events::Envelope> PlaceQueuedTasks(const DecisionState& state) {
       cap.zero_slot_containers++;
     } else {
       free_before = cap.agent->slot_count - static_cast<int32_t>(cap.used_slots.size());
-      for (int32_t slot = 0; slot < cap.agent->slot_count &&
-                             assigned->slot_ids_size() < needed;
+      for (int32_t slot = 0; slot < cap.agent->slot_count && assigned->slot_ids_size() < needed;
            ++slot) {
         if (cap.used_slots.insert(slot).second) assigned->add_slot_ids(slot);
       }
     }
-    assigned->set_reason(
-        "priority " + std::to_string(priority) + ", position " + std::to_string(position) +
-        " in pool " + task.resources.resource_pool() + " queue: best fit on agent " + *chosen +
-        " (" + std::to_string(free_before) + (needed == 0 ? " free zero-slot places" : " free slots") +
-        ", needs " + std::to_string(needed) + ")");
+    assigned->set_reason("priority " + std::to_string(priority) + ", position " +
+                         std::to_string(position) + " in pool " + task.resources.resource_pool() +
+                         " queue: best fit on agent " + *chosen + " (" +
+                         std::to_string(free_before) +
+                         (needed == 0 ? " free zero-slot places" : " free slots") + ", needs " +
+                         std::to_string(needed) + ")");
     decisions.push_back(std::move(event));
   }
   return decisions;

@@ -12,17 +12,28 @@ namespace cairn {
 std::string PayloadTypeName(const events::Envelope& event) {
   using E = events::Envelope;
   switch (event.payload_case()) {
-    case E::kWriterEpochClaimed: return "WriterEpochClaimed";
-    case E::kAgentRegistered: return "AgentRegistered";
-    case E::kAgentDisconnected: return "AgentDisconnected";
-    case E::kAgentEnabled: return "AgentEnabled";
-    case E::kAgentDisabled: return "AgentDisabled";
-    case E::kTaskSubmitted: return "TaskSubmitted";
-    case E::kAllocationAssigned: return "AllocationAssigned";
-    case E::kTaskStarted: return "TaskStarted";
-    case E::kTaskExited: return "TaskExited";
-    case E::kKillRequested: return "KillRequested";
-    case E::PAYLOAD_NOT_SET: break;
+    case E::kWriterEpochClaimed:
+      return "WriterEpochClaimed";
+    case E::kAgentRegistered:
+      return "AgentRegistered";
+    case E::kAgentDisconnected:
+      return "AgentDisconnected";
+    case E::kAgentEnabled:
+      return "AgentEnabled";
+    case E::kAgentDisabled:
+      return "AgentDisabled";
+    case E::kTaskSubmitted:
+      return "TaskSubmitted";
+    case E::kAllocationAssigned:
+      return "AllocationAssigned";
+    case E::kTaskStarted:
+      return "TaskStarted";
+    case E::kTaskExited:
+      return "TaskExited";
+    case E::kKillRequested:
+      return "KillRequested";
+    case E::PAYLOAD_NOT_SET:
+      break;
   }
   return "Unknown";
 }
@@ -30,16 +41,26 @@ std::string PayloadTypeName(const events::Envelope& event) {
 std::string EntityIdOf(const events::Envelope& event) {
   using E = events::Envelope;
   switch (event.payload_case()) {
-    case E::kAgentRegistered: return event.agent_registered().agent_id();
-    case E::kAgentDisconnected: return event.agent_disconnected().agent_id();
-    case E::kAgentEnabled: return event.agent_enabled().agent_id();
-    case E::kAgentDisabled: return event.agent_disabled().agent_id();
-    case E::kTaskSubmitted: return event.task_submitted().task_id();
-    case E::kAllocationAssigned: return event.allocation_assigned().task_id();
-    case E::kTaskStarted: return event.task_started().task_id();
-    case E::kTaskExited: return event.task_exited().task_id();
-    case E::kKillRequested: return event.kill_requested().task_id();
-    default: return "";
+    case E::kAgentRegistered:
+      return event.agent_registered().agent_id();
+    case E::kAgentDisconnected:
+      return event.agent_disconnected().agent_id();
+    case E::kAgentEnabled:
+      return event.agent_enabled().agent_id();
+    case E::kAgentDisabled:
+      return event.agent_disabled().agent_id();
+    case E::kTaskSubmitted:
+      return event.task_submitted().task_id();
+    case E::kAllocationAssigned:
+      return event.allocation_assigned().task_id();
+    case E::kTaskStarted:
+      return event.task_started().task_id();
+    case E::kTaskExited:
+      return event.task_exited().task_id();
+    case E::kKillRequested:
+      return event.kill_requested().task_id();
+    default:
+      return "";
   }
 }
 
@@ -56,7 +77,8 @@ std::string EnvelopeToJson(const events::Envelope& event) {
   auto status = google::protobuf::util::MessageToJsonString(event, &out, options);
   if (!status.ok()) return "{}";
   // proto3 JSON omits zero values; offset 0 is a real offset, so readers always get one.
-  if (event.offset() == 0 && out.size() > 1) out.insert(1, out.size() > 2 ? "\"offset\":\"0\"," : "\"offset\":\"0\"");
+  if (event.offset() == 0 && out.size() > 1)
+    out.insert(1, out.size() > 2 ? "\"offset\":\"0\"," : "\"offset\":\"0\"");
   return out;
 }
 

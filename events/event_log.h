@@ -62,7 +62,7 @@ struct LogConfig {
   std::string data_dir;              // embedded: the log lives in <data_dir>/log
   std::string brokers;               // kafka: bootstrap servers
   std::string topic_prefix = "cairn";
-  bool read_only = false;            // open for reading only (replay tools beside a live master)
+  bool read_only = false;  // open for reading only (replay tools beside a live master)
 };
 
 // Opens (creating when needed and not read-only) the log the config names.

@@ -35,7 +35,9 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
   static Status FailedPrecondition(std::string m) {
@@ -74,7 +76,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : state_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(state_).ok() && "a Result is built from an error Status only");
   }
@@ -99,9 +101,9 @@ class [[nodiscard]] Result {
 }  // namespace cairn
 
 // Returns early from the enclosing function when `expr` yields a non-OK Status.
-#define CAIRN_RETURN_IF_ERROR(expr)            \
-  do {                                         \
-    ::cairn::Status cairn_status_ = (expr);    \
+#define CAIRN_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::cairn::Status cairn_status_ = (expr);        \
     if (!cairn_status_.ok()) return cairn_status_; \
   } while (0)
 

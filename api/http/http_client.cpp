@@ -205,8 +205,8 @@ Status Client::StreamLines(const std::string& method, const std::string& target,
     }
     if (ec) {
       if (ec != bhttp::error::end_of_stream) {
-        result = Status::Unavailable(d.cancelled ? "stream cancelled"
-                                                 : "stream broke: " + ec.message());
+        result =
+            Status::Unavailable(d.cancelled ? "stream cancelled" : "stream broke: " + ec.message());
       }
       break;
     }

@@ -15,9 +15,9 @@ class Server {
  public:
   struct Options {
     std::string address = "127.0.0.1";
-    uint16_t port = 0;                         // 0 picks a free port
-    size_t max_body_bytes = 128u << 20;        // larger bodies get 413
-    size_t max_connections = 4096;             // beyond this new connections get 503
+    uint16_t port = 0;                   // 0 picks a free port
+    size_t max_body_bytes = 128u << 20;  // larger bodies get 413
+    size_t max_connections = 4096;       // beyond this new connections get 503
   };
 
   Server(Options options, Handler handler);

@@ -12,9 +12,9 @@
 namespace cairn::http {
 
 struct Request {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // path and query as sent
-  std::string path;    // percent-decoded path, without the query
+  std::string method;                             // "GET", "POST", ...
+  std::string target;                             // path and query as sent
+  std::string path;                               // percent-decoded path, without the query
   std::multimap<std::string, std::string> query;  // percent-decoded; repeated keys kept
   std::map<std::string, std::string> headers;     // names lower-cased
   std::string body;

@@ -6,26 +6,26 @@
 // once and the figure measures delivery, not waiting for a free slot.
 // Targets on a 2-core machine: p99 <= 10 ms embedded, <= 50 ms Kafka.
 //   build/bin/bench_submit_latency [--count N] [--mode embedded|kafka|both]
-#include <nlohmann/json.hpp>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 #include "api/http/http_client.h"
 #include "events/envelope_util.h"
 #include "tests/events_kafka/mock_cluster.h"
 #include "tests/support/test_support.h"
 
-using nlohmann::json;
 using cairn::testing::BinaryPath;
 using cairn::testing::ChildProcess;
+using nlohmann::json;
 
 namespace {
 
@@ -57,14 +57,15 @@ int Run(const std::string& mode, int count, Figures* figures) {
     if (!started.ok()) return Fail(started.status().ToString());
     kafka = std::move(*started);
     if (!kafka->CreateCairnTopics("cairn", 4).ok()) return Fail("cannot create topics");
-    log_config = "log:\n  backend: kafka\n  brokers: " + kafka->bootstraps() +
-                 "\n  topic_prefix: cairn\n";
+    log_config =
+        "log:\n  backend: kafka\n  brokers: " + kafka->bootstraps() + "\n  topic_prefix: cairn\n";
   }
   {
     std::ofstream config(dir.Sub("master.yaml"));
     config << "port: 0\ndata_dir: " << dir.Sub("data") << "\n" << log_config;
   }
-  auto master = ChildProcess::Start({BinaryPath("cairn-master"), "--config", dir.Sub("master.yaml")});
+  auto master =
+      ChildProcess::Start({BinaryPath("cairn-master"), "--config", dir.Sub("master.yaml")});
   if (!master.ok()) return Fail(master.status().ToString());
   auto line = (*master)->WaitForLine(
       [](const std::string& l) { return l.rfind("cairn-master listening on", 0) == 0; },
@@ -74,11 +75,13 @@ int Run(const std::string& mode, int count, Figures* figures) {
   uint16_t port = static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
   std::string trace = dir.Sub("trace");
   auto agent = ChildProcess::Start({BinaryPath("cairn-agent"), "--master", url, "--id", "bench",
-                                    "--slots", std::to_string(count + 16), "--work-root", dir.Sub("work"),
-                                    "--trace-file", trace});
+                                    "--slots", std::to_string(count + 16), "--work-root",
+                                    dir.Sub("work"), "--trace-file", trace});
   if (!agent.ok()) return Fail(agent.status().ToString());
-  if (!(*agent)->WaitForLine([](const std::string& l) { return l.find("registered") != std::string::npos; },
-                             std::chrono::seconds(60))
+  if (!(*agent)
+           ->WaitForLine(
+               [](const std::string& l) { return l.find("registered") != std::string::npos; },
+               std::chrono::seconds(60))
            .ok()) {
     return Fail("agent did not register");
   }
@@ -99,7 +102,8 @@ int Run(const std::string& mode, int count, Figures* figures) {
   }
   auto warm_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (trace_lines() < 5) {
-    if (std::chrono::steady_clock::now() > warm_deadline) return Fail("warm-up orders never arrived");
+    if (std::chrono::steady_clock::now() > warm_deadline)
+      return Fail("warm-up orders never arrived");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::map<std::string, int64_t> sent;  // allocation id -> send time
@@ -170,12 +174,14 @@ int main(int argc, char** argv) {
     } else if (arg == "--mode" && i + 1 < argc) {
       modes = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: bench_submit_latency [--count N] [--mode embedded|kafka|both]\n");
+      std::fprintf(stderr,
+                   "usage: bench_submit_latency [--count N] [--mode embedded|kafka|both]\n");
       return 2;
     }
   }
   std::printf("machine: %ld cores\n", sysconf(_SC_NPROCESSORS_ONLN));
-  std::printf("submit-to-agent latency, %d sequential POST /api/v1/commands, real processes\n", count);
+  std::printf("submit-to-agent latency, %d sequential POST /api/v1/commands, real processes\n",
+              count);
   std::printf("%-9s %8s %8s %8s %8s %8s %8s %s\n", "log", "samples", "p50 ms", "p99 ms", "max ms",
               "mean ms", "target", "p99/target");
   for (const std::string mode : {"embedded", "kafka"}) {
@@ -186,8 +192,9 @@ int main(int argc, char** argv) {
     std::printf("%-9s %8zu %8.2f %8.2f %8.2f %8.2f %8.0f %.2f %s\n", mode.c_str(), figures.samples,
                 figures.p50, figures.p99, figures.max, figures.mean, target, figures.p99 / target,
                 figures.p99 <= target ? "(meets target)" : "(MISSES target)");
-    std::printf("          sent->decided p50 %.2f p99 %.2f ms; decided->agent p50 %.2f p99 %.2f ms\n",
-                figures.decide_p50, figures.decide_p99, figures.deliver_p50, figures.deliver_p99);
+    std::printf(
+        "          sent->decided p50 %.2f p99 %.2f ms; decided->agent p50 %.2f p99 %.2f ms\n",
+        figures.decide_p50, figures.decide_p99, figures.deliver_p50, figures.deliver_p99);
     std::fflush(stdout);
   }
   return 0;

@@ -241,7 +241,8 @@ TEST_F(ProcessRunnerTest, KillEndsWithSigkillWhenSigtermIsIgnored) {
   constexpr auto kGrace = 300ms;
   auto runner = MakeRunner(kGrace);
   ASSERT_TRUE(
-      runner->Start("a", Shell("trap '' TERM; echo ready; exec tail -f /dev/null", dir_.path())).ok());
+      runner->Start("a", Shell("trap '' TERM; echo ready; exec tail -f /dev/null", dir_.path()))
+          .ok());
   // Only once the trap is set does the kill meet a process that ignores SIGTERM.
   ASSERT_EQ(recorder_.WaitFirstLine("a", kTimeout), "ready\n");
   Clock::time_point killed_at = Clock::now();
@@ -257,7 +258,8 @@ TEST_F(ProcessRunnerTest, GrandchildrenGetTheSigtermOfTheGroup) {
   // The shell itself ignores SIGTERM (set after the child started, which keeps the default), so
   // the task ends early only if the child got SIGTERM too: wait then returns 128+15.
   ASSERT_TRUE(
-      runner->Start("a", Shell("tail -f /dev/null & trap '' TERM; echo $!; wait $!", dir_.path())).ok());
+      runner->Start("a", Shell("tail -f /dev/null & trap '' TERM; echo $!; wait $!", dir_.path()))
+          .ok());
   auto first = recorder_.WaitFirstLine("a", kTimeout);
   ASSERT_TRUE(first.has_value());
   pid_t grandchild = static_cast<pid_t>(std::stol(*first));
@@ -273,7 +275,8 @@ TEST_F(ProcessRunnerTest, GrandchildrenGetTheSigtermOfTheGroup) {
 TEST_F(ProcessRunnerTest, GrandchildrenIgnoringSigtermDieByTheGroupSigkill) {
   auto runner = MakeRunner(200ms);
   ASSERT_TRUE(
-      runner->Start("a", Shell("trap '' TERM; tail -f /dev/null & echo $!; wait", dir_.path())).ok());
+      runner->Start("a", Shell("trap '' TERM; tail -f /dev/null & echo $!; wait", dir_.path()))
+          .ok());
   auto first = recorder_.WaitFirstLine("a", kTimeout);
   ASSERT_TRUE(first.has_value());
   pid_t grandchild = static_cast<pid_t>(std::stol(*first));
@@ -302,7 +305,8 @@ TEST_F(ProcessRunnerTest, LeftoversDieWhenTheLeaderExits) {
 TEST_F(ProcessRunnerTest, DestructorKillsWhatStillRuns) {
   auto runner = MakeRunner(30s);
   ASSERT_TRUE(
-      runner->Start("a", Shell("trap '' TERM; echo ready; exec tail -f /dev/null", dir_.path())).ok());
+      runner->Start("a", Shell("trap '' TERM; echo ready; exec tail -f /dev/null", dir_.path()))
+          .ok());
   ASSERT_TRUE(recorder_.WaitFirstLine("a", kTimeout).has_value());
   runner.reset();
   auto exit = recorder_.WaitExit("a", 0ms);

@@ -104,18 +104,19 @@ TEST_F(ApiTest, BadInputGetsAClearErrorAndAppendsNothing) {
       {"POST", "/api/v1/commands", R"({"config":{"entrypoint":[]}})", 400, "config.entrypoint"},
       {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"],"resources":{"slots":"x"}}})",
        400, "config.resources.slots must be an integer"},
-      {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"],"resources":{"priority":500}}})",
-       400, "between 1 and 99"},
+      {"POST", "/api/v1/commands",
+       R"({"config":{"entrypoint":["a"],"resources":{"priority":500}}})", 400, "between 1 and 99"},
       {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"],"colour":"red"}})", 400,
        "unknown field config.colour"},
-      {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"],"resources":{"resource_pool":"gpu"}}})",
-       400, "resource pool gpu does not exist"},
+      {"POST", "/api/v1/commands",
+       R"({"config":{"entrypoint":["a"],"resources":{"resource_pool":"gpu"}}})", 400,
+       "resource pool gpu does not exist"},
       {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"]},"templateName":"t"})", 501,
        "templates"},
       {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"],"bind_mounts":[]}})", 501,
        "config.bind_mounts is not supported"},
-      {"POST", "/api/v1/commands", "{\"config\":{\"entrypoint\":[\"" + std::string(70000, 'a') + "\"]}}",
-       413, "too large"},
+      {"POST", "/api/v1/commands",
+       "{\"config\":{\"entrypoint\":[\"" + std::string(70000, 'a') + "\"]}}", 413, "too large"},
       {"POST", "/api/v1/commands/nope/kill", "", 404, "task nope not found"},
       {"GET", "/api/v1/tasks/nope", "", 404, "task nope not found"},
       {"GET", "/api/v1/tasks/nope/logs", "", 404, "not found"},
@@ -129,8 +130,8 @@ TEST_F(ApiTest, BadInputGetsAClearErrorAndAppendsNothing) {
       {"POST", "/api/v1/agents/bad%2Fid/register", R"({"incarnation":"i","slots":1})", 400,
        "bad agent id"},
       {"POST", "/api/v1/agents/a1/register", R"({"incarnation":"i","slots":-1})", 400, "slots"},
-      {"POST", "/api/v1/task/logs", R"({"logs":[{"taskId":"t","allocationId":"a","log":"x","seq":0}]})",
-       404, "unknown task"},
+      {"POST", "/api/v1/task/logs",
+       R"({"logs":[{"taskId":"t","allocationId":"a","log":"x","seq":0}]})", 404, "unknown task"},
   };
   for (const auto& c : cases) {
     auto response = Call(c.method, c.target, c.body);
@@ -200,15 +201,21 @@ TEST_F(ApiTest, TheAgentProtocolRunsACommandsWholeStory) {
 
   CallJson("POST", "/api/v1/allocations/" + allocation + "/started",
            json{{"taskId", id}, {"agentId", "a1"}, {"pid", 99}}.dump());
-  json line = {{"taskId", id}, {"allocationId", allocation}, {"agentId", "a1"}, {"seq", 0},
-               {"stdtype", "stdout"}, {"log", "hi\n"}, {"timestamp", "2025-03-20T12:00:00Z"}};
+  json line = {{"taskId", id},
+               {"allocationId", allocation},
+               {"agentId", "a1"},
+               {"seq", 0},
+               {"stdtype", "stdout"},
+               {"log", "hi\n"},
+               {"timestamp", "2025-03-20T12:00:00Z"}};
   std::string logs = json{{"logs", {line}}}.dump();
   CallJson("POST", "/api/v1/task/logs", logs);
   CallJson("POST", "/api/v1/task/logs", logs);  // a retried batch is stored once
   auto exited = Call("POST", "/api/v1/allocations/" + allocation + "/exited",
                      json{{"taskId", id}, {"agentId", "a1"}, {"exitCode", 0}}.dump());
   ASSERT_EQ(exited.status, 200);
-  json task = CallJson("GET", "/api/v1/tasks/" + id + "?minOffset=" + exited.headers["cairn-offset"]);
+  json task =
+      CallJson("GET", "/api/v1/tasks/" + id + "?minOffset=" + exited.headers["cairn-offset"]);
   EXPECT_EQ(task["task"]["cairn"]["state"], "TASK_STATE_TERMINATED");
   EXPECT_EQ(task["task"]["cairn"]["exitCode"], 0);
   EXPECT_TRUE(task["task"].contains("endTime"));

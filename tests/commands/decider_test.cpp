@@ -1,7 +1,8 @@
 // The decider and the first placement rule: plain values in, events out.
+#include "commands/decider.h"
+
 #include <gtest/gtest.h>
 
-#include "commands/decider.h"
 #include "commands/placement.h"
 
 namespace cairn::commands {
@@ -56,13 +57,26 @@ class DeciderTest : public ::testing::Test {
     std::vector<std::string> names;
     for (const auto& e : last_events_) {
       switch (e.payload_case()) {
-        case events::Envelope::kTaskSubmitted: names.push_back("TaskSubmitted"); break;
-        case events::Envelope::kAllocationAssigned: names.push_back("AllocationAssigned"); break;
-        case events::Envelope::kKillRequested: names.push_back("KillRequested"); break;
-        case events::Envelope::kTaskExited: names.push_back("TaskExited"); break;
-        case events::Envelope::kTaskStarted: names.push_back("TaskStarted"); break;
-        case events::Envelope::kAgentRegistered: names.push_back("AgentRegistered"); break;
-        default: names.push_back("Other");
+        case events::Envelope::kTaskSubmitted:
+          names.push_back("TaskSubmitted");
+          break;
+        case events::Envelope::kAllocationAssigned:
+          names.push_back("AllocationAssigned");
+          break;
+        case events::Envelope::kKillRequested:
+          names.push_back("KillRequested");
+          break;
+        case events::Envelope::kTaskExited:
+          names.push_back("TaskExited");
+          break;
+        case events::Envelope::kTaskStarted:
+          names.push_back("TaskStarted");
+          break;
+        case events::Envelope::kAgentRegistered:
+          names.push_back("AgentRegistered");
+          break;
+        default:
+          names.push_back("Other");
       }
     }
     return names;

@@ -20,8 +20,8 @@ void Cluster::StartMaster() {
   std::string config_path = dir_.Sub("master.yaml");
   {
     std::ofstream out(config_path);
-    out << "port: " << port_ << "\ndata_dir: " << data_dir_
-        << "\nagent_timeout_seconds: 30\n" << extra_master_config_;
+    out << "port: " << port_ << "\ndata_dir: " << data_dir_ << "\nagent_timeout_seconds: 30\n"
+        << extra_master_config_;
   }
   auto master = ChildProcess::Start({BinaryPath("cairn-master"), "--config", config_path});
   ASSERT_TRUE(master.ok()) << master.status().ToString();
@@ -44,10 +44,9 @@ void Cluster::StopMaster(int signal_number) {
 }
 
 void Cluster::StartAgent(const std::string& id, int slots) {
-  auto agent = ChildProcess::Start({BinaryPath("cairn-agent"), "--master", url(), "--id", id,
-                                    "--slots", std::to_string(slots), "--work-root",
-                                    dir_.Sub("agent-" + id), "--kill-grace", "5",
-                                    "--heartbeat-interval", "1"});
+  auto agent = ChildProcess::Start(
+      {BinaryPath("cairn-agent"), "--master", url(), "--id", id, "--slots", std::to_string(slots),
+       "--work-root", dir_.Sub("agent-" + id), "--kill-grace", "5", "--heartbeat-interval", "1"});
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   auto line = (*agent)->WaitForLine(
       [&](const std::string& l) { return l.find("cairn-agent " + id + " registered") == 0; },
@@ -77,11 +76,11 @@ json Cluster::Get(const std::string& target) {
 std::string Cluster::FollowLogs(const std::string& task_id) {
   std::string text;
   auto client = Client();
-  auto status = client.StreamLines("GET", "/api/v1/tasks/" + task_id + "/logs?follow=true",
-                                   [&](std::string_view line) {
-                                     text += json::parse(line)["result"]["message"].get<std::string>();
-                                     return true;
-                                   });
+  auto status = client.StreamLines(
+      "GET", "/api/v1/tasks/" + task_id + "/logs?follow=true", [&](std::string_view line) {
+        text += json::parse(line)["result"]["message"].get<std::string>();
+        return true;
+      });
   EXPECT_TRUE(status.ok()) << status.ToString();
   return text;
 }
@@ -89,13 +88,13 @@ std::string Cluster::FollowLogs(const std::string& task_id) {
 json Cluster::WaitForEvent(const std::function<bool(const json&)>& predicate) {
   json found;
   auto client = Client();
-  auto status = client.StreamLines("GET", "/api/v1/events?from=0&follow=true",
-                                   [&](std::string_view line) {
-                                     json event = json::parse(line);
-                                     if (!predicate(event)) return true;
-                                     found = event;
-                                     return false;
-                                   });
+  auto status =
+      client.StreamLines("GET", "/api/v1/events?from=0&follow=true", [&](std::string_view line) {
+        json event = json::parse(line);
+        if (!predicate(event)) return true;
+        found = event;
+        return false;
+      });
   EXPECT_TRUE(status.ok()) << status.ToString();
   return found;
 }

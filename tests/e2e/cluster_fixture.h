@@ -2,10 +2,9 @@
 // they need (on streams and lines, never on sleeps).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

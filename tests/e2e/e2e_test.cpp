@@ -20,8 +20,8 @@ bool IsEventFor(const json& event, const char* type, const std::string& task_id)
 std::map<std::string, int> StoryOf(const std::vector<json>& events, const std::string& task_id) {
   std::map<std::string, int> counts;
   for (const auto& event : events) {
-    for (const char* type : {"taskSubmitted", "allocationAssigned", "taskStarted", "killRequested",
-                             "taskExited"}) {
+    for (const char* type :
+         {"taskSubmitted", "allocationAssigned", "taskStarted", "killRequested", "taskExited"}) {
       if (IsEventFor(event, type, task_id)) counts[type]++;
     }
   }
@@ -67,9 +67,10 @@ TEST(EndToEnd, EchoFailureAndKillThroughRealProcesses) {
 
   auto events = cluster.AllEvents();
   for (const auto& id : {echo, failing, env}) {
-    EXPECT_EQ(StoryOf(events, id),
-              (std::map<std::string, int>{{"taskSubmitted", 1}, {"allocationAssigned", 1},
-                                          {"taskStarted", 1}, {"taskExited", 1}}));
+    EXPECT_EQ(StoryOf(events, id), (std::map<std::string, int>{{"taskSubmitted", 1},
+                                                               {"allocationAssigned", 1},
+                                                               {"taskStarted", 1},
+                                                               {"taskExited", 1}}));
   }
   EXPECT_EQ(StoryOf(events, sleeper)["killRequested"], 1);
   EXPECT_EQ(StoryOf(events, sleeper)["taskExited"], 1);
@@ -103,8 +104,8 @@ TEST(EndToEnd, AMasterRestartInTheMiddleKeepsTheTaskStoryWhole) {
   EXPECT_EQ(task["task"]["cairn"]["exitCode"], 0);
 
   auto events = cluster.AllEvents();
-  const std::map<std::string, int> whole = {{"taskSubmitted", 1}, {"allocationAssigned", 1},
-                                            {"taskStarted", 1}, {"taskExited", 1}};
+  const std::map<std::string, int> whole = {
+      {"taskSubmitted", 1}, {"allocationAssigned", 1}, {"taskStarted", 1}, {"taskExited", 1}};
   EXPECT_EQ(StoryOf(events, id), whole) << "nothing ran twice, nothing was lost";
   EXPECT_EQ(StoryOf(events, after), whole);
   int epochs = 0;
@@ -127,7 +128,8 @@ TEST(EndToEnd, ReplayRebuildsTheLiveProjectionsExactlyAndShowsThePast) {
     ids.push_back(cluster.Submit({{"entrypoint", "echo task " + std::to_string(i)}}));
   }
   for (const auto& id : ids) cluster.FollowLogs(id);
-  json submitted = cluster.WaitForEvent([&](const json& e) { return IsEventFor(e, "taskSubmitted", ids[5]); });
+  json submitted =
+      cluster.WaitForEvent([&](const json& e) { return IsEventFor(e, "taskSubmitted", ids[5]); });
   uint64_t submitted_offset = std::stoull(submitted["offset"].get<std::string>());
   auto events = cluster.AllEvents();
   uint64_t last = events.size() - 1;
@@ -136,8 +138,8 @@ TEST(EndToEnd, ReplayRebuildsTheLiveProjectionsExactlyAndShowsThePast) {
   cluster.StopMaster(SIGTERM);
 
   auto live = cluster.RunCairn({"replay", "digest", "--data", cluster.data_dir()});
-  auto rebuilt = cluster.RunCairn({"replay", "rebuild", "--data", cluster.data_dir(), "--out",
-                                   cluster.dir().Sub("rebuilt")});
+  auto rebuilt = cluster.RunCairn(
+      {"replay", "rebuild", "--data", cluster.data_dir(), "--out", cluster.dir().Sub("rebuilt")});
   auto projection_lines = [](const std::vector<std::string>& lines) {
     std::vector<std::string> kept;
     for (const auto& line : lines) {

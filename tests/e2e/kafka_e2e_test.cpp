@@ -114,7 +114,8 @@ TEST(KafkaEndToEnd, BrokerFaultsLoseAndDuplicateNothing) {
       continue;
     }
     if (n == 20) {
-      kafka->PushFetchErrors({RD_KAFKA_RESP_ERR__TRANSPORT, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION});
+      kafka->PushFetchErrors(
+          {RD_KAFKA_RESP_ERR__TRANSPORT, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION});
     }
     ids.push_back(submit(n));
   }

@@ -39,8 +39,8 @@ std::string BinaryPath(const std::string& name);
 // the test log). The destructor kills (SIGKILL) and reaps it if it still runs.
 class ChildProcess {
  public:
-  static Result<std::unique_ptr<ChildProcess>> Start(const std::vector<std::string>& argv,
-                                                     const std::vector<std::string>& extra_env = {});
+  static Result<std::unique_ptr<ChildProcess>> Start(
+      const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {});
   ~ChildProcess();
 
   // Waits until a stdout line (already seen or new) satisfies `predicate`; returns it.
