@@ -173,7 +173,7 @@ std::string ProtoEnumTaskType(events::TaskType type) {
   }
 }
 
-// Determined's task state names for commands, shells and notebooks.
+// Determined's task state names, shared by commands, shells, notebooks and allocations.
 std::string NtscState(const TaskView& task) {
   switch (task.state()) {
     case views::TASK_STATE_QUEUED:
@@ -221,28 +221,13 @@ json CommandJson(const TaskView& task) {
   return command;
 }
 
-std::string AllocationState(const TaskView& task) {
-  switch (task.state()) {
-    case views::TASK_STATE_ASSIGNED:
-      return "STATE_STARTING";
-    case views::TASK_STATE_RUNNING:
-      return "STATE_RUNNING";
-    case views::TASK_STATE_TERMINATING:
-      return "STATE_TERMINATING";
-    case views::TASK_STATE_TERMINATED:
-      return "STATE_TERMINATED";
-    default:
-      return "STATE_QUEUED";
-  }
-}
-
 // The v1Task shape used by `det shell/notebook start` polling and `det task`.
 json TaskJson(const TaskView& task) {
   json allocations = json::array();
   if (!task.allocation_id().empty()) {
     allocations.push_back({{"taskId", task.task_id()},
                            {"allocationId", task.allocation_id()},
-                           {"state", AllocationState(task)},
+                           {"state", NtscState(task)},
                            {"slots", task.slots()},
                            {"isReady", task.state() == views::TASK_STATE_RUNNING},
                            {"resourcePool", task.resource_pool()}});

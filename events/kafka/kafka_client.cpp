@@ -53,6 +53,22 @@ Settings IdempotentProducerSettings(const std::string& brokers) {
   return settings;
 }
 
+Settings ConsumerSettings(const std::string& brokers) {
+  Settings settings = CommonSettings(brokers);
+  settings.insert(settings.end(), {
+                                      {"enable.auto.commit", "false"},
+                                      {"enable.auto.offset.store", "false"},
+                                      {"enable.partition.eof", "false"},
+                                      // Bounds how long a tailing consumer lags a produce
+                                      // when the broker holds fetches for the full wait
+                                      // (librdkafka's mock does; a real broker answers as
+                                      // soon as data arrives). Placements cross two such
+                                      // hops (relay, agent), so this is kept small.
+                                      {"fetch.wait.max.ms", "10"},
+                                  });
+  return settings;
+}
+
 Result<Config> NewConfig(const Settings& settings) {
   Config config(rd_kafka_conf_new());
   char error[512];

@@ -46,6 +46,10 @@ Settings CommonSettings(const std::string& brokers);
 // topic auto-creation (the one-partition events topic must never get a default count).
 Settings IdempotentProducerSettings(const std::string& brokers);
 
+// Settings every Cairn consumer shares: manual offsets, no partition-EOF events, and a short
+// fetch wait (see ConsumerSettings in kafka_client.cpp). Add group.id and offset reset.
+Settings ConsumerSettings(const std::string& brokers);
+
 // A configuration holding `settings`; InvalidArgument names the setting librdkafka refused.
 Result<Config> NewConfig(const Settings& settings);
 

@@ -345,20 +345,11 @@ Result<std::unique_ptr<LogReader>> KafkaEventLog::OpenReader(uint64_t from) {
   if (from > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return Status::InvalidArgument("kafka log: offset " + std::to_string(from) + " out of range");
   }
-  kafka::Settings settings = kafka::CommonSettings(brokers_);
+  kafka::Settings settings = kafka::ConsumerSettings(brokers_);
   settings.insert(settings.end(), {
                                       // assign() needs a group handle; nothing joins or commits.
                                       {"group.id", "cairn-log-reader"},
-                                      {"enable.auto.commit", "false"},
-                                      {"enable.auto.offset.store", "false"},
                                       {"auto.offset.reset", "error"},
-                                      {"enable.partition.eof", "false"},
-                                      // Bounds how long a tailing reader lags an append
-                                      // when the broker holds fetches for the full wait
-                                      // (librdkafka's mock does; a real broker answers as
-                                      // soon as data arrives). Placements cross two such
-                                      // hops (relay, agent), so this is kept small.
-                                      {"fetch.wait.max.ms", "10"},
                                       // Prefetch per reader; 64 MiB by default, and a master
                                       // runs a reader per projector.
                                       {"queued.max.messages.kbytes", "16384"},

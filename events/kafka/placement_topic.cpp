@@ -381,20 +381,14 @@ Result<std::unique_ptr<PlacementConsumer>> PlacementConsumer::Open(const std::st
   if (brokers.empty()) return Status::InvalidArgument("placement consumer: no brokers given");
   if (agent_id.empty()) return Status::InvalidArgument("placement consumer: empty agent id");
   const std::string topic = PlacementTopicName(topic_prefix);
-  kafka::Settings settings = kafka::CommonSettings(brokers);
+  kafka::Settings settings = kafka::ConsumerSettings(brokers);
   settings.insert(settings.end(), {
                                       {"group.id", "cairn-agent-" + agent_id},
                                       {"auto.offset.reset", "earliest"},
-                                      {"enable.auto.commit", "false"},
-                                      {"enable.auto.offset.store", "false"},
-                                      {"enable.partition.eof", "false"},
                                       // Short enough that a dead agent's group is freed soon;
                                       // also avoids the mock cluster's 45 s first rebalance.
                                       {"session.timeout.ms", "6000"},
                                       {"heartbeat.interval.ms", "500"},
-                                      // See the log reader: an idle fetch costs this much
-                                      // delivery latency on brokers that hold it.
-                                      {"fetch.wait.max.ms", "10"},
                                   });
   CAIRN_ASSIGN_OR_RETURN(kafka::Config config, kafka::NewConfig(settings));
   CAIRN_ASSIGN_OR_RETURN(kafka::Client consumer,
