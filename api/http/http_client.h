@@ -45,7 +45,9 @@ class Client {
                      const std::function<bool(std::string_view line)>& on_line,
                      const std::map<std::string, std::string>& headers = {});
 
-  // Aborts a blocked Request/StreamLines from another thread.
+  // Aborts the Request/StreamLines in progress, from another thread. It does not stick: a call
+  // that starts after Cancel() runs normally, so a caller racing a call's start repeats Cancel()
+  // until the call returns.
   void Cancel();
 
   const std::string& host() const;
