@@ -18,8 +18,14 @@ using Clock = std::chrono::steady_clock;
 
 // The exit code reported for an allocation whose process could not be started, as a shell does.
 constexpr int kCannotStartExitCode = 127;
-// After the grace period a killed group gets SIGKILL; this covers the reaping after that.
-constexpr std::chrono::seconds kKillSettle(5);
+// The reason of the exit reported for an order still queued when the agent shuts down.
+constexpr const char* kNotStartedAtShutdown =
+    "could not start: agent shutting down before the task started";
+// After the grace period a killed group gets SIGKILL; this covers the reaping after that and the
+// runner's pipe drain after the leader's death (on_exit, and so the exit report, comes only after
+// it), plus a margin, so that no exit arrives after the reporter was drained.
+constexpr std::chrono::seconds kKillSettle =
+    ProcessRunner::kDrainAfterExit + std::chrono::seconds(5);
 
 std::vector<std::string> CurrentEnvironment() {
   std::vector<std::string> env;
@@ -98,6 +104,9 @@ Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
 
 Agent::~Agent() {
   Shutdown();
+  // The runner's supervise threads call back into mutex_, allocations_ and reporter_: end them
+  // (~ProcessRunner joins them) while those members still exist.
+  runner_.reset();
   if (trace_ != nullptr) std::fclose(trace_);
 }
 
@@ -201,12 +210,35 @@ void Agent::Shutdown() {
     placement_thread_.join();
   }
   {
-    // Orders not acted on yet are dropped: nothing new starts while the agent shuts down.
     std::lock_guard lock(mutex_);
     launcher_stop_ = true;
   }
   orders_arrived_.notify_all();
   if (launcher_thread_.joinable()) launcher_thread_.join();
+  {
+    // Orders not acted on yet are dropped: nothing new starts while the agent shuts down. An
+    // allocation the agent would have run is reported as one that could not start, so that the
+    // master does not wait for it.
+    std::vector<ExitedReport> not_started;
+    {
+      std::lock_guard lock(mutex_);
+      for (const ReceivedOrder& received : received_orders_) {
+        if (order_book_.Decide(received.order).action != OrderBook::Action::kRun) continue;
+        const auto& assigned = received.order.allocation_assigned();
+        ExitedReport report;
+        report.allocation_id = assigned.allocation_id();
+        report.task_id = assigned.task_id();
+        report.exit_code = kCannotStartExitCode;
+        report.reason = kNotStartedAtShutdown;
+        not_started.push_back(std::move(report));
+      }
+      received_orders_.clear();
+    }
+    for (ExitedReport& report : not_started) {
+      LogInfo("allocation " + report.allocation_id + " not started: the agent is shutting down");
+      reporter_->AddExited(std::move(report));
+    }
+  }
   {
     std::lock_guard lock(mutex_);
     for (auto& [allocation_id, allocation] : allocations_) {

@@ -15,6 +15,9 @@ constexpr std::chrono::seconds kHealthyStream(5);
 // http::Client::Cancel() only reaches a call that has begun; Stop() repeats it this often until
 // Run() has returned.
 constexpr std::chrono::milliseconds kCancelRepeat(50);
+// The master writes a keep-alive line on an idle stream every 15 s; three missed mean the
+// connection is dead even if no FIN arrived (a crashed host, a dropped NAT entry).
+constexpr std::chrono::milliseconds kStreamIdleTimeout(45000);
 
 }  // namespace
 
@@ -42,21 +45,24 @@ void HttpPlacementSource::Run(const OrderHandler& handler) {
                          "&follow=true&agent=" + http::PercentEncode(agent_id_);
     Clock::time_point connected_at = Clock::now();
     bool got_order = false;
-    Status status = client_.StreamLines("GET", target, [&](std::string_view line) {
-      if (stopped_) return false;
-      if (line.find_first_not_of(" \t\r") == std::string_view::npos) return true;
-      Result<events::Envelope> order = EnvelopeFromJson(std::string(line));
-      if (!order.ok()) {
-        LogWarning("skipping a line of the event stream: " + order.status().ToString());
-        return true;
-      }
-      // A master may resend what this agent already handled; offsets say so.
-      if (order->offset() < next_offset_) return true;
-      got_order = true;
-      handler(*order);
-      next_offset_ = order->offset() + 1;
-      return true;
-    });
+    Status status = client_.StreamLines(
+        "GET", target,
+        [&](std::string_view line) {
+          if (stopped_) return false;
+          if (line.find_first_not_of(" \t\r") == std::string_view::npos) return true;
+          Result<events::Envelope> order = EnvelopeFromJson(std::string(line));
+          if (!order.ok()) {
+            LogWarning("skipping a line of the event stream: " + order.status().ToString());
+            return true;
+          }
+          // A master may resend what this agent already handled; offsets say so.
+          if (order->offset() < next_offset_) return true;
+          got_order = true;
+          handler(*order);
+          next_offset_ = order->offset() + 1;
+          return true;
+        },
+        {}, kStreamIdleTimeout);
     if (stopped_) break;
     if (got_order || Clock::now() - connected_at >= kHealthyStream) {
       backoff = options_.initial_backoff;

@@ -35,6 +35,17 @@ Result<uint64_t> OffsetField(const json& object, const char* name) {
   return Status::InvalidArgument(std::string("'") + name + "' is not an offset");
 }
 
+// A string field of the register answer's `placements`: absent or null gives the default, any
+// other non-string type is an error. Never throws (nlohmann's value() does on a wrong type).
+Result<std::string> StringField(const json& object, const char* name, const char* fallback) {
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return std::string(fallback);
+  if (!it->is_string()) {
+    return Status::InvalidArgument(std::string("'placements.") + name + "' is not a string");
+  }
+  return it->get<std::string>();
+}
+
 bool Retryable(const Status& status) {
   return status.code() == StatusCode::kUnavailable ||
          status.code() == StatusCode::kDeadlineExceeded || status.code() == StatusCode::kIOError;
@@ -85,9 +96,10 @@ Result<Registration> ParseRegistration(const std::string& body) {
   registration.transport = "http";
   auto placements = parsed.find("placements");
   if (placements != parsed.end() && placements->is_object()) {
-    registration.transport = placements->value("transport", "http");
-    registration.brokers = placements->value("brokers", "");
-    registration.topic_prefix = placements->value("topicPrefix", "cairn");
+    CAIRN_ASSIGN_OR_RETURN(registration.transport, StringField(*placements, "transport", "http"));
+    CAIRN_ASSIGN_OR_RETURN(registration.brokers, StringField(*placements, "brokers", ""));
+    CAIRN_ASSIGN_OR_RETURN(registration.topic_prefix,
+                           StringField(*placements, "topicPrefix", "cairn"));
   }
   return registration;
 }

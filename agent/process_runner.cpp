@@ -24,9 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 // A line longer than this is shipped in pieces, so one endless line cannot exhaust memory.
 constexpr size_t kMaxLineBytes = 64 * 1024;
-// After the leader's exit (and the SIGKILL to its group), output still buffered in the pipes is
-// read; a writer that escaped the group (setsid) cannot hold the task open longer than this.
-constexpr std::chrono::seconds kDrainAfterExit(5);
 
 std::string ErrnoText(int error) { return std::strerror(error); }
 
@@ -425,7 +422,7 @@ void ProcessRunner::Supervise(Process* process) {
                errno == EINTR) {
         }
         leader_exited = true;
-        drain_deadline = Clock::now() + kDrainAfterExit;
+        drain_deadline = Clock::now() + ProcessRunner::kDrainAfterExit;
       } else if (errno != EINTR) {
         break;
       }

@@ -61,6 +61,11 @@ class ProcessRunner {
     std::function<void(const std::string& key, const ProcessExit& exit)> on_exit;
   };
 
+  // After the leader's exit (and the SIGKILL to its group), output still buffered in the pipes
+  // is read; a writer that escaped the group (setsid) cannot hold the task open (and delay its
+  // on_exit) longer than this.
+  static constexpr std::chrono::seconds kDrainAfterExit{5};
+
   ProcessRunner(Callbacks callbacks, std::chrono::milliseconds kill_grace);
   // SIGKILLs every process group still running, waits for the threads (on_exit still runs).
   ~ProcessRunner();

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "agent/process_runner.h"
 
@@ -62,37 +64,48 @@ Result<std::vector<SlotDevice>> DiscoverGpus(const std::string& path_env) {
   std::string program = FindOnPath("nvidia-smi", path_env);
   if (program.empty()) return Status::NotFound("nvidia-smi is not on the PATH");
 
-  std::mutex mutex;
-  std::condition_variable done;
-  std::string output, errors;
-  std::optional<ProcessExit> exit;
+  // Shared with the runner's callbacks, which may outlive this call (see the timeout below).
+  struct Run {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::string output, errors;
+    std::optional<ProcessExit> exit;
+  };
+  auto run = std::make_shared<Run>();
   ProcessRunner::Callbacks callbacks;
-  callbacks.on_line = [&](const OutputLine& line) {
-    std::lock_guard lock(mutex);
-    (line.stream == OutputStream::kStdout ? output : errors) += line.text;
+  callbacks.on_line = [run](const OutputLine& line) {
+    std::lock_guard lock(run->mutex);
+    (line.stream == OutputStream::kStdout ? run->output : run->errors) += line.text;
   };
-  callbacks.on_exit = [&](const std::string&, const ProcessExit& process_exit) {
-    std::lock_guard lock(mutex);
-    exit = process_exit;
-    done.notify_all();
+  callbacks.on_exit = [run](const std::string&, const ProcessExit& process_exit) {
+    std::lock_guard lock(run->mutex);
+    run->exit = process_exit;
+    run->done.notify_all();
   };
-  ProcessRunner runner(std::move(callbacks), std::chrono::seconds(1));
+  auto runner = std::make_unique<ProcessRunner>(std::move(callbacks), std::chrono::seconds(1));
   ProcessSpec spec;
   spec.argv = {program, "--query-gpu=index,uuid,name", "--format=csv,noheader"};
   for (char** entry = environ; *entry != nullptr; ++entry) spec.env.emplace_back(*entry);
   spec.work_dir = "/";
-  CAIRN_ASSIGN_OR_RETURN(pid_t pid, runner.Start("nvidia-smi", spec));
+  CAIRN_ASSIGN_OR_RETURN(pid_t pid, runner->Start("nvidia-smi", spec));
   (void)pid;
   {
-    std::unique_lock lock(mutex);
-    if (!done.wait_for(lock, kNvidiaSmiTimeout, [&] { return exit.has_value(); })) {
+    std::unique_lock lock(run->mutex);
+    if (!run->done.wait_for(lock, kNvidiaSmiTimeout, [&] { return run->exit.has_value(); })) {
       lock.unlock();
-      runner.Kill("nvidia-smi");
+      runner->Kill("nvidia-smi");
+      // ~ProcessRunner joins its thread, which waits for the reaping: a process stuck in
+      // uninterruptible sleep would block it for ever. Hand the runner off instead of waiting.
+      std::thread([owned = std::move(runner)]() mutable { owned.reset(); }).detach();
       return Status::DeadlineExceeded("nvidia-smi did not answer within 30 s");
     }
   }
-  std::lock_guard lock(mutex);
-  if (exit->exit_code != 0) {
+  // on_exit has run: the runner's destructor only joins a thread that is returning.
+  runner.reset();
+  std::lock_guard lock(run->mutex);
+  const std::string& output = run->output;
+  const std::string& errors = run->errors;
+  if (run->exit->exit_code != 0) {
     return Status::Unavailable("nvidia-smi failed: " + Trim(errors.empty() ? output : errors));
   }
   CAIRN_ASSIGN_OR_RETURN(auto devices, ParseNvidiaSmiCsv(output));

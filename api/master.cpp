@@ -26,6 +26,7 @@ struct Master::Parts {
   std::unique_ptr<PlacementRelay> relay;
   std::unique_ptr<AgentHeartbeats> heartbeats;
   std::unique_ptr<RestApi> api;
+  std::atomic<RestApi*> ready_api{nullptr};  // set once startup is done
   std::unique_ptr<http::Server> server;
   bool stopped = false;
 };
@@ -40,6 +41,26 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) return Status::IOError("cannot create data_dir " + config.data_dir + ": " + ec.message());
+
+  // Bind first: a master that cannot serve must fail before it claims a writer epoch, which
+  // would fence off a healthy master on the same log. Until startup (replay) is done, every
+  // request gets 503.
+  http::Server::Options options;
+  options.address = config.listen_address;
+  options.port = config.port;
+  options.max_body_bytes = config.max_request_body_bytes;
+  std::atomic<RestApi*>* ready_api = &parts->ready_api;
+  parts->server =
+      std::make_unique<http::Server>(options, [ready_api](const http::Request& request) {
+        RestApi* api = ready_api->load();
+        if (api != nullptr) return api->Handle(request);
+        http::Response starting;
+        starting.status = 503;
+        starting.body =
+            R"({"code":14,"message":"the master is starting: replaying its log","details":[]})";
+        return starting;
+      });
+  CAIRN_RETURN_IF_ERROR(parts->server->Start());
 
   CAIRN_ASSIGN_OR_RETURN(parts->log, OpenEventLog(config.log));
   CAIRN_ASSIGN_OR_RETURN(parts->task_logs, TaskLogStore::Open(config.data_dir + "/tasklogs"));
@@ -73,14 +94,7 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   deps.master_id = parts->master_id;
   deps.stopping = &parts->stopping;
   parts->api = std::make_unique<RestApi>(deps);
-  http::Server::Options options;
-  options.address = config.listen_address;
-  options.port = config.port;
-  options.max_body_bytes = config.max_request_body_bytes;
-  RestApi* api = parts->api.get();
-  parts->server = std::make_unique<http::Server>(
-      options, [api](const http::Request& request) { return api->Handle(request); });
-  CAIRN_RETURN_IF_ERROR(parts->server->Start());
+  parts->ready_api = parts->api.get();
   return std::unique_ptr<Master>(new Master(std::move(parts)));
 }
 

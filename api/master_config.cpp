@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -17,7 +18,11 @@ std::string Where(const std::string& source, const YAML::Node& node, const std::
 Status CheckKeys(const std::string& source, const YAML::Node& map, const std::string& prefix,
                  const std::set<std::string>& known) {
   for (const auto& entry : map) {
-    std::string key = entry.first.as<std::string>();
+    if (!entry.first.IsScalar()) {
+      return Status::InvalidArgument(source + ":" + std::to_string(entry.first.Mark().line + 1) +
+                                     ": " + prefix + "<key>: a key must be a plain name");
+    }
+    std::string key = entry.first.Scalar();
     if (known.count(key)) continue;
     if (prefix.empty() && (key == "resource_manager" || key == "resource_pools" ||
                            key == "scheduler" || key == "provisioner")) {
@@ -46,8 +51,25 @@ Result<T> Scalar(const std::string& source, const YAML::Node& node, const std::s
 
 }  // namespace
 
+namespace {
+Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
+                                                const std::string& source_name);
+}  // namespace
+
 Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
                                        const std::string& source_name) {
+  // yaml-cpp reports odd documents (aliases, tags, non-scalar keys) by throwing.
+  try {
+    return ParseMasterConfigUnguarded(yaml_text, source_name);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ": " +
+                                   e.msg);
+  }
+}
+
+namespace {
+Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
+                                                const std::string& source_name) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -88,10 +110,11 @@ Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
     CAIRN_ASSIGN_OR_RETURN(config.agent_timeout_seconds,
                            Scalar<double>(source_name, root["agent_timeout_seconds"],
                                           "agent_timeout_seconds", "a number of seconds"));
-    if (config.agent_timeout_seconds <= 0) {
+    if (!std::isfinite(config.agent_timeout_seconds) || config.agent_timeout_seconds < 0.5 ||
+        config.agent_timeout_seconds > 86400) {
       return Status::InvalidArgument(
           Where(source_name, root["agent_timeout_seconds"], "agent_timeout_seconds") +
-          ": must be positive");
+          ": must be between 0.5 and 86400 seconds");
     }
   }
   if (root["max_request_body_bytes"]) {
@@ -138,6 +161,8 @@ Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
   }
   return config;
 }
+
+}  // namespace
 
 Result<MasterConfig> LoadMasterConfig(const std::string& path) {
   std::ifstream in(path);

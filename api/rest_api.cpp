@@ -1,6 +1,8 @@
 #include "api/rest_api.h"
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -128,18 +130,39 @@ Result<std::optional<int64_t>> GetInt(const json& object, const char* key,
                                       const std::string& path) {
   if (!Present(object, key)) return std::optional<int64_t>();
   const json& value = object.at(key);
-  if (value.is_number_integer()) return std::optional<int64_t>(value.get<int64_t>());
-  if (value.is_number_float() && value.get<double>() == static_cast<int64_t>(value.get<double>())) {
-    return std::optional<int64_t>(static_cast<int64_t>(value.get<double>()));
+  if (value.is_number_integer()) {
+    if (value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX) {
+      return Status::InvalidArgument(path + " is out of range");
+    }
+    return std::optional<int64_t>(value.get<int64_t>());
+  }
+  if (value.is_number_float()) {
+    double number = value.get<double>();
+    if (number >= -9.2e18 && number <= 9.2e18 &&
+        number == static_cast<double>(static_cast<int64_t>(number))) {
+      return std::optional<int64_t>(static_cast<int64_t>(number));
+    }
   }
   if (value.is_string()) {  // grpc-gateway sends int64 as strings
     const std::string& text = value.get_ref<const std::string&>();
-    if (!text.empty() && text.size() < 19 &&
-        text.find_first_not_of("-0123456789") == std::string::npos) {
-      return std::optional<int64_t>(std::stoll(text));
+    int64_t parsed = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    if (error == std::errc() && end == text.data() + text.size() && !text.empty()) {
+      return std::optional<int64_t>(parsed);
     }
   }
   return Status::InvalidArgument(path + " must be an integer");
+}
+
+// An integer that must fit the int32 fields of Cairn's events.
+Result<std::optional<int32_t>> GetInt32(const json& object, const char* key,
+                                        const std::string& path) {
+  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> value, GetInt(object, key, path));
+  if (!value) return std::optional<int32_t>();
+  if (*value < INT32_MIN || *value > INT32_MAX) {
+    return Status::InvalidArgument(path + " is out of range");
+  }
+  return std::optional<int32_t>(static_cast<int32_t>(*value));
 }
 
 Status CheckKnownKeys(const json& object, const std::string& path,
@@ -309,7 +332,10 @@ json AgentJson(const AgentView& agent) {
             {"runningAllocations", agent.allocations_size()}}}};
 }
 
-std::string JobTypeName(events::TaskType type) { return "TYPE_" + ProtoEnumTaskType(type); }
+// Determined's job types: a trial's job is its experiment.
+std::string JobTypeName(events::TaskType type) {
+  return type == events::TASK_TYPE_TRIAL ? "TYPE_EXPERIMENT" : "TYPE_" + ProtoEnumTaskType(type);
+}
 
 struct Paging {
   size_t offset = 0;
@@ -768,7 +794,7 @@ http::Response RequestContext::LaunchCommand() {
         !known.ok()) {
       return Error(known);
     }
-    auto slots = GetInt(resources, "slots", "config.resources.slots");
+    auto slots = GetInt32(resources, "slots", "config.resources.slots");
     if (!slots.ok()) return Error(slots.status());
     if (*slots) {
       if (**slots < 0 || **slots > 4096) {
@@ -776,7 +802,7 @@ http::Response RequestContext::LaunchCommand() {
       }
       submit.resources.set_slots(static_cast<int32_t>(**slots));
     }
-    auto priority = GetInt(resources, "priority", "config.resources.priority");
+    auto priority = GetInt32(resources, "priority", "config.resources.priority");
     if (!priority.ok()) return Error(priority.status());
     if (*priority) {
       if (**priority < 1 || **priority > 99) {
@@ -874,11 +900,11 @@ http::Response RequestContext::GetCommand(const std::string& id) {
 http::Response RequestContext::KillTask(const std::string& id, bool as_command) {
   auto outcome = Execute(commands::KillTask{id, "killed by " + user_.username}, UserActor());
   if (!outcome.ok()) return Error(outcome.status());
-  if (Status waited = WaitFor(outcome->offset); !waited.ok()) return Error(waited);
+  // The kill is durable: answer 200 even when the projections are slow to show it.
+  if (!WaitFor(outcome->offset).ok() || !as_command) return Ok(json::object(), outcome->offset);
   auto task = LoadTask(id);
-  if (!task.ok()) return Error(task.status());
-  if (as_command) return Ok({{"command", CommandJson(*task)}}, outcome->offset);
-  return Ok(json::object(), outcome->offset);
+  if (!task.ok()) return Ok(json::object(), outcome->offset);
+  return Ok({{"command", CommandJson(*task)}}, outcome->offset);
 }
 
 http::Response RequestContext::ListTasks() {
@@ -1042,7 +1068,7 @@ http::Response RequestContext::EnableAgent(const std::string& id, bool enable) {
                                      : commands::Command(commands::DisableAgent{id, drain});
   auto outcome = Execute(std::move(command), UserActor());
   if (!outcome.ok()) return Error(outcome.status());
-  if (Status waited = WaitFor(outcome->offset); !waited.ok()) return Error(waited);
+  if (!WaitFor(outcome->offset).ok()) return Ok(json::object(), outcome->offset);
   return GetAgent(id);
 }
 
@@ -1055,7 +1081,7 @@ http::Response RequestContext::RegisterAgent(const std::string& id) {
   auto pool = GetString(*body, "resourcePool", "resourcePool", false);
   auto hostname = GetString(*body, "hostname", "hostname", false);
   auto version = GetString(*body, "version", "version", false);
-  auto slots = GetInt(*body, "slots", "slots");
+  auto slots = GetInt32(*body, "slots", "slots");
   for (const Status* s : {&incarnation.status(), &pool.status(), &hostname.status(),
                           &version.status(), &slots.status()}) {
     if (!s->ok()) return Error(*s);
@@ -1073,7 +1099,7 @@ http::Response RequestContext::RegisterAgent(const std::string& id) {
       if (!entry.is_object())
         return Error(Status::InvalidArgument("each device must be an object"));
       auto* device = registration.add_devices();
-      auto device_id = GetInt(entry, "id", "devices[].id");
+      auto device_id = GetInt32(entry, "id", "devices[].id");
       auto brand = GetString(entry, "brand", "devices[].brand", false);
       auto uuid = GetString(entry, "uuid", "devices[].uuid", false);
       auto type = GetString(entry, "type", "devices[].type", false);
@@ -1090,6 +1116,15 @@ http::Response RequestContext::RegisterAgent(const std::string& id) {
   auto outcome = Execute(commands::RegisterAgent{registration}, "agent:" + id);
   if (!outcome.ok()) return Error(outcome.status());
   deps_.heartbeats->Record(id);
+  // A new incarnation reads its orders from its own AgentRegistered on, also when this answer is
+  // for a retried registration that changed nothing.
+  uint64_t resume_from = outcome->offset;
+  deps_.loop->Read([&](const commands::DecisionState& state) {
+    const auto* agent = state.FindAgent(id);
+    if (agent && agent->incarnation == registration.incarnation()) {
+      resume_from = agent->registered_offset;
+    }
+  });
   json placements = {{"transport", "http"}};
   if (deps_.config->log.backend == "kafka") {
     placements = {{"transport", "kafka"},
@@ -1097,7 +1132,7 @@ http::Response RequestContext::RegisterAgent(const std::string& id) {
                   {"topicPrefix", deps_.config->log.topic_prefix}};
   }
   return Ok({{"offset", std::to_string(outcome->offset)},
-             {"resumeFrom", std::to_string(outcome->offset)},
+             {"resumeFrom", std::to_string(resume_from)},
              {"placements", placements}},
             outcome->offset);
 }
@@ -1129,13 +1164,13 @@ http::Response RequestContext::AllocationReport(const std::string& allocation_id
   if (!agent_id.ok()) return Error(agent_id.status());
   commands::Command command;
   if (started) {
-    auto pid = GetInt(*body, "pid", "pid");
+    auto pid = GetInt32(*body, "pid", "pid");
     if (!pid.ok()) return Error(pid.status());
     command = commands::ReportTaskStarted{allocation_id, *task_id, *agent_id,
                                           static_cast<int32_t>(pid->value_or(0))};
   } else {
-    auto exit_code = GetInt(*body, "exitCode", "exitCode");
-    auto signal = GetInt(*body, "signal", "signal");
+    auto exit_code = GetInt32(*body, "exitCode", "exitCode");
+    auto signal = GetInt32(*body, "signal", "signal");
     auto reason = GetString(*body, "reason", "reason", false);
     for (const Status* s : {&exit_code.status(), &signal.status(), &reason.status()}) {
       if (!s->ok()) return Error(*s);
@@ -1223,8 +1258,19 @@ http::Response RequestContext::EventTail() {
   auto shared_reader = std::shared_ptr<LogReader>(std::move(*reader));
   const RestApiDeps deps = deps_;
   uint64_t stop_at = *end;
-  response.stream = [deps, shared_reader, follow, agent, types,
-                     stop_at](const http::ChunkWriter& write) {
+  // Placement orders from a master that a newer one fenced off are not orders: seed the fence
+  // with the newest epoch claimed before `from`, and follow later claims in the stream.
+  uint64_t fence = 0;
+  if (!agent.empty()) {
+    deps_.loop->Read([&](const commands::DecisionState& state) {
+      for (const auto& [claim_offset, epoch] : state.epoch_claims) {
+        if (claim_offset < from) fence = std::max(fence, epoch);
+      }
+    });
+  }
+  response.stream = [deps, shared_reader, follow, agent, types, stop_at,
+                     fence](const http::ChunkWriter& write) mutable {
+    auto last_write = std::chrono::steady_clock::now();
     while (!deps.stopping->load()) {
       if (!follow && shared_reader->position() >= stop_at) return;
       auto events = shared_reader->Next(1000, std::chrono::milliseconds(250));
@@ -1234,12 +1280,21 @@ http::Response RequestContext::EventTail() {
       }
       std::string chunk;
       for (const auto& event : *events) {
-        if (!agent.empty() && PlacementAgentOf(event) != agent) continue;
+        if (event.has_writer_epoch_claimed()) {
+          fence = std::max(fence, event.writer_epoch_claimed().epoch());
+        }
+        if (!agent.empty() && (PlacementAgentOf(event) != agent || event.writer_epoch() < fence)) {
+          continue;
+        }
         if (!types.empty() && !types.count(PayloadTypeName(event))) continue;
         chunk += EnvelopeToJson(event) + "\n";
       }
+      auto now = std::chrono::steady_clock::now();
+      // An idle follow stream gets a blank keep-alive line every 15 s, so that readers can
+      // tell a quiet log from a dead connection.
+      if (chunk.empty() && follow && now - last_write > std::chrono::seconds(15)) chunk = "\n";
+      if (!chunk.empty()) last_write = now;
       if (!write(chunk)) return;
-      if (events->empty() && follow && !write("")) return;
     }
   };
   return response;

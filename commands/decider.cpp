@@ -272,7 +272,19 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
                         const CommandMeta& meta) {
   if (!meta.idempotency_key.empty()) {
     auto seen = state.idempotency.find(meta.idempotency_key);
-    if (seen != state.idempotency.end()) return NoChange(seen->second);
+    if (seen != state.idempotency.end()) {
+      // A retry is the same request from the same caller; anything else reusing the key is a
+      // mistake that must not be answered with someone else's result.
+      const char* first_event = std::holds_alternative<SubmitTask>(command) ? "TaskSubmitted"
+                                : std::holds_alternative<KillTask>(command) ? "KillRequested"
+                                                                            : nullptr;
+      if (seen->second.actor != meta.actor ||
+          (first_event != nullptr && seen->second.command != first_event)) {
+        return Status::FailedPrecondition("idempotency key " + meta.idempotency_key +
+                                          " was already used for a different request");
+      }
+      return NoChange(seen->second.entity_id);
+    }
   }
   return std::visit(
       [&](const auto& c) -> Result<Decision> {

@@ -102,6 +102,17 @@ void DecisionLoop::Run() {
 }
 
 void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
+  if (needs_replay_) {
+    Status reloaded = Replay();
+    if (!reloaded.ok()) {
+      for (auto& pending : batch) {
+        pending->promise.set_value(Status::Unavailable("the master cannot read its log back (" +
+                                                       reloaded.message() + "); retry later"));
+      }
+      return;
+    }
+    needs_replay_ = false;
+  }
   std::vector<Envelope> to_append;
   std::vector<std::optional<Result<Outcome>>> answers(batch.size());
   std::vector<size_t> last_event_index(batch.size(), SIZE_MAX);
@@ -156,6 +167,8 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
                    appended.status().ToString().c_str());
       Status reloaded = Replay();
       if (!reloaded.ok()) {
+        // The state still holds this batch's events: decide nothing more until it is reloaded.
+        needs_replay_ = true;
         std::fprintf(stderr, "cairn-master: reload failed: %s\n", reloaded.ToString().c_str());
       }
       // Some of the batch may have landed; clients retry with their idempotency keys.
@@ -174,6 +187,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
                    static_cast<unsigned long long>(first_offset),
                    static_cast<unsigned long long>(appended->first));
       Status reloaded = Replay();
+      if (!reloaded.ok()) needs_replay_ = true;
       std::string fenced;
       {
         std::lock_guard lock(state_mutex_);

@@ -63,6 +63,9 @@ class DecisionLoop {
   DecisionState state_;
   uint64_t my_epoch_ = 0;
   std::string fenced_reason_;  // non-empty once a newer master took over
+  // Set when the state may hold events the log does not (an append failed and the reload that
+  // followed failed too): the next batch reloads first, or is refused.
+  bool needs_replay_ = false;
 
   std::mutex queue_mutex_;
   std::condition_variable queue_changed_;

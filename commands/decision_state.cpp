@@ -97,7 +97,8 @@ void ApplyTaskExited(DecisionState& state, const events::TaskExited& exited) {
   task.state = TaskState::kExited;
 }
 
-void ApplyAgentRegistered(DecisionState& state, const events::AgentRegistered& registered) {
+void ApplyAgentRegistered(DecisionState& state, const events::Envelope& event) {
+  const events::AgentRegistered& registered = event.agent_registered();
   AgentRecord& agent = state.agents[registered.agent_id()];
   bool same_incarnation = agent.incarnation == registered.incarnation();
   agent.agent_id = registered.agent_id();
@@ -107,6 +108,7 @@ void ApplyAgentRegistered(DecisionState& state, const events::AgentRegistered& r
   if (!same_incarnation) {
     // A new process: whatever the old one ran was ended by TaskExited events before this one.
     agent.incarnation = registered.incarnation();
+    agent.registered_offset = event.offset();
     agent.used_slots.clear();
     agent.zero_slot_containers = 0;
     agent.allocations.clear();
@@ -119,11 +121,14 @@ void Apply(DecisionState& state, const events::Envelope& event) {
   state.next_offset = event.offset() + 1;
   if (event.has_writer_epoch_claimed()) {
     state.writer_epoch = std::max(state.writer_epoch, event.writer_epoch_claimed().epoch());
+    state.epoch_claims[event.offset()] = event.writer_epoch_claimed().epoch();
     return;
   }
   if (event.writer_epoch() < state.writer_epoch) return;  // written by a fenced-off master
   if (!event.idempotency_key().empty()) {
-    state.idempotency.emplace(event.idempotency_key(), EntityIdOf(event));
+    state.idempotency.emplace(
+        event.idempotency_key(),
+        DecisionState::IdempotentCommand{PayloadTypeName(event), event.actor(), EntityIdOf(event)});
   }
   switch (event.payload_case()) {
     case events::Envelope::kTaskSubmitted:
@@ -155,7 +160,7 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       ApplyTaskExited(state, event.task_exited());
       break;
     case events::Envelope::kAgentRegistered:
-      ApplyAgentRegistered(state, event.agent_registered());
+      ApplyAgentRegistered(state, event);
       break;
     case events::Envelope::kAgentDisconnected: {
       auto it = state.agents.find(event.agent_disconnected().agent_id());

@@ -51,6 +51,7 @@ struct AgentRecord {
   std::set<int32_t> used_slots;
   int32_t zero_slot_containers = 0;
   std::set<std::string> allocations;  // allocation ids running or assigned here
+  uint64_t registered_offset = 0;     // the AgentRegistered that began this incarnation
 
   int32_t free_slots() const { return slot_count - static_cast<int32_t>(used_slots.size()); }
   bool schedulable() const { return connected && enabled && !draining; }
@@ -66,8 +67,14 @@ struct DecisionState {
   std::map<std::string, AgentRecord> agents;
   std::map<std::string, std::string> allocation_to_task;
   std::set<QueueKey> queue;  // queued tasks only
-  // idempotency key -> id of the entity its command created or touched
-  std::map<std::string, std::string> idempotency;
+  // idempotency key -> what its command was and the entity it created or touched
+  struct IdempotentCommand {
+    std::string command;  // the payload type of the command's first event
+    std::string actor;
+    std::string entity_id;
+  };
+  std::map<std::string, IdempotentCommand> idempotency;
+  std::map<uint64_t, uint64_t> epoch_claims;  // offset of each WriterEpochClaimed -> its epoch
 
   const TaskRecord* FindTask(const std::string& task_id) const;
   const AgentRecord* FindAgent(const std::string& agent_id) const;

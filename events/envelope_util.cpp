@@ -112,7 +112,9 @@ Result<int64_t> ParseTimeToUnixMicros(const std::string& text) {
   bool all_digits = text.find_first_not_of("0123456789") == std::string::npos;
   if (all_digits) {
     if (text.size() > 12) return Status::InvalidArgument("time out of range: " + text);
-    return static_cast<int64_t>(std::stoll(text)) * 1000000;
+    int64_t seconds = 0;
+    for (char c : text) seconds = seconds * 10 + (c - '0');
+    return seconds * 1000000;
   }
   std::tm tm{};
   int year, month, day, hour, minute, second;
@@ -141,8 +143,12 @@ Result<int64_t> ParseTimeToUnixMicros(const std::string& text) {
   int64_t offset_seconds = 0;
   std::string zone = text.substr(pos);
   if (zone == "Z" || zone == "z" || zone.empty()) {
-  } else if ((zone[0] == '+' || zone[0] == '-') && zone.size() == 6 && zone[3] == ':') {
-    int zh = std::stoi(zone.substr(1, 2)), zm = std::stoi(zone.substr(4, 2));
+  } else if ((zone[0] == '+' || zone[0] == '-') && zone.size() == 6 && zone[3] == ':' &&
+             isdigit(static_cast<unsigned char>(zone[1])) &&
+             isdigit(static_cast<unsigned char>(zone[2])) &&
+             isdigit(static_cast<unsigned char>(zone[4])) &&
+             isdigit(static_cast<unsigned char>(zone[5]))) {
+    int zh = (zone[1] - '0') * 10 + (zone[2] - '0'), zm = (zone[4] - '0') * 10 + (zone[5] - '0');
     offset_seconds = (zh * 3600 + zm * 60) * (zone[0] == '+' ? 1 : -1);
   } else {
     return Status::InvalidArgument("bad time zone in: " + text);

@@ -44,7 +44,19 @@ Result<uint64_t> MemoryEventLog::EndOffset() {
 }
 
 Result<std::unique_ptr<LogReader>> MemoryEventLog::OpenReader(uint64_t from) {
+  {
+    std::lock_guard lock(mutex_);
+    if (open_failures_left_ > 0) {
+      --open_failures_left_;
+      return Status::Unavailable("injected read failure");
+    }
+  }
   return std::unique_ptr<LogReader>(std::make_unique<MemoryLogReader>(this, from));
+}
+
+void MemoryEventLog::FailNextOpens(int count) {
+  std::lock_guard lock(mutex_);
+  open_failures_left_ = count;
 }
 
 void MemoryEventLog::FailNextAppends(int count) {

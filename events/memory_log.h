@@ -18,6 +18,8 @@ class MemoryEventLog : public EventLog {
 
   // Makes the next `count` appends fail with Unavailable (tests of error paths).
   void FailNextAppends(int count);
+  // Makes the next `count` OpenReader calls fail with Unavailable.
+  void FailNextOpens(int count);
 
  private:
   friend class MemoryLogReader;
@@ -25,6 +27,7 @@ class MemoryEventLog : public EventLog {
   std::condition_variable appended_;
   std::vector<Envelope> events_;
   int failures_left_ = 0;
+  int open_failures_left_ = 0;
 };
 
 }  // namespace cairn

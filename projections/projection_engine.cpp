@@ -376,7 +376,11 @@ Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
   }
 
   // A secondary keeps its own info log in a scratch directory and never writes to `dir`.
-  std::string pattern = std::filesystem::temp_directory_path().string() + "/cairn-secondary-XXXXXX";
+  // temp_directory_path() fails (and its throwing form throws) when TMPDIR is not a directory.
+  std::error_code temp_error;
+  std::filesystem::path temp_dir = std::filesystem::temp_directory_path(temp_error);
+  if (temp_error || temp_dir.empty()) temp_dir = "/tmp";
+  std::string pattern = temp_dir.string() + "/cairn-secondary-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) return Status::IOError("cannot create " + pattern);
   const std::string secondary_path = pattern;
   struct Cleanup {

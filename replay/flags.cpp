@@ -59,6 +59,13 @@ Result<std::optional<uint64_t>> Flags::GetUint(const std::string& name) const {
 Result<std::optional<int64_t>> Flags::GetTime(const std::string& name) const {
   auto text = Get(name);
   if (!text) return std::optional<int64_t>();
+  // std::regex recurses per character: an unbounded value would exhaust the stack. No valid time
+  // is near this long.
+  constexpr size_t kMaxTimeChars = 64;
+  if (text->size() > kMaxTimeChars) {
+    return Status::InvalidArgument("flag --" + name + " wants RFC 3339 or unix seconds, not a " +
+                                   std::to_string(text->size()) + "-character value");
+  }
   // Checked here first: the shared parser expects a well-formed zone offset.
   static const std::regex kShape(
       R"(\d+|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?)");

@@ -101,7 +101,13 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
   req.keep_alive(true);
   req.prepare_payload();
 
-  // A kept-alive connection may have been closed by the server meanwhile: one fresh retry.
+  // A kept-alive connection may have been closed by the server meanwhile. Only a request that
+  // is safe to repeat gets one retry on a fresh connection: a POST that failed after it was
+  // sent may have been executed, so its caller decides (with an idempotency key, say).
+  const bool repeatable = req.method() == bhttp::verb::get || req.method() == bhttp::verb::head ||
+                          req.method() == bhttp::verb::put ||
+                          req.method() == bhttp::verb::delete_ ||
+                          headers.count("Idempotency-Key") > 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool reused = d.stream != nullptr;
     if (!d.stream) {
@@ -114,21 +120,27 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
       }
       d.SetActiveFd(d.stream->socket().native_handle());
     }
-    beast::error_code ec;
+    beast::error_code write_ec, read_ec;
     d.stream->expires_after(timeout);
-    bhttp::async_write(*d.stream, req, [&](beast::error_code e, size_t) { ec = e; });
+    bhttp::async_write(*d.stream, req, [&](beast::error_code e, size_t) { write_ec = e; });
     d.Run();
+    // Read the answer even when the write failed: a server refusing an oversized body answers
+    // 413 and stops reading, which makes our write fail first.
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    if (!ec) {
-      bhttp::async_read(*d.stream, d.buffer, parser, [&](beast::error_code e, size_t) { ec = e; });
+    if (!d.cancelled) {
+      d.stream->expires_after(timeout);
+      bhttp::async_read(*d.stream, d.buffer, parser,
+                        [&](beast::error_code e, size_t) { read_ec = e; });
       d.Run();
     }
-    if (ec) {
+    if (read_ec || d.cancelled || !parser.is_done()) {
       d.SetActiveFd(-1);
       d.stream.reset();
-      if (reused && !d.cancelled && ec != beast::error::timeout) continue;
-      return Status::Unavailable(method + " " + target + " failed: " + ec.message());
+      beast::error_code ec = read_ec ? read_ec : write_ec;
+      if (reused && repeatable && !d.cancelled && ec != beast::error::timeout) continue;
+      return Status::Unavailable(method + " " + target + " failed: " +
+                                 (d.cancelled ? std::string("cancelled") : ec.message()));
     }
     auto& res = parser.get();
     ClientResponse out;
@@ -139,7 +151,7 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
       for (auto& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
       out.headers[name] = std::string(field.value());
     }
-    if (!res.keep_alive()) {
+    if (!res.keep_alive() || write_ec) {
       d.SetActiveFd(-1);
       d.stream.reset();
     }
@@ -150,13 +162,17 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
 
 Status Client::StreamLines(const std::string& method, const std::string& target,
                            const std::function<bool(std::string_view line)>& on_line,
-                           const std::map<std::string, std::string>& headers) {
+                           const std::map<std::string, std::string>& headers,
+                           std::chrono::milliseconds idle_timeout) {
   Impl& d = *impl_;
   d.cancelled = false;
   beast::tcp_stream stream(d.io);
   CAIRN_RETURN_IF_ERROR(d.Connect(stream, std::chrono::seconds(30)));
   d.SetActiveFd(stream.socket().native_handle());
-  if (d.cancelled) return Status::Unavailable("cancelled");
+  if (d.cancelled) {
+    d.SetActiveFd(-1);
+    return Status::Unavailable("cancelled");
+  }
   bhttp::request<bhttp::empty_body> req{bhttp::string_to_verb(method), target, 11};
   req.set(bhttp::field::host, d.host + ":" + std::to_string(d.port));
   req.set(bhttp::field::user_agent, "cairn");
@@ -189,6 +205,11 @@ Status Client::StreamLines(const std::string& method, const std::string& target,
   while (!parser.is_done() && !stop) {
     parser.get().body().data = chunk;
     parser.get().body().size = sizeof chunk;
+    if (idle_timeout.count() > 0) {
+      stream.expires_after(idle_timeout);
+    } else {
+      stream.expires_never();
+    }
     bhttp::async_read_some(stream, buffer, parser, [&](beast::error_code e, size_t) { ec = e; });
     d.Run();
     if (ec == bhttp::error::need_buffer) ec = {};

@@ -31,7 +31,9 @@ class Client {
   static Result<Client> FromUrl(const std::string& url);
 
   // Sends one request and reads the whole response. A transport failure is Unavailable; any
-  // HTTP status (also 4xx/5xx) is a successful result. `timeout` bounds the whole exchange.
+  // HTTP status (also 4xx/5xx) is a successful result. `timeout` bounds each of the write and
+  // the read. A GET/HEAD/PUT/DELETE, or a request with an Idempotency-Key header, is retried
+  // once on a fresh connection when a kept-alive one turns out to be closed.
   Result<ClientResponse> Request(const std::string& method, const std::string& target,
                                  const std::string& body = "",
                                  const std::map<std::string, std::string>& headers = {},
@@ -39,11 +41,13 @@ class Client {
 
   // Sends a request and hands each line of the (streamed) response body to `on_line` (without
   // the newline) as it arrives, until the server ends the response, `on_line` returns false,
-  // Cancel() is called, or the connection fails. A non-200 status is returned as an error whose
-  // message holds the body. Uses its own connection.
+  // Cancel() is called, the connection fails, or (when `idle_timeout` is positive) nothing
+  // arrives for that long. A non-200 status is returned as an error whose message holds the
+  // body. Uses its own connection.
   Status StreamLines(const std::string& method, const std::string& target,
                      const std::function<bool(std::string_view line)>& on_line,
-                     const std::map<std::string, std::string>& headers = {});
+                     const std::map<std::string, std::string>& headers = {},
+                     std::chrono::milliseconds idle_timeout = std::chrono::milliseconds(0));
 
   // Aborts the Request/StreamLines in progress, from another thread. It does not stick: a call
   // that starts after Cancel() runs normally, so a caller racing a call's start repeats Cancel()

@@ -1,7 +1,10 @@
 #include "api/http/http_server.h"
 
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
@@ -77,7 +80,12 @@ void Server::Impl::AcceptLoop() {
     acceptor.accept(socket, ec);
     std::unique_lock lock(mutex);
     if (stopping) return;
-    if (ec) continue;
+    if (ec) {
+      // Out of descriptors (EMFILE/ENFILE) or a transient failure: back off instead of spinning.
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
     if (open_sockets.size() >= options.max_connections) {
       lock.unlock();
       auto res = SimpleResponse(503, "too many connections", false);
@@ -88,18 +96,35 @@ void Server::Impl::AcceptLoop() {
     uint64_t id = next_connection_id++;
     open_sockets[id] = socket.native_handle();
     lock.unlock();
-    std::thread(&Impl::Serve, this, id, std::move(socket)).detach();
+    try {
+      std::thread(&Impl::Serve, this, id, std::move(socket)).detach();
+    } catch (const std::system_error&) {
+      // No thread to serve it: refuse this connection, keep serving the others.
+      socket.close(ec);
+      std::lock_guard relock(mutex);
+      open_sockets.erase(id);
+      connections_done.notify_all();
+    }
   }
 }
 
 void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
   beast::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
+  // Finds peers that vanished without a FIN (a crashed host) on long-lived streams.
+  socket.set_option(net::socket_base::keep_alive(true), ec);
   std::string remote;
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) remote = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   beast::flat_buffer buffer;
   while (true) {
+    if (buffer.size() == 0) {
+      // Wait for the next request, but not forever: an idle connection holds a thread and a
+      // descriptor. Stop() shuts the socket down, which ends the wait too.
+      pollfd wait_for{socket.native_handle(), POLLIN, 0};
+      int ready = ::poll(&wait_for, 1, static_cast<int>(options.idle_timeout.count()));
+      if (ready <= 0) break;
+    }
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options.max_body_bytes);
     parser.header_limit(64 * 1024);
@@ -107,6 +132,17 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
     if (ec == bhttp::error::body_limit) {
       auto res = SimpleResponse(413, "request body too large", false);
       bhttp::write(socket, res, ec);
+      // Read (and drop) some of what the client is still sending, so that it gets to read
+      // the 413 instead of a reset.
+      socket.shutdown(tcp::socket::shutdown_send, ec);
+      char sink[64 * 1024];
+      size_t drained = 0;
+      pollfd more{socket.native_handle(), POLLIN, 0};
+      while (drained < (64u << 20) && ::poll(&more, 1, 200) > 0) {
+        ssize_t n = ::recv(socket.native_handle(), sink, sizeof sink, 0);
+        if (n <= 0) break;
+        drained += static_cast<size_t>(n);
+      }
       break;
     }
     if (ec) {
@@ -151,7 +187,12 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
                    write_ec);
         return !write_ec;
       };
-      response.stream(writer);
+      try {
+        response.stream(writer);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "cairn: stream for %s %s threw: %s\n", request.method.c_str(),
+                     request.target.c_str(), e.what());
+      }
       net::write(socket, bhttp::make_chunk_last(), ec);
       break;
     }
@@ -165,9 +206,10 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
     if (ec || !keep_alive) break;
   }
   socket.shutdown(tcp::socket::shutdown_both, ec);
-  socket.close(ec);
   std::lock_guard lock(mutex);
+  // Erased before closing, so Stop() never shuts down a descriptor number reused meanwhile.
   open_sockets.erase(id);
+  socket.close(ec);
   connections_done.notify_all();
 }
 
@@ -192,6 +234,12 @@ Status Server::Start() {
                                std::to_string(impl_->options.port) + ": " + ec.message());
   }
   impl_->bound_port = impl_->acceptor.local_endpoint().port();
+  // Every connection holds a descriptor: stay below the open-file limit, with room for files.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+    size_t room = files.rlim_cur > 256 ? files.rlim_cur - 128 : files.rlim_cur / 2;
+    impl_->options.max_connections = std::min(impl_->options.max_connections, room);
+  }
   impl_->accept_thread = std::thread(&Impl::AcceptLoop, impl_.get());
   return Status::Ok();
 }

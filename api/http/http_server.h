@@ -2,6 +2,7 @@
 // chunked streaming responses. Handlers are plain functions of Request -> Response.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,7 +18,10 @@ class Server {
     std::string address = "127.0.0.1";
     uint16_t port = 0;                   // 0 picks a free port
     size_t max_body_bytes = 128u << 20;  // larger bodies get 413
-    size_t max_connections = 4096;       // beyond this new connections get 503
+    size_t max_connections = 4096;       // beyond this new connections get 503; also capped
+                                         // below the process's open-file limit
+    // A kept-alive connection with no new request for this long is closed.
+    std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
   };
 
   Server(Options options, Handler handler);

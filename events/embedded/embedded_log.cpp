@@ -381,12 +381,22 @@ Status LogCore::Open() {
   } else {
     bool existed = std::filesystem::is_directory(dir_, error);
     if (!existed) {
+      // The levels that do not exist yet, deepest first: each new entry must reach its parent.
+      std::vector<std::filesystem::path> created;
+      std::filesystem::path level = std::filesystem::path(dir_).lexically_normal();
+      if (!level.has_filename()) level = level.parent_path();  // a trailing '/'
+      while (!level.empty() && level.has_filename() && !std::filesystem::exists(level, error)) {
+        created.push_back(level);
+        level = level.parent_path();
+      }
       std::filesystem::create_directories(dir_, error);
       if (error) {
         return Status::IOError("embedded log: cannot create " + dir_ + ": " + error.message());
       }
-      std::filesystem::path parent = std::filesystem::path(dir_).parent_path();
-      if (!parent.empty()) CAIRN_RETURN_IF_ERROR(SyncDirectory(parent.string()));
+      for (const std::filesystem::path& made : created) {
+        std::filesystem::path parent = made.parent_path();
+        CAIRN_RETURN_IF_ERROR(SyncDirectory(parent.empty() ? "." : parent.string()));
+      }
     }
     CAIRN_RETURN_IF_ERROR(AcquireLock());
   }

@@ -1,5 +1,6 @@
 #include "events/kafka/kafka_client.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace cairn::kafka {
@@ -46,6 +47,10 @@ Settings IdempotentProducerSettings(const std::string& brokers) {
                                       // (consumers default to false already).
                                       {"allow.auto.create.topics", "false"},
                                       {"enable.idempotence", "true"},
+                                      // A message that fails for good makes the producer
+                                      // fail fatally rather than send what follows it, so a
+                                      // failed append leaves a prefix (EventLog::Append).
+                                      {"enable.gapless.guarantee", "true"},
                                       {"acks", "all"},
                                       {"linger.ms", "1"},
                                       {"message.timeout.ms", "60000"},
@@ -138,9 +143,16 @@ Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions)
                                std::to_string(controller) + "); create the topic beforehand");
   }
   char error[512];
-  std::unique_ptr<rd_kafka_NewTopic_t, NewTopicDeleter> new_topic(
-      rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, error, sizeof error));
+  // Replicated as widely as the cluster allows (up to 3); with 3 or more brokers an acks=all
+  // write needs two replicas, so one lost broker loses no acknowledged event.
+  const int replication = std::min(3, metadata->broker_cnt);
+  std::unique_ptr<rd_kafka_NewTopic_t, NewTopicDeleter> new_topic(rd_kafka_NewTopic_new(
+      topic.c_str(), partitions, std::max(1, replication), error, sizeof error));
   if (!new_topic) return Status::InvalidArgument("kafka: topic " + topic + ": " + error);
+  if (replication >= 3 && rd_kafka_NewTopic_set_config(new_topic.get(), "min.insync.replicas",
+                                                       "2") != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Internal("kafka: topic " + topic + ": cannot set min.insync.replicas");
+  }
   std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDeleter> options(
       rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_CREATETOPICS));
   if (rd_kafka_AdminOptions_set_request_timeout(options.get(), TimeoutMs(kRequestTimeout), error,

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -41,11 +42,20 @@ std::string ErrnoText(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
-// The relay's offset file holds one decimal number. A missing file means "from the start".
-Result<uint64_t> ReadOffsetFile(const std::string& path) {
+// The relay's progress: the event-log offset below which every placement was delivered, and the
+// newest WriterEpochClaimed epoch below that offset (placements of older writers are fenced).
+struct RelayPosition {
+  uint64_t offset = 0;
+  uint64_t epoch = 0;
+  bool has_epoch = false;  // false for a file written before the epoch was stored
+};
+
+// The relay's offset file holds "<offset> <epoch>" (older files: "<offset>" alone). A missing
+// file means "from the start".
+Result<RelayPosition> ReadOffsetFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return uint64_t{0};
+    if (errno == ENOENT) return RelayPosition{0, 0, true};
     return Status::IOError(ErrnoText("cannot open", path));
   }
   std::string text;
@@ -56,19 +66,25 @@ Result<uint64_t> ReadOffsetFile(const std::string& path) {
   close(fd);
   if (read_failed) return Status::IOError(ErrnoText("cannot read", path));
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  uint64_t offset = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), offset);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return Status::Corruption("relay offset file " + path + " does not hold an offset: '" + text +
-                              "'");
+  RelayPosition position;
+  const char* const text_end = text.data() + text.size();
+  auto [end, error] = std::from_chars(text.data(), text_end, position.offset);
+  if (error == std::errc() && end != text_end && *end == ' ') {
+    auto [epoch_end, epoch_error] = std::from_chars(end + 1, text_end, position.epoch);
+    position.has_epoch = epoch_error == std::errc() && epoch_end != end + 1;
+    end = position.has_epoch ? epoch_end : end;
   }
-  return offset;
+  if (text.empty() || error != std::errc() || end != text_end) {
+    return Status::Corruption("relay offset file " + path + " does not hold an offset: '" +
+                              text.substr(0, 100) + "'");
+  }
+  return position;
 }
 
 // Replaces the offset file atomically: a crash leaves the old number or the new, never a mix.
-Status StoreOffsetFile(const std::string& path, uint64_t offset) {
+Status StoreOffsetFile(const std::string& path, uint64_t offset, uint64_t epoch) {
   const std::string temporary = path + ".tmp";
-  const std::string text = std::to_string(offset) + "\n";
+  const std::string text = std::to_string(offset) + " " + std::to_string(epoch) + "\n";
   int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError(ErrnoText("cannot create", temporary));
   bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
@@ -86,6 +102,31 @@ Status StoreOffsetFile(const std::string& path, uint64_t offset) {
   close(directory_fd);
   if (!ok) return Status::IOError(ErrnoText("cannot sync", directory));
   return Status::Ok();
+}
+
+// The newest WriterEpochClaimed epoch in the log below `end` (for an offset file that predates
+// the stored epoch).
+Result<uint64_t> NewestEpochBefore(EventLog* log, uint64_t end) {
+  uint64_t epoch = 0;
+  CAIRN_ASSIGN_OR_RETURN(std::unique_ptr<LogReader> reader, log->OpenReader(0));
+  while (reader->position() < end) {
+    CAIRN_ASSIGN_OR_RETURN(std::vector<Envelope> events,
+                           reader->Next(kRelayBatchEvents, kRelayPollWait));
+    for (const Envelope& event : events) {
+      if (event.offset() >= end) break;
+      if (event.has_writer_epoch_claimed()) {
+        epoch = std::max(epoch, event.writer_epoch_claimed().epoch());
+      }
+    }
+  }
+  return epoch;
+}
+
+// Delivery errors no retry can fix: the relay reports the order instead of hiding the cause.
+bool NeverDeliverable(rd_kafka_resp_err_t code) {
+  return code == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ||
+         code == RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE || code == RD_KAFKA_RESP_ERR_INVALID_MSG ||
+         code == RD_KAFKA_RESP_ERR__INVALID_ARG;
 }
 
 class KafkaPlacementRelay final : public PlacementRelay {
@@ -120,15 +161,22 @@ class KafkaPlacementRelay final : public PlacementRelay {
   }
 
  private:
-  KafkaPlacementRelay(EventLog* log, std::string topic, std::string offset_file, uint64_t start)
+  KafkaPlacementRelay(EventLog* log, std::string brokers, std::string topic,
+                      std::string offset_file, uint64_t start, uint64_t start_epoch)
       : log_(log),
+        brokers_(std::move(brokers)),
         topic_(std::move(topic)),
         offset_file_(std::move(offset_file)),
-        delivered_(start) {}
+        delivered_(start),
+        delivered_epoch_(start_epoch) {}
 
   static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
+  // (Re)creates producer_; on the relay thread once Run has started.
+  Status NewProducer();
   void Run();
-  Status Publish(const std::vector<Envelope>& events);
+  // Publishes the placements of `events` not fenced off by a newer writer epoch; `epoch` is the
+  // newest epoch before the batch and becomes the newest one through it.
+  Status Publish(const std::vector<Envelope>& events, uint64_t& epoch);
   bool stopping() const {
     std::lock_guard lock(mutex_);
     return stopping_;
@@ -141,12 +189,14 @@ class KafkaPlacementRelay final : public PlacementRelay {
   }
 
   EventLog* const log_;
+  const std::string brokers_;
   const std::string topic_;
   const std::string offset_file_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // delivered_ advanced, or Stop was called
   uint64_t delivered_;
+  uint64_t delivered_epoch_;  // the newest writer epoch below delivered_
   bool stopping_ = false;
   Status last_status_;
 
@@ -154,6 +204,7 @@ class KafkaPlacementRelay final : public PlacementRelay {
   // only that thread touches these.
   size_t undelivered_ = 0;
   rd_kafka_resp_err_t first_delivery_error_ = RD_KAFKA_RESP_ERR_NO_ERROR;
+  uint64_t first_failed_offset_ = 0;  // the event-log offset of that failed order
 
   kafka::Client producer_;
   std::thread thread_;
@@ -167,22 +218,20 @@ Result<std::unique_ptr<PlacementRelay>> KafkaPlacementRelay::Start(EventLog* log
   if (brokers.empty()) return Status::InvalidArgument("placement relay: no brokers given");
   if (topic_prefix.empty()) return Status::InvalidArgument("placement relay: empty topic prefix");
   if (offset_file.empty()) return Status::InvalidArgument("placement relay: no offset file");
-  CAIRN_ASSIGN_OR_RETURN(uint64_t start, ReadOffsetFile(offset_file));
+  CAIRN_ASSIGN_OR_RETURN(RelayPosition position, ReadOffsetFile(offset_file));
+  const uint64_t start = position.offset;
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log->EndOffset());
   if (start > end) {
     return Status::FailedPrecondition("placement relay: " + offset_file + " says offset " +
                                       std::to_string(start) + " but the event log ends at " +
                                       std::to_string(end) + "; is it the file of another log?");
   }
-  std::unique_ptr<KafkaPlacementRelay> relay(
-      new KafkaPlacementRelay(log, PlacementTopicName(topic_prefix), offset_file, start));
-  kafka::Settings settings = kafka::IdempotentProducerSettings(brokers);
-  // The Java client's key hashing, so that any Kafka tool agrees on a key's partition.
-  settings.emplace_back("partitioner", "murmur2_random");
-  CAIRN_ASSIGN_OR_RETURN(kafka::Config config, kafka::NewConfig(settings));
-  rd_kafka_conf_set_dr_msg_cb(config.get(), &KafkaPlacementRelay::OnDelivery);
-  rd_kafka_conf_set_opaque(config.get(), relay.get());
-  CAIRN_ASSIGN_OR_RETURN(relay->producer_, kafka::NewClient(RD_KAFKA_PRODUCER, std::move(config)));
+  if (!position.has_epoch) {
+    CAIRN_ASSIGN_OR_RETURN(position.epoch, NewestEpochBefore(log, start));
+  }
+  std::unique_ptr<KafkaPlacementRelay> relay(new KafkaPlacementRelay(
+      log, brokers, PlacementTopicName(topic_prefix), offset_file, start, position.epoch));
+  CAIRN_RETURN_IF_ERROR(relay->NewProducer());
   // Any partition count works: an agent's orders share a key, hence a partition.
   CAIRN_RETURN_IF_ERROR(kafka::EnsureTopic(relay->producer_.get(), relay->topic_,
                                            kDefaultPlacementPartitions, /*may_create=*/true)
@@ -192,18 +241,39 @@ Result<std::unique_ptr<PlacementRelay>> KafkaPlacementRelay::Start(EventLog* log
   return std::unique_ptr<PlacementRelay>(std::move(relay));
 }
 
+Status KafkaPlacementRelay::NewProducer() {
+  producer_ = kafka::Client();
+  kafka::Settings settings = kafka::IdempotentProducerSettings(brokers_);
+  // The Java client's key hashing, so that any Kafka tool agrees on a key's partition.
+  settings.emplace_back("partitioner", "murmur2_random");
+  CAIRN_ASSIGN_OR_RETURN(kafka::Config config, kafka::NewConfig(settings));
+  rd_kafka_conf_set_dr_msg_cb(config.get(), &KafkaPlacementRelay::OnDelivery);
+  rd_kafka_conf_set_opaque(config.get(), this);
+  CAIRN_ASSIGN_OR_RETURN(producer_, kafka::NewClient(RD_KAFKA_PRODUCER, std::move(config)));
+  return Status::Ok();
+}
+
 void KafkaPlacementRelay::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
   auto* self = static_cast<KafkaPlacementRelay*>(opaque);
   --self->undelivered_;
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR &&
       self->first_delivery_error_ == RD_KAFKA_RESP_ERR_NO_ERROR) {
     self->first_delivery_error_ = message->err;
+    self->first_failed_offset_ =
+        static_cast<uint64_t>(reinterpret_cast<uintptr_t>(message->_private));
   }
 }
 
 void KafkaPlacementRelay::Run() {
   std::unique_ptr<LogReader> reader;
   while (!stopping()) {
+    if (!producer_) {
+      Status created = NewProducer();
+      if (!created.ok()) {
+        Fail(std::move(created));
+        continue;
+      }
+    }
     if (!reader) {
       Result<std::unique_ptr<LogReader>> opened = log_->OpenReader(delivered_offset());
       if (!opened.ok()) {
@@ -219,29 +289,54 @@ void KafkaPlacementRelay::Run() {
       continue;
     }
     if (events->empty()) continue;
-    Status published = Publish(*events);
+    uint64_t epoch;
+    {
+      std::lock_guard lock(mutex_);
+      epoch = delivered_epoch_;
+    }
+    Status published = Publish(*events, epoch);
     if (!published.ok()) {
       // Start over from the last delivered offset: orders may go out twice, never zero times.
       reader.reset();
+      char reason[512] = {};
+      if (rd_kafka_fatal_error(producer_.get(), reason, sizeof reason) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
+        // An idempotent producer that hit a fatal error fails every later message: start a new
+        // one (a new producer id) at the next attempt.
+        published = Status::Unavailable(published.message() + " (fatal producer error: " + reason +
+                                        "; recreating the producer)");
+        rd_kafka_purge(producer_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+        rd_kafka_flush(producer_.get(), 0);
+        producer_.reset();
+      }
       Fail(published);
       continue;
     }
     const uint64_t end = reader->position();
-    Status stored = StoreOffsetFile(offset_file_, end);
+    Status stored = StoreOffsetFile(offset_file_, end, epoch);
     {
       std::lock_guard lock(mutex_);
       delivered_ = end;
+      delivered_epoch_ = epoch;
       last_status_ = std::move(stored);
     }
     changed_.notify_all();
   }
 }
 
-Status KafkaPlacementRelay::Publish(const std::vector<Envelope>& events) {
+Status KafkaPlacementRelay::Publish(const std::vector<Envelope>& events, uint64_t& epoch) {
   undelivered_ = 0;
   first_delivery_error_ = RD_KAFKA_RESP_ERR_NO_ERROR;
+  first_failed_offset_ = 0;
   Status enqueue_status;
   for (const Envelope& event : events) {
+    // Read-side fencing, as the projections do: a writer fenced off by a newer master may still
+    // have appended; its orders never happened.
+    if (event.writer_epoch() < epoch) continue;
+    if (event.has_writer_epoch_claimed()) {
+      epoch = std::max(epoch, event.writer_epoch_claimed().epoch());
+      continue;
+    }
     const std::string agent_id = PlacementAgentOf(event);
     if (agent_id.empty()) continue;
     const std::string value = event.SerializeAsString();
@@ -257,7 +352,8 @@ Status KafkaPlacementRelay::Publish(const std::vector<Envelope>& events) {
     fields[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
     fields[3].u.i = RD_KAFKA_MSG_F_COPY;
     fields[4].vtype = RD_KAFKA_VTYPE_OPAQUE;
-    fields[4].u.ptr = nullptr;
+    // Comes back in the delivery report, to name the order that failed.
+    fields[4].u.ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(event.offset()));
     rd_kafka_resp_err_t code = RD_KAFKA_RESP_ERR_NO_ERROR;
     for (;;) {
       rd_kafka_error_t* error = rd_kafka_produceva(producer_.get(), fields, 5);
@@ -269,9 +365,10 @@ Status KafkaPlacementRelay::Publish(const std::vector<Envelope>& events) {
       code = RD_KAFKA_RESP_ERR_NO_ERROR;
     }
     if (code != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      enqueue_status =
-          Status::Unavailable("placement relay: cannot enqueue the order at offset " +
-                              std::to_string(event.offset()) + ": " + kafka::ErrorText(code));
+      enqueue_status = Status::Unavailable(
+          "placement relay: cannot enqueue the order at offset " + std::to_string(event.offset()) +
+          (NeverDeliverable(code) ? " (it can never be delivered; the relay is stuck on it)" : "") +
+          ": " + kafka::ErrorText(code));
       break;
     }
     ++undelivered_;
@@ -284,8 +381,12 @@ Status KafkaPlacementRelay::Publish(const std::vector<Envelope>& events) {
     return Status::Unavailable("placement relay: stopped before every order was delivered");
   }
   if (first_delivery_error_ != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable("placement relay: an order was not delivered to " + topic_ + ": " +
-                               kafka::ErrorText(first_delivery_error_));
+    return Status::Unavailable(
+        "placement relay: the order at offset " + std::to_string(first_failed_offset_) +
+        " was not delivered to " + topic_ +
+        (NeverDeliverable(first_delivery_error_) ? " and can never be (the relay is stuck on it)"
+                                                 : "") +
+        ": " + kafka::ErrorText(first_delivery_error_));
   }
   return enqueue_status;
 }

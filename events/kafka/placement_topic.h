@@ -40,7 +40,10 @@ class PlacementConsumer {
 
 // Master side: a background thread that tails `log` from the offset stored in `offset_file`
 // and publishes placement events to the placements topic, storing its progress after each
-// delivered batch (write to a temp file, fsync, rename).
+// delivered batch (write to a temp file, fsync, rename). Placement events whose writer_epoch is
+// older than the newest WriterEpochClaimed seen are skipped (read-side fencing, as projections
+// do); the file holds "<offset> <newest epoch>" (a file holding only an offset is still read:
+// the epoch is then recovered from the log).
 class PlacementRelay {
  public:
   virtual ~PlacementRelay() = default;

@@ -2,6 +2,7 @@
 // the environment a task gets.
 #include <gtest/gtest.h>
 
+#include "agent/master_client.h"
 #include "agent/order_book.h"
 #include "agent/report_queue.h"
 #include "agent/task_plan.h"
@@ -30,6 +31,25 @@ events::Envelope KillOrder(const std::string& allocation_id, const std::string& 
   kill->set_agent_id("agent-1");
   kill->set_agent_incarnation(incarnation);
   return order;
+}
+
+TEST(ParseRegistrationTest, NullOrAbsentPlacementFieldsTakeDefaults) {
+  Result<Registration> parsed = ParseRegistration(
+      R"({"offset":1,"resumeFrom":"2","placements":{"transport":null,"topicPrefix":null}})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->transport, "http");
+  EXPECT_EQ(parsed->brokers, "");
+  EXPECT_EQ(parsed->topic_prefix, "cairn");
+}
+
+TEST(ParseRegistrationTest, WrongPlacementFieldTypesAreInvalidArgumentNotAThrow) {
+  for (const char* body : {R"({"offset":1,"resumeFrom":1,"placements":{"transport":7}})",
+                           R"({"offset":1,"resumeFrom":1,"placements":{"brokers":["a"]}})",
+                           R"({"offset":1,"resumeFrom":1,"placements":{"topicPrefix":{"x":1}}})"}) {
+    Result<Registration> parsed = ParseRegistration(body);
+    ASSERT_FALSE(parsed.ok()) << body;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << body;
+  }
 }
 
 TEST(OrderBookTest, RunsEachAllocationOnce) {

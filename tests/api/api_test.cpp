@@ -2,6 +2,7 @@
 // projections in a temporary directory.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "api/http/http_client.h"
@@ -240,6 +241,28 @@ TEST_F(ApiTest, TheAgentProtocolRunsACommandsWholeStory) {
   json agents = CallJson("GET", "/api/v1/agents");
   ASSERT_EQ(agents["agents"].size(), 1u);
   EXPECT_EQ(agents["agents"][0]["slots"].size(), 2u);
+}
+
+TEST_F(ApiTest, ARetriedRegistrationResumesFromTheIncarnationsFirstEvent) {
+  json first = RegisterAgent("a1", 1, "inc-1");
+  std::string id = Submit({{"entrypoint", {"true"}}});
+  json retried = RegisterAgent("a1", 1, "inc-1");
+  EXPECT_EQ(retried["resumeFrom"], first["resumeFrom"])
+      << "a lost answer retried must not skip the orders placed since";
+  json renewed = RegisterAgent("a1", 1, "inc-2");
+  EXPECT_NE(renewed["resumeFrom"], first["resumeFrom"]);
+  EXPECT_FALSE(id.empty());
+}
+
+TEST_F(ApiTest, AMasterThatCannotBindClaimsNoEpoch) {
+  MasterConfig config;
+  config.port = master_->port();  // taken by the running master
+  config.data_dir = dir_.Sub("second");
+  config.log.data_dir = config.data_dir;
+  auto second = Master::Start(config);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("second/log"))) << "no log opened, no epoch";
 }
 
 TEST_F(ApiTest, KillingAQueuedCommandEndsIt) {

@@ -1,5 +1,9 @@
 // The HTTP server and client over real loopback sockets.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <thread>
@@ -39,6 +43,33 @@ TEST(HttpTest, OversizedBodiesGet413) {
   auto response = client.Request("POST", "/x", std::string(4096, 'a'));
   ASSERT_TRUE(response.ok());
   EXPECT_EQ(response->status, 413);
+}
+
+TEST(HttpTest, ALargeRefusedBodyStillGetsIts413) {
+  Server::Options options;
+  options.max_body_bytes = 1024;
+  Server server(options, [](const Request&) { return Response{}; });
+  ASSERT_TRUE(server.Start().ok());
+  Client client("127.0.0.1", server.port());
+  auto response = client.Request("POST", "/x", std::string(8 << 20, 'a'));
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 413);
+}
+
+TEST(HttpTest, AnIdleConnectionIsClosedAfterTheIdleTimeout) {
+  Server::Options options;
+  options.idle_timeout = std::chrono::milliseconds(100);
+  Server server(options, [](const Request&) { return Response{}; });
+  ASSERT_TRUE(server.Start().ok());
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(server.port());
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  char byte;
+  EXPECT_EQ(::read(fd, &byte, 1), 0) << "the server closes a silent connection";
+  ::close(fd);
 }
 
 TEST(HttpTest, StreamsLinesUntilTheServerEndsTheResponse) {

@@ -8,6 +8,14 @@
 namespace cairn::commands {
 namespace {
 
+SubmitTask MakeSubmitCommand(const std::string& id) {
+  SubmitTask submit;
+  submit.task_id = id;
+  submit.spec.add_entrypoint("true");
+  submit.resources.set_slots(1);
+  return submit;
+}
+
 class DeciderTest : public ::testing::Test {
  protected:
   // Decides `command`, applies its events and the placement pass that follows, like the writer.
@@ -26,6 +34,7 @@ class DeciderTest : public ::testing::Test {
   void Append(events::Envelope event, const std::string& key) {
     event.set_offset(state_.next_offset);
     event.set_idempotency_key(key);
+    event.set_actor("user:test");
     if (event.writer_epoch() == 0) event.set_writer_epoch(state_.writer_epoch);
     Apply(state_, event);
     last_events_.push_back(event);
@@ -208,6 +217,11 @@ TEST_F(DeciderTest, SubmissionsWithASeenIdempotencyKeyChangeNothing) {
   EXPECT_TRUE(retry->events.empty());
   EXPECT_EQ(retry->entity_id, "t1");
   EXPECT_EQ(state_.tasks.count("t2"), 0u);
+  // The same key from another caller, or for another kind of request, is refused.
+  auto other_user = Decide(state_, MakeSubmitCommand("t3"), {"user:other", "r", "key-1", 1});
+  EXPECT_EQ(other_user.status().code(), StatusCode::kFailedPrecondition);
+  auto other_command = Decide(state_, KillTask{"t1", ""}, {"user:test", "r", "key-1", 1});
+  EXPECT_EQ(other_command.status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(DeciderTest, BadSubmissionsAreRefusedWithReasons) {

@@ -110,6 +110,19 @@ TEST(DecisionLoopTest, AFailedAppendReloadsStateAndARetryWithTheKeySucceedsOnce)
   EXPECT_EQ(ReadAll(log).size(), 2u);
 }
 
+TEST(DecisionLoopTest, WhenTheReloadAlsoFailsNothingIsDecidedOnStaleState) {
+  MemoryEventLog log;
+  DecisionLoop loop(&log, {"m1"});
+  ASSERT_TRUE(loop.Start().ok());
+  log.FailNextAppends(1);
+  log.FailNextOpens(1);
+  EXPECT_FALSE(loop.Execute(MakeSubmit("t1"), Meta()).ok());
+  // The next command reloads first: t1 never reached the log, so it can be submitted now.
+  auto again = loop.Execute(MakeSubmit("t1"), Meta());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(ReadAll(log).size(), 2u);
+}
+
 TEST(DecisionLoopTest, AMasterFencedByANewerEpochStopsWriting) {
   MemoryEventLog log;
   DecisionLoop old_master(&log, {"old"});

@@ -94,7 +94,7 @@ TEST_F(PlacementTopicTest, RoutesEachAgentsOrdersByKey) {
   ASSERT_TRUE(relay.ok()) << relay.status().ToString();
   ASSERT_TRUE((*relay)->WaitDelivered(end, kRelayTimeout)) << (*relay)->last_status().ToString();
   EXPECT_TRUE((*relay)->last_status().ok()) << (*relay)->last_status().ToString();
-  EXPECT_EQ(ReadFile(offset_file_), std::to_string(end) + "\n");
+  EXPECT_EQ(ReadFile(offset_file_), std::to_string(end) + " 0\n");
 
   auto agent_a = PlacementConsumer::Open(cluster_->bootstraps(), "cairn", "agent-a");
   auto agent_b = PlacementConsumer::Open(cluster_->bootstraps(), "cairn", "agent-b");
@@ -127,6 +127,73 @@ TEST_F(PlacementTopicTest, RoutesEachAgentsOrdersByKey) {
   EXPECT_TRUE(more->empty());
 }
 
+Envelope WithEpoch(Envelope event, uint64_t epoch) {
+  event.set_writer_epoch(epoch);
+  return event;
+}
+
+Envelope EpochClaim(const std::string& event_id, uint64_t epoch) {
+  Envelope event = WithEpoch(MakeEvent(event_id), epoch);
+  event.mutable_writer_epoch_claimed()->set_epoch(epoch);
+  event.mutable_writer_epoch_claimed()->set_master_id("master-" + std::to_string(epoch));
+  return event;
+}
+
+std::set<std::string> RelayedIds(const std::string& brokers) {
+  auto records = testing::ReadWholeTopic(brokers, "cairn.placements", kConsumeTimeout);
+  EXPECT_TRUE(records.ok()) << records.status().ToString();
+  std::set<std::string> ids;
+  if (records.ok()) {
+    for (const auto& [key, order] : *records) ids.insert(order.event_id());
+  }
+  return ids;
+}
+
+TEST_F(PlacementTopicTest, RelaySkipsOrdersOfAFencedOffWriter) {
+  const uint64_t first_end = Append({
+      EpochClaim("claim-1", 1),
+      WithEpoch(MakeOrder("old-1", "agent-a"), 1),
+      EpochClaim("claim-2", 2),
+      WithEpoch(MakeOrder("stale", "agent-a"), 1),  // the fenced-off master, still appending
+      WithEpoch(MakeOrder("new-1", "agent-a"), 2),
+  });
+  {
+    auto relay = StartRelay();
+    ASSERT_TRUE(relay.ok()) << relay.status().ToString();
+    ASSERT_TRUE((*relay)->WaitDelivered(first_end, kRelayTimeout))
+        << (*relay)->last_status().ToString();
+  }
+  // The epoch is stored beside the offset, so a restarted relay still fences.
+  EXPECT_EQ(ReadFile(offset_file_), std::to_string(first_end) + " 2\n");
+  const uint64_t second_end = Append({
+      WithEpoch(MakeOrder("stale-2", "agent-a", /*kill=*/true), 1),
+      WithEpoch(MakeOrder("new-2", "agent-a"), 2),
+  });
+  auto relay = StartRelay();
+  ASSERT_TRUE(relay.ok()) << relay.status().ToString();
+  ASSERT_TRUE((*relay)->WaitDelivered(second_end, kRelayTimeout))
+      << (*relay)->last_status().ToString();
+  EXPECT_EQ(RelayedIds(cluster_->bootstraps()), (std::set<std::string>{"old-1", "new-1", "new-2"}));
+}
+
+TEST_F(PlacementTopicTest, RelayReadsAnOldOffsetFileAndRecoversTheEpoch) {
+  const uint64_t first_end = Append({
+      EpochClaim("claim-1", 1),
+      WithEpoch(MakeOrder("old-1", "agent-a"), 1),
+      EpochClaim("claim-2", 2),
+  });
+  std::ofstream(offset_file_) << first_end << "\n";  // written before epochs were stored
+  const uint64_t end = Append({
+      WithEpoch(MakeOrder("stale", "agent-a"), 1),
+      WithEpoch(MakeOrder("new-1", "agent-a"), 2),
+  });
+  auto relay = StartRelay();
+  ASSERT_TRUE(relay.ok()) << relay.status().ToString();
+  ASSERT_TRUE((*relay)->WaitDelivered(end, kRelayTimeout)) << (*relay)->last_status().ToString();
+  EXPECT_EQ(ReadFile(offset_file_), std::to_string(end) + " 2\n");
+  EXPECT_EQ(RelayedIds(cluster_->bootstraps()), (std::set<std::string>{"new-1"}));
+}
+
 TEST_F(PlacementTopicTest, RestartedRelayResumesFromItsOffsetFileAndLosesNothing) {
   std::vector<Envelope> first_batch;
   for (int i = 0; i < 30; ++i) {
@@ -142,7 +209,7 @@ TEST_F(PlacementTopicTest, RestartedRelayResumesFromItsOffsetFileAndLosesNothing
     (*relay)->Stop();
     EXPECT_EQ((*relay)->delivered_offset(), first_end);
   }
-  EXPECT_EQ(ReadFile(offset_file_), std::to_string(first_end) + "\n");
+  EXPECT_EQ(ReadFile(offset_file_), std::to_string(first_end) + " 0\n");
 
   // Appended while no relay runs.
   std::vector<Envelope> second_batch;

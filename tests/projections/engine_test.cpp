@@ -2,7 +2,9 @@
 // the log identity check and digests that prove live == rebuilt == in-memory.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "events/memory_log.h"
 #include "projections/projections.h"
@@ -285,6 +287,34 @@ TEST(SummarizeDirTest, ReadsALiveDatabaseAsASecondary) {
   }
   auto missing = projections::SummarizeProjectionDir(dir.Sub("nothing-here"), {});
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST(SummarizeDirTest, AMissingTmpdirFallsBackInsteadOfThrowing) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(1, 5);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  auto live = MustOpen(dir.path(), log);
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::optional<std::string> saved =
+      old_tmpdir ? std::optional<std::string>(old_tmpdir) : std::nullopt;
+  ASSERT_EQ(setenv("TMPDIR", dir.Sub("no-such-dir").c_str(), 1), 0);
+  Result<std::vector<projections::ProjectionSummary>> summaries = Status::Internal("not run");
+  try {
+    summaries = projections::SummarizeProjectionDir(dir.path(), {});
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << "threw: " << error.what();
+  }
+  if (saved) {
+    setenv("TMPDIR", saved->c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
+  EXPECT_TRUE(summaries.ok()) << summaries.status().ToString();
 }
 
 }  // namespace

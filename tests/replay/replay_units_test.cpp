@@ -44,6 +44,16 @@ TEST(FlagsTest, RejectsEveryMistakeWithAMessage) {
     ASSERT_TRUE(flags.ok());
     EXPECT_FALSE(flags->GetTime("since").ok()) << time;
   }
+  // Long enough to overflow the stack of a recursive regex match.
+  for (const std::string& time :
+       {std::string(60000, '1'), "2025-03-20T12:00:00." + std::string(60000, '0') + "Z"}) {
+    auto flags = Flags::Parse({"--since", time}, known);
+    ASSERT_TRUE(flags.ok());
+    auto parsed = flags->GetTime("since");
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_LT(parsed.status().message().size(), 200u);
+  }
 }
 
 TEST(FlagsTest, ParsesTimesInBothForms) {
