@@ -232,6 +232,9 @@ TEST_F(ApiTest, TheAgentProtocolRunsACommandsWholeStory) {
                                })
                   .ok());
   ASSERT_EQ(log_lines.size(), 1u);
+  for (const char* key : {"id", "taskId", "timestamp", "level", "message", "log"}) {
+    EXPECT_TRUE(log_lines[0]["result"].contains(key)) << "det needs " << key;
+  }
   EXPECT_EQ(log_lines[0]["result"]["message"], "hi\n");
   EXPECT_EQ(log_lines[0]["result"]["level"], "LOG_LEVEL_INFO");
 

@@ -1,0 +1,189 @@
+// The `det` CLI's contract, endpoint by endpoint, as shared/reference/determined-rest.md records
+// it: the request sequence of each command and the keys its generated client requires (a
+// missing one is a KeyError in the CLI). The real CLI cannot be installed here, so this test
+// replays its calls and checks the answers' shapes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/http/http_client.h"
+#include "api/master.h"
+#include "tests/support/test_support.h"
+
+namespace cairn {
+namespace {
+
+using nlohmann::json;
+
+class DeterminedShapesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MasterConfig config;
+    config.port = 0;
+    config.data_dir = dir_.Sub("data");
+    config.log.data_dir = config.data_dir;
+    auto master = Master::Start(config);
+    ASSERT_TRUE(master.ok()) << master.status().ToString();
+    master_ = std::move(*master);
+    client_ = std::make_unique<http::Client>("127.0.0.1", master_->port());
+  }
+
+  // The CLI sends JSON bodies without a Content-Type, with a bearer token once logged in, and
+  // treats anything but 200 as failure.
+  json Call(const std::string& method, const std::string& target, const std::string& body = "") {
+    std::map<std::string, std::string> headers = {{"Accept", "*/*"},
+                                                  {"User-Agent", "python-requests/2.28.1"}};
+    if (!token_.empty()) headers["Authorization"] = "Bearer " + token_;
+    auto response = client_->Request(method, target, body, headers);
+    EXPECT_TRUE(response.ok()) << response.status().ToString();
+    if (!response.ok()) return json();
+    EXPECT_EQ(response->status, 200) << method << " " << target << ": " << response->body;
+    json parsed = json::parse(response->body, nullptr, false);
+    EXPECT_TRUE(parsed.is_object()) << response->body;
+    return parsed;
+  }
+
+  static void ExpectKeys(const json& object, const std::vector<std::string>& keys,
+                         const std::string& what) {
+    ASSERT_TRUE(object.is_object()) << what << ": " << object.dump();
+    for (const auto& key : keys) {
+      EXPECT_TRUE(object.contains(key) && !object[key].is_null())
+          << what << " lacks required key '" << key << "': " << object.dump();
+    }
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<Master> master_;
+  std::unique_ptr<http::Client> client_;
+  std::string token_;
+};
+
+TEST_F(DeterminedShapesTest, LoginWhoamiAndLogout) {
+  json info = Call("GET", "/info");
+  ExpectKeys(info, {"version"}, "/info");
+  json login = Call("POST", "/api/v1/auth/login",
+                    R"({"username":"determined","password":"","isHashed":true})");
+  ExpectKeys(login, {"token", "user"}, "login");
+  ExpectKeys(login["user"], {"username", "admin", "active", "id"}, "login.user");
+  token_ = login["token"];
+  json me = Call("GET", "/api/v1/me");
+  ExpectKeys(me["user"], {"username", "admin", "active", "id"}, "me.user");
+  Call("POST", "/api/v1/auth/logout");
+  json master = Call("GET", "/api/v1/master");
+  ExpectKeys(
+      master,
+      {"version", "masterId", "clusterId", "clusterName", "strictJobQueueControl", "hasCustomLogo"},
+      "master");
+}
+
+TEST_F(DeterminedShapesTest, CmdRunListAndTheirTasks) {
+  Call("GET", "/api/v1/me");
+  json launched = Call("POST", "/api/v1/commands", R"({"config":{"entrypoint":["echo","hi"]}})");
+  ExpectKeys(launched, {"command", "config"}, "launch");
+  const std::vector<std::string> ntsc = {"id",       "description",  "state", "startTime",
+                                         "username", "resourcePool", "jobId", "workspaceId"};
+  ExpectKeys(launched["command"], ntsc, "v1Command");
+  std::string state = launched["command"]["state"];
+  EXPECT_EQ(state.rfind("STATE_", 0), 0u) << state;
+  std::string id = launched["command"]["id"];
+
+  json commands = Call("GET", "/api/v1/commands?users=determined");
+  ASSERT_EQ(commands["commands"].size(), 1u);
+  ExpectKeys(commands["commands"][0],
+             {"id", "username", "description", "state", "resourcePool", "workspaceId"},
+             "cmd list entry");
+  json workspaces = Call("GET", "/api/v1/workspaces");
+  ExpectKeys(workspaces["workspaces"][0],
+             {"id", "name", "archived", "errorMessage", "immutable", "numExperiments",
+              "numProjects", "pinned", "state", "userId", "username"},
+             "workspace");
+  json task = Call("GET", "/api/v1/tasks/" + id);
+  ExpectKeys(task["task"], {"taskId", "taskType", "startTime", "allocations"}, "v1Task");
+  EXPECT_FALSE(task["task"].contains("taskState")) << "only GENERIC_TASK_STATE_* may go there";
+  json summaries = Call("GET", "/api/v1/tasks");
+  EXPECT_TRUE(summaries["allocationIdToSummary"].is_object());
+}
+
+TEST_F(DeterminedShapesTest, JobListNeedsPoolsAndPaginatedJobs) {
+  Call("POST", "/api/v1/commands", R"({"config":{"entrypoint":["true"]}})");
+  json pools = Call("GET", "/api/v1/resource-pools");
+  ASSERT_FALSE(pools["resourcePools"].empty());
+  bool has_default_compute = false;
+  for (const auto& pool : pools["resourcePools"]) {
+    ExpectKeys(pool,
+               {"name",
+                "description",
+                "type",
+                "defaultComputePool",
+                "defaultAuxPool",
+                "preemptible",
+                "numAgents",
+                "slotsAvailable",
+                "slotsUsed",
+                "auxContainerCapacity",
+                "auxContainersRunning",
+                "auxContainerCapacityPerAgent",
+                "minAgents",
+                "maxAgents",
+                "slotType",
+                "schedulerType",
+                "schedulerFittingPolicy",
+                "location",
+                "imageId",
+                "instanceType",
+                "masterUrl",
+                "masterCertName",
+                "startupScript",
+                "containerStartupScript",
+                "agentDockerNetwork",
+                "agentDockerRuntime",
+                "agentDockerImage",
+                "agentFluentImage",
+                "maxIdleAgentPeriod",
+                "maxAgentStartingPeriod",
+                "details",
+                "resourceManagerMetadata",
+                "clusterName"},
+               "v1ResourcePool");
+    has_default_compute |= pool["defaultComputePool"].get<bool>();
+  }
+  EXPECT_TRUE(has_default_compute) << "det job list dies with 'Pool None not found' otherwise";
+  json jobs = Call("GET", "/api/v1/job-queues-v2?limit=100&offset=0&orderBy=ORDER_BY_ASC");
+  ExpectKeys(jobs["pagination"], {"endIndex", "total"}, "pagination");
+  ASSERT_EQ(jobs["jobs"].size(), 1u);
+  ExpectKeys(jobs["jobs"][0]["full"],
+             {"jobId", "type", "name", "entityId", "submissionTime", "username", "resourcePool",
+              "isPreemptible", "requestedSlots", "allocatedSlots", "workspaceId"},
+             "v1Job");
+  std::string summary_state = jobs["jobs"][0]["full"]["summary"]["state"];
+  EXPECT_TRUE(summary_state == "STATE_QUEUED" || summary_state == "STATE_SCHEDULED");
+}
+
+TEST_F(DeterminedShapesTest, AgentAndSlotList) {
+  Call("POST", "/api/v1/agents/a1/register", R"({"incarnation":"i","slots":2})");
+  json agents = Call("GET", "/api/v1/agents");
+  ASSERT_EQ(agents["agents"].size(), 1u);
+  const json& agent = agents["agents"][0];
+  ExpectKeys(agent, {"id", "slotStats"}, "v1Agent");
+  ExpectKeys(agent["slotStats"], {"typeStats", "brandStats"}, "slotStats");
+  for (const auto& [type, stats] : agent["slotStats"]["typeStats"].items()) {
+    EXPECT_TRUE(type == "TYPE_CPU" || type == "TYPE_CUDA" || type == "TYPE_ROCM") << type;
+    ExpectKeys(stats, {"disabled", "draining", "total"}, "typeStats");
+  }
+  for (const auto& [path, slot] : agent["slots"].items()) {
+    EXPECT_EQ(path.rfind("/agents/a1/slots/", 0), 0u) << path;
+    EXPECT_EQ(slot["device"]["type"], "TYPE_CPU");
+  }
+}
+
+TEST_F(DeterminedShapesTest, ErrorsUseGrpcGatewaysShape) {
+  auto response = client_->Request("GET", "/api/v1/tasks/unknown");
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->status, 404);
+  json body = json::parse(response->body);
+  ExpectKeys(body, {"code", "message", "details"}, "error");
+  EXPECT_EQ(body["code"], 5);
+}
+
+}  // namespace
+}  // namespace cairn
