@@ -90,6 +90,7 @@ json Cluster::WaitForEvent(const std::function<bool(const json&)>& predicate) {
   auto client = Client();
   auto status =
       client.StreamLines("GET", "/api/v1/events?from=0&follow=true", [&](std::string_view line) {
+        if (line.empty()) return true;  // a keep-alive line
         json event = json::parse(line);
         if (!predicate(event)) return true;
         found = event;
