@@ -94,12 +94,17 @@ for c in json.load(sys.stdin)["commands"]:
     print("  %-36s %-17s %s" % (c["id"], c["state"], c.get("exitStatus","")))'
 echo
 echo "== replay: the cluster as it was at offset 4 =="
-"$BIN/cairn" replay state --data "$DATA_DIR" --at-offset 4 $([ "$MODE" = kafka ] && echo "--kafka $BOOTSTRAPS --topic-prefix cairn") | sed 's/^/  /'
+if [ "$MODE" = kafka ]; then
+  LOG_SOURCE=(--kafka "$BOOTSTRAPS" --topic-prefix cairn)
+else
+  LOG_SOURCE=(--data "$DATA_DIR")
+fi
+"$BIN/cairn" replay state "${LOG_SOURCE[@]}" --at-offset 4 | sed 's/^/  /'
 echo
 echo "Cairn is running ($MODE log):"
 echo "  master  $URL   (logs: $RUN_DIR/master.log)"
 echo "  agent   local-agent, 4 slots   (logs: $RUN_DIR/agent.log)"
 echo "  try:    curl -X POST $URL/api/v1/commands -d '{\"config\":{\"entrypoint\":[\"echo\",\"hi\"]}}'"
 echo "          det -m $URL cmd run echo hi      (Determined's CLI, unchanged)"
-echo "          build/bin/cairn replay dump --data $DATA_DIR"
+echo "          build/bin/cairn replay dump ${LOG_SOURCE[*]}"
 echo "  stop:   ops/run-local-cluster.sh --stop"
