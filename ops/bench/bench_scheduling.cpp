@@ -1,0 +1,451 @@
+// Scheduling figures of the current system (the first placement rule, commands/placement.h),
+// each against its target:
+//   pass   one PlaceQueuedTasks pass, 10,000 queued tasks over 1,000 agents (in-process)
+//   submit sustained POST /api/v1/commands per second from 8 keep-alive clients while 10,000
+//          jobs are already queued (a master without agents, so everything stays queued)
+//   true   makespan of 1,000 `true` commands on one agent with 64 slots
+//   sleep  makespan of 100 `sleep 0.1` commands on one agent with 8 slots
+// Real cairn-master and cairn-agent processes on loopback for all but `pass`; makespans run from
+// the first submission to the last TaskExited in the event log (the master's clock, same host).
+// The Slurm figures are quoted baselines for this machine, not measured here.
+//   build/bin/bench_scheduling [--only pass|submit|true|sleep]
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/http/http_client.h"
+#include "commands/decision_state.h"
+#include "commands/placement.h"
+#include "events/envelope_util.h"
+#include "tests/support/test_support.h"
+
+using cairn::testing::BinaryPath;
+using cairn::testing::ChildProcess;
+using nlohmann::json;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t index = static_cast<size_t>(p * (values.size() - 1) + 0.5);
+  return values[std::min(index, values.size() - 1)];
+}
+
+double MillisSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+int Fail(const std::string& why) {
+  std::fprintf(stderr, "bench_scheduling: %s\n", why.c_str());
+  return 1;
+}
+
+// Prints one figure against its target; `lower_is_better` decides what meeting it means.
+void Report(const char* name, double figure, const char* unit, double target, bool lower_is_better,
+            const std::string& extra = "") {
+  bool meets = lower_is_better ? figure <= target : figure >= target;
+  std::printf("%-36s %10.2f %-5s target %s %.0f %-5s ratio %.2f %s%s\n", name, figure, unit,
+              lower_is_better ? "<=" : ">=", target, unit, figure / target,
+              meets ? "(meets target)" : "(MISSES target)", extra.c_str());
+  std::fflush(stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. One placement pass, in-process.
+
+int RunPass() {
+  constexpr int kAgents = 1000;
+  constexpr int kSlotsPerAgent = 8;
+  constexpr int kPending = 10000;
+  constexpr int kRuns = 20;
+  cairn::commands::DecisionState state;
+  uint64_t offset = 0;
+  auto apply = [&](cairn::events::Envelope event) {
+    event.set_offset(offset++);
+    event.set_time_unix_micros(1'700'000'000'000'000 + static_cast<int64_t>(offset));
+    cairn::commands::Apply(state, event);
+  };
+  auto submit = [&](const std::string& id, int32_t slots, int32_t priority) {
+    cairn::events::Envelope event;
+    auto* submitted = event.mutable_task_submitted();
+    submitted->set_task_id(id);
+    submitted->set_job_id(id);
+    submitted->mutable_spec()->add_entrypoint("true");
+    submitted->mutable_resources()->set_slots(slots);
+    submitted->mutable_resources()->set_priority(priority);
+    submitted->mutable_resources()->set_resource_pool(cairn::commands::kDefaultPool);
+    apply(std::move(event));
+  };
+  // 1,000 agents of 8 slots; 900 completely busy, 100 with 2 free slots each: 200 free slots for
+  // 10,000 queued tasks, so nearly every task stays queued and scans every agent.
+  int free_slots = 0;
+  for (int a = 0; a < kAgents; ++a) {
+    char agent_id[32];
+    std::snprintf(agent_id, sizeof agent_id, "agent-%04d", a);
+    cairn::events::Envelope registered;
+    auto* r = registered.mutable_agent_registered();
+    r->set_agent_id(agent_id);
+    r->set_incarnation(std::string("inc-") + agent_id);
+    r->set_resource_pool(cairn::commands::kDefaultPool);
+    r->set_slot_count(kSlotsPerAgent);
+    apply(std::move(registered));
+    const int busy = a % 10 == 0 ? kSlotsPerAgent - 2 : kSlotsPerAgent;
+    free_slots += kSlotsPerAgent - busy;
+    std::string filler = std::string("running-") + agent_id;
+    submit(filler, busy, cairn::commands::kDefaultPriority);
+    cairn::events::Envelope assigned;
+    auto* as = assigned.mutable_allocation_assigned();
+    as->set_task_id(filler);
+    as->set_allocation_id(filler + ".1");
+    as->set_agent_id(agent_id);
+    as->set_agent_incarnation(std::string("inc-") + agent_id);
+    as->set_resource_pool(cairn::commands::kDefaultPool);
+    for (int s = 0; s < busy; ++s) as->add_slot_ids(s);
+    apply(std::move(assigned));
+  }
+  std::mt19937 random(42);
+  const int32_t priorities[] = {1, 10, 42, 42, 42, 50, 80, 99};
+  const int32_t slot_choices[] = {1, 1, 1, 2, 2, 4, 8};
+  for (int t = 0; t < kPending; ++t) {
+    char task_id[32];
+    std::snprintf(task_id, sizeof task_id, "task-%05d", t);
+    submit(task_id, slot_choices[random() % std::size(slot_choices)],
+           priorities[random() % std::size(priorities)]);
+  }
+  if (state.queue.size() != kPending) return Fail("the state does not hold 10,000 queued tasks");
+  std::vector<double> times;
+  size_t placed = 0;
+  for (int run = 0; run < kRuns + 1; ++run) {
+    auto start = Clock::now();
+    auto decisions = cairn::commands::PlaceQueuedTasks(state);
+    double ms = MillisSince(start);
+    placed = decisions.size();
+    if (run > 0) times.push_back(ms);  // the first run warms caches and the allocator
+  }
+  std::printf(
+      "pass: %d queued tasks (slots 1/2/4/8, priorities 1..99), %d agents x %d slots, %d free "
+      "slots; %zu placed per pass; %d timed runs after 1 warm-up\n",
+      kPending, kAgents, kSlotsPerAgent, free_slots, placed, kRuns);
+  double median = Percentile(times, 0.5);
+  double max = *std::max_element(times.begin(), times.end());
+  char extra[96];
+  std::snprintf(extra, sizeof extra, "  [max %.2f ms, min %.2f ms]", max,
+                *std::min_element(times.begin(), times.end()));
+  Report("scheduling pass, median", median, "ms", 20, true, extra);
+  Report("scheduling pass, max", max, "ms", 20, true);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real processes.
+
+// Starts a child with its stderr (its log) going to `log_path` instead of ours.
+cairn::Result<std::unique_ptr<ChildProcess>> StartLogged(const std::vector<std::string>& argv,
+                                                         const std::string& log_path) {
+  int saved = dup(STDERR_FILENO);
+  int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (saved >= 0 && log >= 0) dup2(log, STDERR_FILENO);
+  auto child = ChildProcess::Start(argv);
+  if (saved >= 0 && log >= 0) dup2(saved, STDERR_FILENO);
+  if (log >= 0) close(log);
+  if (saved >= 0) close(saved);
+  return child;
+}
+
+// A master, optionally one agent; stopped in order (agent, then master) on destruction. Their
+// logs go to files in a temporary directory and are shown only when a part fails.
+class Cluster {
+ public:
+  ~Cluster() { Stop(); }
+
+  // Prints why, and the end of each process's log, to stderr.
+  int Fail(const std::string& why) {
+    for (const char* name : {"master.log", "agent.log"}) {
+      std::ifstream in(dir_.Sub(name));
+      if (!in) continue;
+      std::vector<std::string> lines;
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      std::fprintf(stderr, "--- last lines of %s\n", name);
+      for (size_t i = lines.size() > 20 ? lines.size() - 20 : 0; i < lines.size(); ++i)
+        std::fprintf(stderr, "%s\n", lines[i].c_str());
+    }
+    return ::Fail(why);
+  }
+
+  int Start(int agent_slots) {
+    {
+      std::ofstream config(dir_.Sub("master.yaml"));
+      config << "port: 0\ndata_dir: " << dir_.Sub("data") << "\n";
+    }
+    auto master = StartLogged({BinaryPath("cairn-master"), "--config", dir_.Sub("master.yaml")},
+                              dir_.Sub("master.log"));
+    if (!master.ok()) return Fail(master.status().ToString());
+    master_ = std::move(*master);
+    auto line = master_->WaitForLine(
+        [](const std::string& l) { return l.rfind("cairn-master listening on", 0) == 0; },
+        std::chrono::seconds(60));
+    if (!line.ok()) return Fail("master did not start");
+    url_ = line->substr(line->rfind(' ') + 1);
+    port_ = static_cast<uint16_t>(std::stoi(url_.substr(url_.rfind(':') + 1)));
+    if (agent_slots <= 0) return 0;
+    auto agent =
+        StartLogged({BinaryPath("cairn-agent"), "--master", url_, "--id", "bench", "--slots",
+                     std::to_string(agent_slots), "--work-root", dir_.Sub("work")},
+                    dir_.Sub("agent.log"));
+    if (!agent.ok()) return Fail(agent.status().ToString());
+    agent_ = std::move(*agent);
+    if (!agent_
+             ->WaitForLine(
+                 [](const std::string& l) { return l.find("registered") != std::string::npos; },
+                 std::chrono::seconds(60))
+             .ok()) {
+      return Fail("agent did not register");
+    }
+    return 0;
+  }
+
+  void Stop() {
+    if (agent_) {
+      agent_->Signal(SIGTERM);
+      (void)agent_->Wait(std::chrono::seconds(30));
+      agent_.reset();
+    }
+    if (master_) {
+      master_->Signal(SIGTERM);
+      (void)master_->Wait(std::chrono::seconds(30));
+      master_.reset();
+    }
+  }
+
+  uint16_t port() const { return port_; }
+
+ private:
+  cairn::testing::TempDir dir_;
+  std::unique_ptr<ChildProcess> master_;
+  std::unique_ptr<ChildProcess> agent_;
+  std::string url_;
+  uint16_t port_ = 0;
+};
+
+// Submits `per_client` commands from each of `clients` (one keep-alive connection each, in its
+// own thread). Returns false if any submission failed; `latencies_ms` gets each request's time.
+bool SubmitParallel(const std::vector<std::unique_ptr<cairn::http::Client>>& clients,
+                    int per_client, const std::function<std::string(int client, int i)>& body,
+                    std::vector<double>* latencies_ms) {
+  std::atomic<bool> ok{true};
+  std::vector<std::vector<double>> per_thread(clients.size());
+  std::vector<std::thread> threads;
+  for (size_t c = 0; c < clients.size(); ++c) {
+    threads.emplace_back([&, c] {
+      per_thread[c].reserve(per_client);
+      for (int i = 0; i < per_client && ok; ++i) {
+        auto start = Clock::now();
+        auto response =
+            clients[c]->Request("POST", "/api/v1/commands", body(static_cast<int>(c), i));
+        per_thread[c].push_back(MillisSince(start));
+        if (!response.ok() || response->status != 200) {
+          std::fprintf(
+              stderr, "bench_scheduling: submission failed: %s\n",
+              response.ok() ? response->body.c_str() : response.status().ToString().c_str());
+          ok = false;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  if (latencies_ms) {
+    for (const auto& values : per_thread)
+      latencies_ms->insert(latencies_ms->end(), values.begin(), values.end());
+  }
+  return ok;
+}
+
+std::vector<std::unique_ptr<cairn::http::Client>> MakeClients(uint16_t port, int count) {
+  std::vector<std::unique_ptr<cairn::http::Client>> clients;
+  for (int i = 0; i < count; ++i)
+    clients.push_back(std::make_unique<cairn::http::Client>("127.0.0.1", port));
+  return clients;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Sustained submissions with 10,000 jobs queued.
+
+int RunSubmit() {
+  constexpr int kClients = 8;
+  constexpr int kQueued = 10000;
+  constexpr int kPerClient = 1000;
+  Cluster cluster;
+  if (cluster.Start(0) != 0) return 1;
+  auto clients = MakeClients(cluster.port(), kClients);
+  const int32_t priorities[] = {1, 10, 42, 50, 80};
+  auto body = [&](int client, int i) {
+    return R"({"config":{"entrypoint":["true"],"resources":{"slots":1,"priority":)" +
+           std::to_string(priorities[(client + i) % std::size(priorities)]) + "}}}";
+  };
+  auto prefill_start = Clock::now();
+  if (!SubmitParallel(clients, kQueued / kClients, body, nullptr))
+    return cluster.Fail("pre-submission failed");
+  double prefill_ms = MillisSince(prefill_start);
+  std::vector<double> latencies;
+  auto start = Clock::now();
+  if (!SubmitParallel(clients, kPerClient, body, &latencies))
+    return cluster.Fail("measured submission failed");
+  double seconds = MillisSince(start) / 1000.0;
+  const double rate = kClients * kPerClient / seconds;
+  std::printf(
+      "submit: master without agents; %d commands pre-submitted by %d clients in %.2f s "
+      "(%.0f/s); then %d x %d measured in %.2f s; request latency p50 %.2f ms, p99 %.2f ms, "
+      "max %.2f ms\n",
+      kQueued, kClients, prefill_ms / 1000.0, kQueued / (prefill_ms / 1000.0), kClients, kPerClient,
+      seconds, Percentile(latencies, 0.5), Percentile(latencies, 0.99),
+      *std::max_element(latencies.begin(), latencies.end()));
+  char extra[128];
+  std::snprintf(extra, sizeof extra, "  [vs Slurm sbatch ~320/s (quoted, not measured): x%.1f]",
+                rate / 320.0);
+  Report("submissions/s, 10k queued, 8 clients", rate, "/s", 5000, false, extra);
+  cluster.Stop();
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3 and 4. Makespans on one agent.
+
+struct TaskTimes {
+  int64_t submitted = 0, assigned = 0, started = 0, exited = 0;
+  int exit_code = -1;
+};
+
+int RunMakespan(const char* name, int count, int slots, const std::string& entrypoint_json,
+                int clients_count, double target_s, double ideal_s, const char* slurm) {
+  Cluster cluster;
+  if (cluster.Start(slots) != 0) return 1;
+  auto clients = MakeClients(cluster.port(), clients_count);
+  // Open every connection before the clock starts.
+  for (auto& client : clients) {
+    auto response = client->Request("GET", "/info");
+    if (!response.ok()) return cluster.Fail("cannot reach the master");
+  }
+  const std::string body = R"({"config":{"entrypoint":)" + entrypoint_json + "}}";
+  const int64_t first_submission = cairn::NowUnixMicros();
+  if (!SubmitParallel(
+          clients, count / clients_count, [&](int, int) -> std::string { return body; }, nullptr)) {
+    return cluster.Fail("submission failed");
+  }
+  const int64_t last_ack = cairn::NowUnixMicros();
+  // Follow the log until every task has exited.
+  cairn::http::Client reader("127.0.0.1", cluster.port());
+  std::map<std::string, TaskTimes> tasks;
+  int exited = 0;
+  cairn::Status streamed = reader.StreamLines(
+      "GET",
+      "/api/v1/events?from=0&follow=true&type=TaskSubmitted,AllocationAssigned,TaskStarted,"
+      "TaskExited",
+      [&](std::string_view line) {
+        if (line.empty()) return true;
+        json event = json::parse(line);
+        int64_t at = std::stoll(event["timeUnixMicros"].get<std::string>());
+        if (event.contains("taskSubmitted")) {
+          tasks[event["taskSubmitted"]["taskId"]].submitted = at;
+        } else if (event.contains("allocationAssigned")) {
+          tasks[event["allocationAssigned"]["taskId"]].assigned = at;
+        } else if (event.contains("taskStarted")) {
+          tasks[event["taskStarted"]["taskId"]].started = at;
+        } else if (event.contains("taskExited")) {
+          TaskTimes& task = tasks[event["taskExited"]["taskId"]];
+          task.exited = at;
+          task.exit_code = event["taskExited"].value("exitCode", 0);
+          ++exited;
+        }
+        return exited < count;
+      },
+      {}, std::chrono::seconds(60));
+  if (exited < count) {
+    return cluster.Fail(std::string(name) + ": only " + std::to_string(exited) + " of " +
+                        std::to_string(count) + " tasks exited: " + streamed.ToString());
+  }
+  int64_t last_submitted = 0, last_assigned = 0, last_started = 0, last_exited = 0;
+  int failures = 0;
+  std::vector<double> run_ms;    // started -> exited per task
+  std::vector<double> start_ms;  // assigned -> started per task (delivery, fork and exec)
+  for (const auto& [id, t] : tasks) {
+    last_submitted = std::max(last_submitted, t.submitted);
+    last_assigned = std::max(last_assigned, t.assigned);
+    last_started = std::max(last_started, t.started);
+    last_exited = std::max(last_exited, t.exited);
+    if (t.exit_code != 0) ++failures;
+    run_ms.push_back((t.exited - t.started) / 1000.0);
+    start_ms.push_back((t.started - t.assigned) / 1000.0);
+  }
+  auto rel = [&](int64_t at) { return (at - first_submission) / 1e6; };
+  const double makespan = rel(last_exited);
+  std::printf(
+      "%s: %d x %s on one agent with %d slots, submitted by %d clients; %d non-zero exits\n"
+      "  phases from first submission (s): last submission answered %.3f, last TaskSubmitted "
+      "%.3f, last AllocationAssigned %.3f, last TaskStarted %.3f, last TaskExited %.3f; "
+      "AllocationAssigned->TaskStarted p50 %.1f ms p99 %.1f ms; TaskStarted->TaskExited p50 %.1f "
+      "ms p99 %.1f ms\n",
+      name, count, entrypoint_json.c_str(), slots, clients_count, failures, rel(last_ack),
+      rel(last_submitted), rel(last_assigned), rel(last_started), rel(last_exited),
+      Percentile(start_ms, 0.5), Percentile(start_ms, 0.99), Percentile(run_ms, 0.5),
+      Percentile(run_ms, 0.99));
+  std::string extra = "  [Slurm " + std::string(slurm) + " (quoted, not measured)";
+  if (ideal_s > 0) {
+    char ideal[48];
+    std::snprintf(ideal, sizeof ideal, "; ideal %.1f s, x%.2f of ideal", ideal_s,
+                  makespan / ideal_s);
+    extra += ideal;
+  }
+  extra += "]";
+  Report((std::string("makespan, ") + name).c_str(), makespan, "s", target_s, true, extra);
+  cluster.Stop();
+  return failures == 0 ? 0 : cluster.Fail(std::string(name) + ": some tasks failed");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: bench_scheduling [--only pass|submit|true|sleep]\n");
+      return 2;
+    }
+  }
+  if (!only.empty() && only != "pass" && only != "submit" && only != "true" && only != "sleep") {
+    std::fprintf(stderr, "usage: bench_scheduling [--only pass|submit|true|sleep]\n");
+    return 2;
+  }
+  std::printf("machine: %ld cores (nproc); current system: the first placement rule\n",
+              sysconf(_SC_NPROCESSORS_ONLN));
+  std::fflush(stdout);
+  int failed = 0;
+  auto wanted = [&](const char* part) { return only.empty() || only == part; };
+  if (wanted("pass")) failed |= RunPass();
+  if (wanted("submit")) failed |= RunSubmit();
+  if (wanted("true"))
+    failed |= RunMakespan("1000 true", 1000, 64, R"(["true"])", 4, 3.0, 0, "30-45 s");
+  if (wanted("sleep"))
+    failed |= RunMakespan("100 sleep 0.1", 100, 8, R"(["sleep","0.1"])", 4, 2.0, 1.3, "12-32 s");
+  return failed;
+}
