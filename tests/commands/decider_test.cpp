@@ -4,17 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "commands/placement.h"
+#include "tests/commands/command_builders.h"
 
 namespace cairn::commands {
 namespace {
-
-SubmitTask MakeSubmitCommand(const std::string& id) {
-  SubmitTask submit;
-  submit.task_id = id;
-  submit.spec.add_entrypoint("true");
-  submit.resources.set_slots(1);
-  return submit;
-}
 
 class DeciderTest : public ::testing::Test {
  protected:
@@ -218,7 +211,7 @@ TEST_F(DeciderTest, SubmissionsWithASeenIdempotencyKeyChangeNothing) {
   EXPECT_EQ(retry->entity_id, "t1");
   EXPECT_EQ(state_.tasks.count("t2"), 0u);
   // The same key from another caller, or for another kind of request, is refused.
-  auto other_user = Decide(state_, MakeSubmitCommand("t3"), {"user:other", "r", "key-1", 1});
+  auto other_user = Decide(state_, testing::OneSlotSubmit("t3"), {"user:other", "r", "key-1", 1});
   EXPECT_EQ(other_user.status().code(), StatusCode::kFailedPrecondition);
   auto other_command = Decide(state_, KillTask{"t1", ""}, {"user:test", "r", "key-1", 1});
   EXPECT_EQ(other_command.status().code(), StatusCode::kFailedPrecondition);

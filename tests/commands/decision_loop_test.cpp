@@ -8,17 +8,10 @@
 
 #include "events/envelope_util.h"
 #include "events/memory_log.h"
+#include "tests/commands/command_builders.h"
 
 namespace cairn::commands {
 namespace {
-
-SubmitTask MakeSubmit(const std::string& id) {
-  SubmitTask submit;
-  submit.task_id = id;
-  submit.spec.add_entrypoint("true");
-  submit.resources.set_slots(1);
-  return submit;
-}
 
 CommandMeta Meta(const std::string& key = "") { return {"user:test", NewUuid(), key, 42}; }
 
@@ -47,7 +40,7 @@ TEST(DecisionLoopTest, AnswersCarryTheDurableOffsetAndEnvelopeMetadata) {
   MemoryEventLog log;
   DecisionLoop loop(&log, {"m1"});
   ASSERT_TRUE(loop.Start().ok());
-  auto outcome = loop.Execute(MakeSubmit("t1"), Meta("k1"));
+  auto outcome = loop.Execute(testing::OneSlotSubmit("t1"), Meta("k1"));
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_EQ(outcome->entity_id, "t1");
   EXPECT_EQ(outcome->offset, 1u);
@@ -72,7 +65,7 @@ TEST(DecisionLoopTest, ConcurrentCommandsAreAllDecidedOnce) {
     clients.emplace_back([&, c] {
       for (int i = 0; i < 50; ++i) {
         auto id = "t" + std::to_string(c) + "-" + std::to_string(i);
-        ASSERT_TRUE(loop.Execute(MakeSubmit(id), Meta()).ok());
+        ASSERT_TRUE(loop.Execute(testing::OneSlotSubmit(id), Meta()).ok());
       }
     });
   }
@@ -97,14 +90,14 @@ TEST(DecisionLoopTest, AFailedAppendReloadsStateAndARetryWithTheKeySucceedsOnce)
   DecisionLoop loop(&log, {"m1"});
   ASSERT_TRUE(loop.Start().ok());
   log.FailNextAppends(1);
-  auto failed = loop.Execute(MakeSubmit("t1"), Meta("submit-1"));
+  auto failed = loop.Execute(testing::OneSlotSubmit("t1"), Meta("submit-1"));
   EXPECT_EQ(failed.status().code(), StatusCode::kUnavailable);
   size_t tasks = 99;
   loop.Read([&](const DecisionState& state) { tasks = state.tasks.size(); });
   EXPECT_EQ(tasks, 0u) << "speculative state must be dropped";
-  auto retried = loop.Execute(MakeSubmit("t1"), Meta("submit-1"));
+  auto retried = loop.Execute(testing::OneSlotSubmit("t1"), Meta("submit-1"));
   ASSERT_TRUE(retried.ok());
-  auto again = loop.Execute(MakeSubmit("t1"), Meta("submit-1"));
+  auto again = loop.Execute(testing::OneSlotSubmit("t1"), Meta("submit-1"));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->events_written, 0);
   EXPECT_EQ(ReadAll(log).size(), 2u);
@@ -116,9 +109,9 @@ TEST(DecisionLoopTest, WhenTheReloadAlsoFailsNothingIsDecidedOnStaleState) {
   ASSERT_TRUE(loop.Start().ok());
   log.FailNextAppends(1);
   log.FailNextOpens(1);
-  EXPECT_FALSE(loop.Execute(MakeSubmit("t1"), Meta()).ok());
+  EXPECT_FALSE(loop.Execute(testing::OneSlotSubmit("t1"), Meta()).ok());
   // The next command reloads first: t1 never reached the log, so it can be submitted now.
-  auto again = loop.Execute(MakeSubmit("t1"), Meta());
+  auto again = loop.Execute(testing::OneSlotSubmit("t1"), Meta());
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(ReadAll(log).size(), 2u);
 }
@@ -129,13 +122,13 @@ TEST(DecisionLoopTest, AMasterFencedByANewerEpochStopsWriting) {
   ASSERT_TRUE(old_master.Start().ok());
   DecisionLoop new_master(&log, {"new"});
   ASSERT_TRUE(new_master.Start().ok());
-  auto refused = old_master.Execute(MakeSubmit("t1"), Meta());
+  auto refused = old_master.Execute(testing::OneSlotSubmit("t1"), Meta());
   ASSERT_FALSE(refused.ok());
-  auto after = old_master.Execute(MakeSubmit("t2"), Meta());
+  auto after = old_master.Execute(testing::OneSlotSubmit("t2"), Meta());
   EXPECT_EQ(after.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(after.status().message().find("newer master"), std::string::npos);
   // The old master's stray events moved the log under the new one: it reloads and carries on.
-  auto moved = new_master.Execute(MakeSubmit("t3"), Meta());
+  auto moved = new_master.Execute(testing::OneSlotSubmit("t3"), Meta());
   ASSERT_TRUE(moved.ok()) << moved.status().ToString();
   EXPECT_EQ(moved->offset, 3u);
   new_master.Read([](const DecisionState& state) {
