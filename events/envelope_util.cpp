@@ -38,17 +38,9 @@ std::string PayloadTypeName(const events::Envelope& event) {
   return "Unknown";
 }
 
-std::string EntityIdOf(const events::Envelope& event) {
+std::string TaskIdOf(const events::Envelope& event) {
   using E = events::Envelope;
   switch (event.payload_case()) {
-    case E::kAgentRegistered:
-      return event.agent_registered().agent_id();
-    case E::kAgentDisconnected:
-      return event.agent_disconnected().agent_id();
-    case E::kAgentEnabled:
-      return event.agent_enabled().agent_id();
-    case E::kAgentDisabled:
-      return event.agent_disabled().agent_id();
     case E::kTaskSubmitted:
       return event.task_submitted().task_id();
     case E::kAllocationAssigned:
@@ -61,6 +53,22 @@ std::string EntityIdOf(const events::Envelope& event) {
       return event.kill_requested().task_id();
     default:
       return "";
+  }
+}
+
+std::string EntityIdOf(const events::Envelope& event) {
+  using E = events::Envelope;
+  switch (event.payload_case()) {
+    case E::kAgentRegistered:
+      return event.agent_registered().agent_id();
+    case E::kAgentDisconnected:
+      return event.agent_disconnected().agent_id();
+    case E::kAgentEnabled:
+      return event.agent_enabled().agent_id();
+    case E::kAgentDisabled:
+      return event.agent_disabled().agent_id();
+    default:
+      return TaskIdOf(event);
   }
 }
 

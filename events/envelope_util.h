@@ -15,6 +15,10 @@ inline constexpr uint32_t kSchemaVersion = 1;
 // "TaskSubmitted", "AgentRegistered", ... ; "Unknown" for a payload this build does not know.
 std::string PayloadTypeName(const events::Envelope& event);
 
+// The task an event is about: TaskSubmitted, AllocationAssigned, TaskStarted, KillRequested,
+// TaskExited; "" for every other event.
+std::string TaskIdOf(const events::Envelope& event);
+
 // The task id or agent id the event is about ("" for WriterEpochClaimed).
 std::string EntityIdOf(const events::Envelope& event);
 

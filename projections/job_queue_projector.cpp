@@ -1,5 +1,7 @@
 #include "projections/job_queue_projector.h"
 
+#include "events/envelope_util.h"
+
 namespace cairn::projections {
 
 namespace {
@@ -63,19 +65,10 @@ Status OnSubmitted(const Envelope& event, ViewStore& store) {
 }  // namespace
 
 Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
-  std::string task_id;
-  switch (event.payload_case()) {
-    case Envelope::kTaskSubmitted:
-      return OnSubmitted(event, store);
-    case Envelope::kAllocationAssigned:
-      task_id = event.allocation_assigned().task_id();
-      break;
-    case Envelope::kTaskExited:
-      task_id = event.task_exited().task_id();
-      break;
-    default:
-      return Status::Ok();
-  }
+  if (event.has_task_submitted()) return OnSubmitted(event, store);
+  // Only a placement or an exit moves a job; other task events leave the queue as it is.
+  if (!event.has_allocation_assigned() && !event.has_task_exited()) return Status::Ok();
+  const std::string task_id = TaskIdOf(event);
   const std::string index_key = TaskIndexKey(task_id);
   CAIRN_ASSIGN_OR_RETURN(auto job_id, store.Get(index_key));
   if (!job_id) return Status::Ok();

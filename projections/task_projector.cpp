@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "events/envelope_util.h"
+
 namespace cairn::projections {
 
 namespace {
@@ -89,26 +91,7 @@ std::string TaskKey(const std::string& task_id) {
 }
 
 Status TaskProjector::Apply(const Envelope& event, ViewStore& store) const {
-  std::string task_id;
-  switch (event.payload_case()) {
-    case Envelope::kTaskSubmitted:
-      task_id = event.task_submitted().task_id();
-      break;
-    case Envelope::kAllocationAssigned:
-      task_id = event.allocation_assigned().task_id();
-      break;
-    case Envelope::kTaskStarted:
-      task_id = event.task_started().task_id();
-      break;
-    case Envelope::kKillRequested:
-      task_id = event.kill_requested().task_id();
-      break;
-    case Envelope::kTaskExited:
-      task_id = event.task_exited().task_id();
-      break;
-    default:
-      return Status::Ok();
-  }
+  const std::string task_id = TaskIdOf(event);
   if (task_id.empty()) return Status::Ok();
   const std::string key = TaskKey(task_id);
   ScratchArena scratch;

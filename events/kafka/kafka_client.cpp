@@ -86,6 +86,13 @@ Result<Config> NewConfig(const Settings& settings) {
   return config;
 }
 
+Result<Client> NewConsumer(const Settings& settings) {
+  CAIRN_ASSIGN_OR_RETURN(Config config, NewConfig(settings));
+  CAIRN_ASSIGN_OR_RETURN(Client consumer, NewClient(RD_KAFKA_CONSUMER, std::move(config)));
+  rd_kafka_poll_set_consumer(consumer.get());
+  return consumer;
+}
+
 Result<Client> NewClient(rd_kafka_type_t type, Config config) {
   char error[512];
   rd_kafka_t* client = rd_kafka_new(type, config.get(), error, sizeof error);

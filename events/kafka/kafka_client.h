@@ -53,6 +53,10 @@ Settings ConsumerSettings(const std::string& brokers);
 // A configuration holding `settings`; InvalidArgument names the setting librdkafka refused.
 Result<Config> NewConfig(const Settings& settings);
 
+// A consumer from `settings`, with its errors routed through rd_kafka_consumer_poll (where the
+// caller's poll loop sees them) instead of the main queue.
+Result<Client> NewConsumer(const Settings& settings);
+
 // A client of `type` built from `config` (consumed).
 Result<Client> NewClient(rd_kafka_type_t type, Config config);
 

@@ -354,11 +354,7 @@ Result<std::unique_ptr<LogReader>> KafkaEventLog::OpenReader(uint64_t from) {
                                       // runs a reader per projector.
                                       {"queued.max.messages.kbytes", "16384"},
                                   });
-  CAIRN_ASSIGN_OR_RETURN(kafka::Config config, kafka::NewConfig(settings));
-  CAIRN_ASSIGN_OR_RETURN(kafka::Client consumer,
-                         kafka::NewClient(RD_KAFKA_CONSUMER, std::move(config)));
-  // Errors then come through rd_kafka_consumer_poll, where Next sees them.
-  rd_kafka_poll_set_consumer(consumer.get());
+  CAIRN_ASSIGN_OR_RETURN(kafka::Client consumer, kafka::NewConsumer(settings));
   kafka::PartitionList assignment(rd_kafka_topic_partition_list_new(1));
   rd_kafka_topic_partition_list_add(assignment.get(), topic_.c_str(), kPartition)->offset =
       static_cast<int64_t>(from);

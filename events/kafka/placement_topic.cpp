@@ -491,11 +491,8 @@ Result<std::unique_ptr<PlacementConsumer>> PlacementConsumer::Open(const std::st
                                       {"session.timeout.ms", "6000"},
                                       {"heartbeat.interval.ms", "500"},
                                   });
-  CAIRN_ASSIGN_OR_RETURN(kafka::Config config, kafka::NewConfig(settings));
-  CAIRN_ASSIGN_OR_RETURN(kafka::Client consumer,
-                         kafka::NewClient(RD_KAFKA_CONSUMER, std::move(config)));
+  CAIRN_ASSIGN_OR_RETURN(kafka::Client consumer, kafka::NewConsumer(settings));
   CAIRN_RETURN_IF_ERROR(kafka::PartitionCount(consumer.get(), topic).status());
-  rd_kafka_poll_set_consumer(consumer.get());
   kafka::PartitionList subscription(rd_kafka_topic_partition_list_new(1));
   rd_kafka_topic_partition_list_add(subscription.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
   rd_kafka_resp_err_t error = rd_kafka_subscribe(consumer.get(), subscription.get());
