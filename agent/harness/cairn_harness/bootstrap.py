@@ -1,0 +1,86 @@
+"""The first phase of a trial process: fetch the trial and its context, prepare the environment.
+
+Then, when the context has a top-level startup-hook.sh, the process execs a shell that sources the
+hook and execs `python3 -m cairn_harness.run` (so whatever the hook exports, including a PATH to
+another python3, applies to the trial); otherwise the workload loop runs in this process.
+"""
+
+import json
+import os
+import sys
+
+from cairn_harness import runner, signals
+from cairn_harness.context_files import write_context
+from cairn_harness.master_client import HarnessError
+
+STARTUP_HOOK = "startup-hook.sh"
+TRIAL_FILE_NAME = ".cairn-harness-trial.json"
+HARNESS_PATH_ENV = "CAIRN_HARNESS_PATH"
+
+
+def main():
+    signals.install()
+    sys.stdout.reconfigure(line_buffering=True)
+    return runner.guarded(_bootstrap)
+
+
+def _bootstrap():
+    client = runner.client_from_environment()
+    trial_doc = client.get_trial()
+    _check_trial_doc(trial_doc)
+    context = client.get_context()
+    files = context.get("files") if isinstance(context, dict) else None
+    if not isinstance(files, list):
+        raise HarnessError(f"the master's context has no list of files: {str(context)[:200]}")
+    workdir = os.getcwd()
+    written = write_context(files, workdir)
+    runner.log(f"trial {trial_doc.get('trialId')} of experiment {trial_doc.get('experimentId')}: "
+               f"{len(written)} context files, entrypoint {trial_doc['entrypoint']}, "
+               f"hparams {json.dumps(trial_doc.get('hparams') or {}, sort_keys=True)}")
+    _apply_environment(trial_doc)
+
+    if not os.path.isfile(os.path.join(workdir, STARTUP_HOOK)):
+        return runner.run_trial(trial_doc, client, workdir)
+
+    trial_file = os.path.join(workdir, TRIAL_FILE_NAME)
+    with open(trial_file, "w", encoding="utf-8") as f:
+        json.dump(trial_doc, f)
+    os.environ[runner.TRIAL_FILE_ENV] = trial_file
+    # The hook may replace PYTHONPATH; the harness's own directory is put back in front after it.
+    os.environ[HARNESS_PATH_ENV] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # bash when the machine has it: Determined sources the hook with bash, and users' hooks rely on
+    # that.
+    shell = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
+    script = (f'. ./{STARTUP_HOOK} || {{ status=$?; '
+              f'echo "cairn-harness: error: {STARTUP_HOOK} failed with status $status" >&2; '
+              'exit 1; }\n'
+              f'export PYTHONPATH="${HARNESS_PATH_ENV}${{PYTHONPATH:+:$PYTHONPATH}}"\n'
+              'exec python3 -m cairn_harness.run\n')
+    runner.log(f"sourcing {STARTUP_HOOK}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(shell, [shell, "-c", script])
+
+
+def _check_trial_doc(trial_doc):
+    if not isinstance(trial_doc, dict) or not isinstance(trial_doc.get("entrypoint"), str):
+        raise HarnessError(f"the master's trial has no entrypoint: {str(trial_doc)[:200]}")
+    latest = trial_doc.get("latestCheckpoint")
+    if latest is not None and not (isinstance(latest, dict) and isinstance(latest.get("uuid"), str)
+                                   and isinstance(latest.get("batches"), int)):
+        raise HarnessError(f"malformed latestCheckpoint: {latest!r}")
+    variables = trial_doc.get("environmentVariables") or []
+    if not isinstance(variables, list) or not all(isinstance(v, str) for v in variables):
+        raise HarnessError(f"environmentVariables is not a list of strings: {variables!r}")
+
+
+def _apply_environment(trial_doc):
+    """The trial's identity first, then the experiment's environment_variables (which win)."""
+    os.environ["CAIRN_TRIAL_ID"] = str(trial_doc.get("trialId"))
+    os.environ["CAIRN_EXPERIMENT_ID"] = str(trial_doc.get("experimentId"))
+    os.environ["CAIRN_HPARAMS"] = json.dumps(trial_doc.get("hparams") or {}, sort_keys=True)
+    for assignment in trial_doc.get("environmentVariables") or []:
+        name, separator, value = assignment.partition("=")
+        if not separator or not name:
+            raise HarnessError(f"environment variable {assignment!r} is not of the form K=V")
+        os.environ[name] = value

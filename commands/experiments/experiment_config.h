@@ -1,0 +1,119 @@
+// The experiment configuration: Determined's experiment YAML, unchanged, parsed into a typed value
+// with every default filled in. A field Determined has and Cairn does not is refused by name
+// (NotSupported); a field neither knows is InvalidArgument. Every error starts with the YAML line
+// and the field path: "line 12: searcher.max_length: expected a map like {batches: 1000}".
+// Pure: no I/O, no clock; safe to call from any thread.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands/experiments/hyperparameters.h"
+#include "events/status.h"
+
+namespace cairn::experiments {
+
+enum class LengthUnit { kBatches, kRecords, kEpochs };
+
+// "batches", "records", "epochs".
+const char* LengthUnitName(LengthUnit unit);
+
+// Determined's Length: {batches: N} | {records: N} | {epochs: N}.
+struct Length {
+  LengthUnit unit = LengthUnit::kBatches;
+  int64_t value = 0;
+};
+
+// Batches that cover `length`: records are divided by global_batch_size and epochs are
+// records_per_epoch records each, rounded up to whole batches. InvalidArgument when the unit needs
+// a global_batch_size or records_per_epoch that is not positive.
+Result<int64_t> LengthToBatches(const Length& length, int64_t global_batch_size,
+                                int64_t records_per_epoch);
+
+enum class SearcherName { kSingle, kGrid, kRandom, kAdaptiveAsha };
+enum class AshaMode { kAggressive, kStandard, kConservative };
+
+const char* SearcherNameText(SearcherName name);  // "single", "grid", "random", "adaptive_asha"
+const char* AshaModeText(AshaMode mode);          // "aggressive", "standard", "conservative"
+
+struct SearcherConfig {
+  SearcherName name = SearcherName::kSingle;
+  std::string metric;
+  bool smaller_is_better = true;
+  Length max_length;
+  int max_trials = 1;              // random, adaptive_asha (required there); 1 for single
+  int max_concurrent_trials = 16;  // random, grid, adaptive_asha; 0 = no limit; 1 for single
+  double divisor = 4;              // adaptive_asha, > 1
+  int max_rungs = 5;               // adaptive_asha
+  AshaMode mode = AshaMode::kStandard;
+  std::vector<int> bracket_rungs;  // adaptive_asha: explicit brackets; empty = derive from mode
+};
+
+struct ResourcesConfig {
+  int slots_per_trial = 1;
+  std::optional<int> max_slots;
+  double weight = 1;
+  std::optional<int> priority;  // 1..99; absent = the pool's default, filled by the scheduler
+  std::string resource_pool;    // "" = the default pool
+};
+
+struct EnvironmentConfig {
+  nlohmann::json image;  // as written (string or {cpu, cuda, rocm}); recorded, not used
+  // "K=V" entries per device type; a plain list in the YAML applies to all three.
+  std::vector<std::string> environment_variables_cpu;
+  std::vector<std::string> environment_variables_cuda;
+  std::vector<std::string> environment_variables_rocm;
+};
+
+struct CheckpointStorageConfig {
+  std::string type = "shared_fs";  // the only type Cairn has
+  std::string host_path;           // required
+  std::optional<std::string> storage_path;
+  int save_experiment_best = 0;
+  int save_trial_best = 1;
+  int save_trial_latest = 1;
+};
+
+struct ExperimentConfig {
+  std::string name;  // "" when absent: the API layer names the experiment
+  std::optional<std::string> description;
+  std::vector<std::string> labels;
+  nlohmann::json data = nlohmann::json::object();  // free-form, passed to the trial as is
+  HyperparameterSpace hyperparameters;
+  SearcherConfig searcher;
+  ResourcesConfig resources;
+  EnvironmentConfig environment;
+  // Absent: the master's default storage applies; the caller fills it in before storing.
+  std::optional<CheckpointStorageConfig> checkpoint_storage;
+  int max_restarts = 5;
+  std::string entrypoint;  // "module:Class"
+  Length min_validation_period;
+  Length min_checkpoint_period;
+  int64_t records_per_epoch = 0;            // required (> 0) when a length is in epochs
+  int scheduling_unit = 100;                // batches per training workload
+  std::optional<uint32_t> experiment_seed;  // reproducibility.experiment_seed
+  // hyperparameters.global_batch_size when it is a constant integer; required when a length is
+  // in records or epochs.
+  std::optional<int64_t> global_batch_size;
+
+  // The whole configuration with defaults filled, in Determined's shape: what the API returns and
+  // what is stored with the experiment. Parsing its dump() gives the same configuration back.
+  nlohmann::json effective;
+};
+
+// Parses an experiment configuration (YAML or JSON text). A `template` key is refused: apply the
+// template first (template_merge.h) and parse the merged text.
+Result<ExperimentConfig> ParseExperimentConfig(const std::string& yaml_text);
+
+// `length` in batches under `config`'s global_batch_size and records_per_epoch. Never fails for a
+// length of a config that ParseExperimentConfig returned.
+Result<int64_t> LengthInBatches(const ExperimentConfig& config, const Length& length);
+
+// Records `seed` as reproducibility.experiment_seed in both the typed config and `effective`. The
+// submitting layer calls it with a recorded seed when the user gave none.
+void SetExperimentSeed(ExperimentConfig& config, uint32_t seed);
+
+}  // namespace cairn::experiments

@@ -1,0 +1,34 @@
+// YAML <-> JSON for experiment configurations and templates. Determined reads its YAML files with
+// the YAML 1.2 core schema and validates them as JSON, so Cairn does the same: a plain scalar is
+// null, a boolean, an integer, a float or a string by its spelling; a quoted scalar is always a
+// string. Pure functions, safe to call from any thread.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "events/status.h"
+
+namespace cairn::experiments {
+
+// The JSON value of a YAML scalar or null node under the core schema ("1" -> 1, "1.5e-3" -> 0.0015,
+// "true" -> true, "~" or empty -> null, '1' -> "1").
+nlohmann::ordered_json YamlScalarToJson(const YAML::Node& node);
+
+// The JSON value of any YAML node, keeping the document's key order. Fails (InvalidArgument naming
+// `field_path` and the line) on a duplicate key or a key that is not a scalar.
+Result<nlohmann::ordered_json> YamlNodeToJson(const YAML::Node& node,
+                                              const std::string& field_path);
+
+// Parses YAML (or JSON) text into JSON. `what` names the document in errors ("config",
+// "template"). Empty text is an empty map.
+Result<nlohmann::ordered_json> YamlTextToJson(const std::string& yaml_text,
+                                              const std::string& what);
+
+// Block-style YAML text for a JSON value. Strings that would read back as another type ("true",
+// "1", "") are quoted, so YamlTextToJson(JsonToYamlText(v)) == v for any finite JSON value.
+std::string JsonToYamlText(const nlohmann::ordered_json& value);
+
+}  // namespace cairn::experiments
