@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 
 #include "agent/agent_log.h"
@@ -304,6 +305,15 @@ void Agent::HandleOrder(const events::Envelope& order, int64_t received_micros) 
     case OrderBook::Action::kRun:
       RunAllocation(order.allocation_assigned());
       return;
+    case OrderBook::Action::kPreempt: {
+      // Slurm's way: SIGTERM now; the master forces a kill if the grace period runs out.
+      const auto& preemption = order.preemption_requested();
+      if (runner_->Signal(preemption.allocation_id(), SIGTERM)) {
+        LogInfo("preempting allocation " + preemption.allocation_id() +
+                " (SIGTERM): " + preemption.reason());
+      }
+      return;
+    }
     case OrderBook::Action::kKill: {
       const auto& kill = order.kill_requested();
       {
@@ -336,6 +346,7 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
   settings.work_root = options_.work_root;
   settings.devices = options_.devices;
   settings.base_env = base_env_;
+  settings.harness_dir = options_.harness_dir;
 
   Status started = [&]() -> Status {
     CAIRN_ASSIGN_OR_RETURN(ProcessSpec spec, PlanTask(assigned, settings));

@@ -30,7 +30,8 @@ struct AgentOptions {
   std::string agent_id;
   std::string master_url;
   std::string resource_pool = "default";
-  std::string work_root;  // tasks without a work dir run in <work_root>/<allocation id>
+  std::string work_root;    // tasks without a work dir run in <work_root>/<allocation id>
+  std::string harness_dir;  // the cairn_harness package's parent, put on trials' PYTHONPATH
   std::vector<SlotDevice> devices;
   std::chrono::milliseconds kill_grace{10000};
   std::chrono::milliseconds heartbeat_interval{2000};

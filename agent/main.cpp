@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,17 @@ int UsageError(const std::string& message) {
 }
 
 }  // namespace
+
+// The trial harness ships beside the binary (<bin>/../lib/python, copied there by the build);
+// CAIRN_HARNESS_DIR overrides it.
+static std::string HarnessDir() {
+  if (const char* from_env = std::getenv("CAIRN_HARNESS_DIR")) return from_env;
+  std::error_code error;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "";
+  auto dir = exe.parent_path().parent_path() / "lib" / "python";
+  return std::filesystem::exists(dir / "cairn_harness", error) ? dir.string() : "";
+}
 
 int main(int argc, char** argv) {
   using namespace cairn;
@@ -55,6 +67,7 @@ int main(int argc, char** argv) {
   options.master_url = config.master_url;
   options.resource_pool = config.resource_pool;
   options.work_root = EffectiveWorkRoot(config);
+  options.harness_dir = HarnessDir();
   options.kill_grace = config.kill_grace;
   options.heartbeat_interval = config.heartbeat_interval;
   options.trace_file = config.trace_file;

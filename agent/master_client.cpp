@@ -114,6 +114,11 @@ Result<std::unique_ptr<MasterClient>> MasterClient::Create(const std::string& ma
 MasterClient::MasterClient(http::Client client, std::string agent_id, RetryPolicy policy)
     : client_(std::move(client)), agent_id_(std::move(agent_id)), policy_(policy) {}
 
+std::unique_ptr<MasterClient> MasterClient::Clone() const {
+  return std::make_unique<MasterClient>(http::Client(client_.host(), client_.port()), agent_id_,
+                                        policy_);
+}
+
 void MasterClient::Cancel() {
   {
     std::lock_guard lock(mutex_);

@@ -58,6 +58,10 @@ class MasterClient {
                                                       std::string agent_id, RetryPolicy policy);
   MasterClient(http::Client client, std::string agent_id, RetryPolicy policy);
 
+  // Another client to the same master, for the same agent and policy, with its own connection
+  // (so that another thread can use it); not cancelled, whatever this one is.
+  std::unique_ptr<MasterClient> Clone() const;
+
   // Retried until the master answers (a 4xx is returned, not retried).
   Result<Registration> Register(const RegisterRequest& request);
   // One attempt. FailedPrecondition (409) or NotFound when the master does not hold

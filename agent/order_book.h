@@ -13,9 +13,10 @@ namespace cairn::agent {
 class OrderBook {
  public:
   enum class Action {
-    kRun,     // start the allocation of this AllocationAssigned
-    kKill,    // stop the allocation of this KillRequested (it was started earlier)
-    kIgnore,  // nothing to do; `why` says why
+    kRun,      // start the allocation of this AllocationAssigned
+    kKill,     // stop the allocation of this KillRequested (it was started earlier)
+    kPreempt,  // ask the allocation of this PreemptionRequested to stop (SIGTERM, no escalation)
+    kIgnore,   // nothing to do; `why` says why
   };
   struct Decision {
     Action action = Action::kIgnore;

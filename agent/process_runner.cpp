@@ -269,6 +269,14 @@ bool ProcessRunner::Kill(const std::string& key) {
   return KillLocked(it->second.get());
 }
 
+bool ProcessRunner::Signal(const std::string& key, int signal_number) {
+  std::lock_guard lock(mutex_);
+  auto it = processes_.find(key);
+  if (it == processes_.end() || it->second->exited) return false;
+  SignalLocked(it->second.get(), signal_number);
+  return true;
+}
+
 void ProcessRunner::KillAll() {
   std::lock_guard lock(mutex_);
   for (auto& [key, process] : processes_) KillLocked(process.get());

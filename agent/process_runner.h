@@ -80,6 +80,8 @@ class ProcessRunner {
   // SIGTERM to the group of `key` now and SIGKILL when it still runs after the grace period.
   // False when no process of that key runs (never started, or already exited).
   bool Kill(const std::string& key);
+  // Sends `signal_number` to the group of `key`, nothing more; false when it is not running.
+  bool Signal(const std::string& key, int signal_number);
   // Kill() for every running process.
   void KillAll();
 

@@ -1,6 +1,7 @@
 // The order in which an agent's reports reach the master (PROTOCOL.md §4): task log lines in
 // batches, and started/exited reports that never overtake the lines queued before them, so an
-// exit is reported only after the task's last lines were shipped. Pure logic with time passed
+// exit is reported only after the task's last lines were shipped. Items are split by allocation
+// id into lanes that may be sent in parallel; each lane is a FIFO. Pure logic with time passed
 // in; not thread-safe (the Reporter guards it).
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -46,26 +48,35 @@ class ReportQueue {
   struct Options {
     size_t max_batch_lines = 1000;
     std::chrono::milliseconds max_line_delay{100};
-    // Beyond this many lines waiting (the master is unreachable), new lines are dropped.
+    // Beyond this many lines waiting in all lanes (the master is unreachable), new lines are
+    // dropped.
     size_t max_queued_lines = 100000;
+    // How many lanes the items are split into (0 counts as 1).
+    size_t lanes = 8;
   };
 
   explicit ReportQueue(Options options);
+
+  size_t lanes() const { return lanes_.size(); }
+  // The lane of every line and report of `allocation_id`: a fixed hash of the id, so all of one
+  // allocation's items share one FIFO and keep the order they were added in.
+  size_t LaneOf(std::string_view allocation_id) const;
 
   // False when the line was dropped because the queue is full.
   bool AddLine(TaskLogLine line, Clock::time_point now);
   void AddStarted(StartedReport report);
   void AddExited(ExitedReport report);
 
-  // The next item to send, or nullopt when nothing is due at `now`. Lines leave in batches of at
-  // most max_batch_lines, once that many wait, the oldest has waited max_line_delay, a report is
-  // queued behind them, or `flush` is set.
-  std::optional<ReportItem> TakeDue(Clock::time_point now, bool flush);
-  // When TakeDue will have something if nothing more is added (Clock::time_point::min() when it
-  // has something now); nullopt when the queue is empty.
-  std::optional<Clock::time_point> NextDue() const;
+  // The next item of `lane` to send, or nullopt when nothing is due at `now`. Lines leave in
+  // batches of at most max_batch_lines, once that many wait, the oldest has waited
+  // max_line_delay, a report is queued behind them, or `flush` is set.
+  std::optional<ReportItem> TakeDue(size_t lane, Clock::time_point now, bool flush);
+  // When TakeDue(lane) will have something if nothing more is added (Clock::time_point::min()
+  // when it has something now); nullopt when the lane is empty.
+  std::optional<Clock::time_point> NextDue(size_t lane) const;
 
-  bool empty() const { return entries_.empty(); }
+  bool empty() const;
+  bool empty(size_t lane) const { return lanes_[lane].empty(); }
   size_t queued_lines() const { return queued_lines_; }
 
  private:
@@ -74,12 +85,13 @@ class ReportQueue {
     Clock::time_point queued_at;
   };
   using Entry = std::variant<QueuedLine, StartedReport, ExitedReport>;
-  // How many lines lead the queue, counting at most max_batch_lines.
-  size_t LeadingLines() const;
+  using Lane = std::deque<Entry>;
+  // How many lines lead `lane`, counting at most max_batch_lines.
+  size_t LeadingLines(const Lane& lane) const;
 
   const Options options_;
-  std::deque<Entry> entries_;
-  size_t queued_lines_ = 0;
+  std::vector<Lane> lanes_;
+  size_t queued_lines_ = 0;  // over all lanes
 };
 
 }  // namespace cairn::agent

@@ -1,5 +1,7 @@
 #include "agent/reporter.h"
 
+#include <algorithm>
+
 #include "agent/agent_log.h"
 
 namespace cairn::agent {
@@ -17,28 +19,57 @@ Overloaded(Visitors...) -> Overloaded<Visitors...>;
 }  // namespace
 
 Reporter::Reporter(std::unique_ptr<MasterClient> client, ReportQueue::Options options)
-    : client_(std::move(client)), queue_(options), thread_([this] { Run(); }) {}
+    : queue_(options) {
+  senders_.reserve(queue_.lanes());
+  for (size_t lane = 0; lane < queue_.lanes(); ++lane) {
+    senders_.push_back(std::make_unique<Sender>());
+    senders_.back()->client = lane + 1 < queue_.lanes() ? client->Clone() : std::move(client);
+  }
+  // Only once senders_ is complete: the threads read it.
+  for (size_t lane = 0; lane < senders_.size(); ++lane) {
+    Sender& sender = *senders_[lane];
+    sender.thread = std::thread([this, &sender, lane] { Run(sender, lane); });
+  }
+}
 
 Reporter::~Reporter() {
   std::unique_lock lock(mutex_);
   abandoned_ = true;
-  changed_.notify_all();
+  WakeAll();
   CancelUntilDone(lock);
   lock.unlock();
-  if (thread_.joinable()) thread_.join();
+  JoinAll();
+}
+
+void Reporter::WakeAll() {
+  for (auto& sender : senders_) sender->wake.notify_one();
+}
+
+bool Reporter::AllDone() const {
+  return std::all_of(senders_.begin(), senders_.end(),
+                     [](const auto& sender) { return sender->done; });
 }
 
 void Reporter::CancelUntilDone(std::unique_lock<std::mutex>& lock) {
   // A cancel that lands between two attempts can be missed by the HTTP client, so it is repeated
-  // until the thread has returned.
-  while (!done_) {
-    client_->Cancel();
-    changed_.wait_for(lock, kCancelRepeat, [&] { return done_; });
+  // until every thread has returned.
+  while (!AllDone()) {
+    for (auto& sender : senders_) {
+      if (!sender->done) sender->client->Cancel();
+    }
+    sender_done_.wait_for(lock, kCancelRepeat, [&] { return AllDone(); });
+  }
+}
+
+void Reporter::JoinAll() {
+  for (auto& sender : senders_) {
+    if (sender->thread.joinable()) sender->thread.join();
   }
 }
 
 void Reporter::AddLine(TaskLogLine line) {
   std::lock_guard lock(mutex_);
+  size_t lane = queue_.LaneOf(line.allocation_id);
   if (!queue_.AddLine(std::move(line), ReportQueue::Clock::now())) {
     // The master has been unreachable for long enough to fill the queue.
     if (dropped_lines_++ % 10000 == 0) {
@@ -47,78 +78,82 @@ void Reporter::AddLine(TaskLogLine line) {
     }
     return;
   }
-  changed_.notify_all();
+  senders_[lane]->wake.notify_one();
 }
 
 void Reporter::AddStarted(StartedReport report) {
   std::lock_guard lock(mutex_);
+  size_t lane = queue_.LaneOf(report.allocation_id);
   queue_.AddStarted(std::move(report));
-  changed_.notify_all();
+  senders_[lane]->wake.notify_one();
 }
 
 void Reporter::AddExited(ExitedReport report) {
   std::lock_guard lock(mutex_);
+  size_t lane = queue_.LaneOf(report.allocation_id);
   queue_.AddExited(std::move(report));
-  changed_.notify_all();
+  senders_[lane]->wake.notify_one();
 }
 
 bool Reporter::Drain(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
   draining_ = true;
-  changed_.notify_all();
-  bool delivered = changed_.wait_until(lock, deadline, [&] { return done_; });
+  WakeAll();
+  bool delivered = sender_done_.wait_until(lock, deadline, [&] { return AllDone(); });
   if (!delivered) {
     abandoned_ = true;
     LogWarning("giving up on reports the master did not take in time");
   }
-  changed_.notify_all();
+  WakeAll();
   CancelUntilDone(lock);
   bool empty = queue_.empty();
   lock.unlock();
-  if (thread_.joinable()) thread_.join();
+  JoinAll();
   return delivered && empty;
 }
 
-void Reporter::Run() {
+void Reporter::Run(Sender& sender, size_t lane) {
   std::unique_lock lock(mutex_);
   while (!abandoned_) {
-    std::optional<ReportItem> item = queue_.TakeDue(ReportQueue::Clock::now(), draining_);
+    std::optional<ReportItem> item = queue_.TakeDue(lane, ReportQueue::Clock::now(), draining_);
     if (item) {
+      // The lane's next item is taken only after this one was answered: that is what keeps one
+      // allocation's reports in order (see reporter.h).
       lock.unlock();
-      Send(*item);
+      Send(*sender.client, *item);
       lock.lock();
       continue;
     }
-    if (draining_ && queue_.empty()) break;
-    std::optional<ReportQueue::Clock::time_point> due = queue_.NextDue();
+    if (draining_ && queue_.empty(lane)) break;
+    std::optional<ReportQueue::Clock::time_point> due = queue_.NextDue(lane);
     if (due) {
-      changed_.wait_until(lock, *due);
+      sender.wake.wait_until(lock, *due);
     } else {
-      changed_.wait(lock);
+      sender.wake.wait(lock);
     }
   }
-  done_ = true;
-  changed_.notify_all();
+  sender.done = true;
+  sender_done_.notify_all();
 }
 
-void Reporter::Send(const ReportItem& item) {
+void Reporter::Send(MasterClient& client, const ReportItem& item) {
   std::visit(Overloaded{
                  [&](const LogBatch& batch) {
-                   Status status = client_->ShipLogs(batch);
+                   Status status = client.ShipLogs(batch);
                    if (!status.ok()) {
                      LogWarning("dropped " + std::to_string(batch.size()) +
                                 " log lines: " + status.ToString());
                    }
                  },
                  [&](const StartedReport& report) {
-                   Status status = client_->ReportStarted(report);
+                   Status status = client.ReportStarted(report);
                    if (!status.ok()) {
                      LogWarning("started report of " + report.allocation_id +
                                 " not delivered: " + status.ToString());
                    }
                  },
                  [&](const ExitedReport& report) {
-                   Status status = client_->ReportExited(report);
+                   Status status = client.ReportExited(report);
                    if (!status.ok()) {
                      LogWarning("exited report of " + report.allocation_id +
                                 " not delivered: " + status.ToString());

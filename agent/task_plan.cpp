@@ -1,6 +1,9 @@
 #include "agent/task_plan.h"
 
+#include <algorithm>
 #include <map>
+
+#include "events/envelope_util.h"
 
 namespace cairn::agent {
 namespace {
@@ -55,16 +58,30 @@ std::string DefaultWorkDir(const std::string& work_root, const std::string& allo
   return work_root + "/" + name;
 }
 
+Result<std::pair<events::AllocationPart, int>> PartFor(const events::AllocationAssigned& order,
+                                                       const std::string& agent_id) {
+  auto parts = AllocationPartsOf(order);
+  for (size_t rank = 0; rank < parts.size(); ++rank) {
+    if (parts[rank].agent_id() == agent_id) {
+      return std::make_pair(std::move(parts[rank]), static_cast<int>(rank));
+    }
+  }
+  return Status::NotFound("allocation " + order.allocation_id() + " has no part on agent " +
+                          agent_id);
+}
+
 Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
                              const TaskLaunchSettings& settings) {
   const events::TaskSpec& spec = order.spec();
+  CAIRN_ASSIGN_OR_RETURN(auto own, PartFor(order, settings.agent_id));
+  const auto& [part, rank] = own;
   if (spec.entrypoint().empty() || spec.entrypoint(0).empty()) {
     return Status::InvalidArgument("the task spec has no entrypoint");
   }
   std::string slot_ids = "[";
   std::string cuda_devices;
   bool any_gpu = false;
-  for (int slot_id : order.slot_ids()) {
+  for (int slot_id : part.slot_ids()) {
     const SlotDevice* device = nullptr;
     for (const auto& candidate : settings.devices) {
       if (candidate.id == slot_id) device = &candidate;
@@ -100,6 +117,17 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
     for (const auto& [name, value] : task_values) env.Set(prefix + std::string(name), value);
   }
   if (any_gpu) env.Set("CUDA_VISIBLE_DEVICES", cuda_devices);
+  const int agents = std::max(order.parts_size(), 1);
+  env.Set("CAIRN_NUM_AGENTS", std::to_string(agents));
+  env.Set("CAIRN_AGENT_RANK", std::to_string(rank));
+  if (spec.task_type() == events::TASK_TYPE_TRIAL && !settings.harness_dir.empty()) {
+    const char* existing = nullptr;
+    for (const auto& entry : settings.base_env) {
+      if (entry.rfind("PYTHONPATH=", 0) == 0) existing = entry.c_str() + 11;
+    }
+    env.Set("PYTHONPATH",
+            settings.harness_dir + (existing && *existing ? ":" + std::string(existing) : ""));
+  }
   for (const auto& entry : spec.environment_variables()) CAIRN_RETURN_IF_ERROR(env.Add(entry));
 
   ProcessSpec process;

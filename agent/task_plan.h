@@ -19,7 +19,14 @@ struct TaskLaunchSettings {
   std::string work_root;
   std::vector<SlotDevice> devices;
   std::vector<std::string> base_env;  // the agent's own environment, "KEY=VALUE"
+  // Where the trial harness (the cairn_harness Python package) is: put on PYTHONPATH for trials.
+  std::string harness_dir;
 };
+
+// This agent's part of an allocation (several agents share a gang), and its rank among them;
+// NotFound when the order names no part here.
+Result<std::pair<events::AllocationPart, int>> PartFor(const events::AllocationAssigned& order,
+                                                       const std::string& agent_id);
 
 // "COMMAND", "TRIAL", ...; "UNSPECIFIED" for TASK_TYPE_UNSPECIFIED.
 std::string TaskTypeName(events::TaskType type);
@@ -31,7 +38,9 @@ std::string DefaultWorkDir(const std::string& work_root, const std::string& allo
 // The environment is the agent's, then DET_MASTER, DET_TASK_ID, DET_ALLOCATION_ID,
 // DET_AGENT_ID, DET_TASK_TYPE, DET_SLOT_IDS ("[0,1]"), DET_RESOURCE_POOL, the same under
 // CAIRN_*, CUDA_VISIBLE_DEVICES (GPU uuids, or indexes when a uuid is unknown) when the slots
-// are GPUs, then spec.environment_variables; a later value of a name replaces an earlier one.
+// are GPUs, CAIRN_NUM_AGENTS / CAIRN_AGENT_RANK (a gang's size and this part's rank), for
+// trials PYTHONPATH with the harness directory first, then spec.environment_variables; a later
+// value of a name replaces an earlier one.
 // InvalidArgument for an empty entrypoint, a slot id this agent does not have, or an
 // environment variable that is not NAME=VALUE.
 Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,

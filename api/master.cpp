@@ -70,6 +70,13 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   parts->loop = std::make_unique<commands::DecisionLoop>(
       parts->log.get(), commands::DecisionLoop::Options{parts->master_id});
   CAIRN_RETURN_IF_ERROR(parts->loop->Start());
+  {
+    // The pools this master runs with become a fact in the log (only when they changed), so
+    // replay and explain judge every later decision by the rules it was taken under.
+    commands::CommandMeta meta{"system:master", parts->master_id, "", NowUnixMicros()};
+    auto configured = parts->loop->Execute(commands::ConfigurePools{config.pools}, meta);
+    if (!configured.ok()) return configured.status();
+  }
   CAIRN_ASSIGN_OR_RETURN(parts->projections,
                          Projections::Open(config.data_dir + "/projections", parts->log.get()));
   if (config.log.backend == "kafka") {

@@ -5,10 +5,16 @@
 #include <cstdint>
 #include <string>
 
+#include "events.pb.h"
 #include "events/event_log.h"
 #include "events/status.h"
 
 namespace cairn {
+
+// The resource pools of a master whose configuration says nothing about them: one pool "default"
+// (fair_share, best fit, 100 aux containers per agent) that is the default for compute and aux
+// tasks, a 3600 s preemption grace period, source "defaults".
+events::ResourcePoolsConfigured DefaultResourcePools();
 
 struct MasterConfig {
   std::string listen_address = "127.0.0.1";
@@ -18,9 +24,19 @@ struct MasterConfig {
   std::string cluster_name = "cairn";
   double agent_timeout_seconds = 10;  // no heartbeat for this long -> AgentDisconnected
   size_t max_request_body_bytes = 128u << 20;
+  // The effective pools: every pool's scheduler is fully resolved (type and fitting policy never
+  // UNSPECIFIED), and both default pools name a configured pool.
+  events::ResourcePoolsConfigured pools = DefaultResourcePools();
 };
 
-// Parses YAML text; `source_name` names it in errors.
+// Parses YAML text; `source_name` names it in errors and becomes pools.source.
+//
+// Pools come from either the current format (`resource_manager` + `resource_pools`) or the legacy
+// one (top-level `scheduler`, read as one pool "default"), never both. A pool's own `scheduler:`
+// block replaces the cluster-wide one all or nothing: unset fields take the scheduler defaults
+// (fair_share, best, no preemption, default_priority 42), not the cluster-wide values. Features
+// Cairn does not have (dynamic agents, heterogeneous fits, most task container defaults) are
+// NotSupported errors naming the field; bad values are InvalidArgument.
 Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
                                        const std::string& source_name);
 Result<MasterConfig> LoadMasterConfig(const std::string& path);

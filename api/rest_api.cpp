@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "commands/scheduler/explain.h"
 #include "events/envelope_util.h"
 
 namespace cairn {
@@ -216,7 +217,22 @@ std::string NtscState(const TaskView& task) {
 
 json ConfigOf(const TaskView& task) {
   json config = json::parse(task.config_json(), nullptr, false);
-  return config.is_discarded() || config.is_null() ? json::object() : config;
+  if (config.is_discarded() || !config.is_object()) config = json::object();
+  // The effective resources are the recorded ones: the decider resolves the pool (compute or
+  // aux) and the pool's default priority, and job queue updates change them later.
+  json& resources = config["resources"];
+  if (!resources.is_object()) resources = json::object();
+  resources["slots"] = task.slots();
+  resources["resource_pool"] = task.resource_pool();
+  resources["priority"] = task.priority();
+  return config;
+}
+
+// The reason of the latest decision about the task, as the projection recorded it.
+std::string LatestReason(const TaskView& task) {
+  if (!task.latest_reason().empty()) return task.latest_reason();
+  return task.state() == views::TASK_STATE_QUEUED ? "queued; no scheduling decision about it yet"
+                                                  : "";
 }
 
 // The v1Command shape, with Cairn's extra facts under "cairn".
@@ -234,6 +250,7 @@ json CommandJson(const TaskView& task) {
                 {"agentId", task.agent_id()},
                 {"allocationId", task.allocation_id()},
                 {"placementReason", task.placement_reason()},
+                {"latestReason", LatestReason(task)},
                 {"killRequested", task.kill_requested()}};
   if (task.has_exit_code()) cairn["exitCode"] = task.exit_code();
   if (task.has_signal()) cairn["signal"] = task.signal();
@@ -244,7 +261,27 @@ json CommandJson(const TaskView& task) {
   return command;
 }
 
-// The v1Task shape used by `det shell/notebook start` polling and `det task`.
+// The agents and slots of the task's current allocation: one entry per agent (several for a
+// gang), parts that already ended left out.
+std::vector<std::pair<std::string, std::vector<int32_t>>> AllocationAgents(const TaskView& task) {
+  std::vector<std::pair<std::string, std::vector<int32_t>>> agents;
+  if (task.allocation_id().empty()) return agents;
+  if (task.parts_size() == 0) {
+    agents.emplace_back(task.agent_id(),
+                        std::vector<int32_t>(task.slot_ids().begin(), task.slot_ids().end()));
+    return agents;
+  }
+  for (const auto& part : task.parts()) {
+    const auto& exited = task.parts_exited();
+    if (std::find(exited.begin(), exited.end(), part.agent_id()) != exited.end()) continue;
+    agents.emplace_back(part.agent_id(),
+                        std::vector<int32_t>(part.slot_ids().begin(), part.slot_ids().end()));
+  }
+  return agents;
+}
+
+// The v1Task shape used by `det shell/notebook start` polling and `det task`, with Cairn's
+// account of why the task is where it is.
 json TaskJson(const TaskView& task) {
   json allocations = json::array();
   if (!task.allocation_id().empty()) {
@@ -258,25 +295,32 @@ json TaskJson(const TaskView& task) {
   json out = {{"taskId", task.task_id()},
               {"taskType", "TASK_TYPE_" + ProtoEnumTaskType(task.task_type())},
               {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
-              {"allocations", allocations}};
+              {"allocations", allocations},
+              {"latestReason", LatestReason(task)}};
   if (task.end_time_unix_micros() != 0) {
     out["endTime"] = FormatRfc3339(task.end_time_unix_micros());
   }
-  // Cairn's own facts: where the task is and why, from the recorded events.
-  std::string latest_reason = task.state() == views::TASK_STATE_QUEUED
-                                  ? "queued: waiting for " + std::to_string(task.slots()) +
-                                        " free slot(s) in pool " + task.resource_pool()
-                              : task.state() == views::TASK_STATE_TERMINATED
-                                  ? task.exit_reason()
-                                  : task.placement_reason();
+  json parts = json::object();
+  for (const auto& [agent_id, slots] : AllocationAgents(task)) parts[agent_id] = slots;
   json cairn = {
       {"state", views::TaskState_Name(task.state())},
+      {"jobId", task.job_id()},
+      {"resourcePool", task.resource_pool()},
+      {"priority", task.priority()},
+      {"slots", task.slots()},
       {"agentId", task.agent_id()},
       {"slotIds", json(std::vector<int32_t>(task.slot_ids().begin(), task.slot_ids().end()))},
+      {"agentSlots", parts},
+      {"backfilled", task.backfilled()},
+      {"preemptionPending", task.preemption_pending()},
+      {"releases", task.releases()},
       {"placementReason", task.placement_reason()},
-      {"latestReason", latest_reason},
+      {"latestReason", LatestReason(task)},
       {"exitReason", task.exit_reason()},
       {"lastEventOffset", std::to_string(task.last_event_offset())}};
+  if (task.preemption_pending()) {
+    cairn["preemptionDeadline"] = FormatRfc3339(task.preemption_deadline_unix_micros());
+  }
   if (task.has_exit_code()) cairn["exitCode"] = task.exit_code();
   if (task.has_signal()) cairn["signal"] = task.signal();
   out["cairn"] = cairn;
@@ -335,6 +379,61 @@ json AgentJson(const AgentView& agent) {
 // Determined's job types: a trial's job is its experiment.
 std::string JobTypeName(events::TaskType type) {
   return type == events::TASK_TYPE_TRIAL ? "TYPE_EXPERIMENT" : "TYPE_" + ProtoEnumTaskType(type);
+}
+
+std::string JobStateName(views::JobState state) {
+  switch (state) {
+    case views::JOB_STATE_SCHEDULED:
+      return "STATE_SCHEDULED";
+    case views::JOB_STATE_SCHEDULED_BACKFILLED:
+      return "STATE_SCHEDULED_BACKFILLED";
+    default:
+      return "STATE_QUEUED";
+  }
+}
+
+// Determined's v1Job, with Cairn's queue facts under "cairn".
+json JobJson(const JobView& job) {
+  auto user = Authenticator::FindUser(job.user());
+  json task_ids = json::array();
+  for (const auto& task : job.tasks()) task_ids.push_back(task.task_id());
+  return {{"jobId", job.job_id()},
+          {"type", JobTypeName(job.task_type())},
+          {"name", job.name()},
+          {"entityId", job.task_id()},
+          {"submissionTime", FormatRfc3339(job.submission_time_unix_micros())},
+          {"username", job.user()},
+          {"userId", user.ok() ? user->id : 0},
+          {"resourcePool", job.resource_pool()},
+          // Only experiments' trials give their slots back when asked (the seeds' rule).
+          {"isPreemptible", job.task_type() == events::TASK_TYPE_TRIAL},
+          {"priority", job.priority()},
+          {"weight", job.weight()},
+          {"requestedSlots", job.requested_slots()},
+          {"allocatedSlots", job.allocated_slots()},
+          {"workspaceId", 1},
+          {"progress", 0},
+          {"summary", {{"state", JobStateName(job.state())}, {"jobsAhead", job.jobs_ahead()}}},
+          {"cairn",
+           {{"queuePosition", std::to_string(job.queue_position())},
+            {"maxSlots", job.max_slots()},
+            {"taskIds", task_ids},
+            {"lastQueueChange", job.queue_change_reason()}}}};
+}
+
+std::string SchedulerTypeEnum(events::SchedulerType type) {
+  switch (type) {
+    case events::SCHEDULER_TYPE_PRIORITY:
+      return "SCHEDULER_TYPE_PRIORITY";
+    case events::SCHEDULER_TYPE_ROUND_ROBIN:
+      return "SCHEDULER_TYPE_ROUND_ROBIN";
+    default:
+      return "SCHEDULER_TYPE_FAIR_SHARE";  // a blank type means fair share
+  }
+}
+
+std::string FittingPolicyEnum(events::FittingPolicy policy) {
+  return policy == events::FITTING_POLICY_WORST ? "FITTING_POLICY_WORST" : "FITTING_POLICY_BEST";
 }
 
 struct Paging {
@@ -431,7 +530,10 @@ class RequestContext {
   http::Response RegisterAgent(const std::string& id);
   http::Response AgentHeartbeat(const std::string& id);
   http::Response AllocationReport(const std::string& allocation_id, bool started);
-  http::Response JobQueue();
+  http::Response JobQueue(bool wrapped);
+  http::Response JobQueueStats();
+  http::Response UpdateJobQueue();
+  http::Response SetPriority(const std::string& kind, const std::string& id);
   http::Response EventTail();
 
   const RestApiDeps& deps_;
@@ -549,8 +651,22 @@ http::Response RequestContext::Dispatch() {
   if (is({"api", "v1", "agents", "*", "enable"}) || is({"api", "v1", "agents", "*", "disable"})) {
     return method == "POST" ? EnableAgent(parts[3], parts[4] == "enable") : method_not_allowed();
   }
-  if (is({"api", "v1", "job-queues-v2"}))
-    return method == "GET" ? JobQueue() : method_not_allowed();
+  if (is({"api", "v1", "job-queues-v2"})) {
+    return method == "GET" ? JobQueue(/*wrapped=*/true) : method_not_allowed();
+  }
+  if (is({"api", "v1", "job-queues"})) {
+    if (method == "POST") return UpdateJobQueue();
+    if (method == "GET") return JobQueue(/*wrapped=*/false);
+    return method_not_allowed();
+  }
+  if (is({"api", "v1", "job-queues", "stats"})) {
+    return method == "GET" ? JobQueueStats() : method_not_allowed();
+  }
+  if (is({"api", "v1", "*", "*", "set_priority"}) &&
+      (parts[2] == "commands" || parts[2] == "notebooks" || parts[2] == "shells" ||
+       parts[2] == "tensorboards")) {
+    return method == "POST" ? SetPriority(parts[2], parts[3]) : method_not_allowed();
+  }
   if (is({"api", "v1", "events"})) return method == "GET" ? EventTail() : method_not_allowed();
 
   // Determined endpoints whose features arrive with later work answer clearly, not with a 404.
@@ -563,7 +679,6 @@ http::Response RequestContext::Dispatch() {
         {"shells", "shells"},
         {"notebooks", "notebooks"},
         {"tensorboards", "TensorBoards"},
-        {"job-queues", "job queue updates"},
         {"checkpoints", "checkpoints"}};
     auto later = kLater.find(parts[2]);
     if (later != kLater.end()) {
@@ -649,45 +764,66 @@ http::Response RequestContext::Workspaces() {
 }
 
 http::Response RequestContext::ResourcePools() {
-  auto agents = deps_.projections->ListAgents();
-  if (!agents.ok()) return Error(agents.status());
-  auto tasks = deps_.projections->ListTasks();
-  if (!tasks.ok()) return Error(tasks.status());
-  struct PoolStats {
+  // The pools are the recorded configuration (ResourcePoolsConfigured), counted over the
+  // decision state's agents, so the answer is what the scheduler works with right now.
+  struct PoolEntry {
+    events::ResourcePoolConfig config;
+    bool default_compute = false, default_aux = false;
     int agents = 0, slots = 0, used = 0, aux_running = 0;
   };
-  std::map<std::string, PoolStats> pools{{commands::kDefaultPool, {}}};
-  for (const auto& agent : *agents) {
-    PoolStats& stats = pools[agent.resource_pool()];
-    if (!agent.connected()) continue;
-    stats.agents++;
-    stats.slots += agent.slot_count();
-    for (const auto& allocation : agent.allocations()) {
-      stats.used += allocation.slot_ids_size();
-      if (allocation.slot_ids_size() == 0) stats.aux_running++;
+  std::vector<PoolEntry> pools;
+  deps_.loop->Read([&](const commands::DecisionState& state) {
+    for (const auto& config : state.pools_config.pools()) {
+      PoolEntry entry;
+      entry.config = config;
+      entry.default_compute = config.pool_name() == state.pools_config.default_compute_pool();
+      entry.default_aux = config.pool_name() == state.pools_config.default_aux_pool();
+      for (const auto& [agent_id, agent] : state.agents) {
+        if (agent.resource_pool != config.pool_name() || !agent.connected) continue;
+        entry.agents++;
+        entry.slots += agent.slot_count;
+        entry.used += static_cast<int>(agent.used_slots.size());
+        entry.aux_running += agent.zero_slot_containers;
+      }
+      pools.push_back(std::move(entry));
+    }
+  });
+  // Slot types come from the devices agents reported, which only the agents projection keeps.
+  std::set<std::string> cuda_pools;
+  if (auto agents = deps_.projections->ListAgents(); agents.ok()) {
+    for (const auto& agent : *agents) {
+      if (SlotType(agent) == "TYPE_CUDA") cuda_pools.insert(agent.resource_pool());
     }
   }
   json list = json::array();
-  for (const auto& [name, stats] : pools) {
-    bool is_default = name == commands::kDefaultPool;
+  for (const auto& pool : pools) {
+    const auto& scheduler = pool.config.scheduler();
+    const bool priority = scheduler.type() == events::SCHEDULER_TYPE_PRIORITY;
+    json details = json::object();
+    if (priority) {
+      details["priorityScheduler"] = {{"preemption", scheduler.preemption()},
+                                      {"defaultPriority", scheduler.default_priority()}};
+    }
+    const int per_agent = pool.config.max_aux_containers_per_agent();
     list.push_back(
-        {{"name", name},
-         {"description", ""},
+        {{"name", pool.config.pool_name()},
+         {"description", pool.config.description()},
          {"type", "RESOURCE_POOL_TYPE_STATIC"},
-         {"defaultComputePool", is_default},
-         {"defaultAuxPool", is_default},
-         {"preemptible", false},
-         {"numAgents", stats.agents},
-         {"slotsAvailable", stats.slots},
-         {"slotsUsed", stats.used},
-         {"auxContainerCapacity", stats.agents * commands::kMaxZeroSlotContainersPerAgent},
-         {"auxContainersRunning", stats.aux_running},
-         {"auxContainerCapacityPerAgent", commands::kMaxZeroSlotContainersPerAgent},
+         {"defaultComputePool", pool.default_compute},
+         {"defaultAuxPool", pool.default_aux},
+         // Determined calls a pool preemptible when its scheduler may preempt.
+         {"preemptible", priority && scheduler.preemption()},
+         {"numAgents", pool.agents},
+         {"slotsAvailable", pool.slots},
+         {"slotsUsed", pool.used},
+         {"auxContainerCapacity", pool.agents * per_agent},
+         {"auxContainersRunning", pool.aux_running},
+         {"auxContainerCapacityPerAgent", per_agent},
          {"minAgents", 0},
          {"maxAgents", 0},
-         {"slotType", "TYPE_CPU"},
-         {"schedulerType", "SCHEDULER_TYPE_PRIORITY"},
-         {"schedulerFittingPolicy", "FITTING_POLICY_BEST"},
+         {"slotType", cuda_pools.count(pool.config.pool_name()) ? "TYPE_CUDA" : "TYPE_CPU"},
+         {"schedulerType", SchedulerTypeEnum(scheduler.type())},
+         {"schedulerFittingPolicy", FittingPolicyEnum(scheduler.fitting_policy())},
          {"location", "on-prem"},
          {"imageId", ""},
          {"instanceType", ""},
@@ -701,7 +837,7 @@ http::Response RequestContext::ResourcePools() {
          {"agentFluentImage", ""},
          {"maxIdleAgentPeriod", 0},
          {"maxAgentStartingPeriod", 0},
-         {"details", json::object()},
+         {"details", details},
          {"resourceManagerMetadata", json::object()},
          {"clusterName", deps_.config->cluster_name}});
   }
@@ -712,10 +848,19 @@ http::Response RequestContext::ResourcePools() {
 http::Response RequestContext::LaunchCommand() {
   auto body = ParseBody(request_);
   if (!body.ok()) return Error(body.status());
-  if (Status known =
-          CheckKnownKeys(*body, "", {"config", "templateName", "files", "data", "workspaceId"});
+  if (Status known = CheckKnownKeys(
+          *body, "", {"config", "templateName", "files", "data", "workspaceId", "force"});
       !known.ok()) {
     return Error(known);
+  }
+  // Cairn's own: queue the command even if its pool could never fit it (it then waits for
+  // agents to join) instead of refusing it.
+  bool force = false;
+  if (Present(*body, "force")) {
+    if (!body->at("force").is_boolean()) {
+      return Error(Status::InvalidArgument("force must be a boolean"));
+    }
+    force = body->at("force").get<bool>();
   }
   if (Present(*body, "templateName")) {
     return Error(Status::NotSupported("configuration templates are not supported by Cairn yet"));
@@ -744,6 +889,7 @@ http::Response RequestContext::LaunchCommand() {
   submit.job_id = submit.task_id;
   submit.spec.set_task_type(events::TASK_TYPE_COMMAND);
   submit.spec.set_user(user_.username);
+  submit.force = force;
   json effective = json::object();
 
   if (!Present(config, "entrypoint"))
@@ -788,9 +934,10 @@ http::Response RequestContext::LaunchCommand() {
     const json& resources = config.at("resources");
     if (!resources.is_object())
       return Error(Status::InvalidArgument("config.resources must be an object"));
-    if (Status known = CheckKnownKeys(resources, "config.resources",
-                                      {"slots", "priority", "weight", "resource_pool"},
-                                      {"max_slots", "shm_size", "devices"});
+    if (Status known = CheckKnownKeys(
+            resources, "config.resources",
+            {"slots", "priority", "weight", "resource_pool", "max_slots", "preemptible"},
+            {"shm_size", "devices"});
         !known.ok()) {
       return Error(known);
     }
@@ -816,6 +963,24 @@ http::Response RequestContext::LaunchCommand() {
       }
       submit.resources.set_weight(resources.at("weight").get<double>());
     }
+    auto max_slots = GetInt32(resources, "max_slots", "config.resources.max_slots");
+    if (!max_slots.ok()) return Error(max_slots.status());
+    if (*max_slots) {
+      if (**max_slots < 0) {
+        return Error(Status::InvalidArgument("config.resources.max_slots must not be negative"));
+      }
+      submit.resources.set_max_slots(**max_slots);
+    }
+    // Cairn's opt-in to Slurm-style preemption (SIGTERM, grace period, re-queue); commands are
+    // otherwise not preemptible, as the seeds say.
+    if (Present(resources, "preemptible")) {
+      if (!resources.at("preemptible").is_boolean()) {
+        return Error(Status::InvalidArgument("config.resources.preemptible must be true or false"));
+      }
+      submit.spec.set_preemptible(resources.at("preemptible").get<bool>());
+    }
+    // "" (or absent) leaves the choice to the decider: the default compute pool, or the
+    // default aux pool for a command that asks for no slot.
     auto pool = GetString(resources, "resource_pool", "config.resources.resource_pool", false);
     if (!pool.ok()) return Error(pool.status());
     submit.resources.set_resource_pool(*pool);
@@ -855,17 +1020,32 @@ http::Response RequestContext::LaunchCommand() {
     submit.spec.set_work_dir(*work_dir);
     effective["work_dir"] = *work_dir;
   }
-  effective["resources"] = {
-      {"slots", submit.resources.slots()},
-      {"resource_pool", submit.resources.resource_pool().empty()
-                            ? commands::kDefaultPool
-                            : submit.resources.resource_pool()},
-      {"priority", submit.resources.priority() == 0 ? commands::kDefaultPriority
-                                                    : submit.resources.priority()}};
+  // What the user asked for; the pool and priority the decider resolves are filled in from the
+  // recorded task when the config is shown (ConfigOf).
+  json& effective_resources = effective["resources"];
+  effective_resources = {{"slots", submit.resources.slots()}};
+  if (!submit.resources.resource_pool().empty()) {
+    effective_resources["resource_pool"] = submit.resources.resource_pool();
+  }
+  if (submit.resources.priority() != 0) {
+    effective_resources["priority"] = submit.resources.priority();
+  }
+  if (submit.resources.weight() != 0) effective_resources["weight"] = submit.resources.weight();
+  if (submit.resources.max_slots() != 0) {
+    effective_resources["max_slots"] = submit.resources.max_slots();
+  }
+  if (submit.spec.preemptible()) effective_resources["preemptible"] = true;
   submit.config_json = effective.dump();
 
   auto outcome = Execute(std::move(submit), UserActor());
-  if (!outcome.ok()) return Error(outcome.status());
+  if (!outcome.ok()) {
+    // "Can never fit this pool" is a property of the request, as Determined's "slots requested
+    // exceeds cluster capacity" is: a 400 with the decider's words.
+    if (outcome.status().code() == StatusCode::kFailedPrecondition) {
+      return Error(Status::InvalidArgument(outcome.status().message()));
+    }
+    return Error(outcome.status());
+  }
   if (Status waited = WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   auto task = LoadTask(outcome->entity_id);
   if (!task.ok()) return Error(task.status());
@@ -913,8 +1093,12 @@ http::Response RequestContext::ListTasks() {
   json summaries = json::object();
   for (const auto& task : *tasks) {
     if (task.allocation_id().empty() || task.state() == views::TASK_STATE_TERMINATED) continue;
-    json devices = json::array();
-    for (int32_t slot : task.slot_ids()) devices.push_back({{"id", slot}, {"type", "TYPE_CPU"}});
+    json agent_devices = json::object();
+    for (const auto& [agent_id, slots] : AllocationAgents(task)) {
+      json devices = json::array();
+      for (int32_t slot : slots) devices.push_back({{"id", slot}, {"type", "TYPE_CPU"}});
+      agent_devices[agent_id] = devices;
+    }
     summaries[task.allocation_id()] = {
         {"taskId", task.task_id()},
         {"allocationId", task.allocation_id()},
@@ -923,8 +1107,8 @@ http::Response RequestContext::ListTasks() {
         {"registeredTime", FormatRfc3339(task.submit_time_unix_micros())},
         {"resourcePool", task.resource_pool()},
         {"priority", task.priority()},
-        {"resources", json::array({{{"containerId", task.allocation_id()},
-                                    {"agentDevices", {{task.agent_id(), devices}}}}})}};
+        {"resources",
+         json::array({{{"containerId", task.allocation_id()}, {"agentDevices", agent_devices}}})}};
   }
   return Ok({{"allocationIdToSummary", summaries}});
 }
@@ -932,7 +1116,27 @@ http::Response RequestContext::ListTasks() {
 http::Response RequestContext::GetTask(const std::string& id) {
   auto task = LoadTask(id);
   if (!task.ok()) return Error(task.status());
-  return Ok({{"task", TaskJson(*task)}});
+  json out = TaskJson(*task);
+  if (task->state() == views::TASK_STATE_TERMINATED) return Ok({{"task", out}});
+  // A live task is explained from the decision state as it is now: what it waits for, where
+  // it runs and why, and the jobs ahead of it.
+  Result<commands::TaskExplanation> explanation = Status::NotFound("task " + id + " not found");
+  deps_.loop->Read([&](const commands::DecisionState& state) {
+    explanation = commands::ExplainTask(state, id, NowUnixMicros());
+  });
+  if (explanation.ok()) {
+    json ahead = json::array();
+    for (const auto& job : explanation->jobs_ahead) {
+      ahead.push_back({{"jobId", job.job_id},
+                       {"priority", job.priority},
+                       {"slots", job.slots},
+                       {"running", job.running}});
+    }
+    out["explanation"] = explanation->reason;
+    out["jobsAhead"] = explanation->jobs_ahead.size();
+    out["cairn"]["jobsAhead"] = ahead;
+  }
+  return Ok({{"task", out}});
 }
 
 http::Response RequestContext::TaskLogs(const std::string& id) {
@@ -1189,38 +1393,184 @@ http::Response RequestContext::AllocationReport(const std::string& allocation_id
   return Ok({{"offset", std::to_string(outcome->offset)}}, outcome->offset);
 }
 
-http::Response RequestContext::JobQueue() {
+http::Response RequestContext::JobQueue(bool wrapped) {
   auto paging = ReadPaging(request_);
   if (!paging.ok()) return Error(paging.status());
   auto jobs = deps_.projections->JobQueue(request_.QueryParam("resourcePool"));
   if (!jobs.ok()) return Error(jobs.status());
+  std::set<std::string> states;
+  for (const auto& state : request_.QueryParams("states")) states.insert(state);
+  if (!states.empty()) {
+    std::erase_if(*jobs,
+                  [&](const JobView& job) { return !states.count(JobStateName(job.state())); });
+  }
   if (request_.QueryParam("orderBy") == "ORDER_BY_DESC") std::reverse(jobs->begin(), jobs->end());
   auto [page, pagination] = Page(std::move(*jobs), *paging);
   json list = json::array();
   for (const auto& job : page) {
-    auto user = Authenticator::FindUser(job.user());
-    list.push_back({{"full",
-                     {{"jobId", job.job_id()},
-                      {"type", JobTypeName(job.task_type())},
-                      {"name", job.name()},
-                      {"entityId", job.task_id()},
-                      {"submissionTime", FormatRfc3339(job.submission_time_unix_micros())},
-                      {"username", job.user()},
-                      {"userId", user.ok() ? user->id : 0},
-                      {"resourcePool", job.resource_pool()},
-                      {"isPreemptible", job.task_type() == events::TASK_TYPE_TRIAL},
-                      {"priority", job.priority()},
-                      {"weight", job.weight()},
-                      {"requestedSlots", job.requested_slots()},
-                      {"allocatedSlots", job.allocated_slots()},
-                      {"workspaceId", 1},
-                      {"progress", 0},
-                      {"summary",
-                       {{"state", job.state() == views::JOB_STATE_SCHEDULED ? "STATE_SCHEDULED"
-                                                                            : "STATE_QUEUED"},
-                        {"jobsAhead", job.jobs_ahead()}}}}}});
+    list.push_back(wrapped ? json{{"full", JobJson(job)}} : JobJson(job));
   }
   return Ok({{"jobs", list}, {"pagination", pagination}});
+}
+
+http::Response RequestContext::JobQueueStats() {
+  std::vector<std::string> pool_names;
+  deps_.loop->Read([&](const commands::DecisionState& state) {
+    for (const auto& pool : state.pools_config.pools()) pool_names.push_back(pool.pool_name());
+  });
+  auto jobs = deps_.projections->JobQueue("");
+  if (!jobs.ok()) return Error(jobs.status());
+  std::map<std::string, std::pair<int, int>> counts;  // pool -> (queued, scheduled)
+  for (const auto& job : *jobs) {
+    auto& [queued, scheduled] = counts[job.resource_pool()];
+    (job.state() == views::JOB_STATE_QUEUED ? queued : scheduled)++;
+  }
+  for (const auto& [pool, unused] : counts) {
+    if (std::find(pool_names.begin(), pool_names.end(), pool) == pool_names.end()) {
+      pool_names.push_back(pool);  // a pool the configuration no longer has, still with jobs
+    }
+  }
+  auto wanted = request_.QueryParams("resourcePools");
+  json results = json::array();
+  for (const auto& pool : pool_names) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), pool) == wanted.end()) continue;
+    auto [queued, scheduled] = counts[pool];
+    results.push_back({{"resourcePool", pool},
+                       {"stats", {{"queuedCount", queued}, {"scheduledCount", scheduled}}},
+                       {"aggregates", json::array()}});
+  }
+  return Ok({{"results", results}});
+}
+
+namespace {
+
+// Reads one entry of a job queue update; type errors are the caller's.
+Result<commands::UpdateJob> ParseJobUpdate(const json& entry, const std::string& path) {
+  if (!entry.is_object()) return Status::InvalidArgument(path + " must be an object");
+  CAIRN_RETURN_IF_ERROR(CheckKnownKeys(
+      entry, path,
+      {"jobId", "priority", "weight", "resourcePool", "aheadOf", "behindOf", "maxSlots"}));
+  commands::UpdateJob update;
+  CAIRN_ASSIGN_OR_RETURN(update.job_id, GetString(entry, "jobId", path + ".jobId", true));
+  if (update.job_id.empty()) return Status::InvalidArgument(path + ".jobId must not be empty");
+  CAIRN_ASSIGN_OR_RETURN(update.priority, GetInt32(entry, "priority", path + ".priority"));
+  CAIRN_ASSIGN_OR_RETURN(update.max_slots, GetInt32(entry, "maxSlots", path + ".maxSlots"));
+  if (Present(entry, "weight")) {
+    if (!entry.at("weight").is_number()) {
+      return Status::InvalidArgument(path + ".weight must be a number");
+    }
+    update.weight = entry.at("weight").get<double>();
+  }
+  CAIRN_ASSIGN_OR_RETURN(std::string pool,
+                         GetString(entry, "resourcePool", path + ".resourcePool", false));
+  if (!pool.empty()) update.resource_pool = pool;
+  CAIRN_ASSIGN_OR_RETURN(update.ahead_of, GetString(entry, "aheadOf", path + ".aheadOf", false));
+  CAIRN_ASSIGN_OR_RETURN(update.behind_of, GetString(entry, "behindOf", path + ".behindOf", false));
+  return update;
+}
+
+// Determined's way of reporting several failed updates at once; all NotFound stays a 404, any
+// other mix is the request's fault (400).
+Status JobUpdateErrors(const std::vector<Status>& errors) {
+  std::string message = "encountered the following errors: ";
+  bool all_not_found = true;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    message += (i ? "; " : "") + errors[i].message();
+    all_not_found &= errors[i].code() == StatusCode::kNotFound;
+  }
+  return all_not_found ? Status::NotFound(message) : Status::InvalidArgument(message);
+}
+
+}  // namespace
+
+http::Response RequestContext::UpdateJobQueue() {
+  auto body = ParseBody(request_);
+  if (!body.ok()) return Error(body.status());
+  if (Status known = CheckKnownKeys(*body, "", {"updates"}); !known.ok()) return Error(known);
+  if (!Present(*body, "updates") || !body->at("updates").is_array()) {
+    return Error(Status::InvalidArgument("updates must be a list"));
+  }
+  // All or nothing: every update is read and decided against the current state before any is
+  // executed, so a body with one bad update changes nothing.
+  std::vector<commands::UpdateJob> updates;
+  std::vector<Status> errors;
+  const json& entries = body->at("updates");
+  for (size_t i = 0; i < entries.size(); ++i) {
+    auto update = ParseJobUpdate(entries[i], "updates[" + std::to_string(i) + "]");
+    if (update.ok()) {
+      updates.push_back(std::move(*update));
+    } else {
+      errors.push_back(update.status());
+    }
+  }
+  if (!errors.empty()) return Error(JobUpdateErrors(errors));
+  // One command per update; an idempotency key is made per update so that the updates of one
+  // request are not taken for retries of each other.
+  auto meta_for = [&](size_t i) {
+    commands::CommandMeta meta = Meta(UserActor());
+    if (!meta.idempotency_key.empty()) meta.idempotency_key += "#" + std::to_string(i);
+    return meta;
+  };
+  deps_.loop->Read([&](const commands::DecisionState& state) {
+    for (size_t i = 0; i < updates.size(); ++i) {
+      auto decision = commands::Decide(state, updates[i], meta_for(i));
+      if (!decision.ok()) errors.push_back(decision.status());
+    }
+  });
+  if (!errors.empty()) return Error(JobUpdateErrors(errors));
+  std::optional<uint64_t> offset;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    auto outcome = deps_.loop->Execute(updates[i], meta_for(i));
+    if (!outcome.ok()) {
+      // The state moved between the check and this update (another writer, or an earlier
+      // update of this request); say how far the request got.
+      Status failed = outcome.status();
+      return Error(Status(failed.code(), "update " + std::to_string(i) + " of " +
+                                             std::to_string(updates.size()) + " failed after " +
+                                             std::to_string(i) + " applied: " + failed.message()));
+    }
+    offset = std::max(offset.value_or(0), outcome->offset);
+  }
+  // Answer once the queue shows the change, so the caller's next read sees it. The updates are
+  // durable either way: a slow projection only delays what reads show.
+  if (offset) static_cast<void>(WaitFor(*offset));
+  return Ok(json::object(), offset);
+}
+
+http::Response RequestContext::SetPriority(const std::string& kind, const std::string& id) {
+  static const std::map<std::string, std::pair<std::string, events::TaskType>> kKinds = {
+      {"commands", {"command", events::TASK_TYPE_COMMAND}},
+      {"notebooks", {"notebook", events::TASK_TYPE_NOTEBOOK}},
+      {"shells", {"shell", events::TASK_TYPE_SHELL}},
+      {"tensorboards", {"tensorboard", events::TASK_TYPE_TENSORBOARD}}};
+  const auto& [singular, type] = kKinds.at(kind);
+  auto body = ParseBody(request_);
+  if (!body.ok()) return Error(body.status());
+  const std::string id_key = singular + "Id";
+  if (Status known = CheckKnownKeys(*body, "", {"priority", id_key}); !known.ok()) {
+    return Error(known);
+  }
+  auto body_id = GetString(*body, id_key.c_str(), id_key, false);
+  if (!body_id.ok()) return Error(body_id.status());
+  if (!body_id->empty() && *body_id != id) {
+    return Error(Status::InvalidArgument(id_key + " " + *body_id + " does not match the path"));
+  }
+  auto priority = GetInt32(*body, "priority", "priority");
+  if (!priority.ok()) return Error(priority.status());
+  if (!*priority) return Error(Status::InvalidArgument("priority is required"));
+  auto task = LoadTask(id);
+  if (!task.ok() || task->task_type() != type) {
+    return Error(Status::NotFound(singular + " " + id + " not found"));
+  }
+  commands::UpdateJob update;
+  update.job_id = task->job_id();
+  update.priority = **priority;
+  auto outcome = Execute(std::move(update), UserActor());
+  if (!outcome.ok()) return Error(outcome.status());
+  if (!WaitFor(outcome->offset).ok()) return Ok(json::object(), outcome->offset);
+  auto updated = LoadTask(id);
+  if (!updated.ok()) return Ok(json::object(), outcome->offset);
+  return Ok({{singular, CommandJson(*updated)}}, outcome->offset);
 }
 
 http::Response RequestContext::EventTail() {
@@ -1283,7 +1633,7 @@ http::Response RequestContext::EventTail() {
         if (event.has_writer_epoch_claimed()) {
           fence = std::max(fence, event.writer_epoch_claimed().epoch());
         }
-        if (!agent.empty() && (PlacementAgentOf(event) != agent || event.writer_epoch() < fence)) {
+        if (!agent.empty() && (!IsPlacementFor(event, agent) || event.writer_epoch() < fence)) {
           continue;
         }
         if (!types.empty() && !types.count(PayloadTypeName(event))) continue;

@@ -1,8 +1,11 @@
 // Cairn's REST API: Determined's /api/v1 shapes (see shared/reference/determined-rest.md) so the
 // `det` CLI works unchanged, plus Cairn's own endpoints (event tail, agent protocol in
-// agent/PROTOCOL.md). Reads come from projections; writes become commands for the single writer
-// and answer once their events are durable, with the offset in the `Cairn-Offset` header. Any
-// read waits until the projections reached `?minOffset=N` (or header `Cairn-Min-Offset`).
+// agent/PROTOCOL.md). Reads come from projections, except what must be the scheduler's own
+// view: the resource pools (the recorded configuration and the agents' capacity) and a live
+// task's explanation (commands/scheduler/explain.h), read from the decision state. Writes become
+// commands for the single writer and answer once their events are durable, with the offset in
+// the `Cairn-Offset` header. Any read waits until the projections reached `?minOffset=N` (or
+// header `Cairn-Min-Offset`).
 #pragma once
 
 #include <atomic>

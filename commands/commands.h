@@ -24,9 +24,34 @@ struct SubmitTask {
   std::string task_id;  // chosen by the edge (a UUID), recorded in TaskSubmitted
   std::string job_id;
   events::TaskSpec spec;
-  events::Resources resources;  // resource_pool "" = the default pool
+  // resource_pool "" = the default compute pool, or the default aux pool for zero-slot
+  // commands, shells and notebooks and for TensorBoards; priority 0 = the pool's default.
+  events::Resources resources;
   std::string config_json;
+  // Queue a task even if it can never fit its pool (it then waits for agents to join).
+  bool force = false;
 };
+
+// Records the master's pool configuration when it differs from the last one in the log.
+struct ConfigurePools {
+  events::ResourcePoolsConfigured config;
+};
+
+// A user's change to a job in the queue. Unset fields keep their value; at most one of
+// ahead_of / behind_of.
+struct UpdateJob {
+  std::string job_id;
+  std::optional<int32_t> priority;
+  std::optional<double> weight;
+  std::optional<std::string> resource_pool;
+  std::optional<int32_t> max_slots;
+  std::string ahead_of;
+  std::string behind_of;
+};
+
+// Sent by the master's timer: forces a kill on every preemption whose grace period ended by the
+// command's time.
+struct ExpirePreemptions {};
 
 struct KillTask {
   std::string task_id;
@@ -74,7 +99,8 @@ struct ClaimWriterEpoch {
 };
 
 using Command = std::variant<SubmitTask, KillTask, RegisterAgent, DisconnectAgent, EnableAgent,
-                             DisableAgent, ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch>;
+                             DisableAgent, ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch,
+                             ConfigurePools, UpdateJob, ExpirePreemptions>;
 
 // A short name for logs and errors, e.g. "SubmitTask".
 const char* CommandName(const Command& command);

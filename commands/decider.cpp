@@ -1,14 +1,21 @@
 #include "commands/decider.h"
 
+#include <cmath>
 #include <csignal>
 #include <cstring>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "commands/scheduler/scheduler.h"
 
 namespace cairn::commands {
 
 const char* CommandName(const Command& command) {
-  static const char* const kNames[] = {"SubmitTask",        "KillTask",         "RegisterAgent",
-                                       "DisconnectAgent",   "EnableAgent",      "DisableAgent",
-                                       "ReportTaskStarted", "ReportTaskExited", "ClaimWriterEpoch"};
+  static const char* const kNames[] = {
+      "SubmitTask",       "KillTask",       "RegisterAgent",     "DisconnectAgent",
+      "EnableAgent",      "DisableAgent",   "ReportTaskStarted", "ReportTaskExited",
+      "ClaimWriterEpoch", "ConfigurePools", "UpdateJob",         "ExpirePreemptions"};
   return kNames[command.index()];
 }
 
@@ -26,12 +33,26 @@ bool IsSafeId(const std::string& id) {
   return true;
 }
 
-bool PoolExists(const DecisionState& state, const std::string& pool) {
-  if (pool == kDefaultPool) return true;
-  for (const auto& [id, agent] : state.agents) {
-    if (agent.resource_pool == pool) return true;
+std::string PoolNames(const DecisionState& state) {
+  std::string names;
+  for (const auto& pool : state.pools_config.pools()) {
+    names += (names.empty() ? "" : ", ") + pool.pool_name();
   }
-  return false;
+  return names;
+}
+
+Status NoSuchPool(const DecisionState& state, const std::string& pool) {
+  return Status::InvalidArgument("resource pool " + pool +
+                                 " does not exist (configured pools: " + PoolNames(state) + ")");
+}
+
+// The seeds' routing: TensorBoards, and commands, shells and notebooks that ask for no slot, go
+// to the default aux pool; everything else (experiments' trials included) to the compute pool.
+std::string DefaultPoolFor(const DecisionState& state, const events::TaskSpec& spec,
+                           int32_t slots) {
+  bool aux = spec.task_type() == events::TASK_TYPE_TENSORBOARD ||
+             (slots == 0 && spec.task_type() != events::TASK_TYPE_TRIAL);
+  return aux ? state.pools_config.default_aux_pool() : state.pools_config.default_compute_pool();
 }
 
 Decision NoChange(std::string entity_id) { return Decision{{}, std::move(entity_id)}; }
@@ -43,6 +64,9 @@ events::Envelope KillOrderFor(const TaskRecord& task, const std::string& reason)
   kill->set_allocation_id(task.allocation_id);
   kill->set_agent_id(task.agent_id);
   kill->set_agent_incarnation(task.agent_incarnation);
+  if (task.parts.size() > 1) {
+    for (const auto& part : task.parts) *kill->add_parts() = part;
+  }
   kill->set_reason(reason);
   return event;
 }
@@ -74,23 +98,47 @@ Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& subm
   if (resources.priority() != 0 && (resources.priority() < 1 || resources.priority() > 99)) {
     return Status::InvalidArgument("config.resources.priority must be between 1 and 99");
   }
-  if (resources.weight() < 0) {
+  if (!(resources.weight() >= 0) || !std::isfinite(resources.weight())) {
     return Status::InvalidArgument("config.resources.weight must be positive");
+  }
+  if (resources.max_slots() < 0) {
+    return Status::InvalidArgument("config.resources.max_slots must not be negative");
   }
   events::Envelope event;
   auto* submitted = event.mutable_task_submitted();
   submitted->set_task_id(submit.task_id);
   submitted->set_job_id(submit.job_id.empty() ? submit.task_id : submit.job_id);
+  if (!IsSafeId(submitted->job_id())) {
+    return Status::InvalidArgument("bad job id '" + submitted->job_id() + "'");
+  }
   *submitted->mutable_spec() = submit.spec;
   *submitted->mutable_resources() = resources;
   auto* resolved = submitted->mutable_resources();
-  if (resolved->resource_pool().empty()) resolved->set_resource_pool(kDefaultPool);
-  if (!PoolExists(state, resolved->resource_pool())) {
-    return Status::InvalidArgument("resource pool " + resolved->resource_pool() +
-                                   " does not exist");
+  const JobRecord* job = state.FindJob(submitted->job_id());
+  if (job != nullptr) {
+    // A job's later tasks (an experiment's trials) run where, and as, the job does now.
+    if (!resources.resource_pool().empty() && resources.resource_pool() != job->resource_pool) {
+      return Status::InvalidArgument("job " + job->job_id + " runs in resource pool " +
+                                     job->resource_pool + "; its tasks cannot ask for " +
+                                     resources.resource_pool());
+    }
+    resolved->set_resource_pool(job->resource_pool);
+    resolved->set_priority(job->priority);
+    resolved->set_weight(job->weight);
+    resolved->set_max_slots(job->max_slots);
+  } else if (resolved->resource_pool().empty()) {
+    resolved->set_resource_pool(DefaultPoolFor(state, submit.spec, resources.slots()));
   }
-  if (resolved->priority() == 0) resolved->set_priority(kDefaultPriority);
+  const events::ResourcePoolConfig* pool = state.FindPool(resolved->resource_pool());
+  if (pool == nullptr) return NoSuchPool(state, resolved->resource_pool());
+  if (resolved->priority() == 0) {
+    int32_t pool_default = pool->scheduler().default_priority();
+    resolved->set_priority(pool_default > 0 ? pool_default : kDefaultPriority);
+  }
   if (resolved->weight() == 0) resolved->set_weight(1);
+  if (!submit.force) {
+    CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, resolved->resource_pool(), resources.slots()));
+  }
   submitted->set_config_json(submit.config_json);
   return Decision{{std::move(event)}, submit.task_id};
 }
@@ -129,6 +177,13 @@ Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent&
   }
   if (!registration.resource_pool().empty() && !IsSafeId(registration.resource_pool())) {
     return Status::InvalidArgument("bad resource pool name '" + registration.resource_pool() + "'");
+  }
+  const std::string pool_name =
+      registration.resource_pool().empty() ? kDefaultPool : registration.resource_pool();
+  if (state.FindPool(pool_name) == nullptr) {
+    return Status::InvalidArgument("resource pool " + pool_name +
+                                   " is not configured on this master (configured pools: " +
+                                   PoolNames(state) + "); start the agent with --pool NAME");
   }
   Decision decision;
   decision.entity_id = registration.agent_id();
@@ -212,9 +267,58 @@ Result<Decision> DecideExited(const DecisionState& state, const ReportTaskExited
   if (task.allocation_id != report.allocation_id) {
     return Status::FailedPrecondition("allocation " + report.allocation_id + " is stale");
   }
-  if (task.state == TaskState::kExited) return NoChange(task.task_id);
+  if (task.state == TaskState::kExited || task.state == TaskState::kQueued) {
+    return NoChange(task.task_id);
+  }
   if (report.exit_code && report.signal) {
     return Status::InvalidArgument("an exit has an exit code or a signal, not both");
+  }
+  const bool failed = (report.exit_code && *report.exit_code != 0) || report.signal;
+  if (task.parts.size() > 1) {
+    // One part of a gang: the allocation ends with its last part; a failed part takes the
+    // others down with it.
+    const std::string& agent_id = report.agent_id.empty() ? task.agent_id : report.agent_id;
+    bool known = false;
+    size_t running = 0;
+    for (const auto& part : task.parts) {
+      known |= part.agent_id() == agent_id;
+      running += !task.parts_exited.count(part.agent_id()) && part.agent_id() != agent_id;
+    }
+    if (!known) {
+      return Status::FailedPrecondition("allocation " + report.allocation_id +
+                                        " has no part on agent " + agent_id);
+    }
+    if (task.parts_exited.count(agent_id)) return NoChange(task.task_id);
+    if (running > 0) {
+      Decision decision{{}, task.task_id};
+      events::Envelope event;
+      auto* part_exited = event.mutable_allocation_part_exited();
+      part_exited->set_task_id(task.task_id);
+      part_exited->set_allocation_id(task.allocation_id);
+      part_exited->set_agent_id(agent_id);
+      if (report.exit_code) part_exited->set_exit_code(*report.exit_code);
+      if (report.signal) part_exited->set_signal(*report.signal);
+      decision.events.push_back(std::move(event));
+      if (failed && !task.kill_requested) {
+        events::Envelope kill =
+            KillOrderFor(task, "the part on agent " + agent_id + " " + DescribeExit(report, false));
+        // A gang being preempted stays preempted: it goes back to the queue, not to its end.
+        kill.mutable_kill_requested()->set_preemption_expired(task.preempting);
+        decision.events.push_back(std::move(kill));
+      }
+      return decision;
+    }
+  }
+  if (task.preempting) {
+    events::Envelope event;
+    auto* released = event.mutable_allocation_released();
+    released->set_task_id(task.task_id);
+    released->set_allocation_id(task.allocation_id);
+    if (report.exit_code) released->set_exit_code(*report.exit_code);
+    if (report.signal) released->set_signal(*report.signal);
+    released->set_reason("preempted; " + DescribeExit(report, task.kill_requested) +
+                         "; back in the queue at its old position");
+    return Decision{{std::move(event)}, task.task_id};
   }
   events::Envelope event = ExitOf(task, DescribeExit(report, task.kill_requested));
   if (report.exit_code) event.mutable_task_exited()->set_exit_code(*report.exit_code);
@@ -266,6 +370,210 @@ Result<Decision> DecideDisable(const DecisionState& state, const DisableAgent& c
   return decision;
 }
 
+Result<Decision> DecideConfigurePools(const DecisionState& state, const ConfigurePools& command) {
+  const auto& config = command.config;
+  if (config.pools_size() == 0) return Status::InvalidArgument("at least one resource pool");
+  std::set<std::string> names;
+  for (const auto& pool : config.pools()) {
+    if (!IsSafeId(pool.pool_name())) {
+      return Status::InvalidArgument("bad resource pool name '" + pool.pool_name() + "'");
+    }
+    if (!names.insert(pool.pool_name()).second) {
+      return Status::InvalidArgument("resource pool " + pool.pool_name() + " is defined twice");
+    }
+  }
+  for (const auto* name : {&config.default_compute_pool(), &config.default_aux_pool()}) {
+    if (!names.count(*name)) {
+      return Status::InvalidArgument("default resource pool '" + *name + "' is not defined");
+    }
+  }
+  // A pool may only go away once nothing waits or runs in it.
+  for (const auto& [job_id, job] : state.jobs) {
+    if (job.live_tasks > 0 && !names.count(job.resource_pool)) {
+      return Status::FailedPrecondition("resource pool " + job.resource_pool +
+                                        " still has live work (job " + job_id +
+                                        "); keep it in the configuration until that ends");
+    }
+  }
+  if (state.pools_config.SerializeAsString() == config.SerializeAsString()) {
+    return NoChange("resource-pools");
+  }
+  events::Envelope event;
+  *event.mutable_resource_pools_configured() = config;
+  return Decision{{std::move(event)}, "resource-pools"};
+}
+
+std::string FormatNumber(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// Where a job lands when moved ahead of or behind `anchor`: halfway to the anchor's neighbour of
+// the same priority in the same pool, or one spacing past the anchor when it has none.
+Result<int64_t> PositionNextTo(const DecisionState& state, const JobRecord& moving,
+                               const JobRecord& anchor, bool ahead) {
+  std::optional<int64_t> neighbour;
+  for (const auto& [job_id, job] : state.jobs) {
+    if (job_id == moving.job_id || job_id == anchor.job_id || job.live_tasks == 0 ||
+        job.resource_pool != anchor.resource_pool || job.priority != anchor.priority) {
+      continue;
+    }
+    if (ahead && job.queue_position < anchor.queue_position &&
+        (!neighbour || job.queue_position > *neighbour)) {
+      neighbour = job.queue_position;
+    }
+    if (!ahead && job.queue_position > anchor.queue_position &&
+        (!neighbour || job.queue_position < *neighbour)) {
+      neighbour = job.queue_position;
+    }
+  }
+  if (!neighbour) {
+    return anchor.queue_position + (ahead ? -kQueuePositionSpacing : kQueuePositionSpacing);
+  }
+  if (moving.priority == anchor.priority &&
+      ((ahead && moving.queue_position < anchor.queue_position &&
+        moving.queue_position > *neighbour) ||
+       (!ahead && moving.queue_position > anchor.queue_position &&
+        moving.queue_position < *neighbour))) {
+    return moving.queue_position;  // already there
+  }
+  int64_t middle = anchor.queue_position + (*neighbour - anchor.queue_position) / 2;
+  if (middle == anchor.queue_position || middle == *neighbour) {
+    return Status::FailedPrecondition("no room left between job " + anchor.job_id +
+                                      " and its neighbour; move that neighbour first");
+  }
+  return middle;
+}
+
+Result<Decision> DecideUpdateJob(const DecisionState& state, const UpdateJob& update) {
+  const JobRecord* job = state.FindJob(update.job_id);
+  if (job == nullptr) return Status::NotFound("job " + update.job_id + " not found");
+  if (job->live_tasks == 0) {
+    return Status::FailedPrecondition("job " + update.job_id + " has already ended");
+  }
+  if (!update.ahead_of.empty() && !update.behind_of.empty()) {
+    return Status::InvalidArgument("give aheadOf or behindOf, not both");
+  }
+  events::JobQueueChanged changed;
+  changed.set_job_id(job->job_id);
+  changed.set_priority(job->priority);
+  changed.set_weight(job->weight);
+  changed.set_resource_pool(job->resource_pool);
+  changed.set_queue_position(job->queue_position);
+  changed.set_max_slots(job->max_slots);
+  std::vector<std::string> what;
+  if (update.priority) {
+    if (*update.priority < 1 || *update.priority > 99) {
+      return Status::InvalidArgument("priority must be between 1 and 99");
+    }
+    if (*update.priority != job->priority) {
+      what.push_back("priority " + std::to_string(job->priority) + " -> " +
+                     std::to_string(*update.priority));
+      changed.set_priority(*update.priority);
+    }
+  }
+  if (update.weight) {
+    if (!(*update.weight > 0) || !std::isfinite(*update.weight)) {
+      return Status::InvalidArgument("weight must be a positive number");
+    }
+    if (*update.weight != job->weight) {
+      what.push_back("weight " + FormatNumber(job->weight) + " -> " + FormatNumber(*update.weight));
+      changed.set_weight(*update.weight);
+    }
+  }
+  if (update.max_slots) {
+    if (*update.max_slots < 0) return Status::InvalidArgument("maxSlots must not be negative");
+    if (*update.max_slots != job->max_slots) {
+      what.push_back("max_slots " + std::to_string(job->max_slots) + " -> " +
+                     std::to_string(*update.max_slots));
+      changed.set_max_slots(*update.max_slots);
+    }
+  }
+  if (update.resource_pool && *update.resource_pool != job->resource_pool) {
+    const std::string& pool = *update.resource_pool;
+    if (state.FindPool(pool) == nullptr) return NoSuchPool(state, pool);
+    for (const auto& task_id : job->task_ids) {
+      const TaskRecord& task = state.tasks.at(task_id);
+      if (task.state == TaskState::kExited) continue;
+      if (task.holds_allocation() && !task.preemptible()) {
+        return Status::FailedPrecondition("job " + job->job_id +
+                                          " is running; a running command, notebook, shell or "
+                                          "TensorBoard cannot move to another resource pool");
+      }
+      CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, pool, task.resources.slots()));
+    }
+    what.push_back("resource pool " + job->resource_pool + " -> " + pool);
+    changed.set_resource_pool(pool);
+  }
+  const std::string& anchor_id = update.ahead_of.empty() ? update.behind_of : update.ahead_of;
+  if (!anchor_id.empty()) {
+    if (anchor_id == job->job_id) {
+      return Status::InvalidArgument("cannot move job " + job->job_id + " relative to itself");
+    }
+    const JobRecord* anchor = state.FindJob(anchor_id);
+    if (anchor == nullptr || anchor->live_tasks == 0) {
+      return Status::NotFound("job " + anchor_id + " not found in the queue");
+    }
+    if (anchor->resource_pool != changed.resource_pool()) {
+      return Status::FailedPrecondition("job " + anchor_id + " is in resource pool " +
+                                        anchor->resource_pool + ", job " + job->job_id + " in " +
+                                        changed.resource_pool());
+    }
+    // As in Determined: a job moved next to one of another priority takes that priority.
+    if (changed.priority() != anchor->priority) {
+      what.push_back("priority " + std::to_string(changed.priority()) + " -> " +
+                     std::to_string(anchor->priority) + " (that of job " + anchor_id + ")");
+      changed.set_priority(anchor->priority);
+    }
+    JobRecord moving = *job;
+    moving.priority = changed.priority();
+    CAIRN_ASSIGN_OR_RETURN(int64_t position,
+                           PositionNextTo(state, moving, *anchor, !update.ahead_of.empty()));
+    if (position != job->queue_position) {
+      what.push_back(std::string("moved ") + (update.ahead_of.empty() ? "behind" : "ahead of") +
+                     " job " + anchor_id);
+      changed.set_queue_position(position);
+    }
+  }
+  if (what.empty()) return NoChange(job->job_id);
+  std::string reason;
+  for (const auto& part : what) reason += (reason.empty() ? "" : "; ") + part;
+  bool running = false;
+  for (const auto& task_id : job->task_ids) {
+    const TaskRecord& task = state.tasks.at(task_id);
+    running |= task.holds_allocation() && !task.preemptible();
+  }
+  if (running && update.priority) {
+    reason += " (its running tasks are not preemptible: the change affects only what it queues)";
+  }
+  changed.set_reason(reason);
+  events::Envelope event;
+  *event.mutable_job_queue_changed() = std::move(changed);
+  return Decision{{std::move(event)}, job->job_id};
+}
+
+Result<Decision> DecideExpirePreemptions(const DecisionState& state, int64_t now) {
+  Decision decision{{}, "preemptions"};
+  std::set<std::string> seen;
+  for (const auto& [agent_id, agent] : state.agents) {
+    for (const auto& allocation_id : agent.allocations) {
+      const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
+      if (!task.preempting || task.kill_requested || task.preemption_deadline > now ||
+          !seen.insert(task.task_id).second) {
+        continue;
+      }
+      events::Envelope kill =
+          KillOrderFor(task, "the preemption's grace period of " +
+                                 FormatNumber(state.pools_config.preemption_grace_seconds()) +
+                                 " s ended before the task released its slots; forcing the kill");
+      kill.mutable_kill_requested()->set_preemption_expired(true);
+      decision.events.push_back(std::move(kill));
+    }
+  }
+  return decision;
+}
+
 }  // namespace
 
 Result<Decision> Decide(const DecisionState& state, const Command& command,
@@ -305,6 +613,12 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return DecideStarted(state, c);
         } else if constexpr (std::is_same_v<T, ReportTaskExited>) {
           return DecideExited(state, c);
+        } else if constexpr (std::is_same_v<T, ConfigurePools>) {
+          return DecideConfigurePools(state, c);
+        } else if constexpr (std::is_same_v<T, UpdateJob>) {
+          return DecideUpdateJob(state, c);
+        } else if constexpr (std::is_same_v<T, ExpirePreemptions>) {
+          return DecideExpirePreemptions(state, meta.time_unix_micros);
         } else {
           events::Envelope event;
           event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <future>
 
-#include "commands/placement.h"
+#include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
 
 namespace cairn::commands {
@@ -46,9 +46,40 @@ Status DecisionLoop::Start() {
   CommandMeta meta{"system:master", options_.master_id, "", NowUnixMicros()};
   auto claimed = Execute(ClaimWriterEpoch{options_.master_id}, meta);
   if (!claimed.ok()) return claimed.status();
-  std::lock_guard lock(state_mutex_);
-  my_epoch_ = state_.writer_epoch;
+  {
+    std::lock_guard lock(state_mutex_);
+    my_epoch_ = state_.writer_epoch;
+  }
+  preemption_timer_ = std::thread(&DecisionLoop::RunPreemptionTimer, this);
   return Status::Ok();
+}
+
+void DecisionLoop::RunPreemptionTimer() {
+  std::unique_lock lock(queue_mutex_);
+  while (!stopping_) {
+    timer_wakeup_.wait_for(lock, options_.preemption_check_period);
+    if (stopping_) return;
+    lock.unlock();
+    const int64_t now = NowUnixMicros();
+    bool expired = false;
+    Read([&](const DecisionState& state) {
+      for (const auto& [agent_id, agent] : state.agents) {
+        for (const auto& allocation_id : agent.allocations) {
+          const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
+          expired |= task.preempting && !task.kill_requested && task.preemption_deadline <= now;
+        }
+      }
+    });
+    if (expired) {
+      auto result =
+          Execute(ExpirePreemptions{}, CommandMeta{"system:preemption-timer", "", "", now});
+      if (!result.ok()) {
+        std::fprintf(stderr, "cairn-master: forcing expired preemptions failed: %s\n",
+                     result.status().ToString().c_str());
+      }
+    }
+    lock.lock();
+  }
 }
 
 void DecisionLoop::Stop() {
@@ -58,6 +89,8 @@ void DecisionLoop::Stop() {
     stopping_ = true;
   }
   queue_changed_.notify_all();
+  timer_wakeup_.notify_all();
+  if (preemption_timer_.joinable()) preemption_timer_.join();
   if (writer_.joinable()) writer_.join();
 }
 
@@ -156,7 +189,9 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     }
     if (!to_append.empty()) {
       CommandMeta scheduler{"system:scheduler", "", "", batch_time};
-      for (auto& event : PlaceQueuedTasks(state_)) stamp(event, scheduler, last_cause);
+      for (auto& event : Schedule(state_, batch_time).decisions) {
+        stamp(event, scheduler, last_cause);
+      }
     }
   }
 

@@ -4,6 +4,7 @@
 // loop claims a new writer epoch. This is the I/O shell around the pure decider.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -32,6 +33,8 @@ class DecisionLoop {
   struct Options {
     std::string master_id;
     size_t max_commands_per_batch = 1024;
+    // How often the preemption timer looks for grace periods that ended.
+    std::chrono::milliseconds preemption_check_period{250};
   };
 
   // `log` must outlive the loop.
@@ -54,6 +57,7 @@ class DecisionLoop {
  private:
   struct Pending;
   void Run();
+  void RunPreemptionTimer();
   void ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch);
   Status Replay();
 
@@ -72,6 +76,8 @@ class DecisionLoop {
   std::deque<std::shared_ptr<Pending>> queue_;
   bool stopping_ = false;
   std::thread writer_;
+  std::thread preemption_timer_;
+  std::condition_variable timer_wakeup_;  // its own: the writer's must never wake the timer
 };
 
 }  // namespace cairn::commands

@@ -22,9 +22,29 @@ const char* TaskStateName(TaskState state) {
   return "UNKNOWN";
 }
 
+events::ResourcePoolsConfigured DefaultPoolsConfig() {
+  events::ResourcePoolsConfigured config;
+  auto* pool = config.add_pools();
+  pool->set_pool_name(kDefaultPool);
+  pool->mutable_scheduler()->set_type(events::SCHEDULER_TYPE_FAIR_SHARE);
+  pool->mutable_scheduler()->set_fitting_policy(events::FITTING_POLICY_BEST);
+  pool->mutable_scheduler()->set_default_priority(kDefaultPriority);
+  pool->set_max_aux_containers_per_agent(kMaxZeroSlotContainersPerAgent);
+  config.set_default_compute_pool(kDefaultPool);
+  config.set_default_aux_pool(kDefaultPool);
+  config.set_source("defaults");
+  config.set_preemption_grace_seconds(3600);
+  return config;
+}
+
 const TaskRecord* DecisionState::FindTask(const std::string& task_id) const {
   auto it = tasks.find(task_id);
   return it == tasks.end() ? nullptr : &it->second;
+}
+
+const JobRecord* DecisionState::FindJob(const std::string& job_id) const {
+  auto it = jobs.find(job_id);
+  return it == jobs.end() ? nullptr : &it->second;
 }
 
 const AgentRecord* DecisionState::FindAgent(const std::string& agent_id) const {
@@ -32,21 +52,35 @@ const AgentRecord* DecisionState::FindAgent(const std::string& agent_id) const {
   return it == agents.end() ? nullptr : &it->second;
 }
 
-namespace {
-
-QueueKey QueueKeyOf(const TaskRecord& task) {
-  return {task.resources.priority(), task.submitted_offset, task.task_id};
+const events::ResourcePoolConfig* DecisionState::FindPool(const std::string& pool_name) const {
+  for (const auto& pool : pools_config.pools()) {
+    if (pool.pool_name() == pool_name) return &pool;
+  }
+  return nullptr;
 }
 
-// Returns the allocation's slots to its agent.
+QueueKey DecisionState::QueueKeyOf(const TaskRecord& task) const {
+  const JobRecord* job = FindJob(task.job_id);
+  return {task.resources.priority(), job ? job->queue_position : 0, task.submitted_offset,
+          task.task_id};
+}
+
+namespace {
+
+// Returns the allocation's slots (those of parts still running) to their agents.
 void ReleaseAllocation(DecisionState& state, TaskRecord& task) {
   if (task.allocation_id.empty()) return;
-  auto agent = state.agents.find(task.agent_id);
-  if (agent != state.agents.end() && agent->second.allocations.erase(task.allocation_id) > 0) {
-    if (task.slot_ids.empty()) {
+  for (const auto& part : task.parts) {
+    if (task.parts_exited.count(part.agent_id())) continue;
+    auto agent = state.agents.find(part.agent_id());
+    if (agent == state.agents.end() || agent->second.incarnation != part.agent_incarnation() ||
+        agent->second.allocations.erase(task.allocation_id) == 0) {
+      continue;
+    }
+    if (part.slot_ids().empty()) {
       agent->second.zero_slot_containers--;
     } else {
-      for (int32_t slot : task.slot_ids) agent->second.used_slots.erase(slot);
+      for (int32_t slot : part.slot_ids()) agent->second.used_slots.erase(slot);
     }
   }
 }
@@ -56,12 +90,34 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
   if (state.tasks.count(submitted.task_id())) return;
   TaskRecord task;
   task.task_id = submitted.task_id();
-  task.job_id = submitted.job_id();
+  task.job_id = submitted.job_id().empty() ? submitted.task_id() : submitted.job_id();
   task.spec = submitted.spec();
   task.resources = submitted.resources();
   task.submitted_offset = event.offset();
   task.submitted_time = event.time_unix_micros();
-  state.queue.insert(QueueKeyOf(task));
+  auto [job_it, new_job] = state.jobs.try_emplace(task.job_id);
+  JobRecord& job = job_it->second;
+  if (new_job) {
+    job.job_id = task.job_id;
+    job.type = task.spec.task_type();
+    job.resource_pool = task.resources.resource_pool();
+    job.priority = task.resources.priority();
+    job.weight = task.resources.weight();
+    job.max_slots = task.resources.max_slots();
+    job.queue_position = static_cast<int64_t>(event.offset()) * kQueuePositionSpacing;
+    job.submitted_offset = event.offset();
+    job.submitted_time = event.time_unix_micros();
+    job.user = task.spec.user();
+  } else {
+    // A job's later tasks follow the job's current scheduling parameters.
+    task.resources.set_resource_pool(job.resource_pool);
+    task.resources.set_priority(job.priority);
+    task.resources.set_weight(job.weight);
+    task.resources.set_max_slots(job.max_slots);
+  }
+  job.task_ids.push_back(task.task_id);
+  job.live_tasks++;
+  state.queue.insert(state.QueueKeyOf(task));
   state.tasks.emplace(task.task_id, std::move(task));
 }
 
@@ -69,21 +125,30 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   auto it = state.tasks.find(assigned.task_id());
   if (it == state.tasks.end() || it->second.state != TaskState::kQueued) return;
   TaskRecord& task = it->second;
-  state.queue.erase(QueueKeyOf(task));
+  state.queue.erase(state.QueueKeyOf(task));
   task.state = TaskState::kAssigned;
   task.allocation_count++;
   task.allocation_id = assigned.allocation_id();
+  task.allocation_pool = assigned.resource_pool();
+  task.parts = AllocationPartsOf(assigned);
+  task.parts_exited.clear();
   task.agent_id = assigned.agent_id();
   task.agent_incarnation = assigned.agent_incarnation();
   task.slot_ids.assign(assigned.slot_ids().begin(), assigned.slot_ids().end());
+  task.started = false;
+  task.kill_requested = false;
+  task.preempting = false;
+  task.backfilled = assigned.backfilled();
+  task.last_reason = assigned.reason();
   state.allocation_to_task[task.allocation_id] = task.task_id;
-  auto agent = state.agents.find(task.agent_id);
-  if (agent != state.agents.end()) {
+  for (const auto& part : task.parts) {
+    auto agent = state.agents.find(part.agent_id());
+    if (agent == state.agents.end()) continue;
     agent->second.allocations.insert(task.allocation_id);
-    if (task.slot_ids.empty()) {
+    if (part.slot_ids().empty()) {
       agent->second.zero_slot_containers++;
     } else {
-      agent->second.used_slots.insert(task.slot_ids.begin(), task.slot_ids.end());
+      agent->second.used_slots.insert(part.slot_ids().begin(), part.slot_ids().end());
     }
   }
 }
@@ -92,9 +157,81 @@ void ApplyTaskExited(DecisionState& state, const events::TaskExited& exited) {
   auto it = state.tasks.find(exited.task_id());
   if (it == state.tasks.end() || it->second.state == TaskState::kExited) return;
   TaskRecord& task = it->second;
-  if (task.state == TaskState::kQueued) state.queue.erase(QueueKeyOf(task));
+  if (task.state == TaskState::kQueued) state.queue.erase(state.QueueKeyOf(task));
   ReleaseAllocation(state, task);
   task.state = TaskState::kExited;
+  task.preempting = false;
+  task.last_reason = exited.reason();
+  auto job = state.jobs.find(task.job_id);
+  if (job != state.jobs.end()) job->second.live_tasks--;
+}
+
+// The allocation ended; the task keeps its place in the queue and waits for a new one.
+void ApplyAllocationReleased(DecisionState& state, const events::AllocationReleased& released) {
+  auto it = state.tasks.find(released.task_id());
+  if (it == state.tasks.end() || it->second.allocation_id != released.allocation_id() ||
+      !it->second.holds_allocation()) {
+    return;
+  }
+  TaskRecord& task = it->second;
+  ReleaseAllocation(state, task);
+  task.state = TaskState::kQueued;
+  task.started = false;
+  task.kill_requested = false;
+  task.preempting = false;
+  task.backfilled = false;
+  task.parts.clear();
+  task.parts_exited.clear();
+  task.agent_id.clear();
+  task.agent_incarnation.clear();
+  task.slot_ids.clear();
+  task.last_reason = released.reason();
+  state.queue.insert(state.QueueKeyOf(task));
+}
+
+void ApplyAllocationPartExited(DecisionState& state, const events::AllocationPartExited& exited) {
+  auto it = state.tasks.find(exited.task_id());
+  if (it == state.tasks.end() || it->second.allocation_id != exited.allocation_id()) return;
+  TaskRecord& task = it->second;
+  if (task.parts_exited.count(exited.agent_id())) return;
+  for (const auto& part : task.parts) {
+    if (part.agent_id() != exited.agent_id()) continue;
+    auto agent = state.agents.find(part.agent_id());
+    if (agent != state.agents.end() && agent->second.incarnation == part.agent_incarnation() &&
+        agent->second.allocations.erase(task.allocation_id) > 0) {
+      for (int32_t slot : part.slot_ids()) agent->second.used_slots.erase(slot);
+    }
+  }
+  task.parts_exited.insert(exited.agent_id());
+}
+
+void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& changed) {
+  auto job_it = state.jobs.find(changed.job_id());
+  if (job_it == state.jobs.end()) return;
+  JobRecord& job = job_it->second;
+  // Queued tasks are keyed by the job's priority and position: re-key them around the change.
+  std::vector<TaskRecord*> queued;
+  for (const auto& task_id : job.task_ids) {
+    TaskRecord& task = state.tasks.at(task_id);
+    if (task.state == TaskState::kQueued) {
+      state.queue.erase(state.QueueKeyOf(task));
+      queued.push_back(&task);
+    }
+  }
+  job.priority = changed.priority();
+  job.weight = changed.weight();
+  job.resource_pool = changed.resource_pool();
+  job.queue_position = changed.queue_position();
+  job.max_slots = changed.max_slots();
+  for (const auto& task_id : job.task_ids) {
+    TaskRecord& task = state.tasks.at(task_id);
+    if (task.state == TaskState::kExited) continue;
+    task.resources.set_priority(job.priority);
+    task.resources.set_weight(job.weight);
+    task.resources.set_resource_pool(job.resource_pool);
+    task.resources.set_max_slots(job.max_slots);
+  }
+  for (TaskRecord* task : queued) state.queue.insert(state.QueueKeyOf(*task));
 }
 
 void ApplyAgentRegistered(DecisionState& state, const events::Envelope& event) {
@@ -151,6 +288,9 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       auto it = state.tasks.find(event.kill_requested().task_id());
       if (it == state.tasks.end()) break;
       it->second.kill_requested = true;
+      it->second.last_reason = event.kill_requested().reason();
+      // A kill a user asked for ends the task, even one that was being preempted.
+      if (!event.kill_requested().preemption_expired()) it->second.preempting = false;
       if (it->second.state == TaskState::kAssigned || it->second.state == TaskState::kRunning) {
         it->second.state = TaskState::kTerminating;
       }
@@ -158,6 +298,30 @@ void Apply(DecisionState& state, const events::Envelope& event) {
     }
     case events::Envelope::kTaskExited:
       ApplyTaskExited(state, event.task_exited());
+      break;
+    case events::Envelope::kAllocationReleased:
+      ApplyAllocationReleased(state, event.allocation_released());
+      break;
+    case events::Envelope::kAllocationPartExited:
+      ApplyAllocationPartExited(state, event.allocation_part_exited());
+      break;
+    case events::Envelope::kPreemptionRequested: {
+      const auto& preemption = event.preemption_requested();
+      auto it = state.tasks.find(preemption.task_id());
+      if (it == state.tasks.end() || it->second.allocation_id != preemption.allocation_id() ||
+          !it->second.holds_allocation()) {
+        break;
+      }
+      it->second.preempting = true;
+      it->second.preemption_deadline = preemption.deadline_unix_micros();
+      it->second.last_reason = preemption.reason();
+      break;
+    }
+    case events::Envelope::kJobQueueChanged:
+      ApplyJobQueueChanged(state, event.job_queue_changed());
+      break;
+    case events::Envelope::kResourcePoolsConfigured:
+      state.pools_config = event.resource_pools_configured();
       break;
     case events::Envelope::kAgentRegistered:
       ApplyAgentRegistered(state, event);

@@ -32,6 +32,16 @@ std::string PayloadTypeName(const events::Envelope& event) {
       return "TaskExited";
     case E::kKillRequested:
       return "KillRequested";
+    case E::kResourcePoolsConfigured:
+      return "ResourcePoolsConfigured";
+    case E::kJobQueueChanged:
+      return "JobQueueChanged";
+    case E::kPreemptionRequested:
+      return "PreemptionRequested";
+    case E::kAllocationReleased:
+      return "AllocationReleased";
+    case E::kAllocationPartExited:
+      return "AllocationPartExited";
     case E::PAYLOAD_NOT_SET:
       break;
   }
@@ -51,6 +61,12 @@ std::string TaskIdOf(const events::Envelope& event) {
       return event.task_exited().task_id();
     case E::kKillRequested:
       return event.kill_requested().task_id();
+    case E::kPreemptionRequested:
+      return event.preemption_requested().task_id();
+    case E::kAllocationReleased:
+      return event.allocation_released().task_id();
+    case E::kAllocationPartExited:
+      return event.allocation_part_exited().task_id();
     default:
       return "";
   }
@@ -67,15 +83,47 @@ std::string EntityIdOf(const events::Envelope& event) {
       return event.agent_enabled().agent_id();
     case E::kAgentDisabled:
       return event.agent_disabled().agent_id();
+    case E::kJobQueueChanged:
+      return event.job_queue_changed().job_id();
     default:
       return TaskIdOf(event);
   }
 }
 
-std::string PlacementAgentOf(const events::Envelope& event) {
-  if (event.has_allocation_assigned()) return event.allocation_assigned().agent_id();
-  if (event.has_kill_requested()) return event.kill_requested().agent_id();
-  return "";
+std::vector<events::AllocationPart> AllocationPartsOf(const events::AllocationAssigned& assigned) {
+  if (assigned.parts_size() > 0) return {assigned.parts().begin(), assigned.parts().end()};
+  events::AllocationPart part;
+  part.set_agent_id(assigned.agent_id());
+  part.set_agent_incarnation(assigned.agent_incarnation());
+  *part.mutable_slot_ids() = assigned.slot_ids();
+  return {part};
+}
+
+std::vector<std::string> PlacementAgentsOf(const events::Envelope& event) {
+  std::vector<std::string> agents;
+  if (event.has_allocation_assigned()) {
+    for (const auto& part : AllocationPartsOf(event.allocation_assigned())) {
+      agents.push_back(part.agent_id());
+    }
+  } else if (event.has_preemption_requested()) {
+    const auto& preemption = event.preemption_requested();
+    if (preemption.parts_size() == 0 && !preemption.agent_id().empty()) {
+      agents.push_back(preemption.agent_id());
+    }
+    for (const auto& part : preemption.parts()) agents.push_back(part.agent_id());
+  } else if (event.has_kill_requested()) {
+    const auto& kill = event.kill_requested();
+    if (kill.parts_size() == 0 && !kill.agent_id().empty()) agents.push_back(kill.agent_id());
+    for (const auto& part : kill.parts()) agents.push_back(part.agent_id());
+  }
+  return agents;
+}
+
+bool IsPlacementFor(const events::Envelope& event, const std::string& agent_id) {
+  for (const auto& agent : PlacementAgentsOf(event)) {
+    if (agent == agent_id) return true;
+  }
+  return false;
 }
 
 std::string EnvelopeToJson(const events::Envelope& event) {

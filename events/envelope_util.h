@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "events.pb.h"
 #include "events/status.h"
@@ -22,9 +23,14 @@ std::string TaskIdOf(const events::Envelope& event);
 // The task id or agent id the event is about ("" for WriterEpochClaimed).
 std::string EntityIdOf(const events::Envelope& event);
 
-// The agent an event is addressed to, for placement orders (AllocationAssigned, KillRequested);
-// "" for every other event.
-std::string PlacementAgentOf(const events::Envelope& event);
+// The agents an event is addressed to, for placement orders (AllocationAssigned,
+// PreemptionRequested, KillRequested: every agent of a multi-agent allocation); empty for every
+// other event.
+std::vector<std::string> PlacementAgentsOf(const events::Envelope& event);
+bool IsPlacementFor(const events::Envelope& event, const std::string& agent_id);
+
+// Every agent's part of an allocation, the first being agent_id's (one part unless a gang).
+std::vector<events::AllocationPart> AllocationPartsOf(const events::AllocationAssigned& assigned);
 
 // One line of grpc-gateway style JSON (camelCase, enums as names, int64 as strings).
 std::string EnvelopeToJson(const events::Envelope& event);

@@ -1,10 +1,24 @@
 #include "projections/agent_projector.h"
 
+#include <algorithm>
+
+#include "events/envelope_util.h"
+
 namespace cairn::projections {
 
 namespace {
 
 constexpr std::string_view kAgentPrefix = "agent/";
+// "allocation/<allocation_id>" -> the agents holding it, for the allocations whose end does not
+// name them all: a gang (TaskExited names its first agent), and an allocation that may be
+// released (AllocationReleased names none) — a trial's, or one asked to give its slots back.
+constexpr std::string_view kAllocationPrefix = "allocation/";
+
+std::string AllocationKey(const std::string& allocation_id) {
+  std::string key(kAllocationPrefix);
+  key += allocation_id;
+  return key;
+}
 
 void OnRegistered(const Envelope& event, bool exists, views::AgentView& agent) {
   const auto& registered = event.agent_registered();
@@ -46,32 +60,119 @@ bool OnLaterEvent(const Envelope& event, views::AgentView& agent) {
       agent.set_enabled(false);
       agent.set_draining(event.agent_disabled().drain());
       return true;
-    case Envelope::kAllocationAssigned: {
-      const auto& assigned = event.allocation_assigned();
-      if (!assigned.agent_incarnation().empty() &&
-          assigned.agent_incarnation() != agent.incarnation()) {
-        return false;
-      }
-      auto* allocation = agent.add_allocations();
-      allocation->set_allocation_id(assigned.allocation_id());
-      allocation->set_task_id(assigned.task_id());
-      allocation->mutable_slot_ids()->CopyFrom(assigned.slot_ids());
-      return true;
-    }
-    case Envelope::kTaskExited: {
-      const std::string& allocation_id = event.task_exited().allocation_id();
-      auto* allocations = agent.mutable_allocations();
-      for (int i = 0; i < allocations->size(); ++i) {
-        if (allocations->Get(i).allocation_id() == allocation_id) {
-          allocations->erase(allocations->begin() + i);
-          return true;
-        }
-      }
-      return false;
-    }
     default:
       return false;
   }
+}
+
+// Returns whether the agent ran the allocation (and no longer does).
+bool RemoveAllocation(views::AgentView& agent, const std::string& allocation_id) {
+  auto* allocations = agent.mutable_allocations();
+  for (int i = 0; i < allocations->size(); ++i) {
+    if (allocations->Get(i).allocation_id() == allocation_id) {
+      allocations->erase(allocations->begin() + i);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Every part of the allocation goes to its agent (several for a gang).
+Status OnAssigned(const events::AllocationAssigned& assigned, ViewStore& store) {
+  const bool indexed =
+      assigned.parts_size() > 1 || assigned.spec().task_type() == events::TASK_TYPE_TRIAL;
+  std::vector<std::string> holders;
+  ScratchArena scratch;
+  views::AgentView& agent = *scratch.Create<views::AgentView>();
+  for (const auto& part : AllocationPartsOf(assigned)) {
+    if (part.agent_id().empty()) continue;
+    const std::string key = AgentKey(part.agent_id());
+    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
+    // An assignment addressed to an older process of the agent is stale.
+    if (!exists ||
+        (!part.agent_incarnation().empty() && part.agent_incarnation() != agent.incarnation())) {
+      continue;
+    }
+    auto* allocation = agent.add_allocations();
+    allocation->set_allocation_id(assigned.allocation_id());
+    allocation->set_task_id(assigned.task_id());
+    allocation->mutable_slot_ids()->CopyFrom(part.slot_ids());
+    allocation->set_indexed(indexed);
+    CAIRN_RETURN_IF_ERROR(store.PutMessage(key, agent));
+    holders.push_back(part.agent_id());
+  }
+  if (holders.empty() || !indexed) return Status::Ok();
+  return store.Put(AllocationKey(assigned.allocation_id()), JoinIds(holders));
+}
+
+// A preempted allocation ends by AllocationReleased, which names no agent: index it now.
+Status OnPreemptionRequested(const events::PreemptionRequested& preemption, ViewStore& store) {
+  std::vector<std::string> named;
+  for (const auto& part : preemption.parts()) named.push_back(part.agent_id());
+  if (named.empty()) named.push_back(preemption.agent_id());
+  std::vector<std::string> holders;
+  ScratchArena scratch;
+  views::AgentView& agent = *scratch.Create<views::AgentView>();
+  for (const auto& agent_id : named) {
+    const std::string key = AgentKey(agent_id);
+    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
+    if (!exists) continue;
+    for (auto& allocation : *agent.mutable_allocations()) {
+      if (allocation.allocation_id() != preemption.allocation_id()) continue;
+      holders.push_back(agent_id);
+      if (allocation.indexed()) return Status::Ok();  // a gang's or a trial's: indexed already
+      allocation.set_indexed(true);
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(key, agent));
+    }
+  }
+  if (holders.empty()) return Status::Ok();
+  return store.Put(AllocationKey(preemption.allocation_id()), JoinIds(holders));
+}
+
+// Takes the allocation off the agent `only_agent` (a gang's part that ended), or off every agent
+// the index lists.
+Status OnAllocationEnded(const std::string& allocation_id, const std::string& only_agent,
+                         ViewStore& store) {
+  if (allocation_id.empty()) return Status::Ok();
+  const std::string index_key = AllocationKey(allocation_id);
+  CAIRN_ASSIGN_OR_RETURN(auto index, store.Get(index_key));
+  std::vector<std::string> holders = index ? SplitIds(*index) : std::vector<std::string>();
+  std::vector<std::string> ending =
+      only_agent.empty() ? holders : std::vector<std::string>{only_agent};
+  ScratchArena scratch;
+  views::AgentView& agent = *scratch.Create<views::AgentView>();
+  for (const auto& agent_id : ending) {
+    const std::string key = AgentKey(agent_id);
+    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
+    if (exists && RemoveAllocation(agent, allocation_id)) {
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(key, agent));
+    }
+    holders.erase(std::remove(holders.begin(), holders.end(), agent_id), holders.end());
+  }
+  if (!index) return Status::Ok();
+  return holders.empty() ? store.Delete(index_key) : store.Put(index_key, JoinIds(holders));
+}
+
+// The exit names the allocation's first agent; the index has the others, when there are any.
+Status OnTaskExited(const events::TaskExited& exited, ViewStore& store) {
+  if (exited.allocation_id().empty()) return Status::Ok();
+  bool indexed = true;  // an exit naming no agent: the index knows, if anyone does
+  if (!exited.agent_id().empty()) {
+    const std::string key = AgentKey(exited.agent_id());
+    ScratchArena scratch;
+    views::AgentView& agent = *scratch.Create<views::AgentView>();
+    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
+    indexed = false;
+    if (exists) {
+      for (const auto& allocation : agent.allocations()) {
+        if (allocation.allocation_id() == exited.allocation_id()) indexed = allocation.indexed();
+      }
+      if (RemoveAllocation(agent, exited.allocation_id())) {
+        CAIRN_RETURN_IF_ERROR(store.PutMessage(key, agent));
+      }
+    }
+  }
+  return indexed ? OnAllocationEnded(exited.allocation_id(), "", store) : Status::Ok();
 }
 
 }  // namespace
@@ -98,12 +199,18 @@ Status AgentProjector::Apply(const Envelope& event, ViewStore& store) const {
       agent_id = event.agent_disabled().agent_id();
       break;
     case Envelope::kAllocationAssigned:
-      agent_id = event.allocation_assigned().agent_id();
-      break;
+      return OnAssigned(event.allocation_assigned(), store);
     case Envelope::kTaskExited:
-      if (event.task_exited().allocation_id().empty()) return Status::Ok();
-      agent_id = event.task_exited().agent_id();
-      break;
+      return OnTaskExited(event.task_exited(), store);
+    case Envelope::kPreemptionRequested:
+      return OnPreemptionRequested(event.preemption_requested(), store);
+    case Envelope::kAllocationReleased:
+      return OnAllocationEnded(event.allocation_released().allocation_id(), "", store);
+    case Envelope::kAllocationPartExited: {
+      const auto& exited = event.allocation_part_exited();
+      if (exited.agent_id().empty()) return Status::Ok();
+      return OnAllocationEnded(exited.allocation_id(), exited.agent_id(), store);
+    }
     default:
       return Status::Ok();
   }

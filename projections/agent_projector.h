@@ -1,5 +1,6 @@
 // The agents projection: one AgentView per agent, keyed "agent/<agent_id>", with the
-// allocations currently placed on it.
+// allocations currently placed on it (a gang's part on each of its agents). Beside the views,
+// "allocation/<allocation_id>" lists the agents holding a running allocation.
 #pragma once
 
 #include <optional>

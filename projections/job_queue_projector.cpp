@@ -1,5 +1,7 @@
 #include "projections/job_queue_projector.h"
 
+#include <algorithm>
+
 #include "events/envelope_util.h"
 
 namespace cairn::projections {
@@ -9,6 +11,7 @@ namespace {
 constexpr std::string_view kJobPrefix = "job/";
 constexpr std::string_view kTaskIndexPrefix = "task/";
 constexpr std::string_view kQueuePrefix = "queue/";
+constexpr std::string_view kPoolsKey = "config/pools";
 
 std::string JobKey(const std::string& job_id) {
   std::string key(kJobPrefix);
@@ -31,43 +34,175 @@ std::string QueuePoolPrefix(const std::string& pool) {
 
 std::string QueueKey(const views::JobView& job) {
   std::string key = QueuePoolPrefix(job.resource_pool());
-  // Flipping the sign bit makes unsigned byte order match signed priority order.
+  // Flipping the sign bits makes unsigned byte order match signed order.
   AppendBigEndian32(&key, static_cast<uint32_t>(job.priority()) ^ 0x80000000u);
-  AppendBigEndian64(&key, job.submitted_offset());
+  AppendBigEndian64(&key, static_cast<uint64_t>(job.queue_position()) ^ (uint64_t{1} << 63));
+  key += job.job_id();
   return key;
+}
+
+// Requested and allocated slots and the state follow from the live tasks.
+void Summarize(views::JobView& job) {
+  int32_t requested = 0;
+  int32_t allocated = 0;
+  int running = 0;
+  int backfilled = 0;
+  for (const auto& task : job.tasks()) {
+    requested += task.slots();
+    if (task.allocation_id().empty()) continue;
+    allocated += task.allocated_slots();
+    running++;
+    backfilled += task.backfilled();
+  }
+  job.set_requested_slots(requested);
+  job.set_allocated_slots(allocated);
+  job.set_state(running == 0            ? views::JOB_STATE_QUEUED
+                : backfilled == running ? views::JOB_STATE_SCHEDULED_BACKFILLED
+                                        : views::JOB_STATE_SCHEDULED);
+}
+
+// The index of the task among the job's live tasks, or -1.
+int FindTask(const views::JobView& job, const std::string& task_id) {
+  for (int i = 0; i < job.tasks_size(); ++i) {
+    if (job.tasks(i).task_id() == task_id) return i;
+  }
+  return -1;
 }
 
 Status OnSubmitted(const Envelope& event, ViewStore& store) {
   const auto& submitted = event.task_submitted();
-  if (submitted.job_id().empty() || submitted.task_id().empty()) return Status::Ok();
-  const std::string job_key = JobKey(submitted.job_id());
-  CAIRN_ASSIGN_OR_RETURN(auto existing, store.Get(job_key));
-  if (existing) return Status::Ok();  // the job's first task stands for it in the queue
+  if (submitted.task_id().empty()) return Status::Ok();
+  // A task submitted without a job is its own job, as in the decision state.
+  const std::string& job_id = submitted.job_id().empty() ? submitted.task_id() : submitted.job_id();
+  const std::string job_key = JobKey(job_id);
   ScratchArena scratch;
   views::JobView& job = *scratch.Create<views::JobView>();
-  job.set_job_id(submitted.job_id());
-  job.set_task_id(submitted.task_id());
-  job.set_task_type(submitted.spec().task_type());
-  job.set_name(submitted.spec().description());
-  job.set_user(submitted.spec().user());
-  job.set_resource_pool(submitted.resources().resource_pool());
-  job.set_priority(submitted.resources().priority());
-  job.set_weight(submitted.resources().weight());
-  job.set_submission_time_unix_micros(event.time_unix_micros());
-  job.set_submitted_offset(event.offset());
-  job.set_requested_slots(submitted.resources().slots());
-  job.set_state(views::JOB_STATE_QUEUED);
+  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
+  if (!exists) {
+    // The job's first task sets its parameters and names it; later tasks follow the job.
+    const auto& resources = submitted.resources();
+    job.set_job_id(job_id);
+    job.set_task_id(submitted.task_id());
+    job.set_task_type(submitted.spec().task_type());
+    job.set_name(submitted.spec().description());
+    job.set_user(submitted.spec().user());
+    job.set_resource_pool(resources.resource_pool());
+    job.set_priority(resources.priority());
+    job.set_weight(resources.weight());
+    job.set_max_slots(resources.max_slots());
+    job.set_submission_time_unix_micros(event.time_unix_micros());
+    job.set_submitted_offset(event.offset());
+    job.set_queue_position(static_cast<int64_t>(event.offset()) * kQueuePositionSpacing);
+  } else if (FindTask(job, submitted.task_id()) >= 0) {
+    return Status::Ok();  // a task is submitted once; a repeat changes nothing
+  }
+  const bool was_listed = job.tasks_size() > 0;
+  views::JobTask* task = job.add_tasks();
+  task->set_task_id(submitted.task_id());
+  task->set_slots(submitted.resources().slots());
+  Summarize(job);
   CAIRN_RETURN_IF_ERROR(store.PutMessage(job_key, job));
-  CAIRN_RETURN_IF_ERROR(store.Put(TaskIndexKey(submitted.task_id()), submitted.job_id()));
-  return store.Put(QueueKey(job), submitted.job_id());
+  CAIRN_RETURN_IF_ERROR(store.Put(TaskIndexKey(submitted.task_id()), job_id));
+  if (was_listed) return Status::Ok();
+  return store.Put(QueueKey(job), job_id);
+}
+
+// Folds an allocation event of one of the job's tasks; returns whether the job changed.
+bool OnTaskEvent(const Envelope& event, views::JobView& job, views::JobTask& task) {
+  switch (event.payload_case()) {
+    case Envelope::kAllocationAssigned: {
+      const auto& assigned = event.allocation_assigned();
+      if (!task.allocation_id().empty()) return false;  // only a queued task gets placed
+      task.set_allocation_id(assigned.allocation_id());
+      task.set_backfilled(assigned.backfilled());
+      int32_t allocated = 0;
+      for (const auto& part : AllocationPartsOf(assigned)) {
+        allocated += part.slot_ids_size();
+        if (assigned.parts_size() > 1) {
+          task.add_part_agents(part.agent_id());
+          task.add_part_slots(part.slot_ids_size());
+        }
+      }
+      task.set_allocated_slots(allocated);
+      break;
+    }
+    case Envelope::kAllocationPartExited: {
+      const auto& exited = event.allocation_part_exited();
+      if (task.allocation_id().empty() || exited.allocation_id() != task.allocation_id()) {
+        return false;
+      }
+      auto* agents = task.mutable_part_agents();
+      auto* slots = task.mutable_part_slots();
+      for (int i = 0; i < agents->size(); ++i) {
+        if (agents->Get(i) != exited.agent_id()) continue;
+        task.set_allocated_slots(task.allocated_slots() - slots->Get(i));
+        agents->erase(agents->begin() + i);
+        slots->erase(slots->begin() + i);
+        Summarize(job);
+        return true;
+      }
+      return false;
+    }
+    case Envelope::kAllocationReleased: {
+      if (task.allocation_id().empty() ||
+          event.allocation_released().allocation_id() != task.allocation_id()) {
+        return false;
+      }
+      // Back in the queue, at the job's old position.
+      task.clear_allocation_id();
+      task.clear_allocated_slots();
+      task.clear_backfilled();
+      task.clear_part_agents();
+      task.clear_part_slots();
+      break;
+    }
+    default:
+      return false;
+  }
+  Summarize(job);
+  return true;
+}
+
+Status OnJobQueueChanged(const events::JobQueueChanged& changed, ViewStore& store) {
+  const std::string job_key = JobKey(changed.job_id());
+  ScratchArena scratch;
+  views::JobView& job = *scratch.Create<views::JobView>();
+  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
+  if (!exists) return Status::Ok();
+  const bool listed = job.tasks_size() > 0;
+  if (listed) CAIRN_RETURN_IF_ERROR(store.Delete(QueueKey(job)));
+  job.set_priority(changed.priority());
+  job.set_weight(changed.weight());
+  job.set_resource_pool(changed.resource_pool());
+  job.set_queue_position(changed.queue_position());
+  job.set_max_slots(changed.max_slots());
+  job.set_queue_change_reason(changed.reason());
+  CAIRN_RETURN_IF_ERROR(store.PutMessage(job_key, job));
+  if (!listed) return Status::Ok();
+  return store.Put(QueueKey(job), job.job_id());
 }
 
 }  // namespace
 
 Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
-  if (event.has_task_submitted()) return OnSubmitted(event, store);
-  // Only a placement or an exit moves a job; other task events leave the queue as it is.
-  if (!event.has_allocation_assigned() && !event.has_task_exited()) return Status::Ok();
+  switch (event.payload_case()) {
+    case Envelope::kTaskSubmitted:
+      return OnSubmitted(event, store);
+    case Envelope::kJobQueueChanged:
+      return OnJobQueueChanged(event.job_queue_changed(), store);
+    case Envelope::kResourcePoolsConfigured: {
+      std::string bytes;
+      SerializeDeterministic(event.resource_pools_configured(), &bytes);
+      return store.Put(kPoolsKey, bytes);
+    }
+    case Envelope::kAllocationAssigned:
+    case Envelope::kAllocationPartExited:
+    case Envelope::kAllocationReleased:
+    case Envelope::kTaskExited:
+      break;
+    default:
+      return Status::Ok();  // starts, kills and preemption requests leave the queue as it is
+  }
   const std::string task_id = TaskIdOf(event);
   const std::string index_key = TaskIndexKey(task_id);
   CAIRN_ASSIGN_OR_RETURN(auto job_id, store.Get(index_key));
@@ -77,36 +212,71 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
   views::JobView& job = *scratch.Create<views::JobView>();
   CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
   if (!exists) return Status::Corruption("job_queue: task index names missing job " + *job_id);
-  if (event.has_allocation_assigned()) {
-    job.set_state(views::JOB_STATE_SCHEDULED);
-    job.set_allocated_slots(event.allocation_assigned().slot_ids_size());
+  const int task = FindTask(job, task_id);
+  if (task < 0) {
+    return Status::Corruption("job_queue: job " + *job_id + " lacks its task " + task_id);
+  }
+  if (!event.has_task_exited()) {
+    if (!OnTaskEvent(event, job, *job.mutable_tasks(task))) return Status::Ok();
+    return store.PutMessage(job_key, job);
+  }
+  // The task ended: it leaves its job, and a job without live tasks leaves the queue.
+  CAIRN_RETURN_IF_ERROR(store.Delete(index_key));
+  job.mutable_tasks()->erase(job.mutable_tasks()->begin() + task);
+  if (job.tasks_size() > 0) {
+    Summarize(job);
     return store.PutMessage(job_key, job);
   }
   CAIRN_RETURN_IF_ERROR(store.Delete(QueueKey(job)));
-  CAIRN_RETURN_IF_ERROR(store.Delete(index_key));
-  return store.Delete(job_key);
+  // An experiment may submit more trials later: its job keeps its priority and position. Any
+  // other job has exactly one task, so nothing of it is kept.
+  if (job.task_type() != events::TASK_TYPE_TRIAL) return store.Delete(job_key);
+  Summarize(job);
+  return store.PutMessage(job_key, job);
 }
 
 Result<std::vector<views::JobView>> ReadJobQueue(ViewReader& reader, const std::string& pool) {
+  events::ResourcePoolsConfigured pools;
+  CAIRN_RETURN_IF_ERROR(GetMessage(reader, kPoolsKey, &pools).status());
+  auto by_priority = [&](const std::string& name) {
+    for (const auto& configured : pools.pools()) {
+      if (configured.pool_name() == name) {
+        return configured.scheduler().type() == events::SCHEDULER_TYPE_PRIORITY;
+      }
+    }
+    return false;  // no recorded configuration: the default pool is fair share
+  };
+
   std::vector<std::string> job_ids;
-  std::vector<std::string> pools;
   const std::string prefix = pool.empty() ? std::string(kQueuePrefix) : QueuePoolPrefix(pool);
-  CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view key, std::string_view value) {
-    std::string_view rest = key.substr(kQueuePrefix.size());
-    pools.emplace_back(rest.substr(0, rest.find('\0')));
+  CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view, std::string_view value) {
     job_ids.emplace_back(value);
     return true;
   }));
-  std::vector<views::JobView> jobs;
-  jobs.reserve(job_ids.size());
-  int32_t jobs_ahead = 0;
+  std::vector<views::JobView> jobs(job_ids.size());
   for (size_t i = 0; i < job_ids.size(); ++i) {
-    if (i > 0 && pools[i] != pools[i - 1]) jobs_ahead = 0;
-    views::JobView& job = jobs.emplace_back();
-    CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(reader, JobKey(job_ids[i]), &job));
-    if (!exists)
+    CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(reader, JobKey(job_ids[i]), &jobs[i]));
+    if (!exists) {
       return Status::Corruption("job_queue: queue entry names missing job " + job_ids[i]);
-    job.set_jobs_ahead(jobs_ahead++);
+    }
+  }
+  // Key order is (pool, priority, position, job id): right for priority pools; the others are
+  // re-sorted without the priority, pool by pool.
+  for (size_t begin = 0; begin < jobs.size();) {
+    size_t end = begin;
+    while (end < jobs.size() && jobs[end].resource_pool() == jobs[begin].resource_pool()) ++end;
+    if (!by_priority(jobs[begin].resource_pool())) {
+      std::sort(jobs.begin() + static_cast<std::ptrdiff_t>(begin),
+                jobs.begin() + static_cast<std::ptrdiff_t>(end),
+                [](const views::JobView& a, const views::JobView& b) {
+                  if (a.queue_position() != b.queue_position()) {
+                    return a.queue_position() < b.queue_position();
+                  }
+                  return a.job_id() < b.job_id();
+                });
+    }
+    for (size_t i = begin; i < end; ++i) jobs[i].set_jobs_ahead(static_cast<int32_t>(i - begin));
+    begin = end;
   }
   return jobs;
 }

@@ -1,9 +1,15 @@
-// The job queue projection: the jobs waiting in or scheduled from each resource pool's queue.
-// Keys: "job/<job_id>" -> JobView; "task/<task_id>" -> job_id (exits name tasks, not jobs);
-// "queue/<pool>\0<priority><submitted_offset>" -> job_id, big-endian, so a prefix scan walks a
-// pool in queue order.
+// The job queue projection: every job with its live tasks, its scheduling parameters and its
+// place in its resource pool's queue. Keys:
+//   "job/<job_id>"   -> JobView; an experiment's job (trials) is kept after its last task ended,
+//                       so that a later trial finds the job's priority and queue position there
+//   "task/<task_id>" -> job id, while the task is live (task events name tasks, not jobs)
+//   "queue/<pool>\0<priority><queue_position><job_id>" -> job id, while the job has live tasks;
+//                       big-endian with sign bits flipped, so a prefix scan walks a pool in
+//                       (priority, queue_position) order
+//   "config/pools"   -> the latest ResourcePoolsConfigured (which pools order by priority)
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,14 +19,22 @@ namespace cairn::projections {
 
 inline const std::string kJobQueueProjector = "job_queue";
 
+// A new job's queue position is its submission offset times this spacing, so that moves can
+// land between two jobs. Equal to commands::kQueuePositionSpacing (checked by a test): the
+// write side computes the same positions.
+inline constexpr int64_t kQueuePositionSpacing = int64_t{1} << 20;
+
 class JobQueueProjector : public Projector {
  public:
   const std::string& name() const override { return kJobQueueProjector; }
   Status Apply(const Envelope& event, ViewStore& store) const override;
 };
 
-// The queue of `pool` ("" = every pool, pool by pool in name order), each pool ordered by
-// (priority ascending, submitted_offset ascending), with jobs_ahead = the index in its pool.
+// The queue of `pool` ("" = every pool, pool by pool in name order) with jobs_ahead = the index
+// in its pool. A pool whose recorded scheduler is `priority` is ordered by (priority,
+// queue_position); any other pool (fair share, round robin, or a pool with no recorded
+// configuration) by queue_position alone, priority being no part of its order. Ties go to the
+// job id.
 Result<std::vector<views::JobView>> ReadJobQueue(ViewReader& reader, const std::string& pool);
 
 }  // namespace cairn::projections

@@ -135,20 +135,26 @@ Status ProjectionEngine::CheckLogIdentity() {
   // The furthest any family got, including families of projectors this engine does not run:
   // a wipe removes them too.
   uint64_t furthest = 0;
+  std::string reason;
   for (auto* handle : handles_) {
     if (handle->GetName() == rocksdb::kDefaultColumnFamilyName) continue;
     RocksReader reader(db_.get(), handle, nullptr);
     CAIRN_ASSIGN_OR_RETURN(auto checkpoint, ReadCheckpoint(reader));
     furthest = std::max(furthest, checkpoint.next_offset());
+    if (checkpoint.next_offset() > 0 && checkpoint.view_format() != kViewFormat && reason.empty()) {
+      reason = "the " + handle->GetName() + " views have layout " +
+               std::to_string(checkpoint.view_format()) + ", this build writes layout " +
+               std::to_string(kViewFormat);
+    }
   }
   if (furthest == 0) return Status::Ok();
 
-  std::string reason;
+  // Views of another layout cannot be continued: they are rebuilt like a foreign log's.
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
-  if (end < furthest) {
+  if (reason.empty() && end < furthest) {
     reason = "the log ends at offset " + std::to_string(end) + " but the projections applied " +
              std::to_string(furthest) + " events";
-  } else {
+  } else if (reason.empty()) {
     CAIRN_ASSIGN_OR_RETURN(auto reader, log_->OpenReader(0));
     CAIRN_ASSIGN_OR_RETURN(auto first, reader->Next(1, kReadAvailableWait));
     if (first.empty()) return Status::Unavailable("cannot read offset 0 of " + log_->Describe());
@@ -190,6 +196,7 @@ Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& ev
     applied = true;
   }
   if (!applied) return Status::Ok();
+  checkpoint.set_view_format(kViewFormat);
   CAIRN_RETURN_IF_ERROR(store.PutMessage(kCheckpointKey, checkpoint));
   rocksdb::WriteBatch batch;
   CAIRN_RETURN_IF_ERROR(store.WriteTo(&batch));

@@ -23,6 +23,11 @@
 
 namespace cairn::projections {
 
+// The layout of the views this build writes, recorded in every checkpoint. Bump it when a view,
+// a key or the meaning of either changes: a DB of another layout is wiped and rebuilt on open.
+// 2: job views aggregate live tasks and follow JobQueueChanged; allocation indexes.
+inline constexpr uint32_t kViewFormat = 2;
+
 struct EngineOptions {
   std::vector<std::string> projectors = ProjectorNames();  // which projectors this DB maintains
   size_t max_batch_events = 1000;                          // events per write batch
@@ -39,8 +44,8 @@ struct ProjectionSummary {
 class ProjectionEngine {
  public:
   // Opens (creating when missing) the projection DB in `dir` for `log`, which must outlive the
-  // engine. When the DB was built from another log, or from a longer one, it is wiped (the
-  // reason goes to stderr) and rebuilt from offset 0.
+  // engine. When the DB was built from another log, or from a longer one, or by a build with
+  // another view layout, it is wiped (the reason goes to stderr) and rebuilt from offset 0.
   static Result<std::unique_ptr<ProjectionEngine>> Open(const std::string& dir, EventLog* log,
                                                         EngineOptions options);
   ~ProjectionEngine();

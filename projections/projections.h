@@ -46,8 +46,9 @@ class Projections {
   Result<std::vector<TaskView>> ListTasks();
   // Every agent, by agent id.
   Result<std::vector<AgentView>> ListAgents();
-  // The queue of `pool` ("" = every pool, one after the other in pool-name order), each pool in
-  // (priority, submission offset) order with jobs_ahead = the job's index in its pool.
+  // The queue of `pool` ("" = every pool, one after the other in pool-name order): jobs with
+  // live tasks, each pool in its queue order ((priority, queue position) under the priority
+  // scheduler, queue position otherwise) with jobs_ahead = the job's index in its pool.
   Result<std::vector<JobView>> JobQueue(const std::string& pool);
 
   // Every event below this offset is applied in every projection.

@@ -9,6 +9,16 @@ namespace cairn::projections {
 namespace {
 
 constexpr std::string_view kTaskPrefix = "task/";
+// "job-tasks/<job_id>" -> the job's live tasks whose ids differ from the job's: JobQueueChanged
+// names a job, not its tasks. A task whose id is its job's (a command, shell, notebook or
+// TensorBoard submitted through the API) is found by the job id itself.
+constexpr std::string_view kJobTasksPrefix = "job-tasks/";
+
+std::string JobTasksKey(const std::string& job_id) {
+  std::string key(kJobTasksPrefix);
+  key += job_id;
+  return key;
+}
 
 // An event naming an allocation other than the task's own is about a stale allocation.
 bool SameAllocation(const views::TaskView& task, const std::string& allocation_id) {
@@ -16,10 +26,16 @@ bool SameAllocation(const views::TaskView& task, const std::string& allocation_i
          allocation_id == task.allocation_id();
 }
 
+bool HoldsAllocation(const views::TaskView& task) {
+  return task.state() == views::TASK_STATE_ASSIGNED || task.state() == views::TASK_STATE_RUNNING ||
+         task.state() == views::TASK_STATE_TERMINATING;
+}
+
 void OnSubmitted(const Envelope& event, views::TaskView& task) {
   const auto& submitted = event.task_submitted();
   task.set_task_id(submitted.task_id());
-  task.set_job_id(submitted.job_id());
+  // A task submitted without a job is its own job, as in the decision state.
+  task.set_job_id(submitted.job_id().empty() ? submitted.task_id() : submitted.job_id());
   task.set_task_type(submitted.spec().task_type());
   task.set_description(submitted.spec().description());
   task.mutable_entrypoint()->CopyFrom(submitted.spec().entrypoint());
@@ -34,6 +50,20 @@ void OnSubmitted(const Envelope& event, views::TaskView& task) {
   task.set_submitted_offset(event.offset());
 }
 
+// The allocation ended; what is left of it in the view goes (the task may get a new one).
+void ClearAllocation(views::TaskView& task) {
+  task.clear_allocation_id();
+  task.clear_agent_id();
+  task.clear_slot_ids();
+  task.clear_parts();
+  task.clear_parts_exited();
+  task.clear_pid();
+  task.clear_backfilled();
+  task.clear_preemption_pending();
+  task.clear_preemption_deadline_unix_micros();
+  task.clear_kill_requested();
+}
+
 // Returns whether the event changed the task.
 bool OnLaterEvent(const Envelope& event, views::TaskView& task) {
   if (task.state() == views::TASK_STATE_TERMINATED) return false;
@@ -45,7 +75,10 @@ bool OnLaterEvent(const Envelope& event, views::TaskView& task) {
       task.set_allocation_id(assigned.allocation_id());
       task.set_agent_id(assigned.agent_id());
       task.mutable_slot_ids()->CopyFrom(assigned.slot_ids());
+      if (assigned.parts_size() > 1) task.mutable_parts()->CopyFrom(assigned.parts());
+      task.set_backfilled(assigned.backfilled());
       task.set_placement_reason(assigned.reason());
+      task.set_latest_reason(assigned.reason());
       return true;
     }
     case Envelope::kTaskStarted: {
@@ -60,26 +93,115 @@ bool OnLaterEvent(const Envelope& event, views::TaskView& task) {
       return true;
     }
     case Envelope::kKillRequested: {
-      if (!SameAllocation(task, event.kill_requested().allocation_id())) return false;
+      const auto& kill = event.kill_requested();
+      if (!SameAllocation(task, kill.allocation_id())) return false;
       task.set_kill_requested(true);
+      task.set_latest_reason(kill.reason());
+      // A kill a user asked for ends the task, even one that was being preempted.
+      if (!kill.preemption_expired()) {
+        task.clear_preemption_pending();
+        task.clear_preemption_deadline_unix_micros();
+      }
       if (task.state() == views::TASK_STATE_ASSIGNED || task.state() == views::TASK_STATE_RUNNING) {
         task.set_state(views::TASK_STATE_TERMINATING);
       }
+      return true;
+    }
+    case Envelope::kPreemptionRequested: {
+      const auto& preemption = event.preemption_requested();
+      if (!HoldsAllocation(task) || preemption.allocation_id() != task.allocation_id()) {
+        return false;
+      }
+      task.set_preemption_pending(true);
+      task.set_preemption_deadline_unix_micros(preemption.deadline_unix_micros());
+      task.set_latest_reason(preemption.reason());
+      return true;
+    }
+    case Envelope::kAllocationPartExited: {
+      const auto& exited = event.allocation_part_exited();
+      if (!HoldsAllocation(task) || exited.allocation_id() != task.allocation_id()) return false;
+      const auto& done = task.parts_exited();
+      if (std::find(done.begin(), done.end(), exited.agent_id()) != done.end()) return false;
+      task.add_parts_exited(exited.agent_id());
+      return true;
+    }
+    case Envelope::kAllocationReleased: {
+      const auto& released = event.allocation_released();
+      if (!HoldsAllocation(task) || released.allocation_id() != task.allocation_id()) {
+        return false;
+      }
+      ClearAllocation(task);
+      task.set_state(views::TASK_STATE_QUEUED);
+      task.set_releases(task.releases() + 1);
+      task.set_latest_reason(released.reason());
       return true;
     }
     case Envelope::kTaskExited: {
       const auto& exited = event.task_exited();
       if (!SameAllocation(task, exited.allocation_id())) return false;
       task.set_state(views::TASK_STATE_TERMINATED);
+      task.clear_preemption_pending();
+      task.clear_preemption_deadline_unix_micros();
       if (exited.has_exit_code()) task.set_exit_code(exited.exit_code());
       if (exited.has_signal()) task.set_signal(exited.signal());
       task.set_exit_reason(exited.reason());
+      task.set_latest_reason(exited.reason());
       task.set_end_time_unix_micros(event.time_unix_micros());
       return true;
     }
     default:
       return false;
   }
+}
+
+// A job's scheduling parameters changed: every live task of the job follows, as in the decision
+// state (a running task's allocation is unaffected; what it would queue with changes).
+Status OnJobQueueChanged(const Envelope& event, ViewStore& store) {
+  const auto& changed = event.job_queue_changed();
+  CAIRN_ASSIGN_OR_RETURN(auto list, store.Get(JobTasksKey(changed.job_id())));
+  std::vector<std::string> task_ids = list ? SplitIds(*list) : std::vector<std::string>();
+  task_ids.push_back(changed.job_id());
+  ScratchArena scratch;
+  views::TaskView& task = *scratch.Create<views::TaskView>();
+  for (const auto& task_id : task_ids) {
+    const std::string key = TaskKey(task_id);
+    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &task));
+    if (!exists || task.job_id() != changed.job_id() ||
+        task.state() == views::TASK_STATE_TERMINATED) {
+      continue;
+    }
+    task.set_priority(changed.priority());
+    task.set_weight(changed.weight());
+    task.set_resource_pool(changed.resource_pool());
+    task.set_last_event_offset(event.offset());
+    CAIRN_RETURN_IF_ERROR(store.PutMessage(key, task));
+  }
+  return Status::Ok();
+}
+
+// Only an experiment's job has several tasks; any other job has one, so its entry is written
+// and removed without reading it first (a read that misses costs the rebuild most).
+Status AddToJob(const views::TaskView& task, ViewStore& store) {
+  if (task.task_id() == task.job_id()) return Status::Ok();
+  const std::string key = JobTasksKey(task.job_id());
+  if (task.task_type() != events::TASK_TYPE_TRIAL) return store.Put(key, task.task_id());
+  CAIRN_ASSIGN_OR_RETURN(auto list, store.Get(key));
+  std::string value = list.value_or("");
+  if (!value.empty()) value.push_back('\n');
+  value += task.task_id();
+  return store.Put(key, value);
+}
+
+Status RemoveFromJob(const views::TaskView& task, ViewStore& store) {
+  if (task.task_id() == task.job_id()) return Status::Ok();
+  const std::string key = JobTasksKey(task.job_id());
+  if (task.task_type() != events::TASK_TYPE_TRIAL) return store.Delete(key);
+  const std::string& task_id = task.task_id();
+  CAIRN_ASSIGN_OR_RETURN(auto list, store.Get(key));
+  if (!list) return Status::Ok();
+  std::vector<std::string> ids = SplitIds(*list);
+  ids.erase(std::remove(ids.begin(), ids.end(), task_id), ids.end());
+  return ids.empty() ? store.Delete(key) : store.Put(key, JoinIds(ids));
 }
 
 }  // namespace
@@ -91,6 +213,7 @@ std::string TaskKey(const std::string& task_id) {
 }
 
 Status TaskProjector::Apply(const Envelope& event, ViewStore& store) const {
+  if (event.has_job_queue_changed()) return OnJobQueueChanged(event, store);
   const std::string task_id = TaskIdOf(event);
   if (task_id.empty()) return Status::Ok();
   const std::string key = TaskKey(task_id);
@@ -100,8 +223,11 @@ Status TaskProjector::Apply(const Envelope& event, ViewStore& store) const {
   if (event.has_task_submitted()) {
     if (exists) return Status::Ok();  // a task is submitted once; a repeat changes nothing
     OnSubmitted(event, task);
+    CAIRN_RETURN_IF_ERROR(AddToJob(task, store));
   } else if (!exists || !OnLaterEvent(event, task)) {
     return Status::Ok();
+  } else if (task.state() == views::TASK_STATE_TERMINATED) {
+    CAIRN_RETURN_IF_ERROR(RemoveFromJob(task, store));
   }
   task.set_last_event_offset(event.offset());
   return store.PutMessage(key, task);

@@ -121,4 +121,25 @@ Result<std::string> DigestViews(ViewReader& reader) {
   return hex;
 }
 
+std::vector<std::string> SplitIds(std::string_view list) {
+  std::vector<std::string> ids;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find('\n', start);
+    if (end == std::string_view::npos) end = list.size();
+    if (end > start) ids.emplace_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return ids;
+}
+
+std::string JoinIds(const std::vector<std::string>& ids) {
+  std::string list;
+  for (const auto& id : ids) {
+    if (!list.empty()) list.push_back('\n');
+    list += id;
+  }
+  return list;
+}
+
 }  // namespace cairn::projections

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "events/status.h"
 
@@ -96,6 +97,11 @@ class ScratchArena {
 // Hex SHA-256 over every non-bookkeeping (key, value) pair in key order, each framed as
 // <8-byte big-endian key length><key><8-byte big-endian value length><value>.
 Result<std::string> DigestViews(ViewReader& reader);
+
+// Small id lists stored as one value ("a\nb\nc"), for the indexes projectors keep beside their
+// views (ids never contain a newline), in insertion order.
+std::vector<std::string> SplitIds(std::string_view list);
+std::string JoinIds(const std::vector<std::string>& ids);
 
 // Big-endian fixed-width encodings, so byte order of keys is numeric order.
 void AppendBigEndian64(std::string* out, uint64_t value);

@@ -10,7 +10,7 @@ namespace {
 const char kUsage[] = R"(usage: cairn <command> [args]
 
 commands:
-  replay    tools over the event log: dump, rebuild, digest, state
+  replay    tools over the event log: dump, rebuild, digest, state, explain
             (see 'cairn replay --help')
 )";
 

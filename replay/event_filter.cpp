@@ -47,7 +47,7 @@ Result<std::set<std::string>> ParseEventTypes(const std::string& list) {
 }
 
 bool EventMentions(const events::Envelope& event, const std::string& id) {
-  if (EntityIdOf(event) == id || PlacementAgentOf(event) == id) return true;
+  if (EntityIdOf(event) == id || IsPlacementFor(event, id)) return true;
   switch (event.payload_case()) {
     case events::Envelope::kTaskSubmitted:
       return event.task_submitted().job_id() == id;

@@ -5,6 +5,8 @@
 #include <functional>
 #include <map>
 
+#include "commands/decision_state.h"
+#include "commands/scheduler/explain.h"
 #include "events/envelope_util.h"
 #include "events/event_log.h"
 #include "projections/projections.h"
@@ -235,6 +237,105 @@ Outcome State(const Flags& flags, std::ostream& out) {
   return Outcome::Failed(status);
 }
 
+// One line of a task's history: the decision and its reason, from the event alone.
+std::string HistoryLine(const events::Envelope& event) {
+  std::string what = PayloadTypeName(event);
+  std::string detail;
+  switch (event.payload_case()) {
+    case events::Envelope::kTaskSubmitted: {
+      const auto& resources = event.task_submitted().resources();
+      detail = "pool " + resources.resource_pool() + ", " + std::to_string(resources.slots()) +
+               " slot(s), priority " + std::to_string(resources.priority());
+      break;
+    }
+    case events::Envelope::kAllocationAssigned:
+      detail =
+          event.allocation_assigned().allocation_id() + ": " + event.allocation_assigned().reason();
+      break;
+    case events::Envelope::kPreemptionRequested:
+      detail = event.preemption_requested().reason();
+      break;
+    case events::Envelope::kAllocationReleased:
+      detail = event.allocation_released().reason();
+      break;
+    case events::Envelope::kKillRequested:
+      detail = event.kill_requested().reason();
+      break;
+    case events::Envelope::kTaskExited:
+      detail = event.task_exited().reason();
+      break;
+    case events::Envelope::kTaskStarted:
+      detail = "on agent " + event.task_started().agent_id();
+      break;
+    case events::Envelope::kJobQueueChanged:
+      detail =
+          "job " + event.job_queue_changed().job_id() + ": " + event.job_queue_changed().reason();
+      break;
+    default:
+      break;
+  }
+  return "  " + std::to_string(event.offset()) + "  " + FormatRfc3339(event.time_unix_micros()) +
+         "  " + what + " by " + event.actor() + (detail.empty() ? "" : ": " + detail);
+}
+
+Outcome Explain(const Flags& flags, std::ostream& out) {
+  auto config = LogConfigFromFlags(flags, false);
+  if (!config.ok()) return Outcome::Usage(config.status());
+  const auto task_id = flags.Get("task");
+  if (!task_id || task_id->empty()) {
+    return Outcome::Usage(Status::InvalidArgument("explain needs a task id"));
+  }
+  auto at_offset = flags.GetUint("at-offset");
+  if (!at_offset.ok()) return Outcome::Usage(at_offset.status());
+  auto at_time = flags.GetTime("at-time");
+  if (!at_time.ok()) return Outcome::Usage(at_time.status());
+  if (at_offset->has_value() && at_time->has_value()) {
+    return Outcome::Usage(Status::InvalidArgument("give at most one of --at-offset, --at-time"));
+  }
+  auto log = OpenEventLog(*config);
+  if (!log.ok()) return Outcome::Failed(log.status());
+  auto end = (*log)->EndOffset();
+  if (!end.ok()) return Outcome::Failed(end.status());
+  uint64_t stop = *end;
+  if (*at_offset) {
+    Status in_log = CheckOffsetInLog(**at_offset, *end);
+    if (!in_log.ok()) return Outcome::Failed(in_log);
+    stop = **at_offset + 1;
+  }
+  // The write side's own state, folded exactly as the master folds it: the answer comes from
+  // the recorded events and the same pure scheduler, never from a live process.
+  commands::DecisionState state;
+  std::vector<std::string> history;
+  std::string job_id;
+  int64_t as_of_time = 0;
+  uint64_t as_of_offset = 0;
+  Status status = ReadLog(**log, 0, stop, [&](const events::Envelope& event) {
+    if (*at_time && event.time_unix_micros() > **at_time) return false;
+    commands::Apply(state, event);
+    as_of_time = event.time_unix_micros();
+    as_of_offset = event.offset();
+    if (event.has_task_submitted() && event.task_submitted().task_id() == *task_id) {
+      job_id = event.task_submitted().job_id();
+    }
+    bool about_task = TaskIdOf(event) == *task_id;
+    bool about_job = !job_id.empty() && event.has_job_queue_changed() &&
+                     event.job_queue_changed().job_id() == job_id;
+    if (about_task || about_job) history.push_back(HistoryLine(event));
+    return true;
+  });
+  if (!status.ok()) return Outcome::Failed(status);
+  auto explanation = commands::ExplainTask(state, *task_id, as_of_time);
+  if (!explanation.ok()) {
+    return Outcome::Failed(Status::NotFound(
+        "task " + *task_id + " is not in the log up to offset " + std::to_string(as_of_offset)));
+  }
+  out << "task " << *task_id << " as of offset " << as_of_offset << " ("
+      << FormatRfc3339(as_of_time) << ")\n"
+      << explanation->reason << "\n\nhistory:\n";
+  for (const auto& line : history) out << line << "\n";
+  return {};
+}
+
 struct Subcommand {
   std::set<std::string> flags;
   std::function<Outcome(const Flags&, std::ostream&)> run;
@@ -247,6 +348,7 @@ const std::map<std::string, Subcommand>& Subcommands() {
       {"rebuild", {WithLogFlags({"out", "projection", "to-offset"}), Rebuild}},
       {"digest", {WithLogFlags({"projection"}), Digest}},
       {"state", {WithLogFlags({"at-offset", "at-time", "format"}), State}},
+      {"explain", {WithLogFlags({"task", "at-offset", "at-time"}), Explain}},
   };
   return kSubcommands;
 }
@@ -276,6 +378,9 @@ commands:
             events up to time T
               (--data DIR | --kafka BROKERS) (--at-offset N | --at-time T)
               [--format table|json]
+  explain   why a task is pending, placed where it is, preempted or ended — now, or as of
+            offset N or time T — and every decision about it with its recorded reason
+              TASK (--data DIR | --kafka BROKERS) [--at-offset N | --at-time T]
 
 projections: tasks, agents, job_queue. A digest is the hex SHA-256 of a projection's views;
 equal digests at equal offsets mean byte-identical projections.
@@ -299,8 +404,12 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << "cairn replay: unknown command '" << args[0] << "'\n\n" << ReplayUsage();
     return 2;
   }
-  auto flags = Flags::Parse(std::vector<std::string>(args.begin() + 1, args.end()),
-                            subcommand->second.flags);
+  std::vector<std::string> words(args.begin() + 1, args.end());
+  // `explain TASK`: the task id may come first, without a flag.
+  if (args[0] == "explain" && !words.empty() && words[0].rfind("-", 0) != 0) {
+    words.insert(words.begin(), "--task");
+  }
+  auto flags = Flags::Parse(words, subcommand->second.flags);
   if (flags.ok() && flags->help()) {
     out << ReplayUsage();
     return 0;

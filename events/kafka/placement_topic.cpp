@@ -337,41 +337,47 @@ Status KafkaPlacementRelay::Publish(const std::vector<Envelope>& events, uint64_
       epoch = std::max(epoch, event.writer_epoch_claimed().epoch());
       continue;
     }
-    const std::string agent_id = PlacementAgentOf(event);
-    if (agent_id.empty()) continue;
+    const std::vector<std::string> agent_ids = PlacementAgentsOf(event);
+    if (agent_ids.empty()) continue;
     const std::string value = event.SerializeAsString();
-    rd_kafka_vu_t fields[5];
-    fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
-    fields[0].u.cstr = topic_.c_str();
-    fields[1].vtype = RD_KAFKA_VTYPE_KEY;
-    fields[1].u.mem.ptr = const_cast<char*>(agent_id.data());
-    fields[1].u.mem.size = agent_id.size();
-    fields[2].vtype = RD_KAFKA_VTYPE_VALUE;
-    fields[2].u.mem.ptr = const_cast<char*>(value.data());
-    fields[2].u.mem.size = value.size();
-    fields[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-    fields[3].u.i = RD_KAFKA_MSG_F_COPY;
-    fields[4].vtype = RD_KAFKA_VTYPE_OPAQUE;
-    // Comes back in the delivery report, to name the order that failed.
-    fields[4].u.ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(event.offset()));
-    rd_kafka_resp_err_t code = RD_KAFKA_RESP_ERR_NO_ERROR;
-    for (;;) {
-      rd_kafka_error_t* error = rd_kafka_produceva(producer_.get(), fields, 5);
-      if (error == nullptr) break;
-      code = rd_kafka_error_code(error);
-      rd_kafka_error_destroy(error);
-      if (code != RD_KAFKA_RESP_ERR__QUEUE_FULL || stopping()) break;
-      rd_kafka_poll(producer_.get(), 100);  // Serves delivery reports, making room.
-      code = RD_KAFKA_RESP_ERR_NO_ERROR;
+    // A gang's order goes to each of its agents, keyed by that agent.
+    for (const std::string& agent_id : agent_ids) {
+      rd_kafka_vu_t fields[5];
+      fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+      fields[0].u.cstr = topic_.c_str();
+      fields[1].vtype = RD_KAFKA_VTYPE_KEY;
+      fields[1].u.mem.ptr = const_cast<char*>(agent_id.data());
+      fields[1].u.mem.size = agent_id.size();
+      fields[2].vtype = RD_KAFKA_VTYPE_VALUE;
+      fields[2].u.mem.ptr = const_cast<char*>(value.data());
+      fields[2].u.mem.size = value.size();
+      fields[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+      fields[3].u.i = RD_KAFKA_MSG_F_COPY;
+      fields[4].vtype = RD_KAFKA_VTYPE_OPAQUE;
+      // Comes back in the delivery report, to name the order that failed.
+      fields[4].u.ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(event.offset()));
+      rd_kafka_resp_err_t code = RD_KAFKA_RESP_ERR_NO_ERROR;
+      for (;;) {
+        rd_kafka_error_t* error = rd_kafka_produceva(producer_.get(), fields, 5);
+        if (error == nullptr) break;
+        code = rd_kafka_error_code(error);
+        rd_kafka_error_destroy(error);
+        if (code != RD_KAFKA_RESP_ERR__QUEUE_FULL || stopping()) break;
+        rd_kafka_poll(producer_.get(), 100);  // Serves delivery reports, making room.
+        code = RD_KAFKA_RESP_ERR_NO_ERROR;
+      }
+      if (code != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        enqueue_status = Status::Unavailable(
+            "placement relay: cannot enqueue the order at offset " +
+            std::to_string(event.offset()) +
+            (NeverDeliverable(code) ? " (it can never be delivered; the relay is stuck on it)"
+                                    : "") +
+            ": " + kafka::ErrorText(code));
+        break;
+      }
+      ++undelivered_;
     }
-    if (code != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      enqueue_status = Status::Unavailable(
-          "placement relay: cannot enqueue the order at offset " + std::to_string(event.offset()) +
-          (NeverDeliverable(code) ? " (it can never be delivered; the relay is stuck on it)" : "") +
-          ": " + kafka::ErrorText(code));
-      break;
-    }
-    ++undelivered_;
+    if (!enqueue_status.ok()) break;
   }
   while (undelivered_ > 0 && !stopping()) rd_kafka_flush(producer_.get(), 200);
   if (undelivered_ > 0) {

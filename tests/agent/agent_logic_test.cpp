@@ -2,6 +2,9 @@
 // the environment a task gets.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "agent/master_client.h"
 #include "agent/order_book.h"
 #include "agent/report_queue.h"
@@ -87,23 +90,32 @@ TaskLogLine Line(const std::string& allocation_id, uint64_t seq) {
   return line;
 }
 
+// One lane: the order of everything added.
 ReportQueue::Options QueueOptions() {
   ReportQueue::Options options;
   options.max_batch_lines = 3;
   options.max_line_delay = 100ms;
   options.max_queued_lines = 5;
+  options.lanes = 1;
+  return options;
+}
+
+ReportQueue::Options LaneOptions() {
+  ReportQueue::Options options = QueueOptions();
+  options.max_queued_lines = 1000;
+  options.lanes = 8;
   return options;
 }
 
 TEST(ReportQueueTest, HoldsLinesUntilTheDelayPasses) {
   ReportQueue queue(QueueOptions());
   Clock::time_point t0 = Clock::now();
-  EXPECT_FALSE(queue.NextDue().has_value());
+  EXPECT_FALSE(queue.NextDue(0).has_value());
   ASSERT_TRUE(queue.AddLine(Line("a", 0), t0));
   ASSERT_TRUE(queue.AddLine(Line("a", 1), t0 + 50ms));
-  EXPECT_EQ(queue.NextDue(), t0 + 100ms);
-  EXPECT_FALSE(queue.TakeDue(t0 + 99ms, false).has_value());
-  auto item = queue.TakeDue(t0 + 100ms, false);
+  EXPECT_EQ(queue.NextDue(0), t0 + 100ms);
+  EXPECT_FALSE(queue.TakeDue(0, t0 + 99ms, false).has_value());
+  auto item = queue.TakeDue(0, t0 + 100ms, false);
   ASSERT_TRUE(item.has_value());
   ASSERT_TRUE(std::holds_alternative<LogBatch>(*item));
   EXPECT_EQ(std::get<LogBatch>(*item).size(), 2u);
@@ -114,13 +126,13 @@ TEST(ReportQueueTest, SendsAFullBatchAtOnce) {
   ReportQueue queue(QueueOptions());
   Clock::time_point t0 = Clock::now();
   for (uint64_t seq = 0; seq < 4; ++seq) ASSERT_TRUE(queue.AddLine(Line("a", seq), t0));
-  auto item = queue.TakeDue(t0, false);
+  auto item = queue.TakeDue(0, t0, false);
   ASSERT_TRUE(item.has_value());
   const LogBatch& batch = std::get<LogBatch>(*item);
   ASSERT_EQ(batch.size(), 3u);
   EXPECT_EQ(batch[0].seq, 0u);
   EXPECT_EQ(batch[2].seq, 2u);
-  EXPECT_FALSE(queue.TakeDue(t0, false).has_value());  // one line left, not due yet
+  EXPECT_FALSE(queue.TakeDue(0, t0, false).has_value());  // one line left, not due yet
   EXPECT_EQ(queue.queued_lines(), 1u);
 }
 
@@ -131,11 +143,11 @@ TEST(ReportQueueTest, AnExitWaitsForTheLinesBeforeIt) {
   ASSERT_TRUE(queue.AddLine(Line("a", 0), t0));
   queue.AddExited({"a", "task-a", 0, std::nullopt, ""});
   // Everything is due at once: the exit flushes the line ahead of it.
-  auto first = queue.TakeDue(t0, false);
+  auto first = queue.TakeDue(0, t0, false);
   ASSERT_TRUE(first && std::holds_alternative<StartedReport>(*first));
-  auto second = queue.TakeDue(t0, false);
+  auto second = queue.TakeDue(0, t0, false);
   ASSERT_TRUE(second && std::holds_alternative<LogBatch>(*second));
-  auto third = queue.TakeDue(t0, false);
+  auto third = queue.TakeDue(0, t0, false);
   ASSERT_TRUE(third && std::holds_alternative<ExitedReport>(*third));
   EXPECT_TRUE(queue.empty());
 }
@@ -145,9 +157,80 @@ TEST(ReportQueueTest, FlushIgnoresTheDelayAndAFullQueueDropsLines) {
   Clock::time_point t0 = Clock::now();
   for (uint64_t seq = 0; seq < 5; ++seq) ASSERT_TRUE(queue.AddLine(Line("a", seq), t0));
   EXPECT_FALSE(queue.AddLine(Line("a", 5), t0));
-  EXPECT_EQ(std::get<LogBatch>(*queue.TakeDue(t0, true)).size(), 3u);
-  EXPECT_EQ(std::get<LogBatch>(*queue.TakeDue(t0, true)).size(), 2u);
+  EXPECT_EQ(std::get<LogBatch>(*queue.TakeDue(0, t0, true)).size(), 3u);
+  EXPECT_EQ(std::get<LogBatch>(*queue.TakeDue(0, t0, true)).size(), 2u);
   EXPECT_TRUE(queue.AddLine(Line("a", 6), t0));
+}
+
+TEST(ReportQueueTest, KeepsEachAllocationsOrderInItsOwnLane) {
+  ReportQueue queue(LaneOptions());
+  Clock::time_point t0 = Clock::now();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 32; ++i) ids.push_back("alloc-" + std::to_string(i));
+  // Interleaved across allocations, as concurrent tasks would report.
+  for (const auto& id : ids) queue.AddStarted({id, "task-" + id, 1});
+  for (const auto& id : ids) ASSERT_TRUE(queue.AddLine(Line(id, 0), t0));
+  for (const auto& id : ids) queue.AddExited({id, "task-" + id, 0, std::nullopt, ""});
+
+  std::map<std::string, std::string> kinds;  // allocation -> "S", "L", "E" in the order taken
+  std::set<size_t> used_lanes;
+  for (size_t lane = 0; lane < queue.lanes(); ++lane) {
+    while (auto item = queue.TakeDue(lane, t0, false)) {
+      used_lanes.insert(lane);
+      if (auto* batch = std::get_if<LogBatch>(&*item)) {
+        for (const auto& line : *batch) {
+          EXPECT_EQ(queue.LaneOf(line.allocation_id), lane) << line.allocation_id;
+          kinds[line.allocation_id] += "L";
+        }
+      } else if (auto* started = std::get_if<StartedReport>(&*item)) {
+        EXPECT_EQ(queue.LaneOf(started->allocation_id), lane) << started->allocation_id;
+        kinds[started->allocation_id] += "S";
+      } else {
+        const auto& exited = std::get<ExitedReport>(*item);
+        EXPECT_EQ(queue.LaneOf(exited.allocation_id), lane) << exited.allocation_id;
+        kinds[exited.allocation_id] += "E";
+      }
+    }
+    EXPECT_TRUE(queue.empty(lane));
+  }
+  EXPECT_TRUE(queue.empty());
+  ASSERT_EQ(kinds.size(), ids.size());
+  for (const auto& id : ids) EXPECT_EQ(kinds[id], "SLE") << id;
+  // 32 ids over 8 lanes: a hash that put them all in one lane would send nothing in parallel.
+  EXPECT_GT(used_lanes.size(), 1u);
+}
+
+TEST(ReportQueueTest, ALanesWaitingLinesDoNotHoldUpAnotherLanesReport) {
+  ReportQueue queue(LaneOptions());
+  Clock::time_point t0 = Clock::now();
+  std::string quiet = "a";
+  std::string busy = "b";
+  for (int i = 0; i < 100 && queue.LaneOf(busy) == queue.LaneOf(quiet); ++i) busy += "b";
+  ASSERT_NE(queue.LaneOf(busy), queue.LaneOf(quiet)) << "the hash puts every id in one lane";
+  ASSERT_TRUE(queue.AddLine(Line(quiet, 0), t0));
+  queue.AddExited({busy, "task-b", 0, std::nullopt, ""});
+  EXPECT_FALSE(queue.TakeDue(queue.LaneOf(quiet), t0, false).has_value());
+  auto item = queue.TakeDue(queue.LaneOf(busy), t0, false);
+  ASSERT_TRUE(item && std::holds_alternative<ExitedReport>(*item));
+  EXPECT_EQ(queue.NextDue(queue.LaneOf(quiet)), t0 + 100ms);
+}
+
+TEST(ReportQueueTest, TheLineLimitCountsEveryLane) {
+  ReportQueue::Options options = LaneOptions();
+  options.max_queued_lines = 4;
+  ReportQueue queue(options);
+  Clock::time_point t0 = Clock::now();
+  std::set<size_t> lanes;
+  for (int i = 0; i < 4; ++i) {
+    std::string id = "alloc-" + std::to_string(i);
+    lanes.insert(queue.LaneOf(id));
+    ASSERT_TRUE(queue.AddLine(Line(id, 0), t0));
+  }
+  EXPECT_FALSE(queue.AddLine(Line("alloc-4", 0), t0));
+  EXPECT_EQ(queue.queued_lines(), 4u);
+  size_t first = *lanes.begin();
+  ASSERT_TRUE(queue.TakeDue(first, t0, true).has_value());
+  EXPECT_TRUE(queue.AddLine(Line("alloc-4", 0), t0));
 }
 
 TaskLaunchSettings Settings() {
@@ -165,6 +248,7 @@ events::AllocationAssigned Order() {
   events::AllocationAssigned order;
   order.set_task_id("task-1");
   order.set_allocation_id("task-1.alloc/0");
+  order.set_agent_id("agent-1");
   order.set_resource_pool("gpus");
   order.add_slot_ids(0);
   order.add_slot_ids(1);
@@ -234,6 +318,29 @@ TEST(TaskPlanTest, RejectsBadOrders) {
   events::AllocationAssigned bad_env = Order();
   bad_env.mutable_spec()->add_environment_variables("NOVALUE");
   EXPECT_EQ(PlanTask(bad_env, Settings()).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TaskPlanTest, AGangPartRunsOnItsOwnSlotsWithItsRank) {
+  events::AllocationAssigned order = Order();
+  order.set_agent_id("agent-0");
+  for (const auto& [agent, slot] : {std::pair{"agent-0", 0}, std::pair{"agent-1", 1}}) {
+    auto* part = order.add_parts();
+    part->set_agent_id(agent);
+    part->add_slot_ids(slot);
+  }
+  TaskLaunchSettings settings = Settings();
+  settings.harness_dir = "/opt/cairn/lib/python";
+  settings.base_env.push_back("PYTHONPATH=/mine");
+  Result<ProcessSpec> plan = PlanTask(order, settings);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto env = EnvMap(plan->env);
+  EXPECT_EQ(env["CAIRN_SLOT_IDS"], "[1]");  // agent-1's part, not the first part's slots
+  EXPECT_EQ(env["CAIRN_NUM_AGENTS"], "2");
+  EXPECT_EQ(env["CAIRN_AGENT_RANK"], "1");
+  EXPECT_EQ(env["PYTHONPATH"], "/opt/cairn/lib/python:/mine");  // a trial finds the harness
+
+  settings.agent_id = "agent-9";
+  EXPECT_EQ(PlanTask(order, settings).status().code(), StatusCode::kNotFound);
 }
 
 TEST(TaskPlanTest, DefaultWorkDirIsOneSafeName) {

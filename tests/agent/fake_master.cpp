@@ -141,6 +141,32 @@ void FakeMaster::FailNext(const std::string& path_suffix, int status, int count)
   failures_.push_back({path_suffix, status, count});
 }
 
+void FakeMaster::HoldCalls(const std::string& path_suffix) {
+  std::lock_guard lock(mutex_);
+  hold_suffix_ = path_suffix;
+}
+
+bool FakeMaster::WaitForHeld(size_t count, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, timeout, [&] { return held_ >= count; });
+}
+
+void FakeMaster::ReleaseHeld() {
+  std::lock_guard lock(mutex_);
+  hold_suffix_.clear();
+  changed_.notify_all();
+}
+
+void FakeMaster::Arrive(Call& call) {
+  std::unique_lock lock(mutex_);
+  call.arrived = ++ticks_;
+  if (hold_suffix_.empty() || !EndsWith(call.path, hold_suffix_)) return;
+  ++held_;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return hold_suffix_.empty() || closing_ || down_; });
+  --held_;
+}
+
 std::vector<FakeMaster::Call> FakeMaster::Calls() const {
   std::lock_guard lock(mutex_);
   return calls_;
@@ -169,11 +195,13 @@ http::Response FakeMaster::Handle(const http::Request& request) {
   for (const auto& [name, value] : request.query) call.query[name] = value;
   call.body = json::parse(request.body, nullptr, false);
   if (call.body.is_discarded()) call.body = nullptr;
+  Arrive(call);
 
   if (request.method == "GET" && request.path == "/api/v1/events" && !IsDown()) {
     call.status = 200;
     {
       std::lock_guard lock(mutex_);
+      call.answered = ++ticks_;
       calls_.push_back(call);
       changed_.notify_all();
     }
@@ -216,6 +244,7 @@ http::Response FakeMaster::Handle(const http::Request& request) {
     }
   }
   call.status = response.status;
+  call.answered = ++ticks_;
   calls_.push_back(std::move(call));
   changed_.notify_all();
   return response;

@@ -1,6 +1,6 @@
 // A stand-in for the Cairn master in agent tests: serves PROTOCOL.md's endpoints on
 // 127.0.0.1 (port 0) with http::Server, records every call, and lets a test publish orders,
-// drop event streams, make reports fail, forget registrations and restart.
+// drop event streams, make reports fail or hold them unanswered, forget registrations and restart.
 #pragma once
 
 #include <chrono>
@@ -28,6 +28,10 @@ class FakeMaster {
     std::map<std::string, std::string> query;
     nlohmann::json body;  // null when the body is not JSON
     int status = 0;       // what the fake answered
+    // Ticks of one counter over all calls: when the call came in and when it was answered, so
+    // a test can tell whether one call arrived after another was answered.
+    uint64_t arrived = 0;
+    uint64_t answered = 0;
   };
 
   // Orders get offsets from `first_offset` on; registrations answer resumeFrom = first_offset.
@@ -52,6 +56,13 @@ class FakeMaster {
   void SetPlacements(nlohmann::json placements);
   // Answers the next `count` calls whose path ends with `path_suffix` with `status`.
   void FailNext(const std::string& path_suffix, int status, int count);
+  // Holds every call whose path ends with `path_suffix` unanswered until ReleaseHeld() (or
+  // until the fake stops or restarts).
+  void HoldCalls(const std::string& path_suffix);
+  // Waits until `count` held calls wait at the same time; false at the timeout.
+  bool WaitForHeld(size_t count, std::chrono::milliseconds timeout) const;
+  // Lets the held calls be answered and holds no more.
+  void ReleaseHeld();
 
   std::vector<Call> Calls() const;
   // The calls whose path ends with `path_suffix` (and, when given, whose path contains
@@ -64,6 +75,8 @@ class FakeMaster {
 
  private:
   http::Response Handle(const http::Request& request);
+  // Stamps the call's arrival and holds it while HoldCalls() asks for that.
+  void Arrive(Call& call);
   http::Response StreamEvents(const http::Request& request);
   Status Serve(uint16_t port);
   bool IsDown() const;
@@ -87,6 +100,9 @@ class FakeMaster {
     int remaining;
   };
   std::vector<Failure> failures_;
+  uint64_t ticks_ = 0;
+  std::string hold_suffix_;  // empty: nothing is held
+  size_t held_ = 0;          // calls waiting in Arrive() now
 };
 
 // Convenience predicates over recorded calls.

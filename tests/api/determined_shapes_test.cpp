@@ -77,6 +77,8 @@ TEST_F(DeterminedShapesTest, LoginWhoamiAndLogout) {
 }
 
 TEST_F(DeterminedShapesTest, CmdRunListAndTheirTasks) {
+  // The cluster has an agent (a command no agent could ever run is refused at submission).
+  Call("POST", "/api/v1/agents/a1/register", R"({"incarnation":"i","slots":1})");
   Call("GET", "/api/v1/me");
   json launched = Call("POST", "/api/v1/commands", R"({"config":{"entrypoint":["echo","hi"]}})");
   ExpectKeys(launched, {"command", "config"}, "launch");
@@ -105,6 +107,7 @@ TEST_F(DeterminedShapesTest, CmdRunListAndTheirTasks) {
 }
 
 TEST_F(DeterminedShapesTest, JobListNeedsPoolsAndPaginatedJobs) {
+  Call("POST", "/api/v1/agents/a1/register", R"({"incarnation":"i","slots":1})");
   Call("POST", "/api/v1/commands", R"({"config":{"entrypoint":["true"]}})");
   json pools = Call("GET", "/api/v1/resource-pools");
   ASSERT_FALSE(pools["resourcePools"].empty());
@@ -156,12 +159,30 @@ TEST_F(DeterminedShapesTest, JobListNeedsPoolsAndPaginatedJobs) {
               "isPreemptible", "requestedSlots", "allocatedSlots", "workspaceId"},
              "v1Job");
   std::string summary_state = jobs["jobs"][0]["full"]["summary"]["state"];
-  EXPECT_TRUE(summary_state == "STATE_QUEUED" || summary_state == "STATE_SCHEDULED");
+  EXPECT_TRUE(summary_state == "STATE_QUEUED" || summary_state == "STATE_SCHEDULED" ||
+              summary_state == "STATE_SCHEDULED_BACKFILLED")
+      << summary_state;
+  EXPECT_TRUE(jobs["jobs"][0]["full"]["summary"]["jobsAhead"].is_number_integer());
+}
+
+TEST_F(DeterminedShapesTest, JobUpdateAnswersAnEmptyObject) {
+  Call("POST", "/api/v1/agents/a1/register", R"({"incarnation":"i","slots":1})");
+  json launched = Call("POST", "/api/v1/commands", R"({"config":{"entrypoint":["true"]}})");
+  std::string job_id = launched["command"]["jobId"];
+  // `det job update <jobId> --priority 5`, byte for byte.
+  json updated = Call("POST", "/api/v1/job-queues",
+                      R"({"updates":[{"jobId":")" + job_id +
+                          R"(","priority":5,"resourcePool":null,"weight":null}]})");
+  EXPECT_EQ(updated, json::object());
+  json jobs = Call("GET", "/api/v1/job-queues-v2?limit=100&offset=0&orderBy=ORDER_BY_ASC");
+  ASSERT_EQ(jobs["jobs"].size(), 1u);
+  EXPECT_EQ(jobs["jobs"][0]["full"]["priority"], 5);
 }
 
 TEST_F(DeterminedShapesTest, AgentAndSlotList) {
-  Call("POST", "/api/v1/agents/a1/register", R"({"incarnation":"i","slots":2})");
-  json agents = Call("GET", "/api/v1/agents");
+  json registered = Call("POST", "/api/v1/agents/a1/register", R"({"incarnation":"i","slots":2})");
+  // A registration answers once durable; this read waits for the projection to show it.
+  json agents = Call("GET", "/api/v1/agents?minOffset=" + registered["offset"].get<std::string>());
   ASSERT_EQ(agents["agents"].size(), 1u);
   const json& agent = agents["agents"][0];
   ExpectKeys(agent, {"id", "slotStats"}, "v1Agent");

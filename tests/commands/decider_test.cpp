@@ -1,9 +1,9 @@
-// The decider and the first placement rule: plain values in, events out.
+// The decider: commands in, events (and the scheduling pass they trigger) out.
 #include "commands/decider.h"
 
 #include <gtest/gtest.h>
 
-#include "commands/placement.h"
+#include "events/envelope_util.h"
 #include "tests/commands/command_builders.h"
 
 namespace cairn::commands {
@@ -11,93 +11,51 @@ namespace {
 
 class DeciderTest : public ::testing::Test {
  protected:
-  // Decides `command`, applies its events and the placement pass that follows, like the writer.
+  // Decides `command`, applies its events and the scheduling pass that follows, like the writer.
   Result<Decision> Run(const Command& command, const std::string& key = "") {
-    CommandMeta meta{"user:test", "req", key, 1000};
-    auto decision = Decide(state_, command, meta);
-    if (!decision.ok()) return decision;
-    last_events_.clear();
-    for (auto event : decision->events) Append(event, key);
-    if (!decision->events.empty()) {
-      for (auto event : PlaceQueuedTasks(state_)) Append(event, "");
-    }
-    return decision;
+    return cluster_.Run(command, key);
   }
 
-  void Append(events::Envelope event, const std::string& key) {
-    event.set_offset(state_.next_offset);
-    event.set_idempotency_key(key);
-    event.set_actor("user:test");
-    if (event.writer_epoch() == 0) event.set_writer_epoch(state_.writer_epoch);
-    Apply(state_, event);
-    last_events_.push_back(event);
-  }
+  void Append(events::Envelope event, const std::string& key) { cluster_.Append(event, key); }
 
   void RegisterAgent(const std::string& id, int slots, const std::string& incarnation = "i1",
                      const std::string& pool = "default") {
-    events::AgentRegistered registration;
-    registration.set_agent_id(id);
-    registration.set_incarnation(incarnation);
-    registration.set_slot_count(slots);
-    registration.set_resource_pool(pool);
-    ASSERT_TRUE(Run(commands::RegisterAgent{registration}).ok());
+    ASSERT_TRUE(Run(testing::Agent(id, slots, pool, incarnation)).ok());
   }
 
+  // `force` lets a test queue work before any agent has joined.
   Result<Decision> Submit(const std::string& id, int slots, int priority = 0,
-                          const std::string& key = "") {
-    SubmitTask submit;
-    submit.task_id = id;
-    submit.spec.add_entrypoint("true");
-    submit.resources.set_slots(slots);
-    submit.resources.set_priority(priority);
-    return Run(submit, key);
+                          const std::string& key = "", bool force = false) {
+    return Run(testing::Submission(id, {.slots = slots, .priority = priority, .force = force}),
+               key);
   }
 
-  const TaskRecord& Task(const std::string& id) { return state_.tasks.at(id); }
+  const TaskRecord& Task(const std::string& id) { return cluster_.Task(id); }
 
   std::vector<std::string> EventNames() {
     std::vector<std::string> names;
-    for (const auto& e : last_events_) {
-      switch (e.payload_case()) {
-        case events::Envelope::kTaskSubmitted:
-          names.push_back("TaskSubmitted");
-          break;
-        case events::Envelope::kAllocationAssigned:
-          names.push_back("AllocationAssigned");
-          break;
-        case events::Envelope::kKillRequested:
-          names.push_back("KillRequested");
-          break;
-        case events::Envelope::kTaskExited:
-          names.push_back("TaskExited");
-          break;
-        case events::Envelope::kTaskStarted:
-          names.push_back("TaskStarted");
-          break;
-        case events::Envelope::kAgentRegistered:
-          names.push_back("AgentRegistered");
-          break;
-        default:
-          names.push_back("Other");
-      }
-    }
+    for (const auto& e : cluster_.last_events) names.push_back(PayloadTypeName(e));
     return names;
   }
 
-  DecisionState state_;
-  std::vector<events::Envelope> last_events_;
+  testing::Cluster cluster_;
+  DecisionState& state_ = cluster_.state;
+  std::vector<events::Envelope>& last_events_ = cluster_.last_events;
 };
 
 TEST_F(DeciderTest, QueuedTaskIsPlacedWhenAnAgentRegisters) {
-  ASSERT_TRUE(Submit("t1", 1).ok());
+  ASSERT_TRUE(Submit("t1", 1, 0, "", /*force=*/true).ok());
   EXPECT_EQ(Task("t1").state, TaskState::kQueued);
   RegisterAgent("a1", 2);
   EXPECT_EQ(Task("t1").state, TaskState::kAssigned);
   EXPECT_EQ(Task("t1").agent_id, "a1");
   EXPECT_EQ(Task("t1").allocation_id, "t1.1");
   EXPECT_EQ(Task("t1").slot_ids, std::vector<int32_t>{0});
-  ASSERT_EQ(last_events_.back().allocation_assigned().reason().find("priority 42"), 0u)
-      << last_events_.back().allocation_assigned().reason();
+  // The default pool is fair share: the reason says so, and names the job's share (1 of 2 slots:
+  // its whole demand).
+  const std::string& reason = last_events_.back().allocation_assigned().reason();
+  EXPECT_NE(reason.find("fair share"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("1 of 2 slots"), std::string::npos) << reason;
 }
 
 TEST_F(DeciderTest, BestFitPicksTheAgentWithFewestFreeSlots) {
@@ -111,21 +69,79 @@ TEST_F(DeciderTest, BestFitPicksTheAgentWithFewestFreeSlots) {
 }
 
 TEST_F(DeciderTest, PriorityThenSubmissionOrderDecidesWhoGetsScarceSlots) {
-  ASSERT_TRUE(Submit("low", 1, 50).ok());
-  ASSERT_TRUE(Submit("high-late", 1, 10).ok());
-  ASSERT_TRUE(Submit("high-early-equal", 1, 50).ok());
+  ASSERT_TRUE(
+      Run(testing::Pools({testing::Pool("default", {.type = events::SCHEDULER_TYPE_PRIORITY})}))
+          .ok());
+  ASSERT_TRUE(Submit("low", 1, 50, "", true).ok());
+  ASSERT_TRUE(Submit("high-late", 1, 10, "", true).ok());
+  ASSERT_TRUE(Submit("high-early-equal", 1, 50, "", true).ok());
   RegisterAgent("a1", 2);
   EXPECT_EQ(Task("high-late").state, TaskState::kAssigned);
   EXPECT_EQ(Task("low").state, TaskState::kAssigned);
   EXPECT_EQ(Task("high-early-equal").state, TaskState::kQueued);
 }
 
-TEST_F(DeciderTest, ATaskTooBigWaitsWithoutBlockingSmallerOnes) {
+TEST_F(DeciderTest, ATaskThatCanNeverFitIsRefusedWithTheReason) {
   RegisterAgent("a1", 2);
-  ASSERT_TRUE(Submit("huge", 4).ok());
+  auto refused = Submit("huge", 3);
+  ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  const std::string& message = refused.status().message();
+  EXPECT_NE(message.find("needs 3 slots but can never fit in resource pool default"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("with 2 slots, 2 slots in all"), std::string::npos) << message;
+  EXPECT_NE(message.find("set force to queue it anyway"), std::string::npos) << message;
+  EXPECT_EQ(state_.tasks.count("huge"), 0u);
+  // A zero-slot task needs an agent that takes zero-slot containers.
+  ASSERT_TRUE(
+      Run(testing::Pools({testing::Pool("default", {.max_aux_containers_per_agent = 0})})).ok());
+  auto no_aux = Submit("cpu", 0);
+  ASSERT_EQ(no_aux.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(no_aux.status().message().find("takes no zero-slot tasks"), std::string::npos)
+      << no_aux.status().message();
+}
+
+TEST_F(DeciderTest, APoolNoAgentJoinedYetQueuesTasksUntilAgentsCome) {
+  // Nothing is known about the pool's capacity yet: the task waits instead of being refused.
+  ASSERT_TRUE(Submit("t1", 1).ok());
+  EXPECT_EQ(Task("t1").state, TaskState::kQueued);
+  RegisterAgent("a1", 2);
+  EXPECT_EQ(Task("t1").state, TaskState::kAssigned);
+  // Once an agent is known, a task bigger than the pool can ever give is refused.
+  auto refused = Submit("t2", 3);
+  ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("1 agent with 2 slots"), std::string::npos)
+      << refused.status().message();
+}
+
+TEST_F(DeciderTest, AForcedTaskTooBigWaitsWithoutBlockingSmallerOnes) {
+  RegisterAgent("a1", 2);
+  ASSERT_TRUE(Submit("huge", 4, 0, "", /*force=*/true).ok());
+  EXPECT_EQ(Task("huge").state, TaskState::kQueued);
   ASSERT_TRUE(Submit("small", 1).ok());
   EXPECT_EQ(Task("huge").state, TaskState::kQueued);
   EXPECT_EQ(Task("small").state, TaskState::kAssigned);
+  // When agents that make room join, the forced task runs: two idle 2-slot agents are a gang.
+  RegisterAgent("a2", 2);
+  RegisterAgent("a3", 2);
+  EXPECT_EQ(Task("huge").state, TaskState::kAssigned);
+  EXPECT_EQ(Task("huge").parts.size(), 2u);
+}
+
+TEST_F(DeciderTest, AgentsJoinOnlyConfiguredPools) {
+  auto refused = Run(testing::Agent("g1", 8, "gpu"));
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find(
+                "resource pool gpu is not configured on this master (configured pools: default)"),
+            std::string::npos)
+      << refused.status().message();
+  ASSERT_TRUE(Run(testing::Pools({testing::Pool("default"), testing::Pool("gpu")})).ok());
+  RegisterAgent("g1", 8, "i1", "gpu");
+  EXPECT_EQ(state_.agents.at("g1").resource_pool, "gpu");
+  // An agent that names no pool joins "default".
+  auto unnamed = Run(testing::Agent("c1", 1, ""));
+  ASSERT_TRUE(unnamed.ok());
+  EXPECT_EQ(state_.agents.at("c1").resource_pool, "default");
 }
 
 TEST_F(DeciderTest, ZeroSlotTasksNeedNoSlots) {
@@ -150,7 +166,7 @@ TEST_F(DeciderTest, ExitFreesSlotsForTheNextTask) {
 }
 
 TEST_F(DeciderTest, KillOfAQueuedTaskEndsItAtOnce) {
-  ASSERT_TRUE(Submit("t1", 1).ok());
+  ASSERT_TRUE(Submit("t1", 1, 0, "", true).ok());
   ASSERT_TRUE(Run(KillTask{"t1", ""}).ok());
   EXPECT_EQ(EventNames(), (std::vector<std::string>{"KillRequested", "TaskExited"}));
   EXPECT_EQ(Task("t1").state, TaskState::kExited);
@@ -204,6 +220,7 @@ TEST_F(DeciderTest, SignalExitsAreNamed) {
 }
 
 TEST_F(DeciderTest, SubmissionsWithASeenIdempotencyKeyChangeNothing) {
+  RegisterAgent("a1", 1);
   ASSERT_TRUE(Submit("t1", 1, 0, "key-1").ok());
   auto retry = Submit("t2", 1, 0, "key-1");
   ASSERT_TRUE(retry.ok());
@@ -218,6 +235,7 @@ TEST_F(DeciderTest, SubmissionsWithASeenIdempotencyKeyChangeNothing) {
 }
 
 TEST_F(DeciderTest, BadSubmissionsAreRefusedWithReasons) {
+  RegisterAgent("a1", 1);
   SubmitTask no_entrypoint;
   no_entrypoint.task_id = "t1";
   EXPECT_EQ(Run(no_entrypoint).status().code(), StatusCode::kInvalidArgument);

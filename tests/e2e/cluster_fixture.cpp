@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <csignal>
 #include <fstream>
 
 namespace cairn::testing {
@@ -109,6 +110,25 @@ std::vector<json> Cluster::AllEvents() {
   });
   EXPECT_TRUE(status.ok()) << status.ToString();
   return events;
+}
+
+void Cluster::ExpectRebuiltProjectionsEqualLive() {
+  StopMaster(SIGTERM);
+  auto live = RunCairn({"replay", "digest", "--data", data_dir()});
+  auto rebuilt =
+      RunCairn({"replay", "rebuild", "--data", data_dir(), "--out", dir().Sub("rebuilt")});
+  auto projection_lines = [](const std::vector<std::string>& lines) {
+    std::vector<std::string> kept;
+    for (const auto& line : lines) {
+      for (const char* name : {"tasks ", "agents ", "job_queue "}) {
+        if (line.rfind(name, 0) == 0) kept.push_back(line);
+      }
+    }
+    return kept;
+  };
+  ASSERT_EQ(projection_lines(live).size(), 3u);
+  EXPECT_EQ(projection_lines(live), projection_lines(rebuilt))
+      << "a rebuilt projection must be byte-identical to the live one";
 }
 
 std::vector<std::string> Cluster::RunCairn(const std::vector<std::string>& args) {

@@ -39,6 +39,9 @@ class Cluster {
   // Streams the log from offset 0 until `predicate` holds for an event; returns that event.
   json WaitForEvent(const std::function<bool(const json&)>& predicate);
   std::vector<json> AllEvents();
+  // Stops the master, then checks that projections rebuilt from the log are byte-identical
+  // (equal digests at equal offsets) to the live ones.
+  void ExpectRebuiltProjectionsEqualLive();
   // Runs the `cairn` tool and returns its stdout lines (asserting exit status 0).
   std::vector<std::string> RunCairn(const std::vector<std::string>& args);
 

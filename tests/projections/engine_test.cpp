@@ -1,12 +1,14 @@
 // The live projections over RocksDB: tailing, reads of one's own writes, restarts, rebuilds,
 // the log identity check and digests that prove live == rebuilt == in-memory.
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
 
 #include "events/memory_log.h"
+#include "projections/job_queue_projector.h"
 #include "projections/projections.h"
 #include "tests/projections/history.h"
 #include "tests/support/test_support.h"
@@ -85,11 +87,12 @@ TEST(ProjectionsTest, FollowsAppendsAndAnswersQueries) {
   EXPECT_EQ(live->AppliedOffset(), 0u);
 
   History history;
+  history.ConfigurePools(History::Pools({{"default", events::SCHEDULER_TYPE_PRIORITY}}));
   history.Register("a1", "i1", "default", 4);
   history.Submit("t1", "j1", "default", 42, 2);
   history.Submit("t2", "j2", "default", 1, 1);
   ASSERT_TRUE(history.AppendTo(log).ok());
-  ASSERT_TRUE(live->WaitForOffset(2, kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(3, kWait).ok());
 
   auto task = live->GetTask("t1");
   ASSERT_TRUE(task.ok());
@@ -236,6 +239,52 @@ TEST(ProjectionsTest, AShorterLogWipesAndRebuilds) {
   ASSERT_TRUE(live->WaitForOffset(short_history.last_offset(), kWait).ok());
   EXPECT_EQ(live->AppliedOffset(), short_history.events().size());
   EXPECT_EQ(LiveDigests(*live), FoldDigests(short_history, short_history.last_offset()));
+}
+
+TEST(ProjectionsTest, AnotherViewLayoutWipesAndRebuilds) {
+  TempDir dir;
+  History history;
+  history.AddWorkload(2, 20);
+  MemoryEventLog log;
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  {
+    auto live = MustOpen(dir.path(), log);
+    ASSERT_NE(live, nullptr);
+    ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  }
+  {
+    // What an older build would have left: its checkpoint layout, and a view this build never
+    // writes.
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir.path(), &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const auto& name : names) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(
+        rocksdb::DB::Open(rocksdb::DBOptions(), dir.path(), descriptors, &handles, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != projections::kJobQueueProjector) continue;
+      std::string bytes;
+      ASSERT_TRUE(db->Get({}, handles[i], projections::kCheckpointKey, &bytes).ok());
+      views::ProjectorCheckpoint checkpoint;
+      ASSERT_TRUE(checkpoint.ParseFromString(bytes));
+      EXPECT_EQ(checkpoint.view_format(), projections::kViewFormat);
+      checkpoint.set_view_format(projections::kViewFormat - 1);
+      ASSERT_TRUE(
+          db->Put({}, handles[i], projections::kCheckpointKey, checkpoint.SerializeAsString())
+              .ok());
+      ASSERT_TRUE(db->Put({}, handles[i], "job/left-by-an-older-build", "?").ok());
+    }
+    for (auto* handle : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(handle).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  auto live = MustOpen(dir.path(), log);
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  EXPECT_EQ(LiveDigests(*live), FoldDigests(history, history.last_offset()))
+      << "the older layout's views must be gone";
 }
 
 TEST(RebuildTest, UpToAnOffsetEqualsTheStateThen) {

@@ -146,8 +146,112 @@ events::Envelope& History::Unknown() {
   return Stamp(std::move(event));
 }
 
+events::ResourcePoolsConfigured History::Pools(
+    const std::vector<std::pair<std::string, events::SchedulerType>>& pools) {
+  events::ResourcePoolsConfigured config;
+  for (const auto& [name, type] : pools) {
+    auto* pool = config.add_pools();
+    pool->set_pool_name(name);
+    pool->mutable_scheduler()->set_type(type);
+    pool->mutable_scheduler()->set_fitting_policy(events::FITTING_POLICY_BEST);
+    pool->mutable_scheduler()->set_preemption(type == events::SCHEDULER_TYPE_PRIORITY);
+    pool->mutable_scheduler()->set_default_priority(42);
+    pool->set_max_aux_containers_per_agent(100);
+  }
+  if (!pools.empty()) {
+    config.set_default_compute_pool(pools.front().first);
+    config.set_default_aux_pool(pools.front().first);
+  }
+  config.set_source("history");
+  config.set_preemption_grace_seconds(60);
+  return config;
+}
+
+events::Envelope& History::ConfigurePools(const events::ResourcePoolsConfigured& config) {
+  events::Envelope event;
+  *event.mutable_resource_pools_configured() = config;
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::ChangeJob(const std::string& job, int priority, double weight,
+                                     const std::string& pool, int64_t queue_position, int max_slots,
+                                     const std::string& reason) {
+  events::Envelope event;
+  auto* changed = event.mutable_job_queue_changed();
+  changed->set_job_id(job);
+  changed->set_priority(priority);
+  changed->set_weight(weight);
+  changed->set_resource_pool(pool);
+  changed->set_queue_position(queue_position);
+  changed->set_max_slots(max_slots);
+  changed->set_reason(reason);
+  return Stamp(std::move(event));
+}
+
+events::AllocationPart History::Part(const std::string& agent, const std::string& incarnation,
+                                     const std::vector<int>& slot_ids) {
+  events::AllocationPart part;
+  part.set_agent_id(agent);
+  part.set_agent_incarnation(incarnation);
+  for (int slot : slot_ids) part.add_slot_ids(slot);
+  return part;
+}
+
+events::Envelope& History::AssignGang(const std::string& task, const std::string& allocation,
+                                      const std::vector<events::AllocationPart>& parts,
+                                      const std::string& reason) {
+  events::Envelope event;
+  auto* assigned = event.mutable_allocation_assigned();
+  assigned->set_task_id(task);
+  assigned->set_allocation_id(allocation);
+  assigned->set_agent_id(parts.front().agent_id());
+  assigned->set_agent_incarnation(parts.front().agent_incarnation());
+  *assigned->mutable_slot_ids() = parts.front().slot_ids();
+  for (const auto& part : parts) *assigned->add_parts() = part;
+  assigned->set_reason(reason);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Preempt(const std::string& task, const std::string& allocation,
+                                   const std::string& agent, const std::string& incarnation,
+                                   const std::string& reason, int64_t deadline_unix_micros) {
+  events::Envelope event;
+  auto* preemption = event.mutable_preemption_requested();
+  preemption->set_task_id(task);
+  preemption->set_allocation_id(allocation);
+  preemption->set_agent_id(agent);
+  preemption->set_agent_incarnation(incarnation);
+  preemption->set_reason(reason);
+  preemption->set_deadline_unix_micros(deadline_unix_micros);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::Release(const std::string& task, const std::string& allocation,
+                                   const std::string& reason) {
+  events::Envelope event;
+  auto* released = event.mutable_allocation_released();
+  released->set_task_id(task);
+  released->set_allocation_id(allocation);
+  released->set_exit_code(0);
+  released->set_reason(reason);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::PartExit(const std::string& task, const std::string& allocation,
+                                    const std::string& agent, int exit_code) {
+  events::Envelope event;
+  auto* exited = event.mutable_allocation_part_exited();
+  exited->set_task_id(task);
+  exited->set_allocation_id(allocation);
+  exited->set_agent_id(agent);
+  exited->set_exit_code(exit_code);
+  return Stamp(std::move(event));
+}
+
 void History::AddWorkload(int agents, int tasks) {
   const std::vector<std::string> pools = {"default", "gpu"};
+  ConfigurePools(Pools(
+      {{"default", events::SCHEDULER_TYPE_FAIR_SHARE}, {"gpu", events::SCHEDULER_TYPE_PRIORITY}}));
   for (int a = 0; a < agents; ++a) {
     Register("agent-" + std::to_string(a), "inc-1", pools[a % 2], 4);
   }
@@ -156,19 +260,53 @@ void History::AddWorkload(int agents, int tasks) {
   for (int t = 0; t < tasks; ++t) {
     const std::string id = std::to_string(t);
     const std::string task = "task-" + id;
-    const std::string allocation = "alloc-" + id;
-    const std::string agent = "agent-" + std::to_string(t % agents);
-    const std::string& pool = pools[(t % agents) % 2];
-    Submit(task, "job-" + id, pool, t % 3 == 0 ? 10 : 42, 1 + t % 2);
+    const std::string job = "job-" + id;
+    std::string allocation = "alloc-" + id;
+    const size_t agent_index = static_cast<size_t>(t % agents);
+    const std::string agent = "agent-" + std::to_string(agent_index);
+    const std::string& pool = pools[agent_index % 2];
+    Submit(task, job, pool, t % 3 == 0 ? 10 : 42, 1 + t % 2);
+    if (t % 6 == 2) {  // a second trial of the same experiment, left queued
+      Submit(task + "-b", job, pool, 42, 1)
+          .mutable_task_submitted()
+          ->mutable_spec()
+          ->set_task_type(events::TASK_TYPE_TRIAL);
+    }
+    if (t % 10 == 5) {
+      ChangeJob(job, 7, 2.0, pool, -static_cast<int64_t>(t), t % 4, "priority 42 -> 7; moved");
+    }
     if (t % 7 == 6) {
       Kill(task, "", "");
       Exit(task, "", "", std::nullopt, std::nullopt, "killed while queued");
       continue;
     }
-    Assign(task, allocation, agent, incarnations[static_cast<size_t>(t % agents)],
-           {t % 4, (t + 1) % 4});
+    // Every twelfth task (with two agents of a pool to spare) takes two whole agents.
+    const size_t partner = (agent_index + 2) % static_cast<size_t>(agents);
+    const bool gang = t % 12 == 0 && agents >= 3 && partner != agent_index;
+    if (gang) {
+      AssignGang(task, allocation,
+                 {Part(agent, incarnations[agent_index], {0, 1, 2, 3}),
+                  Part("agent-" + std::to_string(partner), incarnations[partner], {0, 1, 2, 3})});
+    } else {
+      Assign(task, allocation, agent, incarnations[agent_index], {t % 4, (t + 1) % 4});
+    }
     if (t % 11 == 10) Unknown();
     Start(task, allocation, agent, ++pid);
+    if (t % 8 == 3) {
+      // Preempted, released back to the queue, and placed again on idle slots (backfilled).
+      Preempt(task, allocation, agent, incarnations[agent_index], "make room for a job ahead",
+              time_of(events_.size() - 1) + 60'000'000);
+      Release(task, allocation, "preempted; exited with code 0; back in the queue");
+      allocation += "-2";
+      Assign(task, allocation, agent, incarnations[agent_index], {t % 4},
+             "backfilled on idle slots")
+          .mutable_allocation_assigned()
+          ->set_backfilled(true);
+      Start(task, allocation, agent, ++pid);
+    }
+    if (gang && t % 24 == 0) {
+      PartExit(task, allocation, "agent-" + std::to_string(partner), 0);
+    }
     if (t % 5 == 4) {
       Kill(task, allocation, agent);
       Exit(task, allocation, agent, std::nullopt, 9, "killed");

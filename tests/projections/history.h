@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "events/event_log.h"
@@ -43,8 +44,32 @@ class History {
   // An event of a type this build does not know (as parsed from a newer writer's bytes).
   events::Envelope& Unknown();
 
-  // A busy cluster: `agents` agents, `tasks` tasks through their lifecycles, a few kills, an
-  // agent restart, a new master epoch with a fenced straggler, and unknown events.
+  // Scheduling events.
+  // Pools named with their scheduler type; the first is the default compute and aux pool.
+  static events::ResourcePoolsConfigured Pools(
+      const std::vector<std::pair<std::string, events::SchedulerType>>& pools);
+  events::Envelope& ConfigurePools(const events::ResourcePoolsConfigured& config);
+  events::Envelope& ChangeJob(const std::string& job, int priority, double weight,
+                              const std::string& pool, int64_t queue_position, int max_slots = 0,
+                              const std::string& reason = "changed by a test");
+  static events::AllocationPart Part(const std::string& agent, const std::string& incarnation,
+                                     const std::vector<int>& slot_ids);
+  // A gang: every part together, the first naming agent_id.
+  events::Envelope& AssignGang(const std::string& task, const std::string& allocation,
+                               const std::vector<events::AllocationPart>& parts,
+                               const std::string& reason = "takes whole agents");
+  events::Envelope& Preempt(const std::string& task, const std::string& allocation,
+                            const std::string& agent, const std::string& incarnation,
+                            const std::string& reason, int64_t deadline_unix_micros);
+  events::Envelope& Release(const std::string& task, const std::string& allocation,
+                            const std::string& reason);
+  events::Envelope& PartExit(const std::string& task, const std::string& allocation,
+                             const std::string& agent, int exit_code);
+
+  // A busy cluster: two pools (fair share "default", priority "gpu"), `agents` agents, `tasks`
+  // tasks through their lifecycles, a few kills, preemptions with releases and backfilled
+  // re-assignments, gangs with a part ending early, job queue changes, jobs with a second task
+  // (trials), an agent restart, a new master epoch with a fenced straggler, and unknown events.
   void AddWorkload(int agents, int tasks);
 
   const std::vector<events::Envelope>& events() const { return events_; }

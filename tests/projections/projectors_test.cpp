@@ -1,6 +1,11 @@
 // Projector semantics on plain values: events in, views out, through the in-memory fold.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "commands/decision_state.h"
+#include "events/envelope_util.h"
+#include "projections/job_queue_projector.h"
 #include "projections/projections.h"
 #include "tests/projections/history.h"
 
@@ -274,8 +279,10 @@ std::vector<int> JobsAhead(const std::vector<JobView>& jobs) {
   return ahead;
 }
 
-TEST(JobQueueProjectorTest, OrderedByPriorityThenSubmissionPerPool) {
+TEST(JobQueueProjectorTest, PriorityPoolsOrderByPriorityThenSubmission) {
   History history;
+  history.ConfigurePools(History::Pools(
+      {{"default", events::SCHEDULER_TYPE_PRIORITY}, {"gpu", events::SCHEDULER_TYPE_PRIORITY}}));
   history.Submit("t-late", "late", "default", 42, 1);
   history.Submit("t-urgent", "urgent", "default", 1, 1);
   history.Submit("t-gpu", "gpu-job", "gpu", 42, 4);
@@ -304,8 +311,8 @@ TEST(JobQueueProjectorTest, OrderedByPriorityThenSubmissionPerPool) {
   EXPECT_EQ(job.resource_pool(), "gpu");
   EXPECT_EQ(job.priority(), 42);
   EXPECT_EQ(job.weight(), 1.0);
-  EXPECT_EQ(job.submission_time_unix_micros(), history.time_of(2));
-  EXPECT_EQ(job.submitted_offset(), 2u);
+  EXPECT_EQ(job.submission_time_unix_micros(), history.time_of(3));
+  EXPECT_EQ(job.submitted_offset(), 3u);
   EXPECT_EQ(job.requested_slots(), 4);
   EXPECT_EQ(job.allocated_slots(), 0);
   EXPECT_EQ(job.state(), views::JOB_STATE_QUEUED);
@@ -341,6 +348,265 @@ TEST(JobQueueProjectorTest, ScheduledJobsKeepTheirPlaceAndLeaveOnExit) {
   queue = MustQueue(state, "default");
   EXPECT_EQ(JobIds(queue), (std::vector<std::string>{"j2"}));
   EXPECT_EQ(JobsAhead(queue), (std::vector<int>{0}));
+}
+
+TEST(JobQueueProjectorTest, FairSharePoolsOrderByQueuePositionAlone) {
+  History history;  // no recorded configuration: "default" is a fair-share pool
+  history.Submit("t1", "j1", "default", 42, 1);
+  history.Submit("t2", "j2", "default", 1, 1);
+  history.Submit("t3", "j3", "default", 99, 1);
+  ProjectionState state = Fold(history);
+  EXPECT_EQ(JobIds(MustQueue(state, "default")), (std::vector<std::string>{"j1", "j2", "j3"}))
+      << "priority is no part of a fair-share pool's order";
+
+  // Moving j3 ahead of j1 (a position before j1's) puts it first; jobs ahead follow.
+  const int64_t j1_position = MustQueue(state, "default")[0].queue_position();
+  history.ChangeJob("j3", 99, 1.0, "default", j1_position - 1, 0, "moved ahead of job j1");
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  auto queue = MustQueue(state, "default");
+  EXPECT_EQ(JobIds(queue), (std::vector<std::string>{"j3", "j1", "j2"}));
+  EXPECT_EQ(JobsAhead(queue), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(queue[0].queue_change_reason(), "moved ahead of job j1");
+
+  // Once the pools are recorded with a priority scheduler, priority leads.
+  history.ConfigurePools(History::Pools({{"default", events::SCHEDULER_TYPE_PRIORITY}}));
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  EXPECT_EQ(JobIds(MustQueue(state, "default")), (std::vector<std::string>{"j2", "j1", "j3"}));
+}
+
+TEST(JobQueueProjectorTest, ANewJobsPositionIsItsSubmissionOffsetSpacedAsTheWriterSpacesIt) {
+  static_assert(projections::kQueuePositionSpacing == commands::kQueuePositionSpacing,
+                "the read side must number positions as the decision state does");
+  History history;
+  history.Register("a1", "i1", "default", 4);
+  history.Submit("t1", "j1", "default", 42, 1);
+  ProjectionState state = Fold(history);
+  EXPECT_EQ(MustQueue(state, "default")[0].queue_position(), 1 * commands::kQueuePositionSpacing);
+}
+
+TEST(JobQueueProjectorTest, JobQueueChangedMovesAJobBetweenPoolsAndPriorities) {
+  History history;
+  history.ConfigurePools(History::Pools(
+      {{"default", events::SCHEDULER_TYPE_PRIORITY}, {"gpu", events::SCHEDULER_TYPE_PRIORITY}}));
+  history.Submit("t1", "j1", "default", 42, 1);
+  history.Submit("t2", "j2", "default", 42, 1);
+  history.ChangeJob("j2", 5, 3.0, "gpu", 77, 4, "resource pool default -> gpu");
+  ProjectionState state = Fold(history);
+  EXPECT_EQ(JobIds(MustQueue(state, "default")), (std::vector<std::string>{"j1"}));
+  auto gpu = MustQueue(state, "gpu");
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_EQ(gpu[0].priority(), 5);
+  EXPECT_EQ(gpu[0].weight(), 3.0);
+  EXPECT_EQ(gpu[0].queue_position(), 77);
+  EXPECT_EQ(gpu[0].max_slots(), 4);
+  // The task view follows its job's parameters too.
+  TaskView task = MustGetTask(state, "t2");
+  EXPECT_EQ(task.priority(), 5);
+  EXPECT_EQ(task.resource_pool(), "gpu");
+  EXPECT_EQ(task.weight(), 3.0);
+  EXPECT_EQ(MustGetTask(state, "t1").priority(), 42);
+  // A change for an unknown job changes nothing.
+  History unknown;
+  unknown.ChangeJob("nobody", 1, 1.0, "default", 0);
+  ProjectionState empty = Fold(unknown);
+  EXPECT_TRUE(MustQueue(empty, "").empty());
+}
+
+// An experiment's trials share their job: the job sums their slots and is scheduled while any
+// of them runs.
+events::Envelope& SubmitTrial(History& history, const std::string& task, int slots) {
+  events::Envelope& event = history.Submit(task, "exp", "default", 42, slots);
+  event.mutable_task_submitted()->mutable_spec()->set_task_type(events::TASK_TYPE_TRIAL);
+  return event;
+}
+
+TEST(JobQueueProjectorTest, AJobAggregatesItsLiveTasks) {
+  History history;
+  history.Register("a1", "i1", "default", 8);
+  SubmitTrial(history, "trial-1", 2);
+  SubmitTrial(history, "trial-2", 2);
+  SubmitTrial(history, "trial-3", 1);
+  history.Submit("other", "other", "default", 42, 1);
+  ProjectionState state = Fold(history);
+  auto queue = MustQueue(state, "default");
+  ASSERT_EQ(JobIds(queue), (std::vector<std::string>{"exp", "other"}));
+  EXPECT_EQ(queue[0].requested_slots(), 5);
+  EXPECT_EQ(queue[0].allocated_slots(), 0);
+  EXPECT_EQ(queue[0].task_id(), "trial-1") << "the first task names the job";
+  EXPECT_EQ(queue[0].state(), views::JOB_STATE_QUEUED);
+
+  auto apply = [&](events::Envelope& event) { ASSERT_TRUE(state.Apply(event).ok()); };
+  struct Expect {
+    int requested, allocated;
+    views::JobState state;
+  };
+  auto check = [&](const Expect& expected, const std::string& after) {
+    auto jobs = MustQueue(state, "default");
+    ASSERT_FALSE(jobs.empty()) << after;
+    ASSERT_EQ(jobs[0].job_id(), "exp") << after;
+    EXPECT_EQ(jobs[0].requested_slots(), expected.requested) << after;
+    EXPECT_EQ(jobs[0].allocated_slots(), expected.allocated) << after;
+    EXPECT_EQ(jobs[0].state(), expected.state) << after;
+  };
+  auto& backfilled = history.Assign("trial-2", "al2", "a1", "i1", {0, 1}, "backfilled");
+  backfilled.mutable_allocation_assigned()->set_backfilled(true);
+  apply(backfilled);
+  check({5, 2, views::JOB_STATE_SCHEDULED_BACKFILLED}, "only a backfilled trial runs");
+  apply(history.Assign("trial-1", "al1", "a1", "i1", {2, 3}, "fits"));
+  check({5, 4, views::JOB_STATE_SCHEDULED}, "a trial runs on its own right");
+  apply(history.Release("trial-1", "al1", "preempted; back in the queue"));
+  check({5, 2, views::JOB_STATE_SCHEDULED_BACKFILLED}, "the release");
+  apply(history.Release("trial-2", "stale-allocation", "ignored"));
+  check({5, 2, views::JOB_STATE_SCHEDULED_BACKFILLED}, "a stale release");
+  apply(history.Exit("trial-2", "al2", "a1", 0, std::nullopt, "exited"));
+  check({3, 0, views::JOB_STATE_QUEUED}, "the running trial's exit");
+  EXPECT_EQ(JobsAhead(MustQueue(state, "default")), (std::vector<int>{0, 1}));
+
+  // The job keeps its place while it has live tasks, leaves when the last ends, and a later
+  // trial brings it back at its old position.
+  apply(history.ChangeJob("exp", 42, 1.0, "default", -5));
+  apply(history.Exit("trial-1", "", "", std::nullopt, std::nullopt, "killed"));
+  apply(history.Exit("trial-3", "", "", std::nullopt, std::nullopt, "killed"));
+  EXPECT_EQ(JobIds(MustQueue(state, "default")), (std::vector<std::string>{"other"}));
+  apply(SubmitTrial(history, "trial-4", 3));
+  queue = MustQueue(state, "default");
+  ASSERT_EQ(JobIds(queue), (std::vector<std::string>{"exp", "other"}));
+  EXPECT_EQ(queue[0].queue_position(), -5);
+  EXPECT_EQ(queue[0].requested_slots(), 3);
+  ASSERT_EQ(queue[0].tasks_size(), 1);
+  EXPECT_EQ(queue[0].tasks(0).task_id(), "trial-4");
+
+  // A command's job has one task and leaves nothing behind when it ends.
+  ProjectionState commands_only;
+  History one;
+  one.Submit("c1", "c1", "default", 42, 1);
+  ASSERT_TRUE(commands_only.Apply(one.events().back()).ok());
+  ProjectionState nothing;
+  auto before = nothing.Digest(projections::kJobQueueProjector);
+  one.Exit("c1", "", "", std::nullopt, std::nullopt, "killed");
+  ASSERT_TRUE(commands_only.Apply(one.events().back()).ok());
+  EXPECT_EQ(*commands_only.Digest(projections::kJobQueueProjector), *before);
+}
+
+TEST(JobQueueProjectorTest, AGangsAllocatedSlotsAreTheSumOfItsParts) {
+  History history;
+  history.Register("a1", "i1", "default", 4);
+  history.Register("a2", "i1", "default", 4);
+  history.Submit("t1", "j1", "default", 42, 8);
+  history.AssignGang(
+      "t1", "al1",
+      {History::Part("a1", "i1", {0, 1, 2, 3}), History::Part("a2", "i1", {0, 1, 2, 3})});
+  ProjectionState state = Fold(history);
+  EXPECT_EQ(MustQueue(state, "default")[0].allocated_slots(), 8);
+  history.PartExit("t1", "al1", "a2", 0);
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  EXPECT_EQ(MustQueue(state, "default")[0].allocated_slots(), 4);
+  EXPECT_EQ(MustQueue(state, "default")[0].state(), views::JOB_STATE_SCHEDULED);
+}
+
+// The latest decision about a task, through a preemption, a release and a new placement.
+TEST(TaskProjectorTest, PreemptionReleaseAndBackfilledReassignment) {
+  History history;
+  history.Register("a1", "i1", "default", 4);
+  history.Submit("t1", "j1", "default", 42, 2);
+  history.Assign("t1", "al1", "a1", "i1", {0, 1}, "best fit on agent a1");
+  history.Start("t1", "al1", "a1", 11);
+  history.Preempt("t1", "al1", "a1", "i1", "preempted for job j9 (priority 1)",
+                  History::kStartMicros + 99);
+  history.Release("t1", "al1", "preempted; exited with code 0; back in the queue");
+  history.Assign("t1", "al2", "a1", "i1", {3}, "backfilled on agent a1")
+      .mutable_allocation_assigned()
+      ->set_backfilled(true);
+  history.Kill("t1", "al2", "a1");
+  history.Exit("t1", "al2", "a1", std::nullopt, 9, "killed by signal 9");
+
+  struct Step {
+    views::TaskState state;
+    std::string latest_reason;
+    std::string allocation;
+    bool preemption_pending;
+    bool backfilled;
+  };
+  const std::vector<Step> expected = {
+      {views::TASK_STATE_ASSIGNED, "best fit on agent a1", "al1", false, false},
+      {views::TASK_STATE_RUNNING, "best fit on agent a1", "al1", false, false},
+      {views::TASK_STATE_RUNNING, "preempted for job j9 (priority 1)", "al1", true, false},
+      {views::TASK_STATE_QUEUED, "preempted; exited with code 0; back in the queue", "", false,
+       false},
+      {views::TASK_STATE_ASSIGNED, "backfilled on agent a1", "al2", false, true},
+      {views::TASK_STATE_TERMINATING, "user:alice asked", "al2", false, true},
+      {views::TASK_STATE_TERMINATED, "killed by signal 9", "al2", false, true},
+  };
+  ProjectionState state;
+  ASSERT_TRUE(state.Apply(history.events()[0]).ok());
+  ASSERT_TRUE(state.Apply(history.events()[1]).ok());
+  EXPECT_EQ(MustGetTask(state, "t1").latest_reason(), "") << "no decision yet";
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_TRUE(state.Apply(history.events()[i + 2]).ok());
+    TaskView task = MustGetTask(state, "t1");
+    EXPECT_EQ(task.state(), expected[i].state) << "step " << i;
+    EXPECT_EQ(task.latest_reason(), expected[i].latest_reason) << "step " << i;
+    EXPECT_EQ(task.allocation_id(), expected[i].allocation) << "step " << i;
+    EXPECT_EQ(task.preemption_pending(), expected[i].preemption_pending) << "step " << i;
+    EXPECT_EQ(task.backfilled(), expected[i].backfilled) << "step " << i;
+  }
+  TaskView task = MustGetTask(state, "t1");
+  EXPECT_EQ(task.releases(), 1);
+  EXPECT_EQ(task.placement_reason(), "backfilled on agent a1");
+  EXPECT_EQ(std::vector<int>(task.slot_ids().begin(), task.slot_ids().end()),
+            (std::vector<int>{3}));
+  // The agent gave the released allocation's slots back and ran the second one until the exit.
+  EXPECT_EQ(MustListAgents(state)[0].allocations_size(), 0);
+}
+
+TEST(TaskProjectorTest, APreemptionOfAnotherAllocationIsStale) {
+  History history;
+  history.Submit("t1", "j1", "default", 42, 1);
+  history.Preempt("t1", "al0", "a1", "i1", "too early", 0);  // queued: nothing to preempt
+  history.Assign("t1", "al1", "a1", "i1", {0});
+  history.Preempt("t1", "al-old", "a1", "i1", "stale", 0);
+  history.Release("t1", "al-old", "stale");
+  ProjectionState state = Fold(history);
+  TaskView task = MustGetTask(state, "t1");
+  EXPECT_EQ(task.state(), views::TASK_STATE_ASSIGNED);
+  EXPECT_FALSE(task.preemption_pending());
+  EXPECT_EQ(task.releases(), 0);
+}
+
+TEST(TaskProjectorTest, AGangRecordsItsPartsAndThePartsThatEnded) {
+  History history;
+  history.Register("a1", "i1", "default", 4);
+  history.Register("a2", "i1", "default", 4);
+  history.Submit("t1", "j1", "default", 42, 8);
+  history.AssignGang(
+      "t1", "al1",
+      {History::Part("a1", "i1", {0, 1, 2, 3}), History::Part("a2", "i1", {0, 1, 2, 3})});
+  ProjectionState state = Fold(history);
+  TaskView task = MustGetTask(state, "t1");
+  EXPECT_EQ(task.agent_id(), "a1");
+  ASSERT_EQ(task.parts_size(), 2);
+  EXPECT_EQ(task.parts(1).agent_id(), "a2");
+  for (const auto& agent : MustListAgents(state)) {
+    ASSERT_EQ(agent.allocations_size(), 1) << agent.agent_id();
+    EXPECT_EQ(agent.allocations(0).slot_ids_size(), 4) << agent.agent_id();
+  }
+
+  history.PartExit("t1", "al1", "a2", 0);
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  task = MustGetTask(state, "t1");
+  EXPECT_EQ(std::vector<std::string>(task.parts_exited().begin(), task.parts_exited().end()),
+            (std::vector<std::string>{"a2"}));
+  auto agents = MustListAgents(state);
+  EXPECT_EQ(agents[0].allocations_size(), 1) << "a1 still runs its part";
+  EXPECT_EQ(agents[1].allocations_size(), 0) << "a2's part ended";
+
+  // The exit names only the first agent; every part ends with it.
+  history.Exit("t1", "al1", "a1", 0, std::nullopt, "exited");
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  for (const auto& agent : MustListAgents(state)) {
+    EXPECT_EQ(agent.allocations_size(), 0) << agent.agent_id();
+  }
+  EXPECT_EQ(MustGetTask(state, "t1").latest_reason(), "exited");
 }
 
 TEST(FencingTest, EventsOfAnOlderEpochAfterANewerClaimAreIgnored) {
@@ -419,6 +685,27 @@ TEST(DigestTest, DiffersWhenAViewDiffersAndIsStableOtherwise) {
     EXPECT_EQ(*d1, *d2) << name;
     EXPECT_NE(*d1, *d3) << name;
   }
+}
+
+// The digest and rebuild tests run over AddWorkload: it must hold every kind of event the
+// projectors fold, or their equality would prove nothing about those events.
+TEST(DigestTest, TheWorkloadHoldsEverySchedulingEvent) {
+  History history;
+  history.AddWorkload(4, 60);
+  std::set<std::string> types;
+  for (const auto& event : history.events()) types.insert(PayloadTypeName(event));
+  for (const char* type :
+       {"ResourcePoolsConfigured", "JobQueueChanged", "PreemptionRequested", "AllocationReleased",
+        "AllocationPartExited", "AllocationAssigned", "TaskExited", "KillRequested"}) {
+    EXPECT_TRUE(types.count(type)) << type;
+  }
+  bool gang = false, backfilled = false;
+  for (const auto& event : history.events()) {
+    gang |= event.has_allocation_assigned() && event.allocation_assigned().parts_size() > 1;
+    backfilled |= event.has_allocation_assigned() && event.allocation_assigned().backfilled();
+  }
+  EXPECT_TRUE(gang);
+  EXPECT_TRUE(backfilled);
 }
 
 }  // namespace

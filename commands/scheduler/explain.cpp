@@ -1,0 +1,122 @@
+#include "commands/scheduler/explain.h"
+
+#include <algorithm>
+
+#include "commands/scheduler/policies.h"
+#include "commands/scheduler/scheduler.h"
+
+namespace cairn::commands {
+
+std::vector<JobAhead> JobsAheadOf(const DecisionState& state, const JobRecord& job) {
+  std::vector<std::pair<std::pair<int32_t, int64_t>, JobAhead>> ahead;
+  const events::ResourcePoolConfig* pool = state.FindPool(job.resource_pool);
+  const bool by_priority =
+      pool != nullptr && pool->scheduler().type() == events::SCHEDULER_TYPE_PRIORITY;
+  auto key = [&](const JobRecord& other) {
+    return std::make_pair(by_priority ? other.priority : 0, other.queue_position);
+  };
+  for (const auto& [job_id, other] : state.jobs) {
+    if (job_id == job.job_id || other.live_tasks == 0 || other.resource_pool != job.resource_pool ||
+        !(key(other) < key(job))) {
+      continue;
+    }
+    JobAhead entry{job_id, other.priority, 0, false};
+    for (const auto& task_id : other.task_ids) {
+      const TaskRecord& task = state.tasks.at(task_id);
+      if (task.state == TaskState::kExited) continue;
+      entry.slots += task.resources.slots();
+      entry.running |= task.holds_allocation();
+    }
+    ahead.push_back({key(other), entry});
+  }
+  std::sort(ahead.begin(), ahead.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<JobAhead> result;
+  for (auto& [unused, entry] : ahead) result.push_back(std::move(entry));
+  return result;
+}
+
+Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::string& task_id,
+                                    int64_t now_unix_micros) {
+  const TaskRecord* task = state.FindTask(task_id);
+  if (task == nullptr) return Status::NotFound("task " + task_id + " not found");
+  TaskExplanation explanation;
+  explanation.state = TaskStateName(task->state);
+  const JobRecord* job = state.FindJob(task->job_id);
+  const events::ResourcePoolConfig* pool = state.FindPool(task->resources.resource_pool());
+  std::string scheduler =
+      pool == nullptr
+          ? "unknown pool"
+          : std::string(SchedulerTypeName(pool->scheduler().type())) + " scheduler" +
+                (pool->scheduler().type() == events::SCHEDULER_TYPE_PRIORITY
+                     ? (pool->scheduler().preemption() ? ", preemption on" : ", preemption off")
+                     : "");
+  std::string& reason = explanation.reason;
+  switch (task->state) {
+    case TaskState::kQueued: {
+      reason = "QUEUED in pool " + task->resources.resource_pool() + " (" + scheduler +
+               "), priority " + std::to_string(task->resources.priority()) + ", needs " +
+               SlotsText(task->resources.slots());
+      if (!task->last_reason.empty()) reason += "; last decision: " + task->last_reason;
+      auto pass = Schedule(state, now_unix_micros, true);
+      auto waiting = pass.waiting_reasons.find(task_id);
+      if (waiting != pass.waiting_reasons.end()) {
+        reason += "; waiting because " + waiting->second;
+      } else {
+        bool placed = false;
+        for (const auto& decision : pass.decisions) {
+          placed |= decision.has_allocation_assigned() &&
+                    decision.allocation_assigned().task_id() == task_id;
+        }
+        reason += placed ? "; the next scheduling pass places it"
+                         : "; not considered by the scheduler (its pool has no agent yet)";
+      }
+      break;
+    }
+    case TaskState::kAssigned:
+    case TaskState::kRunning:
+    case TaskState::kTerminating: {
+      std::string where;
+      for (const auto& part : task->parts) {
+        where += (where.empty() ? "" : ", ") + part.agent_id() + " slots [";
+        for (int i = 0; i < part.slot_ids_size(); ++i) {
+          where += (i ? "," : "") + std::to_string(part.slot_ids(i));
+        }
+        where += "]";
+      }
+      reason = std::string(TaskStateName(task->state)) + " on " + where + " in pool " +
+               task->allocation_pool + " (" + scheduler + ")";
+      if (task->preempting) {
+        reason += "; being preempted (a kill is forced at " +
+                  std::to_string(task->preemption_deadline) +
+                  " µs since the epoch if it has not released by then): " + task->last_reason;
+      } else {
+        reason += ": " + task->last_reason;
+      }
+      break;
+    }
+    case TaskState::kExited:
+      reason = "EXITED: " + task->last_reason;
+      break;
+  }
+  if (job != nullptr && task->state != TaskState::kExited) {
+    explanation.jobs_ahead = JobsAheadOf(state, *job);
+    if (!explanation.jobs_ahead.empty()) {
+      reason += ". " + std::to_string(explanation.jobs_ahead.size()) + " job(s) ahead of job " +
+                job->job_id + ": ";
+      size_t shown = 0;
+      for (const auto& ahead : explanation.jobs_ahead) {
+        if (shown++ == 5) {
+          reason += ", ...";
+          break;
+        }
+        reason += (shown > 1 ? ", " : "") + ahead.job_id + " (priority " +
+                  std::to_string(ahead.priority) + ", " + SlotsText(ahead.slots) + ", " +
+                  (ahead.running ? "running" : "queued") + ")";
+      }
+    }
+  }
+  return explanation;
+}
+
+}  // namespace cairn::commands

@@ -1,0 +1,275 @@
+// The fair-share scheduler as the seeds describe it: each active job's share of the pool's slots
+// is in proportion to its demand × weight, capped at its demand and its max_slots; slots held by
+// non-preemptible tasks are never taken back. Remainders go to the largest fractions, ties in
+// queue order. Jobs start work within their share; a job under its share whose next task cannot
+// fit takes slots back from jobs over theirs (their newest preemptible tasks first); idle slots
+// left over are backfilled in queue order, and those tasks may be preempted later.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "commands/scheduler/policies.h"
+
+namespace cairn::commands {
+
+namespace {
+
+struct JobShare {
+  const JobRecord* job = nullptr;
+  int64_t demand = 0;   // slots of queued + running tasks, capped at max_slots
+  int64_t holding = 0;  // slots of running tasks not on their way out
+  int64_t fixed = 0;    // slots of running non-preemptible tasks: cannot be taken back
+  double weight = 1;
+  int64_t share = 0;
+  std::vector<const TaskRecord*> queued;               // in submission order
+  std::vector<const TaskRecord*> preemptible_running;  // newest first
+  int64_t uncapped_demand = 0;
+};
+
+// Divides `capacity` among jobs in proportion to demand × weight, each kept between its fixed
+// holding and its demand: job i gets clamp(λ · demand_i · weight_i, fixed_i, demand_i) for the
+// one λ at which the shares add up to the capacity. The sum only grows with λ, so bisection
+// finds it; unlike pinning jobs one round at a time, the answer cannot depend on job order.
+void ComputeShares(std::vector<JobShare>& jobs, int64_t capacity) {
+  int64_t fixed_total = 0;
+  int64_t demand_total = 0;
+  double lambda_high = 0;
+  for (const auto& job : jobs) {
+    fixed_total += job.fixed;
+    demand_total += job.demand;
+    if (job.demand > 0) lambda_high = std::max(lambda_high, 1 / job.weight);  // reaches demand
+  }
+  if (demand_total <= capacity || fixed_total >= capacity) {
+    for (auto& job : jobs) job.share = demand_total <= capacity ? job.demand : job.fixed;
+    return;
+  }
+  auto ideal = [](const JobShare& job, double lambda) {
+    return std::clamp(lambda * static_cast<double>(job.demand) * job.weight,
+                      static_cast<double>(job.fixed), static_cast<double>(job.demand));
+  };
+  double lambda_low = 0;
+  for (int step = 0; step < 64; ++step) {
+    const double lambda = (lambda_low + lambda_high) / 2;
+    double total = 0;
+    for (const auto& job : jobs) total += ideal(job, lambda);
+    (total < static_cast<double>(capacity) ? lambda_low : lambda_high) = lambda;
+  }
+  // Floors, then the remainders to the largest fractions (ties in queue order).
+  std::vector<std::pair<double, size_t>> fractions;
+  int64_t given = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const double share = ideal(jobs[i], lambda_high);
+    jobs[i].share = static_cast<int64_t>(std::floor(share + 1e-9));
+    given += jobs[i].share;
+    fractions.push_back({share - static_cast<double>(jobs[i].share), i});
+  }
+  std::stable_sort(fractions.begin(), fractions.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first + 1e-9; });
+  for (size_t k = 0; k < fractions.size() && given < capacity; ++k) {
+    JobShare& job = jobs[fractions[k].second];
+    if (job.share < job.demand) {
+      job.share++;
+      given++;
+    }
+  }
+}
+
+std::string FormatWeight(double weight) {
+  std::ostringstream text;
+  text << weight;
+  return text.str();
+}
+
+}  // namespace
+
+void RunFairShare(PoolPass& pass) {
+  const DecisionState& state = pass.state;
+  // Never iterated, only looked up: hashing keeps a pass over thousands of jobs cheap.
+  std::unordered_map<std::string, size_t> index;
+  index.reserve(pass.queued_slot_tasks.size() + pass.running_slot_tasks.size());
+  std::vector<JobShare> jobs;
+  auto job_share = [&](const TaskRecord& task) -> JobShare& {
+    auto [it, inserted] = index.try_emplace(task.job_id, jobs.size());
+    if (inserted) {
+      JobShare share;
+      share.job = &pass.JobOf(task);
+      share.weight = share.job->weight > 0 ? share.job->weight : 1;
+      jobs.push_back(std::move(share));
+    }
+    return jobs[it->second];
+  };
+  // Jobs in queue order, so that every tie goes to the job further ahead.
+  std::vector<const TaskRecord*> all = pass.running_slot_tasks;
+  all.insert(all.end(), pass.queued_slot_tasks.begin(), pass.queued_slot_tasks.end());
+  const std::vector<const TaskRecord*> in_job_order = InJobOrder(std::move(all), state);
+  for (const TaskRecord* task : in_job_order) {
+    JobShare& job = job_share(*task);
+    const int64_t slots = task->resources.slots();
+    if (task->state == TaskState::kQueued) {
+      job.demand += slots;
+      job.queued.push_back(task);
+      continue;
+    }
+    if (task->kill_requested && !task->preempting) continue;  // ending for good
+    job.demand += slots;
+    // A preempted task comes back to the queue: still demand, no longer holding. Dropping it
+    // from the demand would shrink the job's share while its victims leave, and preempt more.
+    if (task->preempting) continue;
+    job.holding += slots;
+    if (task->preemptible()) {
+      job.preemptible_running.push_back(task);
+    } else {
+      job.fixed += slots;
+    }
+  }
+  for (auto& job : jobs) {
+    std::reverse(job.preemptible_running.begin(), job.preemptible_running.end());
+    job.uncapped_demand = job.demand;
+    if (job.job->max_slots > 0) job.demand = std::min<int64_t>(job.demand, job.job->max_slots);
+    job.demand = std::max(job.demand, job.fixed);
+  }
+  const int64_t capacity = pass.capacity.total_slots();
+  ComputeShares(jobs, capacity);
+  auto share_text = [&](const JobShare& job) {
+    return "job " + job.job->job_id + "'s fair share is " + std::to_string(job.share) + " of " +
+           std::to_string(capacity) + " slots in pool " + pass.PoolName() + " (demand " +
+           std::to_string(job.uncapped_demand) +
+           (job.demand != job.uncapped_demand
+                ? " (capped at max_slots " + std::to_string(job.job->max_slots) + ")"
+                : "") +
+           " × weight " + FormatWeight(job.weight) + ", among " + std::to_string(jobs.size()) +
+           " active jobs); it holds " + std::to_string(job.holding);
+  };
+
+  // 1. Within share, jobs furthest below their share first.
+  std::vector<size_t> order(jobs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    double ratio_a = jobs[a].share > 0
+                         ? static_cast<double>(jobs[a].holding) / static_cast<double>(jobs[a].share)
+                         : 1e18;
+    double ratio_b = jobs[b].share > 0
+                         ? static_cast<double>(jobs[b].holding) / static_cast<double>(jobs[b].share)
+                         : 1e18;
+    return ratio_a < ratio_b;
+  });
+  std::set<std::string> handled;  // queued tasks placed or reserved in this pass
+  std::vector<std::pair<size_t, const TaskRecord*>> blocked;  // within share, but no room
+  for (size_t j : order) {
+    JobShare& job = jobs[j];
+    for (const TaskRecord* task : job.queued) {
+      const int64_t slots = task->resources.slots();
+      if (job.holding + slots > job.share) continue;
+      auto fit = pass.capacity.FindFit(static_cast<int32_t>(slots), true);
+      if (!fit) {
+        blocked.push_back({j, task});
+        continue;
+      }
+      handled.insert(task->task_id);
+      if (fit->uses_releasing_slots) {
+        pass.capacity.Take(*fit);
+        pass.Wait(*task, [&] {
+          return share_text(job) +
+                 "; its slots are reserved, waiting for preempted "
+                 "tasks to release them";
+        });
+      } else {
+        pass.Assign(*task, *fit, "fair share: " + share_text(job), false);
+      }
+      job.holding += slots;
+    }
+  }
+
+  // 2. A job below its share whose task cannot fit takes slots back from jobs over theirs.
+  bool anyone_over_share = false;
+  for (const auto& job : jobs) {
+    anyone_over_share |= job.holding > job.share && !job.preemptible_running.empty();
+  }
+  int64_t smallest_failed = INT64_MAX;  // victims only get fewer: a larger task fails too
+  for (const auto& [j, task] : blocked) {
+    if (!anyone_over_share) break;
+    JobShare& job = jobs[j];
+    const int64_t slots = task->resources.slots();
+    if (job.holding + slots > job.share || slots >= smallest_failed) continue;
+    PoolCapacity& what_if = pass.capacity;
+    what_if.BeginTrial();
+    std::vector<std::pair<size_t, const TaskRecord*>> victims;
+    std::map<size_t, int64_t> giving;  // victim job -> slots it gives back in this attempt
+    bool fits = false;
+    for (size_t v = 0; v < jobs.size() && !fits; ++v) {
+      JobShare& over = jobs[v];
+      for (const TaskRecord* candidate : over.preemptible_running) {
+        if (over.holding - giving[v] <= over.share) break;
+        if (candidate->preempting) continue;
+        what_if.MarkReleasing(*candidate);
+        victims.push_back({v, candidate});
+        giving[v] += candidate->resources.slots();
+        if (what_if.FindFit(static_cast<int32_t>(slots), true)) {
+          fits = true;
+          break;
+        }
+      }
+    }
+    if (!fits) {
+      what_if.Rollback();
+      smallest_failed = slots;
+      continue;
+    }
+    what_if.Commit();
+    for (const auto& [v, victim] : victims) {
+      JobShare& over = jobs[v];
+      pass.Preempt(*victim,
+                   "preempted by the fair-share scheduler: " + share_text(over) + "; job " +
+                       job.job->job_id + " is below its share (" + std::to_string(job.holding) +
+                       " of " + std::to_string(job.share) + ") and needs " +
+                       SlotsText(static_cast<int32_t>(slots)),
+                   task);
+      over.holding -= victim->resources.slots();
+      auto& list = over.preemptible_running;
+      list.erase(std::find(list.begin(), list.end(), victim));
+    }
+    if (auto fit = pass.capacity.FindFit(static_cast<int32_t>(slots), true)) {
+      pass.capacity.Take(*fit);
+    }
+    handled.insert(task->task_id);
+    job.holding += slots;
+    pass.Wait(*task, [&] {
+      return share_text(job) + "; preempting tasks of jobs over their share to make room";
+    });
+  }
+
+  // 3. Idle slots nobody's share can use go to the queue in order.
+  for (const TaskRecord* task : in_job_order) {
+    if (task->state != TaskState::kQueued) continue;
+    if (handled.count(task->task_id)) continue;
+    JobShare& job = jobs[index.at(task->job_id)];
+    const int32_t slots = task->resources.slots();
+    if (job.job->max_slots > 0 && job.holding + slots > job.job->max_slots) {
+      pass.Wait(*task, [&] {
+        return share_text(job) + "; max_slots " + std::to_string(job.job->max_slots) +
+               " reached, idle slots notwithstanding";
+      });
+      continue;
+    }
+    auto fit = pass.capacity.FindFit(slots, false);
+    if (!fit) {
+      pass.Wait(*task, [&] {
+        return share_text(job) + "; needs " + SlotsText(slots) + ", pool " + pass.PoolName() +
+               " has " + std::to_string(pass.capacity.idle_slots()) + " idle (at most " +
+               std::to_string(pass.capacity.largest_free_on_one_agent()) + " free on one agent)";
+      });
+      continue;
+    }
+    job.holding += slots;
+    pass.Assign(*task, *fit,
+                "fair share: backfilled onto idle slots beyond its share; " + share_text(job) +
+                    " (it may be preempted when another job needs its share)",
+                true);
+  }
+}
+
+}  // namespace cairn::commands

@@ -1,0 +1,56 @@
+// Internal to the scheduler: the context one pool's pass shares with its policy, and the
+// policies themselves. Each policy reads the pool's queued and running tasks and records its
+// decisions through PoolPass, which turns them into events with reasons.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "commands/decision_state.h"
+#include "commands/scheduler/capacity.h"
+#include "commands/scheduler/scheduler.h"
+
+namespace cairn::commands {
+
+struct PoolPass {
+  PoolPass(const DecisionState& state, const events::ResourcePoolConfig& pool, int64_t now,
+           SchedulingPass* out, bool explain);
+
+  const DecisionState& state;
+  const events::ResourcePoolConfig& pool;
+  PoolCapacity capacity;
+  // Queued tasks of this pool in the state's queue order (priority, job position, submission).
+  std::vector<const TaskRecord*> queued_slot_tasks;
+  std::vector<const TaskRecord*> queued_zero_slot_tasks;
+  // Tasks holding an allocation in this pool that needs slots.
+  std::vector<const TaskRecord*> running_slot_tasks;
+  int64_t now;
+  SchedulingPass* out;
+  bool explain;
+
+  void Assign(const TaskRecord& task, const Fit& fit, const std::string& reason, bool backfilled);
+  void Preempt(const TaskRecord& victim, const std::string& reason, const TaskRecord* for_task);
+  // Records why a task still waits; the words are only built when explaining.
+  template <typename MakeReason>
+  void Wait(const TaskRecord& task, MakeReason&& make_reason) {
+    if (explain) out->waiting_reasons[task.task_id] = make_reason();
+  }
+  std::string PoolName() const { return pool.pool_name(); }
+  const JobRecord& JobOf(const TaskRecord& task) const { return state.jobs.at(task.job_id); }
+};
+
+void RunFairShare(PoolPass& pass);
+void RunPriority(PoolPass& pass);
+void RunRoundRobin(PoolPass& pass);
+// Zero-slot tasks are scheduled apart from slot tasks: in queue order (FIFO by job position,
+// or by priority first under the priority scheduler). They never preempt and are never
+// preempted.
+void RunZeroSlot(PoolPass& pass, bool by_priority);
+
+// Task lists in FIFO order: the job's queue position, then the task's submission.
+std::vector<const TaskRecord*> InJobOrder(std::vector<const TaskRecord*> tasks,
+                                          const DecisionState& state);
+
+std::string SlotsText(int32_t slots);  // "1 slot", "4 slots"
+
+}  // namespace cairn::commands

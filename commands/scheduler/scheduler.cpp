@@ -1,0 +1,197 @@
+#include "commands/scheduler/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "commands/scheduler/policies.h"
+
+namespace cairn::commands {
+
+const char* SchedulerTypeName(events::SchedulerType type) {
+  switch (type) {
+    case events::SCHEDULER_TYPE_PRIORITY:
+      return "priority";
+    case events::SCHEDULER_TYPE_ROUND_ROBIN:
+      return "round_robin";
+    case events::SCHEDULER_TYPE_FAIR_SHARE:
+    case events::SCHEDULER_TYPE_UNSPECIFIED:
+    default:
+      return "fair_share";
+  }
+}
+
+std::string SlotsText(int32_t slots) {
+  return std::to_string(slots) + (slots == 1 ? " slot" : " slots");
+}
+
+std::vector<const TaskRecord*> InJobOrder(std::vector<const TaskRecord*> tasks,
+                                          const DecisionState& state) {
+  std::vector<std::tuple<int64_t, uint64_t, const TaskRecord*>> keyed;
+  keyed.reserve(tasks.size());
+  for (const TaskRecord* task : tasks) {
+    keyed.emplace_back(state.jobs.at(task->job_id).queue_position, task->submitted_offset, task);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  for (size_t i = 0; i < keyed.size(); ++i) tasks[i] = std::get<2>(keyed[i]);
+  return tasks;
+}
+
+PoolPass::PoolPass(const DecisionState& state, const events::ResourcePoolConfig& pool, int64_t now,
+                   SchedulingPass* out, bool explain)
+    : state(state), pool(pool), capacity(state, pool), now(now), out(out), explain(explain) {}
+
+void PoolPass::Assign(const TaskRecord& task, const Fit& fit, const std::string& reason,
+                      bool backfilled) {
+  capacity.Take(fit);
+  events::Envelope event;
+  auto* assigned = event.mutable_allocation_assigned();
+  assigned->set_task_id(task.task_id);
+  assigned->set_allocation_id(task.task_id + "." + std::to_string(task.allocation_count + 1));
+  assigned->set_agent_id(fit.parts[0].agent_id());
+  assigned->set_agent_incarnation(fit.parts[0].agent_incarnation());
+  *assigned->mutable_slot_ids() = fit.parts[0].slot_ids();
+  if (fit.parts.size() > 1) {
+    for (const auto& part : fit.parts) *assigned->add_parts() = part;
+  }
+  assigned->set_resource_pool(pool.pool_name());
+  assigned->set_backfilled(backfilled);
+  assigned->set_reason(reason + "; " + fit.how);
+  *assigned->mutable_spec() = task.spec;
+  out->decisions.push_back(std::move(event));
+}
+
+void PoolPass::Preempt(const TaskRecord& victim, const std::string& reason,
+                       const TaskRecord* for_task) {
+  capacity.MarkReleasing(victim);
+  events::Envelope event;
+  auto* preemption = event.mutable_preemption_requested();
+  preemption->set_task_id(victim.task_id);
+  preemption->set_allocation_id(victim.allocation_id);
+  preemption->set_agent_id(victim.agent_id);
+  preemption->set_agent_incarnation(victim.agent_incarnation);
+  for (const auto& part : victim.parts) *preemption->add_parts() = part;
+  preemption->set_reason(reason);
+  if (for_task != nullptr) preemption->set_for_task_id(for_task->task_id);
+  const double grace = state.pools_config.preemption_grace_seconds();
+  preemption->set_deadline_unix_micros(now + static_cast<int64_t>(std::llround(grace * 1e6)));
+  out->decisions.push_back(std::move(event));
+}
+
+void RunZeroSlot(PoolPass& pass, bool by_priority) {
+  auto tasks = by_priority ? pass.queued_zero_slot_tasks
+                           : InJobOrder(pass.queued_zero_slot_tasks, pass.state);
+  size_t position = 0;
+  for (const TaskRecord* task : tasks) {
+    ++position;
+    auto fit = pass.capacity.FindFit(0, false);
+    if (!fit) {
+      pass.Wait(*task, [&] {
+        return "needs a zero-slot place; every agent of pool " + pass.PoolName() +
+               " already runs its limit of " +
+               std::to_string(pass.pool.max_aux_containers_per_agent()) +
+               " zero-slot containers (or the pool has no agent)";
+      });
+      continue;
+    }
+    pass.Assign(*task, *fit,
+                std::string("zero-slot task, ") +
+                    (by_priority ? "by priority" : "first in, first out") + " (position " +
+                    std::to_string(position) + " among zero-slot tasks of pool " + pass.PoolName() +
+                    ")",
+                false);
+  }
+}
+
+SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, bool explain_waiting) {
+  SchedulingPass result;
+  if (state.queue.empty() && !explain_waiting) {
+    // Nothing waits: only fair share could still want to move slots, and it only does that for
+    // queued work.
+    return result;
+  }
+  for (const auto& pool : state.pools_config.pools()) {
+    PoolPass pass(state, pool, now_unix_micros, &result, explain_waiting);
+    for (const auto& key : state.queue) {
+      const TaskRecord& task = state.tasks.at(std::get<3>(key));
+      if (task.resources.resource_pool() != pool.pool_name()) continue;
+      (task.resources.slots() == 0 ? pass.queued_zero_slot_tasks : pass.queued_slot_tasks)
+          .push_back(&task);
+    }
+    if (pass.queued_slot_tasks.empty() && pass.queued_zero_slot_tasks.empty()) continue;
+    // Running tasks are found through the agents: the task table holds all of history.
+    std::set<std::string> running;
+    for (const auto& [agent_id, agent] : state.agents) {
+      if (agent.resource_pool != pool.pool_name()) continue;
+      for (const auto& allocation_id : agent.allocations) {
+        const std::string& task_id = state.allocation_to_task.at(allocation_id);
+        const TaskRecord& task = state.tasks.at(task_id);
+        if (task.holds_allocation() && task.resources.slots() > 0 &&
+            running.insert(task_id).second) {
+          pass.running_slot_tasks.push_back(&task);
+        }
+      }
+    }
+    const auto type = pool.scheduler().type();
+    if (!pass.queued_slot_tasks.empty()) {
+      if (pass.capacity.agent_count() == 0) {
+        for (const TaskRecord* task : pass.queued_slot_tasks) {
+          pass.Wait(*task,
+                    [&] { return "pool " + pool.pool_name() + " has no schedulable agent"; });
+        }
+      } else if (type == events::SCHEDULER_TYPE_PRIORITY) {
+        RunPriority(pass);
+      } else if (type == events::SCHEDULER_TYPE_ROUND_ROBIN) {
+        RunRoundRobin(pass);
+      } else {
+        RunFairShare(pass);
+      }
+    }
+    if (!pass.queued_zero_slot_tasks.empty()) {
+      RunZeroSlot(pass, type == events::SCHEDULER_TYPE_PRIORITY);
+    }
+  }
+  return result;
+}
+
+Status CheckCanEverFit(const DecisionState& state, const std::string& pool_name, int32_t slots) {
+  const events::ResourcePoolConfig* pool = state.FindPool(pool_name);
+  if (pool == nullptr)
+    return Status::InvalidArgument("resource pool " + pool_name + " does not exist");
+  // The pool as if every agent that ever joined it were connected and idle.
+  DecisionState idle;
+  std::vector<std::string> sizes;
+  for (const auto& [agent_id, agent] : state.agents) {
+    if (agent.resource_pool != pool_name) continue;
+    AgentRecord copy;
+    copy.agent_id = agent.agent_id;
+    copy.incarnation = agent.incarnation;
+    copy.resource_pool = agent.resource_pool;
+    copy.slot_count = agent.slot_count;
+    copy.connected = true;
+    idle.agents.emplace(agent_id, std::move(copy));
+    sizes.push_back(std::to_string(agent.slot_count));
+  }
+  // A pool no agent has joined yet says nothing about what fits: the task waits for agents
+  // (the explanation says so) rather than being refused while a cluster comes up.
+  if (idle.agents.empty()) return Status::Ok();
+  PoolCapacity capacity(idle, *pool);
+  if (capacity.FindFit(slots, false)) return Status::Ok();
+  if (slots == 0) {
+    return Status::FailedPrecondition(
+        "resource pool " + pool_name +
+        " takes no zero-slot tasks (max_aux_containers_per_agent is 0, or it has no agents)");
+  }
+  std::string agents_text;
+  for (size_t i = 0; i < sizes.size() && i < 8; ++i) agents_text += (i ? ", " : "") + sizes[i];
+  if (sizes.size() > 8) agents_text += ", ...";
+  return Status::FailedPrecondition(
+      "the task needs " + SlotsText(slots) + " but can never fit in resource pool " + pool_name +
+      " (" + std::to_string(sizes.size()) + (sizes.size() == 1 ? " agent" : " agents") +
+      (sizes.empty() ? "" : " with " + agents_text + " slots") + ", " +
+      std::to_string(capacity.total_slots()) +
+      " slots in all; a task larger than one agent needs whole agents of one size and a "
+      "multiple of it); set force to queue it anyway");
+}
+
+}  // namespace cairn::commands

@@ -1,0 +1,36 @@
+// The scheduler, a pure decider run after every batch of events: for each resource pool it runs
+// the pool's policy (fair share, priority with optional preemption, round robin) over the
+// queued and running tasks and returns its decisions as events — AllocationAssigned and
+// PreemptionRequested — each carrying its reason in words. Same state in, same decisions out.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "commands/decision_state.h"
+#include "events.pb.h"
+#include "events/status.h"
+
+namespace cairn::commands {
+
+struct SchedulingPass {
+  std::vector<events::Envelope> decisions;  // payloads only; the writer fills the envelopes
+  // Why each queued task that was not placed still waits; filled only when asked for.
+  std::map<std::string, std::string> waiting_reasons;
+};
+
+// `now_unix_micros` is the time of the batch that triggered the pass (recorded in its events);
+// preemption deadlines are counted from it.
+SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros,
+                        bool explain_waiting = false);
+
+// Refuses a task that could never run in `pool`: more slots than the pool's agents could give it
+// even if all were idle (one agent, or whole agents of one size for a gang), or a zero-slot task
+// in a pool whose agents take no zero-slot containers.
+Status CheckCanEverFit(const DecisionState& state, const std::string& pool, int32_t slots);
+
+const char* SchedulerTypeName(events::SchedulerType type);  // "fair_share", "priority", ...
+
+}  // namespace cairn::commands

@@ -1,0 +1,444 @@
+// The resource pool and scheduler sections of master.yaml: the all-or-nothing scheduler override
+// from Determined's documentation, the legacy format, defaults, and errors that name the file,
+// the line and the field.
+#include "api/master_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+namespace cairn {
+namespace {
+
+Result<MasterConfig> Parse(const std::string& text) {
+  return ParseMasterConfig(text, "master.yaml");
+}
+
+// The pools of a document that must parse.
+events::ResourcePoolsConfigured PoolsOf(const std::string& text) {
+  auto config = Parse(text);
+  EXPECT_TRUE(config.ok()) << config.status().ToString();
+  return config.ok() ? config->pools : events::ResourcePoolsConfigured{};
+}
+
+const events::ResourcePoolConfig* FindPool(const events::ResourcePoolsConfigured& pools,
+                                           const std::string& name) {
+  for (const auto& pool : pools.pools()) {
+    if (pool.pool_name() == name) return &pool;
+  }
+  return nullptr;
+}
+
+void ExpectError(const std::string& text, StatusCode code, const std::string& message) {
+  auto config = Parse(text);
+  ASSERT_FALSE(config.ok()) << "parsed, but expected: " << message;
+  EXPECT_EQ(config.status().code(), code) << config.status().ToString();
+  EXPECT_EQ(config.status().message(), message);
+}
+
+// The seeds' first example: the pool's block sets only fitting_policy, so its type is the
+// scheduler default (fair_share), not the cluster-wide round_robin.
+TEST(MasterConfigPools, PoolSchedulerBlockInheritsNothing) {
+  auto pools = PoolsOf(R"(data_dir: /tmp/cairn
+resource_manager:
+  type: agent
+  scheduler:
+    type: round_robin
+    fitting_policy: best
+  default_aux_resource_pool: pool1
+  default_compute_resource_pool: pool1
+
+resource_pools:
+  - pool_name: pool1
+    scheduler:
+      fitting_policy: worst
+)");
+  ASSERT_EQ(pools.pools_size(), 1);
+  const auto& pool = pools.pools(0);
+  EXPECT_EQ(pool.pool_name(), "pool1");
+  EXPECT_EQ(pool.scheduler().type(), events::SCHEDULER_TYPE_FAIR_SHARE);
+  EXPECT_EQ(pool.scheduler().fitting_policy(), events::FITTING_POLICY_WORST);
+  EXPECT_EQ(pool.scheduler().default_priority(), 42);
+  EXPECT_TRUE(pool.scheduler_from_pool());
+  EXPECT_EQ(pools.default_compute_pool(), "pool1");
+  EXPECT_EQ(pools.default_aux_pool(), "pool1");
+}
+
+// The seeds' second example: redefining the type in the pool's block keeps round robin.
+TEST(MasterConfigPools, PoolSchedulerBlockRedefiningTypeKeepsRoundRobin) {
+  auto pools = PoolsOf(R"(data_dir: /tmp/cairn
+resource_manager:
+  type: agent
+  scheduler:
+    type: round_robin
+    fitting_policy: best
+  default_aux_resource_pool: pool1
+  default_compute_resource_pool: pool1
+
+resource_pools:
+  - pool_name: pool1
+    scheduler:
+      type: round_robin
+      fitting_policy: worst
+)");
+  ASSERT_EQ(pools.pools_size(), 1);
+  EXPECT_EQ(pools.pools(0).scheduler().type(), events::SCHEDULER_TYPE_ROUND_ROBIN);
+  EXPECT_EQ(pools.pools(0).scheduler().fitting_policy(), events::FITTING_POLICY_WORST);
+}
+
+TEST(MasterConfigPools, PoolWithoutSchedulerBlockInheritsEverything) {
+  auto pools = PoolsOf(R"(data_dir: /tmp/cairn
+resource_manager:
+  scheduler:
+    type: priority
+    fitting_policy: worst
+    preemption: true
+    default_priority: 10
+  default_compute_resource_pool: gpu
+  default_aux_resource_pool: cpu
+resource_pools:
+  - pool_name: gpu
+  - pool_name: cpu
+    description: cheap machines
+    scheduler:
+  - pool_name: spare
+    scheduler: {}
+)");
+  ASSERT_EQ(pools.pools_size(), 3);
+  // A blank `scheduler:` (no value or an empty map) sets nothing, so it inherits like an absent
+  // one.
+  for (const auto& pool : pools.pools()) {
+    SCOPED_TRACE(pool.pool_name());
+    EXPECT_EQ(pool.scheduler().type(), events::SCHEDULER_TYPE_PRIORITY);
+    EXPECT_EQ(pool.scheduler().fitting_policy(), events::FITTING_POLICY_WORST);
+    EXPECT_TRUE(pool.scheduler().preemption());
+    EXPECT_EQ(pool.scheduler().default_priority(), 10);
+    EXPECT_FALSE(pool.scheduler_from_pool());
+    EXPECT_EQ(pool.max_aux_containers_per_agent(), 100);
+  }
+  EXPECT_EQ(pools.pools(1).description(), "cheap machines");
+  EXPECT_EQ(pools.default_compute_pool(), "gpu");
+  EXPECT_EQ(pools.default_aux_pool(), "cpu");
+}
+
+// Determined's own example of the override: cluster-wide preemption does not reach a pool that
+// writes any scheduler field of its own.
+TEST(MasterConfigPools, PoolSchedulerBlockDropsClusterPreemption) {
+  auto pools = PoolsOf(R"(data_dir: /tmp/cairn
+resource_manager:
+  scheduler: {type: priority, preemption: true, default_priority: 7}
+resource_pools:
+  - pool_name: default
+    scheduler: {type: priority, fitting_policy: worst}
+)");
+  ASSERT_EQ(pools.pools_size(), 1);
+  EXPECT_EQ(pools.pools(0).scheduler().type(), events::SCHEDULER_TYPE_PRIORITY);
+  EXPECT_FALSE(pools.pools(0).scheduler().preemption());
+  EXPECT_EQ(pools.pools(0).scheduler().default_priority(), 42);
+}
+
+TEST(MasterConfigPools, NoResourcePoolsGivesOnePoolDefaultWithClusterScheduler) {
+  auto pools = PoolsOf(R"(data_dir: /tmp/cairn
+resource_manager:
+  scheduler:
+    type: priority
+    preemption: true
+)");
+  ASSERT_EQ(pools.pools_size(), 1);
+  EXPECT_EQ(pools.pools(0).pool_name(), "default");
+  EXPECT_EQ(pools.pools(0).scheduler().type(), events::SCHEDULER_TYPE_PRIORITY);
+  EXPECT_EQ(pools.pools(0).scheduler().fitting_policy(), events::FITTING_POLICY_BEST);
+  EXPECT_TRUE(pools.pools(0).scheduler().preemption());
+  EXPECT_EQ(pools.default_compute_pool(), "default");
+  EXPECT_EQ(pools.default_aux_pool(), "default");
+}
+
+TEST(MasterConfigPools, LegacySchedulerIsOnePoolDefaultForComputeAndAux) {
+  auto pools = PoolsOf(R"(data_dir: /tmp/cairn
+scheduler:
+  type: round_robin
+  fitting_policy: worst
+)");
+  ASSERT_EQ(pools.pools_size(), 1);
+  EXPECT_EQ(pools.pools(0).pool_name(), "default");
+  EXPECT_EQ(pools.pools(0).scheduler().type(), events::SCHEDULER_TYPE_ROUND_ROBIN);
+  EXPECT_EQ(pools.pools(0).scheduler().fitting_policy(), events::FITTING_POLICY_WORST);
+  EXPECT_EQ(pools.default_compute_pool(), "default");
+  EXPECT_EQ(pools.default_aux_pool(), "default");
+}
+
+// The documented defaults (seeds and Determined's config.go): fair_share when the type is blank,
+// best fit, default_priority 42, 100 aux containers per agent, preemption_timeout 3600 s.
+void ExpectDocumentedDefaults(const events::ResourcePoolsConfigured& pools) {
+  ASSERT_EQ(pools.pools_size(), 1);
+  const auto& pool = pools.pools(0);
+  EXPECT_EQ(pool.pool_name(), "default");
+  EXPECT_EQ(pool.scheduler().type(), events::SCHEDULER_TYPE_FAIR_SHARE);
+  EXPECT_EQ(pool.scheduler().fitting_policy(), events::FITTING_POLICY_BEST);
+  EXPECT_FALSE(pool.scheduler().preemption());
+  EXPECT_EQ(pool.scheduler().default_priority(), 42);
+  EXPECT_FALSE(pool.scheduler_from_pool());
+  EXPECT_EQ(pool.max_aux_containers_per_agent(), 100);
+  EXPECT_EQ(pools.default_compute_pool(), "default");
+  EXPECT_EQ(pools.default_aux_pool(), "default");
+  EXPECT_EQ(pools.preemption_grace_seconds(), 3600);
+}
+
+TEST(MasterConfigPools, DefaultConstructedConfigHoldsDocumentedDefaults) {
+  MasterConfig config;
+  ExpectDocumentedDefaults(config.pools);
+  EXPECT_EQ(config.pools.source(), "defaults");
+}
+
+TEST(MasterConfigPools, FileWithoutPoolSectionsHoldsDocumentedDefaults) {
+  auto pools = PoolsOf("data_dir: /tmp/cairn\n");
+  ExpectDocumentedDefaults(pools);
+  EXPECT_EQ(pools.source(), "master.yaml");
+}
+
+TEST(MasterConfigPools, DeprecatedDefaultPoolNamesAndAuxAliasAreRead) {
+  auto pools = PoolsOf(R"(data_dir: /tmp/cairn
+resource_manager:
+  default_gpu_resource_pool: gpu
+  default_cpu_resource_pool: cpu
+resource_pools:
+  - pool_name: gpu
+    max_aux_containers_per_agent: 0
+  - pool_name: cpu
+    max_cpu_containers_per_agent: 8
+)");
+  EXPECT_EQ(pools.default_compute_pool(), "gpu");
+  EXPECT_EQ(pools.default_aux_pool(), "cpu");
+  ASSERT_EQ(pools.pools_size(), 2);
+  EXPECT_EQ(pools.pools(0).max_aux_containers_per_agent(), 0);
+  EXPECT_EQ(pools.pools(1).max_aux_containers_per_agent(), 8);
+}
+
+TEST(MasterConfigPools, TaskContainerDefaultsPreemptionTimeoutIsTheGracePeriod) {
+  auto pools = PoolsOf(R"(data_dir: /tmp/cairn
+task_container_defaults:
+  preemption_timeout: 90
+)");
+  EXPECT_EQ(pools.preemption_grace_seconds(), 90);
+
+  ExpectError(R"(data_dir: /tmp/cairn
+task_container_defaults:
+  preemption_timeout: 0
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:3: task_container_defaults.preemption_timeout: must be more than 0 and "
+              "at most 86400 seconds");
+  ExpectError(R"(data_dir: /tmp/cairn
+task_container_defaults:
+  preemption_timeout: 60
+  shm_size_bytes: 1024
+)",
+              StatusCode::kNotSupported,
+              "master.yaml:4: task_container_defaults.shm_size_bytes: not supported; of "
+              "task_container_defaults Cairn reads only preemption_timeout");
+}
+
+TEST(MasterConfigPools, PreemptionNeedsThePriorityScheduler) {
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: default
+    scheduler:
+      fitting_policy: worst
+      preemption: true
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:6: resource_pools[0].scheduler.preemption: only the priority scheduler "
+              "preempts, and resource_pools[0].scheduler.type is fair_share");
+}
+
+TEST(MasterConfigPools, FittingPolicyTypoNamesFileLineAndField) {
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: a
+  - pool_name: default
+    scheduler:
+      type: priority
+      fitting_policy: worts
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:7: resource_pools[1].scheduler.fitting_policy: must be best or worst, "
+              "got 'worts'");
+}
+
+TEST(MasterConfigPools, BadSchedulerValuesAreRejected) {
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_manager:
+  scheduler:
+    type: fifo
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: resource_manager.scheduler.type: must be fair_share, priority or "
+              "round_robin, got 'fifo'");
+  ExpectError(R"(data_dir: /tmp/cairn
+scheduler:
+  type: priority
+  default_priority: 100
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: scheduler.default_priority: must be between 1 and 99, got 100");
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_manager:
+  scheduler:
+    allow_heterogeneous_fits: true
+)",
+              StatusCode::kNotSupported,
+              "master.yaml:4: resource_manager.scheduler.allow_heterogeneous_fits: heterogeneous "
+              "fits are not supported");
+}
+
+TEST(MasterConfigPools, DefaultPoolMustBeConfigured) {
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_manager:
+  default_compute_resource_pool: gpu
+  default_aux_resource_pool: cpux
+resource_pools:
+  - pool_name: gpu
+  - pool_name: cpu
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: resource_manager.default_aux_resource_pool: no resource pool named "
+              "'cpux' (configured: gpu, cpu)");
+  // Unwritten defaults are "default", which these pools do not have.
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: gpu
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:2: resource_manager.default_compute_resource_pool: not set, so it is "
+              "'default', but no resource pool is named 'default' (configured: gpu)");
+}
+
+TEST(MasterConfigPools, DuplicatePoolNamesAreRejected) {
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: default
+  - pool_name: gpu
+  - pool_name: default
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:5: resource_pools[2].pool_name: duplicate pool name 'default' (also "
+              "resource_pools[0])");
+}
+
+TEST(MasterConfigPools, BadPoolEntriesAreRejected) {
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: default
+    max_slots: 4
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: resource_pools[0].max_slots: unknown field");
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - description: no name
+)",
+              StatusCode::kInvalidArgument, "master.yaml:3: resource_pools[0].pool_name: required");
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: "gpu pool"
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:3: resource_pools[0].pool_name: must be 1 to 128 letters, digits, '-', "
+              "'_' or '.', got 'gpu pool'");
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: default
+    max_aux_containers_per_agent: -1
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: resource_pools[0].max_aux_containers_per_agent: must be 0 or more, "
+              "got -1");
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: default
+    task_container_defaults:
+      shm_size_bytes: 1
+)",
+              StatusCode::kNotSupported,
+              "master.yaml:4: resource_pools[0].task_container_defaults: per-pool task container "
+              "defaults are not supported; only the top-level "
+              "task_container_defaults.preemption_timeout is");
+}
+
+TEST(MasterConfigPools, DynamicAgentsAreNotSupported) {
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: default
+    provider:
+      type: aws
+)",
+              StatusCode::kNotSupported,
+              "master.yaml:4: resource_pools[0].provider: dynamic agents (provider) are not "
+              "supported; start agents by hand with --pool NAME");
+  ExpectError(R"(data_dir: /tmp/cairn
+provisioner:
+  provider: gcp
+)",
+              StatusCode::kNotSupported,
+              "master.yaml:2: provisioner: dynamic agents (provisioner) are not supported; start "
+              "agents by hand with --pool NAME");
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_manager:
+  type: kubernetes
+)",
+              StatusCode::kNotSupported,
+              "master.yaml:3: resource_manager.type: only the agent resource manager is supported, "
+              "got 'kubernetes'");
+}
+
+TEST(MasterConfigPools, LegacyAndCurrentFormatsCannotBeMixed) {
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_pools:
+  - pool_name: default
+scheduler:
+  type: priority
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: scheduler: the legacy format (top-level scheduler/provisioner) "
+              "cannot be mixed with resource_pools; move it to resource_manager.scheduler or "
+              "resource_pools");
+}
+
+TEST(MasterConfigPools, NewAndDeprecatedNamesCannotBothBeSet) {
+  ExpectError(R"(data_dir: /tmp/cairn
+resource_manager:
+  default_compute_resource_pool: default
+  default_gpu_resource_pool: default
+)",
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: resource_manager.default_gpu_resource_pool: deprecated name of "
+              "resource_manager.default_compute_resource_pool; set only one of them");
+}
+
+// The example shipped in ops/ must stay loadable. The source tree is found from this file's own
+// path, which CMake passes to the compiler as an absolute path.
+TEST(MasterConfigPools, ShippedExampleLoads) {
+  std::filesystem::path this_file(__FILE__);
+  ASSERT_TRUE(this_file.is_absolute()) << this_file;
+  const std::string example =
+      (this_file.parent_path().parent_path().parent_path() / "ops" / "master.example.yaml")
+          .string();
+  auto config = LoadMasterConfig(example);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const auto& pools = config->pools;
+  EXPECT_EQ(pools.source(), example);
+  EXPECT_EQ(pools.default_compute_pool(), "gpu");
+  EXPECT_EQ(pools.default_aux_pool(), "cpu");
+  const auto* gpu = FindPool(pools, "gpu");
+  const auto* cpu = FindPool(pools, "cpu");
+  ASSERT_NE(gpu, nullptr);
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(gpu->scheduler().type(), events::SCHEDULER_TYPE_PRIORITY);
+  EXPECT_TRUE(gpu->scheduler().preemption());
+  EXPECT_TRUE(gpu->scheduler_from_pool());
+  EXPECT_FALSE(cpu->scheduler_from_pool());
+}
+
+}  // namespace
+}  // namespace cairn
