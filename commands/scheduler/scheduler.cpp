@@ -110,7 +110,14 @@ SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, boo
     // queued work.
     return result;
   }
+  std::set<std::string> pools_with_agents;
+  for (const auto& [agent_id, agent] : state.agents) {
+    if (agent.schedulable()) pools_with_agents.insert(agent.resource_pool);
+  }
   for (const auto& pool : state.pools_config.pools()) {
+    // Nothing can be placed or preempted in a pool without a schedulable agent: skip the queue
+    // scan (it is the cost of a pass), unless asked why tasks wait.
+    if (!explain_waiting && !pools_with_agents.count(pool.pool_name())) continue;
     PoolPass pass(state, pool, now_unix_micros, &result, explain_waiting);
     for (const auto& key : state.queue) {
       const TaskRecord& task = state.tasks.at(std::get<3>(key));

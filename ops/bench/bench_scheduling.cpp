@@ -458,7 +458,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_scheduling [--only pass|submit|true|sleep]\n");
     return 2;
   }
-  std::printf("machine: %ld cores (nproc); current system: the first placement rule\n",
+  std::printf("machine: %ld cores (nproc); scheduler: commands/scheduler (fair share unless the line says otherwise)\n",
               sysconf(_SC_NPROCESSORS_ONLN));
   std::fflush(stdout);
   int failed = 0;
