@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 
@@ -152,7 +153,10 @@ Result<Registration> Agent::Start() {
   std::lock_guard lock(mutex_);
   if (stop_requested_) return Status::Unavailable("stopped while registering");
   placement_ = std::move(placement);
-  launcher_thread_ = std::thread([this] { LaunchOrders(); });
+  // Starting a process costs a few milliseconds (spawn, exec, pipes, a supervisor thread); a
+  // few launchers start a wave of orders in parallel.
+  constexpr int kLaunchers = 4;
+  for (int i = 0; i < kLaunchers; ++i) launcher_threads_.emplace_back([this] { LaunchOrders(); });
   placement_thread_ = std::thread(
       [this] { placement_->Run([this](const events::Envelope& order) { ReceiveOrder(order); }); });
   heartbeat_thread_ = std::thread([this] { Heartbeat(); });
@@ -215,7 +219,9 @@ void Agent::Shutdown() {
     launcher_stop_ = true;
   }
   orders_arrived_.notify_all();
-  if (launcher_thread_.joinable()) launcher_thread_.join();
+  for (auto& launcher : launcher_threads_) {
+    if (launcher.joinable()) launcher.join();
+  }
   {
     // Orders not acted on yet are dropped: nothing new starts while the agent shuts down. An
     // allocation the agent would have run is reported as one that could not start, so that the
@@ -272,17 +278,45 @@ void Agent::ReceiveOrder(const events::Envelope& order) {
   orders_arrived_.notify_one();
 }
 
+namespace {
+
+std::string AllocationOf(const events::Envelope& order) {
+  if (order.has_allocation_assigned()) return order.allocation_assigned().allocation_id();
+  if (order.has_kill_requested()) return order.kill_requested().allocation_id();
+  if (order.has_preemption_requested()) return order.preemption_requested().allocation_id();
+  return "";
+}
+
+}  // namespace
+
 void Agent::LaunchOrders() {
   while (true) {
     ReceivedOrder next;
+    std::string allocation_id;
     {
       std::unique_lock lock(mutex_);
-      orders_arrived_.wait(lock, [&] { return launcher_stop_ || !received_orders_.empty(); });
+      // The oldest order whose allocation no other launcher is acting on: an allocation's later
+      // orders stay behind its earlier ones.
+      auto eligible = received_orders_.end();
+      orders_arrived_.wait(lock, [&] {
+        if (launcher_stop_) return true;
+        eligible = std::find_if(
+            received_orders_.begin(), received_orders_.end(),
+            [&](const ReceivedOrder& r) { return !launching_.count(AllocationOf(r.order)); });
+        return eligible != received_orders_.end();
+      });
       if (launcher_stop_) return;
-      next = std::move(received_orders_.front());
-      received_orders_.pop_front();
+      next = std::move(*eligible);
+      received_orders_.erase(eligible);
+      allocation_id = AllocationOf(next.order);
+      if (!allocation_id.empty()) launching_.insert(allocation_id);
     }
     HandleOrder(next.order, next.received_micros);
+    {
+      std::lock_guard lock(mutex_);
+      launching_.erase(allocation_id);
+    }
+    orders_arrived_.notify_all();
   }
 }
 

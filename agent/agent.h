@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -114,10 +115,14 @@ class Agent {
     int64_t received_micros;
   };
   std::deque<ReceivedOrder> received_orders_;  // guarded by mutex_
-  bool launcher_stop_ = false;                 // guarded by mutex_
+  // Allocations a launcher is acting on: their later orders wait, so that each allocation's
+  // orders are handled one at a time and in order while different allocations start in
+  // parallel. Guarded by mutex_.
+  std::set<std::string> launching_;
+  bool launcher_stop_ = false;  // guarded by mutex_
   std::condition_variable orders_arrived_;
   std::thread placement_thread_;
-  std::thread launcher_thread_;
+  std::vector<std::thread> launcher_threads_;
   std::thread heartbeat_thread_;
 };
 

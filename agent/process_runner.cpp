@@ -203,9 +203,23 @@ Result<pid_t> ProcessRunner::Start(const std::string& key, const ProcessSpec& sp
     return Status::NotFound("work directory '" + spec.work_dir + "' does not exist");
   }
 
-  std::lock_guard lock(mutex_);
-  ReapFinishedLocked();
-  if (processes_.count(key) > 0) return Status::AlreadyExists("'" + key + "' is still running");
+  {
+    std::lock_guard lock(mutex_);
+    ReapFinishedLocked();
+    if (processes_.count(key) > 0 || starting_.count(key) > 0) {
+      return Status::AlreadyExists("'" + key + "' is still running");
+    }
+    starting_.insert(key);
+  }
+  // The spawn runs without the lock, so that several launchers start processes at once.
+  struct Unreserve {
+    ProcessRunner* runner;
+    const std::string& key;
+    ~Unreserve() {
+      std::lock_guard lock(runner->mutex_);
+      runner->starting_.erase(key);
+    }
+  } unreserve{this, key};
 
   auto process = std::make_unique<Process>();
   process->key = key;
@@ -256,6 +270,7 @@ Result<pid_t> ProcessRunner::Start(const std::string& key, const ProcessSpec& sp
     return Status::IOError("cannot watch process " + std::to_string(pid) + ": " +
                            ErrnoText(open_error));
   }
+  std::lock_guard lock(mutex_);
   Process* raw = process.get();
   processes_.emplace(key, std::move(process));
   raw->thread = std::thread([this, raw] { Supervise(raw); });

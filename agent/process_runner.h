@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,7 @@ class ProcessRunner {
 
   const Callbacks callbacks_;
   const std::chrono::milliseconds kill_grace_;
+  std::set<std::string> starting_;  // keys being spawned; guarded by mutex_
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   std::map<std::string, std::unique_ptr<Process>> processes_;
