@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
+#include <variant>
 
 #include "commands/decision_state.h"
 #include "commands/scheduler/explain.h"
@@ -194,39 +196,60 @@ Outcome Digest(const Flags& flags, std::ostream& out) {
   return {};
 }
 
-Outcome State(const Flags& flags, std::ostream& out) {
+// The part of the log a command looks at: everything, or up to --at-offset N (inclusive), or
+// the events up to --at-time T. Bad flags are usage mistakes; a log that cannot be read is a
+// failure of the work.
+struct LogWindow {
+  std::unique_ptr<EventLog> log;
+  uint64_t stop = 0;               // read offsets below this
+  std::optional<int64_t> at_time;  // and stop at the first event after this time
+};
+
+std::variant<LogWindow, Outcome> OpenLogWindow(const Flags& flags, bool require_one_bound) {
   auto config = LogConfigFromFlags(flags, false);
   if (!config.ok()) return Outcome::Usage(config.status());
   auto at_offset = flags.GetUint("at-offset");
   if (!at_offset.ok()) return Outcome::Usage(at_offset.status());
   auto at_time = flags.GetTime("at-time");
   if (!at_time.ok()) return Outcome::Usage(at_time.status());
-  if (at_offset->has_value() == at_time->has_value()) {
+  if (require_one_bound && at_offset->has_value() == at_time->has_value()) {
     return Outcome::Usage(
         Status::InvalidArgument("give exactly one of --at-offset N, --at-time T"));
   }
+  if (at_offset->has_value() && at_time->has_value()) {
+    return Outcome::Usage(Status::InvalidArgument("give at most one of --at-offset, --at-time"));
+  }
+  auto log = OpenEventLog(*config);
+  if (!log.ok()) return Outcome::Failed(log.status());
+  auto end = (*log)->EndOffset();
+  if (!end.ok()) return Outcome::Failed(end.status());
+  LogWindow window{std::move(*log), *end, *at_time};
+  if (*at_offset) {
+    Status in_log = CheckOffsetInLog(**at_offset, *end);
+    if (!in_log.ok()) return Outcome::Failed(in_log);
+    window.stop = **at_offset + 1;
+  }
+  return window;
+}
+
+Outcome State(const Flags& flags, std::ostream& out) {
   const std::string format = flags.Get("format").value_or("table");
   if (format != "table" && format != "json") {
     return Outcome::Usage(
         Status::InvalidArgument("--format is 'json' or 'table', not '" + format + "'"));
   }
-
-  auto log = OpenEventLog(*config);
-  if (!log.ok()) return Outcome::Failed(log.status());
-  auto end = (*log)->EndOffset();
-  if (!end.ok()) return Outcome::Failed(end.status());
-  uint64_t stop = *end;
-  if (*at_offset) {
-    Status in_log = CheckOffsetInLog(**at_offset, *end);
-    if (!in_log.ok()) return Outcome::Failed(in_log);
-    stop = **at_offset + 1;
-  }
+  auto opened = OpenLogWindow(flags, true);
+  if (auto* failed = std::get_if<Outcome>(&opened)) return *failed;
+  auto& window = std::get<LogWindow>(opened);
+  auto& log = window.log;
+  const uint64_t stop = window.stop;
+  const auto& at_time = window.at_time;
   ProjectionState state;
   Status apply_status;
   // --at-time folds the longest prefix of the log whose events are all at or before T: a state
   // the cluster was really in, even if a writer's clock stepped back later.
-  Status status = ReadLog(**log, 0, stop, [&](const events::Envelope& event) {
-    if (*at_time && event.time_unix_micros() > **at_time) return false;
+  Status status = ReadLog(*log, 0, stop, [&](const events::Envelope& event) {
+    if (at_time && event.time_unix_micros() > *at_time) return false;
     apply_status = state.Apply(event);
     return apply_status.ok();
   });
@@ -279,29 +302,16 @@ std::string HistoryLine(const events::Envelope& event) {
 }
 
 Outcome Explain(const Flags& flags, std::ostream& out) {
-  auto config = LogConfigFromFlags(flags, false);
-  if (!config.ok()) return Outcome::Usage(config.status());
   const auto task_id = flags.Get("task");
   if (!task_id || task_id->empty()) {
     return Outcome::Usage(Status::InvalidArgument("explain needs a task id"));
   }
-  auto at_offset = flags.GetUint("at-offset");
-  if (!at_offset.ok()) return Outcome::Usage(at_offset.status());
-  auto at_time = flags.GetTime("at-time");
-  if (!at_time.ok()) return Outcome::Usage(at_time.status());
-  if (at_offset->has_value() && at_time->has_value()) {
-    return Outcome::Usage(Status::InvalidArgument("give at most one of --at-offset, --at-time"));
-  }
-  auto log = OpenEventLog(*config);
-  if (!log.ok()) return Outcome::Failed(log.status());
-  auto end = (*log)->EndOffset();
-  if (!end.ok()) return Outcome::Failed(end.status());
-  uint64_t stop = *end;
-  if (*at_offset) {
-    Status in_log = CheckOffsetInLog(**at_offset, *end);
-    if (!in_log.ok()) return Outcome::Failed(in_log);
-    stop = **at_offset + 1;
-  }
+  auto opened = OpenLogWindow(flags, false);
+  if (auto* failed = std::get_if<Outcome>(&opened)) return *failed;
+  auto& window = std::get<LogWindow>(opened);
+  auto& log = window.log;
+  const uint64_t stop = window.stop;
+  const auto& at_time = window.at_time;
   // The write side's own state, folded exactly as the master folds it: the answer comes from
   // the recorded events and the same pure scheduler, never from a live process.
   commands::DecisionState state;
@@ -309,8 +319,8 @@ Outcome Explain(const Flags& flags, std::ostream& out) {
   std::string job_id;
   int64_t as_of_time = 0;
   uint64_t as_of_offset = 0;
-  Status status = ReadLog(**log, 0, stop, [&](const events::Envelope& event) {
-    if (*at_time && event.time_unix_micros() > **at_time) return false;
+  Status status = ReadLog(*log, 0, stop, [&](const events::Envelope& event) {
+    if (at_time && event.time_unix_micros() > *at_time) return false;
     commands::Apply(state, event);
     as_of_time = event.time_unix_micros();
     as_of_offset = event.offset();

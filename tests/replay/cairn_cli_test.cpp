@@ -193,6 +193,43 @@ TEST_F(CairnCliTest, StateAtAnOffsetShowsTheEarlierState) {
   EXPECT_EQ(by_time.text(), early.text());
 }
 
+TEST_F(CairnCliTest, ExplainTellsATasksStoryAsOfAnyOffset) {
+  uint64_t submitted = 0;
+  std::string preempted;
+  for (const auto& event : history().events()) {
+    if (event.has_task_submitted() && event.task_submitted().task_id() == "task-0" && !submitted) {
+      submitted = event.offset();
+    }
+    if (event.has_preemption_requested() && preempted.empty()) {
+      preempted = event.preemption_requested().task_id();
+    }
+  }
+  // Right after its submission the task waits, and the history holds only its submission.
+  CliRun early = RunCairn(
+      {"replay", "explain", "task-0", "--data", data(), "--at-offset", std::to_string(submitted)});
+  ASSERT_EQ(early.exit_code, 0) << early.text();
+  EXPECT_NE(early.text().find("QUEUED in pool"), std::string::npos) << early.text();
+  EXPECT_NE(early.text().find("TaskSubmitted"), std::string::npos) << early.text();
+  EXPECT_EQ(early.text().find("TaskExited"), std::string::npos) << early.text();
+  // At the end it has ended, with every decision about it listed.
+  CliRun late = RunCairn({"replay", "explain", "task-0", "--data", data()});
+  ASSERT_EQ(late.exit_code, 0) << late.text();
+  EXPECT_NE(late.text().find("EXITED"), std::string::npos) << late.text();
+  EXPECT_NE(late.text().find("TaskExited"), std::string::npos) << late.text();
+  // A preempted task's story carries the preemption and its reason.
+  ASSERT_FALSE(preempted.empty()) << "the history workload preempts a task";
+  CliRun story = RunCairn({"replay", "explain", preempted, "--data", data()});
+  ASSERT_EQ(story.exit_code, 0) << story.text();
+  EXPECT_NE(story.text().find("PreemptionRequested"), std::string::npos) << story.text();
+
+  EXPECT_EQ(RunCairn({"replay", "explain", "--data", data()}).exit_code, 2);
+  EXPECT_EQ(RunCairn({"replay", "explain", "no-such-task", "--data", data()}).exit_code, 1);
+  EXPECT_EQ(RunCairn({"replay", "explain", "task-0", "--data", data(), "--at-offset", "1",
+                      "--at-time", "0"})
+                .exit_code,
+            2);
+}
+
 TEST_F(CairnCliTest, StateTableListsTasksAgentsAndQueue) {
   CliRun run = RunCairn({"replay", "state", "--data", data(), "--at-offset",
                          std::to_string(history().last_offset())});
