@@ -458,8 +458,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_scheduling [--only pass|submit|true|sleep]\n");
     return 2;
   }
-  std::printf("machine: %ld cores (nproc); scheduler: commands/scheduler (fair share unless the line says otherwise)\n",
-              sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf(
+      "machine: %ld cores (nproc); scheduler: commands/scheduler (fair share unless the line says "
+      "otherwise)\n",
+      sysconf(_SC_NPROCESSORS_ONLN));
   std::fflush(stdout);
   int failed = 0;
   auto wanted = [&](const char* part) { return only.empty() || only == part; };
