@@ -4,11 +4,14 @@
 // to preemption (Slurm-style requeue: SIGTERM, release, back in the queue); the notebook by a
 // command, which like a notebook is not preemptible. Every step is checked in the event log,
 // and the end of the story is replayed and compared with the live projections.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <csignal>
-#include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -60,20 +63,39 @@ class SevenStepExample : public ::testing::Test {
     cluster_.StartAgent("agent-8", 8);
   }
 
-  // A worker that runs until its group's done file appears; SIGTERM (a preemption) ends it
-  // with 0 at once, so the master releases and re-queues it.
+  // A worker that blocks until the test releases its group's lock (no polling: flock waits in
+  // the kernel); SIGTERM (a preemption) ends it with 0 at once, so the master releases and
+  // re-queues it. A worker that starts after the release finishes at once.
   std::string Submit(const std::string& group, int slots, int priority, bool preemptible) {
-    const std::string done = cluster_.dir().Sub("done-" + group);
+    const std::string lock = LockFor(group);
     json config = {
-        {"entrypoint",
-         "trap 'exit 0' TERM; while [ ! -e " + done + " ]; do sleep 0.05 & wait $!; done"},
+        {"entrypoint", "trap 'exit 0' TERM; flock -s " + lock + " true & wait $!"},
         {"resources", {{"slots", slots}, {"priority", priority}, {"preemptible", preemptible}}},
         {"description", group}};
     return cluster_.Submit(config);
   }
 
+  // The group's lock file, held exclusively by the test until Finish(group).
+  std::string LockFor(const std::string& group) {
+    auto [it, inserted] = locks_.try_emplace(group, -1);
+    if (inserted) {
+      it->second =
+          open(cluster_.dir().Sub("lock-" + group).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+      EXPECT_GE(it->second, 0);
+      EXPECT_EQ(flock(it->second, LOCK_EX), 0);
+    }
+    return cluster_.dir().Sub("lock-" + group);
+  }
+
   void Finish(const std::string& group) {
-    std::ofstream(cluster_.dir().Sub("done-" + group)) << "done\n";
+    auto it = locks_.find(group);
+    ASSERT_NE(it, locks_.end());
+    close(it->second);  // releases the lock: every worker of the group ends
+    locks_.erase(it);
+  }
+
+  void TearDown() override {
+    for (const auto& [group, fd] : locks_) close(fd);
   }
 
   // Follows the log from its start until `done` holds for everything read so far.
@@ -91,6 +113,7 @@ class SevenStepExample : public ::testing::Test {
   }
 
   Cluster cluster_;
+  std::map<std::string, int> locks_;  // group -> the held lock's file descriptor
 };
 
 TEST_F(SevenStepExample, PlaysOutAsTheSeedsDescribe) {
