@@ -1,13 +1,12 @@
 #include "commands/decider.h"
 
 #include <cmath>
-#include <csignal>
 #include <cstring>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "commands/scheduler/scheduler.h"
+#include "events/envelope_util.h"
 
 namespace cairn::commands {
 
@@ -403,12 +402,6 @@ Result<Decision> DecideConfigurePools(const DecisionState& state, const Configur
   return Decision{{std::move(event)}, "resource-pools"};
 }
 
-std::string FormatNumber(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
 // Where a job lands when moved ahead of or behind `anchor`: halfway to the anchor's neighbour of
 // the same priority in the same pool, or one spacing past the anchor when it has none.
 Result<int64_t> PositionNextTo(const DecisionState& state, const JobRecord& moving,
@@ -555,21 +548,13 @@ Result<Decision> DecideUpdateJob(const DecisionState& state, const UpdateJob& up
 
 Result<Decision> DecideExpirePreemptions(const DecisionState& state, int64_t now) {
   Decision decision{{}, "preemptions"};
-  std::set<std::string> seen;
-  for (const auto& [agent_id, agent] : state.agents) {
-    for (const auto& allocation_id : agent.allocations) {
-      const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
-      if (!task.preempting || task.kill_requested || task.preemption_deadline > now ||
-          !seen.insert(task.task_id).second) {
-        continue;
-      }
-      events::Envelope kill =
-          KillOrderFor(task, "the preemption's grace period of " +
-                                 FormatNumber(state.pools_config.preemption_grace_seconds()) +
-                                 " s ended before the task released its slots; forcing the kill");
-      kill.mutable_kill_requested()->set_preemption_expired(true);
-      decision.events.push_back(std::move(kill));
-    }
+  for (const TaskRecord* task : ExpiredPreemptions(state, now)) {
+    events::Envelope kill =
+        KillOrderFor(*task, "the preemption's grace period of " +
+                                FormatNumber(state.pools_config.preemption_grace_seconds()) +
+                                " s ended before the task released its slots; forcing the kill");
+    kill.mutable_kill_requested()->set_preemption_expired(true);
+    decision.events.push_back(std::move(kill));
   }
   return decision;
 }

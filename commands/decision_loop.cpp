@@ -62,14 +62,7 @@ void DecisionLoop::RunPreemptionTimer() {
     lock.unlock();
     const int64_t now = NowUnixMicros();
     bool expired = false;
-    Read([&](const DecisionState& state) {
-      for (const auto& [agent_id, agent] : state.agents) {
-        for (const auto& allocation_id : agent.allocations) {
-          const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
-          expired |= task.preempting && !task.kill_requested && task.preemption_deadline <= now;
-        }
-      }
-    });
+    Read([&](const DecisionState& state) { expired = !ExpiredPreemptions(state, now).empty(); });
     if (expired) {
       auto result =
           Execute(ExpirePreemptions{}, CommandMeta{"system:preemption-timer", "", "", now});

@@ -59,6 +59,22 @@ const events::ResourcePoolConfig* DecisionState::FindPool(const std::string& poo
   return nullptr;
 }
 
+std::vector<const TaskRecord*> ExpiredPreemptions(const DecisionState& state, int64_t now) {
+  std::vector<const TaskRecord*> expired;
+  std::set<std::string> seen;  // a gang is on several agents
+  // Through the agents: the task table holds all of history.
+  for (const auto& [agent_id, agent] : state.agents) {
+    for (const auto& allocation_id : agent.allocations) {
+      const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
+      if (task.preempting && !task.kill_requested && task.preemption_deadline <= now &&
+          seen.insert(task.task_id).second) {
+        expired.push_back(&task);
+      }
+    }
+  }
+  return expired;
+}
+
 QueueKey DecisionState::QueueKeyOf(const TaskRecord& task) const {
   const JobRecord* job = FindJob(task.job_id);
   return {task.resources.priority(), job ? job->queue_position : 0, task.submitted_offset,
@@ -263,9 +279,12 @@ void Apply(DecisionState& state, const events::Envelope& event) {
   }
   if (event.writer_epoch() < state.writer_epoch) return;  // written by a fenced-off master
   if (!event.idempotency_key().empty()) {
-    state.idempotency.emplace(
-        event.idempotency_key(),
-        DecisionState::IdempotentCommand{PayloadTypeName(event), event.actor(), EntityIdOf(event)});
+    // A command's first event names it; its later events carry the same key.
+    auto [entry, inserted] = state.idempotency.try_emplace(event.idempotency_key());
+    if (inserted) {
+      entry->second = DecisionState::IdempotentCommand{PayloadTypeName(event), event.actor(),
+                                                       EntityIdOf(event)};
+    }
   }
   switch (event.payload_case()) {
     case events::Envelope::kTaskSubmitted:

@@ -128,6 +128,9 @@ struct DecisionState {
   QueueKey QueueKeyOf(const TaskRecord& task) const;
 };
 
+// Running tasks whose preemption grace period ended by `now` and that no kill reached yet.
+std::vector<const TaskRecord*> ExpiredPreemptions(const DecisionState& state, int64_t now);
+
 // Folds one event into the state. Events of an epoch older than the newest claimed one are
 // ignored (read-side fencing); unknown payloads are skipped.
 void Apply(DecisionState& state, const events::Envelope& event);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <sstream>
 
 namespace cairn {
 
@@ -145,6 +146,12 @@ Result<events::Envelope> EnvelopeFromJson(const std::string& json) {
   auto status = google::protobuf::util::JsonStringToMessage(json, &event, options);
   if (!status.ok()) return Status::InvalidArgument("bad event JSON: " + status.ToString());
   return event;
+}
+
+std::string FormatNumber(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
 }
 
 std::string FormatRfc3339(int64_t unix_micros) {

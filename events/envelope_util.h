@@ -41,6 +41,9 @@ std::string FormatRfc3339(int64_t unix_micros);
 // Parses RFC 3339 ("...Z" or "+00:00", optional fraction) or a plain integer of unix seconds.
 Result<int64_t> ParseTimeToUnixMicros(const std::string& text);
 
+// A number as a person writes it: "3", "0.25", "1e+20" (ostream's default, 6 significant digits).
+std::string FormatNumber(double value);
+
 // Wall clock in microseconds since the epoch. Only edges (api/, agent/) may call it; deciders
 // and projectors read time from events.
 int64_t NowUnixMicros();

@@ -6,19 +6,35 @@
 namespace cairn::commands {
 
 PoolCapacity::PoolCapacity(const DecisionState& state, const events::ResourcePoolConfig& pool)
+    : PoolCapacity(state, pool, View::kNow) {}
+
+PoolCapacity PoolCapacity::AllIdle(const DecisionState& state,
+                                   const events::ResourcePoolConfig& pool) {
+  return PoolCapacity(state, pool, View::kAllIdle);
+}
+
+PoolCapacity::PoolCapacity(const DecisionState& state, const events::ResourcePoolConfig& pool,
+                           View view)
     : policy_(pool.scheduler().fitting_policy()) {
+  const bool now = view == View::kNow;
   for (const auto& [agent_id, agent] : state.agents) {
-    if (agent.resource_pool != pool.pool_name() || !agent.schedulable()) continue;
+    if (agent.resource_pool != pool.pool_name() || (now && !agent.schedulable())) continue;
     AgentSlots slots;
     slots.agent = &agent;
     slots.slots.assign(static_cast<size_t>(std::max(agent.slot_count, 0)), kFree);
-    for (int32_t used : agent.used_slots) {
-      if (used >= 0 && used < agent.slot_count) slots.slots[used] = kUsed;
+    if (now) {
+      for (int32_t used : agent.used_slots) {
+        if (used >= 0 && used < agent.slot_count) slots.slots[used] = kUsed;
+      }
+      slots.zero_slot_used = agent.zero_slot_containers;
     }
-    slots.zero_slot_used = agent.zero_slot_containers;
     slots.zero_slot_max = pool.max_aux_containers_per_agent();
     total_slots_ += agent.slot_count;
     agents_.push_back(std::move(slots));
+  }
+  if (!now) {
+    Recompute();
+    return;
   }
   // Slots of allocations on their way out are free for reservations, not yet for starts.
   for (size_t at = 0; at < agents_.size(); ++at) {

@@ -27,6 +27,8 @@ class PoolCapacity {
   // The pool's schedulable agents (connected, enabled, not draining), with the slots of
   // allocations that are being preempted or killed marked as releasing.
   PoolCapacity(const DecisionState& state, const events::ResourcePoolConfig& pool);
+  // The pool as if every agent that ever joined it were connected and idle: what could ever fit.
+  static PoolCapacity AllIdle(const DecisionState& state, const events::ResourcePoolConfig& pool);
 
   // Where a task needing `slots` would go now, by the pool's fitting policy. A task that fits on
   // no single agent takes whole idle agents of one size (a gang), all or nothing. With
@@ -49,6 +51,8 @@ class PoolCapacity {
 
  private:
   enum SlotState : uint8_t { kFree = 0, kUsed = 1, kReleasing = 2 };
+  enum class View { kNow, kAllIdle };
+  PoolCapacity(const DecisionState& state, const events::ResourcePoolConfig& pool, View view);
   struct AgentSlots {
     const AgentRecord* agent;
     std::vector<uint8_t> slots;  // SlotState per slot id

@@ -4,6 +4,7 @@
 
 #include "commands/scheduler/policies.h"
 #include "commands/scheduler/scheduler.h"
+#include "events/envelope_util.h"
 
 namespace cairn::commands {
 
@@ -88,8 +89,8 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
                task->allocation_pool + " (" + scheduler + ")";
       if (task->preempting) {
         reason += "; being preempted (a kill is forced at " +
-                  std::to_string(task->preemption_deadline) +
-                  " µs since the epoch if it has not released by then): " + task->last_reason;
+                  FormatRfc3339(task->preemption_deadline) +
+                  " if it has not released by then): " + task->last_reason;
       } else {
         reason += ": " + task->last_reason;
       }

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "commands/scheduler/policies.h"
+#include "events/envelope_util.h"
 
 namespace cairn::commands {
 
@@ -78,12 +78,6 @@ void ComputeShares(std::vector<JobShare>& jobs, int64_t capacity) {
   }
 }
 
-std::string FormatWeight(double weight) {
-  std::ostringstream text;
-  text << weight;
-  return text.str();
-}
-
 }  // namespace
 
 void RunFairShare(PoolPass& pass) {
@@ -141,7 +135,7 @@ void RunFairShare(PoolPass& pass) {
            (job.demand != job.uncapped_demand
                 ? " (capped at max_slots " + std::to_string(job.job->max_slots) + ")"
                 : "") +
-           " × weight " + FormatWeight(job.weight) + ", among " + std::to_string(jobs.size()) +
+           " × weight " + FormatNumber(job.weight) + ", among " + std::to_string(jobs.size()) +
            " active jobs); it holds " + std::to_string(job.holding);
   };
 
@@ -195,8 +189,7 @@ void RunFairShare(PoolPass& pass) {
     JobShare& job = jobs[j];
     const int64_t slots = task->resources.slots();
     if (job.holding + slots > job.share || slots >= smallest_failed) continue;
-    PoolCapacity& what_if = pass.capacity;
-    what_if.BeginTrial();
+    pass.capacity.BeginTrial();
     std::vector<std::pair<size_t, const TaskRecord*>> victims;
     std::map<size_t, int64_t> giving;  // victim job -> slots it gives back in this attempt
     bool fits = false;
@@ -205,21 +198,21 @@ void RunFairShare(PoolPass& pass) {
       for (const TaskRecord* candidate : over.preemptible_running) {
         if (over.holding - giving[v] <= over.share) break;
         if (candidate->preempting) continue;
-        what_if.MarkReleasing(*candidate);
+        pass.capacity.MarkReleasing(*candidate);
         victims.push_back({v, candidate});
         giving[v] += candidate->resources.slots();
-        if (what_if.FindFit(static_cast<int32_t>(slots), true)) {
+        if (pass.capacity.FindFit(static_cast<int32_t>(slots), true)) {
           fits = true;
           break;
         }
       }
     }
     if (!fits) {
-      what_if.Rollback();
+      pass.capacity.Rollback();
       smallest_failed = slots;
       continue;
     }
-    what_if.Commit();
+    pass.capacity.Commit();
     for (const auto& [v, victim] : victims) {
       JobShare& over = jobs[v];
       pass.Preempt(*victim,

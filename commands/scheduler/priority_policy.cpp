@@ -19,38 +19,36 @@ std::string Describe(const TaskRecord& task) {
 }
 
 // The running tasks whose departure would let `pending` fit, least important first, or none
-// when even all eligible ones would not make room. Works on a copy of `capacity`.
+// when even all eligible ones would not make room.
 // On success the victims' slots are left marked releasing in `capacity`; on failure it is as
 // it was.
 std::vector<const TaskRecord*> ChooseVictims(const PoolPass& pass, PoolCapacity& capacity,
                                              const TaskRecord& pending,
                                              const std::vector<const TaskRecord*>& running,
                                              const std::set<std::string>& releasing) {
-  PoolCapacity& what_if = capacity;
-  what_if.BeginTrial();
+  capacity.BeginTrial();
   std::vector<const TaskRecord*> victims;
-  const QueueKey pending_key = pass.state.QueueKeyOf(pending);
+  const int64_t pending_position = pass.JobOf(pending).queue_position;
   // `running` is in queue order (most important first): walk it from the back.
   for (auto it = running.rbegin(); it != running.rend(); ++it) {
     const TaskRecord& candidate = **it;
     if (candidate.resources.priority() < pending.resources.priority()) break;
     if (candidate.resources.priority() == pending.resources.priority()) {
       // Within one priority only work strictly behind the pending task's job yields.
-      const QueueKey key = pass.state.QueueKeyOf(candidate);
-      if (std::get<1>(key) <= std::get<1>(pending_key)) break;
+      if (pass.JobOf(candidate).queue_position <= pending_position) break;
     }
     if (!candidate.preemptible() || candidate.preempting || candidate.kill_requested ||
         releasing.count(candidate.task_id)) {
       continue;
     }
-    what_if.MarkReleasing(candidate);
+    capacity.MarkReleasing(candidate);
     victims.push_back(&candidate);
-    if (what_if.FindFit(pending.resources.slots(), true)) {
-      what_if.Commit();
+    if (capacity.FindFit(pending.resources.slots(), true)) {
+      capacity.Commit();
       return victims;
     }
   }
-  what_if.Rollback();
+  capacity.Rollback();
   return {};
 }
 
@@ -59,9 +57,14 @@ std::vector<const TaskRecord*> ChooseVictims(const PoolPass& pass, PoolCapacity&
 void RunPriority(PoolPass& pass) {
   const bool preemption = pass.pool.scheduler().preemption();
   std::vector<const TaskRecord*> running = pass.running_slot_tasks;
-  std::sort(running.begin(), running.end(), [&](const TaskRecord* a, const TaskRecord* b) {
-    return pass.state.QueueKeyOf(*a) < pass.state.QueueKeyOf(*b);
-  });
+  {
+    // Keys computed once: a key is a map lookup and a string copy.
+    std::vector<std::pair<QueueKey, const TaskRecord*>> keyed;
+    keyed.reserve(running.size());
+    for (const TaskRecord* task : running) keyed.emplace_back(pass.state.QueueKeyOf(*task), task);
+    std::sort(keyed.begin(), keyed.end());
+    for (size_t i = 0; i < keyed.size(); ++i) running[i] = keyed[i].second;
+  }
   bool any_preemptible_running = false;
   for (const TaskRecord* task : running) {
     any_preemptible_running |= task->preemptible() && !task->preempting && !task->kill_requested;

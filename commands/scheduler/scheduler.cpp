@@ -114,18 +114,26 @@ SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, boo
   for (const auto& [agent_id, agent] : state.agents) {
     if (agent.schedulable()) pools_with_agents.insert(agent.resource_pool);
   }
+  // One walk of the queue, split by pool, in queue order. Nothing can be placed or preempted in
+  // a pool without a schedulable agent, so its tasks are only listed when asked why they wait.
+  struct Queued {
+    std::vector<const TaskRecord*> slot_tasks;
+    std::vector<const TaskRecord*> zero_slot_tasks;
+  };
+  std::map<std::string, Queued> queued;
+  for (const auto& key : state.queue) {
+    const TaskRecord& task = state.tasks.at(std::get<3>(key));
+    const std::string& pool = task.resources.resource_pool();
+    if (!explain_waiting && !pools_with_agents.count(pool)) continue;
+    Queued& lists = queued[pool];
+    (task.resources.slots() == 0 ? lists.zero_slot_tasks : lists.slot_tasks).push_back(&task);
+  }
   for (const auto& pool : state.pools_config.pools()) {
-    // Nothing can be placed or preempted in a pool without a schedulable agent: skip the queue
-    // scan (it is the cost of a pass), unless asked why tasks wait.
-    if (!explain_waiting && !pools_with_agents.count(pool.pool_name())) continue;
+    auto lists = queued.find(pool.pool_name());
+    if (lists == queued.end()) continue;
     PoolPass pass(state, pool, now_unix_micros, &result, explain_waiting);
-    for (const auto& key : state.queue) {
-      const TaskRecord& task = state.tasks.at(std::get<3>(key));
-      if (task.resources.resource_pool() != pool.pool_name()) continue;
-      (task.resources.slots() == 0 ? pass.queued_zero_slot_tasks : pass.queued_slot_tasks)
-          .push_back(&task);
-    }
-    if (pass.queued_slot_tasks.empty() && pass.queued_zero_slot_tasks.empty()) continue;
+    pass.queued_slot_tasks = std::move(lists->second.slot_tasks);
+    pass.queued_zero_slot_tasks = std::move(lists->second.zero_slot_tasks);
     // Running tasks are found through the agents: the task table holds all of history.
     std::set<std::string> running;
     for (const auto& [agent_id, agent] : state.agents) {
@@ -165,29 +173,19 @@ Status CheckCanEverFit(const DecisionState& state, const std::string& pool_name,
   const events::ResourcePoolConfig* pool = state.FindPool(pool_name);
   if (pool == nullptr)
     return Status::InvalidArgument("resource pool " + pool_name + " does not exist");
-  // The pool as if every agent that ever joined it were connected and idle.
-  DecisionState idle;
-  std::vector<std::string> sizes;
-  for (const auto& [agent_id, agent] : state.agents) {
-    if (agent.resource_pool != pool_name) continue;
-    AgentRecord copy;
-    copy.agent_id = agent.agent_id;
-    copy.incarnation = agent.incarnation;
-    copy.resource_pool = agent.resource_pool;
-    copy.slot_count = agent.slot_count;
-    copy.connected = true;
-    idle.agents.emplace(agent_id, std::move(copy));
-    sizes.push_back(std::to_string(agent.slot_count));
-  }
+  PoolCapacity capacity = PoolCapacity::AllIdle(state, *pool);
   // A pool no agent has joined yet says nothing about what fits: the task waits for agents
   // (the explanation says so) rather than being refused while a cluster comes up.
-  if (idle.agents.empty()) return Status::Ok();
-  PoolCapacity capacity(idle, *pool);
+  if (capacity.agent_count() == 0) return Status::Ok();
   if (capacity.FindFit(slots, false)) return Status::Ok();
   if (slots == 0) {
     return Status::FailedPrecondition(
         "resource pool " + pool_name +
         " takes no zero-slot tasks (max_aux_containers_per_agent is 0, or it has no agents)");
+  }
+  std::vector<std::string> sizes;
+  for (const auto& [agent_id, agent] : state.agents) {
+    if (agent.resource_pool == pool_name) sizes.push_back(std::to_string(agent.slot_count));
   }
   std::string agents_text;
   for (size_t i = 0; i < sizes.size() && i < 8; ++i) agents_text += (i ? ", " : "") + sizes[i];
