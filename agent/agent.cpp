@@ -58,11 +58,34 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
       new Agent(std::move(options), std::move(control_client), std::move(report_client)));
 }
 
+namespace {
+
+std::string AllocationOf(const events::Envelope& order) {
+  if (order.has_allocation_assigned()) return order.allocation_assigned().allocation_id();
+  if (order.has_kill_requested()) return order.kill_requested().allocation_id();
+  if (order.has_preemption_requested()) return order.preemption_requested().allocation_id();
+  return "";
+}
+
+TaskLaunchSettings LaunchSettingsFor(const AgentOptions& options) {
+  TaskLaunchSettings settings;
+  settings.master_url = options.master_url;
+  settings.agent_id = options.agent_id;
+  settings.resource_pool = options.resource_pool;
+  settings.work_root = options.work_root;
+  settings.devices = options.devices;
+  settings.base_env = CurrentEnvironment();
+  settings.harness_dir = options.harness_dir;
+  return settings;
+}
+
+}  // namespace
+
 Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
              std::unique_ptr<MasterClient> report_client)
     : options_(std::move(options)),
       incarnation_(NewUuid()),
-      base_env_(CurrentEnvironment()),
+      launch_settings_(LaunchSettingsFor(options_)),
       control_client_(std::move(control_client)),
       reporter_(std::make_unique<Reporter>(std::move(report_client), options_.reports)),
       order_book_(options_.agent_id, incarnation_) {
@@ -273,21 +296,10 @@ void Agent::ReceiveOrder(const events::Envelope& order) {
   int64_t received_micros = NowUnixMicros();
   {
     std::lock_guard lock(mutex_);
-    received_orders_.push_back({order, received_micros});
+    received_orders_.push_back({order, received_micros, AllocationOf(order)});
   }
   orders_arrived_.notify_one();
 }
-
-namespace {
-
-std::string AllocationOf(const events::Envelope& order) {
-  if (order.has_allocation_assigned()) return order.allocation_assigned().allocation_id();
-  if (order.has_kill_requested()) return order.kill_requested().allocation_id();
-  if (order.has_preemption_requested()) return order.preemption_requested().allocation_id();
-  return "";
-}
-
-}  // namespace
 
 void Agent::LaunchOrders() {
   while (true) {
@@ -302,13 +314,13 @@ void Agent::LaunchOrders() {
         if (launcher_stop_) return true;
         eligible = std::find_if(
             received_orders_.begin(), received_orders_.end(),
-            [&](const ReceivedOrder& r) { return !launching_.count(AllocationOf(r.order)); });
+            [&](const ReceivedOrder& r) { return !launching_.count(r.allocation_id); });
         return eligible != received_orders_.end();
       });
       if (launcher_stop_) return;
       next = std::move(*eligible);
       received_orders_.erase(eligible);
-      allocation_id = AllocationOf(next.order);
+      allocation_id = next.allocation_id;
       if (!allocation_id.empty()) launching_.insert(allocation_id);
     }
     HandleOrder(next.order, next.received_micros);
@@ -373,15 +385,7 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
     std::lock_guard lock(mutex_);
     allocations_[allocation_id].task_id = assigned.task_id();
   }
-  TaskLaunchSettings settings;
-  settings.master_url = options_.master_url;
-  settings.agent_id = options_.agent_id;
-  settings.resource_pool = options_.resource_pool;
-  settings.work_root = options_.work_root;
-  settings.devices = options_.devices;
-  settings.base_env = base_env_;
-  settings.harness_dir = options_.harness_dir;
-
+  const TaskLaunchSettings& settings = launch_settings_;
   Status started = [&]() -> Status {
     CAIRN_ASSIGN_OR_RETURN(ProcessSpec spec, PlanTask(assigned, settings));
     if (assigned.spec().work_dir().empty()) {

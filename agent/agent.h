@@ -23,6 +23,7 @@
 #include "agent/report_queue.h"
 #include "agent/reporter.h"
 #include "agent/slot_discovery.h"
+#include "agent/task_plan.h"
 #include "events/status.h"
 
 namespace cairn::agent {
@@ -95,7 +96,8 @@ class Agent {
 
   const AgentOptions options_;
   const std::string incarnation_;
-  const std::vector<std::string> base_env_;
+  // What every task's launch shares (the agent's environment among it): built once.
+  const TaskLaunchSettings launch_settings_;
   std::unique_ptr<MasterClient> control_client_;  // register and heartbeat
   std::unique_ptr<Reporter> reporter_;
   std::unique_ptr<ProcessRunner> runner_;  // after reporter_: its callbacks feed the reporter
@@ -113,6 +115,7 @@ class Agent {
   struct ReceivedOrder {
     events::Envelope order;
     int64_t received_micros;
+    std::string allocation_id;  // "" when the order names none
   };
   std::deque<ReceivedOrder> received_orders_;  // guarded by mutex_
   // Allocations a launcher is acting on: their later orders wait, so that each allocation's

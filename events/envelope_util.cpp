@@ -100,23 +100,30 @@ std::vector<events::AllocationPart> AllocationPartsOf(const events::AllocationAs
   return {part};
 }
 
+namespace {
+
+template <typename Order>
+std::vector<events::AllocationPart> PartsOf(const Order& order) {
+  if (order.parts_size() > 0) return {order.parts().begin(), order.parts().end()};
+  if (order.agent_id().empty()) return {};
+  events::AllocationPart part;
+  part.set_agent_id(order.agent_id());
+  part.set_agent_incarnation(order.agent_incarnation());
+  return {part};
+}
+
+}  // namespace
+
+std::vector<events::AllocationPart> OrderPartsOf(const events::Envelope& event) {
+  if (event.has_allocation_assigned()) return AllocationPartsOf(event.allocation_assigned());
+  if (event.has_preemption_requested()) return PartsOf(event.preemption_requested());
+  if (event.has_kill_requested()) return PartsOf(event.kill_requested());
+  return {};
+}
+
 std::vector<std::string> PlacementAgentsOf(const events::Envelope& event) {
   std::vector<std::string> agents;
-  if (event.has_allocation_assigned()) {
-    for (const auto& part : AllocationPartsOf(event.allocation_assigned())) {
-      agents.push_back(part.agent_id());
-    }
-  } else if (event.has_preemption_requested()) {
-    const auto& preemption = event.preemption_requested();
-    if (preemption.parts_size() == 0 && !preemption.agent_id().empty()) {
-      agents.push_back(preemption.agent_id());
-    }
-    for (const auto& part : preemption.parts()) agents.push_back(part.agent_id());
-  } else if (event.has_kill_requested()) {
-    const auto& kill = event.kill_requested();
-    if (kill.parts_size() == 0 && !kill.agent_id().empty()) agents.push_back(kill.agent_id());
-    for (const auto& part : kill.parts()) agents.push_back(part.agent_id());
-  }
+  for (const auto& part : OrderPartsOf(event)) agents.push_back(part.agent_id());
   return agents;
 }
 

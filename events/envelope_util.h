@@ -31,6 +31,10 @@ bool IsPlacementFor(const events::Envelope& event, const std::string& agent_id);
 
 // Every agent's part of an allocation, the first being agent_id's (one part unless a gang).
 std::vector<events::AllocationPart> AllocationPartsOf(const events::AllocationAssigned& assigned);
+// The same for any placement order (AllocationAssigned, PreemptionRequested, KillRequested): its
+// `parts`, or else the one part its agent_id and agent_incarnation name; empty for other events
+// and for a kill of a task that never had an allocation.
+std::vector<events::AllocationPart> OrderPartsOf(const events::Envelope& event);
 
 // One line of grpc-gateway style JSON (camelCase, enums as names, int64 as strings).
 std::string EnvelopeToJson(const events::Envelope& event);
