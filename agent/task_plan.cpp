@@ -41,13 +41,6 @@ bool IsSafeCharacter(char c) {
 
 }  // namespace
 
-std::string TaskTypeName(events::TaskType type) {
-  std::string name = events::TaskType_Name(type);
-  const std::string prefix = "TASK_TYPE_";
-  if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
-  return name.empty() ? "UNSPECIFIED" : name;
-}
-
 std::string DefaultWorkDir(const std::string& work_root, const std::string& allocation_id) {
   std::string name = allocation_id;
   for (char& c : name) {

@@ -8,6 +8,7 @@
 #include "agent/process_runner.h"
 #include "agent/slot_discovery.h"
 #include "events.pb.h"
+#include "events/envelope_util.h"
 #include "events/status.h"
 
 namespace cairn::agent {
@@ -27,9 +28,6 @@ struct TaskLaunchSettings {
 // NotFound when the order names no part here.
 Result<std::pair<events::AllocationPart, int>> PartFor(const events::AllocationAssigned& order,
                                                        const std::string& agent_id);
-
-// "COMMAND", "TRIAL", ...; "UNSPECIFIED" for TASK_TYPE_UNSPECIFIED.
-std::string TaskTypeName(events::TaskType type);
 
 // The directory a task of `allocation_id` runs in when its spec names none:
 // <work_root>/<allocation id with every character but [A-Za-z0-9._-] replaced by '_'>.

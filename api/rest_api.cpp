@@ -180,23 +180,6 @@ Status CheckKnownKeys(const json& object, const std::string& path,
   return Status::Ok();
 }
 
-std::string ProtoEnumTaskType(events::TaskType type) {
-  switch (type) {
-    case events::TASK_TYPE_COMMAND:
-      return "COMMAND";
-    case events::TASK_TYPE_SHELL:
-      return "SHELL";
-    case events::TASK_TYPE_NOTEBOOK:
-      return "NOTEBOOK";
-    case events::TASK_TYPE_TENSORBOARD:
-      return "TENSORBOARD";
-    case events::TASK_TYPE_TRIAL:
-      return "TRIAL";
-    default:
-      return "UNSPECIFIED";
-  }
-}
-
 // Determined's task state names, shared by commands, shells, notebooks and allocations.
 std::string NtscState(const TaskView& task) {
   switch (task.state()) {
@@ -293,7 +276,7 @@ json TaskJson(const TaskView& task) {
                            {"resourcePool", task.resource_pool()}});
   }
   json out = {{"taskId", task.task_id()},
-              {"taskType", "TASK_TYPE_" + ProtoEnumTaskType(task.task_type())},
+              {"taskType", "TASK_TYPE_" + TaskTypeName(task.task_type())},
               {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
               {"allocations", allocations},
               {"latestReason", LatestReason(task)}};
@@ -378,7 +361,7 @@ json AgentJson(const AgentView& agent) {
 
 // Determined's job types: a trial's job is its experiment.
 std::string JobTypeName(events::TaskType type) {
-  return type == events::TASK_TYPE_TRIAL ? "TYPE_EXPERIMENT" : "TYPE_" + ProtoEnumTaskType(type);
+  return type == events::TASK_TYPE_TRIAL ? "TYPE_EXPERIMENT" : "TYPE_" + TaskTypeName(type);
 }
 
 std::string JobStateName(views::JobState state) {
@@ -1081,7 +1064,7 @@ http::Response RequestContext::KillTask(const std::string& id, bool as_command) 
   auto outcome = Execute(commands::KillTask{id, "killed by " + user_.username}, UserActor());
   if (!outcome.ok()) return Error(outcome.status());
   // The kill is durable: answer 200 even when the projections are slow to show it.
-  if (!WaitFor(outcome->offset).ok() || !as_command) return Ok(json::object(), outcome->offset);
+  if (!as_command || !WaitFor(outcome->offset).ok()) return Ok(json::object(), outcome->offset);
   auto task = LoadTask(id);
   if (!task.ok()) return Ok(json::object(), outcome->offset);
   return Ok({{"command", CommandJson(*task)}}, outcome->offset);

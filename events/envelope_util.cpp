@@ -49,6 +49,13 @@ std::string PayloadTypeName(const events::Envelope& event) {
   return "Unknown";
 }
 
+std::string TaskTypeName(events::TaskType type) {
+  std::string name = events::TaskType_Name(type);
+  const std::string prefix = "TASK_TYPE_";
+  if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+  return name.empty() ? "UNSPECIFIED" : name;
+}
+
 std::string TaskIdOf(const events::Envelope& event) {
   using E = events::Envelope;
   switch (event.payload_case()) {

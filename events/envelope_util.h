@@ -16,6 +16,9 @@ inline constexpr uint32_t kSchemaVersion = 1;
 // "TaskSubmitted", "AgentRegistered", ... ; "Unknown" for a payload this build does not know.
 std::string PayloadTypeName(const events::Envelope& event);
 
+// "COMMAND", "TRIAL", ... (the enum's name without TASK_TYPE_); "UNSPECIFIED" for 0.
+std::string TaskTypeName(events::TaskType type);
+
 // The task an event is about: TaskSubmitted, AllocationAssigned, TaskStarted, KillRequested,
 // TaskExited; "" for every other event.
 std::string TaskIdOf(const events::Envelope& event);
