@@ -4,6 +4,8 @@
 
 #include "api/agent_heartbeats.h"
 #include "api/auth.h"
+#include "api/checkpoint_collector.h"
+#include "api/context_store.h"
 #include "api/http/http_server.h"
 #include "api/rest_api.h"
 #include "api/task_log_store.h"
@@ -25,6 +27,8 @@ struct Master::Parts {
   std::unique_ptr<Projections> projections;
   std::unique_ptr<PlacementRelay> relay;
   std::unique_ptr<AgentHeartbeats> heartbeats;
+  std::unique_ptr<ContextStore> contexts;
+  std::unique_ptr<CheckpointCollector> checkpoint_collector;
   std::unique_ptr<RestApi> api;
   std::atomic<RestApi*> ready_api{nullptr};  // set once startup is done
   std::unique_ptr<http::Server> server;
@@ -90,6 +94,10 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
       std::chrono::milliseconds(static_cast<int64_t>(config.agent_timeout_seconds * 1000)));
   parts->heartbeats->Start();
 
+  parts->contexts = std::make_unique<ContextStore>(config.data_dir + "/contexts");
+  parts->checkpoint_collector = std::make_unique<CheckpointCollector>(parts->loop.get());
+  parts->checkpoint_collector->Start();
+
   RestApiDeps deps;
   deps.config = &parts->config;
   deps.log = parts->log.get();
@@ -98,6 +106,9 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   deps.task_logs = parts->task_logs.get();
   deps.auth = parts->auth.get();
   deps.heartbeats = parts->heartbeats.get();
+  deps.contexts = parts->contexts.get();
+  deps.default_checkpoint_dir =
+      std::filesystem::absolute(config.data_dir + "/checkpoints").lexically_normal().string();
   deps.master_id = parts->master_id;
   deps.stopping = &parts->stopping;
   parts->api = std::make_unique<RestApi>(deps);
@@ -120,6 +131,7 @@ void Master::Stop() {
   if (parts_->server) parts_->server->Stop();
   if (parts_->heartbeats) parts_->heartbeats->Stop();
   if (parts_->relay) parts_->relay->Stop();
+  if (parts_->checkpoint_collector) parts_->checkpoint_collector->Stop();
   if (parts_->loop) parts_->loop->Stop();
   if (parts_->projections) parts_->projections->Stop();
 }

@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 
+#include "api/experiment_api.h"
+#include "api/rest_util.h"
 #include "commands/scheduler/explain.h"
 #include "events/envelope_util.h"
 
@@ -16,169 +18,6 @@ namespace cairn {
 using nlohmann::json;
 
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Errors: one mapping from Status to HTTP and grpc-gateway's JSON shape.
-
-int GrpcCode(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return 0;
-    case StatusCode::kInvalidArgument:
-      return 3;
-    case StatusCode::kDeadlineExceeded:
-      return 4;
-    case StatusCode::kNotFound:
-      return 5;
-    case StatusCode::kAlreadyExists:
-      return 6;
-    case StatusCode::kPermissionDenied:
-      return 7;
-    case StatusCode::kResourceExhausted:
-      return 8;
-    case StatusCode::kFailedPrecondition:
-      return 9;
-    case StatusCode::kNotSupported:
-      return 12;
-    case StatusCode::kUnavailable:
-      return 14;
-    case StatusCode::kUnauthenticated:
-      return 16;
-    case StatusCode::kCorruption:
-    case StatusCode::kIOError:
-    case StatusCode::kInternal:
-      return 13;
-  }
-  return 2;
-}
-
-int HttpStatus(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return 200;
-    case StatusCode::kInvalidArgument:
-      return 400;
-    case StatusCode::kDeadlineExceeded:
-      return 504;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kAlreadyExists:
-      return 409;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kResourceExhausted:
-      return 413;
-    case StatusCode::kFailedPrecondition:
-      return 409;
-    case StatusCode::kNotSupported:
-      return 501;
-    case StatusCode::kUnavailable:
-      return 503;
-    case StatusCode::kUnauthenticated:
-      return 401;
-    default:
-      return 500;
-  }
-}
-
-http::Response Error(const Status& status) {
-  http::Response response;
-  response.status = HttpStatus(status.code());
-  response.body = json{
-      {"code", GrpcCode(status.code())},
-      {"message", status.message()},
-      {"details",
-       json::array()}}.dump();
-  return response;
-}
-
-http::Response Ok(const json& body, std::optional<uint64_t> offset = std::nullopt) {
-  http::Response response;
-  response.body = body.dump();
-  if (offset) response.headers.emplace_back("Cairn-Offset", std::to_string(*offset));
-  return response;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Request bodies: malformed JSON and wrong types are the caller's error, named precisely.
-
-Result<json> ParseBody(const http::Request& request, bool allow_empty = false) {
-  if (request.body.empty()) {
-    if (allow_empty) return json::object();
-    return Status::InvalidArgument("a JSON body is required");
-  }
-  json body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Status::InvalidArgument("malformed JSON body");
-  if (!body.is_object()) return Status::InvalidArgument("the JSON body must be an object");
-  return body;
-}
-
-bool Present(const json& object, const char* key) {
-  return object.contains(key) && !object.at(key).is_null();
-}
-
-Result<std::string> GetString(const json& object, const char* key, const std::string& path,
-                              bool required) {
-  if (!Present(object, key)) {
-    if (required) return Status::InvalidArgument(path + " is required");
-    return std::string();
-  }
-  if (!object.at(key).is_string()) return Status::InvalidArgument(path + " must be a string");
-  return object.at(key).get<std::string>();
-}
-
-Result<std::optional<int64_t>> GetInt(const json& object, const char* key,
-                                      const std::string& path) {
-  if (!Present(object, key)) return std::optional<int64_t>();
-  const json& value = object.at(key);
-  if (value.is_number_integer()) {
-    if (value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX) {
-      return Status::InvalidArgument(path + " is out of range");
-    }
-    return std::optional<int64_t>(value.get<int64_t>());
-  }
-  if (value.is_number_float()) {
-    double number = value.get<double>();
-    if (number >= -9.2e18 && number <= 9.2e18 &&
-        number == static_cast<double>(static_cast<int64_t>(number))) {
-      return std::optional<int64_t>(static_cast<int64_t>(number));
-    }
-  }
-  if (value.is_string()) {  // grpc-gateway sends int64 as strings
-    const std::string& text = value.get_ref<const std::string&>();
-    int64_t parsed = 0;
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
-    if (error == std::errc() && end == text.data() + text.size() && !text.empty()) {
-      return std::optional<int64_t>(parsed);
-    }
-  }
-  return Status::InvalidArgument(path + " must be an integer");
-}
-
-// An integer that must fit the int32 fields of Cairn's events.
-Result<std::optional<int32_t>> GetInt32(const json& object, const char* key,
-                                        const std::string& path) {
-  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> value, GetInt(object, key, path));
-  if (!value) return std::optional<int32_t>();
-  if (*value < INT32_MIN || *value > INT32_MAX) {
-    return Status::InvalidArgument(path + " is out of range");
-  }
-  return std::optional<int32_t>(static_cast<int32_t>(*value));
-}
-
-Status CheckKnownKeys(const json& object, const std::string& path,
-                      const std::set<std::string>& known,
-                      const std::set<std::string>& not_supported = {}) {
-  for (const auto& [key, value] : object.items()) {
-    if (known.count(key)) continue;
-    std::string full = path.empty() ? key : path + "." + key;
-    if (not_supported.count(key)) {
-      return Status::NotSupported(full + " is not supported by Cairn yet");
-    }
-    return Status::InvalidArgument("unknown field " + full);
-  }
-  return Status::Ok();
-}
 
 // Determined's task state names, shared by commands, shells, notebooks and allocations.
 std::string NtscState(const TaskView& task) {
@@ -419,54 +258,6 @@ std::string FittingPolicyEnum(events::FittingPolicy policy) {
   return policy == events::FITTING_POLICY_WORST ? "FITTING_POLICY_WORST" : "FITTING_POLICY_BEST";
 }
 
-struct Paging {
-  size_t offset = 0;
-  size_t limit = 0;  // 0 = all
-};
-
-Result<Paging> ReadPaging(const http::Request& request) {
-  Paging paging;
-  for (const char* name : {"offset", "limit"}) {
-    std::string text = request.QueryParam(name);
-    if (text.empty()) continue;
-    if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
-      return Status::InvalidArgument(std::string(name) + " must be a non-negative integer");
-    }
-    (std::string(name) == "offset" ? paging.offset : paging.limit) = std::stoul(text);
-  }
-  return paging;
-}
-
-template <typename T>
-std::pair<std::vector<T>, json> Page(std::vector<T> items, const Paging& paging) {
-  size_t total = items.size();
-  size_t start = std::min(paging.offset, total);
-  size_t end = paging.limit == 0 ? total : std::min(total, start + paging.limit);
-  std::vector<T> page(std::make_move_iterator(items.begin() + start),
-                      std::make_move_iterator(items.begin() + end));
-  json pagination = {{"offset", paging.offset},
-                     {"limit", paging.limit},
-                     {"startIndex", start},
-                     {"endIndex", end},
-                     {"total", total}};
-  return {std::move(page), pagination};
-}
-
-// Splits the raw target "/api/v1/tasks/x/logs?follow=true" into decoded segments
-// {"api","v1","tasks","x","logs"}; an escaped slash stays inside its segment.
-std::vector<std::string> Segments(const std::string& target) {
-  std::string path = target.substr(0, target.find('?'));
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start < path.size()) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string::npos) slash = path.size();
-    if (slash > start) parts.push_back(http::PercentDecode(path.substr(start, slash - start)));
-    start = slash + 1;
-  }
-  return parts;
-}
-
 }  // namespace
 
 // Everything one request needs; the handlers below are its methods.
@@ -564,21 +355,8 @@ Result<TaskView> RequestContext::LoadTask(const std::string& task_id) {
 http::Response RequestContext::Dispatch() {
   const auto parts = Segments(request_.target);
   const std::string& method = request_.method;
-  auto is = [&](std::initializer_list<const char*> expected) {
-    if (parts.size() != expected.size()) return false;
-    size_t i = 0;
-    for (const char* e : expected) {
-      if (std::string(e) != "*" && parts[i] != e) return false;
-      ++i;
-    }
-    return true;
-  };
-  auto method_not_allowed = [&] {
-    http::Response response =
-        Error(Status::InvalidArgument("method " + method + " is not allowed on " + request_.path));
-    response.status = 405;
-    return response;
-  };
+  auto is = [&](std::initializer_list<const char*> route) { return MatchesRoute(parts, route); };
+  auto method_not_allowed = [&] { return MethodNotAllowed(request_); };
 
   if (is({"info"})) return method == "GET" ? Info() : method_not_allowed();
   if (is({"api", "v1", "auth", "login"})) return method == "POST" ? Login() : method_not_allowed();
@@ -597,6 +375,7 @@ http::Response RequestContext::Dispatch() {
   }
   if (is({"api", "v1", "task", "logs"}))
     return method == "POST" ? PostTaskLogs() : method_not_allowed();
+  if (auto harness = HandleHarnessRequest(deps_, request_, parts)) return std::move(*harness);
 
   if (Status auth = Authenticate(); !auth.ok()) return Error(auth);
   if (method == "GET") {
@@ -651,18 +430,19 @@ http::Response RequestContext::Dispatch() {
     return method == "POST" ? SetPriority(parts[2], parts[3]) : method_not_allowed();
   }
   if (is({"api", "v1", "events"})) return method == "GET" ? EventTail() : method_not_allowed();
+  if (auto handled =
+          HandleExperimentRequest(deps_, request_, parts, user_.username, Meta(UserActor()))) {
+    return std::move(*handled);
+  }
 
   // Determined endpoints whose features arrive with later work answer clearly, not with a 404.
   if (parts.size() >= 3 && parts[0] == "api" && parts[1] == "v1") {
     static const std::map<std::string, std::string> kLater = {
-        {"experiments", "experiments"},
-        {"trials", "experiments and trials"},
-        {"templates", "configuration templates"},
         {"models", "the model registry"},
         {"shells", "shells"},
         {"notebooks", "notebooks"},
         {"tensorboards", "TensorBoards"},
-        {"checkpoints", "checkpoints"}};
+        {"checkpoints", "checkpoints outside their experiment"}};
     auto later = kLater.find(parts[2]);
     if (later != kLater.end()) {
       return Error(

@@ -13,6 +13,7 @@
 
 #include "api/agent_heartbeats.h"
 #include "api/auth.h"
+#include "api/context_store.h"
 #include "api/http/http_types.h"
 #include "api/master_config.h"
 #include "api/task_log_store.h"
@@ -30,6 +31,9 @@ struct RestApiDeps {
   TaskLogStore* task_logs = nullptr;
   const Authenticator* auth = nullptr;
   AgentHeartbeats* heartbeats = nullptr;
+  ContextStore* contexts = nullptr;  // experiments' model definitions
+  // Where checkpoints go when an experiment names no checkpoint_storage (shared_fs host_path).
+  std::string default_checkpoint_dir;
   std::string master_id;
   const std::atomic<bool>* stopping = nullptr;  // streams end when it turns true
 };

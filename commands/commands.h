@@ -93,6 +93,44 @@ struct ReportTaskExited {
   std::string reason;
 };
 
+// A new experiment. The edge has merged the template, parsed and validated the configuration
+// (filling defaults, the checkpoint storage and the seed) and stored the model definition;
+// `created` carries all of it. experiment_id and job_id are decided, not taken from the caller.
+struct CreateExperiment {
+  events::ExperimentCreated created;
+};
+
+// A user's action on a whole experiment.
+struct ExperimentAction {
+  enum class Kind { kActivate, kPause, kCancel, kKill };
+  int64_t experiment_id = 0;
+  Kind kind = Kind::kActivate;
+};
+
+// A trial process reports the result of its previous workload (none for sequence 0) and asks for
+// the next one; agent/harness/PROTOCOL.md §3. The answer is recorded by the experiment reactor in
+// the same write (TrialWorkloadAssigned) and read back by the edge.
+struct ReportWorkload {
+  std::string allocation_id;
+  int32_t sequence = 0;
+  events::WorkloadKind completed = events::WORKLOAD_KIND_UNSPECIFIED;
+  int64_t batches = 0;                 // TRAIN
+  std::string metrics_json;            // TRAIN, VALIDATE: {name: finite number}
+  events::CheckpointSaved checkpoint;  // CHECKPOINT: uuid, total_batches, size, resources, metadata
+};
+
+struct SaveTemplate {
+  enum class Mode { kCreate, kUpdate };
+  std::string name;
+  std::string config_yaml;
+  int32_t workspace_id = 1;
+  Mode mode = Mode::kCreate;
+};
+
+struct DeleteTemplate {
+  std::string name;
+};
+
 // Written by a master when it starts, after replaying the log.
 struct ClaimWriterEpoch {
   std::string master_id;
@@ -100,7 +138,8 @@ struct ClaimWriterEpoch {
 
 using Command = std::variant<SubmitTask, KillTask, RegisterAgent, DisconnectAgent, EnableAgent,
                              DisableAgent, ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch,
-                             ConfigurePools, UpdateJob, ExpirePreemptions>;
+                             ConfigurePools, UpdateJob, ExpirePreemptions, CreateExperiment,
+                             ExperimentAction, ReportWorkload, SaveTemplate, DeleteTemplate>;
 
 // A short name for logs and errors, e.g. "SubmitTask".
 const char* CommandName(const Command& command);

@@ -5,25 +5,23 @@
 #include <optional>
 #include <set>
 
+#include "commands/experiment_decider.h"
+#include "commands/experiment_reactor.h"
 #include "commands/scheduler/scheduler.h"
+#include "commands/task_events.h"
 #include "events/envelope_util.h"
 
 namespace cairn::commands {
 
 const char* CommandName(const Command& command) {
   static const char* const kNames[] = {
-      "SubmitTask",       "KillTask",       "RegisterAgent",     "DisconnectAgent",
-      "EnableAgent",      "DisableAgent",   "ReportTaskStarted", "ReportTaskExited",
-      "ClaimWriterEpoch", "ConfigurePools", "UpdateJob",         "ExpirePreemptions"};
+      "SubmitTask",   "KillTask",          "RegisterAgent",    "DisconnectAgent",  "EnableAgent",
+      "DisableAgent", "ReportTaskStarted", "ReportTaskExited", "ClaimWriterEpoch", "ConfigurePools",
+      "UpdateJob",    "ExpirePreemptions", "CreateExperiment", "ExperimentAction", "ReportWorkload",
+      "SaveTemplate", "DeleteTemplate"};
   return kNames[command.index()];
 }
 
-namespace {
-
-constexpr int32_t kMaxSlotsPerTask = 4096;
-constexpr int32_t kMaxSlotsPerAgent = 4096;
-
-// Ids end up in URLs, keys and file names: keep them to a safe alphabet.
 bool IsSafeId(const std::string& id) {
   if (id.empty() || id.size() > 128) return false;
   for (char c : id) {
@@ -31,30 +29,6 @@ bool IsSafeId(const std::string& id) {
   }
   return true;
 }
-
-std::string PoolNames(const DecisionState& state) {
-  std::string names;
-  for (const auto& pool : state.pools_config.pools()) {
-    names += (names.empty() ? "" : ", ") + pool.pool_name();
-  }
-  return names;
-}
-
-Status NoSuchPool(const DecisionState& state, const std::string& pool) {
-  return Status::InvalidArgument("resource pool " + pool +
-                                 " does not exist (configured pools: " + PoolNames(state) + ")");
-}
-
-// The seeds' routing: TensorBoards, and commands, shells and notebooks that ask for no slot, go
-// to the default aux pool; everything else (experiments' trials included) to the compute pool.
-std::string DefaultPoolFor(const DecisionState& state, const events::TaskSpec& spec,
-                           int32_t slots) {
-  bool aux = spec.task_type() == events::TASK_TYPE_TENSORBOARD ||
-             (slots == 0 && spec.task_type() != events::TASK_TYPE_TRIAL);
-  return aux ? state.pools_config.default_aux_pool() : state.pools_config.default_compute_pool();
-}
-
-Decision NoChange(std::string entity_id) { return Decision{{}, std::move(entity_id)}; }
 
 events::Envelope KillOrderFor(const TaskRecord& task, const std::string& reason) {
   events::Envelope event;
@@ -79,6 +53,51 @@ events::Envelope ExitOf(const TaskRecord& task, const std::string& reason) {
   exited->set_reason(reason);
   return event;
 }
+
+std::vector<events::Envelope> KillEventsFor(const TaskRecord& task, const std::string& reason) {
+  switch (task.state) {
+    case TaskState::kQueued:
+      // Nothing runs yet: the kill and the end are decided together.
+      return {KillOrderFor(task, reason),
+              ExitOf(task, "killed before it was scheduled (" + reason + ")")};
+    case TaskState::kAssigned:
+    case TaskState::kRunning:
+      return {KillOrderFor(task, reason)};
+    case TaskState::kTerminating:
+    case TaskState::kExited:
+      return {};
+  }
+  return {};
+}
+
+namespace {
+
+constexpr int32_t kMaxSlotsPerTask = 4096;
+constexpr int32_t kMaxSlotsPerAgent = 4096;
+
+std::string PoolNames(const DecisionState& state) {
+  std::string names;
+  for (const auto& pool : state.pools_config.pools()) {
+    names += (names.empty() ? "" : ", ") + pool.pool_name();
+  }
+  return names;
+}
+
+Status NoSuchPool(const DecisionState& state, const std::string& pool) {
+  return Status::InvalidArgument("resource pool " + pool +
+                                 " does not exist (configured pools: " + PoolNames(state) + ")");
+}
+
+// The seeds' routing: TensorBoards, and commands, shells and notebooks that ask for no slot, go
+// to the default aux pool; everything else (experiments' trials included) to the compute pool.
+std::string DefaultPoolFor(const DecisionState& state, const events::TaskSpec& spec,
+                           int32_t slots) {
+  bool aux = spec.task_type() == events::TASK_TYPE_TENSORBOARD ||
+             (slots == 0 && spec.task_type() != events::TASK_TYPE_TRIAL);
+  return aux ? state.pools_config.default_aux_pool() : state.pools_config.default_compute_pool();
+}
+
+Decision NoChange(std::string entity_id) { return Decision{{}, std::move(entity_id)}; }
 
 Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& submit) {
   if (!IsSafeId(submit.task_id))
@@ -146,21 +165,7 @@ Result<Decision> DecideKill(const DecisionState& state, const KillTask& kill) {
   const TaskRecord* task = state.FindTask(kill.task_id);
   if (!task) return Status::NotFound("task " + kill.task_id + " not found");
   std::string reason = kill.reason.empty() ? "kill requested" : kill.reason;
-  switch (task->state) {
-    case TaskState::kQueued: {
-      // Nothing runs yet: the kill and the end are decided together.
-      Decision decision{{KillOrderFor(*task, reason)}, task->task_id};
-      decision.events.push_back(ExitOf(*task, "killed before it was scheduled (" + reason + ")"));
-      return decision;
-    }
-    case TaskState::kAssigned:
-    case TaskState::kRunning:
-      return Decision{{KillOrderFor(*task, reason)}, task->task_id};
-    case TaskState::kTerminating:
-    case TaskState::kExited:
-      return NoChange(task->task_id);
-  }
-  return NoChange(task->task_id);
+  return Decision{KillEventsFor(*task, reason), task->task_id};
 }
 
 Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent& command) {
@@ -388,7 +393,7 @@ Result<Decision> DecideConfigurePools(const DecisionState& state, const Configur
   }
   // A pool may only go away once nothing waits or runs in it.
   for (const auto& [job_id, job] : state.jobs) {
-    if (job.live_tasks > 0 && !names.count(job.resource_pool)) {
+    if (job.accepts_changes() && !names.count(job.resource_pool)) {
       return Status::FailedPrecondition("resource pool " + job.resource_pool +
                                         " still has live work (job " + job_id +
                                         "); keep it in the configuration until that ends");
@@ -408,7 +413,7 @@ Result<int64_t> PositionNextTo(const DecisionState& state, const JobRecord& movi
                                const JobRecord& anchor, bool ahead) {
   std::optional<int64_t> neighbour;
   for (const auto& [job_id, job] : state.jobs) {
-    if (job_id == moving.job_id || job_id == anchor.job_id || job.live_tasks == 0 ||
+    if (job_id == moving.job_id || job_id == anchor.job_id || !job.accepts_changes() ||
         job.resource_pool != anchor.resource_pool || job.priority != anchor.priority) {
       continue;
     }
@@ -442,7 +447,7 @@ Result<int64_t> PositionNextTo(const DecisionState& state, const JobRecord& movi
 Result<Decision> DecideUpdateJob(const DecisionState& state, const UpdateJob& update) {
   const JobRecord* job = state.FindJob(update.job_id);
   if (job == nullptr) return Status::NotFound("job " + update.job_id + " not found");
-  if (job->live_tasks == 0) {
+  if (!job->accepts_changes()) {
     return Status::FailedPrecondition("job " + update.job_id + " has already ended");
   }
   if (!update.ahead_of.empty() && !update.behind_of.empty()) {
@@ -505,7 +510,7 @@ Result<Decision> DecideUpdateJob(const DecisionState& state, const UpdateJob& up
       return Status::InvalidArgument("cannot move job " + job->job_id + " relative to itself");
     }
     const JobRecord* anchor = state.FindJob(anchor_id);
-    if (anchor == nullptr || anchor->live_tasks == 0) {
+    if (anchor == nullptr || !anchor->accepts_changes()) {
       return Status::NotFound("job " + anchor_id + " not found in the queue");
     }
     if (anchor->resource_pool != changed.resource_pool()) {
@@ -570,7 +575,9 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
       // mistake that must not be answered with someone else's result.
       const char* first_event = std::holds_alternative<SubmitTask>(command) ? "TaskSubmitted"
                                 : std::holds_alternative<KillTask>(command) ? "KillRequested"
-                                                                            : nullptr;
+                                : std::holds_alternative<CreateExperiment>(command)
+                                    ? "ExperimentCreated"
+                                    : nullptr;
       if (seen->second.actor != meta.actor ||
           (first_event != nullptr && seen->second.command != first_event)) {
         return Status::FailedPrecondition("idempotency key " + meta.idempotency_key +
@@ -604,6 +611,16 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return DecideUpdateJob(state, c);
         } else if constexpr (std::is_same_v<T, ExpirePreemptions>) {
           return DecideExpirePreemptions(state, meta.time_unix_micros);
+        } else if constexpr (std::is_same_v<T, CreateExperiment>) {
+          return DecideCreateExperiment(state, c, meta);
+        } else if constexpr (std::is_same_v<T, ExperimentAction>) {
+          return DecideExperimentAction(state, c);
+        } else if constexpr (std::is_same_v<T, ReportWorkload>) {
+          return DecideReportWorkload(state, c);
+        } else if constexpr (std::is_same_v<T, SaveTemplate>) {
+          return DecideSaveTemplate(state, c);
+        } else if constexpr (std::is_same_v<T, DeleteTemplate>) {
+          return DecideDeleteTemplate(state, c);
         } else {
           events::Envelope event;
           event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);
@@ -612,6 +629,17 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
         }
       },
       command);
+}
+
+void DecideFollowUps(DecisionState& state, int64_t now,
+                     const std::function<void(events::Envelope event, const char* actor)>& record) {
+  for (int round = 0; round < kMaxReactorRounds; ++round) {
+    auto reactions = ReactToExperiments(state);
+    if (reactions.empty()) break;
+    for (auto& event : reactions) record(std::move(event), "system:experiments");
+  }
+  state.dirty_experiments.clear();
+  for (auto& event : Schedule(state, now).decisions) record(std::move(event), "system:scheduler");
 }
 
 }  // namespace cairn::commands

@@ -2,6 +2,7 @@
 // no randomness (ids and times arrive inside the command and its meta).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,12 @@ struct Decision {
 // was seen before yields no events and the entity of the first one.
 Result<Decision> Decide(const DecisionState& state, const Command& command,
                         const CommandMeta& meta);
+
+// What the writer decides after every batch that wrote events, in order: the experiment
+// reactor's rounds (commands/experiment_reactor.h), then one scheduling pass at `now`. `record`
+// must stamp the event, Apply it to `state` and keep it; `actor` names who decided
+// ("system:experiments", "system:scheduler").
+void DecideFollowUps(DecisionState& state, int64_t now,
+                     const std::function<void(events::Envelope event, const char* actor)>& record);
 
 }  // namespace cairn::commands

@@ -181,10 +181,9 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
       answers[i] = Outcome{decision->entity_id, 0, static_cast<int>(decision->events.size())};
     }
     if (!to_append.empty()) {
-      CommandMeta scheduler{"system:scheduler", "", "", batch_time};
-      for (auto& event : Schedule(state_, batch_time).decisions) {
-        stamp(event, scheduler, last_cause);
-      }
+      DecideFollowUps(state_, batch_time, [&](events::Envelope event, const char* actor) {
+        stamp(event, CommandMeta{actor, "", "", batch_time}, last_cause);
+      });
     }
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "commands/experiment_state.h"
 #include "events/envelope_util.h"
 
 namespace cairn::commands {
@@ -75,6 +76,24 @@ std::vector<const TaskRecord*> ExpiredPreemptions(const DecisionState& state, in
   return expired;
 }
 
+const ExperimentRecord* DecisionState::FindExperiment(int64_t experiment_id) const {
+  auto it = experiments.find(experiment_id);
+  return it == experiments.end() ? nullptr : &it->second;
+}
+
+const TrialRecord* DecisionState::FindTrial(int64_t trial_id) const {
+  auto it = trials.find(trial_id);
+  return it == trials.end() ? nullptr : &it->second;
+}
+
+const TrialRecord* DecisionState::FindTrialByAllocation(const std::string& allocation_id) const {
+  auto task_id = allocation_to_task.find(allocation_id);
+  if (task_id == allocation_to_task.end()) return nullptr;
+  const TaskRecord* task = FindTask(task_id->second);
+  if (task == nullptr || task->trial_id == 0) return nullptr;
+  return FindTrial(task->trial_id);
+}
+
 QueueKey DecisionState::QueueKeyOf(const TaskRecord& task) const {
   const JobRecord* job = FindJob(task.job_id);
   return {task.resources.priority(), job ? job->queue_position : 0, task.submitted_offset,
@@ -111,6 +130,7 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
   task.resources = submitted.resources();
   task.submitted_offset = event.offset();
   task.submitted_time = event.time_unix_micros();
+  task.trial_id = submitted.trial_id();
   auto [job_it, new_job] = state.jobs.try_emplace(task.job_id);
   JobRecord& job = job_it->second;
   if (new_job) {
@@ -289,6 +309,7 @@ void Apply(DecisionState& state, const events::Envelope& event) {
   switch (event.payload_case()) {
     case events::Envelope::kTaskSubmitted:
       ApplyTaskSubmitted(state, event);
+      ApplyTrialTaskEvent(state, event);
       break;
     case events::Envelope::kAllocationAssigned:
       ApplyAllocationAssigned(state, event.allocation_assigned());
@@ -316,9 +337,11 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       break;
     }
     case events::Envelope::kTaskExited:
+      ApplyTrialTaskEvent(state, event);  // first: it reads how the task ended
       ApplyTaskExited(state, event.task_exited());
       break;
     case events::Envelope::kAllocationReleased:
+      ApplyTrialTaskEvent(state, event);
       ApplyAllocationReleased(state, event.allocation_released());
       break;
     case events::Envelope::kAllocationPartExited:
@@ -370,7 +393,9 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       break;
     }
     default:
-      break;  // unknown or future payloads are skipped
+      // Experiments, trials, checkpoints, templates; unknown or future payloads are skipped.
+      ApplyExperimentEvent(state, event);
+      break;
   }
 }
 

@@ -3,13 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "commands/experiments/experiment_config.h"
+#include "commands/experiments/searcher.h"
 #include "events.pb.h"
 
 namespace cairn::commands {
@@ -49,6 +53,7 @@ struct TaskRecord {
   bool preempting = false;
   int64_t preemption_deadline = 0;
   std::string last_reason;  // the latest decision about this task, in words
+  int64_t trial_id = 0;     // the trial this task is a run of; 0 for other tasks
 
   bool preemptible() const {
     return spec.task_type() == events::TASK_TYPE_TRIAL || spec.preemptible();
@@ -74,6 +79,83 @@ struct JobRecord {
   std::string user;
   std::vector<std::string> task_ids;  // in submission order
   int live_tasks = 0;                 // tasks not exited
+  // The job may still get tasks although none is live (an experiment that is not over).
+  bool open = false;
+  bool accepts_changes() const { return live_tasks > 0 || open; }
+};
+
+// How a trial's last run ended, until the experiment reactor has acted on it.
+enum class TrialRunExit { kNone, kClean, kFailed, kKilled };
+
+struct TrialRecord {
+  int64_t trial_id = 0;
+  int64_t experiment_id = 0;
+  int request_id = 0;
+  std::string hparams_json;
+  events::ExperimentState state = events::EXPERIMENT_STATE_ACTIVE;  // terminal once ended
+  int64_t train_to = 0;      // the searcher's latest length, in batches; 0 = none yet
+  bool closed = false;       // the searcher has no more work for it
+  int64_t validated_at = 0;  // the largest batch count it validated at
+  std::map<int64_t, double> searcher_metric;  // batch count -> searcher.metric at validation
+  std::string latest_checkpoint;              // uuid; "" = none
+  int64_t checkpoint_batches = 0;
+  std::vector<std::string> checkpoints;  // uuids in the order they were saved
+  int32_t restarts = 0;
+  int runs = 0;         // tasks submitted for it
+  std::string task_id;  // the live run's task; "" when it has none
+  TrialRunExit last_exit = TrialRunExit::kNone;
+  std::string last_exit_reason;
+  // The current process's conversation (agent/harness/PROTOCOL.md §3).
+  std::string workload_allocation;
+  int32_t last_sequence = -1;
+  bool awaiting_answer = false;
+  events::TrialWorkloadAssigned last_answer;
+  int64_t batches = 0;  // the process's model: batches trained (from its checkpoint on)
+  int64_t last_validation_batches = 0;
+
+  bool ended() const {
+    return state == events::EXPERIMENT_STATE_COMPLETED ||
+           state == events::EXPERIMENT_STATE_CANCELED || state == events::EXPERIMENT_STATE_ERROR;
+  }
+  // The searcher's last length is not yet trained, validated and saved.
+  bool has_work() const {
+    return train_to > 0 && (validated_at < train_to || checkpoint_batches < train_to);
+  }
+};
+
+struct CheckpointRecord {
+  std::string uuid;
+  int64_t experiment_id = 0;
+  int64_t trial_id = 0;
+  int64_t total_batches = 0;
+  int64_t size_bytes = 0;
+  bool deleted = false;
+};
+
+struct ExperimentRecord {
+  int64_t experiment_id = 0;
+  std::string job_id;
+  std::string owner;
+  std::string context_digest;
+  events::ExperimentState state = events::EXPERIMENT_STATE_PAUSED;
+  events::Resources resources;
+  std::shared_ptr<const experiments::ExperimentConfig> config;
+  // Folded from the log: fed every input the searcher was given, in order. Its decisions wait in
+  // pending_ops until the reactor records them (TrialCreated, TrialTrainTo, ...).
+  std::shared_ptr<experiments::Searcher> searcher;
+  std::deque<experiments::SearcherOp> pending_ops;
+  std::map<int, int64_t> trial_by_request;
+  std::vector<int64_t> trial_ids;
+  std::string config_error;  // the stored configuration no longer parses (a newer master wrote it)
+
+  bool running() const {
+    return state == events::EXPERIMENT_STATE_ACTIVE || state == events::EXPERIMENT_STATE_PAUSED;
+  }
+  bool terminal() const {
+    return state == events::EXPERIMENT_STATE_COMPLETED ||
+           state == events::EXPERIMENT_STATE_CANCELED || state == events::EXPERIMENT_STATE_ERROR;
+  }
+  bool stopping() const { return !running() && !terminal(); }
 };
 
 struct AgentRecord {
@@ -120,11 +202,24 @@ struct DecisionState {
   };
   std::map<std::string, IdempotentCommand> idempotency;
   std::map<uint64_t, uint64_t> epoch_claims;  // offset of each WriterEpochClaimed -> its epoch
+  std::map<int64_t, ExperimentRecord> experiments;
+  std::map<int64_t, TrialRecord> trials;
+  std::map<std::string, CheckpointRecord> checkpoints;
+  std::map<std::string, events::TemplateSaved> templates;
+  int64_t last_experiment_id = 0;
+  int64_t last_trial_id = 0;
+  // Experiments an event touched since the reactor last looked (commands/experiment_reactor.h).
+  // Not part of the log's meaning: a replayed state has them all, and the reactor is idempotent.
+  std::set<int64_t> dirty_experiments;
 
   const TaskRecord* FindTask(const std::string& task_id) const;
   const JobRecord* FindJob(const std::string& job_id) const;
   const AgentRecord* FindAgent(const std::string& agent_id) const;
   const events::ResourcePoolConfig* FindPool(const std::string& pool_name) const;
+  const ExperimentRecord* FindExperiment(int64_t experiment_id) const;
+  const TrialRecord* FindTrial(int64_t trial_id) const;
+  // The trial whose run holds `allocation_id`, or nullptr.
+  const TrialRecord* FindTrialByAllocation(const std::string& allocation_id) const;
   QueueKey QueueKeyOf(const TaskRecord& task) const;
 };
 

@@ -11,42 +11,10 @@
 namespace cairn {
 
 std::string PayloadTypeName(const events::Envelope& event) {
-  using E = events::Envelope;
-  switch (event.payload_case()) {
-    case E::kWriterEpochClaimed:
-      return "WriterEpochClaimed";
-    case E::kAgentRegistered:
-      return "AgentRegistered";
-    case E::kAgentDisconnected:
-      return "AgentDisconnected";
-    case E::kAgentEnabled:
-      return "AgentEnabled";
-    case E::kAgentDisabled:
-      return "AgentDisabled";
-    case E::kTaskSubmitted:
-      return "TaskSubmitted";
-    case E::kAllocationAssigned:
-      return "AllocationAssigned";
-    case E::kTaskStarted:
-      return "TaskStarted";
-    case E::kTaskExited:
-      return "TaskExited";
-    case E::kKillRequested:
-      return "KillRequested";
-    case E::kResourcePoolsConfigured:
-      return "ResourcePoolsConfigured";
-    case E::kJobQueueChanged:
-      return "JobQueueChanged";
-    case E::kPreemptionRequested:
-      return "PreemptionRequested";
-    case E::kAllocationReleased:
-      return "AllocationReleased";
-    case E::kAllocationPartExited:
-      return "AllocationPartExited";
-    case E::PAYLOAD_NOT_SET:
-      break;
-  }
-  return "Unknown";
+  // The payload's message name, from the schema itself, so a new event needs no case here.
+  static const auto* const payload = events::Envelope::descriptor()->FindOneofByName("payload");
+  const auto* field = event.GetReflection()->GetOneofFieldDescriptor(event, payload);
+  return field == nullptr ? "Unknown" : field->message_type()->name();
 }
 
 std::string TaskTypeName(events::TaskType type) {
@@ -93,6 +61,20 @@ std::string EntityIdOf(const events::Envelope& event) {
       return event.agent_disabled().agent_id();
     case E::kJobQueueChanged:
       return event.job_queue_changed().job_id();
+    case E::kExperimentCreated:
+      return std::to_string(event.experiment_created().experiment_id());
+    case E::kExperimentStateChanged:
+      return std::to_string(event.experiment_state_changed().experiment_id());
+    case E::kTrialCreated:
+      return std::to_string(event.trial_created().experiment_id());
+    case E::kTrialWorkloadReported:
+      return std::to_string(event.trial_workload_reported().trial_id());
+    case E::kCheckpointSaved:
+      return std::to_string(event.checkpoint_saved().trial_id());
+    case E::kTemplateSaved:
+      return event.template_saved().name();
+    case E::kTemplateDeleted:
+      return event.template_deleted().name();
     default:
       return TaskIdOf(event);
   }
@@ -160,6 +142,17 @@ Result<events::Envelope> EnvelopeFromJson(const std::string& json) {
   auto status = google::protobuf::util::JsonStringToMessage(json, &event, options);
   if (!status.ok()) return Status::InvalidArgument("bad event JSON: " + status.ToString());
   return event;
+}
+
+std::string HexLower(const unsigned char* bytes, size_t size) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(size * 2);
+  for (size_t i = 0; i < size; ++i) {
+    hex.push_back(kHex[bytes[i] >> 4]);
+    hex.push_back(kHex[bytes[i] & 0xf]);
+  }
+  return hex;
 }
 
 std::string FormatNumber(double value) {

@@ -49,6 +49,8 @@ std::string FormatRfc3339(int64_t unix_micros);
 Result<int64_t> ParseTimeToUnixMicros(const std::string& text);
 
 // A number as a person writes it: "3", "0.25", "1e+20" (ostream's default, 6 significant digits).
+// Lowercase hex of raw bytes (digests in ids and file names).
+std::string HexLower(const unsigned char* bytes, size_t size);
 std::string FormatNumber(double value);
 
 // Wall clock in microseconds since the epoch. Only edges (api/, agent/) may call it; deciders

@@ -93,6 +93,11 @@ curl -sf "$URL/api/v1/commands" | python3 -c 'import json,sys
 for c in json.load(sys.stdin)["commands"]:
     print("  %-36s %-17s %s" % (c["id"], c["state"], c.get("exitStatus","")))'
 echo
+echo "== demo: a grid search on examples/spiral-mlp (6 trials, real training) =="
+sed "s#host_path: /tmp#host_path: $RUN_DIR#" examples/spiral-mlp/grid.yaml > "$RUN_DIR/grid.yaml"
+python3 ops/submit_experiment.py --master "$URL" "$RUN_DIR/grid.yaml" examples/spiral-mlp --wait \
+  | sed 's/^/  /'
+echo
 echo "== replay: the cluster as it was at offset 4 =="
 if [ "$MODE" = kafka ]; then
   LOG_SOURCE=(--kafka "$BOOTSTRAPS" --topic-prefix cairn)
@@ -106,5 +111,6 @@ echo "  master  $URL   (logs: $RUN_DIR/master.log)"
 echo "  agent   local-agent, 4 slots   (logs: $RUN_DIR/agent.log)"
 echo "  try:    curl -X POST $URL/api/v1/commands -d '{\"config\":{\"entrypoint\":[\"echo\",\"hi\"]}}'"
 echo "          det -m $URL cmd run echo hi      (Determined's CLI, unchanged)"
+echo "          ops/submit_experiment.py --master $URL examples/spiral-mlp/adaptive_asha.yaml examples/spiral-mlp --wait"
 echo "          build/bin/cairn replay dump ${LOG_SOURCE[*]}"
 echo "  stop:   ops/run-local-cluster.sh --stop"

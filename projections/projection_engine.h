@@ -26,7 +26,8 @@ namespace cairn::projections {
 // The layout of the views this build writes, recorded in every checkpoint. Bump it when a view,
 // a key or the meaning of either changes: a DB of another layout is wiped and rebuilt on open.
 // 2: job views aggregate live tasks and follow JobQueueChanged; allocation indexes.
-inline constexpr uint32_t kViewFormat = 2;
+// 3: the experiments projection.
+inline constexpr uint32_t kViewFormat = 3;
 
 struct EngineOptions {
   std::vector<std::string> projectors = ProjectorNames();  // which projectors this DB maintains

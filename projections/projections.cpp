@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "projections/agent_projector.h"
+#include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
 #include "projections/task_projector.h"
 
@@ -22,40 +23,88 @@ Projections::~Projections() { Stop(); }
 
 void Projections::Stop() { engine_->Stop(); }
 
-Result<std::optional<TaskView>> Projections::GetTask(const std::string& task_id) {
-  std::optional<TaskView> task;
-  CAIRN_RETURN_IF_ERROR(engine_->Read(projections::kTasksProjector, [&](ViewReader& reader) {
-    CAIRN_ASSIGN_OR_RETURN(task, projections::ReadTask(reader, task_id));
+namespace {
+
+// Reads `projection` through `read` into a value of type T.
+template <typename T, typename Read>
+Result<T> ReadFrom(projections::ProjectionEngine& engine, const std::string& projection,
+                   Read read) {
+  T value;
+  CAIRN_RETURN_IF_ERROR(engine.Read(projection, [&](ViewReader& reader) {
+    CAIRN_ASSIGN_OR_RETURN(value, read(reader));
     return Status::Ok();
   }));
-  return task;
+  return value;
+}
+
+}  // namespace
+
+Result<std::optional<TaskView>> Projections::GetTask(const std::string& task_id) {
+  return ReadFrom<std::optional<TaskView>>(
+      *engine_, projections::kTasksProjector,
+      [&](ViewReader& reader) { return projections::ReadTask(reader, task_id); });
 }
 
 Result<std::vector<TaskView>> Projections::ListTasks() {
-  std::vector<TaskView> tasks;
-  CAIRN_RETURN_IF_ERROR(engine_->Read(projections::kTasksProjector, [&](ViewReader& reader) {
-    CAIRN_ASSIGN_OR_RETURN(tasks, projections::ReadTasks(reader));
-    return Status::Ok();
-  }));
-  return tasks;
+  return ReadFrom<std::vector<TaskView>>(
+      *engine_, projections::kTasksProjector,
+      [](ViewReader& reader) { return projections::ReadTasks(reader); });
 }
 
 Result<std::vector<AgentView>> Projections::ListAgents() {
-  std::vector<AgentView> agents;
-  CAIRN_RETURN_IF_ERROR(engine_->Read(projections::kAgentsProjector, [&](ViewReader& reader) {
-    CAIRN_ASSIGN_OR_RETURN(agents, projections::ReadAgents(reader));
-    return Status::Ok();
-  }));
-  return agents;
+  return ReadFrom<std::vector<AgentView>>(
+      *engine_, projections::kAgentsProjector,
+      [](ViewReader& reader) { return projections::ReadAgents(reader); });
 }
 
 Result<std::vector<JobView>> Projections::JobQueue(const std::string& pool) {
-  std::vector<JobView> jobs;
-  CAIRN_RETURN_IF_ERROR(engine_->Read(projections::kJobQueueProjector, [&](ViewReader& reader) {
-    CAIRN_ASSIGN_OR_RETURN(jobs, projections::ReadJobQueue(reader, pool));
-    return Status::Ok();
-  }));
-  return jobs;
+  return ReadFrom<std::vector<JobView>>(
+      *engine_, projections::kJobQueueProjector,
+      [&](ViewReader& reader) { return projections::ReadJobQueue(reader, pool); });
+}
+
+Result<std::optional<ExperimentView>> Projections::GetExperiment(int64_t experiment_id) {
+  return ReadFrom<std::optional<ExperimentView>>(
+      *engine_, projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadExperiment(reader, experiment_id); });
+}
+
+Result<std::vector<ExperimentView>> Projections::ListExperiments() {
+  return ReadFrom<std::vector<ExperimentView>>(
+      *engine_, projections::kExperimentsProjector,
+      [](ViewReader& reader) { return projections::ReadExperiments(reader); });
+}
+
+Result<std::vector<TrialView>> Projections::ListTrials(int64_t experiment_id) {
+  return ReadFrom<std::vector<TrialView>>(
+      *engine_, projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadTrials(reader, experiment_id); });
+}
+
+Result<std::optional<TrialView>> Projections::GetTrial(int64_t trial_id) {
+  return ReadFrom<std::optional<TrialView>>(
+      *engine_, projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadTrial(reader, trial_id); });
+}
+
+Result<std::vector<WorkloadView>> Projections::ListWorkloads(int64_t trial_id) {
+  return ReadFrom<std::vector<WorkloadView>>(
+      *engine_, projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadWorkloads(reader, trial_id); });
+}
+
+Result<std::vector<CheckpointView>> Projections::ListCheckpoints(int64_t experiment_id,
+                                                                 int64_t trial_id) {
+  return ReadFrom<std::vector<CheckpointView>>(
+      *engine_, projections::kExperimentsProjector, [&](ViewReader& reader) {
+        return projections::ReadCheckpointViews(reader, experiment_id, trial_id);
+      });
+}
+
+Result<std::optional<CheckpointView>> Projections::GetCheckpoint(const std::string& uuid) {
+  return ReadFrom<std::optional<CheckpointView>>(
+      *engine_, projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadCheckpointView(reader, uuid); });
 }
 
 uint64_t Projections::AppliedOffset() const { return engine_->AppliedOffset(); }
@@ -147,6 +196,42 @@ Result<std::vector<AgentView>> ProjectionState::ListAgents() {
 Result<std::vector<JobView>> ProjectionState::JobQueue(const std::string& pool) {
   CAIRN_ASSIGN_OR_RETURN(Part * part, Find(projections::kJobQueueProjector));
   return projections::ReadJobQueue(part->store, pool);
+}
+
+Result<std::optional<ExperimentView>> ProjectionState::GetExperiment(int64_t experiment_id) {
+  CAIRN_ASSIGN_OR_RETURN(Part * part, Find(projections::kExperimentsProjector));
+  return projections::ReadExperiment(part->store, experiment_id);
+}
+
+Result<std::vector<ExperimentView>> ProjectionState::ListExperiments() {
+  CAIRN_ASSIGN_OR_RETURN(Part * part, Find(projections::kExperimentsProjector));
+  return projections::ReadExperiments(part->store);
+}
+
+Result<std::vector<TrialView>> ProjectionState::ListTrials(int64_t experiment_id) {
+  CAIRN_ASSIGN_OR_RETURN(Part * part, Find(projections::kExperimentsProjector));
+  return projections::ReadTrials(part->store, experiment_id);
+}
+
+Result<std::optional<TrialView>> ProjectionState::GetTrial(int64_t trial_id) {
+  CAIRN_ASSIGN_OR_RETURN(Part * part, Find(projections::kExperimentsProjector));
+  return projections::ReadTrial(part->store, trial_id);
+}
+
+Result<std::vector<WorkloadView>> ProjectionState::ListWorkloads(int64_t trial_id) {
+  CAIRN_ASSIGN_OR_RETURN(Part * part, Find(projections::kExperimentsProjector));
+  return projections::ReadWorkloads(part->store, trial_id);
+}
+
+Result<std::vector<CheckpointView>> ProjectionState::ListCheckpoints(int64_t experiment_id,
+                                                                     int64_t trial_id) {
+  CAIRN_ASSIGN_OR_RETURN(Part * part, Find(projections::kExperimentsProjector));
+  return projections::ReadCheckpointViews(part->store, experiment_id, trial_id);
+}
+
+Result<std::optional<CheckpointView>> ProjectionState::GetCheckpoint(const std::string& uuid) {
+  CAIRN_ASSIGN_OR_RETURN(Part * part, Find(projections::kExperimentsProjector));
+  return projections::ReadCheckpointView(part->store, uuid);
 }
 
 Result<std::string> ProjectionState::Digest(const std::string& projection) {

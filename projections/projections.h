@@ -1,8 +1,8 @@
 // Cairn's read side, as the master and the replay tools use it.
 //
 //  * Projections: the live projection DB of a master. A background thread tails the EventLog and
-//    folds every event into the views (tasks, agents, job_queue); queries read consistent
-//    snapshots. Every method is thread-safe.
+//    folds every event into the views (tasks, agents, job_queue, experiments); queries read
+//    consistent snapshots. Every method is thread-safe.
 //  * RebuildProjections: a fresh projection DB from offset 0, optionally only up to an offset.
 //  * SummarizeProjectionDir (projection_engine.h): offsets and digests of a DB another process
 //    may own.
@@ -25,8 +25,12 @@
 namespace cairn {
 
 using views::AgentView;
+using views::CheckpointView;
+using views::ExperimentView;
 using views::JobView;
 using views::TaskView;
+using views::TrialView;
+using views::WorkloadView;
 
 class Projections {
  public:
@@ -50,6 +54,20 @@ class Projections {
   // live tasks, each pool in its queue order ((priority, queue position) under the priority
   // scheduler, queue position otherwise) with jobs_ahead = the job's index in its pool.
   Result<std::vector<JobView>> JobQueue(const std::string& pool);
+
+  // Experiments (nullopt / empty for unknown ids).
+  Result<std::optional<ExperimentView>> GetExperiment(int64_t experiment_id);
+  // Every experiment, by id.
+  Result<std::vector<ExperimentView>> ListExperiments();
+  // The experiment's trials, by trial id.
+  Result<std::vector<TrialView>> ListTrials(int64_t experiment_id);
+  Result<std::optional<TrialView>> GetTrial(int64_t trial_id);
+  // The trial's completed training, validation and checkpoint workloads, in report order.
+  Result<std::vector<WorkloadView>> ListWorkloads(int64_t trial_id);
+  // The experiment's checkpoints (trial_id 0) or one trial's, by trial id and then in save
+  // order; deleted ones included.
+  Result<std::vector<CheckpointView>> ListCheckpoints(int64_t experiment_id, int64_t trial_id);
+  Result<std::optional<CheckpointView>> GetCheckpoint(const std::string& uuid);
 
   // Every event below this offset is applied in every projection.
   uint64_t AppliedOffset() const;
@@ -92,6 +110,13 @@ class ProjectionState {
   Result<std::vector<TaskView>> ListTasks();
   Result<std::vector<AgentView>> ListAgents();
   Result<std::vector<JobView>> JobQueue(const std::string& pool);
+  Result<std::optional<ExperimentView>> GetExperiment(int64_t experiment_id);
+  Result<std::vector<ExperimentView>> ListExperiments();
+  Result<std::vector<TrialView>> ListTrials(int64_t experiment_id);
+  Result<std::optional<TrialView>> GetTrial(int64_t trial_id);
+  Result<std::vector<WorkloadView>> ListWorkloads(int64_t trial_id);
+  Result<std::vector<CheckpointView>> ListCheckpoints(int64_t experiment_id, int64_t trial_id);
+  Result<std::optional<CheckpointView>> GetCheckpoint(const std::string& uuid);
   Result<std::string> Digest(const std::string& projection);
 
  private:

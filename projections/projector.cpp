@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "projections/agent_projector.h"
+#include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
 #include "projections/task_projector.h"
 
@@ -10,7 +11,7 @@ namespace cairn::projections {
 
 const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {kTasksProjector, kAgentsProjector,
-                                                  kJobQueueProjector};
+                                                  kJobQueueProjector, kExperimentsProjector};
   return kNames;
 }
 
@@ -18,8 +19,9 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kTasksProjector) return std::unique_ptr<Projector>(new TaskProjector());
   if (name == kAgentsProjector) return std::unique_ptr<Projector>(new AgentProjector());
   if (name == kJobQueueProjector) return std::unique_ptr<Projector>(new JobQueueProjector());
+  if (name == kExperimentsProjector) return std::unique_ptr<Projector>(new ExperimentProjector());
   return Status::InvalidArgument("unknown projection '" + name +
-                                 "' (known: tasks, agents, job_queue)");
+                                 "' (known: tasks, agents, job_queue, experiments)");
 }
 
 Status ApplyEvent(const Projector& projector, const Envelope& event, ViewStore& store,

@@ -24,7 +24,7 @@ class Projector {
   virtual Status Apply(const Envelope& event, ViewStore& store) const = 0;
 };
 
-// "tasks", "agents", "job_queue", in that order.
+// "tasks", "agents", "job_queue", "experiments", in that order.
 const std::vector<std::string>& ProjectorNames();
 
 // The projector with this name, or InvalidArgument.

@@ -6,6 +6,8 @@
 
 #include <memory>
 
+#include "events/envelope_util.h"
+
 namespace cairn::projections {
 
 Result<std::optional<std::string>> MemoryViewStore::Get(std::string_view key) {
@@ -112,13 +114,7 @@ Result<std::string> DigestViews(ViewReader& reader) {
   if (!hashed || EVP_DigestFinal_ex(context.get(), digest, &length) != 1) {
     return Status::Internal("SHA-256 update failed");
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0xf]);
-  }
-  return hex;
+  return HexLower(digest, length);
 }
 
 std::vector<std::string> SplitIds(std::string_view list) {

@@ -66,7 +66,7 @@ Result<std::vector<std::string>> ProjectionNamesFromFlags(const Flags& flags) {
   const auto& known = projections::ProjectorNames();
   if (std::find(known.begin(), known.end(), *name) == known.end()) {
     return Status::InvalidArgument("unknown projection '" + *name +
-                                   "' (known: tasks, agents, job_queue, all)");
+                                   "' (known: tasks, agents, job_queue, experiments, all)");
   }
   return std::vector<std::string>{*name};
 }
@@ -392,7 +392,7 @@ commands:
             offset N or time T — and every decision about it with its recorded reason
               TASK (--data DIR | --kafka BROKERS) [--at-offset N | --at-time T]
 
-projections: tasks, agents, job_queue. A digest is the hex SHA-256 of a projection's views;
+projections: tasks, agents, job_queue, experiments. A digest is the hex SHA-256 of a projection's views;
 equal digests at equal offsets mean byte-identical projections.
 
 exit codes: 0 done, 1 the work failed, 2 bad usage.

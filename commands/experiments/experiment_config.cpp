@@ -883,4 +883,12 @@ Result<ExperimentConfig> ParseExperimentConfig(const std::string& yaml_text) {
   }
 }
 
+std::string CheckpointDirectory(const ExperimentConfig& config) {
+  if (!config.checkpoint_storage) return "";
+  const auto& storage = *config.checkpoint_storage;
+  if (!storage.storage_path || storage.storage_path->empty()) return storage.host_path;
+  if ((*storage.storage_path)[0] == '/') return *storage.storage_path;
+  return storage.host_path + "/" + *storage.storage_path;
+}
+
 }  // namespace cairn::experiments

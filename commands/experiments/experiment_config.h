@@ -112,6 +112,10 @@ Result<ExperimentConfig> ParseExperimentConfig(const std::string& yaml_text);
 // length of a config that ParseExperimentConfig returned.
 Result<int64_t> LengthInBatches(const ExperimentConfig& config, const Length& length);
 
+// Where a trial's checkpoints go: checkpoint_storage.host_path, or storage_path inside it (an
+// absolute storage_path stands alone). "" when the configuration has no checkpoint storage.
+std::string CheckpointDirectory(const ExperimentConfig& config);
+
 // Records `seed` as reproducibility.experiment_seed in both the typed config and `effective`. The
 // submitting layer calls it with a recorded seed when the user gave none.
 void SetExperimentSeed(ExperimentConfig& config, uint32_t seed);

@@ -197,6 +197,105 @@ TEST_F(DeterminedShapesTest, AgentAndSlotList) {
   }
 }
 
+// `det experiment create const.yaml ./ctx`: the YAML text verbatim and the context as tar-style
+// entries, other keys as explicit nulls.
+json CreateExperimentBody(bool activate) {
+  // base64 of "from cairn_harness import Trial\nclass T(Trial):\n  pass\n"
+  const std::string encoded =
+      "ZnJvbSBjYWlybl9oYXJuZXNzIGltcG9ydCBUcmlhbApjbGFzcyBUKFRyaWFsKToKICBwYXNzCg==";
+  return {{"activate", activate},
+          {"config",
+           "name: shapes\nentrypoint: model_def:T\nhyperparameters:\n  lr: 0.1\n"
+           "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 100}\n"},
+          {"modelDefinition", json::array({{{"path", "model_def.py"},
+                                            {"type", 48},
+                                            {"content", encoded},
+                                            {"mode", 33188},
+                                            {"mtime", "1700000000"},
+                                            {"uid", 0},
+                                            {"gid", 0}}})},
+          {"parentId", nullptr},
+          {"projectId", nullptr},
+          {"template", nullptr},
+          {"validateOnly", false}};
+}
+
+TEST_F(DeterminedShapesTest, ExperimentCreateListAndDescribe) {
+  json created = Call("POST", "/api/v1/experiments", CreateExperimentBody(false).dump());
+  ExpectKeys(created, {"experiment", "config"}, "create");
+  const std::vector<std::string> experiment_keys = {
+      "id",      "name",      "state",     "archived",       "config",       "originalConfig",
+      "jobId",   "numTrials", "projectId", "projectOwnerId", "searcherType", "startTime",
+      "username"};
+  ExpectKeys(created["experiment"], experiment_keys, "v1Experiment");
+  EXPECT_EQ(created["experiment"]["state"], "STATE_PAUSED");  // activate: false (--paused)
+  int64_t id = created["experiment"]["id"];
+  json listed =
+      Call("GET", "/api/v1/experiments?archived=false&limit=200&offset=0&users=determined");
+  ASSERT_EQ(listed["experiments"].size(), 1u);
+  ExpectKeys(listed["experiments"][0], experiment_keys, "list entry");
+  ExpectKeys(listed["pagination"], {"endIndex", "total"}, "pagination");
+  json described = Call("GET", "/api/v1/experiments/" + std::to_string(id));
+  ExpectKeys(described["experiment"], experiment_keys, "describe");
+  json trials = Call("GET", "/api/v1/experiments/" + std::to_string(id) + "/trials?offset=0");
+  ASSERT_EQ(trials["trials"].size(), 1u);  // the searcher's trial exists while paused
+  ExpectKeys(
+      trials["trials"][0],
+      {"id", "experimentId", "state", "startTime", "restarts", "hparams", "totalBatchesProcessed"},
+      "trialv1Trial");
+  std::string trial_id = std::to_string(trials["trials"][0]["id"].get<int64_t>());
+  json workloads = Call("GET", "/api/v1/trials/" + trial_id + "/workloads?limit=500&offset=0");
+  EXPECT_TRUE(workloads["workloads"].is_array());
+  ExpectKeys(workloads["pagination"], {"endIndex", "total"}, "workloads pagination");
+}
+
+TEST_F(DeterminedShapesTest, ExperimentActionsAndSetPriority) {
+  json created = Call("POST", "/api/v1/experiments", CreateExperimentBody(true).dump());
+  std::string id = std::to_string(created["experiment"]["id"].get<int64_t>());
+  EXPECT_EQ(created["experiment"]["state"], "STATE_ACTIVE");
+  Call("POST", "/api/v1/experiments/" + id + "/pause", "{}");
+  EXPECT_EQ(Call("GET", "/api/v1/experiments/" + id)["experiment"]["state"], "STATE_PAUSED");
+  Call("POST", "/api/v1/experiments/" + id + "/activate", "{}");
+  Call("PATCH", "/api/v1/experiments/" + id, R"({"id":)" + id + R"(,"resources":{"priority":10}})");
+  json jobs = Call("GET", "/api/v1/job-queues-v2");
+  bool found = false;
+  for (const auto& job : jobs["jobs"]) {
+    if (job["full"]["entityId"] == id || job["full"]["jobId"] == "experiment-" + id) {
+      found = true;
+      EXPECT_EQ(job["full"]["priority"], 10) << job.dump();
+    }
+  }
+  EXPECT_TRUE(found) << jobs.dump();
+  Call("POST", "/api/v1/experiments/" + id + "/kill", "{}");
+  std::string state = Call("GET", "/api/v1/experiments/" + id)["experiment"]["state"];
+  EXPECT_TRUE(state == "STATE_CANCELED" || state == "STATE_STOPPING_KILLED") << state;
+}
+
+TEST_F(DeterminedShapesTest, TemplateSetListAndDescribe) {
+  // `det template set t1 tmpl.yaml`: GET (404) then POST; when it exists, PATCH with the bare
+  // config.
+  auto missing = client_->Request("GET", "/api/v1/templates/t1", "", {});
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->status, 404);
+  json posted =
+      Call("POST", "/api/v1/templates/t1",
+           R"({"name":"t1","config":{"resources":{"slots_per_trial":2}},"workspaceId":0})");
+  ExpectKeys(posted["template"], {"name", "config", "workspaceId"}, "template");
+  json patched = Call("PATCH", "/api/v1/templates/t1",
+                      R"({"resources":{"slots_per_trial":1},"max_restarts":2})");
+  EXPECT_EQ(patched["template"]["config"]["max_restarts"], 2);
+  json listed = Call("GET", "/api/v1/templates");
+  ASSERT_EQ(listed["templates"].size(), 1u);
+  EXPECT_TRUE(listed.contains("pagination"));
+  json described = Call("GET", "/api/v1/templates/t1");
+  EXPECT_EQ(described["template"]["config"]["resources"]["slots_per_trial"], 1);
+  auto again = client_->Request("POST", "/api/v1/templates/t1", R"({"name":"t1","config":{}})", {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->status, 409);
+  Call("DELETE", "/api/v1/templates/t1");
+  EXPECT_EQ(client_->Request("GET", "/api/v1/templates/t1", "", {})->status, 404);
+}
+
 TEST_F(DeterminedShapesTest, ErrorsUseGrpcGatewaysShape) {
   auto response = client_->Request("GET", "/api/v1/tasks/unknown");
   ASSERT_TRUE(response.ok());

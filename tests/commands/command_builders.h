@@ -117,9 +117,7 @@ class Cluster {
     if (!decision.ok()) return decision;
     last_events.clear();
     for (const auto& event : decision->events) Append(event, idempotency_key);
-    if (!decision->events.empty()) {
-      for (const auto& event : Schedule(state, now).decisions) Append(event, "");
-    }
+    if (!decision->events.empty()) FollowUps();
     return decision;
   }
 
@@ -131,10 +129,13 @@ class Cluster {
       if (!decision.ok()) return decision.status();
       for (const auto& event : decision->events) Append(event);
     }
-    if (!last_events.empty()) {
-      for (const auto& event : Schedule(state, now).decisions) Append(event);
-    }
+    if (!last_events.empty()) FollowUps();
     return Status::Ok();
+  }
+
+  // What the writer decides after a batch: experiment reactions, then one scheduling pass.
+  void FollowUps() {
+    DecideFollowUps(state, now, [&](events::Envelope event, const char*) { Append(event, ""); });
   }
 
   // Applies an event as the writer would record it.

@@ -248,6 +248,257 @@ events::Envelope& History::PartExit(const std::string& task, const std::string& 
   return Stamp(std::move(event));
 }
 
+events::Envelope& History::CreateExperiment(int64_t experiment, const std::string& job,
+                                            const std::string& config_json, bool activate,
+                                            const std::string& pool, int priority,
+                                            int slots_per_trial) {
+  events::Envelope event;
+  auto* created = event.mutable_experiment_created();
+  created->set_experiment_id(experiment);
+  created->set_job_id(job);
+  created->set_name("experiment " + std::to_string(experiment));
+  created->set_owner("alice");
+  created->set_original_config("name: experiment\n");
+  created->set_config_json(config_json);
+  created->set_seed(static_cast<uint64_t>(experiment) * 7919);
+  created->set_context_digest("sha256:" + std::to_string(experiment));
+  created->set_context_bytes(1024);
+  created->set_activate(activate);
+  created->mutable_resources()->set_slots(slots_per_trial);
+  created->mutable_resources()->set_resource_pool(pool);
+  created->mutable_resources()->set_priority(priority);
+  created->mutable_resources()->set_weight(1.0);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::CreateTrial(int64_t experiment, int64_t trial, int request_id,
+                                       const std::string& hparams_json, double progress,
+                                       const std::string& reason) {
+  events::Envelope event;
+  auto* created = event.mutable_trial_created();
+  created->set_experiment_id(experiment);
+  created->set_trial_id(trial);
+  created->set_request_id(request_id);
+  created->set_hparams_json(hparams_json);
+  created->set_reason(reason);
+  created->set_progress(progress);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::TrainTo(int64_t experiment, int64_t trial, int64_t length_batches,
+                                   double progress, const std::string& reason) {
+  events::Envelope event;
+  auto* train = event.mutable_trial_train_to();
+  train->set_experiment_id(experiment);
+  train->set_trial_id(trial);
+  train->set_length_batches(length_batches);
+  train->set_reason(reason);
+  train->set_progress(progress);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::CloseTrial(int64_t experiment, int64_t trial, double progress,
+                                      const std::string& reason) {
+  events::Envelope event;
+  auto* closed = event.mutable_trial_closed();
+  closed->set_experiment_id(experiment);
+  closed->set_trial_id(trial);
+  closed->set_reason(reason);
+  closed->set_progress(progress);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::RestartTrial(int64_t experiment, int64_t trial, int restarts,
+                                        const std::string& reason) {
+  events::Envelope event;
+  auto* restarted = event.mutable_trial_restarted();
+  restarted->set_experiment_id(experiment);
+  restarted->set_trial_id(trial);
+  restarted->set_restarts(restarts);
+  restarted->set_reason(reason);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::EndTrial(int64_t experiment, int64_t trial,
+                                    events::ExperimentState state, double progress,
+                                    const std::string& reason) {
+  events::Envelope event;
+  auto* ended = event.mutable_trial_ended();
+  ended->set_experiment_id(experiment);
+  ended->set_trial_id(trial);
+  ended->set_state(state);
+  ended->set_reason(reason);
+  ended->set_progress(progress);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::ChangeExperimentState(int64_t experiment, events::ExperimentState state,
+                                                 double progress, const std::string& reason) {
+  events::Envelope event;
+  auto* changed = event.mutable_experiment_state_changed();
+  changed->set_experiment_id(experiment);
+  changed->set_state(state);
+  changed->set_reason(reason);
+  changed->set_progress(progress);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::ReportWorkload(int64_t experiment, int64_t trial,
+                                          const std::string& allocation, int sequence,
+                                          events::WorkloadKind completed, int64_t batches,
+                                          int64_t total_batches, const std::string& metrics_json) {
+  events::Envelope event;
+  auto* reported = event.mutable_trial_workload_reported();
+  reported->set_experiment_id(experiment);
+  reported->set_trial_id(trial);
+  reported->set_allocation_id(allocation);
+  reported->set_sequence(sequence);
+  reported->set_completed(completed);
+  reported->set_batches(batches);
+  reported->set_total_batches(total_batches);
+  reported->set_metrics_json(metrics_json);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::SaveCheckpoint(int64_t experiment, int64_t trial,
+                                          const std::string& uuid, int64_t total_batches,
+                                          int64_t size_bytes,
+                                          const std::vector<std::pair<std::string, int64_t>>& files,
+                                          const std::string& allocation) {
+  events::Envelope event;
+  auto* saved = event.mutable_checkpoint_saved();
+  saved->set_experiment_id(experiment);
+  saved->set_trial_id(trial);
+  saved->set_uuid(uuid);
+  saved->set_total_batches(total_batches);
+  saved->set_size_bytes(size_bytes);
+  for (const auto& [path, size] : files) (*saved->mutable_resources())[path] = size;
+  saved->set_metadata_json(R"({"framework":"pure-python"})");
+  saved->set_allocation_id(allocation);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::DeleteCheckpoints(int64_t experiment,
+                                             const std::vector<std::string>& uuids,
+                                             const std::string& reason) {
+  events::Envelope event;
+  auto* deleted = event.mutable_checkpoints_deleted();
+  deleted->set_experiment_id(experiment);
+  for (const auto& uuid : uuids) deleted->add_uuids(uuid);
+  deleted->set_reason(reason);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::SubmitRun(const std::string& task, const std::string& job, int64_t trial,
+                                     const std::string& pool, int slots) {
+  events::Envelope& event = Submit(task, job, pool, 42, slots, "trial " + std::to_string(trial));
+  auto* submitted = event.mutable_task_submitted();
+  submitted->mutable_spec()->set_task_type(events::TASK_TYPE_TRIAL);
+  submitted->set_trial_id(trial);
+  return event;
+}
+
+void History::AddExperiment(int64_t experiment, int t, const std::string& pool,
+                            const std::string& agent, const std::string& incarnation, int& pid) {
+  using events::WORKLOAD_KIND_TRAIN;
+  using events::WORKLOAD_KIND_UNSPECIFIED;
+  using events::WORKLOAD_KIND_VALIDATE;
+  const std::string job = "exp-job-" + std::to_string(experiment);
+  const int64_t first = experiment * 10 + 1;
+  const int64_t second = experiment * 10 + 2;
+  // Some experiments rank by accuracy (larger is better), the others by loss.
+  const bool by_accuracy = t % 30 == 0;
+  CreateExperiment(
+      experiment, job,
+      std::string(
+          R"({"name":"exp","entrypoint":"model:Trial","searcher":{"name":"single","metric":")") +
+          (by_accuracy ? "accuracy" : "loss") + R"(","smaller_is_better":)" +
+          (by_accuracy ? "false" : "true") +
+          R"(,"max_length":{"batches":200}},"resources":{"slots_per_trial":1}})",
+      /*activate=*/t % 20 != 10, pool);
+  if (t % 20 == 10) ChangeExperimentState(experiment, events::EXPERIMENT_STATE_ACTIVE, 0);
+  CreateTrial(experiment, first, 0, R"({"lr":0.1})", 0.0);
+  CreateTrial(experiment, second, 1, R"({"lr":0.01})", 0.0);
+  TrainTo(experiment, first, 100, 0.1);
+  TrainTo(experiment, second, 100, 0.2);
+
+  // The first trial trains, validates and checkpoints, fails once and runs again.
+  std::string run = "run-" + std::to_string(first) + "-1";
+  std::string allocation = run + ".1";
+  SubmitRun(run, job, first, pool);
+  Assign(run, allocation, agent, incarnation, {t % 4});
+  Start(run, allocation, agent, ++pid);
+  ReportWorkload(experiment, first, allocation, 0, WORKLOAD_KIND_UNSPECIFIED, 0, 0);
+  ReportWorkload(experiment, first, allocation, 1, WORKLOAD_KIND_TRAIN, 100, 100,
+                 R"({"loss":0.5})");
+  ReportWorkload(experiment, first, allocation, 2, WORKLOAD_KIND_VALIDATE, 0, 100,
+                 R"({"accuracy":0.8,"loss":0.4})");
+  const std::string early = "ckpt-" + std::to_string(first) + "-100";
+  SaveCheckpoint(experiment, first, early, 100, 4096, {{"state.pt", 4096}}, allocation);
+  Exit(run, allocation, agent, 1, std::nullopt, "exited with code 1");
+  RestartTrial(experiment, first, 1, "the run failed; restart 1 of 5");
+  run = "run-" + std::to_string(first) + "-2";
+  allocation = run + ".1";
+  SubmitRun(run, job, first, pool);
+  if (t % 20 == 0) ChangeJob(job, 5, 1.0, pool, -t, 0, "priority 42 -> 5");
+  Assign(run, allocation, agent, incarnation, {t % 4});
+  Start(run, allocation, agent, ++pid);
+  if (t % 30 == 0) {
+    Preempt(run, allocation, agent, incarnation, "make room", time_of(events_.size() - 1) + 1);
+    Release(run, allocation, "preempted; back in the queue");
+    allocation = run + ".2";
+    Assign(run, allocation, agent, incarnation, {t % 4});
+    Start(run, allocation, agent, ++pid);
+  }
+  ReportWorkload(experiment, first, allocation, 0, WORKLOAD_KIND_UNSPECIFIED, 0, 100);
+  TrainTo(experiment, first, 200, 0.5);
+  ReportWorkload(experiment, first, allocation, 1, WORKLOAD_KIND_TRAIN, 100, 200,
+                 R"({"loss":0.3})");
+  ReportWorkload(experiment, first, allocation, 2, WORKLOAD_KIND_VALIDATE, 0, 200,
+                 R"({"accuracy":0.85,"loss":0.45})");
+  SaveCheckpoint(experiment, first, "ckpt-" + std::to_string(first) + "-200", 200, 8192,
+                 {{"state.pt", 8192}}, allocation);
+  DeleteCheckpoints(experiment, {early}, "save_trial_latest: 1");
+  CloseTrial(experiment, first, 0.7);
+  Exit(run, allocation, agent, 0, std::nullopt, "exited");
+  EndTrial(experiment, first, events::EXPERIMENT_STATE_COMPLETED, 0.75);
+
+  // The second trial's run, and how the experiment ends.
+  run = "run-" + std::to_string(second) + "-1";
+  allocation = run + ".1";
+  SubmitRun(run, job, second, pool);
+  switch (t % 40) {
+    case 0:  // paused with the run still queued
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_PAUSED, 0.75, "paused");
+      break;
+    case 10:
+      Kill(run, "", "");
+      Exit(run, "", "", std::nullopt, std::nullopt, "killed while queued");
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_STOPPING_CANCELED, 0.75);
+      EndTrial(experiment, second, events::EXPERIMENT_STATE_CANCELED, 0.75);
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_CANCELED, 0.75);
+      break;
+    case 20:
+      Assign(run, allocation, agent, incarnation, {(t + 1) % 4});
+      Start(run, allocation, agent, ++pid);
+      ReportWorkload(experiment, second, allocation, 0, WORKLOAD_KIND_UNSPECIFIED, 0, 0);
+      ReportWorkload(experiment, second, allocation, 1, WORKLOAD_KIND_TRAIN, 100, 100,
+                     R"({"loss":0.7})");
+      CloseTrial(experiment, second, 0.9);
+      Exit(run, allocation, agent, 0, std::nullopt, "exited");
+      EndTrial(experiment, second, events::EXPERIMENT_STATE_COMPLETED, 1.0);
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_COMPLETED, 1.0);
+      break;
+    default:
+      Assign(run, allocation, agent, incarnation, {(t + 1) % 4});
+      Start(run, allocation, agent, ++pid);
+      Exit(run, allocation, agent, 1, std::nullopt, "exited with code 1");
+      EndTrial(experiment, second, events::EXPERIMENT_STATE_ERROR, 0.75);
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_ERROR, 0.75);
+      break;
+  }
+}
+
 void History::AddWorkload(int agents, int tasks) {
   const std::vector<std::string> pools = {"default", "gpu"};
   ConfigurePools(Pools(
@@ -274,6 +525,9 @@ void History::AddWorkload(int agents, int tasks) {
     }
     if (t % 10 == 5) {
       ChangeJob(job, 7, 2.0, pool, -static_cast<int64_t>(t), t % 4, "priority 42 -> 7; moved");
+    }
+    if (t % 10 == 0) {
+      AddExperiment(++last_experiment_id_, t, pool, agent, incarnations[agent_index], pid);
     }
     if (t % 7 == 6) {
       Kill(task, "", "");

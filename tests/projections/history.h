@@ -66,10 +66,45 @@ class History {
   events::Envelope& PartExit(const std::string& task, const std::string& allocation,
                              const std::string& agent, int exit_code);
 
+  // Experiment events, as the experiment decider writes them.
+  events::Envelope& CreateExperiment(int64_t experiment, const std::string& job,
+                                     const std::string& config_json, bool activate = true,
+                                     const std::string& pool = "default", int priority = 42,
+                                     int slots_per_trial = 1);
+  events::Envelope& CreateTrial(int64_t experiment, int64_t trial, int request_id,
+                                const std::string& hparams_json, double progress = 0,
+                                const std::string& reason = "create trial");
+  events::Envelope& TrainTo(int64_t experiment, int64_t trial, int64_t length_batches,
+                            double progress = 0, const std::string& reason = "train");
+  events::Envelope& CloseTrial(int64_t experiment, int64_t trial, double progress = 0,
+                               const std::string& reason = "close");
+  events::Envelope& RestartTrial(int64_t experiment, int64_t trial, int restarts,
+                                 const std::string& reason = "restart");
+  events::Envelope& EndTrial(int64_t experiment, int64_t trial, events::ExperimentState state,
+                             double progress = 0, const std::string& reason = "ended");
+  events::Envelope& ChangeExperimentState(int64_t experiment, events::ExperimentState state,
+                                          double progress = 0,
+                                          const std::string& reason = "changed");
+  events::Envelope& ReportWorkload(int64_t experiment, int64_t trial, const std::string& allocation,
+                                   int sequence, events::WorkloadKind completed, int64_t batches,
+                                   int64_t total_batches, const std::string& metrics_json = "");
+  events::Envelope& SaveCheckpoint(int64_t experiment, int64_t trial, const std::string& uuid,
+                                   int64_t total_batches, int64_t size_bytes,
+                                   const std::vector<std::pair<std::string, int64_t>>& files,
+                                   const std::string& allocation = "");
+  events::Envelope& DeleteCheckpoints(int64_t experiment, const std::vector<std::string>& uuids,
+                                      const std::string& reason = "gc");
+  // A trial's run: a TRIAL task of the experiment's job naming the trial.
+  events::Envelope& SubmitRun(const std::string& task, const std::string& job, int64_t trial,
+                              const std::string& pool = "default", int slots = 1);
+
   // A busy cluster: two pools (fair share "default", priority "gpu"), `agents` agents, `tasks`
   // tasks through their lifecycles, a few kills, preemptions with releases and backfilled
   // re-assignments, gangs with a part ending early, job queue changes, jobs with a second task
-  // (trials), an agent restart, a new master epoch with a fenced straggler, and unknown events.
+  // (trials), an agent restart, a new master epoch with a fenced straggler, and unknown events;
+  // and every tenth task an experiment: paused and activated, two trials with runs placed,
+  // started, released and restarted, training, validation and checkpoint reports, checkpoint
+  // deletion, a queue change of its job, and an end in one of several states.
   void AddWorkload(int agents, int tasks);
 
   const std::vector<events::Envelope>& events() const { return events_; }
@@ -82,8 +117,13 @@ class History {
  private:
   events::Envelope& Stamp(events::Envelope event);
 
+  // The experiment part of AddWorkload, for the experiment with this id.
+  void AddExperiment(int64_t experiment, int t, const std::string& pool, const std::string& agent,
+                     const std::string& incarnation, int& pid);
+
   std::string id_prefix_;
   uint64_t epoch_ = 0;
+  int64_t last_experiment_id_ = 0;  // AddWorkload's experiments, unique across calls
   std::vector<events::Envelope> events_;
 };
 

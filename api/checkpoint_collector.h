@@ -1,0 +1,40 @@
+// Carries out checkpoint garbage collection: the experiment reactor decides which checkpoints go
+// and records it (CheckpointsDeleted); this deletes their directories under the experiment's
+// checkpoint storage. Idempotent and restartable: a sweep removes every deleted checkpoint's
+// directory that is still on disk, so a master that crashed mid-way finishes the job after its
+// replay.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "commands/decision_loop.h"
+
+namespace cairn {
+
+class CheckpointCollector {
+ public:
+  // `loop` must outlive the collector.
+  explicit CheckpointCollector(commands::DecisionLoop* loop) : loop_(loop) {}
+  ~CheckpointCollector() { Stop(); }
+
+  // Sweeps now and then every `period` on its own thread.
+  void Start(std::chrono::milliseconds period = std::chrono::milliseconds(1000));
+  void Stop();
+
+  // One sweep; returns the directories it removed. Thread-safe.
+  size_t SweepOnce();
+
+ private:
+  commands::DecisionLoop* loop_;
+  std::mutex mutex_;
+  std::condition_variable wakeup_;
+  bool stopping_ = false;
+  std::set<std::string> swept_;  // uuids whose directory is gone
+  std::thread thread_;
+};
+
+}  // namespace cairn

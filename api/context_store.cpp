@@ -1,0 +1,515 @@
+#include "api/context_store.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "events/envelope_util.h"
+
+namespace cairn {
+namespace {
+
+// The canonical encoding of a context, hashed for its digest and stored verbatim as its file:
+//
+//   "cairn-context-v1\n"
+//   u64 file count
+//   per file, in byte-wise path order:
+//     u64 path length, path bytes, u32 mode, u64 content length, content bytes
+//
+// Integers are big-endian. Every variable-length field is length-prefixed, so two different
+// contexts never encode to the same bytes; the magic line versions the encoding, so a future
+// change of it cannot collide with an old digest.
+constexpr std::string_view kMagic = "cairn-context-v1\n";
+constexpr std::string_view kDigestPrefix = "sha256:";
+constexpr int64_t kMiB = 1024 * 1024;
+
+void AppendBigEndian(std::string* out, uint64_t value, int bytes) {
+  for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) {
+    out->push_back(static_cast<char>(value >> shift));
+  }
+}
+
+// Reads the encoding back, advancing through `bytes`; false when too short.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  bool Integer(int width, uint64_t* value) {
+    if (bytes_.size() < static_cast<size_t>(width)) return false;
+    *value = 0;
+    for (int i = 0; i < width; ++i) *value = (*value << 8) | static_cast<uint8_t>(bytes_[i]);
+    bytes_.remove_prefix(width);
+    return true;
+  }
+  bool Field(std::string* out) {
+    uint64_t length = 0;
+    if (!Integer(8, &length) || bytes_.size() < length) return false;
+    out->assign(bytes_.substr(0, length));
+    bytes_.remove_prefix(length);
+    return true;
+  }
+  bool Literal(std::string_view expected) {
+    if (bytes_.substr(0, expected.size()) != expected) return false;
+    bytes_.remove_prefix(expected.size());
+    return true;
+  }
+  bool empty() const { return bytes_.empty(); }
+
+ private:
+  std::string_view bytes_;
+};
+
+Result<std::string> Sha256Hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
+    return Status::Internal("SHA-256 failed");
+  }
+  return HexLower(digest, length);
+}
+
+bool IsBase64Character(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+         c == '/';
+}
+
+// The exact decoded size of padded standard base64 `text`, or nothing when `text` is not that.
+// Checked here because EVP_DecodeBlock accepts '=' anywhere and surrounding whitespace.
+std::optional<size_t> DecodedSize(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  size_t padding = 0;
+  if (!text.empty() && text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
+  for (size_t i = 0; i < text.size() - padding; ++i) {
+    if (!IsBase64Character(text[i])) return std::nullopt;
+  }
+  return text.size() / 4 * 3 - padding;
+}
+
+// EVP's block functions take int lengths, so large contents go through in chunks; the chunk
+// sizes are whole base64 quanta (4 characters, 3 bytes) so only the last chunk can be padded.
+constexpr size_t kBase64ChunkCharacters = 4 << 20;
+constexpr size_t kBase64ChunkBytes = 3 << 20;
+
+// `text` must have passed DecodedSize, which returned `size`.
+Result<std::string> DecodeBase64(std::string_view text, size_t size) {
+  // EVP_DecodeBlock writes 3 bytes per quantum, padding included; the excess is cut below.
+  std::string out(text.size() / 4 * 3, '\0');
+  size_t written = 0;
+  for (size_t start = 0; start < text.size(); start += kBase64ChunkCharacters) {
+    const size_t length = std::min(kBase64ChunkCharacters, text.size() - start);
+    const int produced = EVP_DecodeBlock(
+        reinterpret_cast<unsigned char*>(out.data() + written),
+        reinterpret_cast<const unsigned char*>(text.data() + start), static_cast<int>(length));
+    if (produced < 0) return Status::Internal("EVP_DecodeBlock refused checked base64");
+    written += static_cast<size_t>(produced);
+  }
+  out.resize(size);
+  return out;
+}
+
+std::string EncodeBase64(std::string_view bytes) {
+  // EVP_EncodeBlock appends a NUL, hence the extra byte that is cut below.
+  std::string out((bytes.size() + 2) / 3 * 4 + 1, '\0');
+  size_t written = 0;
+  for (size_t start = 0; start < bytes.size(); start += kBase64ChunkBytes) {
+    const size_t length = std::min(kBase64ChunkBytes, bytes.size() - start);
+    written += static_cast<size_t>(EVP_EncodeBlock(
+        reinterpret_cast<unsigned char*>(out.data() + written),
+        reinterpret_cast<const unsigned char*>(bytes.data() + start), static_cast<int>(length)));
+  }
+  out.resize(written);
+  return out;
+}
+
+std::string Quoted(std::string_view path) { return "'" + std::string(path) + "'"; }
+
+// Why `path` is not a relative path that stays inside the context directory, or "" if it is.
+std::string PathProblem(std::string_view path) {
+  if (path.empty()) return "a path is empty";
+  if (path.front() == '/') return "path " + Quoted(path) + " is absolute";
+  if (path.find('\0') != std::string_view::npos) {
+    return "path " + Quoted(path) + " contains a NUL byte";
+  }
+  size_t start = 0;
+  while (true) {
+    const size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view component = path.substr(start, end - start);
+    if (component.empty()) return "path " + Quoted(path) + " has an empty component";
+    if (component == "." || component == "..") {
+      return "path " + Quoted(path) + " has a '" + std::string(component) + "' component";
+    }
+    if (end == path.size()) return "";
+    start = end + 1;
+  }
+}
+
+struct TreeEntry {
+  std::string_view path;
+  bool is_file = true;
+};
+
+// Why `entries` (paths already valid) cannot be laid out as one directory tree, or "" if they
+// can: a path listed twice, or a file that another path needs to be a directory.
+std::string TreeProblem(std::vector<TreeEntry> entries) {
+  std::sort(entries.begin(), entries.end(),
+            [](const TreeEntry& a, const TreeEntry& b) { return a.path < b.path; });
+  std::set<std::string_view> files;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0 && entries[i].path == entries[i - 1].path) {
+      return "path " + Quoted(entries[i].path) + " is listed twice";
+    }
+    if (entries[i].is_file) files.insert(entries[i].path);
+  }
+  for (const TreeEntry& entry : entries) {
+    for (size_t slash = entry.path.find('/'); slash != std::string_view::npos;
+         slash = entry.path.find('/', slash + 1)) {
+      const std::string_view parent = entry.path.substr(0, slash);
+      if (files.count(parent) != 0) {
+        return "path " + Quoted(parent) + " is a file, but " + Quoted(entry.path) +
+               " needs it to be a directory";
+      }
+    }
+  }
+  return "";
+}
+
+// An integer field of an entry: nothing when absent or null, an error when not an integer.
+Result<std::optional<int64_t>> IntegerField(const nlohmann::json& entry, const char* key,
+                                            const std::string& where) {
+  const auto it = entry.find(key);
+  if (it == entry.end() || it->is_null()) return std::optional<int64_t>();
+  if (it->is_number_unsigned()) {
+    const uint64_t value = it->get<uint64_t>();
+    return std::optional<int64_t>(
+        static_cast<int64_t>(std::min<uint64_t>(value, std::numeric_limits<int64_t>::max())));
+  }
+  if (it->is_number_integer()) return std::optional<int64_t>(it->get<int64_t>());
+  return Status::InvalidArgument("modelDefinition: " + where + ": \"" + key +
+                                 "\" is not an integer");
+}
+
+constexpr int64_t kTarRegularFile = '0';
+constexpr int64_t kTarOldRegularFile = 0;  // pre-POSIX tar's '\0'
+constexpr int64_t kTarHardLink = '1';
+constexpr int64_t kTarSymbolicLink = '2';
+constexpr int64_t kTarDirectory = '5';
+
+// A file entry between validation and decoding.
+struct PendingFile {
+  std::string path;
+  uint32_t mode = 0644;
+  std::string_view base64;
+  size_t size = 0;
+};
+
+Status ErrnoStatus(const std::string& what, const std::string& path) {
+  return Status::IOError(what + " " + path + ": " + std::strerror(errno));
+}
+
+// A file descriptor that closes itself.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  // Closes now, so a failing close (a deferred write error) can be reported.
+  bool Close() {
+    const int fd = std::exchange(fd_, -1);
+    return ::close(fd) == 0;
+  }
+
+ private:
+  int fd_;
+};
+
+Status SyncDirectory(const std::string& directory) {
+  Fd fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoStatus("cannot open directory", directory);
+  if (::fsync(fd.get()) != 0) return ErrnoStatus("cannot fsync directory", directory);
+  return Status::Ok();
+}
+
+// Replaces `path` with `bytes` so that a crash leaves the old file or the new one, never a mix.
+// Callers serialise writes to one path, so a fixed temporary name is safe; one left over by a
+// crash is overwritten by the next attempt.
+Status WriteFileAtomically(const std::string& directory, const std::string& path,
+                           std::string_view bytes) {
+  const std::string temporary = path + ".tmp";
+  Fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return ErrnoStatus("cannot create", temporary);
+  while (!bytes.empty()) {
+    const ssize_t written = ::write(fd.get(), bytes.data(), bytes.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) return ErrnoStatus("cannot write", temporary);
+    bytes.remove_prefix(static_cast<size_t>(written));
+  }
+  if (::fsync(fd.get()) != 0) return ErrnoStatus("cannot fsync", temporary);
+  if (!fd.Close()) return ErrnoStatus("cannot close", temporary);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    return ErrnoStatus("cannot rename onto", path);
+  }
+  return SyncDirectory(directory);
+}
+
+Result<std::string> ReadFile(const std::string& path, const std::string& digest) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0 && errno == ENOENT) {
+    return Status::NotFound("context " + digest + " is not stored");
+  }
+  if (fd.get() < 0) return ErrnoStatus("cannot open", path);
+  struct stat info;
+  if (::fstat(fd.get(), &info) != 0) return ErrnoStatus("cannot stat", path);
+  std::string bytes(static_cast<size_t>(info.st_size), '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t count = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (count < 0 && errno == EINTR) continue;
+    if (count < 0) return ErrnoStatus("cannot read", path);
+    if (count == 0) break;
+    done += static_cast<size_t>(count);
+  }
+  // A file that shrank under us is caught by the digest check.
+  bytes.resize(done);
+  return bytes;
+}
+
+}  // namespace
+
+Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& model_definition) {
+  if (!model_definition.is_array()) {
+    return Status::InvalidArgument("modelDefinition: not an array of files");
+  }
+  if (model_definition.size() > kMaxContextEntries) {
+    return Status::ResourceExhausted("modelDefinition: " + std::to_string(model_definition.size()) +
+                                     " entries, over the limit of " +
+                                     std::to_string(kMaxContextEntries));
+  }
+  // First validate everything and add up the decoded sizes, so an oversized context is refused
+  // before any of it is decoded.
+  std::vector<PendingFile> pending;
+  std::vector<std::string> directories;
+  int64_t total_bytes = 0;
+  for (size_t index = 0; index < model_definition.size(); ++index) {
+    const nlohmann::json& entry = model_definition[index];
+    const std::string at_index = "entry " + std::to_string(index);
+    if (!entry.is_object()) {
+      return Status::InvalidArgument("modelDefinition: " + at_index + " is not an object");
+    }
+    const auto path_field = entry.find("path");
+    if (path_field == entry.end() || !path_field->is_string()) {
+      return Status::InvalidArgument("modelDefinition: " + at_index + " has no string \"path\"");
+    }
+    std::string path = path_field->get<std::string>();
+    const std::string where = "path " + Quoted(path);
+    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> type, IntegerField(entry, "type", where));
+    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> mode, IntegerField(entry, "mode", where));
+    const int64_t typeflag = type.value_or(kTarRegularFile);
+    if (typeflag == kTarHardLink || typeflag == kTarSymbolicLink) {
+      return Status::InvalidArgument("modelDefinition: " + where +
+                                     ": links are not allowed in the model definition");
+    }
+    if (typeflag == kTarDirectory) {
+      // tar writes directory names with a trailing slash; some clients keep it.
+      if (path.size() > 1 && path.back() == '/') path.pop_back();
+      if (std::string problem = PathProblem(path); !problem.empty()) {
+        return Status::InvalidArgument("modelDefinition: " + problem);
+      }
+      directories.push_back(std::move(path));
+      continue;
+    }
+    if (typeflag != kTarRegularFile && typeflag != kTarOldRegularFile) {
+      return Status::InvalidArgument("modelDefinition: " + where + ": entry type " +
+                                     std::to_string(typeflag) +
+                                     " is not supported (only regular files and directories)");
+    }
+    if (std::string problem = PathProblem(path); !problem.empty()) {
+      return Status::InvalidArgument("modelDefinition: " + problem);
+    }
+    const int64_t mode_value = mode.value_or(0);
+    if (mode_value < 0 || mode_value > std::numeric_limits<uint32_t>::max()) {
+      return Status::InvalidArgument("modelDefinition: " + where + ": mode " +
+                                     std::to_string(mode_value) + " is not a file mode");
+    }
+    PendingFile file;
+    // Only the permission bits reach the trial (the type bits are implied, setuid and sticky
+    // are not honoured), and dropping the rest keeps the digest independent of the client.
+    file.mode = mode_value == 0 ? 0644 : static_cast<uint32_t>(mode_value) & 0777;
+    const auto content = entry.find("content");
+    if (content != entry.end() && !content->is_null()) {
+      if (!content->is_string()) {
+        return Status::InvalidArgument("modelDefinition: " + where +
+                                       ": \"content\" is not a string");
+      }
+      file.base64 = content->get_ref<const std::string&>();
+    }
+    const std::optional<size_t> size = DecodedSize(file.base64);
+    if (!size) {
+      return Status::InvalidArgument("modelDefinition: " + where +
+                                     ": \"content\" is not padded standard base64");
+    }
+    file.size = *size;
+    file.path = std::move(path);
+    total_bytes += static_cast<int64_t>(file.size);
+    pending.push_back(std::move(file));
+  }
+  if (total_bytes > kMaxContextBytes) {
+    char mebibytes[32];
+    std::snprintf(mebibytes, sizeof mebibytes, "%.1f",
+                  static_cast<double>(total_bytes) / static_cast<double>(kMiB));
+    return Status::ResourceExhausted(
+        "modelDefinition: the files total " + std::to_string(total_bytes) + " bytes (" + mebibytes +
+        " MiB), over the " + std::to_string(kMaxContextBytes / kMiB) + " MiB cap");
+  }
+  std::vector<TreeEntry> tree;
+  tree.reserve(pending.size() + directories.size());
+  for (const PendingFile& file : pending) tree.push_back({file.path, true});
+  for (const std::string& directory : directories) tree.push_back({directory, false});
+  if (std::string problem = TreeProblem(std::move(tree)); !problem.empty()) {
+    return Status::InvalidArgument("modelDefinition: " + problem);
+  }
+
+  std::sort(pending.begin(), pending.end(),
+            [](const PendingFile& a, const PendingFile& b) { return a.path < b.path; });
+  std::vector<ContextFile> files;
+  files.reserve(pending.size());
+  for (PendingFile& file : pending) {
+    CAIRN_ASSIGN_OR_RETURN(std::string content, DecodeBase64(file.base64, file.size));
+    files.push_back({std::move(file.path), std::move(content), file.mode});
+  }
+  return files;
+}
+
+ContextStore::ContextStore(std::string directory) : directory_(std::move(directory)) {}
+
+Result<StoredContext> ContextStore::Put(const std::vector<ContextFile>& files) {
+  std::vector<const ContextFile*> sorted;
+  std::vector<TreeEntry> tree;
+  sorted.reserve(files.size());
+  tree.reserve(files.size());
+  StoredContext stored;
+  size_t encoded_size = kMagic.size() + 8;
+  for (const ContextFile& file : files) {
+    if (std::string problem = PathProblem(file.path); !problem.empty()) {
+      return Status::InvalidArgument("context: " + problem);
+    }
+    if (file.mode > 0777) {
+      return Status::InvalidArgument("context: path " + Quoted(file.path) +
+                                     " has a mode beyond the permission bits");
+    }
+    sorted.push_back(&file);
+    tree.push_back({file.path, true});
+    stored.total_bytes += static_cast<int64_t>(file.content.size());
+    encoded_size += 8 + file.path.size() + 4 + 8 + file.content.size();
+  }
+  if (std::string problem = TreeProblem(std::move(tree)); !problem.empty()) {
+    return Status::InvalidArgument("context: " + problem);
+  }
+  std::sort(sorted.begin(), sorted.end(),
+            [](const ContextFile* a, const ContextFile* b) { return a->path < b->path; });
+
+  std::string encoding;
+  encoding.reserve(encoded_size);
+  encoding.append(kMagic);
+  AppendBigEndian(&encoding, sorted.size(), 8);
+  for (const ContextFile* file : sorted) {
+    AppendBigEndian(&encoding, file->path.size(), 8);
+    encoding.append(file->path);
+    AppendBigEndian(&encoding, file->mode, 4);
+    AppendBigEndian(&encoding, file->content.size(), 8);
+    encoding.append(file->content);
+  }
+  CAIRN_ASSIGN_OR_RETURN(std::string hex, Sha256Hex(encoding));
+  stored.digest = std::string(kDigestPrefix) + hex;
+  stored.file_count = sorted.size();
+
+  std::lock_guard<std::mutex> lock(put_mutex_);
+  std::error_code error;
+  if (std::filesystem::create_directories(directory_, error)) {
+    // The new directory's own entry must be durable too, or a crash could lose every context.
+    const std::filesystem::path parent = std::filesystem::path(directory_).parent_path();
+    CAIRN_RETURN_IF_ERROR(SyncDirectory(parent.empty() ? "." : parent.string()));
+  } else if (error) {
+    return Status::IOError("cannot create " + directory_ + ": " + error.message());
+  }
+  const std::string path = directory_ + "/" + hex;
+  struct stat info;
+  // Same name and size: the same context, stored before. (A damaged copy of the right size is
+  // Get's to report; rewriting on every Put to guard against it would cost a full write.)
+  if (::stat(path.c_str(), &info) == 0 && static_cast<size_t>(info.st_size) == encoding.size()) {
+    return stored;
+  }
+  CAIRN_RETURN_IF_ERROR(WriteFileAtomically(directory_, path, encoding));
+  return stored;
+}
+
+Result<std::vector<ContextFile>> ContextStore::Get(const std::string& digest) const {
+  const std::string_view hex =
+      std::string_view(digest).substr(std::min(kDigestPrefix.size(), digest.size()));
+  const bool well_formed = digest.compare(0, kDigestPrefix.size(), kDigestPrefix) == 0 &&
+                           hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
+                             return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                           });
+  if (!well_formed) {
+    return Status::InvalidArgument("context digest '" + digest +
+                                   "' is not sha256: followed by 64 lowercase hex digits");
+  }
+  const std::string path = directory_ + "/" + std::string(hex);
+  CAIRN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, digest));
+  CAIRN_ASSIGN_OR_RETURN(std::string actual, Sha256Hex(bytes));
+  if (actual != hex) {
+    return Status::Corruption("context " + digest + ": " + path + " hashes to sha256:" + actual);
+  }
+
+  const auto malformed = [&] {
+    return Status::Corruption("context " + digest + ": " + path +
+                              " matches its digest but is not a context encoding");
+  };
+  Reader reader(bytes);
+  uint64_t count = 0;
+  if (!reader.Literal(kMagic) || !reader.Integer(8, &count)) return malformed();
+  std::vector<ContextFile> files;
+  for (uint64_t i = 0; i < count; ++i) {
+    ContextFile file;
+    uint64_t mode = 0;
+    if (!reader.Field(&file.path) || !reader.Integer(4, &mode) || !reader.Field(&file.content)) {
+      return malformed();
+    }
+    file.mode = static_cast<uint32_t>(mode);
+    files.push_back(std::move(file));
+  }
+  if (!reader.empty()) return malformed();
+  return files;
+}
+
+Result<std::string> ContextStore::GetHarnessJson(const std::string& digest) const {
+  CAIRN_ASSIGN_OR_RETURN(std::vector<ContextFile> files, Get(digest));
+  nlohmann::json list = nlohmann::json::array();
+  for (ContextFile& file : files) {
+    list.push_back({{"path", std::move(file.path)},
+                    {"content", EncodeBase64(file.content)},
+                    {"mode", file.mode}});
+  }
+  // Paths were valid UTF-8 when they arrived as JSON; replace rather than throw on one that
+  // reached Put some other way.
+  return nlohmann::json{{"files", std::move(list)}}.dump(-1, ' ', false,
+                                                         nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace cairn

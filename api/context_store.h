@@ -1,0 +1,72 @@
+// An experiment's model definition (its "context"): decoding what Determined's CLI submits in
+// `modelDefinition`, and a content-addressed store that keeps each distinct context once under
+// <data_dir>/contexts and hands it to trial harnesses (agent/harness/PROTOCOL.md section 2).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "events/status.h"
+
+namespace cairn {
+
+// One regular file of a context. Directories are not represented: a file's path implies them.
+struct ContextFile {
+  std::string path;      // relative, '/'-separated, no empty, "." or ".." component
+  std::string content;   // raw bytes
+  uint32_t mode = 0644;  // permission bits only (0..0777)
+};
+
+struct StoredContext {
+  std::string digest;       // "sha256:<64 lowercase hex>"
+  int64_t total_bytes = 0;  // sum of the files' content sizes
+  size_t file_count = 0;
+};
+
+// Determined's own limit on a model definition, so a context it accepts Cairn accepts too.
+inline constexpr int64_t kMaxContextBytes = 95ll * 1024 * 1024;
+inline constexpr size_t kMaxContextEntries = 100000;
+
+// Validates and decodes a `modelDefinition` array: entries {"path", "type", "content" (base64),
+// "mode", "mtime", "uid", "gid"}. `type` is the tar typeflag as a number: 48 ('0', or 0, or
+// absent) a regular file, 53 ('5') a directory; everything else is refused, links with "links are
+// not allowed in the model definition". mtime, uid and gid are ignored, so they do not change the
+// digest. A file's mode keeps its permission bits only; 0 or absent means 0644. A directory's path
+// may end in one '/'. Directories are dropped (files imply them); files come back sorted by path.
+// Errors start with "modelDefinition: " and name the offending path or entry index:
+// InvalidArgument for malformed input, ResourceExhausted when the decoded files total more than
+// kMaxContextBytes or there are more than kMaxContextEntries entries.
+Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& model_definition);
+
+// Contexts on disk, one immutable file per digest. Thread-safe: any number of threads may call
+// any method concurrently.
+class ContextStore {
+ public:
+  // `directory` (e.g. <data_dir>/contexts) is created on the first Put.
+  explicit ContextStore(std::string directory);
+
+  // Stores `files` (in any order; paths valid and unique, modes within 0777, else
+  // InvalidArgument) unless that context is already stored, and returns its digest: sha256 over
+  // the canonical encoding described in context_store.cpp, which is also the stored file's
+  // content. The write is atomic (temporary file, fsync, rename, fsync of the directory).
+  Result<StoredContext> Put(const std::vector<ContextFile>& files);
+
+  // The files of a stored context, sorted by path. InvalidArgument for a malformed digest,
+  // NotFound when absent, Corruption when the stored bytes do not hash to the digest.
+  Result<std::vector<ContextFile>> Get(const std::string& digest) const;
+
+  // Get's files as the trial harness wants them:
+  // {"files":[{"path":"...","content":"<base64>","mode":420},...]}.
+  Result<std::string> GetHarnessJson(const std::string& digest) const;
+
+ private:
+  std::string directory_;
+  // Serialises Put's exists-check and write, so concurrent Puts of one context write it once.
+  std::mutex put_mutex_;
+};
+
+}  // namespace cairn

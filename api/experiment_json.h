@@ -1,0 +1,29 @@
+// The experiments projection's views in Determined's REST shapes (grpc-gateway JSON: camelCase,
+// enums by name, RFC 3339 times), with Cairn's extra facts under "cairn". Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "views.pb.h"
+
+namespace cairn {
+
+// v1Experiment. `num_trials` is the experiment's trial count (view.trial_ids_size()).
+nlohmann::json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials);
+
+// trialv1Trial. A trial of an active experiment whose run has started shows STATE_RUNNING.
+nlohmann::json TrialJson(const views::TrialView& trial);
+
+// One entry of GET /api/v1/trials/{id}/workloads: {"training": …}, {"validation": …} or
+// {"checkpoint": …}.
+nlohmann::json WorkloadJson(const views::WorkloadView& workload);
+
+// v1Checkpoint.
+nlohmann::json CheckpointJson(const views::CheckpointView& checkpoint);
+
+// "STATE_ACTIVE", "STATE_PAUSED", "STATE_STOPPING_CANCELED", … (Determined's experiment and
+// trial states).
+std::string ExperimentStateJson(events::ExperimentState state);
+
+}  // namespace cairn

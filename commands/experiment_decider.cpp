@@ -1,0 +1,279 @@
+#include "commands/experiment_decider.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "commands/experiment_state.h"
+#include "commands/experiments/template_merge.h"
+#include "commands/scheduler/scheduler.h"
+#include "commands/task_events.h"
+
+namespace cairn::commands {
+
+namespace {
+
+Status ExperimentNotFound(int64_t experiment_id) {
+  return Status::NotFound("experiment " + std::to_string(experiment_id) + " not found");
+}
+
+events::Envelope StateChange(const ExperimentRecord& experiment, events::ExperimentState state,
+                             const std::string& reason) {
+  events::Envelope event;
+  auto* changed = event.mutable_experiment_state_changed();
+  changed->set_experiment_id(experiment.experiment_id);
+  changed->set_state(state);
+  changed->set_reason(reason);
+  changed->set_progress(experiment.searcher ? experiment.searcher->Progress() : 0);
+  return event;
+}
+
+bool IsFiniteNumberObject(const std::string& metrics_json) {
+  auto metrics = nlohmann::json::parse(metrics_json, nullptr, /*allow_exceptions=*/false);
+  if (!metrics.is_object()) return false;
+  for (const auto& [name, value] : metrics.items()) {
+    if (!value.is_number() || !std::isfinite(value.get<double>())) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<Decision> DecideCreateExperiment(const DecisionState& state, const CreateExperiment& command,
+                                        const CommandMeta& meta) {
+  (void)meta;
+  events::ExperimentCreated created = command.created;
+  CAIRN_ASSIGN_OR_RETURN(auto config, experiments::ParseExperimentConfig(created.config_json()));
+  CAIRN_RETURN_IF_ERROR(experiments::NewSearcher(config, created.seed()).status());
+  if (config.entrypoint.empty()) {
+    return Status::InvalidArgument("entrypoint: required (the trial class, as module:Class)");
+  }
+  if (!config.checkpoint_storage || config.checkpoint_storage->host_path.empty()) {
+    return Status::InvalidArgument("checkpoint_storage.host_path: required");
+  }
+  if (created.context_digest().empty()) {
+    return Status::InvalidArgument("the experiment has no model definition");
+  }
+  created.set_experiment_id(state.last_experiment_id + 1);
+  created.set_job_id("experiment-" + std::to_string(created.experiment_id()));
+  if (created.name().empty()) {
+    created.set_name("Experiment (" + std::to_string(created.experiment_id()) + ")");
+  }
+  auto* resources = created.mutable_resources();
+  resources->set_slots(config.resources.slots_per_trial);
+  if (resources->slots() < 0) return Status::InvalidArgument("resources.slots_per_trial: >= 0");
+  if (resources->resource_pool().empty()) {
+    resources->set_resource_pool(state.pools_config.default_compute_pool());
+  }
+  const events::ResourcePoolConfig* pool = state.FindPool(resources->resource_pool());
+  if (pool == nullptr) {
+    std::string names;
+    for (const auto& known : state.pools_config.pools()) {
+      names += (names.empty() ? "" : ", ") + known.pool_name();
+    }
+    return Status::InvalidArgument("resources.resource_pool: " + resources->resource_pool() +
+                                   " does not exist (configured pools: " + names + ")");
+  }
+  if (resources->priority() == 0) {
+    int32_t pool_default = pool->scheduler().default_priority();
+    resources->set_priority(pool_default > 0 ? pool_default : kDefaultPriority);
+  }
+  if (resources->priority() < 1 || resources->priority() > 99) {
+    return Status::InvalidArgument("resources.priority: must be between 1 and 99");
+  }
+  if (resources->weight() == 0) resources->set_weight(1);
+  if (!(resources->weight() > 0) || !std::isfinite(resources->weight())) {
+    return Status::InvalidArgument("resources.weight: must be a positive number");
+  }
+  CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, resources->resource_pool(), resources->slots()));
+  events::Envelope event;
+  *event.mutable_experiment_created() = std::move(created);
+  std::string entity = std::to_string(event.experiment_created().experiment_id());
+  return Decision{{std::move(event)}, entity};
+}
+
+Result<Decision> DecideExperimentAction(const DecisionState& state,
+                                        const ExperimentAction& command) {
+  const ExperimentRecord* experiment = state.FindExperiment(command.experiment_id);
+  if (experiment == nullptr) return ExperimentNotFound(command.experiment_id);
+  const std::string entity = std::to_string(experiment->experiment_id);
+  const std::string name = "experiment " + entity;
+  const std::string current = ExperimentStateText(experiment->state);
+  switch (command.kind) {
+    case ExperimentAction::Kind::kActivate:
+      if (experiment->state == events::EXPERIMENT_STATE_ACTIVE) return Decision{{}, entity};
+      if (experiment->state != events::EXPERIMENT_STATE_PAUSED) {
+        return Status::FailedPrecondition(name + " is " + current +
+                                          "; only a paused experiment can be activated");
+      }
+      return Decision{{StateChange(*experiment, events::EXPERIMENT_STATE_ACTIVE, "activated")},
+                      entity};
+    case ExperimentAction::Kind::kPause:
+      if (experiment->state == events::EXPERIMENT_STATE_PAUSED) return Decision{{}, entity};
+      if (experiment->state != events::EXPERIMENT_STATE_ACTIVE) {
+        return Status::FailedPrecondition(name + " is " + current +
+                                          "; only an active experiment can be paused");
+      }
+      return Decision{{StateChange(*experiment, events::EXPERIMENT_STATE_PAUSED,
+                                   "paused: each trial checkpoints and releases its slots")},
+                      entity};
+    case ExperimentAction::Kind::kCancel:
+      if (!experiment->running()) return Decision{{}, entity};
+      return Decision{{StateChange(*experiment, events::EXPERIMENT_STATE_STOPPING_CANCELED,
+                                   "canceled: each trial checkpoints and stops")},
+                      entity};
+    case ExperimentAction::Kind::kKill: {
+      if (experiment->terminal() || experiment->state == events::EXPERIMENT_STATE_STOPPING_KILLED) {
+        return Decision{{}, entity};
+      }
+      Decision decision{
+          {StateChange(*experiment, events::EXPERIMENT_STATE_STOPPING_KILLED, "killed")}, entity};
+      for (int64_t trial_id : experiment->trial_ids) {
+        const TrialRecord& trial = state.trials.at(trial_id);
+        if (trial.task_id.empty()) continue;
+        for (auto& event : KillEventsFor(state.tasks.at(trial.task_id), name + " killed")) {
+          decision.events.push_back(std::move(event));
+        }
+      }
+      return decision;
+    }
+  }
+  return Decision{{}, entity};
+}
+
+Result<Decision> DecideReportWorkload(const DecisionState& state, const ReportWorkload& command) {
+  auto task_id = state.allocation_to_task.find(command.allocation_id);
+  if (task_id == state.allocation_to_task.end()) {
+    return Status::NotFound("allocation " + command.allocation_id + " not found");
+  }
+  const TaskRecord& task = state.tasks.at(task_id->second);
+  const TrialRecord* trial = task.trial_id == 0 ? nullptr : state.FindTrial(task.trial_id);
+  if (trial == nullptr) {
+    return Status::InvalidArgument("allocation " + command.allocation_id + " is not a trial's");
+  }
+  if (task.allocation_id != command.allocation_id || !task.holds_allocation()) {
+    return Status::FailedPrecondition("allocation " + command.allocation_id + " has ended");
+  }
+  const std::string entity = std::to_string(trial->trial_id);
+  const bool same_process = trial->workload_allocation == command.allocation_id;
+  if (command.sequence < 0) return Status::InvalidArgument("sequence must not be negative");
+  if (same_process && command.sequence == trial->last_sequence) {
+    return Decision{{}, entity};  // a retry: the answer was recorded
+  }
+  const int32_t expected = same_process ? trial->last_sequence + 1 : 0;
+  if (command.sequence != expected) {
+    return Status::FailedPrecondition("workload sequence " + std::to_string(command.sequence) +
+                                      " out of order; expected " + std::to_string(expected));
+  }
+  if (same_process && trial->awaiting_answer) {
+    return Status::Unavailable("the previous workload has no answer yet; retry");
+  }
+  const events::TrialWorkloadAssigned* previous = same_process ? &trial->last_answer : nullptr;
+  const events::WorkloadKind expected_kind =
+      previous ? previous->kind() : events::WORKLOAD_KIND_UNSPECIFIED;
+  if (expected_kind == events::WORKLOAD_KIND_EXIT) {
+    return Status::FailedPrecondition("the trial was told to exit: " + previous->reason());
+  }
+  if (command.completed != expected_kind) {
+    return Status::InvalidArgument(
+        expected_kind == events::WORKLOAD_KIND_UNSPECIFIED
+            ? std::string("the first request of a process (sequence 0) reports no result")
+            : "completed.kind must be " + events::WorkloadKind_Name(expected_kind) +
+                  ", the workload it was given");
+  }
+  events::TrialWorkloadReported reported;
+  reported.set_experiment_id(trial->experiment_id);
+  reported.set_trial_id(trial->trial_id);
+  reported.set_allocation_id(command.allocation_id);
+  reported.set_sequence(command.sequence);
+  reported.set_completed(command.completed);
+  // A new process resumes from the latest checkpoint.
+  const int64_t batches_before = same_process ? trial->batches : trial->checkpoint_batches;
+  reported.set_total_batches(batches_before);
+  Decision decision{{}, entity};
+  switch (command.completed) {
+    case events::WORKLOAD_KIND_TRAIN:
+      if (command.batches != previous->batches()) {
+        return Status::InvalidArgument("completed.batches must be " +
+                                       std::to_string(previous->batches()) + ", as assigned");
+      }
+      if (!IsFiniteNumberObject(command.metrics_json)) {
+        return Status::InvalidArgument("completed.metrics must map names to finite numbers");
+      }
+      reported.set_batches(command.batches);
+      reported.set_total_batches(batches_before + command.batches);
+      reported.set_metrics_json(command.metrics_json);
+      break;
+    case events::WORKLOAD_KIND_VALIDATE:
+      if (!IsFiniteNumberObject(command.metrics_json)) {
+        return Status::InvalidArgument("completed.metrics must map names to finite numbers");
+      }
+      reported.set_metrics_json(command.metrics_json);
+      break;
+    case events::WORKLOAD_KIND_CHECKPOINT: {
+      const auto& checkpoint = command.checkpoint;
+      if (!IsSafeId(checkpoint.uuid())) {
+        return Status::InvalidArgument("completed.uuid must be a checkpoint id (a uuid)");
+      }
+      if (state.checkpoints.count(checkpoint.uuid())) {
+        return Status::AlreadyExists("checkpoint " + checkpoint.uuid() + " already exists");
+      }
+      if (checkpoint.total_batches() != batches_before) {
+        return Status::InvalidArgument("completed.batches must be " +
+                                       std::to_string(batches_before) +
+                                       ", the trial's batch count");
+      }
+      if (checkpoint.size_bytes() < 0) {
+        return Status::InvalidArgument("completed.sizeBytes must not be negative");
+      }
+      events::Envelope saved;
+      *saved.mutable_checkpoint_saved() = checkpoint;
+      saved.mutable_checkpoint_saved()->set_experiment_id(trial->experiment_id);
+      saved.mutable_checkpoint_saved()->set_trial_id(trial->trial_id);
+      saved.mutable_checkpoint_saved()->set_allocation_id(command.allocation_id);
+      decision.events.push_back(std::move(saved));
+      break;
+    }
+    default:
+      break;
+  }
+  events::Envelope event;
+  *event.mutable_trial_workload_reported() = std::move(reported);
+  decision.events.push_back(std::move(event));
+  return decision;
+}
+
+Result<Decision> DecideSaveTemplate(const DecisionState& state, const SaveTemplate& command) {
+  if (!IsSafeId(command.name)) {
+    return Status::InvalidArgument("bad template name '" + command.name +
+                                   "' (letters, digits, '-', '_', '.'; at most 128)");
+  }
+  const bool exists = state.templates.count(command.name) > 0;
+  if (command.mode == SaveTemplate::Mode::kCreate && exists) {
+    return Status::AlreadyExists("template " + command.name + " already exists");
+  }
+  if (command.mode == SaveTemplate::Mode::kUpdate && !exists) {
+    return Status::NotFound("template " + command.name + " not found");
+  }
+  CAIRN_RETURN_IF_ERROR(experiments::CheckTemplate(command.config_yaml));
+  events::Envelope event;
+  auto* saved = event.mutable_template_saved();
+  saved->set_name(command.name);
+  saved->set_config_yaml(command.config_yaml);
+  saved->set_workspace_id(command.workspace_id);
+  if (exists &&
+      state.templates.at(command.name).SerializeAsString() == saved->SerializeAsString()) {
+    return Decision{{}, command.name};
+  }
+  return Decision{{std::move(event)}, command.name};
+}
+
+Result<Decision> DecideDeleteTemplate(const DecisionState& state, const DeleteTemplate& command) {
+  if (!state.templates.count(command.name)) {
+    return Status::NotFound("template " + command.name + " not found");
+  }
+  events::Envelope event;
+  event.mutable_template_deleted()->set_name(command.name);
+  return Decision{{std::move(event)}, command.name};
+}
+
+}  // namespace cairn::commands

@@ -1,0 +1,25 @@
+// Internal to the write side: how experiment, trial, checkpoint and template events fold into the
+// decision state, and the trial side of the task events. Called by Apply (decision_state.cpp).
+#pragma once
+
+#include "commands/decision_state.h"
+#include "events.pb.h"
+
+namespace cairn::commands {
+
+// Folds an experiment, trial, checkpoint or template event. Returns false for other payloads.
+bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event);
+
+// The trial side of a task event, called before the task record changes: a trial's run was
+// submitted, ended (TaskExited) or lost its allocation (AllocationReleased).
+void ApplyTrialTaskEvent(DecisionState& state, const events::Envelope& event);
+
+// "ACTIVE", "PAUSED", "STOPPING_CANCELED", ...
+const char* ExperimentStateText(events::ExperimentState state);
+
+// The value of the searcher's metric in a validation's metrics (JSON object text); NaN when
+// absent or not a number, which the searchers rank worst.
+double SearcherMetricOf(const experiments::ExperimentConfig& config,
+                        const std::string& metrics_json);
+
+}  // namespace cairn::commands

@@ -1,0 +1,24 @@
+// Internal to the write side: the task events more than one decider builds, so that a kill or an
+// end is always recorded the same way.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "commands/decision_state.h"
+#include "events.pb.h"
+
+namespace cairn::commands {
+
+// A kill order for every agent the task's allocation runs on (none for a queued task).
+events::Envelope KillOrderFor(const TaskRecord& task, const std::string& reason);
+// The task's end, with `reason`; no exit code (it never ran, or its process is gone).
+events::Envelope ExitOf(const TaskRecord& task, const std::string& reason);
+// What a kill of the task decides in its current state: kill and end together for a queued task,
+// a kill order for one holding an allocation, nothing for one already ending or ended.
+std::vector<events::Envelope> KillEventsFor(const TaskRecord& task, const std::string& reason);
+
+// Ids end up in URLs, keys and file names: letters, digits, '-', '_', '.'; at most 128.
+bool IsSafeId(const std::string& id);
+
+}  // namespace cairn::commands

@@ -1,0 +1,295 @@
+// The experiment lifecycle on the pure write side: the decider, the experiment reactor and the
+// scheduler driven the way the writer drives them, with trial processes played by the test
+// through ReportWorkload and exit reports.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands/experiment_reactor.h"
+#include "commands/experiments/experiment_config.h"
+#include "tests/commands/command_builders.h"
+
+namespace cairn::commands {
+namespace {
+
+using testing::Agent;
+using testing::Cluster;
+
+constexpr const char* kGridConfig = R"(
+name: grid
+entrypoint: model_def:Trial
+hyperparameters:
+  lr:
+    type: categorical
+    vals: [0.1, 0.01]
+searcher:
+  name: grid
+  metric: loss
+  max_length: {batches: 200}
+scheduling_unit: 100
+max_restarts: 1
+checkpoint_storage:
+  type: shared_fs
+  host_path: /tmp/cairn-test-checkpoints
+  save_trial_latest: 1
+  save_trial_best: 0
+)";
+
+CreateExperiment Experiment(const std::string& yaml, bool activate = true) {
+  auto config = experiments::ParseExperimentConfig(yaml);
+  EXPECT_TRUE(config.ok()) << config.status().ToString();
+  CreateExperiment command;
+  command.created.set_name(config->name);
+  command.created.set_owner("alice");
+  command.created.set_original_config(yaml);
+  command.created.set_config_json(config->effective.dump());
+  command.created.set_seed(7);
+  command.created.set_context_digest("sha256:00");
+  command.created.set_activate(activate);
+  return command;
+}
+
+// Plays trial processes: reports workloads for a task's current allocation and reads the answer
+// the reactor recorded.
+class Harness {
+ public:
+  explicit Harness(Cluster& cluster) : cluster_(cluster) {}
+
+  const TrialRecord& Trial(int64_t trial_id) { return cluster_.state.trials.at(trial_id); }
+  const TaskRecord& RunOf(int64_t trial_id) {
+    return cluster_.state.tasks.at(Trial(trial_id).task_id);
+  }
+
+  // Reports `completed` for the trial's current process and returns the next workload.
+  events::TrialWorkloadAssigned Report(int64_t trial_id, events::WorkloadKind completed,
+                                       int64_t batches = 0, const std::string& metrics = "{}",
+                                       const std::string& uuid = "") {
+    const TaskRecord& task = RunOf(trial_id);
+    const TrialRecord& trial = Trial(trial_id);
+    ReportWorkload report;
+    report.allocation_id = task.allocation_id;
+    report.sequence = trial.workload_allocation == task.allocation_id ? trial.last_sequence + 1 : 0;
+    report.completed = completed;
+    report.batches = batches;
+    report.metrics_json = metrics;
+    if (completed == events::WORKLOAD_KIND_CHECKPOINT) {
+      report.checkpoint.set_uuid(uuid);
+      report.checkpoint.set_total_batches(trial.batches);
+      report.checkpoint.set_size_bytes(10);
+    }
+    auto decision = cluster_.Run(report);
+    EXPECT_TRUE(decision.ok()) << decision.status().ToString();
+    EXPECT_FALSE(Trial(trial_id).awaiting_answer);
+    return Trial(trial_id).last_answer;
+  }
+
+  // Runs the trial's current process through every workload the master gives it, reporting
+  // `loss` at validations, until it is told to exit; then the process exits 0.
+  std::vector<std::string> RunToExit(int64_t trial_id, double loss) {
+    std::vector<std::string> seen;
+    auto next = Report(trial_id, events::WORKLOAD_KIND_UNSPECIFIED);
+    while (next.kind() != events::WORKLOAD_KIND_EXIT && seen.size() < 100) {
+      seen.push_back(events::WorkloadKind_Name(next.kind()));
+      switch (next.kind()) {
+        case events::WORKLOAD_KIND_TRAIN:
+          next = Report(trial_id, next.kind(), next.batches(), R"({"loss": 1})");
+          break;
+        case events::WORKLOAD_KIND_VALIDATE:
+          next = Report(trial_id, next.kind(), 0, nlohmann::json{{"loss", loss}}.dump());
+          break;
+        default:
+          next = Report(trial_id, next.kind(), 0, "{}",
+                        "ckpt-" + std::to_string(trial_id) + "-" + std::to_string(++uuids_));
+          break;
+      }
+    }
+    Exit(trial_id, 0);
+    return seen;
+  }
+
+  void Exit(int64_t trial_id, int exit_code) {
+    const std::string task_id = Trial(trial_id).task_id;
+    auto decision = cluster_.Run(testing::Exit(task_id, exit_code));
+    EXPECT_TRUE(decision.ok()) << decision.status().ToString();
+  }
+
+ private:
+  Cluster& cluster_;
+  int uuids_ = 0;
+};
+
+int Count(const Cluster& cluster, events::Envelope::PayloadCase payload) {
+  int count = 0;
+  for (const auto& event : cluster.all_events) count += event.payload_case() == payload;
+  return count;
+}
+
+class ExperimentFlowTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(cluster.Run(Agent("a1", 2)).ok()); }
+
+  const ExperimentRecord& Experiment1() { return cluster.state.experiments.at(1); }
+
+  Cluster cluster;
+  Harness harness{cluster};
+};
+
+TEST_F(ExperimentFlowTest, GridRunsEveryPointToCompletion) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  ASSERT_EQ(Experiment1().trial_ids, (std::vector<int64_t>{1, 2}));
+  // Both trials got their length, a run, and a slot in the same write.
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialTrainTo), 2);
+  EXPECT_EQ(cluster.Holding(), (std::vector<std::string>{"trial-1-1", "trial-2-1"}));
+  EXPECT_EQ(harness.RunToExit(1, 0.5),
+            (std::vector<std::string>{"WORKLOAD_KIND_TRAIN", "WORKLOAD_KIND_TRAIN",
+                                      "WORKLOAD_KIND_VALIDATE", "WORKLOAD_KIND_CHECKPOINT"}));
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_COMPLETED);
+  EXPECT_EQ(harness.Trial(1).batches, 200);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_ACTIVE);
+  harness.RunToExit(2, 0.25);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_COMPLETED);
+  EXPECT_FALSE(cluster.state.jobs.at("experiment-1").accepts_changes());
+}
+
+TEST_F(ExperimentFlowTest, ARetriedReportGetsTheSameAnswerAndIsRecordedOnce) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  auto first = harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
+  auto train = harness.Report(1, events::WORKLOAD_KIND_TRAIN, 100, R"({"loss": 1})");
+  size_t events_before = cluster.all_events.size();
+  ReportWorkload retry;
+  retry.allocation_id = harness.RunOf(1).allocation_id;
+  retry.sequence = 1;
+  retry.completed = events::WORKLOAD_KIND_TRAIN;
+  retry.batches = 100;
+  retry.metrics_json = R"({"loss": 1})";
+  ASSERT_TRUE(cluster.Run(retry).ok());
+  EXPECT_EQ(cluster.all_events.size(), events_before);
+  EXPECT_EQ(harness.Trial(1).last_answer.SerializeAsString(), train.SerializeAsString());
+  EXPECT_EQ(harness.Trial(1).batches, 100);
+  // Out of order, or a result that is not what was assigned, is refused.
+  retry.sequence = 5;
+  EXPECT_EQ(cluster.Run(retry).status().code(), StatusCode::kFailedPrecondition);
+  retry.sequence = 2;
+  retry.batches = 7;
+  EXPECT_EQ(cluster.Run(retry).status().code(), StatusCode::kInvalidArgument);
+  (void)first;
+}
+
+TEST_F(ExperimentFlowTest, AFailedRunRestartsFromItsCheckpointThenErrorsPastMaxRestarts) {
+  auto config = std::string(kGridConfig) + "min_checkpoint_period: {batches: 100}\n";
+  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  auto next = harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
+  next = harness.Report(1, events::WORKLOAD_KIND_TRAIN, next.batches(), "{}");
+  ASSERT_EQ(next.kind(), events::WORKLOAD_KIND_CHECKPOINT);
+  harness.Report(1, events::WORKLOAD_KIND_CHECKPOINT, 0, "{}", "c1");
+  harness.Exit(1, 137);  // the process died after its checkpoint at 100 batches
+  EXPECT_EQ(harness.Trial(1).restarts, 1);
+  EXPECT_EQ(harness.Trial(1).task_id, "trial-1-2");
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialRestarted), 1);
+  // The new process resumes at the checkpoint.
+  auto resumed = harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
+  EXPECT_EQ(resumed.kind(), events::WORKLOAD_KIND_TRAIN);
+  EXPECT_EQ(resumed.start_batch(), 100);
+  // max_restarts is 1: the second failure ends the trial, and the search goes on without it.
+  harness.Exit(1, 1);
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_ERROR);
+  harness.RunToExit(2, 0.1);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_COMPLETED);
+}
+
+TEST_F(ExperimentFlowTest, PauseCheckpointsAndReleasesActivateResumes) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  auto next = harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kPause}).ok());
+  next = harness.Report(1, events::WORKLOAD_KIND_TRAIN, next.batches(), "{}");
+  EXPECT_EQ(next.kind(), events::WORKLOAD_KIND_CHECKPOINT);
+  next = harness.Report(1, events::WORKLOAD_KIND_CHECKPOINT, 0, "{}", "p1");
+  EXPECT_EQ(next.kind(), events::WORKLOAD_KIND_EXIT);
+  EXPECT_EQ(next.reason(), "the experiment is PAUSED");
+  harness.Exit(1, 0);
+  EXPECT_TRUE(harness.Trial(1).task_id.empty());
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_ACTIVE);
+  EXPECT_EQ(cluster.Holding("experiment-1"), (std::vector<std::string>{"trial-2-1"}));
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kActivate}).ok());
+  EXPECT_EQ(harness.Trial(1).task_id, "trial-1-2");
+  auto resumed = harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
+  EXPECT_EQ(resumed.start_batch(), 100);
+  EXPECT_EQ(harness.Trial(1).restarts, 0);  // a pause is not a failure
+  // Pausing twice, or activating an active experiment, changes nothing.
+  auto again = cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kActivate});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->events.empty());
+}
+
+TEST_F(ExperimentFlowTest, KillEndsEveryTrialAsCanceled) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kKill}).ok());
+  EXPECT_EQ(cluster.Last(events::Envelope::kKillRequested).size(), 2u);
+  harness.Exit(1, 143);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_STOPPING_KILLED);
+  harness.Exit(2, 143);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_CANCELED);
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_CANCELED);
+  EXPECT_EQ(harness.Trial(2).state, events::EXPERIMENT_STATE_CANCELED);
+  // A killed experiment cannot be paused or activated.
+  EXPECT_EQ(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kActivate}).status().code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ExperimentFlowTest, GarbageCollectionKeepsTheLatestCheckpointOfEachTrial) {
+  auto config = std::string(kGridConfig) + "min_checkpoint_period: {batches: 100}\n";
+  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  harness.RunToExit(1, 0.5);
+  ASSERT_EQ(harness.Trial(1).checkpoints.size(), 2u);
+  auto deleted = cluster.Last(events::Envelope::kCheckpointsDeleted);
+  ASSERT_EQ(deleted.size(), 1u);
+  ASSERT_EQ(deleted[0].checkpoints_deleted().uuids_size(), 1);
+  EXPECT_EQ(deleted[0].checkpoints_deleted().uuids(0), harness.Trial(1).checkpoints[0]);
+  EXPECT_TRUE(cluster.state.checkpoints.at(harness.Trial(1).checkpoints[0]).deleted);
+  EXPECT_FALSE(cluster.state.checkpoints.at(harness.Trial(1).latest_checkpoint).deleted);
+}
+
+TEST_F(ExperimentFlowTest, AnExperimentCreatedPausedWaitsForActivation) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig, /*activate=*/false)).ok());
+  EXPECT_EQ(Experiment1().trial_ids.size(), 2u);  // the searcher's trials exist
+  EXPECT_TRUE(cluster.Holding().empty());         // but ask for nothing while paused
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kActivate}).ok());
+  EXPECT_EQ(cluster.Holding().size(), 2u);
+}
+
+TEST_F(ExperimentFlowTest, BadConfigurationsAreRefused) {
+  auto command = Experiment(kGridConfig);
+  command.created.set_context_digest("");
+  EXPECT_EQ(cluster.Run(command).status().code(), StatusCode::kInvalidArgument);
+  command = Experiment(kGridConfig);
+  command.created.mutable_resources()->set_resource_pool("nowhere");
+  EXPECT_EQ(cluster.Run(command).status().code(), StatusCode::kInvalidArgument);
+  command = Experiment(kGridConfig);
+  command.created.set_config_json("{");
+  EXPECT_FALSE(cluster.Run(command).ok());
+  EXPECT_TRUE(cluster.state.experiments.empty());
+}
+
+TEST_F(ExperimentFlowTest, ReplayingTheLogRebuildsTheSameStateAndNeedsNoReaction) {
+  auto config = std::string(kGridConfig) + "min_checkpoint_period: {batches: 100}\n";
+  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  harness.RunToExit(1, 0.5);
+  auto next = harness.Report(2, events::WORKLOAD_KIND_UNSPECIFIED);
+  harness.Report(2, events::WORKLOAD_KIND_TRAIN, next.batches(), "{}");
+  DecisionState replayed;
+  for (const auto& event : cluster.all_events) Apply(replayed, event);
+  for (const auto& [trial_id, trial] : cluster.state.trials) {
+    const TrialRecord& other = replayed.trials.at(trial_id);
+    EXPECT_EQ(other.state, trial.state);
+    EXPECT_EQ(other.batches, trial.batches);
+    EXPECT_EQ(other.checkpoints, trial.checkpoints);
+    EXPECT_EQ(other.last_answer.SerializeAsString(), trial.last_answer.SerializeAsString());
+  }
+  EXPECT_EQ(replayed.experiments.at(1).pending_ops.size(), 0u);
+  EXPECT_DOUBLE_EQ(replayed.experiments.at(1).searcher->Progress(),
+                   Experiment1().searcher->Progress());
+  EXPECT_TRUE(ReactToExperiments(replayed).empty());
+}
+
+}  // namespace
+}  // namespace cairn::commands
