@@ -1,6 +1,7 @@
 #include "replay/replay_tool.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -8,6 +9,7 @@
 #include <variant>
 
 #include "commands/decision_state.h"
+#include "commands/experiment_state.h"
 #include "commands/scheduler/explain.h"
 #include "events/envelope_util.h"
 #include "events/event_log.h"
@@ -294,6 +296,37 @@ std::string HistoryLine(const events::Envelope& event) {
       detail =
           "job " + event.job_queue_changed().job_id() + ": " + event.job_queue_changed().reason();
       break;
+    case events::Envelope::kTrialCreated:
+      detail = "trial " + std::to_string(event.trial_created().trial_id()) + " " +
+               event.trial_created().hparams_json() + ": " + event.trial_created().reason();
+      break;
+    case events::Envelope::kTrialTrainTo:
+      detail = "trial " + std::to_string(event.trial_train_to().trial_id()) + " to " +
+               std::to_string(event.trial_train_to().length_batches()) +
+               " batches: " + event.trial_train_to().reason();
+      break;
+    case events::Envelope::kTrialClosed:
+      detail = "trial " + std::to_string(event.trial_closed().trial_id()) + ": " +
+               event.trial_closed().reason();
+      break;
+    case events::Envelope::kTrialRestarted:
+      detail = "trial " + std::to_string(event.trial_restarted().trial_id()) + ": " +
+               event.trial_restarted().reason();
+      break;
+    case events::Envelope::kTrialEnded:
+      detail = "trial " + std::to_string(event.trial_ended().trial_id()) + " " +
+               commands::ExperimentStateText(event.trial_ended().state()) + ": " +
+               event.trial_ended().reason();
+      break;
+    case events::Envelope::kExperimentStateChanged:
+      detail =
+          std::string(commands::ExperimentStateText(event.experiment_state_changed().state())) +
+          ": " + event.experiment_state_changed().reason();
+      break;
+    case events::Envelope::kCheckpointsDeleted:
+      detail = std::to_string(event.checkpoints_deleted().uuids_size()) +
+               " checkpoint(s): " + event.checkpoints_deleted().reason();
+      break;
     default:
       break;
   }
@@ -346,6 +379,90 @@ Outcome Explain(const Flags& flags, std::ostream& out) {
   return {};
 }
 
+// The experiment's id in an experiment-level event, or 0.
+int64_t ExperimentIdOf(const events::Envelope& event) {
+  switch (event.payload_case()) {
+    case events::Envelope::kExperimentCreated:
+      return event.experiment_created().experiment_id();
+    case events::Envelope::kTrialCreated:
+      return event.trial_created().experiment_id();
+    case events::Envelope::kTrialTrainTo:
+      return event.trial_train_to().experiment_id();
+    case events::Envelope::kTrialClosed:
+      return event.trial_closed().experiment_id();
+    case events::Envelope::kTrialRestarted:
+      return event.trial_restarted().experiment_id();
+    case events::Envelope::kTrialEnded:
+      return event.trial_ended().experiment_id();
+    case events::Envelope::kExperimentStateChanged:
+      return event.experiment_state_changed().experiment_id();
+    case events::Envelope::kCheckpointsDeleted:
+      return event.checkpoints_deleted().experiment_id();
+    default:
+      return 0;
+  }
+}
+
+// The searcher's story: the experiment and its trials as the write side had them after offset
+// N (folded from the log like the master folds it), then every decision with its reason.
+Outcome ExplainExperiment(const Flags& flags, std::ostream& out) {
+  const auto id_text = flags.Get("experiment");
+  int64_t experiment_id = 0;
+  if (!id_text || id_text->empty() ||
+      std::from_chars(id_text->data(), id_text->data() + id_text->size(), experiment_id).ec !=
+          std::errc() ||
+      experiment_id <= 0) {
+    return Outcome::Usage(Status::InvalidArgument("experiment needs an experiment id (a number)"));
+  }
+  auto opened = OpenLogWindow(flags, false);
+  if (auto* failed = std::get_if<Outcome>(&opened)) return *failed;
+  auto& window = std::get<LogWindow>(opened);
+  commands::DecisionState state;
+  std::vector<std::string> history;
+  uint64_t as_of_offset = 0;
+  int64_t as_of_time = 0;
+  Status status = ReadLog(*window.log, 0, window.stop, [&](const events::Envelope& event) {
+    if (window.at_time && event.time_unix_micros() > *window.at_time) return false;
+    commands::Apply(state, event);
+    as_of_offset = event.offset();
+    as_of_time = event.time_unix_micros();
+    if (ExperimentIdOf(event) == experiment_id) history.push_back(HistoryLine(event));
+    return true;
+  });
+  if (!status.ok()) return Outcome::Failed(status);
+  const commands::ExperimentRecord* experiment = state.FindExperiment(experiment_id);
+  if (experiment == nullptr) {
+    return Outcome::Failed(Status::NotFound("experiment " + std::to_string(experiment_id) +
+                                            " is not in the log up to offset " +
+                                            std::to_string(as_of_offset)));
+  }
+  out << "experiment " << experiment_id << " as of offset " << as_of_offset << " ("
+      << FormatRfc3339(as_of_time) << "): " << commands::ExperimentStateText(experiment->state);
+  if (experiment->searcher) {
+    out << ", searcher " << experiment->config->effective["searcher"]["name"].get<std::string>()
+        << " " << FormatNumber(100 * experiment->searcher->Progress()) << "% done";
+  } else if (!experiment->config_error.empty()) {
+    out << ", configuration unreadable: " << experiment->config_error;
+  }
+  out << "\n\ntrials:\n";
+  for (int64_t trial_id : experiment->trial_ids) {
+    const commands::TrialRecord& trial = state.trials.at(trial_id);
+    std::string best;
+    for (const auto& [batches, metric] : trial.searcher_metric) {
+      best += (best.empty() ? "" : ", ") + std::to_string(batches) + ": " + FormatNumber(metric);
+    }
+    out << "  " << trial_id << "  " << commands::ExperimentStateText(trial.state) << "  target "
+        << trial.train_to << " batches, trained " << trial.batches << ", checkpoint at "
+        << trial.checkpoint_batches << ", restarts " << trial.restarts
+        << (trial.closed ? ", closed" : "")
+        << (trial.task_id.empty() ? "" : ", run " + trial.task_id) << "  validations {" << best
+        << "}  hparams " << trial.hparams_json << "\n";
+  }
+  out << "\nhistory:\n";
+  for (const auto& line : history) out << line << "\n";
+  return {};
+}
+
 struct Subcommand {
   std::set<std::string> flags;
   std::function<Outcome(const Flags&, std::ostream&)> run;
@@ -359,6 +476,7 @@ const std::map<std::string, Subcommand>& Subcommands() {
       {"digest", {WithLogFlags({"projection"}), Digest}},
       {"state", {WithLogFlags({"at-offset", "at-time", "format"}), State}},
       {"explain", {WithLogFlags({"task", "at-offset", "at-time"}), Explain}},
+      {"experiment", {WithLogFlags({"experiment", "at-offset", "at-time"}), ExplainExperiment}},
   };
   return kSubcommands;
 }
@@ -391,6 +509,10 @@ commands:
   explain   why a task is pending, placed where it is, preempted or ended — now, or as of
             offset N or time T — and every decision about it with its recorded reason
               TASK (--data DIR | --kafka BROKERS) [--at-offset N | --at-time T]
+  experiment an experiment's searcher story: its trials (target, trained, checkpoint,
+            validations, restarts) as of offset N or time T, and every searcher decision,
+            restart, end and checkpoint collection with its recorded reason
+              ID (--data DIR | --kafka BROKERS) [--at-offset N | --at-time T]
 
 projections: tasks, agents, job_queue, experiments. A digest is the hex SHA-256 of a projection's views;
 equal digests at equal offsets mean byte-identical projections.
@@ -418,6 +540,9 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
   // `explain TASK`: the task id may come first, without a flag.
   if (args[0] == "explain" && !words.empty() && words[0].rfind("-", 0) != 0) {
     words.insert(words.begin(), "--task");
+  }
+  if (args[0] == "experiment" && !words.empty() && words[0].rfind("-", 0) != 0) {
+    words.insert(words.begin(), "--experiment");
   }
   auto flags = Flags::Parse(words, subcommand->second.flags);
   if (flags.ok() && flags->help()) {

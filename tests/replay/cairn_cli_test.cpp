@@ -230,6 +230,32 @@ TEST_F(CairnCliTest, ExplainTellsATasksStoryAsOfAnyOffset) {
             2);
 }
 
+TEST_F(CairnCliTest, ExperimentTellsTheSearchersStoryAsOfAnyOffset) {
+  uint64_t created = 0;
+  uint64_t first_trial = 0;
+  for (const auto& event : history().events()) {
+    if (event.has_experiment_created() && event.experiment_created().experiment_id() == 1) {
+      created = event.offset();
+    }
+    if (event.has_trial_created() && event.trial_created().experiment_id() == 1 && !first_trial) {
+      first_trial = event.offset();
+    }
+  }
+  ASSERT_GT(first_trial, created) << "the history workload has experiment 1 with trials";
+  CliRun late = RunCairn({"replay", "experiment", "1", "--data", data()});
+  ASSERT_EQ(late.exit_code, 0) << late.text();
+  EXPECT_NE(late.text().find("experiment 1 as of offset"), std::string::npos) << late.text();
+  EXPECT_NE(late.text().find("TrialCreated"), std::string::npos) << late.text();
+  // As of its creation it has no trial yet, and its history is that one event.
+  CliRun early = RunCairn(
+      {"replay", "experiment", "1", "--data", data(), "--at-offset", std::to_string(created)});
+  ASSERT_EQ(early.exit_code, 0) << early.text();
+  EXPECT_NE(early.text().find("ExperimentCreated"), std::string::npos) << early.text();
+  EXPECT_EQ(early.text().find("TrialCreated"), std::string::npos) << early.text();
+  EXPECT_EQ(RunCairn({"replay", "experiment", "abc", "--data", data()}).exit_code, 2);
+  EXPECT_EQ(RunCairn({"replay", "experiment", "999", "--data", data()}).exit_code, 1);
+}
+
 TEST_F(CairnCliTest, StateTableListsTasksAgentsAndQueue) {
   CliRun run = RunCairn({"replay", "state", "--data", data(), "--at-offset",
                          std::to_string(history().last_offset())});
