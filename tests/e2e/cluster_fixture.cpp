@@ -1,12 +1,78 @@
 #include "tests/e2e/cluster_fixture.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
 
 namespace cairn::testing {
+
+namespace {
+
+std::string Base64(const std::string& bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16 |
+                     static_cast<uint8_t>(bytes[i + 1]) << 8 | static_cast<uint8_t>(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(chunk >> shift) & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16;
+    out += std::string{kAlphabet[chunk >> 18], kAlphabet[(chunk >> 12) & 63], '=', '='};
+  } else if (i + 2 == bytes.size()) {
+    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16 | static_cast<uint8_t>(bytes[i + 1]) << 8;
+    out += std::string{kAlphabet[chunk >> 18], kAlphabet[(chunk >> 12) & 63],
+                       kAlphabet[(chunk >> 6) & 63], '='};
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ExamplePath(const std::string& name) {
+  return std::string(CAIRN_SOURCE_DIR) + "/examples/" + name;
+}
+
+json ModelDefinition(const std::string& directory) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(directory);
+       it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_directory() && it->path().filename() == "__pycache__") {
+      it.disable_recursion_pending();
+    } else if (it->is_regular_file()) {
+      files.push_back(it->path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  json entries = json::array();
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream content;
+    content << in.rdbuf();
+    struct stat info {};
+    EXPECT_EQ(stat(file.c_str(), &info), 0) << file;
+    entries.push_back({{"path", fs::relative(file, directory).generic_string()},
+                       {"type", 48},
+                       {"content", Base64(content.str())},
+                       {"mode", info.st_mode & 0777},
+                       {"uid", 0},
+                       {"gid", 0}});
+  }
+  return entries;
+}
 
 Cluster::Cluster(std::string extra_master_config)
     : data_dir_(dir_.Sub("data")), extra_master_config_(std::move(extra_master_config)) {}
@@ -112,6 +178,65 @@ std::vector<json> Cluster::AllEvents() {
   return events;
 }
 
+std::vector<json> Cluster::FollowEventsUntil(
+    const std::function<bool(const std::vector<json>&)>& done, std::chrono::milliseconds timeout) {
+  std::vector<json> events;
+  bool satisfied = false;
+  auto client = Client();
+  // A watchdog cancels the stream at the deadline; Cancel() does not stick to a call that has
+  // not started yet, so it repeats until the stream returns.
+  std::mutex mutex;
+  std::condition_variable returned;
+  bool finished = false;
+  bool timed_out = false;
+  std::thread watchdog([&] {
+    std::unique_lock lock(mutex);
+    if (returned.wait_for(lock, timeout, [&] { return finished; })) return;
+    timed_out = true;
+    while (!returned.wait_for(lock, std::chrono::milliseconds(50), [&] { return finished; })) {
+      client.Cancel();
+    }
+  });
+  auto status =
+      client.StreamLines("GET", "/api/v1/events?from=0&follow=true", [&](std::string_view line) {
+        if (line.empty()) return true;  // a keep-alive line
+        events.push_back(json::parse(line));
+        satisfied = done(events);
+        return !satisfied;
+      });
+  {
+    std::lock_guard lock(mutex);
+    finished = true;
+  }
+  returned.notify_all();
+  watchdog.join();
+  EXPECT_TRUE(satisfied) << (timed_out ? "the condition did not hold within the deadline"
+                                       : "the event stream ended: " + status.ToString())
+                         << " (" << events.size() << " events read)";
+  return events;
+}
+
+Reply Cluster::Call(const std::string& method, const std::string& target, const json& body) {
+  auto client = Client();
+  auto response = client.Request(method, target, body.is_null() ? "" : body.dump(),
+                                 {{"Content-Type", "application/json"}});
+  EXPECT_TRUE(response.ok()) << method << " " << target << ": " << response.status().ToString();
+  if (!response.ok()) return {};
+  return {response->status, json::parse(response->body, nullptr, false)};
+}
+
+Reply Cluster::CreateExperiment(const std::string& config_yaml,
+                                const std::string& context_directory, bool activate) {
+  return Call("POST", "/api/v1/experiments",
+              {{"config", config_yaml},
+               {"modelDefinition", ModelDefinition(context_directory)},
+               {"activate", activate},
+               {"parentId", nullptr},
+               {"projectId", nullptr},
+               {"template", nullptr},
+               {"validateOnly", false}});
+}
+
 void Cluster::ExpectRebuiltProjectionsEqualLive() {
   StopMaster(SIGTERM);
   auto live = RunCairn({"replay", "digest", "--data", data_dir()});
@@ -120,13 +245,13 @@ void Cluster::ExpectRebuiltProjectionsEqualLive() {
   auto projection_lines = [](const std::vector<std::string>& lines) {
     std::vector<std::string> kept;
     for (const auto& line : lines) {
-      for (const char* name : {"tasks ", "agents ", "job_queue "}) {
+      for (const char* name : {"tasks ", "agents ", "job_queue ", "experiments "}) {
         if (line.rfind(name, 0) == 0) kept.push_back(line);
       }
     }
     return kept;
   };
-  ASSERT_EQ(projection_lines(live).size(), 3u);
+  ASSERT_EQ(projection_lines(live).size(), 4u);
   EXPECT_EQ(projection_lines(live), projection_lines(rebuilt))
       << "a rebuilt projection must be byte-identical to the live one";
 }

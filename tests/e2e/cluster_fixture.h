@@ -2,6 +2,7 @@
 // they need (on streams and lines, never on sleeps).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,19 @@
 namespace cairn::testing {
 
 using nlohmann::json;
+
+// One REST answer: the HTTP status (0 when the request never got one) and the body as JSON
+// (discarded when it is not JSON).
+struct Reply {
+  int status = 0;
+  json body;
+};
+
+// The source directory of an example, e.g. ExamplePath("spiral-mlp").
+std::string ExamplePath(const std::string& name);
+// Determined's `modelDefinition`: every file under `directory` (without __pycache__) as
+// {path, type, content (base64), mode}, in path order, the way the CLI sends a context.
+json ModelDefinition(const std::string& directory);
 
 class Cluster {
  public:
@@ -39,6 +53,15 @@ class Cluster {
   // Streams the log from offset 0 until `predicate` holds for an event; returns that event.
   json WaitForEvent(const std::function<bool(const json&)>& predicate);
   std::vector<json> AllEvents();
+  // Follows the log from offset 0 until `done` holds for everything read so far; returns what it
+  // read. When `timeout` passes first, the test fails and what was read is returned.
+  std::vector<json> FollowEventsUntil(const std::function<bool(const std::vector<json>&)>& done,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  // Any request, with `body` as JSON unless it is null.
+  Reply Call(const std::string& method, const std::string& target, const json& body = nullptr);
+  // POST /api/v1/experiments as Determined's CLI sends it: the YAML text and the context.
+  Reply CreateExperiment(const std::string& config_yaml, const std::string& context_directory,
+                         bool activate = true);
   // Stops the master, then checks that projections rebuilt from the log are byte-identical
   // (equal digests at equal offsets) to the live ones.
   void ExpectRebuiltProjectionsEqualLive();
