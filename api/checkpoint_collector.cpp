@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "events/envelope_util.h"
+
 namespace cairn {
 
 void CheckpointCollector::Start(std::chrono::milliseconds period) {
@@ -28,32 +30,33 @@ void CheckpointCollector::Stop() {
 }
 
 size_t CheckpointCollector::SweepOnce() {
-  std::vector<std::pair<std::string, std::string>> doomed;  // uuid, directory
-  {
-    std::lock_guard lock(mutex_);
-    loop_->Read([&](const commands::DecisionState& state) {
-      for (const auto& [uuid, checkpoint] : state.checkpoints) {
-        if (!checkpoint.deleted || swept_.count(uuid)) continue;
-        const commands::ExperimentRecord* experiment =
-            state.FindExperiment(checkpoint.experiment_id);
-        if (experiment == nullptr || experiment->config == nullptr) continue;
-        std::string root = experiments::CheckpointDirectory(*experiment->config);
-        if (!root.empty()) doomed.emplace_back(uuid, root + "/" + uuid);
-      }
-    });
-  }
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> doomed = std::move(retry_);
+  retry_.clear();
+  // Only what garbage collection decided since the last sweep: the list only grows.
+  loop_->Read([&](const commands::DecisionState& state) {
+    for (; next_ < state.deleted_checkpoints.size(); ++next_) {
+      const std::string& uuid = state.deleted_checkpoints[next_];
+      // Only uuid-named directories are ever deleted (the decider refuses any other id).
+      if (!IsCanonicalUuid(uuid)) continue;
+      const commands::CheckpointRecord& checkpoint = state.checkpoints.at(uuid);
+      const commands::ExperimentRecord* experiment = state.FindExperiment(checkpoint.experiment_id);
+      if (experiment == nullptr || experiment->config == nullptr) continue;
+      std::string root = experiments::CheckpointDirectory(*experiment->config);
+      if (!root.empty()) doomed.push_back(root + "/" + uuid);
+    }
+  });
   size_t removed = 0;
-  for (const auto& [uuid, directory] : doomed) {
+  for (const auto& directory : doomed) {
     std::error_code error;
     uintmax_t count = std::filesystem::remove_all(directory, error);
     if (error) {
       std::fprintf(stderr, "cairn-master: cannot delete checkpoint %s: %s\n", directory.c_str(),
                    error.message().c_str());
-      continue;  // tried again on the next sweep
+      retry_.push_back(directory);  // tried again on the next sweep
+      continue;
     }
     removed += count > 0;
-    std::lock_guard lock(mutex_);
-    swept_.insert(uuid);
   }
   return removed;
 }

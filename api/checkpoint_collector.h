@@ -7,9 +7,9 @@
 
 #include <condition_variable>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "commands/decision_loop.h"
 
@@ -33,7 +33,8 @@ class CheckpointCollector {
   std::mutex mutex_;
   std::condition_variable wakeup_;
   bool stopping_ = false;
-  std::set<std::string> swept_;  // uuids whose directory is gone
+  size_t next_ = 0;  // DecisionState::deleted_checkpoints before this one are dealt with
+  std::vector<std::string> retry_;  // directories whose deletion failed
   std::thread thread_;
 };
 

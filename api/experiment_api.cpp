@@ -214,9 +214,13 @@ class ExperimentRequest {
     if (Status entry = CheckEntrypointInContext(config->entrypoint, *files); !entry.ok()) {
       return Error(entry);
     }
-    const bool validate_only = Present(*body, "validateOnly") &&
-                               body->at("validateOnly").is_boolean() &&
-                               body->at("validateOnly").get<bool>();
+    for (const char* flag : {"activate", "validateOnly"}) {
+      if (Present(*body, flag) && !body->at(flag).is_boolean()) {
+        return Error(Status::InvalidArgument(std::string(flag) + " must be true or false"));
+      }
+    }
+    const bool validate_only =
+        Present(*body, "validateOnly") && body->at("validateOnly").get<bool>();
     if (validate_only) return Ok({{"experiment", nullptr}, {"config", config->effective}});
     auto stored = deps_.contexts->Put(*files);
     if (!stored.ok()) return Error(stored.status());
@@ -231,8 +235,7 @@ class ExperimentRequest {
     created.set_context_digest(stored->digest);
     created.set_context_bytes(stored->total_bytes);
     created.set_template_name(name);
-    created.set_activate(Present(*body, "activate") && body->at("activate").is_boolean() &&
-                         body->at("activate").get<bool>());
+    created.set_activate(Present(*body, "activate") && body->at("activate").get<bool>());
     auto* resources = created.mutable_resources();
     resources->set_resource_pool(config->resources.resource_pool);
     resources->set_priority(config->resources.priority.value_or(0));
@@ -549,18 +552,30 @@ Result<commands::ReportWorkload> ParseReport(const std::string& allocation_id, c
   return report;
 }
 
+// The trial whose live run holds `allocation_id`, with its run and experiment; nullptr when the
+// allocation is not a live trial run's (it ended, or was never one).
+struct LiveTrial {
+  const commands::TrialRecord* trial = nullptr;
+  const commands::ExperimentRecord* experiment = nullptr;
+};
+LiveTrial FindLiveTrial(const commands::DecisionState& state, const std::string& allocation_id) {
+  const commands::TrialRecord* trial = state.FindTrialByAllocation(allocation_id);
+  if (trial == nullptr) return {};
+  const commands::TaskRecord* task = state.FindTask(trial->task_id);
+  const commands::ExperimentRecord* experiment = state.FindExperiment(trial->experiment_id);
+  if (task == nullptr || task->allocation_id != allocation_id || !task->holds_allocation() ||
+      experiment == nullptr || experiment->config == nullptr) {
+    return {};
+  }
+  return {trial, experiment};
+}
+
 http::Response TrialDescription(const RestApiDeps& deps, const std::string& allocation_id) {
   std::optional<json> described;
   Status status = Status::NotFound("allocation " + allocation_id + " is not a live trial's");
   deps.loop->Read([&](const commands::DecisionState& state) {
-    const commands::TrialRecord* trial = state.FindTrialByAllocation(allocation_id);
+    auto [trial, experiment] = FindLiveTrial(state, allocation_id);
     if (trial == nullptr) return;
-    const commands::TaskRecord* task = state.FindTask(trial->task_id);
-    const commands::ExperimentRecord* experiment = state.FindExperiment(trial->experiment_id);
-    if (task == nullptr || task->allocation_id != allocation_id || !task->holds_allocation() ||
-        experiment == nullptr || experiment->config == nullptr) {
-      return;
-    }
     const auto& config = *experiment->config;
     json hparams = json::parse(trial->hparams_json, nullptr, /*allow_exceptions=*/false);
     json latest = nullptr;
@@ -586,14 +601,12 @@ http::Response TrialDescription(const RestApiDeps& deps, const std::string& allo
 http::Response TrialContext(const RestApiDeps& deps, const std::string& allocation_id) {
   std::string digest;
   deps.loop->Read([&](const commands::DecisionState& state) {
-    const commands::TrialRecord* trial = state.FindTrialByAllocation(allocation_id);
-    if (trial == nullptr) return;
-    if (const auto* experiment = state.FindExperiment(trial->experiment_id)) {
-      digest = experiment->context_digest;
+    if (auto live = FindLiveTrial(state, allocation_id); live.trial != nullptr) {
+      digest = live.experiment->context_digest;
     }
   });
   if (digest.empty()) {
-    return Error(Status::NotFound("allocation " + allocation_id + " is not a trial's"));
+    return Error(Status::NotFound("allocation " + allocation_id + " is not a live trial's"));
   }
   auto files = deps.contexts->GetHarnessJson(digest);
   if (!files.ok()) return Error(files.status());

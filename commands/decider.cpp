@@ -165,7 +165,11 @@ Result<Decision> DecideKill(const DecisionState& state, const KillTask& kill) {
   const TaskRecord* task = state.FindTask(kill.task_id);
   if (!task) return Status::NotFound("task " + kill.task_id + " not found");
   std::string reason = kill.reason.empty() ? "kill requested" : kill.reason;
-  return Decision{KillEventsFor(*task, reason), task->task_id};
+  Decision decision{KillEventsFor(*task, reason), task->task_id};
+  for (auto& event : decision.events) {
+    if (event.has_kill_requested()) event.mutable_kill_requested()->set_by_user(true);
+  }
+  return decision;
 }
 
 Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent& command) {
@@ -633,12 +637,14 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
 
 void DecideFollowUps(DecisionState& state, int64_t now,
                      const std::function<void(events::Envelope event, const char* actor)>& record) {
-  for (int round = 0; round < kMaxReactorRounds; ++round) {
+  bool settled = false;
+  for (int round = 0; round < kMaxReactorRounds && !settled; ++round) {
     auto reactions = ReactToExperiments(state);
-    if (reactions.empty()) break;
+    settled = reactions.empty();
     for (auto& event : reactions) record(std::move(event), "system:experiments");
   }
-  state.dirty_experiments.clear();
+  // Unsettled experiments stay dirty: the next batch goes on where this one stopped.
+  if (settled) state.dirty_experiments.clear();
   for (auto& event : Schedule(state, now).decisions) record(std::move(event), "system:scheduler");
 }
 

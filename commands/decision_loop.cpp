@@ -167,12 +167,12 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     std::string last_cause;
     int64_t batch_time = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
+      batch_time = std::max(batch_time, batch[i]->meta.time_unix_micros);
       auto decision = Decide(state_, batch[i]->command, batch[i]->meta);
       if (!decision.ok()) {
         answers[i] = decision.status();
         continue;
       }
-      batch_time = std::max(batch_time, batch[i]->meta.time_unix_micros);
       for (auto& event : decision->events) {
         stamp(event, batch[i]->meta, "command:" + batch[i]->meta.correlation_id);
         last_cause = to_append.back().event_id();
@@ -180,7 +180,9 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
       if (!decision->events.empty()) last_event_index[i] = to_append.size() - 1;
       answers[i] = Outcome{decision->entity_id, 0, static_cast<int>(decision->events.size())};
     }
-    if (!to_append.empty()) {
+    // Also when nothing was written but experiments still need a reaction (after a replay, or
+    // when the last batch's reactions did not settle).
+    if (!to_append.empty() || !state_.dirty_experiments.empty()) {
       DecideFollowUps(state_, batch_time, [&](events::Envelope event, const char* actor) {
         stamp(event, CommandMeta{actor, "", "", batch_time}, last_cause);
       });

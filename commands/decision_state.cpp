@@ -173,6 +173,7 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   task.slot_ids.assign(assigned.slot_ids().begin(), assigned.slot_ids().end());
   task.started = false;
   task.kill_requested = false;
+  task.kill_by_user = false;
   task.preempting = false;
   task.backfilled = assigned.backfilled();
   task.last_reason = assigned.reason();
@@ -328,6 +329,7 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       auto it = state.tasks.find(event.kill_requested().task_id());
       if (it == state.tasks.end()) break;
       it->second.kill_requested = true;
+      it->second.kill_by_user = it->second.kill_by_user || event.kill_requested().by_user();
       it->second.last_reason = event.kill_requested().reason();
       // A kill a user asked for ends the task, even one that was being preempted.
       if (!event.kill_requested().preemption_expired()) it->second.preempting = false;

@@ -47,6 +47,7 @@ struct TaskRecord {
   std::vector<int32_t> slot_ids;
   bool started = false;
   bool kill_requested = false;
+  bool kill_by_user = false;  // the kill was a user's, not the system's (gang, disable, preemption)
   bool backfilled = false;
   // A preemption asked this allocation to give its slots back; it is released (and the task
   // re-queued) when it exits, or killed at the deadline.
@@ -205,6 +206,7 @@ struct DecisionState {
   std::map<int64_t, ExperimentRecord> experiments;
   std::map<int64_t, TrialRecord> trials;
   std::map<std::string, CheckpointRecord> checkpoints;
+  std::vector<std::string> deleted_checkpoints;  // in the order garbage collection decided it
   std::map<std::string, events::TemplateSaved> templates;
   int64_t last_experiment_id = 0;
   int64_t last_trial_id = 0;

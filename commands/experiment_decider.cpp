@@ -7,6 +7,7 @@
 #include "commands/experiments/template_merge.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/task_events.h"
+#include "events/envelope_util.h"
 
 namespace cairn::commands {
 
@@ -27,7 +28,12 @@ events::Envelope StateChange(const ExperimentRecord& experiment, events::Experim
   return event;
 }
 
+// A workload's result is recorded in the control-plane log: keep it small.
+constexpr size_t kMaxResultBytes = 64 * 1024;
+constexpr int kMaxCheckpointFiles = 10000;
+
 bool IsFiniteNumberObject(const std::string& metrics_json) {
+  if (metrics_json.size() > kMaxResultBytes) return false;
   auto metrics = nlohmann::json::parse(metrics_json, nullptr, /*allow_exceptions=*/false);
   if (!metrics.is_object()) return false;
   for (const auto& [name, value] : metrics.items()) {
@@ -197,22 +203,37 @@ Result<Decision> DecideReportWorkload(const DecisionState& state, const ReportWo
                                        std::to_string(previous->batches()) + ", as assigned");
       }
       if (!IsFiniteNumberObject(command.metrics_json)) {
-        return Status::InvalidArgument("completed.metrics must map names to finite numbers");
+        return Status::InvalidArgument(
+            "completed.metrics must map names to finite numbers (at most 64 KiB)");
       }
       reported.set_batches(command.batches);
       reported.set_total_batches(batches_before + command.batches);
       reported.set_metrics_json(command.metrics_json);
       break;
-    case events::WORKLOAD_KIND_VALIDATE:
+    case events::WORKLOAD_KIND_VALIDATE: {
       if (!IsFiniteNumberObject(command.metrics_json)) {
-        return Status::InvalidArgument("completed.metrics must map names to finite numbers");
+        return Status::InvalidArgument(
+            "completed.metrics must map names to finite numbers (at most 64 KiB)");
+      }
+      const ExperimentRecord* experiment = state.FindExperiment(trial->experiment_id);
+      if (experiment != nullptr && experiment->config != nullptr &&
+          std::isnan(SearcherMetricOf(*experiment->config, command.metrics_json))) {
+        return Status::InvalidArgument("the validation metrics lack searcher.metric '" +
+                                       experiment->config->searcher.metric + "'");
       }
       reported.set_metrics_json(command.metrics_json);
       break;
+    }
     case events::WORKLOAD_KIND_CHECKPOINT: {
       const auto& checkpoint = command.checkpoint;
-      if (!IsSafeId(checkpoint.uuid())) {
-        return Status::InvalidArgument("completed.uuid must be a checkpoint id (a uuid)");
+      if (!IsCanonicalUuid(checkpoint.uuid())) {
+        return Status::InvalidArgument("completed.uuid must be a UUID (8-4-4-4-12 hex digits)");
+      }
+      if (checkpoint.metadata_json().size() > kMaxResultBytes ||
+          checkpoint.resources_size() > kMaxCheckpointFiles) {
+        return Status::InvalidArgument(
+            "completed.metadata must be at most 64 KiB and completed.resources list at most " +
+            std::to_string(kMaxCheckpointFiles) + " files");
       }
       if (state.checkpoints.count(checkpoint.uuid())) {
         return Status::AlreadyExists("checkpoint " + checkpoint.uuid() + " already exists");

@@ -36,6 +36,19 @@ class Round {
     if (experiment.stopping() && !any_live_run && !ended_any_) Finish(experiment);
   }
 
+  // A stored configuration this master cannot read (a newer master wrote it): the experiment
+  // cannot be driven, so it ends in ERROR, saying why, rather than hang.
+  void Unreadable(const ExperimentRecord& experiment) {
+    if (experiment.terminal()) return;
+    events::Envelope event;
+    auto* changed = event.mutable_experiment_state_changed();
+    changed->set_experiment_id(experiment.experiment_id);
+    changed->set_state(events::EXPERIMENT_STATE_ERROR);
+    changed->set_reason("this master cannot read the experiment's configuration: " +
+                        experiment.config_error);
+    events_.push_back(std::move(event));
+  }
+
   std::vector<events::Envelope> Take() { return std::move(events_); }
 
  private:
@@ -111,7 +124,12 @@ class Round {
     const auto& config = *experiment.config;
     switch (trial.last_exit) {
       case TrialRunExit::kFailed:
-        if (experiment.running() && trial.restarts < config.max_restarts) {
+        if (trial.closed && !trial.has_work()) {
+          // Its work was all trained, validated and saved: a crash on the way out loses nothing.
+          End(experiment, trial, events::EXPERIMENT_STATE_COMPLETED,
+              "the searcher closed it; its last run then failed (" + trial.last_exit_reason +
+                  ") with nothing left unsaved");
+        } else if (experiment.running() && trial.restarts < config.max_restarts) {
           events::Envelope event;
           auto* restarted = event.mutable_trial_restarted();
           restarted->set_experiment_id(experiment.experiment_id);
@@ -391,8 +409,12 @@ std::vector<events::Envelope> ReactToExperiments(const DecisionState& state) {
   Round round(state);
   for (int64_t experiment_id : state.dirty_experiments) {
     const ExperimentRecord* experiment = state.FindExperiment(experiment_id);
-    if (experiment == nullptr || experiment->config == nullptr) continue;
-    round.React(*experiment);
+    if (experiment == nullptr) continue;
+    if (experiment->config == nullptr) {
+      round.Unreadable(*experiment);
+    } else {
+      round.React(*experiment);
+    }
   }
   return round.Take();
 }

@@ -169,6 +169,10 @@ void ApplyTrialTaskEvent(DecisionState& state, const events::Envelope& event) {
       trial->task_id = event.task_submitted().task_id();
       trial->runs++;
       trial->last_exit = TrialRunExit::kNone;
+      trial->workload_allocation.clear();
+      trial->last_sequence = -1;
+      trial->last_answer.Clear();
+      trial->awaiting_answer = false;
       state.dirty_experiments.insert(trial->experiment_id);
       return;
     }
@@ -183,20 +187,27 @@ void ApplyTrialTaskEvent(DecisionState& state, const events::Envelope& event) {
       if (trial == nullptr || trial->task_id != exited.task_id()) return;
       const ExperimentRecord* experiment = FindExperiment(state, trial->experiment_id);
       const bool clean = exited.has_exit_code() && exited.exit_code() == 0;
-      if (task->second.kill_requested) {
-        // A kill the experiment asked for (pause, kill, a closed trial) is the run ending as
-        // wanted; any other kill of an active trial's run ends the trial.
-        bool wanted = experiment == nullptr ||
-                      experiment->state != events::EXPERIMENT_STATE_ACTIVE || trial->closed;
-        trial->last_exit = wanted ? TrialRunExit::kClean : TrialRunExit::kKilled;
-      } else if (clean && trial->last_answer.kind() == events::WORKLOAD_KIND_EXIT) {
+      // EXIT counts only when this very process was told so.
+      const bool told_to_exit = trial->workload_allocation == exited.allocation_id() &&
+                                trial->last_answer.kind() == events::WORKLOAD_KIND_EXIT;
+      const bool stop_wanted = experiment == nullptr ||
+                               experiment->state != events::EXPERIMENT_STATE_ACTIVE ||
+                               trial->closed;
+      const bool killed = task->second.kill_requested;
+      if ((killed || clean) && stop_wanted) {
+        // The experiment asked its runs to stop (pause, cancel, kill, a closed trial).
+        trial->last_exit = TrialRunExit::kClean;
+      } else if (killed && task->second.kill_by_user) {
+        trial->last_exit = TrialRunExit::kKilled;
+      } else if (clean && told_to_exit) {
         trial->last_exit = TrialRunExit::kClean;
       } else {
-        // Also a clean exit the master did not ask for: the run stopped short of its work.
+        // A crash, a lost agent, a kill the system made (a failed gang part, a disabled agent),
+        // or a clean exit the master did not ask for: the run stopped short of its work.
         trial->last_exit = TrialRunExit::kFailed;
       }
       trial->last_exit_reason = exited.reason();
-      if (clean && trial->last_answer.kind() != events::WORKLOAD_KIND_EXIT) {
+      if (clean && !told_to_exit && !stop_wanted) {
         trial->last_exit_reason += " before the master told it to exit";
       }
       trial->task_id.clear();
@@ -211,6 +222,8 @@ void ApplyTrialTaskEvent(DecisionState& state, const events::Envelope& event) {
       TrialRecord* trial = FindTrial(state, task->second.trial_id);
       if (trial == nullptr) return;
       trial->workload_allocation.clear();
+      trial->last_sequence = -1;
+      trial->last_answer.Clear();
       trial->awaiting_answer = false;
       state.dirty_experiments.insert(trial->experiment_id);
       return;
@@ -318,7 +331,10 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
     case E::kCheckpointsDeleted:
       for (const auto& uuid : event.checkpoints_deleted().uuids()) {
         auto it = state.checkpoints.find(uuid);
-        if (it != state.checkpoints.end()) it->second.deleted = true;
+        if (it != state.checkpoints.end() && !it->second.deleted) {
+          it->second.deleted = true;
+          state.deleted_checkpoints.push_back(uuid);
+        }
       }
       return true;
     case E::kTemplateSaved:

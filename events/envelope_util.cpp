@@ -144,6 +144,15 @@ Result<events::Envelope> EnvelopeFromJson(const std::string& json) {
   return event;
 }
 
+bool IsCanonicalUuid(const std::string& text) {
+  if (text.size() != 36) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? text[i] != '-' : !isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
 std::string HexLower(const unsigned char* bytes, size_t size) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;

@@ -49,6 +49,10 @@ std::string FormatRfc3339(int64_t unix_micros);
 Result<int64_t> ParseTimeToUnixMicros(const std::string& text);
 
 // A number as a person writes it: "3", "0.25", "1e+20" (ostream's default, 6 significant digits).
+// A UUID in its canonical text form: 8-4-4-4-12 hex digits (either case), nothing else. Checkpoint
+// ids must be one: they become directory names that garbage collection deletes.
+bool IsCanonicalUuid(const std::string& text);
+
 // Lowercase hex of raw bytes (digests in ids and file names).
 std::string HexLower(const unsigned char* bytes, size_t size);
 std::string FormatNumber(double value);

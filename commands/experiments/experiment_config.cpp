@@ -539,13 +539,15 @@ Result<CheckpointStorageConfig> ParseCheckpointStorage(const Field& field) {
   CheckpointStorageConfig c;
   CAIRN_ASSIGN_OR_RETURN(Field host_path, fields.Require("host_path", "host_path: /mnt/ckpt"));
   CAIRN_ASSIGN_OR_RETURN(c.host_path, ReadString(host_path, "an absolute path"));
-  if (c.host_path.empty() || c.host_path[0] != '/') {
-    return Invalid(host_path, "must be an absolute path");
+  if (c.host_path.empty() || c.host_path[0] != '/' || HasDotDotSegment(c.host_path)) {
+    return Invalid(host_path, "must be an absolute path without '..'");
   }
   if (auto f = fields.Get("storage_path")) {
     CAIRN_ASSIGN_OR_RETURN(std::string storage_path, ReadString(*f, "a path"));
     const bool absolute = !storage_path.empty() && storage_path[0] == '/';
-    if (HasDotDotSegment(storage_path) || (absolute && storage_path.rfind(c.host_path, 0) != 0)) {
+    const std::string inside = c.host_path.back() == '/' ? c.host_path : c.host_path + "/";
+    if (HasDotDotSegment(storage_path) ||
+        (absolute && storage_path != c.host_path && storage_path.rfind(inside, 0) != 0)) {
       return Invalid(*f, "must be a path inside host_path");
     }
     c.storage_path = std::move(storage_path);

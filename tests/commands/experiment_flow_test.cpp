@@ -3,6 +3,7 @@
 // through ReportWorkload and exit reports.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "commands/experiment_reactor.h"
@@ -49,6 +50,16 @@ CreateExperiment Experiment(const std::string& yaml, bool activate = true) {
   return command;
 }
 
+// A canonical UUID made from a readable label, so tests can name their checkpoints.
+std::string TestUuid(const std::string& label) {
+  uint64_t hash = 1469598103934665603ull;
+  for (char c : label) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char text[37];
+  std::snprintf(text, sizeof(text), "00000000-0000-4000-8000-%012llx",
+                static_cast<unsigned long long>(hash & 0xffffffffffffull));
+  return text;
+}
+
 // Plays trial processes: reports workloads for a task's current allocation and reads the answer
 // the reactor recorded.
 class Harness {
@@ -73,7 +84,7 @@ class Harness {
     report.batches = batches;
     report.metrics_json = metrics;
     if (completed == events::WORKLOAD_KIND_CHECKPOINT) {
-      report.checkpoint.set_uuid(uuid);
+      report.checkpoint.set_uuid(uuid.empty() || uuid.size() == 36 ? uuid : TestUuid(uuid));
       report.checkpoint.set_total_batches(trial.batches);
       report.checkpoint.set_size_bytes(10);
     }
@@ -247,6 +258,80 @@ TEST_F(ExperimentFlowTest, GarbageCollectionKeepsTheLatestCheckpointOfEachTrial)
   EXPECT_EQ(deleted[0].checkpoints_deleted().uuids(0), harness.Trial(1).checkpoints[0]);
   EXPECT_TRUE(cluster.state.checkpoints.at(harness.Trial(1).checkpoints[0]).deleted);
   EXPECT_FALSE(cluster.state.checkpoints.at(harness.Trial(1).latest_checkpoint).deleted);
+}
+
+TEST_F(ExperimentFlowTest, OnlyAUsersKillCancelsATrialOtherKillsRestartIt) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  // Disabling the agent (no drain) kills both runs: that is no reason to give up the trials.
+  ASSERT_TRUE(cluster.Run(DisableAgent{"a1", false}).ok());
+  harness.Exit(1, 143);
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_ACTIVE);
+  EXPECT_EQ(harness.Trial(1).restarts, 1);
+  ASSERT_TRUE(cluster.Run(EnableAgent{"a1"}).ok());
+  // A user killing a run's task ends its trial.
+  ASSERT_TRUE(cluster.Run(KillTask{harness.Trial(1).task_id, "not this one"}).ok());
+  harness.Exit(1, 143);
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_CANCELED);
+}
+
+TEST_F(ExperimentFlowTest, ARunThatExitsWithoutBeingToldCountsAsAFailure) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  // Pause and activate leave an EXIT answer behind; the next run must not inherit it.
+  harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kPause}).ok());
+  auto next = harness.Report(1, events::WORKLOAD_KIND_TRAIN, 100, "{}");
+  next = harness.Report(1, events::WORKLOAD_KIND_CHECKPOINT, 0, "{}", "p1");
+  ASSERT_EQ(next.kind(), events::WORKLOAD_KIND_EXIT);
+  harness.Exit(1, 0);
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kActivate}).ok());
+  harness.Exit(1, 0);  // a startup hook that says `exit 0`: the run never asked for work
+  EXPECT_EQ(harness.Trial(1).restarts, 1);
+  harness.Exit(1, 0);
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_ERROR);  // max_restarts is 1
+}
+
+TEST_F(ExperimentFlowTest, AClosedTrialThatCrashesWithEverythingSavedCompletes) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  auto next = harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
+  while (next.kind() != events::WORKLOAD_KIND_EXIT) {
+    if (next.kind() == events::WORKLOAD_KIND_TRAIN) {
+      next = harness.Report(1, next.kind(), next.batches(), "{}");
+    } else if (next.kind() == events::WORKLOAD_KIND_VALIDATE) {
+      next = harness.Report(1, next.kind(), 0, R"({"loss": 0.3})");
+    } else {
+      next = harness.Report(1, next.kind(), 0, "{}", "final");
+    }
+  }
+  harness.Exit(1, 1);  // crashed while exiting
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_COMPLETED);
+  EXPECT_EQ(harness.Trial(1).restarts, 0);
+}
+
+TEST_F(ExperimentFlowTest, ResultsThatCouldHarmAreRefused) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  auto next = harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
+  next = harness.Report(1, events::WORKLOAD_KIND_TRAIN, 100, "{}");
+  next = harness.Report(1, events::WORKLOAD_KIND_TRAIN, 100, "{}");
+  ASSERT_EQ(next.kind(), events::WORKLOAD_KIND_VALIDATE);
+  ReportWorkload report;
+  report.allocation_id = harness.RunOf(1).allocation_id;
+  report.sequence = harness.Trial(1).last_sequence + 1;
+  report.completed = events::WORKLOAD_KIND_VALIDATE;
+  report.metrics_json = R"({"accuracy": 0.9})";  // no `loss`, the searcher's metric
+  auto refused = cluster.Run(report);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("loss"), std::string::npos);
+  next = harness.Report(1, events::WORKLOAD_KIND_VALIDATE, 0, R"({"loss": 0.3})");
+  ASSERT_EQ(next.kind(), events::WORKLOAD_KIND_CHECKPOINT);
+  // A checkpoint id becomes a directory that garbage collection deletes: only a UUID will do.
+  report.sequence = harness.Trial(1).last_sequence + 1;
+  report.completed = events::WORKLOAD_KIND_CHECKPOINT;
+  report.checkpoint.set_total_batches(200);
+  for (const char* bad : {"..", ".", "a/b", "not-a-uuid"}) {
+    report.checkpoint.set_uuid(bad);
+    EXPECT_EQ(cluster.Run(report).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_TRUE(cluster.state.checkpoints.empty());
 }
 
 TEST_F(ExperimentFlowTest, AnExperimentCreatedPausedWaitsForActivation) {

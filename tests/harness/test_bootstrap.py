@@ -92,6 +92,14 @@ class BootstrapTest(HarnessTestCase):
         self.assertIn("startup-hook.sh failed with status 1", harness.stderr)
         self.assertEqual(master.workload_posts(), [])
 
+    def test_only_rank_0_of_a_multi_agent_trial_talks_to_the_master(self):
+        master = self.start_master(files=counter_context(), workloads=VALIDATE_THEN_EXIT)
+        code, harness, _ = self.run_harness(
+            master, extra_env={"CAIRN_AGENT_RANK": "1", "CAIRN_NUM_AGENTS": "2"})
+        self.assertExit(harness, code, 0)
+        self.assertIn("distributed training is not supported", harness.stdout)
+        self.assertEqual(master.workload_posts(), [])
+
     def test_context_paths_that_escape_the_work_directory_are_refused(self):
         bad_paths = ("../escape.py", "/tmp/cairn-harness-absolute.py", "a/../../escape.py",
                      "a//b.py")

@@ -21,6 +21,13 @@ HARNESS_PATH_ENV = "CAIRN_HARNESS_PATH"
 def main():
     signals.install()
     sys.stdout.reconfigure(line_buffering=True)
+    rank = os.environ.get("CAIRN_AGENT_RANK", "0")
+    if rank != "0":
+        # A trial spanning several agents runs one process per agent, but one conversation with
+        # the master: only rank 0 trains. Distributed training is not supported yet.
+        print(f"cairn-harness: rank {rank} of {os.environ.get('CAIRN_NUM_AGENTS', '?')}: "
+              "distributed training is not supported; rank 0 trains alone", flush=True)
+        return 0
     return runner.guarded(_bootstrap)
 
 
