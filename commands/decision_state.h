@@ -142,8 +142,10 @@ struct ExperimentRecord {
   events::Resources resources;
   std::shared_ptr<const experiments::ExperimentConfig> config;
   // Folded from the log: fed every input the searcher was given, in order. Its decisions wait in
-  // pending_ops until the reactor records them (TrialCreated, TrialTrainTo, ...).
-  std::shared_ptr<experiments::Searcher> searcher;
+  // pending_ops until the reactor records them (TrialCreated, TrialTrainTo, ...). Owned, so a
+  // decision state cannot be copied (a copy would share, and advance, the same searcher): fold
+  // the log again to get a second one.
+  std::unique_ptr<experiments::Searcher> searcher;
   std::deque<experiments::SearcherOp> pending_ops;
   std::map<int, int64_t> trial_by_request;
   std::vector<int64_t> trial_ids;

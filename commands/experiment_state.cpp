@@ -83,7 +83,7 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
     auto searcher = experiments::NewSearcher(*config, created.seed());
     if (searcher.ok()) {
       experiment.config = std::make_shared<const experiments::ExperimentConfig>(*config);
-      experiment.searcher = std::shared_ptr<experiments::Searcher>(std::move(*searcher));
+      experiment.searcher = std::move(*searcher);
       AddOps(experiment, experiment.searcher->Start());
     } else {
       experiment.config_error = searcher.status().message();
