@@ -4,6 +4,7 @@
 #include <random>
 
 #include "api/experiment_json.h"
+#include "api/log_stream.h"
 #include "api/rest_util.h"
 #include "commands/experiment_state.h"
 #include "commands/experiments/experiment_config.h"
@@ -103,6 +104,9 @@ class ExperimentRequest {
     if (is({"api", "v1", "trials", "*"})) return method == "GET" ? Trial(parts[3]) : not_allowed();
     if (is({"api", "v1", "trials", "*", "workloads"})) {
       return method == "GET" ? Workloads(parts[3]) : not_allowed();
+    }
+    if (is({"api", "v1", "trials", "*", "logs"})) {
+      return method == "GET" ? TrialLogs(parts[3]) : not_allowed();
     }
     if (is({"api", "v1", "trials", "*", "checkpoints"})) {
       return method == "GET" ? TrialCheckpoints(parts[3]) : not_allowed();
@@ -319,6 +323,28 @@ class ExperimentRequest {
     json list = json::array();
     for (const auto& workload : page) list.push_back(WorkloadJson(workload));
     return Ok({{"workloads", list}, {"pagination", pagination}});
+  }
+
+  // Every run's logs, one run after another (`det trial logs`, `det experiment create -f`).
+  http::Response TrialLogs(const std::string& id) {
+    auto trial = LoadTrial(id);
+    if (!trial.ok()) return Error(trial.status());
+    const bool follow = request_.QueryParam("follow") == "true";
+    Projections* projections = deps_.projections;
+    const int64_t trial_id = trial->trial_id();
+    return StreamTaskLogs(deps_, follow, [projections, trial_id] {
+      LogSources sources;
+      auto current = projections->GetTrial(trial_id);
+      if (!current.ok() || !*current) {
+        sources.ended = true;
+        return sources;
+      }
+      for (int run = 1; run <= (*current)->runs(); ++run) {
+        sources.task_ids.push_back(commands::TrialRunTaskId(trial_id, run));
+      }
+      sources.ended = (*current)->ended();
+      return sources;
+    });
   }
 
   http::Response Checkpoints(const std::string& id, std::optional<int64_t> trial_id) {

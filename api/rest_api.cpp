@@ -9,6 +9,7 @@
 #include <set>
 
 #include "api/experiment_api.h"
+#include "api/log_stream.h"
 #include "api/rest_util.h"
 #include "commands/scheduler/explain.h"
 #include "events/envelope_util.h"
@@ -905,51 +906,17 @@ http::Response RequestContext::GetTask(const std::string& id) {
 http::Response RequestContext::TaskLogs(const std::string& id) {
   auto task = LoadTask(id);
   if (!task.ok()) return Error(task.status());
-  bool follow = request_.QueryParam("follow") == "true";
-  http::Response response;
-  response.content_type = "application/x-ndjson";
-  const RestApiDeps deps = deps_;
-  response.stream = [deps, id, follow](const http::ChunkWriter& write) {
-    std::string cursor;
-    int64_t line_number = 0;
-    while (!deps.stopping->load()) {
-      uint64_t seen = deps.task_logs->version();
-      // Agents ship a task's last lines before they report its exit, so once the exit is
-      // visible, one more read returns everything there will ever be.
-      bool ended = false;
-      if (follow) {
-        auto current = deps.projections->GetTask(id);
-        ended = !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
-      }
-      while (true) {
-        auto lines = deps.task_logs->Read(id, &cursor, 1000);
-        if (!lines.ok()) {
-          write(json{{"error", {{"message", lines.status().message()}}}}.dump() + "\n");
-          return;
-        }
-        if (lines->empty()) break;
-        std::string chunk;
-        for (const auto& line : *lines) {
-          json result = {{"id", std::to_string(line_number++)},
-                         {"taskId", id},
-                         {"allocationId", line.allocation_id},
-                         {"agentId", line.agent_id},
-                         {"timestamp", FormatRfc3339(line.timestamp_unix_micros)},
-                         {"level", line.stdtype == "stderr" ? "LOG_LEVEL_ERROR" : "LOG_LEVEL_INFO"},
-                         {"stdtype", line.stdtype},
-                         {"source", "task"},
-                         {"message", line.text},
-                         {"log", line.text}};
-          chunk += json{{"result", result}}.dump() + "\n";
-        }
-        if (!write(chunk)) return;
-      }
-      if (!follow || ended) return;
-      deps.task_logs->WaitForAppend(seen, std::chrono::milliseconds(250));
-      if (!write("")) return;
+  const bool follow = request_.QueryParam("follow") == "true";
+  Projections* projections = deps_.projections;
+  return StreamTaskLogs(deps_, follow, [projections, id, follow] {
+    LogSources sources{{id}, true};
+    if (follow) {
+      auto current = projections->GetTask(id);
+      sources.ended =
+          !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
     }
-  };
-  return response;
+    return sources;
+  });
 }
 
 http::Response RequestContext::PostTaskLogs() {

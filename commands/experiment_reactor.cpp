@@ -187,8 +187,7 @@ class Round {
     const JobRecord& job = state_.jobs.at(experiment.job_id);
     events::Envelope event;
     auto* submitted = event.mutable_task_submitted();
-    submitted->set_task_id("trial-" + std::to_string(trial.trial_id) + "-" +
-                           std::to_string(trial.runs + 1));
+    submitted->set_task_id(TrialRunTaskId(trial.trial_id, trial.runs + 1));
     submitted->set_job_id(experiment.job_id);
     submitted->set_trial_id(trial.trial_id);
     auto* spec = submitted->mutable_spec();

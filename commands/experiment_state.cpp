@@ -32,6 +32,10 @@ const char* ExperimentStateText(events::ExperimentState state) {
   }
 }
 
+std::string TrialRunTaskId(int64_t trial_id, int run) {
+  return "trial-" + std::to_string(trial_id) + "-" + std::to_string(run);
+}
+
 double SearcherMetricOf(const experiments::ExperimentConfig& config,
                         const std::string& metrics_json) {
   auto metrics = nlohmann::json::parse(metrics_json, nullptr, /*allow_exceptions=*/false);

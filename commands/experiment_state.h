@@ -14,6 +14,9 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event);
 // submitted, ended (TaskExited) or lost its allocation (AllocationReleased).
 void ApplyTrialTaskEvent(DecisionState& state, const events::Envelope& event);
 
+// The task id of a trial's run number `run` (1, 2, ...): "trial-<trial>-<run>".
+std::string TrialRunTaskId(int64_t trial_id, int run);
+
 // "ACTIVE", "PAUSED", "STOPPING_CANCELED", ...
 const char* ExperimentStateText(events::ExperimentState state);
 

@@ -521,6 +521,23 @@ TEST_F(ExperimentEndToEnd, ASigkilledTrialRestartsFromItsCheckpoint) {
             (std::vector<std::pair<int64_t, int64_t>>{
                 {0, 100}, {100, 200}, {100, 200}, {200, 300}, {300, 400}}));
   EXPECT_EQ(Experiment(id)["state"], "STATE_COMPLETED");
+  // `det trial logs`: both runs' output, in order; a follow ends since the trial has ended.
+  auto logs = cluster_->Client().Request(
+      "GET", "/api/v1/trials/" + std::to_string(trial_id) + "/logs?follow=true", "", {});
+  ASSERT_TRUE(logs.ok()) << logs.status().ToString();
+  std::vector<std::string> task_ids;
+  bool trained = false;
+  std::istringstream lines(logs->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    json result = json::parse(line)["result"];
+    if (task_ids.empty() || task_ids.back() != result["taskId"])
+      task_ids.push_back(result["taskId"]);
+    trained |=
+        result["message"].get<std::string>().find("cairn-harness: TRAIN") != std::string::npos;
+  }
+  EXPECT_EQ(task_ids, (std::vector<std::string>{runs[0], runs[1]}));
+  EXPECT_TRUE(trained) << logs->body;
   ExpectReplayKeeps({id});
 }
 

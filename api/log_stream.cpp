@@ -1,0 +1,59 @@
+#include "api/log_stream.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "events/envelope_util.h"
+
+namespace cairn {
+
+using nlohmann::json;
+
+http::Response StreamTaskLogs(const RestApiDeps& deps, bool follow,
+                              std::function<LogSources()> sources) {
+  http::Response response;
+  response.content_type = "application/x-ndjson";
+  response.stream = [deps, follow, sources = std::move(sources)](const http::ChunkWriter& write) {
+    std::map<std::string, std::string> cursors;  // task id -> where its reading stopped
+    int64_t line_number = 0;
+    while (!deps.stopping->load()) {
+      uint64_t seen = deps.task_logs->version();
+      // Agents ship a task's last lines before they report its exit, so once the end is
+      // visible, one more read returns everything there will ever be.
+      LogSources now = sources();
+      for (const auto& task_id : now.task_ids) {
+        std::string& cursor = cursors[task_id];
+        while (true) {
+          auto lines = deps.task_logs->Read(task_id, &cursor, 1000);
+          if (!lines.ok()) {
+            write(json{{"error", {{"message", lines.status().message()}}}}.dump() + "\n");
+            return;
+          }
+          if (lines->empty()) break;
+          std::string chunk;
+          for (const auto& line : *lines) {
+            json result = {
+                {"id", std::to_string(line_number++)},
+                {"taskId", task_id},
+                {"allocationId", line.allocation_id},
+                {"agentId", line.agent_id},
+                {"timestamp", FormatRfc3339(line.timestamp_unix_micros)},
+                {"level", line.stdtype == "stderr" ? "LOG_LEVEL_ERROR" : "LOG_LEVEL_INFO"},
+                {"stdtype", line.stdtype},
+                {"source", "task"},
+                {"message", line.text},
+                {"log", line.text}};
+            chunk += json{{"result", result}}.dump() + "\n";
+          }
+          if (!write(chunk)) return;
+        }
+      }
+      if (!follow || now.ended) return;
+      deps.task_logs->WaitForAppend(seen, std::chrono::milliseconds(250));
+      if (!write("")) return;
+    }
+  };
+  return response;
+}
+
+}  // namespace cairn

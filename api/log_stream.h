@@ -1,0 +1,25 @@
+// Task logs as Determined streams them (NDJSON lines {"result": {...}}), for one task or for the
+// runs of a trial one after another. Shared by the task and trial log endpoints.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "api/http/http_types.h"
+#include "api/rest_api.h"
+
+namespace cairn {
+
+struct LogSources {
+  std::vector<std::string> task_ids;  // in order; a later call may add to the end
+  bool ended = false;                 // no more lines will come once these are read
+};
+
+// Streams every line of the sources' tasks in order. With `follow`, keeps going (calling
+// `sources` again to see new tasks and the end) until the sources have ended and every line is
+// out, or the master stops; without, returns what is there now.
+http::Response StreamTaskLogs(const RestApiDeps& deps, bool follow,
+                              std::function<LogSources()> sources);
+
+}  // namespace cairn
