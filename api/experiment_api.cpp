@@ -88,6 +88,9 @@ class ExperimentRequest {
     if (is({"api", "v1", "experiments", "*"})) {
       if (method == "GET") return Get(parts[3]);
       if (method == "PATCH") return Patch(parts[3]);
+      if (method == "DELETE") {
+        return Error(Status::NotSupported("deleting an experiment is not supported yet"));
+      }
       return not_allowed();
     }
     if (is({"api", "v1", "experiments", "*", "*"})) {
@@ -99,7 +102,9 @@ class ExperimentRequest {
       if (what == "activate" || what == "pause" || what == "cancel" || what == "kill") {
         return method == "POST" ? Action(parts[3], what) : not_allowed();
       }
-      return std::nullopt;
+      // Determined's other experiment endpoints (archive, move, metrics, ...) answer clearly.
+      return Error(Status::NotSupported("experiments/{id}/" + what +
+                                        " is not supported by this Cairn master yet"));
     }
     if (is({"api", "v1", "trials", "*"})) return method == "GET" ? Trial(parts[3]) : not_allowed();
     if (is({"api", "v1", "trials", "*", "workloads"})) {
@@ -695,7 +700,13 @@ std::optional<http::Response> HandleExperimentRequest(const RestApiDeps& deps,
   if (parts[2] != "experiments" && parts[2] != "trials" && parts[2] != "templates") {
     return std::nullopt;
   }
-  return ExperimentRequest(deps, request, username, meta).Dispatch(parts);
+  auto handled = ExperimentRequest(deps, request, username, meta).Dispatch(parts);
+  if (handled) return handled;
+  // Determined's endpoints around these that Cairn does not have yet answer clearly.
+  std::string path;
+  for (size_t i = 2; i < parts.size(); ++i) path += "/" + parts[i];
+  return Error(Status::NotSupported(request.method + " /api/v1" + path +
+                                    " is not supported by this Cairn master yet"));
 }
 
 }  // namespace cairn
