@@ -20,19 +20,11 @@ namespace {
 
 constexpr auto kProjectionWait = std::chrono::seconds(10);
 
+// "TRAIN", "VALIDATE", "CHECKPOINT", "EXIT": the protocol's names are the enum's, unprefixed.
 std::string WorkloadKindText(events::WorkloadKind kind) {
-  switch (kind) {
-    case events::WORKLOAD_KIND_TRAIN:
-      return "TRAIN";
-    case events::WORKLOAD_KIND_VALIDATE:
-      return "VALIDATE";
-    case events::WORKLOAD_KIND_CHECKPOINT:
-      return "CHECKPOINT";
-    case events::WORKLOAD_KIND_EXIT:
-      return "EXIT";
-    default:
-      return "";
-  }
+  const std::string name = events::WorkloadKind_Name(kind);
+  const std::string prefix = "WORKLOAD_KIND_";
+  return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
 }
 
 Result<events::WorkloadKind> ParseWorkloadKind(const std::string& text) {

@@ -260,21 +260,19 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
       state.dirty_experiments.insert(experiment->experiment_id);
       return true;
     }
-    case E::kTrialTrainTo: {
-      TrialRecord* trial = FindTrial(state, event.trial_train_to().trial_id());
-      ExperimentRecord* experiment = trial ? FindExperiment(state, trial->experiment_id) : nullptr;
-      if (experiment == nullptr) return true;
-      trial->train_to = event.trial_train_to().length_batches();
-      RemoveOp(*experiment, Kind::kTrainTo, trial->request_id);
-      state.dirty_experiments.insert(experiment->experiment_id);
-      return true;
-    }
+    case E::kTrialTrainTo:
     case E::kTrialClosed: {
-      TrialRecord* trial = FindTrial(state, event.trial_closed().trial_id());
+      const bool train = event.has_trial_train_to();
+      TrialRecord* trial = FindTrial(
+          state, train ? event.trial_train_to().trial_id() : event.trial_closed().trial_id());
       ExperimentRecord* experiment = trial ? FindExperiment(state, trial->experiment_id) : nullptr;
       if (experiment == nullptr) return true;
-      trial->closed = true;
-      RemoveOp(*experiment, Kind::kCloseTrial, trial->request_id);
+      if (train) {
+        trial->train_to = event.trial_train_to().length_batches();
+      } else {
+        trial->closed = true;
+      }
+      RemoveOp(*experiment, train ? Kind::kTrainTo : Kind::kCloseTrial, trial->request_id);
       state.dirty_experiments.insert(experiment->experiment_id);
       return true;
     }

@@ -18,6 +18,15 @@ using nlohmann::json;
 
 // One REST answer: the HTTP status (0 when the request never got one) and the body as JSON
 // (discarded when it is not JSON).
+// A master.yaml fragment: the priority scheduler with preemption, a minute's grace.
+inline constexpr char kPriorityWithPreemption[] =
+    "resource_manager:\n"
+    "  scheduler:\n"
+    "    type: priority\n"
+    "    preemption: true\n"
+    "task_container_defaults:\n"
+    "  preemption_timeout: 60\n";
+
 struct Reply {
   int status = 0;
   json body;

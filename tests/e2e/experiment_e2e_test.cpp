@@ -32,14 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kPriorityWithPreemption[] =
-    "resource_manager:\n"
-    "  scheduler:\n"
-    "    type: priority\n"
-    "    preemption: true\n"
-    "task_container_defaults:\n"
-    "  preemption_timeout: 60\n";
-
 // SpiralTrial, held at a gate: with CAIRN_TEST_GATE (a file) and CAIRN_TEST_GATE_AT
 // ("train:B": before training from batch B on; "save:B": before saving a checkpoint at B or more
 // batches), the trial first takes a shared lock on the file, which waits while the test holds it.

@@ -21,14 +21,6 @@
 namespace cairn::testing {
 namespace {
 
-constexpr char kPriorityWithPreemption[] =
-    "resource_manager:\n"
-    "  scheduler:\n"
-    "    type: priority\n"
-    "    preemption: true\n"
-    "task_container_defaults:\n"
-    "  preemption_timeout: 60\n";
-
 bool IsFor(const json& event, const char* type, const std::string& task_id) {
   return event.contains(type) && event[type].value("taskId", "") == task_id;
 }
