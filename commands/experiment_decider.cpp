@@ -60,6 +60,7 @@ Result<Decision> DecideCreateExperiment(const DecisionState& state, const Create
     return Status::InvalidArgument("the experiment has no model definition");
   }
   created.set_experiment_id(state.last_experiment_id + 1);
+  created.set_searcher_version(experiments::kSearcherVersion);
   created.set_job_id("experiment-" + std::to_string(created.experiment_id()));
   if (created.name().empty()) {
     created.set_name("Experiment (" + std::to_string(created.experiment_id()) + ")");

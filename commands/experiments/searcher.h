@@ -37,6 +37,10 @@ const char* SearcherOpKindName(SearcherOp::Kind kind);
 // "train_to 3 1000 (rung 1 -> 2: ...)", for logs and test failure messages.
 std::string ToString(const SearcherOp& op);
 
+// Bumped whenever a searcher could decide differently for the same configuration, seed and inputs.
+// Recorded with each experiment (ExperimentCreated.searcher_version).
+inline constexpr uint32_t kSearcherVersion = 1;
+
 class Searcher {
  public:
   virtual ~Searcher();

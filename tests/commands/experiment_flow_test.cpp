@@ -334,6 +334,28 @@ TEST_F(ExperimentFlowTest, ResultsThatCouldHarmAreRefused) {
   EXPECT_TRUE(cluster.state.checkpoints.empty());
 }
 
+TEST_F(ExperimentFlowTest, AnExperimentFromANewerSearcherEndsInErrorInsteadOfDiverging) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  events::Envelope newer = cluster.all_events.back();
+  for (const auto& event : cluster.all_events) {
+    if (event.has_experiment_created()) newer = event;
+  }
+  auto* created = newer.mutable_experiment_created();
+  created->set_experiment_id(2);
+  created->set_job_id("experiment-2");
+  created->set_searcher_version(experiments::kSearcherVersion + 1);
+  cluster.Append(newer);
+  cluster.FollowUps();
+  const ExperimentRecord& experiment = cluster.state.experiments.at(2);
+  EXPECT_EQ(experiment.state, events::EXPERIMENT_STATE_ERROR);
+  EXPECT_TRUE(experiment.trial_ids.empty());
+  auto changed = cluster.Last(events::Envelope::kExperimentStateChanged);
+  ASSERT_FALSE(changed.empty());
+  EXPECT_NE(changed.back().experiment_state_changed().reason().find("searcher version"),
+            std::string::npos);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_ACTIVE);  // the others go on
+}
+
 TEST_F(ExperimentFlowTest, AnExperimentCreatedPausedWaitsForActivation) {
   ASSERT_TRUE(cluster.Run(Experiment(kGridConfig, /*activate=*/false)).ok());
   EXPECT_EQ(Experiment1().trial_ids.size(), 2u);  // the searcher's trials exist
