@@ -71,6 +71,42 @@ TEST(KafkaEndToEnd, CommandsRunWithTheLogAndPlacementsOnKafka) {
   }
 }
 
+TEST(KafkaEndToEnd, AnExperimentRunsWithItsLogOnKafka) {
+  auto kafka = StartKafka();
+  Cluster cluster(KafkaConfig(*kafka));
+  cluster.StartMaster();
+  cluster.StartAgent("kafka-agent", 2);
+  const std::string config =
+      "name: on-kafka\n"
+      "entrypoint: model_def:SpiralTrial\n"
+      "hyperparameters:\n"
+      "  global_batch_size: 32\n"
+      "  learning_rate: {type: categorical, vals: [0.1, 0.3]}\n"
+      "  hidden_size: 8\n"
+      "  l2: 0.0001\n"
+      "  momentum: 0.9\n"
+      "searcher: {name: grid, metric: validation_loss, max_length: {batches: 200}}\n"
+      "checkpoint_storage: {type: shared_fs, host_path: " +
+      cluster.dir().Sub("checkpoints") + "}\n";
+  Reply created = cluster.CreateExperiment(config, ExamplePath("spiral-mlp"));
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  const int64_t id = created.body["experiment"]["id"];
+  cluster.WaitForEvent([&](const json& e) {
+    return e.contains("experimentStateChanged") &&
+           e["experimentStateChanged"]["experimentId"] == std::to_string(id) &&
+           e["experimentStateChanged"]["state"] == "EXPERIMENT_STATE_COMPLETED";
+  });
+  auto events = cluster.AllEvents();
+  ExpectWholeLog(events);
+  json trials = cluster.Get("/api/v1/experiments/" + std::to_string(id) +
+                            "/trials?minOffset=" + std::to_string(events.size() - 1))["trials"];
+  ASSERT_EQ(trials.size(), 2u);
+  for (const auto& trial : trials) {
+    EXPECT_EQ(trial["state"], "STATE_COMPLETED") << trial.dump();
+    EXPECT_EQ(trial["totalBatchesProcessed"], 200) << trial.dump();
+  }
+}
+
 TEST(KafkaEndToEnd, BrokerFaultsLoseAndDuplicateNothing) {
   auto kafka = StartKafka();
   Cluster cluster(KafkaConfig(*kafka));
