@@ -4,31 +4,20 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
-#include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
+#include "events/encoding.h"
+#include "events/file_util.h"
 
 namespace cairn {
 
 namespace {
-
-std::string Hex(const unsigned char* bytes, size_t length) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < length; ++i) {
-    out.push_back(kDigits[bytes[i] >> 4]);
-    out.push_back(kDigits[bytes[i] & 15]);
-  }
-  return out;
-}
 
 // The CLI hashes passwords as sha512_hex(salt + password) before sending them.
 std::string CliHash(const std::string& password) {
   std::string salted = "GubPEmmotfiK9TMD6Zdw" + password;
   unsigned char digest[SHA512_DIGEST_LENGTH];
   SHA512(reinterpret_cast<const unsigned char*>(salted.data()), salted.size(), digest);
-  return Hex(digest, sizeof digest);
+  return HexLower(digest, sizeof digest);
 }
 
 const User kUsers[] = {{1, "admin", true}, {2, "determined", false}};
@@ -37,25 +26,17 @@ const User kUsers[] = {{1, "admin", true}, {2, "determined", false}};
 
 Result<Authenticator> Authenticator::Open(const std::string& key_file) {
   Authenticator auth;
-  std::ifstream in(key_file, std::ios::binary);
-  if (in) {
-    std::stringstream text;
-    text << in.rdbuf();
-    auth.key_ = text.str();
+  auto stored = ReadWholeFile(key_file);
+  if (stored.ok()) {
+    auth.key_ = std::move(*stored);
+  } else if (stored.status().code() != StatusCode::kNotFound) {
+    return stored.status();
   }
   if (auth.key_.size() < 32) {
     unsigned char bytes[32];
     if (RAND_bytes(bytes, sizeof bytes) != 1) return Status::Internal("no randomness for the key");
-    auth.key_ = Hex(bytes, sizeof bytes);
-    std::string tmp = key_file + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << auth.key_;
-      if (!out) return Status::IOError("cannot write " + tmp);
-    }
-    chmod(tmp.c_str(), 0600);
-    if (rename(tmp.c_str(), key_file.c_str()) != 0)
-      return Status::IOError("cannot write " + key_file);
+    auth.key_ = HexLower(bytes, sizeof bytes);
+    CAIRN_RETURN_IF_ERROR(WriteFileAtomically(key_file, auth.key_, 0600));
   }
   return auth;
 }
@@ -72,7 +53,7 @@ std::string Authenticator::TokenFor(const std::string& username) const {
   unsigned int length = 0;
   HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
        reinterpret_cast<const unsigned char*>(username.data()), username.size(), mac, &length);
-  return "cairn1." + username + "." + Hex(mac, length);
+  return "cairn1." + username + "." + HexLower(mac, length);
 }
 
 Result<std::string> Authenticator::Login(const std::string& username, const std::string& password,

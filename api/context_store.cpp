@@ -18,7 +18,8 @@
 #include <string_view>
 #include <utility>
 
-#include "events/envelope_util.h"
+#include "events/encoding.h"
+#include "events/file_util.h"
 
 namespace cairn {
 namespace {
@@ -71,68 +72,6 @@ class Reader {
  private:
   std::string_view bytes_;
 };
-
-Result<std::string> Sha256Hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    return Status::Internal("SHA-256 failed");
-  }
-  return HexLower(digest, length);
-}
-
-bool IsBase64Character(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-         c == '/';
-}
-
-// The exact decoded size of padded standard base64 `text`, or nothing when `text` is not that.
-// Checked here because EVP_DecodeBlock accepts '=' anywhere and surrounding whitespace.
-std::optional<size_t> DecodedSize(std::string_view text) {
-  if (text.size() % 4 != 0) return std::nullopt;
-  size_t padding = 0;
-  if (!text.empty() && text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
-  for (size_t i = 0; i < text.size() - padding; ++i) {
-    if (!IsBase64Character(text[i])) return std::nullopt;
-  }
-  return text.size() / 4 * 3 - padding;
-}
-
-// EVP's block functions take int lengths, so large contents go through in chunks; the chunk
-// sizes are whole base64 quanta (4 characters, 3 bytes) so only the last chunk can be padded.
-constexpr size_t kBase64ChunkCharacters = 4 << 20;
-constexpr size_t kBase64ChunkBytes = 3 << 20;
-
-// `text` must have passed DecodedSize, which returned `size`.
-Result<std::string> DecodeBase64(std::string_view text, size_t size) {
-  // EVP_DecodeBlock writes 3 bytes per quantum, padding included; the excess is cut below.
-  std::string out(text.size() / 4 * 3, '\0');
-  size_t written = 0;
-  for (size_t start = 0; start < text.size(); start += kBase64ChunkCharacters) {
-    const size_t length = std::min(kBase64ChunkCharacters, text.size() - start);
-    const int produced = EVP_DecodeBlock(
-        reinterpret_cast<unsigned char*>(out.data() + written),
-        reinterpret_cast<const unsigned char*>(text.data() + start), static_cast<int>(length));
-    if (produced < 0) return Status::Internal("EVP_DecodeBlock refused checked base64");
-    written += static_cast<size_t>(produced);
-  }
-  out.resize(size);
-  return out;
-}
-
-std::string EncodeBase64(std::string_view bytes) {
-  // EVP_EncodeBlock appends a NUL, hence the extra byte that is cut below.
-  std::string out((bytes.size() + 2) / 3 * 4 + 1, '\0');
-  size_t written = 0;
-  for (size_t start = 0; start < bytes.size(); start += kBase64ChunkBytes) {
-    const size_t length = std::min(kBase64ChunkBytes, bytes.size() - start);
-    written += static_cast<size_t>(EVP_EncodeBlock(
-        reinterpret_cast<unsigned char*>(out.data() + written),
-        reinterpret_cast<const unsigned char*>(bytes.data() + start), static_cast<int>(length)));
-  }
-  out.resize(written);
-  return out;
-}
 
 std::string Quoted(std::string_view path) { return "'" + std::string(path) + "'"; }
 
@@ -215,81 +154,6 @@ struct PendingFile {
   size_t size = 0;
 };
 
-Status ErrnoStatus(const std::string& what, const std::string& path) {
-  return Status::IOError(what + " " + path + ": " + std::strerror(errno));
-}
-
-// A file descriptor that closes itself.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // Closes now, so a failing close (a deferred write error) can be reported.
-  bool Close() {
-    const int fd = std::exchange(fd_, -1);
-    return ::close(fd) == 0;
-  }
-
- private:
-  int fd_;
-};
-
-Status SyncDirectory(const std::string& directory) {
-  Fd fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoStatus("cannot open directory", directory);
-  if (::fsync(fd.get()) != 0) return ErrnoStatus("cannot fsync directory", directory);
-  return Status::Ok();
-}
-
-// Replaces `path` with `bytes` so that a crash leaves the old file or the new one, never a mix.
-// Callers serialise writes to one path, so a fixed temporary name is safe; one left over by a
-// crash is overwritten by the next attempt.
-Status WriteFileAtomically(const std::string& directory, const std::string& path,
-                           std::string_view bytes) {
-  const std::string temporary = path + ".tmp";
-  Fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return ErrnoStatus("cannot create", temporary);
-  while (!bytes.empty()) {
-    const ssize_t written = ::write(fd.get(), bytes.data(), bytes.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written < 0) return ErrnoStatus("cannot write", temporary);
-    bytes.remove_prefix(static_cast<size_t>(written));
-  }
-  if (::fsync(fd.get()) != 0) return ErrnoStatus("cannot fsync", temporary);
-  if (!fd.Close()) return ErrnoStatus("cannot close", temporary);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    return ErrnoStatus("cannot rename onto", path);
-  }
-  return SyncDirectory(directory);
-}
-
-Result<std::string> ReadFile(const std::string& path, const std::string& digest) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0 && errno == ENOENT) {
-    return Status::NotFound("context " + digest + " is not stored");
-  }
-  if (fd.get() < 0) return ErrnoStatus("cannot open", path);
-  struct stat info;
-  if (::fstat(fd.get(), &info) != 0) return ErrnoStatus("cannot stat", path);
-  std::string bytes(static_cast<size_t>(info.st_size), '\0');
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t count = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
-    if (count < 0 && errno == EINTR) continue;
-    if (count < 0) return ErrnoStatus("cannot read", path);
-    if (count == 0) break;
-    done += static_cast<size_t>(count);
-  }
-  // A file that shrank under us is caught by the digest check.
-  bytes.resize(done);
-  return bytes;
-}
-
 }  // namespace
 
 Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& model_definition) {
@@ -359,7 +223,7 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
       }
       file.base64 = content->get_ref<const std::string&>();
     }
-    const std::optional<size_t> size = DecodedSize(file.base64);
+    const std::optional<size_t> size = Base64DecodedSize(file.base64);
     if (!size) {
       return Status::InvalidArgument("modelDefinition: " + where +
                                      ": \"content\" is not padded standard base64");
@@ -390,7 +254,7 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
   std::vector<ContextFile> files;
   files.reserve(pending.size());
   for (PendingFile& file : pending) {
-    CAIRN_ASSIGN_OR_RETURN(std::string content, DecodeBase64(file.base64, file.size));
+    CAIRN_ASSIGN_OR_RETURN(std::string content, Base64Decode(file.base64));
     files.push_back({std::move(file.path), std::move(content), file.mode});
   }
   return files;
@@ -455,7 +319,7 @@ Result<StoredContext> ContextStore::Put(const std::vector<ContextFile>& files) {
   if (::stat(path.c_str(), &info) == 0 && static_cast<size_t>(info.st_size) == encoding.size()) {
     return stored;
   }
-  CAIRN_RETURN_IF_ERROR(WriteFileAtomically(directory_, path, encoding));
+  CAIRN_RETURN_IF_ERROR(WriteFileAtomically(path, encoding));
   return stored;
 }
 
@@ -471,7 +335,11 @@ Result<std::vector<ContextFile>> ContextStore::Get(const std::string& digest) co
                                    "' is not sha256: followed by 64 lowercase hex digits");
   }
   const std::string path = directory_ + "/" + std::string(hex);
-  CAIRN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, digest));
+  auto read = ReadWholeFile(path);
+  if (read.status().code() == StatusCode::kNotFound) {
+    return Status::NotFound("context " + digest + " is not stored");
+  }
+  CAIRN_ASSIGN_OR_RETURN(std::string bytes, std::move(read));
   CAIRN_ASSIGN_OR_RETURN(std::string actual, Sha256Hex(bytes));
   if (actual != hex) {
     return Status::Corruption("context " + digest + ": " + path + " hashes to sha256:" + actual);
@@ -503,7 +371,7 @@ Result<std::string> ContextStore::GetHarnessJson(const std::string& digest) cons
   nlohmann::json list = nlohmann::json::array();
   for (ContextFile& file : files) {
     list.push_back({{"path", std::move(file.path)},
-                    {"content", EncodeBase64(file.content)},
+                    {"content", Base64Encode(file.content)},
                     {"mode", file.mode}});
   }
   // Paths were valid UTF-8 when they arrived as JSON; replace rather than throw on one that

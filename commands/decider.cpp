@@ -30,7 +30,7 @@ bool IsSafeId(const std::string& id) {
   return true;
 }
 
-events::Envelope KillOrderFor(const TaskRecord& task, const std::string& reason) {
+events::Envelope KillOrderFor(const TaskRecord& task, const std::string& reason, KillBy by) {
   events::Envelope event;
   auto* kill = event.mutable_kill_requested();
   kill->set_task_id(task.task_id);
@@ -41,6 +41,7 @@ events::Envelope KillOrderFor(const TaskRecord& task, const std::string& reason)
     for (const auto& part : task.parts) *kill->add_parts() = part;
   }
   kill->set_reason(reason);
+  kill->set_by_user(by == KillBy::kUser);
   return event;
 }
 
@@ -54,15 +55,16 @@ events::Envelope ExitOf(const TaskRecord& task, const std::string& reason) {
   return event;
 }
 
-std::vector<events::Envelope> KillEventsFor(const TaskRecord& task, const std::string& reason) {
+std::vector<events::Envelope> KillEventsFor(const TaskRecord& task, const std::string& reason,
+                                            KillBy by) {
   switch (task.state) {
     case TaskState::kQueued:
       // Nothing runs yet: the kill and the end are decided together.
-      return {KillOrderFor(task, reason),
+      return {KillOrderFor(task, reason, by),
               ExitOf(task, "killed before it was scheduled (" + reason + ")")};
     case TaskState::kAssigned:
     case TaskState::kRunning:
-      return {KillOrderFor(task, reason)};
+      return {KillOrderFor(task, reason, by)};
     case TaskState::kTerminating:
     case TaskState::kExited:
       return {};
@@ -165,11 +167,7 @@ Result<Decision> DecideKill(const DecisionState& state, const KillTask& kill) {
   const TaskRecord* task = state.FindTask(kill.task_id);
   if (!task) return Status::NotFound("task " + kill.task_id + " not found");
   std::string reason = kill.reason.empty() ? "kill requested" : kill.reason;
-  Decision decision{KillEventsFor(*task, reason), task->task_id};
-  for (auto& event : decision.events) {
-    if (event.has_kill_requested()) event.mutable_kill_requested()->set_by_user(true);
-  }
-  return decision;
+  return Decision{KillEventsFor(*task, reason, KillBy::kUser), task->task_id};
 }
 
 Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent& command) {

@@ -82,12 +82,13 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
   experiment.resources = created.resources();
   experiment.state =
       created.activate() ? events::EXPERIMENT_STATE_ACTIVE : events::EXPERIMENT_STATE_PAUSED;
-  auto config = experiments::ParseExperimentConfig(created.config_json());
-  if (created.searcher_version() > experiments::kSearcherVersion) {
-    experiment.config_error = "it was created by a master with searcher version " +
-                              std::to_string(created.searcher_version()) + "; this one has " +
-                              std::to_string(experiments::kSearcherVersion);
-  } else if (config.ok()) {
+  auto config = created.searcher_version() > experiments::kSearcherVersion
+                    ? Result<experiments::ExperimentConfig>(Status::FailedPrecondition(
+                          "it was created by a master with searcher version " +
+                          std::to_string(created.searcher_version()) + "; this one has " +
+                          std::to_string(experiments::kSearcherVersion)))
+                    : experiments::ParseExperimentConfig(created.config_json());
+  if (config.ok()) {
     auto searcher = experiments::NewSearcher(*config, created.seed());
     if (searcher.ok()) {
       experiment.config = std::make_shared<const experiments::ExperimentConfig>(*config);

@@ -153,17 +153,6 @@ bool IsCanonicalUuid(const std::string& text) {
   return true;
 }
 
-std::string HexLower(const unsigned char* bytes, size_t size) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(size * 2);
-  for (size_t i = 0; i < size; ++i) {
-    hex.push_back(kHex[bytes[i] >> 4]);
-    hex.push_back(kHex[bytes[i] & 0xf]);
-  }
-  return hex;
-}
-
 std::string FormatNumber(double value) {
   std::ostringstream text;
   text << value;

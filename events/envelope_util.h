@@ -53,8 +53,6 @@ Result<int64_t> ParseTimeToUnixMicros(const std::string& text);
 // ids must be one: they become directory names that garbage collection deletes.
 bool IsCanonicalUuid(const std::string& text);
 
-// Lowercase hex of raw bytes (digests in ids and file names).
-std::string HexLower(const unsigned char* bytes, size_t size);
 std::string FormatNumber(double value);
 
 // Wall clock in microseconds since the epoch. Only edges (api/, agent/) may call it; deciders

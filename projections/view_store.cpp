@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "events/envelope_util.h"
+#include "events/encoding.h"
 
 namespace cairn::projections {
 

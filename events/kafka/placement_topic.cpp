@@ -2,21 +2,17 @@
 // log to "<prefix>.placements" (key: agent id), and the agent's group consumer that reads them.
 #include "events/kafka/placement_topic.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <condition_variable>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <utility>
 
 #include "events/envelope_util.h"
+#include "events/file_util.h"
 #include "events/kafka/kafka_client.h"
 
 namespace cairn {
@@ -38,10 +34,6 @@ int RemainingMs(steady_clock::time_point deadline) {
   return static_cast<int>(std::clamp<int64_t>(left, 0, std::numeric_limits<int>::max()));
 }
 
-std::string ErrnoText(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
 // The relay's progress: the event-log offset below which every placement was delivered, and the
 // newest WriterEpochClaimed epoch below that offset (placements of older writers are fenced).
 struct RelayPosition {
@@ -53,18 +45,9 @@ struct RelayPosition {
 // The relay's offset file holds "<offset> <epoch>" (older files: "<offset>" alone). A missing
 // file means "from the start".
 Result<RelayPosition> ReadOffsetFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return RelayPosition{0, 0, true};
-    return Status::IOError(ErrnoText("cannot open", path));
-  }
-  std::string text;
-  char buffer[64];
-  ssize_t count;
-  while ((count = read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, count);
-  const bool read_failed = count < 0;
-  close(fd);
-  if (read_failed) return Status::IOError(ErrnoText("cannot read", path));
+  auto read = ReadWholeFile(path);
+  if (read.status().code() == StatusCode::kNotFound) return RelayPosition{0, 0, true};
+  CAIRN_ASSIGN_OR_RETURN(std::string text, std::move(read));
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   RelayPosition position;
   const char* const text_end = text.data() + text.size();
@@ -83,25 +66,7 @@ Result<RelayPosition> ReadOffsetFile(const std::string& path) {
 
 // Replaces the offset file atomically: a crash leaves the old number or the new, never a mix.
 Status StoreOffsetFile(const std::string& path, uint64_t offset, uint64_t epoch) {
-  const std::string temporary = path + ".tmp";
-  const std::string text = std::to_string(offset) + " " + std::to_string(epoch) + "\n";
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError(ErrnoText("cannot create", temporary));
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ok = ok && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
-  if (!ok) return Status::IOError(ErrnoText("cannot write", temporary));
-  if (rename(temporary.c_str(), path.c_str()) != 0) {
-    return Status::IOError(ErrnoText("cannot rename onto", path));
-  }
-  const size_t slash = path.rfind('/');
-  const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  int directory_fd = open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (directory_fd < 0) return Status::IOError(ErrnoText("cannot open", directory));
-  ok = fsync(directory_fd) == 0;
-  close(directory_fd);
-  if (!ok) return Status::IOError(ErrnoText("cannot sync", directory));
-  return Status::Ok();
+  return WriteFileAtomically(path, std::to_string(offset) + " " + std::to_string(epoch) + "\n");
 }
 
 // The newest WriterEpochClaimed epoch in the log below `end` (for an offset file that predates

@@ -13,33 +13,9 @@
 #include <sstream>
 #include <thread>
 
+#include "events/encoding.h"
+
 namespace cairn::testing {
-
-namespace {
-
-std::string Base64(const std::string& bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16 |
-                     static_cast<uint8_t>(bytes[i + 1]) << 8 | static_cast<uint8_t>(bytes[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(chunk >> shift) & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16;
-    out += std::string{kAlphabet[chunk >> 18], kAlphabet[(chunk >> 12) & 63], '=', '='};
-  } else if (i + 2 == bytes.size()) {
-    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16 | static_cast<uint8_t>(bytes[i + 1]) << 8;
-    out += std::string{kAlphabet[chunk >> 18], kAlphabet[(chunk >> 12) & 63],
-                       kAlphabet[(chunk >> 6) & 63], '='};
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string ExamplePath(const std::string& name) {
   return std::string(CAIRN_SOURCE_DIR) + "/examples/" + name;
@@ -66,7 +42,7 @@ json ModelDefinition(const std::string& directory) {
     EXPECT_EQ(stat(file.c_str(), &info), 0) << file;
     entries.push_back({{"path", fs::relative(file, directory).generic_string()},
                        {"type", 48},
-                       {"content", Base64(content.str())},
+                       {"content", Base64Encode(content.str())},
                        {"mode", info.st_mode & 0777},
                        {"uid", 0},
                        {"gid", 0}});

@@ -6,7 +6,9 @@
 // the test releases a file lock.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -178,15 +180,39 @@ void ReplaceOnce(std::string& text, const std::string& from, const std::string& 
   text.replace(at, from.size(), to);
 }
 
-// Polls `condition` until it holds or `timeout` passes; only for what the event log does not
-// record (directories the master deletes in the background).
-bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+// Waits until none of `paths` exists, or `timeout` passes. The master deletes collected
+// checkpoints in the background and the log does not record the deletion, so this waits on the
+// file system's own notifications (inotify on the paths' directories), not on a timer.
+bool WaitUntilRemoved(const std::vector<std::string>& paths, std::chrono::milliseconds timeout) {
+  const int notify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  EXPECT_GE(notify, 0) << "inotify_init1";
+  if (notify < 0) return false;
+  std::set<std::string> directories;
+  for (const auto& path : paths) directories.insert(fs::path(path).parent_path().string());
+  for (const auto& directory : directories) {
+    // Watching before the first look, so no deletion can fall between the look and the wait.
+    if (inotify_add_watch(notify, directory.c_str(), IN_DELETE | IN_MOVED_FROM) < 0 &&
+        errno != ENOENT) {
+      ADD_FAILURE() << "inotify_add_watch " << directory;
+    }
   }
-  return true;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool gone = false;
+  while (true) {
+    gone = std::none_of(paths.begin(), paths.end(),
+                        [](const std::string& path) { return fs::exists(path); });
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (gone || left.count() <= 0) break;
+    pollfd ready{notify, POLLIN, 0};
+    if (poll(&ready, 1, static_cast<int>(left.count())) > 0) {
+      char events[4096];
+      while (read(notify, events, sizeof events) > 0) {
+      }
+    }
+  }
+  close(notify);
+  return gone;
 }
 
 // [start, end) of each training workload, in order.
@@ -423,14 +449,9 @@ TEST_F(ExperimentEndToEnd, GridSearchCompletesEveryTrialAndCollectsOldCheckpoint
     EXPECT_TRUE(fs::exists(CheckpointPath(uuid) + "/state.json")) << uuid;
   }
   ASSERT_EQ(collected.size(), 12u);
-  EXPECT_TRUE(Eventually(
-      [&] {
-        for (const auto& uuid : collected) {
-          if (fs::exists(CheckpointPath(uuid))) return false;
-        }
-        return true;
-      },
-      std::chrono::seconds(10)))
+  std::vector<std::string> collected_paths;
+  for (const auto& uuid : collected) collected_paths.push_back(CheckpointPath(uuid));
+  EXPECT_TRUE(WaitUntilRemoved(collected_paths, std::chrono::seconds(10)))
       << "the collected checkpoints' directories are still there";
   for (const auto& uuid : kept) {
     EXPECT_TRUE(fs::exists(CheckpointPath(uuid) + "/state.json")) << uuid << " was kept";

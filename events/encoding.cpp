@@ -1,0 +1,86 @@
+#include "events/encoding.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+
+namespace cairn {
+
+namespace {
+
+bool IsBase64Character(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+         c == '/';
+}
+
+// EVP's block functions take int lengths, so large contents go through in chunks; the chunk
+// sizes are whole base64 quanta (4 characters, 3 bytes) so only the last chunk can be padded.
+constexpr size_t kBase64ChunkCharacters = 4 << 20;
+constexpr size_t kBase64ChunkBytes = 3 << 20;
+
+}  // namespace
+
+std::string HexLower(const unsigned char* bytes, size_t size) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(size * 2);
+  for (size_t i = 0; i < size; ++i) {
+    hex.push_back(kHex[bytes[i] >> 4]);
+    hex.push_back(kHex[bytes[i] & 0xf]);
+  }
+  return hex;
+}
+
+Result<std::string> Sha256Hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
+    return Status::Internal("SHA-256 failed");
+  }
+  return HexLower(digest, length);
+}
+
+std::string Base64Encode(std::string_view bytes) {
+  // EVP_EncodeBlock appends a NUL, hence the extra byte that is cut below.
+  std::string out((bytes.size() + 2) / 3 * 4 + 1, '\0');
+  size_t written = 0;
+  for (size_t start = 0; start < bytes.size(); start += kBase64ChunkBytes) {
+    const size_t length = std::min(kBase64ChunkBytes, bytes.size() - start);
+    written += static_cast<size_t>(EVP_EncodeBlock(
+        reinterpret_cast<unsigned char*>(out.data() + written),
+        reinterpret_cast<const unsigned char*>(bytes.data() + start), static_cast<int>(length)));
+  }
+  out.resize(written);
+  return out;
+}
+
+// Checked here because EVP_DecodeBlock accepts '=' anywhere and surrounding whitespace.
+std::optional<size_t> Base64DecodedSize(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  size_t padding = 0;
+  if (!text.empty() && text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
+  for (size_t i = 0; i < text.size() - padding; ++i) {
+    if (!IsBase64Character(text[i])) return std::nullopt;
+  }
+  return text.size() / 4 * 3 - padding;
+}
+
+Result<std::string> Base64Decode(std::string_view text) {
+  const std::optional<size_t> size = Base64DecodedSize(text);
+  if (!size) return Status::InvalidArgument("not padded standard base64");
+  // EVP_DecodeBlock writes 3 bytes per quantum, padding included; the excess is cut below.
+  std::string out(text.size() / 4 * 3, '\0');
+  size_t written = 0;
+  for (size_t start = 0; start < text.size(); start += kBase64ChunkCharacters) {
+    const size_t length = std::min(kBase64ChunkCharacters, text.size() - start);
+    const int produced = EVP_DecodeBlock(
+        reinterpret_cast<unsigned char*>(out.data() + written),
+        reinterpret_cast<const unsigned char*>(text.data() + start), static_cast<int>(length));
+    if (produced < 0) return Status::Internal("EVP_DecodeBlock refused checked base64");
+    written += static_cast<size_t>(produced);
+  }
+  out.resize(*size);
+  return out;
+}
+
+}  // namespace cairn

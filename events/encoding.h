@@ -1,0 +1,30 @@
+// Byte encodings the whole code base shares: hex, SHA-256, strict standard base64. Pure
+// functions, safe from any thread.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "events/status.h"
+
+namespace cairn {
+
+// Lowercase hex of raw bytes (digests in ids and file names).
+std::string HexLower(const unsigned char* bytes, size_t size);
+
+// Lowercase hex SHA-256 of `bytes`.
+Result<std::string> Sha256Hex(std::string_view bytes);
+
+// Padded standard base64 (RFC 4648 §4), any length.
+std::string Base64Encode(std::string_view bytes);
+
+// The exact decoded size of padded standard base64 `text`, or nullopt when `text` is anything
+// else (whitespace, '=' inside, the URL-safe alphabet).
+std::optional<size_t> Base64DecodedSize(std::string_view text);
+
+// Decodes `text`; InvalidArgument when Base64DecodedSize refuses it.
+Result<std::string> Base64Decode(std::string_view text);
+
+}  // namespace cairn

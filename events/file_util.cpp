@@ -1,0 +1,90 @@
+#include "events/file_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace cairn {
+
+namespace {
+
+Status ErrnoStatus(const std::string& what, const std::string& path) {
+  const int error = errno;
+  return Status::IOError(what + " " + path + ": " + std::strerror(error));
+}
+
+// Closes on every path; Close() reports a failing close (a deferred write error).
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  bool Close() { return ::close(std::exchange(fd_, -1)) == 0; }
+
+ private:
+  int fd_;
+};
+
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+Status SyncDirectory(const std::string& directory) {
+  Fd fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoStatus("cannot open directory", directory);
+  if (::fsync(fd.get()) != 0) return ErrnoStatus("cannot fsync directory", directory);
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
+  const std::string temporary = path + ".tmp";
+  Fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (fd.get() < 0) return ErrnoStatus("cannot create", temporary);
+  // The mode of a temporary left by an earlier attempt is not changed by open.
+  if (::fchmod(fd.get(), mode) != 0) return ErrnoStatus("cannot chmod", temporary);
+  while (!bytes.empty()) {
+    const ssize_t written = ::write(fd.get(), bytes.data(), bytes.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) return ErrnoStatus("cannot write", temporary);
+    bytes.remove_prefix(static_cast<size_t>(written));
+  }
+  if (::fsync(fd.get()) != 0) return ErrnoStatus("cannot fsync", temporary);
+  if (!fd.Close()) return ErrnoStatus("cannot close", temporary);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    return ErrnoStatus("cannot rename onto", path);
+  }
+  return SyncDirectory(DirectoryOf(path));
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0 && errno == ENOENT) return Status::NotFound(path + " does not exist");
+  if (fd.get() < 0) return ErrnoStatus("cannot open", path);
+  struct stat info;
+  if (::fstat(fd.get(), &info) != 0) return ErrnoStatus("cannot stat", path);
+  std::string bytes(static_cast<size_t>(info.st_size), '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t count = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (count < 0 && errno == EINTR) continue;
+    if (count < 0) return ErrnoStatus("cannot read", path);
+    if (count == 0) break;
+    done += static_cast<size_t>(count);
+  }
+  bytes.resize(done);  // a file that shrank under us: the caller's checks see it
+  return bytes;
+}
+
+}  // namespace cairn
