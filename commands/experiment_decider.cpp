@@ -137,7 +137,8 @@ Result<Decision> DecideExperimentAction(const DecisionState& state,
       for (int64_t trial_id : experiment->trial_ids) {
         const TrialRecord& trial = state.trials.at(trial_id);
         if (trial.task_id.empty()) continue;
-        for (auto& event : KillEventsFor(state.tasks.at(trial.task_id), name + " killed", KillBy::kUser)) {
+        for (auto& event :
+             KillEventsFor(state.tasks.at(trial.task_id), name + " killed", KillBy::kUser)) {
           decision.events.push_back(std::move(event));
         }
       }

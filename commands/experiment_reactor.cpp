@@ -167,7 +167,8 @@ class Round {
         std::string why = trial.closed ? "the searcher closed the trial"
                                        : std::string("the experiment is ") +
                                              ExperimentStateText(experiment.state);
-        for (auto& event : KillEventsFor(task, why, KillBy::kSystem)) events_.push_back(std::move(event));
+        for (auto& event : KillEventsFor(task, why, KillBy::kSystem))
+          events_.push_back(std::move(event));
       } else if (trial.awaiting_answer) {
         events::Envelope event;
         *event.mutable_trial_workload_assigned() = NextWorkload(state_, experiment, trial);
