@@ -139,7 +139,8 @@ struct ExperimentRecord {
   std::string owner;
   std::string context_digest;
   events::ExperimentState state = events::EXPERIMENT_STATE_PAUSED;
-  events::Resources resources;
+  // Slots each trial run asks for; the pool, priority, weight and max_slots are its job's.
+  int32_t slots_per_trial = 1;
   std::shared_ptr<const experiments::ExperimentConfig> config;
   // Folded from the log: fed every input the searcher was given, in order. Its decisions wait in
   // pending_ops until the reactor records them (TrialCreated, TrialTrainTo, ...). Owned, so a

@@ -199,7 +199,7 @@ class Round {
                           std::to_string(experiment.experiment_id) + " (" +
                           experiment.config->name + "), run " + std::to_string(trial.runs + 1));
     auto* resources = submitted->mutable_resources();
-    resources->set_slots(experiment.resources.slots());
+    resources->set_slots(experiment.slots_per_trial);
     resources->set_resource_pool(job.resource_pool);
     resources->set_priority(job.priority);
     resources->set_weight(job.weight);

@@ -79,7 +79,7 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
   experiment.job_id = created.job_id();
   experiment.owner = created.owner();
   experiment.context_digest = created.context_digest();
-  experiment.resources = created.resources();
+  experiment.slots_per_trial = created.resources().slots();
   experiment.state =
       created.activate() ? events::EXPERIMENT_STATE_ACTIVE : events::EXPERIMENT_STATE_PAUSED;
   auto config = created.searcher_version() > experiments::kSearcherVersion
