@@ -9,6 +9,8 @@
 #include "agent/agent_log.h"
 #include "agent/kafka_placement_source.h"
 #include "agent/task_plan.h"
+#include "base/clock.h"
+#include "base/ids.h"
 #include "events/envelope_util.h"
 
 extern char** environ;

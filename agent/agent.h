@@ -24,7 +24,7 @@
 #include "agent/reporter.h"
 #include "agent/slot_discovery.h"
 #include "agent/task_plan.h"
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn::agent {
 

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "base/clock.h"
 #include "events/envelope_util.h"
 
 namespace cairn::agent {

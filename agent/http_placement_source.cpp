@@ -1,8 +1,8 @@
 #include "agent/http_placement_source.h"
 
 #include "agent/agent_log.h"
-#include "api/http/http_types.h"
 #include "events/envelope_util.h"
+#include "net/http_types.h"
 
 namespace cairn::agent {
 namespace {

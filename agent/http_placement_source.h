@@ -12,7 +12,7 @@
 #include <string>
 
 #include "agent/placement_source.h"
-#include "api/http/http_client.h"
+#include "net/http_client.h"
 
 namespace cairn::agent {
 

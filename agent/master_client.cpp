@@ -4,8 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_log.h"
-#include "api/http/http_types.h"
+#include "base/clock.h"
 #include "events/envelope_util.h"
+#include "net/http_types.h"
 
 namespace cairn::agent {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "agent/report_queue.h"
 #include "agent/slot_discovery.h"
-#include "api/http/http_client.h"
-#include "events/status.h"
+#include "base/status.h"
+#include "net/http_client.h"
 
 namespace cairn::agent {
 

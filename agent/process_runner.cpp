@@ -15,6 +15,7 @@
 #include <cstring>
 #include <thread>
 
+#include "base/clock.h"
 #include "events/envelope_util.h"
 
 namespace cairn::agent {

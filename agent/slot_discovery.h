@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn::agent {
 

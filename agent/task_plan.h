@@ -7,9 +7,9 @@
 
 #include "agent/process_runner.h"
 #include "agent/slot_discovery.h"
+#include "base/status.h"
 #include "events.pb.h"
 #include "events/envelope_util.h"
-#include "events/status.h"
 
 namespace cairn::agent {
 

@@ -5,8 +5,8 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
-#include "events/encoding.h"
-#include "events/file_util.h"
+#include "base/encoding.h"
+#include "base/files.h"
 
 namespace cairn {
 

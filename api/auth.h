@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn {
 

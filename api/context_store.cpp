@@ -18,8 +18,8 @@
 #include <string_view>
 #include <utility>
 
-#include "events/encoding.h"
-#include "events/file_util.h"
+#include "base/encoding.h"
+#include "base/files.h"
 
 namespace cairn {
 namespace {

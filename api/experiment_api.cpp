@@ -6,6 +6,8 @@
 #include "api/experiment_json.h"
 #include "api/log_stream.h"
 #include "api/rest_util.h"
+#include "base/clock.h"
+#include "base/ids.h"
 #include "commands/experiment_state.h"
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/template_merge.h"

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "api/http/http_types.h"
 #include "api/rest_api.h"
 #include "commands/commands.h"
+#include "net/http_types.h"
 
 namespace cairn {
 

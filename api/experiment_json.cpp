@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "base/clock.h"
 #include "events/envelope_util.h"
 
 namespace cairn {

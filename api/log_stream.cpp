@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "events/envelope_util.h"
 
 namespace cairn {

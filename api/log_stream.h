@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "api/http/http_types.h"
 #include "api/rest_api.h"
+#include "net/http_types.h"
 
 namespace cairn {
 

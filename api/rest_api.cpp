@@ -11,6 +11,8 @@
 #include "api/experiment_api.h"
 #include "api/log_stream.h"
 #include "api/rest_util.h"
+#include "base/clock.h"
+#include "base/ids.h"
 #include "commands/scheduler/explain.h"
 #include "events/envelope_util.h"
 

@@ -11,14 +11,14 @@
 #include <atomic>
 #include <string>
 
-#include "api/agent_heartbeats.h"
 #include "api/auth.h"
 #include "api/context_store.h"
-#include "api/http/http_types.h"
-#include "api/master_config.h"
 #include "api/task_log_store.h"
-#include "commands/decision_loop.h"
 #include "events/event_log.h"
+#include "master/agent_heartbeats.h"
+#include "master/decision_loop.h"
+#include "master/master_config.h"
+#include "net/http_types.h"
 #include "projections/projections.h"
 
 namespace cairn {

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "api/http/http_types.h"
-#include "events/status.h"
+#include "base/status.h"
+#include "net/http_types.h"
 
 namespace cairn {
 

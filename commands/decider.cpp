@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "base/encoding.h"
 #include "commands/experiment_decider.h"
 #include "commands/experiment_reactor.h"
 #include "commands/scheduler/scheduler.h"

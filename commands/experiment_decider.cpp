@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "base/ids.h"
 #include "commands/experiment_state.h"
 #include "commands/experiments/template_merge.h"
 #include "commands/scheduler/scheduler.h"

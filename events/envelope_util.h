@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "events.pb.h"
-#include "events/status.h"
 
 namespace cairn {
 
@@ -42,24 +42,5 @@ std::vector<events::AllocationPart> OrderPartsOf(const events::Envelope& event);
 // One line of grpc-gateway style JSON (camelCase, enums as names, int64 as strings).
 std::string EnvelopeToJson(const events::Envelope& event);
 Result<events::Envelope> EnvelopeFromJson(const std::string& json);
-
-// RFC 3339 with microseconds and a Z, e.g. "2025-03-20T12:00:00.000000Z".
-std::string FormatRfc3339(int64_t unix_micros);
-// Parses RFC 3339 ("...Z" or "+00:00", optional fraction) or a plain integer of unix seconds.
-Result<int64_t> ParseTimeToUnixMicros(const std::string& text);
-
-// A number as a person writes it: "3", "0.25", "1e+20" (ostream's default, 6 significant digits).
-// A UUID in its canonical text form: 8-4-4-4-12 hex digits (either case), nothing else. Checkpoint
-// ids must be one: they become directory names that garbage collection deletes.
-bool IsCanonicalUuid(const std::string& text);
-
-std::string FormatNumber(double value);
-
-// Wall clock in microseconds since the epoch. Only edges (api/, agent/) may call it; deciders
-// and projectors read time from events.
-int64_t NowUnixMicros();
-
-// A random 128-bit id as 36-char lowercase UUID text (version 4).
-std::string NewUuid();
 
 }  // namespace cairn

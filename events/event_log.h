@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "events.pb.h"
-#include "events/status.h"
 
 namespace cairn {
 

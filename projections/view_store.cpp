@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "events/encoding.h"
+#include "base/encoding.h"
 
 namespace cairn::projections {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn::projections {
 

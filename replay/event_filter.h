@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
+#include "base/status.h"
 #include "events.pb.h"
-#include "events/status.h"
 
 namespace cairn::replay {
 

@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "base/clock.h"
 #include "events/envelope_util.h"
 
 namespace cairn::replay {

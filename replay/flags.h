@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn::replay {
 

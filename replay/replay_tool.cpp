@@ -8,6 +8,8 @@
 #include <optional>
 #include <variant>
 
+#include "base/clock.h"
+#include "base/encoding.h"
 #include "commands/decision_state.h"
 #include "commands/experiment_state.h"
 #include "commands/scheduler/explain.h"

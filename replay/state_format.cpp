@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "events/envelope_util.h"
 
 namespace cairn::replay {

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "base/encoding.h"
 #include "commands/experiments/search_method.h"
 
 namespace cairn::experiments {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "commands/experiments/experiment_config.h"
-#include "events/status.h"
 
 namespace cairn::experiments {
 

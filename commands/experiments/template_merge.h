@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn::experiments {
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn::experiments {
 

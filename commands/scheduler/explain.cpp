@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/clock.h"
 #include "commands/scheduler/policies.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"

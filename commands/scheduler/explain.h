@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "commands/decision_state.h"
-#include "events/status.h"
 
 namespace cairn::commands {
 

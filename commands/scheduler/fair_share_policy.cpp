@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/encoding.h"
 #include "commands/scheduler/policies.h"
 #include "events/envelope_util.h"
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "commands/decision_state.h"
 #include "events.pb.h"
-#include "events/status.h"
 
 namespace cairn::commands {
 

@@ -11,8 +11,8 @@
 #include <mutex>
 #include <utility>
 
+#include "base/files.h"
 #include "events/envelope_util.h"
-#include "events/file_util.h"
 #include "events/kafka/kafka_client.h"
 
 namespace cairn {

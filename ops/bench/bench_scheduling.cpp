@@ -28,10 +28,11 @@
 #include <thread>
 #include <vector>
 
-#include "api/http/http_client.h"
+#include "base/clock.h"
 #include "commands/decision_state.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
+#include "net/http_client.h"
 #include "tests/support/test_support.h"
 
 using cairn::testing::BinaryPath;

@@ -18,8 +18,9 @@
 #include <sstream>
 #include <thread>
 
-#include "api/http/http_client.h"
+#include "base/clock.h"
 #include "events/envelope_util.h"
+#include "net/http_client.h"
 #include "tests/events_kafka/mock_cluster.h"
 #include "tests/support/test_support.h"
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "api/http/http_server.h"
 #include "events.pb.h"
+#include "net/http_server.h"
 
 namespace cairn::agent::testing {
 

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/http/http_client.h"
-#include "api/master.h"
+#include "master/master.h"
+#include "net/http_client.h"
 #include "tests/support/test_support.h"
 
 namespace cairn {

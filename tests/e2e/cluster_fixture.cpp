@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "events/encoding.h"
+#include "base/encoding.h"
 
 namespace cairn::testing {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "api/http/http_client.h"
+#include "net/http_client.h"
 #include "tests/support/test_support.h"
 
 namespace cairn::testing {

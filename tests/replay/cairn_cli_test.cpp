@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "events/envelope_util.h"
 #include "events/event_log.h"
 #include "projections/projections.h"

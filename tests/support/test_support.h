@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn::testing {
 

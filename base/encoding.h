@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn {
 
@@ -26,5 +26,8 @@ std::optional<size_t> Base64DecodedSize(std::string_view text);
 
 // Decodes `text`; InvalidArgument when Base64DecodedSize refuses it.
 Result<std::string> Base64Decode(std::string_view text);
+
+// A number as a person writes it: "3", "0.25", "1e+20" (ostream's default, 6 significant digits).
+std::string FormatNumber(double value);
 
 }  // namespace cairn

@@ -1,4 +1,4 @@
-#include "api/http/http_server.h"
+#include "net/http_server.h"
 
 #include <poll.h>
 #include <sys/resource.h>

@@ -1,4 +1,4 @@
-#include "events/file_util.h"
+#include "base/files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,11 +1,12 @@
 // The single-writer loop over a real (in-memory) log: durability before answers, batching,
 // epochs, and recovery from a failed append.
-#include "commands/decision_loop.h"
+#include "master/decision_loop.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
+#include "base/ids.h"
 #include "events/envelope_util.h"
 #include "events/memory_log.h"
 #include "tests/commands/command_builders.h"

@@ -1,8 +1,9 @@
-#include "events/encoding.h"
+#include "base/encoding.h"
 
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <sstream>
 
 namespace cairn {
 
@@ -81,6 +82,12 @@ Result<std::string> Base64Decode(std::string_view text) {
   }
   out.resize(*size);
   return out;
+}
+
+std::string FormatNumber(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
 }
 
 }  // namespace cairn

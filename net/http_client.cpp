@@ -1,4 +1,4 @@
-#include "api/http/http_client.h"
+#include "net/http_client.h"
 
 #include <sys/socket.h>
 

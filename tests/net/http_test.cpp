@@ -8,8 +8,8 @@
 #include <atomic>
 #include <thread>
 
-#include "api/http/http_client.h"
-#include "api/http/http_server.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
 
 namespace cairn::http {
 namespace {

@@ -1,5 +1,5 @@
 // Parses master.yaml into MasterConfig; the rules are stated in master_config.h.
-#include "api/master_config.h"
+#include "master/master_config.h"
 
 #include <yaml-cpp/yaml.h>
 

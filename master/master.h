@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "api/master_config.h"
-#include "events/status.h"
+#include "base/status.h"
+#include "master/master_config.h"
 
 namespace cairn {
 

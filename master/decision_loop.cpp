@@ -1,8 +1,10 @@
-#include "commands/decision_loop.h"
+#include "master/decision_loop.h"
 
 #include <cstdio>
 #include <future>
 
+#include "base/clock.h"
+#include "base/ids.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "api/master.h"
+#include "master/master.h"
 
 int main(int argc, char** argv) {
   std::string config_path;

@@ -1,7 +1,9 @@
-#include "api/agent_heartbeats.h"
+#include "master/agent_heartbeats.h"
 
 #include <vector>
 
+#include "base/clock.h"
+#include "base/ids.h"
 #include "events/envelope_util.h"
 
 namespace cairn {

@@ -1,4 +1,4 @@
-#include "api/http/http_types.h"
+#include "net/http_types.h"
 
 namespace cairn::http {
 

@@ -1,9 +1,10 @@
-#include "api/checkpoint_collector.h"
+#include "master/checkpoint_collector.h"
 
 #include <cstdio>
 #include <filesystem>
 #include <vector>
 
+#include "base/ids.h"
 #include "events/envelope_util.h"
 
 namespace cairn {

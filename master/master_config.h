@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "base/status.h"
 #include "events.pb.h"
 #include "events/event_log.h"
-#include "events/status.h"
 
 namespace cairn {
 

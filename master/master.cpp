@@ -1,17 +1,19 @@
-#include "api/master.h"
+#include "master/master.h"
 
 #include <filesystem>
 
-#include "api/agent_heartbeats.h"
 #include "api/auth.h"
-#include "api/checkpoint_collector.h"
 #include "api/context_store.h"
-#include "api/http/http_server.h"
 #include "api/rest_api.h"
 #include "api/task_log_store.h"
-#include "commands/decision_loop.h"
+#include "base/clock.h"
+#include "base/ids.h"
 #include "events/envelope_util.h"
 #include "events/kafka/placement_topic.h"
+#include "master/agent_heartbeats.h"
+#include "master/checkpoint_collector.h"
+#include "master/decision_loop.h"
+#include "net/http_server.h"
 #include "projections/projections.h"
 
 namespace cairn {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "commands/decision_loop.h"
+#include "master/decision_loop.h"
 
 namespace cairn {
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "api/http/http_types.h"
-#include "events/status.h"
+#include "base/status.h"
+#include "net/http_types.h"
 
 namespace cairn::http {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "events/status.h"
+#include "base/status.h"
 
 namespace cairn {
 

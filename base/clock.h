@@ -1,0 +1,21 @@
+// Time at the edges: the wall clock and RFC 3339 text. Deciders and projectors never call
+// NowUnixMicros(); they read time from events (the writer's clock, recorded once).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace cairn {
+
+// Wall clock in microseconds since the epoch. Only edges (api/, agent/, master/) may call it.
+int64_t NowUnixMicros();
+
+// RFC 3339 with microseconds and a Z, e.g. "2025-03-20T12:00:00.000000Z".
+std::string FormatRfc3339(int64_t unix_micros);
+
+// Parses RFC 3339 ("...Z" or "+00:00", optional fraction) or a plain integer of unix seconds.
+Result<int64_t> ParseTimeToUnixMicros(const std::string& text);
+
+}  // namespace cairn
