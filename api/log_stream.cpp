@@ -6,26 +6,26 @@
 #include "base/clock.h"
 #include "events/envelope_util.h"
 
-namespace cairn {
+namespace cairn::api {
 
 using nlohmann::json;
 
-http::Response StreamTaskLogs(const RestApiDeps& deps, bool follow,
+http::Response StreamTaskLogs(const Services& services, bool follow,
                               std::function<LogSources()> sources) {
   http::Response response;
   response.content_type = "application/x-ndjson";
-  response.stream = [deps, follow, sources = std::move(sources)](const http::ChunkWriter& write) {
+  response.stream = [task_logs = services.task_logs, stopping = services.stopping, follow, sources = std::move(sources)](const http::ChunkWriter& write) {
     std::map<std::string, std::string> cursors;  // task id -> where its reading stopped
     int64_t line_number = 0;
-    while (!deps.stopping->load()) {
-      uint64_t seen = deps.task_logs->version();
+    while (!stopping->load()) {
+      uint64_t seen = task_logs->version();
       // Agents ship a task's last lines before they report its exit, so once the end is
       // visible, one more read returns everything there will ever be.
       LogSources now = sources();
       for (const auto& task_id : now.task_ids) {
         std::string& cursor = cursors[task_id];
         while (true) {
-          auto lines = deps.task_logs->Read(task_id, &cursor, 1000);
+          auto lines = task_logs->Read(task_id, &cursor, 1000);
           if (!lines.ok()) {
             write(json{{"error", {{"message", lines.status().message()}}}}.dump() + "\n");
             return;
@@ -50,11 +50,11 @@ http::Response StreamTaskLogs(const RestApiDeps& deps, bool follow,
         }
       }
       if (!follow || now.ended) return;
-      deps.task_logs->WaitForAppend(seen, std::chrono::milliseconds(250));
+      task_logs->WaitForAppend(seen, std::chrono::milliseconds(250));
       if (!write("")) return;
     }
   };
   return response;
 }
 
-}  // namespace cairn
+}  // namespace cairn::api

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "api/rest_api.h"
+#include "api/services.h"
 #include "net/http_types.h"
 
-namespace cairn {
+namespace cairn::api {
 
 struct LogSources {
   std::vector<std::string> task_ids;  // in order; a later call may add to the end
@@ -19,7 +19,7 @@ struct LogSources {
 // Streams every line of the sources' tasks in order. With `follow`, keeps going (calling
 // `sources` again to see new tasks and the end) until the sources have ended and every line is
 // out, or the master stops; without, returns what is there now.
-http::Response StreamTaskLogs(const RestApiDeps& deps, bool follow,
+http::Response StreamTaskLogs(const Services& services, bool follow,
                               std::function<LogSources()> sources);
 
-}  // namespace cairn
+}  // namespace cairn::api

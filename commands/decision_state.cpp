@@ -4,6 +4,7 @@
 
 #include "commands/experiment_state.h"
 #include "events/envelope_util.h"
+#include "events/epoch_fence.h"
 
 namespace cairn::commands {
 
@@ -21,21 +22,6 @@ const char* TaskStateName(TaskState state) {
       return "EXITED";
   }
   return "UNKNOWN";
-}
-
-events::ResourcePoolsConfigured DefaultPoolsConfig() {
-  events::ResourcePoolsConfigured config;
-  auto* pool = config.add_pools();
-  pool->set_pool_name(kDefaultPool);
-  pool->mutable_scheduler()->set_type(events::SCHEDULER_TYPE_FAIR_SHARE);
-  pool->mutable_scheduler()->set_fitting_policy(events::FITTING_POLICY_BEST);
-  pool->mutable_scheduler()->set_default_priority(kDefaultPriority);
-  pool->set_max_aux_containers_per_agent(kMaxZeroSlotContainersPerAgent);
-  config.set_default_compute_pool(kDefaultPool);
-  config.set_default_aux_pool(kDefaultPool);
-  config.set_source("defaults");
-  config.set_preemption_grace_seconds(3600);
-  return config;
 }
 
 const TaskRecord* DecisionState::FindTask(const std::string& task_id) const {
@@ -293,12 +279,16 @@ void ApplyAgentRegistered(DecisionState& state, const events::Envelope& event) {
 
 void Apply(DecisionState& state, const events::Envelope& event) {
   state.next_offset = event.offset() + 1;
-  if (event.has_writer_epoch_claimed()) {
-    state.writer_epoch = std::max(state.writer_epoch, event.writer_epoch_claimed().epoch());
-    state.epoch_claims[event.offset()] = event.writer_epoch_claimed().epoch();
-    return;
+  EpochFence fence(state.writer_epoch);
+  switch (fence.Admit(event)) {
+    case EpochFence::Verdict::kClaim:
+      state.writer_epoch = fence.newest_epoch();
+      return;
+    case EpochFence::Verdict::kFenced:
+      return;
+    case EpochFence::Verdict::kFact:
+      break;
   }
-  if (event.writer_epoch() < state.writer_epoch) return;  // written by a fenced-off master
   if (!event.idempotency_key().empty()) {
     // A command's first event names it; its later events carry the same key.
     auto [entry, inserted] = state.idempotency.try_emplace(event.idempotency_key());

@@ -15,14 +15,10 @@
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/searcher.h"
 #include "events.pb.h"
+#include "events/pool_defaults.h"
 
 namespace cairn::commands {
 
-// Determined's default priority; lower numbers are more important.
-inline constexpr int32_t kDefaultPriority = 42;
-// Zero-slot (aux) containers one agent may run at once (Determined's default).
-inline constexpr int32_t kMaxZeroSlotContainersPerAgent = 100;
-inline constexpr const char* kDefaultPool = "default";
 
 enum class TaskState { kQueued, kAssigned, kRunning, kTerminating, kExited };
 const char* TaskStateName(TaskState state);
@@ -186,9 +182,6 @@ using QueueKey = std::tuple<int32_t, int64_t, uint64_t, std::string>;
 // A new job's queue position: its submission offset, spaced so that moves can insert between.
 inline constexpr int64_t kQueuePositionSpacing = int64_t{1} << 20;
 
-// The pools a cluster has when its configuration names none: one pool, "default", fair share.
-events::ResourcePoolsConfigured DefaultPoolsConfig();
-
 struct DecisionState {
   uint64_t next_offset = 0;  // the offset the next event gets (= events applied)
   uint64_t writer_epoch = 0;
@@ -205,7 +198,6 @@ struct DecisionState {
     std::string entity_id;
   };
   std::map<std::string, IdempotentCommand> idempotency;
-  std::map<uint64_t, uint64_t> epoch_claims;  // offset of each WriterEpochClaimed -> its epoch
   std::map<int64_t, ExperimentRecord> experiments;
   std::map<int64_t, TrialRecord> trials;
   std::map<std::string, CheckpointRecord> checkpoints;

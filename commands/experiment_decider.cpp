@@ -300,4 +300,41 @@ Result<Decision> DecideDeleteTemplate(const DecisionState& state, const DeleteTe
   return Decision{{std::move(event)}, command.name};
 }
 
+std::optional<events::TrialWorkloadAssigned> RecordedWorkloadAnswer(const DecisionState& state,
+                                                                    const ReportWorkload& report) {
+  const TrialRecord* trial = state.FindTrialByAllocation(report.allocation_id);
+  if (trial == nullptr || trial->workload_allocation != report.allocation_id ||
+      trial->last_sequence != report.sequence || trial->awaiting_answer) {
+    return std::nullopt;
+  }
+  return trial->last_answer;
+}
+
+Result<TrialRunStart> DescribeLiveTrialRun(const DecisionState& state,
+                                           const std::string& allocation_id) {
+  const TrialRecord* trial = state.FindTrialByAllocation(allocation_id);
+  const TaskRecord* task = trial == nullptr ? nullptr : state.FindTask(trial->task_id);
+  const ExperimentRecord* experiment =
+      trial == nullptr ? nullptr : state.FindExperiment(trial->experiment_id);
+  if (task == nullptr || task->allocation_id != allocation_id || !task->holds_allocation() ||
+      experiment == nullptr || experiment->config == nullptr) {
+    return Status::NotFound("allocation " + allocation_id + " is not a live trial's");
+  }
+  const auto& config = *experiment->config;
+  TrialRunStart start;
+  start.trial_id = trial->trial_id;
+  start.experiment_id = trial->experiment_id;
+  start.request_id = trial->request_id;
+  start.hparams_json = trial->hparams_json;
+  start.entrypoint = config.entrypoint;
+  start.checkpoint_dir = experiments::CheckpointDirectory(config);
+  start.latest_checkpoint = trial->latest_checkpoint;
+  start.checkpoint_batches = trial->checkpoint_batches;
+  start.records_per_epoch = config.records_per_epoch;
+  start.global_batch_size = config.global_batch_size.value_or(0);
+  start.environment_variables = config.environment.environment_variables_cpu;
+  start.context_digest = experiment->context_digest;
+  return start;
+}
+
 }  // namespace cairn::commands

@@ -3,9 +3,12 @@
 // searcher's decisions, trial runs, restarts, the next workload) is the experiment reactor's.
 #pragma once
 
+#include <optional>
+
 #include "commands/commands.h"
 #include "commands/decider.h"
 #include "commands/decision_state.h"
+#include "commands/writer.h"
 
 namespace cairn::commands {
 
@@ -14,6 +17,13 @@ Result<Decision> DecideCreateExperiment(const DecisionState& state, const Create
 Result<Decision> DecideExperimentAction(const DecisionState& state,
                                         const ExperimentAction& command);
 Result<Decision> DecideReportWorkload(const DecisionState& state, const ReportWorkload& command);
+// The answer to `report` that the experiment reactor recorded, once it has: the live run's
+// conversation reached the report's sequence and is not waiting for an answer.
+std::optional<events::TrialWorkloadAssigned> RecordedWorkloadAnswer(const DecisionState& state,
+                                                                    const ReportWorkload& report);
+// The start of the live trial run holding `allocation_id` (writer.h); NotFound otherwise.
+Result<TrialRunStart> DescribeLiveTrialRun(const DecisionState& state,
+                                           const std::string& allocation_id);
 Result<Decision> DecideSaveTemplate(const DecisionState& state, const SaveTemplate& command);
 Result<Decision> DecideDeleteTemplate(const DecisionState& state, const DeleteTemplate& command);
 

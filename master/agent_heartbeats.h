@@ -11,16 +11,17 @@
 #include <string>
 #include <thread>
 
+#include "api/services.h"
 #include "master/decision_loop.h"
 
 namespace cairn {
 
-class AgentHeartbeats {
+class AgentHeartbeats : public api::AgentLiveness {
  public:
   AgentHeartbeats(commands::DecisionLoop* loop, std::chrono::milliseconds timeout);
-  ~AgentHeartbeats();
+  ~AgentHeartbeats() override;
 
-  void Record(const std::string& agent_id);
+  void Record(const std::string& agent_id) override;
   void Start();
   void Stop();
 

@@ -5,6 +5,8 @@
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "commands/experiment_decider.h"
+#include "commands/scheduler/explain.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
 
@@ -108,6 +110,22 @@ void DecisionLoop::Read(const std::function<void(const DecisionState&)>& reader)
   reader(state_);
 }
 
+Status DecisionLoop::Check(const Command& command, const CommandMeta& meta) {
+  std::lock_guard lock(state_mutex_);
+  return Decide(state_, command, meta).status();
+}
+
+Result<TaskExplanation> DecisionLoop::Explain(const std::string& task_id,
+                                              int64_t now_unix_micros) {
+  std::lock_guard lock(state_mutex_);
+  return ExplainTask(state_, task_id, now_unix_micros);
+}
+
+Result<TrialRunStart> DecisionLoop::DescribeTrialRun(const std::string& allocation_id) {
+  std::lock_guard lock(state_mutex_);
+  return DescribeLiveTrialRun(state_, allocation_id);
+}
+
 uint64_t DecisionLoop::writer_epoch() const {
   std::lock_guard lock(state_mutex_);
   return my_epoch_;
@@ -126,6 +144,18 @@ void DecisionLoop::Run() {
       }
     }
     ProcessBatch(batch);
+  }
+}
+
+void DecisionLoop::FillReply(const Command& command, Outcome& outcome) const {
+  if (const auto* report = std::get_if<ReportWorkload>(&command)) {
+    // The experiment reactor answered the report in the same write.
+    outcome.workload_answer = RecordedWorkloadAnswer(state_, *report);
+  } else if (const auto* registration = std::get_if<RegisterAgent>(&command)) {
+    const AgentRecord* agent = state_.FindAgent(registration->registration.agent_id());
+    if (agent != nullptr && agent->incarnation == registration->registration.incarnation()) {
+      outcome.agent_orders_from = agent->registered_offset;
+    }
   }
 }
 
@@ -235,11 +265,13 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     }
   }
   uint64_t end = first_offset + to_append.size();
+  std::lock_guard lock(state_mutex_);  // the replies read the state this batch left
   for (size_t i = 0; i < batch.size(); ++i) {
     if (answers[i]->ok()) {
       Outcome& outcome = answers[i]->value();
       outcome.offset = last_event_index[i] != SIZE_MAX ? first_offset + last_event_index[i]
                                                        : (end == 0 ? 0 : end - 1);
+      FillReply(batch[i]->command, outcome);
     }
     batch[i]->promise.set_value(std::move(*answers[i]));
   }

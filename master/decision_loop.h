@@ -16,19 +16,12 @@
 #include "commands/commands.h"
 #include "commands/decider.h"
 #include "commands/decision_state.h"
+#include "commands/writer.h"
 #include "events/event_log.h"
 
 namespace cairn::commands {
 
-struct Outcome {
-  std::string entity_id;
-  // A read that waits for this offset sees the command's effect: the offset of its last event,
-  // or, when it changed nothing, of the last event in the log when it was decided.
-  uint64_t offset = 0;
-  int events_written = 0;
-};
-
-class DecisionLoop {
+class DecisionLoop : public Writer {
  public:
   struct Options {
     std::string master_id;
@@ -46,19 +39,24 @@ class DecisionLoop {
   // Refuses new commands, finishes the queued ones, and joins the writer thread.
   void Stop();
 
-  // Thread-safe. Blocks until the command's events are durable, or returns why it was refused.
-  Result<Outcome> Execute(Command command, CommandMeta meta);
+  // Writer (commands/writer.h). Thread-safe.
+  Result<Outcome> Execute(Command command, CommandMeta meta) override;
+  Status Check(const Command& command, const CommandMeta& meta) override;
+  Result<TaskExplanation> Explain(const std::string& task_id, int64_t now_unix_micros) override;
+  Result<TrialRunStart> DescribeTrialRun(const std::string& allocation_id) override;
+  uint64_t writer_epoch() const override;
 
-  // Thread-safe. Runs `reader` on the current decision state under its lock; keep it short.
+  // Thread-safe. Runs `reader` on the current decision state under its lock; keep it short. For
+  // the master's own services (checkpoint collection); the edge asks through Writer.
   void Read(const std::function<void(const DecisionState&)>& reader) const;
-
-  uint64_t writer_epoch() const;
 
  private:
   struct Pending;
   void Run();
   void RunPreemptionTimer();
   void ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch);
+  // What a command's caller needs back beyond the offset (Outcome); under state_mutex_.
+  void FillReply(const Command& command, Outcome& outcome) const;
   Status Replay();
 
   EventLog* log_;

@@ -31,8 +31,8 @@ struct Master::Parts {
   std::unique_ptr<AgentHeartbeats> heartbeats;
   std::unique_ptr<ContextStore> contexts;
   std::unique_ptr<CheckpointCollector> checkpoint_collector;
-  std::unique_ptr<RestApi> api;
-  std::atomic<RestApi*> ready_api{nullptr};  // set once startup is done
+  std::unique_ptr<api::RestApi> api;
+  std::atomic<api::RestApi*> ready_api{nullptr};  // set once startup is done
   std::unique_ptr<http::Server> server;
   bool stopped = false;
 };
@@ -55,10 +55,10 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   options.address = config.listen_address;
   options.port = config.port;
   options.max_body_bytes = config.max_request_body_bytes;
-  std::atomic<RestApi*>* ready_api = &parts->ready_api;
+  std::atomic<api::RestApi*>* ready_api = &parts->ready_api;
   parts->server =
       std::make_unique<http::Server>(options, [ready_api](const http::Request& request) {
-        RestApi* api = ready_api->load();
+        api::RestApi* api = ready_api->load();
         if (api != nullptr) return api->Handle(request);
         http::Response starting;
         starting.status = 503;
@@ -100,20 +100,25 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   parts->checkpoint_collector = std::make_unique<CheckpointCollector>(parts->loop.get());
   parts->checkpoint_collector->Start();
 
-  RestApiDeps deps;
-  deps.config = &parts->config;
-  deps.log = parts->log.get();
-  deps.loop = parts->loop.get();
-  deps.projections = parts->projections.get();
-  deps.task_logs = parts->task_logs.get();
-  deps.auth = parts->auth.get();
-  deps.heartbeats = parts->heartbeats.get();
-  deps.contexts = parts->contexts.get();
-  deps.default_checkpoint_dir =
+  api::Services services;
+  services.facts.master_id = parts->master_id;
+  services.facts.cluster_name = config.cluster_name;
+  services.facts.default_checkpoint_dir =
       std::filesystem::absolute(config.data_dir + "/checkpoints").lexically_normal().string();
-  deps.master_id = parts->master_id;
-  deps.stopping = &parts->stopping;
-  parts->api = std::make_unique<RestApi>(deps);
+  if (config.log.backend == "kafka") {
+    services.facts.placement_transport = "kafka";
+    services.facts.kafka_brokers = config.log.brokers;
+    services.facts.kafka_topic_prefix = config.log.topic_prefix;
+  }
+  services.log = parts->log.get();
+  services.writer = parts->loop.get();
+  services.projections = parts->projections.get();
+  services.task_logs = parts->task_logs.get();
+  services.contexts = parts->contexts.get();
+  services.auth = parts->auth.get();
+  services.liveness = parts->heartbeats.get();
+  services.stopping = &parts->stopping;
+  parts->api = std::make_unique<api::RestApi>(std::move(services));
   parts->ready_api = parts->api.get();
   return std::unique_ptr<Master>(new Master(std::move(parts)));
 }

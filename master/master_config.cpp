@@ -454,7 +454,7 @@ Result<events::ResourcePoolsConfigured> ParsePools(const std::string& source,
 
 // One definition of the defaults: the decision state starts from the same ones, so a master
 // without a configuration records nothing new.
-events::ResourcePoolsConfigured DefaultResourcePools() { return commands::DefaultPoolsConfig(); }
+events::ResourcePoolsConfigured DefaultResourcePools() { return DefaultPoolsConfig(); }
 
 namespace {
 Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,

@@ -227,6 +227,13 @@ Status AgentProjector::Apply(const Envelope& event, ViewStore& store) const {
   return store.PutMessage(key, agent);
 }
 
+Result<std::optional<views::AgentView>> ReadAgent(ViewReader& reader, const std::string& agent_id) {
+  views::AgentView agent;
+  CAIRN_ASSIGN_OR_RETURN(bool found, GetMessage(reader, AgentKey(agent_id), &agent));
+  if (!found) return std::optional<views::AgentView>();
+  return std::optional<views::AgentView>(std::move(agent));
+}
+
 Result<std::vector<views::AgentView>> ReadAgents(ViewReader& reader) {
   std::vector<views::AgentView> agents;
   Status parse_error;

@@ -21,6 +21,7 @@ class AgentProjector : public Projector {
 
 std::string AgentKey(const std::string& agent_id);
 
+Result<std::optional<views::AgentView>> ReadAgent(ViewReader& reader, const std::string& agent_id);
 // Every agent, by agent id.
 Result<std::vector<views::AgentView>> ReadAgents(ViewReader& reader);
 

@@ -1,12 +1,13 @@
 // Cairn's read side, as the master and the replay tools use it.
 //
 //  * Projections: the live projection DB of a master. A background thread tails the EventLog and
-//    folds every event into the views (tasks, agents, job_queue, experiments); queries read
+//    folds every event into the views (projector.h lists them); the queries (queries.h) read
 //    consistent snapshots. Every method is thread-safe.
 //  * RebuildProjections: a fresh projection DB from offset 0, optionally only up to an offset.
 //  * SummarizeProjectionDir (projection_engine.h): offsets and digests of a DB another process
 //    may own.
-//  * ProjectionState: the same projectors folded into memory, for "the cluster as of offset N".
+//  * ProjectionState: the same projectors folded into memory, for "the cluster as of offset N",
+//    with the same queries.
 //
 // Views, keys, the exactly-once rule and digests are described in projections/README.md.
 #pragma once
@@ -20,54 +21,23 @@
 
 #include "events/event_log.h"
 #include "projections/projection_engine.h"
+#include "projections/queries.h"
 #include "views.pb.h"
 
 namespace cairn {
 
-using views::AgentView;
-using views::CheckpointView;
-using views::ExperimentView;
-using views::JobView;
-using views::TaskView;
-using views::TrialView;
-using views::WorkloadView;
-
-class Projections {
+class Projections : public Queries {
  public:
   // Opens (creating when missing) the projection DB in `dir` and starts following `log`, which
   // must outlive this object. A DB built from another log, or from a longer one than `log`, is
-  // wiped and rebuilt (the reason goes to stderr). Returns before the projections have caught
-  // up: readers that need an offset call WaitForOffset.
+  // wiped and rebuilt (the reason is logged). Returns before the projections have caught up:
+  // readers that need an offset call WaitForOffset.
   static Result<std::unique_ptr<Projections>> Open(const std::string& dir, EventLog* log,
                                                    projections::EngineOptions options = {});
-  ~Projections();  // stops
+  ~Projections() override;  // stops
 
   // Stops following the log. Queries keep working on what was applied. Idempotent.
   void Stop();
-
-  Result<std::optional<TaskView>> GetTask(const std::string& task_id);
-  // Every task, in submission order.
-  Result<std::vector<TaskView>> ListTasks();
-  // Every agent, by agent id.
-  Result<std::vector<AgentView>> ListAgents();
-  // The queue of `pool` ("" = every pool, one after the other in pool-name order): jobs with
-  // live tasks, each pool in its queue order ((priority, queue position) under the priority
-  // scheduler, queue position otherwise) with jobs_ahead = the job's index in its pool.
-  Result<std::vector<JobView>> JobQueue(const std::string& pool);
-
-  // Experiments (nullopt / empty for unknown ids).
-  Result<std::optional<ExperimentView>> GetExperiment(int64_t experiment_id);
-  // Every experiment, by id.
-  Result<std::vector<ExperimentView>> ListExperiments();
-  // The experiment's trials, by trial id.
-  Result<std::vector<TrialView>> ListTrials(int64_t experiment_id);
-  Result<std::optional<TrialView>> GetTrial(int64_t trial_id);
-  // The trial's completed training, validation and checkpoint workloads, in report order.
-  Result<std::vector<WorkloadView>> ListWorkloads(int64_t trial_id);
-  // The experiment's checkpoints (trial_id 0) or one trial's, by trial id and then in save
-  // order; deleted ones included.
-  Result<std::vector<CheckpointView>> ListCheckpoints(int64_t experiment_id, int64_t trial_id);
-  Result<std::optional<CheckpointView>> GetCheckpoint(const std::string& uuid);
 
   // Every event below this offset is applied in every projection.
   uint64_t AppliedOffset() const;
@@ -79,6 +49,10 @@ class Projections {
   // equal for a live and a rebuilt projection at the same offset.
   Result<std::string> Digest(const std::string& projection);
   Result<projections::ProjectionSummary> Summary(const std::string& projection);
+
+ protected:
+  Status ReadViews(const std::string& projector,
+                   const std::function<Status(projections::ViewReader&)>& read) override;
 
  private:
   explicit Projections(std::unique_ptr<projections::ProjectionEngine> engine)
@@ -95,10 +69,10 @@ Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
 
 // Every projector folded into memory: the state of the cluster after a prefix of the log.
 // Not thread-safe.
-class ProjectionState {
+class ProjectionState : public Queries {
  public:
   ProjectionState();
-  ~ProjectionState();
+  ~ProjectionState() override;
   ProjectionState(ProjectionState&&) noexcept;
   ProjectionState& operator=(ProjectionState&&) noexcept;
 
@@ -106,18 +80,11 @@ class ProjectionState {
   Status Apply(const events::Envelope& event);
   uint64_t next_offset() const;
 
-  Result<std::optional<TaskView>> GetTask(const std::string& task_id);
-  Result<std::vector<TaskView>> ListTasks();
-  Result<std::vector<AgentView>> ListAgents();
-  Result<std::vector<JobView>> JobQueue(const std::string& pool);
-  Result<std::optional<ExperimentView>> GetExperiment(int64_t experiment_id);
-  Result<std::vector<ExperimentView>> ListExperiments();
-  Result<std::vector<TrialView>> ListTrials(int64_t experiment_id);
-  Result<std::optional<TrialView>> GetTrial(int64_t trial_id);
-  Result<std::vector<WorkloadView>> ListWorkloads(int64_t trial_id);
-  Result<std::vector<CheckpointView>> ListCheckpoints(int64_t experiment_id, int64_t trial_id);
-  Result<std::optional<CheckpointView>> GetCheckpoint(const std::string& uuid);
   Result<std::string> Digest(const std::string& projection);
+
+ protected:
+  Status ReadViews(const std::string& projector,
+                   const std::function<Status(projections::ViewReader&)>& read) override;
 
  private:
   struct Part;

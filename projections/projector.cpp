@@ -2,16 +2,21 @@
 
 #include <algorithm>
 
+#include "events/epoch_fence.h"
 #include "projections/agent_projector.h"
 #include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
+#include "projections/pool_projector.h"
 #include "projections/task_projector.h"
+#include "projections/template_projector.h"
+#include "projections/writer_projector.h"
 
 namespace cairn::projections {
 
 const std::vector<std::string>& ProjectorNames() {
-  static const std::vector<std::string> kNames = {kTasksProjector, kAgentsProjector,
-                                                  kJobQueueProjector, kExperimentsProjector};
+  static const std::vector<std::string> kNames = {
+      kTasksProjector, kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
+      kPoolsProjector, kTemplatesProjector, kWritersProjector};
   return kNames;
 }
 
@@ -20,8 +25,12 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kAgentsProjector) return std::unique_ptr<Projector>(new AgentProjector());
   if (name == kJobQueueProjector) return std::unique_ptr<Projector>(new JobQueueProjector());
   if (name == kExperimentsProjector) return std::unique_ptr<Projector>(new ExperimentProjector());
-  return Status::InvalidArgument("unknown projection '" + name +
-                                 "' (known: tasks, agents, job_queue, experiments)");
+  if (name == kPoolsProjector) return std::unique_ptr<Projector>(new PoolProjector());
+  if (name == kTemplatesProjector) return std::unique_ptr<Projector>(new TemplateProjector());
+  if (name == kWritersProjector) return std::unique_ptr<Projector>(new WriterProjector());
+  std::string known;
+  for (const auto& projector : ProjectorNames()) known += (known.empty() ? "" : ", ") + projector;
+  return Status::InvalidArgument("unknown projection '" + name + "' (known: " + known + ")");
 }
 
 Status ApplyEvent(const Projector& projector, const Envelope& event, ViewStore& store,
@@ -32,12 +41,15 @@ Status ApplyEvent(const Projector& projector, const Envelope& event, ViewStore& 
                             std::to_string(event.offset()));
   }
   checkpoint.set_next_offset(event.offset() + 1);
-  // A writer fenced off by a newer master may still have appended; its events never happened.
-  if (event.writer_epoch() < checkpoint.newest_epoch()) return Status::Ok();
-  if (event.has_writer_epoch_claimed()) {
-    checkpoint.set_newest_epoch(
-        std::max(checkpoint.newest_epoch(), event.writer_epoch_claimed().epoch()));
-    return Status::Ok();
+  EpochFence fence(checkpoint.newest_epoch());
+  switch (fence.Admit(event)) {
+    case EpochFence::Verdict::kFenced:
+      return Status::Ok();
+    case EpochFence::Verdict::kClaim:
+      checkpoint.set_newest_epoch(fence.newest_epoch());
+      return projector.OnEpochClaimed(event, store);
+    case EpochFence::Verdict::kFact:
+      break;
   }
   return projector.Apply(event, store);
 }

@@ -22,15 +22,20 @@ class Projector {
   // Folds one event into the views. Events about unknown ids and payloads the projector does
   // not know are ignored. Errors come only from the store.
   virtual Status Apply(const Envelope& event, ViewStore& store) const = 0;
+  // Folds a WriterEpochClaimed (bookkeeping that ApplyEvent keeps out of Apply); most projectors
+  // have no use for it.
+  virtual Status OnEpochClaimed(const Envelope& /*claim*/, ViewStore& /*store*/) const {
+    return Status::Ok();
+  }
 };
 
-// "tasks", "agents", "job_queue", "experiments", in that order.
+// "tasks", "agents", "job_queue", "experiments", "pools", "templates", "writers", in that order.
 const std::vector<std::string>& ProjectorNames();
 
 // The projector with this name, or InvalidArgument.
 Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name);
 
-// Applies `event` unless it is fenced (its writer epoch is older than the newest claimed epoch),
+// Applies `event` unless it is fenced (events/epoch_fence.h),
 // advancing `checkpoint` past it either way. The event must be the one at
 // checkpoint.next_offset(); the caller persists the checkpoint with the view changes.
 Status ApplyEvent(const Projector& projector, const Envelope& event, ViewStore& store,

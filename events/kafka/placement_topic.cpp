@@ -13,6 +13,7 @@
 
 #include "base/files.h"
 #include "events/envelope_util.h"
+#include "events/epoch_fence.h"
 #include "events/kafka/kafka_client.h"
 
 namespace cairn {
@@ -72,19 +73,17 @@ Status StoreOffsetFile(const std::string& path, uint64_t offset, uint64_t epoch)
 // The newest WriterEpochClaimed epoch in the log below `end` (for an offset file that predates
 // the stored epoch).
 Result<uint64_t> NewestEpochBefore(EventLog* log, uint64_t end) {
-  uint64_t epoch = 0;
+  EpochFence fence;
   CAIRN_ASSIGN_OR_RETURN(std::unique_ptr<LogReader> reader, log->OpenReader(0));
   while (reader->position() < end) {
     CAIRN_ASSIGN_OR_RETURN(std::vector<Envelope> events,
                            reader->Next(kRelayBatchEvents, kRelayPollWait));
     for (const Envelope& event : events) {
       if (event.offset() >= end) break;
-      if (event.has_writer_epoch_claimed()) {
-        epoch = std::max(epoch, event.writer_epoch_claimed().epoch());
-      }
+      fence.Admit(event);
     }
   }
-  return epoch;
+  return fence.newest_epoch();
 }
 
 // Delivery errors no retry can fix: the relay reports the order instead of hiding the cause.
@@ -297,11 +296,10 @@ Status KafkaPlacementRelay::Publish(const std::vector<Envelope>& events, uint64_
   for (const Envelope& event : events) {
     // Read-side fencing, as the projections do: a writer fenced off by a newer master may still
     // have appended; its orders never happened.
-    if (event.writer_epoch() < epoch) continue;
-    if (event.has_writer_epoch_claimed()) {
-      epoch = std::max(epoch, event.writer_epoch_claimed().epoch());
-      continue;
-    }
+    EpochFence fence(epoch);
+    const EpochFence::Verdict verdict = fence.Admit(event);
+    epoch = fence.newest_epoch();
+    if (verdict != EpochFence::Verdict::kFact) continue;
     const std::vector<std::string> agent_ids = PlacementAgentsOf(event);
     if (agent_ids.empty()) continue;
     const std::string value = event.SerializeAsString();

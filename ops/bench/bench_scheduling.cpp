@@ -96,7 +96,7 @@ int RunPass() {
         submitted_count++ % 2 ? cairn::events::TASK_TYPE_TRIAL : cairn::events::TASK_TYPE_COMMAND);
     submitted->mutable_resources()->set_slots(slots);
     submitted->mutable_resources()->set_priority(priority);
-    submitted->mutable_resources()->set_resource_pool(cairn::commands::kDefaultPool);
+    submitted->mutable_resources()->set_resource_pool(cairn::kDefaultPool);
     apply(std::move(event));
   };
   // 1,000 agents of 8 slots; 900 completely busy, 100 with 2 free slots each: 200 free slots for
@@ -109,20 +109,20 @@ int RunPass() {
     auto* r = registered.mutable_agent_registered();
     r->set_agent_id(agent_id);
     r->set_incarnation(std::string("inc-") + agent_id);
-    r->set_resource_pool(cairn::commands::kDefaultPool);
+    r->set_resource_pool(cairn::kDefaultPool);
     r->set_slot_count(kSlotsPerAgent);
     apply(std::move(registered));
     const int busy = a % 10 == 0 ? kSlotsPerAgent - 2 : kSlotsPerAgent;
     free_slots += kSlotsPerAgent - busy;
     std::string filler = std::string("running-") + agent_id;
-    submit(filler, busy, cairn::commands::kDefaultPriority);
+    submit(filler, busy, cairn::kDefaultPriority);
     cairn::events::Envelope assigned;
     auto* as = assigned.mutable_allocation_assigned();
     as->set_task_id(filler);
     as->set_allocation_id(filler + ".1");
     as->set_agent_id(agent_id);
     as->set_agent_incarnation(std::string("inc-") + agent_id);
-    as->set_resource_pool(cairn::commands::kDefaultPool);
+    as->set_resource_pool(cairn::kDefaultPool);
     for (int s = 0; s < busy; ++s) as->add_slot_ids(s);
     apply(std::move(assigned));
   }

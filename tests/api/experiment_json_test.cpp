@@ -1,6 +1,6 @@
 // The experiments projection's views in Determined's REST shapes: the keys the det CLI reads
 // (shared/reference/determined-rest.md §5) with the types its generated client checks.
-#include "api/experiment_json.h"
+#include "api/render/experiment_json.h"
 
 #include <gtest/gtest.h>
 

@@ -136,13 +136,29 @@ events::Envelope& History::Exit(const std::string& task, const std::string& allo
 events::Envelope& History::Unknown() {
   events::Envelope base;
   std::string bytes = base.SerializeAsString();
-  // Field 150, length-delimited: a payload added to the oneof after this build.
+  // Field 1999, length-delimited: a payload added to the oneof after this build (far above the
+  // numbers events.proto hands out, so a new event never takes its place).
   const std::string payload = "\x0a\x03new";
-  bytes += "\xb2\x09";
+  bytes += "\xfa\x7c";
   bytes.push_back(static_cast<char>(payload.size()));
   bytes += payload;
   events::Envelope event;
   event.ParseFromString(bytes);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::SaveTemplate(const std::string& name, const std::string& config_yaml) {
+  events::Envelope event;
+  auto* saved = event.mutable_template_saved();
+  saved->set_name(name);
+  saved->set_config_yaml(config_yaml);
+  saved->set_workspace_id(1);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::DeleteTemplate(const std::string& name) {
+  events::Envelope event;
+  event.mutable_template_deleted()->set_name(name);
   return Stamp(std::move(event));
 }
 
@@ -567,6 +583,8 @@ void History::AddWorkload(int agents, int tasks) {
     } else if (t % 3 != 1) {  // every third task is left running
       Exit(task, allocation, agent, t % 13 == 0 ? 1 : 0, std::nullopt, "exited");
     }
+    if (t % 9 == 1) SaveTemplate("template-" + std::to_string(t % 4), "description: t" + id);
+    if (t % 9 == 8) DeleteTemplate("template-" + std::to_string(t % 4));
     if (t == tasks / 2) {
       Disable("agent-0", /*drain=*/true);
       Claim(epoch_ + 1);
@@ -581,6 +599,8 @@ void History::AddWorkload(int agents, int tasks) {
       }
     }
   }
+  SaveTemplate("workload", "description: " + std::to_string(tasks) + " tasks");
+  Claim(epoch_ + 1);
 }
 
 Status History::AppendTo(EventLog& log) const {

@@ -66,6 +66,10 @@ class History {
   events::Envelope& PartExit(const std::string& task, const std::string& allocation,
                              const std::string& agent, int exit_code);
 
+  // Configuration templates.
+  events::Envelope& SaveTemplate(const std::string& name, const std::string& config_yaml);
+  events::Envelope& DeleteTemplate(const std::string& name);
+
   // Experiment events, as the experiment decider writes them.
   events::Envelope& CreateExperiment(int64_t experiment, const std::string& job,
                                      const std::string& config_json, bool activate = true,
@@ -104,7 +108,8 @@ class History {
   // (trials), an agent restart, a new master epoch with a fenced straggler, and unknown events;
   // and every tenth task an experiment: paused and activated, two trials with runs placed,
   // started, released and restarted, training, validation and checkpoint reports, checkpoint
-  // deletion, a queue change of its job, and an end in one of several states.
+  // deletion, a queue change of its job, and an end in one of several states; templates saved,
+  // changed and deleted; and a last master start (a claim) once every task is through.
   void AddWorkload(int agents, int tasks);
 
   const std::vector<events::Envelope>& events() const { return events_; }

@@ -1,4 +1,4 @@
-#include "api/experiment_json.h"
+#include "api/render/experiment_json.h"
 
 #include <string_view>
 

@@ -1,0 +1,79 @@
+#include "api/call.h"
+
+#include "api/rest_util.h"
+#include "api/router.h"
+#include "base/clock.h"
+#include "base/ids.h"
+
+namespace cairn::api {
+
+Call::Call(const Services& services, const http::Request& request, Params params)
+    : services_(services),
+      request_(request),
+      params_(std::move(params)),
+      correlation_id_(NewUuid()) {}
+
+Status Call::Admit(Access access) {
+  switch (access) {
+    case Access::kPublic:
+    case Access::kAgent:
+    case Access::kAllocation:
+      return Status::Ok();
+    case Access::kUser:
+      break;
+  }
+  // A valid bearer token names the user; no token acts as "determined".
+  const std::string header = request_.Header("authorization");
+  if (!header.empty()) {
+    const std::string bearer = "Bearer ";
+    if (header.rfind(bearer, 0) != 0) {
+      return Status::Unauthenticated("Authorization must be 'Bearer <token>'");
+    }
+    CAIRN_ASSIGN_OR_RETURN(user_, services_.auth->Verify(header.substr(bearer.size())));
+  }
+  if (request_.method == "GET") return WaitForRequestedOffset();
+  return Status::Ok();
+}
+
+const std::string& Call::Param(std::string_view name) const {
+  static const std::string kNone;
+  auto it = params_.find(name);
+  return it == params_.end() ? kNone : it->second;
+}
+
+commands::CommandMeta Call::Meta(const std::string& actor) const {
+  return {actor, correlation_id_, request_.Header("idempotency-key"), NowUnixMicros()};
+}
+
+Result<commands::Outcome> Call::Execute(commands::Command command) {
+  return ExecuteAs(std::move(command), UserActor());
+}
+
+Result<commands::Outcome> Call::ExecuteAs(commands::Command command, const std::string& actor) {
+  return services_.writer->Execute(std::move(command), Meta(actor));
+}
+
+Status Call::WaitFor(uint64_t offset) {
+  return services_.projections->WaitForOffset(offset, kProjectionWait);
+}
+
+Status Call::CatchUp() {
+  CAIRN_ASSIGN_OR_RETURN(uint64_t end, services_.log->EndOffset());
+  return end == 0 ? Status::Ok() : WaitFor(end - 1);
+}
+
+Result<nlohmann::json> Call::Body(bool allow_empty) const {
+  return ParseBody(request_, allow_empty);
+}
+
+Status Call::WaitForRequestedOffset() {
+  std::string text = request_.QueryParam("minOffset");
+  if (text.empty()) text = request_.Header("cairn-min-offset");
+  if (text.empty()) return Status::Ok();
+  if (text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::InvalidArgument("minOffset must be a non-negative integer");
+  }
+  return WaitFor(std::stoull(text));
+}
+
+}  // namespace cairn::api

@@ -1,0 +1,67 @@
+// One REST call as its handler sees it: the request, the route's path parameters, who is calling,
+// and the services, with the few things every handler does (run a command as the caller, wait
+// for the projections to show it, read the body).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "api/auth.h"
+#include "api/responses.h"
+#include "api/services.h"
+#include "commands/commands.h"
+#include "commands/writer.h"
+#include "net/http_types.h"
+
+namespace cairn::api {
+
+enum class Access;
+
+class Call {
+ public:
+  using Params = std::map<std::string, std::string, std::less<>>;
+  Call(const Services& services, const http::Request& request, Params params);
+
+  // Lets the caller in for a route with `access`, or says why not; reads the user's token.
+  Status Admit(Access access);
+
+  const Services& services() const { return services_; }
+  const http::Request& request() const { return request_; }
+  // A path parameter of the route ("{id}" -> Param("id")); "" when the route has none so named.
+  const std::string& Param(std::string_view name) const;
+  const User& user() const { return user_; }
+  // "user:<name>": the actor every event of the user's commands records.
+  std::string UserActor() const { return "user:" + user_.username; }
+
+  // The command's metadata for `actor`: this request's id and Idempotency-Key, the time now.
+  commands::CommandMeta Meta(const std::string& actor) const;
+  // Runs `command` for the calling user.
+  Result<commands::Outcome> Execute(commands::Command command);
+  Result<commands::Outcome> ExecuteAs(commands::Command command, const std::string& actor);
+  // Waits until the projections applied `offset`, so the answer shows the caller's write.
+  Status WaitFor(uint64_t offset);
+  // Waits until the projections applied every event the log holds now.
+  Status CatchUp();
+
+  // The JSON object body; malformed JSON and a non-object are the caller's error.
+  Result<nlohmann::json> Body(bool allow_empty = false) const;
+  Result<Paging> ReadPaging() const { return api::ReadPaging(request_); }
+
+ private:
+  // Honours ?minOffset= / the Cairn-Min-Offset header on reads.
+  Status WaitForRequestedOffset();
+
+  const Services& services_;
+  const http::Request& request_;
+  Params params_;
+  User user_{2, "determined", false};
+  std::string correlation_id_;
+};
+
+// How long a call waits for the projections to show a write before it answers.
+inline constexpr std::chrono::seconds kProjectionWait{10};
+
+}  // namespace cairn::api

@@ -1,0 +1,15 @@
+// What cairn-agent processes send the master (agent/PROTOCOL.md): registration, heartbeats, the
+// start and exit of their allocations, and their tasks' output.
+#pragma once
+
+#include "api/call.h"
+
+namespace cairn::api {
+
+http::Response RegisterAgent(Call& call);      // POST /api/v1/agents/{id}/register
+http::Response AgentHeartbeat(Call& call);     // POST /api/v1/agents/{id}/heartbeat
+http::Response AllocationStarted(Call& call);  // POST /api/v1/allocations/{id}/started
+http::Response AllocationExited(Call& call);   // POST /api/v1/allocations/{id}/exited
+http::Response PostTaskLogs(Call& call);       // POST /api/v1/task/logs
+
+}  // namespace cairn::api

@@ -1,0 +1,13 @@
+// The cluster's agents as users see them (`det agent list`, `det slot list`, enable/disable).
+#pragma once
+
+#include "api/call.h"
+
+namespace cairn::api {
+
+http::Response ListAgents(Call& call);    // GET /api/v1/agents
+http::Response GetAgent(Call& call);      // GET /api/v1/agents/{id}
+http::Response EnableAgent(Call& call);   // POST /api/v1/agents/{id}/enable
+http::Response DisableAgent(Call& call);  // POST /api/v1/agents/{id}/disable {"drain": bool}
+
+}  // namespace cairn::api

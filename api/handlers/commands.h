@@ -1,0 +1,27 @@
+// Determined's commands (`det cmd run/list`, `det task kill`), and the priority of the
+// interactive task kinds (`set_priority` of commands, notebooks, shells and TensorBoards).
+#pragma once
+
+#include <string>
+
+#include "api/call.h"
+#include "views.pb.h"
+
+namespace cairn::api {
+
+http::Response LaunchCommand(Call& call);  // POST /api/v1/commands
+http::Response ListCommands(Call& call);   // GET /api/v1/commands
+http::Response GetCommand(Call& call);     // GET /api/v1/commands/{id}
+http::Response KillCommand(Call& call);    // POST /api/v1/commands/{id}/kill
+// POST /api/v1/{commands,notebooks,shells,tensorboards}/{id}/set_priority
+http::Response SetCommandPriority(Call& call);
+http::Response SetNotebookPriority(Call& call);
+http::Response SetShellPriority(Call& call);
+http::Response SetTensorboardPriority(Call& call);
+
+// Shared with the task routes: the task or NotFound, and a user's kill of any task (answered
+// with the command's new shape when `as_command`).
+Result<views::TaskView> LoadTask(Call& call, const std::string& task_id);
+http::Response KillTask(Call& call, const std::string& id, bool as_command);
+
+}  // namespace cairn::api

@@ -1,0 +1,37 @@
+#include "api/handlers/experiment_common.h"
+
+#include "api/render/experiment_json.h"
+#include "api/rest_util.h"
+
+namespace cairn::api {
+
+using nlohmann::json;
+
+Result<int64_t> ParseId(const std::string& text, const std::string& what) {
+  json holder = {{"id", text}};
+  auto id = GetInt(holder, "id", what + " id");
+  if (!id.ok() || !id->has_value() || **id <= 0) {
+    return Status::InvalidArgument(what + " id must be a positive integer, not '" + text + "'");
+  }
+  return **id;
+}
+
+Result<views::ExperimentView> LoadExperiment(Call& call, const std::string& id_text) {
+  CAIRN_ASSIGN_OR_RETURN(int64_t id, ParseId(id_text, "experiment"));
+  CAIRN_ASSIGN_OR_RETURN(auto experiment, call.services().projections->GetExperiment(id));
+  if (!experiment) return Status::NotFound("experiment " + std::to_string(id) + " not found");
+  return *experiment;
+}
+
+Result<views::TrialView> LoadTrial(Call& call, const std::string& id_text) {
+  CAIRN_ASSIGN_OR_RETURN(int64_t id, ParseId(id_text, "trial"));
+  CAIRN_ASSIGN_OR_RETURN(auto trial, call.services().projections->GetTrial(id));
+  if (!trial) return Status::NotFound("trial " + std::to_string(id) + " not found");
+  return *trial;
+}
+
+Result<json> ExperimentWithTrials(const views::ExperimentView& experiment) {
+  return ExperimentJson(experiment, experiment.trial_ids_size());
+}
+
+}  // namespace cairn::api

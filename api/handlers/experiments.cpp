@@ -1,0 +1,286 @@
+#include "api/handlers/experiments.h"
+
+#include <random>
+#include <set>
+
+#include "api/handlers/experiment_common.h"
+#include "api/render/experiment_json.h"
+#include "api/rest_util.h"
+#include "commands/experiments/yaml_json.h"
+#include "commands/experiments/experiment_config.h"
+#include "commands/experiments/template_merge.h"
+
+namespace cairn::api {
+
+using nlohmann::json;
+
+namespace {
+
+// The context must hold the entrypoint's module, or every trial would fail the same way.
+Status CheckEntrypointInContext(const std::string& entrypoint,
+                                const std::vector<ContextFile>& files) {
+  auto colon = entrypoint.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == entrypoint.size()) {
+    return Status::InvalidArgument("entrypoint: '" + entrypoint +
+                                   "' must name the trial class as module:Class");
+  }
+  std::string module = entrypoint.substr(0, colon);
+  for (char& c : module) {
+    if (c == '.') c = '/';
+  }
+  for (const auto& file : files) {
+    if (file.path == module + ".py" || file.path == module + "/__init__.py") return Status::Ok();
+  }
+  return Status::InvalidArgument("entrypoint: the model definition has no " + module + ".py for '" +
+                                 entrypoint + "'");
+}
+
+// The template's text, from the templates projection.
+Result<std::string> TemplateText(Call& call, const std::string& name) {
+  CAIRN_ASSIGN_OR_RETURN(auto saved, call.services().projections->GetTemplate(name));
+  if (!saved) return Status::NotFound("template " + name + " not found");
+  return saved->config_yaml();
+}
+
+http::Response Action(Call& call, const std::string& what) {
+  const std::string& id_text = call.Param("id");
+  auto id = ParseId(id_text, "experiment");
+  if (!id.ok()) return Error(id.status());
+  using Kind = commands::ExperimentAction::Kind;
+  Kind kind = what == "activate" ? Kind::kActivate
+              : what == "pause"  ? Kind::kPause
+              : what == "cancel" ? Kind::kCancel
+                                 : Kind::kKill;
+  auto outcome = call.Execute(commands::ExperimentAction{*id, kind});
+  if (!outcome.ok()) return Error(outcome.status());
+  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
+  return Ok(json::object(), outcome->offset);
+}
+
+}  // namespace
+
+http::Response CreateExperiment(Call& call) {
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  if (Status known = CheckKnownKeys(*body, "",
+                                    {"config", "modelDefinition", "activate", "parentId",
+                                     "projectId", "template", "validateOnly", "workspaceId"},
+                                    {"unmanaged", "parentId"});
+      !known.ok()) {
+    return Error(known);
+  }
+  if (Present(*body, "parentId")) {
+    return Error(Status::NotSupported("parentId: forking an experiment is not supported yet"));
+  }
+  std::string config_text;
+  if (Present(*body, "config") && body->at("config").is_object()) {
+    config_text = experiments::JsonToYamlText(body->at("config"));
+  } else {
+    auto text = GetString(*body, "config", "config", true);
+    if (!text.ok()) return Error(text.status());
+    config_text = *text;
+  }
+  auto template_name = GetString(*body, "template", "template", false);
+  if (!template_name.ok()) return Error(template_name.status());
+  std::string name = *template_name;
+  if (name.empty()) {
+    auto named = experiments::TemplateNameOf(config_text);
+    if (!named.ok()) return Error(named.status());
+    if (*named) name = **named;
+  }
+  std::string merged = config_text;
+  if (!name.empty()) {
+    auto text = TemplateText(call, name);
+    if (!text.ok()) return Error(text.status());
+    auto applied = experiments::ApplyTemplate(*text, config_text);
+    if (!applied.ok()) return Error(applied.status());
+    merged = *applied;
+  }
+  auto config = experiments::ParseExperimentConfig(merged);
+  if (!config.ok()) return Error(config.status());
+  if (!config->checkpoint_storage) {
+    nlohmann::ordered_json effective = config->effective;
+    effective["checkpoint_storage"] = {
+        {"type", "shared_fs"},     {"host_path", call.services().facts.default_checkpoint_dir},
+        {"storage_path", nullptr}, {"save_experiment_best", 0},
+        {"save_trial_best", 1},    {"save_trial_latest", 1}};
+    config = experiments::ParseExperimentConfig(effective.dump());
+    if (!config.ok()) return Error(config.status());
+  }
+  if (config->checkpoint_storage->host_path.empty() ||
+      config->checkpoint_storage->host_path[0] != '/') {
+    return Error(
+        Status::InvalidArgument("checkpoint_storage.host_path: must be an absolute path"));
+  }
+  if (!config->experiment_seed) {
+    std::random_device random;
+    experiments::SetExperimentSeed(*config, random());
+  }
+  if (!Present(*body, "modelDefinition")) {
+    return Error(Status::InvalidArgument(
+        "modelDefinition is required: the directory with the trial class"));
+  }
+  auto files = DecodeModelDefinition(body->at("modelDefinition"));
+  if (!files.ok()) return Error(files.status());
+  if (Status entry = CheckEntrypointInContext(config->entrypoint, *files); !entry.ok()) {
+    return Error(entry);
+  }
+  for (const char* flag : {"activate", "validateOnly"}) {
+    if (Present(*body, flag) && !body->at(flag).is_boolean()) {
+      return Error(Status::InvalidArgument(std::string(flag) + " must be true or false"));
+    }
+  }
+  const bool validate_only =
+      Present(*body, "validateOnly") && body->at("validateOnly").get<bool>();
+  if (validate_only) return Ok({{"experiment", nullptr}, {"config", config->effective}});
+  auto stored = call.services().contexts->Put(*files);
+  if (!stored.ok()) return Error(stored.status());
+
+  commands::CreateExperiment command;
+  auto& created = command.created;
+  created.set_name(config->name);
+  created.set_owner(call.user().username);
+  created.set_original_config(config_text);
+  created.set_config_json(config->effective.dump());
+  created.set_seed(*config->experiment_seed);
+  created.set_context_digest(stored->digest);
+  created.set_context_bytes(stored->total_bytes);
+  created.set_template_name(name);
+  created.set_activate(Present(*body, "activate") && body->at("activate").get<bool>());
+  auto* resources = created.mutable_resources();
+  resources->set_resource_pool(config->resources.resource_pool);
+  resources->set_priority(config->resources.priority.value_or(0));
+  resources->set_weight(config->resources.weight);
+  resources->set_max_slots(config->resources.max_slots.value_or(0));
+  auto outcome = call.Execute(std::move(command));
+  if (!outcome.ok()) return Error(outcome.status());
+  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
+  auto experiment = LoadExperiment(call, outcome->entity_id);
+  if (!experiment.ok()) return Error(experiment.status());
+  auto rendered = ExperimentWithTrials(*experiment);
+  if (!rendered.ok()) return Error(rendered.status());
+  return Ok({{"experiment", *rendered}, {"config", config->effective}}, outcome->offset);
+}
+
+http::Response ListExperiments(Call& call) {
+  auto paging = call.ReadPaging();
+  if (!paging.ok()) return Error(paging.status());
+  auto experiments = call.services().projections->ListExperiments();
+  if (!experiments.ok()) return Error(experiments.status());
+  // `users` filters by owner (the CLI sends the current user unless --all).
+  std::set<std::string> users;
+  for (const auto& value : call.request().QueryParams("users")) users.insert(value);
+  std::vector<views::ExperimentView> selected;
+  for (auto& experiment : *experiments) {
+    if (!users.empty() && !users.count(experiment.owner())) continue;
+    selected.push_back(std::move(experiment));
+  }
+  auto [page, pagination] = Page(std::move(selected), *paging);
+  json list = json::array();
+  for (const auto& experiment : page) {
+    auto rendered = ExperimentWithTrials(experiment);
+    if (!rendered.ok()) return Error(rendered.status());
+    list.push_back(*rendered);
+  }
+  return Ok({{"experiments", list}, {"pagination", pagination}});
+}
+
+http::Response GetExperiment(Call& call) {
+  const std::string& id = call.Param("id");
+  auto experiment = LoadExperiment(call, id);
+  if (!experiment.ok()) return Error(experiment.status());
+  auto rendered = ExperimentWithTrials(*experiment);
+  if (!rendered.ok()) return Error(rendered.status());
+  return Ok({{"experiment", *rendered}, {"jobSummary", nullptr}});
+}
+
+http::Response ExperimentTrials(Call& call) {
+  const std::string& id = call.Param("id");
+  auto experiment = LoadExperiment(call, id);
+  if (!experiment.ok()) return Error(experiment.status());
+  auto paging = call.ReadPaging();
+  if (!paging.ok()) return Error(paging.status());
+  auto trials = call.services().projections->ListTrials(experiment->experiment_id());
+  if (!trials.ok()) return Error(trials.status());
+  auto [page, pagination] = Page(std::move(*trials), *paging);
+  json list = json::array();
+  for (const auto& trial : page) list.push_back(TrialJson(trial));
+  return Ok({{"trials", list}, {"pagination", pagination}});
+}
+
+http::Response ListCheckpointsOf(Call& call, const std::string& id, std::optional<int64_t> trial_id) {
+  auto experiment = LoadExperiment(call, id);
+  if (!experiment.ok()) return Error(experiment.status());
+  auto paging = call.ReadPaging();
+  if (!paging.ok()) return Error(paging.status());
+  auto checkpoints =
+      call.services().projections->ListCheckpoints(experiment->experiment_id(), trial_id.value_or(0));
+  if (!checkpoints.ok()) return Error(checkpoints.status());
+  auto [page, pagination] = Page(std::move(*checkpoints), *paging);
+  json list = json::array();
+  for (const auto& checkpoint : page) list.push_back(CheckpointJson(checkpoint));
+  return Ok({{"checkpoints", list}, {"pagination", pagination}});
+}
+
+http::Response ExperimentCheckpoints(Call& call) {
+  return ListCheckpointsOf(call, call.Param("id"), std::nullopt);
+}
+
+http::Response ActivateExperiment(Call& call) { return Action(call, "activate"); }
+http::Response PauseExperiment(Call& call) { return Action(call, "pause"); }
+http::Response CancelExperiment(Call& call) { return Action(call, "cancel"); }
+http::Response KillExperiment(Call& call) { return Action(call, "kill"); }
+
+http::Response PatchExperiment(Call& call) {
+  const std::string& id_text = call.Param("id");
+  auto id = ParseId(id_text, "experiment");
+  if (!id.ok()) return Error(id.status());
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  if (Status known =
+          CheckKnownKeys(*body, "", {"id", "resources"},
+                         {"name", "description", "notes", "labels", "checkpointStorage"});
+      !known.ok()) {
+    return Error(known);
+  }
+  auto current = LoadExperiment(call, id_text);
+  if (!current.ok()) return Error(current.status());
+  commands::UpdateJob update;
+  update.job_id = current->job_id();
+  if (Present(*body, "resources")) {
+    const json& resources = body->at("resources");
+    if (!resources.is_object()) {
+      return Error(Status::InvalidArgument("resources must be an object"));
+    }
+    if (Status known = CheckKnownKeys(resources, "resources",
+                                      {"priority", "weight", "maxSlots", "resourcePool"});
+        !known.ok()) {
+      return Error(known);
+    }
+    auto priority = GetInt32(resources, "priority", "resources.priority");
+    auto max_slots = GetInt32(resources, "maxSlots", "resources.maxSlots");
+    auto pool = GetString(resources, "resourcePool", "resources.resourcePool", false);
+    if (!priority.ok()) return Error(priority.status());
+    if (!max_slots.ok()) return Error(max_slots.status());
+    if (!pool.ok()) return Error(pool.status());
+    update.priority = *priority;
+    update.max_slots = *max_slots;
+    if (!pool->empty()) update.resource_pool = *pool;
+    if (Present(resources, "weight")) {
+      if (!resources.at("weight").is_number()) {
+        return Error(Status::InvalidArgument("resources.weight must be a number"));
+      }
+      update.weight = resources.at("weight").get<double>();
+    }
+  }
+  auto outcome = call.Execute(std::move(update));
+  if (!outcome.ok()) return Error(outcome.status());
+  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
+  auto experiment = LoadExperiment(call, id_text);
+  if (!experiment.ok()) return Error(experiment.status());
+  auto rendered = ExperimentWithTrials(*experiment);
+  if (!rendered.ok()) return Error(rendered.status());
+  return Ok({{"experiment", *rendered}}, outcome->offset);
+}
+
+}  // namespace cairn::api

@@ -1,0 +1,13 @@
+// The trial harness's protocol (agent/harness/PROTOCOL.md): a trial process asks where its run
+// starts and for its model definition, then reports each workload and gets the next one.
+#pragma once
+
+#include "api/call.h"
+
+namespace cairn::api {
+
+http::Response TrialDescription(Call& call);  // GET /api/v1/allocations/{id}/trial
+http::Response TrialContext(Call& call);      // GET /api/v1/allocations/{id}/context
+http::Response ReportWorkload(Call& call);    // POST /api/v1/allocations/{id}/workloads
+
+}  // namespace cairn::api

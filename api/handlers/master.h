@@ -1,0 +1,16 @@
+// The master's identity: Determined's /info and /api/v1/master, and the one workspace Cairn has.
+#pragma once
+
+#include "api/call.h"
+
+namespace cairn::api {
+
+http::Response Info(Call& call);          // GET /info
+http::Response MasterInfo(Call& call);    // GET /api/v1/master
+http::Response Workspaces(Call& call);    // GET /api/v1/workspaces
+
+// The Determined CLI compares this with its own version; we speak its 0.38 API.
+inline constexpr const char* kDeterminedApiVersion = "0.38.1";
+inline constexpr const char* kCairnVersion = "0.1.0";
+
+}  // namespace cairn::api

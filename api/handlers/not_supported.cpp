@@ -1,0 +1,37 @@
+#include "api/handlers/not_supported.h"
+
+namespace cairn::api {
+
+namespace {
+
+http::Response FeatureNotSupported(const std::string& feature) {
+  return Error(Status::NotSupported(feature + " not supported by this Cairn master yet"));
+}
+
+}  // namespace
+
+http::Response ModelRegistryNotSupported(Call&) {
+  return FeatureNotSupported("the model registry is");
+}
+http::Response ShellsNotSupported(Call&) { return FeatureNotSupported("shells are"); }
+http::Response NotebooksNotSupported(Call&) { return FeatureNotSupported("notebooks are"); }
+http::Response TensorboardsNotSupported(Call&) { return FeatureNotSupported("TensorBoards are"); }
+http::Response CheckpointsNotSupported(Call&) {
+  return FeatureNotSupported("checkpoints outside their experiment are");
+}
+
+http::Response ExperimentDeleteNotSupported(Call&) {
+  return Error(Status::NotSupported("deleting an experiment is not supported yet"));
+}
+
+http::Response ExperimentActionNotSupported(Call& call) {
+  return Error(Status::NotSupported("experiments/{id}/" + call.Param("what") +
+                                    " is not supported by this Cairn master yet"));
+}
+
+http::Response ExperimentPathNotSupported(Call& call) {
+  return Error(Status::NotSupported(call.request().method + " " + call.request().path +
+                                    " is not supported by this Cairn master yet"));
+}
+
+}  // namespace cairn::api

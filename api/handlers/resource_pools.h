@@ -1,0 +1,11 @@
+// The resource pools as configured, with what their agents offer and hold
+// (`det resource-pool list`).
+#pragma once
+
+#include "api/call.h"
+
+namespace cairn::api {
+
+http::Response ListResourcePools(Call& call);  // GET /api/v1/resource-pools
+
+}  // namespace cairn::api

@@ -1,0 +1,81 @@
+#include "api/handlers/tasks.h"
+
+#include "api/handlers/commands.h"
+#include "api/log_stream.h"
+#include "api/render/task_json.h"
+#include "base/clock.h"
+
+namespace cairn::api {
+
+using nlohmann::json;
+
+http::Response ListTasks(Call& call) {
+  auto tasks = call.services().projections->ListTasks();
+  if (!tasks.ok()) return Error(tasks.status());
+  json summaries = json::object();
+  for (const auto& task : *tasks) {
+    if (task.allocation_id().empty() || task.state() == views::TASK_STATE_TERMINATED) continue;
+    json agent_devices = json::object();
+    for (const auto& [agent_id, slots] : AllocationAgents(task)) {
+      json devices = json::array();
+      for (int32_t slot : slots) devices.push_back({{"id", slot}, {"type", "TYPE_CPU"}});
+      agent_devices[agent_id] = devices;
+    }
+    summaries[task.allocation_id()] = {
+        {"taskId", task.task_id()},
+        {"allocationId", task.allocation_id()},
+        {"name", task.description()},
+        {"slotsNeeded", task.slots()},
+        {"registeredTime", FormatRfc3339(task.submit_time_unix_micros())},
+        {"resourcePool", task.resource_pool()},
+        {"priority", task.priority()},
+        {"resources",
+         json::array({{{"containerId", task.allocation_id()}, {"agentDevices", agent_devices}}})}};
+  }
+  return Ok({{"allocationIdToSummary", summaries}});
+}
+
+http::Response GetTask(Call& call) {
+  const std::string& id = call.Param("id");
+  auto task = LoadTask(call, id);
+  if (!task.ok()) return Error(task.status());
+  json out = TaskJson(*task);
+  if (task->state() == views::TASK_STATE_TERMINATED) return Ok({{"task", out}});
+  // A live task is explained by the scheduler as things are now: what it waits for, where it
+  // runs and why, and the jobs ahead of it.
+  auto explanation = call.services().writer->Explain(id, NowUnixMicros());
+  if (explanation.ok()) {
+    json ahead = json::array();
+    for (const auto& job : explanation->jobs_ahead) {
+      ahead.push_back({{"jobId", job.job_id},
+                       {"priority", job.priority},
+                       {"slots", job.slots},
+                       {"running", job.running}});
+    }
+    out["explanation"] = explanation->reason;
+    out["jobsAhead"] = explanation->jobs_ahead.size();
+    out["cairn"]["jobsAhead"] = ahead;
+  }
+  return Ok({{"task", out}});
+}
+
+http::Response TaskLogs(Call& call) {
+  const std::string& id = call.Param("id");
+  auto task = LoadTask(call, id);
+  if (!task.ok()) return Error(task.status());
+  const bool follow = call.request().QueryParam("follow") == "true";
+  Projections* projections = call.services().projections;
+  return StreamTaskLogs(call.services(), follow, [projections, id, follow] {
+    LogSources sources{{id}, true};
+    if (follow) {
+      auto current = projections->GetTask(id);
+      sources.ended =
+          !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
+    }
+    return sources;
+  });
+}
+
+http::Response KillTaskRoute(Call& call) { return KillTask(call, call.Param("id"), /*as_command=*/false); }
+
+}  // namespace cairn::api

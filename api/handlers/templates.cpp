@@ -1,0 +1,95 @@
+#include "api/handlers/templates.h"
+
+#include "api/rest_util.h"
+#include "commands/experiments/yaml_json.h"
+
+namespace cairn::api {
+
+using nlohmann::json;
+
+namespace {
+
+json TemplateJson(const events::TemplateSaved& saved) {
+  auto config = experiments::YamlTextToJson(saved.config_yaml(), "template");
+  return {{"name", saved.name()},
+          {"config", config.ok() ? json(*config) : json::object()},
+          {"workspaceId", saved.workspace_id()}};
+}
+
+http::Response GetTemplateNamed(Call& call, const std::string& name) {
+  auto saved = call.services().projections->GetTemplate(name);
+  if (!saved.ok()) return Error(saved.status());
+  if (!*saved) return Error(Status::NotFound("template " + name + " not found"));
+  return Ok({{"template", TemplateJson(**saved)}});
+}
+
+http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
+  const std::string& name = call.Param("name");
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  commands::SaveTemplate command;
+  command.name = name;
+  command.mode = mode;
+  json config = *body;
+  if (mode == commands::SaveTemplate::Mode::kCreate) {
+    if (Status known = CheckKnownKeys(*body, "", {"name", "config", "workspaceId"});
+        !known.ok()) {
+      return Error(known);
+    }
+    auto body_name = GetString(*body, "name", "name", false);
+    if (!body_name.ok()) return Error(body_name.status());
+    if (!body_name->empty() && *body_name != name) {
+      return Error(Status::InvalidArgument(
+          "name '" + *body_name + "' differs from the template in the path, '" + name + "'"));
+    }
+    auto workspace = GetInt32(*body, "workspaceId", "workspaceId");
+    if (!workspace.ok()) return Error(workspace.status());
+    if (workspace->value_or(0) > 1) {
+      return Error(Status::NotFound("workspace " + std::to_string(**workspace) +
+                                    " not found (Cairn has one workspace, 1)"));
+    }
+    config = Present(*body, "config") ? body->at("config") : json::object();
+  }
+  if (config.is_string()) {
+    command.config_yaml = config.get<std::string>();
+  } else if (config.is_object()) {
+    command.config_yaml = experiments::JsonToYamlText(nlohmann::ordered_json(config));
+  } else {
+    return Error(Status::InvalidArgument("config must be a map (or YAML text)"));
+  }
+  auto outcome = call.Execute(std::move(command));
+  if (!outcome.ok()) return Error(outcome.status());
+  if (Status shown = call.WaitFor(outcome->offset); !shown.ok()) return Error(shown);
+  return GetTemplateNamed(call, name);
+}
+
+}  // namespace
+
+http::Response ListTemplates(Call& call) {
+  auto templates = call.services().projections->ListTemplates();
+  if (!templates.ok()) return Error(templates.status());
+  json list = json::array();
+  for (const auto& saved : *templates) list.push_back(TemplateJson(saved));
+  return Ok(
+      {{"templates", list},
+       {"pagination", {{"startIndex", 0}, {"endIndex", list.size()}, {"total", list.size()}}}});
+}
+
+http::Response GetTemplate(Call& call) { return GetTemplateNamed(call, call.Param("name")); }
+http::Response CreateTemplate(Call& call) {
+  return SaveTemplate(call, commands::SaveTemplate::Mode::kCreate);
+}
+http::Response UpdateTemplate(Call& call) {
+  return SaveTemplate(call, commands::SaveTemplate::Mode::kUpdate);
+}
+
+http::Response DeleteTemplate(Call& call) {
+  const std::string& name = call.Param("name");
+  auto outcome = call.Execute(commands::DeleteTemplate{name});
+  if (!outcome.ok()) return Error(outcome.status());
+  // Answer once the templates projection shows it gone, so the caller's next read agrees.
+  if (Status shown = call.WaitFor(outcome->offset); !shown.ok()) return Error(shown);
+  return Ok(json::object(), outcome->offset);
+}
+
+}  // namespace cairn::api

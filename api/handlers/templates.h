@@ -1,0 +1,14 @@
+// Configuration templates (`det template set/list/describe`), read from the templates projection.
+#pragma once
+
+#include "api/call.h"
+
+namespace cairn::api {
+
+http::Response ListTemplates(Call& call);   // GET /api/v1/templates
+http::Response GetTemplate(Call& call);     // GET /api/v1/templates/{name}
+http::Response CreateTemplate(Call& call);  // POST /api/v1/templates/{name}
+http::Response UpdateTemplate(Call& call);  // PATCH /api/v1/templates/{name}
+http::Response DeleteTemplate(Call& call);  // DELETE /api/v1/templates/{name}
+
+}  // namespace cairn::api

@@ -1,0 +1,147 @@
+#include "api/render/task_json.h"
+
+#include <algorithm>
+
+#include "api/auth.h"
+#include "base/clock.h"
+#include "events/envelope_util.h"
+
+namespace cairn::api {
+
+using nlohmann::json;
+
+// Determined's task state names, shared by commands, shells, notebooks and allocations.
+std::string NtscState(const views::TaskView& task) {
+  switch (task.state()) {
+    case views::TASK_STATE_QUEUED:
+      return "STATE_QUEUED";
+    case views::TASK_STATE_ASSIGNED:
+      return "STATE_STARTING";
+    case views::TASK_STATE_RUNNING:
+      return "STATE_RUNNING";
+    case views::TASK_STATE_TERMINATING:
+      return "STATE_TERMINATING";
+    case views::TASK_STATE_TERMINATED:
+      return "STATE_TERMINATED";
+    default:
+      return "STATE_UNSPECIFIED";
+  }
+}
+
+json ConfigOf(const views::TaskView& task) {
+  json config = json::parse(task.config_json(), nullptr, false);
+  if (config.is_discarded() || !config.is_object()) config = json::object();
+  // The effective resources are the recorded ones: the decider resolves the pool (compute or
+  // aux) and the pool's default priority, and job queue updates change them later.
+  json& resources = config["resources"];
+  if (!resources.is_object()) resources = json::object();
+  resources["slots"] = task.slots();
+  resources["resource_pool"] = task.resource_pool();
+  resources["priority"] = task.priority();
+  return config;
+}
+
+namespace {
+
+// The reason of the latest decision about the task, as the projection recorded it.
+std::string LatestReason(const views::TaskView& task) {
+  if (!task.latest_reason().empty()) return task.latest_reason();
+  return task.state() == views::TASK_STATE_QUEUED ? "queued; no scheduling decision about it yet"
+                                                  : "";
+}
+
+}  // namespace
+
+// The v1Command shape, with Cairn's extra facts under "cairn".
+json CommandJson(const views::TaskView& task) {
+  auto user = cairn::Authenticator::FindUser(task.user());
+  json command = {
+      {"id", task.task_id()},       {"description", task.description()},
+      {"state", NtscState(task)},   {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
+      {"username", task.user()},    {"userId", user.ok() ? user->id : 0},
+      {"displayName", task.user()}, {"resourcePool", task.resource_pool()},
+      {"jobId", task.job_id()},     {"workspaceId", 1}};
+  if (task.state() == views::TASK_STATE_TERMINATED) command["exitStatus"] = task.exit_reason();
+  json cairn = {{"slots", task.slots()},
+                {"priority", task.priority()},
+                {"agentId", task.agent_id()},
+                {"allocationId", task.allocation_id()},
+                {"placementReason", task.placement_reason()},
+                {"latestReason", LatestReason(task)},
+                {"killRequested", task.kill_requested()}};
+  if (task.has_exit_code()) cairn["exitCode"] = task.exit_code();
+  if (task.has_signal()) cairn["signal"] = task.signal();
+  if (task.end_time_unix_micros() != 0) {
+    cairn["endTime"] = FormatRfc3339(task.end_time_unix_micros());
+  }
+  command["cairn"] = cairn;
+  return command;
+}
+
+// The agents and slots of the task's current allocation: one entry per agent (several for a
+// gang), parts that already ended left out.
+std::vector<std::pair<std::string, std::vector<int32_t>>> AllocationAgents(const views::TaskView& task) {
+  std::vector<std::pair<std::string, std::vector<int32_t>>> agents;
+  if (task.allocation_id().empty()) return agents;
+  if (task.parts_size() == 0) {
+    agents.emplace_back(task.agent_id(),
+                        std::vector<int32_t>(task.slot_ids().begin(), task.slot_ids().end()));
+    return agents;
+  }
+  for (const auto& part : task.parts()) {
+    const auto& exited = task.parts_exited();
+    if (std::find(exited.begin(), exited.end(), part.agent_id()) != exited.end()) continue;
+    agents.emplace_back(part.agent_id(),
+                        std::vector<int32_t>(part.slot_ids().begin(), part.slot_ids().end()));
+  }
+  return agents;
+}
+
+// The v1Task shape used by `det shell/notebook start` polling and `det task`, with Cairn's
+// account of why the task is where it is.
+json TaskJson(const views::TaskView& task) {
+  json allocations = json::array();
+  if (!task.allocation_id().empty()) {
+    allocations.push_back({{"taskId", task.task_id()},
+                           {"allocationId", task.allocation_id()},
+                           {"state", NtscState(task)},
+                           {"slots", task.slots()},
+                           {"isReady", task.state() == views::TASK_STATE_RUNNING},
+                           {"resourcePool", task.resource_pool()}});
+  }
+  json out = {{"taskId", task.task_id()},
+              {"taskType", "TASK_TYPE_" + TaskTypeName(task.task_type())},
+              {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
+              {"allocations", allocations},
+              {"latestReason", LatestReason(task)}};
+  if (task.end_time_unix_micros() != 0) {
+    out["endTime"] = FormatRfc3339(task.end_time_unix_micros());
+  }
+  json parts = json::object();
+  for (const auto& [agent_id, slots] : AllocationAgents(task)) parts[agent_id] = slots;
+  json cairn = {
+      {"state", views::TaskState_Name(task.state())},
+      {"jobId", task.job_id()},
+      {"resourcePool", task.resource_pool()},
+      {"priority", task.priority()},
+      {"slots", task.slots()},
+      {"agentId", task.agent_id()},
+      {"slotIds", json(std::vector<int32_t>(task.slot_ids().begin(), task.slot_ids().end()))},
+      {"agentSlots", parts},
+      {"backfilled", task.backfilled()},
+      {"preemptionPending", task.preemption_pending()},
+      {"releases", task.releases()},
+      {"placementReason", task.placement_reason()},
+      {"latestReason", LatestReason(task)},
+      {"exitReason", task.exit_reason()},
+      {"lastEventOffset", std::to_string(task.last_event_offset())}};
+  if (task.preemption_pending()) {
+    cairn["preemptionDeadline"] = FormatRfc3339(task.preemption_deadline_unix_micros());
+  }
+  if (task.has_exit_code()) cairn["exitCode"] = task.exit_code();
+  if (task.has_signal()) cairn["signal"] = task.signal();
+  out["cairn"] = cairn;
+  return out;
+}
+
+}  // namespace cairn::api

@@ -1,0 +1,115 @@
+#include "api/route_table.h"
+
+#include "api/handlers/agent_protocol.h"
+#include "api/handlers/agents.h"
+#include "api/handlers/auth.h"
+#include "api/handlers/commands.h"
+#include "api/handlers/events.h"
+#include "api/handlers/experiments.h"
+#include "api/handlers/harness.h"
+#include "api/handlers/job_queue.h"
+#include "api/handlers/master.h"
+#include "api/handlers/not_supported.h"
+#include "api/handlers/resource_pools.h"
+#include "api/handlers/tasks.h"
+#include "api/handlers/templates.h"
+#include "api/handlers/trials.h"
+
+namespace cairn::api {
+
+std::vector<Route> RouteTable() {
+  using enum Access;
+  // clang-format off
+  return {
+      // The master and who is calling.
+      {"GET",    "/info",                                   kPublic,     Info},
+      {"GET",    "/api/v1/master",                          kUser,       MasterInfo},
+      {"POST",   "/api/v1/auth/login",                      kPublic,     Login},
+      {"POST",   "/api/v1/auth/logout",                     kUser,       Logout},
+      {"GET",    "/api/v1/me",                              kUser,       Me},
+      {"GET",    "/api/v1/workspaces",                      kUser,       Workspaces},
+      {"GET",    "/api/v1/resource-pools",                  kUser,       ListResourcePools},
+
+      // Commands and tasks.
+      {"POST",   "/api/v1/commands",                        kUser,       LaunchCommand},
+      {"GET",    "/api/v1/commands",                        kUser,       ListCommands},
+      {"GET",    "/api/v1/commands/{id}",                   kUser,       GetCommand},
+      {"POST",   "/api/v1/commands/{id}/kill",              kUser,       KillCommand},
+      {"POST",   "/api/v1/commands/{id}/set_priority",      kUser,       SetCommandPriority},
+      {"POST",   "/api/v1/notebooks/{id}/set_priority",     kUser,       SetNotebookPriority},
+      {"POST",   "/api/v1/shells/{id}/set_priority",        kUser,       SetShellPriority},
+      {"POST",   "/api/v1/tensorboards/{id}/set_priority",  kUser,       SetTensorboardPriority},
+      {"GET",    "/api/v1/tasks",                           kUser,       ListTasks},
+      {"GET",    "/api/v1/tasks/{id}",                      kUser,       GetTask},
+      {"GET",    "/api/v1/tasks/{id}/logs",                 kUser,       TaskLogs},
+      {"POST",   "/api/v1/tasks/{id}/kill",                 kUser,       KillTaskRoute},
+
+      // Agents, as users see them.
+      {"GET",    "/api/v1/agents",                          kUser,       ListAgents},
+      {"GET",    "/api/v1/agents/{id}",                     kUser,       GetAgent},
+      {"POST",   "/api/v1/agents/{id}/enable",              kUser,       EnableAgent},
+      {"POST",   "/api/v1/agents/{id}/disable",             kUser,       DisableAgent},
+
+      // The job queue.
+      {"GET",    "/api/v1/job-queues-v2",                   kUser,       JobQueueV2},
+      {"GET",    "/api/v1/job-queues",                      kUser,       JobQueue},
+      {"POST",   "/api/v1/job-queues",                      kUser,       UpdateJobQueue},
+      {"GET",    "/api/v1/job-queues/stats",                kUser,       JobQueueStats},
+
+      // Experiments, trials and templates.
+      {"POST",   "/api/v1/experiments",                     kUser,       CreateExperiment},
+      {"GET",    "/api/v1/experiments",                     kUser,       ListExperiments},
+      {"GET",    "/api/v1/experiments/{id}",                kUser,       GetExperiment},
+      {"PATCH",  "/api/v1/experiments/{id}",                kUser,       PatchExperiment},
+      {"DELETE", "/api/v1/experiments/{id}",                kUser,       ExperimentDeleteNotSupported},
+      {"GET",    "/api/v1/experiments/{id}/trials",         kUser,       ExperimentTrials},
+      {"GET",    "/api/v1/experiments/{id}/checkpoints",    kUser,       ExperimentCheckpoints},
+      {"POST",   "/api/v1/experiments/{id}/activate",       kUser,       ActivateExperiment},
+      {"POST",   "/api/v1/experiments/{id}/pause",          kUser,       PauseExperiment},
+      {"POST",   "/api/v1/experiments/{id}/cancel",         kUser,       CancelExperiment},
+      {"POST",   "/api/v1/experiments/{id}/kill",           kUser,       KillExperiment},
+      {"*",      "/api/v1/experiments/{id}/{what}",         kUser,       ExperimentActionNotSupported},
+      {"*",      "/api/v1/experiments/{id}/{what}/{rest...}", kUser,     ExperimentPathNotSupported},
+      {"GET",    "/api/v1/trials/{id}",                     kUser,       GetTrial},
+      {"GET",    "/api/v1/trials/{id}/workloads",           kUser,       TrialWorkloads},
+      {"GET",    "/api/v1/trials/{id}/logs",                kUser,       TrialLogs},
+      {"GET",    "/api/v1/trials/{id}/checkpoints",         kUser,       TrialCheckpoints},
+      {"*",      "/api/v1/trials/{rest...}",                kUser,       ExperimentPathNotSupported},
+      {"GET",    "/api/v1/templates",                       kUser,       ListTemplates},
+      {"GET",    "/api/v1/templates/{name}",                kUser,       GetTemplate},
+      {"POST",   "/api/v1/templates/{name}",                kUser,       CreateTemplate},
+      {"PATCH",  "/api/v1/templates/{name}",                kUser,       UpdateTemplate},
+      {"DELETE", "/api/v1/templates/{name}",                kUser,       DeleteTemplate},
+      {"*",      "/api/v1/templates/{name}/{rest...}",      kUser,       ExperimentPathNotSupported},
+
+      // Features Cairn does not have answer 501 saying so.
+      {"*",      "/api/v1/models",                          kUser,       ModelRegistryNotSupported},
+      {"*",      "/api/v1/models/{rest...}",                kUser,       ModelRegistryNotSupported},
+      {"*",      "/api/v1/shells",                          kUser,       ShellsNotSupported},
+      {"*",      "/api/v1/shells/{rest...}",                kUser,       ShellsNotSupported},
+      {"*",      "/api/v1/notebooks",                       kUser,       NotebooksNotSupported},
+      {"*",      "/api/v1/notebooks/{rest...}",             kUser,       NotebooksNotSupported},
+      {"*",      "/api/v1/tensorboards",                    kUser,       TensorboardsNotSupported},
+      {"*",      "/api/v1/tensorboards/{rest...}",          kUser,       TensorboardsNotSupported},
+      {"*",      "/api/v1/checkpoints",                     kUser,       CheckpointsNotSupported},
+      {"*",      "/api/v1/checkpoints/{rest...}",           kUser,       CheckpointsNotSupported},
+
+      // Cairn's event stream (analytics consumers; agents in embedded mode).
+      {"GET",    "/api/v1/events",                          kUser,       EventStream},
+
+      // The agent protocol (agent/PROTOCOL.md).
+      {"POST",   "/api/v1/agents/{id}/register",            kAgent,      RegisterAgent},
+      {"POST",   "/api/v1/agents/{id}/heartbeat",           kAgent,      AgentHeartbeat},
+      {"POST",   "/api/v1/allocations/{id}/started",        kAgent,      AllocationStarted},
+      {"POST",   "/api/v1/allocations/{id}/exited",         kAgent,      AllocationExited},
+      {"POST",   "/api/v1/task/logs",                       kAgent,      PostTaskLogs},
+
+      // The trial harness's protocol (agent/harness/PROTOCOL.md).
+      {"GET",    "/api/v1/allocations/{id}/trial",          kAllocation, TrialDescription},
+      {"GET",    "/api/v1/allocations/{id}/context",        kAllocation, TrialContext},
+      {"POST",   "/api/v1/allocations/{id}/workloads",      kAllocation, ReportWorkload},
+  };
+  // clang-format on
+}
+
+}  // namespace cairn::api

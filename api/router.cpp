@@ -1,0 +1,135 @@
+#include "api/router.h"
+
+#include "api/responses.h"
+
+namespace cairn::api {
+
+const char* AccessName(Access access) {
+  switch (access) {
+    case Access::kPublic:
+      return "public";
+    case Access::kUser:
+      return "user";
+    case Access::kAgent:
+      return "agent";
+    case Access::kAllocation:
+      return "allocation";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// "/api/v1/tasks/x%2Fy/logs" -> {"api", "v1", "tasks", "x/y", "logs"}: an escaped slash stays
+// inside its segment.
+std::vector<std::string> SplitPath(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  std::vector<std::string> segments;
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) segments.push_back(http::PercentDecode(path.substr(start, slash - start)));
+    start = slash + 1;
+  }
+  return segments;
+}
+
+bool IsParameter(std::string_view segment) {
+  return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
+}
+
+}  // namespace
+
+Result<Router> Router::Build(std::vector<Route> routes) {
+  Router router;
+  for (const Route& route : routes) {
+    Compiled compiled;
+    compiled.segments = SplitPath(route.pattern);
+    if (route.pattern[0] != '/' || compiled.segments.empty() || route.handler == nullptr) {
+      return Status::InvalidArgument(std::string("malformed route ") + route.pattern);
+    }
+    for (size_t i = 0; i < compiled.segments.size(); ++i) {
+      const std::string& segment = compiled.segments[i];
+      if (segment == "{rest...}") {
+        if (i + 1 != compiled.segments.size()) {
+          return Status::InvalidArgument(std::string("{rest...} must end the route ") +
+                                         route.pattern);
+        }
+        compiled.rest = true;
+        compiled.segments.pop_back();
+        break;
+      }
+      if (!IsParameter(segment)) compiled.literals++;
+    }
+    for (size_t i = 0; i < router.routes_.size(); ++i) {
+      if (std::string_view(router.routes_[i].method) == route.method &&
+          std::string_view(router.routes_[i].pattern) == route.pattern) {
+        return Status::InvalidArgument(std::string("two routes for ") + route.method + " " +
+                                       route.pattern);
+      }
+    }
+    router.routes_.push_back(route);
+    router.compiled_.push_back(std::move(compiled));
+  }
+  return router;
+}
+
+bool Router::Match(const Compiled& compiled, const std::vector<std::string>& path,
+                   std::map<std::string, std::string, std::less<>>& params) {
+  const size_t fixed = compiled.segments.size();
+  if (compiled.rest ? path.size() <= fixed : path.size() != fixed) return false;
+  params.clear();
+  for (size_t i = 0; i < fixed; ++i) {
+    const std::string& segment = compiled.segments[i];
+    if (IsParameter(segment)) {
+      params[segment.substr(1, segment.size() - 2)] = path[i];
+    } else if (segment != path[i]) {
+      return false;
+    }
+  }
+  if (compiled.rest) {
+    std::string rest;
+    for (size_t i = fixed; i < path.size(); ++i) rest += (i == fixed ? "" : "/") + path[i];
+    params["rest"] = rest;
+  }
+  return true;
+}
+
+http::Response Router::Handle(const Services& services, const http::Request& request) const {
+  const std::vector<std::string> path = SplitPath(request.target);
+  // The most specific patterns that match the path decide; among them a route for the request's
+  // method beats a catch-all ("*"). When they are all for other methods, the answer is 405 (a
+  // less specific catch-all does not take over).
+  const Route* best = nullptr;
+  int best_literals = -1;
+  bool best_exact = false;
+  std::map<std::string, std::string, std::less<>> params, best_params;
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    if (!Match(compiled_[i], path, params)) continue;
+    const int literals = compiled_[i].literals;
+    if (literals < best_literals) continue;
+    if (literals > best_literals) {
+      best = nullptr;
+      best_literals = literals;
+      best_exact = false;
+    }
+    const std::string_view method = routes_[i].method;
+    const bool exact = method == request.method;
+    if (!exact && method != "*") continue;
+    if (best == nullptr || (exact && !best_exact)) {
+      best = &routes_[i];
+      best_exact = exact;
+      best_params = params;
+    }
+  }
+  if (best == nullptr) {
+    if (best_literals >= 0) return MethodNotAllowed(request);
+    return Error(Status::NotFound("no route for " + request.method + " " + request.path));
+  }
+  Call call(services, request, std::move(best_params));
+  if (Status allowed = call.Admit(best->access); !allowed.ok()) return Error(allowed);
+  return best->handler(call);
+}
+
+}  // namespace cairn::api

@@ -1,0 +1,58 @@
+// The REST API's route table: every route is one entry — method, path pattern, who may call it,
+// and its handler — so reading api/route_table.cpp lists the whole API. Matching is by path
+// segments; the most specific pattern wins (more literal segments), and a path that matches a
+// route under another method is a 405.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/call.h"
+#include "net/http_types.h"
+
+namespace cairn::api {
+
+// Who may call a route. One place enforces it (Router::Handle), and every route must name one.
+enum class Access {
+  kPublic,      // anyone: the login and the master's public identity
+  kUser,        // a user of the cluster (no token acts as "determined" until sessions exist)
+  kAgent,       // a cairn-agent process (agent/PROTOCOL.md)
+  kAllocation,  // a task's own process, for its allocation only (agent/harness/PROTOCOL.md)
+};
+const char* AccessName(Access access);
+
+using RouteHandler = http::Response (*)(Call& call);
+
+struct Route {
+  const char* method;   // "GET", "POST", ...; "*" = any method
+  const char* pattern;  // "/api/v1/tasks/{id}/logs"; a last segment "{rest...}" takes 1+ segments
+  Access access;
+  RouteHandler handler;
+};
+
+class Router {
+ public:
+  // Fails (InvalidArgument) on a malformed pattern or two routes with one method and pattern.
+  static Result<Router> Build(std::vector<Route> routes);
+
+  http::Response Handle(const Services& services, const http::Request& request) const;
+
+  const std::vector<Route>& routes() const { return routes_; }
+
+ private:
+  struct Compiled {
+    std::vector<std::string> segments;  // "{name}" for a parameter
+    bool rest = false;                  // the last segment takes every remaining one
+    int literals = 0;                   // literal segments: the more, the more specific
+  };
+  // Whether `path` matches `compiled`; fills `params`.
+  static bool Match(const Compiled& compiled, const std::vector<std::string>& path,
+                    std::map<std::string, std::string, std::less<>>& params);
+
+  std::vector<Route> routes_;
+  std::vector<Compiled> compiled_;
+};
+
+}  // namespace cairn::api

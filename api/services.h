@@ -1,0 +1,49 @@
+// What the REST API works with, handed to it by the master's composition root (master/): the
+// write side (commands in, outcomes out), the read side (projections and their queries), the
+// log for event streams, task logs, stored contexts and identities. The API owns none of them.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "api/auth.h"
+#include "api/context_store.h"
+#include "api/task_log_store.h"
+#include "commands/writer.h"
+#include "events/event_log.h"
+#include "projections/projections.h"
+
+namespace cairn::api {
+
+// Hears that an agent is alive (its heartbeats); the master turns silence into disconnects.
+class AgentLiveness {
+ public:
+  virtual ~AgentLiveness() = default;
+  virtual void Record(const std::string& agent_id) = 0;
+};
+
+// The master's identity and settings that answers show.
+struct MasterFacts {
+  std::string master_id;
+  std::string cluster_name = "cairn";
+  // Where checkpoints go when an experiment names no checkpoint_storage (shared_fs host_path).
+  std::string default_checkpoint_dir;
+  // How agents receive placements: "http" (the master's event stream) or "kafka".
+  std::string placement_transport = "http";
+  std::string kafka_brokers;
+  std::string kafka_topic_prefix;
+};
+
+struct Services {
+  MasterFacts facts;
+  EventLog* log = nullptr;
+  commands::Writer* writer = nullptr;
+  Projections* projections = nullptr;  // every read of cluster state (queries.h)
+  TaskLogStore* task_logs = nullptr;
+  ContextStore* contexts = nullptr;  // experiments' model definitions
+  const Authenticator* auth = nullptr;
+  AgentLiveness* liveness = nullptr;
+  const std::atomic<bool>* stopping = nullptr;  // streams end when it turns true
+};
+
+}  // namespace cairn::api

@@ -1,0 +1,74 @@
+// The write side as the edge (api/) sees it: commands go in, and come back decided and durable or
+// refused with a Status. The edge reads cluster state from projections, never the writer's
+// state; what a command's caller needs back travels in its Outcome. Two questions only the live
+// write side can answer exactly are asked here too: why the scheduler holds a task where it is
+// (Explain), and where a live trial run starts (DescribeTrialRun). The one implementation is the
+// master's single writer (master/decision_loop.h). Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "commands/commands.h"
+#include "commands/scheduler/explain.h"
+#include "events.pb.h"
+
+namespace cairn::commands {
+
+struct Outcome {
+  std::string entity_id;
+  // A read that waits for this offset sees the command's effect: the offset of its last event,
+  // or, when it changed nothing, of the last event in the log when it was decided.
+  uint64_t offset = 0;
+  int events_written = 0;
+  // For a ReportWorkload: the next workload, which the experiment reactor decided in the same
+  // write (agent/harness/PROTOCOL.md §3); unset when it has not been decided yet.
+  std::optional<events::TrialWorkloadAssigned> workload_answer;
+  // For a RegisterAgent: the offset of the AgentRegistered that began this incarnation, where the
+  // agent's placement orders start (also when a retried registration changed nothing).
+  std::optional<uint64_t> agent_orders_from;
+};
+
+// What a trial process needs to start (agent/harness/PROTOCOL.md §2): its trial, where to resume,
+// and its experiment's settings, as the write side holds them for the live run.
+struct TrialRunStart {
+  int64_t trial_id = 0;
+  int64_t experiment_id = 0;
+  int32_t request_id = 0;
+  std::string hparams_json;
+  std::string entrypoint;
+  std::string checkpoint_dir;
+  std::string latest_checkpoint;  // uuid; "" = start from scratch
+  int64_t checkpoint_batches = 0;
+  int64_t records_per_epoch = 0;
+  int64_t global_batch_size = 0;
+  std::vector<std::string> environment_variables;
+  std::string context_digest;  // the model definition in the context store
+};
+
+class Writer {
+ public:
+  virtual ~Writer() = default;
+
+  // Blocks until the command's events are durable, or returns why it was refused.
+  virtual Result<Outcome> Execute(Command command, CommandMeta meta) = 0;
+
+  // Decides `command` against the current state without writing anything: OK when Execute would
+  // accept it now (a later command may still change that).
+  virtual Status Check(const Command& command, const CommandMeta& meta) = 0;
+
+  // Why a live task is where it is, as the scheduler sees it now (scheduler/explain.h).
+  virtual Result<TaskExplanation> Explain(const std::string& task_id, int64_t now_unix_micros) = 0;
+
+  // The start of the live trial run holding `allocation_id`; NotFound when the allocation is not
+  // a live trial run's (it ended, or was never one).
+  virtual Result<TrialRunStart> DescribeTrialRun(const std::string& allocation_id) = 0;
+
+  // The writer epoch this writer claimed (0 before it claimed one).
+  virtual uint64_t writer_epoch() const = 0;
+};
+
+}  // namespace cairn::commands

@@ -1,0 +1,116 @@
+#include "projections/queries.h"
+
+#include "projections/agent_projector.h"
+#include "projections/experiment_projector.h"
+#include "projections/job_queue_projector.h"
+#include "projections/pool_projector.h"
+#include "projections/task_projector.h"
+#include "projections/template_projector.h"
+#include "projections/writer_projector.h"
+
+namespace cairn {
+
+using projections::ViewReader;
+
+template <typename T, typename Read>
+Result<T> Queries::ReadFrom(const std::string& projector, Read read) {
+  std::optional<T> value;
+  CAIRN_RETURN_IF_ERROR(ReadViews(projector, [&](ViewReader& reader) {
+    CAIRN_ASSIGN_OR_RETURN(value, read(reader));
+    return Status::Ok();
+  }));
+  return std::move(*value);
+}
+
+Result<std::optional<TaskView>> Queries::GetTask(const std::string& task_id) {
+  return ReadFrom<std::optional<TaskView>>(projections::kTasksProjector, [&](ViewReader& reader) {
+    return projections::ReadTask(reader, task_id);
+  });
+}
+
+Result<std::vector<TaskView>> Queries::ListTasks() {
+  return ReadFrom<std::vector<TaskView>>(projections::kTasksProjector, projections::ReadTasks);
+}
+
+Result<std::optional<AgentView>> Queries::GetAgent(const std::string& agent_id) {
+  return ReadFrom<std::optional<AgentView>>(projections::kAgentsProjector,
+                                            [&](ViewReader& reader) {
+                                              return projections::ReadAgent(reader, agent_id);
+                                            });
+}
+
+Result<std::vector<AgentView>> Queries::ListAgents() {
+  return ReadFrom<std::vector<AgentView>>(projections::kAgentsProjector, projections::ReadAgents);
+}
+
+Result<std::vector<JobView>> Queries::JobQueue(const std::string& pool) {
+  return ReadFrom<std::vector<JobView>>(projections::kJobQueueProjector, [&](ViewReader& reader) {
+    return projections::ReadJobQueue(reader, pool);
+  });
+}
+
+Result<std::optional<ExperimentView>> Queries::GetExperiment(int64_t experiment_id) {
+  return ReadFrom<std::optional<ExperimentView>>(
+      projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadExperiment(reader, experiment_id); });
+}
+
+Result<std::vector<ExperimentView>> Queries::ListExperiments() {
+  return ReadFrom<std::vector<ExperimentView>>(projections::kExperimentsProjector,
+                                               projections::ReadExperiments);
+}
+
+Result<std::vector<TrialView>> Queries::ListTrials(int64_t experiment_id) {
+  return ReadFrom<std::vector<TrialView>>(
+      projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadTrials(reader, experiment_id); });
+}
+
+Result<std::optional<TrialView>> Queries::GetTrial(int64_t trial_id) {
+  return ReadFrom<std::optional<TrialView>>(
+      projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadTrial(reader, trial_id); });
+}
+
+Result<std::vector<WorkloadView>> Queries::ListWorkloads(int64_t trial_id) {
+  return ReadFrom<std::vector<WorkloadView>>(
+      projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadWorkloads(reader, trial_id); });
+}
+
+Result<std::vector<CheckpointView>> Queries::ListCheckpoints(int64_t experiment_id,
+                                                             int64_t trial_id) {
+  return ReadFrom<std::vector<CheckpointView>>(
+      projections::kExperimentsProjector, [&](ViewReader& reader) {
+        return projections::ReadCheckpointViews(reader, experiment_id, trial_id);
+      });
+}
+
+Result<std::optional<CheckpointView>> Queries::GetCheckpoint(const std::string& uuid) {
+  return ReadFrom<std::optional<CheckpointView>>(
+      projections::kExperimentsProjector,
+      [&](ViewReader& reader) { return projections::ReadCheckpointView(reader, uuid); });
+}
+
+Result<std::optional<events::TemplateSaved>> Queries::GetTemplate(const std::string& name) {
+  return ReadFrom<std::optional<events::TemplateSaved>>(
+      projections::kTemplatesProjector,
+      [&](ViewReader& reader) { return projections::ReadTemplate(reader, name); });
+}
+
+Result<std::vector<events::TemplateSaved>> Queries::ListTemplates() {
+  return ReadFrom<std::vector<events::TemplateSaved>>(projections::kTemplatesProjector,
+                                                      projections::ReadTemplates);
+}
+
+Result<std::vector<PoolView>> Queries::ListPools() {
+  return ReadFrom<std::vector<PoolView>>(projections::kPoolsProjector, projections::ReadPools);
+}
+
+Result<uint64_t> Queries::NewestEpochBefore(uint64_t offset) {
+  return ReadFrom<uint64_t>(projections::kWritersProjector, [&](ViewReader& reader) {
+    return projections::ReadNewestEpochBefore(reader, offset);
+  });
+}
+
+}  // namespace cairn

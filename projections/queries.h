@@ -1,0 +1,84 @@
+// The read side's one query interface: typed reads over the views of every projection, written
+// once and used over the live RocksDB projections of a master (projections.h: Projections) and
+// over the in-memory fold of a prefix of the log (ProjectionState: `cairn replay state`, time
+// travel). A subclass provides one thing, ReadViews: a consistent snapshot of one projector's
+// views. Every query is a point read or an ordered prefix scan.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "events.pb.h"
+#include "projections/view_store.h"
+#include "views.pb.h"
+
+namespace cairn {
+
+using views::AgentView;
+using views::CheckpointView;
+using views::ExperimentView;
+using views::JobView;
+using views::PoolView;
+using views::TaskView;
+using views::TrialView;
+using views::WorkloadView;
+
+class Queries {
+ public:
+  virtual ~Queries() = default;
+
+  Result<std::optional<TaskView>> GetTask(const std::string& task_id);
+  // Every task, in submission order.
+  Result<std::vector<TaskView>> ListTasks();
+
+  Result<std::optional<AgentView>> GetAgent(const std::string& agent_id);
+  // Every agent, by agent id.
+  Result<std::vector<AgentView>> ListAgents();
+
+  // The queue of `pool` ("" = every pool, one after the other in pool-name order): jobs with
+  // live tasks, each pool in its queue order ((priority, queue position) under the priority
+  // scheduler, queue position otherwise) with jobs_ahead = the job's index in its pool.
+  Result<std::vector<JobView>> JobQueue(const std::string& pool);
+
+  // Experiments (nullopt / empty for unknown ids).
+  Result<std::optional<ExperimentView>> GetExperiment(int64_t experiment_id);
+  // Every experiment, by id.
+  Result<std::vector<ExperimentView>> ListExperiments();
+  // The experiment's trials, by trial id.
+  Result<std::vector<TrialView>> ListTrials(int64_t experiment_id);
+  Result<std::optional<TrialView>> GetTrial(int64_t trial_id);
+  // The trial's completed training, validation and checkpoint workloads, in report order.
+  Result<std::vector<WorkloadView>> ListWorkloads(int64_t trial_id);
+  // The experiment's checkpoints (trial_id 0) or one trial's, by trial id and then in save
+  // order; deleted ones included.
+  Result<std::vector<CheckpointView>> ListCheckpoints(int64_t experiment_id, int64_t trial_id);
+  Result<std::optional<CheckpointView>> GetCheckpoint(const std::string& uuid);
+
+  // Configuration templates.
+  Result<std::optional<events::TemplateSaved>> GetTemplate(const std::string& name);
+  // Every template, by name.
+  Result<std::vector<events::TemplateSaved>> ListTemplates();
+
+  // The configured resource pools, in configuration order, with their connected agents' usage.
+  Result<std::vector<PoolView>> ListPools();
+
+  // The newest writer epoch claimed below `offset` (0 when none was): the fence a reader that
+  // starts at `offset` must apply.
+  Result<uint64_t> NewestEpochBefore(uint64_t offset);
+
+ protected:
+  // Runs `read` over one consistent snapshot of the named projector's views.
+  virtual Status ReadViews(const std::string& projector,
+                           const std::function<Status(projections::ViewReader&)>& read) = 0;
+
+ private:
+  // Reads `projector` through `read` into a value of type T.
+  template <typename T, typename Read>
+  Result<T> ReadFrom(const std::string& projector, Read read);
+};
+
+}  // namespace cairn
