@@ -19,7 +19,6 @@
 
 namespace cairn::commands {
 
-
 enum class TaskState { kQueued, kAssigned, kRunning, kTerminating, kExited };
 const char* TaskStateName(TaskState state);
 

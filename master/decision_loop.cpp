@@ -115,8 +115,7 @@ Status DecisionLoop::Check(const Command& command, const CommandMeta& meta) {
   return Decide(state_, command, meta).status();
 }
 
-Result<TaskExplanation> DecisionLoop::Explain(const std::string& task_id,
-                                              int64_t now_unix_micros) {
+Result<TaskExplanation> DecisionLoop::Explain(const std::string& task_id, int64_t now_unix_micros) {
   std::lock_guard lock(state_mutex_);
   return ExplainTask(state_, task_id, now_unix_micros);
 }

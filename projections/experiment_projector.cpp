@@ -6,75 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "events/envelope_util.h"
+#include "projections/experiment_keys.h"
 
 namespace cairn::projections {
 
+using namespace experiment_keys;
+
 namespace {
-
-constexpr std::string_view kExperimentPrefix = "experiment/";
-constexpr std::string_view kJobPrefix = "job/";
-constexpr std::string_view kTrialPrefix = "trial/";
-constexpr std::string_view kTaskPrefix = "task/";
-constexpr std::string_view kWorkloadPrefix = "workload/";
-constexpr std::string_view kCheckpointPrefix = "checkpoint/";
-constexpr std::string_view kExperimentCheckpointPrefix = "experiment-checkpoint/";
-
-// 20 digits hold any uint64, so byte order of padded ids is numeric order.
-constexpr size_t kIdDigits = 20;
-
-void AppendId(std::string* key, uint64_t id) {
-  char digits[kIdDigits];
-  auto [end, error] = std::to_chars(digits, digits + kIdDigits, id);
-  (void)error;  // cannot overflow: kIdDigits holds every uint64
-  key->append(kIdDigits - static_cast<size_t>(end - digits), '0');
-  key->append(digits, end);
-}
-
-std::string IdKey(std::string_view prefix, uint64_t id) {
-  std::string key(prefix);
-  AppendId(&key, id);
-  return key;
-}
-
-std::string NameKey(std::string_view prefix, const std::string& name) {
-  std::string key(prefix);
-  key += name;
-  return key;
-}
-
-std::string ExperimentKey(int64_t experiment_id) {
-  return IdKey(kExperimentPrefix, static_cast<uint64_t>(experiment_id));
-}
-
-std::string TrialKey(int64_t trial_id) {
-  return IdKey(kTrialPrefix, static_cast<uint64_t>(trial_id));
-}
-
-std::string WorkloadPrefix(int64_t trial_id) {
-  std::string key = IdKey(kWorkloadPrefix, static_cast<uint64_t>(trial_id));
-  key.push_back('/');
-  return key;
-}
-
-std::string WorkloadKey(int64_t trial_id, uint64_t offset) {
-  std::string key = WorkloadPrefix(trial_id);
-  AppendId(&key, offset);
-  return key;
-}
-
-std::string ExperimentCheckpointPrefix(int64_t experiment_id) {
-  std::string key = IdKey(kExperimentCheckpointPrefix, static_cast<uint64_t>(experiment_id));
-  key.push_back('/');
-  return key;
-}
-
-std::string ExperimentCheckpointKey(const views::CheckpointView& checkpoint) {
-  std::string key = ExperimentCheckpointPrefix(checkpoint.experiment_id());
-  AppendId(&key, static_cast<uint64_t>(checkpoint.trial_id()));
-  key.push_back('/');
-  AppendId(&key, checkpoint.saved_offset());
-  return key;
-}
 
 std::optional<int64_t> ParseId(std::string_view text) {
   int64_t id = 0;
@@ -589,27 +527,6 @@ Status OnTaskEvent(const Envelope& event, ViewStore& store) {
   return PutTrial(store, event, trial);
 }
 
-template <typename View>
-Result<std::optional<View>> ReadView(ViewReader& reader, const std::string& key) {
-  View view;
-  CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(reader, key, &view));
-  if (!exists) return std::optional<View>();
-  return std::optional<View>(std::move(view));
-}
-
-// Every view under `prefix`, in key order.
-template <typename View>
-Result<std::vector<View>> ScanViews(ViewReader& reader, std::string_view prefix) {
-  std::vector<View> found;
-  Status parse_error;
-  CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view key, std::string_view value) {
-    parse_error = ParseView(value, key, &found.emplace_back());
-    return parse_error.ok();
-  }));
-  CAIRN_RETURN_IF_ERROR(parse_error);
-  return found;
-}
-
 }  // namespace
 
 Status ExperimentProjector::Apply(const Envelope& event, ViewStore& store) const {
@@ -645,74 +562,6 @@ Status ExperimentProjector::Apply(const Envelope& event, ViewStore& store) const
     default:
       return Status::Ok();  // workload answers, kills, preemptions, agents, templates
   }
-}
-
-Result<std::optional<views::ExperimentView>> ReadExperiment(ViewReader& reader,
-                                                            int64_t experiment_id) {
-  if (experiment_id <= 0) return std::optional<views::ExperimentView>();
-  return ReadView<views::ExperimentView>(reader, ExperimentKey(experiment_id));
-}
-
-Result<std::vector<views::ExperimentView>> ReadExperiments(ViewReader& reader) {
-  return ScanViews<views::ExperimentView>(reader, kExperimentPrefix);
-}
-
-Result<std::optional<views::TrialView>> ReadTrial(ViewReader& reader, int64_t trial_id) {
-  if (trial_id <= 0) return std::optional<views::TrialView>();
-  return ReadView<views::TrialView>(reader, TrialKey(trial_id));
-}
-
-Result<std::vector<views::TrialView>> ReadTrials(ViewReader& reader, int64_t experiment_id) {
-  CAIRN_ASSIGN_OR_RETURN(auto experiment, ReadExperiment(reader, experiment_id));
-  std::vector<views::TrialView> trials;
-  if (!experiment) return trials;
-  std::vector<int64_t> ids(experiment->trial_ids().begin(), experiment->trial_ids().end());
-  std::sort(ids.begin(), ids.end());
-  for (int64_t trial_id : ids) {
-    CAIRN_ASSIGN_OR_RETURN(bool exists,
-                           GetMessage(reader, TrialKey(trial_id), &trials.emplace_back()));
-    if (!exists) {
-      return Status::Corruption("experiments: experiment " + std::to_string(experiment_id) +
-                                " lists missing trial " + std::to_string(trial_id));
-    }
-  }
-  return trials;
-}
-
-Result<std::vector<views::WorkloadView>> ReadWorkloads(ViewReader& reader, int64_t trial_id) {
-  if (trial_id <= 0) return std::vector<views::WorkloadView>();
-  return ScanViews<views::WorkloadView>(reader, WorkloadPrefix(trial_id));
-}
-
-Result<std::optional<views::CheckpointView>> ReadCheckpointView(ViewReader& reader,
-                                                                const std::string& uuid) {
-  if (uuid.empty()) return std::optional<views::CheckpointView>();
-  return ReadView<views::CheckpointView>(reader, NameKey(kCheckpointPrefix, uuid));
-}
-
-Result<std::vector<views::CheckpointView>> ReadCheckpointViews(ViewReader& reader,
-                                                               int64_t experiment_id,
-                                                               int64_t trial_id) {
-  std::vector<views::CheckpointView> checkpoints;
-  if (experiment_id <= 0 || trial_id < 0) return checkpoints;
-  std::string prefix = ExperimentCheckpointPrefix(experiment_id);
-  if (trial_id > 0) {
-    AppendId(&prefix, static_cast<uint64_t>(trial_id));
-    prefix.push_back('/');
-  }
-  std::vector<std::string> uuids;
-  CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view, std::string_view value) {
-    uuids.emplace_back(value);
-    return true;
-  }));
-  for (const auto& uuid : uuids) {
-    const std::string key = NameKey(kCheckpointPrefix, uuid);
-    CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(reader, key, &checkpoints.emplace_back()));
-    if (!exists) {
-      return Status::Corruption("experiments: checkpoint index names missing checkpoint " + uuid);
-    }
-  }
-  return checkpoints;
 }
 
 }  // namespace cairn::projections

@@ -91,8 +91,9 @@ Status OnRegistered(const events::AgentRegistered& registered, ViewStore& store)
     agent.set_resource_pool(registered.resource_pool());
     agent.set_slot_count(registered.slot_count());
     agent.set_connected(true);
-    agent.set_cuda(std::any_of(registered.devices().begin(), registered.devices().end(),
-                               [](const events::Device& device) { return device.type() == "cuda"; }));
+    agent.set_cuda(
+        std::any_of(registered.devices().begin(), registered.devices().end(),
+                    [](const events::Device& device) { return device.type() == "cuda"; }));
     return true;
   });
 }

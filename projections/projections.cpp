@@ -2,7 +2,6 @@
 
 #include <filesystem>
 
-
 namespace cairn {
 
 using projections::ViewReader;

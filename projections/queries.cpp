@@ -33,10 +33,9 @@ Result<std::vector<TaskView>> Queries::ListTasks() {
 }
 
 Result<std::optional<AgentView>> Queries::GetAgent(const std::string& agent_id) {
-  return ReadFrom<std::optional<AgentView>>(projections::kAgentsProjector,
-                                            [&](ViewReader& reader) {
-                                              return projections::ReadAgent(reader, agent_id);
-                                            });
+  return ReadFrom<std::optional<AgentView>>(projections::kAgentsProjector, [&](ViewReader& reader) {
+    return projections::ReadAgent(reader, agent_id);
+  });
 }
 
 Result<std::vector<AgentView>> Queries::ListAgents() {

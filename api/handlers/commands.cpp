@@ -250,7 +250,9 @@ http::Response GetCommand(Call& call) {
   return Ok({{"command", CommandJson(*task)}, {"config", ConfigOf(*task)}});
 }
 
-http::Response KillCommand(Call& call) { return KillTask(call, call.Param("id"), /*as_command=*/true); }
+http::Response KillCommand(Call& call) {
+  return KillTask(call, call.Param("id"), /*as_command=*/true);
+}
 
 namespace {
 
@@ -302,7 +304,8 @@ http::Response KillTask(Call& call, const std::string& id, bool as_command) {
   auto outcome = call.Execute(commands::KillTask{id, "killed by " + call.user().username});
   if (!outcome.ok()) return Error(outcome.status());
   // The kill is durable: answer 200 even when the projections are slow to show it.
-  if (!as_command || !call.WaitFor(outcome->offset).ok()) return Ok(json::object(), outcome->offset);
+  if (!as_command || !call.WaitFor(outcome->offset).ok())
+    return Ok(json::object(), outcome->offset);
   auto task = LoadTask(call, id);
   if (!task.ok()) return Ok(json::object(), outcome->offset);
   return Ok({{"command", CommandJson(*task)}}, outcome->offset);

@@ -6,9 +6,9 @@
 #include "api/handlers/experiment_common.h"
 #include "api/render/experiment_json.h"
 #include "api/rest_util.h"
-#include "commands/experiments/yaml_json.h"
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/template_merge.h"
+#include "commands/experiments/yaml_json.h"
 
 namespace cairn::api {
 
@@ -109,16 +109,15 @@ http::Response CreateExperiment(Call& call) {
   }
   if (config->checkpoint_storage->host_path.empty() ||
       config->checkpoint_storage->host_path[0] != '/') {
-    return Error(
-        Status::InvalidArgument("checkpoint_storage.host_path: must be an absolute path"));
+    return Error(Status::InvalidArgument("checkpoint_storage.host_path: must be an absolute path"));
   }
   if (!config->experiment_seed) {
     std::random_device random;
     experiments::SetExperimentSeed(*config, random());
   }
   if (!Present(*body, "modelDefinition")) {
-    return Error(Status::InvalidArgument(
-        "modelDefinition is required: the directory with the trial class"));
+    return Error(
+        Status::InvalidArgument("modelDefinition is required: the directory with the trial class"));
   }
   auto files = DecodeModelDefinition(body->at("modelDefinition"));
   if (!files.ok()) return Error(files.status());
@@ -130,8 +129,7 @@ http::Response CreateExperiment(Call& call) {
       return Error(Status::InvalidArgument(std::string(flag) + " must be true or false"));
     }
   }
-  const bool validate_only =
-      Present(*body, "validateOnly") && body->at("validateOnly").get<bool>();
+  const bool validate_only = Present(*body, "validateOnly") && body->at("validateOnly").get<bool>();
   if (validate_only) return Ok({{"experiment", nullptr}, {"config", config->effective}});
   auto stored = call.services().contexts->Put(*files);
   if (!stored.ok()) return Error(stored.status());
@@ -208,13 +206,14 @@ http::Response ExperimentTrials(Call& call) {
   return Ok({{"trials", list}, {"pagination", pagination}});
 }
 
-http::Response ListCheckpointsOf(Call& call, const std::string& id, std::optional<int64_t> trial_id) {
+http::Response ListCheckpointsOf(Call& call, const std::string& id,
+                                 std::optional<int64_t> trial_id) {
   auto experiment = LoadExperiment(call, id);
   if (!experiment.ok()) return Error(experiment.status());
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
-  auto checkpoints =
-      call.services().projections->ListCheckpoints(experiment->experiment_id(), trial_id.value_or(0));
+  auto checkpoints = call.services().projections->ListCheckpoints(experiment->experiment_id(),
+                                                                  trial_id.value_or(0));
   if (!checkpoints.ok()) return Error(checkpoints.status());
   auto [page, pagination] = Page(std::move(*checkpoints), *paging);
   json list = json::array();

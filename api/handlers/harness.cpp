@@ -132,5 +132,4 @@ http::Response ReportWorkload(Call& call) {
   return Ok(WorkloadAnswer(*outcome->workload_answer), outcome->offset);
 }
 
-
 }  // namespace cairn::api

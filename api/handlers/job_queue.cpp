@@ -24,7 +24,8 @@ http::Response ListJobs(Call& call, bool wrapped) {
     std::erase_if(*jobs,
                   [&](const JobView& job) { return !states.count(JobStateName(job.state())); });
   }
-  if (call.request().QueryParam("orderBy") == "ORDER_BY_DESC") std::reverse(jobs->begin(), jobs->end());
+  if (call.request().QueryParam("orderBy") == "ORDER_BY_DESC")
+    std::reverse(jobs->begin(), jobs->end());
   auto [page, pagination] = Page(std::move(*jobs), *paging);
   json list = json::array();
   for (const auto& job : page) {

@@ -5,9 +5,9 @@
 
 namespace cairn::api {
 
-http::Response Info(Call& call);          // GET /info
-http::Response MasterInfo(Call& call);    // GET /api/v1/master
-http::Response Workspaces(Call& call);    // GET /api/v1/workspaces
+http::Response Info(Call& call);        // GET /info
+http::Response MasterInfo(Call& call);  // GET /api/v1/master
+http::Response Workspaces(Call& call);  // GET /api/v1/workspaces
 
 // The Determined CLI compares this with its own version; we speak its 0.38 API.
 inline constexpr const char* kDeterminedApiVersion = "0.38.1";

@@ -76,6 +76,8 @@ http::Response TaskLogs(Call& call) {
   });
 }
 
-http::Response KillTaskRoute(Call& call) { return KillTask(call, call.Param("id"), /*as_command=*/false); }
+http::Response KillTaskRoute(Call& call) {
+  return KillTask(call, call.Param("id"), /*as_command=*/false);
+}
 
 }  // namespace cairn::api

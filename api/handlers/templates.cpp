@@ -32,8 +32,7 @@ http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
   command.mode = mode;
   json config = *body;
   if (mode == commands::SaveTemplate::Mode::kCreate) {
-    if (Status known = CheckKnownKeys(*body, "", {"name", "config", "workspaceId"});
-        !known.ok()) {
+    if (Status known = CheckKnownKeys(*body, "", {"name", "config", "workspaceId"}); !known.ok()) {
       return Error(known);
     }
     auto body_name = GetString(*body, "name", "name", false);

@@ -80,7 +80,8 @@ json CommandJson(const views::TaskView& task) {
 
 // The agents and slots of the task's current allocation: one entry per agent (several for a
 // gang), parts that already ended left out.
-std::vector<std::pair<std::string, std::vector<int32_t>>> AllocationAgents(const views::TaskView& task) {
+std::vector<std::pair<std::string, std::vector<int32_t>>> AllocationAgents(
+    const views::TaskView& task) {
   std::vector<std::pair<std::string, std::vector<int32_t>>> agents;
   if (task.allocation_id().empty()) return agents;
   if (task.parts_size() == 0) {

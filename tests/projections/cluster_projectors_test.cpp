@@ -185,11 +185,11 @@ TEST(TemplateProjectorTest, SavedChangedAndDeleted) {
 
 TEST(WriterProjectorTest, TheNewestEpochClaimedBeforeAnOffset) {
   History history;
-  history.Claim(1);                                // offset 0
-  history.Register("a1", "i1", "default", 4);      // 1
-  history.Claim(2);                                // 2
-  history.Register("a2", "i1", "default", 4);      // 3
-  history.Claim(3);                                // 4
+  history.Claim(1);                            // offset 0
+  history.Register("a1", "i1", "default", 4);  // 1
+  history.Claim(2);                            // 2
+  history.Register("a2", "i1", "default", 4);  // 3
+  history.Claim(3);                            // 4
   ProjectionState state = Fold(history);
   for (auto [offset, epoch] : std::vector<std::pair<uint64_t, uint64_t>>{
            {0, 0}, {1, 1}, {2, 1}, {3, 2}, {4, 2}, {5, 3}, {100, 3}}) {
@@ -214,8 +214,8 @@ TEST(EpochFenceTest, ClaimsRaiseTheFenceAndOlderWritersAreFencedOff) {
   std::vector<EpochFence::Verdict> verdicts;
   for (const auto& event : history.events()) verdicts.push_back(fence.Admit(event));
   using V = EpochFence::Verdict;
-  EXPECT_EQ(verdicts, (std::vector<V>{V::kFact, V::kClaim, V::kFenced, V::kFact, V::kClaim,
-                                      V::kFact}));
+  EXPECT_EQ(verdicts,
+            (std::vector<V>{V::kFact, V::kClaim, V::kFenced, V::kFact, V::kClaim, V::kFact}));
   EXPECT_EQ(fence.newest_epoch(), 2u);
 }
 

@@ -1,0 +1,170 @@
+// The REST API tests' fixture: a real master (embedded log, RocksDB projections, HTTP on
+// loopback) in a temporary directory, and a client with helpers for the calls the tests repeat.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "master/master.h"
+#include "net/http_client.h"
+#include "tests/support/test_support.h"
+
+namespace cairn::api_testing {
+
+using nlohmann::json;
+
+// One pool's settings, as a master configuration resolves them.
+inline events::ResourcePoolConfig Pool(const std::string& name, events::SchedulerType type,
+                                       bool preemption = false,
+                                       events::FittingPolicy fitting = events::FITTING_POLICY_BEST,
+                                       const std::string& description = "",
+                                       int aux_per_agent = 100) {
+  events::ResourcePoolConfig pool;
+  pool.set_pool_name(name);
+  pool.set_description(description);
+  pool.mutable_scheduler()->set_type(type);
+  pool.mutable_scheduler()->set_fitting_policy(fitting);
+  pool.mutable_scheduler()->set_preemption(preemption);
+  pool.mutable_scheduler()->set_default_priority(42);
+  pool.set_max_aux_containers_per_agent(aux_per_agent);
+  return pool;
+}
+
+inline events::ResourcePoolsConfigured Pools(const std::vector<events::ResourcePoolConfig>& pools,
+                                             const std::string& compute, const std::string& aux) {
+  events::ResourcePoolsConfigured config;
+  for (const auto& pool : pools) *config.add_pools() = pool;
+  config.set_default_compute_pool(compute);
+  config.set_default_aux_pool(aux);
+  config.set_source("api_test");
+  config.set_preemption_grace_seconds(30);
+  return config;
+}
+
+// One pool "default" under the priority scheduler: the queue is ordered by priority.
+inline events::ResourcePoolsConfigured PriorityPool() {
+  return Pools({Pool("default", events::SCHEDULER_TYPE_PRIORITY)}, "default", "default");
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartMaster(); }
+
+  // Starts a master on `data` (a fresh directory unless a test restarts on the same one), with
+  // `pools` as its resource pools when given.
+  void StartMaster(std::optional<events::ResourcePoolsConfigured> pools = std::nullopt,
+                   const std::string& data = "data") {
+    client_.reset();
+    master_.reset();
+    MasterConfig config;
+    config.port = 0;
+    config.data_dir = dir_.Sub(data);
+    config.log.data_dir = config.data_dir;
+    config.max_request_body_bytes = 64 * 1024;
+    // The master records its pools (ResourcePoolsConfigured) as it starts.
+    if (pools) config.pools = *pools;
+    auto master = Master::Start(config);
+    ASSERT_TRUE(master.ok()) << master.status().ToString();
+    master_ = std::move(*master);
+    client_ = std::make_unique<http::Client>("127.0.0.1", master_->port());
+  }
+
+  http::ClientResponse Call(const std::string& method, const std::string& target,
+                            const std::string& body = "",
+                            std::map<std::string, std::string> headers = {}) {
+    if (!token_.empty() && !headers.count("Authorization")) {
+      headers["Authorization"] = "Bearer " + token_;
+    }
+    auto response = client_->Request(method, target, body, headers);
+    EXPECT_TRUE(response.ok()) << response.status().ToString();
+    return response.ok() ? *response : http::ClientResponse{};
+  }
+
+  json CallJson(const std::string& method, const std::string& target, const std::string& body = "",
+                int expected_status = 200) {
+    auto response = Call(method, target, body);
+    EXPECT_EQ(response.status, expected_status) << method << " " << target << ": " << response.body;
+    return json::parse(response.body, nullptr, false);
+  }
+
+  // Later calls act as `user` (Determined's built-ins have blank passwords).
+  void LoginAs(const std::string& user) {
+    token_.clear();
+    json login = CallJson("POST", "/api/v1/auth/login",
+                          json{{"username", user}, {"password", ""}, {"isHashed", true}}.dump());
+    token_ = login["token"];
+  }
+
+  std::vector<json> Events() {
+    std::vector<json> events;
+    http::Client streamer("127.0.0.1", master_->port());
+    auto status = streamer.StreamLines("GET", "/api/v1/events?from=0", [&](std::string_view line) {
+      events.push_back(json::parse(line));
+      return true;
+    });
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return events;
+  }
+
+  std::string Submit(const json& config, const std::string& extra = "") {
+    json body = json{{"config", config}};
+    if (!extra.empty()) body = json::parse(extra);
+    auto reply = CallJson("POST", "/api/v1/commands", body.dump());
+    return reply["command"]["id"].get<std::string>();
+  }
+
+  // A command queued whatever the pool's capacity.
+  std::string SubmitForced(const json& config) {
+    auto reply =
+        CallJson("POST", "/api/v1/commands", json{{"config", config}, {"force", true}}.dump());
+    return reply["command"]["id"].get<std::string>();
+  }
+
+  json RegisterAgent(const std::string& id, int slots, const std::string& incarnation,
+                     const std::string& pool = "") {
+    json body = {{"incarnation", incarnation}, {"slots", slots}, {"hostname", "h"}};
+    if (!pool.empty()) body["resourcePool"] = pool;
+    return CallJson("POST", "/api/v1/agents/" + id + "/register", body.dump());
+  }
+
+  // An agent whose slots count as the pool's capacity but take no work: what is submitted
+  // stays queued.
+  void RegisterDisabledAgent(const std::string& id, int slots) {
+    RegisterAgent(id, slots, "inc-" + id);
+    CallJson("POST", "/api/v1/agents/" + id + "/disable");
+  }
+
+  std::vector<std::string> QueueOrder(const std::string& query = "") {
+    json queue = CallJson("GET", "/api/v1/job-queues-v2" + query);
+    std::vector<std::string> ids;
+    for (const auto& job : queue["jobs"]) ids.push_back(job["full"]["jobId"]);
+    return ids;
+  }
+
+  json Job(const std::string& job_id) {
+    json queue = CallJson("GET", "/api/v1/job-queues-v2");
+    for (const auto& job : queue["jobs"]) {
+      if (job["full"]["jobId"] == job_id) return job["full"];
+    }
+    ADD_FAILURE() << "job " << job_id << " is not in the queue: " << queue.dump();
+    return json::object();
+  }
+
+  std::vector<json> EventsOfType(const std::string& key) {
+    std::vector<json> found;
+    for (const auto& event : Events()) {
+      if (event.contains(key)) found.push_back(event);
+    }
+    return found;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<Master> master_;
+  std::unique_ptr<http::Client> client_;
+  std::string token_;
+};
+
+}  // namespace cairn::api_testing

@@ -1,0 +1,195 @@
+// History::AddWorkload: the busy cluster the digest, rebuild and replay tests fold.
+#include "tests/projections/history.h"
+
+namespace cairn::testing {
+
+void History::AddExperiment(int64_t experiment, int t, const std::string& pool,
+                            const std::string& agent, const std::string& incarnation, int& pid) {
+  using events::WORKLOAD_KIND_TRAIN;
+  using events::WORKLOAD_KIND_UNSPECIFIED;
+  using events::WORKLOAD_KIND_VALIDATE;
+  const std::string job = "exp-job-" + std::to_string(experiment);
+  const int64_t first = experiment * 10 + 1;
+  const int64_t second = experiment * 10 + 2;
+  // Some experiments rank by accuracy (larger is better), the others by loss.
+  const bool by_accuracy = t % 30 == 0;
+  CreateExperiment(
+      experiment, job,
+      std::string(
+          R"({"name":"exp","entrypoint":"model:Trial","searcher":{"name":"single","metric":")") +
+          (by_accuracy ? "accuracy" : "loss") + R"(","smaller_is_better":)" +
+          (by_accuracy ? "false" : "true") +
+          R"(,"max_length":{"batches":200}},"resources":{"slots_per_trial":1}})",
+      /*activate=*/t % 20 != 10, pool);
+  if (t % 20 == 10) ChangeExperimentState(experiment, events::EXPERIMENT_STATE_ACTIVE, 0);
+  CreateTrial(experiment, first, 0, R"({"lr":0.1})", 0.0);
+  CreateTrial(experiment, second, 1, R"({"lr":0.01})", 0.0);
+  TrainTo(experiment, first, 100, 0.1);
+  TrainTo(experiment, second, 100, 0.2);
+
+  // The first trial trains, validates and checkpoints, fails once and runs again.
+  std::string run = "run-" + std::to_string(first) + "-1";
+  std::string allocation = run + ".1";
+  SubmitRun(run, job, first, pool);
+  Assign(run, allocation, agent, incarnation, {t % 4});
+  Start(run, allocation, agent, ++pid);
+  ReportWorkload(experiment, first, allocation, 0, WORKLOAD_KIND_UNSPECIFIED, 0, 0);
+  ReportWorkload(experiment, first, allocation, 1, WORKLOAD_KIND_TRAIN, 100, 100,
+                 R"({"loss":0.5})");
+  ReportWorkload(experiment, first, allocation, 2, WORKLOAD_KIND_VALIDATE, 0, 100,
+                 R"({"accuracy":0.8,"loss":0.4})");
+  const std::string early = "ckpt-" + std::to_string(first) + "-100";
+  SaveCheckpoint(experiment, first, early, 100, 4096, {{"state.pt", 4096}}, allocation);
+  Exit(run, allocation, agent, 1, std::nullopt, "exited with code 1");
+  RestartTrial(experiment, first, 1, "the run failed; restart 1 of 5");
+  run = "run-" + std::to_string(first) + "-2";
+  allocation = run + ".1";
+  SubmitRun(run, job, first, pool);
+  if (t % 20 == 0) ChangeJob(job, 5, 1.0, pool, -t, 0, "priority 42 -> 5");
+  Assign(run, allocation, agent, incarnation, {t % 4});
+  Start(run, allocation, agent, ++pid);
+  if (t % 30 == 0) {
+    Preempt(run, allocation, agent, incarnation, "make room", time_of(events_.size() - 1) + 1);
+    Release(run, allocation, "preempted; back in the queue");
+    allocation = run + ".2";
+    Assign(run, allocation, agent, incarnation, {t % 4});
+    Start(run, allocation, agent, ++pid);
+  }
+  ReportWorkload(experiment, first, allocation, 0, WORKLOAD_KIND_UNSPECIFIED, 0, 100);
+  TrainTo(experiment, first, 200, 0.5);
+  ReportWorkload(experiment, first, allocation, 1, WORKLOAD_KIND_TRAIN, 100, 200,
+                 R"({"loss":0.3})");
+  ReportWorkload(experiment, first, allocation, 2, WORKLOAD_KIND_VALIDATE, 0, 200,
+                 R"({"accuracy":0.85,"loss":0.45})");
+  SaveCheckpoint(experiment, first, "ckpt-" + std::to_string(first) + "-200", 200, 8192,
+                 {{"state.pt", 8192}}, allocation);
+  DeleteCheckpoints(experiment, {early}, "save_trial_latest: 1");
+  CloseTrial(experiment, first, 0.7);
+  Exit(run, allocation, agent, 0, std::nullopt, "exited");
+  EndTrial(experiment, first, events::EXPERIMENT_STATE_COMPLETED, 0.75);
+
+  // The second trial's run, and how the experiment ends.
+  run = "run-" + std::to_string(second) + "-1";
+  allocation = run + ".1";
+  SubmitRun(run, job, second, pool);
+  switch (t % 40) {
+    case 0:  // paused with the run still queued
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_PAUSED, 0.75, "paused");
+      break;
+    case 10:
+      Kill(run, "", "");
+      Exit(run, "", "", std::nullopt, std::nullopt, "killed while queued");
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_STOPPING_CANCELED, 0.75);
+      EndTrial(experiment, second, events::EXPERIMENT_STATE_CANCELED, 0.75);
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_CANCELED, 0.75);
+      break;
+    case 20:
+      Assign(run, allocation, agent, incarnation, {(t + 1) % 4});
+      Start(run, allocation, agent, ++pid);
+      ReportWorkload(experiment, second, allocation, 0, WORKLOAD_KIND_UNSPECIFIED, 0, 0);
+      ReportWorkload(experiment, second, allocation, 1, WORKLOAD_KIND_TRAIN, 100, 100,
+                     R"({"loss":0.7})");
+      CloseTrial(experiment, second, 0.9);
+      Exit(run, allocation, agent, 0, std::nullopt, "exited");
+      EndTrial(experiment, second, events::EXPERIMENT_STATE_COMPLETED, 1.0);
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_COMPLETED, 1.0);
+      break;
+    default:
+      Assign(run, allocation, agent, incarnation, {(t + 1) % 4});
+      Start(run, allocation, agent, ++pid);
+      Exit(run, allocation, agent, 1, std::nullopt, "exited with code 1");
+      EndTrial(experiment, second, events::EXPERIMENT_STATE_ERROR, 0.75);
+      ChangeExperimentState(experiment, events::EXPERIMENT_STATE_ERROR, 0.75);
+      break;
+  }
+}
+
+void History::AddWorkload(int agents, int tasks) {
+  const std::vector<std::string> pools = {"default", "gpu"};
+  ConfigurePools(Pools(
+      {{"default", events::SCHEDULER_TYPE_FAIR_SHARE}, {"gpu", events::SCHEDULER_TYPE_PRIORITY}}));
+  for (int a = 0; a < agents; ++a) {
+    Register("agent-" + std::to_string(a), "inc-1", pools[a % 2], 4);
+  }
+  std::vector<std::string> incarnations(static_cast<size_t>(agents), "inc-1");
+  int pid = 1000;
+  for (int t = 0; t < tasks; ++t) {
+    const std::string id = std::to_string(t);
+    const std::string task = "task-" + id;
+    const std::string job = "job-" + id;
+    std::string allocation = "alloc-" + id;
+    const size_t agent_index = static_cast<size_t>(t % agents);
+    const std::string agent = "agent-" + std::to_string(agent_index);
+    const std::string& pool = pools[agent_index % 2];
+    Submit(task, job, pool, t % 3 == 0 ? 10 : 42, 1 + t % 2);
+    if (t % 6 == 2) {  // a second trial of the same experiment, left queued
+      Submit(task + "-b", job, pool, 42, 1)
+          .mutable_task_submitted()
+          ->mutable_spec()
+          ->set_task_type(events::TASK_TYPE_TRIAL);
+    }
+    if (t % 10 == 5) {
+      ChangeJob(job, 7, 2.0, pool, -static_cast<int64_t>(t), t % 4, "priority 42 -> 7; moved");
+    }
+    if (t % 10 == 0) {
+      AddExperiment(++last_experiment_id_, t, pool, agent, incarnations[agent_index], pid);
+    }
+    if (t % 7 == 6) {
+      Kill(task, "", "");
+      Exit(task, "", "", std::nullopt, std::nullopt, "killed while queued");
+      continue;
+    }
+    // Every twelfth task (with two agents of a pool to spare) takes two whole agents.
+    const size_t partner = (agent_index + 2) % static_cast<size_t>(agents);
+    const bool gang = t % 12 == 0 && agents >= 3 && partner != agent_index;
+    if (gang) {
+      AssignGang(task, allocation,
+                 {Part(agent, incarnations[agent_index], {0, 1, 2, 3}),
+                  Part("agent-" + std::to_string(partner), incarnations[partner], {0, 1, 2, 3})});
+    } else {
+      Assign(task, allocation, agent, incarnations[agent_index], {t % 4, (t + 1) % 4});
+    }
+    if (t % 11 == 10) Unknown();
+    Start(task, allocation, agent, ++pid);
+    if (t % 8 == 3) {
+      // Preempted, released back to the queue, and placed again on idle slots (backfilled).
+      Preempt(task, allocation, agent, incarnations[agent_index], "make room for a job ahead",
+              time_of(events_.size() - 1) + 60'000'000);
+      Release(task, allocation, "preempted; exited with code 0; back in the queue");
+      allocation += "-2";
+      Assign(task, allocation, agent, incarnations[agent_index], {t % 4},
+             "backfilled on idle slots")
+          .mutable_allocation_assigned()
+          ->set_backfilled(true);
+      Start(task, allocation, agent, ++pid);
+    }
+    if (gang && t % 24 == 0) {
+      PartExit(task, allocation, "agent-" + std::to_string(partner), 0);
+    }
+    if (t % 5 == 4) {
+      Kill(task, allocation, agent);
+      Exit(task, allocation, agent, std::nullopt, 9, "killed");
+    } else if (t % 3 != 1) {  // every third task is left running
+      Exit(task, allocation, agent, t % 13 == 0 ? 1 : 0, std::nullopt, "exited");
+    }
+    if (t % 9 == 1) SaveTemplate("template-" + std::to_string(t % 4), "description: t" + id);
+    if (t % 9 == 8) DeleteTemplate("template-" + std::to_string(t % 4));
+    if (t == tasks / 2) {
+      Disable("agent-0", /*drain=*/true);
+      Claim(epoch_ + 1);
+      set_epoch(epoch_ - 1);  // a straggler of the old master, fenced off
+      Submit("ghost-" + id, "ghost-job-" + id, "default", 1, 1);
+      set_epoch(epoch_ + 1);
+      Enable("agent-0");
+      if (agents > 1) {
+        Disconnect("agent-1", "inc-1");
+        Register("agent-1", "inc-2", pools[1], 4);
+        incarnations[1] = "inc-2";
+      }
+    }
+  }
+  SaveTemplate("workload", "description: " + std::to_string(tasks) + " tasks");
+  Claim(epoch_ + 1);
+}
+
+}  // namespace cairn::testing
