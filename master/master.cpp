@@ -41,67 +41,67 @@ Master::Master(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
 
 Master::~Master() { Stop(); }
 
-Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
-  auto parts = std::make_unique<Parts>();
-  parts->config = config;
-  std::error_code ec;
-  std::filesystem::create_directories(config.data_dir, ec);
-  if (ec) return Status::IOError("cannot create data_dir " + config.data_dir + ": " + ec.message());
+namespace {
 
-  // Bind first: a master that cannot serve must fail before it claims a writer epoch, which
-  // would fence off a healthy master on the same log. Until startup (replay) is done, every
-  // request gets 503.
-  http::Server::Options options;
-  options.address = config.listen_address;
-  options.port = config.port;
-  options.max_body_bytes = config.max_request_body_bytes;
-  std::atomic<api::RestApi*>* ready_api = &parts->ready_api;
-  parts->server =
-      std::make_unique<http::Server>(options, [ready_api](const http::Request& request) {
-        api::RestApi* api = ready_api->load();
-        if (api != nullptr) return api->Handle(request);
-        http::Response starting;
-        starting.status = 503;
-        starting.body =
-            R"({"code":14,"message":"the master is starting: replaying its log","details":[]})";
-        return starting;
-      });
-  CAIRN_RETURN_IF_ERROR(parts->server->Start());
+// 1. Bind first: a master that cannot serve must fail before it claims a writer epoch, which
+// would fence off a healthy master on the same log. Until startup is done, every request gets
+// 503.
+Status BindServer(Master::Parts& parts);
 
-  CAIRN_ASSIGN_OR_RETURN(parts->log, OpenEventLog(config.log));
-  CAIRN_ASSIGN_OR_RETURN(parts->task_logs, TaskLogStore::Open(config.data_dir + "/tasklogs"));
-  CAIRN_ASSIGN_OR_RETURN(Authenticator auth, Authenticator::Open(config.data_dir + "/auth.key"));
-  parts->auth = std::make_unique<Authenticator>(std::move(auth));
+// 2. Startup is replay: the single writer folds the whole log into its decision state, then
+// claims a new writer epoch (from now on, events of older masters are fenced off).
+Status ReplayAndClaimTheLog(Master::Parts& parts) {
+  CAIRN_ASSIGN_OR_RETURN(parts.log, OpenEventLog(parts.config.log));
+  parts.loop = std::make_unique<commands::DecisionLoop>(
+      parts.log.get(), commands::DecisionLoop::Options{parts.master_id});
+  return parts.loop->Start();
+}
 
-  parts->loop = std::make_unique<commands::DecisionLoop>(
-      parts->log.get(), commands::DecisionLoop::Options{parts->master_id});
-  CAIRN_RETURN_IF_ERROR(parts->loop->Start());
-  {
-    // The pools this master runs with become a fact in the log (only when they changed), so
-    // replay and explain judge every later decision by the rules it was taken under.
-    commands::CommandMeta meta{"system:master", parts->master_id, "", NowUnixMicros()};
-    auto configured = parts->loop->Execute(commands::ConfigurePools{config.pools}, meta);
-    if (!configured.ok()) return configured.status();
-  }
-  CAIRN_ASSIGN_OR_RETURN(parts->projections,
-                         Projections::Open(config.data_dir + "/projections", parts->log.get()));
+// 3. The pools this master runs with become a fact in the log (only when they changed), so
+// replay and explain judge every later decision by the rules it was taken under.
+Status RecordThePools(Master::Parts& parts) {
+  commands::CommandMeta meta{"system:master", parts.master_id, "", NowUnixMicros()};
+  return parts.loop->Execute(commands::ConfigurePools{parts.config.pools}, meta).status();
+}
+
+// 4. The read side follows the log from where each projection stopped (its own offset), in the
+// background; reads wait for the offset they need.
+Status FollowWithTheProjections(Master::Parts& parts) {
+  CAIRN_ASSIGN_OR_RETURN(
+      parts.projections,
+      Projections::Open(parts.config.data_dir + "/projections", parts.log.get()));
+  return Status::Ok();
+}
+
+// 5. The master's services: the Kafka placement relay (agents read their orders from a topic),
+// heartbeats that turn silence into disconnects, the stores of task logs and model definitions,
+// checkpoint garbage collection.
+Status StartServices(Master::Parts& parts) {
+  const MasterConfig& config = parts.config;
   if (config.log.backend == "kafka") {
     CAIRN_ASSIGN_OR_RETURN(
-        parts->relay,
-        PlacementRelay::Start(parts->log.get(), config.log.brokers, config.log.topic_prefix,
+        parts.relay,
+        PlacementRelay::Start(parts.log.get(), config.log.brokers, config.log.topic_prefix,
                               config.data_dir + "/placement-relay.offset"));
   }
-  parts->heartbeats = std::make_unique<AgentHeartbeats>(
-      parts->loop.get(),
+  parts.heartbeats = std::make_unique<AgentHeartbeats>(
+      parts.loop.get(),
       std::chrono::milliseconds(static_cast<int64_t>(config.agent_timeout_seconds * 1000)));
-  parts->heartbeats->Start();
+  parts.heartbeats->Start();
+  CAIRN_ASSIGN_OR_RETURN(parts.task_logs, TaskLogStore::Open(config.data_dir + "/tasklogs"));
+  CAIRN_ASSIGN_OR_RETURN(Authenticator auth, Authenticator::Open(config.data_dir + "/auth.key"));
+  parts.auth = std::make_unique<Authenticator>(std::move(auth));
+  parts.contexts = std::make_unique<ContextStore>(config.data_dir + "/contexts");
+  parts.checkpoint_collector = std::make_unique<CheckpointCollector>(parts.loop.get());
+  parts.checkpoint_collector->Start();
+  return Status::Ok();
+}
 
-  parts->contexts = std::make_unique<ContextStore>(config.data_dir + "/contexts");
-  parts->checkpoint_collector = std::make_unique<CheckpointCollector>(parts->loop.get());
-  parts->checkpoint_collector->Start();
-
+// 6. The REST API over all of it; requests stop getting 503.
+void ServeTheApi(Master::Parts& parts) {
+  const MasterConfig& config = parts.config;
   api::Services services;
-  services.facts.master_id = parts->master_id;
+  services.facts.master_id = parts.master_id;
   services.facts.cluster_name = config.cluster_name;
   services.facts.default_checkpoint_dir =
       std::filesystem::absolute(config.data_dir + "/checkpoints").lexically_normal().string();
@@ -110,16 +110,50 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
     services.facts.kafka_brokers = config.log.brokers;
     services.facts.kafka_topic_prefix = config.log.topic_prefix;
   }
-  services.log = parts->log.get();
-  services.writer = parts->loop.get();
-  services.projections = parts->projections.get();
-  services.task_logs = parts->task_logs.get();
-  services.contexts = parts->contexts.get();
-  services.auth = parts->auth.get();
-  services.liveness = parts->heartbeats.get();
-  services.stopping = &parts->stopping;
-  parts->api = std::make_unique<api::RestApi>(std::move(services));
-  parts->ready_api = parts->api.get();
+  services.log = parts.log.get();
+  services.writer = parts.loop.get();
+  services.projections = parts.projections.get();
+  services.task_logs = parts.task_logs.get();
+  services.contexts = parts.contexts.get();
+  services.auth = parts.auth.get();
+  services.liveness = parts.heartbeats.get();
+  services.stopping = &parts.stopping;
+  parts.api = std::make_unique<api::RestApi>(std::move(services));
+  parts.ready_api = parts.api.get();
+}
+
+Status BindServer(Master::Parts& parts) {
+  http::Server::Options options;
+  options.address = parts.config.listen_address;
+  options.port = parts.config.port;
+  options.max_body_bytes = parts.config.max_request_body_bytes;
+  std::atomic<api::RestApi*>* ready_api = &parts.ready_api;
+  parts.server = std::make_unique<http::Server>(options, [ready_api](const http::Request& request) {
+    api::RestApi* api = ready_api->load();
+    if (api != nullptr) return api->Handle(request);
+    http::Response starting;
+    starting.status = 503;
+    starting.body =
+        R"({"code":14,"message":"the master is starting: replaying its log","details":[]})";
+    return starting;
+  });
+  return parts.server->Start();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
+  auto parts = std::make_unique<Parts>();
+  parts->config = config;
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir, ec);
+  if (ec) return Status::IOError("cannot create data_dir " + config.data_dir + ": " + ec.message());
+  CAIRN_RETURN_IF_ERROR(BindServer(*parts));
+  CAIRN_RETURN_IF_ERROR(ReplayAndClaimTheLog(*parts));
+  CAIRN_RETURN_IF_ERROR(RecordThePools(*parts));
+  CAIRN_RETURN_IF_ERROR(FollowWithTheProjections(*parts));
+  CAIRN_RETURN_IF_ERROR(StartServices(*parts));
+  ServeTheApi(*parts);
   return std::unique_ptr<Master>(new Master(std::move(parts)));
 }
 
@@ -131,6 +165,9 @@ std::string Master::url() const {
   return "http://" + host + ":" + std::to_string(port());
 }
 
+// Stopping runs the start backwards: no new requests (open streams end), no more timers, the
+// writer finishes what is queued (every answered write is durable), then the projections stop
+// following the log.
 void Master::Stop() {
   if (!parts_ || parts_->stopped) return;
   parts_->stopped = true;

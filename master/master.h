@@ -23,8 +23,10 @@ class Master {
   // Stops serving (open streams end), finishes queued commands, closes the log. Idempotent.
   void Stop();
 
- private:
+  // The master's parts, in the order Start brings them up (master.cpp).
   struct Parts;
+
+ private:
   explicit Master(std::unique_ptr<Parts> parts);
   std::unique_ptr<Parts> parts_;
 };

@@ -62,6 +62,27 @@ std::unique_ptr<Projections> MustOpen(const std::string& dir, EventLog& log, siz
   return opened.ok() ? std::move(opened).value() : nullptr;
 }
 
+// A master upgraded to a build with more projections keeps its projection directory: the new
+// projections start from offset 0 and catch up while the old ones continue where they were.
+TEST(ProjectionsTest, AProjectionAddedLaterCatchesUpFromTheStart) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(4, 120);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  {
+    projections::EngineOptions older;
+    older.projectors = {"tasks", "agents", "job_queue", "experiments"};
+    auto opened = Projections::Open(dir.Sub("live"), &log, older);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    ASSERT_TRUE((*opened)->WaitForOffset(history.last_offset(), kWait).ok());
+  }
+  auto live = MustOpen(dir.Sub("live"), log);
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  EXPECT_EQ(LiveDigests(*live), FoldDigests(history, history.last_offset()));
+}
+
 TEST(ProjectionsTest, LiveEqualsRebuiltEqualsInMemory) {
   TempDir dir;
   MemoryEventLog log;
