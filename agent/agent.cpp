@@ -6,11 +6,11 @@
 #include <csignal>
 #include <filesystem>
 
-#include "agent/agent_log.h"
 #include "agent/kafka_placement_source.h"
 #include "agent/task_plan.h"
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/log.h"
 #include "events/envelope_util.h"
 
 extern char** environ;
@@ -120,10 +120,10 @@ Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
         allocations_.erase(it);
       }
     }
-    LogInfo("allocation " + allocation_id + " ended: " +
-            (exit.exit_code ? "exit code " + std::to_string(*exit.exit_code)
-                            : "signal " + std::to_string(exit.signal.value_or(0))) +
-            (report.reason.empty() ? "" : " (" + report.reason + ")"));
+    log::Info("agent", "allocation {} ended: {}{}", allocation_id,
+              exit.exit_code ? "exit code " + std::to_string(*exit.exit_code)
+                             : "signal " + std::to_string(exit.signal.value_or(0)),
+              report.reason.empty() ? "" : " (" + report.reason + ")");
     reporter_->AddExited(std::move(report));
   };
   runner_ = std::make_unique<ProcessRunner>(std::move(callbacks), options_.kill_grace);
@@ -170,10 +170,11 @@ Result<Registration> Agent::Start() {
   CAIRN_ASSIGN_OR_RETURN(Registration registration,
                          control_client_->Register(MakeRegisterRequest()));
   CAIRN_ASSIGN_OR_RETURN(auto placement, OpenPlacementSource(registration));
-  LogInfo("registered as incarnation " + incarnation_ + "; orders from " + placement->Describe() +
-          (registration.transport == "http"
-               ? " from offset " + std::to_string(registration.resume_from)
-               : ""));
+  log::Info("agent", "registered as incarnation {}; orders from {}{}", incarnation_,
+            placement->Describe(),
+            registration.transport == "http"
+                ? " from offset " + std::to_string(registration.resume_from)
+                : "");
 
   std::lock_guard lock(mutex_);
   if (stop_requested_) return Status::Unavailable("stopped while registering");
@@ -267,7 +268,8 @@ void Agent::Shutdown() {
       received_orders_.clear();
     }
     for (ExitedReport& report : not_started) {
-      LogInfo("allocation " + report.allocation_id + " not started: the agent is shutting down");
+      log::Info("agent", "allocation {} not started: the agent is shutting down",
+                report.allocation_id);
       reporter_->AddExited(std::move(report));
     }
   }
@@ -278,11 +280,11 @@ void Agent::Shutdown() {
     }
   }
   if (runner_->RunningCount() > 0) {
-    LogInfo("stopping " + std::to_string(runner_->RunningCount()) + " running task(s)");
+    log::Info("agent", "stopping {} running task(s)", runner_->RunningCount());
   }
   runner_->KillAll();
   if (!runner_->WaitAllExited(Clock::now() + options_.kill_grace + kKillSettle)) {
-    LogError("tasks still running after SIGKILL; their exits may go unreported");
+    log::Error("agent", "tasks still running after SIGKILL; their exits may go unreported");
   }
   reporter_->Drain(Clock::now() + options_.shutdown_report_budget);
   {
@@ -347,8 +349,8 @@ void Agent::HandleOrder(const events::Envelope& order, int64_t received_micros) 
   }
   switch (decision.action) {
     case OrderBook::Action::kIgnore:
-      LogInfo("ignoring " + PayloadTypeName(order) + " at offset " +
-              std::to_string(order.offset()) + ": " + decision.why);
+      log::Info("agent", "ignoring {} at offset {}: {}", PayloadTypeName(order), order.offset(),
+                decision.why);
       return;
     case OrderBook::Action::kRun:
       RunAllocation(order.allocation_assigned());
@@ -357,8 +359,8 @@ void Agent::HandleOrder(const events::Envelope& order, int64_t received_micros) 
       // Slurm's way: SIGTERM now; the master forces a kill if the grace period runs out.
       const auto& preemption = order.preemption_requested();
       if (runner_->Signal(preemption.allocation_id(), SIGTERM)) {
-        LogInfo("preempting allocation " + preemption.allocation_id() +
-                " (SIGTERM): " + preemption.reason());
+        log::Info("agent", "preempting allocation {} (SIGTERM): {}", preemption.allocation_id(),
+                  preemption.reason());
       }
       return;
     }
@@ -372,9 +374,10 @@ void Agent::HandleOrder(const events::Envelope& order, int64_t received_micros) 
         }
       }
       if (runner_->Kill(kill.allocation_id())) {
-        LogInfo("killing allocation " + kill.allocation_id());
+        log::Info("agent", "killing allocation {}", kill.allocation_id());
       } else {
-        LogInfo("kill order for allocation " + kill.allocation_id() + ", which has ended already");
+        log::Info("agent", "kill order for allocation {}, which has ended already",
+                  kill.allocation_id());
       }
       return;
     }
@@ -399,12 +402,12 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
       }
     }
     CAIRN_ASSIGN_OR_RETURN(pid_t pid, runner_->Start(allocation_id, spec));
-    LogInfo("allocation " + allocation_id + " of task " + assigned.task_id() + " started, pid " +
-            std::to_string(pid));
+    log::Info("agent", "allocation {} of task {} started, pid {}", allocation_id,
+              assigned.task_id(), pid);
     return Status::Ok();
   }();
   if (!started.ok()) {
-    LogWarning("allocation " + allocation_id + " could not start: " + started.ToString());
+    log::Warn("agent", "allocation {} could not start: {}", allocation_id, started);
     {
       std::lock_guard lock(mutex_);
       allocations_.erase(allocation_id);
@@ -429,18 +432,20 @@ void Agent::Heartbeat() {
     Status status = control_client_->Heartbeat(incarnation_);
     if (status.code() == StatusCode::kFailedPrecondition ||
         status.code() == StatusCode::kNotFound) {
-      LogInfo("the master does not hold this agent as connected (" + status.message() +
-              "); registering again with the same incarnation");
+      log::Info("agent",
+                "the master does not hold this agent as connected ({}); registering again with "
+                "the same incarnation",
+                status.message());
       Result<Registration> registration = control_client_->Register(MakeRegisterRequest());
       if (registration.ok()) {
         failures = 0;
         // The order stream may still hang on a connection to a master that has gone.
         placement_->Reconnect();
       } else {
-        LogWarning("registering again failed: " + registration.status().ToString());
+        log::Warn("agent", "registering again failed: {}", registration.status());
       }
     } else if (!status.ok()) {
-      if (failures++ % 10 == 0) LogWarning("heartbeat failed: " + status.ToString());
+      if (failures++ % 10 == 0) log::Warn("agent", "heartbeat failed: {}", status);
     } else {
       failures = 0;
     }

@@ -6,8 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
+
+#include "base/command_line.h"
 
 namespace cairn::agent {
 namespace {
@@ -100,15 +101,27 @@ const std::map<std::string, Setting>& YamlKeys() {
   return keys;
 }
 
-const std::map<std::string, Setting>& FlagSettings() {
-  static const std::map<std::string, Setting> flags = {
-      {"--master", Setting::kMaster},
-      {"--id", Setting::kId},
-      {"--slots", Setting::kSlots},
-      {"--pool", Setting::kPool},
-      {"--work-root", Setting::kWorkRoot},
-      {"--kill-grace", Setting::kKillGrace},
-      {"--heartbeat-interval", Setting::kHeartbeatInterval},
+struct Flag {
+  const char* name;
+  Setting setting;
+  const char* value_name;
+  const char* help;
+};
+
+const std::vector<Flag>& Flags() {
+  static const std::vector<Flag> flags = {
+      {"--master", Setting::kMaster, "URL", "the master, http://host:port (here or in --config)"},
+      {"--id", Setting::kId, "NAME",
+       "this agent's id: letters, digits, '.', '_', '-' (here or in --config)"},
+      {"--slots", Setting::kSlots, "N",
+       "offer N artificial CPU slots; without it the agent offers the GPUs nvidia-smi lists"},
+      {"--pool", Setting::kPool, "NAME", "resource pool (default: default)"},
+      {"--work-root", Setting::kWorkRoot, "DIR",
+       "where tasks without a work dir run (default: $TMPDIR/cairn-agent-<id>)"},
+      {"--kill-grace", Setting::kKillGrace, "SECONDS",
+       "SIGTERM to SIGKILL delay when killing a task (default 10)"},
+      {"--heartbeat-interval", Setting::kHeartbeatInterval, "SECONDS",
+       "between heartbeats to the master (default 2)"},
   };
   return flags;
 }
@@ -123,28 +136,6 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 }  // namespace
-
-std::string Usage() {
-  return "usage: cairn-agent --master URL --id NAME [--slots N] [--pool NAME] [--config FILE]\n"
-         "                   [--work-root DIR] [--kill-grace SECONDS]\n"
-         "                   [--heartbeat-interval SECONDS] [--trace-file FILE]\n"
-         "\n"
-         "  --master URL                 the master, http://host:port\n"
-         "  --id NAME                    this agent's id (letters, digits, '.', '_', '-')\n"
-         "  --slots N                    offer N artificial CPU slots; without it the agent\n"
-         "                               offers the GPUs nvidia-smi lists\n"
-         "  --pool NAME                  resource pool (default: default)\n"
-         "  --config FILE                YAML with keys master, id, slots, resource_pool,\n"
-         "                               work_root, kill_grace_seconds,\n"
-         "                               heartbeat_interval_seconds; flags override it\n"
-         "  --work-root DIR              where tasks without a work dir run\n"
-         "                               (default: $TMPDIR/cairn-agent-<id>)\n"
-         "  --kill-grace SECONDS         SIGTERM to SIGKILL delay when killing a task (default "
-         "10)\n"
-         "  --heartbeat-interval SECONDS (default 2)\n"
-         "  --trace-file FILE            append '<allocation id> <unix micros>' per order "
-         "received\n";
-}
 
 Status ApplyConfigYaml(const std::string& yaml_text, AgentConfig& config) {
   YAML::Node root;
@@ -215,49 +206,44 @@ Status ValidateConfig(const AgentConfig& config) {
 
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   CommandLine result;
-  // Pass 1: split into (flag, value) pairs and find --config, so that it applies first.
-  std::vector<std::pair<std::string, std::string>> flags;
-  std::set<std::string> seen;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      result.help = true;
-      return result;
-    }
-    if (arg.rfind("--", 0) != 0) {
-      return Status::InvalidArgument("unexpected argument '" + arg + "'");
-    }
-    std::string name = arg, value;
-    size_t equals = arg.find('=');
-    bool inline_value = equals != std::string::npos;
-    if (inline_value) {
-      name = arg.substr(0, equals);
-      value = arg.substr(equals + 1);
-    }
-    bool known = FlagSettings().count(name) > 0 || name == "--config" || name == "--trace-file";
-    if (!known) return Status::InvalidArgument("unknown flag '" + name + "'");
-    if (!inline_value) {
-      if (i + 1 >= args.size()) return Status::InvalidArgument(name + " needs a value");
-      value = args[++i];
-    }
-    if (!seen.insert(name).second) return Status::InvalidArgument(name + " is given twice");
-    flags.emplace_back(name, value);
+  CLI::App app(
+      "Cairn's agent: registers this node's slots with the master, runs the tasks placed on them "
+      "as child processes, ships their output, reports their exits and kills them on request. "
+      "It prints 'cairn-agent ID registered with URL (N slots, pool P)' once registered; SIGTERM "
+      "or SIGINT stops it cleanly.",
+      "cairn-agent");
+  cli::Configure(app);
+  CLI::Option* config_file =
+      app.add_option("--config",
+                     "YAML with keys master, id, slots, resource_pool, work_root, "
+                     "kill_grace_seconds, heartbeat_interval_seconds; read first, "
+                     "so flags override it")
+          ->type_name("FILE");
+  // Kept as text and applied after the file, by the same rules as its keys.
+  std::vector<CLI::Option*> flag_options;
+  for (const Flag& flag : Flags()) {
+    flag_options.push_back(app.add_option(flag.name, flag.help)->type_name(flag.value_name));
   }
-  for (const auto& [name, value] : flags) {
-    if (name != "--config") continue;
-    CAIRN_ASSIGN_OR_RETURN(std::string text, ReadFile(value));
+  app.add_option("--trace-file", result.config.trace_file,
+                 "append '<allocation id> <unix micros>' per order received")
+      ->type_name("FILE");
+  cli::AddLogLevelOption(app, result.log_level);
+
+  if (std::optional<cli::Stop> stop = cli::Parse(app, args)) {
+    if (stop->kind == cli::Stop::Kind::kUsageError) return Status::InvalidArgument(stop->text);
+    result.exit_text = stop->text;
+    return result;
+  }
+  if (config_file->count() > 0) {
+    const std::string path = config_file->as<std::string>();
+    CAIRN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
     Status applied = ApplyConfigYaml(text, result.config);
-    if (!applied.ok()) {
-      return Status::InvalidArgument(value + ": " + applied.message());
-    }
+    if (!applied.ok()) return Status::InvalidArgument(path + ": " + applied.message());
   }
-  for (const auto& [name, value] : flags) {
-    if (name == "--config") continue;
-    if (name == "--trace-file") {
-      result.config.trace_file = value;
-      continue;
-    }
-    CAIRN_RETURN_IF_ERROR(ApplySetting(FlagSettings().at(name), name, value, result.config));
+  for (size_t i = 0; i < Flags().size(); ++i) {
+    if (flag_options[i]->count() == 0) continue;
+    CAIRN_RETURN_IF_ERROR(ApplySetting(Flags()[i].setting, Flags()[i].name,
+                                       flag_options[i]->as<std::string>(), result.config));
   }
   CAIRN_RETURN_IF_ERROR(ValidateConfig(result.config));
   return result;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
 #include "base/status.h"
 
 namespace cairn::agent {
@@ -22,16 +23,15 @@ struct AgentConfig {
 };
 
 struct CommandLine {
-  bool help = false;  // --help: print Usage() and exit 0
+  // --help or --version: the text to print on stdout before exiting 0; nothing else is set.
+  std::optional<std::string> exit_text;
+  log::Level log_level = log::Level::kInfo;
   AgentConfig config;
 };
 
-// The text --help prints.
-std::string Usage();
-
-// Parses the arguments after the program name. --config FILE is read first, so flags override
-// its keys wherever they appear. Unknown flags or keys, missing or malformed values, and a
-// missing --master or --id are InvalidArgument with a message meant for the user.
+// Parses the arguments after the program name (CLI11). --config FILE is read first, so flags
+// override its keys wherever they appear. Unknown flags or keys, missing or malformed values, and
+// a missing --master or --id are InvalidArgument with a message meant for the user.
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
 // Applies the keys of a YAML config document (see Usage()) to `config`.

@@ -1,6 +1,6 @@
 #include "agent/http_placement_source.h"
 
-#include "agent/agent_log.h"
+#include "base/log.h"
 #include "events/envelope_util.h"
 #include "net/http_types.h"
 
@@ -52,7 +52,7 @@ void HttpPlacementSource::Run(const OrderHandler& handler) {
           if (line.find_first_not_of(" \t\r") == std::string_view::npos) return true;
           Result<events::Envelope> order = EnvelopeFromJson(std::string(line));
           if (!order.ok()) {
-            LogWarning("skipping a line of the event stream: " + order.status().ToString());
+            log::Warn("placements", "skipping a line of the event stream: {}", order.status());
             return true;
           }
           // A master may resend what this agent already handled; offsets say so.
@@ -69,8 +69,8 @@ void HttpPlacementSource::Run(const OrderHandler& handler) {
       failures = 0;
     }
     if (failures++ % 20 == 0) {
-      LogWarning("event stream from offset " + std::to_string(from) + " ended (" +
-                 status.ToString() + "); reconnecting from " + std::to_string(next_offset_.load()));
+      log::Warn("placements", "event stream from offset {} ended ({}); reconnecting from {}", from,
+                status, next_offset_.load());
     }
     std::unique_lock lock(mutex_);
     if (changed_.wait_for(lock, backoff, [&] { return stopped_.load(); })) break;

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "agent/agent_log.h"
+#include "base/log.h"
 
 namespace cairn::agent {
 namespace {
@@ -34,7 +34,7 @@ void KafkaPlacementSource::Run(const OrderHandler& handler) {
     Result<std::vector<Envelope>> orders = consumer_->Poll(kPollWait);
     if (!orders.ok()) {
       // The consumer retries by itself; a failed poll is logged and polled again.
-      if (failures++ % 50 == 0) LogWarning("placement poll: " + orders.status().ToString());
+      if (failures++ % 50 == 0) log::Warn("placements", "poll failed: {}", orders.status());
       std::unique_lock lock(mutex_);
       stop_signal_.wait_for(lock, kFailurePause, [&] { return stopped_.load(); });
       continue;
@@ -46,7 +46,7 @@ void KafkaPlacementSource::Run(const OrderHandler& handler) {
       handler(order);
     }
     Status committed = consumer_->Commit();
-    if (!committed.ok()) LogWarning("placement commit: " + committed.ToString());
+    if (!committed.ok()) log::Warn("placements", "commit failed: {}", committed);
   }
 }
 

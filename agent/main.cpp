@@ -13,17 +13,16 @@
 
 #include "agent/agent.h"
 #include "agent/agent_config.h"
-#include "agent/agent_log.h"
 #include "agent/slot_discovery.h"
+#include "base/command_line.h"
+#include "base/log.h"
 
 namespace {
 
-constexpr int kExitUsage = 2;
 constexpr int kExitFailure = 1;
 
 int UsageError(const std::string& message) {
-  std::fprintf(stderr, "cairn-agent: %s\n(see cairn-agent --help)\n", message.c_str());
-  return kExitUsage;
+  return cairn::cli::UsageError("cairn-agent", message);
 }
 
 }  // namespace
@@ -56,10 +55,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   Result<CommandLine> command_line = ParseCommandLine(args);
   if (!command_line.ok()) return UsageError(command_line.status().message());
-  if (command_line->help) {
-    std::fputs(Usage().c_str(), stdout);
+  if (command_line->exit_text) {
+    std::fputs(command_line->exit_text->c_str(), stdout);
     return 0;
   }
+  log::Init("cairn-agent", command_line->log_level);
   const AgentConfig& config = command_line->config;
 
   AgentOptions options;
@@ -93,8 +93,7 @@ int main(int argc, char** argv) {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
     if (exiting) return;
-    LogInfo(std::string("received ") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
-            ", stopping");
+    log::Info("agent", "received {}, stopping", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
     agent.RequestStop();
   });
   auto finish = [&](int code) {
@@ -109,10 +108,10 @@ int main(int argc, char** argv) {
   Result<Registration> registration = agent.Start();
   if (!registration.ok()) {
     if (agent.stop_requested()) {
-      LogInfo("stopped before registering: " + registration.status().message());
+      log::Info("agent", "stopped before registering: {}", registration.status().message());
       return finish(0);
     }
-    LogError("cannot start: " + registration.status().ToString());
+    log::Error("agent", "cannot start: {}", registration.status());
     return finish(kExitFailure);
   }
   std::printf("cairn-agent %s registered with %s (%zu slots, pool %s)\n", config.agent_id.c_str(),

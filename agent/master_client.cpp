@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "agent/agent_log.h"
 #include "base/clock.h"
+#include "base/log.h"
 #include "events/envelope_util.h"
 #include "net/http_types.h"
 
@@ -150,8 +150,8 @@ Result<std::string> MasterClient::CallWithRetries(const std::string& what,
     if (answer.ok() || !Retryable(answer.status()) || cancelled_) return answer;
     // The first failure and then every tenth, so a long outage does not flood the log.
     if (attempt == 1 || attempt % 10 == 0) {
-      LogWarning(what + " failed (attempt " + std::to_string(attempt) +
-                 "), retrying: " + answer.status().ToString());
+      log::Warn("master_client", "{} failed (attempt {}), retrying: {}", what, attempt,
+                answer.status());
     }
     std::unique_lock lock(mutex_);
     if (cancel_signal_.wait_for(lock, backoff, [&] { return cancelled_.load(); })) {

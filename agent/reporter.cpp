@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "agent/agent_log.h"
+#include "base/log.h"
 
 namespace cairn::agent {
 namespace {
@@ -73,8 +73,7 @@ void Reporter::AddLine(TaskLogLine line) {
   if (!queue_.AddLine(std::move(line), ReportQueue::Clock::now())) {
     // The master has been unreachable for long enough to fill the queue.
     if (dropped_lines_++ % 10000 == 0) {
-      LogWarning("log queue full, dropping task log lines (" + std::to_string(dropped_lines_) +
-                 " so far)");
+      log::Warn("reporter", "log queue full, dropping task log lines ({} so far)", dropped_lines_);
     }
     return;
   }
@@ -102,7 +101,7 @@ bool Reporter::Drain(std::chrono::steady_clock::time_point deadline) {
   bool delivered = sender_done_.wait_until(lock, deadline, [&] { return AllDone(); });
   if (!delivered) {
     abandoned_ = true;
-    LogWarning("giving up on reports the master did not take in time");
+    log::Warn("reporter", "giving up on reports the master did not take in time");
   }
   WakeAll();
   CancelUntilDone(lock);
@@ -141,22 +140,21 @@ void Reporter::Send(MasterClient& client, const ReportItem& item) {
                  [&](const LogBatch& batch) {
                    Status status = client.ShipLogs(batch);
                    if (!status.ok()) {
-                     LogWarning("dropped " + std::to_string(batch.size()) +
-                                " log lines: " + status.ToString());
+                     log::Warn("reporter", "dropped {} log lines: {}", batch.size(), status);
                    }
                  },
                  [&](const StartedReport& report) {
                    Status status = client.ReportStarted(report);
                    if (!status.ok()) {
-                     LogWarning("started report of " + report.allocation_id +
-                                " not delivered: " + status.ToString());
+                     log::Warn("reporter", "started report of {} not delivered: {}",
+                               report.allocation_id, status);
                    }
                  },
                  [&](const ExitedReport& report) {
                    Status status = client.ReportExited(report);
                    if (!status.ok()) {
-                     LogWarning("exited report of " + report.allocation_id +
-                                " not delivered: " + status.ToString());
+                     log::Warn("reporter", "exited report of {} not delivered: {}",
+                               report.allocation_id, status);
                    }
                  },
              },

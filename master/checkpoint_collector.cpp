@@ -1,10 +1,10 @@
 #include "master/checkpoint_collector.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <vector>
 
 #include "base/ids.h"
+#include "base/log.h"
 #include "events/envelope_util.h"
 
 namespace cairn {
@@ -52,8 +52,8 @@ size_t CheckpointCollector::SweepOnce() {
     std::error_code error;
     uintmax_t count = std::filesystem::remove_all(directory, error);
     if (error) {
-      std::fprintf(stderr, "cairn-master: cannot delete checkpoint %s: %s\n", directory.c_str(),
-                   error.message().c_str());
+      log::Warn("checkpoint_collector", "cannot delete checkpoint {}: {}", directory,
+                error.message());
       retry_.push_back(directory);  // tried again on the next sweep
       continue;
     }

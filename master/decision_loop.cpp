@@ -1,10 +1,10 @@
 #include "master/decision_loop.h"
 
-#include <cstdio>
 #include <future>
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/log.h"
 #include "commands/experiment_decider.h"
 #include "commands/scheduler/explain.h"
 #include "commands/scheduler/scheduler.h"
@@ -71,8 +71,7 @@ void DecisionLoop::RunPreemptionTimer() {
       auto result =
           Execute(ExpirePreemptions{}, CommandMeta{"system:preemption-timer", "", "", now});
       if (!result.ok()) {
-        std::fprintf(stderr, "cairn-master: forcing expired preemptions failed: %s\n",
-                     result.status().ToString().c_str());
+        log::Error("decision_loop", "forcing expired preemptions failed: {}", result.status());
       }
     }
     lock.lock();
@@ -223,13 +222,13 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
   if (!to_append.empty()) {
     auto appended = log_->Append(to_append);
     if (!appended.ok()) {
-      std::fprintf(stderr, "cairn-master: append failed (%s); reloading state from the log\n",
-                   appended.status().ToString().c_str());
+      log::Error("decision_loop", "append failed ({}); reloading state from the log",
+                 appended.status());
       Status reloaded = Replay();
       if (!reloaded.ok()) {
         // The state still holds this batch's events: decide nothing more until it is reloaded.
         needs_replay_ = true;
-        std::fprintf(stderr, "cairn-master: reload failed: %s\n", reloaded.ToString().c_str());
+        log::Error("decision_loop", "reload failed: {}", reloaded);
       }
       // Some of the batch may have landed; clients retry with their idempotency keys.
       for (size_t i = 0; i < batch.size(); ++i) {
@@ -241,11 +240,10 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
       // Someone else appended since our last read (an old master, or a second one started by
       // mistake). Our events did land, after theirs: re-fold the log, so the state is exactly
       // the log's, and find out whether a newer epoch fenced us off.
-      std::fprintf(stderr,
-                   "cairn-master: the log moved under this writer (expected offset %llu, got "
-                   "%llu); reloading state from the log\n",
-                   static_cast<unsigned long long>(first_offset),
-                   static_cast<unsigned long long>(appended->first));
+      log::Warn("decision_loop",
+                "the log moved under this writer (expected offset {}, got {}); reloading state "
+                "from the log",
+                first_offset, appended->first);
       Status reloaded = Replay();
       if (!reloaded.ok()) needs_replay_ = true;
       std::string fenced;

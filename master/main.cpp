@@ -1,39 +1,44 @@
-// cairn-master: serves Cairn's REST API over a log. `cairn-master --config FILE`.
+// cairn-master: serves Cairn's REST API over a log. `cairn-master --config FILE`. Exit codes: 0
+// after a clean stop (SIGTERM/SIGINT), 1 when it cannot start, 2 for a usage error or a bad
+// configuration.
 #include <signal.h>
 #include <sys/resource.h>
 
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "base/command_line.h"
+#include "base/log.h"
 #include "master/master.h"
 
 int main(int argc, char** argv) {
+  using namespace cairn;
+
+  CLI::App app(
+      "Cairn's master: folds the event log into its decision state and projections, then serves "
+      "the REST API and the agent protocol. It prints 'cairn-master listening on URL' once it "
+      "serves; SIGTERM or SIGINT stops it cleanly.",
+      "cairn-master");
+  cli::Configure(app);
   std::string config_path;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--config" && i + 1 < argc) {
-      config_path = argv[++i];
-    } else if (arg.rfind("--config=", 0) == 0) {
-      config_path = arg.substr(9);
-    } else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: cairn-master --config FILE\n");
-      return 0;
-    } else {
-      std::fprintf(stderr,
-                   "cairn-master: unknown argument '%s'\nusage: cairn-master --config FILE\n",
-                   arg.c_str());
-      return 2;
-    }
+  app.add_option("--config", config_path,
+                 "the master's configuration (port, data_dir, log backend, resource pools); see "
+                 "ops/master.example.yaml")
+      ->required()
+      ->type_name("FILE");
+  log::Level log_level = log::Level::kInfo;
+  cli::AddLogLevelOption(app, log_level);
+  if (auto stop = cli::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    return cli::Finish(*stop);
   }
-  if (config_path.empty()) {
-    std::fprintf(stderr, "usage: cairn-master --config FILE\n");
-    return 2;
-  }
-  auto config = cairn::LoadMasterConfig(config_path);
+  log::Init("cairn-master", log_level);
+
+  auto config = LoadMasterConfig(config_path);
   if (!config.ok()) {
-    std::fprintf(stderr, "cairn-master: %s\n", config.status().ToString().c_str());
-    return 2;
+    log::Error("master", "{}", config.status());
+    return cli::kExitUsage;
   }
   // Block the stop signals before any thread starts so only sigwait below receives them.
   sigset_t stop_signals;
@@ -49,16 +54,16 @@ int main(int argc, char** argv) {
     setrlimit(RLIMIT_NOFILE, &files);
   }
 
-  auto master = cairn::Master::Start(*config);
+  auto master = Master::Start(*config);
   if (!master.ok()) {
-    std::fprintf(stderr, "cairn-master: cannot start: %s\n", master.status().ToString().c_str());
+    log::Error("master", "cannot start: {}", master.status());
     return 1;
   }
   std::printf("cairn-master listening on %s\n", (*master)->url().c_str());
   std::fflush(stdout);
   int received = 0;
   sigwait(&stop_signals, &received);
-  std::fprintf(stderr, "cairn-master: %s received, stopping\n", strsignal(received));
+  log::Info("master", "{} received, stopping", strsignal(received));
   (*master)->Stop();
   return 0;
 }

@@ -10,10 +10,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <thread>
+
+#include "base/log.h"
 
 namespace cairn::http {
 
@@ -161,8 +162,9 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
     try {
       response = handler(request);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "cairn: handler for %s %s threw: %s\n", request.method.c_str(),
-                   request.target.c_str(), e.what());
+      // The path only: a query string may carry a secret.
+      log::Error("http_server", "handler for {} {} threw: {}", request.method, request.path,
+                 e.what());
       response.status = 500;
       response.body = "{\"code\":13,\"message\":\"internal error\",\"details\":[]}";
     }
@@ -190,8 +192,8 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
       try {
         response.stream(writer);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "cairn: stream for %s %s threw: %s\n", request.method.c_str(),
-                     request.target.c_str(), e.what());
+        log::Error("http_server", "stream for {} {} threw: {}", request.method, request.path,
+                   e.what());
       }
       net::write(socket, bhttp::make_chunk_last(), ec);
       break;

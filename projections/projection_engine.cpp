@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <iostream>
 
+#include "base/log.h"
 #include "projections/rocks_views.h"
 
 namespace cairn::projections {
@@ -172,8 +172,8 @@ Status ProjectionEngine::CheckLogIdentity() {
   }
   if (reason.empty()) return Status::Ok();
 
-  std::cerr << "projections: " << dir_ << " does not match " << log_->Describe() << ": " << reason
-            << "; wiping it and rebuilding from offset 0" << std::endl;
+  log::Warn("projections", "{} does not match {}: {}; wiping it and rebuilding from offset 0", dir_,
+            log_->Describe(), reason);
   CloseDb();
   CAIRN_RETURN_IF_ERROR(
       FromRocks(rocksdb::DestroyDB(dir_, rocksdb::Options()), "wipe projections at " + dir_));
@@ -293,9 +293,8 @@ void ProjectionEngine::Stop() {
 
 void ProjectionEngine::Run() {
   auto report = [this](const Status& status) {
-    std::cerr << "projections: " << status.ToString() << "; retrying in "
-              << std::chrono::duration_cast<std::chrono::seconds>(kRetryDelay).count() << " s"
-              << std::endl;
+    log::Error("projections", "{}; retrying in {} s", status,
+               std::chrono::duration_cast<std::chrono::seconds>(kRetryDelay).count());
     std::unique_lock lock(mutex_);
     last_error_ = status;
     progress_.wait_for(lock, kRetryDelay, [this] { return stopping_; });
@@ -323,7 +322,7 @@ void ProjectionEngine::Run() {
     }
   }
   Status drained = Drain();
-  if (!drained.ok()) std::cerr << "projections: " << drained.ToString() << std::endl;
+  if (!drained.ok()) log::Error("projections", "{}", drained);
 }
 
 Status ProjectionEngine::WaitForOffset(uint64_t offset, std::chrono::milliseconds timeout) {

@@ -3,33 +3,21 @@
 #include <string>
 #include <vector>
 
-#include "replay/replay_tool.h"
-
-namespace {
-
-const char kUsage[] = R"(usage: cairn <command> [args]
-
-commands:
-  replay    tools over the event log: dump, rebuild, digest, state, explain
-            (see 'cairn replay --help')
-)";
-
-}  // namespace
+#include "base/command_line.h"
+#include "base/log.h"
+#include "replay/replay_command.h"
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    std::cerr << kUsage;
-    return 2;
+  using namespace cairn;
+
+  CLI::App app("Cairn's operator tool.", "cairn");
+  cli::Configure(app);
+  log::Level log_level = log::Level::kInfo;
+  cli::AddLogLevelOption(app, log_level);
+  replay::ReplayCommand replay(app);
+  if (auto stop = cli::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    return cli::Finish(*stop);
   }
-  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << kUsage;
-    return 0;
-  }
-  if (args[0] == "replay") {
-    return cairn::replay::RunReplay(std::vector<std::string>(args.begin() + 1, args.end()),
-                                    std::cout, std::cerr);
-  }
-  std::cerr << "cairn: unknown command '" << args[0] << "'\n\n" << kUsage;
-  return 2;
+  log::Init("cairn", log_level);
+  return replay.Run(std::cout, std::cerr);
 }

@@ -1,18 +1,45 @@
-// `cairn replay`: operator tools over the event log — dump events, rebuild projections, digest
-// the live projections, and show the cluster state as of an offset or a time.
+// `cairn replay`'s work: dump events, rebuild projections, digest the live projections, show the
+// cluster state as of an offset or a time, and tell a task's or an experiment's story. The
+// command line that fills ReplayOptions and checks it is replay_command.h.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
-#include <vector>
+
+#include "base/status.h"
+#include "replay/event_filter.h"
 
 namespace cairn::replay {
 
-// Runs `cairn replay ARGS...` (args start with the subcommand). Returns the exit code:
-// 0 done, 1 the work failed (message on `err`), 2 bad usage (message and usage on `err`).
-int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// Every value a replay subcommand takes; each reads the ones its own flags set.
+struct ReplayOptions {
+  // The log: DIR/log (the master's data directory), or Kafka when brokers are given. Digest
+  // reads DIR/projections, and the log from Kafka when brokers are given too.
+  std::optional<std::string> data_dir;
+  std::optional<std::string> brokers;
+  std::string topic_prefix = "cairn";
 
-// The help text of `cairn replay`.
-const std::string& ReplayUsage();
+  EventFilter filter;                 // dump
+  std::string out_dir;                // rebuild
+  std::string projection = "all";     // rebuild, digest: a projector's name or "all"
+  std::optional<uint64_t> to_offset;  // rebuild
+  // state, explain, experiment: after offset N (inclusive), or after the events up to time T.
+  std::optional<uint64_t> at_offset;
+  std::optional<int64_t> at_time;  // unix micros
+  std::string format = "table";    // state: "table" or "json"
+  std::string task_id;             // explain
+  int64_t experiment_id = 0;       // experiment
+};
+
+// Each writes its output to `out`. An error means the work failed: the log or the projections
+// could not be read or written, an offset is past the log's end, the task is not in the log.
+Status Dump(const ReplayOptions& options, std::ostream& out);
+Status Rebuild(const ReplayOptions& options, std::ostream& out);
+Status Digest(const ReplayOptions& options, std::ostream& out);
+Status State(const ReplayOptions& options, std::ostream& out);
+Status ExplainTask(const ReplayOptions& options, std::ostream& out);
+Status ExplainExperiment(const ReplayOptions& options, std::ostream& out);
 
 }  // namespace cairn::replay

@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/log.h"
+
 namespace cairn {
 namespace {
 
@@ -503,18 +505,15 @@ Status LogCore::RecoverTail(int fd, Segment* segment, bool is_last) {
     }
     uint64_t cut = file_bytes - segment->bytes;
     if (options_.read_only) {
-      std::fprintf(stderr,
-                   "cairn: embedded log (read-only): ignoring %llu bytes of incomplete or torn "
-                   "tail in %s\n",
-                   static_cast<unsigned long long>(cut), where.c_str());
+      log::Warn("embedded_log", "read-only: ignoring {} bytes of incomplete or torn tail in {}",
+                cut, where);
       return Status::Ok();
     }
     if (::ftruncate(fd, static_cast<off_t>(segment->bytes)) != 0) {
       return ErrnoStatus("truncate", segment->path);
     }
     if (::fsync(fd) != 0) return ErrnoStatus("fsync", segment->path);
-    std::fprintf(stderr, "cairn: embedded log: cut %llu bytes of torn tail in %s\n",
-                 static_cast<unsigned long long>(cut), where.c_str());
+    log::Warn("embedded_log", "cut {} bytes of torn tail in {}", cut, where);
     return Status::Ok();
   }
 }
@@ -629,8 +628,7 @@ void LogCore::AppenderLoop() {
         end_offset_ = next_offset_;
       } else if (failure_.ok()) {
         failure_ = status;
-        std::fprintf(stderr, "cairn: embedded log %s refuses further appends: %s\n", dir_.c_str(),
-                     status.ToString().c_str());
+        log::Error("embedded_log", "{} refuses further appends: {}", dir_, status);
       }
       for (AppendRequest* request : group) {
         request->status = status;

@@ -1,4 +1,5 @@
-// The cairn-agent binary: usage errors, the registered line, and a clean stop on SIGTERM.
+// The cairn-agent binary: its help, usage errors, the registered line, and a clean stop on
+// SIGTERM.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,6 +15,8 @@ namespace {
 using namespace std::chrono_literals;
 using cairn::testing::BinaryPath;
 using cairn::testing::ChildProcess;
+using cairn::testing::FinishedProcess;
+using cairn::testing::RunToEnd;
 using cairn::testing::TempDir;
 using Calls = std::vector<testing::FakeMaster::Call>;
 
@@ -40,6 +43,27 @@ TEST(AgentBinaryTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(RunToExit({"--master", "http://127.0.0.1:1", "--id", "a", "--slots", "lots"}), 2);
   EXPECT_EQ(RunToExit({"--master", "http://127.0.0.1:1"}), 2);
   EXPECT_EQ(RunToExit({"--help"}), 0);
+}
+
+TEST(AgentBinaryTest, HelpListsEveryOption) {
+  FinishedProcess help = RunToEnd({BinaryPath("cairn-agent"), "--help"}, kTimeout);
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* option :
+       {"--master URL", "--id NAME", "--slots N", "--pool NAME", "--config FILE", "--work-root DIR",
+        "--kill-grace SECONDS", "--heartbeat-interval SECONDS", "--trace-file FILE",
+        "--log-level LEVEL", "--version", "--help"}) {
+    EXPECT_NE(help.Text().find(option), std::string::npos) << option << "\n" << help.Text();
+  }
+}
+
+TEST(AgentBinaryTest, ABadFlagExitsTwoSayingWhichAndWhereTheHelpIs) {
+  FinishedProcess run = RunToEnd({BinaryPath("cairn-agent"), "--master", "http://127.0.0.1:1",
+                                  "--id", "a", "--colour", "blue"},
+                                 kTimeout);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.Text().rfind("cairn-agent: ", 0), 0u) << run.Text();
+  EXPECT_NE(run.Text().find("--colour"), std::string::npos) << run.Text();
+  EXPECT_NE(run.Text().find("cairn-agent --help"), std::string::npos) << run.Text();
 }
 
 TEST(AgentBinaryTest, WithoutSlotsOrNvidiaSmiAsksForSlots) {

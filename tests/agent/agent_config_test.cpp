@@ -27,10 +27,11 @@ TEST(AgentConfigTest, ParsesEveryFlag) {
   Result<CommandLine> parsed =
       Parse({"--master", "http://127.0.0.1:8080", "--id", "node-1", "--slots=4", "--pool", "gpus",
              "--work-root", "/w", "--kill-grace", "2.5", "--heartbeat-interval=0.5", "--trace-file",
-             "/t"});
+             "/t", "--log-level", "debug"});
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   const AgentConfig& config = parsed->config;
-  EXPECT_FALSE(parsed->help);
+  EXPECT_FALSE(parsed->exit_text);
+  EXPECT_EQ(parsed->log_level, log::Level::kDebug);
   EXPECT_EQ(config.master_url, "http://127.0.0.1:8080");
   EXPECT_EQ(config.agent_id, "node-1");
   EXPECT_EQ(config.slots, 4);
@@ -48,8 +49,19 @@ TEST(AgentConfigTest, HasDefaults) {
   EXPECT_EQ(parsed->config.resource_pool, "default");
   EXPECT_EQ(parsed->config.kill_grace, 10s);
   EXPECT_EQ(parsed->config.heartbeat_interval, 2s);
+  EXPECT_EQ(parsed->log_level, log::Level::kInfo);
   EXPECT_NE(EffectiveWorkRoot(parsed->config).find("cairn-agent-a"), std::string::npos);
-  EXPECT_TRUE(Parse({"--help"})->help);
+}
+
+TEST(AgentConfigTest, HelpAndVersionNeedNothingElse) {
+  Result<CommandLine> help = Parse({"--help"});
+  ASSERT_TRUE(help.ok()) << help.status().ToString();
+  ASSERT_TRUE(help->exit_text);
+  EXPECT_NE(help->exit_text->find("--master URL"), std::string::npos) << *help->exit_text;
+  Result<CommandLine> version = Parse({"--version"});
+  ASSERT_TRUE(version.ok()) << version.status().ToString();
+  ASSERT_TRUE(version->exit_text);
+  EXPECT_EQ(version->exit_text->rfind("cairn-agent ", 0), 0u) << *version->exit_text;
 }
 
 TEST(AgentConfigTest, RejectsBadFlagsAndValues) {
@@ -73,6 +85,7 @@ TEST(AgentConfigTest, RejectsBadFlagsAndValues) {
       {"--id", "a"},
       {"--master", "http://m:1"},
       {"--master", "http://m:1", "--id", "a", "--config", "/nonexistent/agent.yaml"},
+      {"--master", "http://m:1", "--id", "a", "--log-level", "loud"},
   };
   for (const auto& args : bad) {
     Result<CommandLine> parsed = Parse(args);
@@ -81,6 +94,14 @@ TEST(AgentConfigTest, RejectsBadFlagsAndValues) {
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << joined;
     EXPECT_FALSE(parsed.status().message().empty()) << joined;
   }
+  // The message names what is wrong.
+  EXPECT_NE(Parse({"--id", "a"}).status().message().find("--master"), std::string::npos);
+  EXPECT_NE(Parse({"--master", "http://m:1"}).status().message().find("--id"), std::string::npos);
+  EXPECT_NE(Parse({"--master", "http://m:1", "--id", "a", "--bogus", "1"})
+                .status()
+                .message()
+                .find("--bogus"),
+            std::string::npos);
 }
 
 TEST(AgentConfigTest, ReadsTheConfigFileAndFlagsOverrideIt) {

@@ -137,4 +137,24 @@ bool ChildProcess::running() {
   return !wait_status_.has_value();
 }
 
+std::string FinishedProcess::Text() const {
+  std::string text;
+  for (const auto& line : lines) text += line + "\n";
+  return text;
+}
+
+FinishedProcess RunToEnd(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  std::vector<std::string> shell = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1"};
+  shell.insert(shell.end(), argv.begin(), argv.end());
+  FinishedProcess finished;
+  auto child = ChildProcess::Start(shell);
+  if (!child.ok()) return finished;
+  // Every line is in once stdout has closed at the exit.
+  (void)(*child)->WaitForLine([](const std::string&) { return false; }, timeout);
+  Result<int> status = (*child)->Wait(timeout);
+  if (status.ok() && WIFEXITED(*status)) finished.exit_code = WEXITSTATUS(*status);
+  finished.lines = (*child)->Lines();
+  return finished;
+}
+
 }  // namespace cairn::testing

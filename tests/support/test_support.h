@@ -70,4 +70,12 @@ class ChildProcess {
   std::thread waiter_;
 };
 
+// A process run to its end with its stderr merged into its stdout, to read usage errors and logs.
+struct FinishedProcess {
+  int exit_code = -1;  // -1: it did not exit normally within the timeout
+  std::vector<std::string> lines;
+  std::string Text() const;  // every line, each ended by '\n'
+};
+FinishedProcess RunToEnd(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+
 }  // namespace cairn::testing
