@@ -114,6 +114,9 @@ SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, boo
   for (const auto& [agent_id, agent] : state.agents) {
     if (agent.schedulable()) pools_with_agents.insert(agent.resource_pool);
   }
+  // Without a schedulable agent nothing can be placed or preempted anywhere: skip the walk of
+  // the queue (a cluster whose agents are all down would otherwise pay it on every batch).
+  if (pools_with_agents.empty() && !explain_waiting) return result;
   // One walk of the queue, split by pool, in queue order. Nothing can be placed or preempted in
   // a pool without a schedulable agent, so its tasks are only listed when asked why they wait.
   struct Queued {
