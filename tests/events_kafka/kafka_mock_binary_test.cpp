@@ -67,5 +67,15 @@ TEST(KafkaMockBinaryTest, RejectsBadArguments) {
   EXPECT_EQ(WEXITSTATUS(*status), 2);
 }
 
+TEST(KafkaMockBinaryTest, HelpListsEveryOption) {
+  testing::FinishedProcess help =
+      testing::RunToEnd({BinaryPath("cairn-kafka-mock"), "--help"}, milliseconds(20'000));
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* option : {"--brokers N", "--topic-prefix PREFIX", "--placement-partitions N",
+                             "--bootstrap-file FILE", "--log-level LEVEL", "--version"}) {
+    EXPECT_NE(help.Text().find(option), std::string::npos) << option << "\n" << help.Text();
+  }
+}
+
 }  // namespace
 }  // namespace cairn
