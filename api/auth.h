@@ -1,36 +1,39 @@
-// Users and bearer tokens, compatible with Determined's CLI login flow. Tokens are stateless:
-// "cairn1.<user>.<hmac>" signed with a key kept in the data directory, so they survive master
-// restarts. Cairn ships Determined's two built-in users (admin, determined) with blank
-// passwords. A request without a token acts as "determined". Thread-safe after Open.
+// Who a request comes from. A bearer token is a session (base/password.h: only its SHA-256 is
+// kept); the write side answers for it in memory (commands::Writer::Authenticate), so a logout,
+// deactivation or password change refuses the token as soon as it is acknowledged. Sessions
+// are started and ended by the handlers in api/handlers/auth.cpp.
 #pragma once
 
 #include <string>
 
-#include "base/status.h"
+#include "commands/identity.h"
 
-namespace cairn {
+namespace cairn::api {
 
+// The caller as handlers see it: never the password hash.
 struct User {
-  int id;
+  int id = 0;
   std::string username;
-  bool admin;
+  bool admin = false;
+  bool active = true;
+  std::string display_name;
 };
 
-class Authenticator {
- public:
-  // Reads the signing key from `key_file`, creating a random one when missing.
-  static Result<Authenticator> Open(const std::string& key_file);
+User UserFrom(const commands::UserRecord& record);
 
-  // Checks a login as the CLI sends it (blank password: "" or its salted SHA-512 when hashed).
-  Result<std::string> Login(const std::string& username, const std::string& password,
-                            bool is_hashed) const;
-  // The user a bearer token stands for; Unauthenticated when it is not one of ours.
-  Result<User> Verify(const std::string& token) const;
-  static Result<User> FindUser(const std::string& username);
+// The Authorization header's token: "Bearer <token>" -> "<token>"; "" when absent.
+// InvalidArgument-free: a malformed header is Unauthenticated.
+Result<std::string> BearerToken(const std::string& authorization_header);
 
- private:
-  std::string TokenFor(const std::string& username) const;
-  std::string key_;
-};
+// Determined's fallback user: a request without a token acts as this user while it is active
+// and its password is blank (once someone sets one, anonymous requests are refused). Issue 11
+// will refuse anonymous requests outright.
+inline constexpr char kFallbackUsername[] = "determined";
 
-}  // namespace cairn
+// Whether `user`'s password is blank. The argon2id check takes tens of milliseconds, so answers
+// are remembered per stored hash (a new password is a new hash).
+bool HasBlankPassword(const commands::UserRecord& user);
+// Tells HasBlankPassword the answer for a hash its caller just made, sparing the slow check.
+void RememberBlankPassword(const std::string& password_hash, bool blank);
+
+}  // namespace cairn::api

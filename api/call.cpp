@@ -4,6 +4,7 @@
 #include "api/router.h"
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/password.h"
 
 namespace cairn::api {
 
@@ -22,17 +23,27 @@ Status Call::Admit(Access access) {
     case Access::kUser:
       break;
   }
-  // A valid bearer token names the user; no token acts as "determined".
-  const std::string header = request_.Header("authorization");
-  if (!header.empty()) {
-    const std::string bearer = "Bearer ";
-    if (header.rfind(bearer, 0) != 0) {
-      return Status::Unauthenticated("Authorization must be 'Bearer <token>'");
+  // A live session's token names the user; no token acts as Determined's fallback user.
+  CAIRN_ASSIGN_OR_RETURN(token_, BearerToken(request_.Header("authorization")));
+  if (!token_.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(
+        auto record, services_.writer->Authenticate(SessionTokenSha256(token_), NowUnixMicros()));
+    user_ = UserFrom(record);
+  } else {
+    auto fallback = services_.writer->FindUser(kFallbackUsername);
+    if (!fallback || !fallback->active || !HasBlankPassword(*fallback)) {
+      return Status::Unauthenticated("Please use 'det user login' to log in first");
     }
-    CAIRN_ASSIGN_OR_RETURN(user_, services_.auth->Verify(header.substr(bearer.size())));
+    user_ = UserFrom(*fallback);
   }
   if (request_.method == "GET") return WaitForRequestedOffset();
   return Status::Ok();
+}
+
+int Call::UserIdOf(const std::string& username) const {
+  if (username == user_.username) return user_.id;
+  auto user = services_.writer->FindUser(username);
+  return user ? user->id : 0;
 }
 
 const std::string& Call::Param(std::string_view name) const {

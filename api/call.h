@@ -33,6 +33,10 @@ class Call {
   // A path parameter of the route ("{id}" -> Param("id")); "" when the route has none so named.
   const std::string& Param(std::string_view name) const;
   const User& user() const { return user_; }
+  // The caller's session token ("" for an anonymous call), to end it at logout.
+  const std::string& token() const { return token_; }
+  // The id of the user named `username` now, 0 when there is none (renderers show it).
+  int UserIdOf(const std::string& username) const;
   // "user:<name>": the actor every event of the user's commands records.
   std::string UserActor() const { return "user:" + user_.username; }
 
@@ -57,7 +61,8 @@ class Call {
   const Services& services_;
   const http::Request& request_;
   Params params_;
-  User user_{2, "determined", false};
+  User user_;
+  std::string token_;
   std::string correlation_id_;
 };
 

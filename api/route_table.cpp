@@ -14,6 +14,7 @@
 #include "api/handlers/tasks.h"
 #include "api/handlers/templates.h"
 #include "api/handlers/trials.h"
+#include "api/handlers/users.h"
 
 namespace cairn::api {
 
@@ -27,6 +28,13 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/auth/login",                      kPublic,     Login},
       {"POST",   "/api/v1/auth/logout",                     kUser,       Logout},
       {"GET",    "/api/v1/me",                              kUser,       Me},
+      // Users (admins manage them; everyone reads them and changes their own password).
+      {"GET",    "/api/v1/users",                           kUser,       ListUsers},
+      {"POST",   "/api/v1/users",                           kUser,       CreateUser},
+      {"GET",    "/api/v1/users/{userId}",                  kUser,       GetUser},
+      {"PATCH",  "/api/v1/users/{userId}",                  kUser,       PatchUser},
+      {"POST",   "/api/v1/users/{userId}/password",         kUser,       SetUserPassword},
+      {"GET",    "/api/v1/users/{username}/by-username",    kUser,       GetUserByName},
       {"GET",    "/api/v1/workspaces",                      kUser,       Workspaces},
       {"GET",    "/api/v1/resource-pools",                  kUser,       ListResourcePools},
 

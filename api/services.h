@@ -32,6 +32,8 @@ struct MasterFacts {
   std::string placement_transport = "http";
   std::string kafka_brokers;
   std::string kafka_topic_prefix;
+  // How long a login's session lasts (security.session_lifetime_hours).
+  int64_t session_lifetime_micros = int64_t{7} * 24 * 3600 * 1'000'000;
 };
 
 struct Services {
@@ -41,7 +43,6 @@ struct Services {
   Projections* projections = nullptr;  // every read of cluster state (queries.h)
   TaskLogStore* task_logs = nullptr;
   ContextStore* contexts = nullptr;  // experiments' model definitions
-  const Authenticator* auth = nullptr;
   AgentLiveness* liveness = nullptr;
   const std::atomic<bool>* stopping = nullptr;  // streams end when it turns true
 };

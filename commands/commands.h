@@ -7,6 +7,7 @@
 #include <string>
 #include <variant>
 
+#include "commands/identity.h"
 #include "events.pb.h"
 
 namespace cairn::commands {
@@ -139,7 +140,8 @@ struct ClaimWriterEpoch {
 using Command = std::variant<SubmitTask, KillTask, RegisterAgent, DisconnectAgent, EnableAgent,
                              DisableAgent, ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch,
                              ConfigurePools, UpdateJob, ExpirePreemptions, CreateExperiment,
-                             ExperimentAction, ReportWorkload, SaveTemplate, DeleteTemplate>;
+                             ExperimentAction, ReportWorkload, SaveTemplate, DeleteTemplate,
+                             CreateUser, UpdateUser, StartSession, EndSession, RecordLoginFailure>;
 
 // A short name for logs and errors, e.g. "SubmitTask".
 const char* CommandName(const Command& command);

@@ -20,9 +20,23 @@ const char* CommandName(const Command& command) {
       "SubmitTask",   "KillTask",          "RegisterAgent",    "DisconnectAgent",  "EnableAgent",
       "DisableAgent", "ReportTaskStarted", "ReportTaskExited", "ClaimWriterEpoch", "ConfigurePools",
       "UpdateJob",    "ExpirePreemptions", "CreateExperiment", "ExperimentAction", "ReportWorkload",
-      "SaveTemplate", "DeleteTemplate"};
+      "SaveTemplate", "DeleteTemplate",    "CreateUser",       "UpdateUser",       "StartSession",
+      "EndSession",   "RecordLoginFailure"};
+  static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
 }
+
+namespace {
+
+// An identity decision as a Decision: its entity is the user it is about.
+Result<Decision> IdentityDecision(Result<std::vector<events::Envelope>> events,
+                                  std::string entity_id = "") {
+  if (!events.ok()) return events.status();
+  if (entity_id.empty() && !events->empty()) entity_id = EntityIdOf(events->front());
+  return Decision{std::move(*events), std::move(entity_id)};
+}
+
+}  // namespace
 
 bool IsSafeId(const std::string& id) {
   if (id.empty() || id.size() > 128) return false;
@@ -422,6 +436,18 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return DecideSaveTemplate(state, c);
         } else if constexpr (std::is_same_v<T, DeleteTemplate>) {
           return DecideDeleteTemplate(state, c);
+        } else if constexpr (std::is_same_v<T, CreateUser>) {
+          return IdentityDecision(DecideCreateUser(state.identity, c));
+        } else if constexpr (std::is_same_v<T, UpdateUser>) {
+          return IdentityDecision(DecideUpdateUser(state.identity, c),
+                                  "user/" + std::to_string(c.user_id));
+        } else if constexpr (std::is_same_v<T, StartSession>) {
+          return IdentityDecision(DecideStartSession(state.identity, c, meta.time_unix_micros),
+                                  "user/" + std::to_string(c.user_id));
+        } else if constexpr (std::is_same_v<T, EndSession>) {
+          return IdentityDecision(DecideEndSession(state.identity, c));
+        } else if constexpr (std::is_same_v<T, RecordLoginFailure>) {
+          return IdentityDecision(DecideRecordLoginFailure(c));
         } else {
           events::Envelope event;
           event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);

@@ -297,6 +297,7 @@ void Apply(DecisionState& state, const events::Envelope& event) {
                                                        EntityIdOf(event)};
     }
   }
+  ApplyIdentity(state.identity, event);
   switch (event.payload_case()) {
     case events::Envelope::kTaskSubmitted:
       ApplyTaskSubmitted(state, event);

@@ -14,6 +14,7 @@
 
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/searcher.h"
+#include "commands/identity.h"
 #include "events.pb.h"
 #include "events/pool_defaults.h"
 
@@ -202,6 +203,7 @@ struct DecisionState {
   std::map<std::string, CheckpointRecord> checkpoints;
   std::vector<std::string> deleted_checkpoints;  // in the order garbage collection decided it
   std::map<std::string, events::TemplateSaved> templates;
+  IdentityState identity;  // users and live sessions (commands/identity.h)
   int64_t last_experiment_id = 0;
   int64_t last_trial_id = 0;
   // Experiments an event touched since the reactor last looked (commands/experiment_reactor.h).

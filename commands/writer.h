@@ -67,6 +67,22 @@ class Writer {
   // a live trial run's (it ended, or was never one).
   virtual Result<TrialRunStart> DescribeTrialRun(const std::string& allocation_id) = 0;
 
+  // Identity, answered from the write side because it must be exact the moment a change is
+  // acknowledged (a logout, a deactivation, a password change) and cheap enough for every
+  // request: an in-memory lookup, never a read of the log or of RocksDB.
+  // The user a live session's token (its SHA-256) stands for at `now`; Unauthenticated when the
+  // token is unknown, ended or expired, or its user is deactivated.
+  virtual Result<UserRecord> Authenticate(const std::string& token_sha256, int64_t now) = 0;
+  // The user named `username`, with their password hash, for checking a login; NotFound when
+  // there is none. `throttled`: logins as `username` are refused for now (identity.h).
+  struct LoginSubject {
+    std::optional<UserRecord> user;
+    bool throttled = false;
+  };
+  virtual LoginSubject DescribeLogin(const std::string& username, int64_t now) = 0;
+  // A user by name or id, as the write side holds it now; nullopt when there is none.
+  virtual std::optional<UserRecord> FindUser(const std::string& username) = 0;
+
   // The writer epoch this writer claimed (0 before it claimed one).
   virtual uint64_t writer_epoch() const = 0;
 };

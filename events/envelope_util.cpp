@@ -75,6 +75,18 @@ std::string EntityIdOf(const events::Envelope& event) {
       return event.template_saved().name();
     case E::kTemplateDeleted:
       return event.template_deleted().name();
+    case E::kUserCreated:
+      return "user/" + std::to_string(event.user_created().user_id());
+    case E::kUserUpdated:
+      return "user/" + std::to_string(event.user_updated().user_id());
+    case E::kUserPasswordChanged:
+      return "user/" + std::to_string(event.user_password_changed().user_id());
+    case E::kSessionStarted:
+      return "user/" + std::to_string(event.session_started().user_id());
+    case E::kSessionEnded:
+      return "user/" + std::to_string(event.session_ended().user_id());
+    case E::kLoginFailed:
+      return "username/" + event.login_failed().username();
     default:
       return TaskIdOf(event);
   }
@@ -123,11 +135,27 @@ bool IsPlacementFor(const events::Envelope& event, const std::string& agent_id) 
   return false;
 }
 
+bool HoldsSecret(const events::Envelope& event) {
+  return (event.has_user_created() && !event.user_created().password_hash().empty()) ||
+         (event.has_user_password_changed() &&
+          !event.user_password_changed().password_hash().empty());
+}
+
+events::Envelope Redacted(const events::Envelope& event) {
+  events::Envelope redacted = event;
+  if (redacted.has_user_created()) redacted.mutable_user_created()->clear_password_hash();
+  if (redacted.has_user_password_changed()) {
+    redacted.mutable_user_password_changed()->clear_password_hash();
+  }
+  return redacted;
+}
+
 std::string EnvelopeToJson(const events::Envelope& event) {
   std::string out;
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = false;
-  auto status = google::protobuf::util::MessageToJsonString(event, &out, options);
+  auto status = google::protobuf::util::MessageToJsonString(
+      HoldsSecret(event) ? Redacted(event) : event, &out, options);
   if (!status.ok()) return "{}";
   // proto3 JSON omits zero values; offset 0 is a real offset, so readers always get one.
   if (event.offset() == 0 && out.size() > 1)

@@ -1,5 +1,6 @@
 #include "master/decision_loop.h"
 
+#include <algorithm>
 #include <future>
 
 #include "base/clock.h"
@@ -23,6 +24,52 @@ DecisionLoop::DecisionLoop(EventLog* log, Options options)
 
 DecisionLoop::~DecisionLoop() { Stop(); }
 
+namespace {
+
+bool IsIdentityEvent(const Envelope& event) {
+  switch (event.payload_case()) {
+    case Envelope::kUserCreated:
+    case Envelope::kUserUpdated:
+    case Envelope::kUserPasswordChanged:
+    case Envelope::kSessionStarted:
+    case Envelope::kSessionEnded:
+    case Envelope::kLoginFailed:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void DecisionLoop::PublishIdentity() {
+  std::unique_lock lock(identity_mutex_);
+  identity_ = state_.identity;
+}
+
+Result<UserRecord> DecisionLoop::Authenticate(const std::string& token_sha256, int64_t now) {
+  std::shared_lock lock(identity_mutex_);
+  const UserRecord* user = identity_.SessionUser(token_sha256, now);
+  if (user == nullptr) {
+    return Status::Unauthenticated("the token is not a live session; log in again");
+  }
+  return *user;
+}
+
+Writer::LoginSubject DecisionLoop::DescribeLogin(const std::string& username, int64_t now) {
+  std::shared_lock lock(identity_mutex_);
+  LoginSubject subject;
+  if (const UserRecord* user = identity_.FindUser(username)) subject.user = *user;
+  subject.throttled = identity_.Throttled(username, now, options_.login_throttle);
+  return subject;
+}
+
+std::optional<UserRecord> DecisionLoop::FindUser(const std::string& username) {
+  std::shared_lock lock(identity_mutex_);
+  const UserRecord* user = identity_.FindUser(username);
+  return user == nullptr ? std::nullopt : std::optional<UserRecord>(*user);
+}
+
 Status DecisionLoop::Replay() {
   DecisionState fresh;
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
@@ -36,6 +83,7 @@ Status DecisionLoop::Replay() {
   }
   std::lock_guard lock(state_mutex_);
   state_ = std::move(fresh);
+  PublishIdentity();
   if (my_epoch_ != 0 && state_.writer_epoch > my_epoch_) {
     fenced_reason_ = "a newer master (writer epoch " + std::to_string(state_.writer_epoch) +
                      ") took over the log; this master (epoch " + std::to_string(my_epoch_) +
@@ -208,7 +256,10 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
         last_cause = to_append.back().event_id();
       }
       if (!decision->events.empty()) last_event_index[i] = to_append.size() - 1;
-      answers[i] = Outcome{decision->entity_id, 0, static_cast<int>(decision->events.size())};
+      Outcome outcome;
+      outcome.entity_id = decision->entity_id;
+      outcome.events_written = static_cast<int>(decision->events.size());
+      answers[i] = std::move(outcome);
     }
     // Also when nothing was written but experiments still need a reaction (after a replay, or
     // when the last batch's reactions did not settle).
@@ -263,6 +314,8 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
   }
   uint64_t end = first_offset + to_append.size();
   std::lock_guard lock(state_mutex_);  // the replies read the state this batch left
+  // Before anyone hears of the batch: a logout is refused no later than it is acknowledged.
+  if (std::any_of(to_append.begin(), to_append.end(), IsIdentityEvent)) PublishIdentity();
   for (size_t i = 0; i < batch.size(); ++i) {
     if (answers[i]->ok()) {
       Outcome& outcome = answers[i]->value();

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 
@@ -28,6 +29,7 @@ class DecisionLoop : public Writer {
     size_t max_commands_per_batch = 1024;
     // How often the preemption timer looks for grace periods that ended.
     std::chrono::milliseconds preemption_check_period{250};
+    LoginThrottle login_throttle{};
   };
 
   // `log` must outlive the loop.
@@ -45,6 +47,9 @@ class DecisionLoop : public Writer {
   Result<TaskExplanation> Explain(const std::string& task_id, int64_t now_unix_micros) override;
   Result<TrialRunStart> DescribeTrialRun(const std::string& allocation_id) override;
   uint64_t writer_epoch() const override;
+  Result<UserRecord> Authenticate(const std::string& token_sha256, int64_t now) override;
+  LoginSubject DescribeLogin(const std::string& username, int64_t now) override;
+  std::optional<UserRecord> FindUser(const std::string& username) override;
 
   // Thread-safe. Runs `reader` on the current decision state under its lock; keep it short. For
   // the master's own services (checkpoint collection); the edge asks through Writer.
@@ -58,6 +63,9 @@ class DecisionLoop : public Writer {
   // What a command's caller needs back beyond the offset (Outcome); under state_mutex_.
   void FillReply(const Command& command, Outcome& outcome) const;
   Status Replay();
+  // Copies the state's identity for the lock-free-of-the-writer lookups above; under
+  // state_mutex_ or on the writer thread.
+  void PublishIdentity();
 
   EventLog* log_;
   Options options_;
@@ -68,6 +76,10 @@ class DecisionLoop : public Writer {
   // Set when the state may hold events the log does not (an append failed and the reload that
   // followed failed too): the next batch reloads first, or is refused.
   bool needs_replay_ = false;
+  // The identity as of the last durable batch, read on every request (Authenticate): its own
+  // lock, so a request never waits for a batch being decided.
+  mutable std::shared_mutex identity_mutex_;
+  IdentityState identity_;
 
   std::mutex queue_mutex_;
   std::condition_variable queue_changed_;

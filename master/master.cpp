@@ -8,6 +8,8 @@
 #include "api/task_log_store.h"
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/log.h"
+#include "base/password.h"
 #include "events/envelope_util.h"
 #include "events/kafka/placement_topic.h"
 #include "master/agent_heartbeats.h"
@@ -24,7 +26,6 @@ struct Master::Parts {
   std::atomic<bool> stopping{false};
   std::unique_ptr<EventLog> log;
   std::unique_ptr<TaskLogStore> task_logs;
-  std::unique_ptr<Authenticator> auth;
   std::unique_ptr<commands::DecisionLoop> loop;
   std::unique_ptr<Projections> projections;
   std::unique_ptr<PlacementRelay> relay;
@@ -52,8 +53,12 @@ Status BindServer(Master::Parts& parts);
 // claims a new writer epoch (from now on, events of older masters are fenced off).
 Status ReplayAndClaimTheLog(Master::Parts& parts) {
   CAIRN_ASSIGN_OR_RETURN(parts.log, OpenEventLog(parts.config.log));
-  parts.loop = std::make_unique<commands::DecisionLoop>(
-      parts.log.get(), commands::DecisionLoop::Options{parts.master_id});
+  commands::DecisionLoop::Options options;
+  options.master_id = parts.master_id;
+  options.login_throttle.max_failures = parts.config.security.max_failed_logins;
+  options.login_throttle.window_micros =
+      static_cast<int64_t>(parts.config.security.failed_login_window_seconds * 1e6);
+  parts.loop = std::make_unique<commands::DecisionLoop>(parts.log.get(), options);
   return parts.loop->Start();
 }
 
@@ -62,6 +67,36 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
 Status RecordThePools(Master::Parts& parts) {
   commands::CommandMeta meta{"system:master", parts.master_id, "", NowUnixMicros()};
   return parts.loop->Execute(commands::ConfigurePools{parts.config.pools}, meta).status();
+}
+
+// 3b. Determined's built-in users exist from the first start: admin and determined, with the
+// password master.yaml gives (security.initial_user_password) or a blank one. While either
+// password is blank, every start says so.
+Status RecordTheBuiltInUsers(Master::Parts& parts) {
+  commands::CommandMeta meta{"system:master", parts.master_id, "", NowUnixMicros()};
+  for (const auto& [username, admin] : {std::pair{"admin", true}, std::pair{"determined", false}}) {
+    if (parts.loop->FindUser(username)) continue;
+    CAIRN_ASSIGN_OR_RETURN(
+        std::string hash,
+        HashPassword(CliPasswordHash(parts.config.security.initial_user_password)));
+    api::RememberBlankPassword(hash, parts.config.security.initial_user_password.empty());
+    commands::CreateUser create{username, "", admin, true, std::move(hash)};
+    auto created = parts.loop->Execute(std::move(create), meta);
+    // Another master may have created it meanwhile; the user exists either way.
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status();
+    }
+  }
+  for (const char* username : {"admin", "determined"}) {
+    auto user = parts.loop->FindUser(username);
+    if (user && user->active && api::HasBlankPassword(*user)) {
+      log::Warn("master",
+                "user '{}' has a blank password: anyone who reaches this master can act as it; "
+                "set one with `det user change-password {}`",
+                username, username);
+    }
+  }
+  return Status::Ok();
 }
 
 // 4. The read side follows the log from where each projection stopped (its own offset), in the
@@ -89,8 +124,6 @@ Status StartServices(Master::Parts& parts) {
       std::chrono::milliseconds(static_cast<int64_t>(config.agent_timeout_seconds * 1000)));
   parts.heartbeats->Start();
   CAIRN_ASSIGN_OR_RETURN(parts.task_logs, TaskLogStore::Open(config.data_dir + "/tasklogs"));
-  CAIRN_ASSIGN_OR_RETURN(Authenticator auth, Authenticator::Open(config.data_dir + "/auth.key"));
-  parts.auth = std::make_unique<Authenticator>(std::move(auth));
   parts.contexts = std::make_unique<ContextStore>(config.data_dir + "/contexts");
   parts.checkpoint_collector = std::make_unique<CheckpointCollector>(parts.loop.get());
   parts.checkpoint_collector->Start();
@@ -103,6 +136,8 @@ void ServeTheApi(Master::Parts& parts) {
   api::Services services;
   services.facts.master_id = parts.master_id;
   services.facts.cluster_name = config.cluster_name;
+  services.facts.session_lifetime_micros =
+      static_cast<int64_t>(config.security.session_lifetime_hours * 3600 * 1e6);
   services.facts.default_checkpoint_dir =
       std::filesystem::absolute(config.data_dir + "/checkpoints").lexically_normal().string();
   if (config.log.backend == "kafka") {
@@ -115,7 +150,6 @@ void ServeTheApi(Master::Parts& parts) {
   services.projections = parts.projections.get();
   services.task_logs = parts.task_logs.get();
   services.contexts = parts.contexts.get();
-  services.auth = parts.auth.get();
   services.liveness = parts.heartbeats.get();
   services.stopping = &parts.stopping;
   parts.api = std::make_unique<api::RestApi>(std::move(services));
@@ -151,6 +185,7 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   CAIRN_RETURN_IF_ERROR(BindServer(*parts));
   CAIRN_RETURN_IF_ERROR(ReplayAndClaimTheLog(*parts));
   CAIRN_RETURN_IF_ERROR(RecordThePools(*parts));
+  CAIRN_RETURN_IF_ERROR(RecordTheBuiltInUsers(*parts));
   CAIRN_RETURN_IF_ERROR(FollowWithTheProjections(*parts));
   CAIRN_RETURN_IF_ERROR(StartServices(*parts));
   ServeTheApi(*parts);

@@ -450,6 +450,58 @@ Result<events::ResourcePoolsConfigured> ParsePools(const std::string& source,
   return pools;
 }
 
+// `security:`: the built-in users' first password, session lifetime and login throttling.
+Status ParseSecurity(const std::string& source, const YAML::Node& root,
+                     MasterConfig::Security& security) {
+  const auto node = root["security"];
+  if (!node) return Status::Ok();
+  if (!node.IsMap())
+    return Status::InvalidArgument(Where(source, node, "security") + ": expected a map");
+  CAIRN_RETURN_IF_ERROR(CheckKeys(source, node, "security.",
+                                  {"initial_user_password", "session_lifetime_hours",
+                                   "max_failed_logins", "failed_login_window_seconds"}));
+  if (node["initial_user_password"]) {
+    // The value is a secret: errors name the field, never echo it.
+    CAIRN_ASSIGN_OR_RETURN(security.initial_user_password,
+                           Scalar<std::string>(source, node["initial_user_password"],
+                                               "security.initial_user_password", "a string"));
+  }
+  if (node["session_lifetime_hours"]) {
+    CAIRN_ASSIGN_OR_RETURN(security.session_lifetime_hours,
+                           Scalar<double>(source, node["session_lifetime_hours"],
+                                          "security.session_lifetime_hours", "a number of hours"));
+    if (!std::isfinite(security.session_lifetime_hours) ||
+        security.session_lifetime_hours < 1.0 / 60 || security.session_lifetime_hours > 24 * 366) {
+      return Status::InvalidArgument(
+          Where(source, node["session_lifetime_hours"], "security.session_lifetime_hours") +
+          ": must be between one minute (0.0167) and 8784 hours");
+    }
+  }
+  if (node["max_failed_logins"]) {
+    CAIRN_ASSIGN_OR_RETURN(
+        security.max_failed_logins,
+        Scalar<int>(source, node["max_failed_logins"], "security.max_failed_logins", "an integer"));
+    if (security.max_failed_logins < 0 || security.max_failed_logins > 1000) {
+      return Status::InvalidArgument(
+          Where(source, node["max_failed_logins"], "security.max_failed_logins") +
+          ": must be between 0 (no throttling) and 1000");
+    }
+  }
+  if (node["failed_login_window_seconds"]) {
+    CAIRN_ASSIGN_OR_RETURN(
+        security.failed_login_window_seconds,
+        Scalar<double>(source, node["failed_login_window_seconds"],
+                       "security.failed_login_window_seconds", "a number of seconds"));
+    if (!std::isfinite(security.failed_login_window_seconds) ||
+        security.failed_login_window_seconds < 1 || security.failed_login_window_seconds > 86400) {
+      return Status::InvalidArgument(Where(source, node["failed_login_window_seconds"],
+                                           "security.failed_login_window_seconds") +
+                                     ": must be between 1 and 86400");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // One definition of the defaults: the decision state starts from the same ones, so a master
@@ -486,11 +538,11 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
   if (root.IsNull())
     return Status::InvalidArgument(source_name + ": empty config; data_dir is required");
   if (!root.IsMap()) return Status::InvalidArgument(source_name + ": expected a map at the top");
-  CAIRN_RETURN_IF_ERROR(
-      CheckKeys(source_name, root, "",
-                {"port", "listen_address", "data_dir", "log", "cluster_name",
-                 "agent_timeout_seconds", "max_request_body_bytes", "resource_manager",
-                 "resource_pools", "scheduler", "provisioner", "task_container_defaults"}));
+  CAIRN_RETURN_IF_ERROR(CheckKeys(
+      source_name, root, "",
+      {"port", "listen_address", "data_dir", "log", "cluster_name", "agent_timeout_seconds",
+       "max_request_body_bytes", "resource_manager", "resource_pools", "scheduler", "provisioner",
+       "task_container_defaults", "security"}));
   if (root["port"]) {
     CAIRN_ASSIGN_OR_RETURN(int port, Scalar<int>(source_name, root["port"], "port", "an integer"));
     if (port < 0 || port > 65535) {
@@ -537,6 +589,7 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
   }
   config.log.data_dir = config.data_dir;
   CAIRN_ASSIGN_OR_RETURN(config.pools, ParsePools(source_name, root));
+  CAIRN_RETURN_IF_ERROR(ParseSecurity(source_name, root, config.security));
   if (const auto log = root["log"]) {
     if (!log.IsMap())
       return Status::InvalidArgument(Where(source_name, log, "log") + ": expected a map");

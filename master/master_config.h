@@ -24,6 +24,18 @@ struct MasterConfig {
   std::string cluster_name = "cairn";
   double agent_timeout_seconds = 10;  // no heartbeat for this long -> AgentDisconnected
   size_t max_request_body_bytes = 128u << 20;
+  // `security:` (Determined's key names where it has them).
+  struct Security {
+    // The password of the built-in admin and determined users when the first start creates
+    // them; empty keeps Determined's blank default (and the master warns at every start).
+    // A secret: never logged.
+    std::string initial_user_password;
+    double session_lifetime_hours = 7 * 24;
+    // This many failed logins for one username within the window refuse further attempts
+    // until the window passes; 0 turns throttling off.
+    int max_failed_logins = 5;
+    double failed_login_window_seconds = 300;
+  } security;
   // The effective pools: every pool's scheduler is fully resolved (type and fitting policy never
   // UNSPECIFIED), and both default pools name a configured pool.
   events::ResourcePoolsConfigured pools = DefaultResourcePools();

@@ -9,6 +9,7 @@
 #include "projections/pool_projector.h"
 #include "projections/task_projector.h"
 #include "projections/template_projector.h"
+#include "projections/user_projector.h"
 #include "projections/writer_projector.h"
 
 namespace cairn::projections {
@@ -16,7 +17,7 @@ namespace cairn::projections {
 const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
       kTasksProjector, kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
-      kPoolsProjector, kTemplatesProjector, kWritersProjector};
+      kPoolsProjector, kTemplatesProjector, kWritersProjector,  kUsersProjector};
   return kNames;
 }
 
@@ -28,6 +29,7 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kPoolsProjector) return std::unique_ptr<Projector>(new PoolProjector());
   if (name == kTemplatesProjector) return std::unique_ptr<Projector>(new TemplateProjector());
   if (name == kWritersProjector) return std::unique_ptr<Projector>(new WriterProjector());
+  if (name == kUsersProjector) return std::unique_ptr<Projector>(new UserProjector());
   std::string known;
   for (const auto& projector : ProjectorNames()) known += (known.empty() ? "" : ", ") + projector;
   return Status::InvalidArgument("unknown projection '" + name + "' (known: " + known + ")");

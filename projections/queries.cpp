@@ -6,6 +6,7 @@
 #include "projections/pool_projector.h"
 #include "projections/task_projector.h"
 #include "projections/template_projector.h"
+#include "projections/user_projector.h"
 #include "projections/writer_projector.h"
 
 namespace cairn {
@@ -100,6 +101,23 @@ Result<std::optional<events::TemplateSaved>> Queries::GetTemplate(const std::str
 Result<std::vector<events::TemplateSaved>> Queries::ListTemplates() {
   return ReadFrom<std::vector<events::TemplateSaved>>(projections::kTemplatesProjector,
                                                       projections::ReadTemplates);
+}
+
+Result<std::optional<views::UserView>> Queries::GetUser(int32_t user_id) {
+  return ReadFrom<std::optional<views::UserView>>(
+      projections::kUsersProjector,
+      [&](ViewReader& reader) { return projections::ReadUser(reader, user_id); });
+}
+
+Result<std::optional<views::UserView>> Queries::GetUserByName(const std::string& username) {
+  return ReadFrom<std::optional<views::UserView>>(
+      projections::kUsersProjector,
+      [&](ViewReader& reader) { return projections::ReadUserByName(reader, username); });
+}
+
+Result<std::vector<views::UserView>> Queries::ListUsers() {
+  return ReadFrom<std::vector<views::UserView>>(projections::kUsersProjector,
+                                                projections::ReadUsers);
 }
 
 Result<std::vector<PoolView>> Queries::ListPools() {

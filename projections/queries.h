@@ -63,6 +63,12 @@ class Queries {
   // Every template, by name.
   Result<std::vector<events::TemplateSaved>> ListTemplates();
 
+  // Users (no password hashes: those stay on the write side).
+  Result<std::optional<views::UserView>> GetUser(int32_t user_id);
+  Result<std::optional<views::UserView>> GetUserByName(const std::string& username);
+  // Every user, by id.
+  Result<std::vector<views::UserView>> ListUsers();
+
   // The configured resource pools, in configuration order, with their connected agents' usage.
   Result<std::vector<PoolView>> ListPools();
 

@@ -1,41 +1,90 @@
 #include "api/handlers/auth.h"
 
+#include <cmath>
+
+#include "api/render/user_json.h"
 #include "api/rest_util.h"
+#include "base/clock.h"
+#include "base/password.h"
 
 namespace cairn::api {
 
 using nlohmann::json;
 
-namespace {
-
-json UserJson(const User& user) {
-  return {{"id", user.id},
-          {"username", user.username},
-          {"admin", user.admin},
-          {"active", true},
-          {"displayName", user.username}};
+Result<std::string> PasswordFromBody(const json& body, const std::string& path) {
+  CAIRN_ASSIGN_OR_RETURN(std::string password, GetString(body, "password", path, false));
+  bool is_hashed = false;
+  if (Present(body, "isHashed")) {
+    if (!body.at("isHashed").is_boolean()) {
+      return Status::InvalidArgument("isHashed: expected true or false");
+    }
+    is_hashed = body.at("isHashed").get<bool>();
+  }
+  // The CLI sends a blank password as "" even with isHashed.
+  if (is_hashed && !password.empty()) {
+    if (password.size() != 128 ||
+        password.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return Status::InvalidArgument(path + ": a hashed password is 128 lowercase hex digits");
+    }
+    return password;
+  }
+  if (password.size() > 1024) return Status::InvalidArgument(path + ": longer than 1024 bytes");
+  return CliPasswordHash(password);
 }
 
-}  // namespace
-
+// POST /api/v1/auth/login. The password is checked here, outside the writer (argon2id is slow by
+// design); the writer then starts the session only if the user's hash is still the one checked.
+// Every refusal is the same 403 "invalid credentials", so it does not tell which names exist.
 http::Response Login(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   auto username = GetString(*body, "username", "username", true);
   if (!username.ok()) return Error(username.status());
-  auto password = GetString(*body, "password", "password", false);
-  if (!password.ok()) return Error(password.status());
-  bool is_hashed = Present(*body, "isHashed") && body->at("isHashed").is_boolean() &&
-                   body->at("isHashed").get<bool>();
-  auto token = call.services().auth->Login(*username, *password, is_hashed);
-  if (!token.ok()) return Error(token.status());
-  auto user = Authenticator::FindUser(*username);
-  if (!user.ok()) return Error(user.status());
-  return Ok({{"token", *token}, {"user", UserJson(*user)}});
+  auto cli_hash = PasswordFromBody(*body, "password");
+  if (!cli_hash.ok()) return Error(cli_hash.status());
+
+  const int64_t now = NowUnixMicros();
+  auto subject = call.services().writer->DescribeLogin(*username, now);
+  auto refuse = [&](const std::string& reason, bool throttled) {
+    // Recorded for the audit trail and the throttle; a failure to record does not change the
+    // answer.
+    (void)call.ExecuteAs(commands::RecordLoginFailure{*username, reason, throttled},
+                         "anonymous:login");
+    if (throttled) {
+      // 429 Too Many Requests, not ResourceExhausted's usual 413: the request was fine.
+      http::Response response = Error(Status::ResourceExhausted(
+          "too many failed logins for " + *username + "; try again in a few minutes"));
+      response.status = 429;
+      response.headers.emplace_back("Retry-After", "60");
+      return response;
+    }
+    return Error(Status::PermissionDenied("invalid credentials"));
+  };
+  if (subject.throttled) return refuse("too many recent failures", true);
+  if (!subject.user) return refuse("no such user", false);
+  if (!subject.user->active) return refuse("user deactivated", false);
+  if (!VerifyPassword(subject.user->password_hash, *cli_hash)) {
+    return refuse("wrong password", false);
+  }
+
+  const std::string token = NewSessionToken();
+  commands::StartSession start;
+  start.user_id = subject.user->id;
+  start.token_sha256 = SessionTokenSha256(token);
+  start.checked_password_hash = subject.user->password_hash;
+  start.expires_unix_micros = now + call.services().facts.session_lifetime_micros;
+  auto outcome = call.ExecuteAs(start, "user:" + subject.user->username);
+  if (!outcome.ok()) return Error(outcome.status());
+  return Ok({{"token", token}, {"user", UserJson(UserFrom(*subject.user))}}, outcome->offset);
 }
 
-// Tokens are stateless today: there is nothing to end.
-http::Response Logout(Call&) { return Ok(json::object()); }
+// POST /api/v1/auth/logout: ends the caller's session; the token is refused from now on.
+http::Response Logout(Call& call) {
+  if (call.token().empty()) return Ok(json::object());
+  auto outcome = call.Execute(commands::EndSession{SessionTokenSha256(call.token()), "logout"});
+  if (!outcome.ok()) return Error(outcome.status());
+  return Ok(json::object(), outcome->offset);
+}
 
 http::Response Me(Call& call) { return Ok({{"user", UserJson(call.user())}}); }
 

@@ -221,9 +221,10 @@ http::Response LaunchCommand(Call& call) {
   if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   auto task = LoadTask(call, outcome->entity_id);
   if (!task.ok()) return Error(task.status());
-  return Ok(
-      {{"command", CommandJson(*task)}, {"config", ConfigOf(*task)}, {"warnings", json::array()}},
-      outcome->offset);
+  return Ok({{"command", CommandJson(*task, call.UserIdOf(task->user()))},
+             {"config", ConfigOf(*task)},
+             {"warnings", json::array()}},
+            outcome->offset);
 }
 
 http::Response ListCommands(Call& call) {
@@ -235,7 +236,7 @@ http::Response ListCommands(Call& call) {
     if (task.task_type() != events::TASK_TYPE_COMMAND) continue;
     if (!users.empty() && std::find(users.begin(), users.end(), task.user()) == users.end())
       continue;
-    list.push_back(CommandJson(task));
+    list.push_back(CommandJson(task, call.UserIdOf(task.user())));
   }
   return Ok({{"commands", list}});
 }
@@ -247,7 +248,8 @@ http::Response GetCommand(Call& call) {
   if (task->task_type() != events::TASK_TYPE_COMMAND) {
     return Error(Status::NotFound("command " + id + " not found"));
   }
-  return Ok({{"command", CommandJson(*task)}, {"config", ConfigOf(*task)}});
+  return Ok(
+      {{"command", CommandJson(*task, call.UserIdOf(task->user()))}, {"config", ConfigOf(*task)}});
 }
 
 http::Response KillCommand(Call& call) {
@@ -290,7 +292,7 @@ http::Response SetPriority(Call& call, const std::string& kind) {
   if (!call.WaitFor(outcome->offset).ok()) return Ok(json::object(), outcome->offset);
   auto updated = LoadTask(call, id);
   if (!updated.ok()) return Ok(json::object(), outcome->offset);
-  return Ok({{singular, CommandJson(*updated)}}, outcome->offset);
+  return Ok({{singular, CommandJson(*updated, call.UserIdOf(updated->user()))}}, outcome->offset);
 }
 
 }  // namespace
@@ -308,7 +310,7 @@ http::Response KillTask(Call& call, const std::string& id, bool as_command) {
     return Ok(json::object(), outcome->offset);
   auto task = LoadTask(call, id);
   if (!task.ok()) return Ok(json::object(), outcome->offset);
-  return Ok({{"command", CommandJson(*task)}}, outcome->offset);
+  return Ok({{"command", CommandJson(*task, call.UserIdOf(task->user()))}}, outcome->offset);
 }
 
 }  // namespace cairn::api

@@ -29,7 +29,8 @@ http::Response ListJobs(Call& call, bool wrapped) {
   auto [page, pagination] = Page(std::move(*jobs), *paging);
   json list = json::array();
   for (const auto& job : page) {
-    list.push_back(wrapped ? json{{"full", JobJson(job)}} : JobJson(job));
+    json rendered = JobJson(job, call.UserIdOf(job.user()));
+    list.push_back(wrapped ? json{{"full", rendered}} : rendered);
   }
   return Ok({{"jobs", list}, {"pagination", pagination}});
 }

@@ -25,8 +25,7 @@ std::string JobStateName(views::JobState state) {
 }
 
 // Determined's v1Job, with Cairn's queue facts under "cairn".
-json JobJson(const views::JobView& job) {
-  auto user = cairn::Authenticator::FindUser(job.user());
+json JobJson(const views::JobView& job, int user_id) {
   json task_ids = json::array();
   for (const auto& task : job.tasks()) task_ids.push_back(task.task_id());
   return {{"jobId", job.job_id()},
@@ -35,7 +34,7 @@ json JobJson(const views::JobView& job) {
           {"entityId", job.task_id()},
           {"submissionTime", FormatRfc3339(job.submission_time_unix_micros())},
           {"username", job.user()},
-          {"userId", user.ok() ? user->id : 0},
+          {"userId", user_id},
           {"resourcePool", job.resource_pool()},
           // Only experiments' trials give their slots back when asked (the seeds' rule).
           {"isPreemptible", job.task_type() == events::TASK_TYPE_TRIAL},

@@ -14,6 +14,7 @@ std::string JobTypeName(events::TaskType type);
 // "STATE_QUEUED", "STATE_SCHEDULED", "STATE_SCHEDULED_BACKFILLED".
 std::string JobStateName(views::JobState state);
 
-nlohmann::json JobJson(const views::JobView& job);
+// `user_id`: the id of the job's user.
+nlohmann::json JobJson(const views::JobView& job, int user_id);
 
 }  // namespace cairn::api

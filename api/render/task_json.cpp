@@ -53,12 +53,11 @@ std::string LatestReason(const views::TaskView& task) {
 }  // namespace
 
 // The v1Command shape, with Cairn's extra facts under "cairn".
-json CommandJson(const views::TaskView& task) {
-  auto user = cairn::Authenticator::FindUser(task.user());
+json CommandJson(const views::TaskView& task, int user_id) {
   json command = {
       {"id", task.task_id()},       {"description", task.description()},
       {"state", NtscState(task)},   {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
-      {"username", task.user()},    {"userId", user.ok() ? user->id : 0},
+      {"username", task.user()},    {"userId", user_id},
       {"displayName", task.user()}, {"resourcePool", task.resource_pool()},
       {"jobId", task.job_id()},     {"workspaceId", 1}};
   if (task.state() == views::TASK_STATE_TERMINATED) command["exitStatus"] = task.exit_reason();

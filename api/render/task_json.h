@@ -21,7 +21,8 @@ std::string NtscState(const views::TaskView& task);
 nlohmann::json ConfigOf(const views::TaskView& task);
 
 // The v1Command shape.
-nlohmann::json CommandJson(const views::TaskView& task);
+// `user_id`: the id of the task's user (views name users, Determined shows ids too).
+nlohmann::json CommandJson(const views::TaskView& task, int user_id);
 
 // The agents and slots of the task's current allocation: one entry per agent (several for a
 // gang), parts that already ended left out.

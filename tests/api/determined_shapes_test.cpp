@@ -69,6 +69,11 @@ TEST_F(DeterminedShapesTest, LoginWhoamiAndLogout) {
   json me = Call("GET", "/api/v1/me");
   ExpectKeys(me["user"], {"username", "admin", "active", "id"}, "me.user");
   Call("POST", "/api/v1/auth/logout");
+  // The session ended: its token is refused (the CLI forgets it and logs in again).
+  auto refused = client_->Request("GET", "/api/v1/me", "", {{"Authorization", "Bearer " + token_}});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 401) << refused->body;
+  token_.clear();
   json master = Call("GET", "/api/v1/master");
   ExpectKeys(
       master,

@@ -95,7 +95,9 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
     const bool harness = pattern.rfind("/api/v1/allocations/{id}/", 0) == 0 &&
                          pattern != "/api/v1/allocations/{id}/started" &&
                          pattern != "/api/v1/allocations/{id}/exited";
-    if (harness) EXPECT_EQ(route.access, Access::kAllocation);
+    if (harness) {
+      EXPECT_EQ(route.access, Access::kAllocation);
+    }
     if (pattern.find("/register") != std::string::npos ||
         pattern.find("/heartbeat") != std::string::npos || pattern == "/api/v1/task/logs") {
       EXPECT_EQ(route.access, Access::kAgent);

@@ -156,6 +156,65 @@ events::Envelope& History::SaveTemplate(const std::string& name, const std::stri
   return Stamp(std::move(event));
 }
 
+events::Envelope& History::CreateUser(int32_t user_id, const std::string& username, bool admin) {
+  events::Envelope event;
+  auto* created = event.mutable_user_created();
+  created->set_user_id(user_id);
+  created->set_username(username);
+  created->set_admin(admin);
+  created->set_active(true);
+  created->set_password_hash("$argon2id$fake-hash-of-" + username);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::RenameUser(int32_t user_id, const std::string& username) {
+  events::Envelope event;
+  event.mutable_user_updated()->set_user_id(user_id);
+  event.mutable_user_updated()->set_username(username);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::SetUserActive(int32_t user_id, bool active) {
+  events::Envelope event;
+  event.mutable_user_updated()->set_user_id(user_id);
+  event.mutable_user_updated()->set_active(active);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::ChangePassword(int32_t user_id, const std::string& password_hash) {
+  events::Envelope event;
+  event.mutable_user_password_changed()->set_user_id(user_id);
+  event.mutable_user_password_changed()->set_password_hash(password_hash);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::StartSession(const std::string& token_sha256, int32_t user_id,
+                                        int64_t expires_unix_micros) {
+  events::Envelope event;
+  auto* started = event.mutable_session_started();
+  started->set_token_sha256(token_sha256);
+  started->set_user_id(user_id);
+  started->set_expires_unix_micros(expires_unix_micros);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::EndSession(const std::string& token_sha256, int32_t user_id,
+                                      const std::string& reason) {
+  events::Envelope event;
+  auto* ended = event.mutable_session_ended();
+  ended->set_token_sha256(token_sha256);
+  ended->set_user_id(user_id);
+  ended->set_reason(reason);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::FailLogin(const std::string& username) {
+  events::Envelope event;
+  event.mutable_login_failed()->set_username(username);
+  event.mutable_login_failed()->set_reason("wrong password");
+  return Stamp(std::move(event));
+}
+
 events::Envelope& History::DeleteTemplate(const std::string& name) {
   events::Envelope event;
   event.mutable_template_deleted()->set_name(name);

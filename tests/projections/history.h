@@ -70,6 +70,17 @@ class History {
   events::Envelope& SaveTemplate(const std::string& name, const std::string& config_yaml);
   events::Envelope& DeleteTemplate(const std::string& name);
 
+  // Identity: users and sessions (commands/identity.h).
+  events::Envelope& CreateUser(int32_t user_id, const std::string& username, bool admin = false);
+  events::Envelope& RenameUser(int32_t user_id, const std::string& username);
+  events::Envelope& SetUserActive(int32_t user_id, bool active);
+  events::Envelope& ChangePassword(int32_t user_id, const std::string& password_hash);
+  events::Envelope& StartSession(const std::string& token_sha256, int32_t user_id,
+                                 int64_t expires_unix_micros);
+  events::Envelope& EndSession(const std::string& token_sha256, int32_t user_id,
+                               const std::string& reason);
+  events::Envelope& FailLogin(const std::string& username);
+
   // Experiment events, as the experiment decider writes them.
   events::Envelope& CreateExperiment(int64_t experiment, const std::string& job,
                                      const std::string& config_json, bool activate = true,

@@ -174,6 +174,16 @@ void History::AddWorkload(int agents, int tasks) {
     }
     if (t % 9 == 1) SaveTemplate("template-" + std::to_string(t % 4), "description: t" + id);
     if (t % 9 == 8) DeleteTemplate("template-" + std::to_string(t % 4));
+    // Users come and go: created, logged in and out, renamed, deactivated, failing a login.
+    const int32_t user = 10 + t / 7;
+    const std::string session = "session-" + id;
+    if (t % 7 == 0) CreateUser(user, "user-" + id, t % 14 == 0);
+    if (t % 7 == 1) StartSession(session, user, time_of(events_.size() - 1) + 3'600'000'000);
+    if (t % 7 == 2) FailLogin("user-" + id);
+    if (t % 7 == 3) EndSession("session-" + std::to_string(t - 2), user, "logout");
+    if (t % 7 == 4) ChangePassword(user, "$argon2id$fake-new-hash-" + id);
+    if (t % 7 == 5) RenameUser(user, "renamed-" + id);
+    if (t % 14 == 6) SetUserActive(user, false);
     if (t == tasks / 2) {
       Disable("agent-0", /*drain=*/true);
       Claim(epoch_ + 1);
@@ -189,6 +199,7 @@ void History::AddWorkload(int agents, int tasks) {
     }
   }
   SaveTemplate("workload", "description: " + std::to_string(tasks) + " tasks");
+  CreateUser(1, "workload-of-" + std::to_string(tasks) + "-tasks", true);
   Claim(epoch_ + 1);
 }
 

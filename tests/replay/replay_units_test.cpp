@@ -77,7 +77,7 @@ TEST(ReplayCommandTest, ChecksWhatFlagsExcludeAndNeed) {
       {"replay", "explain", "t", "--data", "/d", "--at-offset", "1", "--at-time", "1"},
       {"replay", "experiment", "0", "--data", "/d"},
       {"replay", "rebuild", "--data", "/d"},
-      {"replay", "rebuild", "--data", "/d", "--out", "/o", "--projection", "users"},
+      {"replay", "rebuild", "--data", "/d", "--out", "/o", "--projection", "workspaces"},
       {"replay", "digest", "--kafka", "k:1"},
   };
   for (const auto& args : bad) {

@@ -1,0 +1,208 @@
+#include "api/handlers/users.h"
+
+#include <charconv>
+
+#include "api/handlers/auth.h"
+#include "api/render/user_json.h"
+#include "api/rest_util.h"
+#include "base/password.h"
+
+namespace cairn::api {
+
+using nlohmann::json;
+
+namespace {
+
+Result<int32_t> UserIdParam(const Call& call) {
+  const std::string& text = call.Param("userId");
+  int32_t id = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (error != std::errc() || end != text.data() + text.size() || id <= 0) {
+    return Status::InvalidArgument("userId: expected a positive integer, got '" + text + "'");
+  }
+  return id;
+}
+
+Status RequireAdmin(const Call& call, const std::string& what) {
+  if (call.user().admin) return Status::Ok();
+  return Status::PermissionDenied("only an admin may " + what + " (you are " +
+                                  call.user().username + ")");
+}
+
+// The user as the projections show it once `offset` is applied.
+http::Response AnswerUser(Call& call, int32_t user_id, uint64_t offset) {
+  if (Status waited = call.WaitFor(offset); !waited.ok()) return Error(waited);
+  auto user = call.services().projections->GetUser(user_id);
+  if (!user.ok()) return Error(user.status());
+  if (!*user) return Error(Status::NotFound("user " + std::to_string(user_id) + " not found"));
+  return Ok({{"user", UserJson(**user)}}, offset);
+}
+
+Result<std::optional<bool>> OptionalBool(const json& body, const char* key) {
+  if (!Present(body, key)) return std::optional<bool>();
+  if (!body.at(key).is_boolean()) {
+    return Status::InvalidArgument(std::string(key) + ": expected true or false");
+  }
+  return std::optional<bool>(body.at(key).get<bool>());
+}
+
+}  // namespace
+
+http::Response ListUsers(Call& call) {
+  auto paging = call.ReadPaging();
+  if (!paging.ok()) return Error(paging.status());
+  auto users = call.services().projections->ListUsers();
+  if (!users.ok()) return Error(users.status());
+  auto [page, pagination] = Page(std::move(*users), *paging);
+  json list = json::array();
+  for (const auto& user : page) list.push_back(UserJson(user));
+  return Ok({{"users", list}, {"pagination", pagination}});
+}
+
+http::Response GetUser(Call& call) {
+  auto id = UserIdParam(call);
+  if (!id.ok()) return Error(id.status());
+  auto user = call.services().projections->GetUser(*id);
+  if (!user.ok()) return Error(user.status());
+  if (!*user) return Error(Status::NotFound("user " + std::to_string(*id) + " not found"));
+  return Ok({{"user", UserJson(**user)}});
+}
+
+http::Response GetUserByName(Call& call) {
+  const std::string& username = call.Param("username");
+  auto user = call.services().projections->GetUserByName(username);
+  if (!user.ok()) return Error(user.status());
+  if (!*user) return Error(Status::NotFound("user " + username + " not found"));
+  return Ok({{"user", UserJson(**user)}});
+}
+
+// Body: {"user": {"username", "admin", "active", "displayName"}, "password", "isHashed"}. A
+// user created without a password has a blank one, as in Determined.
+http::Response CreateUser(Call& call) {
+  if (Status admin = RequireAdmin(call, "create users"); !admin.ok()) return Error(admin);
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  if (Status known = CheckKnownKeys(*body, "", {"user", "password", "isHashed"}); !known.ok()) {
+    return Error(known);
+  }
+  if (!Present(*body, "user") || !body->at("user").is_object()) {
+    return Error(Status::InvalidArgument("user: required, an object with a username"));
+  }
+  const json& user = body->at("user");
+  if (Status known = CheckKnownKeys(user, "user", {"username", "admin", "active", "displayName"},
+                                    {"agentUserGroup", "remote"});
+      !known.ok()) {
+    return Error(known);
+  }
+  commands::CreateUser command;
+  auto username = GetString(user, "username", "user.username", true);
+  if (!username.ok()) return Error(username.status());
+  command.username = *username;
+  auto display_name = GetString(user, "displayName", "user.displayName", false);
+  if (!display_name.ok()) return Error(display_name.status());
+  command.display_name = *display_name;
+  auto admin = OptionalBool(user, "admin");
+  if (!admin.ok()) return Error(admin.status());
+  command.admin = admin->value_or(false);
+  auto active = OptionalBool(user, "active");
+  if (!active.ok()) return Error(active.status());
+  command.active = active->value_or(true);
+  if (Status name = commands::CheckUsername(command.username); !name.ok()) return Error(name);
+  auto cli_hash = PasswordFromBody(*body, "password");
+  if (!cli_hash.ok()) return Error(cli_hash.status());
+  auto hash = HashPassword(*cli_hash);
+  if (!hash.ok()) return Error(hash.status());
+  command.password_hash = *hash;
+  auto outcome = call.Execute(std::move(command));
+  if (!outcome.ok()) return Error(outcome.status());
+  auto created = call.services().writer->FindUser(*username);
+  if (!created) return Error(Status::Internal("user " + *username + " vanished"));
+  return AnswerUser(call, created->id, outcome->offset);
+}
+
+// Body: v1PatchUser — any of username, displayName, admin, active, password (+ isHashed).
+http::Response PatchUser(Call& call) {
+  auto id = UserIdParam(call);
+  if (!id.ok()) return Error(id.status());
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  if (Status known = CheckKnownKeys(
+          *body, "", {"username", "displayName", "admin", "active", "password", "isHashed"},
+          {"agentUserGroup", "remote"});
+      !known.ok()) {
+    return Error(known);
+  }
+  const bool self = *id == call.user().id;
+  commands::UpdateUser command;
+  command.user_id = *id;
+  if (Present(*body, "username")) {
+    if (Status admin = RequireAdmin(call, "rename users"); !admin.ok()) return Error(admin);
+    auto username = GetString(*body, "username", "username", true);
+    if (!username.ok()) return Error(username.status());
+    command.username = *username;
+  }
+  if (Present(*body, "displayName")) {
+    if (!self) {
+      if (Status admin = RequireAdmin(call, "change another user's display name"); !admin.ok())
+        return Error(admin);
+    }
+    auto display_name = GetString(*body, "displayName", "displayName", false);
+    if (!display_name.ok()) return Error(display_name.status());
+    command.display_name = *display_name;
+  }
+  for (const char* flag : {"admin", "active"}) {
+    auto value = OptionalBool(*body, flag);
+    if (!value.ok()) return Error(value.status());
+    if (!*value) continue;
+    std::string what =
+        std::string(flag) == "admin" ? "change who is an admin" : "activate or deactivate users";
+    if (Status admin = RequireAdmin(call, what); !admin.ok()) return Error(admin);
+    (std::string(flag) == "admin" ? command.admin : command.active) = **value;
+  }
+  if (Present(*body, "password")) {
+    if (!self) {
+      if (Status admin = RequireAdmin(call, "change another user's password"); !admin.ok())
+        return Error(admin);
+    }
+    auto cli_hash = PasswordFromBody(*body, "password");
+    if (!cli_hash.ok()) return Error(cli_hash.status());
+    auto hash = HashPassword(*cli_hash);
+    if (!hash.ok()) return Error(hash.status());
+    command.password_hash = *hash;
+  }
+  auto outcome = call.Execute(std::move(command));
+  if (!outcome.ok()) return Error(outcome.status());
+  return AnswerUser(call, *id, outcome->offset);
+}
+
+// The older route: the body is the CLI-hashed password as a JSON string, or {"password": ...}.
+http::Response SetUserPassword(Call& call) {
+  auto id = UserIdParam(call);
+  if (!id.ok()) return Error(id.status());
+  if (*id != call.user().id) {
+    if (Status admin = RequireAdmin(call, "change another user's password"); !admin.ok())
+      return Error(admin);
+  }
+  json body;
+  try {
+    body = json::parse(call.request().body);
+  } catch (const json::exception&) {
+    return Error(Status::InvalidArgument("body: expected the password as a JSON string"));
+  }
+  json password_body = body.is_string() ? json{{"password", body}, {"isHashed", true}} : body;
+  if (!password_body.is_object()) {
+    return Error(Status::InvalidArgument("body: expected the password as a JSON string"));
+  }
+  auto cli_hash = PasswordFromBody(password_body, "password");
+  if (!cli_hash.ok()) return Error(cli_hash.status());
+  auto hash = HashPassword(*cli_hash);
+  if (!hash.ok()) return Error(hash.status());
+  commands::UpdateUser command;
+  command.user_id = *id;
+  command.password_hash = *hash;
+  auto outcome = call.Execute(std::move(command));
+  if (!outcome.ok()) return Error(outcome.status());
+  return AnswerUser(call, *id, outcome->offset);
+}
+
+}  // namespace cairn::api

@@ -1,0 +1,17 @@
+// Users, as Determined's `det user` and SDK manage them. Anyone logged in may list and read
+// users; only an admin creates users or changes another user; a user may change their own
+// display name and password.
+#pragma once
+
+#include "api/call.h"
+
+namespace cairn::api {
+
+http::Response ListUsers(Call& call);        // GET /api/v1/users
+http::Response CreateUser(Call& call);       // POST /api/v1/users
+http::Response GetUser(Call& call);          // GET /api/v1/users/{userId}
+http::Response GetUserByName(Call& call);    // GET /api/v1/users/{username}/by-username
+http::Response PatchUser(Call& call);        // PATCH /api/v1/users/{userId}
+http::Response SetUserPassword(Call& call);  // POST /api/v1/users/{userId}/password
+
+}  // namespace cairn::api

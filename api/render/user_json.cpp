@@ -1,0 +1,24 @@
+#include "api/render/user_json.h"
+
+#include "base/clock.h"
+
+namespace cairn::api {
+
+using nlohmann::json;
+
+json UserJson(const views::UserView& user) {
+  return {{"id", user.id()},
+          {"username", user.username()},
+          {"displayName", user.display_name()},
+          {"admin", user.admin()},
+          {"active", user.active()},
+          {"remote", false},
+          {"modifiedAt", FormatRfc3339(user.modified_unix_micros())}};
+}
+
+json UserJson(const User& user) {
+  return {{"id", user.id},       {"username", user.username}, {"displayName", user.display_name},
+          {"admin", user.admin}, {"active", user.active},     {"remote", false}};
+}
+
+}  // namespace cairn::api

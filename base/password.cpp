@@ -1,0 +1,63 @@
+#include "base/password.h"
+
+#include <openssl/sha.h>
+#include <sodium.h>
+
+#include <cstdlib>
+
+#include "base/encoding.h"
+
+namespace cairn {
+namespace {
+
+// Determined's CLI salts with this before hashing (determined.common.api.salt_and_hash).
+constexpr std::string_view kCliSalt = "GubPEmmotfiK9TMD6Zdw";
+// OWASP's argon2id minimum: 19 MiB, 2 passes. Enough to make guessing slow, cheap enough that a
+// login costs a few tens of milliseconds of one core.
+constexpr unsigned long long kPasses = 2;
+constexpr size_t kMemoryBytes = size_t{19} << 20;
+
+void InitSodium() {
+  // Idempotent and thread-safe; it fails only without a source of randomness.
+  if (sodium_init() < 0) std::abort();
+}
+
+}  // namespace
+
+std::string CliPasswordHash(std::string_view password) {
+  std::string salted = std::string(kCliSalt) + std::string(password);
+  unsigned char digest[SHA512_DIGEST_LENGTH];
+  SHA512(reinterpret_cast<const unsigned char*>(salted.data()), salted.size(), digest);
+  return HexLower(digest, sizeof digest);
+}
+
+Result<std::string> HashPassword(std::string_view cli_hash) {
+  InitSodium();
+  char out[crypto_pwhash_STRBYTES];
+  if (crypto_pwhash_str_alg(out, cli_hash.data(), cli_hash.size(), kPasses, kMemoryBytes,
+                            crypto_pwhash_ALG_ARGON2ID13) != 0) {
+    return Status::ResourceExhausted("not enough memory to hash a password");
+  }
+  return std::string(out);
+}
+
+bool VerifyPassword(std::string_view stored, std::string_view cli_hash) {
+  InitSodium();
+  std::string terminated(stored);
+  return crypto_pwhash_str_verify(terminated.c_str(), cli_hash.data(), cli_hash.size()) == 0;
+}
+
+std::string NewSessionToken() {
+  InitSodium();
+  unsigned char bytes[32];
+  randombytes_buf(bytes, sizeof bytes);
+  return "cairn-" + HexLower(bytes, sizeof bytes);
+}
+
+std::string SessionTokenSha256(std::string_view token) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(), digest);
+  return HexLower(digest, sizeof digest);
+}
+
+}  // namespace cairn

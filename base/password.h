@@ -1,0 +1,28 @@
+// Passwords and session tokens. A password arrives as Determined's CLI sends it, or in clear, and
+// is brought to one form: the CLI's hash (hex SHA-512 of a fixed salt and the password). What is
+// stored is only a slow, salted argon2id hash of that form (libsodium, ~19 MiB and 2 passes), so
+// a copy of the log does not give passwords away cheaply. A session token is 32 random bytes;
+// only its SHA-256 is ever stored. Thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace cairn {
+
+// What the CLI sends for `password` with isHashed: hex SHA-512 of its salt and the password.
+std::string CliPasswordHash(std::string_view password);
+
+// argon2id of `cli_hash` with a fresh salt, in libsodium's self-describing string form.
+Result<std::string> HashPassword(std::string_view cli_hash);
+// Whether `cli_hash` matches `stored` (a HashPassword result). Takes tens of milliseconds.
+bool VerifyPassword(std::string_view stored, std::string_view cli_hash);
+
+// A new bearer token: "cairn-" and 64 hex digits of randomness.
+std::string NewSessionToken();
+// The form a token is stored and looked up in.
+std::string SessionTokenSha256(std::string_view token);
+
+}  // namespace cairn

@@ -1,0 +1,130 @@
+#include "projections/user_projector.h"
+
+#include <charconv>
+#include <cstdio>
+#include <functional>
+
+namespace cairn::projections {
+
+namespace {
+
+constexpr std::string_view kUserPrefix = "user/";
+constexpr std::string_view kUsernamePrefix = "username/";
+constexpr std::string_view kSessionPrefix = "session/";
+
+// Zero-padded, so a scan returns users in id order.
+std::string UserKey(int32_t user_id) {
+  char digits[16];
+  std::snprintf(digits, sizeof digits, "%010d", user_id);
+  return std::string(kUserPrefix) + digits;
+}
+
+std::string UsernameKey(const std::string& username) {
+  return std::string(kUsernamePrefix) + username;
+}
+
+std::string SessionKey(const std::string& token_sha256) {
+  return std::string(kSessionPrefix) + token_sha256;
+}
+
+// Reads the user `user_id`, lets `change` edit it, and writes it back stamped with the event's
+// time. A user the projection does not know is left alone (the decider never names one).
+Status UpdateUser(ViewStore& store, int32_t user_id, const Envelope& event,
+                  const std::function<void(views::UserView&)>& change) {
+  views::UserView user;
+  CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(UserKey(user_id), &user));
+  if (!found) return Status::Ok();
+  change(user);
+  user.set_modified_unix_micros(event.time_unix_micros());
+  return store.PutMessage(UserKey(user_id), user);
+}
+
+}  // namespace
+
+Status UserProjector::Apply(const Envelope& event, ViewStore& store) const {
+  switch (event.payload_case()) {
+    case Envelope::kUserCreated: {
+      const auto& created = event.user_created();
+      views::UserView user;
+      user.set_id(created.user_id());
+      user.set_username(created.username());
+      user.set_display_name(created.display_name());
+      user.set_admin(created.admin());
+      user.set_active(created.active());
+      user.set_created_unix_micros(event.time_unix_micros());
+      user.set_modified_unix_micros(event.time_unix_micros());
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(UserKey(created.user_id()), user));
+      return store.Put(UsernameKey(created.username()), std::to_string(created.user_id()));
+    }
+    case Envelope::kUserUpdated: {
+      const auto& updated = event.user_updated();
+      std::string old_username;
+      CAIRN_RETURN_IF_ERROR(UpdateUser(store, updated.user_id(), event, [&](views::UserView& user) {
+        old_username = user.username();
+        if (updated.has_username()) user.set_username(updated.username());
+        if (updated.has_display_name()) user.set_display_name(updated.display_name());
+        if (updated.has_admin()) user.set_admin(updated.admin());
+        if (updated.has_active()) user.set_active(updated.active());
+      }));
+      if (!updated.has_username() || old_username.empty()) return Status::Ok();
+      CAIRN_RETURN_IF_ERROR(store.Delete(UsernameKey(old_username)));
+      return store.Put(UsernameKey(updated.username()), std::to_string(updated.user_id()));
+    }
+    case Envelope::kUserPasswordChanged:
+      return UpdateUser(store, event.user_password_changed().user_id(), event,
+                        [&](views::UserView& user) {
+                          user.set_password_changed_unix_micros(event.time_unix_micros());
+                        });
+    case Envelope::kSessionStarted: {
+      views::SessionView session;
+      session.set_user_id(event.session_started().user_id());
+      session.set_started_unix_micros(event.time_unix_micros());
+      session.set_expires_unix_micros(event.session_started().expires_unix_micros());
+      return store.PutMessage(SessionKey(event.session_started().token_sha256()), session);
+    }
+    case Envelope::kSessionEnded: {
+      const std::string key = SessionKey(event.session_ended().token_sha256());
+      views::SessionView session;
+      CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(key, &session));
+      if (!found) return Status::Ok();
+      session.set_ended(true);
+      session.set_ended_unix_micros(event.time_unix_micros());
+      session.set_ended_reason(event.session_ended().reason());
+      return store.PutMessage(key, session);
+    }
+    default:
+      return Status::Ok();
+  }
+}
+
+Result<std::optional<views::UserView>> ReadUser(ViewReader& reader, int32_t user_id) {
+  views::UserView user;
+  CAIRN_ASSIGN_OR_RETURN(bool found, GetMessage(reader, UserKey(user_id), &user));
+  if (!found) return std::optional<views::UserView>();
+  return std::optional<views::UserView>(std::move(user));
+}
+
+Result<std::optional<views::UserView>> ReadUserByName(ViewReader& reader,
+                                                      const std::string& username) {
+  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> id, reader.Get(UsernameKey(username)));
+  if (!id) return std::optional<views::UserView>();
+  int32_t user_id = 0;
+  auto [end, error] = std::from_chars(id->data(), id->data() + id->size(), user_id);
+  if (error != std::errc() || end != id->data() + id->size()) {
+    return Status::Corruption("users: the id of username " + username + " is '" + *id + "'");
+  }
+  return ReadUser(reader, user_id);
+}
+
+Result<std::vector<views::UserView>> ReadUsers(ViewReader& reader) {
+  std::vector<views::UserView> users;
+  Status parse_error;
+  CAIRN_RETURN_IF_ERROR(reader.Scan(kUserPrefix, [&](std::string_view key, std::string_view value) {
+    parse_error = ParseView(value, key, &users.emplace_back());
+    return parse_error.ok();
+  }));
+  CAIRN_RETURN_IF_ERROR(parse_error);
+  return users;
+}
+
+}  // namespace cairn::projections

@@ -1,0 +1,28 @@
+// The users projection: "user/<id, 10 digits>" -> views::UserView, "username/<name>" -> the id
+// (decimal), and "session/<token SHA-256>" -> views::SessionView, ended sessions included.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "projections/projector.h"
+#include "views.pb.h"
+
+namespace cairn::projections {
+
+inline const std::string kUsersProjector = "users";
+
+class UserProjector : public Projector {
+ public:
+  const std::string& name() const override { return kUsersProjector; }
+  Status Apply(const Envelope& event, ViewStore& store) const override;
+};
+
+Result<std::optional<views::UserView>> ReadUser(ViewReader& reader, int32_t user_id);
+Result<std::optional<views::UserView>> ReadUserByName(ViewReader& reader,
+                                                      const std::string& username);
+// Every user, by id.
+Result<std::vector<views::UserView>> ReadUsers(ViewReader& reader);
+
+}  // namespace cairn::projections

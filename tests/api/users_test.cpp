@@ -1,0 +1,179 @@
+// Users and sessions over REST, as Determined's CLI drives them, against a real master: the
+// built-in users, creating users, logging in and out, password changes and deactivation ending
+// sessions at once, the login throttle, the anonymous fallback, and a restart keeping it all.
+#include <fstream>
+#include <sstream>
+
+#include "base/password.h"
+#include "tests/api/api_fixture.h"
+
+namespace cairn::api_testing {
+namespace {
+
+class UsersTest : public ApiTest {
+ protected:
+  // Logs in; returns the token ("" and the response's status in `status` when refused).
+  std::string Login(const std::string& user, const std::string& password, bool hashed,
+                    int* status = nullptr) {
+    std::string sent = hashed ? CliPasswordHash(password) : password;
+    if (hashed && password.empty()) sent = "";  // what the CLI sends for a blank password
+    auto response = Call("POST", "/api/v1/auth/login",
+                         json{{"username", user}, {"password", sent}, {"isHashed", hashed}}.dump(),
+                         {{"Authorization", ""}});
+    if (status != nullptr) *status = response.status;
+    if (response.status != 200) return "";
+    return json::parse(response.body)["token"];
+  }
+  int StatusWith(const std::string& token, const std::string& method, const std::string& target,
+                 const std::string& body = "") {
+    return Call(method, target, body, {{"Authorization", token.empty() ? "" : "Bearer " + token}})
+        .status;
+  }
+  json CreateUser(const std::string& name, const std::string& password, bool admin = false) {
+    return CallJson("POST", "/api/v1/users",
+                    json{{"user", {{"username", name}, {"admin", admin}, {"active", true}}},
+                         {"password", password},
+                         {"isHashed", false}}
+                        .dump());
+  }
+};
+
+TEST_F(UsersTest, TheBuiltInUsersExistAndAnonymousCallsActAsDetermined) {
+  json users = CallJson("GET", "/api/v1/users");
+  ASSERT_EQ(users["users"].size(), 2u) << users;
+  EXPECT_EQ(users["users"][0]["username"], "admin");
+  EXPECT_EQ(users["users"][0]["admin"], true);
+  EXPECT_EQ(users["users"][1]["username"], "determined");
+  EXPECT_EQ(CallJson("GET", "/api/v1/me")["user"]["username"], "determined");
+  EXPECT_EQ(CallJson("GET", "/api/v1/users/admin/by-username")["user"]["id"], 1);
+  EXPECT_EQ(CallJson("GET", "/api/v1/users/2")["user"]["username"], "determined");
+  CallJson("GET", "/api/v1/users/99", "", 404);
+  CallJson("GET", "/api/v1/users/abc", "", 400);
+}
+
+TEST_F(UsersTest, AnAdminCreatesAUserWhoLogsInWithEitherPasswordForm) {
+  LoginAs("admin");
+  json created = CreateUser("alice", "s3cret");
+  EXPECT_EQ(created["user"]["username"], "alice");
+  EXPECT_EQ(created["user"]["id"], 3);
+  EXPECT_EQ(Call("POST", "/api/v1/users", json{{"user", {{"username", "alice"}}}}.dump()).status,
+            409);
+
+  int status = 0;
+  std::string hashed = Login("alice", "s3cret", true, &status);
+  EXPECT_EQ(status, 200);
+  std::string plain = Login("alice", "s3cret", false, &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_NE(hashed, plain) << "each login is its own session";
+  Login("alice", "wrong", true, &status);
+  EXPECT_EQ(status, 403);
+  Login("nobody", "s3cret", true, &status);
+  EXPECT_EQ(status, 403) << "the same refusal whether or not the user exists";
+
+  token_ = hashed;
+  EXPECT_EQ(CallJson("GET", "/api/v1/me")["user"]["username"], "alice");
+  // Not an admin: alice may not create users or change others.
+  auto refused = Call("POST", "/api/v1/users", json{{"user", {{"username", "eve"}}}}.dump());
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_NE(refused.body.find("only an admin may create users"), std::string::npos) << refused.body;
+  EXPECT_EQ(Call("PATCH", "/api/v1/users/1", R"({"active":false})").status, 403);
+  EXPECT_EQ(Call("PATCH", "/api/v1/users/3", R"({"admin":true})").status, 403);
+  EXPECT_EQ(
+      CallJson("PATCH", "/api/v1/users/3", R"({"displayName":"Alice"})")["user"]["displayName"],
+      "Alice");
+}
+
+TEST_F(UsersTest, LogoutPasswordChangeAndDeactivationRefuseTokensAtOnce) {
+  LoginAs("admin");
+  std::string admin = token_;
+  CreateUser("alice", "one");
+  std::string first = Login("alice", "one", true);
+  std::string second = Login("alice", "one", true);
+  ASSERT_FALSE(first.empty());
+
+  // Logout ends that session only.
+  EXPECT_EQ(StatusWith(first, "POST", "/api/v1/auth/logout"), 200);
+  EXPECT_EQ(StatusWith(first, "GET", "/api/v1/me"), 401);
+  EXPECT_EQ(StatusWith(second, "GET", "/api/v1/me"), 200);
+
+  // Her own password change (as `det user change-password` sends it) ends all her sessions.
+  EXPECT_EQ(StatusWith(second, "PATCH", "/api/v1/users/3",
+                       json{{"password", CliPasswordHash("two")}, {"isHashed", true}}.dump()),
+            200);
+  EXPECT_EQ(StatusWith(second, "GET", "/api/v1/me"), 401);
+  int status = 0;
+  Login("alice", "one", true, &status);
+  EXPECT_EQ(status, 403);
+  std::string third = Login("alice", "two", true);
+  ASSERT_FALSE(third.empty());
+
+  // Deactivated by an admin: her session ends and she cannot log in.
+  token_ = admin;
+  EXPECT_EQ(CallJson("PATCH", "/api/v1/users/3", R"({"active":false})")["user"]["active"], false);
+  EXPECT_EQ(StatusWith(third, "GET", "/api/v1/me"), 401);
+  Login("alice", "two", true, &status);
+  EXPECT_EQ(status, 403);
+  CallJson("PATCH", "/api/v1/users/3", R"({"active":true})");
+  EXPECT_FALSE(Login("alice", "two", true).empty());
+  // The last admin cannot be deactivated.
+  EXPECT_EQ(Call("PATCH", "/api/v1/users/1", R"({"active":false})").status, 409);
+}
+
+TEST_F(UsersTest, RepeatedFailedLoginsAreThrottled) {
+  LoginAs("admin");
+  CreateUser("alice", "right");
+  int status = 0;
+  for (int i = 0; i < 5; ++i) {
+    Login("alice", "wrong", true, &status);
+    EXPECT_EQ(status, 403) << i;
+  }
+  Login("alice", "right", true, &status);
+  EXPECT_EQ(status, 429) << "five failures within five minutes";
+  // Other users are not affected.
+  EXPECT_FALSE(Login("admin", "", true).empty());
+  // Every attempt is in the log, for the audit trail; no password is.
+  int failures = 0;
+  for (const auto& event : Events()) failures += event.contains("loginFailed") ? 1 : 0;
+  EXPECT_EQ(failures, 6);
+}
+
+TEST_F(UsersTest, OnceDeterminedHasAPasswordAnonymousCallsAreRefused) {
+  EXPECT_EQ(StatusWith("", "GET", "/api/v1/commands"), 200);
+  LoginAs("admin");
+  CallJson("POST", "/api/v1/users/2/password", json(CliPasswordHash("pw")).dump());
+  EXPECT_EQ(StatusWith("", "GET", "/api/v1/commands"), 401);
+  EXPECT_EQ(StatusWith("", "GET", "/info"), 200) << "public routes stay public";
+  EXPECT_EQ(StatusWith("not-a-token", "GET", "/api/v1/commands"), 401);
+  EXPECT_FALSE(Login("determined", "pw", false).empty());
+}
+
+TEST_F(UsersTest, ARestartKeepsUsersAndSessionsAndNoSecretReachesTheLogOrEvents) {
+  LoginAs("admin");
+  CreateUser("alice", "hunter2");
+  std::string live = Login("alice", "hunter2", true);
+  std::string ended = Login("alice", "hunter2", true);
+  ASSERT_EQ(StatusWith(ended, "POST", "/api/v1/auth/logout"), 200);
+
+  StartMaster();  // the same data directory: startup is replay
+  EXPECT_EQ(StatusWith(live, "GET", "/api/v1/me"), 200);
+  EXPECT_EQ(StatusWith(ended, "GET", "/api/v1/me"), 401);
+  token_.clear();
+  LoginAs("admin");
+  EXPECT_EQ(CallJson("GET", "/api/v1/users")["users"].size(), 3u);
+
+  // Neither the password, its hashes nor a token is in the event stream or the log's bytes.
+  std::stringstream events;
+  for (const auto& event : Events()) events << event.dump() << "\n";
+  std::stringstream log_bytes;
+  for (const auto& file : std::filesystem::directory_iterator(dir_.Sub("data/log"))) {
+    log_bytes << std::ifstream(file.path(), std::ios::binary).rdbuf();
+  }
+  for (const std::string& secret : {std::string("hunter2"), CliPasswordHash("hunter2"), live}) {
+    EXPECT_EQ(events.str().find(secret), std::string::npos) << secret;
+    EXPECT_EQ(log_bytes.str().find(secret), std::string::npos) << secret;
+  }
+  EXPECT_EQ(events.str().find("argon2id"), std::string::npos) << "a hash reached the stream";
+}
+
+}  // namespace
+}  // namespace cairn::api_testing
