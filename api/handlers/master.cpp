@@ -27,7 +27,7 @@ http::Response MasterInfo(Call& call) {
              {"hasCustomLogo", false},
              {"telemetryEnabled", false},
              {"rbacEnabled", false},
-             {"product", "Cairn"},
+             {"product", "PRODUCT_UNSPECIFIED"},
              {"cairn",
               {{"version", kCairnVersion},
                {"log", services.log->Describe()},

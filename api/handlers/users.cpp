@@ -1,5 +1,6 @@
 #include "api/handlers/users.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "api/handlers/auth.h"
@@ -38,6 +39,21 @@ http::Response AnswerUser(Call& call, int32_t user_id, uint64_t offset) {
   return Ok({{"user", UserJson(**user)}}, offset);
 }
 
+// Determined's fields Cairn does not have: accepted only when they ask for nothing.
+Status CheckUnsupportedFields(const json& object, const std::string& path) {
+  if (Present(object, "remote") && object.at("remote") != false) {
+    return Status::NotSupported(path +
+                                "remote: users signed on by a remote identity provider "
+                                "are not supported");
+  }
+  if (Present(object, "agentUserGroup")) {
+    return Status::NotSupported(path +
+                                "agentUserGroup: running tasks as a linked agent user is "
+                                "not supported");
+  }
+  return Status::Ok();
+}
+
 Result<std::optional<bool>> OptionalBool(const json& body, const char* key) {
   if (!Present(body, key)) return std::optional<bool>();
   if (!body.at(key).is_boolean()) {
@@ -53,7 +69,32 @@ http::Response ListUsers(Call& call) {
   if (!paging.ok()) return Error(paging.status());
   auto users = call.services().projections->ListUsers();
   if (!users.ok()) return Error(users.status());
-  auto [page, pagination] = Page(std::move(*users), *paging);
+  // Filters as Determined's GetUsers: active, admin, name (in the username or display name).
+  const http::Request& request = call.request();
+  std::vector<views::UserView> kept;
+  for (auto& user : *users) {
+    bool keep = true;
+    for (const auto& [flag, value] :
+         {std::pair{"active", user.active()}, std::pair{"admin", user.admin()}}) {
+      const std::string wanted = request.QueryParam(flag);
+      if (!wanted.empty() && wanted != (value ? "true" : "false")) keep = false;
+    }
+    const std::string name = request.QueryParam("name");
+    if (!name.empty() && user.username().find(name) == std::string::npos &&
+        user.display_name().find(name) == std::string::npos) {
+      keep = false;
+    }
+    if (keep) kept.push_back(std::move(user));
+  }
+  if (request.QueryParam("sortBy") == "SORT_BY_USER_NAME" ||
+      request.QueryParam("sortBy") == "SORT_BY_DISPLAY_NAME") {
+    const bool by_username = request.QueryParam("sortBy") == "SORT_BY_USER_NAME";
+    std::stable_sort(kept.begin(), kept.end(), [&](const auto& a, const auto& b) {
+      return by_username ? a.username() < b.username() : a.display_name() < b.display_name();
+    });
+  }
+  if (request.QueryParam("orderBy") == "ORDER_BY_DESC") std::reverse(kept.begin(), kept.end());
+  auto [page, pagination] = Page(std::move(kept), *paging);
   json list = json::array();
   for (const auto& user : page) list.push_back(UserJson(user));
   return Ok({{"users", list}, {"pagination", pagination}});
@@ -89,10 +130,14 @@ http::Response CreateUser(Call& call) {
     return Error(Status::InvalidArgument("user: required, an object with a username"));
   }
   const json& user = body->at("user");
-  if (Status known = CheckKnownKeys(user, "user", {"username", "admin", "active", "displayName"},
-                                    {"agentUserGroup", "remote"});
+  if (Status known = CheckKnownKeys(user, "user",
+                                    {"username", "admin", "active", "displayName", "id",
+                                     "lastAuthAt", "modifiedAt", "remote", "agentUserGroup"});
       !known.ok()) {
     return Error(known);
+  }
+  if (Status unsupported = CheckUnsupportedFields(user, "user."); !unsupported.ok()) {
+    return Error(unsupported);
   }
   commands::CreateUser command;
   auto username = GetString(user, "username", "user.username", true);
@@ -126,11 +171,14 @@ http::Response PatchUser(Call& call) {
   if (!id.ok()) return Error(id.status());
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
-  if (Status known = CheckKnownKeys(
-          *body, "", {"username", "displayName", "admin", "active", "password", "isHashed"},
-          {"agentUserGroup", "remote"});
+  if (Status known = CheckKnownKeys(*body, "",
+                                    {"username", "displayName", "admin", "active", "password",
+                                     "isHashed", "remote", "agentUserGroup"});
       !known.ok()) {
     return Error(known);
+  }
+  if (Status unsupported = CheckUnsupportedFields(*body, ""); !unsupported.ok()) {
+    return Error(unsupported);
   }
   const bool self = *id == call.user().id;
   commands::UpdateUser command;

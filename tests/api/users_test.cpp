@@ -175,5 +175,34 @@ TEST_F(UsersTest, ARestartKeepsUsersAndSessionsAndNoSecretReachesTheLogOrEvents)
   EXPECT_EQ(events.str().find("argon2id"), std::string::npos) << "a hash reached the stream";
 }
 
+// The bodies and queries Determined's CLI 0.38.1 sends for `det user create/list/deactivate/
+// rename/edit` (its bindings serialize every v1User field, unset ones as null).
+TEST_F(UsersTest, TheRequestsOfDeterminedsCliAreAccepted) {
+  LoginAs("admin");
+  json created =
+      CallJson("POST", "/api/v1/users",
+               R"({"user":{"active":true,"admin":false,"username":"alice","agentUserGroup":null,
+          "displayName":null,"id":null,"lastAuthAt":null,"modifiedAt":null,"remote":false},
+          "isHashed":true,"password":")" +
+                   CliPasswordHash("Secret123") + R"("})");
+  EXPECT_EQ(created["user"]["username"], "alice");
+  CallJson("PATCH", "/api/v1/users/3", R"({"active":false})");
+  json active = CallJson("GET", "/api/v1/users?active=true&limit=0&offset=0");
+  EXPECT_EQ(active["users"].size(), 2u) << active;
+  json everyone = CallJson("GET", "/api/v1/users?sortBy=SORT_BY_USER_NAME&orderBy=ORDER_BY_DESC");
+  ASSERT_EQ(everyone["users"].size(), 3u);
+  EXPECT_EQ(everyone["users"][0]["username"], "determined");
+  EXPECT_EQ(CallJson("GET", "/api/v1/users?name=ali")["users"].size(), 1u);
+  EXPECT_EQ(CallJson("PATCH", "/api/v1/users/3", R"({"username":"alicia"})")["user"]["username"],
+            "alicia");
+  // What Cairn does not have is refused as such, never ignored.
+  auto remote = Call("POST", "/api/v1/users", R"({"user":{"username":"sso","remote":true}})");
+  EXPECT_EQ(remote.status, 501) << remote.body;
+  auto linked =
+      Call("PATCH", "/api/v1/users/3", R"({"agentUserGroup":{"agentUid":1000,"agentGid":1000}})");
+  EXPECT_EQ(linked.status, 501) << linked.body;
+  EXPECT_EQ(CallJson("GET", "/api/v1/master")["product"], "PRODUCT_UNSPECIFIED");
+}
+
 }  // namespace
 }  // namespace cairn::api_testing
