@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "base/command_line.h"
+#include "base/fields.h"
+#include "base/yaml_json.h"
 
 namespace cairn::agent {
 namespace {
@@ -137,29 +140,28 @@ Result<std::string> ReadFile(const std::string& path) {
 
 }  // namespace
 
-Status ApplyConfigYaml(const std::string& yaml_text, AgentConfig& config) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& error) {
-    return Status::InvalidArgument(std::string("config file is not valid YAML: ") + error.what());
+// Read with base/fields.h like every configuration: the file and line in every error.
+Status ApplyConfigYaml(const std::string& yaml_text, const std::string& source,
+                       AgentConfig& config) {
+  CAIRN_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(yaml_text, source));
+  if (fields::IsAbsent(root)) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(
+      fields::MapFields settings,
+      fields::MapFields::Read(fields::Root(root, source),
+                              "a map of settings (master_url: ..., slots: ...)"));
+  std::set<std::string> known;
+  std::string listed;
+  for (const auto& [name, ignored] : YamlKeys()) {
+    known.insert(name);
+    listed += (listed.empty() ? "" : ", ") + name;
   }
-  if (root.IsNull()) return Status::Ok();
-  if (!root.IsMap()) return Status::InvalidArgument("config file must be a YAML mapping of keys");
-  for (const auto& entry : root) {
-    if (!entry.first.IsScalar()) return Status::InvalidArgument("config file has a non-text key");
-    std::string key = entry.first.Scalar();
-    auto setting = YamlKeys().find(key);
-    if (setting == YamlKeys().end()) {
-      std::string known;
-      for (const auto& [name, ignored] : YamlKeys()) known += (known.empty() ? "" : ", ") + name;
-      return Status::InvalidArgument("unknown config key '" + key + "' (known: " + known + ")");
-    }
-    if (!entry.second.IsScalar()) {
-      return Status::InvalidArgument("config key '" + key + "' must be a single value");
-    }
-    CAIRN_RETURN_IF_ERROR(
-        ApplySetting(setting->second, "config key '" + key + "'", entry.second.Scalar(), config));
+  CAIRN_RETURN_IF_ERROR(settings.Check(known, {}, "unknown field (known: " + listed + ")"));
+  for (size_t i = 0; i < settings.keys().size(); ++i) {
+    const fields::Field& field = settings.entries()[i];
+    if (fields::IsAbsent(field.node)) continue;
+    if (!field.node.IsScalar()) return fields::Invalid(field, "expected a single value");
+    CAIRN_RETURN_IF_ERROR(ApplySetting(YamlKeys().at(settings.keys()[i]), fields::Where(field),
+                                       field.node.Scalar(), config));
   }
   return Status::Ok();
 }
@@ -237,8 +239,8 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   if (config_file->count() > 0) {
     const std::string path = config_file->as<std::string>();
     CAIRN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-    Status applied = ApplyConfigYaml(text, result.config);
-    if (!applied.ok()) return Status::InvalidArgument(path + ": " + applied.message());
+    Status applied = ApplyConfigYaml(text, path, result.config);
+    if (!applied.ok()) return Status::InvalidArgument(applied.message());
   }
   for (size_t i = 0; i < Flags().size(); ++i) {
     if (flag_options[i]->count() == 0) continue;

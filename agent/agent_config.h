@@ -34,8 +34,10 @@ struct CommandLine {
 // a missing --master or --id are InvalidArgument with a message meant for the user.
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
-// Applies the keys of a YAML config document (see Usage()) to `config`.
-Status ApplyConfigYaml(const std::string& yaml_text, AgentConfig& config);
+// Applies the keys of a YAML config document (see Usage()) to `config`; `source` names the
+// document in errors ("agent.yaml:3: slots: ...").
+Status ApplyConfigYaml(const std::string& yaml_text, const std::string& source,
+                       AgentConfig& config);
 
 // Checks the values that every source must get right (URL shape, id characters, ranges).
 Status ValidateConfig(const AgentConfig& config);

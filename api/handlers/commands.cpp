@@ -5,6 +5,7 @@
 #include "api/render/task_json.h"
 #include "api/rest_util.h"
 #include "base/ids.h"
+#include "commands/command_config.h"
 
 namespace cairn::api {
 
@@ -45,169 +46,21 @@ http::Response LaunchCommand(Call& call) {
       !(body->at("data").is_string() && body->at("data").get<std::string>().empty())) {
     return Error(Status::NotSupported("command data is not supported by Cairn yet"));
   }
-  if (!Present(*body, "config") || !body->at("config").is_object()) {
-    return Error(Status::InvalidArgument("config must be an object with an entrypoint"));
+  if (!Present(*body, "config")) {
+    return Error(Status::InvalidArgument("config: required, a map with an entrypoint"));
   }
-  const json& config = body->at("config");
-  if (Status known = CheckKnownKeys(
-          config, "config", {"entrypoint", "description", "resources", "environment", "work_dir"},
-          {"bind_mounts", "tensorboard_args", "idle_timeout", "notebook_idle_type", "debug", "pbs",
-           "slurm"});
-      !known.ok()) {
-    return Error(known);
-  }
+  // The config itself is the write side's to read (commands/command_config.h).
+  auto config = commands::ParseCommandConfig(body->at("config"));
+  if (!config.ok()) return Error(config.status());
   commands::SubmitTask submit;
   submit.task_id = NewUuid();
   submit.job_id = submit.task_id;
+  submit.spec = std::move(config->spec);
   submit.spec.set_task_type(events::TASK_TYPE_COMMAND);
   submit.spec.set_user(call.user().username);
+  submit.resources = std::move(config->resources);
   submit.force = force;
-  json effective = json::object();
-
-  if (!Present(config, "entrypoint"))
-    return Error(Status::InvalidArgument("config.entrypoint is required"));
-  const json& entrypoint = config.at("entrypoint");
-  if (entrypoint.is_string()) {
-    // A string runs through the shell, as Determined does.
-    if (entrypoint.get<std::string>().empty()) {
-      return Error(Status::InvalidArgument("config.entrypoint must not be empty"));
-    }
-    submit.spec.add_entrypoint("/bin/sh");
-    submit.spec.add_entrypoint("-c");
-    submit.spec.add_entrypoint(entrypoint.get<std::string>());
-  } else if (entrypoint.is_array() && !entrypoint.empty()) {
-    for (const auto& arg : entrypoint) {
-      if (!arg.is_string()) {
-        return Error(Status::InvalidArgument("config.entrypoint must be a list of strings"));
-      }
-      submit.spec.add_entrypoint(arg.get<std::string>());
-    }
-  } else {
-    return Error(Status::InvalidArgument(
-        "config.entrypoint must be a non-empty list of strings or a string"));
-  }
-  effective["entrypoint"] = entrypoint;
-
-  auto description = GetString(config, "description", "config.description", false);
-  if (!description.ok()) return Error(description.status());
-  if (description->empty()) {
-    std::string joined;
-    for (const auto& arg : entrypoint.is_string() ? json::array({entrypoint}) : entrypoint) {
-      joined += (joined.empty() ? "" : " ") + arg.get<std::string>();
-    }
-    if (joined.size() > 60) joined = joined.substr(0, 57) + "...";
-    *description = "Command (" + joined + ")";
-  }
-  submit.spec.set_description(*description);
-  effective["description"] = *description;
-
-  submit.resources.set_slots(1);  // Determined's default when the request omits it
-  if (Present(config, "resources")) {
-    const json& resources = config.at("resources");
-    if (!resources.is_object())
-      return Error(Status::InvalidArgument("config.resources must be an object"));
-    if (Status known = CheckKnownKeys(
-            resources, "config.resources",
-            {"slots", "priority", "weight", "resource_pool", "max_slots", "preemptible"},
-            {"shm_size", "devices"});
-        !known.ok()) {
-      return Error(known);
-    }
-    auto slots = GetInt32(resources, "slots", "config.resources.slots");
-    if (!slots.ok()) return Error(slots.status());
-    if (*slots) {
-      if (**slots < 0 || **slots > 4096) {
-        return Error(Status::InvalidArgument("config.resources.slots must be between 0 and 4096"));
-      }
-      submit.resources.set_slots(static_cast<int32_t>(**slots));
-    }
-    auto priority = GetInt32(resources, "priority", "config.resources.priority");
-    if (!priority.ok()) return Error(priority.status());
-    if (*priority) {
-      if (**priority < 1 || **priority > 99) {
-        return Error(Status::InvalidArgument("config.resources.priority must be between 1 and 99"));
-      }
-      submit.resources.set_priority(static_cast<int32_t>(**priority));
-    }
-    if (Present(resources, "weight")) {
-      if (!resources.at("weight").is_number() || resources.at("weight").get<double>() <= 0) {
-        return Error(Status::InvalidArgument("config.resources.weight must be a positive number"));
-      }
-      submit.resources.set_weight(resources.at("weight").get<double>());
-    }
-    auto max_slots = GetInt32(resources, "max_slots", "config.resources.max_slots");
-    if (!max_slots.ok()) return Error(max_slots.status());
-    if (*max_slots) {
-      if (**max_slots < 0) {
-        return Error(Status::InvalidArgument("config.resources.max_slots must not be negative"));
-      }
-      submit.resources.set_max_slots(**max_slots);
-    }
-    // Cairn's opt-in to Slurm-style preemption (SIGTERM, grace period, re-queue); commands are
-    // otherwise not preemptible, as the seeds say.
-    if (Present(resources, "preemptible")) {
-      if (!resources.at("preemptible").is_boolean()) {
-        return Error(Status::InvalidArgument("config.resources.preemptible must be true or false"));
-      }
-      submit.spec.set_preemptible(resources.at("preemptible").get<bool>());
-    }
-    // "" (or absent) leaves the choice to the decider: the default compute pool, or the
-    // default aux pool for a command that asks for no slot.
-    auto pool = GetString(resources, "resource_pool", "config.resources.resource_pool", false);
-    if (!pool.ok()) return Error(pool.status());
-    submit.resources.set_resource_pool(*pool);
-  }
-  if (Present(config, "environment")) {
-    const json& environment = config.at("environment");
-    if (!environment.is_object()) {
-      return Error(Status::InvalidArgument("config.environment must be an object"));
-    }
-    if (Status known =
-            CheckKnownKeys(environment, "config.environment", {"environment_variables"},
-                           {"image", "ports", "proxy_ports", "registry_auth", "force_pull_image",
-                            "pod_spec", "add_capabilities", "drop_capabilities"});
-        !known.ok()) {
-      return Error(known);
-    }
-    if (Present(environment, "environment_variables")) {
-      const json& variables = environment.at("environment_variables");
-      if (!variables.is_array()) {
-        return Error(
-            Status::NotSupported("config.environment.environment_variables per device type is not "
-                                 "supported yet; use a list of KEY=VALUE"));
-      }
-      for (const auto& variable : variables) {
-        if (!variable.is_string() || variable.get<std::string>().find('=') == std::string::npos) {
-          return Error(Status::InvalidArgument(
-              "config.environment.environment_variables entries must be KEY=VALUE strings"));
-        }
-        submit.spec.add_environment_variables(variable.get<std::string>());
-      }
-      effective["environment"] = {{"environment_variables", variables}};
-    }
-  }
-  auto work_dir = GetString(config, "work_dir", "config.work_dir", false);
-  if (!work_dir.ok()) return Error(work_dir.status());
-  if (!work_dir->empty()) {
-    submit.spec.set_work_dir(*work_dir);
-    effective["work_dir"] = *work_dir;
-  }
-  // What the user asked for; the pool and priority the decider resolves are filled in from the
-  // recorded task when the config is shown (ConfigOf).
-  json& effective_resources = effective["resources"];
-  effective_resources = {{"slots", submit.resources.slots()}};
-  if (!submit.resources.resource_pool().empty()) {
-    effective_resources["resource_pool"] = submit.resources.resource_pool();
-  }
-  if (submit.resources.priority() != 0) {
-    effective_resources["priority"] = submit.resources.priority();
-  }
-  if (submit.resources.weight() != 0) effective_resources["weight"] = submit.resources.weight();
-  if (submit.resources.max_slots() != 0) {
-    effective_resources["max_slots"] = submit.resources.max_slots();
-  }
-  if (submit.spec.preemptible()) effective_resources["preemptible"] = true;
-  submit.config_json = effective.dump();
+  submit.config_json = config->effective.dump();
 
   auto outcome = call.Execute(std::move(submit));
   if (!outcome.ok()) {

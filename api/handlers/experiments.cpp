@@ -6,9 +6,9 @@
 #include "api/handlers/experiment_common.h"
 #include "api/render/experiment_json.h"
 #include "api/rest_util.h"
+#include "base/yaml_json.h"
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/template_merge.h"
-#include "commands/experiments/yaml_json.h"
 
 namespace cairn::api {
 
@@ -74,7 +74,7 @@ http::Response CreateExperiment(Call& call) {
   }
   std::string config_text;
   if (Present(*body, "config") && body->at("config").is_object()) {
-    config_text = experiments::JsonToYamlText(body->at("config"));
+    config_text = JsonToYamlText(body->at("config"));
   } else {
     auto text = GetString(*body, "config", "config", true);
     if (!text.ok()) return Error(text.status());

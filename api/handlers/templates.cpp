@@ -1,7 +1,7 @@
 #include "api/handlers/templates.h"
 
 #include "api/rest_util.h"
-#include "commands/experiments/yaml_json.h"
+#include "base/yaml_json.h"
 
 namespace cairn::api {
 
@@ -10,7 +10,7 @@ using nlohmann::json;
 namespace {
 
 json TemplateJson(const events::TemplateSaved& saved) {
-  auto config = experiments::YamlTextToJson(saved.config_yaml(), "template");
+  auto config = YamlTextToJson(saved.config_yaml(), "template");
   return {{"name", saved.name()},
           {"config", config.ok() ? json(*config) : json::object()},
           {"workspaceId", saved.workspace_id()}};
@@ -52,7 +52,7 @@ http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
   if (config.is_string()) {
     command.config_yaml = config.get<std::string>();
   } else if (config.is_object()) {
-    command.config_yaml = experiments::JsonToYamlText(nlohmann::ordered_json(config));
+    command.config_yaml = JsonToYamlText(nlohmann::ordered_json(config));
   } else {
     return Error(Status::InvalidArgument("config must be a map (or YAML text)"));
   }

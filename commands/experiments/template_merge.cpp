@@ -5,7 +5,7 @@
 #include <set>
 #include <vector>
 
-#include "commands/experiments/yaml_json.h"
+#include "base/yaml_json.h"
 
 namespace cairn::experiments {
 

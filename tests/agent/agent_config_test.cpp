@@ -137,11 +137,17 @@ TEST(AgentConfigTest, RejectsBadConfigFiles) {
   };
   for (const auto& text : bad) {
     AgentConfig config;
-    Status applied = ApplyConfigYaml(text, config);
+    Status applied = ApplyConfigYaml(text, "agent.yaml", config);
     EXPECT_EQ(applied.code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_EQ(applied.message().rfind("agent.yaml:", 0), 0u) << applied.message();
   }
+  AgentConfig unknown;
+  EXPECT_EQ(ApplyConfigYaml("master: http://m:1\ncolour: blue\n", "agent.yaml", unknown)
+                .message()
+                .rfind("agent.yaml:2: colour: unknown field", 0),
+            0u);
   AgentConfig config;
-  EXPECT_TRUE(ApplyConfigYaml("", config).ok());
+  EXPECT_TRUE(ApplyConfigYaml("", "agent.yaml", config).ok());
 }
 
 TEST(SlotDiscoveryTest, MakesArtificialCpuSlots) {

@@ -143,8 +143,8 @@ TEST_F(ApiTest, BadQueueUpdatesAreRefusedWholeAndWriteNothing) {
       {one({{"jobId", a}, {"weight", "heavy"}}), 400, {"updates[0].weight must be a number"}},
       {one({{"jobId", a}, {"weight", -1}}), 400, {"weight must be a positive number"}},
       {one({{"jobId", a}, {"resourcePool", "gpu"}}), 400, {"resource pool gpu does not exist"}},
-      {one({{"jobId", a}, {"colour", "red"}}), 400, {"unknown field updates[0].colour"}},
-      {one({{"priority", 5}}), 400, {"updates[0].jobId is required"}},
+      {one({{"jobId", a}, {"colour", "red"}}), 400, {"updates[0].colour: unknown field"}},
+      {one({{"priority", 5}}), 400, {"updates[0].jobId: required"}},
       {"{}", 400, {"updates must be a list"}},
       {"{not json", 400, {"malformed JSON"}},
       // A good update beside a bad one: neither is applied, and every error is named.

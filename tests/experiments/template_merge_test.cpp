@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "commands/experiments/experiment_config.h"
-#include "commands/experiments/yaml_json.h"
+#include "base/yaml_json.h"
 
 namespace cairn::experiments {
 namespace {

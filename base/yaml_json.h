@@ -1,4 +1,5 @@
-// YAML <-> JSON for experiment configurations and templates. Determined reads its YAML files with
+// YAML <-> JSON for every configuration Cairn reads (base/fields.h reads fields from the parsed
+// nodes) and for templates. Determined reads its YAML files with
 // the YAML 1.2 core schema and validates them as JSON, so Cairn does the same: a plain scalar is
 // null, a boolean, an integer, a float or a string by its spelling; a quoted scalar is always a
 // string. Pure functions, safe to call from any thread.
@@ -11,7 +12,21 @@
 
 #include "base/status.h"
 
-namespace cairn::experiments {
+namespace cairn {
+
+// What one document may cost, so that a hostile or mistaken file cannot exhaust the master:
+// its size, its nesting, and the nodes it expands to (anchors and aliases can make a short file
+// stand for an exponential tree: "billion laughs").
+struct YamlLimits {
+  size_t max_bytes = size_t{1} << 20;
+  int max_depth = 64;
+  size_t max_nodes = 100'000;
+};
+
+// Parses YAML (or JSON) text within `limits`. `what` names the document in errors ("config",
+// "master.yaml"); errors give the line. Empty text is a null node.
+Result<YAML::Node> LoadYaml(const std::string& text, const std::string& what,
+                            const YamlLimits& limits = {});
 
 // The JSON value of a YAML scalar or null node under the core schema ("1" -> 1, "1.5e-3" -> 0.0015,
 // "true" -> true, "~" or empty -> null, '1' -> "1").
@@ -31,4 +46,4 @@ Result<nlohmann::ordered_json> YamlTextToJson(const std::string& yaml_text,
 // "1", "") are quoted, so YamlTextToJson(JsonToYamlText(v)) == v for any finite JSON value.
 std::string JsonToYamlText(const nlohmann::ordered_json& value);
 
-}  // namespace cairn::experiments
+}  // namespace cairn

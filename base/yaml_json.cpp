@@ -1,11 +1,11 @@
-#include "commands/experiments/yaml_json.h"
+#include "base/yaml_json.h"
 
 #include <charconv>
 #include <cstdint>
 #include <set>
 #include <string_view>
 
-namespace cairn::experiments {
+namespace cairn {
 
 namespace {
 
@@ -184,17 +184,59 @@ Result<ordered_json> YamlNodeToJson(const YAML::Node& node, const std::string& f
   return object;
 }
 
-Result<ordered_json> YamlTextToJson(const std::string& yaml_text, const std::string& what) {
+namespace {
+
+// Walks the tree an alias-expanding reader would see, giving up past the limits.
+Status CheckShape(const YAML::Node& node, int depth, size_t& nodes, const YamlLimits& limits,
+                  const std::string& prefix) {
+  if (++nodes > limits.max_nodes) {
+    return Status::InvalidArgument(prefix + "more than " + std::to_string(limits.max_nodes) +
+                                   " values (are aliases expanding without end?)");
+  }
+  if (depth > limits.max_depth) {
+    return Status::InvalidArgument(prefix + LineOf(node.Mark()) + ": nested deeper than " +
+                                   std::to_string(limits.max_depth) + " levels");
+  }
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      CAIRN_RETURN_IF_ERROR(CheckShape(entry.first, depth + 1, nodes, limits, prefix));
+      CAIRN_RETURN_IF_ERROR(CheckShape(entry.second, depth + 1, nodes, limits, prefix));
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& element : node) {
+      CAIRN_RETURN_IF_ERROR(CheckShape(element, depth + 1, nodes, limits, prefix));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<YAML::Node> LoadYaml(const std::string& text, const std::string& what,
+                            const YamlLimits& limits) {
   const std::string prefix = what.empty() ? "" : what + ": ";
+  if (text.size() > limits.max_bytes) {
+    return Status::InvalidArgument(prefix + "larger than " + std::to_string(limits.max_bytes) +
+                                   " bytes");
+  }
+  YAML::Node root;
   try {
-    YAML::Node root = YAML::Load(yaml_text);
-    if (!root.IsDefined() || root.IsNull()) return ordered_json::object();
-    auto converted = YamlNodeToJson(root, "");
-    if (!converted.ok()) return Status::InvalidArgument(prefix + converted.status().message());
-    return converted;
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(prefix + LineOf(e.mark) + ": not valid YAML: " + e.msg);
   }
+  size_t nodes = 0;
+  CAIRN_RETURN_IF_ERROR(CheckShape(root, 0, nodes, limits, prefix));
+  return root;
+}
+
+Result<ordered_json> YamlTextToJson(const std::string& yaml_text, const std::string& what) {
+  const std::string prefix = what.empty() ? "" : what + ": ";
+  CAIRN_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(yaml_text, what));
+  if (!root.IsDefined() || root.IsNull()) return ordered_json::object();
+  auto converted = YamlNodeToJson(root, "");
+  if (!converted.ok()) return Status::InvalidArgument(prefix + converted.status().message());
+  return converted;
 }
 
 std::string JsonToYamlText(const ordered_json& value) {
@@ -204,4 +246,4 @@ std::string JsonToYamlText(const ordered_json& value) {
   return std::string(out.c_str()) + "\n";
 }
 
-}  // namespace cairn::experiments
+}  // namespace cairn

@@ -1,0 +1,118 @@
+// The one field-reading toolkit (base/fields.h) and bounded YAML documents (base/yaml_json.h):
+// every error names the document, line and field; hostile documents are refused, not expanded.
+#include "base/fields.h"
+
+#include <gtest/gtest.h>
+
+#include "base/yaml_json.h"
+
+namespace cairn::fields {
+namespace {
+
+// The document's top-level map, named "conf.yaml".
+MapFields Top(const std::string& text) {
+  auto root = LoadYaml(text, "conf.yaml");
+  EXPECT_TRUE(root.ok()) << root.status().ToString();
+  auto map = MapFields::Read(Root(*root, "conf.yaml"), "a map");
+  EXPECT_TRUE(map.ok()) << map.status().ToString();
+  return *map;
+}
+
+TEST(FieldsTest, TypedReadsFollowTheCoreSchema) {
+  MapFields top = Top("port: 8080\nname: '8080'\nratio: 0.5\non: true\nlist: [a, b]\nnone:\n");
+  EXPECT_EQ(*ReadInt(*top.Get("port"), 0, 65535), 8080);
+  EXPECT_EQ(*ReadString(*top.Get("name")), "8080") << "a quoted scalar is a string";
+  EXPECT_DOUBLE_EQ(*ReadNumber(*top.Get("ratio")), 0.5);
+  EXPECT_TRUE(*ReadBool(*top.Get("on")));
+  EXPECT_EQ(*ReadStringList(*top.Get("list")), (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(top.Get("none")) << "a key without a value is absent";
+  EXPECT_TRUE(top.Contains("none"));
+  EXPECT_EQ(JsonOf(*top.Get("list"))->dump(), R"(["a","b"])");
+}
+
+TEST(FieldsTest, EveryErrorNamesTheDocumentLineAndField) {
+  MapFields top = Top("port: 99999\nname: [1]\nratio: fast\nflag: yes\nlist: [a, [b]]\n");
+  EXPECT_EQ(ReadInt(*top.Get("port"), 0, 65535).status().message(),
+            "conf.yaml:1: port: must be between 0 and 65535, got 99999");
+  EXPECT_EQ(ReadString(*top.Get("name")).status().message(),
+            "conf.yaml:2: name: expected a string");
+  EXPECT_EQ(ReadNumber(*top.Get("ratio")).status().message(),
+            "conf.yaml:3: ratio: expected a number, got \"fast\"");
+  EXPECT_EQ(ReadBool(*top.Get("flag")).status().message(),
+            "conf.yaml:4: flag: expected true or false, got \"yes\"");
+  EXPECT_EQ(ReadStringList(*top.Get("list")).status().message(),
+            "conf.yaml:5: list[1]: expected a string");
+  EXPECT_EQ(ReadChoice(*top.Get("ratio"), {"slow", "steady"}).status().message(),
+            "conf.yaml:3: ratio: expected one of slow, steady, got 'fast'");
+  EXPECT_EQ(ReadNumberIn(*top.Get("port"), 0, 10).status().message(),
+            "conf.yaml:1: port: must be between 0 and 10, got 99999");
+}
+
+TEST(FieldsTest, UnknownRefusedMissingAndDuplicateKeys) {
+  MapFields top = Top("port: 1\ndb: x\n");
+  EXPECT_EQ(top.Check({"port"}, {{"db", "Cairn keeps no database"}}).message(),
+            "conf.yaml:2: db is not supported yet; Cairn keeps no database");
+  EXPECT_EQ(top.Check({"port"}, {}).message(), "conf.yaml:2: db: unknown field");
+  EXPECT_TRUE(top.Check({"port", "db"}).ok());
+  EXPECT_EQ(top.Require("data_dir", "/var/lib/cairn").status().message(),
+            "conf.yaml:1: data_dir: required (e.g. /var/lib/cairn)");
+  auto root = LoadYaml("a: 1\na: 2\n", "conf.yaml");
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(MapFields::Read(Root(*root, "conf.yaml"), "a map").status().message(),
+            "conf.yaml:2: a: duplicate key");
+  // Nested paths and documents without a name or without lines.
+  auto nested = LoadYaml("resources:\n  slots: two\n", "");
+  MapFields outer = *MapFields::Read(Root(*nested), "a map");
+  MapFields inner = *MapFields::Read(*outer.Get("resources"), "a map");
+  EXPECT_EQ(ReadInt(*inner.Get("slots")).status().message(),
+            "line 2: resources.slots: expected an integer, got \"two\"");
+  Field body{*nested, "config", 0, ""};
+  MapFields body_map = *MapFields::Read(body, "a map");
+  EXPECT_EQ(body_map.Check({}).message(), "config.resources: unknown field");
+}
+
+TEST(FieldsTest, JsonBodiesReadWithTheSameRules) {
+  nlohmann::json body = {{"id", "12"}, {"big", 1e30}, {"name", 3}, {"odd", 1}};
+  EXPECT_EQ(**GetInt(body, "id", "id"), 12) << "grpc-gateway sends int64 as strings";
+  EXPECT_EQ(GetInt(body, "big", "big").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetString(body, "name", "name", true).status().message(),
+            "name: expected a string, got 3");
+  EXPECT_EQ(GetString(body, "absent", "user.absent", true).status().message(),
+            "user.absent: required");
+  EXPECT_EQ(CheckKnownKeys(body, "x", {"id", "big", "name"}, {"odd"}).message(),
+            "x.odd is not supported yet");
+  EXPECT_EQ(CheckKnownKeys(body, "", {"id", "big", "name"}).message(), "odd: unknown field");
+}
+
+TEST(YamlLimitsTest, HostileDocumentsAreRefusedBeforeTheyCostMuch) {
+  YamlLimits limits;
+  // Too big.
+  EXPECT_EQ(LoadYaml(std::string(limits.max_bytes + 1, ' '), "c").status().code(),
+            StatusCode::kInvalidArgument);
+  // Too deep.
+  std::string deep = std::string(200, '[') + std::string(200, ']');
+  auto nested = LoadYaml(deep, "c");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("nested deeper than 64"), std::string::npos)
+      << nested.status().message();
+  // Billion laughs: ten aliases of ten aliases of ... expand to 10^9 values.
+  std::string laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char level = 'b'; level <= 'i'; ++level) {
+    std::string previous(1, static_cast<char>(level - 1));
+    laughs += std::string(1, level) + ": &" + level + " [";
+    for (int i = 0; i < 10; ++i) laughs += (i ? ", *" : "*") + previous;
+    laughs += "]\n";
+  }
+  auto bomb = LoadYaml(laughs, "c");
+  ASSERT_FALSE(bomb.ok());
+  EXPECT_NE(bomb.status().message().find("aliases"), std::string::npos) << bomb.status().message();
+  // Malformed.
+  auto broken = LoadYaml("a: [1, 2\n", "c");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().message().rfind("c: ", 0), 0u) << broken.status().message();
+  // And an ordinary document within the limits.
+  EXPECT_TRUE(LoadYaml("a: &a [1, 2]\nb: *a\n", "c").ok());
+}
+
+}  // namespace
+}  // namespace cairn::fields
