@@ -54,6 +54,12 @@ Status CheckUnsupportedFields(const json& object, const std::string& path) {
   return Status::Ok();
 }
 
+// The body's `password` (+ `isHashed`) as it is stored: argon2id of the CLI's form.
+Result<std::string> StoredPasswordHash(const json& body) {
+  CAIRN_ASSIGN_OR_RETURN(std::string cli_hash, PasswordFromBody(body, "password"));
+  return HashPassword(cli_hash);
+}
+
 Result<std::optional<bool>> OptionalBool(const json& body, const char* key) {
   if (!Present(body, key)) return std::optional<bool>();
   if (!body.at(key).is_boolean()) {
@@ -153,9 +159,7 @@ http::Response CreateUser(Call& call) {
   if (!active.ok()) return Error(active.status());
   command.active = active->value_or(true);
   if (Status name = commands::CheckUsername(command.username); !name.ok()) return Error(name);
-  auto cli_hash = PasswordFromBody(*body, "password");
-  if (!cli_hash.ok()) return Error(cli_hash.status());
-  auto hash = HashPassword(*cli_hash);
+  auto hash = StoredPasswordHash(*body);
   if (!hash.ok()) return Error(hash.status());
   command.password_hash = *hash;
   auto outcome = call.Execute(std::move(command));
@@ -212,9 +216,7 @@ http::Response PatchUser(Call& call) {
       if (Status admin = RequireAdmin(call, "change another user's password"); !admin.ok())
         return Error(admin);
     }
-    auto cli_hash = PasswordFromBody(*body, "password");
-    if (!cli_hash.ok()) return Error(cli_hash.status());
-    auto hash = HashPassword(*cli_hash);
+    auto hash = StoredPasswordHash(*body);
     if (!hash.ok()) return Error(hash.status());
     command.password_hash = *hash;
   }
@@ -241,9 +243,7 @@ http::Response SetUserPassword(Call& call) {
   if (!password_body.is_object()) {
     return Error(Status::InvalidArgument("body: expected the password as a JSON string"));
   }
-  auto cli_hash = PasswordFromBody(password_body, "password");
-  if (!cli_hash.ok()) return Error(cli_hash.status());
-  auto hash = HashPassword(*cli_hash);
+  auto hash = StoredPasswordHash(password_body);
   if (!hash.ok()) return Error(hash.status());
   commands::UpdateUser command;
   command.user_id = *id;

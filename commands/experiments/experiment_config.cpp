@@ -16,23 +16,8 @@ namespace cairn::experiments {
 
 namespace {
 
-using config_parts::kMaxTrials;
-using config_parts::ParseSearcher;
-using config_parts::ParseSpace;
-using config_parts::ReadLength;
-using fields::Field;
-using fields::Invalid;
-using fields::JsonOf;
-using fields::MapFields;
-using fields::ReadBool;
-using fields::ReadInt;
-using fields::ReadNumber;
-using fields::ReadSmallInt;
-using fields::ReadString;
-using fields::ReadStringList;
-using fields::Refused;
-using fields::Unsupported;
-using nlohmann::json;
+// The toolkit's names and the searcher half (experiment_config_parts.h).
+using namespace config_parts;
 
 // ---- sections ----
 Result<ResourcesConfig> ParseResources(const Field& field) {

@@ -7,6 +7,21 @@
 
 namespace cairn::experiments::config_parts {
 
+// What both halves of the parser read with (base/fields.h).
+using fields::Field;
+using fields::Invalid;
+using fields::JsonOf;
+using fields::MapFields;
+using fields::ReadBool;
+using fields::ReadInt;
+using fields::ReadNumber;
+using fields::ReadSmallInt;
+using fields::ReadString;
+using fields::ReadStringList;
+using fields::Refused;
+using fields::Unsupported;
+using nlohmann::json;
+
 // Caps that keep a typo from turning into an unbounded allocation in the master.
 inline constexpr int kMaxTrials = 100000;
 

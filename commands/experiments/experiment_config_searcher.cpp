@@ -8,20 +8,6 @@
 
 namespace cairn::experiments::config_parts {
 
-using fields::Field;
-using fields::Invalid;
-using fields::JsonOf;
-using fields::MapFields;
-using fields::ReadBool;
-using fields::ReadInt;
-using fields::ReadNumber;
-using fields::ReadSmallInt;
-using fields::ReadString;
-using fields::ReadStringList;
-using fields::Refused;
-using fields::Unsupported;
-using nlohmann::json;
-
 Result<SearcherName> ReadSearcherName(const Field& field);
 
 Result<Length> ReadLength(const Field& field, int64_t min_value) {
