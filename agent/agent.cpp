@@ -53,9 +53,9 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   if (options.work_root.empty()) return Status::InvalidArgument("the agent needs a work root");
   if (options.hostname.empty()) options.hostname = Hostname();
   CAIRN_ASSIGN_OR_RETURN(auto control_client,
-                         MasterClient::Create(options.master_url, options.agent_id, options.retry));
-  CAIRN_ASSIGN_OR_RETURN(auto report_client,
-                         MasterClient::Create(options.master_url, options.agent_id, options.retry));
+                         MasterClient::Create(options.master_url, options.agent_id, options.retry,
+                                              options.agent_token));
+  std::unique_ptr<MasterClient> report_client = control_client->Clone();
   return std::unique_ptr<Agent>(
       new Agent(std::move(options), std::move(control_client), std::move(report_client)));
 }
@@ -78,6 +78,7 @@ TaskLaunchSettings LaunchSettingsFor(const AgentOptions& options) {
   settings.devices = options.devices;
   settings.base_env = CurrentEnvironment();
   settings.harness_dir = options.harness_dir;
+  settings.agent_token = options.agent_token;
   return settings;
 }
 
@@ -193,6 +194,9 @@ Result<std::unique_ptr<PlacementSource>> Agent::OpenPlacementSource(
     const Registration& registration) {
   if (registration.transport == "http") {
     CAIRN_ASSIGN_OR_RETURN(http::Client client, http::Client::FromUrl(options_.master_url));
+    if (!options_.agent_token.empty()) {
+      client.SetDefaultHeader("Authorization", "Bearer " + options_.agent_token);
+    }
     return std::unique_ptr<PlacementSource>(std::make_unique<HttpPlacementSource>(
         std::move(client), options_.agent_id, registration.resume_from, options_.stream));
   }

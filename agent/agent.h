@@ -39,6 +39,9 @@ struct AgentOptions {
   std::chrono::milliseconds heartbeat_interval{2000};
   std::string trace_file;  // "" = none; else "<allocation id> <unix micros>" per order run
   std::string hostname;    // "" = gethostname()
+  // The master's agent token, sent with every call (a secret: never logged). Each task's own
+  // token (CAIRN_ALLOCATION_TOKEN) is derived from it: base/password.h AllocationToken.
+  std::string agent_token;
   // Tuning; the defaults are the production values.
   RetryPolicy retry;
   ReportQueue::Options reports;

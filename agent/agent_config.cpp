@@ -58,7 +58,16 @@ bool IsIdCharacter(char c) {
 }
 
 // Every setting has one name on the command line and one in the YAML file.
-enum class Setting { kMaster, kId, kSlots, kPool, kWorkRoot, kKillGrace, kHeartbeatInterval };
+enum class Setting {
+  kMaster,
+  kId,
+  kSlots,
+  kPool,
+  kWorkRoot,
+  kKillGrace,
+  kHeartbeatInterval,
+  kAgentTokenFile
+};
 
 Status ApplySetting(Setting setting, const std::string& source, const std::string& value,
                     AgentConfig& config) {
@@ -87,6 +96,9 @@ Status ApplySetting(Setting setting, const std::string& source, const std::strin
       CAIRN_ASSIGN_OR_RETURN(config.heartbeat_interval, ParseSeconds(source, value, false));
       break;
     }
+    case Setting::kAgentTokenFile:
+      config.agent_token_file = value;
+      break;
   }
   return Status::Ok();
 }
@@ -100,6 +112,7 @@ const std::map<std::string, Setting>& YamlKeys() {
       {"work_root", Setting::kWorkRoot},
       {"kill_grace_seconds", Setting::kKillGrace},
       {"heartbeat_interval_seconds", Setting::kHeartbeatInterval},
+      {"agent_token_file", Setting::kAgentTokenFile},
   };
   return keys;
 }
@@ -125,6 +138,9 @@ const std::vector<Flag>& Flags() {
        "SIGTERM to SIGKILL delay when killing a task (default 10)"},
       {"--heartbeat-interval", Setting::kHeartbeatInterval, "SECONDS",
        "between heartbeats to the master (default 2)"},
+      {"--agent-token-file", Setting::kAgentTokenFile, "FILE",
+       "the file holding the master's agent token (security.agent_token, or the master's "
+       "<data dir>/agent-token)"},
   };
   return flags;
 }
@@ -218,7 +234,8 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   CLI::Option* config_file =
       app.add_option("--config",
                      "YAML with keys master, id, slots, resource_pool, work_root, "
-                     "kill_grace_seconds, heartbeat_interval_seconds; read first, "
+                     "kill_grace_seconds, heartbeat_interval_seconds, agent_token_file; read "
+                     "first, "
                      "so flags override it")
           ->type_name("FILE");
   // Kept as text and applied after the file, by the same rules as its keys.

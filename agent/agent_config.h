@@ -20,6 +20,9 @@ struct AgentConfig {
   std::chrono::milliseconds kill_grace{10000};
   std::chrono::milliseconds heartbeat_interval{2000};
   std::string trace_file;  // "" = no trace
+  // The file holding the agent token the master requires of agents (read at start; the token
+  // itself is never logged). "" = none: the master then refuses this agent.
+  std::string agent_token_file;
 };
 
 struct CommandLine {

@@ -106,18 +106,25 @@ Result<Registration> ParseRegistration(const std::string& body) {
 }
 
 Result<std::unique_ptr<MasterClient>> MasterClient::Create(const std::string& master_url,
-                                                           std::string agent_id,
-                                                           RetryPolicy policy) {
+                                                           std::string agent_id, RetryPolicy policy,
+                                                           std::string agent_token) {
   CAIRN_ASSIGN_OR_RETURN(http::Client client, http::Client::FromUrl(master_url));
-  return std::make_unique<MasterClient>(std::move(client), std::move(agent_id), policy);
+  return std::make_unique<MasterClient>(std::move(client), std::move(agent_id), policy,
+                                        std::move(agent_token));
 }
 
-MasterClient::MasterClient(http::Client client, std::string agent_id, RetryPolicy policy)
-    : client_(std::move(client)), agent_id_(std::move(agent_id)), policy_(policy) {}
+MasterClient::MasterClient(http::Client client, std::string agent_id, RetryPolicy policy,
+                           std::string agent_token)
+    : client_(std::move(client)),
+      agent_id_(std::move(agent_id)),
+      policy_(policy),
+      agent_token_(std::move(agent_token)) {
+  if (!agent_token_.empty()) client_.SetDefaultHeader("Authorization", "Bearer " + agent_token_);
+}
 
 std::unique_ptr<MasterClient> MasterClient::Clone() const {
   return std::make_unique<MasterClient>(http::Client(client_.host(), client_.port()), agent_id_,
-                                        policy_);
+                                        policy_, agent_token_);
 }
 
 void MasterClient::Cancel() {

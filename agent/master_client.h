@@ -54,9 +54,13 @@ Result<Registration> ParseRegistration(const std::string& body);
 // Not thread-safe, except Cancel(): give each thread its own MasterClient.
 class MasterClient {
  public:
+  // Every request carries `agent_token` as its bearer token (the master refuses agents without
+  // it); "" sends none.
   static Result<std::unique_ptr<MasterClient>> Create(const std::string& master_url,
-                                                      std::string agent_id, RetryPolicy policy);
-  MasterClient(http::Client client, std::string agent_id, RetryPolicy policy);
+                                                      std::string agent_id, RetryPolicy policy,
+                                                      std::string agent_token = "");
+  MasterClient(http::Client client, std::string agent_id, RetryPolicy policy,
+               std::string agent_token = "");
 
   // Another client to the same master, for the same agent and policy, with its own connection
   // (so that another thread can use it); not cancelled, whatever this one is.
@@ -86,6 +90,7 @@ class MasterClient {
   http::Client client_;
   const std::string agent_id_;
   const RetryPolicy policy_;
+  const std::string agent_token_;  // a secret: never logged
   std::atomic<bool> cancelled_{false};
   std::mutex mutex_;
   std::condition_variable cancel_signal_;

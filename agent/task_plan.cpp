@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/password.h"
 #include "events/envelope_util.h"
 
 namespace cairn::agent {
@@ -122,6 +123,10 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
             settings.harness_dir + (existing && *existing ? ":" + std::string(existing) : ""));
   }
   for (const auto& entry : spec.environment_variables()) CAIRN_RETURN_IF_ERROR(env.Add(entry));
+  // After the task's own variables, so that a task cannot present another token than its own.
+  if (!settings.agent_token.empty()) {
+    env.Set("CAIRN_ALLOCATION_TOKEN", AllocationToken(settings.agent_token, order.allocation_id()));
+  }
 
   ProcessSpec process;
   process.argv.assign(spec.entrypoint().begin(), spec.entrypoint().end());

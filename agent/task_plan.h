@@ -22,6 +22,8 @@ struct TaskLaunchSettings {
   std::vector<std::string> base_env;  // the agent's own environment, "KEY=VALUE"
   // Where the trial harness (the cairn_harness Python package) is: put on PYTHONPATH for trials.
   std::string harness_dir;
+  // The master's agent token: the task's CAIRN_ALLOCATION_TOKEN is derived from it.
+  std::string agent_token;
 };
 
 // This agent's part of an allocation (several agents share a gang), and its rank among them;
@@ -37,8 +39,9 @@ std::string DefaultWorkDir(const std::string& work_root, const std::string& allo
 // DET_AGENT_ID, DET_TASK_TYPE, DET_SLOT_IDS ("[0,1]"), DET_RESOURCE_POOL, the same under
 // CAIRN_*, CUDA_VISIBLE_DEVICES (GPU uuids, or indexes when a uuid is unknown) when the slots
 // are GPUs, CAIRN_NUM_AGENTS / CAIRN_AGENT_RANK (a gang's size and this part's rank), for
-// trials PYTHONPATH with the harness directory first, then spec.environment_variables; a later
-// value of a name replaces an earlier one.
+// trials PYTHONPATH with the harness directory first, then spec.environment_variables (a later
+// value of a name replaces an earlier one), and last CAIRN_ALLOCATION_TOKEN when the agent has a
+// token.
 // InvalidArgument for an empty entrypoint, a slot id this agent does not have, or an
 // environment variable that is not NAME=VALUE.
 Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,

@@ -25,12 +25,8 @@ User UserFrom(const commands::UserRecord& record);
 // InvalidArgument-free: a malformed header is Unauthenticated.
 Result<std::string> BearerToken(const std::string& authorization_header);
 
-// Determined's fallback user: a request without a token acts as this user while it is active
-// and its password is blank (once someone sets one, anonymous requests are refused). Issue 11
-// will refuse anonymous requests outright.
-inline constexpr char kFallbackUsername[] = "determined";
-
-// Whether `user`'s password is blank. The argon2id check takes tens of milliseconds, so answers
+// Whether `user`'s password is blank (the master warns at every start while a built-in user's
+// is). The argon2id check takes tens of milliseconds, so answers
 // are remembered per stored hash (a new password is a new hash).
 bool HasBlankPassword(const commands::UserRecord& user);
 // Tells HasBlankPassword the answer for a hash its caller just made, sparing the slow check.

@@ -15,29 +15,45 @@ Call::Call(const Services& services, const http::Request& request, Params params
       correlation_id_(NewUuid()) {}
 
 Status Call::Admit(Access access) {
+  if (access == Access::kPublic) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(token_, BearerToken(request_.Header("authorization")));
+  if (token_.empty()) {
+    return Status::Unauthenticated(access == Access::kAgent || access == Access::kAllocation
+                                       ? "this route needs the agent's or the task's token"
+                                       : "Please use 'det user login' to log in first");
+  }
+  const bool agent = !services_.agent_token.empty() && SecretsEqual(token_, services_.agent_token);
   switch (access) {
     case Access::kPublic:
-    case Access::kAgent:
-    case Access::kAllocation:
       return Status::Ok();
+    case Access::kAgent:
+      if (!agent) return Status::Unauthenticated("not the agent token");
+      return Status::Ok();
+    case Access::kAllocation:
+      // Only the token derived for this allocation (base/password.h AllocationToken).
+      if (services_.agent_token.empty() ||
+          !SecretsEqual(token_, AllocationToken(services_.agent_token, Param("id")))) {
+        return Status::Unauthenticated("not this allocation's token");
+      }
+      return Status::Ok();
+    case Access::kUserOrAgent:
+      if (agent) return WaitForRequestedOffset();
+      break;
     case Access::kUser:
       break;
   }
-  // A live session's token names the user; no token acts as Determined's fallback user.
-  CAIRN_ASSIGN_OR_RETURN(token_, BearerToken(request_.Header("authorization")));
-  if (!token_.empty()) {
-    CAIRN_ASSIGN_OR_RETURN(
-        auto record, services_.writer->Authenticate(SessionTokenSha256(token_), NowUnixMicros()));
-    user_ = UserFrom(record);
-  } else {
-    auto fallback = services_.writer->FindUser(kFallbackUsername);
-    if (!fallback || !fallback->active || !HasBlankPassword(*fallback)) {
-      return Status::Unauthenticated("Please use 'det user login' to log in first");
-    }
-    user_ = UserFrom(*fallback);
-  }
+  // A live session's token names the user.
+  CAIRN_ASSIGN_OR_RETURN(
+      auto record, services_.writer->Authenticate(SessionTokenSha256(token_), NowUnixMicros()));
+  user_ = UserFrom(record);
   if (request_.method == "GET") return WaitForRequestedOffset();
   return Status::Ok();
+}
+
+Status Call::RequireAdmin(const std::string& what) const {
+  if (user_.admin) return Status::Ok();
+  return Status::PermissionDenied("only an admin may " + what + " (you are " + user_.username +
+                                  ")");
 }
 
 int Call::UserIdOf(const std::string& username) const {

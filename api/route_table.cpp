@@ -2,6 +2,7 @@
 
 #include "api/handlers/agent_protocol.h"
 #include "api/handlers/agents.h"
+#include "api/handlers/audit.h"
 #include "api/handlers/auth.h"
 #include "api/handlers/commands.h"
 #include "api/handlers/events.h"
@@ -24,7 +25,7 @@ std::vector<Route> RouteTable() {
   return {
       // The master and who is calling.
       {"GET",    "/info",                                   kPublic,     Info},
-      {"GET",    "/api/v1/master",                          kUser,       MasterInfo},
+      {"GET",    "/api/v1/master",                          kPublic,     MasterInfo},
       {"POST",   "/api/v1/auth/login",                      kPublic,     Login},
       {"POST",   "/api/v1/auth/logout",                     kUser,       Logout},
       {"GET",    "/api/v1/me",                              kUser,       Me},
@@ -102,8 +103,11 @@ std::vector<Route> RouteTable() {
       {"*",      "/api/v1/checkpoints",                     kUser,       CheckpointsNotSupported},
       {"*",      "/api/v1/checkpoints/{rest...}",           kUser,       CheckpointsNotSupported},
 
+      // Who did what, when (admins only), from the log.
+      {"GET",    "/api/v1/audit",                           kUser,       ListAudit},
+
       // Cairn's event stream (analytics consumers; agents in embedded mode).
-      {"GET",    "/api/v1/events",                          kUser,       EventStream},
+      {"GET",    "/api/v1/events",                          kUserOrAgent, EventStream},
 
       // The agent protocol (agent/PROTOCOL.md).
       {"POST",   "/api/v1/agents/{id}/register",            kAgent,      RegisterAgent},

@@ -14,6 +14,8 @@ const char* AccessName(Access access) {
       return "agent";
     case Access::kAllocation:
       return "allocation";
+    case Access::kUserOrAgent:
+      return "user or agent";
   }
   return "unknown";
 }
@@ -75,8 +77,7 @@ Result<Router> Router::Build(std::vector<Route> routes) {
   return router;
 }
 
-bool Router::Match(const Compiled& compiled, const std::vector<std::string>& path,
-                   std::map<std::string, std::string, std::less<>>& params) {
+bool Router::Match(const Compiled& compiled, const std::vector<std::string>& path, Params& params) {
   const size_t fixed = compiled.segments.size();
   if (compiled.rest ? path.size() <= fixed : path.size() != fixed) return false;
   params.clear();
@@ -96,40 +97,46 @@ bool Router::Match(const Compiled& compiled, const std::vector<std::string>& pat
   return true;
 }
 
-http::Response Router::Handle(const Services& services, const http::Request& request) const {
-  const std::vector<std::string> path = SplitPath(request.target);
+Router::Found Router::Find(std::string_view method, std::string_view target) const {
+  const std::vector<std::string> path = SplitPath(target);
   // The most specific patterns that match the path decide; among them a route for the request's
   // method beats a catch-all ("*"). When they are all for other methods, the answer is 405 (a
   // less specific catch-all does not take over).
-  const Route* best = nullptr;
+  Found found;
   int best_literals = -1;
   bool best_exact = false;
-  std::map<std::string, std::string, std::less<>> params, best_params;
+  Params params;
   for (size_t i = 0; i < routes_.size(); ++i) {
     if (!Match(compiled_[i], path, params)) continue;
     const int literals = compiled_[i].literals;
     if (literals < best_literals) continue;
     if (literals > best_literals) {
-      best = nullptr;
+      found.route = nullptr;
       best_literals = literals;
       best_exact = false;
     }
-    const std::string_view method = routes_[i].method;
-    const bool exact = method == request.method;
-    if (!exact && method != "*") continue;
-    if (best == nullptr || (exact && !best_exact)) {
-      best = &routes_[i];
+    const std::string_view route_method = routes_[i].method;
+    const bool exact = route_method == method;
+    if (!exact && route_method != "*") continue;
+    if (found.route == nullptr || (exact && !best_exact)) {
+      found.route = &routes_[i];
       best_exact = exact;
-      best_params = params;
+      found.params = params;
     }
   }
-  if (best == nullptr) {
-    if (best_literals >= 0) return MethodNotAllowed(request);
+  found.other_method = found.route == nullptr && best_literals >= 0;
+  return found;
+}
+
+http::Response Router::Handle(const Services& services, const http::Request& request) const {
+  Found found = Find(request.method, request.target);
+  if (found.route == nullptr) {
+    if (found.other_method) return MethodNotAllowed(request);
     return Error(Status::NotFound("no route for " + request.method + " " + request.path));
   }
-  Call call(services, request, std::move(best_params));
-  if (Status allowed = call.Admit(best->access); !allowed.ok()) return Error(allowed);
-  return best->handler(call);
+  Call call(services, request, std::move(found.params));
+  if (Status allowed = call.Admit(found.route->access); !allowed.ok()) return Error(allowed);
+  return found.route->handler(call);
 }
 
 }  // namespace cairn::api

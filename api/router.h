@@ -16,10 +16,12 @@ namespace cairn::api {
 
 // Who may call a route. One place enforces it (Router::Handle), and every route must name one.
 enum class Access {
-  kPublic,      // anyone: the login and the master's public identity
-  kUser,        // a user of the cluster (no token acts as "determined" until sessions exist)
-  kAgent,       // a cairn-agent process (agent/PROTOCOL.md)
-  kAllocation,  // a task's own process, for its allocation only (agent/harness/PROTOCOL.md)
+  kPublic,       // anyone: the login and the master's public identity
+  kUser,         // a user with a live session (a bearer token from POST /api/v1/auth/login)
+  kAgent,        // a cairn-agent process: the agent token (agent/PROTOCOL.md)
+  kAllocation,   // a task's own process, for its allocation only: the allocation's token
+                 // (CAIRN_ALLOCATION_TOKEN; agent/harness/PROTOCOL.md)
+  kUserOrAgent,  // either: the event stream, which agents also follow for their placements
 };
 const char* AccessName(Access access);
 
@@ -39,6 +41,15 @@ class Router {
 
   http::Response Handle(const Services& services, const http::Request& request) const;
 
+  using Params = std::map<std::string, std::string, std::less<>>;
+  struct Found {
+    const Route* route = nullptr;  // null: no route for this method (see other_method)
+    bool other_method = false;     // the path has routes, under other methods only (405)
+    Params params;
+  };
+  // The route a request for `method` and `target` (a path, with or without a query) goes to.
+  Found Find(std::string_view method, std::string_view target) const;
+
   const std::vector<Route>& routes() const { return routes_; }
 
  private:
@@ -48,8 +59,7 @@ class Router {
     int literals = 0;                   // literal segments: the more, the more specific
   };
   // Whether `path` matches `compiled`; fills `params`.
-  static bool Match(const Compiled& compiled, const std::vector<std::string>& path,
-                    std::map<std::string, std::string, std::less<>>& params);
+  static bool Match(const Compiled& compiled, const std::vector<std::string>& path, Params& params);
 
   std::vector<Route> routes_;
   std::vector<Compiled> compiled_;

@@ -45,6 +45,9 @@ struct Services {
   ContextStore* contexts = nullptr;  // experiments' model definitions
   AgentLiveness* liveness = nullptr;
   const std::atomic<bool>* stopping = nullptr;  // streams end when it turns true
+  // What agents present (api/call.cpp checks it; allocations present tokens derived from it).
+  // A secret: never logged or shown.
+  std::string agent_token;
 };
 
 }  // namespace cairn::api

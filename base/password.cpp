@@ -54,6 +54,24 @@ std::string NewSessionToken() {
   return "cairn-" + HexLower(bytes, sizeof bytes);
 }
 
+std::string AllocationToken(std::string_view agent_token, std::string_view allocation_id) {
+  InitSodium();
+  unsigned char key_digest[crypto_auth_hmacsha256_KEYBYTES];
+  // HMAC-SHA-256 takes a key of any length; libsodium's one-shot form wants 32 bytes, so the
+  // token is hashed to that first.
+  SHA256(reinterpret_cast<const unsigned char*>(agent_token.data()), agent_token.size(),
+         key_digest);
+  unsigned char mac[crypto_auth_hmacsha256_BYTES];
+  crypto_auth_hmacsha256(mac, reinterpret_cast<const unsigned char*>(allocation_id.data()),
+                         allocation_id.size(), key_digest);
+  return "cairn-alloc-" + HexLower(mac, sizeof mac);
+}
+
+bool SecretsEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  return a.empty() || sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
 std::string SessionTokenSha256(std::string_view token) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(), digest);

@@ -25,4 +25,13 @@ std::string NewSessionToken();
 // The form a token is stored and looked up in.
 std::string SessionTokenSha256(std::string_view token);
 
+// The token a task's own process presents for its allocation's harness endpoints:
+// "cairn-alloc-" and the hex HMAC-SHA-256 of `allocation_id` under the agent token. The agent
+// that launches the task and the master both derive it, so it is never sent or stored, and a task
+// cannot derive another allocation's token from its own.
+std::string AllocationToken(std::string_view agent_token, std::string_view allocation_id);
+
+// Whether two secrets are equal, in time that does not depend on where they differ.
+bool SecretsEqual(std::string_view a, std::string_view b);
+
 }  // namespace cairn

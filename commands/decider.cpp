@@ -102,8 +102,6 @@ std::string DefaultPoolFor(const DecisionState& state, const events::TaskSpec& s
   return aux ? state.pools_config.default_aux_pool() : state.pools_config.default_compute_pool();
 }
 
-Decision NoChange(std::string entity_id) { return Decision{{}, std::move(entity_id)}; }
-
 Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& submit) {
   if (!IsSafeId(submit.task_id))
     return Status::InvalidArgument("bad task id '" + submit.task_id + "'");

@@ -18,6 +18,9 @@ struct Decision {
   std::string entity_id;                 // the task or agent the command was about
 };
 
+// The decision of a command that changes nothing (a retry, a kill of an ended task).
+inline Decision NoChange(std::string entity_id) { return Decision{{}, std::move(entity_id)}; }
+
 // Validates `command` against `state` and returns the events it causes. A command that changes
 // nothing (a retry, a kill of an ended task) yields no events. A command whose idempotency key
 // was seen before yields no events and the entity of the first one.

@@ -24,8 +24,6 @@ Status NoSuchPool(const DecisionState& state, const std::string& pool) {
 
 namespace {
 
-Decision NoChange(std::string entity_id) { return Decision{{}, std::move(entity_id)}; }
-
 // Where a job lands when moved ahead of or behind `anchor`: halfway to the anchor's neighbour of
 // the same priority in the same pool, or one spacing past the anchor when it has none.
 Result<int64_t> PositionNextTo(const DecisionState& state, const JobRecord& moving,

@@ -7,6 +7,7 @@
 #include "api/rest_api.h"
 #include "api/task_log_store.h"
 #include "base/clock.h"
+#include "base/files.h"
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/password.h"
@@ -35,6 +36,7 @@ struct Master::Parts {
   std::unique_ptr<api::RestApi> api;
   std::atomic<api::RestApi*> ready_api{nullptr};  // set once startup is done
   std::unique_ptr<http::Server> server;
+  std::string agent_token;  // a secret: never logged
   bool stopped = false;
 };
 
@@ -99,6 +101,26 @@ Status RecordTheBuiltInUsers(Master::Parts& parts) {
   return Status::Ok();
 }
 
+// 3c. Agents authenticate with one token: security.agent_token, or else the one in
+// <data_dir>/agent-token, made at the first start (random, readable by this user only) for
+// agents on this machine to point --agent-token-file at.
+Status EstablishTheAgentToken(Master::Parts& parts) {
+  if (!parts.config.security.agent_token.empty()) {
+    parts.agent_token = parts.config.security.agent_token;
+    return Status::Ok();
+  }
+  const std::string path = AgentTokenPath(parts.config.data_dir);
+  if (!std::filesystem::exists(path)) {
+    CAIRN_RETURN_IF_ERROR(WriteFileAtomically(path, NewSessionToken() + "\n", 0600));
+    log::Info("master", "made the agent token; agents read it with --agent-token-file {}", path);
+  }
+  CAIRN_ASSIGN_OR_RETURN(std::string token, ReadWholeFile(path));
+  while (!token.empty() && (token.back() == '\n' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) return Status::FailedPrecondition(path + " holds no agent token");
+  parts.agent_token = std::move(token);
+  return Status::Ok();
+}
+
 // 4. The read side follows the log from where each projection stopped (its own offset), in the
 // background; reads wait for the offset they need.
 Status FollowWithTheProjections(Master::Parts& parts) {
@@ -152,6 +174,7 @@ void ServeTheApi(Master::Parts& parts) {
   services.contexts = parts.contexts.get();
   services.liveness = parts.heartbeats.get();
   services.stopping = &parts.stopping;
+  services.agent_token = parts.agent_token;
   parts.api = std::make_unique<api::RestApi>(std::move(services));
   parts.ready_api = parts.api.get();
 }
@@ -186,6 +209,7 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   CAIRN_RETURN_IF_ERROR(ReplayAndClaimTheLog(*parts));
   CAIRN_RETURN_IF_ERROR(RecordThePools(*parts));
   CAIRN_RETURN_IF_ERROR(RecordTheBuiltInUsers(*parts));
+  CAIRN_RETURN_IF_ERROR(EstablishTheAgentToken(*parts));
   CAIRN_RETURN_IF_ERROR(FollowWithTheProjections(*parts));
   CAIRN_RETURN_IF_ERROR(StartServices(*parts));
   ServeTheApi(*parts);

@@ -12,6 +12,9 @@
 
 namespace cairn {
 
+// Where a master without security.agent_token keeps the token it made for agents.
+inline std::string AgentTokenPath(const std::string& data_dir) { return data_dir + "/agent-token"; }
+
 class Master {
  public:
   // Opens everything under config.data_dir and starts serving.

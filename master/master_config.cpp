@@ -32,9 +32,21 @@ Status ParseSecurity(const std::string& source, const YAML::Node& root,
   if (!node) return Status::Ok();
   if (!node.IsMap())
     return Status::InvalidArgument(Where(source, node, "security") + ": expected a map");
-  CAIRN_RETURN_IF_ERROR(CheckKeys(source, node, "security.",
-                                  {"initial_user_password", "session_lifetime_hours",
-                                   "max_failed_logins", "failed_login_window_seconds"}));
+  CAIRN_RETURN_IF_ERROR(
+      CheckKeys(source, node, "security.",
+                {"initial_user_password", "session_lifetime_hours", "max_failed_logins",
+                 "failed_login_window_seconds", "agent_token"}));
+  if (node["agent_token"]) {
+    // A secret, like the password below: errors name the field, never echo it.
+    CAIRN_ASSIGN_OR_RETURN(
+        security.agent_token,
+        Scalar<std::string>(source, node["agent_token"], "security.agent_token", "a string"));
+    if (security.agent_token.size() < 16 || security.agent_token.size() > 256 ||
+        security.agent_token.find_first_of(" \t\r\n") != std::string::npos) {
+      return Status::InvalidArgument(Where(source, node["agent_token"], "security.agent_token") +
+                                     ": must be 16 to 256 characters without spaces");
+    }
+  }
   if (node["initial_user_password"]) {
     // The value is a secret: errors name the field, never echo it.
     CAIRN_ASSIGN_OR_RETURN(security.initial_user_password,

@@ -35,6 +35,9 @@ struct MasterConfig {
     // until the window passes; 0 turns throttling off.
     int max_failed_logins = 5;
     double failed_login_window_seconds = 300;
+    // The token agents present (their --agent-token-file holds it). Empty: the master makes one
+    // at its first start in <data_dir>/agent-token. A secret: never logged.
+    std::string agent_token;
   } security;
   // The effective pools: every pool's scheduler is fully resolved (type and fitting policy never
   // UNSPECIFIED), and both default pools name a configured pool.

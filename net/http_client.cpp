@@ -25,6 +25,7 @@ struct Client::Impl {
   std::mutex fd_mutex;  // guards active_fd for Cancel()
   int active_fd = -1;
   std::atomic<bool> cancelled{false};
+  std::map<std::string, std::string> default_headers;  // sent with every request
 
   Status Connect(beast::tcp_stream& target, std::chrono::milliseconds timeout);
   void SetActiveFd(int fd) {
@@ -96,6 +97,7 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
   if (req.method() == bhttp::verb::unknown) return Status::InvalidArgument("bad method " + method);
   req.set(bhttp::field::host, d.host + ":" + std::to_string(d.port));
   req.set(bhttp::field::user_agent, "cairn");
+  for (const auto& [name, value] : d.default_headers) req.set(name, value);
   for (const auto& [name, value] : headers) req.set(name, value);
   req.body() = body;
   req.keep_alive(true);
@@ -160,6 +162,14 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
   return Status::Unavailable(method + " " + target + " failed");
 }
 
+void Client::SetDefaultHeader(const std::string& name, const std::string& value) {
+  if (value.empty()) {
+    impl_->default_headers.erase(name);
+  } else {
+    impl_->default_headers[name] = value;
+  }
+}
+
 Status Client::StreamLines(const std::string& method, const std::string& target,
                            const std::function<bool(std::string_view line)>& on_line,
                            const std::map<std::string, std::string>& headers,
@@ -176,6 +186,7 @@ Status Client::StreamLines(const std::string& method, const std::string& target,
   bhttp::request<bhttp::empty_body> req{bhttp::string_to_verb(method), target, 11};
   req.set(bhttp::field::host, d.host + ":" + std::to_string(d.port));
   req.set(bhttp::field::user_agent, "cairn");
+  for (const auto& [name, value] : d.default_headers) req.set(name, value);
   for (const auto& [name, value] : headers) req.set(name, value);
   req.keep_alive(false);
   beast::error_code ec;

@@ -49,6 +49,10 @@ class Client {
                      const std::map<std::string, std::string>& headers = {},
                      std::chrono::milliseconds idle_timeout = std::chrono::milliseconds(0));
 
+  // Sends `name: value` with every later request (a request's own header of that name wins);
+  // an empty value stops sending it. For credentials: "Authorization", "Bearer <token>".
+  void SetDefaultHeader(const std::string& name, const std::string& value);
+
   // Aborts the Request/StreamLines in progress, from another thread. It does not stick: a call
   // that starts after Cancel() runs normally, so a caller racing a call's start repeats Cancel()
   // until the call returns.

@@ -68,12 +68,16 @@ echo $! > "$RUN_DIR/master.pid"
 URL=$(wait_for_line "$RUN_DIR/master.log" "cairn-master listening on" | awk '{print $4}')
 
 "$BIN/cairn-agent" --master "$URL" --id local-agent --slots 4 --work-root "$RUN_DIR/agent-work" \
-  > "$RUN_DIR/agent.log" 2>&1 &
+  --agent-token-file "$DATA_DIR/agent-token" > "$RUN_DIR/agent.log" 2>&1 &
 echo $! > "$RUN_DIR/agent.pid"
 wait_for_line "$RUN_DIR/agent.log" "cairn-agent local-agent registered" > /dev/null
 
+# Every call but the login needs a session: log in as Determined's default user (blank password).
+TOKEN=$(curl -sf -X POST "$URL/api/v1/auth/login" -d '{"username":"determined","password":""}' \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+AUTH="Authorization: Bearer $TOKEN"
 submit() {
-  curl -sf -X POST "$URL/api/v1/commands" -d "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["command"]["id"])'
+  curl -sf -H "$AUTH" -X POST "$URL/api/v1/commands" -d "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["command"]["id"])'
 }
 echo
 echo "== demo: four commands on a 4-slot agent =="
@@ -82,20 +86,20 @@ PI=$(submit '{"config":{"entrypoint":["python3","-c","import math; print(\"pi ~\
 FAIL=$(submit '{"config":{"entrypoint":"echo about to fail >&2; exit 3"}}')
 SLEEPER=$(submit '{"config":{"entrypoint":["sleep","300"],"description":"a long sleep we will kill"}}')
 for id in "$HELLO" "$PI" "$FAIL"; do
-  curl -sf "$URL/api/v1/tasks/$id/logs?follow=true" | python3 -c 'import json,sys
+  curl -sf -H "$AUTH" "$URL/api/v1/tasks/$id/logs?follow=true" | python3 -c 'import json,sys
 for line in sys.stdin: print("  log:", json.loads(line)["result"]["message"], end="")'
 done
-curl -sf -X POST "$URL/api/v1/commands/$SLEEPER/kill" > /dev/null
-curl -sf "$URL/api/v1/tasks/$SLEEPER/logs?follow=true" > /dev/null
+curl -sf -H "$AUTH" -X POST "$URL/api/v1/commands/$SLEEPER/kill" > /dev/null
+curl -sf -H "$AUTH" "$URL/api/v1/tasks/$SLEEPER/logs?follow=true" > /dev/null
 echo
 echo "== commands =="
-curl -sf "$URL/api/v1/commands" | python3 -c 'import json,sys
+curl -sf -H "$AUTH" "$URL/api/v1/commands" | python3 -c 'import json,sys
 for c in json.load(sys.stdin)["commands"]:
     print("  %-36s %-17s %s" % (c["id"], c["state"], c.get("exitStatus","")))'
 echo
 echo "== demo: a grid search on examples/spiral-mlp (6 trials, real training) =="
 sed "s#host_path: /tmp#host_path: $RUN_DIR#" examples/spiral-mlp/grid.yaml > "$RUN_DIR/grid.yaml"
-python3 ops/submit_experiment.py --master "$URL" "$RUN_DIR/grid.yaml" examples/spiral-mlp --wait \
+CAIRN_TOKEN="$TOKEN" python3 ops/submit_experiment.py --master "$URL" "$RUN_DIR/grid.yaml" examples/spiral-mlp --wait \
   | sed 's/^/  /'
 echo
 echo "== replay: the cluster as it was at offset 4 =="
@@ -109,7 +113,7 @@ echo
 echo "Cairn is running ($MODE log):"
 echo "  master  $URL   (logs: $RUN_DIR/master.log)"
 echo "  agent   local-agent, 4 slots   (logs: $RUN_DIR/agent.log)"
-echo "  try:    curl -X POST $URL/api/v1/commands -d '{\"config\":{\"entrypoint\":[\"echo\",\"hi\"]}}'"
+echo "  try:    curl -H 'Authorization: Bearer $TOKEN' -X POST $URL/api/v1/commands -d '{\"config\":{\"entrypoint\":[\"echo\",\"hi\"]}}'"
 echo "          det -m $URL cmd run echo hi      (Determined's CLI, unchanged)"
 echo "          ops/submit_experiment.py --master $URL examples/spiral-mlp/adaptive_asha.yaml examples/spiral-mlp --wait"
 echo "          build/bin/cairn replay dump ${LOG_SOURCE[*]}"

@@ -4,6 +4,9 @@
 prints its trials. Standard library only.
 
   ops/submit_experiment.py --master URL CONFIG.yaml CONTEXT_DIR [--paused] [--wait] [--quiet]
+
+It logs in as --user (default: determined) with the password in $CAIRN_PASSWORD (default: blank),
+as Determined's CLI does, or uses the session token in $CAIRN_TOKEN.
 """
 import argparse
 import base64
@@ -15,12 +18,26 @@ import urllib.error
 import urllib.request
 
 TERMINAL = {"STATE_COMPLETED", "STATE_CANCELED", "STATE_ERROR"}
+# The session every call presents (log_in sets it).
+_session = {"token": os.environ.get("CAIRN_TOKEN", "")}
+
+
+def log_in(master, user="determined", password=None):
+    """Starts a session as `user` (password: $CAIRN_PASSWORD, else blank) for later calls."""
+    if password is None:
+        password = os.environ.get("CAIRN_PASSWORD", "")
+    _session["token"] = ""
+    answer = call(master, "POST", "/api/v1/auth/login",
+                  {"username": user, "password": password, "isHashed": False})
+    _session["token"] = answer["token"]
 
 
 def call(master, method, path, body=None):
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(master + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if _session["token"]:
+        headers["Authorization"] = "Bearer " + _session["token"]
+    request = urllib.request.Request(master + path, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return json.load(response)
@@ -51,7 +68,10 @@ def main():
     parser.add_argument("--paused", action="store_true", help="create it PAUSED")
     parser.add_argument("--wait", action="store_true", help="wait until it ends")
     parser.add_argument("--quiet", action="store_true", help="print only the experiment id")
+    parser.add_argument("--user", default="determined", help="log in as this user")
     args = parser.parse_args()
+    if not _session["token"]:
+        log_in(args.master, args.user)
     with open(args.config) as handle:
         config = handle.read()
     created = call(args.master, "POST", "/api/v1/experiments", {

@@ -264,7 +264,7 @@ Status OnExperimentStateChanged(const Envelope& event, ViewStore& store) {
 }
 
 // A user moved the experiment's job or changed its scheduling parameters.
-Status OnJobQueueChanged(const Envelope& event, ViewStore& store) {
+Status OnExperimentJobChanged(const Envelope& event, ViewStore& store) {
   const auto& changed = event.job_queue_changed();
   CAIRN_ASSIGN_OR_RETURN(auto experiment_id, store.Get(NameKey(kJobPrefix, changed.job_id())));
   if (!experiment_id) return Status::Ok();
@@ -549,7 +549,7 @@ Status ExperimentProjector::Apply(const Envelope& event, ViewStore& store) const
     case Envelope::kCheckpointsDeleted:
       return OnCheckpointsDeleted(event, store);
     case Envelope::kJobQueueChanged:
-      return OnJobQueueChanged(event, store);
+      return OnExperimentJobChanged(event, store);
     case Envelope::kTaskSubmitted:
       // Only a trial's run is indexed; any other submission needs no read.
       if (event.task_submitted().trial_id() <= 0) return Status::Ok();

@@ -12,8 +12,8 @@ namespace {
 
 constexpr std::string_view kConfigKey = "config";
 constexpr std::string_view kUsagePrefix = "usage/";
-constexpr std::string_view kAgentPrefix = "agent/";
-constexpr std::string_view kAllocationPrefix = "allocation/";
+constexpr std::string_view kPoolAgentPrefix = "agent/";
+constexpr std::string_view kPoolAllocationPrefix = "allocation/";
 
 std::string KeyOf(std::string_view prefix, const std::string& id) {
   std::string key(prefix);
@@ -60,7 +60,7 @@ Status AddToPool(const std::string& pool, const views::PoolUsage& delta, int sig
 template <typename Change>
 Status UpdateAgent(const std::string& agent_id, ViewStore& store, Change change) {
   if (agent_id.empty()) return Status::Ok();
-  const std::string key = KeyOf(kAgentPrefix, agent_id);
+  const std::string key = KeyOf(kPoolAgentPrefix, agent_id);
   views::PoolAgent agent;
   CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
   const views::PoolUsage before = ContributionOf(agent);
@@ -109,7 +109,7 @@ Status OnDisconnected(const events::AgentDisconnected& disconnected, ViewStore& 
   });
 }
 
-Status OnAssigned(const events::AllocationAssigned& assigned, ViewStore& store) {
+Status OnAssignedInPool(const events::AllocationAssigned& assigned, ViewStore& store) {
   std::vector<std::string> holders;
   for (const auto& part : AllocationPartsOf(assigned)) {
     CAIRN_RETURN_IF_ERROR(
@@ -128,14 +128,14 @@ Status OnAssigned(const events::AllocationAssigned& assigned, ViewStore& store) 
         }));
   }
   if (holders.empty()) return Status::Ok();
-  return store.Put(KeyOf(kAllocationPrefix, assigned.allocation_id()), JoinIds(holders));
+  return store.Put(KeyOf(kPoolAllocationPrefix, assigned.allocation_id()), JoinIds(holders));
 }
 
 // Takes the allocation off `only_agent` (a gang's part that ended), or off every agent holding it.
-Status OnAllocationEnded(const std::string& allocation_id, const std::string& only_agent,
-                         ViewStore& store) {
+Status OnPoolAllocationEnded(const std::string& allocation_id, const std::string& only_agent,
+                             ViewStore& store) {
   if (allocation_id.empty()) return Status::Ok();
-  const std::string index_key = KeyOf(kAllocationPrefix, allocation_id);
+  const std::string index_key = KeyOf(kPoolAllocationPrefix, allocation_id);
   CAIRN_ASSIGN_OR_RETURN(auto index, store.Get(index_key));
   if (!index) return Status::Ok();
   std::vector<std::string> holders = SplitIds(*index);
@@ -161,15 +161,15 @@ Status PoolProjector::Apply(const Envelope& event, ViewStore& store) const {
     case Envelope::kAgentDisconnected:
       return OnDisconnected(event.agent_disconnected(), store);
     case Envelope::kAllocationAssigned:
-      return OnAssigned(event.allocation_assigned(), store);
+      return OnAssignedInPool(event.allocation_assigned(), store);
     case Envelope::kTaskExited:
-      return OnAllocationEnded(event.task_exited().allocation_id(), "", store);
+      return OnPoolAllocationEnded(event.task_exited().allocation_id(), "", store);
     case Envelope::kAllocationReleased:
-      return OnAllocationEnded(event.allocation_released().allocation_id(), "", store);
+      return OnPoolAllocationEnded(event.allocation_released().allocation_id(), "", store);
     case Envelope::kAllocationPartExited: {
       const auto& exited = event.allocation_part_exited();
       if (exited.agent_id().empty()) return Status::Ok();
-      return OnAllocationEnded(exited.allocation_id(), exited.agent_id(), store);
+      return OnPoolAllocationEnded(exited.allocation_id(), exited.agent_id(), store);
     }
     default:
       return Status::Ok();

@@ -169,6 +169,35 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
   AddLogSource(explain);
   AddMoment(explain, false);
 
+  CLI::App* audit = AddSubcommand(
+      replay, "audit",
+      "Who did what, when: the events users and agents caused (refused logins included), oldest "
+      "first, with the actor, the action and what it was about. --include-system adds the "
+      "master's own decisions.",
+      Audit);
+  AddLogSource(audit);
+  AuditQuery& query = options_.audit;
+  audit
+      ->add_option("--actor", query.actor,
+                   "a user's name, or an actor as recorded: agent:ID, "
+                   "system:COMPONENT")
+      ->type_name("WHO");
+  audit
+      ->add_option("--entity", query.entity,
+                   "experiment/N, trial/N, task/ID, agent/ID, user/NAME, template/NAME, or a "
+                   "task, job, agent or allocation id")
+      ->type_name("WHAT");
+  audit->add_option("--since", query.since_micros, std::string("the earliest time, ") + kTimeHelp)
+      ->type_name("TIME")
+      ->transform(TimeToMicros());
+  audit->add_option("--until", query.until_micros, std::string("the latest time, ") + kTimeHelp)
+      ->type_name("TIME")
+      ->transform(TimeToMicros());
+  audit->add_flag("--include-system", query.include_system, "also the master's own decisions");
+  audit->add_option("--format", options_.format, "lines of text, or JSON lines with each event")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+
   CLI::App* experiment = AddSubcommand(
       replay, "experiment",
       "An experiment's searcher story: its trials (target, trained, checkpoint, validations, "

@@ -211,6 +211,31 @@ Status Dump(const ReplayOptions& options, std::ostream& out) {
   return status;
 }
 
+Status ScanAudit(EventLog& log, const AuditQuery& query,
+                 const std::function<bool(const AuditRecord&, const events::Envelope&)>& visit) {
+  CAIRN_ASSIGN_OR_RETURN(uint64_t end, log.EndOffset());
+  AuditTrail trail(query);
+  return ReadLog(log, 0, end, [&](const events::Envelope& event) {
+    std::optional<AuditRecord> record = trail.Add(event);
+    return !record || visit(*record, event);
+  });
+}
+
+Status Audit(const ReplayOptions& options, std::ostream& out) {
+  CAIRN_ASSIGN_OR_RETURN(std::unique_ptr<EventLog> log, OpenEventLog(LogConfigFrom(options)));
+  Status status =
+      ScanAudit(*log, options.audit, [&](const AuditRecord& record, const events::Envelope& event) {
+        if (options.format == "json") {
+          out << AuditRecordJson(record, event).dump() << "\n";
+        } else {
+          out << AuditLine(record) << "\n";
+        }
+        return true;
+      });
+  out.flush();
+  return status;
+}
+
 Status Rebuild(const ReplayOptions& options, std::ostream& out) {
   CAIRN_ASSIGN_OR_RETURN(std::unique_ptr<EventLog> log, OpenEventLog(LogConfigFrom(options)));
   if (options.to_offset) {

@@ -4,11 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
 
 #include "base/status.h"
+#include "events/event_log.h"
+#include "replay/audit.h"
 #include "replay/event_filter.h"
 
 namespace cairn::replay {
@@ -28,9 +31,10 @@ struct ReplayOptions {
   // state, explain, experiment: after offset N (inclusive), or after the events up to time T.
   std::optional<uint64_t> at_offset;
   std::optional<int64_t> at_time;  // unix micros
-  std::string format = "table";    // state: "table" or "json"
+  std::string format = "table";    // state, audit: "table" (audit: lines) or "json"
   std::string task_id;             // explain
   int64_t experiment_id = 0;       // experiment
+  AuditQuery audit;                // audit
 };
 
 // Each writes its output to `out`. An error means the work failed: the log or the projections
@@ -41,5 +45,12 @@ Status Digest(const ReplayOptions& options, std::ostream& out);
 Status State(const ReplayOptions& options, std::ostream& out);
 Status ExplainTask(const ReplayOptions& options, std::ostream& out);
 Status ExplainExperiment(const ReplayOptions& options, std::ostream& out);
+// Who did what, when (replay/audit.h): one line per record, or JSON lines with the event.
+Status Audit(const ReplayOptions& options, std::ostream& out);
+
+// Reads `log` from its start to its current end, handing each record `query` keeps (and its
+// event) to `visit`, oldest first, until `visit` returns false. For GET /api/v1/audit too.
+Status ScanAudit(EventLog& log, const AuditQuery& query,
+                 const std::function<bool(const AuditRecord&, const events::Envelope&)>& visit);
 
 }  // namespace cairn::replay

@@ -24,12 +24,6 @@ Result<int32_t> UserIdParam(const Call& call) {
   return id;
 }
 
-Status RequireAdmin(const Call& call, const std::string& what) {
-  if (call.user().admin) return Status::Ok();
-  return Status::PermissionDenied("only an admin may " + what + " (you are " +
-                                  call.user().username + ")");
-}
-
 // The user as the projections show it once `offset` is applied.
 http::Response AnswerUser(Call& call, int32_t user_id, uint64_t offset) {
   if (Status waited = call.WaitFor(offset); !waited.ok()) return Error(waited);
@@ -126,7 +120,7 @@ http::Response GetUserByName(Call& call) {
 // Body: {"user": {"username", "admin", "active", "displayName"}, "password", "isHashed"}. A
 // user created without a password has a blank one, as in Determined.
 http::Response CreateUser(Call& call) {
-  if (Status admin = RequireAdmin(call, "create users"); !admin.ok()) return Error(admin);
+  if (Status admin = call.RequireAdmin("create users"); !admin.ok()) return Error(admin);
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   if (Status known = CheckKnownKeys(*body, "", {"user", "password", "isHashed"}); !known.ok()) {
@@ -188,14 +182,14 @@ http::Response PatchUser(Call& call) {
   commands::UpdateUser command;
   command.user_id = *id;
   if (Present(*body, "username")) {
-    if (Status admin = RequireAdmin(call, "rename users"); !admin.ok()) return Error(admin);
+    if (Status admin = call.RequireAdmin("rename users"); !admin.ok()) return Error(admin);
     auto username = GetString(*body, "username", "username", true);
     if (!username.ok()) return Error(username.status());
     command.username = *username;
   }
   if (Present(*body, "displayName")) {
     if (!self) {
-      if (Status admin = RequireAdmin(call, "change another user's display name"); !admin.ok())
+      if (Status admin = call.RequireAdmin("change another user's display name"); !admin.ok())
         return Error(admin);
     }
     auto display_name = GetString(*body, "displayName", "displayName", false);
@@ -208,12 +202,12 @@ http::Response PatchUser(Call& call) {
     if (!*value) continue;
     std::string what =
         std::string(flag) == "admin" ? "change who is an admin" : "activate or deactivate users";
-    if (Status admin = RequireAdmin(call, what); !admin.ok()) return Error(admin);
+    if (Status admin = call.RequireAdmin(what); !admin.ok()) return Error(admin);
     (std::string(flag) == "admin" ? command.admin : command.active) = **value;
   }
   if (Present(*body, "password")) {
     if (!self) {
-      if (Status admin = RequireAdmin(call, "change another user's password"); !admin.ok())
+      if (Status admin = call.RequireAdmin("change another user's password"); !admin.ok())
         return Error(admin);
     }
     auto hash = StoredPasswordHash(*body);
@@ -230,7 +224,7 @@ http::Response SetUserPassword(Call& call) {
   auto id = UserIdParam(call);
   if (!id.ok()) return Error(id.status());
   if (*id != call.user().id) {
-    if (Status admin = RequireAdmin(call, "change another user's password"); !admin.ok())
+    if (Status admin = call.RequireAdmin("change another user's password"); !admin.ok())
       return Error(admin);
   }
   json body;

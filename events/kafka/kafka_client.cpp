@@ -1,6 +1,8 @@
 #include "events/kafka/kafka_client.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <memory>
 
 namespace cairn::kafka {
@@ -29,6 +31,13 @@ struct AdminOptionsDeleter {
 int TimeoutMs(std::chrono::milliseconds timeout) { return static_cast<int>(timeout.count()); }
 
 }  // namespace
+
+int RemainingMs(std::chrono::steady_clock::time_point deadline) {
+  auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+          .count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, std::numeric_limits<int>::max()));
+}
 
 Settings CommonSettings(const std::string& brokers) {
   return {{"bootstrap.servers", brokers},

@@ -38,6 +38,12 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
 // How long topic look-ups, creations and watermark queries may take before Unavailable.
 inline constexpr std::chrono::milliseconds kRequestTimeout{10'000};
 
+// Caps a caller's wait so that now() + wait cannot overflow.
+inline constexpr std::chrono::milliseconds kLongestWait{24 * 3600 * 1000};
+
+// Milliseconds until `deadline`, as librdkafka's int timeouts take them (0 once it passed).
+int RemainingMs(std::chrono::steady_clock::time_point deadline);
+
 // Settings every Cairn client shares.
 Settings CommonSettings(const std::string& brokers);
 

@@ -16,18 +16,12 @@
 namespace cairn {
 namespace {
 
+using kafka::kLongestWait;
+using kafka::RemainingMs;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
 constexpr int32_t kPartition = 0;
-// Caps a caller's wait so that now() + wait cannot overflow.
-constexpr milliseconds kLongestWait{24 * 3600 * 1000};
-
-int RemainingMs(steady_clock::time_point deadline) {
-  auto left = std::chrono::ceil<milliseconds>(deadline - steady_clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(left, 0, std::numeric_limits<int>::max()));
-}
-
 class KafkaLogReader final : public LogReader {
  public:
   KafkaLogReader(kafka::Client consumer, std::string topic, uint64_t from)

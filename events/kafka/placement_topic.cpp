@@ -19,6 +19,8 @@
 namespace cairn {
 namespace {
 
+using kafka::kLongestWait;
+using kafka::RemainingMs;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
@@ -27,14 +29,6 @@ constexpr milliseconds kRelayPollWait{200};
 constexpr milliseconds kRelayRetryDelay{500};
 // At most this many records per Poll, so an agent never holds a huge batch uncommitted.
 constexpr size_t kConsumerPollRecords = 1024;
-// Caps a caller's wait so that now() + wait cannot overflow.
-constexpr milliseconds kLongestWait{24 * 3600 * 1000};
-
-int RemainingMs(steady_clock::time_point deadline) {
-  auto left = std::chrono::ceil<milliseconds>(deadline - steady_clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(left, 0, std::numeric_limits<int>::max()));
-}
-
 // The relay's progress: the event-log offset below which every placement was delivered, and the
 // newest WriterEpochClaimed epoch below that offset (placements of older writers are fenced).
 struct RelayPosition {

@@ -25,8 +25,7 @@ import submit_experiment  # noqa: E402  (the same client the README uses)
 
 
 def get(master, path):
-    with urllib.request.urlopen(master + path, timeout=60) as response:
-        return json.load(response)
+    return submit_experiment.call(master, "GET", path)
 
 
 def wait_for_line(path, pattern, process, timeout=30):
@@ -91,10 +90,12 @@ def main():
         agent_log = os.path.join(work, "agent.log")
         agent = subprocess.Popen([os.path.join(args.bin, "cairn-agent"), "--master", url, "--id",
                                   "bench-agent", "--slots", str(args.slots), "--work-root",
-                                  os.path.join(work, "agent-work")],
+                                  os.path.join(work, "agent-work"), "--agent-token-file",
+                                  os.path.join(work, "data", "agent-token")],
                                  stdout=open(agent_log, "w"), stderr=subprocess.STDOUT)
         processes.append(agent)
         wait_for_line(agent_log, r"registered", agent)
+        submit_experiment.log_in(url)
 
         config_path = os.path.join(work, "asha.yaml")
         os.makedirs(os.path.join(work, "checkpoints"))

@@ -33,6 +33,7 @@
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
 #include "net/http_client.h"
+#include "net/session_login.h"
 #include "tests/support/test_support.h"
 
 using cairn::testing::BinaryPath;
@@ -229,7 +230,8 @@ class Cluster {
     if (agent_slots <= 0) return 0;
     auto agent =
         StartLogged({BinaryPath("cairn-agent"), "--master", url_, "--id", "bench", "--slots",
-                     std::to_string(agent_slots), "--work-root", dir_.Sub("work")},
+                     std::to_string(agent_slots), "--work-root", dir_.Sub("work"),
+                     "--agent-token-file", dir_.Sub("data") + "/agent-token"},
                     dir_.Sub("agent.log"));
     if (!agent.ok()) return Fail(agent.status().ToString());
     agent_ = std::move(*agent);
@@ -301,8 +303,11 @@ bool SubmitParallel(const std::vector<std::unique_ptr<cairn::http::Client>>& cli
 
 std::vector<std::unique_ptr<cairn::http::Client>> MakeClients(uint16_t port, int count) {
   std::vector<std::unique_ptr<cairn::http::Client>> clients;
-  for (int i = 0; i < count; ++i)
+  for (int i = 0; i < count; ++i) {
     clients.push_back(std::make_unique<cairn::http::Client>("127.0.0.1", port));
+    // Each client has its session, as each user of a cluster would.
+    if (!cairn::http::LogIn(*clients.back(), "determined").ok()) return {};
+  }
   return clients;
 }
 
@@ -316,6 +321,7 @@ int RunSubmit() {
   Cluster cluster;
   if (cluster.Start(0) != 0) return 1;
   auto clients = MakeClients(cluster.port(), kClients);
+  if (clients.empty()) return cluster.Fail("login failed");
   const int32_t priorities[] = {1, 10, 42, 50, 80};
   auto body = [&](int client, int i) {
     return R"({"config":{"entrypoint":["true"],"resources":{"slots":1,"priority":)" +
@@ -361,6 +367,7 @@ int RunMakespan(const char* name, int count, int slots, const std::string& entry
   Cluster cluster;
   if (cluster.Start(slots) != 0) return 1;
   auto clients = MakeClients(cluster.port(), clients_count);
+  if (clients.empty()) return cluster.Fail("login failed");
   // Open every connection before the clock starts.
   for (auto& client : clients) {
     auto response = client->Request("GET", "/info");
@@ -375,6 +382,7 @@ int RunMakespan(const char* name, int count, int slots, const std::string& entry
   const int64_t last_ack = cairn::NowUnixMicros();
   // Follow the log until every task has exited.
   cairn::http::Client reader("127.0.0.1", cluster.port());
+  if (!cairn::http::LogIn(reader, "determined").ok()) return cluster.Fail("login failed");
   std::map<std::string, TaskTimes> tasks;
   int exited = 0;
   cairn::Status streamed = reader.StreamLines(

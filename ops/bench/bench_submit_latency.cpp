@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "events/envelope_util.h"
 #include "net/http_client.h"
+#include "net/session_login.h"
 #include "tests/events_kafka/mock_cluster.h"
 #include "tests/support/test_support.h"
 
@@ -77,7 +78,8 @@ int Run(const std::string& mode, int count, Figures* figures) {
   std::string trace = dir.Sub("trace");
   auto agent = ChildProcess::Start({BinaryPath("cairn-agent"), "--master", url, "--id", "bench",
                                     "--slots", std::to_string(count + 16), "--work-root",
-                                    dir.Sub("work"), "--trace-file", trace});
+                                    dir.Sub("work"), "--trace-file", trace, "--agent-token-file",
+                                    dir.Sub("data") + "/agent-token"});
   if (!agent.ok()) return Fail(agent.status().ToString());
   if (!(*agent)
            ->WaitForLine(
@@ -87,6 +89,7 @@ int Run(const std::string& mode, int count, Figures* figures) {
     return Fail("agent did not register");
   }
   cairn::http::Client client("127.0.0.1", port);
+  if (!cairn::http::LogIn(client, "determined").ok()) return Fail("login failed");
   std::string body = R"({"config":{"entrypoint":["true"]}})";
   // Warm-up, until the agent holds the warm-up orders: the first order also pays for the
   // agent's consumer joining its group (Kafka: about 3 s on the mock).

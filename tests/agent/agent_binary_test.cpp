@@ -20,7 +20,7 @@ using cairn::testing::RunToEnd;
 using cairn::testing::TempDir;
 using Calls = std::vector<testing::FakeMaster::Call>;
 
-constexpr auto kTimeout = 15s;
+constexpr auto kBinaryTimeout = 15s;
 
 // Runs cairn-agent with `args` under `env` (via /usr/bin/env, so PATH can be replaced) and
 // returns its exit code.
@@ -32,7 +32,7 @@ int RunToExit(const std::vector<std::string>& args, const std::vector<std::strin
   auto child = ChildProcess::Start(argv);
   EXPECT_TRUE(child.ok());
   if (!child.ok()) return -1;
-  Result<int> status = (*child)->Wait(kTimeout);
+  Result<int> status = (*child)->Wait(kBinaryTimeout);
   EXPECT_TRUE(status.ok());
   if (!status.ok() || !WIFEXITED(*status)) return -1;
   return WEXITSTATUS(*status);
@@ -46,7 +46,7 @@ TEST(AgentBinaryTest, UsageErrorsExitWithTwo) {
 }
 
 TEST(AgentBinaryTest, HelpListsEveryOption) {
-  FinishedProcess help = RunToEnd({BinaryPath("cairn-agent"), "--help"}, kTimeout);
+  FinishedProcess help = RunToEnd({BinaryPath("cairn-agent"), "--help"}, kBinaryTimeout);
   EXPECT_EQ(help.exit_code, 0);
   for (const char* option :
        {"--master URL", "--id NAME", "--slots N", "--pool NAME", "--config FILE", "--work-root DIR",
@@ -59,7 +59,7 @@ TEST(AgentBinaryTest, HelpListsEveryOption) {
 TEST(AgentBinaryTest, ABadFlagExitsTwoSayingWhichAndWhereTheHelpIs) {
   FinishedProcess run = RunToEnd({BinaryPath("cairn-agent"), "--master", "http://127.0.0.1:1",
                                   "--id", "a", "--colour", "blue"},
-                                 kTimeout);
+                                 kBinaryTimeout);
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.Text().rfind("cairn-agent: ", 0), 0u) << run.Text();
   EXPECT_NE(run.Text().find("--colour"), std::string::npos) << run.Text();
@@ -83,13 +83,13 @@ TEST(AgentBinaryTest, RegistersPrintsOneLineAndStopsCleanlyOnSigterm) {
   std::string expected =
       "cairn-agent node-7 registered with " + master.url() + " (3 slots, pool from-file)";
   Result<std::string> line =
-      (*child)->WaitForLine([&](const std::string& l) { return l == expected; }, kTimeout);
+      (*child)->WaitForLine([&](const std::string& l) { return l == expected; }, kBinaryTimeout);
   ASSERT_TRUE(line.ok()) << line.status().ToString();
   ASSERT_TRUE(master.WaitFor(
       [](const Calls& calls) { return testing::CountCalls(calls, "/heartbeat", "", 200) > 0; },
-      kTimeout));
+      kBinaryTimeout));
   (*child)->Signal(SIGTERM);
-  Result<int> status = (*child)->Wait(kTimeout);
+  Result<int> status = (*child)->Wait(kBinaryTimeout);
   ASSERT_TRUE(status.ok());
   ASSERT_TRUE(WIFEXITED(*status));
   EXPECT_EQ(WEXITSTATUS(*status), 0);

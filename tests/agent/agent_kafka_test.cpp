@@ -17,7 +17,7 @@ using testing::CountCalls;
 using Calls = std::vector<testing::FakeMaster::Call>;
 
 // Joining a consumer group on the mock cluster takes about 3 s.
-constexpr auto kTimeout = 30s;
+constexpr auto kKafkaTimeout = 30s;
 
 TEST(AgentKafkaTest, RunsOrdersFromThePlacementsTopicOnce) {
   auto cluster = cairn::testing::MockKafkaCluster::Start(1);
@@ -63,7 +63,7 @@ TEST(AgentKafkaTest, RunsOrdersFromThePlacementsTopicOnce) {
       [](const Calls& calls) {
         return CountCalls(calls, "/api/v1/allocations/alloc-k/exited", "", 200) == 1;
       },
-      kTimeout));
+      kKafkaTimeout));
   // Orders after the duplicate are handled, so the duplicate was seen and dropped.
   events::Envelope sentinel = order;
   sentinel.mutable_allocation_assigned()->set_allocation_id("alloc-sentinel");
@@ -72,7 +72,7 @@ TEST(AgentKafkaTest, RunsOrdersFromThePlacementsTopicOnce) {
       [](const Calls& calls) {
         return CountCalls(calls, "/api/v1/allocations/alloc-sentinel/exited", "", 200) == 1;
       },
-      kTimeout));
+      kKafkaTimeout));
   EXPECT_EQ(master.CallsTo("/api/v1/allocations/alloc-k/started").size(), 1u);
   EXPECT_EQ(master.CallsTo("", "alloc-other").size(), 0u);
   bool logged = false;

@@ -9,6 +9,7 @@
 #include "agent/order_book.h"
 #include "agent/report_queue.h"
 #include "agent/task_plan.h"
+#include "base/password.h"
 
 namespace cairn::agent {
 namespace {
@@ -289,6 +290,30 @@ TEST(TaskPlanTest, BuildsTheProtocolEnvironment) {
   EXPECT_EQ(env["KEEP"], "2");  // the spec's variables come last and win
   EXPECT_EQ(env["EXTRA"], "a=b");
   EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);  // CPU slots
+}
+
+TEST(TaskPlanTest, GivesTheTaskItsAllocationsOwnTokenWhichItCannotReplace) {
+  TaskLaunchSettings settings = Settings();
+  settings.agent_token = "cairn-agent-secret-0123456789";
+  events::AllocationAssigned order = Order();
+  order.mutable_spec()->add_environment_variables("CAIRN_ALLOCATION_TOKEN=forged");
+  Result<ProcessSpec> plan = PlanTask(order, settings);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto env = EnvMap(plan->env);
+  const std::string token = env["CAIRN_ALLOCATION_TOKEN"];
+  EXPECT_EQ(token, AllocationToken(settings.agent_token, "task-1.alloc/0"));
+  EXPECT_EQ(token.rfind("cairn-alloc-", 0), 0u) << token;
+  EXPECT_EQ(token.size(), std::string("cairn-alloc-").size() + 64);
+  // Another allocation, or the same one under another agent token, has another token; the agent
+  // token itself is not in the task's environment.
+  EXPECT_NE(token, AllocationToken(settings.agent_token, "task-1.alloc/1"));
+  EXPECT_NE(token, AllocationToken("another-agent-token-0123456", "task-1.alloc/0"));
+  for (const auto& [name, value] : env) {
+    EXPECT_EQ(value.find(settings.agent_token), std::string::npos) << name;
+  }
+  // Without an agent token (a test agent), there is nothing to derive.
+  settings.agent_token.clear();
+  EXPECT_EQ(EnvMap(PlanTask(Order(), settings)->env).count("CAIRN_ALLOCATION_TOKEN"), 0u);
 }
 
 TEST(TaskPlanTest, SetsCudaVisibleDevicesForGpuSlots) {

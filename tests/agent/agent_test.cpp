@@ -22,10 +22,6 @@ using Calls = std::vector<FakeMaster::Call>;
 constexpr auto kTimeout = 15s;
 const std::string kAgentId = "agent-1";
 
-std::string Path(const std::string& allocation_id, const std::string& action) {
-  return "/api/v1/allocations/" + allocation_id + "/" + action;
-}
-
 class AgentTest : public ::testing::Test {
  protected:
   AgentOptions Options() {
@@ -84,11 +80,11 @@ class AgentTest : public ::testing::Test {
   nlohmann::json WaitExited(const std::string& allocation_id) {
     bool done = master_.WaitFor(
         [&](const Calls& calls) {
-          return CountCalls(calls, Path(allocation_id, "exited"), "", 200) > 0;
+          return CountCalls(calls, testing::AllocationPath(allocation_id, "exited"), "", 200) > 0;
         },
         kTimeout);
     EXPECT_TRUE(done) << "no exited report of " << allocation_id;
-    for (const auto& call : master_.CallsTo(Path(allocation_id, "exited"))) {
+    for (const auto& call : master_.CallsTo(testing::AllocationPath(allocation_id, "exited"))) {
       if (call.status == 200) return call.body;
     }
     return nullptr;
@@ -96,7 +92,9 @@ class AgentTest : public ::testing::Test {
 
   bool WaitStarted(const std::string& allocation_id) {
     return master_.WaitFor(
-        [&](const Calls& calls) { return CountCalls(calls, Path(allocation_id, "started")) > 0; },
+        [&](const Calls& calls) {
+          return CountCalls(calls, testing::AllocationPath(allocation_id, "started")) > 0;
+        },
         kTimeout);
   }
 
@@ -159,7 +157,7 @@ TEST_F(AgentTest, RunsAPlacementAndReportsItsLogsAndExit) {
   EXPECT_EQ(exited["agentId"], "agent-1");
   EXPECT_FALSE(exited.contains("signal"));
 
-  auto started = master_.CallsTo(Path("alloc-1", "started"));
+  auto started = master_.CallsTo(testing::AllocationPath("alloc-1", "started"));
   ASSERT_EQ(started.size(), 1u);
   EXPECT_GT(started[0].body["pid"].get<int>(), 0);
   EXPECT_EQ(started[0].body["taskId"], "task-alloc-1");
@@ -179,9 +177,10 @@ TEST_F(AgentTest, RunsAPlacementAndReportsItsLogsAndExit) {
 
   // Started first, the exit only after the last log line.
   Calls calls = master_.Calls();
-  int started_at =
-      IndexOf(calls, [](const auto& c) { return c.path == Path("alloc-1", "started"); });
-  int exited_at = IndexOf(calls, [](const auto& c) { return c.path == Path("alloc-1", "exited"); });
+  int started_at = IndexOf(
+      calls, [](const auto& c) { return c.path == testing::AllocationPath("alloc-1", "started"); });
+  int exited_at = IndexOf(
+      calls, [](const auto& c) { return c.path == testing::AllocationPath("alloc-1", "exited"); });
   int last_log = -1;
   for (size_t i = 0; i < calls.size(); ++i) {
     if (calls[i].path == "/api/v1/task/logs") last_log = static_cast<int>(i);
@@ -211,8 +210,8 @@ TEST_F(AgentTest, ADuplicatePlacementRunsOnce) {
   master_.Publish(Assign("alloc-next", {"true"}));
   WaitExited("alloc-next");
   WaitExited("alloc-dup");
-  EXPECT_EQ(master_.CallsTo(Path("alloc-dup", "started")).size(), 1u);
-  EXPECT_EQ(master_.CallsTo(Path("alloc-dup", "exited")).size(), 1u);
+  EXPECT_EQ(master_.CallsTo(testing::AllocationPath("alloc-dup", "started")).size(), 1u);
+  EXPECT_EQ(master_.CallsTo(testing::AllocationPath("alloc-dup", "exited")).size(), 1u);
   std::ifstream runs(marker);
   std::string content((std::istreambuf_iterator<char>(runs)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, "run\n");
@@ -274,7 +273,7 @@ TEST_F(AgentTest, ResumesTheEventStreamFromTheLastOffsetPlusOne) {
   EXPECT_EQ(streams[1].query["from"], std::to_string(offset + 1));
   master_.Publish(Assign("alloc-b", {"true"}));
   WaitExited("alloc-b");
-  EXPECT_EQ(master_.CallsTo(Path("alloc-a", "started")).size(), 1u);
+  EXPECT_EQ(master_.CallsTo(testing::AllocationPath("alloc-a", "started")).size(), 1u);
 }
 
 TEST_F(AgentTest, ResumesAfterAMasterRestartWithoutRunningAnythingTwice) {
@@ -294,7 +293,7 @@ TEST_F(AgentTest, ResumesAfterAMasterRestartWithoutRunningAnythingTwice) {
   EXPECT_EQ(streams.back().query["from"], std::to_string(offset + 1));
   master_.Publish(Assign("alloc-b", {"true"}));
   WaitExited("alloc-b");
-  EXPECT_EQ(master_.CallsTo(Path("alloc-a", "started")).size(), 1u);
+  EXPECT_EQ(master_.CallsTo(testing::AllocationPath("alloc-a", "started")).size(), 1u);
   EXPECT_EQ(LogLines("alloc-a").size(), 1u);
 }
 
@@ -304,8 +303,8 @@ TEST_F(AgentTest, RetriesReportsOn5xxButNotOn4xx) {
   StartAgent();
   master_.Publish(Assign("alloc-r", {"true"}));
   WaitExited("alloc-r");
-  EXPECT_EQ(master_.CallsTo(Path("alloc-r", "started")).size(), 1u);
-  auto exited = master_.CallsTo(Path("alloc-r", "exited"));
+  EXPECT_EQ(master_.CallsTo(testing::AllocationPath("alloc-r", "started")).size(), 1u);
+  auto exited = master_.CallsTo(testing::AllocationPath("alloc-r", "exited"));
   ASSERT_EQ(exited.size(), 3u);
   EXPECT_EQ(exited[0].status, 503);
   EXPECT_EQ(exited[2].status, 200);
@@ -331,7 +330,7 @@ TEST_F(AgentTest, ReportsAnEntrypointThatCannotStart) {
   nlohmann::json exited = WaitExited("alloc-bad");
   EXPECT_EQ(exited["exitCode"], 127);
   EXPECT_NE(exited["reason"].get<std::string>().find("could not start"), std::string::npos);
-  EXPECT_EQ(master_.CallsTo(Path("alloc-bad", "started")).size(), 0u);
+  EXPECT_EQ(master_.CallsTo(testing::AllocationPath("alloc-bad", "started")).size(), 0u);
 }
 
 TEST_F(AgentTest, ShutdownStopsTasksAndReportsTheirExits) {
@@ -340,7 +339,7 @@ TEST_F(AgentTest, ShutdownStopsTasksAndReportsTheirExits) {
   ASSERT_TRUE(WaitStarted("alloc-s"));
   agent_->Shutdown();
   EXPECT_EQ(agent_->RunningTasks(), 0u);
-  auto exited = master_.CallsTo(Path("alloc-s", "exited"));
+  auto exited = master_.CallsTo(testing::AllocationPath("alloc-s", "exited"));
   ASSERT_EQ(exited.size(), 1u);
   EXPECT_EQ(exited[0].body["signal"], SIGTERM);
   EXPECT_EQ(exited[0].body["reason"], "agent shutting down");

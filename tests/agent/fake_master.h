@@ -20,6 +20,11 @@
 
 namespace cairn::agent::testing {
 
+// The agent protocol's path for `action` ("started", "exited") of an allocation.
+inline std::string AllocationPath(const std::string& allocation_id, const std::string& action) {
+  return "/api/v1/allocations/" + allocation_id + "/" + action;
+}
+
 class FakeMaster {
  public:
   struct Call {

@@ -23,7 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kTimeout = 10s;
+constexpr auto kRunnerTimeout = 10s;
 
 // Records every callback of a ProcessRunner and lets a test wait for them.
 class Recorder {
@@ -121,19 +121,19 @@ class ProcessRunnerTest : public ::testing::Test {
 TEST_F(ProcessRunnerTest, KeepsTheExitCode) {
   auto runner = MakeRunner();
   ASSERT_TRUE(runner->Start("a", Shell("exit 7", dir_.path())).ok());
-  auto exit = recorder_.WaitExit("a", kTimeout);
+  auto exit = recorder_.WaitExit("a", kRunnerTimeout);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_code, 7);
   EXPECT_FALSE(exit->signal.has_value());
   EXPECT_FALSE(exit->kill_requested);
-  EXPECT_TRUE(runner->WaitAllExited(Clock::now() + kTimeout));
+  EXPECT_TRUE(runner->WaitAllExited(Clock::now() + kRunnerTimeout));
   EXPECT_EQ(runner->RunningCount(), 0u);
 }
 
 TEST_F(ProcessRunnerTest, ReportsDeathBySignal) {
   auto runner = MakeRunner();
   ASSERT_TRUE(runner->Start("a", Shell("kill -KILL $$", dir_.path())).ok());
-  auto exit = recorder_.WaitExit("a", kTimeout);
+  auto exit = recorder_.WaitExit("a", kRunnerTimeout);
   ASSERT_TRUE(exit.has_value());
   EXPECT_FALSE(exit->exit_code.has_value());
   EXPECT_EQ(exit->signal, SIGKILL);
@@ -145,7 +145,7 @@ TEST_F(ProcessRunnerTest, HandsOverStdoutAndStderrLinesWithOneSeq) {
                   ->Start("a", Shell("echo one; echo two >&2; echo three; printf 'no newline'",
                                      dir_.path()))
                   .ok());
-  ASSERT_TRUE(recorder_.WaitExit("a", kTimeout).has_value());
+  ASSERT_TRUE(recorder_.WaitExit("a", kRunnerTimeout).has_value());
   std::vector<OutputLine> lines = recorder_.Lines("a");
   ASSERT_EQ(lines.size(), 4u);
   std::set<uint64_t> seqs;
@@ -170,7 +170,7 @@ TEST_F(ProcessRunnerTest, SplitsAnOverlongLine) {
   auto runner = MakeRunner();
   // 100,000 bytes without a newline: one piece of 64 KiB, then the rest.
   ASSERT_TRUE(runner->Start("a", Shell("head -c 100000 /dev/zero | tr '\\0' x", dir_.path())).ok());
-  ASSERT_TRUE(recorder_.WaitExit("a", kTimeout).has_value());
+  ASSERT_TRUE(recorder_.WaitExit("a", kRunnerTimeout).has_value());
   std::vector<OutputLine> lines = recorder_.Lines("a");
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].text.size(), 64u * 1024);
@@ -182,7 +182,7 @@ TEST_F(ProcessRunnerTest, RunsWithTheGivenEnvironmentAndWorkDir) {
   ProcessSpec spec = Shell("echo \"$FOO\"; echo \"${HOME-unset}\"; pwd -P", dir_.path());
   spec.env.push_back("FOO=bar baz");
   ASSERT_TRUE(runner->Start("a", spec).ok());
-  auto exit = recorder_.WaitExit("a", kTimeout);
+  auto exit = recorder_.WaitExit("a", kRunnerTimeout);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_code, 0);
   std::vector<OutputLine> lines = recorder_.Lines("a");
@@ -220,7 +220,7 @@ TEST_F(ProcessRunnerTest, RefusesAKeyThatStillRuns) {
   EXPECT_EQ(runner->Start("a", Shell("true", dir_.path())).status().code(),
             StatusCode::kAlreadyExists);
   EXPECT_TRUE(runner->Kill("a"));
-  ASSERT_TRUE(recorder_.WaitExit("a", kTimeout).has_value());
+  ASSERT_TRUE(recorder_.WaitExit("a", kRunnerTimeout).has_value());
 }
 
 TEST_F(ProcessRunnerTest, KillSendsSigtermToTheGroup) {
@@ -229,7 +229,7 @@ TEST_F(ProcessRunnerTest, KillSendsSigtermToTheGroup) {
   Clock::time_point killed_at = Clock::now();
   EXPECT_TRUE(runner->Kill("a"));
   EXPECT_TRUE(runner->Kill("a"));  // a second kill changes nothing
-  auto exit = recorder_.WaitExit("a", kTimeout);
+  auto exit = recorder_.WaitExit("a", kRunnerTimeout);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->signal, SIGTERM);
   EXPECT_TRUE(exit->kill_requested);
@@ -244,10 +244,10 @@ TEST_F(ProcessRunnerTest, KillEndsWithSigkillWhenSigtermIsIgnored) {
       runner->Start("a", Shell("trap '' TERM; echo ready; exec tail -f /dev/null", dir_.path()))
           .ok());
   // Only once the trap is set does the kill meet a process that ignores SIGTERM.
-  ASSERT_EQ(recorder_.WaitFirstLine("a", kTimeout), "ready\n");
+  ASSERT_EQ(recorder_.WaitFirstLine("a", kRunnerTimeout), "ready\n");
   Clock::time_point killed_at = Clock::now();
   ASSERT_TRUE(runner->Kill("a"));
-  auto exit = recorder_.WaitExit("a", kTimeout);
+  auto exit = recorder_.WaitExit("a", kRunnerTimeout);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->signal, SIGKILL);
   EXPECT_GE(Clock::now() - killed_at, kGrace);
@@ -260,16 +260,16 @@ TEST_F(ProcessRunnerTest, GrandchildrenGetTheSigtermOfTheGroup) {
   ASSERT_TRUE(
       runner->Start("a", Shell("tail -f /dev/null & trap '' TERM; echo $!; wait $!", dir_.path()))
           .ok());
-  auto first = recorder_.WaitFirstLine("a", kTimeout);
+  auto first = recorder_.WaitFirstLine("a", kRunnerTimeout);
   ASSERT_TRUE(first.has_value());
   pid_t grandchild = static_cast<pid_t>(std::stol(*first));
   Clock::time_point killed_at = Clock::now();
   ASSERT_TRUE(runner->Kill("a"));
-  auto exit = recorder_.WaitExit("a", kTimeout);
+  auto exit = recorder_.WaitExit("a", kRunnerTimeout);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_code, 128 + SIGTERM);
   EXPECT_LT(Clock::now() - killed_at, 10s);  // well before the 30 s grace
-  EXPECT_TRUE(WaitProcessGone(grandchild, kTimeout));
+  EXPECT_TRUE(WaitProcessGone(grandchild, kRunnerTimeout));
 }
 
 TEST_F(ProcessRunnerTest, GrandchildrenIgnoringSigtermDieByTheGroupSigkill) {
@@ -277,14 +277,14 @@ TEST_F(ProcessRunnerTest, GrandchildrenIgnoringSigtermDieByTheGroupSigkill) {
   ASSERT_TRUE(
       runner->Start("a", Shell("trap '' TERM; tail -f /dev/null & echo $!; wait", dir_.path()))
           .ok());
-  auto first = recorder_.WaitFirstLine("a", kTimeout);
+  auto first = recorder_.WaitFirstLine("a", kRunnerTimeout);
   ASSERT_TRUE(first.has_value());
   pid_t grandchild = static_cast<pid_t>(std::stol(*first));
   ASSERT_TRUE(runner->Kill("a"));
-  auto exit = recorder_.WaitExit("a", kTimeout);
+  auto exit = recorder_.WaitExit("a", kRunnerTimeout);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->signal, SIGKILL);
-  EXPECT_TRUE(WaitProcessGone(grandchild, kTimeout));
+  EXPECT_TRUE(WaitProcessGone(grandchild, kRunnerTimeout));
 }
 
 TEST_F(ProcessRunnerTest, LeftoversDieWhenTheLeaderExits) {
@@ -292,14 +292,14 @@ TEST_F(ProcessRunnerTest, LeftoversDieWhenTheLeaderExits) {
   // The background sleep keeps the output pipe open; the task still ends when sh exits.
   ASSERT_TRUE(runner->Start("a", Shell("tail -f /dev/null & echo $!", dir_.path())).ok());
   Clock::time_point started_at = Clock::now();
-  auto exit = recorder_.WaitExit("a", kTimeout);
+  auto exit = recorder_.WaitExit("a", kRunnerTimeout);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_code, 0);
   EXPECT_FALSE(exit->kill_requested);
   EXPECT_LT(Clock::now() - started_at, 4s);  // not held up until the drain limit
   std::vector<OutputLine> lines = recorder_.Lines("a");
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_TRUE(WaitProcessGone(static_cast<pid_t>(std::stol(lines[0].text)), kTimeout));
+  EXPECT_TRUE(WaitProcessGone(static_cast<pid_t>(std::stol(lines[0].text)), kRunnerTimeout));
 }
 
 TEST_F(ProcessRunnerTest, DestructorKillsWhatStillRuns) {
@@ -307,7 +307,7 @@ TEST_F(ProcessRunnerTest, DestructorKillsWhatStillRuns) {
   ASSERT_TRUE(
       runner->Start("a", Shell("trap '' TERM; echo ready; exec tail -f /dev/null", dir_.path()))
           .ok());
-  ASSERT_TRUE(recorder_.WaitFirstLine("a", kTimeout).has_value());
+  ASSERT_TRUE(recorder_.WaitFirstLine("a", kRunnerTimeout).has_value());
   runner.reset();
   auto exit = recorder_.WaitExit("a", 0ms);
   ASSERT_TRUE(exit.has_value());

@@ -18,12 +18,8 @@ using namespace std::chrono_literals;
 using testing::FakeMaster;
 using Calls = std::vector<FakeMaster::Call>;
 
-constexpr auto kTimeout = 15s;
+constexpr auto kReporterTimeout = 15s;
 constexpr size_t kLanes = 8;
-
-std::string Path(const std::string& allocation_id, const std::string& action) {
-  return "/api/v1/allocations/" + allocation_id + "/" + action;
-}
 
 class ReporterTest : public ::testing::Test {
  protected:
@@ -78,10 +74,11 @@ TEST_F(ReporterTest, SendsReportsOfDifferentAllocationsInParallel) {
   std::unique_ptr<Reporter> reporter = MakeReporter();
   for (const auto& [lane, id] : one_per_lane) reporter->AddStarted({id, "task-" + id, 1});
   // All of them reach the master before it answers any.
-  EXPECT_TRUE(master_.WaitForHeld(kLanes, kTimeout));
+  EXPECT_TRUE(master_.WaitForHeld(kLanes, kReporterTimeout));
   master_.ReleaseHeld();
-  EXPECT_TRUE(reporter->Drain(std::chrono::steady_clock::now() + kTimeout));
-  for (const auto& [lane, id] : one_per_lane) EXPECT_EQ(OnlyCall(Path(id, "started")).status, 200);
+  EXPECT_TRUE(reporter->Drain(std::chrono::steady_clock::now() + kReporterTimeout));
+  for (const auto& [lane, id] : one_per_lane)
+    EXPECT_EQ(OnlyCall(testing::AllocationPath(id, "started")).status, 200);
 }
 
 TEST_F(ReporterTest, SendsEachExitOnlyAfterItsStartWasAnsweredWhileSendingInParallel) {
@@ -93,12 +90,12 @@ TEST_F(ReporterTest, SendsEachExitOnlyAfterItsStartWasAnsweredWhileSendingInPara
     reporter->AddExited({id, "task-" + id, 0, std::nullopt, ""});
   }
   // Every lane's sender waits on a started report while exits are queued behind them all.
-  EXPECT_TRUE(master_.WaitForHeld(lanes, kTimeout));
+  EXPECT_TRUE(master_.WaitForHeld(lanes, kReporterTimeout));
   master_.ReleaseHeld();
-  EXPECT_TRUE(reporter->Drain(std::chrono::steady_clock::now() + kTimeout));
+  EXPECT_TRUE(reporter->Drain(std::chrono::steady_clock::now() + kReporterTimeout));
   for (const auto& id : ids) {
-    FakeMaster::Call started = OnlyCall(Path(id, "started"));
-    FakeMaster::Call exited = OnlyCall(Path(id, "exited"));
+    FakeMaster::Call started = OnlyCall(testing::AllocationPath(id, "started"));
+    FakeMaster::Call exited = OnlyCall(testing::AllocationPath(id, "exited"));
     EXPECT_GT(exited.arrived, started.answered) << id;
   }
 }
@@ -120,9 +117,9 @@ TEST_F(ReporterTest, SendsEachExitOnlyAfterItsLinesWereAnsweredWhileSendingInPar
     }
     reporter->AddExited({id, "task-" + id, 0, std::nullopt, ""});
   }
-  EXPECT_TRUE(master_.WaitForHeld(lanes, kTimeout));
+  EXPECT_TRUE(master_.WaitForHeld(lanes, kReporterTimeout));
   master_.ReleaseHeld();
-  EXPECT_TRUE(reporter->Drain(std::chrono::steady_clock::now() + kTimeout));
+  EXPECT_TRUE(reporter->Drain(std::chrono::steady_clock::now() + kReporterTimeout));
 
   // When the last of each allocation's lines was answered, and how many arrived.
   std::map<std::string, uint64_t> last_answer;
@@ -136,7 +133,7 @@ TEST_F(ReporterTest, SendsEachExitOnlyAfterItsLinesWereAnsweredWhileSendingInPar
   }
   for (const auto& id : ids) {
     EXPECT_EQ(line_count[id], kLinesEach) << id;
-    EXPECT_GT(OnlyCall(Path(id, "exited")).arrived, last_answer[id]) << id;
+    EXPECT_GT(OnlyCall(testing::AllocationPath(id, "exited")).arrived, last_answer[id]) << id;
   }
 }
 
@@ -145,7 +142,7 @@ TEST_F(ReporterTest, DrainGivesUpOnEveryLaneAtTheDeadline) {
   master_.HoldCalls("/started");
   std::unique_ptr<Reporter> reporter = MakeReporter();
   for (const auto& id : ids) reporter->AddStarted({id, "task-" + id, 1});
-  ASSERT_TRUE(master_.WaitForHeld(lanes, kTimeout));
+  ASSERT_TRUE(master_.WaitForHeld(lanes, kReporterTimeout));
   // Every sender is stuck in a call the master does not answer: Drain must cancel them all.
   EXPECT_FALSE(reporter->Drain(std::chrono::steady_clock::now() + 50ms));
   master_.ReleaseHeld();

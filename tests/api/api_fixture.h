@@ -8,6 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "api/route_table.h"
+#include "api/router.h"
+#include "base/files.h"
+#include "base/password.h"
 #include "master/master.h"
 #include "net/http_client.h"
 #include "tests/support/test_support.h"
@@ -49,6 +53,31 @@ inline events::ResourcePoolsConfigured PriorityPool() {
   return Pools({Pool("default", events::SCHEDULER_TYPE_PRIORITY)}, "default", "default");
 }
 
+// The bearer token a test presents for a request, by the route table's rule for its route: the
+// agent token for the agent protocol, the allocation's own token for the harness's routes, and
+// `user_token` (a session; "" = none) for everything else.
+inline std::string TokenForRoute(const std::string& method, const std::string& target,
+                                 const std::string& user_token, const std::string& agent_token) {
+  static const api::Router router = *api::Router::Build(api::RouteTable());
+  api::Router::Found found = router.Find(method, target);
+  if (found.route == nullptr) return user_token;
+  switch (found.route->access) {
+    case api::Access::kAgent:
+      return agent_token;
+    case api::Access::kAllocation:
+      return AllocationToken(agent_token, found.params["id"]);
+    default:
+      return user_token;
+  }
+}
+
+// The token the master made for agents in `data_dir` (it has none in its config).
+inline std::string AgentTokenOf(const std::string& data_dir) {
+  auto token = ReadWholeFile(AgentTokenPath(data_dir));
+  EXPECT_TRUE(token.ok()) << token.status().ToString();
+  return token.ok() ? token->substr(0, token->find('\n')) : "";
+}
+
 class ApiTest : public ::testing::Test {
  protected:
   void SetUp() override { StartMaster(); }
@@ -70,13 +99,24 @@ class ApiTest : public ::testing::Test {
     ASSERT_TRUE(master.ok()) << master.status().ToString();
     master_ = std::move(*master);
     client_ = std::make_unique<http::Client>("127.0.0.1", master_->port());
+    agent_token_ = AgentTokenOf(config.data_dir);
+    // Calls act as Determined's default user unless a test logs in as another or clears token_.
+    LoginAs("determined");
+  }
+
+  // Another connection, presenting the test's session (for streams).
+  http::Client LoggedInClient() const {
+    http::Client client("127.0.0.1", master_->port());
+    client.SetDefaultHeader("Authorization", token_.empty() ? "" : "Bearer " + token_);
+    return client;
   }
 
   http::ClientResponse Call(const std::string& method, const std::string& target,
                             const std::string& body = "",
                             std::map<std::string, std::string> headers = {}) {
-    if (!token_.empty() && !headers.count("Authorization")) {
-      headers["Authorization"] = "Bearer " + token_;
+    if (!headers.count("Authorization")) {
+      const std::string token = TokenForRoute(method, target, token_, agent_token_);
+      if (!token.empty()) headers["Authorization"] = "Bearer " + token;
     }
     auto response = client_->Request(method, target, body, headers);
     EXPECT_TRUE(response.ok()) << response.status().ToString();
@@ -101,10 +141,12 @@ class ApiTest : public ::testing::Test {
   std::vector<json> Events() {
     std::vector<json> events;
     http::Client streamer("127.0.0.1", master_->port());
-    auto status = streamer.StreamLines("GET", "/api/v1/events?from=0", [&](std::string_view line) {
-      events.push_back(json::parse(line));
-      return true;
-    });
+    auto status = streamer.StreamLines("GET", "/api/v1/events?from=0",
+                                       [&](std::string_view line) {
+                                         events.push_back(json::parse(line));
+                                         return true;
+                                       },
+                                       {{"Authorization", "Bearer " + agent_token_}});
     EXPECT_TRUE(status.ok()) << status.ToString();
     return events;
   }
@@ -164,7 +206,8 @@ class ApiTest : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<Master> master_;
   std::unique_ptr<http::Client> client_;
-  std::string token_;
+  std::string token_;        // the session calls present (LoginAs)
+  std::string agent_token_;  // the master's (<data dir>/agent-token)
 };
 
 }  // namespace cairn::api_testing

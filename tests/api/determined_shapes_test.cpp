@@ -8,6 +8,7 @@
 
 #include "master/master.h"
 #include "net/http_client.h"
+#include "tests/api/api_fixture.h"
 #include "tests/support/test_support.h"
 
 namespace cairn {
@@ -26,6 +27,20 @@ class DeterminedShapesTest : public ::testing::Test {
     ASSERT_TRUE(master.ok()) << master.status().ToString();
     master_ = std::move(*master);
     client_ = std::make_unique<http::Client>("127.0.0.1", master_->port());
+    agent_token_ = api_testing::AgentTokenOf(config.data_dir);
+    LogInAsDetermined();
+  }
+
+  // Just the session's bearer header.
+  std::map<std::string, std::string> Session() const {
+    return {{"Authorization", "Bearer " + token_}};
+  }
+
+  // What the CLI does before its first call: log in as Determined's default user.
+  void LogInAsDetermined() {
+    json login = Call("POST", "/api/v1/auth/login",
+                      R"({"username":"determined","password":"","isHashed":true})");
+    token_ = login["token"];
   }
 
   // The CLI sends JSON bodies without a Content-Type, with a bearer token once logged in, and
@@ -33,7 +48,8 @@ class DeterminedShapesTest : public ::testing::Test {
   json Call(const std::string& method, const std::string& target, const std::string& body = "") {
     std::map<std::string, std::string> headers = {{"Accept", "*/*"},
                                                   {"User-Agent", "python-requests/2.28.1"}};
-    if (!token_.empty()) headers["Authorization"] = "Bearer " + token_;
+    const std::string token = api_testing::TokenForRoute(method, target, token_, agent_token_);
+    if (!token.empty()) headers["Authorization"] = "Bearer " + token;
     auto response = client_->Request(method, target, body, headers);
     EXPECT_TRUE(response.ok()) << response.status().ToString();
     if (!response.ok()) return json();
@@ -56,6 +72,7 @@ class DeterminedShapesTest : public ::testing::Test {
   std::unique_ptr<Master> master_;
   std::unique_ptr<http::Client> client_;
   std::string token_;
+  std::string agent_token_;
 };
 
 TEST_F(DeterminedShapesTest, LoginWhoamiAndLogout) {
@@ -279,7 +296,7 @@ TEST_F(DeterminedShapesTest, ExperimentActionsAndSetPriority) {
 TEST_F(DeterminedShapesTest, TemplateSetListAndDescribe) {
   // `det template set t1 tmpl.yaml`: GET (404) then POST; when it exists, PATCH with the bare
   // config.
-  auto missing = client_->Request("GET", "/api/v1/templates/t1", "", {});
+  auto missing = client_->Request("GET", "/api/v1/templates/t1", "", Session());
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing->status, 404);
   json posted =
@@ -294,15 +311,16 @@ TEST_F(DeterminedShapesTest, TemplateSetListAndDescribe) {
   EXPECT_TRUE(listed.contains("pagination"));
   json described = Call("GET", "/api/v1/templates/t1");
   EXPECT_EQ(described["template"]["config"]["resources"]["slots_per_trial"], 1);
-  auto again = client_->Request("POST", "/api/v1/templates/t1", R"({"name":"t1","config":{}})", {});
+  auto again =
+      client_->Request("POST", "/api/v1/templates/t1", R"({"name":"t1","config":{}})", Session());
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->status, 409);
   Call("DELETE", "/api/v1/templates/t1");
-  EXPECT_EQ(client_->Request("GET", "/api/v1/templates/t1", "", {})->status, 404);
+  EXPECT_EQ(client_->Request("GET", "/api/v1/templates/t1", "", Session())->status, 404);
 }
 
 TEST_F(DeterminedShapesTest, ErrorsUseGrpcGatewaysShape) {
-  auto response = client_->Request("GET", "/api/v1/tasks/unknown");
+  auto response = client_->Request("GET", "/api/v1/tasks/unknown", "", Session());
   ASSERT_TRUE(response.ok());
   EXPECT_EQ(response->status, 404);
   json body = json::parse(response->body);

@@ -137,13 +137,18 @@ TEST_F(UsersTest, RepeatedFailedLoginsAreThrottled) {
   EXPECT_EQ(failures, 6);
 }
 
-TEST_F(UsersTest, OnceDeterminedHasAPasswordAnonymousCallsAreRefused) {
-  EXPECT_EQ(StatusWith("", "GET", "/api/v1/commands"), 200);
-  LoginAs("admin");
-  CallJson("POST", "/api/v1/users/2/password", json(CliPasswordHash("pw")).dump());
+TEST_F(UsersTest, AnonymousCallsAreRefusedEvenWhileDeterminedHasABlankPassword) {
   EXPECT_EQ(StatusWith("", "GET", "/api/v1/commands"), 401);
   EXPECT_EQ(StatusWith("", "GET", "/info"), 200) << "public routes stay public";
+  EXPECT_EQ(StatusWith("", "GET", "/api/v1/master"), 200) << "the CLI's version check";
   EXPECT_EQ(StatusWith("not-a-token", "GET", "/api/v1/commands"), 401);
+  // The CLI logs in as determined by itself, with the blank password, until it has one.
+  EXPECT_FALSE(Login("determined", "", false).empty());
+  LoginAs("admin");
+  CallJson("POST", "/api/v1/users/2/password", json(CliPasswordHash("pw")).dump());
+  int status = 0;
+  Login("determined", "", false, &status);
+  EXPECT_EQ(status, 403) << "the blank password no longer works (Determined: invalid credentials)";
   EXPECT_FALSE(Login("determined", "pw", false).empty());
 }
 
@@ -202,6 +207,51 @@ TEST_F(UsersTest, TheRequestsOfDeterminedsCliAreAccepted) {
       Call("PATCH", "/api/v1/users/3", R"({"agentUserGroup":{"agentUid":1000,"agentGid":1000}})");
   EXPECT_EQ(linked.status, 501) << linked.body;
   EXPECT_EQ(CallJson("GET", "/api/v1/master")["product"], "PRODUCT_UNSPECIFIED");
+}
+
+}  // namespace
+}  // namespace cairn::api_testing
+
+namespace cairn::api_testing {
+namespace {
+
+// GET /api/v1/audit: "who killed that command, and when?", for admins only.
+TEST_F(UsersTest, AnAdminAsksTheLogWhoKilledACommand) {
+  RegisterDisabledAgent("a1", 1);  // the command stays queued
+  LoginAs("admin");
+  CreateUser("alice", "pw");
+  std::string alice = Login("alice", "pw", false);
+  Login("alice", "wrong", false);  // a refused login is in the trail too
+  LoginAs("determined");
+  std::string id = SubmitForced({{"entrypoint", {"sleep", "60"}}});
+  token_ = alice;
+  CallJson("POST", "/api/v1/commands/" + id + "/kill");
+
+  EXPECT_EQ(Call("GET", "/api/v1/audit").status, 403) << "alice is no admin";
+  LoginAs("admin");
+  json trail = CallJson("GET", "/api/v1/audit?entity=task/" + id);
+  // Submitted by determined; killed by alice, which ended it before it was ever scheduled.
+  ASSERT_EQ(trail["records"].size(), 3u) << trail.dump();
+  EXPECT_EQ(trail["records"][0]["actor"], "user:determined");
+  EXPECT_EQ(trail["records"][0]["action"], "TaskSubmitted");
+  EXPECT_EQ(trail["records"][1]["actor"], "user:alice");
+  EXPECT_EQ(trail["records"][1]["action"], "KillRequested");
+  EXPECT_EQ(trail["records"][2]["actor"], "user:alice");
+  EXPECT_EQ(trail["records"][2]["action"], "TaskExited");
+  EXPECT_FALSE(trail["records"][1]["time"].get<std::string>().empty());
+  EXPECT_EQ(trail["truncated"], false);
+
+  json logins = CallJson("GET", "/api/v1/audit?entity=user/alice");
+  bool refused = false;
+  for (const auto& record : logins["records"]) refused |= record["action"] == "LoginFailed";
+  EXPECT_TRUE(refused) << logins.dump();
+  EXPECT_EQ(logins.dump().find("argon2"), std::string::npos) << "no hash leaves the master";
+
+  json first = CallJson("GET", "/api/v1/audit?limit=1");
+  EXPECT_EQ(first["records"].size(), 1u);
+  EXPECT_EQ(first["truncated"], true);
+  EXPECT_EQ(Call("GET", "/api/v1/audit?since=yesterday").status, 400);
+  EXPECT_EQ(Call("GET", "/api/v1/audit?limit=0").status, 400);
 }
 
 }  // namespace

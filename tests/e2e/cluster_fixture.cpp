@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/encoding.h"
+#include "net/session_login.h"
 
 namespace cairn::testing {
 
@@ -74,6 +75,16 @@ void Cluster::StartMaster() {
       std::chrono::seconds(60));
   ASSERT_TRUE(line.ok()) << "master did not start: " << line.status().ToString();
   port_ = static_cast<uint16_t>(std::stoi(line->substr(line->rfind(':') + 1)));
+  http::Client client("127.0.0.1", port_);
+  auto token = http::LogIn(client, "determined");
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  token_ = *token;
+}
+
+http::Client Cluster::Client() const {
+  http::Client client("127.0.0.1", port_);
+  client.SetDefaultHeader("Authorization", "Bearer " + token_);
+  return client;
 }
 
 void Cluster::StopMaster(int signal_number) {
@@ -89,7 +100,8 @@ void Cluster::StopMaster(int signal_number) {
 void Cluster::StartAgent(const std::string& id, int slots) {
   auto agent = ChildProcess::Start(
       {BinaryPath("cairn-agent"), "--master", url(), "--id", id, "--slots", std::to_string(slots),
-       "--work-root", dir_.Sub("agent-" + id), "--kill-grace", "5", "--heartbeat-interval", "1"});
+       "--work-root", dir_.Sub("agent-" + id), "--kill-grace", "5", "--heartbeat-interval", "1",
+       "--agent-token-file", data_dir_ + "/agent-token"});  // master.h AgentTokenPath
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   auto line = (*agent)->WaitForLine(
       [&](const std::string& l) { return l.find("cairn-agent " + id + " registered") == 0; },

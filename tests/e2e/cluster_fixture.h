@@ -52,7 +52,8 @@ class Cluster {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& data_dir() const { return data_dir_; }
   const TempDir& dir() const { return dir_; }
-  http::Client Client() const { return http::Client("127.0.0.1", port_); }
+  // A client logged in as Determined's default user.
+  http::Client Client() const;
 
   // POSTs a command and returns its id.
   std::string Submit(const json& config);
@@ -82,6 +83,7 @@ class Cluster {
   std::string data_dir_;
   std::string extra_master_config_;
   uint16_t port_ = 0;
+  std::string token_;  // determined's session, from the master's latest start
   std::unique_ptr<ChildProcess> master_;
   std::vector<std::unique_ptr<ChildProcess>> agents_;
 };

@@ -438,3 +438,25 @@ TEST(MasterConfigPools, ShippedExampleLoads) {
 
 }  // namespace
 }  // namespace cairn
+
+namespace cairn {
+namespace {
+
+TEST(MasterConfigSecurity, AnAgentTokenIsReadAndABadOneIsRefusedWithoutBeingEchoed) {
+  auto config = Parse("data_dir: /d\nsecurity:\n  agent_token: s3cret-agent-token-0123\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->security.agent_token, "s3cret-agent-token-0123");
+  EXPECT_TRUE(Parse("data_dir: /d\n")->security.agent_token.empty()) << "made at first start";
+  for (const std::string bad : {"short-s3cret", "has a space in the s3cret value"}) {
+    auto refused = Parse("data_dir: /d\nsecurity:\n  agent_token: " + bad + "\n");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.status().message().find("master.yaml:3"), std::string::npos)
+        << refused.status().message();
+    EXPECT_NE(refused.status().message().find("security.agent_token"), std::string::npos);
+    EXPECT_EQ(refused.status().message().find("s3cret"), std::string::npos)
+        << "a secret is never echoed: " << refused.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace cairn

@@ -9,20 +9,13 @@
 #include "events/epoch_fence.h"
 #include "projections/projections.h"
 #include "tests/projections/history.h"
+#include "tests/projections/projection_checks.h"
 
 namespace cairn {
 namespace {
 
+using testing::Fold;
 using testing::History;
-
-ProjectionState Fold(const History& history, size_t count = SIZE_MAX) {
-  ProjectionState state;
-  for (size_t i = 0; i < history.events().size() && i < count; ++i) {
-    Status status = state.Apply(history.events()[i]);
-    EXPECT_TRUE(status.ok()) << status.ToString();
-  }
-  return state;
-}
 
 std::map<std::string, views::PoolView> PoolsByName(ProjectionState& state) {
   auto pools = state.ListPools();

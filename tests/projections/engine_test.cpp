@@ -11,6 +11,7 @@
 #include "projections/job_queue_projector.h"
 #include "projections/projections.h"
 #include "tests/projections/history.h"
+#include "tests/projections/projection_checks.h"
 #include "tests/support/test_support.h"
 
 namespace cairn {
@@ -20,8 +21,6 @@ using namespace std::chrono_literals;
 using projections::ProjectorNames;
 using testing::History;
 using testing::TempDir;
-
-constexpr auto kWait = 20s;
 
 std::map<std::string, std::string> LiveDigests(Projections& projections) {
   std::map<std::string, std::string> digests;
@@ -75,11 +74,11 @@ TEST(ProjectionsTest, AProjectionAddedLaterCatchesUpFromTheStart) {
     older.projectors = {"tasks", "agents", "job_queue", "experiments"};
     auto opened = Projections::Open(dir.Sub("live"), &log, older);
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    ASSERT_TRUE((*opened)->WaitForOffset(history.last_offset(), kWait).ok());
+    ASSERT_TRUE((*opened)->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
   }
   auto live = MustOpen(dir.Sub("live"), log);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
   EXPECT_EQ(LiveDigests(*live), FoldDigests(history, history.last_offset()));
 }
 
@@ -92,7 +91,7 @@ TEST(ProjectionsTest, LiveEqualsRebuiltEqualsInMemory) {
 
   auto live = MustOpen(dir.Sub("live"), log, 37);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
   EXPECT_EQ(live->AppliedOffset(), history.events().size());
 
   auto live_digests = LiveDigests(*live);
@@ -113,7 +112,7 @@ TEST(ProjectionsTest, FollowsAppendsAndAnswersQueries) {
   history.Submit("t1", "j1", "default", 42, 2);
   history.Submit("t2", "j2", "default", 1, 1);
   ASSERT_TRUE(history.AppendTo(log).ok());
-  ASSERT_TRUE(live->WaitForOffset(3, kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(3, testing::kProjectionWait).ok());
 
   auto task = live->GetTask("t1");
   ASSERT_TRUE(task.ok());
@@ -135,7 +134,7 @@ TEST(ProjectionsTest, FollowsAppendsAndAnswersQueries) {
   };
   auto range = log.Append(more);
   ASSERT_TRUE(range.ok());
-  ASSERT_TRUE(live->WaitForOffset(range->last, kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(range->last, testing::kProjectionWait).ok());
   auto agents = live->ListAgents();
   ASSERT_TRUE(agents.ok());
   ASSERT_EQ(agents->size(), 1u);
@@ -154,12 +153,12 @@ TEST(ProjectionsTest, WaitForOffsetTimesOutAndStopWakesWaiters) {
   ASSERT_TRUE(history.AppendTo(log).ok());
   auto live = MustOpen(dir.path(), log);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(0, kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(0, testing::kProjectionWait).ok());
   Status status = live->WaitForOffset(1, 30ms);
   EXPECT_EQ(status.code(), StatusCode::kDeadlineExceeded) << status.ToString();
 
   std::thread stopper([&] { live->Stop(); });
-  status = live->WaitForOffset(5, kWait);
+  status = live->WaitForOffset(5, testing::kProjectionWait);
   stopper.join();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.ToString();
   // Queries still answer after Stop.
@@ -181,14 +180,14 @@ TEST(ProjectionsTest, ReopenResumesFromTheCheckpoint) {
   {
     auto live = MustOpen(dir.path(), log, 10);
     ASSERT_NE(live, nullptr);
-    ASSERT_TRUE(live->WaitForOffset(first_part - 1, kWait).ok());
+    ASSERT_TRUE(live->WaitForOffset(first_part - 1, testing::kProjectionWait).ok());
   }
   std::vector<events::Envelope> tail(history.events().begin() + first_part, history.events().end());
   ASSERT_TRUE(log.Append(tail).ok());
   auto live = MustOpen(dir.path(), log, 10);
   ASSERT_NE(live, nullptr);
   EXPECT_GE(live->AppliedOffset(), first_part);
-  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
   EXPECT_EQ(LiveDigests(*live), FoldDigests(history, history.last_offset()));
 }
 
@@ -202,7 +201,7 @@ TEST(ProjectionsTest, FencingEpochSurvivesARestart) {
   {
     auto live = MustOpen(dir.path(), log);
     ASSERT_NE(live, nullptr);
-    ASSERT_TRUE(live->WaitForOffset(1, kWait).ok());
+    ASSERT_TRUE(live->WaitForOffset(1, testing::kProjectionWait).ok());
     auto summary = live->Summary("tasks");
     ASSERT_TRUE(summary.ok());
     EXPECT_EQ(summary->newest_epoch, 5u);
@@ -213,7 +212,7 @@ TEST(ProjectionsTest, FencingEpochSurvivesARestart) {
   ASSERT_TRUE(log.Append(late).ok());
   auto live = MustOpen(dir.path(), log);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(2, kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(2, testing::kProjectionWait).ok());
   auto task = live->GetTask("t-stale");
   ASSERT_TRUE(task.ok());
   EXPECT_FALSE(task->has_value());
@@ -228,7 +227,7 @@ TEST(ProjectionsTest, AnotherLogWipesAndRebuilds) {
   {
     auto live = MustOpen(dir.path(), first_log);
     ASSERT_NE(live, nullptr);
-    ASSERT_TRUE(live->WaitForOffset(first.last_offset(), kWait).ok());
+    ASSERT_TRUE(live->WaitForOffset(first.last_offset(), testing::kProjectionWait).ok());
   }
   History second("second");
   second.AddWorkload(2, 25);  // longer, different ids
@@ -236,7 +235,7 @@ TEST(ProjectionsTest, AnotherLogWipesAndRebuilds) {
   ASSERT_TRUE(second.AppendTo(second_log).ok());
   auto live = MustOpen(dir.path(), second_log);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(second.last_offset(), kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(second.last_offset(), testing::kProjectionWait).ok());
   EXPECT_EQ(LiveDigests(*live), FoldDigests(second, second.last_offset()));
 }
 
@@ -249,7 +248,7 @@ TEST(ProjectionsTest, AShorterLogWipesAndRebuilds) {
   {
     auto live = MustOpen(dir.path(), long_log);
     ASSERT_NE(live, nullptr);
-    ASSERT_TRUE(live->WaitForOffset(long_history.last_offset(), kWait).ok());
+    ASSERT_TRUE(live->WaitForOffset(long_history.last_offset(), testing::kProjectionWait).ok());
   }
   History short_history("same");  // same first event id, fewer events
   short_history.AddWorkload(2, 5);
@@ -257,7 +256,7 @@ TEST(ProjectionsTest, AShorterLogWipesAndRebuilds) {
   ASSERT_TRUE(short_history.AppendTo(short_log).ok());
   auto live = MustOpen(dir.path(), short_log);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(short_history.last_offset(), kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(short_history.last_offset(), testing::kProjectionWait).ok());
   EXPECT_EQ(live->AppliedOffset(), short_history.events().size());
   EXPECT_EQ(LiveDigests(*live), FoldDigests(short_history, short_history.last_offset()));
 }
@@ -271,7 +270,7 @@ TEST(ProjectionsTest, AnotherViewLayoutWipesAndRebuilds) {
   {
     auto live = MustOpen(dir.path(), log);
     ASSERT_NE(live, nullptr);
-    ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+    ASSERT_TRUE(live->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
   }
   {
     // What an older build would have left: its checkpoint layout, and a view this build never
@@ -303,7 +302,7 @@ TEST(ProjectionsTest, AnotherViewLayoutWipesAndRebuilds) {
   }
   auto live = MustOpen(dir.path(), log);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
   EXPECT_EQ(LiveDigests(*live), FoldDigests(history, history.last_offset()))
       << "the older layout's views must be gone";
 }
@@ -345,7 +344,7 @@ TEST(SummarizeDirTest, ReadsALiveDatabaseAsASecondary) {
   ASSERT_TRUE(history.AppendTo(log).ok());
   auto live = MustOpen(dir.path(), log);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
 
   auto summaries = projections::SummarizeProjectionDir(dir.path(), {});
   ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
@@ -367,7 +366,7 @@ TEST(SummarizeDirTest, AMissingTmpdirFallsBackInsteadOfThrowing) {
   ASSERT_TRUE(history.AppendTo(log).ok());
   auto live = MustOpen(dir.path(), log);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), kWait).ok());
+  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
 
   const char* old_tmpdir = std::getenv("TMPDIR");
   const std::optional<std::string> saved =

@@ -9,6 +9,7 @@
 #include "events/memory_log.h"
 #include "projections/projections.h"
 #include "tests/projections/history.h"
+#include "tests/projections/projection_checks.h"
 #include "tests/support/test_support.h"
 
 namespace cairn {
@@ -22,8 +23,6 @@ using events::WORKLOAD_KIND_VALIDATE;
 using projections::kExperimentsProjector;
 using testing::History;
 using testing::TempDir;
-
-constexpr auto kWait = 20s;
 
 std::string SearcherConfig(const std::string& metric, bool smaller_is_better) {
   return R"({"name":"mnist","searcher":{"name":"random","metric":")" + metric +
@@ -482,7 +481,7 @@ TEST(ExperimentProjectionsTest, LiveEqualsRebuiltEqualsInMemory) {
   options.max_batch_events = 7;
   auto live = Projections::Open(dir.Sub("live"), &log, options);
   ASSERT_TRUE(live.ok()) << live.status().ToString();
-  ASSERT_TRUE((*live)->WaitForOffset(history.last_offset(), kWait).ok());
+  ASSERT_TRUE((*live)->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
   ProjectionState state;
   CatchUp(state, history);
 

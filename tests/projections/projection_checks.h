@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,10 +14,14 @@
 
 namespace cairn::testing {
 
-inline ProjectionState Fold(const History& history) {
+// How long a test waits for live projections to reach an offset.
+inline constexpr std::chrono::seconds kProjectionWait{20};
+
+// The first `count` events of `history` (all by default), folded into memory.
+inline ProjectionState Fold(const History& history, size_t count = SIZE_MAX) {
   ProjectionState state;
-  for (const auto& event : history.events()) {
-    Status status = state.Apply(event);
+  for (size_t i = 0; i < history.events().size() && i < count; ++i) {
+    Status status = state.Apply(history.events()[i]);
     EXPECT_TRUE(status.ok()) << status.ToString();
   }
   return state;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "net/http_client.h"
+#include "net/session_login.h"
 #include "replay/replay_tool.h"
 #include "tests/support/test_support.h"
 
@@ -66,6 +67,24 @@ TEST(CompatibilityTest, TheProjectionsOfAV1LogRebuildToTheDigestsV1Printed) {
   }
 }
 
+// Every event of v1 already named its actor, so the audit trail reaches back to the first one.
+TEST(CompatibilityTest, TheAuditOfAV1LogTellsWhoDidWhat) {
+  TempDir dir;
+  testing::FinishedProcess audit =
+      testing::RunToEnd({testing::BinaryPath("cairn"), "replay", "audit", "--data",
+                         CopyFixtureInto(dir), "--entity", "experiment/1", "--actor", "determined"},
+                        std::chrono::seconds(60));
+  ASSERT_EQ(audit.exit_code, 0) << audit.Text();
+  std::vector<std::string> found;
+  for (const auto& line : audit.lines) {
+    if (line.find("  #") != std::string::npos) found.push_back(line);
+  }
+  ASSERT_EQ(found.size(), 1u) << audit.Text();
+  EXPECT_NE(found[0].find("  #20  user:determined  ExperimentCreated  experiment/1"),
+            std::string::npos)
+      << found[0];
+}
+
 TEST(CompatibilityTest, AMasterStartsOnAV1LogAndServesWhatItRecorded) {
   TempDir dir;
   std::string data = CopyFixtureInto(dir);
@@ -80,6 +99,8 @@ TEST(CompatibilityTest, AMasterStartsOnAV1LogAndServesWhatItRecorded) {
   ASSERT_TRUE(listening.ok()) << listening.status().ToString();
   auto client = http::Client::FromUrl(listening->substr(listening->rfind(' ') + 1));
   ASSERT_TRUE(client.ok());
+  // The old log has no users: the new master made Determined's built-in ones as it started.
+  ASSERT_TRUE(http::LogIn(*client, "determined").ok());
 
   // The grid search: completed, its six trials and their checkpoints.
   auto experiment = client->Request("GET", "/api/v1/experiments/1");

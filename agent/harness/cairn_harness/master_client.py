@@ -28,10 +28,11 @@ class HarnessError(Exception):
 
 class MasterClient:
     def __init__(self, master_url, allocation_id, *, retry_seconds=DEFAULT_RETRY_SECONDS,
-                 log=None):
+                 log=None, token=None):
         self._base = (master_url.rstrip("/") + "/api/v1/allocations/" +
                       urllib.parse.quote(allocation_id, safe=""))
         self._retry_seconds = retry_seconds
+        self._token = token  # a secret: never logged
         self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         # The master is addressed directly; an http_proxy in the agent's environment must not
         # capture calls to 127.0.0.1 or a cluster-internal address.
@@ -55,6 +56,8 @@ class MasterClient:
         while True:
             request = urllib.request.Request(url, data=data, method=method)
             request.add_header("Accept", "application/json")
+            if self._token:
+                request.add_header("Authorization", "Bearer " + self._token)
             if data is not None:
                 request.add_header("Content-Type", "application/json")
             try:

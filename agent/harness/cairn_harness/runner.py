@@ -50,7 +50,10 @@ def client_from_environment():
         retry_seconds = float(retry_text) if retry_text else DEFAULT_RETRY_SECONDS
     except ValueError:
         raise HarnessError(f"{RETRY_SECONDS_ENV}={retry_text!r} is not a number") from None
-    return MasterClient(master, allocation_id, retry_seconds=retry_seconds)
+    # The allocation's own token (the agent derives it); the master refuses the harness's calls
+    # without it.
+    token = os.environ.get("CAIRN_ALLOCATION_TOKEN")
+    return MasterClient(master, allocation_id, retry_seconds=retry_seconds, token=token)
 
 
 def main_after_hook():

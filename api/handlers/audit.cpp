@@ -1,0 +1,67 @@
+#include "api/handlers/audit.h"
+
+#include "api/responses.h"
+#include "base/clock.h"
+#include "replay/replay_tool.h"
+
+namespace cairn::api {
+namespace {
+
+constexpr size_t kDefaultLimit = 1000;
+constexpr size_t kMaxLimit = 10000;
+
+Result<std::optional<int64_t>> TimeParam(const Call& call, const std::string& name) {
+  const std::string text = call.request().QueryParam(name);
+  if (text.empty()) return std::optional<int64_t>();
+  Result<int64_t> micros = ParseTimeToUnixMicros(text);
+  if (!micros.ok()) {
+    return Status::InvalidArgument(name + ": expected RFC 3339 or unix seconds, got '" + text +
+                                   "'");
+  }
+  return std::optional<int64_t>(*micros);
+}
+
+}  // namespace
+
+http::Response ListAudit(Call& call) {
+  if (Status admin = call.RequireAdmin("read the audit trail"); !admin.ok()) return Error(admin);
+  const http::Request& request = call.request();
+  replay::AuditQuery query;
+  query.actor = request.QueryParam("actor");
+  query.entity = request.QueryParam("entity");
+  auto since = TimeParam(call, "since");
+  if (!since.ok()) return Error(since.status());
+  auto until = TimeParam(call, "until");
+  if (!until.ok()) return Error(until.status());
+  query.since_micros = *since;
+  query.until_micros = *until;
+  const std::string include_system = request.QueryParam("includeSystem");
+  if (!include_system.empty() && include_system != "true" && include_system != "false") {
+    return Error(Status::InvalidArgument("includeSystem: expected true or false"));
+  }
+  query.include_system = include_system == "true";
+  size_t limit = kDefaultLimit;
+  if (const std::string text = request.QueryParam("limit"); !text.empty()) {
+    if (text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(text) == 0 || std::stoul(text) > kMaxLimit) {
+      return Error(Status::InvalidArgument("limit: expected 1 to " + std::to_string(kMaxLimit)));
+    }
+    limit = std::stoul(text);
+  }
+  nlohmann::json records = nlohmann::json::array();
+  bool truncated = false;
+  Status scanned =
+      replay::ScanAudit(*call.services().log, query,
+                        [&](const replay::AuditRecord& record, const events::Envelope& event) {
+                          if (records.size() == limit) {
+                            truncated = true;
+                            return false;
+                          }
+                          records.push_back(replay::AuditRecordJson(record, event));
+                          return true;
+                        });
+  if (!scanned.ok()) return Error(scanned);
+  return Ok({{"records", std::move(records)}, {"truncated", truncated}});
+}
+
+}  // namespace cairn::api

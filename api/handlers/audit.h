@@ -1,0 +1,13 @@
+// The audit trail over REST (admins only): who did what, when, read from the log through
+// replay/ (replay/audit.h), oldest first.
+#pragma once
+
+#include "api/call.h"
+
+namespace cairn::api {
+
+// GET /api/v1/audit?actor=WHO&entity=WHAT&since=T&until=T&includeSystem=true&limit=N
+// -> {"records": [{offset, time, actor, action, subjects, event}], "truncated": bool}
+http::Response ListAudit(Call& call);
+
+}  // namespace cairn::api
