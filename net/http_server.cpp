@@ -43,6 +43,46 @@ struct Server::Impl {
 
 namespace {
 
+// The connection's socket as Beast reads a request from it, each read waiting at most `timeout`
+// for bytes: a client that starts a request and stalls is dropped. (SO_RCVTIMEO would not do:
+// Asio's blocking read polls again, without a limit, when recv times out.)
+class TimedReader {
+ public:
+  using executor_type = tcp::socket::executor_type;
+
+  TimedReader(tcp::socket& socket, std::chrono::milliseconds timeout)
+      : socket_(socket), timeout_ms_(static_cast<int>(timeout.count())) {}
+
+  executor_type get_executor() { return socket_.get_executor(); }
+
+  template <class MutableBufferSequence>
+  size_t read_some(const MutableBufferSequence& buffers, beast::error_code& ec) {
+    pollfd readable{socket_.native_handle(), POLLIN, 0};
+    int ready = ::poll(&readable, 1, timeout_ms_);
+    if (ready == 0) {
+      ec = net::error::timed_out;
+      return 0;
+    }
+    if (ready < 0) {
+      ec = beast::error_code(errno, boost::system::system_category());
+      return 0;
+    }
+    return socket_.read_some(buffers, ec);
+  }
+
+  template <class MutableBufferSequence>
+  size_t read_some(const MutableBufferSequence& buffers) {
+    beast::error_code ec;
+    size_t n = read_some(buffers, ec);
+    if (ec) throw boost::system::system_error(ec);
+    return n;
+  }
+
+ private:
+  tcp::socket& socket_;
+  int timeout_ms_;
+};
+
 Request ToRequest(const bhttp::request<bhttp::string_body>& raw, const std::string& remote) {
   Request request;
   request.method = std::string(raw.method_string());
@@ -65,8 +105,8 @@ bhttp::response<bhttp::string_body> SimpleResponse(int status, const std::string
                                                    bool keep_alive) {
   bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), 11};
   res.set(bhttp::field::content_type, "application/json");
-  res.body() = "{\"code\":" + std::to_string(status == 413 ? 8 : 3) + ",\"message\":\"" + message +
-               "\",\"details\":[]}";
+  res.body() = "{\"code\":" + std::to_string(status == 413 || status == 431 ? 8 : 3) +
+               ",\"message\":\"" + message + "\",\"details\":[]}";
   res.keep_alive(keep_alive);
   res.prepare_payload();
   return res;
@@ -128,8 +168,14 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
     }
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options.max_body_bytes);
-    parser.header_limit(64 * 1024);
-    bhttp::read(socket, buffer, parser, ec);
+    parser.header_limit(static_cast<uint32_t>(options.max_header_bytes));
+    TimedReader reader(socket, options.read_timeout);
+    bhttp::read(reader, buffer, parser, ec);
+    if (ec == bhttp::error::header_limit) {
+      auto res = SimpleResponse(431, "request header fields too large", false);
+      bhttp::write(socket, res, ec);
+      break;
+    }
     if (ec == bhttp::error::body_limit) {
       auto res = SimpleResponse(413, "request body too large", false);
       bhttp::write(socket, res, ec);
@@ -149,7 +195,8 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
     if (ec) {
       if (ec != bhttp::error::end_of_stream && ec != net::error::connection_reset &&
           ec != net::error::eof && ec != net::error::operation_aborted &&
-          ec != net::error::bad_descriptor && ec != net::error::not_connected) {
+          ec != net::error::bad_descriptor && ec != net::error::not_connected &&
+          ec != net::error::timed_out) {
         auto res = SimpleResponse(400, "malformed HTTP request", false);
         bhttp::write(socket, res, ec);
       }

@@ -22,6 +22,10 @@ class Server {
                                          // below the process's open-file limit
     // A kept-alive connection with no new request for this long is closed.
     std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
+    // A request whose next bytes do not arrive within this long is dropped (a client that
+    // starts a request and stalls must not hold a thread for ever).
+    std::chrono::milliseconds read_timeout = std::chrono::seconds(30);
+    size_t max_header_bytes = 64 * 1024;  // larger request heads get 431
   };
 
   Server(Options options, Handler handler);

@@ -166,14 +166,17 @@ TEST_F(UsersTest, ARestartKeepsUsersAndSessionsAndNoSecretReachesTheLogOrEvents)
   LoginAs("admin");
   EXPECT_EQ(CallJson("GET", "/api/v1/users")["users"].size(), 3u);
 
-  // Neither the password, its hashes nor a token is in the event stream or the log's bytes.
+  // Neither the password, its hashes nor a token (a session's, the agent's) is in the event
+  // stream or the log's bytes.
+  RegisterAgent("a1", 1, "inc-1");
   std::stringstream events;
   for (const auto& event : Events()) events << event.dump() << "\n";
   std::stringstream log_bytes;
   for (const auto& file : std::filesystem::directory_iterator(dir_.Sub("data/log"))) {
     log_bytes << std::ifstream(file.path(), std::ios::binary).rdbuf();
   }
-  for (const std::string& secret : {std::string("hunter2"), CliPasswordHash("hunter2"), live}) {
+  for (const std::string& secret :
+       {std::string("hunter2"), CliPasswordHash("hunter2"), live, agent_token_}) {
     EXPECT_EQ(events.str().find(secret), std::string::npos) << secret;
     EXPECT_EQ(log_bytes.str().find(secret), std::string::npos) << secret;
   }

@@ -2,10 +2,9 @@
 // round robin, driven like the writer: commands in, their events and the scheduling pass's events
 // out. Every expected value is taken from the seeds or the issue, or worked out by hand in the
 // comment next to it.
-#include "commands/scheduler/scheduler.h"
-
 #include <gtest/gtest.h>
 
+#include "commands/scheduler/scheduler.h"
 #include "tests/commands/scheduler_support.h"
 
 namespace cairn::commands {
@@ -23,6 +22,9 @@ struct FairShareCase {
   int demand_a, demand_b;
   size_t expected_a, expected_b;
 };
+
+// What ctest lists a case as (its name, not 96 bytes of hex).
+void PrintTo(const FairShareCase& c, std::ostream* out) { *out << c.name; }
 
 class FairShareSeedsTest : public ::testing::TestWithParam<FairShareCase> {};
 

@@ -72,6 +72,38 @@ TEST(HttpTest, AnIdleConnectionIsClosedAfterTheIdleTimeout) {
   ::close(fd);
 }
 
+TEST(HttpTest, OversizedHeadersGet431) {
+  Server::Options options;
+  options.max_header_bytes = 8 * 1024;
+  Server server(options, [](const Request&) { return Response{}; });
+  ASSERT_TRUE(server.Start().ok());
+  Client client("127.0.0.1", server.port());
+  auto response = client.Request("GET", "/x", "", {{"X-Big", std::string(16 * 1024, 'h')}});
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 431);
+  auto fine = Client("127.0.0.1", server.port()).Request("GET", "/x", "", {{"X-Small", "h"}});
+  ASSERT_TRUE(fine.ok());
+  EXPECT_EQ(fine->status, 200);
+}
+
+TEST(HttpTest, ARequestThatStallsHalfWayIsDropped) {
+  Server::Options options;
+  options.read_timeout = std::chrono::milliseconds(100);
+  Server server(options, [](const Request&) { return Response{}; });
+  ASSERT_TRUE(server.Start().ok());
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(server.port());
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const std::string start = "GET /x HTTP/1.1\r\nHost: a\r\n";  // and never the blank line
+  ASSERT_EQ(::write(fd, start.data(), start.size()), static_cast<ssize_t>(start.size()));
+  char byte;
+  EXPECT_EQ(::read(fd, &byte, 1), 0) << "the server closes a connection whose request stalls";
+  ::close(fd);
+}
+
 TEST(HttpTest, StreamsLinesUntilTheServerEndsTheResponse) {
   Server server({}, [](const Request&) {
     Response response;
