@@ -50,6 +50,15 @@ Status Call::Admit(Access access) {
   return Status::Ok();
 }
 
+void Call::RecordAccessDenied(const http::Response& refusal) {
+  auto body = nlohmann::json::parse(refusal.body, nullptr, /*allow_exceptions=*/false);
+  std::string reason = body.is_object() && body.contains("message") && body["message"].is_string()
+                           ? body["message"].get<std::string>()
+                           : "permission denied";
+  // Best effort: the refusal stands whether or not its record could be written.
+  (void)Execute(commands::RecordAccessDenied{request_.method, request_.path, std::move(reason)});
+}
+
 Status Call::RequireAdmin(const std::string& what) const {
   if (user_.admin) return Status::Ok();
   return Status::PermissionDenied("only an admin may " + what + " (you are " + user_.username +

@@ -33,6 +33,8 @@ class Call {
   // A path parameter of the route ("{id}" -> Param("id")); "" when the route has none so named.
   const std::string& Param(std::string_view name) const;
   const User& user() const { return user_; }
+  // Appends AccessDenied for this request, refused with `refusal` (a 403), as the caller.
+  void RecordAccessDenied(const http::Response& refusal);
   // PermissionDenied (403) naming what only an admin may do, unless the caller is one.
   Status RequireAdmin(const std::string& what) const;
   // The caller's session token ("" for an anonymous call), to end it at logout.

@@ -136,7 +136,14 @@ http::Response Router::Handle(const Services& services, const http::Request& req
   }
   Call call(services, request, std::move(found.params));
   if (Status allowed = call.Admit(found.route->access); !allowed.ok()) return Error(allowed);
-  return found.route->handler(call);
+  http::Response response = found.route->handler(call);
+  // A signed-in user refused a change is kept for the audit trail (AccessDenied). Reads are not:
+  // a refused read changes nothing and would let anyone fill the log.
+  if (response.status == 403 && !call.user().username.empty() && request.method != "GET" &&
+      request.method != "HEAD") {
+    call.RecordAccessDenied(response);
+  }
+  return response;
 }
 
 }  // namespace cairn::api

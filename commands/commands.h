@@ -137,11 +137,12 @@ struct ClaimWriterEpoch {
   std::string master_id;
 };
 
-using Command = std::variant<SubmitTask, KillTask, RegisterAgent, DisconnectAgent, EnableAgent,
-                             DisableAgent, ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch,
-                             ConfigurePools, UpdateJob, ExpirePreemptions, CreateExperiment,
-                             ExperimentAction, ReportWorkload, SaveTemplate, DeleteTemplate,
-                             CreateUser, UpdateUser, StartSession, EndSession, RecordLoginFailure>;
+using Command =
+    std::variant<SubmitTask, KillTask, RegisterAgent, DisconnectAgent, EnableAgent, DisableAgent,
+                 ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch, ConfigurePools, UpdateJob,
+                 ExpirePreemptions, CreateExperiment, ExperimentAction, ReportWorkload,
+                 SaveTemplate, DeleteTemplate, CreateUser, UpdateUser, StartSession, EndSession,
+                 RecordLoginFailure, RecordAccessDenied>;
 
 // A short name for logs and errors, e.g. "SubmitTask".
 const char* CommandName(const Command& command);

@@ -17,11 +17,12 @@ namespace cairn::commands {
 
 const char* CommandName(const Command& command) {
   static const char* const kNames[] = {
-      "SubmitTask",   "KillTask",          "RegisterAgent",    "DisconnectAgent",  "EnableAgent",
-      "DisableAgent", "ReportTaskStarted", "ReportTaskExited", "ClaimWriterEpoch", "ConfigurePools",
-      "UpdateJob",    "ExpirePreemptions", "CreateExperiment", "ExperimentAction", "ReportWorkload",
-      "SaveTemplate", "DeleteTemplate",    "CreateUser",       "UpdateUser",       "StartSession",
-      "EndSession",   "RecordLoginFailure"};
+      "SubmitTask",       "KillTask",           "RegisterAgent",     "DisconnectAgent",
+      "EnableAgent",      "DisableAgent",       "ReportTaskStarted", "ReportTaskExited",
+      "ClaimWriterEpoch", "ConfigurePools",     "UpdateJob",         "ExpirePreemptions",
+      "CreateExperiment", "ExperimentAction",   "ReportWorkload",    "SaveTemplate",
+      "DeleteTemplate",   "CreateUser",         "UpdateUser",        "StartSession",
+      "EndSession",       "RecordLoginFailure", "RecordAccessDenied"};
   static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
 }
@@ -446,6 +447,8 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return IdentityDecision(DecideEndSession(state.identity, c));
         } else if constexpr (std::is_same_v<T, RecordLoginFailure>) {
           return IdentityDecision(DecideRecordLoginFailure(c));
+        } else if constexpr (std::is_same_v<T, RecordAccessDenied>) {
+          return IdentityDecision(DecideRecordAccessDenied(c));
         } else {
           events::Envelope event;
           event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);

@@ -246,4 +246,13 @@ std::vector<Envelope> DecideRecordLoginFailure(const RecordLoginFailure& command
   return {std::move(event)};
 }
 
+std::vector<Envelope> DecideRecordAccessDenied(const RecordAccessDenied& command) {
+  Envelope event;
+  auto* denied = event.mutable_access_denied();
+  denied->set_method(command.method.substr(0, 16));
+  denied->set_path(command.path.substr(0, 1024));
+  denied->set_reason(command.reason.substr(0, 1024));
+  return {std::move(event)};
+}
+
 }  // namespace cairn::commands

@@ -95,6 +95,13 @@ struct RecordLoginFailure {
   bool throttled = false;
 };
 
+// A refused change, for the audit trail (AccessDenied).
+struct RecordAccessDenied {
+  std::string method;
+  std::string path;
+  std::string reason;
+};
+
 // Each returns the events to append, or why the command is refused.
 Result<std::vector<events::Envelope>> DecideCreateUser(const IdentityState& state,
                                                        const CreateUser& command);
@@ -105,6 +112,7 @@ Result<std::vector<events::Envelope>> DecideStartSession(const IdentityState& st
 Result<std::vector<events::Envelope>> DecideEndSession(const IdentityState& state,
                                                        const EndSession& command);
 std::vector<events::Envelope> DecideRecordLoginFailure(const RecordLoginFailure& command);
+std::vector<events::Envelope> DecideRecordAccessDenied(const RecordAccessDenied& command);
 
 // A username Determined's CLI and Cairn's keys can carry: 1-128 characters, no whitespace, no
 // control characters, no '/'.

@@ -87,6 +87,8 @@ std::string EntityIdOf(const events::Envelope& event) {
       return "user/" + std::to_string(event.session_ended().user_id());
     case E::kLoginFailed:
       return "username/" + event.login_failed().username();
+    case E::kAccessDenied:
+      return event.access_denied().path();
     default:
       return TaskIdOf(event);
   }

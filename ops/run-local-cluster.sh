@@ -110,10 +110,14 @@ else
 fi
 "$BIN/cairn" replay state "${LOG_SOURCE[@]}" --at-offset 4 | sed 's/^/  /'
 echo
+echo "== audit: who did what to the killed sleep =="
+"$BIN/cairn" replay audit "${LOG_SOURCE[@]}" --entity "task/$SLEEPER" | sed 's/^/  /'
+echo
 echo "Cairn is running ($MODE log):"
 echo "  master  $URL   (logs: $RUN_DIR/master.log)"
 echo "  agent   local-agent, 4 slots   (logs: $RUN_DIR/agent.log)"
-echo "  try:    curl -H 'Authorization: Bearer $TOKEN' -X POST $URL/api/v1/commands -d '{\"config\":{\"entrypoint\":[\"echo\",\"hi\"]}}'"
+echo "  try:    TOKEN=\$(curl -s -X POST $URL/api/v1/auth/login -d '{\"username\":\"determined\",\"password\":\"\"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"token\"])')"
+echo "          curl -H \"Authorization: Bearer \$TOKEN\" -X POST $URL/api/v1/commands -d '{\"config\":{\"entrypoint\":[\"echo\",\"hi\"]}}'"
 echo "          det -m $URL cmd run echo hi      (Determined's CLI, unchanged)"
 echo "          ops/submit_experiment.py --master $URL examples/spiral-mlp/adaptive_asha.yaml examples/spiral-mlp --wait"
 echo "          build/bin/cairn replay dump ${LOG_SOURCE[*]}"

@@ -35,10 +35,40 @@ std::string IntegerField(const Message& message, const FieldDescriptor& field) {
   }
 }
 
+// What a refused request was about, from its path: /api/v1/experiments/7/kill -> experiment/7.
+std::string SubjectOfPath(const std::string& path) {
+  static const std::map<std::string, std::string> kinds = {{"experiments", "experiment"},
+                                                           {"trials", "trial"},
+                                                           {"commands", "task"},
+                                                           {"tasks", "task"},
+                                                           {"users", "user"},
+                                                           {"agents", "agent"},
+                                                           {"templates", "template"},
+                                                           {"notebooks", "task"},
+                                                           {"shells", "task"},
+                                                           {"tensorboards", "task"}};
+  std::vector<std::string> segments;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    segments.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  if (segments.size() < 4 || segments[0] != "api" || segments[1] != "v1") return "";
+  auto kind = kinds.find(segments[2]);
+  return kind == kinds.end() || segments[3].empty() ? "" : kind->second + "/" + segments[3];
+}
+
 }  // namespace
 
 std::vector<std::string> AuditTrail::SubjectsOf(const events::Envelope& event) {
   std::vector<std::string> subjects;
+  if (event.has_access_denied()) {
+    std::string subject = SubjectOfPath(event.access_denied().path());
+    if (!subject.empty()) subjects.push_back(std::move(subject));
+    return subjects;
+  }
   const Message* payload = PayloadOf(event);
   if (payload == nullptr) return subjects;
   const auto* reflection = payload->GetReflection();

@@ -231,6 +231,10 @@ TEST_F(UsersTest, AnAdminAsksTheLogWhoKilledACommand) {
   CallJson("POST", "/api/v1/commands/" + id + "/kill");
 
   EXPECT_EQ(Call("GET", "/api/v1/audit").status, 403) << "alice is no admin";
+  // A refused change is kept (as the only event it causes); a refused read is not.
+  const size_t events_before = Events().size();
+  EXPECT_EQ(Call("PATCH", "/api/v1/users/1", R"({"displayName":"pwned"})").status, 403);
+  EXPECT_EQ(Events().size(), events_before + 1);
   LoginAs("admin");
   json trail = CallJson("GET", "/api/v1/audit?entity=task/" + id);
   // Submitted by determined; killed by alice, which ended it before it was ever scheduled.
@@ -243,6 +247,14 @@ TEST_F(UsersTest, AnAdminAsksTheLogWhoKilledACommand) {
   EXPECT_EQ(trail["records"][2]["action"], "TaskExited");
   EXPECT_FALSE(trail["records"][1]["time"].get<std::string>().empty());
   EXPECT_EQ(trail["truncated"], false);
+
+  json denied = CallJson("GET", "/api/v1/audit?actor=alice&entity=user/1");
+  ASSERT_EQ(denied["records"].size(), 1u) << denied.dump();
+  EXPECT_EQ(denied["records"][0]["action"], "AccessDenied");
+  EXPECT_EQ(denied["records"][0]["event"]["accessDenied"]["method"], "PATCH");
+  EXPECT_NE(denied["records"][0]["event"]["accessDenied"]["reason"].get<std::string>().find(
+                "only an admin"),
+            std::string::npos);
 
   json logins = CallJson("GET", "/api/v1/audit?entity=user/alice");
   bool refused = false;

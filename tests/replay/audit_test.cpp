@@ -98,5 +98,21 @@ TEST(AuditTest, ALineSaysWhenWhoWhatAndToWhatAndJsonBlanksSecrets) {
   EXPECT_EQ(json.find("secret"), std::string::npos) << "password hashes are blanked: " << json;
 }
 
+TEST(AuditTest, ARefusedChangeIsAboutWhatItsPathNames) {
+  events::Envelope event;
+  event.set_actor("user:alice");
+  event.mutable_access_denied()->set_method("POST");
+  event.mutable_access_denied()->set_path("/api/v1/experiments/7/kill");
+  AuditQuery query;
+  query.entity = "experiment/7";
+  AuditTrail trail(query);
+  auto record = trail.Add(event);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->action, "AccessDenied");
+  EXPECT_EQ(record->subjects, (std::vector<std::string>{"experiment/7"}));
+  event.mutable_access_denied()->set_path("/api/v1/users");  // names nothing in particular
+  EXPECT_FALSE(trail.Add(event).has_value());
+}
+
 }  // namespace
 }  // namespace cairn::replay
