@@ -56,6 +56,16 @@ CLI::Validator TimeToMicros() {
       "");
 }
 
+// --since and --until (inclusive bounds on the events' times).
+void AddTimeRange(CLI::App* command, std::optional<int64_t>& since, std::optional<int64_t>& until) {
+  command->add_option("--since", since, std::string("the earliest time, ") + kTimeHelp)
+      ->type_name("TIME")
+      ->transform(TimeToMicros());
+  command->add_option("--until", until, std::string("the latest time, ") + kTimeHelp)
+      ->type_name("TIME")
+      ->transform(TimeToMicros());
+}
+
 }  // namespace
 
 Result<int64_t> ParseTimeArgument(const std::string& text) {
@@ -98,12 +108,7 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
   dump->add_option("--to-offset", filter.to_offset, "the last offset")
       ->type_name("N")
       ->check(Number(false));
-  dump->add_option("--since", filter.since_micros, std::string("the earliest time, ") + kTimeHelp)
-      ->type_name("TIME")
-      ->transform(TimeToMicros());
-  dump->add_option("--until", filter.until_micros, std::string("the latest time, ") + kTimeHelp)
-      ->type_name("TIME")
-      ->transform(TimeToMicros());
+  AddTimeRange(dump, filter.since_micros, filter.until_micros);
   dump->callback([&filter] {
     if (filter.to_offset && *filter.to_offset < filter.from_offset) {
       throw CLI::ValidationError("--to-offset", "is before --from-offset");
@@ -187,12 +192,7 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
                    "experiment/N, trial/N, task/ID, agent/ID, user/NAME, template/NAME, or a "
                    "task, job, agent or allocation id")
       ->type_name("WHAT");
-  audit->add_option("--since", query.since_micros, std::string("the earliest time, ") + kTimeHelp)
-      ->type_name("TIME")
-      ->transform(TimeToMicros());
-  audit->add_option("--until", query.until_micros, std::string("the latest time, ") + kTimeHelp)
-      ->type_name("TIME")
-      ->transform(TimeToMicros());
+  AddTimeRange(audit, query.since_micros, query.until_micros);
   audit->add_flag("--include-system", query.include_system, "also the master's own decisions");
   audit->add_option("--format", options_.format, "lines of text, or JSON lines with each event")
       ->check(CLI::IsMember({"table", "json"}))

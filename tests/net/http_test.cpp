@@ -56,17 +56,27 @@ TEST(HttpTest, ALargeRefusedBodyStillGetsIts413) {
   EXPECT_EQ(response->status, 413);
 }
 
+// A plain TCP connection to 127.0.0.1:`port`, for sending what no client would; -1 on failure.
+int RawConnection(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 TEST(HttpTest, AnIdleConnectionIsClosedAfterTheIdleTimeout) {
   Server::Options options;
   options.idle_timeout = std::chrono::milliseconds(100);
   Server server(options, [](const Request&) { return Response{}; });
   ASSERT_TRUE(server.Start().ok());
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(server.port());
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const int fd = RawConnection(server.port());
+  ASSERT_GE(fd, 0);
   char byte;
   EXPECT_EQ(::read(fd, &byte, 1), 0) << "the server closes a silent connection";
   ::close(fd);
@@ -91,12 +101,8 @@ TEST(HttpTest, ARequestThatStallsHalfWayIsDropped) {
   options.read_timeout = std::chrono::milliseconds(100);
   Server server(options, [](const Request&) { return Response{}; });
   ASSERT_TRUE(server.Start().ok());
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(server.port());
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const int fd = RawConnection(server.port());
+  ASSERT_GE(fd, 0);
   const std::string start = "GET /x HTTP/1.1\r\nHost: a\r\n";  // and never the blank line
   ASSERT_EQ(::write(fd, start.data(), start.size()), static_cast<ssize_t>(start.size()));
   char byte;
