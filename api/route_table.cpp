@@ -100,6 +100,11 @@ std::vector<Route> RouteTable() {
       {"*",      "/api/v1/notebooks/{rest...}",             kUser,       NotebooksNotSupported},
       {"*",      "/api/v1/tensorboards",                    kUser,       TensorboardsNotSupported},
       {"*",      "/api/v1/tensorboards/{rest...}",          kUser,       TensorboardsNotSupported},
+      {"*",      "/api/v1/workspaces",                      kUser,       WorkspacesNotSupported},
+      {"*",      "/api/v1/workspaces/{rest...}",            kUser,       WorkspacesNotSupported},
+      {"*",      "/api/v1/projects",                        kUser,       WorkspacesNotSupported},
+      {"*",      "/api/v1/projects/{rest...}",              kUser,       WorkspacesNotSupported},
+      {"*",      "/api/v1/resource-pools/{name}/{rest...}", kUser,       PoolBindingsNotSupported},
       {"*",      "/api/v1/checkpoints",                     kUser,       CheckpointsNotSupported},
       {"*",      "/api/v1/checkpoints/{rest...}",           kUser,       CheckpointsNotSupported},
 

@@ -16,6 +16,12 @@ http::Response ModelRegistryNotSupported(Call&) {
 http::Response ShellsNotSupported(Call&) { return FeatureNotSupported("shells are"); }
 http::Response NotebooksNotSupported(Call&) { return FeatureNotSupported("notebooks are"); }
 http::Response TensorboardsNotSupported(Call&) { return FeatureNotSupported("TensorBoards are"); }
+http::Response WorkspacesNotSupported(Call&) {
+  return FeatureNotSupported("workspaces and projects beyond the built-in Uncategorized one are");
+}
+http::Response PoolBindingsNotSupported(Call&) {
+  return FeatureNotSupported("resource pools bound to workspaces are");
+}
 http::Response CheckpointsNotSupported(Call&) {
   return FeatureNotSupported("checkpoints outside their experiment are");
 }
