@@ -4,7 +4,6 @@
 #include <signal.h>
 
 #include <atomic>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,8 +15,8 @@
 #include "agent/agent_config.h"
 #include "agent/slot_discovery.h"
 #include "base/command_line.h"
-#include "base/files.h"
 #include "base/log.h"
+#include "base/password.h"
 
 namespace {
 
@@ -74,14 +73,9 @@ int main(int argc, char** argv) {
   options.heartbeat_interval = config.heartbeat_interval;
   options.trace_file = config.trace_file;
   if (!config.agent_token_file.empty()) {
-    Result<std::string> token = ReadWholeFile(config.agent_token_file);
-    if (!token.ok()) return UsageError("cannot read the agent token: " + token.status().message());
-    std::string& value = *token;
-    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) {
-      value.pop_back();
-    }
-    if (value.empty()) return UsageError(config.agent_token_file + " holds no agent token");
-    options.agent_token = std::move(value);
+    Result<std::string> token = ReadTokenFile(config.agent_token_file);
+    if (!token.ok()) return UsageError("agent token: " + token.status().message());
+    options.agent_token = std::move(token).value();
   }
   if (config.slots) {
     options.devices = ArtificialCpuSlots(*config.slots);

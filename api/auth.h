@@ -25,11 +25,4 @@ User UserFrom(const commands::UserRecord& record);
 // InvalidArgument-free: a malformed header is Unauthenticated.
 Result<std::string> BearerToken(const std::string& authorization_header);
 
-// Whether `user`'s password is blank (the master warns at every start while a built-in user's
-// is). The argon2id check takes tens of milliseconds, so answers
-// are remembered per stored hash (a new password is a new hash).
-bool HasBlankPassword(const commands::UserRecord& user);
-// Tells HasBlankPassword the answer for a hash its caller just made, sparing the slow check.
-void RememberBlankPassword(const std::string& password_hash, bool blank);
-
 }  // namespace cairn::api

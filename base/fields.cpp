@@ -57,10 +57,6 @@ Status Unsupported(const Field& field, const std::string& hint) {
                               (hint.empty() ? "" : "; " + hint));
 }
 
-std::string ChildPath(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
-
 bool IsAbsent(const YAML::Node& node) { return !node.IsDefined() || node.IsNull(); }
 
 Result<MapFields> MapFields::Read(const Field& field, const std::string& expected) {
@@ -183,8 +179,7 @@ Result<std::string> ReadChoice(const Field& field, const std::vector<std::string
 
 Result<nlohmann::json> JsonOf(const Field& field) {
   CAIRN_ASSIGN_OR_RETURN(nlohmann::ordered_json value, YamlNodeToJson(field.node, field.path));
-  // Re-encode into the sorted json type the rest of Cairn uses.
-  return nlohmann::json::parse(value.dump());
+  return nlohmann::json(value);  // the sorted json type the rest of Cairn uses
 }
 
 bool Present(const nlohmann::json& object, const char* key) {

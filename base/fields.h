@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/yaml_json.h"  // ChildPath
 
 namespace cairn::fields {
 
@@ -50,7 +51,6 @@ std::string Where(const Field& field);
 Status Invalid(const Field& field, const std::string& message);
 // "<where> is not supported yet; <hint>".
 Status Unsupported(const Field& field, const std::string& hint = "");
-std::string ChildPath(const std::string& path, const std::string& key);
 // Absent, or written with no value (`type:`): "use the default".
 bool IsAbsent(const YAML::Node& node);
 
@@ -74,7 +74,6 @@ class MapFields {
   // The field under `key`, or InvalidArgument "<path>: required (e.g. <example>)".
   Result<Field> Require(const std::string& key, const std::string& example = "") const;
 
-  const Field& self() const { return self_; }
   const std::vector<Field>& entries() const { return entries_; }
   const std::vector<std::string>& keys() const { return keys_; }
 

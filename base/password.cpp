@@ -3,9 +3,11 @@
 #include <openssl/sha.h>
 #include <sodium.h>
 
+#include <cctype>
 #include <cstdlib>
 
 #include "base/encoding.h"
+#include "base/files.h"
 
 namespace cairn {
 namespace {
@@ -65,6 +67,16 @@ std::string AllocationToken(std::string_view agent_token, std::string_view alloc
   crypto_auth_hmacsha256(mac, reinterpret_cast<const unsigned char*>(allocation_id.data()),
                          allocation_id.size(), key_digest);
   return "cairn-alloc-" + HexLower(mac, sizeof mac);
+}
+
+Result<std::string> ReadTokenFile(const std::string& path) {
+  Result<std::string> text = ReadWholeFile(path);
+  if (!text.ok())
+    return Status::InvalidArgument("cannot read the token: " + text.status().message());
+  std::string token = std::move(text).value();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) return Status::InvalidArgument(path + " holds no token");
+  return token;
 }
 
 bool SecretsEqual(std::string_view a, std::string_view b) {

@@ -31,6 +31,10 @@ std::string SessionTokenSha256(std::string_view token);
 // cannot derive another allocation's token from its own.
 std::string AllocationToken(std::string_view agent_token, std::string_view allocation_id);
 
+// A token kept in a file (the agent token): its content without trailing whitespace.
+// InvalidArgument when the file cannot be read or holds no token; the message never holds it.
+Result<std::string> ReadTokenFile(const std::string& path);
+
 // Whether two secrets are equal, in time that does not depend on where they differ.
 bool SecretsEqual(std::string_view a, std::string_view b);
 

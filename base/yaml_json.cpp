@@ -88,10 +88,6 @@ std::string LineOf(const YAML::Mark& mark) {
   return "line " + std::to_string(mark.is_null() ? 1 : mark.line + 1);
 }
 
-std::string ChildPath(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
-
 void Emit(YAML::Emitter& out, const ordered_json& value) {
   switch (value.type()) {
     case ordered_json::value_t::object:
@@ -237,6 +233,50 @@ Result<ordered_json> YamlTextToJson(const std::string& yaml_text, const std::str
   auto converted = YamlNodeToJson(root, "");
   if (!converted.ok()) return Status::InvalidArgument(prefix + converted.status().message());
   return converted;
+}
+
+std::string ChildPath(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+namespace {
+
+Result<YAML::Node> JsonToYamlNodeAt(const nlohmann::json& value, const std::string& what,
+                                    int depth) {
+  if (depth > YamlLimits{}.max_depth) {
+    return Status::InvalidArgument(what + ": nested deeper than " +
+                                   std::to_string(YamlLimits{}.max_depth) + " levels");
+  }
+  YAML::Node node;
+  switch (value.type()) {
+    case nlohmann::json::value_t::object:
+      node = YAML::Node(YAML::NodeType::Map);
+      for (const auto& [key, child] : value.items()) {
+        CAIRN_ASSIGN_OR_RETURN(node[key], JsonToYamlNodeAt(child, what, depth + 1));
+      }
+      return node;
+    case nlohmann::json::value_t::array:
+      node = YAML::Node(YAML::NodeType::Sequence);
+      for (const auto& child : value) {
+        CAIRN_ASSIGN_OR_RETURN(YAML::Node element, JsonToYamlNodeAt(child, what, depth + 1));
+        node.push_back(element);
+      }
+      return node;
+    case nlohmann::json::value_t::string:
+      node = YAML::Node(value.get<std::string>());
+      node.SetTag("!");  // as a quoted scalar: a string, whatever it holds
+      return node;
+    case nlohmann::json::value_t::null:
+      return YAML::Node(YAML::NodeType::Null);
+    default:  // numbers and booleans: their JSON text is their plain YAML scalar
+      return YAML::Node(value.dump());
+  }
+}
+
+}  // namespace
+
+Result<YAML::Node> JsonToYamlNode(const nlohmann::json& value, const std::string& what) {
+  return JsonToYamlNodeAt(value, what, 1);
 }
 
 std::string JsonToYamlText(const ordered_json& value) {

@@ -42,6 +42,15 @@ Result<nlohmann::ordered_json> YamlNodeToJson(const YAML::Node& node,
 Result<nlohmann::ordered_json> YamlTextToJson(const std::string& yaml_text,
                                               const std::string& what);
 
+// "a.b" from "a" and "b"; "b" alone under the root.
+std::string ChildPath(const std::string& path, const std::string& key);
+
+// The YAML node tree of a JSON value, built directly (no text in between): strings are quoted
+// scalars (read as strings whatever they hold), numbers, booleans and null plain ones, so
+// base/fields.h reads a JSON body as it reads the same document written in YAML.
+// InvalidArgument, naming `what`, past YamlLimits' nesting depth.
+Result<YAML::Node> JsonToYamlNode(const nlohmann::json& value, const std::string& what);
+
 // Block-style YAML text for a JSON value. Strings that would read back as another type ("true",
 // "1", "") are quoted, so YamlTextToJson(JsonToYamlText(v)) == v for any finite JSON value.
 std::string JsonToYamlText(const nlohmann::ordered_json& value);

@@ -113,7 +113,8 @@ Result<CommandConfig> ParseCommandConfig(const json& config) {
   if (!config.is_object()) {
     return Status::InvalidArgument("config: expected a map with an entrypoint");
   }
-  CAIRN_ASSIGN_OR_RETURN(YAML::Node node, LoadYaml(config.dump(), "config"));
+  // Straight from the parsed body: no second parse of the same document.
+  CAIRN_ASSIGN_OR_RETURN(YAML::Node node, JsonToYamlNode(config, "config"));
   // A JSON body: paths, no lines.
   const Field top{node, "config", 0, ""};
   CAIRN_ASSIGN_OR_RETURN(MapFields map, MapFields::Read(top, "a map with an entrypoint"));

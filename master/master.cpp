@@ -2,7 +2,6 @@
 
 #include <filesystem>
 
-#include "api/auth.h"
 #include "api/context_store.h"
 #include "api/rest_api.h"
 #include "api/task_log_store.h"
@@ -76,22 +75,24 @@ Status RecordThePools(Master::Parts& parts) {
 // password is blank, every start says so.
 Status RecordTheBuiltInUsers(Master::Parts& parts) {
   commands::CommandMeta meta{"system:master", parts.master_id, "", NowUnixMicros()};
+  const std::string& initial = parts.config.security.initial_user_password;
+  const std::string blank = CliPasswordHash("");
   for (const auto& [username, admin] : {std::pair{"admin", true}, std::pair{"determined", false}}) {
-    if (parts.loop->FindUser(username)) continue;
-    CAIRN_ASSIGN_OR_RETURN(
-        std::string hash,
-        HashPassword(CliPasswordHash(parts.config.security.initial_user_password)));
-    api::RememberBlankPassword(hash, parts.config.security.initial_user_password.empty());
-    commands::CreateUser create{username, "", admin, true, std::move(hash)};
-    auto created = parts.loop->Execute(std::move(create), meta);
-    // Another master may have created it meanwhile; the user exists either way.
-    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
-      return created.status();
+    std::optional<commands::UserRecord> user = parts.loop->FindUser(username);
+    // Made now, its password is the configured one; made before, only the hash can tell.
+    bool blank_password = initial.empty();
+    if (user) {
+      blank_password = user->active && VerifyPassword(user->password_hash, blank);
+    } else {
+      CAIRN_ASSIGN_OR_RETURN(std::string hash, HashPassword(CliPasswordHash(initial)));
+      commands::CreateUser create{username, "", admin, true, std::move(hash)};
+      auto created = parts.loop->Execute(std::move(create), meta);
+      // Another master may have created it meanwhile; the user exists either way.
+      if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+        return created.status();
+      }
     }
-  }
-  for (const char* username : {"admin", "determined"}) {
-    auto user = parts.loop->FindUser(username);
-    if (user && user->active && api::HasBlankPassword(*user)) {
+    if (blank_password) {
       log::Warn("master",
                 "user '{}' has a blank password: anyone who reaches this master can act as it; "
                 "set one with `det user change-password {}`",
@@ -114,10 +115,7 @@ Status EstablishTheAgentToken(Master::Parts& parts) {
     CAIRN_RETURN_IF_ERROR(WriteFileAtomically(path, NewSessionToken() + "\n", 0600));
     log::Info("master", "made the agent token; agents read it with --agent-token-file {}", path);
   }
-  CAIRN_ASSIGN_OR_RETURN(std::string token, ReadWholeFile(path));
-  while (!token.empty() && (token.back() == '\n' || token.back() == ' ')) token.pop_back();
-  if (token.empty()) return Status::FailedPrecondition(path + " holds no agent token");
-  parts.agent_token = std::move(token);
+  CAIRN_ASSIGN_OR_RETURN(parts.agent_token, ReadTokenFile(path));
   return Status::Ok();
 }
 

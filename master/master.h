@@ -8,12 +8,10 @@
 #include <string>
 
 #include "base/status.h"
+#include "master/data_dir.h"
 #include "master/master_config.h"
 
 namespace cairn {
-
-// Where a master without security.agent_token keeps the token it made for agents.
-inline std::string AgentTokenPath(const std::string& data_dir) { return data_dir + "/agent-token"; }
 
 class Master {
  public:

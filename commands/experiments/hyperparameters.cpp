@@ -3,16 +3,14 @@
 #include <cmath>
 #include <functional>
 
+#include "base/yaml_json.h"
+
 namespace cairn::experiments {
 
 namespace {
 
 // Grids multiply quickly; a typo in a count should be an error, not an out-of-memory master.
 constexpr size_t kMaxGridPoints = 100000;
-
-std::string ChildPath(const std::string& path, const std::string& name) {
-  return path.empty() ? name : path + "." + name;
-}
 
 // min + i * (max - min) / (c - 1) for i in [0, c), with the last point exactly max.
 std::vector<double> EvenlySpaced(double minval, double maxval, int count) {

@@ -32,6 +32,7 @@
 #include "commands/decision_state.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
+#include "master/data_dir.h"
 #include "net/http_client.h"
 #include "net/session_login.h"
 #include "tests/support/test_support.h"
@@ -231,7 +232,7 @@ class Cluster {
     auto agent =
         StartLogged({BinaryPath("cairn-agent"), "--master", url_, "--id", "bench", "--slots",
                      std::to_string(agent_slots), "--work-root", dir_.Sub("work"),
-                     "--agent-token-file", dir_.Sub("data") + "/agent-token"},
+                     "--agent-token-file", cairn::AgentTokenPath(dir_.Sub("data"))},
                     dir_.Sub("agent.log"));
     if (!agent.ok()) return Fail(agent.status().ToString());
     agent_ = std::move(*agent);

@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "events/envelope_util.h"
+#include "master/data_dir.h"
 #include "net/http_client.h"
 #include "net/session_login.h"
 #include "tests/events_kafka/mock_cluster.h"
@@ -79,7 +80,7 @@ int Run(const std::string& mode, int count, Figures* figures) {
   auto agent = ChildProcess::Start({BinaryPath("cairn-agent"), "--master", url, "--id", "bench",
                                     "--slots", std::to_string(count + 16), "--work-root",
                                     dir.Sub("work"), "--trace-file", trace, "--agent-token-file",
-                                    dir.Sub("data") + "/agent-token"});
+                                    cairn::AgentTokenPath(dir.Sub("data"))});
   if (!agent.ok()) return Fail(agent.status().ToString());
   if (!(*agent)
            ->WaitForLine(

@@ -73,9 +73,9 @@ inline std::string TokenForRoute(const std::string& method, const std::string& t
 
 // The token the master made for agents in `data_dir` (it has none in its config).
 inline std::string AgentTokenOf(const std::string& data_dir) {
-  auto token = ReadWholeFile(AgentTokenPath(data_dir));
+  auto token = ReadTokenFile(AgentTokenPath(data_dir));
   EXPECT_TRUE(token.ok()) << token.status().ToString();
-  return token.ok() ? token->substr(0, token->find('\n')) : "";
+  return token.ok() ? *token : "";
 }
 
 class ApiTest : public ::testing::Test {

@@ -84,6 +84,37 @@ TEST(FieldsTest, JsonBodiesReadWithTheSameRules) {
   EXPECT_EQ(CheckKnownKeys(body, "", {"id", "big", "name"}).message(), "odd: unknown field");
 }
 
+TEST(FieldsTest, AJsonDocumentBecomesTheNodesItsYamlTextWouldGive) {
+  const nlohmann::json config = {{"slots", 4},
+                                 {"text", "4"},
+                                 {"ratio", 0.5},
+                                 {"on", true},
+                                 {"none", nullptr},
+                                 {"list", {"a", "b"}},
+                                 {"nested", {{"k", "true"}}}};
+  auto node = JsonToYamlNode(config, "config");
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  auto direct = MapFields::Read(Field{*node, "config", 0, ""}, "a map");
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  MapFields top = *direct;
+  EXPECT_EQ(*ReadInt(*top.Get("slots"), 0, 10), 4);
+  EXPECT_EQ(*ReadString(*top.Get("text")), "4");
+  EXPECT_EQ(ReadInt(*top.Get("text"), 0, 10).status().code(), StatusCode::kInvalidArgument)
+      << "a JSON string stays a string";
+  EXPECT_DOUBLE_EQ(*ReadNumber(*top.Get("ratio")), 0.5);
+  EXPECT_TRUE(*ReadBool(*top.Get("on")));
+  EXPECT_FALSE(top.Get("none"));
+  EXPECT_EQ(*ReadStringList(*top.Get("list")), (std::vector<std::string>{"a", "b"}));
+  // The same as parsing the JSON text, which is what it replaces.
+  auto parsed = LoadYaml(config.dump(), "config");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(*JsonOf(Field{*node, "config", 0, ""}), *JsonOf(Field{*parsed, "config", 0, ""}));
+
+  nlohmann::json deep = 1;
+  for (int i = 0; i < 100; ++i) deep = nlohmann::json::array({deep});
+  EXPECT_EQ(JsonToYamlNode(deep, "config").status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(YamlLimitsTest, HostileDocumentsAreRefusedBeforeTheyCostMuch) {
   YamlLimits limits;
   // Too big.

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/encoding.h"
+#include "master/data_dir.h"
 #include "net/session_login.h"
 
 namespace cairn::testing {
@@ -101,7 +102,7 @@ void Cluster::StartAgent(const std::string& id, int slots) {
   auto agent = ChildProcess::Start(
       {BinaryPath("cairn-agent"), "--master", url(), "--id", id, "--slots", std::to_string(slots),
        "--work-root", dir_.Sub("agent-" + id), "--kill-grace", "5", "--heartbeat-interval", "1",
-       "--agent-token-file", data_dir_ + "/agent-token"});  // master.h AgentTokenPath
+       "--agent-token-file", AgentTokenPath(data_dir_)});
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   auto line = (*agent)->WaitForLine(
       [&](const std::string& l) { return l.find("cairn-agent " + id + " registered") == 0; },

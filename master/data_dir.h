@@ -1,0 +1,13 @@
+// Where things live in a master's data directory, for the master and for the tools and tests
+// that start one (header only: no library to link).
+#pragma once
+
+#include <string>
+
+namespace cairn {
+
+// The token agents present, when master.yaml sets no security.agent_token: the master makes it
+// at its first start (mode 0600); agents on the same machine read it with --agent-token-file.
+inline std::string AgentTokenPath(const std::string& data_dir) { return data_dir + "/agent-token"; }
+
+}  // namespace cairn
