@@ -114,6 +114,11 @@ void ApplyIdentity(IdentityState& state, const Envelope& event) {
       break;
     case Envelope::kLoginFailed: {
       if (event.login_failed().throttled()) break;
+      // Forget failures older than any throttling window can reach: a flood of made-up names
+      // must not grow the state (and every replay) without bound.
+      const int64_t oldest_kept = event.time_unix_micros() - kLongestFailureWindowMicros;
+      std::erase_if(state.failures,
+                    [&](const auto& entry) { return entry.second.back() < oldest_kept; });
       auto& times = state.failures[event.login_failed().username()];
       times.push_back(event.time_unix_micros());
       while (times.size() > kFailuresKept) times.pop_front();

@@ -36,6 +36,9 @@ struct LoginThrottle {
   int max_failures = 5;
   int64_t window_micros = int64_t{5} * 60 * 1'000'000;
 };
+// The longest window master.yaml allows (security.failed_login_window_seconds <= 86400):
+// failures older than this are forgotten whatever the configured window.
+inline constexpr int64_t kLongestFailureWindowMicros = int64_t{86400} * 1'000'000;
 
 struct IdentityState {
   std::map<int32_t, UserRecord> users;

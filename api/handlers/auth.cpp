@@ -61,8 +61,15 @@ http::Response Login(Call& call) {
     return Error(Status::PermissionDenied("invalid credentials"));
   };
   if (subject.throttled) return refuse("too many recent failures", true);
-  if (!subject.user) return refuse("no such user", false);
-  if (!subject.user->active) return refuse("user deactivated", false);
+  if (!subject.user || !subject.user->active) {
+    // As slow as a wrong password, so that the answer's time does not tell which names exist.
+    static const std::string kDummyHash = [] {
+      Result<std::string> hash = HashPassword(CliPasswordHash(""));
+      return hash.ok() ? *hash : std::string();
+    }();
+    (void)VerifyPassword(kDummyHash, *cli_hash);
+    return refuse(subject.user ? "user deactivated" : "no such user", false);
+  }
   if (!VerifyPassword(subject.user->password_hash, *cli_hash)) {
     return refuse("wrong password", false);
   }

@@ -181,3 +181,26 @@ TEST(IdentityTest, RepeatedFailuresThrottleLoginsForTheWindowOnly) {
 
 }  // namespace
 }  // namespace cairn::commands
+
+namespace cairn::commands {
+namespace {
+
+TEST(IdentityTest, FailedLoginsOlderThanAnyWindowAreForgotten) {
+  IdentityState state;
+  auto failed = [&](const std::string& name, int64_t micros) {
+    events::Envelope event;
+    event.set_time_unix_micros(micros);
+    event.mutable_login_failed()->set_username(name);
+    ApplyIdentity(state, event);
+  };
+  for (int i = 0; i < 100; ++i) failed("made-up-" + std::to_string(i), 1'000'000);
+  EXPECT_EQ(state.failures.size(), 100u);
+  failed("recent", 1'000'000 + kLongestFailureWindowMicros);
+  EXPECT_EQ(state.failures.size(), 101u) << "still within the longest window";
+  failed("later", 2'000'001 + kLongestFailureWindowMicros);
+  EXPECT_EQ(state.failures.size(), 2u) << "made-up names do not pile up";
+  EXPECT_EQ(state.failures.count("recent"), 1u);
+}
+
+}  // namespace
+}  // namespace cairn::commands
