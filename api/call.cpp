@@ -46,6 +46,8 @@ Status Call::Admit(Access access) {
   CAIRN_ASSIGN_OR_RETURN(
       auto record, services_.writer->Authenticate(SessionTokenSha256(token_), NowUnixMicros()));
   user_ = UserFrom(record);
+  record.password_hash.clear();
+  user_record_ = std::move(record);
   if (request_.method == "GET") return WaitForRequestedOffset();
   return Status::Ok();
 }
@@ -63,6 +65,21 @@ Status Call::RequireAdmin(const std::string& what) const {
   if (user_.admin) return Status::Ok();
   return Status::PermissionDenied("only an admin may " + what + " (you are " + user_.username +
                                   ")");
+}
+
+const commands::TenancyState& Call::tenancy() const {
+  if (tenancy_ == nullptr) tenancy_ = services_.writer->Tenancy();
+  return *tenancy_;
+}
+
+bool Call::CanView(int32_t workspace_id) const {
+  return tenancy().Allows(user_record_, commands::Permission::kViewWorkspace,
+                          workspace_id > 0 ? workspace_id : commands::kUncategorizedWorkspace);
+}
+
+Status Call::Require(commands::Permission permission, int32_t workspace_id,
+                     const std::string& what) const {
+  return commands::Authorize(tenancy(), user_record_, permission, workspace_id, what);
 }
 
 int Call::UserIdOf(const std::string& username) const {

@@ -37,6 +37,13 @@ class Call {
   void RecordAccessDenied(const http::Response& refusal);
   // PermissionDenied (403) naming what only an admin may do, unless the caller is one.
   Status RequireAdmin(const std::string& what) const;
+  // Reads of a workspace's work: whether the caller holds a role there (commands/tenancy.h).
+  bool CanView(int32_t workspace_id) const;
+  // PermissionDenied naming `permission` unless the caller holds it in `workspace_id`.
+  Status Require(commands::Permission permission, int32_t workspace_id,
+                 const std::string& what) const;
+  // The tenancy snapshot this call reads (the same one for the whole call).
+  const commands::TenancyState& tenancy() const;
   // The caller's session token ("" for an anonymous call), to end it at logout.
   const std::string& token() const { return token_; }
   // The id of the user named `username` now, 0 when there is none (renderers show it).
@@ -66,6 +73,8 @@ class Call {
   const http::Request& request_;
   Params params_;
   User user_;
+  commands::UserRecord user_record_;  // without its password hash
+  mutable std::shared_ptr<const commands::TenancyState> tenancy_;
   std::string token_;
   std::string correlation_id_;
 };

@@ -11,11 +11,13 @@
 #include "api/handlers/job_queue.h"
 #include "api/handlers/master.h"
 #include "api/handlers/not_supported.h"
+#include "api/handlers/rbac.h"
 #include "api/handlers/resource_pools.h"
 #include "api/handlers/tasks.h"
 #include "api/handlers/templates.h"
 #include "api/handlers/trials.h"
 #include "api/handlers/users.h"
+#include "api/handlers/workspaces.h"
 
 namespace cairn::api {
 
@@ -36,8 +38,44 @@ std::vector<Route> RouteTable() {
       {"PATCH",  "/api/v1/users/{userId}",                  kUser,       PatchUser},
       {"POST",   "/api/v1/users/{userId}/password",         kUser,       SetUserPassword},
       {"GET",    "/api/v1/users/{username}/by-username",    kUser,       GetUserByName},
-      {"GET",    "/api/v1/workspaces",                      kUser,       Workspaces},
       {"GET",    "/api/v1/resource-pools",                  kUser,       ListResourcePools},
+
+      // Workspaces and projects (the decider checks each change against the caller's roles).
+      {"GET",    "/api/v1/workspaces",                      kUser,       ListWorkspaces},
+      {"POST",   "/api/v1/workspaces",                      kUser,       CreateWorkspaceRoute},
+      {"GET",    "/api/v1/workspaces/{id}",                 kUser,       GetWorkspace},
+      {"PATCH",  "/api/v1/workspaces/{id}",                 kUser,       PatchWorkspace},
+      {"DELETE", "/api/v1/workspaces/{id}",                 kUser,       DeleteWorkspaceRoute},
+      {"POST",   "/api/v1/workspaces/{id}/archive",         kUser,       ArchiveWorkspace},
+      {"POST",   "/api/v1/workspaces/{id}/unarchive",       kUser,       UnarchiveWorkspace},
+      {"POST",   "/api/v1/workspaces/{id}/pin",             kUser,       PinWorkspaceRoute},
+      {"POST",   "/api/v1/workspaces/{id}/unpin",           kUser,       UnpinWorkspace},
+      {"GET",    "/api/v1/workspaces/{id}/projects",        kUser,       ListWorkspaceProjects},
+      {"POST",   "/api/v1/workspaces/{id}/projects",        kUser,       CreateProjectRoute},
+      {"GET",    "/api/v1/workspaces/{id}/available-resource-pools", kUser, WorkspacePools},
+      {"*",      "/api/v1/workspaces/{id}/{rest...}",       kUser,       WorkspacesNotSupported},
+      {"GET",    "/api/v1/projects/{id}",                   kUser,       GetProject},
+      {"PATCH",  "/api/v1/projects/{id}",                   kUser,       PatchProject},
+      {"DELETE", "/api/v1/projects/{id}",                   kUser,       DeleteProjectRoute},
+      {"POST",   "/api/v1/projects/{id}/archive",           kUser,       ArchiveProject},
+      {"POST",   "/api/v1/projects/{id}/unarchive",         kUser,       UnarchiveProject},
+      {"*",      "/api/v1/projects/{id}/{rest...}",         kUser,       WorkspacesNotSupported},
+      {"GET",    "/api/v1/resource-pools/{name}/workspace-bindings", kUser, ListPoolBindings},
+      {"POST",   "/api/v1/resource-pools/{name}/workspace-bindings", kUser, AddPoolBindings},
+      {"DELETE", "/api/v1/resource-pools/{name}/workspace-bindings", kUser, RemovePoolBindings},
+      {"PUT",    "/api/v1/resource-pools/{name}/workspace-bindings", kUser, ReplacePoolBindings},
+
+      // Roles (det rbac); groups are not supported.
+      {"POST",   "/api/v1/roles/search",                    kUser,       SearchRoles},
+      {"POST",   "/api/v1/roles/search/by-assignability",   kUser,       SearchAssignableRoles},
+      {"POST",   "/api/v1/roles/search/by-ids",             kUser,       RolesByIds},
+      {"GET",    "/api/v1/roles/search/by-user/{userId}",   kUser,       RolesOfUser},
+      {"GET",    "/api/v1/roles/workspace/{id}",            kUser,       WorkspaceMembers},
+      {"POST",   "/api/v1/roles/add-assignments",           kUser,       AddRoleAssignments},
+      {"POST",   "/api/v1/roles/remove-assignments",        kUser,       RemoveRoleAssignments},
+      {"GET",    "/api/v1/permissions/summary",             kUser,       PermissionsSummary},
+      {"*",      "/api/v1/groups",                          kUser,       GroupsNotSupported},
+      {"*",      "/api/v1/groups/{rest...}",                kUser,       GroupsNotSupported},
 
       // Commands and tasks.
       {"POST",   "/api/v1/commands",                        kUser,       LaunchCommand},
@@ -77,6 +115,7 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/experiments/{id}/pause",          kUser,       PauseExperiment},
       {"POST",   "/api/v1/experiments/{id}/cancel",         kUser,       CancelExperiment},
       {"POST",   "/api/v1/experiments/{id}/kill",           kUser,       KillExperiment},
+      {"POST",   "/api/v1/experiments/{id}/move",           kUser,       MoveExperimentRoute},
       {"*",      "/api/v1/experiments/{id}/{what}",         kUser,       ExperimentActionNotSupported},
       {"*",      "/api/v1/experiments/{id}/{what}/{rest...}", kUser,     ExperimentPathNotSupported},
       {"GET",    "/api/v1/trials/{id}",                     kUser,       GetTrial},
@@ -100,10 +139,6 @@ std::vector<Route> RouteTable() {
       {"*",      "/api/v1/notebooks/{rest...}",             kUser,       NotebooksNotSupported},
       {"*",      "/api/v1/tensorboards",                    kUser,       TensorboardsNotSupported},
       {"*",      "/api/v1/tensorboards/{rest...}",          kUser,       TensorboardsNotSupported},
-      {"*",      "/api/v1/workspaces",                      kUser,       WorkspacesNotSupported},
-      {"*",      "/api/v1/workspaces/{rest...}",            kUser,       WorkspacesNotSupported},
-      {"*",      "/api/v1/projects",                        kUser,       WorkspacesNotSupported},
-      {"*",      "/api/v1/projects/{rest...}",              kUser,       WorkspacesNotSupported},
       {"*",      "/api/v1/resource-pools/{name}/{rest...}", kUser,       PoolBindingsNotSupported},
       {"*",      "/api/v1/checkpoints",                     kUser,       CheckpointsNotSupported},
       {"*",      "/api/v1/checkpoints/{rest...}",           kUser,       CheckpointsNotSupported},

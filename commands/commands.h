@@ -6,8 +6,10 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "commands/identity.h"
+#include "commands/tenancy.h"
 #include "events.pb.h"
 
 namespace cairn::commands {
@@ -31,6 +33,7 @@ struct SubmitTask {
   std::string config_json;
   // Queue a task even if it can never fit its pool (it then waits for agents to join).
   bool force = false;
+  int32_t workspace_id = 1;  // the workspace its job belongs to (a later task: the job's)
 };
 
 // Records the master's pool configuration when it differs from the last one in the log.
@@ -132,6 +135,64 @@ struct DeleteTemplate {
   std::string name;
 };
 
+// Workspaces and projects (commands/tenancy.h). Unset fields keep their value.
+struct CreateWorkspace {
+  std::string name;
+  std::string default_compute_pool;
+  std::string default_aux_pool;
+};
+struct UpdateWorkspace {
+  int32_t workspace_id = 0;
+  std::optional<std::string> name{};
+  std::optional<bool> archived{};
+  std::optional<std::string> default_compute_pool{};
+  std::optional<std::string> default_aux_pool{};
+};
+// Only a workspace without experiments and live tasks; its empty projects go with it.
+struct DeleteWorkspace {
+  int32_t workspace_id = 0;
+};
+struct PinWorkspace {
+  int32_t workspace_id = 0;
+  bool pinned = true;
+};
+struct CreateProject {
+  int32_t workspace_id = 0;
+  std::string name;
+  std::string description;
+};
+struct UpdateProject {
+  int32_t project_id = 0;
+  std::optional<std::string> name{};
+  std::optional<std::string> description{};
+  std::optional<bool> archived{};
+};
+// Only a project without experiments.
+struct DeleteProject {
+  int32_t project_id = 0;
+};
+struct MoveExperiment {
+  int64_t experiment_id = 0;
+  int32_t project_id = 0;
+};
+// Assigns (or removes) roles; all or none are applied.
+struct ChangeRoles {
+  struct Assignment {
+    int32_t user_id = 0;
+    int32_t workspace_id = 0;  // 0 = every workspace
+    events::Role role = events::ROLE_UNSPECIFIED;
+  };
+  std::vector<Assignment> assignments;
+  bool remove = false;
+};
+// Binds a resource pool to workspaces, unbinds it, or replaces its bindings.
+struct SetPoolBindings {
+  enum class Mode { kAdd, kRemove, kReplace };
+  std::string pool_name;
+  std::vector<int32_t> workspace_ids;
+  Mode mode = Mode::kAdd;
+};
+
 // Written by a master when it starts, after replaying the log.
 struct ClaimWriterEpoch {
   std::string master_id;
@@ -142,7 +203,9 @@ using Command =
                  ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch, ConfigurePools, UpdateJob,
                  ExpirePreemptions, CreateExperiment, ExperimentAction, ReportWorkload,
                  SaveTemplate, DeleteTemplate, CreateUser, UpdateUser, StartSession, EndSession,
-                 RecordLoginFailure, RecordAccessDenied>;
+                 RecordLoginFailure, RecordAccessDenied, CreateWorkspace, UpdateWorkspace,
+                 DeleteWorkspace, PinWorkspace, CreateProject, UpdateProject, DeleteProject,
+                 MoveExperiment, ChangeRoles, SetPoolBindings>;
 
 // A short name for logs and errors, e.g. "SubmitTask".
 const char* CommandName(const Command& command);

@@ -11,6 +11,7 @@
 #include "commands/queue_decider.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/task_events.h"
+#include "commands/tenancy_decider.h"
 #include "events/envelope_util.h"
 
 namespace cairn::commands {
@@ -22,7 +23,10 @@ const char* CommandName(const Command& command) {
       "ClaimWriterEpoch", "ConfigurePools",     "UpdateJob",         "ExpirePreemptions",
       "CreateExperiment", "ExperimentAction",   "ReportWorkload",    "SaveTemplate",
       "DeleteTemplate",   "CreateUser",         "UpdateUser",        "StartSession",
-      "EndSession",       "RecordLoginFailure", "RecordAccessDenied"};
+      "EndSession",       "RecordLoginFailure", "RecordAccessDenied", "CreateWorkspace",
+      "UpdateWorkspace",  "DeleteWorkspace",    "PinWorkspace",      "CreateProject",
+      "UpdateProject",    "DeleteProject",      "MoveExperiment",    "ChangeRoles",
+      "SetPoolBindings"};
   static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
 }
@@ -96,11 +100,9 @@ constexpr int32_t kMaxSlotsPerAgent = 4096;
 
 // The seeds' routing: TensorBoards, and commands, shells and notebooks that ask for no slot, go
 // to the default aux pool; everything else (experiments' trials included) to the compute pool.
-std::string DefaultPoolFor(const DecisionState& state, const events::TaskSpec& spec,
-                           int32_t slots) {
-  bool aux = spec.task_type() == events::TASK_TYPE_TENSORBOARD ||
-             (slots == 0 && spec.task_type() != events::TASK_TYPE_TRIAL);
-  return aux ? state.pools_config.default_aux_pool() : state.pools_config.default_compute_pool();
+bool IsAuxTask(const events::TaskSpec& spec, int32_t slots) {
+  return spec.task_type() == events::TASK_TYPE_TENSORBOARD ||
+         (slots == 0 && spec.task_type() != events::TASK_TYPE_TRIAL);
 }
 
 Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& submit) {
@@ -148,8 +150,13 @@ Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& subm
     resolved->set_priority(job->priority);
     resolved->set_weight(job->weight);
     resolved->set_max_slots(job->max_slots);
-  } else if (resolved->resource_pool().empty()) {
-    resolved->set_resource_pool(DefaultPoolFor(state, submit.spec, resources.slots()));
+  } else {
+    CAIRN_RETURN_IF_ERROR(CheckWorkspaceTakesWork(state, submit.workspace_id));
+    CAIRN_ASSIGN_OR_RETURN(std::string pool,
+                           ResolveWorkspacePool(state, submit.workspace_id,
+                                                resolved->resource_pool(),
+                                                IsAuxTask(submit.spec, resources.slots())));
+    resolved->set_resource_pool(pool);
   }
   const events::ResourcePoolConfig* pool = state.FindPool(resolved->resource_pool());
   if (pool == nullptr) return NoSuchPool(state, resolved->resource_pool());
@@ -162,6 +169,7 @@ Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& subm
     CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, resolved->resource_pool(), resources.slots()));
   }
   submitted->set_config_json(submit.config_json);
+  submitted->set_workspace_id(job != nullptr ? job->workspace_id : submit.workspace_id);
   return Decision{{std::move(event)}, submit.task_id};
 }
 
@@ -400,6 +408,7 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
       return NoChange(seen->second.entity_id);
     }
   }
+  CAIRN_RETURN_IF_ERROR(AuthorizeCommand(state, command, meta));
   return std::visit(
       [&](const auto& c) -> Result<Decision> {
         using T = std::decay_t<decltype(c)>;
@@ -449,6 +458,26 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return IdentityDecision(DecideRecordLoginFailure(c));
         } else if constexpr (std::is_same_v<T, RecordAccessDenied>) {
           return IdentityDecision(DecideRecordAccessDenied(c));
+        } else if constexpr (std::is_same_v<T, CreateWorkspace>) {
+          return DecideCreateWorkspace(state, c, ActingUser(state, meta));
+        } else if constexpr (std::is_same_v<T, UpdateWorkspace>) {
+          return DecideUpdateWorkspace(state, c);
+        } else if constexpr (std::is_same_v<T, DeleteWorkspace>) {
+          return DecideDeleteWorkspace(state, c);
+        } else if constexpr (std::is_same_v<T, PinWorkspace>) {
+          return DecidePinWorkspace(state, c, ActingUser(state, meta));
+        } else if constexpr (std::is_same_v<T, CreateProject>) {
+          return DecideCreateProject(state, c, ActingUser(state, meta));
+        } else if constexpr (std::is_same_v<T, UpdateProject>) {
+          return DecideUpdateProject(state, c);
+        } else if constexpr (std::is_same_v<T, DeleteProject>) {
+          return DecideDeleteProject(state, c);
+        } else if constexpr (std::is_same_v<T, MoveExperiment>) {
+          return DecideMoveExperiment(state, c);
+        } else if constexpr (std::is_same_v<T, ChangeRoles>) {
+          return DecideChangeRoles(state, c);
+        } else if constexpr (std::is_same_v<T, SetPoolBindings>) {
+          return DecideSetPoolBindings(state, c);
         } else {
           events::Envelope event;
           event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);

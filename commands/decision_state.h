@@ -15,6 +15,7 @@
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/searcher.h"
 #include "commands/identity.h"
+#include "commands/tenancy.h"
 #include "events.pb.h"
 #include "events/pool_defaults.h"
 
@@ -74,6 +75,7 @@ struct JobRecord {
   uint64_t submitted_offset = 0;
   int64_t submitted_time = 0;
   std::string user;
+  int32_t workspace_id = kUncategorizedWorkspace;
   std::vector<std::string> task_ids;  // in submission order
   int live_tasks = 0;                 // tasks not exited
   // The job may still get tasks although none is live (an experiment that is not over).
@@ -133,6 +135,8 @@ struct ExperimentRecord {
   int64_t experiment_id = 0;
   std::string job_id;
   std::string owner;
+  int32_t workspace_id = kUncategorizedWorkspace;
+  int32_t project_id = kUncategorizedProject;
   std::string context_digest;
   events::ExperimentState state = events::EXPERIMENT_STATE_PAUSED;
   // Slots each trial run asks for; the pool, priority, weight and max_slots are its job's.
@@ -204,6 +208,7 @@ struct DecisionState {
   std::vector<std::string> deleted_checkpoints;  // in the order garbage collection decided it
   std::map<std::string, events::TemplateSaved> templates;
   IdentityState identity;  // users and live sessions (commands/identity.h)
+  TenancyState tenancy;    // workspaces, projects, roles, pool bindings (commands/tenancy.h)
   int64_t last_experiment_id = 0;
   int64_t last_trial_id = 0;
   // Experiments an event touched since the reactor last looked (commands/experiment_reactor.h).

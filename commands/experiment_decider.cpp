@@ -8,6 +8,7 @@
 #include "commands/experiments/template_merge.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/task_events.h"
+#include "commands/tenancy_decider.h"
 #include "events/envelope_util.h"
 
 namespace cairn::commands {
@@ -66,11 +67,25 @@ Result<Decision> DecideCreateExperiment(const DecisionState& state, const Create
   if (created.name().empty()) {
     created.set_name("Experiment (" + std::to_string(created.experiment_id()) + ")");
   }
+  // The project decides the workspace; none given is Uncategorized's.
+  if (created.project_id() <= 0) created.set_project_id(kUncategorizedProject);
+  const ProjectRecord* project = state.tenancy.FindProject(created.project_id());
+  if (project == nullptr) {
+    return Status::NotFound("project " + std::to_string(created.project_id()) + " not found");
+  }
+  if (project->archived) {
+    return Status::FailedPrecondition("project " + project->name + " is archived");
+  }
+  CAIRN_RETURN_IF_ERROR(CheckWorkspaceTakesWork(state, project->workspace_id));
+  created.set_workspace_id(project->workspace_id);
   auto* resources = created.mutable_resources();
   resources->set_slots(config.resources.slots_per_trial);
   if (resources->slots() < 0) return Status::InvalidArgument("resources.slots_per_trial: >= 0");
-  if (resources->resource_pool().empty()) {
-    resources->set_resource_pool(state.pools_config.default_compute_pool());
+  if (state.FindPool(resources->resource_pool()) != nullptr || resources->resource_pool().empty()) {
+    auto pool = ResolveWorkspacePool(state, project->workspace_id, resources->resource_pool(),
+                                     false);
+    if (!pool.ok()) return Status::InvalidArgument("resources.resource_pool: " + pool.status().message());
+    resources->set_resource_pool(*pool);
   }
   const events::ResourcePoolConfig* pool = state.FindPool(resources->resource_pool());
   if (pool == nullptr) {

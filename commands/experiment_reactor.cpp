@@ -191,6 +191,7 @@ class Round {
     submitted->set_task_id(TrialRunTaskId(trial.trial_id, trial.runs + 1));
     submitted->set_job_id(experiment.job_id);
     submitted->set_trial_id(trial.trial_id);
+    submitted->set_workspace_id(job.workspace_id);
     auto* spec = submitted->mutable_spec();
     spec->set_task_type(events::TASK_TYPE_TRIAL);
     for (const char* arg : kHarnessEntrypoint) spec->add_entrypoint(arg);

@@ -78,6 +78,8 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
   experiment.experiment_id = created.experiment_id();
   experiment.job_id = created.job_id();
   experiment.owner = created.owner();
+  if (created.workspace_id() > 0) experiment.workspace_id = created.workspace_id();
+  if (created.project_id() > 0) experiment.project_id = created.project_id();
   experiment.context_digest = created.context_digest();
   experiment.slots_per_trial = created.resources().slots();
   experiment.state =
@@ -113,6 +115,7 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
   job.submitted_offset = event.offset();
   job.submitted_time = event.time_unix_micros();
   job.user = created.owner();
+  job.workspace_id = experiment.workspace_id;
   job.open = true;
   state.dirty_experiments.insert(experiment.experiment_id);
 }
@@ -249,6 +252,16 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
     case E::kExperimentCreated:
       ApplyExperimentCreated(state, event);
       return true;
+    case E::kExperimentMoved: {
+      const auto& moved = event.experiment_moved();
+      ExperimentRecord* experiment = FindExperiment(state, moved.experiment_id());
+      if (experiment == nullptr) return true;
+      experiment->project_id = moved.project_id();
+      experiment->workspace_id = moved.workspace_id();
+      auto job = state.jobs.find(experiment->job_id);
+      if (job != state.jobs.end()) job->second.workspace_id = moved.workspace_id();
+      return true;
+    }
     case E::kTrialCreated: {
       const auto& created = event.trial_created();
       ExperimentRecord* experiment = FindExperiment(state, created.experiment_id());

@@ -6,6 +6,7 @@
 #include "base/encoding.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/task_events.h"
+#include "commands/tenancy_decider.h"
 
 namespace cairn::commands {
 
@@ -143,6 +144,9 @@ Result<Decision> DecideUpdateJob(const DecisionState& state, const UpdateJob& up
   if (update.resource_pool && *update.resource_pool != job->resource_pool) {
     const std::string& pool = *update.resource_pool;
     if (state.FindPool(pool) == nullptr) return NoSuchPool(state, pool);
+    if (std::string refusal = PoolRefusal(state, pool, job->workspace_id); !refusal.empty()) {
+      return Status::InvalidArgument(refusal);
+    }
     for (const auto& task_id : job->task_ids) {
       const TaskRecord& task = state.tasks.at(task_id);
       if (task.state == TaskState::kExited) continue;

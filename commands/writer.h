@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,6 +83,9 @@ class Writer {
   virtual LoginSubject DescribeLogin(const std::string& username, int64_t now) = 0;
   // A user by name or id, as the write side holds it now; nullopt when there is none.
   virtual std::optional<UserRecord> FindUser(const std::string& username) = 0;
+  // Workspaces, projects, roles and pool bindings as of the last durable batch, for the edge's
+  // read checks (who may see a workspace's work): an immutable snapshot, replaced per change.
+  virtual std::shared_ptr<const TenancyState> Tenancy() = 0;
 
   // The writer epoch this writer claimed (0 before it claimed one).
   virtual uint64_t writer_epoch() const = 0;

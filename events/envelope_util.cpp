@@ -89,6 +89,28 @@ std::string EntityIdOf(const events::Envelope& event) {
       return "username/" + event.login_failed().username();
     case E::kAccessDenied:
       return event.access_denied().path();
+    case E::kWorkspaceCreated:
+      return "workspace/" + std::to_string(event.workspace_created().workspace_id());
+    case E::kWorkspaceUpdated:
+      return "workspace/" + std::to_string(event.workspace_updated().workspace_id());
+    case E::kWorkspaceDeleted:
+      return "workspace/" + std::to_string(event.workspace_deleted().workspace_id());
+    case E::kWorkspacePinned:
+      return "workspace/" + std::to_string(event.workspace_pinned().workspace_id());
+    case E::kProjectCreated:
+      return "project/" + std::to_string(event.project_created().project_id());
+    case E::kProjectUpdated:
+      return "project/" + std::to_string(event.project_updated().project_id());
+    case E::kProjectDeleted:
+      return "project/" + std::to_string(event.project_deleted().project_id());
+    case E::kExperimentMoved:
+      return std::to_string(event.experiment_moved().experiment_id());
+    case E::kRoleAssigned:
+      return "user/" + std::to_string(event.role_assigned().user_id());
+    case E::kRoleRemoved:
+      return "user/" + std::to_string(event.role_removed().user_id());
+    case E::kPoolBindingsChanged:
+      return "pool/" + event.pool_bindings_changed().pool_name();
     default:
       return TaskIdOf(event);
   }

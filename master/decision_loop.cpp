@@ -26,18 +26,13 @@ DecisionLoop::~DecisionLoop() { Stop(); }
 
 namespace {
 
+// The payload field numbers of events.proto's ranges: 200-219 identity, 220-239 tenancy.
 bool IsIdentityEvent(const Envelope& event) {
-  switch (event.payload_case()) {
-    case Envelope::kUserCreated:
-    case Envelope::kUserUpdated:
-    case Envelope::kUserPasswordChanged:
-    case Envelope::kSessionStarted:
-    case Envelope::kSessionEnded:
-    case Envelope::kLoginFailed:
-      return true;
-    default:
-      return false;
-  }
+  return event.payload_case() >= 200 && event.payload_case() < 220 && !event.has_access_denied();
+}
+
+bool IsTenancyEvent(const Envelope& event) {
+  return event.payload_case() >= 220 && event.payload_case() < 240;
 }
 
 }  // namespace
@@ -45,6 +40,17 @@ bool IsIdentityEvent(const Envelope& event) {
 void DecisionLoop::PublishIdentity() {
   std::unique_lock lock(identity_mutex_);
   identity_ = state_.identity;
+}
+
+void DecisionLoop::PublishTenancy() {
+  auto tenancy = std::make_shared<const TenancyState>(state_.tenancy);
+  std::unique_lock lock(identity_mutex_);
+  tenancy_ = std::move(tenancy);
+}
+
+std::shared_ptr<const TenancyState> DecisionLoop::Tenancy() {
+  std::shared_lock lock(identity_mutex_);
+  return tenancy_ != nullptr ? tenancy_ : std::make_shared<const TenancyState>();
 }
 
 Result<UserRecord> DecisionLoop::Authenticate(const std::string& token_sha256, int64_t now) {
@@ -84,6 +90,7 @@ Status DecisionLoop::Replay() {
   std::lock_guard lock(state_mutex_);
   state_ = std::move(fresh);
   PublishIdentity();
+  PublishTenancy();
   if (my_epoch_ != 0 && state_.writer_epoch > my_epoch_) {
     fenced_reason_ = "a newer master (writer epoch " + std::to_string(state_.writer_epoch) +
                      ") took over the log; this master (epoch " + std::to_string(my_epoch_) +
@@ -316,6 +323,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
   std::lock_guard lock(state_mutex_);  // the replies read the state this batch left
   // Before anyone hears of the batch: a logout is refused no later than it is acknowledged.
   if (std::any_of(to_append.begin(), to_append.end(), IsIdentityEvent)) PublishIdentity();
+  if (std::any_of(to_append.begin(), to_append.end(), IsTenancyEvent)) PublishTenancy();
   for (size_t i = 0; i < batch.size(); ++i) {
     if (answers[i]->ok()) {
       Outcome& outcome = answers[i]->value();

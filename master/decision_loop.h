@@ -50,6 +50,7 @@ class DecisionLoop : public Writer {
   Result<UserRecord> Authenticate(const std::string& token_sha256, int64_t now) override;
   LoginSubject DescribeLogin(const std::string& username, int64_t now) override;
   std::optional<UserRecord> FindUser(const std::string& username) override;
+  std::shared_ptr<const TenancyState> Tenancy() override;
 
   // Thread-safe. Runs `reader` on the current decision state under its lock; keep it short. For
   // the master's own services (checkpoint collection); the edge asks through Writer.
@@ -63,9 +64,10 @@ class DecisionLoop : public Writer {
   // What a command's caller needs back beyond the offset (Outcome); under state_mutex_.
   void FillReply(const Command& command, Outcome& outcome) const;
   Status Replay();
-  // Copies the state's identity for the lock-free-of-the-writer lookups above; under
+  // Copies the state's identity and tenancy for the lock-free-of-the-writer lookups above; under
   // state_mutex_ or on the writer thread.
   void PublishIdentity();
+  void PublishTenancy();
 
   EventLog* log_;
   Options options_;
@@ -80,6 +82,7 @@ class DecisionLoop : public Writer {
   // lock, so a request never waits for a batch being decided.
   mutable std::shared_mutex identity_mutex_;
   IdentityState identity_;
+  std::shared_ptr<const TenancyState> tenancy_;  // replaced whole, never changed in place
 
   std::mutex queue_mutex_;
   std::condition_variable queue_changed_;

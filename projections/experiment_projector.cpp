@@ -129,6 +129,9 @@ Status OnExperimentCreated(const Envelope& event, ViewStore& store) {
   experiment.set_context_digest(created.context_digest());
   experiment.set_context_bytes(created.context_bytes());
   experiment.set_template_name(created.template_name());
+  // 0 (events from before workspaces): Uncategorized, as the readers take it.
+  experiment.set_workspace_id(created.workspace_id());
+  experiment.set_project_id(created.project_id());
   *experiment.mutable_resources() = created.resources();
   experiment.set_state(created.activate() ? events::EXPERIMENT_STATE_ACTIVE
                                           : events::EXPERIMENT_STATE_PAUSED);
@@ -542,6 +545,17 @@ Status ExperimentProjector::Apply(const Envelope& event, ViewStore& store) const
       return OnTrialDecision(event, store);
     case Envelope::kExperimentStateChanged:
       return OnExperimentStateChanged(event, store);
+    case Envelope::kExperimentMoved: {
+      const auto& moved = event.experiment_moved();
+      ScratchArena scratch;
+      views::ExperimentView& experiment = *scratch.Create<views::ExperimentView>();
+      CAIRN_ASSIGN_OR_RETURN(
+          bool exists, store.GetMessage(ExperimentKey(moved.experiment_id()), &experiment));
+      if (!exists) return Status::Ok();
+      experiment.set_project_id(moved.project_id());
+      experiment.set_workspace_id(moved.workspace_id());
+      return PutExperiment(store, event, experiment);
+    }
     case Envelope::kTrialWorkloadReported:
       return OnWorkloadReported(event, store);
     case Envelope::kCheckpointSaved:

@@ -93,6 +93,7 @@ Status OnSubmitted(const Envelope& event, ViewStore& store) {
     job.set_submission_time_unix_micros(event.time_unix_micros());
     job.set_submitted_offset(event.offset());
     job.set_queue_position(static_cast<int64_t>(event.offset()) * kQueuePositionSpacing);
+    job.set_workspace_id(submitted.workspace_id());  // 0: Uncategorized (older events)
   } else if (FindTask(job, submitted.task_id()) >= 0) {
     return Status::Ok();  // a task is submitted once; a repeat changes nothing
   }
@@ -190,6 +191,16 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
       return OnSubmitted(event, store);
     case Envelope::kJobQueueChanged:
       return OnJobQueueChanged(event.job_queue_changed(), store);
+    case Envelope::kExperimentMoved: {
+      const auto& moved = event.experiment_moved();
+      const std::string job_key = JobKey(moved.job_id());
+      ScratchArena scratch;
+      views::JobView& job = *scratch.Create<views::JobView>();
+      CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
+      if (!exists) return Status::Ok();
+      job.set_workspace_id(moved.workspace_id());
+      return store.PutMessage(job_key, job);
+    }
     case Envelope::kResourcePoolsConfigured: {
       std::string bytes;
       SerializeDeterministic(event.resource_pools_configured(), &bytes);

@@ -9,6 +9,7 @@
 #include "projections/pool_projector.h"
 #include "projections/task_projector.h"
 #include "projections/template_projector.h"
+#include "projections/tenancy_projector.h"
 #include "projections/user_projector.h"
 #include "projections/writer_projector.h"
 
@@ -17,7 +18,8 @@ namespace cairn::projections {
 const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
       kTasksProjector, kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
-      kPoolsProjector, kTemplatesProjector, kWritersProjector,  kUsersProjector};
+      kPoolsProjector, kTemplatesProjector, kWritersProjector,  kUsersProjector,
+      kTenancyProjector};
   return kNames;
 }
 
@@ -30,6 +32,7 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kTemplatesProjector) return std::unique_ptr<Projector>(new TemplateProjector());
   if (name == kWritersProjector) return std::unique_ptr<Projector>(new WriterProjector());
   if (name == kUsersProjector) return std::unique_ptr<Projector>(new UserProjector());
+  if (name == kTenancyProjector) return std::unique_ptr<Projector>(new TenancyProjector());
   std::string known;
   for (const auto& projector : ProjectorNames()) known += (known.empty() ? "" : ", ") + projector;
   return Status::InvalidArgument("unknown projection '" + name + "' (known: " + known + ")");

@@ -6,6 +6,7 @@
 #include "projections/pool_projector.h"
 #include "projections/task_projector.h"
 #include "projections/template_projector.h"
+#include "projections/tenancy_projector.h"
 #include "projections/user_projector.h"
 #include "projections/writer_projector.h"
 
@@ -118,6 +119,38 @@ Result<std::optional<views::UserView>> Queries::GetUserByName(const std::string&
 Result<std::vector<views::UserView>> Queries::ListUsers() {
   return ReadFrom<std::vector<views::UserView>>(projections::kUsersProjector,
                                                 projections::ReadUsers);
+}
+
+Result<std::optional<views::WorkspaceView>> Queries::GetWorkspace(int32_t workspace_id) {
+  return ReadFrom<std::optional<views::WorkspaceView>>(
+      projections::kTenancyProjector,
+      [&](ViewReader& reader) { return projections::ReadWorkspace(reader, workspace_id); });
+}
+
+Result<std::vector<views::WorkspaceView>> Queries::ListWorkspaces() {
+  return ReadFrom<std::vector<views::WorkspaceView>>(projections::kTenancyProjector,
+                                                     projections::ReadWorkspaces);
+}
+
+Result<std::optional<views::ProjectView>> Queries::GetProject(int32_t project_id) {
+  return ReadFrom<std::optional<views::ProjectView>>(
+      projections::kTenancyProjector,
+      [&](ViewReader& reader) { return projections::ReadProject(reader, project_id); });
+}
+
+Result<std::vector<views::ProjectView>> Queries::ListProjects() {
+  return ReadFrom<std::vector<views::ProjectView>>(projections::kTenancyProjector,
+                                                   projections::ReadProjects);
+}
+
+Result<std::vector<views::RoleAssignmentView>> Queries::ListRoleAssignments() {
+  return ReadFrom<std::vector<views::RoleAssignmentView>>(projections::kTenancyProjector,
+                                                          projections::ReadRoleAssignments);
+}
+
+Result<std::vector<views::PoolBindingView>> Queries::ListPoolBindings() {
+  return ReadFrom<std::vector<views::PoolBindingView>>(projections::kTenancyProjector,
+                                                       projections::ReadPoolBindings);
 }
 
 Result<std::vector<PoolView>> Queries::ListPools() {

@@ -69,6 +69,19 @@ class Queries {
   // Every user, by id.
   Result<std::vector<views::UserView>> ListUsers();
 
+  // Workspaces, projects, roles and pool bindings (the built-in Uncategorized workspace and
+  // project, id 1, always exist).
+  Result<std::optional<views::WorkspaceView>> GetWorkspace(int32_t workspace_id);
+  // Every workspace, by id.
+  Result<std::vector<views::WorkspaceView>> ListWorkspaces();
+  Result<std::optional<views::ProjectView>> GetProject(int32_t project_id);
+  // Every project, by id.
+  Result<std::vector<views::ProjectView>> ListProjects();
+  // Every role assignment, cluster-wide ones first, then by workspace and user.
+  Result<std::vector<views::RoleAssignmentView>> ListRoleAssignments();
+  // Every bound pool, by name (a pool bound to no workspace is shared and not listed).
+  Result<std::vector<views::PoolBindingView>> ListPoolBindings();
+
   // The configured resource pools, in configuration order, with their connected agents' usage.
   Result<std::vector<PoolView>> ListPools();
 

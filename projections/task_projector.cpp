@@ -48,6 +48,9 @@ void OnSubmitted(const Envelope& event, views::TaskView& task) {
   task.set_submit_time_unix_micros(event.time_unix_micros());
   task.set_config_json(submitted.config_json());
   task.set_submitted_offset(event.offset());
+  // 0 (events from before workspaces) reads as Uncategorized; kept 0 so old logs rebuild to
+  // the same bytes.
+  task.set_workspace_id(submitted.workspace_id());
 }
 
 // The allocation ended; what is left of it in the view goes (the task may get a new one).

@@ -42,6 +42,8 @@ std::string SubjectOfPath(const std::string& path) {
                                                            {"commands", "task"},
                                                            {"tasks", "task"},
                                                            {"users", "user"},
+                                                           {"workspaces", "workspace"},
+                                                           {"projects", "project"},
                                                            {"agents", "agent"},
                                                            {"templates", "template"},
                                                            {"notebooks", "task"},
@@ -81,10 +83,11 @@ std::vector<std::string> AuditTrail::SubjectsOf(const events::Envelope& event) {
     // Unset, or a scalar at its default (0, ""): not about anything.
     if (field.is_repeated() || !reflection->HasField(*payload, &field)) continue;
     const std::string& name = field.name();
-    if (name == "experiment_id" || name == "trial_id" || name == "user_id") {
+    if (name == "experiment_id" || name == "trial_id" || name == "user_id" ||
+        name == "workspace_id" || name == "project_id") {
       const std::string value = IntegerField(*payload, field);
       if (value.empty()) continue;
-      const std::string kind = name.substr(0, name.size() - 3);  // "experiment", "trial", "user"
+      const std::string kind = name.substr(0, name.size() - 3);  // "experiment", "user", ...
       subjects.push_back(kind + "/" + value);
       if (kind == "user") user_id = value;
       continue;

@@ -14,7 +14,10 @@ using nlohmann::json;
 // The task, or NotFound.
 Result<views::TaskView> LoadTask(Call& call, const std::string& task_id) {
   CAIRN_ASSIGN_OR_RETURN(auto task, call.services().projections->GetTask(task_id));
-  if (!task) return Status::NotFound("task " + task_id + " not found");
+  // A task in a workspace the caller may not see does not exist for them.
+  if (!task || !call.CanView(task->workspace_id())) {
+    return Status::NotFound("task " + task_id + " not found");
+  }
   return *task;
 }
 
@@ -61,6 +64,10 @@ http::Response LaunchCommand(Call& call) {
   submit.resources = std::move(config->resources);
   submit.force = force;
   submit.config_json = config->effective.dump();
+  auto workspace_id = GetInt32(*body, "workspaceId", "workspaceId");
+  if (!workspace_id.ok()) return Error(workspace_id.status());
+  // 0 or none: the built-in Uncategorized workspace, as Determined defaults it.
+  submit.workspace_id = workspace_id->value_or(0) > 0 ? **workspace_id : 1;
 
   auto outcome = call.Execute(std::move(submit));
   if (!outcome.ok()) {
@@ -84,9 +91,14 @@ http::Response ListCommands(Call& call) {
   auto tasks = call.services().projections->ListTasks();
   if (!tasks.ok()) return Error(tasks.status());
   auto users = call.request().QueryParams("users");
+  const std::string workspace = call.request().QueryParam("workspaceId");
   json list = json::array();
   for (const auto& task : *tasks) {
     if (task.task_type() != events::TASK_TYPE_COMMAND) continue;
+    if (!call.CanView(task.workspace_id())) continue;
+    if (!workspace.empty() && workspace != std::to_string(std::max(1, task.workspace_id()))) {
+      continue;  // 0 (events from before workspaces) is Uncategorized
+    }
     if (!users.empty() && std::find(users.begin(), users.end(), task.user()) == users.end())
       continue;
     list.push_back(CommandJson(task, call.UserIdOf(task.user())));

@@ -57,6 +57,24 @@ http::Response Action(Call& call, const std::string& what) {
   return Ok(json::object(), outcome->offset);
 }
 
+// The project a new experiment goes to: the request's projectId, else the config's workspace
+// and project by name, else Uncategorized (Determined's order).
+Result<int32_t> ExperimentProject(Call& call, const json& body,
+                                  const experiments::ExperimentConfig& config) {
+  CAIRN_ASSIGN_OR_RETURN(auto requested, GetInt32(body, "projectId", "projectId"));
+  if (requested.value_or(0) > 0) return *requested;
+  if (config.workspace.empty()) return commands::kUncategorizedProject;
+  const commands::TenancyState& tenancy = call.tenancy();
+  const commands::WorkspaceRecord* workspace = tenancy.FindWorkspace(config.workspace);
+  const commands::ProjectRecord* project =
+      workspace != nullptr ? tenancy.FindProject(workspace->id, config.project) : nullptr;
+  if (project == nullptr || !call.CanView(workspace->id)) {
+    return Status::NotFound("workspace/project '" + config.workspace + "/" + config.project +
+                            "' not found");
+  }
+  return project->id;
+}
+
 }  // namespace
 
 http::Response CreateExperiment(Call& call) {
@@ -129,6 +147,8 @@ http::Response CreateExperiment(Call& call) {
       return Error(Status::InvalidArgument(std::string(flag) + " must be true or false"));
     }
   }
+  auto project_id = ExperimentProject(call, *body, *config);
+  if (!project_id.ok()) return Error(project_id.status());
   const bool validate_only = Present(*body, "validateOnly") && body->at("validateOnly").get<bool>();
   if (validate_only) return Ok({{"experiment", nullptr}, {"config", config->effective}});
   auto stored = call.services().contexts->Put(*files);
@@ -145,6 +165,7 @@ http::Response CreateExperiment(Call& call) {
   created.set_context_bytes(stored->total_bytes);
   created.set_template_name(name);
   created.set_activate(Present(*body, "activate") && body->at("activate").get<bool>());
+  created.set_project_id(*project_id);
   auto* resources = created.mutable_resources();
   resources->set_resource_pool(config->resources.resource_pool);
   resources->set_priority(config->resources.priority.value_or(0));
@@ -169,8 +190,19 @@ http::Response ListExperiments(Call& call) {
   std::set<std::string> users;
   for (const auto& value : call.request().QueryParams("users")) users.insert(value);
   std::vector<views::ExperimentView> selected;
+  const std::string project = call.request().QueryParam("projectId");
+  const std::string workspace = call.request().QueryParam("workspaceId");
   for (auto& experiment : *experiments) {
     if (!users.empty() && !users.count(experiment.owner())) continue;
+    if (!call.CanView(experiment.workspace_id())) continue;
+    // 0 in views of events from before workspaces: Uncategorized (id 1).
+    if (!project.empty() && project != std::to_string(std::max(1, experiment.project_id()))) {
+      continue;
+    }
+    if (!workspace.empty() &&
+        workspace != std::to_string(std::max(1, experiment.workspace_id()))) {
+      continue;
+    }
     selected.push_back(std::move(experiment));
   }
   auto [page, pagination] = Page(std::move(selected), *paging);

@@ -30,6 +30,19 @@ http::Response ListJobs(Call& call, bool wrapped) {
   json list = json::array();
   for (const auto& job : page) {
     json rendered = JobJson(job, call.UserIdOf(job.user()));
+    if (!call.CanView(job.workspace_id())) {
+      // Determined's LimitedJob: the queue's shape without whose work it is.
+      json limited;
+      for (const char* key : {"allocatedSlots", "isPreemptible", "jobId", "requestedSlots",
+                              "resourcePool", "type", "workspaceId", "summary"}) {
+        limited[key] = rendered[key];
+      }
+      if (wrapped) {
+        list.push_back(json{{"limited", limited}});
+        continue;
+      }
+      rendered = limited;
+    }
     list.push_back(wrapped ? json{{"full", rendered}} : rendered);
   }
   return Ok({{"jobs", list}, {"pagination", pagination}});

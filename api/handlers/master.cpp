@@ -12,7 +12,7 @@ http::Response Info(Call& call) {
              {"cluster_name", facts.cluster_name},
              {"telemetry", {{"enabled", false}}},
              {"sso_providers", json::array()},
-             {"rbac_enabled", false},
+             {"rbac_enabled", true},
              {"cairn_version", kCairnVersion}});
 }
 
@@ -26,29 +26,13 @@ http::Response MasterInfo(Call& call) {
              {"strictJobQueueControl", false},
              {"hasCustomLogo", false},
              {"telemetryEnabled", false},
-             {"rbacEnabled", false},
+             {"rbacEnabled", true},
              {"product", "PRODUCT_UNSPECIFIED"},
              {"cairn",
               {{"version", kCairnVersion},
                {"log", services.log->Describe()},
                {"writerEpoch", services.writer->writer_epoch()},
                {"appliedOffset", std::to_string(services.projections->AppliedOffset())}}}});
-}
-
-http::Response Workspaces(Call&) {
-  json workspace = {{"id", 1},
-                    {"name", "Uncategorized"},
-                    {"archived", false},
-                    {"errorMessage", ""},
-                    {"immutable", true},
-                    {"numExperiments", 0},
-                    {"numProjects", 1},
-                    {"pinned", false},
-                    {"state", "WORKSPACE_STATE_UNSPECIFIED"},
-                    {"userId", 1},
-                    {"username", "admin"}};
-  return Ok(
-      {{"workspaces", json::array({workspace})}, {"pagination", {{"endIndex", 1}, {"total", 1}}}});
 }
 
 }  // namespace cairn::api

@@ -1,4 +1,4 @@
-// The master's identity: Determined's /info and /api/v1/master, and the one workspace Cairn has.
+// The master's identity: Determined's /info and /api/v1/master.
 #pragma once
 
 #include "api/call.h"
@@ -7,7 +7,6 @@ namespace cairn::api {
 
 http::Response Info(Call& call);        // GET /info
 http::Response MasterInfo(Call& call);  // GET /api/v1/master
-http::Response Workspaces(Call& call);  // GET /api/v1/workspaces
 
 // The Determined CLI compares this with its own version; we speak its 0.38 API.
 inline constexpr const char* kDeterminedApiVersion = "0.38.1";

@@ -17,10 +17,12 @@ http::Response ShellsNotSupported(Call&) { return FeatureNotSupported("shells ar
 http::Response NotebooksNotSupported(Call&) { return FeatureNotSupported("notebooks are"); }
 http::Response TensorboardsNotSupported(Call&) { return FeatureNotSupported("TensorBoards are"); }
 http::Response WorkspacesNotSupported(Call&) {
-  return FeatureNotSupported("workspaces and projects beyond the built-in Uncategorized one are");
+  return FeatureNotSupported(
+      "namespace bindings, resource quotas, notes and the other workspace and project settings "
+      "beyond names, archiving and default pools are");
 }
 http::Response PoolBindingsNotSupported(Call&) {
-  return FeatureNotSupported("resource pools bound to workspaces are");
+  return FeatureNotSupported("resource-pool operations other than workspace-bindings are");
 }
 http::Response CheckpointsNotSupported(Call&) {
   return FeatureNotSupported("checkpoints outside their experiment are");

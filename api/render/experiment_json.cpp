@@ -82,9 +82,9 @@ json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials)
               {"originalConfig", experiment.original_config()},
               {"jobId", experiment.job_id()},
               {"numTrials", num_trials},
-              {"projectId", 1},
-              {"projectOwnerId", 1},
-              {"workspaceId", 1},
+              {"projectId", experiment.project_id() > 0 ? experiment.project_id() : 1},
+              {"projectOwnerId", 1},  // Cairn does not track it; the CLI only requires it
+              {"workspaceId", experiment.workspace_id() > 0 ? experiment.workspace_id() : 1},
               {"searcherType", experiment.searcher_type()},
               {"startTime", FormatRfc3339(experiment.start_time_unix_micros())},
               {"progress", experiment.progress()},

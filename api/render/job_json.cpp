@@ -42,7 +42,7 @@ json JobJson(const views::JobView& job, int user_id) {
           {"weight", job.weight()},
           {"requestedSlots", job.requested_slots()},
           {"allocatedSlots", job.allocated_slots()},
-          {"workspaceId", 1},
+          {"workspaceId", job.workspace_id() > 0 ? job.workspace_id() : 1},
           {"progress", 0},
           {"summary", {{"state", JobStateName(job.state())}, {"jobsAhead", job.jobs_ahead()}}},
           {"cairn",

@@ -59,7 +59,7 @@ json CommandJson(const views::TaskView& task, int user_id) {
       {"state", NtscState(task)},   {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
       {"username", task.user()},    {"userId", user_id},
       {"displayName", task.user()}, {"resourcePool", task.resource_pool()},
-      {"jobId", task.job_id()},     {"workspaceId", 1}};
+      {"jobId", task.job_id()},     {"workspaceId", task.workspace_id() > 0 ? task.workspace_id() : 1}};
   if (task.state() == views::TASK_STATE_TERMINATED) command["exitStatus"] = task.exit_reason();
   json cairn = {{"slots", task.slots()},
                 {"priority", task.priority()},

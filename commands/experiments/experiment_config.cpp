@@ -236,6 +236,8 @@ json BuildEffective(const ExperimentConfig& c) {
   }
   return {
       {"name", c.name},
+      {"workspace", c.workspace},
+      {"project", c.project},
       {"description", c.description ? json(*c.description) : json()},
       {"labels", c.labels},
       {"data", c.data},
@@ -271,8 +273,6 @@ const std::vector<Refused>& RefusedTopLevel() {
       {"checkpoint_policy", ""},
       {"perform_initial_validation", ""},
       {"preemption_timeout", ""},
-      {"workspace", ""},
-      {"project", ""},
       {"log_policies", ""},
       {"retention_policy", ""},
       {"profiling", ""},
@@ -301,7 +301,8 @@ Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
   CAIRN_RETURN_IF_ERROR(fields.Check(
       {"name", "description", "labels", "data", "hyperparameters", "searcher", "resources",
        "environment", "checkpoint_storage", "max_restarts", "entrypoint", "min_validation_period",
-       "min_checkpoint_period", "records_per_epoch", "scheduling_unit", "reproducibility"},
+       "min_checkpoint_period", "records_per_epoch", "scheduling_unit", "reproducibility",
+       "workspace", "project"},
       RefusedTopLevel()));
 
   ExperimentConfig c;
@@ -310,6 +311,15 @@ Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
   }
   if (auto f = fields.Get("description")) {
     CAIRN_ASSIGN_OR_RETURN(c.description, ReadString(*f));
+  }
+  if (auto f = fields.Get("workspace")) {
+    CAIRN_ASSIGN_OR_RETURN(c.workspace, ReadString(*f));
+  }
+  if (auto f = fields.Get("project")) {
+    CAIRN_ASSIGN_OR_RETURN(c.project, ReadString(*f));
+  }
+  if (c.workspace.empty() != c.project.empty()) {
+    return Invalid(top, "workspace and project must both be given if one is");
   }
   if (auto f = fields.Get("labels")) {
     CAIRN_ASSIGN_OR_RETURN(c.labels, ReadStringList(*f, "a list of strings"));

@@ -79,6 +79,10 @@ struct CheckpointStorageConfig {
 
 struct ExperimentConfig {
   std::string name;  // "" when absent: the API layer names the experiment
+  // Where the experiment goes, by name: both or neither ("" = the request's project, or
+  // Uncategorized).
+  std::string workspace;
+  std::string project;
   std::optional<std::string> description;
   std::vector<std::string> labels;
   nlohmann::json data = nlohmann::json::object();  // free-form, passed to the trial as is

@@ -124,10 +124,24 @@ SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, boo
     std::vector<const TaskRecord*> zero_slot_tasks;
   };
   std::map<std::string, Queued> queued;
+  const bool any_bindings = !state.tenancy.pool_bindings.empty();
   for (const auto& key : state.queue) {
     const TaskRecord& task = state.tasks.at(std::get<3>(key));
     const std::string& pool = task.resources.resource_pool();
     if (!explain_waiting && !pools_with_agents.count(pool)) continue;
+    // A pool's bindings changed after the work was queued: the pool no longer takes it.
+    if (any_bindings) {
+      const int32_t workspace_id = state.jobs.at(task.job_id).workspace_id;
+      if (!state.tenancy.PoolAllows(pool, workspace_id)) {
+        if (explain_waiting) {
+          result.waiting_reasons[task.task_id] =
+              "resource pool " + pool + " is no longer available to workspace id " +
+              std::to_string(workspace_id) +
+              " (its bindings changed); move the job to a pool the workspace may use";
+        }
+        continue;
+      }
+    }
     Queued& lists = queued[pool];
     (task.resources.slots() == 0 ? lists.zero_slot_tasks : lists.slot_tasks).push_back(&task);
   }

@@ -176,7 +176,10 @@ class ApiTest : public ::testing::Test {
   // stays queued.
   void RegisterDisabledAgent(const std::string& id, int slots) {
     RegisterAgent(id, slots, "inc-" + id);
+    const std::string caller = token_;
+    LoginAs("admin");  // only cluster admins enable and disable agents
     CallJson("POST", "/api/v1/agents/" + id + "/disable");
+    token_ = caller;
   }
 
   std::vector<std::string> QueueOrder(const std::string& query = "") {

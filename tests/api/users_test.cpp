@@ -222,7 +222,13 @@ namespace {
 TEST_F(UsersTest, AnAdminAsksTheLogWhoKilledACommand) {
   RegisterDisabledAgent("a1", 1);  // the command stays queued
   LoginAs("admin");
-  CreateUser("alice", "pw");
+  json created = CreateUser("alice", "pw");
+  // Alice administers the Uncategorized workspace, so she may kill anyone's work there.
+  CallJson("POST", "/api/v1/roles/add-assignments",
+           json{{"userRoleAssignments",
+                 {{{"userId", created["user"]["id"]},
+                   {"roleAssignment", {{"role", {{"roleId", 3}}}, {"scopeWorkspaceId", 1}}}}}}}
+               .dump());
   std::string alice = Login("alice", "pw", false);
   Login("alice", "wrong", false);  // a refused login is in the trail too
   LoginAs("determined");

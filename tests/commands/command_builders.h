@@ -106,13 +106,34 @@ inline ReportTaskExited Exit(const std::string& task_id, int32_t exit_code = 0,
 // scheduling pass runs at the command's time and its decisions are applied too.
 class Cluster {
  public:
-  Result<Decision> Run(Command command, const std::string& idempotency_key = "") {
+  // Commands run as user "test" unless Run names another actor; "test" is a cluster admin; "other" is a plain user (an Editor of the
+  // Uncategorized workspace, as every user is). Seeded into the state directly: the users'
+  // own events are tested apart (identity_test), and these keep every offset as it was.
+  Cluster() {
+    for (const auto& user : {UserRecord{1, "test", "", true, true, ""},
+                             UserRecord{2, "other", "", false, true, ""}}) {
+      state.identity.users[user.id] = user;
+      state.identity.user_ids[user.username] = user.id;
+    }
+    state.identity.last_user_id = 2;
+  }
+
+  // A user of the state (not of the log), as the constructor adds them; returns their id.
+  int32_t AddUser(const std::string& username, bool admin = false) {
+    const int32_t id = ++state.identity.last_user_id;
+    state.identity.users[id] = UserRecord{id, username, "", admin, true, ""};
+    state.identity.user_ids[username] = id;
+    return id;
+  }
+
+  Result<Decision> Run(Command command, const std::string& idempotency_key = "",
+                       const std::string& actor = "user:test") {
     // An exit report for the task's current allocation, so tests need not track allocation ids.
     if (auto* exited = std::get_if<ReportTaskExited>(&command);
         exited != nullptr && exited->allocation_id.empty()) {
       exited->allocation_id = state.tasks.at(exited->task_id).allocation_id;
     }
-    CommandMeta meta{"user:test", "req", idempotency_key, now};
+    CommandMeta meta{actor, "req", idempotency_key, now};
     auto decision = Decide(state, command, meta);
     if (!decision.ok()) return decision;
     last_events.clear();

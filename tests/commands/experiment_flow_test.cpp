@@ -400,3 +400,53 @@ TEST_F(ExperimentFlowTest, ReplayingTheLogRebuildsTheSameStateAndNeedsNoReaction
 
 }  // namespace
 }  // namespace cairn::commands
+
+namespace cairn::commands {
+namespace {
+
+TEST_F(ExperimentFlowTest, AMovedExperimentsLaterRunsBelongToItsNewWorkspace) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  ASSERT_TRUE(cluster.Run(CreateWorkspace{"team", "", ""}).ok());
+  ASSERT_TRUE(cluster.Run(CreateProject{2, "vision", ""}).ok());
+  const int32_t project = cluster.state.tenancy.last_project_id;
+  // The owner may move it only into a project where they may create experiments.
+  cluster.AddUser("stranger");
+  EXPECT_EQ(cluster.Run(MoveExperiment{1, project}, "", "user:stranger").status().code(),
+            StatusCode::kPermissionDenied);
+  ASSERT_TRUE(cluster.Run(MoveExperiment{1, project}).ok());
+  EXPECT_EQ(Experiment1().workspace_id, 2);
+  EXPECT_EQ(Experiment1().project_id, project);
+  EXPECT_EQ(cluster.state.jobs.at("experiment-1").workspace_id, 2);
+  UpdateProject archive;
+  archive.project_id = project;
+  archive.archived = true;
+  ASSERT_TRUE(cluster.Run(archive).ok());
+  EXPECT_EQ(cluster.Run(MoveExperiment{1, 1}).status().code(), StatusCode::kOk);
+  EXPECT_EQ(cluster.Run(MoveExperiment{1, project}).status().code(),
+            StatusCode::kFailedPrecondition);
+  // A project with experiments is not deleted.
+  EXPECT_EQ(cluster.Run(DeleteProject{1}).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ExperimentFlowTest, TrialRunsCarryTheirExperimentsWorkspace) {
+  ASSERT_TRUE(cluster.Run(CreateWorkspace{"team", "", ""}).ok());
+  ASSERT_TRUE(cluster.Run(CreateProject{2, "vision", ""}).ok());
+  CreateExperiment create = Experiment(kGridConfig);
+  create.created.set_project_id(cluster.state.tenancy.last_project_id);
+  ASSERT_TRUE(cluster.Run(create).ok());
+  EXPECT_EQ(Experiment1().workspace_id, 2);
+  int runs = 0;
+  for (const auto& event : cluster.all_events) {
+    if (!event.has_task_submitted()) continue;
+    EXPECT_EQ(event.task_submitted().workspace_id(), 2);
+    ++runs;
+  }
+  EXPECT_EQ(runs, 2);
+  // An unknown project is refused by name.
+  CreateExperiment lost = Experiment(kGridConfig);
+  lost.created.set_project_id(99);
+  EXPECT_EQ(cluster.Run(lost).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace cairn::commands

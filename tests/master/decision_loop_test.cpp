@@ -14,7 +14,8 @@
 namespace cairn::commands {
 namespace {
 
-CommandMeta Meta(const std::string& key = "") { return {"user:test", NewUuid(), key, 42}; }
+// A system actor: these tests are about the loop, not about who may do what (tenancy_test).
+CommandMeta Meta(const std::string& key = "") { return {"system:test", NewUuid(), key, 42}; }
 
 std::vector<Envelope> ReadAll(EventLog& log) {
   auto reader = log.OpenReader(0);
@@ -49,7 +50,7 @@ TEST(DecisionLoopTest, AnswersCarryTheDurableOffsetAndEnvelopeMetadata) {
   ASSERT_EQ(events.size(), 2u);
   const auto& submitted = events[1];
   EXPECT_TRUE(submitted.has_task_submitted());
-  EXPECT_EQ(submitted.actor(), "user:test");
+  EXPECT_EQ(submitted.actor(), "system:test");
   EXPECT_EQ(submitted.idempotency_key(), "k1");
   EXPECT_EQ(submitted.writer_epoch(), 1u);
   EXPECT_EQ(submitted.schema_version(), kSchemaVersion);

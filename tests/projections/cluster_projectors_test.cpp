@@ -153,6 +153,58 @@ TEST(PoolProjectorTest, UsageEqualsTheWriteSidesStateAtEveryOffset) {
   }
 }
 
+// The tenancy projection shows what the write side holds (commands/tenancy.h), all along a
+// history where workspaces, projects, roles and bindings come and go and experiments move.
+TEST(TenancyProjectorTest, ViewsEqualTheWriteSidesStateAtEveryOffset) {
+  History history;
+  history.AddWorkload(5, 60);
+  commands::DecisionState decision;
+  ProjectionState state;
+  int checked_workspaces = 0;
+  for (const auto& event : history.events()) {
+    commands::Apply(decision, event);
+    ASSERT_TRUE(state.Apply(event).ok());
+    if (event.offset() % 5 != 0 && event.offset() != history.last_offset()) continue;
+    const commands::TenancyState& tenancy = decision.tenancy;
+    auto workspaces = state.ListWorkspaces();
+    ASSERT_TRUE(workspaces.ok()) << workspaces.status().ToString();
+    ASSERT_EQ(workspaces->size(), tenancy.workspaces.size()) << "at " << event.offset();
+    for (const auto& view : *workspaces) {
+      const commands::WorkspaceRecord& want = tenancy.workspaces.at(view.id());
+      EXPECT_EQ(view.name(), want.name);
+      EXPECT_EQ(view.archived(), want.archived);
+      EXPECT_EQ(std::set<int32_t>(view.pinned_by().begin(), view.pinned_by().end()),
+                want.pinned_by);
+      std::set<int32_t> projects;
+      int experiments = 0;
+      for (const auto& [id, project] : tenancy.projects) {
+        if (project.workspace_id == view.id()) projects.insert(id);
+      }
+      for (const auto& [id, experiment] : decision.experiments) {
+        experiments += experiment.workspace_id == view.id() ? 1 : 0;
+      }
+      EXPECT_EQ(std::set<int32_t>(view.project_ids().begin(), view.project_ids().end()), projects)
+          << "workspace " << view.id() << " at " << event.offset();
+      EXPECT_EQ(view.num_experiments(), experiments)
+          << "workspace " << view.id() << " at " << event.offset();
+      ++checked_workspaces;
+    }
+    auto roles = state.ListRoleAssignments();
+    ASSERT_TRUE(roles.ok());
+    std::map<std::pair<int32_t, int32_t>, events::Role> viewed;
+    for (const auto& role : *roles) viewed[{role.user_id(), role.workspace_id()}] = role.role();
+    EXPECT_EQ(viewed, tenancy.roles) << "at " << event.offset();
+    auto bindings = state.ListPoolBindings();
+    ASSERT_TRUE(bindings.ok());
+    std::map<std::string, std::set<int32_t>> bound;
+    for (const auto& binding : *bindings) {
+      bound[binding.pool_name()] = {binding.workspace_ids().begin(), binding.workspace_ids().end()};
+    }
+    EXPECT_EQ(bound, tenancy.pool_bindings) << "at " << event.offset();
+  }
+  EXPECT_GT(checked_workspaces, 20) << "the history must make workspaces to compare";
+}
+
 TEST(TemplateProjectorTest, SavedChangedAndDeleted) {
   History history;
   history.SaveTemplate("b", "description: first");

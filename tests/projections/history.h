@@ -120,7 +120,8 @@ class History {
   // and every tenth task an experiment: paused and activated, two trials with runs placed,
   // started, released and restarted, training, validation and checkpoint reports, checkpoint
   // deletion, a queue change of its job, and an end in one of several states; templates saved,
-  // changed and deleted; and a last master start (a claim) once every task is through.
+  // changed and deleted; users and sessions; workspaces, projects, roles, bindings and moved
+  // experiments (AddTenancy); and a last master start (a claim) once every task is through.
   void AddWorkload(int agents, int tasks);
 
   const std::vector<events::Envelope>& events() const { return events_; }
@@ -136,6 +137,9 @@ class History {
   // The experiment part of AddWorkload, for the experiment with this id.
   void AddExperiment(int64_t experiment, int t, const std::string& pool, const std::string& agent,
                      const std::string& incarnation, int& pid);
+  // The tenancy part of AddWorkload at task `t`: workspaces created, renamed, archived, pinned
+  // and deleted, projects, roles given and taken, pool bindings, experiments moved.
+  void AddTenancy(int t);
 
   std::string id_prefix_;
   uint64_t epoch_ = 0;

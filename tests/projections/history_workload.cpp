@@ -104,6 +104,77 @@ void History::AddExperiment(int64_t experiment, int t, const std::string& pool,
   }
 }
 
+void History::AddTenancy(int t) {
+  const int32_t workspace = 2 + t / 6;
+  const int32_t project = 2 + t / 3;
+  const int32_t user = 10 + t / 7;
+  events::Envelope event;
+  switch (t % 6) {
+    case 0: {
+      auto* created = event.mutable_workspace_created();
+      created->set_workspace_id(workspace);
+      created->set_name("team-" + std::to_string(workspace));
+      created->set_owner_user_id(user);
+      if (t % 12 == 0) created->set_default_compute_pool("gpu");
+      break;
+    }
+    case 1: {
+      auto* assigned = event.mutable_role_assigned();
+      assigned->set_user_id(user);
+      assigned->set_workspace_id(t % 12 == 1 ? 0 : workspace);
+      assigned->set_role(t % 12 == 1 ? events::ROLE_VIEWER : events::ROLE_EDITOR);
+      break;
+    }
+    case 2: {
+      auto* created = event.mutable_project_created();
+      created->set_project_id(project);
+      created->set_workspace_id(workspace);
+      created->set_name("project-" + std::to_string(project));
+      created->set_owner_user_id(user);
+      break;
+    }
+    case 3: {
+      auto* changed = event.mutable_pool_bindings_changed();
+      changed->set_pool_name("gpu");
+      if (t % 12 == 3) changed->add_workspace_ids(workspace);
+      break;
+    }
+    case 4: {
+      auto* updated = event.mutable_workspace_updated();
+      updated->set_workspace_id(workspace);
+      updated->set_name("renamed-team-" + std::to_string(workspace));
+      if (t % 12 == 4) updated->set_archived(true);
+      Stamp(event);
+      event.Clear();
+      auto* pinned = event.mutable_workspace_pinned();
+      pinned->set_workspace_id(workspace);
+      pinned->set_user_id(user);
+      pinned->set_pinned(true);
+      break;
+    }
+    case 5: {
+      if (last_experiment_id_ > 0) {
+        auto* moved = event.mutable_experiment_moved();
+        moved->set_experiment_id(last_experiment_id_);
+        moved->set_project_id(project - 1);
+        moved->set_workspace_id(workspace);
+        moved->set_job_id("experiment-" + std::to_string(last_experiment_id_));
+        Stamp(event);
+        event.Clear();
+      }
+      if (t % 12 == 11) {
+        event.mutable_role_removed()->set_user_id(user);
+        event.mutable_role_removed()->set_workspace_id(workspace);
+        event.mutable_role_removed()->set_role(events::ROLE_EDITOR);
+      } else {
+        event.mutable_workspace_deleted()->set_workspace_id(workspace);
+      }
+      break;
+    }
+  }
+  Stamp(std::move(event));
+}
+
 void History::AddWorkload(int agents, int tasks) {
   const std::vector<std::string> pools = {"default", "gpu"};
   ConfigurePools(Pools(
@@ -134,6 +205,7 @@ void History::AddWorkload(int agents, int tasks) {
     if (t % 10 == 0) {
       AddExperiment(++last_experiment_id_, t, pool, agent, incarnations[agent_index], pid);
     }
+    AddTenancy(t);
     if (t % 7 == 6) {
       Kill(task, "", "");
       Exit(task, "", "", std::nullopt, std::nullopt, "killed while queued");

@@ -1,0 +1,362 @@
+#include "projections/tenancy_projector.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "projections/experiment_keys.h"
+
+namespace cairn::projections {
+namespace {
+
+using experiment_keys::AppendId;
+using experiment_keys::IdKey;
+
+constexpr std::string_view kWorkspacePrefix = "workspace/";
+constexpr std::string_view kProjectPrefix = "project/";
+constexpr std::string_view kRolePrefix = "role/";
+constexpr std::string_view kBindingPrefix = "binding/";
+constexpr std::string_view kPlacementPrefix = "experiment/";
+constexpr int32_t kBuiltInId = 1;  // Uncategorized, workspace and project
+
+std::string RoleKey(int32_t workspace_id, int32_t user_id) {
+  std::string key(kRolePrefix);
+  AppendId(&key, static_cast<uint64_t>(workspace_id));
+  key += '/';
+  AppendId(&key, static_cast<uint64_t>(user_id));
+  return key;
+}
+
+std::string BindingKey(const std::string& pool) { return std::string(kBindingPrefix) + pool; }
+
+views::WorkspaceView BuiltInWorkspace() {
+  views::WorkspaceView workspace;
+  workspace.set_id(kBuiltInId);
+  workspace.set_name("Uncategorized");
+  workspace.set_immutable(true);
+  workspace.add_project_ids(kBuiltInId);
+  return workspace;
+}
+
+views::ProjectView BuiltInProject() {
+  views::ProjectView project;
+  project.set_id(kBuiltInId);
+  project.set_workspace_id(kBuiltInId);
+  project.set_name("Uncategorized");
+  project.set_immutable(true);
+  return project;
+}
+
+// Adds or removes `value` in a sorted repeated field.
+template <typename Repeated, typename Value>
+void SetMember(Repeated* field, const Value& value, bool member) {
+  std::vector<Value> values(field->begin(), field->end());
+  auto it = std::lower_bound(values.begin(), values.end(), value);
+  const bool present = it != values.end() && *it == value;
+  if (member && !present) values.insert(it, value);
+  if (!member && present) values.erase(it);
+  field->Clear();
+  for (const auto& v : values) field->Add(Value(v));
+}
+
+// Reads a workspace (or the built-in one before it is stored), lets `change` edit it and writes
+// it back. An unknown workspace is left alone (the decider never names one).
+Status UpdateWorkspace(ViewStore& store, int32_t workspace_id,
+                       const std::function<void(views::WorkspaceView&)>& change) {
+  views::WorkspaceView workspace;
+  CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(IdKey(kWorkspacePrefix, workspace_id),
+                                                      &workspace));
+  if (!found) {
+    if (workspace_id != kBuiltInId) return Status::Ok();
+    workspace = BuiltInWorkspace();
+  }
+  change(workspace);
+  return store.PutMessage(IdKey(kWorkspacePrefix, workspace_id), workspace);
+}
+
+Status UpdateProject(ViewStore& store, int32_t project_id,
+                     const std::function<void(views::ProjectView&)>& change) {
+  views::ProjectView project;
+  CAIRN_ASSIGN_OR_RETURN(bool found,
+                         store.GetMessage(IdKey(kProjectPrefix, project_id), &project));
+  if (!found) {
+    if (project_id != kBuiltInId) return Status::Ok();
+    project = BuiltInProject();
+  }
+  change(project);
+  return store.PutMessage(IdKey(kProjectPrefix, project_id), project);
+}
+
+// Counts an experiment in (count = +1) or out of (-1) its project and that project's workspace.
+Status CountExperiment(ViewStore& store, int32_t project_id, int count, bool active,
+                       int64_t started) {
+  int32_t workspace_id = 0;
+  CAIRN_RETURN_IF_ERROR(UpdateProject(store, project_id, [&](views::ProjectView& project) {
+    workspace_id = project.workspace_id();
+    project.set_num_experiments(project.num_experiments() + count);
+    if (active) project.set_num_active_experiments(project.num_active_experiments() + count);
+    if (started > 0) project.set_last_experiment_started_unix_micros(started);
+  }));
+  if (workspace_id == 0) return Status::Ok();
+  return UpdateWorkspace(store, workspace_id, [&](views::WorkspaceView& workspace) {
+    workspace.set_num_experiments(workspace.num_experiments() + count);
+  });
+}
+
+bool Ended(events::ExperimentState state) {
+  return state == events::EXPERIMENT_STATE_COMPLETED ||
+         state == events::EXPERIMENT_STATE_CANCELED || state == events::EXPERIMENT_STATE_ERROR;
+}
+
+Status ApplyRole(ViewStore& store, int32_t workspace_id, int32_t user_id, events::Role role,
+                 int64_t time) {
+  const bool assigned = role != events::ROLE_UNSPECIFIED;
+  if (assigned) {
+    views::RoleAssignmentView view;
+    view.set_user_id(user_id);
+    view.set_workspace_id(workspace_id);
+    view.set_role(role);
+    view.set_assigned_unix_micros(time);
+    CAIRN_RETURN_IF_ERROR(store.PutMessage(RoleKey(workspace_id, user_id), view));
+  } else {
+    CAIRN_RETURN_IF_ERROR(store.Delete(RoleKey(workspace_id, user_id)));
+  }
+  if (workspace_id == 0) return Status::Ok();
+  return UpdateWorkspace(store, workspace_id, [&](views::WorkspaceView& workspace) {
+    SetMember(workspace.mutable_member_user_ids(), user_id, assigned);
+  });
+}
+
+Status DeleteWorkspace(ViewStore& store, int32_t workspace_id) {
+  views::WorkspaceView workspace;
+  CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(IdKey(kWorkspacePrefix, workspace_id),
+                                                      &workspace));
+  if (!found) return Status::Ok();
+  for (int32_t project_id : workspace.project_ids()) {
+    CAIRN_RETURN_IF_ERROR(store.Delete(IdKey(kProjectPrefix, project_id)));
+  }
+  for (int32_t user_id : workspace.member_user_ids()) {
+    CAIRN_RETURN_IF_ERROR(store.Delete(RoleKey(workspace_id, user_id)));
+  }
+  for (const std::string& pool : workspace.bound_pools()) {
+    views::PoolBindingView binding;
+    CAIRN_ASSIGN_OR_RETURN(bool bound, store.GetMessage(BindingKey(pool), &binding));
+    if (!bound) continue;
+    SetMember(binding.mutable_workspace_ids(), workspace_id, false);
+    if (binding.workspace_ids_size() == 0) {
+      CAIRN_RETURN_IF_ERROR(store.Delete(BindingKey(pool)));
+    } else {
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(BindingKey(pool), binding));
+    }
+  }
+  return store.Delete(IdKey(kWorkspacePrefix, workspace_id));
+}
+
+Status ChangeBindings(ViewStore& store, const events::PoolBindingsChanged& changed) {
+  views::PoolBindingView before;
+  CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(BindingKey(changed.pool_name()), &before));
+  std::vector<int32_t> old_ids(before.workspace_ids().begin(), before.workspace_ids().end());
+  std::vector<int32_t> new_ids(changed.workspace_ids().begin(), changed.workspace_ids().end());
+  std::sort(new_ids.begin(), new_ids.end());
+  for (int32_t id : old_ids) {
+    if (std::binary_search(new_ids.begin(), new_ids.end(), id)) continue;
+    CAIRN_RETURN_IF_ERROR(UpdateWorkspace(store, id, [&](views::WorkspaceView& workspace) {
+      SetMember(workspace.mutable_bound_pools(), changed.pool_name(), false);
+    }));
+  }
+  for (int32_t id : new_ids) {
+    CAIRN_RETURN_IF_ERROR(UpdateWorkspace(store, id, [&](views::WorkspaceView& workspace) {
+      SetMember(workspace.mutable_bound_pools(), changed.pool_name(), true);
+    }));
+  }
+  if (new_ids.empty()) {
+    return found ? store.Delete(BindingKey(changed.pool_name())) : Status::Ok();
+  }
+  views::PoolBindingView after;
+  after.set_pool_name(changed.pool_name());
+  for (int32_t id : new_ids) after.add_workspace_ids(id);
+  return store.PutMessage(BindingKey(changed.pool_name()), after);
+}
+
+}  // namespace
+
+Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
+  const int64_t time = event.time_unix_micros();
+  switch (event.payload_case()) {
+    case Envelope::kWorkspaceCreated: {
+      const auto& created = event.workspace_created();
+      views::WorkspaceView workspace;
+      workspace.set_id(created.workspace_id());
+      workspace.set_name(created.name());
+      workspace.set_owner_user_id(created.owner_user_id());
+      workspace.set_default_compute_pool(created.default_compute_pool());
+      workspace.set_default_aux_pool(created.default_aux_pool());
+      workspace.set_created_unix_micros(time);
+      return store.PutMessage(IdKey(kWorkspacePrefix, created.workspace_id()), workspace);
+    }
+    case Envelope::kWorkspaceUpdated: {
+      const auto& updated = event.workspace_updated();
+      return UpdateWorkspace(store, updated.workspace_id(), [&](views::WorkspaceView& workspace) {
+        if (updated.has_name()) workspace.set_name(updated.name());
+        if (updated.has_archived()) workspace.set_archived(updated.archived());
+        if (updated.has_default_compute_pool()) {
+          workspace.set_default_compute_pool(updated.default_compute_pool());
+        }
+        if (updated.has_default_aux_pool()) {
+          workspace.set_default_aux_pool(updated.default_aux_pool());
+        }
+      });
+    }
+    case Envelope::kWorkspaceDeleted:
+      return DeleteWorkspace(store, event.workspace_deleted().workspace_id());
+    case Envelope::kWorkspacePinned: {
+      const auto& pinned = event.workspace_pinned();
+      return UpdateWorkspace(store, pinned.workspace_id(), [&](views::WorkspaceView& workspace) {
+        SetMember(workspace.mutable_pinned_by(), pinned.user_id(), pinned.pinned());
+      });
+    }
+    case Envelope::kProjectCreated: {
+      const auto& created = event.project_created();
+      views::ProjectView project;
+      project.set_id(created.project_id());
+      project.set_workspace_id(created.workspace_id());
+      project.set_name(created.name());
+      project.set_description(created.description());
+      project.set_owner_user_id(created.owner_user_id());
+      project.set_created_unix_micros(time);
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(IdKey(kProjectPrefix, created.project_id()), project));
+      return UpdateWorkspace(store, created.workspace_id(), [&](views::WorkspaceView& workspace) {
+        SetMember(workspace.mutable_project_ids(), created.project_id(), true);
+      });
+    }
+    case Envelope::kProjectUpdated: {
+      const auto& updated = event.project_updated();
+      return UpdateProject(store, updated.project_id(), [&](views::ProjectView& project) {
+        if (updated.has_name()) project.set_name(updated.name());
+        if (updated.has_description()) project.set_description(updated.description());
+        if (updated.has_archived()) project.set_archived(updated.archived());
+      });
+    }
+    case Envelope::kProjectDeleted: {
+      const int32_t project_id = event.project_deleted().project_id();
+      views::ProjectView project;
+      CAIRN_ASSIGN_OR_RETURN(bool found,
+                             store.GetMessage(IdKey(kProjectPrefix, project_id), &project));
+      if (!found) return Status::Ok();
+      CAIRN_RETURN_IF_ERROR(store.Delete(IdKey(kProjectPrefix, project_id)));
+      return UpdateWorkspace(store, project.workspace_id(), [&](views::WorkspaceView& workspace) {
+        SetMember(workspace.mutable_project_ids(), project_id, false);
+      });
+    }
+    case Envelope::kExperimentCreated: {
+      const auto& created = event.experiment_created();
+      views::ExperimentPlacementView placement;
+      placement.set_project_id(created.project_id() > 0 ? created.project_id() : kBuiltInId);
+      CAIRN_RETURN_IF_ERROR(
+          store.PutMessage(IdKey(kPlacementPrefix, created.experiment_id()), placement));
+      return CountExperiment(store, placement.project_id(), +1, true, time);
+    }
+    case Envelope::kExperimentMoved: {
+      const auto& moved = event.experiment_moved();
+      const std::string key = IdKey(kPlacementPrefix, moved.experiment_id());
+      views::ExperimentPlacementView placement;
+      CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(key, &placement));
+      if (!found) return Status::Ok();
+      CAIRN_RETURN_IF_ERROR(
+          CountExperiment(store, placement.project_id(), -1, !placement.ended(), 0));
+      placement.set_project_id(moved.project_id());
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(key, placement));
+      return CountExperiment(store, placement.project_id(), +1, !placement.ended(), 0);
+    }
+    case Envelope::kExperimentStateChanged: {
+      const auto& changed = event.experiment_state_changed();
+      if (!Ended(changed.state())) return Status::Ok();
+      const std::string key = IdKey(kPlacementPrefix, changed.experiment_id());
+      views::ExperimentPlacementView placement;
+      CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(key, &placement));
+      if (!found || placement.ended()) return Status::Ok();
+      placement.set_ended(true);
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(key, placement));
+      return UpdateProject(store, placement.project_id(), [&](views::ProjectView& project) {
+        project.set_num_active_experiments(project.num_active_experiments() - 1);
+      });
+    }
+    case Envelope::kRoleAssigned: {
+      const auto& assigned = event.role_assigned();
+      return ApplyRole(store, assigned.workspace_id(), assigned.user_id(), assigned.role(), time);
+    }
+    case Envelope::kRoleRemoved: {
+      const auto& removed = event.role_removed();
+      return ApplyRole(store, removed.workspace_id(), removed.user_id(), events::ROLE_UNSPECIFIED,
+                       time);
+    }
+    case Envelope::kPoolBindingsChanged:
+      return ChangeBindings(store, event.pool_bindings_changed());
+    default:
+      return Status::Ok();
+  }
+}
+
+namespace {
+
+template <typename View>
+Result<std::vector<View>> ScanViews(ViewReader& reader, std::string_view prefix) {
+  std::vector<View> views;
+  Status parse_error;
+  CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view key, std::string_view value) {
+    parse_error = ParseView(value, key, &views.emplace_back());
+    return parse_error.ok();
+  }));
+  CAIRN_RETURN_IF_ERROR(parse_error);
+  return views;
+}
+
+}  // namespace
+
+Result<std::optional<views::WorkspaceView>> ReadWorkspace(ViewReader& reader,
+                                                          int32_t workspace_id) {
+  views::WorkspaceView workspace;
+  CAIRN_ASSIGN_OR_RETURN(bool found,
+                         GetMessage(reader, IdKey(kWorkspacePrefix, workspace_id), &workspace));
+  if (!found) {
+    if (workspace_id != kBuiltInId) return std::optional<views::WorkspaceView>();
+    workspace = BuiltInWorkspace();
+  }
+  return std::optional<views::WorkspaceView>(std::move(workspace));
+}
+
+Result<std::vector<views::WorkspaceView>> ReadWorkspaces(ViewReader& reader) {
+  CAIRN_ASSIGN_OR_RETURN(auto workspaces, ScanViews<views::WorkspaceView>(reader, kWorkspacePrefix));
+  if (workspaces.empty() || workspaces.front().id() != kBuiltInId) {
+    workspaces.insert(workspaces.begin(), BuiltInWorkspace());
+  }
+  return workspaces;
+}
+
+Result<std::optional<views::ProjectView>> ReadProject(ViewReader& reader, int32_t project_id) {
+  views::ProjectView project;
+  CAIRN_ASSIGN_OR_RETURN(bool found,
+                         GetMessage(reader, IdKey(kProjectPrefix, project_id), &project));
+  if (!found) {
+    if (project_id != kBuiltInId) return std::optional<views::ProjectView>();
+    project = BuiltInProject();
+  }
+  return std::optional<views::ProjectView>(std::move(project));
+}
+
+Result<std::vector<views::ProjectView>> ReadProjects(ViewReader& reader) {
+  CAIRN_ASSIGN_OR_RETURN(auto projects, ScanViews<views::ProjectView>(reader, kProjectPrefix));
+  if (projects.empty() || projects.front().id() != kBuiltInId) {
+    projects.insert(projects.begin(), BuiltInProject());
+  }
+  return projects;
+}
+
+Result<std::vector<views::RoleAssignmentView>> ReadRoleAssignments(ViewReader& reader) {
+  return ScanViews<views::RoleAssignmentView>(reader, kRolePrefix);
+}
+
+Result<std::vector<views::PoolBindingView>> ReadPoolBindings(ViewReader& reader) {
+  return ScanViews<views::PoolBindingView>(reader, kBindingPrefix);
+}
+
+}  // namespace cairn::projections

@@ -1,0 +1,37 @@
+// The tenancy projection: "workspace/<id, 20 digits>" -> views::WorkspaceView,
+// "project/<id, 20 digits>" -> views::ProjectView, "role/<workspace, 20 digits>/<user, 20 digits>"
+// -> views::RoleAssignmentView (workspace 0: cluster-wide), "binding/<pool>" ->
+// views::PoolBindingView, and "experiment/<id, 20 digits>" -> views::ExperimentPlacementView.
+// The built-in Uncategorized workspace and project (id 1) are read as built in until stored.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "projections/projector.h"
+#include "views.pb.h"
+
+namespace cairn::projections {
+
+inline const std::string kTenancyProjector = "tenancy";
+
+class TenancyProjector : public Projector {
+ public:
+  const std::string& name() const override { return kTenancyProjector; }
+  Status Apply(const Envelope& event, ViewStore& store) const override;
+};
+
+Result<std::optional<views::WorkspaceView>> ReadWorkspace(ViewReader& reader,
+                                                          int32_t workspace_id);
+// Every workspace, by id (the built-in one first).
+Result<std::vector<views::WorkspaceView>> ReadWorkspaces(ViewReader& reader);
+Result<std::optional<views::ProjectView>> ReadProject(ViewReader& reader, int32_t project_id);
+// Every project, by id.
+Result<std::vector<views::ProjectView>> ReadProjects(ViewReader& reader);
+// Every role assignment, by workspace (cluster-wide ones first) and then user.
+Result<std::vector<views::RoleAssignmentView>> ReadRoleAssignments(ViewReader& reader);
+// Every bound pool, by name.
+Result<std::vector<views::PoolBindingView>> ReadPoolBindings(ViewReader& reader);
+
+}  // namespace cairn::projections

@@ -1,0 +1,197 @@
+// Workspaces, projects, roles and pool bindings over REST, in the shapes Determined's CLI reads:
+// who sees and changes what, the audit record of a refusal, and a restart that loses nothing.
+#include <gtest/gtest.h>
+
+#include "tests/api/api_fixture.h"
+
+namespace cairn::api_testing {
+namespace {
+
+// A default pool and a gpu pool, both fair share.
+events::ResourcePoolsConfigured TwoPools() {
+  return Pools({Pool("default", events::SCHEDULER_TYPE_FAIR_SHARE),
+                Pool("gpu", events::SCHEDULER_TYPE_FAIR_SHARE)},
+               "default", "default");
+}
+
+class TenancyApiTest : public ApiTest {
+ protected:
+  int32_t CreateUser(const std::string& name) {
+    LoginAs("admin");
+    json created = CallJson("POST", "/api/v1/users",
+                            json{{"user", {{"username", name}, {"active", true}}},
+                                 {"password", ""},
+                                 {"isHashed", true}}
+                                .dump());
+    return created["user"]["id"].get<int32_t>();
+  }
+
+  void Assign(int32_t user_id, int role_id, std::optional<int32_t> workspace_id,
+              const std::string& path = "/api/v1/roles/add-assignments", int status = 200) {
+    json scope = {{"role", {{"roleId", role_id}}}};
+    scope["scopeWorkspaceId"] = workspace_id ? json(*workspace_id) : json(nullptr);
+    CallJson("POST", path,
+             json{{"userRoleAssignments", {{{"userId", user_id}, {"roleAssignment", scope}}}},
+                  {"groupRoleAssignments", json::array()}}
+                 .dump(),
+             status);
+  }
+
+  std::string Submit(int32_t workspace_id) {
+    json reply = CallJson("POST", "/api/v1/commands",
+                          json{{"config", {{"entrypoint", {"sleep", "60"}}}},
+                               {"workspaceId", workspace_id},
+                               {"force", true}}
+                              .dump());
+    return reply["command"]["id"];
+  }
+};
+
+TEST_F(TenancyApiTest, AViewerIsRefusedAKillAndOnlyTheRefusalIsRecorded) {
+  const int32_t viewer = CreateUser("viewer");
+  const int32_t editor = CreateUser("editor");
+  LoginAs("admin");
+  json created = CallJson("POST", "/api/v1/workspaces", R"({"name":"team"})");
+  EXPECT_EQ(created["namespaceBindings"], json::object()) << "the CLI iterates it";
+  const int32_t team = created["workspace"]["id"];
+  Assign(viewer, 1, team);
+  Assign(editor, 2, team);
+  LoginAs("editor");
+  const std::string id = Submit(team);
+  EXPECT_EQ(CallJson("GET", "/api/v1/commands/" + id)["command"]["workspaceId"], team);
+
+  LoginAs("viewer");
+  EXPECT_EQ(CallJson("GET", "/api/v1/commands/" + id)["command"]["id"], id) << "viewers read";
+  const size_t before = Events().size();
+  auto refused = Call("POST", "/api/v1/commands/" + id + "/kill");
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_NE(refused.body.find("PERMISSION_TYPE_UPDATE_NSC"), std::string::npos) << refused.body;
+  std::vector<json> after = Events();
+  ASSERT_EQ(after.size(), before + 1) << "only the refusal's record";
+  EXPECT_TRUE(after.back().contains("accessDenied")) << after.back().dump();
+  EXPECT_EQ(after.back()["actor"], "user:viewer");
+  EXPECT_EQ(Call("POST", "/api/v1/commands", R"({"config":{"entrypoint":["true"]},"workspaceId":)" +
+                                                 std::to_string(team) + "}")
+                .status,
+            403)
+      << "viewers create nothing";
+
+  // A user without a role there neither sees the work nor the workspace.
+  CreateUser("outsider");
+  LoginAs("outsider");
+  EXPECT_EQ(Call("GET", "/api/v1/commands/" + id).status, 404);
+  EXPECT_EQ(Call("GET", "/api/v1/workspaces/" + std::to_string(team)).status, 404);
+  json listed = CallJson("GET", "/api/v1/commands");
+  for (const auto& command : listed["commands"]) EXPECT_NE(command["id"], id);
+  json workspaces = CallJson("GET", "/api/v1/workspaces");
+  ASSERT_EQ(workspaces["workspaces"].size(), 1u) << "only Uncategorized: " << workspaces.dump();
+  json queue = CallJson("GET", "/api/v1/job-queues-v2");
+  bool limited = false;
+  for (const auto& job : queue["jobs"]) limited |= job.contains("limited");
+  EXPECT_TRUE(limited) << "others' jobs show without whose they are: " << queue.dump();
+
+  LoginAs("editor");
+  CallJson("POST", "/api/v1/commands/" + id + "/kill");  // its owner may
+}
+
+TEST_F(TenancyApiTest, WorkspacesAndProjectsAsTheCliDrivesThem) {
+  LoginAs("determined");
+  const int32_t team = CallJson("POST", "/api/v1/workspaces",
+                                R"({"name":"team","agentUserGroup":null,
+                                    "checkpointStorageConfig":null,"defaultComputePool":null,
+                                    "defaultAuxPool":null})")["workspace"]["id"];
+  // The creator administers it: the CLI's by-name lookups find it both ways.
+  json exact = CallJson("GET", "/api/v1/workspaces?nameCaseSensitive=team");
+  ASSERT_EQ(exact["workspaces"].size(), 1u);
+  EXPECT_EQ(CallJson("GET", "/api/v1/workspaces?name=TEAM")["workspaces"].size(), 1u);
+  EXPECT_EQ(CallJson("GET", "/api/v1/workspaces?nameCaseSensitive=TEAM")["workspaces"].size(), 0u);
+  EXPECT_EQ(Call("POST", "/api/v1/workspaces", R"({"name":"Team"})").status, 409);
+  json project = CallJson("POST", "/api/v1/workspaces/" + std::to_string(team) + "/projects",
+                          json{{"name", "vision"},
+                               {"workspaceId", team},
+                               {"description", nullptr},
+                               {"key", nullptr}}
+                              .dump())["project"];
+  EXPECT_EQ(project["workspaceId"], team);
+  for (const char* key : {"id", "name", "key", "archived", "errorMessage", "immutable", "notes",
+                          "numActiveExperiments", "numExperiments", "numRuns", "state", "userId",
+                          "username", "workspaceId"}) {
+    EXPECT_TRUE(project.contains(key)) << key << " is required by the CLI";
+  }
+  json found = CallJson("GET", "/api/v1/workspaces/" + std::to_string(team) + "/projects?name=VISION");
+  ASSERT_EQ(found["projects"].size(), 1u);
+  EXPECT_EQ(found["pagination"]["total"], 1);
+
+  // Edits send every key, null meaning "leave it".
+  json edited = CallJson("PATCH", "/api/v1/workspaces/" + std::to_string(team),
+                         R"({"name":"blue","agentUserGroup":null,"checkpointStorageConfig":null,
+                             "defaultComputeResourcePool":"default","defaultAuxResourcePool":null})");
+  EXPECT_EQ(edited["workspace"]["name"], "blue");
+  EXPECT_EQ(edited["workspace"]["defaultComputePool"], "default");
+  EXPECT_EQ(edited["workspace"]["numProjects"], 1);
+
+  // A workspace with a project but no work is deleted at once, and then is gone.
+  CallJson("POST", "/api/v1/workspaces/" + std::to_string(team) + "/archive");
+  EXPECT_EQ(CallJson("GET", "/api/v1/workspaces/" + std::to_string(team))["workspace"]["archived"],
+            true);
+  EXPECT_EQ(Call("POST", "/api/v1/workspaces/" + std::to_string(team) + "/projects",
+                 R"({"name":"late"})")
+                .status,
+            409)
+      << "an archived workspace takes no new projects (FailedPrecondition)";
+  json deleted = CallJson("DELETE", "/api/v1/workspaces/" + std::to_string(team));
+  EXPECT_EQ(deleted["completed"], true);
+  EXPECT_EQ(Call("GET", "/api/v1/workspaces/" + std::to_string(team)).status, 404);
+  EXPECT_EQ(Call("GET", "/api/v1/projects/" + project["id"].dump()).status, 404);
+}
+
+TEST_F(TenancyApiTest, BindingsRouteWorkAndSurviveARestartWithTheRoles) {
+  StartMaster(TwoPools(), "two-pools");
+  const int32_t alice = CreateUser("alice");
+  LoginAs("admin");
+  const int32_t team = CallJson("POST", "/api/v1/workspaces", R"({"name":"team"})")["workspace"]["id"];
+  Assign(alice, 2, team);
+  // Only cluster admins bind; the CLI names workspaces.
+  LoginAs("alice");
+  EXPECT_EQ(Call("POST", "/api/v1/resource-pools/gpu/workspace-bindings",
+                 R"({"resourcePoolName":"gpu","workspaceNames":["team"]})")
+                .status,
+            403);
+  LoginAs("admin");
+  CallJson("POST", "/api/v1/resource-pools/gpu/workspace-bindings",
+           R"({"resourcePoolName":"gpu","workspaceNames":["team"]})");
+  EXPECT_EQ(CallJson("GET", "/api/v1/resource-pools/gpu/workspace-bindings")["workspaceIds"],
+            json::array({team}));
+  json pools = CallJson("GET", "/api/v1/workspaces/1/available-resource-pools");
+  EXPECT_EQ(pools["resourcePools"], json::array({"default"})) << "gpu is team's now";
+
+  LoginAs("alice");
+  auto refused = Call("POST", "/api/v1/commands",
+                      R"({"config":{"entrypoint":["true"],"resources":{"resource_pool":"gpu"}},
+                          "force":true})");
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.find("not available to workspace"), std::string::npos) << refused.body;
+  json in_team = CallJson("POST", "/api/v1/commands",
+                          json{{"config", {{"entrypoint", {"true"}}, {"resources", {{"resource_pool", "gpu"}}}}},
+                               {"workspaceId", team},
+                               {"force", true}}
+                              .dump());
+  EXPECT_EQ(in_team["command"]["resourcePool"], "gpu");
+
+  // A restart on the same data rebuilds the same workspaces, roles and bindings.
+  json summary_before = CallJson("GET", "/api/v1/permissions/summary");
+  StartMaster(TwoPools(), "two-pools");
+  LoginAs("alice");
+  EXPECT_EQ(CallJson("GET", "/api/v1/permissions/summary"), summary_before);
+  EXPECT_EQ(CallJson("GET", "/api/v1/resource-pools/gpu/workspace-bindings")["workspaceIds"],
+            json::array({team}));
+  json roles = CallJson("GET", "/api/v1/roles/search/by-user/" + std::to_string(alice));
+  ASSERT_EQ(roles["roles"].size(), 1u) << roles.dump();
+  EXPECT_EQ(roles["roles"][0]["role"]["name"], "Editor");
+  LoginAs("admin");
+  Assign(alice, 2, team, "/api/v1/roles/remove-assignments");
+  Assign(alice, 2, team, "/api/v1/roles/remove-assignments", 404);
+}
+
+}  // namespace
+}  // namespace cairn::api_testing

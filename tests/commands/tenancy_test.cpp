@@ -1,0 +1,226 @@
+// Workspaces, projects, roles and pool bindings on the write side: who may do what, what the
+// decider refuses, and the scheduler keeping work in the pools its workspace may use.
+#include <gtest/gtest.h>
+
+#include "commands/scheduler/explain.h"
+#include "commands/tenancy.h"
+#include "tests/commands/command_builders.h"
+#include "tests/commands/scheduler_support.h"
+
+namespace cairn::commands::testing {
+namespace {
+
+using scheduler_testing::Contains;
+
+// A cluster with workspace 2 "team" (created by the admin "test"), a pool per team, and users:
+// alice (an Editor of team), bob (a Viewer of team), wanda (team's WorkspaceAdmin).
+class TenancyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RUN_OK(cluster, Pools({Pool("default"), Pool("gpu")}));
+    RUN_OK(cluster, Agent("a1", 4));
+    RUN_OK(cluster, Agent("g1", 4, "gpu"));
+    alice = cluster.AddUser("alice");
+    bob = cluster.AddUser("bob");
+    wanda = cluster.AddUser("wanda");
+    RUN_OK(cluster, (CreateWorkspace{"team", "", ""}));
+    RUN_OK(cluster, (ChangeRoles{{{alice, 2, events::ROLE_EDITOR},
+                                  {bob, 2, events::ROLE_VIEWER},
+                                  {wanda, 2, events::ROLE_WORKSPACE_ADMIN}},
+                                 false}));
+  }
+
+  SubmitTask TeamCommand(const std::string& task_id, const std::string& owner) {
+    SubmitTask submit = OneSlotSubmit(task_id);
+    submit.workspace_id = 2;
+    submit.spec.set_user(owner);
+    return submit;
+  }
+
+  Status RunAs(const std::string& user, Command command) {
+    return cluster.Run(std::move(command), "", "user:" + user).status();
+  }
+
+  Cluster cluster;
+  int32_t alice = 0, bob = 0, wanda = 0;
+};
+
+TEST_F(TenancyTest, AViewerMayNotKillAndTheRefusalNamesThePermission) {
+  ASSERT_TRUE(RunAs("alice", TeamCommand("t1", "alice")).ok());
+  const size_t events_before = cluster.all_events.size();
+  Status refused = RunAs("bob", KillTask{"t1", ""});
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Contains(refused.message(), "PERMISSION_TYPE_UPDATE_NSC")) << refused.ToString();
+  EXPECT_TRUE(Contains(refused.message(), "Viewer")) << refused.ToString();
+  EXPECT_EQ(cluster.all_events.size(), events_before);
+  // Nor may a Viewer create work there.
+  EXPECT_EQ(RunAs("bob", TeamCommand("t2", "bob")).code(), StatusCode::kPermissionDenied);
+}
+
+TEST_F(TenancyTest, OwnersWorkspaceAdminsAndClusterAdminsMayChangeWork) {
+  ASSERT_TRUE(RunAs("alice", TeamCommand("t1", "alice")).ok());
+  ASSERT_TRUE(RunAs("alice", TeamCommand("t2", "alice")).ok());
+  ASSERT_TRUE(RunAs("alice", TeamCommand("t3", "alice")).ok());
+  // Another Editor may not change alice's work; its owner, the workspace's admin and a cluster
+  // admin may.
+  const int32_t eddie = cluster.AddUser("eddie");
+  RUN_OK(cluster, (ChangeRoles{{{eddie, 2, events::ROLE_EDITOR}}, false}));
+  EXPECT_EQ(RunAs("eddie", KillTask{"t1", ""}).code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(RunAs("alice", KillTask{"t1", ""}).ok());
+  EXPECT_TRUE(RunAs("wanda", KillTask{"t2", ""}).ok());
+  EXPECT_TRUE(RunAs("test", KillTask{"t3", ""}).ok());
+  // Outside team, wanda is only what every user is in Uncategorized: an Editor.
+  ASSERT_TRUE(RunAs("alice", OneSlotSubmit("u1")).ok());
+  EXPECT_EQ(RunAs("wanda", KillTask{"u1", ""}).code(), StatusCode::kPermissionDenied);
+}
+
+TEST_F(TenancyTest, RolesAreAssignedByWorkspaceAdminsAndClusterWideOnlyByClusterAdmins) {
+  const int32_t carol = cluster.AddUser("carol");
+  EXPECT_EQ(RunAs("alice", ChangeRoles{{{carol, 2, events::ROLE_VIEWER}}, false}).code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_TRUE(RunAs("wanda", ChangeRoles{{{carol, 2, events::ROLE_VIEWER}}, false}).ok());
+  EXPECT_EQ(cluster.state.tenancy.RoleIn(*cluster.state.identity.FindUser(carol), 2),
+            events::ROLE_VIEWER);
+  // A workspace admin cannot make anyone (themself included) a cluster-wide anything.
+  Status escalation = RunAs("wanda", ChangeRoles{{{wanda, 0, events::ROLE_CLUSTER_ADMIN}}, false});
+  EXPECT_EQ(escalation.code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Contains(escalation.message(), "PERMISSION_TYPE_UPDATE_ROLES"));
+  // ClusterAdmin is cluster-wide only; removing a role not held is refused.
+  EXPECT_EQ(RunAs("test", ChangeRoles{{{carol, 2, events::ROLE_CLUSTER_ADMIN}}, false}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunAs("test", ChangeRoles{{{carol, 2, events::ROLE_EDITOR}}, true}).code(),
+            StatusCode::kNotFound);
+  EXPECT_TRUE(RunAs("test", ChangeRoles{{{carol, 2, events::ROLE_VIEWER}}, true}).ok());
+  EXPECT_EQ(cluster.state.tenancy.RoleIn(*cluster.state.identity.FindUser(carol), 2),
+            events::ROLE_UNSPECIFIED);
+  // A cluster-wide Viewer reads everywhere and, once named so in Uncategorized, edits nothing.
+  RUN_OK(cluster, (ChangeRoles{{{carol, 0, events::ROLE_VIEWER}, {carol, 1, events::ROLE_VIEWER}},
+                               false}));
+  EXPECT_TRUE(cluster.state.tenancy.Allows(*cluster.state.identity.FindUser(carol),
+                                           Permission::kViewWorkspace, 2));
+  EXPECT_EQ(RunAs("carol", OneSlotSubmit("c1")).code(), StatusCode::kPermissionDenied);
+}
+
+TEST_F(TenancyTest, WorkspacesAreNamedOnceArchivedAgainstNewWorkAndDeletedOnlyEmpty) {
+  // Names are unique ignoring case (Determined's CLI looks them up both ways).
+  EXPECT_EQ(RunAs("alice", CreateWorkspace{"TEAM", "", ""}).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(RunAs("alice", CreateWorkspace{"", "", ""}).code(), StatusCode::kInvalidArgument);
+  // Any user may create one, and administers it.
+  ASSERT_TRUE(RunAs("alice", CreateWorkspace{"alices", "", ""}).ok());
+  EXPECT_EQ(cluster.state.tenancy.RoleIn(*cluster.state.identity.FindUser(alice), 3),
+            events::ROLE_WORKSPACE_ADMIN);
+  // Renaming and archiving need the workspace's admin.
+  UpdateWorkspace rename;
+  rename.workspace_id = 2;
+  rename.name = "blue";
+  EXPECT_EQ(RunAs("alice", rename).code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(RunAs("wanda", rename).ok());
+  EXPECT_EQ(cluster.state.tenancy.FindWorkspace("blue")->id, 2);
+  ASSERT_TRUE(RunAs("alice", TeamCommand("t1", "alice")).ok());
+  UpdateWorkspace archive;
+  archive.workspace_id = 2;
+  archive.archived = true;
+  ASSERT_TRUE(RunAs("wanda", archive).ok());
+  EXPECT_EQ(RunAs("alice", TeamCommand("t2", "alice")).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(RunAs("wanda", rename).code(), StatusCode::kFailedPrecondition)
+      << "an archived workspace is unarchived before it changes";
+  // Live work keeps it from being deleted; the built-in workspace never is.
+  EXPECT_EQ(RunAs("wanda", DeleteWorkspace{2}).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(RunAs("test", DeleteWorkspace{1}).code(), StatusCode::kFailedPrecondition);
+  RUN_OK(cluster, (KillTask{"t1", ""}));
+  RUN_OK(cluster, Exit("t1"));
+  ASSERT_TRUE(RunAs("wanda", DeleteWorkspace{2}).ok());
+  EXPECT_EQ(cluster.state.tenancy.FindWorkspace(2), nullptr);
+  EXPECT_EQ(cluster.state.tenancy.RoleIn(*cluster.state.identity.FindUser(bob), 2),
+            events::ROLE_UNSPECIFIED);
+}
+
+TEST_F(TenancyTest, ProjectsAreCreatedByEditorsAndChangedByTheirOwnersOrAdmins) {
+  EXPECT_EQ(RunAs("bob", CreateProject{2, "vision", ""}).code(), StatusCode::kPermissionDenied);
+  ASSERT_TRUE(RunAs("alice", CreateProject{2, "vision", "cats"}).ok());
+  const int32_t project = cluster.state.tenancy.last_project_id;
+  EXPECT_EQ(RunAs("alice", CreateProject{2, "vision", ""}).code(), StatusCode::kAlreadyExists);
+  UpdateProject rename;
+  rename.project_id = project;
+  rename.name = "sight";
+  const int32_t eddie = cluster.AddUser("eddie");
+  RUN_OK(cluster, (ChangeRoles{{{eddie, 2, events::ROLE_EDITOR}}, false}));
+  EXPECT_EQ(RunAs("eddie", rename).code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(RunAs("alice", rename).ok());
+  EXPECT_EQ(cluster.state.tenancy.FindProject(project)->name, "sight");
+  EXPECT_TRUE(RunAs("wanda", DeleteProject{project}).ok());
+  EXPECT_EQ(RunAs("test", DeleteProject{1}).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(TenancyTest, BoundPoolsTakeOnlyTheirWorkspacesWorkAndDefaultsRouteIt) {
+  // Only cluster admins bind pools.
+  EXPECT_EQ(RunAs("wanda", SetPoolBindings{"gpu", {2}, SetPoolBindings::Mode::kAdd}).code(),
+            StatusCode::kPermissionDenied);
+  RUN_OK(cluster, (SetPoolBindings{"gpu", {2}, SetPoolBindings::Mode::kAdd}));
+  // Uncategorized work may not ask for gpu; team's may, and unbound pools take everyone's.
+  Ask gpu;
+  gpu.pool = "gpu";
+  auto refused = cluster.Run(Submission("u1", gpu));
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(refused.status().message(), "not available to workspace id 1"));
+  SubmitTask team_gpu = Submission("t1", gpu);
+  team_gpu.workspace_id = 2;
+  ASSERT_TRUE(RunAs("alice", team_gpu).ok());
+  EXPECT_EQ(cluster.Task("t1").agent_id, "g1");
+  SubmitTask team_default = OneSlotSubmit("t2");
+  team_default.workspace_id = 2;
+  ASSERT_TRUE(RunAs("alice", team_default).ok());
+  EXPECT_EQ(cluster.Task("t2").resources.resource_pool(), "default");
+  // A workspace's default compute pool routes its work there.
+  UpdateWorkspace defaults;
+  defaults.workspace_id = 2;
+  defaults.default_compute_pool = "gpu";
+  ASSERT_TRUE(RunAs("wanda", defaults).ok());
+  SubmitTask routed = OneSlotSubmit("t3");
+  routed.workspace_id = 2;
+  ASSERT_TRUE(RunAs("alice", routed).ok());
+  EXPECT_EQ(cluster.Task("t3").resources.resource_pool(), "gpu");
+  // A job may not move into a pool bound to others.
+  UpdateJob move;
+  move.job_id = "u2";
+  move.resource_pool = "gpu";
+  RUN_OK(cluster, OneSlotSubmit("u2"));
+  EXPECT_EQ(cluster.Run(move).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(TenancyTest, WorkQueuedBeforeABindingWaitsAndTheExplanationSaysWhy) {
+  // Fill gpu, queue an Uncategorized task behind, then bind gpu to team only.
+  Ask gpu;
+  gpu.pool = "gpu";
+  gpu.slots = 4;
+  RUN_OK(cluster, Submission("big", gpu));
+  ASSERT_EQ(cluster.Task("big").agent_id, "g1");
+  RUN_OK(cluster, Submission("next", gpu));
+  RUN_OK(cluster, (SetPoolBindings{"gpu", {2}, SetPoolBindings::Mode::kReplace}));
+  RUN_OK(cluster, Exit("big"));
+  // The slots are free, but the pool no longer takes Uncategorized work.
+  EXPECT_EQ(cluster.Task("next").state, TaskState::kQueued);
+  auto why = ExplainTask(cluster.state, "next", cluster.now);
+  ASSERT_TRUE(why.ok()) << why.status().ToString();
+  EXPECT_TRUE(Contains(why->reason, "no longer available to workspace id 1")) << why->reason;
+  // Unbinding lets it run.
+  RUN_OK(cluster, (SetPoolBindings{"gpu", {2}, SetPoolBindings::Mode::kRemove}));
+  EXPECT_EQ(cluster.Task("next").agent_id, "g1");
+}
+
+TEST_F(TenancyTest, ReplayingTheEventsRebuildsTheSameTenancy) {
+  RUN_OK(cluster, (SetPoolBindings{"gpu", {2}, SetPoolBindings::Mode::kAdd}));
+  ASSERT_TRUE(RunAs("alice", CreateProject{2, "vision", ""}).ok());
+  ASSERT_TRUE(RunAs("alice", PinWorkspace{2, true}).ok());
+  TenancyState replayed;
+  for (const auto& event : cluster.all_events) ApplyTenancy(replayed, event);
+  const TenancyState& live = cluster.state.tenancy;
+  EXPECT_EQ(replayed.roles, live.roles);
+  EXPECT_EQ(replayed.pool_bindings, live.pool_bindings);
+  EXPECT_EQ(replayed.workspace_ids, live.workspace_ids);
+  EXPECT_EQ(replayed.projects.size(), live.projects.size());
+  EXPECT_EQ(replayed.workspaces.at(2).pinned_by, (std::set<int32_t>{alice}));
+}
+
+}  // namespace
+}  // namespace cairn::commands::testing
