@@ -54,7 +54,7 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   if (options.hostname.empty()) options.hostname = Hostname();
   CAIRN_ASSIGN_OR_RETURN(auto control_client,
                          MasterClient::Create(options.master_url, options.agent_id, options.retry,
-                                              options.agent_token));
+                                              options.agent_token, options.master_cert_file));
   std::unique_ptr<MasterClient> report_client = control_client->Clone();
   return std::unique_ptr<Agent>(
       new Agent(std::move(options), std::move(control_client), std::move(report_client)));
@@ -79,6 +79,7 @@ TaskLaunchSettings LaunchSettingsFor(const AgentOptions& options) {
   settings.base_env = CurrentEnvironment();
   settings.harness_dir = options.harness_dir;
   settings.agent_token = options.agent_token;
+  settings.master_cert_file = options.master_cert_file;
   return settings;
 }
 
@@ -193,7 +194,8 @@ Result<Registration> Agent::Start() {
 Result<std::unique_ptr<PlacementSource>> Agent::OpenPlacementSource(
     const Registration& registration) {
   if (registration.transport == "http") {
-    CAIRN_ASSIGN_OR_RETURN(http::Client client, http::Client::FromUrl(options_.master_url));
+    CAIRN_ASSIGN_OR_RETURN(http::Client client,
+                           http::Client::FromUrl(options_.master_url, options_.master_cert_file));
     if (!options_.agent_token.empty()) {
       client.SetDefaultHeader("Authorization", "Bearer " + options_.agent_token);
     }

@@ -42,6 +42,9 @@ struct AgentOptions {
   // The master's agent token, sent with every call (a secret: never logged). Each task's own
   // token (CAIRN_ALLOCATION_TOKEN) is derived from it: base/password.h AllocationToken.
   std::string agent_token;
+  // The CA file an https:// master is verified with ("" = the system's CAs); tasks get its path
+  // as CAIRN_MASTER_CERT_FILE / DET_MASTER_CERT_FILE.
+  std::string master_cert_file;
   // Tuning; the defaults are the production values.
   RetryPolicy retry;
   ReportQueue::Options reports;

@@ -66,7 +66,8 @@ enum class Setting {
   kWorkRoot,
   kKillGrace,
   kHeartbeatInterval,
-  kAgentTokenFile
+  kAgentTokenFile,
+  kMasterCertFile
 };
 
 Status ApplySetting(Setting setting, const std::string& source, const std::string& value,
@@ -99,6 +100,9 @@ Status ApplySetting(Setting setting, const std::string& source, const std::strin
     case Setting::kAgentTokenFile:
       config.agent_token_file = value;
       break;
+    case Setting::kMasterCertFile:
+      config.master_cert_file = value;
+      break;
   }
   return Status::Ok();
 }
@@ -113,6 +117,7 @@ const std::map<std::string, Setting>& YamlKeys() {
       {"kill_grace_seconds", Setting::kKillGrace},
       {"heartbeat_interval_seconds", Setting::kHeartbeatInterval},
       {"agent_token_file", Setting::kAgentTokenFile},
+      {"master_cert_file", Setting::kMasterCertFile},
   };
   return keys;
 }
@@ -126,7 +131,8 @@ struct Flag {
 
 const std::vector<Flag>& Flags() {
   static const std::vector<Flag> flags = {
-      {"--master", Setting::kMaster, "URL", "the master, http://host:port (here or in --config)"},
+      {"--master", Setting::kMaster, "URL",
+       "the master, http://host:port or https://host:port (here or in --config)"},
       {"--id", Setting::kId, "NAME",
        "this agent's id: letters, digits, '.', '_', '-' (here or in --config)"},
       {"--slots", Setting::kSlots, "N",
@@ -141,6 +147,10 @@ const std::vector<Flag>& Flags() {
       {"--agent-token-file", Setting::kAgentTokenFile, "FILE",
        "the file holding the master's agent token (security.agent_token, or the master's "
        "<data dir>/agent-token)"},
+      // Determined's agent flag; its YAML key here is master_cert_file.
+      {"--security-tls-master-cert", Setting::kMasterCertFile, "FILE",
+       "the CA certificate (PEM) an https:// master is verified with (default: the system's "
+       "CAs); tasks get it as CAIRN_MASTER_CERT_FILE"},
   };
   return flags;
 }
@@ -184,10 +194,16 @@ Status ApplyConfigYaml(const std::string& yaml_text, const std::string& source,
 
 Status ValidateConfig(const AgentConfig& config) {
   if (config.master_url.empty()) return Status::InvalidArgument("--master URL is required");
-  const std::string scheme = "http://";
+  const bool https = config.master_url.rfind("https://", 0) == 0;
+  const std::string scheme = https ? "https://" : "http://";
   if (config.master_url.rfind(scheme, 0) != 0) {
-    return Status::InvalidArgument("--master must be an http://host:port URL, got '" +
+    return Status::InvalidArgument("--master must be an http(s)://host:port URL, got '" +
                                    config.master_url + "'");
+  }
+  if (!https && !config.master_cert_file.empty()) {
+    return Status::InvalidArgument(
+        "--security-tls-master-cert is for an https:// master, but --master is '" +
+        config.master_url + "'");
   }
   std::string authority = config.master_url.substr(scheme.size());
   if (!authority.empty() && authority.back() == '/') authority.pop_back();
@@ -198,7 +214,7 @@ Status ValidateConfig(const AgentConfig& config) {
                  port.find_first_not_of("0123456789") == std::string::npos &&
                  std::stoi(port) >= 1 && std::stoi(port) <= 65535;
   if (host.empty() || host.find('/') != std::string::npos || !port_ok) {
-    return Status::InvalidArgument("--master must be an http://host:port URL, got '" +
+    return Status::InvalidArgument("--master must be an http(s)://host:port URL, got '" +
                                    config.master_url + "'");
   }
   if (config.agent_id.empty()) return Status::InvalidArgument("--id NAME is required");
@@ -234,9 +250,8 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   CLI::Option* config_file =
       app.add_option("--config",
                      "YAML with keys master, id, slots, resource_pool, work_root, "
-                     "kill_grace_seconds, heartbeat_interval_seconds, agent_token_file; read "
-                     "first, "
-                     "so flags override it")
+                     "kill_grace_seconds, heartbeat_interval_seconds, agent_token_file, "
+                     "master_cert_file; read first, so flags override it")
           ->type_name("FILE");
   // Kept as text and applied after the file, by the same rules as its keys.
   std::vector<CLI::Option*> flag_options;

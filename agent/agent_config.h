@@ -12,7 +12,7 @@
 namespace cairn::agent {
 
 struct AgentConfig {
-  std::string master_url;  // "http://host:port"
+  std::string master_url;  // "http://host:port" or "https://host:port"
   std::string agent_id;
   std::optional<int> slots;  // artificial CPU slots; unset = discover GPUs
   std::string resource_pool = "default";
@@ -23,6 +23,8 @@ struct AgentConfig {
   // The file holding the agent token the master requires of agents (read at start; the token
   // itself is never logged). "" = none: the master then refuses this agent.
   std::string agent_token_file;
+  // The CA file (PEM) an https:// master's certificate is verified with; "" = the system's CAs.
+  std::string master_cert_file;
 };
 
 struct CommandLine {

@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
   options.kill_grace = config.kill_grace;
   options.heartbeat_interval = config.heartbeat_interval;
   options.trace_file = config.trace_file;
+  // Absolute, because tasks get the path and run in their own work directories.
+  if (!config.master_cert_file.empty()) {
+    options.master_cert_file = std::filesystem::absolute(config.master_cert_file).string();
+  }
   if (!config.agent_token_file.empty()) {
     Result<std::string> token = ReadTokenFile(config.agent_token_file);
     if (!token.ok()) return UsageError("agent token: " + token.status().message());

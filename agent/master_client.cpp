@@ -107,8 +107,9 @@ Result<Registration> ParseRegistration(const std::string& body) {
 
 Result<std::unique_ptr<MasterClient>> MasterClient::Create(const std::string& master_url,
                                                            std::string agent_id, RetryPolicy policy,
-                                                           std::string agent_token) {
-  CAIRN_ASSIGN_OR_RETURN(http::Client client, http::Client::FromUrl(master_url));
+                                                           std::string agent_token,
+                                                           const std::string& master_cert_file) {
+  CAIRN_ASSIGN_OR_RETURN(http::Client client, http::Client::FromUrl(master_url, master_cert_file));
   return std::make_unique<MasterClient>(std::move(client), std::move(agent_id), policy,
                                         std::move(agent_token));
 }
@@ -123,8 +124,9 @@ MasterClient::MasterClient(http::Client client, std::string agent_id, RetryPolic
 }
 
 std::unique_ptr<MasterClient> MasterClient::Clone() const {
-  return std::make_unique<MasterClient>(http::Client(client_.host(), client_.port()), agent_id_,
-                                        policy_, agent_token_);
+  return std::make_unique<MasterClient>(
+      http::Client(client_.host(), client_.port(), client_.options()), agent_id_, policy_,
+      agent_token_);
 }
 
 void MasterClient::Cancel() {

@@ -55,10 +55,12 @@ Result<Registration> ParseRegistration(const std::string& body);
 class MasterClient {
  public:
   // Every request carries `agent_token` as its bearer token (the master refuses agents without
-  // it); "" sends none.
+  // it); "" sends none. An https:// master is verified with the CA in `master_cert_file` ("" =
+  // the system's CAs).
   static Result<std::unique_ptr<MasterClient>> Create(const std::string& master_url,
                                                       std::string agent_id, RetryPolicy policy,
-                                                      std::string agent_token = "");
+                                                      std::string agent_token = "",
+                                                      const std::string& master_cert_file = "");
   MasterClient(http::Client client, std::string agent_id, RetryPolicy policy,
                std::string agent_token = "");
 

@@ -111,6 +111,13 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
     for (const auto& [name, value] : task_values) env.Set(prefix + std::string(name), value);
   }
   if (any_gpu) env.Set("CUDA_VISIBLE_DEVICES", cuda_devices);
+  // The task verifies the master as the agent does (Determined's harness reads
+  // DET_MASTER_CERT_FILE).
+  if (!settings.master_cert_file.empty()) {
+    for (const char* name : {"DET_MASTER_CERT_FILE", "CAIRN_MASTER_CERT_FILE"}) {
+      env.Set(name, settings.master_cert_file);
+    }
+  }
   const int agents = std::max(order.parts_size(), 1);
   env.Set("CAIRN_NUM_AGENTS", std::to_string(agents));
   env.Set("CAIRN_AGENT_RANK", std::to_string(rank));

@@ -24,6 +24,8 @@ struct TaskLaunchSettings {
   std::string harness_dir;
   // The master's agent token: the task's CAIRN_ALLOCATION_TOKEN is derived from it.
   std::string agent_token;
+  // The CA file the agent verifies an https:// master with; "" = none given.
+  std::string master_cert_file;
 };
 
 // This agent's part of an allocation (several agents share a gang), and its rank among them;
@@ -38,7 +40,9 @@ std::string DefaultWorkDir(const std::string& work_root, const std::string& allo
 // The environment is the agent's, then DET_MASTER, DET_TASK_ID, DET_ALLOCATION_ID,
 // DET_AGENT_ID, DET_TASK_TYPE, DET_SLOT_IDS ("[0,1]"), DET_RESOURCE_POOL, the same under
 // CAIRN_*, CUDA_VISIBLE_DEVICES (GPU uuids, or indexes when a uuid is unknown) when the slots
-// are GPUs, CAIRN_NUM_AGENTS / CAIRN_AGENT_RANK (a gang's size and this part's rank), for
+// are GPUs, CAIRN_MASTER_CERT_FILE / DET_MASTER_CERT_FILE (the CA file that verifies an https://
+// master) when the agent has one, CAIRN_NUM_AGENTS / CAIRN_AGENT_RANK (a gang's size and this
+// part's rank), for
 // trials PYTHONPATH with the harness directory first, then spec.environment_variables (a later
 // value of a name replaces an earlier one), and last CAIRN_ALLOCATION_TOKEN when the agent has a
 // token.

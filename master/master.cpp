@@ -182,6 +182,8 @@ Status BindServer(Master::Parts& parts) {
   options.address = parts.config.listen_address;
   options.port = parts.config.port;
   options.max_body_bytes = parts.config.max_request_body_bytes;
+  options.tls_cert_file = parts.config.security.tls.cert;
+  options.tls_key_file = parts.config.security.tls.key;
   std::atomic<api::RestApi*>* ready_api = &parts.ready_api;
   parts.server = std::make_unique<http::Server>(options, [ready_api](const http::Request& request) {
     api::RestApi* api = ready_api->load();
@@ -219,7 +221,8 @@ uint16_t Master::port() const { return parts_->server->port(); }
 std::string Master::url() const {
   std::string host =
       parts_->config.listen_address == "0.0.0.0" ? "127.0.0.1" : parts_->config.listen_address;
-  return "http://" + host + ":" + std::to_string(port());
+  const char* scheme = parts_->config.security.tls.cert.empty() ? "http://" : "https://";
+  return scheme + host + ":" + std::to_string(port());
 }
 
 // Stopping runs the start backwards: no new requests (open streams end), no more timers, the

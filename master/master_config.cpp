@@ -21,11 +21,35 @@ namespace cairn {
 namespace {
 
 using master_config::CheckKeys;
+using master_config::IsSet;
 using master_config::ParsePools;
 using master_config::Scalar;
 using master_config::Where;
 
-// `security:`: the built-in users' first password, session lifetime and login throttling.
+// `security.tls`: Determined's keys, cert and key, both or neither.
+Status ParseTls(const std::string& source, const YAML::Node& node,
+                MasterConfig::Security::Tls& tls) {
+  if (!node.IsMap())
+    return Status::InvalidArgument(Where(source, node, "security.tls") + ": expected a map");
+  CAIRN_RETURN_IF_ERROR(CheckKeys(source, node, "security.tls.", {"cert", "key"}));
+  if (IsSet(node["cert"])) {
+    CAIRN_ASSIGN_OR_RETURN(tls.cert, Scalar<std::string>(source, node["cert"], "security.tls.cert",
+                                                         "a certificate file path"));
+  }
+  if (IsSet(node["key"])) {
+    CAIRN_ASSIGN_OR_RETURN(tls.key, Scalar<std::string>(source, node["key"], "security.tls.key",
+                                                        "a private key file path"));
+  }
+  if (tls.cert.empty() != tls.key.empty()) {
+    return Status::InvalidArgument(Where(source, node, "security.tls") +
+                                   ": cert and key go together: set both to serve HTTPS, or "
+                                   "neither");
+  }
+  return Status::Ok();
+}
+
+// `security:`: the built-in users' first password, session lifetime, login throttling, the
+// agent token and TLS.
 Status ParseSecurity(const std::string& source, const YAML::Node& root,
                      MasterConfig::Security& security) {
   const auto node = root["security"];
@@ -35,7 +59,8 @@ Status ParseSecurity(const std::string& source, const YAML::Node& root,
   CAIRN_RETURN_IF_ERROR(
       CheckKeys(source, node, "security.",
                 {"initial_user_password", "session_lifetime_hours", "max_failed_logins",
-                 "failed_login_window_seconds", "agent_token"}));
+                 "failed_login_window_seconds", "agent_token", "tls"}));
+  if (IsSet(node["tls"])) CAIRN_RETURN_IF_ERROR(ParseTls(source, node["tls"], security.tls));
   if (node["agent_token"]) {
     // A secret, like the password below: errors name the field, never echo it.
     CAIRN_ASSIGN_OR_RETURN(

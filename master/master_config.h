@@ -38,6 +38,13 @@ struct MasterConfig {
     // The token agents present (their --agent-token-file holds it). Empty: the master makes one
     // at its first start in <data_dir>/agent-token. A secret: never logged.
     std::string agent_token;
+    // `security.tls`: serve HTTPS (TLS 1.2 or later) with this certificate and key, PEM files
+    // (the certificate may be followed by intermediates). Both or neither; neither serves
+    // plain HTTP. The master refuses to start when it cannot use them.
+    struct Tls {
+      std::string cert;
+      std::string key;
+    } tls;
   } security;
   // The effective pools: every pool's scheduler is fully resolved (type and fitting policy never
   // UNSPECIFIED), and both default pools name a configured pool.

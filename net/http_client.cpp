@@ -1,5 +1,7 @@
 #include "net/http_client.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -7,7 +9,11 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <mutex>
+#include <variant>
+
+#include "net/tls_context.h"
 
 namespace cairn::http {
 
@@ -16,18 +22,38 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 
+namespace {
+
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+// One connection to the server: plain TCP, or TLS over it. Operations take either kind through
+// std::visit, so there is one request path for both.
+using Connection = std::variant<beast::tcp_stream, TlsStream>;
+
+// The TCP stream at the bottom of a connection: its timeouts and its descriptor.
+beast::tcp_stream& Tcp(Connection& connection) {
+  return std::visit(
+      [](auto& stream) -> beast::tcp_stream& { return beast::get_lowest_layer(stream); },
+      connection);
+}
+
+}  // namespace
+
 struct Client::Impl {
   std::string host;
   uint16_t port = 0;
+  ClientOptions options;
   net::io_context io;
-  std::unique_ptr<beast::tcp_stream> stream;
+  std::unique_ptr<net::ssl::context> tls;  // loaded with the first HTTPS connection
+  std::unique_ptr<Connection> stream;
   beast::flat_buffer buffer;
   std::mutex fd_mutex;  // guards active_fd for Cancel()
   int active_fd = -1;
   std::atomic<bool> cancelled{false};
   std::map<std::string, std::string> default_headers;  // sent with every request
 
-  Status Connect(beast::tcp_stream& target, std::chrono::milliseconds timeout);
+  // A new connection, its TLS handshake done; it is the one Cancel() shuts down.
+  Result<std::unique_ptr<Connection>> Connect(std::chrono::milliseconds timeout);
+  Status Handshake(TlsStream& stream, std::chrono::milliseconds timeout);
   void SetActiveFd(int fd) {
     std::lock_guard lock(fd_mutex);
     active_fd = fd;
@@ -39,11 +65,15 @@ struct Client::Impl {
   }
 };
 
-Status Client::Impl::Connect(beast::tcp_stream& target, std::chrono::milliseconds timeout) {
+Result<std::unique_ptr<Connection>> Client::Impl::Connect(std::chrono::milliseconds timeout) {
+  if (options.tls && !tls) {
+    CAIRN_ASSIGN_OR_RETURN(tls, ClientTlsContext(options.ca_file));
+  }
   beast::error_code ec;
   tcp::resolver resolver(io);
   auto endpoints = resolver.resolve(host, std::to_string(port), ec);
   if (ec) return Status::Unavailable("cannot resolve " + host + ": " + ec.message());
+  beast::tcp_stream target(io);
   target.expires_after(timeout);
   target.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
   Run();
@@ -52,24 +82,69 @@ Status Client::Impl::Connect(beast::tcp_stream& target, std::chrono::millisecond
                                ec.message());
   }
   target.socket().set_option(tcp::no_delay(true), ec);
-  return Status::Ok();
+  SetActiveFd(target.socket().native_handle());
+  if (!options.tls) {
+    return std::make_unique<Connection>(std::in_place_type<beast::tcp_stream>, std::move(target));
+  }
+  auto connection =
+      std::make_unique<Connection>(std::in_place_type<TlsStream>, std::move(target), *tls);
+  Status shaken = Handshake(std::get<TlsStream>(*connection), timeout);
+  if (!shaken.ok()) {
+    SetActiveFd(-1);
+    return shaken;
+  }
+  return connection;
 }
 
-Client::Client(std::string host, uint16_t port) : impl_(std::make_unique<Impl>()) {
+Status Client::Impl::Handshake(TlsStream& stream, std::chrono::milliseconds timeout) {
+  SSL* ssl = stream.native_handle();
+  beast::error_code ec;
+  const auto address = net::ip::make_address(host, ec);
+  // OpenSSL checks the name during the handshake and records why it refused, so a wrong name
+  // reads as clearly as an unknown CA. SNI names hosts only, never addresses (RFC 6066).
+  if (ec) {
+    SSL_set_tlsext_host_name(ssl, host.c_str());
+    SSL_set1_host(ssl, host.c_str());
+  } else {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), address.to_string().c_str());
+  }
+  beast::get_lowest_layer(stream).expires_after(timeout);
+  stream.async_handshake(net::ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
+  Run();
+  if (!ec) return Status::Ok();
+  const std::string server = host + ":" + std::to_string(port);
+  const long verdict = SSL_get_verify_result(ssl);
+  if (verdict != X509_V_OK) {
+    return Status::Unauthenticated(
+        "TLS: the certificate of " + server +
+        " failed verification: " + X509_verify_cert_error_string(verdict) +
+        (options.ca_file.empty() ? " (checked against the system's CAs)"
+                                 : " (checked against the CA file '" + options.ca_file + "')"));
+  }
+  return Status::Unavailable("TLS handshake with " + server + " failed: " + ec.message());
+}
+
+Client::Client(std::string host, uint16_t port, ClientOptions options)
+    : impl_(std::make_unique<Impl>()) {
   impl_->host = std::move(host);
   impl_->port = port;
+  impl_->options = std::move(options);
 }
 Client::~Client() = default;
 Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 
-Result<Client> Client::FromUrl(const std::string& url) {
+Result<Client> Client::FromUrl(const std::string& url, const std::string& ca_file) {
   std::string rest = url;
-  const std::string scheme = "http://";
-  if (rest.rfind(scheme, 0) == 0) {
-    rest = rest.substr(scheme.size());
+  ClientOptions options;
+  if (rest.rfind("http://", 0) == 0) {
+    rest = rest.substr(7);
+  } else if (rest.rfind("https://", 0) == 0) {
+    rest = rest.substr(8);
+    options.tls = true;
+    options.ca_file = ca_file;
   } else if (rest.find("://") != std::string::npos) {
-    return Status::InvalidArgument("only http:// master URLs are supported: " + url);
+    return Status::InvalidArgument("only http:// and https:// URLs are supported: " + url);
   }
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   size_t colon = rest.rfind(':');
@@ -84,7 +159,7 @@ Result<Client> Client::FromUrl(const std::string& url) {
   }
   int port = std::stoi(port_text);
   if (port <= 0 || port > 65535) return Status::InvalidArgument("bad port in URL: " + url);
-  return Client(host, static_cast<uint16_t>(port));
+  return Client(host, static_cast<uint16_t>(port), std::move(options));
 }
 
 Result<ClientResponse> Client::Request(const std::string& method, const std::string& target,
@@ -113,27 +188,29 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool reused = d.stream != nullptr;
     if (!d.stream) {
-      d.stream = std::make_unique<beast::tcp_stream>(d.io);
       d.buffer.clear();
-      Status connected = d.Connect(*d.stream, timeout);
-      if (!connected.ok()) {
-        d.stream.reset();
-        return connected;
-      }
-      d.SetActiveFd(d.stream->socket().native_handle());
+      CAIRN_ASSIGN_OR_RETURN(d.stream, d.Connect(timeout));
     }
     beast::error_code write_ec, read_ec;
-    d.stream->expires_after(timeout);
-    bhttp::async_write(*d.stream, req, [&](beast::error_code e, size_t) { write_ec = e; });
+    Tcp(*d.stream).expires_after(timeout);
+    std::visit(
+        [&](auto& stream) {
+          bhttp::async_write(stream, req, [&](beast::error_code e, size_t) { write_ec = e; });
+        },
+        *d.stream);
     d.Run();
     // Read the answer even when the write failed: a server refusing an oversized body answers
     // 413 and stops reading, which makes our write fail first.
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     if (!d.cancelled) {
-      d.stream->expires_after(timeout);
-      bhttp::async_read(*d.stream, d.buffer, parser,
-                        [&](beast::error_code e, size_t) { read_ec = e; });
+      Tcp(*d.stream).expires_after(timeout);
+      std::visit(
+          [&](auto& stream) {
+            bhttp::async_read(stream, d.buffer, parser,
+                              [&](beast::error_code e, size_t) { read_ec = e; });
+          },
+          *d.stream);
       d.Run();
     }
     if (read_ec || d.cancelled || !parser.is_done()) {
@@ -176,9 +253,10 @@ Status Client::StreamLines(const std::string& method, const std::string& target,
                            std::chrono::milliseconds idle_timeout) {
   Impl& d = *impl_;
   d.cancelled = false;
-  beast::tcp_stream stream(d.io);
-  CAIRN_RETURN_IF_ERROR(d.Connect(stream, std::chrono::seconds(30)));
-  d.SetActiveFd(stream.socket().native_handle());
+  CAIRN_ASSIGN_OR_RETURN(std::unique_ptr<Connection> connection,
+                         d.Connect(std::chrono::seconds(30)));
+  Connection& stream = *connection;
+  beast::tcp_stream& tcp_layer = Tcp(stream);
   if (d.cancelled) {
     d.SetActiveFd(-1);
     return Status::Unavailable("cancelled");
@@ -190,18 +268,24 @@ Status Client::StreamLines(const std::string& method, const std::string& target,
   for (const auto& [name, value] : headers) req.set(name, value);
   req.keep_alive(false);
   beast::error_code ec;
-  stream.expires_after(std::chrono::seconds(30));
-  bhttp::async_write(stream, req, [&](beast::error_code e, size_t) { ec = e; });
+  tcp_layer.expires_after(std::chrono::seconds(30));
+  std::visit(
+      [&](auto& s) { bhttp::async_write(s, req, [&](beast::error_code e, size_t) { ec = e; }); },
+      stream);
   d.Run();
   if (ec) {
     d.SetActiveFd(-1);
     return Status::Unavailable("stream request failed: " + ec.message());
   }
-  stream.expires_never();
+  tcp_layer.expires_never();
   beast::flat_buffer buffer;
   bhttp::response_parser<bhttp::buffer_body> parser;
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-  bhttp::async_read_header(stream, buffer, parser, [&](beast::error_code e, size_t) { ec = e; });
+  std::visit(
+      [&](auto& s) {
+        bhttp::async_read_header(s, buffer, parser, [&](beast::error_code e, size_t) { ec = e; });
+      },
+      stream);
   d.Run();
   if (ec) {
     d.SetActiveFd(-1);
@@ -217,11 +301,15 @@ Status Client::StreamLines(const std::string& method, const std::string& target,
     parser.get().body().data = chunk;
     parser.get().body().size = sizeof chunk;
     if (idle_timeout.count() > 0) {
-      stream.expires_after(idle_timeout);
+      tcp_layer.expires_after(idle_timeout);
     } else {
-      stream.expires_never();
+      tcp_layer.expires_never();
     }
-    bhttp::async_read_some(stream, buffer, parser, [&](beast::error_code e, size_t) { ec = e; });
+    std::visit(
+        [&](auto& s) {
+          bhttp::async_read_some(s, buffer, parser, [&](beast::error_code e, size_t) { ec = e; });
+        },
+        stream);
     d.Run();
     if (ec == bhttp::error::need_buffer) ec = {};
     size_t got = sizeof chunk - parser.get().body().size;
@@ -245,7 +333,7 @@ Status Client::StreamLines(const std::string& method, const std::string& target,
   }
   if (result.ok() && !stop && status == 200 && !pending.empty()) on_line(pending);
   d.SetActiveFd(-1);
-  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  tcp_layer.socket().shutdown(tcp::socket::shutdown_both, ec);
   if (status != 200 && result.ok()) {
     return Status(status == 404 ? StatusCode::kNotFound : StatusCode::kFailedPrecondition,
                   "HTTP " + std::to_string(status) + ": " + error_body);
@@ -261,5 +349,6 @@ void Client::Cancel() {
 
 const std::string& Client::host() const { return impl_->host; }
 uint16_t Client::port() const { return impl_->port; }
+const ClientOptions& Client::options() const { return impl_->options; }
 
 }  // namespace cairn::http

@@ -1,5 +1,6 @@
 // A small synchronous HTTP/1.1 client on Boost.Beast with one kept-alive connection,
-// reconnecting when the server closed it. Not thread-safe, except Cancel().
+// reconnecting when the server closed it; HTTPS (OpenSSL) verifies the server's certificate and
+// name. Not thread-safe, except Cancel().
 #pragma once
 
 #include <chrono>
@@ -20,18 +21,30 @@ struct ClientResponse {
   std::map<std::string, std::string> headers;  // names lower-cased
 };
 
+// How a client reaches its server.
+struct ClientOptions {
+  // HTTPS: TLS 1.2 or later; the server's certificate must chain to a CA in `ca_file` (PEM), or
+  // to one the system trusts when it is "", and name `host` (a DNS name or an IP address). SNI
+  // carries the host name.
+  bool tls = false;
+  std::string ca_file;
+};
+
 class Client {
  public:
-  Client(std::string host, uint16_t port);
+  Client(std::string host, uint16_t port, ClientOptions options = {});
   ~Client();
   Client(Client&&) noexcept;
   Client& operator=(Client&&) noexcept;
 
-  // Parses "http://host:port" (a trailing slash is fine).
-  static Result<Client> FromUrl(const std::string& url);
+  // Parses "http://host:port" or "https://host:port" (a trailing slash is fine; no scheme means
+  // http). `ca_file` is the CA that https verifies the server with ("" = the system's CAs).
+  static Result<Client> FromUrl(const std::string& url, const std::string& ca_file = "");
 
-  // Sends one request and reads the whole response. A transport failure is Unavailable; any
-  // HTTP status (also 4xx/5xx) is a successful result. `timeout` bounds each of the write and
+  // Sends one request and reads the whole response. A transport failure is Unavailable; an
+  // unreadable CA file is InvalidArgument; a server whose certificate or name fails
+  // verification is Unauthenticated (retrying cannot help). Any HTTP status (also 4xx/5xx) is a
+  // successful result. `timeout` bounds each of the write and
   // the read. A GET/HEAD/PUT/DELETE, or a request with an Idempotency-Key header, is retried
   // once on a fresh connection when a kept-alive one turns out to be closed.
   Result<ClientResponse> Request(const std::string& method, const std::string& target,
@@ -60,6 +73,7 @@ class Client {
 
   const std::string& host() const;
   uint16_t port() const;
+  const ClientOptions& options() const;
 
  private:
   struct Impl;

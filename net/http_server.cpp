@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -15,6 +17,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "net/tls_context.h"
 
 namespace cairn::http {
 
@@ -23,42 +26,38 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 
-struct Server::Impl {
-  Options options;
-  Handler handler;
-  net::io_context io;
-  tcp::acceptor acceptor{io};
-  uint16_t bound_port = 0;
-  std::thread accept_thread;
-
-  std::mutex mutex;
-  std::condition_variable connections_done;
-  std::map<uint64_t, int> open_sockets;  // connection id -> native fd, for Stop()
-  uint64_t next_connection_id = 0;
-  bool stopping = false;
-
-  void AcceptLoop();
-  void Serve(uint64_t id, tcp::socket socket);
-};
-
 namespace {
 
-// The connection's socket as Beast reads a request from it, each read waiting at most `timeout`
-// for bytes: a client that starts a request and stalls is dropped. (SO_RCVTIMEO would not do:
-// Asio's blocking read polls again, without a limit, when recv times out.)
-class TimedReader {
+// The connection's socket as Beast (and, under TLS, OpenSSL) reads from it, each read waiting at
+// most a set time for bytes: a client that starts a request, or a handshake, and stalls is
+// dropped. Under TLS it is the layer beneath the ssl::stream, so the limits bound the raw bytes.
+// (SO_RCVTIMEO would not do: Asio's blocking read polls again, without a limit, when recv times
+// out.)
+class TimedSocket {
  public:
   using executor_type = tcp::socket::executor_type;
+  using lowest_layer_type = tcp::socket::lowest_layer_type;
 
-  TimedReader(tcp::socket& socket, std::chrono::milliseconds timeout)
-      : socket_(socket), timeout_ms_(static_cast<int>(timeout.count())) {}
+  TimedSocket(tcp::socket& socket, std::chrono::milliseconds read_timeout,
+              std::chrono::milliseconds idle_timeout)
+      : socket_(socket),
+        read_timeout_ms_(static_cast<int>(read_timeout.count())),
+        idle_timeout_ms_(static_cast<int>(idle_timeout.count())) {}
 
   executor_type get_executor() { return socket_.get_executor(); }
+  lowest_layer_type& lowest_layer() { return socket_.lowest_layer(); }
+  const lowest_layer_type& lowest_layer() const { return socket_.lowest_layer(); }
+
+  // The next read waits for a new request on a kept-alive connection: up to the idle timeout
+  // instead of the read timeout (an idle connection holds a thread and a descriptor).
+  void AwaitNextRequest() { awaiting_request_ = true; }
 
   template <class MutableBufferSequence>
   size_t read_some(const MutableBufferSequence& buffers, beast::error_code& ec) {
+    const int timeout_ms = awaiting_request_ ? idle_timeout_ms_ : read_timeout_ms_;
+    awaiting_request_ = false;
     pollfd readable{socket_.native_handle(), POLLIN, 0};
-    int ready = ::poll(&readable, 1, timeout_ms_);
+    int ready = ::poll(&readable, 1, timeout_ms);
     if (ready == 0) {
       ec = net::error::timed_out;
       return 0;
@@ -78,10 +77,58 @@ class TimedReader {
     return n;
   }
 
+  template <class ConstBufferSequence>
+  size_t write_some(const ConstBufferSequence& buffers, beast::error_code& ec) {
+    return socket_.write_some(buffers, ec);
+  }
+
+  template <class ConstBufferSequence>
+  size_t write_some(const ConstBufferSequence& buffers) {
+    return socket_.write_some(buffers);
+  }
+
  private:
   tcp::socket& socket_;
-  int timeout_ms_;
+  int read_timeout_ms_;
+  int idle_timeout_ms_;
+  bool awaiting_request_ = false;
 };
+
+// A connection that ended the way connections end (the client left, a timeout, Stop()), as
+// opposed to a request Beast could not parse.
+bool IsDisconnect(const beast::error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == net::error::connection_reset ||
+         ec == net::error::eof || ec == net::error::operation_aborted ||
+         ec == net::error::bad_descriptor || ec == net::error::not_connected ||
+         ec == net::error::timed_out || ec == net::ssl::error::stream_truncated;
+}
+
+}  // namespace
+
+struct Server::Impl {
+  Options options;
+  Handler handler;
+  std::unique_ptr<net::ssl::context> tls;  // set when serving HTTPS
+  net::io_context io;
+  tcp::acceptor acceptor{io};
+  uint16_t bound_port = 0;
+  std::thread accept_thread;
+
+  std::mutex mutex;
+  std::condition_variable connections_done;
+  std::map<uint64_t, int> open_sockets;  // connection id -> native fd, for Stop()
+  uint64_t next_connection_id = 0;
+  bool stopping = false;
+
+  void AcceptLoop();
+  void Serve(uint64_t id, tcp::socket socket);
+  // The request loop, one for plain and TLS connections: `stream` carries HTTP, `transport` is
+  // the socket beneath it.
+  template <class Stream>
+  void ServeRequests(Stream& stream, TimedSocket& transport, const std::string& remote);
+};
+
+namespace {
 
 Request ToRequest(const bhttp::request<bhttp::string_body>& raw, const std::string& remote) {
   Request request;
@@ -129,8 +176,12 @@ void Server::Impl::AcceptLoop() {
     }
     if (open_sockets.size() >= options.max_connections) {
       lock.unlock();
-      auto res = SimpleResponse(503, "too many connections", false);
-      bhttp::write(socket, res, ec);
+      // Under TLS a plain answer would be noise to the client (and a handshake here would stall
+      // the accept loop): it is just closed.
+      if (!tls) {
+        auto res = SimpleResponse(503, "too many connections", false);
+        bhttp::write(socket, res, ec);
+      }
       socket.close(ec);
       continue;
     }
@@ -157,48 +208,67 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
   std::string remote;
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) remote = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  if (tls) {
+    net::ssl::stream<TimedSocket> stream(
+        TimedSocket(socket, options.read_timeout, options.idle_timeout), *tls);
+    stream.handshake(net::ssl::stream_base::server, ec);
+    if (ec) {
+      // Plain HTTP on the HTTPS port, an untrusting client, a scanner: only this connection ends.
+      log::Debug("http_server", "TLS handshake with {} failed: {}", remote, ec.message());
+    } else {
+      ServeRequests(stream, stream.next_layer(), remote);
+    }
+  } else {
+    TimedSocket transport(socket, options.read_timeout, options.idle_timeout);
+    ServeRequests(transport, transport, remote);
+  }
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  std::lock_guard lock(mutex);
+  // Erased before closing, so Stop() never shuts down a descriptor number reused meanwhile.
+  open_sockets.erase(id);
+  socket.close(ec);
+  connections_done.notify_all();
+}
+
+template <class Stream>
+void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
+                                 const std::string& remote) {
+  const int fd = transport.lowest_layer().native_handle();
+  beast::error_code ec;
   beast::flat_buffer buffer;
   while (true) {
-    if (buffer.size() == 0) {
-      // Wait for the next request, but not forever: an idle connection holds a thread and a
-      // descriptor. Stop() shuts the socket down, which ends the wait too.
-      pollfd wait_for{socket.native_handle(), POLLIN, 0};
-      int ready = ::poll(&wait_for, 1, static_cast<int>(options.idle_timeout.count()));
-      if (ready <= 0) break;
-    }
+    // Nothing of a next request read yet: wait for one, but not forever. Stop() shuts the
+    // socket down, which ends the wait too.
+    if (buffer.size() == 0) transport.AwaitNextRequest();
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options.max_body_bytes);
     parser.header_limit(static_cast<uint32_t>(options.max_header_bytes));
-    TimedReader reader(socket, options.read_timeout);
-    bhttp::read(reader, buffer, parser, ec);
+    bhttp::read(stream, buffer, parser, ec);
     if (ec == bhttp::error::header_limit) {
       auto res = SimpleResponse(431, "request header fields too large", false);
-      bhttp::write(socket, res, ec);
+      bhttp::write(stream, res, ec);
       break;
     }
     if (ec == bhttp::error::body_limit) {
       auto res = SimpleResponse(413, "request body too large", false);
-      bhttp::write(socket, res, ec);
+      bhttp::write(stream, res, ec);
       // Read (and drop) some of what the client is still sending, so that it gets to read
-      // the 413 instead of a reset.
-      socket.shutdown(tcp::socket::shutdown_send, ec);
+      // the 413 instead of a reset. (Under TLS these are records nobody decrypts.)
+      transport.lowest_layer().shutdown(tcp::socket::shutdown_send, ec);
       char sink[64 * 1024];
       size_t drained = 0;
-      pollfd more{socket.native_handle(), POLLIN, 0};
+      pollfd more{fd, POLLIN, 0};
       while (drained < (64u << 20) && ::poll(&more, 1, 200) > 0) {
-        ssize_t n = ::recv(socket.native_handle(), sink, sizeof sink, 0);
+        ssize_t n = ::recv(fd, sink, sizeof sink, 0);
         if (n <= 0) break;
         drained += static_cast<size_t>(n);
       }
       break;
     }
     if (ec) {
-      if (ec != bhttp::error::end_of_stream && ec != net::error::connection_reset &&
-          ec != net::error::eof && ec != net::error::operation_aborted &&
-          ec != net::error::bad_descriptor && ec != net::error::not_connected &&
-          ec != net::error::timed_out) {
+      if (!IsDisconnect(ec)) {
         auto res = SimpleResponse(400, "malformed HTTP request", false);
-        bhttp::write(socket, res, ec);
+        bhttp::write(stream, res, ec);
       }
       break;
     }
@@ -222,17 +292,18 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
       head.chunked(true);
       head.keep_alive(false);
       bhttp::response_serializer<bhttp::empty_body> serializer{head};
-      bhttp::write_header(socket, serializer, ec);
+      bhttp::write_header(stream, serializer, ec);
       if (ec) break;
       ChunkWriter writer = [&](std::string_view chunk) {
         if (chunk.empty()) {
-          // A liveness probe: has the client closed its end? (It sends nothing while it waits.)
+          // A liveness probe: has the client closed its end? (It sends nothing while it waits,
+          // so under TLS too any byte or EOF on the socket is the client's doing.)
           char probe;
-          ssize_t n = ::recv(socket.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+          ssize_t n = ::recv(fd, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
           return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
         }
         beast::error_code write_ec;
-        net::write(socket, bhttp::make_chunk(net::const_buffer(chunk.data(), chunk.size())),
+        net::write(stream, bhttp::make_chunk(net::const_buffer(chunk.data(), chunk.size())),
                    write_ec);
         return !write_ec;
       };
@@ -242,7 +313,7 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
         log::Error("http_server", "stream for {} {} threw: {}", request.method, request.path,
                    e.what());
       }
-      net::write(socket, bhttp::make_chunk_last(), ec);
+      net::write(stream, bhttp::make_chunk_last(), ec);
       break;
     }
     bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), 11};
@@ -251,15 +322,9 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
     res.body() = std::move(response.body);
     res.keep_alive(keep_alive);
     res.prepare_payload();
-    bhttp::write(socket, res, ec);
+    bhttp::write(stream, res, ec);
     if (ec || !keep_alive) break;
   }
-  socket.shutdown(tcp::socket::shutdown_both, ec);
-  std::lock_guard lock(mutex);
-  // Erased before closing, so Stop() never shuts down a descriptor number reused meanwhile.
-  open_sockets.erase(id);
-  socket.close(ec);
-  connections_done.notify_all();
 }
 
 Server::Server(Options options, Handler handler) : impl_(std::make_unique<Impl>()) {
@@ -270,6 +335,14 @@ Server::Server(Options options, Handler handler) : impl_(std::make_unique<Impl>(
 Server::~Server() { Stop(); }
 
 Status Server::Start() {
+  const Options& options = impl_->options;
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return Status::InvalidArgument("TLS needs both a certificate file and a key file");
+  }
+  if (!options.tls_cert_file.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(impl_->tls,
+                           ServerTlsContext(options.tls_cert_file, options.tls_key_file));
+  }
   beast::error_code ec;
   auto address = net::ip::make_address(impl_->options.address, ec);
   if (ec) return Status::InvalidArgument("bad listen address: " + impl_->options.address);

@@ -1,5 +1,6 @@
 // A small HTTP/1.1 server on Boost.Beast: one thread per connection, keep-alive, body size cap,
-// chunked streaming responses. Handlers are plain functions of Request -> Response.
+// chunked streaming responses, and HTTPS (TLS 1.2 or later, OpenSSL) when given a certificate.
+// Handlers are plain functions of Request -> Response; they see the same requests either way.
 #pragma once
 
 #include <chrono>
@@ -26,12 +27,19 @@ class Server {
     // starts a request and stalls must not hold a thread for ever).
     std::chrono::milliseconds read_timeout = std::chrono::seconds(30);
     size_t max_header_bytes = 64 * 1024;  // larger request heads get 431
+    // Both set: every connection must begin with a TLS handshake (a client that fails it, or
+    // speaks plain HTTP, is disconnected); the read timeout bounds the handshake too. PEM files:
+    // the server's certificate followed by any intermediates, and its private key.
+    std::string tls_cert_file;
+    std::string tls_key_file;
   };
 
   Server(Options options, Handler handler);
   ~Server();  // stops
 
-  // Binds and starts accepting. After OK, port() is the bound port.
+  // Binds and starts accepting. After OK, port() is the bound port. With TLS, an unreadable
+  // certificate or key, or a key that does not match the certificate, is InvalidArgument naming
+  // the file, before anything is bound.
   Status Start();
   uint16_t port() const;
   // Stops accepting and closes every connection (streams see their writer return false).

@@ -6,12 +6,14 @@ prints its trials. Standard library only.
   ops/submit_experiment.py --master URL CONFIG.yaml CONTEXT_DIR [--paused] [--wait] [--quiet]
 
 It logs in as --user (default: determined) with the password in $CAIRN_PASSWORD (default: blank),
-as Determined's CLI does, or uses the session token in $CAIRN_TOKEN.
+as Determined's CLI does, or uses the session token in $CAIRN_TOKEN. An https:// master is
+verified with the CA file in $DET_MASTER_CERT_FILE (as `det` does), else the system's CAs.
 """
 import argparse
 import base64
 import json
 import os
+import ssl
 import sys
 import time
 import urllib.error
@@ -20,6 +22,8 @@ import urllib.request
 TERMINAL = {"STATE_COMPLETED", "STATE_CANCELED", "STATE_ERROR"}
 # The session every call presents (log_in sets it).
 _session = {"token": os.environ.get("CAIRN_TOKEN", "")}
+# How https:// masters are verified: Determined's CLI variable names the CA file.
+_tls = ssl.create_default_context(cafile=os.environ.get("DET_MASTER_CERT_FILE") or None)
 
 
 def log_in(master, user="determined", password=None):
@@ -39,7 +43,7 @@ def call(master, method, path, body=None):
         headers["Authorization"] = "Bearer " + _session["token"]
     request = urllib.request.Request(master + path, data=data, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=60, context=_tls) as response:
             return json.load(response)
     except urllib.error.HTTPError as error:
         sys.exit("%s %s failed (%d): %s" % (method, path, error.code, error.read().decode()))

@@ -42,6 +42,27 @@ TEST(AgentConfigTest, ParsesEveryFlag) {
   EXPECT_EQ(config.trace_file, "/t");
 }
 
+TEST(AgentConfigTest, AnHttpsMasterTakesTheCaFileByFlagOrKey) {
+  Result<CommandLine> by_flag = Parse({"--master", "https://master.example:8443", "--id", "a",
+                                       "--security-tls-master-cert", "/etc/cairn/ca.crt"});
+  ASSERT_TRUE(by_flag.ok()) << by_flag.status().ToString();
+  EXPECT_EQ(by_flag->config.master_url, "https://master.example:8443");
+  EXPECT_EQ(by_flag->config.master_cert_file, "/etc/cairn/ca.crt");
+  AgentConfig from_yaml;
+  ASSERT_TRUE(
+      ApplyConfigYaml("master: https://m:1\nmaster_cert_file: /ca.pem\n", "agent.yaml", from_yaml)
+          .ok());
+  EXPECT_EQ(from_yaml.master_cert_file, "/ca.pem");
+  // Without a CA file an https master is verified against the system's CAs.
+  EXPECT_TRUE(Parse({"--master", "https://m:1", "--id", "a"}).ok());
+  // A CA file for a plain-HTTP master is a mistake worth naming.
+  Result<CommandLine> plain = Parse(
+      {"--master", "http://m:1", "--id", "a", "--security-tls-master-cert", "/etc/cairn/ca.crt"});
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.status().message().find("https://"), std::string::npos)
+      << plain.status().message();
+}
+
 TEST(AgentConfigTest, HasDefaults) {
   Result<CommandLine> parsed = Parse({"--master", "http://m:1/", "--id", "a"});
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
@@ -77,7 +98,7 @@ TEST(AgentConfigTest, RejectsBadFlagsAndValues) {
       {"--master", "http://m:1", "--id", "a", "--heartbeat-interval", "0"},
       {"--master", "http://m:1", "--id", "a", "--heartbeat-interval", "nan"},
       {"--master", "http://m:1", "--id", "a", "--id", "b"},
-      {"--master", "https://m:1", "--id", "a"},
+      {"--master", "ftp://m:1", "--id", "a"},
       {"--master", "http://m", "--id", "a"},
       {"--master", "http://m:99999", "--id", "a"},
       {"--master", "http://m:1", "--id", "a b"},

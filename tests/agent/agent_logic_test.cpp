@@ -316,6 +316,15 @@ TEST(TaskPlanTest, GivesTheTaskItsAllocationsOwnTokenWhichItCannotReplace) {
   EXPECT_EQ(EnvMap(PlanTask(Order(), settings)->env).count("CAIRN_ALLOCATION_TOKEN"), 0u);
 }
 
+TEST(TaskPlanTest, HandsTheMastersCaFileToTheTask) {
+  TaskLaunchSettings settings = Settings();
+  EXPECT_EQ(EnvMap(PlanTask(Order(), settings)->env).count("CAIRN_MASTER_CERT_FILE"), 0u);
+  settings.master_cert_file = "/etc/cairn/ca.crt";
+  auto env = EnvMap(PlanTask(Order(), settings)->env);
+  EXPECT_EQ(env["CAIRN_MASTER_CERT_FILE"], "/etc/cairn/ca.crt");
+  EXPECT_EQ(env["DET_MASTER_CERT_FILE"], "/etc/cairn/ca.crt");
+}
+
 TEST(TaskPlanTest, SetsCudaVisibleDevicesForGpuSlots) {
   TaskLaunchSettings settings = Settings();
   settings.devices = {

@@ -61,12 +61,24 @@ Cluster::~Cluster() {
   if (master_) master_->Signal(SIGTERM);
 }
 
+void Cluster::ServeHttps() {
+  const std::string directory = dir_.Sub("tls");
+  std::filesystem::create_directories(directory);
+  auto made = MakeTestCertificates(directory);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  certificates_ = *made;
+}
+
 void Cluster::StartMaster() {
   std::string config_path = dir_.Sub("master.yaml");
   {
     std::ofstream out(config_path);
     out << "port: " << port_ << "\ndata_dir: " << data_dir_ << "\nagent_timeout_seconds: 30\n"
         << extra_master_config_;
+    if (!certificates_.ca_file.empty()) {
+      out << "security:\n  tls:\n    cert: " << certificates_.cert_file
+          << "\n    key: " << certificates_.key_file << "\n";
+    }
   }
   auto master = ChildProcess::Start({BinaryPath("cairn-master"), "--config", config_path});
   ASSERT_TRUE(master.ok()) << master.status().ToString();
@@ -75,15 +87,19 @@ void Cluster::StartMaster() {
       [](const std::string& l) { return l.find("cairn-master listening on") == 0; },
       std::chrono::seconds(60));
   ASSERT_TRUE(line.ok()) << "master did not start: " << line.status().ToString();
+  ASSERT_NE(line->find(certificates_.ca_file.empty() ? " http://" : " https://"), std::string::npos)
+      << "the master announces the scheme it serves: " << *line;
   port_ = static_cast<uint16_t>(std::stoi(line->substr(line->rfind(':') + 1)));
-  http::Client client("127.0.0.1", port_);
-  auto token = http::LogIn(client, "determined");
+  auto client = http::Client::FromUrl(url(), certificates_.ca_file);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto token = http::LogIn(*client, "determined");
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   token_ = *token;
 }
 
 http::Client Cluster::Client() const {
-  http::Client client("127.0.0.1", port_);
+  http::Client client("127.0.0.1", port_,
+                      http::ClientOptions{!certificates_.ca_file.empty(), certificates_.ca_file});
   client.SetDefaultHeader("Authorization", "Bearer " + token_);
   return client;
 }
@@ -99,10 +115,25 @@ void Cluster::StopMaster(int signal_number) {
 }
 
 void Cluster::StartAgent(const std::string& id, int slots) {
-  auto agent = ChildProcess::Start(
-      {BinaryPath("cairn-agent"), "--master", url(), "--id", id, "--slots", std::to_string(slots),
-       "--work-root", dir_.Sub("agent-" + id), "--kill-grace", "5", "--heartbeat-interval", "1",
-       "--agent-token-file", AgentTokenPath(data_dir_)});
+  std::vector<std::string> argv = {BinaryPath("cairn-agent"),
+                                   "--master",
+                                   url(),
+                                   "--id",
+                                   id,
+                                   "--slots",
+                                   std::to_string(slots),
+                                   "--work-root",
+                                   dir_.Sub("agent-" + id),
+                                   "--kill-grace",
+                                   "5",
+                                   "--heartbeat-interval",
+                                   "1",
+                                   "--agent-token-file",
+                                   AgentTokenPath(data_dir_)};
+  if (!certificates_.ca_file.empty()) {
+    argv.insert(argv.end(), {"--security-tls-master-cert", certificates_.ca_file});
+  }
+  auto agent = ChildProcess::Start(argv);
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   auto line = (*agent)->WaitForLine(
       [&](const std::string& l) { return l.find("cairn-agent " + id + " registered") == 0; },

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "net/http_client.h"
+#include "tests/support/test_certificates.h"
 #include "tests/support/test_support.h"
 
 namespace cairn::testing {
@@ -43,13 +44,23 @@ class Cluster {
   explicit Cluster(std::string extra_master_config = "");
   ~Cluster();
 
+  // From now on the master serves HTTPS with a certificate for 127.0.0.1 made here, by a CA
+  // that this fixture's clients and its agents (--security-tls-master-cert) trust. Call before
+  // StartMaster.
+  void ServeHttps();
+  // The CA and certificate of ServeHttps (empty before).
+  const TestCertificates& certificates() const { return certificates_; }
+
   // Starts the master (port 0 the first time, the same port on a restart).
   void StartMaster();
   void StopMaster(int signal_number);
   void StartAgent(const std::string& id, int slots);
   ChildProcess& agent(size_t index) { return *agents_[index]; }
 
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const {
+    return (certificates_.ca_file.empty() ? "http" : "https") + std::string("://127.0.0.1:") +
+           std::to_string(port_);
+  }
   const std::string& data_dir() const { return data_dir_; }
   const TempDir& dir() const { return dir_; }
   // A client logged in as Determined's default user.
@@ -83,7 +94,8 @@ class Cluster {
   std::string data_dir_;
   std::string extra_master_config_;
   uint16_t port_ = 0;
-  std::string token_;  // determined's session, from the master's latest start
+  TestCertificates certificates_;  // set by ServeHttps
+  std::string token_;              // determined's session, from the master's latest start
   std::unique_ptr<ChildProcess> master_;
   std::vector<std::unique_ptr<ChildProcess>> agents_;
 };

@@ -21,7 +21,7 @@ class Gate:
 
 
 class FakeMaster:
-    def __init__(self, *, trial, files, workloads, allocation_id="alloc-7"):
+    def __init__(self, *, trial, files, workloads, allocation_id="alloc-7", tls_context=None):
         self.allocation_id = allocation_id
         self.trial = trial
         self.files = files
@@ -41,6 +41,7 @@ class FakeMaster:
         self._gates = {}
         self._server = None
         self._thread = None
+        self._tls_context = tls_context  # an ssl.SSLContext: serve HTTPS
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -60,6 +61,9 @@ class FakeMaster:
                 pass
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self._tls_context is not None:
+            self._server.socket = self._tls_context.wrap_socket(self._server.socket,
+                                                                server_side=True)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -75,7 +79,8 @@ class FakeMaster:
     @property
     def url(self):
         host, port = self._server.server_address
-        return f"http://{host}:{port}"
+        scheme = "http" if self._tls_context is None else "https"
+        return f"{scheme}://{host}:{port}"
 
     def gate(self, name):
         with self.lock:

@@ -176,10 +176,10 @@ class HarnessTestCase(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.temp, ignore_errors=True)
         self.checkpoint_dir = os.path.join(self.temp, "checkpoints")
 
-    def start_master(self, *, files, workloads, **trial_overrides):
+    def start_master(self, *, files, workloads, tls_context=None, **trial_overrides):
         trial_overrides.setdefault("checkpointDir", self.checkpoint_dir)
         master = FakeMaster(trial=trial_doc(**trial_overrides), files=files,
-                            workloads=workloads).start()
+                            workloads=workloads, tls_context=tls_context).start()
         self.addCleanup(master.stop)
         return master
 

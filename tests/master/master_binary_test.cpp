@@ -2,9 +2,11 @@
 // what it logs.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
+#include "tests/support/test_certificates.h"
 #include "tests/support/test_support.h"
 
 namespace cairn {
@@ -75,6 +77,24 @@ TEST(MasterBinaryTest, ABadConfigIsLoggedInCairnsLineFormatAndExitsTwo) {
   FinishedProcess quiet = RunMaster({"--config", dir.Sub("master.yaml"), "--log-level", "off"});
   EXPECT_EQ(quiet.exit_code, 2);
   EXPECT_TRUE(quiet.lines.empty()) << quiet.Text();
+}
+
+// The master refuses to start, before it touches the log, when it cannot use its TLS files, and
+// says which file; with usable ones it announces an https:// URL.
+TEST(MasterBinaryTest, AMissingTlsKeyFileStopsTheStartNamingTheFile) {
+  TempDir dir;
+  auto certificates = testing::MakeTestCertificates(dir.path());
+  ASSERT_TRUE(certificates.ok()) << certificates.status().ToString();
+  const std::string missing = dir.Sub("absent.key");
+  std::ofstream(dir.Sub("master.yaml"))
+      << "port: 0\ndata_dir: " << dir.Sub("data")
+      << "\nsecurity:\n  tls:\n    cert: " << certificates->cert_file << "\n    key: " << missing
+      << "\n";
+  FinishedProcess run = RunMaster({"--config", dir.Sub("master.yaml")});
+  EXPECT_EQ(run.exit_code, 1) << run.Text();
+  EXPECT_NE(run.Text().find("cannot start"), std::string::npos) << run.Text();
+  EXPECT_NE(run.Text().find("TLS key file '" + missing + "'"), std::string::npos) << run.Text();
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("data") + "/log")) << "nothing written";
 }
 
 }  // namespace

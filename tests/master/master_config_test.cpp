@@ -458,5 +458,20 @@ TEST(MasterConfigSecurity, AnAgentTokenIsReadAndABadOneIsRefusedWithoutBeingEcho
   }
 }
 
+TEST(MasterConfigSecurity, TlsTakesACertificateAndAKeyTogether) {
+  auto config =
+      Parse("data_dir: /d\nsecurity:\n  tls:\n    cert: /etc/c.crt\n    key: /etc/c.key\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->security.tls.cert, "/etc/c.crt");
+  EXPECT_EQ(config->security.tls.key, "/etc/c.key");
+  EXPECT_TRUE(Parse("data_dir: /d\n")->security.tls.cert.empty()) << "plain HTTP by default";
+  ExpectError("data_dir: /d\nsecurity:\n  tls:\n    cert: /etc/c.crt\n",
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: security.tls: cert and key go together: set both to serve HTTPS, "
+              "or neither");
+  ExpectError("data_dir: /d\nsecurity:\n  tls:\n    key: /etc/c.key\n    ca: /x\n",
+              StatusCode::kInvalidArgument, "master.yaml:5: security.tls.ca: unknown field");
+}
+
 }  // namespace
 }  // namespace cairn

@@ -1,8 +1,5 @@
 // The HTTP server and client over real loopback sockets.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,9 +7,12 @@
 
 #include "net/http_client.h"
 #include "net/http_server.h"
+#include "tests/support/test_support.h"
 
 namespace cairn::http {
 namespace {
+
+using testing::RawConnection;
 
 TEST(HttpTest, RoundTripsRequestsOnAKeptAliveConnection) {
   std::atomic<int> calls{0};
@@ -54,20 +54,6 @@ TEST(HttpTest, ALargeRefusedBodyStillGetsIts413) {
   auto response = client.Request("POST", "/x", std::string(8 << 20, 'a'));
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_EQ(response->status, 413);
-}
-
-// A plain TCP connection to 127.0.0.1:`port`, for sending what no client would; -1 on failure.
-int RawConnection(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 TEST(HttpTest, AnIdleConnectionIsClosedAfterTheIdleTimeout) {
@@ -173,7 +159,10 @@ TEST(HttpTest, AConnectionRefusalIsUnavailable) {
 TEST(HttpTest, UrlsAreParsedStrictly) {
   EXPECT_TRUE(Client::FromUrl("http://127.0.0.1:8080/").ok());
   EXPECT_TRUE(Client::FromUrl("localhost:80").ok());
-  EXPECT_FALSE(Client::FromUrl("https://x:1").ok());
+  EXPECT_TRUE(Client::FromUrl("https://x:1").ok());
+  EXPECT_TRUE(Client::FromUrl("https://x:1")->options().tls);
+  EXPECT_FALSE(Client::FromUrl("http://x:1", "ca.pem")->options().tls);
+  EXPECT_FALSE(Client::FromUrl("ftp://x:1").ok());
   EXPECT_FALSE(Client::FromUrl("http://nohost").ok());
   EXPECT_FALSE(Client::FromUrl("http://h:99999").ok());
 }

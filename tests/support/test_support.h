@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,9 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// A plain TCP connection to 127.0.0.1:`port`, for sending what no client would; -1 on failure.
+int RawConnection(uint16_t port);
 
 // The path of a binary of this build, e.g. BinaryPath("cairn-master").
 std::string BinaryPath(const std::string& name);

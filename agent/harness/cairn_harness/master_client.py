@@ -3,11 +3,14 @@
 Connection errors and 5xx answers are retried with exponential backoff until `retry_seconds` have
 passed since the first failure of the call; then, or on any 4xx, the call raises HarnessError and
 the process exits 1. Retrying is safe because every call of the protocol is idempotent (the
-workload call carries its sequence number).
+workload call carries its sequence number). An https:// master is verified against `cafile` (or
+the system's CAs); a certificate that fails verification is fatal at once, since retrying cannot
+help.
 """
 
 import http.client
 import json
+import ssl
 import sys
 import time
 import urllib.error
@@ -28,7 +31,7 @@ class HarnessError(Exception):
 
 class MasterClient:
     def __init__(self, master_url, allocation_id, *, retry_seconds=DEFAULT_RETRY_SECONDS,
-                 log=None, token=None):
+                 log=None, token=None, cafile=None):
         self._base = (master_url.rstrip("/") + "/api/v1/allocations/" +
                       urllib.parse.quote(allocation_id, safe=""))
         self._retry_seconds = retry_seconds
@@ -36,7 +39,13 @@ class MasterClient:
         self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         # The master is addressed directly; an http_proxy in the agent's environment must not
         # capture calls to 127.0.0.1 or a cluster-internal address.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        handlers = [urllib.request.ProxyHandler({})]
+        if master_url.startswith("https://"):
+            # Verifies the chain and the host name; TLS 1.2 at least, like the master.
+            context = ssl.create_default_context(cafile=cafile)
+            context.minimum_version = ssl.TLSVersion.TLSv1_2
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        self._opener = urllib.request.build_opener(*handlers)
 
     def get_trial(self):
         return self._call("GET", "/trial", None)
@@ -70,7 +79,12 @@ class MasterClient:
                     raise HarnessError(
                         f"{method} {url} answered {error.code}: {error_body}") from None
                 failure = f"{error.code}: {error_body}"
-            except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
+            except urllib.error.URLError as error:
+                if isinstance(error.reason, ssl.SSLCertVerificationError):
+                    raise HarnessError(f"{method} {url}: the master's certificate failed "
+                                       f"verification: {error.reason.verify_message}") from None
+                failure = str(error.reason) or type(error).__name__
+            except (http.client.HTTPException, OSError) as error:
                 failure = str(getattr(error, "reason", error)) or type(error).__name__
             now = time.monotonic()
             if deadline is None:

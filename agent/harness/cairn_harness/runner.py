@@ -53,7 +53,12 @@ def client_from_environment():
     # The allocation's own token (the agent derives it); the master refuses the harness's calls
     # without it.
     token = os.environ.get("CAIRN_ALLOCATION_TOKEN")
-    return MasterClient(master, allocation_id, retry_seconds=retry_seconds, token=token)
+    # The CA the agent verified an https:// master with (Determined's name as a fallback); unset,
+    # the system's CAs.
+    cafile = (os.environ.get("CAIRN_MASTER_CERT_FILE") or os.environ.get("DET_MASTER_CERT_FILE")
+              or None)
+    return MasterClient(master, allocation_id, retry_seconds=retry_seconds, token=token,
+                        cafile=cafile)
 
 
 def main_after_hook():
