@@ -18,14 +18,14 @@ namespace cairn::commands {
 
 const char* CommandName(const Command& command) {
   static const char* const kNames[] = {
-      "SubmitTask",       "KillTask",           "RegisterAgent",     "DisconnectAgent",
-      "EnableAgent",      "DisableAgent",       "ReportTaskStarted", "ReportTaskExited",
-      "ClaimWriterEpoch", "ConfigurePools",     "UpdateJob",         "ExpirePreemptions",
-      "CreateExperiment", "ExperimentAction",   "ReportWorkload",    "SaveTemplate",
-      "DeleteTemplate",   "CreateUser",         "UpdateUser",        "StartSession",
+      "SubmitTask",       "KillTask",           "RegisterAgent",      "DisconnectAgent",
+      "EnableAgent",      "DisableAgent",       "ReportTaskStarted",  "ReportTaskExited",
+      "ClaimWriterEpoch", "ConfigurePools",     "UpdateJob",          "ExpirePreemptions",
+      "CreateExperiment", "ExperimentAction",   "ReportWorkload",     "SaveTemplate",
+      "DeleteTemplate",   "CreateUser",         "UpdateUser",         "StartSession",
       "EndSession",       "RecordLoginFailure", "RecordAccessDenied", "CreateWorkspace",
-      "UpdateWorkspace",  "DeleteWorkspace",    "PinWorkspace",      "CreateProject",
-      "UpdateProject",    "DeleteProject",      "MoveExperiment",    "ChangeRoles",
+      "UpdateWorkspace",  "DeleteWorkspace",    "PinWorkspace",       "CreateProject",
+      "UpdateProject",    "DeleteProject",      "MoveExperiment",     "ChangeRoles",
       "SetPoolBindings"};
   static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
@@ -152,10 +152,10 @@ Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& subm
     resolved->set_max_slots(job->max_slots);
   } else {
     CAIRN_RETURN_IF_ERROR(CheckWorkspaceTakesWork(state, submit.workspace_id));
-    CAIRN_ASSIGN_OR_RETURN(std::string pool,
-                           ResolveWorkspacePool(state, submit.workspace_id,
-                                                resolved->resource_pool(),
-                                                IsAuxTask(submit.spec, resources.slots())));
+    CAIRN_ASSIGN_OR_RETURN(
+        std::string pool,
+        ResolveWorkspacePool(state, submit.workspace_id, resolved->resource_pool(),
+                             IsAuxTask(submit.spec, resources.slots())));
     resolved->set_resource_pool(pool);
   }
   const events::ResourcePoolConfig* pool = state.FindPool(resolved->resource_pool());

@@ -82,9 +82,10 @@ Result<Decision> DecideCreateExperiment(const DecisionState& state, const Create
   resources->set_slots(config.resources.slots_per_trial);
   if (resources->slots() < 0) return Status::InvalidArgument("resources.slots_per_trial: >= 0");
   if (state.FindPool(resources->resource_pool()) != nullptr || resources->resource_pool().empty()) {
-    auto pool = ResolveWorkspacePool(state, project->workspace_id, resources->resource_pool(),
-                                     false);
-    if (!pool.ok()) return Status::InvalidArgument("resources.resource_pool: " + pool.status().message());
+    auto pool =
+        ResolveWorkspacePool(state, project->workspace_id, resources->resource_pool(), false);
+    if (!pool.ok())
+      return Status::InvalidArgument("resources.resource_pool: " + pool.status().message());
     resources->set_resource_pool(*pool);
   }
   const events::ResourcePoolConfig* pool = state.FindPool(resources->resource_pool());

@@ -34,10 +34,10 @@ Role LeastRoleFor(Permission permission) {
 }
 
 constexpr Permission kAllPermissions[] = {
-    Permission::kViewWorkspace,    Permission::kCreateExperiment, Permission::kUpdateExperiment,
-    Permission::kCreateNsc,        Permission::kUpdateNsc,        Permission::kCreateProject,
-    Permission::kUpdateProject,    Permission::kUpdateTemplates,  Permission::kUpdateWorkspace,
-    Permission::kAssignRoles,      Permission::kUpdateAgents,     Permission::kModifyPoolBindings,
+    Permission::kViewWorkspace,     Permission::kCreateExperiment, Permission::kUpdateExperiment,
+    Permission::kCreateNsc,         Permission::kUpdateNsc,        Permission::kCreateProject,
+    Permission::kUpdateProject,     Permission::kUpdateTemplates,  Permission::kUpdateWorkspace,
+    Permission::kAssignRoles,       Permission::kUpdateAgents,     Permission::kModifyPoolBindings,
     Permission::kAssignClusterRoles};
 
 std::string WorkspaceText(const TenancyState& state, int32_t workspace_id) {
@@ -301,11 +301,11 @@ Status Authorize(const TenancyState& state, const UserRecord& user, Permission p
   if (state.Allows(user, permission, workspace_id)) return Status::Ok();
   const Role role = state.RoleIn(user, workspace_id);
   const bool cluster = LeastRoleFor(permission) == events::ROLE_CLUSTER_ADMIN;
-  return Status::PermissionDenied(
-      "user " + user.username + " may not " + what + ": it needs " + PermissionName(permission) +
-      (cluster ? " (cluster admins only)"
-               : " in " + WorkspaceText(state, workspace_id) + ", where their role is " +
-                     RoleName(role)));
+  return Status::PermissionDenied("user " + user.username + " may not " + what + ": it needs " +
+                                  PermissionName(permission) +
+                                  (cluster ? " (cluster admins only)"
+                                           : " in " + WorkspaceText(state, workspace_id) +
+                                                 ", where their role is " + RoleName(role)));
 }
 
 Status AuthorizeChange(const TenancyState& state, const UserRecord& user, Permission permission,

@@ -42,9 +42,9 @@ enum class Permission {
   kUpdateWorkspace,  // rename, archive, delete, default pools
   kAssignRoles,
   // Cluster admins' only:
-  kUpdateAgents,         // enable, disable
-  kModifyPoolBindings,   // bind pools to workspaces
-  kAssignClusterRoles,   // roles held in every workspace
+  kUpdateAgents,        // enable, disable
+  kModifyPoolBindings,  // bind pools to workspaces
+  kAssignClusterRoles,  // roles held in every workspace
 };
 
 const char* PermissionName(Permission permission);  // "PERMISSION_TYPE_UPDATE_EXPERIMENT"
@@ -61,7 +61,7 @@ struct WorkspaceRecord {
   std::string name;
   int32_t owner_user_id = 0;
   bool archived = false;
-  bool immutable = false;  // the built-in Uncategorized workspace
+  bool immutable = false;            // the built-in Uncategorized workspace
   std::string default_compute_pool;  // "" = the cluster's
   std::string default_aux_pool;
   std::set<int32_t> pinned_by;  // user ids

@@ -58,8 +58,7 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
           if (const JobRecord* job = state.FindJob(c.job_id.empty() ? c.task_id : c.job_id)) {
             return AuthorizeJobChange(state, user, *job, "add a task to job " + job->job_id);
           }
-          return Authorize(tenancy, user, Permission::kCreateNsc, c.workspace_id,
-                           "create a task");
+          return Authorize(tenancy, user, Permission::kCreateNsc, c.workspace_id, "create a task");
         } else if constexpr (std::is_same_v<T, KillTask>) {
           const TaskRecord* task = state.FindTask(c.task_id);
           if (task == nullptr) return Status::Ok();
@@ -95,8 +94,7 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
                                                 OwnsWork(user, experiment->owner), what));
           return Authorize(tenancy, user, Permission::kCreateExperiment, project->workspace_id,
                            what + " into project " + project->name);
-        } else if constexpr (std::is_same_v<T, SaveTemplate> ||
-                             std::is_same_v<T, DeleteTemplate>) {
+        } else if constexpr (std::is_same_v<T, SaveTemplate> || std::is_same_v<T, DeleteTemplate>) {
           auto existing = state.templates.find(c.name);
           int32_t workspace_id = kUncategorizedWorkspace;
           if (existing != state.templates.end() && existing->second.workspace_id() > 0) {
@@ -116,8 +114,7 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
         } else if constexpr (std::is_same_v<T, CreateProject>) {
           return Authorize(tenancy, user, Permission::kCreateProject, c.workspace_id,
                            "create a project");
-        } else if constexpr (std::is_same_v<T, UpdateProject> ||
-                             std::is_same_v<T, DeleteProject>) {
+        } else if constexpr (std::is_same_v<T, UpdateProject> || std::is_same_v<T, DeleteProject>) {
           const ProjectRecord* project = tenancy.FindProject(c.project_id);
           if (project == nullptr) return Status::Ok();
           return AuthorizeChange(tenancy, user, Permission::kUpdateProject, project->workspace_id,
@@ -130,9 +127,9 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
                 tenancy, user,
                 everywhere ? Permission::kAssignClusterRoles : Permission::kAssignRoles,
                 assignment.workspace_id,
-                everywhere ? std::string("assign cluster-wide roles")
-                           : "assign roles in workspace " +
-                                 std::to_string(assignment.workspace_id)));
+                everywhere
+                    ? std::string("assign cluster-wide roles")
+                    : "assign roles in workspace " + std::to_string(assignment.workspace_id)));
           }
           return Status::Ok();
         } else if constexpr (std::is_same_v<T, SetPoolBindings>) {
@@ -166,8 +163,7 @@ Status AuthorizeCommand(const DecisionState& state, const Command& command,
   return AuthorizeForUser(state, *user, command);
 }
 
-std::string PoolRefusal(const DecisionState& state, const std::string& pool,
-                        int32_t workspace_id) {
+std::string PoolRefusal(const DecisionState& state, const std::string& pool, int32_t workspace_id) {
   if (state.tenancy.PoolAllows(pool, workspace_id)) return "";
   return "resource pool " + pool + " is not available to workspace id " +
          std::to_string(workspace_id) +
@@ -207,8 +203,7 @@ Result<Decision> DecideCreateWorkspace(const DecisionState& state, const CreateW
   if (const WorkspaceRecord* taken = state.tenancy.FindWorkspaceIgnoringCase(command.name)) {
     return Status::AlreadyExists("a workspace named " + taken->name + " already exists");
   }
-  CAIRN_RETURN_IF_ERROR(
-      CheckPoolExists(state, command.default_compute_pool, "defaultComputePool"));
+  CAIRN_RETURN_IF_ERROR(CheckPoolExists(state, command.default_compute_pool, "defaultComputePool"));
   CAIRN_RETURN_IF_ERROR(CheckPoolExists(state, command.default_aux_pool, "defaultAuxPool"));
   const int32_t workspace_id = state.tenancy.last_workspace_id + 1;
   for (const std::string* pool : {&command.default_compute_pool, &command.default_aux_pool}) {
@@ -235,8 +230,7 @@ Result<Decision> DecideCreateWorkspace(const DecisionState& state, const CreateW
   return decision;
 }
 
-Result<Decision> DecideUpdateWorkspace(const DecisionState& state,
-                                       const UpdateWorkspace& command) {
+Result<Decision> DecideUpdateWorkspace(const DecisionState& state, const UpdateWorkspace& command) {
   CAIRN_ASSIGN_OR_RETURN(const WorkspaceRecord* workspace,
                          FindWorkspace(state, command.workspace_id));
   if (workspace->immutable) {
@@ -289,8 +283,7 @@ Result<Decision> DecideUpdateWorkspace(const DecisionState& state,
   return Decision{{std::move(event)}, WorkspaceEntity(workspace->id)};
 }
 
-Result<Decision> DecideDeleteWorkspace(const DecisionState& state,
-                                       const DeleteWorkspace& command) {
+Result<Decision> DecideDeleteWorkspace(const DecisionState& state, const DeleteWorkspace& command) {
   CAIRN_ASSIGN_OR_RETURN(const WorkspaceRecord* workspace,
                          FindWorkspace(state, command.workspace_id));
   if (workspace->immutable) {
@@ -299,9 +292,9 @@ Result<Decision> DecideDeleteWorkspace(const DecisionState& state,
   }
   for (const auto& [id, experiment] : state.experiments) {
     if (experiment.workspace_id == workspace->id) {
-      return Status::FailedPrecondition(
-          "workspace " + workspace->name + " still holds experiments (experiment " +
-          std::to_string(id) + "); move or delete them first");
+      return Status::FailedPrecondition("workspace " + workspace->name +
+                                        " still holds experiments (experiment " +
+                                        std::to_string(id) + "); move or delete them first");
     }
   }
   for (const auto& [job_id, job] : state.jobs) {
@@ -411,8 +404,7 @@ Result<Decision> DecideDeleteProject(const DecisionState& state, const DeletePro
 Result<Decision> DecideMoveExperiment(const DecisionState& state, const MoveExperiment& command) {
   const ExperimentRecord* experiment = state.FindExperiment(command.experiment_id);
   if (experiment == nullptr) {
-    return Status::NotFound("experiment " + std::to_string(command.experiment_id) +
-                            " not found");
+    return Status::NotFound("experiment " + std::to_string(command.experiment_id) + " not found");
   }
   CAIRN_ASSIGN_OR_RETURN(const ProjectRecord* project, FindProject(state, command.project_id));
   const std::string entity = std::to_string(experiment->experiment_id);
@@ -450,8 +442,9 @@ Result<Decision> DecideChangeRoles(const DecisionState& state, const ChangeRoles
       CAIRN_RETURN_IF_ERROR(FindWorkspace(state, assignment.workspace_id).status());
     }
     if (assignment.role == events::ROLE_UNSPECIFIED) {
-      return Status::InvalidArgument("no role named (Viewer, Editor, WorkspaceAdmin, "
-                                     "ClusterAdmin)");
+      return Status::InvalidArgument(
+          "no role named (Viewer, Editor, WorkspaceAdmin, "
+          "ClusterAdmin)");
     }
     if (assignment.role == events::ROLE_CLUSTER_ADMIN &&
         assignment.workspace_id != kEveryWorkspace) {
@@ -461,8 +454,8 @@ Result<Decision> DecideChangeRoles(const DecisionState& state, const ChangeRoles
     auto held = after.find(key);
     if (command.remove) {
       if (held == after.end() || held->second != assignment.role) {
-        return Status::NotFound("user " + std::to_string(assignment.user_id) +
-                                " does not hold " + RoleName(assignment.role) +
+        return Status::NotFound("user " + std::to_string(assignment.user_id) + " does not hold " +
+                                RoleName(assignment.role) +
                                 (assignment.workspace_id == kEveryWorkspace
                                      ? std::string(" cluster-wide")
                                      : " in workspace " + std::to_string(assignment.workspace_id)));
@@ -485,8 +478,7 @@ Result<Decision> DecideChangeRoles(const DecisionState& state, const ChangeRoles
   return decision;
 }
 
-Result<Decision> DecideSetPoolBindings(const DecisionState& state,
-                                       const SetPoolBindings& command) {
+Result<Decision> DecideSetPoolBindings(const DecisionState& state, const SetPoolBindings& command) {
   if (state.FindPool(command.pool_name) == nullptr) {
     return Status::NotFound("resource pool " + command.pool_name + " does not exist");
   }
@@ -495,8 +487,8 @@ Result<Decision> DecideSetPoolBindings(const DecisionState& state,
       it != state.tenancy.pool_bindings.end()) {
     bound = it->second;
   }
-  std::set<int32_t> after = command.mode == SetPoolBindings::Mode::kReplace ? std::set<int32_t>{}
-                                                                             : bound;
+  std::set<int32_t> after =
+      command.mode == SetPoolBindings::Mode::kReplace ? std::set<int32_t>{} : bound;
   for (int32_t workspace_id : command.workspace_ids) {
     CAIRN_RETURN_IF_ERROR(FindWorkspace(state, workspace_id).status());
     if (command.mode == SetPoolBindings::Mode::kRemove) {

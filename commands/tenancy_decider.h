@@ -39,8 +39,7 @@ Result<Decision> DecideUpdateProject(const DecisionState& state, const UpdatePro
 Result<Decision> DecideDeleteProject(const DecisionState& state, const DeleteProject& command);
 Result<Decision> DecideMoveExperiment(const DecisionState& state, const MoveExperiment& command);
 Result<Decision> DecideChangeRoles(const DecisionState& state, const ChangeRoles& command);
-Result<Decision> DecideSetPoolBindings(const DecisionState& state,
-                                       const SetPoolBindings& command);
+Result<Decision> DecideSetPoolBindings(const DecisionState& state, const SetPoolBindings& command);
 
 // The user an actor ("user:NAME") names, or nullptr for other actors and unknown users.
 const UserRecord* ActingUser(const DecisionState& state, const CommandMeta& meta);

@@ -549,8 +549,8 @@ Status ExperimentProjector::Apply(const Envelope& event, ViewStore& store) const
       const auto& moved = event.experiment_moved();
       ScratchArena scratch;
       views::ExperimentView& experiment = *scratch.Create<views::ExperimentView>();
-      CAIRN_ASSIGN_OR_RETURN(
-          bool exists, store.GetMessage(ExperimentKey(moved.experiment_id()), &experiment));
+      CAIRN_ASSIGN_OR_RETURN(bool exists,
+                             store.GetMessage(ExperimentKey(moved.experiment_id()), &experiment));
       if (!exists) return Status::Ok();
       experiment.set_project_id(moved.project_id());
       experiment.set_workspace_id(moved.workspace_id());

@@ -17,9 +17,9 @@ namespace cairn::projections {
 
 const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
-      kTasksProjector, kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
-      kPoolsProjector, kTemplatesProjector, kWritersProjector,  kUsersProjector,
-      kTenancyProjector};
+      kTasksProjector,       kAgentsProjector, kJobQueueProjector,
+      kExperimentsProjector, kPoolsProjector,  kTemplatesProjector,
+      kWritersProjector,     kUsersProjector,  kTenancyProjector};
   return kNames;
 }
 

@@ -63,8 +63,8 @@ void SetMember(Repeated* field, const Value& value, bool member) {
 Status UpdateWorkspace(ViewStore& store, int32_t workspace_id,
                        const std::function<void(views::WorkspaceView&)>& change) {
   views::WorkspaceView workspace;
-  CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(IdKey(kWorkspacePrefix, workspace_id),
-                                                      &workspace));
+  CAIRN_ASSIGN_OR_RETURN(bool found,
+                         store.GetMessage(IdKey(kWorkspacePrefix, workspace_id), &workspace));
   if (!found) {
     if (workspace_id != kBuiltInId) return Status::Ok();
     workspace = BuiltInWorkspace();
@@ -76,8 +76,7 @@ Status UpdateWorkspace(ViewStore& store, int32_t workspace_id,
 Status UpdateProject(ViewStore& store, int32_t project_id,
                      const std::function<void(views::ProjectView&)>& change) {
   views::ProjectView project;
-  CAIRN_ASSIGN_OR_RETURN(bool found,
-                         store.GetMessage(IdKey(kProjectPrefix, project_id), &project));
+  CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(IdKey(kProjectPrefix, project_id), &project));
   if (!found) {
     if (project_id != kBuiltInId) return Status::Ok();
     project = BuiltInProject();
@@ -128,8 +127,8 @@ Status ApplyRole(ViewStore& store, int32_t workspace_id, int32_t user_id, events
 
 Status DeleteWorkspace(ViewStore& store, int32_t workspace_id) {
   views::WorkspaceView workspace;
-  CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(IdKey(kWorkspacePrefix, workspace_id),
-                                                      &workspace));
+  CAIRN_ASSIGN_OR_RETURN(bool found,
+                         store.GetMessage(IdKey(kWorkspacePrefix, workspace_id), &workspace));
   if (!found) return Status::Ok();
   for (int32_t project_id : workspace.project_ids()) {
     CAIRN_RETURN_IF_ERROR(store.Delete(IdKey(kProjectPrefix, project_id)));
@@ -325,7 +324,8 @@ Result<std::optional<views::WorkspaceView>> ReadWorkspace(ViewReader& reader,
 }
 
 Result<std::vector<views::WorkspaceView>> ReadWorkspaces(ViewReader& reader) {
-  CAIRN_ASSIGN_OR_RETURN(auto workspaces, ScanViews<views::WorkspaceView>(reader, kWorkspacePrefix));
+  CAIRN_ASSIGN_OR_RETURN(auto workspaces,
+                         ScanViews<views::WorkspaceView>(reader, kWorkspacePrefix));
   if (workspaces.empty() || workspaces.front().id() != kBuiltInId) {
     workspaces.insert(workspaces.begin(), BuiltInWorkspace());
   }

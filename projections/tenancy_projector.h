@@ -22,8 +22,7 @@ class TenancyProjector : public Projector {
   Status Apply(const Envelope& event, ViewStore& store) const override;
 };
 
-Result<std::optional<views::WorkspaceView>> ReadWorkspace(ViewReader& reader,
-                                                          int32_t workspace_id);
+Result<std::optional<views::WorkspaceView>> ReadWorkspace(ViewReader& reader, int32_t workspace_id);
 // Every workspace, by id (the built-in one first).
 Result<std::vector<views::WorkspaceView>> ReadWorkspaces(ViewReader& reader);
 Result<std::optional<views::ProjectView>> ReadProject(ViewReader& reader, int32_t project_id);

@@ -1,5 +1,7 @@
 #include "api/handlers/experiment_common.h"
 
+#include <algorithm>
+
 #include "api/render/experiment_json.h"
 #include "api/rest_util.h"
 
@@ -33,8 +35,17 @@ Result<views::TrialView> LoadTrial(Call& call, const std::string& id_text) {
   return *trial;
 }
 
-Result<json> ExperimentWithTrials(const views::ExperimentView& experiment) {
-  return ExperimentJson(experiment, experiment.trial_ids_size());
+Result<json> ExperimentWithTrials(Call& call, const views::ExperimentView& experiment) {
+  json rendered = ExperimentJson(experiment, experiment.trial_ids_size());
+  // Where it is, by name (det experiment list --show_project).
+  const commands::TenancyState& tenancy = call.tenancy();
+  if (const auto* project = tenancy.FindProject(std::max(1, experiment.project_id()))) {
+    rendered["projectName"] = project->name;
+  }
+  if (const auto* workspace = tenancy.FindWorkspace(std::max(1, experiment.workspace_id()))) {
+    rendered["workspaceName"] = workspace->name;
+  }
+  return rendered;
 }
 
 }  // namespace cairn::api

@@ -16,6 +16,6 @@ Result<int64_t> ParseId(const std::string& text, const std::string& what);
 Result<views::ExperimentView> LoadExperiment(Call& call, const std::string& id_text);
 Result<views::TrialView> LoadTrial(Call& call, const std::string& id_text);
 // v1Experiment with its trial count.
-Result<nlohmann::json> ExperimentWithTrials(const views::ExperimentView& experiment);
+Result<nlohmann::json> ExperimentWithTrials(Call& call, const views::ExperimentView& experiment);
 
 }  // namespace cairn::api

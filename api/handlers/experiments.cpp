@@ -176,7 +176,7 @@ http::Response CreateExperiment(Call& call) {
   if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   auto experiment = LoadExperiment(call, outcome->entity_id);
   if (!experiment.ok()) return Error(experiment.status());
-  auto rendered = ExperimentWithTrials(*experiment);
+  auto rendered = ExperimentWithTrials(call, *experiment);
   if (!rendered.ok()) return Error(rendered.status());
   return Ok({{"experiment", *rendered}, {"config", config->effective}}, outcome->offset);
 }
@@ -199,8 +199,7 @@ http::Response ListExperiments(Call& call) {
     if (!project.empty() && project != std::to_string(std::max(1, experiment.project_id()))) {
       continue;
     }
-    if (!workspace.empty() &&
-        workspace != std::to_string(std::max(1, experiment.workspace_id()))) {
+    if (!workspace.empty() && workspace != std::to_string(std::max(1, experiment.workspace_id()))) {
       continue;
     }
     selected.push_back(std::move(experiment));
@@ -208,7 +207,7 @@ http::Response ListExperiments(Call& call) {
   auto [page, pagination] = Page(std::move(selected), *paging);
   json list = json::array();
   for (const auto& experiment : page) {
-    auto rendered = ExperimentWithTrials(experiment);
+    auto rendered = ExperimentWithTrials(call, experiment);
     if (!rendered.ok()) return Error(rendered.status());
     list.push_back(*rendered);
   }
@@ -219,7 +218,7 @@ http::Response GetExperiment(Call& call) {
   const std::string& id = call.Param("id");
   auto experiment = LoadExperiment(call, id);
   if (!experiment.ok()) return Error(experiment.status());
-  auto rendered = ExperimentWithTrials(*experiment);
+  auto rendered = ExperimentWithTrials(call, *experiment);
   if (!rendered.ok()) return Error(rendered.status());
   return Ok({{"experiment", *rendered}, {"jobSummary", nullptr}});
 }
@@ -309,7 +308,7 @@ http::Response PatchExperiment(Call& call) {
   if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   auto experiment = LoadExperiment(call, id_text);
   if (!experiment.ok()) return Error(experiment.status());
-  auto rendered = ExperimentWithTrials(*experiment);
+  auto rendered = ExperimentWithTrials(call, *experiment);
   if (!rendered.ok()) return Error(rendered.status());
   return Ok({{"experiment", *rendered}}, outcome->offset);
 }

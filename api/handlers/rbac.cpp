@@ -26,8 +26,8 @@ http::Response AnswerRoles(Call& call, std::vector<events::Role> roles) {
   auto body = call.Body(/*allow_empty=*/true);
   if (!body.ok()) return Error(body.status());
   Paging from_body = *paging;
-  for (const auto& [key, target] : {std::pair{"offset", &from_body.offset},
-                                    std::pair{"limit", &from_body.limit}}) {
+  for (const auto& [key, target] :
+       {std::pair{"offset", &from_body.offset}, std::pair{"limit", &from_body.limit}}) {
     auto value = GetInt(*body, key, key);
     if (!value.ok()) return Error(value.status());
     if (value->has_value() && **value >= 0) *target = static_cast<size_t>(**value);
@@ -49,8 +49,7 @@ Result<events::Role> RoleFromId(const json& value) {
 
 Result<commands::ChangeRoles> ReadAssignments(Call& call, bool remove) {
   CAIRN_ASSIGN_OR_RETURN(json body, call.Body());
-  CAIRN_RETURN_IF_ERROR(
-      CheckKnownKeys(body, "", {"userRoleAssignments", "groupRoleAssignments"}));
+  CAIRN_RETURN_IF_ERROR(CheckKnownKeys(body, "", {"userRoleAssignments", "groupRoleAssignments"}));
   if (Present(body, "groupRoleAssignments") && !body.at("groupRoleAssignments").empty()) {
     return Status::NotSupported("user groups are not supported; assign roles to users");
   }
@@ -128,9 +127,9 @@ http::Response RolesOfUser(Call& call) {
   if (!assignments.ok()) return Error(assignments.status());
   std::vector<views::RoleAssignmentView> own;
   for (const auto& assignment : *assignments) {
-    if (assignment.user_id() == *user_id && call.CanView(assignment.workspace_id() == 0
-                                                            ? commands::kUncategorizedWorkspace
-                                                            : assignment.workspace_id())) {
+    if (assignment.user_id() == *user_id &&
+        call.CanView(assignment.workspace_id() == 0 ? commands::kUncategorizedWorkspace
+                                                    : assignment.workspace_id())) {
       own.push_back(assignment);
     }
   }
@@ -168,7 +167,8 @@ http::Response WorkspaceMembers(Call& call) {
   for (const auto& user : *users) {
     if (member_ids.count(user.id())) members.push_back(UserJson(user));
   }
-  return Ok({{"assignments", roles}, {"groups", json::array()}, {"usersAssignedDirectly", members}});
+  return Ok(
+      {{"assignments", roles}, {"groups", json::array()}, {"usersAssignedDirectly", members}});
 }
 
 http::Response AddRoleAssignments(Call& call) { return ChangeAssignments(call, false); }
@@ -212,8 +212,9 @@ http::Response PermissionsSummary(Call& call) {
 }
 
 http::Response GroupsNotSupported(Call&) {
-  return Error(Status::NotSupported("user groups are not supported: assign roles to users "
-                                    "(det rbac assign-role ROLE -u USER [-w WORKSPACE])"));
+  return Error(
+      Status::NotSupported("user groups are not supported: assign roles to users "
+                           "(det rbac assign-role ROLE -u USER [-w WORKSPACE])"));
 }
 
 }  // namespace cairn::api

@@ -213,10 +213,10 @@ http::Response ListWorkspaces(Call& call) {
 http::Response CreateWorkspaceRoute(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
-  Status checked = CheckKnownKeys(*body, "",
-                                  {"name", "agentUserGroup", "checkpointStorageConfig",
-                                   "defaultComputePool", "defaultAuxPool", "clusterNamespaceMeta",
-                                   "clusterQuotaPairs"});
+  Status checked =
+      CheckKnownKeys(*body, "",
+                     {"name", "agentUserGroup", "checkpointStorageConfig", "defaultComputePool",
+                      "defaultAuxPool", "clusterNamespaceMeta", "clusterQuotaPairs"});
   if (checked.ok()) {
     checked = RefuseUnsupported(*body, {"agentUserGroup", "checkpointStorageConfig",
                                         "clusterNamespaceMeta", "clusterQuotaPairs"});
@@ -251,11 +251,11 @@ http::Response PatchWorkspace(Call& call) {
   if (auto visible = LoadWorkspace(call, *id); !visible.ok()) return Error(visible.status());
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
-  Status checked = CheckKnownKeys(
-      *body, "",
-      {"name", "agentUserGroup", "checkpointStorageConfig", "defaultComputeResourcePool",
-       "defaultAuxResourcePool", "defaultComputePool", "defaultAuxPool", "clusterNamespaceMeta",
-       "clusterQuotaPairs"});
+  Status checked =
+      CheckKnownKeys(*body, "",
+                     {"name", "agentUserGroup", "checkpointStorageConfig",
+                      "defaultComputeResourcePool", "defaultAuxResourcePool", "defaultComputePool",
+                      "defaultAuxPool", "clusterNamespaceMeta", "clusterQuotaPairs"});
   if (checked.ok()) {
     checked = RefuseUnsupported(*body, {"agentUserGroup", "checkpointStorageConfig",
                                         "clusterNamespaceMeta", "clusterQuotaPairs"});
@@ -359,7 +359,8 @@ http::Response WorkspacePools(Call& call) {
   if (!pools.ok()) return Error(pools.status());
   std::vector<std::string> names;
   for (const auto& pool : *pools) {
-    if (call.tenancy().PoolAllows(pool.config().pool_name(), *id)) names.push_back(pool.config().pool_name());
+    if (call.tenancy().PoolAllows(pool.config().pool_name(), *id))
+      names.push_back(pool.config().pool_name());
   }
   auto [page, pagination] = Page(std::move(names), *paging);
   return Ok({{"resourcePools", page}, {"pagination", pagination}});
@@ -428,8 +429,7 @@ http::Response MoveExperimentRoute(Call& call) {
   if (auto visible = LoadProject(call, **destination); !visible.ok()) {
     return Error(visible.status());
   }
-  return ExecuteEmpty(call,
-                      commands::MoveExperiment{experiment->experiment_id(), **destination});
+  return ExecuteEmpty(call, commands::MoveExperiment{experiment->experiment_id(), **destination});
 }
 
 http::Response ListPoolBindings(Call& call) {
@@ -446,8 +446,8 @@ http::Response ListPoolBindings(Call& call) {
   }
   std::vector<int32_t> ids;
   for (const auto& binding : *bindings) {
-    if (binding.pool_name() == pool_name) ids.assign(binding.workspace_ids().begin(),
-                                                     binding.workspace_ids().end());
+    if (binding.pool_name() == pool_name)
+      ids.assign(binding.workspace_ids().begin(), binding.workspace_ids().end());
   }
   auto [page, pagination] = Page(std::move(ids), *paging);
   return Ok({{"workspaceIds", page}, {"pagination", pagination}});

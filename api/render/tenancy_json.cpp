@@ -37,19 +37,19 @@ json ScopeMask(bool cluster, bool workspace) {
 json WorkspaceJson(const views::WorkspaceView& workspace, int32_t viewer_id,
                    const Usernames& usernames) {
   const auto& pinned_by = workspace.pinned_by();
-  json out = {{"id", workspace.id()},
-              {"name", workspace.name()},
-              {"archived", workspace.archived()},
-              {"errorMessage", ""},
-              {"immutable", workspace.immutable()},
-              {"numExperiments", workspace.num_experiments()},
-              {"numProjects", workspace.project_ids_size()},
-              {"pinned", std::find(pinned_by.begin(), pinned_by.end(), viewer_id) !=
-                             pinned_by.end()},
-              {"state", "WORKSPACE_STATE_UNSPECIFIED"},
-              {"userId", workspace.owner_user_id()},
-              {"username", UsernameOf(usernames, workspace.owner_user_id())},
-              {"checkpointStorageConfig", nullptr}};
+  json out = {
+      {"id", workspace.id()},
+      {"name", workspace.name()},
+      {"archived", workspace.archived()},
+      {"errorMessage", ""},
+      {"immutable", workspace.immutable()},
+      {"numExperiments", workspace.num_experiments()},
+      {"numProjects", workspace.project_ids_size()},
+      {"pinned", std::find(pinned_by.begin(), pinned_by.end(), viewer_id) != pinned_by.end()},
+      {"state", "WORKSPACE_STATE_UNSPECIFIED"},
+      {"userId", workspace.owner_user_id()},
+      {"username", UsernameOf(usernames, workspace.owner_user_id())},
+      {"checkpointStorageConfig", nullptr}};
   if (!workspace.default_compute_pool().empty()) {
     out["defaultComputePool"] = workspace.default_compute_pool();
   }
@@ -86,9 +86,8 @@ json RoleJson(events::Role role) {
     for (char& c : readable) {
       c = c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
-    permissions.push_back({{"id", name},
-                           {"name", readable},
-                           {"scopeTypeMask", ScopeMask(true, !cluster_only)}});
+    permissions.push_back(
+        {{"id", name}, {"name", readable}, {"scopeTypeMask", ScopeMask(true, !cluster_only)}});
   }
   return {{"roleId", static_cast<int>(role)},
           {"name", commands::RoleName(role)},
@@ -101,8 +100,9 @@ json RoleWithAssignmentsJson(events::Role role,
   json users = json::array();
   for (const auto& assignment : assignments) {
     if (assignment.role() != role) continue;
-    json scope = {{"role", {{"roleId", static_cast<int>(role)}, {"name", commands::RoleName(role)}}},
-                  {"scopeCluster", assignment.workspace_id() == 0}};
+    json scope = {
+        {"role", {{"roleId", static_cast<int>(role)}, {"name", commands::RoleName(role)}}},
+        {"scopeCluster", assignment.workspace_id() == 0}};
     if (assignment.workspace_id() != 0) scope["scopeWorkspaceId"] = assignment.workspace_id();
     users.push_back({{"userId", assignment.user_id()}, {"roleAssignment", scope}});
   }

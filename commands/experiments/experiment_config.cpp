@@ -298,12 +298,12 @@ Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
   if (auto t = fields.Get("template")) {
     return Invalid(*t, "the template must be applied before the configuration is parsed");
   }
-  CAIRN_RETURN_IF_ERROR(fields.Check(
-      {"name", "description", "labels", "data", "hyperparameters", "searcher", "resources",
-       "environment", "checkpoint_storage", "max_restarts", "entrypoint", "min_validation_period",
-       "min_checkpoint_period", "records_per_epoch", "scheduling_unit", "reproducibility",
-       "workspace", "project"},
-      RefusedTopLevel()));
+  CAIRN_RETURN_IF_ERROR(
+      fields.Check({"name", "description", "labels", "data", "hyperparameters", "searcher",
+                    "resources", "environment", "checkpoint_storage", "max_restarts", "entrypoint",
+                    "min_validation_period", "min_checkpoint_period", "records_per_epoch",
+                    "scheduling_unit", "reproducibility", "workspace", "project"},
+                   RefusedTopLevel()));
 
   ExperimentConfig c;
   if (auto f = fields.Get("name")) {

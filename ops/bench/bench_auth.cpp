@@ -3,7 +3,10 @@
 //   1. the per-request check, exactly as Call::Admit does it (parse the bearer header, SHA-256
 //      the token, look the session up in the writer's in-memory identity), timed over 200,000
 //      calls with 1 and with 10,000 live sessions;
-//   2. REST submissions through an in-process master (8 keep-alive clients, every request
+//   2. the per-command authorization (commands/tenancy_decider.h AuthorizeCommand, as the
+//      decider runs it before a submission) plus the edge's read check (TenancyState::Allows),
+//      with 10,000 users, 1,000 workspaces and a role for every user in ten of them;
+//   3. REST submissions through an in-process master (8 keep-alive clients, every request
 //      authenticated), for the throughput and mean latency a check is compared with.
 // Prints both and the ratio: check CPU per request / mean request latency, and check CPU at the
 // measured throughput as a share of the machine's cores.
@@ -21,7 +24,9 @@
 #include "api/auth.h"
 #include "base/clock.h"
 #include "base/password.h"
+#include "commands/decision_state.h"
 #include "commands/identity.h"
+#include "commands/tenancy_decider.h"
 #include "events/event_log.h"
 #include "master/decision_loop.h"
 #include "master/master.h"
@@ -49,7 +54,7 @@ double CheckMicros(const std::string& dir, int sessions) {
   if (!log.ok()) return -1;
   cairn::commands::DecisionLoop loop(log->get(), {});
   if (!loop.Start().ok()) return -1;
-  cairn::commands::CommandMeta meta{"user:admin", "bench", "", cairn::NowUnixMicros()};
+  cairn::commands::CommandMeta meta{"system:bench", "bench", "", cairn::NowUnixMicros()};
   auto hash = cairn::HashPassword(cairn::CliPasswordHash("pw"));
   if (!hash.ok()) return -1;
   if (!loop.Execute(cairn::commands::CreateUser{"bench", "", false, true, *hash}, meta).ok()) {
@@ -82,6 +87,48 @@ double CheckMicros(const std::string& dir, int sessions) {
   return admitted == kChecks ? micros : -1;
 }
 
+// Microseconds per authorization of a submission by an Editor, or negative on failure.
+double AuthorizeMicros() {
+  cairn::commands::DecisionState state;
+  constexpr int kUsers = 10000;
+  constexpr int kWorkspaces = 1000;
+  for (int id = 1; id <= kUsers; ++id) {
+    state.identity.users[id] = {id, "u" + std::to_string(id), "", false, true, ""};
+    state.identity.user_ids["u" + std::to_string(id)] = id;
+  }
+  for (int w = 2; w <= kWorkspaces; ++w) {
+    cairn::events::Envelope event;
+    event.mutable_workspace_created()->set_workspace_id(w);
+    event.mutable_workspace_created()->set_name("team-" + std::to_string(w));
+    cairn::commands::ApplyTenancy(state.tenancy, event);
+  }
+  for (int id = 1; id <= kUsers; ++id) {
+    for (int k = 0; k < 10; ++k) {
+      state.tenancy.roles[{id, 2 + (id * 7 + k * 97) % (kWorkspaces - 1)}] =
+          cairn::events::ROLE_EDITOR;
+    }
+  }
+  const int32_t workspace = 2 + (1234 * 7) % (kWorkspaces - 1);
+  cairn::commands::SubmitTask submit;
+  submit.task_id = "bench";
+  submit.workspace_id = workspace;
+  const cairn::commands::Command command = submit;
+  const cairn::commands::CommandMeta meta{"user:u1234", "bench", "", 1};
+  const cairn::commands::UserRecord& user = state.identity.users.at(1234);
+  constexpr int kChecks = 200000;
+  int allowed = 0;
+  const auto start = Clock::now();
+  for (int i = 0; i < kChecks; ++i) {
+    allowed +=
+        cairn::commands::AuthorizeCommand(state, command, meta).ok() &&
+                state.tenancy.Allows(user, cairn::commands::Permission::kViewWorkspace, workspace)
+            ? 1
+            : 0;
+  }
+  const double micros = SecondsSince(start) * 1e6 / kChecks;
+  return allowed == kChecks ? micros : -1;
+}
+
 }  // namespace
 
 int main() {
@@ -92,6 +139,8 @@ int main() {
   const double one = CheckMicros(root + "/one", 1);
   const double many = CheckMicros(root + "/many", 10000);
   if (one < 0 || many < 0) return Fail("the check failed");
+  const double authorize = AuthorizeMicros();
+  if (authorize < 0) return Fail("the authorization failed");
 
   cairn::MasterConfig config;
   config.data_dir = root + "/master";
@@ -130,11 +179,14 @@ int main() {
       "auth: machine %u cores\n"
       "  per-request check (bearer parse, SHA-256, in-memory session lookup): %.2f us with 1 "
       "session, %.2f us with 10,000 sessions\n"
+      "  per-command authorization + read check (10,000 users, 1,000 workspaces, 100,000 "
+      "roles): %.2f us\n"
       "  REST submissions, %d clients x %d, every request authenticated: %.0f/s, mean latency "
       "%.0f us\n"
-      "  the check's share: %.2f%% of a request's latency; %.2f%% of the machine's CPU at that "
+      "  both checks' share: %.2f%% of a request's latency; %.2f%% of the machine's CPU at that "
       "throughput (target < 5%%)\n",
-      cores, one, many, kClients, kPerClient, throughput, latency_micros,
-      100.0 * many / latency_micros, 100.0 * many * throughput / 1e6 / cores);
+      cores, one, many, authorize, kClients, kPerClient, throughput, latency_micros,
+      100.0 * (many + authorize) / latency_micros,
+      100.0 * (many + authorize) * throughput / 1e6 / cores);
   return 0;
 }

@@ -18,11 +18,10 @@ class TenancyApiTest : public ApiTest {
  protected:
   int32_t CreateUser(const std::string& name) {
     LoginAs("admin");
-    json created = CallJson("POST", "/api/v1/users",
-                            json{{"user", {{"username", name}, {"active", true}}},
-                                 {"password", ""},
-                                 {"isHashed", true}}
-                                .dump());
+    json created = CallJson(
+        "POST", "/api/v1/users",
+        json{{"user", {{"username", name}, {"active", true}}}, {"password", ""}, {"isHashed", true}}
+            .dump());
     return created["user"]["id"].get<int32_t>();
   }
 
@@ -53,6 +52,10 @@ TEST_F(TenancyApiTest, AViewerIsRefusedAKillAndOnlyTheRefusalIsRecorded) {
   LoginAs("admin");
   json created = CallJson("POST", "/api/v1/workspaces", R"({"name":"team"})");
   EXPECT_EQ(created["namespaceBindings"], json::object()) << "the CLI iterates it";
+  for (const char* key : {"id", "name", "archived", "errorMessage", "immutable", "numExperiments",
+                          "numProjects", "pinned", "state", "userId", "username"}) {
+    EXPECT_TRUE(created["workspace"].contains(key)) << key << " is required by the CLI";
+  }
   const int32_t team = created["workspace"]["id"];
   Assign(viewer, 1, team);
   Assign(editor, 2, team);
@@ -70,8 +73,8 @@ TEST_F(TenancyApiTest, AViewerIsRefusedAKillAndOnlyTheRefusalIsRecorded) {
   ASSERT_EQ(after.size(), before + 1) << "only the refusal's record";
   EXPECT_TRUE(after.back().contains("accessDenied")) << after.back().dump();
   EXPECT_EQ(after.back()["actor"], "user:viewer");
-  EXPECT_EQ(Call("POST", "/api/v1/commands", R"({"config":{"entrypoint":["true"]},"workspaceId":)" +
-                                                 std::to_string(team) + "}")
+  EXPECT_EQ(Call("POST", "/api/v1/commands",
+                 R"({"config":{"entrypoint":["true"]},"workspaceId":)" + std::to_string(team) + "}")
                 .status,
             403)
       << "viewers create nothing";
@@ -106,19 +109,18 @@ TEST_F(TenancyApiTest, WorkspacesAndProjectsAsTheCliDrivesThem) {
   EXPECT_EQ(CallJson("GET", "/api/v1/workspaces?name=TEAM")["workspaces"].size(), 1u);
   EXPECT_EQ(CallJson("GET", "/api/v1/workspaces?nameCaseSensitive=TEAM")["workspaces"].size(), 0u);
   EXPECT_EQ(Call("POST", "/api/v1/workspaces", R"({"name":"Team"})").status, 409);
-  json project = CallJson("POST", "/api/v1/workspaces/" + std::to_string(team) + "/projects",
-                          json{{"name", "vision"},
-                               {"workspaceId", team},
-                               {"description", nullptr},
-                               {"key", nullptr}}
-                              .dump())["project"];
+  json project = CallJson(
+      "POST", "/api/v1/workspaces/" + std::to_string(team) + "/projects",
+      json{{"name", "vision"}, {"workspaceId", team}, {"description", nullptr}, {"key", nullptr}}
+          .dump())["project"];
   EXPECT_EQ(project["workspaceId"], team);
   for (const char* key : {"id", "name", "key", "archived", "errorMessage", "immutable", "notes",
                           "numActiveExperiments", "numExperiments", "numRuns", "state", "userId",
                           "username", "workspaceId"}) {
     EXPECT_TRUE(project.contains(key)) << key << " is required by the CLI";
   }
-  json found = CallJson("GET", "/api/v1/workspaces/" + std::to_string(team) + "/projects?name=VISION");
+  json found =
+      CallJson("GET", "/api/v1/workspaces/" + std::to_string(team) + "/projects?name=VISION");
   ASSERT_EQ(found["projects"].size(), 1u);
   EXPECT_EQ(found["pagination"]["total"], 1);
 
@@ -134,10 +136,10 @@ TEST_F(TenancyApiTest, WorkspacesAndProjectsAsTheCliDrivesThem) {
   CallJson("POST", "/api/v1/workspaces/" + std::to_string(team) + "/archive");
   EXPECT_EQ(CallJson("GET", "/api/v1/workspaces/" + std::to_string(team))["workspace"]["archived"],
             true);
-  EXPECT_EQ(Call("POST", "/api/v1/workspaces/" + std::to_string(team) + "/projects",
-                 R"({"name":"late"})")
-                .status,
-            409)
+  EXPECT_EQ(
+      Call("POST", "/api/v1/workspaces/" + std::to_string(team) + "/projects", R"({"name":"late"})")
+          .status,
+      409)
       << "an archived workspace takes no new projects (FailedPrecondition)";
   json deleted = CallJson("DELETE", "/api/v1/workspaces/" + std::to_string(team));
   EXPECT_EQ(deleted["completed"], true);
@@ -149,7 +151,8 @@ TEST_F(TenancyApiTest, BindingsRouteWorkAndSurviveARestartWithTheRoles) {
   StartMaster(TwoPools(), "two-pools");
   const int32_t alice = CreateUser("alice");
   LoginAs("admin");
-  const int32_t team = CallJson("POST", "/api/v1/workspaces", R"({"name":"team"})")["workspace"]["id"];
+  const int32_t team =
+      CallJson("POST", "/api/v1/workspaces", R"({"name":"team"})")["workspace"]["id"];
   Assign(alice, 2, team);
   // Only cluster admins bind; the CLI names workspaces.
   LoginAs("alice");
@@ -171,11 +174,12 @@ TEST_F(TenancyApiTest, BindingsRouteWorkAndSurviveARestartWithTheRoles) {
                           "force":true})");
   EXPECT_EQ(refused.status, 400);
   EXPECT_NE(refused.body.find("not available to workspace"), std::string::npos) << refused.body;
-  json in_team = CallJson("POST", "/api/v1/commands",
-                          json{{"config", {{"entrypoint", {"true"}}, {"resources", {{"resource_pool", "gpu"}}}}},
-                               {"workspaceId", team},
-                               {"force", true}}
-                              .dump());
+  json in_team = CallJson(
+      "POST", "/api/v1/commands",
+      json{{"config", {{"entrypoint", {"true"}}, {"resources", {{"resource_pool", "gpu"}}}}},
+           {"workspaceId", team},
+           {"force", true}}
+          .dump());
   EXPECT_EQ(in_team["command"]["resourcePool"], "gpu");
 
   // A restart on the same data rebuilds the same workspaces, roles and bindings.

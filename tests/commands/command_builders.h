@@ -106,12 +106,13 @@ inline ReportTaskExited Exit(const std::string& task_id, int32_t exit_code = 0,
 // scheduling pass runs at the command's time and its decisions are applied too.
 class Cluster {
  public:
-  // Commands run as user "test" unless Run names another actor; "test" is a cluster admin; "other" is a plain user (an Editor of the
-  // Uncategorized workspace, as every user is). Seeded into the state directly: the users'
-  // own events are tested apart (identity_test), and these keep every offset as it was.
+  // Commands run as user "test" unless Run names another actor; "test" is a cluster admin; "other"
+  // is a plain user (an Editor of the Uncategorized workspace, as every user is). Seeded into the
+  // state directly: the users' own events are tested apart (identity_test), and these keep every
+  // offset as it was.
   Cluster() {
-    for (const auto& user : {UserRecord{1, "test", "", true, true, ""},
-                             UserRecord{2, "other", "", false, true, ""}}) {
+    for (const auto& user :
+         {UserRecord{1, "test", "", true, true, ""}, UserRecord{2, "other", "", false, true, ""}}) {
       state.identity.users[user.id] = user;
       state.identity.user_ids[user.username] = user.id;
     }

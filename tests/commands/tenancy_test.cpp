@@ -1,9 +1,10 @@
 // Workspaces, projects, roles and pool bindings on the write side: who may do what, what the
 // decider refuses, and the scheduler keeping work in the pools its workspace may use.
+#include "commands/tenancy.h"
+
 #include <gtest/gtest.h>
 
 #include "commands/scheduler/explain.h"
-#include "commands/tenancy.h"
 #include "tests/commands/command_builders.h"
 #include "tests/commands/scheduler_support.h"
 
@@ -94,8 +95,8 @@ TEST_F(TenancyTest, RolesAreAssignedByWorkspaceAdminsAndClusterWideOnlyByCluster
   EXPECT_EQ(cluster.state.tenancy.RoleIn(*cluster.state.identity.FindUser(carol), 2),
             events::ROLE_UNSPECIFIED);
   // A cluster-wide Viewer reads everywhere and, once named so in Uncategorized, edits nothing.
-  RUN_OK(cluster, (ChangeRoles{{{carol, 0, events::ROLE_VIEWER}, {carol, 1, events::ROLE_VIEWER}},
-                               false}));
+  RUN_OK(cluster,
+         (ChangeRoles{{{carol, 0, events::ROLE_VIEWER}, {carol, 1, events::ROLE_VIEWER}}, false}));
   EXPECT_TRUE(cluster.state.tenancy.Allows(*cluster.state.identity.FindUser(carol),
                                            Permission::kViewWorkspace, 2));
   EXPECT_EQ(RunAs("carol", OneSlotSubmit("c1")).code(), StatusCode::kPermissionDenied);
