@@ -32,6 +32,10 @@ Result<views::TrialView> LoadTrial(Call& call, const std::string& id_text) {
   CAIRN_ASSIGN_OR_RETURN(int64_t id, ParseId(id_text, "trial"));
   CAIRN_ASSIGN_OR_RETURN(auto trial, call.services().projections->GetTrial(id));
   if (!trial) return Status::NotFound("trial " + std::to_string(id) + " not found");
+  // A trial is seen by whoever may see its experiment.
+  if (!LoadExperiment(call, std::to_string(trial->experiment_id())).ok()) {
+    return Status::NotFound("trial " + std::to_string(id) + " not found");
+  }
   return *trial;
 }
 

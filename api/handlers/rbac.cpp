@@ -87,6 +87,7 @@ http::Response ChangeAssignments(Call& call, bool remove) {
   if (!change.ok()) return Error(change.status());
   auto outcome = call.Execute(*change);
   if (!outcome.ok()) return Error(outcome.status());
+  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   return Ok(json::object(), outcome->offset);
 }
 

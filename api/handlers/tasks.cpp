@@ -15,6 +15,7 @@ http::Response ListTasks(Call& call) {
   json summaries = json::object();
   for (const auto& task : *tasks) {
     if (task.allocation_id().empty() || task.state() == views::TASK_STATE_TERMINATED) continue;
+    if (!call.CanView(task.workspace_id())) continue;
     json agent_devices = json::object();
     for (const auto& [agent_id, slots] : AllocationAgents(task)) {
       json devices = json::array();

@@ -43,9 +43,12 @@ http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
     }
     auto workspace = GetInt32(*body, "workspaceId", "workspaceId");
     if (!workspace.ok()) return Error(workspace.status());
+    // 0 or none: the default workspace, as Determined takes it.
     if (workspace->value_or(0) > 1) {
-      return Error(Status::NotFound("workspace " + std::to_string(**workspace) +
-                                    " not found (Cairn has one workspace, 1)"));
+      if (call.tenancy().FindWorkspace(**workspace) == nullptr || !call.CanView(**workspace)) {
+        return Error(Status::NotFound("workspace " + std::to_string(**workspace) + " not found"));
+      }
+      command.workspace_id = **workspace;
     }
     config = Present(*body, "config") ? body->at("config") : json::object();
   }

@@ -78,11 +78,14 @@ http::Response AnswerProject(Call& call, int32_t id, uint64_t offset) {
   return Ok({{"project", ProjectJson(*project, workspace_name, UsernamesById(call))}}, offset);
 }
 
-// Runs a command and answers `{}` (Determined's empty responses), or why not.
-http::Response ExecuteEmpty(Call& call, commands::Command command) {
+// Runs a command and answers `body` once the projections show it (a client reads its own
+// writes), or why not.
+http::Response ExecuteAndAnswer(Call& call, commands::Command command,
+                                const json& body = json::object()) {
   auto outcome = call.Execute(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
-  return Ok(json::object(), outcome->offset);
+  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
+  return Ok(body, outcome->offset);
 }
 
 http::Response SetWorkspaceArchived(Call& call, bool archived) {
@@ -92,14 +95,14 @@ http::Response SetWorkspaceArchived(Call& call, bool archived) {
   commands::UpdateWorkspace update;
   update.workspace_id = *id;
   update.archived = archived;
-  return ExecuteEmpty(call, update);
+  return ExecuteAndAnswer(call, update);
 }
 
 http::Response SetWorkspacePinned(Call& call, bool pinned) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadWorkspace(call, *id); !visible.ok()) return Error(visible.status());
-  return ExecuteEmpty(call, commands::PinWorkspace{*id, pinned});
+  return ExecuteAndAnswer(call, commands::PinWorkspace{*id, pinned});
 }
 
 http::Response SetProjectArchived(Call& call, bool archived) {
@@ -109,7 +112,7 @@ http::Response SetProjectArchived(Call& call, bool archived) {
   commands::UpdateProject update;
   update.project_id = *id;
   update.archived = archived;
-  return ExecuteEmpty(call, update);
+  return ExecuteAndAnswer(call, update);
 }
 
 // The workspaces a bindings request names: `workspaceNames` and/or `workspaceIds`.
@@ -155,7 +158,7 @@ http::Response ChangePoolBindings(Call& call, commands::SetPoolBindings::Mode mo
   if (ids->empty() && mode != commands::SetPoolBindings::Mode::kReplace) {
     return Error(Status::InvalidArgument("name at least one workspace (workspaceNames)"));
   }
-  return ExecuteEmpty(call, commands::SetPoolBindings{call.Param("name"), *ids, mode});
+  return ExecuteAndAnswer(call, commands::SetPoolBindings{call.Param("name"), *ids, mode});
 }
 
 // Optional string fields of a PATCH: absent or null leaves the value.
@@ -284,10 +287,8 @@ http::Response DeleteWorkspaceRoute(Call& call) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadWorkspace(call, *id); !visible.ok()) return Error(visible.status());
-  auto outcome = call.Execute(commands::DeleteWorkspace{*id});
-  if (!outcome.ok()) return Error(outcome.status());
   // Deleted at once (only empty workspaces are), so the CLI need not poll.
-  return Ok({{"completed", true}}, outcome->offset);
+  return ExecuteAndAnswer(call, commands::DeleteWorkspace{*id}, {{"completed", true}});
 }
 
 http::Response ArchiveWorkspace(Call& call) { return SetWorkspaceArchived(call, true); }
@@ -401,9 +402,7 @@ http::Response DeleteProjectRoute(Call& call) {
   auto id = IdParam(call, "project");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadProject(call, *id); !visible.ok()) return Error(visible.status());
-  auto outcome = call.Execute(commands::DeleteProject{*id});
-  if (!outcome.ok()) return Error(outcome.status());
-  return Ok({{"completed", true}}, outcome->offset);
+  return ExecuteAndAnswer(call, commands::DeleteProject{*id}, {{"completed", true}});
 }
 
 http::Response ArchiveProject(Call& call) { return SetProjectArchived(call, true); }
@@ -429,7 +428,8 @@ http::Response MoveExperimentRoute(Call& call) {
   if (auto visible = LoadProject(call, **destination); !visible.ok()) {
     return Error(visible.status());
   }
-  return ExecuteEmpty(call, commands::MoveExperiment{experiment->experiment_id(), **destination});
+  return ExecuteAndAnswer(call,
+                          commands::MoveExperiment{experiment->experiment_id(), **destination});
 }
 
 http::Response ListPoolBindings(Call& call) {
