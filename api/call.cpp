@@ -74,7 +74,7 @@ const commands::TenancyState& Call::tenancy() const {
 
 bool Call::CanView(int32_t workspace_id) const {
   return tenancy().Allows(user_record_, commands::Permission::kViewWorkspace,
-                          workspace_id > 0 ? workspace_id : commands::kUncategorizedWorkspace);
+                          WorkspaceOrUncategorized(workspace_id));
 }
 
 Status Call::Require(commands::Permission permission, int32_t workspace_id,
@@ -104,6 +104,12 @@ Result<commands::Outcome> Call::Execute(commands::Command command) {
 
 Result<commands::Outcome> Call::ExecuteAs(commands::Command command, const std::string& actor) {
   return services_.writer->Execute(std::move(command), Meta(actor));
+}
+
+Result<commands::Outcome> Call::ExecuteAndShow(commands::Command command) {
+  CAIRN_ASSIGN_OR_RETURN(commands::Outcome outcome, Execute(std::move(command)));
+  CAIRN_RETURN_IF_ERROR(WaitFor(outcome.offset));
+  return outcome;
 }
 
 Status Call::WaitFor(uint64_t offset) {

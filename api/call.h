@@ -33,6 +33,8 @@ class Call {
   // A path parameter of the route ("{id}" -> Param("id")); "" when the route has none so named.
   const std::string& Param(std::string_view name) const;
   const User& user() const { return user_; }
+  // The same user as the write side holds it (without its password hash), for role checks.
+  const commands::UserRecord& user_record() const { return user_record_; }
   // Appends AccessDenied for this request, refused with `refusal` (a 403), as the caller.
   void RecordAccessDenied(const http::Response& refusal);
   // PermissionDenied (403) naming what only an admin may do, unless the caller is one.
@@ -56,6 +58,9 @@ class Call {
   // Runs `command` for the calling user.
   Result<commands::Outcome> Execute(commands::Command command);
   Result<commands::Outcome> ExecuteAs(commands::Command command, const std::string& actor);
+  // Runs `command` for the calling user and waits until the projections show it, so the answer
+  // (and the caller's next read) sees the write.
+  Result<commands::Outcome> ExecuteAndShow(commands::Command command);
   // Waits until the projections applied `offset`, so the answer shows the caller's write.
   Status WaitFor(uint64_t offset);
   // Waits until the projections applied every event the log holds now.

@@ -1,5 +1,7 @@
 #include "api/rest_util.h"
 
+#include <cstdint>
+
 namespace cairn {
 
 using nlohmann::json;
@@ -13,6 +15,21 @@ Result<json> ParseBody(const http::Request& request, bool allow_empty) {
   if (body.is_discarded()) return Status::InvalidArgument("malformed JSON body");
   if (!body.is_object()) return Status::InvalidArgument("the JSON body must be an object");
   return body;
+}
+
+Result<int64_t> ParseId(const std::string& text, const std::string& what) {
+  json holder = {{"id", text}};
+  auto id = GetInt(holder, "id", what + " id");
+  if (!id.ok() || !id->has_value() || **id <= 0) {
+    return Status::InvalidArgument(what + " id must be a positive integer, not '" + text + "'");
+  }
+  return **id;
+}
+
+Result<int32_t> ParseInt32Id(const std::string& text, const std::string& what) {
+  CAIRN_ASSIGN_OR_RETURN(int64_t id, ParseId(text, what));
+  if (id > INT32_MAX) return Status::NotFound(what + " " + text + " not found");
+  return static_cast<int32_t>(id);
 }
 
 }  // namespace cairn

@@ -13,6 +13,12 @@ namespace cairn {
 // Malformed JSON and a body that is not an object are the caller's error.
 Result<nlohmann::json> ParseBody(const http::Request& request, bool allow_empty = false);
 
+// A positive integer id from a path segment, or InvalidArgument naming `what`.
+Result<int64_t> ParseId(const std::string& text, const std::string& what);
+// The same for the int32 ids of users, workspaces and projects; a larger one names nothing
+// (NotFound).
+Result<int32_t> ParseInt32Id(const std::string& text, const std::string& what);
+
 using fields::CheckKnownKeys;
 using fields::GetInt;
 using fields::GetInt32;

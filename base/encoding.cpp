@@ -21,6 +21,13 @@ constexpr size_t kBase64ChunkBytes = 3 << 20;
 
 }  // namespace
 
+std::string AsciiLower(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return text;
+}
+
 std::string HexLower(const unsigned char* bytes, size_t size) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;

@@ -14,6 +14,10 @@ namespace cairn {
 // Lowercase hex of raw bytes (digests in ids and file names).
 std::string HexLower(const unsigned char* bytes, size_t size);
 
+// `text` with ASCII letters lowered (HTTP header names, names compared ignoring case); other
+// bytes, UTF-8 included, are kept.
+std::string AsciiLower(std::string text);
+
 // Lowercase hex SHA-256 of `bytes`.
 Result<std::string> Sha256Hex(std::string_view bytes);
 

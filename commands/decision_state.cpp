@@ -128,7 +128,7 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
     job.max_slots = task.resources.max_slots();
     job.queue_position = static_cast<int64_t>(event.offset()) * kQueuePositionSpacing;
     job.submitted_offset = event.offset();
-    if (submitted.workspace_id() > 0) job.workspace_id = submitted.workspace_id();
+    job.workspace_id = WorkspaceOrUncategorized(submitted.workspace_id());
     job.submitted_time = event.time_unix_micros();
     job.user = task.spec.user();
   } else {

@@ -68,7 +68,7 @@ Result<Decision> DecideCreateExperiment(const DecisionState& state, const Create
     created.set_name("Experiment (" + std::to_string(created.experiment_id()) + ")");
   }
   // The project decides the workspace; none given is Uncategorized's.
-  if (created.project_id() <= 0) created.set_project_id(kUncategorizedProject);
+  created.set_project_id(ProjectOrUncategorized(created.project_id()));
   const ProjectRecord* project = state.tenancy.FindProject(created.project_id());
   if (project == nullptr) {
     return Status::NotFound("project " + std::to_string(created.project_id()) + " not found");
@@ -81,13 +81,12 @@ Result<Decision> DecideCreateExperiment(const DecisionState& state, const Create
   auto* resources = created.mutable_resources();
   resources->set_slots(config.resources.slots_per_trial);
   if (resources->slots() < 0) return Status::InvalidArgument("resources.slots_per_trial: >= 0");
-  if (state.FindPool(resources->resource_pool()) != nullptr || resources->resource_pool().empty()) {
-    auto pool =
-        ResolveWorkspacePool(state, project->workspace_id, resources->resource_pool(), false);
-    if (!pool.ok())
-      return Status::InvalidArgument("resources.resource_pool: " + pool.status().message());
-    resources->set_resource_pool(*pool);
+  auto resolved =
+      ResolveWorkspacePool(state, project->workspace_id, resources->resource_pool(), false);
+  if (!resolved.ok()) {
+    return Status::InvalidArgument("resources.resource_pool: " + resolved.status().message());
   }
+  resources->set_resource_pool(*resolved);
   const events::ResourcePoolConfig* pool = state.FindPool(resources->resource_pool());
   if (pool == nullptr) {
     std::string names;

@@ -78,8 +78,8 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
   experiment.experiment_id = created.experiment_id();
   experiment.job_id = created.job_id();
   experiment.owner = created.owner();
-  if (created.workspace_id() > 0) experiment.workspace_id = created.workspace_id();
-  if (created.project_id() > 0) experiment.project_id = created.project_id();
+  experiment.workspace_id = WorkspaceOrUncategorized(created.workspace_id());
+  experiment.project_id = ProjectOrUncategorized(created.project_id());
   experiment.context_digest = created.context_digest();
   experiment.slots_per_trial = created.resources().slots();
   experiment.state =

@@ -1,7 +1,8 @@
 #include "commands/tenancy.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "base/encoding.h"
 
 namespace cairn::commands {
 namespace {
@@ -141,13 +142,9 @@ const WorkspaceRecord* TenancyState::FindWorkspace(const std::string& name) cons
 }
 
 const WorkspaceRecord* TenancyState::FindWorkspaceIgnoringCase(const std::string& name) const {
-  auto lower = [](std::string text) {
-    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-  };
-  const std::string wanted = lower(name);
+  const std::string wanted = AsciiLower(name);
   for (const auto& [id, workspace] : workspaces) {
-    if (lower(workspace.name) == wanted) return &workspace;
+    if (AsciiLower(workspace.name) == wanted) return &workspace;
   }
   return nullptr;
 }

@@ -22,11 +22,10 @@
 #include "base/status.h"
 #include "commands/identity.h"
 #include "events.pb.h"
+#include "events/workspace_defaults.h"
 
 namespace cairn::commands {
 
-inline constexpr int32_t kUncategorizedWorkspace = 1;
-inline constexpr int32_t kUncategorizedProject = 1;
 inline constexpr int32_t kEveryWorkspace = 0;  // the scope of a cluster-wide role
 
 // What a role allows, by Determined's PERMISSION_TYPE_* names (PermissionName).

@@ -29,10 +29,18 @@ Result<const ProjectRecord*> FindProject(const DecisionState& state, int32_t pro
   return project;
 }
 
-Status CheckPoolExists(const DecisionState& state, const std::string& pool, const char* field) {
-  if (pool.empty() || state.FindPool(pool) != nullptr) return Status::Ok();
-  return Status::InvalidArgument(std::string(field) + ": resource pool " + pool +
-                                 " does not exist");
+// A workspace's default pool: "" (the cluster's), or one that exists and takes its work.
+Status CheckDefaultPool(const DecisionState& state, const std::string& pool, int32_t workspace_id,
+                        const char* field) {
+  if (pool.empty()) return Status::Ok();
+  if (state.FindPool(pool) == nullptr) {
+    return Status::InvalidArgument(std::string(field) + ": resource pool " + pool +
+                                   " does not exist");
+  }
+  if (std::string refusal = PoolRefusal(state, pool, workspace_id); !refusal.empty()) {
+    return Status::InvalidArgument(std::string(field) + ": " + refusal);
+  }
+  return Status::Ok();
 }
 
 bool OwnsWork(const UserRecord& user, const std::string& owner) { return owner == user.username; }
@@ -72,9 +80,8 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
           return Authorize(tenancy, user, Permission::kUpdateAgents, kEveryWorkspace,
                            "enable or disable agent " + c.agent_id);
         } else if constexpr (std::is_same_v<T, CreateExperiment>) {
-          const int32_t project_id =
-              c.created.project_id() > 0 ? c.created.project_id() : kUncategorizedProject;
-          const ProjectRecord* project = tenancy.FindProject(project_id);
+          const ProjectRecord* project =
+              tenancy.FindProject(ProjectOrUncategorized(c.created.project_id()));
           if (project == nullptr) return Status::Ok();
           return Authorize(tenancy, user, Permission::kCreateExperiment, project->workspace_id,
                            "create an experiment");
@@ -97,8 +104,8 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
         } else if constexpr (std::is_same_v<T, SaveTemplate> || std::is_same_v<T, DeleteTemplate>) {
           auto existing = state.templates.find(c.name);
           int32_t workspace_id = kUncategorizedWorkspace;
-          if (existing != state.templates.end() && existing->second.workspace_id() > 0) {
-            workspace_id = existing->second.workspace_id();
+          if (existing != state.templates.end()) {
+            workspace_id = WorkspaceOrUncategorized(existing->second.workspace_id());
           } else if constexpr (std::is_same_v<T, SaveTemplate>) {
             workspace_id = c.workspace_id;
           }
@@ -203,15 +210,11 @@ Result<Decision> DecideCreateWorkspace(const DecisionState& state, const CreateW
   if (const WorkspaceRecord* taken = state.tenancy.FindWorkspaceIgnoringCase(command.name)) {
     return Status::AlreadyExists("a workspace named " + taken->name + " already exists");
   }
-  CAIRN_RETURN_IF_ERROR(CheckPoolExists(state, command.default_compute_pool, "defaultComputePool"));
-  CAIRN_RETURN_IF_ERROR(CheckPoolExists(state, command.default_aux_pool, "defaultAuxPool"));
   const int32_t workspace_id = state.tenancy.last_workspace_id + 1;
-  for (const std::string* pool : {&command.default_compute_pool, &command.default_aux_pool}) {
-    if (std::string refusal = PoolRefusal(state, *pool, workspace_id);
-        !pool->empty() && !refusal.empty()) {
-      return Status::InvalidArgument(refusal);
-    }
-  }
+  CAIRN_RETURN_IF_ERROR(
+      CheckDefaultPool(state, command.default_compute_pool, workspace_id, "defaultComputePool"));
+  CAIRN_RETURN_IF_ERROR(
+      CheckDefaultPool(state, command.default_aux_pool, workspace_id, "defaultAuxPool"));
   Decision decision;
   decision.entity_id = WorkspaceEntity(workspace_id);
   auto* created = decision.events.emplace_back().mutable_workspace_created();
@@ -260,23 +263,17 @@ Result<Decision> DecideUpdateWorkspace(const DecisionState& state, const UpdateW
     updated->set_archived(*command.archived);
     changed = true;
   }
-  const std::pair<const std::optional<std::string>*, const std::string*> pools[] = {
-      {&command.default_compute_pool, &workspace->default_compute_pool},
-      {&command.default_aux_pool, &workspace->default_aux_pool}};
-  for (size_t i = 0; i < 2; ++i) {
-    const auto& [wanted, current] = pools[i];
-    if (!*wanted || **wanted == *current) continue;
-    const char* field = i == 0 ? "defaultComputePool" : "defaultAuxPool";
-    CAIRN_RETURN_IF_ERROR(CheckPoolExists(state, **wanted, field));
-    if (std::string refusal = PoolRefusal(state, **wanted, workspace->id);
-        !(*wanted)->empty() && !refusal.empty()) {
-      return Status::InvalidArgument(refusal);
-    }
-    if (i == 0) {
-      updated->set_default_compute_pool(**wanted);
-    } else {
-      updated->set_default_aux_pool(**wanted);
-    }
+  if (command.default_compute_pool &&
+      *command.default_compute_pool != workspace->default_compute_pool) {
+    CAIRN_RETURN_IF_ERROR(CheckDefaultPool(state, *command.default_compute_pool, workspace->id,
+                                           "defaultComputePool"));
+    updated->set_default_compute_pool(*command.default_compute_pool);
+    changed = true;
+  }
+  if (command.default_aux_pool && *command.default_aux_pool != workspace->default_aux_pool) {
+    CAIRN_RETURN_IF_ERROR(
+        CheckDefaultPool(state, *command.default_aux_pool, workspace->id, "defaultAuxPool"));
+    updated->set_default_aux_pool(*command.default_aux_pool);
     changed = true;
   }
   if (!changed) return NoChange(WorkspaceEntity(workspace->id));

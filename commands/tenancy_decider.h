@@ -18,7 +18,8 @@ Status AuthorizeCommand(const DecisionState& state, const Command& command,
                         const CommandMeta& meta);
 
 // The pool new work of `workspace_id` runs in: `requested`, or the workspace's default (aux or
-// compute), or the cluster's. InvalidArgument when the pool is bound to other workspaces.
+// compute), or the cluster's. InvalidArgument when the pool is bound to other workspaces; whether
+// it exists is the caller's to check (each names it in its own terms).
 Result<std::string> ResolveWorkspacePool(const DecisionState& state, int32_t workspace_id,
                                          const std::string& requested, bool aux);
 // OK when new work may be created in `workspace_id` (it exists and is not archived).

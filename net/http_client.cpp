@@ -13,6 +13,7 @@
 #include <mutex>
 #include <variant>
 
+#include "base/encoding.h"
 #include "net/tls_context.h"
 
 namespace cairn::http {
@@ -226,9 +227,7 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
     out.status = static_cast<int>(res.result_int());
     out.body = std::move(res.body());
     for (const auto& field : res) {
-      std::string name(field.name_string());
-      for (auto& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-      out.headers[name] = std::string(field.value());
+      out.headers[AsciiLower(std::string(field.name_string()))] = std::string(field.value());
     }
     if (!res.keep_alive() || write_ec) {
       d.SetActiveFd(-1);

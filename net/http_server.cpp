@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/encoding.h"
 #include "base/log.h"
 #include "net/tls_context.h"
 
@@ -139,9 +140,7 @@ Request ToRequest(const bhttp::request<bhttp::string_body>& raw, const std::stri
   request.path = PercentDecode(target.substr(0, question));
   if (question != std::string_view::npos) request.query = ParseQuery(target.substr(question + 1));
   for (const auto& field : raw) {
-    std::string name(field.name_string());
-    for (auto& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-    request.headers[name] = std::string(field.value());
+    request.headers[AsciiLower(std::string(field.name_string()))] = std::string(field.value());
   }
   request.body = raw.body();
   request.remote_address = remote;

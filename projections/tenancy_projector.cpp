@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "events/workspace_defaults.h"
 #include "projections/experiment_keys.h"
 
 namespace cairn::projections {
@@ -11,12 +12,9 @@ namespace {
 using experiment_keys::AppendId;
 using experiment_keys::IdKey;
 
-constexpr std::string_view kWorkspacePrefix = "workspace/";
-constexpr std::string_view kProjectPrefix = "project/";
 constexpr std::string_view kRolePrefix = "role/";
 constexpr std::string_view kBindingPrefix = "binding/";
 constexpr std::string_view kPlacementPrefix = "experiment/";
-constexpr int32_t kBuiltInId = 1;  // Uncategorized, workspace and project
 
 std::string RoleKey(int32_t workspace_id, int32_t user_id) {
   std::string key(kRolePrefix);
@@ -28,22 +26,42 @@ std::string RoleKey(int32_t workspace_id, int32_t user_id) {
 
 std::string BindingKey(const std::string& pool) { return std::string(kBindingPrefix) + pool; }
 
-views::WorkspaceView BuiltInWorkspace() {
-  views::WorkspaceView workspace;
-  workspace.set_id(kBuiltInId);
-  workspace.set_name("Uncategorized");
-  workspace.set_immutable(true);
-  workspace.add_project_ids(kBuiltInId);
-  return workspace;
-}
+// Workspaces and projects alike: where they are kept, and the built-in one (id 1), which is read
+// as built in until something stores it.
+template <typename View>
+struct Table;
 
-views::ProjectView BuiltInProject() {
-  views::ProjectView project;
-  project.set_id(kBuiltInId);
-  project.set_workspace_id(kBuiltInId);
-  project.set_name("Uncategorized");
-  project.set_immutable(true);
-  return project;
+template <>
+struct Table<views::WorkspaceView> {
+  static constexpr std::string_view kPrefix = "workspace/";
+  static constexpr int32_t kBuiltInId = kUncategorizedWorkspace;
+  static views::WorkspaceView BuiltIn() {
+    views::WorkspaceView workspace;
+    workspace.set_id(kUncategorizedWorkspace);
+    workspace.set_name("Uncategorized");
+    workspace.set_immutable(true);
+    workspace.add_project_ids(kUncategorizedProject);
+    return workspace;
+  }
+};
+
+template <>
+struct Table<views::ProjectView> {
+  static constexpr std::string_view kPrefix = "project/";
+  static constexpr int32_t kBuiltInId = kUncategorizedProject;
+  static views::ProjectView BuiltIn() {
+    views::ProjectView project;
+    project.set_id(kUncategorizedProject);
+    project.set_workspace_id(kUncategorizedWorkspace);
+    project.set_name("Uncategorized");
+    project.set_immutable(true);
+    return project;
+  }
+};
+
+template <typename View>
+std::string KeyOf(int32_t id) {
+  return IdKey(Table<View>::kPrefix, static_cast<uint64_t>(id));
 }
 
 // Adds or removes `value` in a sorted repeated field.
@@ -58,31 +76,28 @@ void SetMember(Repeated* field, const Value& value, bool member) {
   for (const auto& v : values) field->Add(Value(v));
 }
 
-// Reads a workspace (or the built-in one before it is stored), lets `change` edit it and writes
-// it back. An unknown workspace is left alone (the decider never names one).
-Status UpdateWorkspace(ViewStore& store, int32_t workspace_id,
-                       const std::function<void(views::WorkspaceView&)>& change) {
-  views::WorkspaceView workspace;
-  CAIRN_ASSIGN_OR_RETURN(bool found,
-                         store.GetMessage(IdKey(kWorkspacePrefix, workspace_id), &workspace));
+// Reads a workspace or project (the built-in one before it is stored), lets `change` edit it and
+// writes it back. An unknown one is left alone (the decider never names one).
+template <typename View>
+Status Update(ViewStore& store, int32_t id, const std::function<void(View&)>& change) {
+  View view;
+  CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(KeyOf<View>(id), &view));
   if (!found) {
-    if (workspace_id != kBuiltInId) return Status::Ok();
-    workspace = BuiltInWorkspace();
+    if (id != Table<View>::kBuiltInId) return Status::Ok();
+    view = Table<View>::BuiltIn();
   }
-  change(workspace);
-  return store.PutMessage(IdKey(kWorkspacePrefix, workspace_id), workspace);
+  change(view);
+  return store.PutMessage(KeyOf<View>(id), view);
 }
 
-Status UpdateProject(ViewStore& store, int32_t project_id,
+Status UpdateWorkspace(ViewStore& store, int32_t id,
+                       const std::function<void(views::WorkspaceView&)>& change) {
+  return Update<views::WorkspaceView>(store, id, change);
+}
+
+Status UpdateProject(ViewStore& store, int32_t id,
                      const std::function<void(views::ProjectView&)>& change) {
-  views::ProjectView project;
-  CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(IdKey(kProjectPrefix, project_id), &project));
-  if (!found) {
-    if (project_id != kBuiltInId) return Status::Ok();
-    project = BuiltInProject();
-  }
-  change(project);
-  return store.PutMessage(IdKey(kProjectPrefix, project_id), project);
+  return Update<views::ProjectView>(store, id, change);
 }
 
 // Counts an experiment in (count = +1) or out of (-1) its project and that project's workspace.
@@ -128,10 +143,10 @@ Status ApplyRole(ViewStore& store, int32_t workspace_id, int32_t user_id, events
 Status DeleteWorkspace(ViewStore& store, int32_t workspace_id) {
   views::WorkspaceView workspace;
   CAIRN_ASSIGN_OR_RETURN(bool found,
-                         store.GetMessage(IdKey(kWorkspacePrefix, workspace_id), &workspace));
+                         store.GetMessage(KeyOf<views::WorkspaceView>(workspace_id), &workspace));
   if (!found) return Status::Ok();
   for (int32_t project_id : workspace.project_ids()) {
-    CAIRN_RETURN_IF_ERROR(store.Delete(IdKey(kProjectPrefix, project_id)));
+    CAIRN_RETURN_IF_ERROR(store.Delete(KeyOf<views::ProjectView>(project_id)));
   }
   for (int32_t user_id : workspace.member_user_ids()) {
     CAIRN_RETURN_IF_ERROR(store.Delete(RoleKey(workspace_id, user_id)));
@@ -147,7 +162,7 @@ Status DeleteWorkspace(ViewStore& store, int32_t workspace_id) {
       CAIRN_RETURN_IF_ERROR(store.PutMessage(BindingKey(pool), binding));
     }
   }
-  return store.Delete(IdKey(kWorkspacePrefix, workspace_id));
+  return store.Delete(KeyOf<views::WorkspaceView>(workspace_id));
 }
 
 Status ChangeBindings(ViewStore& store, const events::PoolBindingsChanged& changed) {
@@ -190,7 +205,7 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
       workspace.set_default_compute_pool(created.default_compute_pool());
       workspace.set_default_aux_pool(created.default_aux_pool());
       workspace.set_created_unix_micros(time);
-      return store.PutMessage(IdKey(kWorkspacePrefix, created.workspace_id()), workspace);
+      return store.PutMessage(KeyOf<views::WorkspaceView>(created.workspace_id()), workspace);
     }
     case Envelope::kWorkspaceUpdated: {
       const auto& updated = event.workspace_updated();
@@ -222,7 +237,8 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
       project.set_description(created.description());
       project.set_owner_user_id(created.owner_user_id());
       project.set_created_unix_micros(time);
-      CAIRN_RETURN_IF_ERROR(store.PutMessage(IdKey(kProjectPrefix, created.project_id()), project));
+      CAIRN_RETURN_IF_ERROR(
+          store.PutMessage(KeyOf<views::ProjectView>(created.project_id()), project));
       return UpdateWorkspace(store, created.workspace_id(), [&](views::WorkspaceView& workspace) {
         SetMember(workspace.mutable_project_ids(), created.project_id(), true);
       });
@@ -239,9 +255,9 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
       const int32_t project_id = event.project_deleted().project_id();
       views::ProjectView project;
       CAIRN_ASSIGN_OR_RETURN(bool found,
-                             store.GetMessage(IdKey(kProjectPrefix, project_id), &project));
+                             store.GetMessage(KeyOf<views::ProjectView>(project_id), &project));
       if (!found) return Status::Ok();
-      CAIRN_RETURN_IF_ERROR(store.Delete(IdKey(kProjectPrefix, project_id)));
+      CAIRN_RETURN_IF_ERROR(store.Delete(KeyOf<views::ProjectView>(project_id)));
       return UpdateWorkspace(store, project.workspace_id(), [&](views::WorkspaceView& workspace) {
         SetMember(workspace.mutable_project_ids(), project_id, false);
       });
@@ -249,7 +265,7 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
     case Envelope::kExperimentCreated: {
       const auto& created = event.experiment_created();
       views::ExperimentPlacementView placement;
-      placement.set_project_id(created.project_id() > 0 ? created.project_id() : kBuiltInId);
+      placement.set_project_id(ProjectOrUncategorized(created.project_id()));
       CAIRN_RETURN_IF_ERROR(
           store.PutMessage(IdKey(kPlacementPrefix, created.experiment_id()), placement));
       return CountExperiment(store, placement.project_id(), +1, true, time);
@@ -309,46 +325,45 @@ Result<std::vector<View>> ScanViews(ViewReader& reader, std::string_view prefix)
   return views;
 }
 
+// A workspace or project by id (the built-in one before it is stored); nullopt when absent.
+template <typename View>
+Result<std::optional<View>> ReadOne(ViewReader& reader, int32_t id) {
+  View view;
+  CAIRN_ASSIGN_OR_RETURN(bool found, GetMessage(reader, KeyOf<View>(id), &view));
+  if (!found) {
+    if (id != Table<View>::kBuiltInId) return std::optional<View>();
+    view = Table<View>::BuiltIn();
+  }
+  return std::optional<View>(std::move(view));
+}
+
+// Every workspace or project by id, the built-in one first.
+template <typename View>
+Result<std::vector<View>> ReadAll(ViewReader& reader) {
+  CAIRN_ASSIGN_OR_RETURN(auto views, ScanViews<View>(reader, Table<View>::kPrefix));
+  if (views.empty() || views.front().id() != Table<View>::kBuiltInId) {
+    views.insert(views.begin(), Table<View>::BuiltIn());
+  }
+  return views;
+}
+
 }  // namespace
 
 Result<std::optional<views::WorkspaceView>> ReadWorkspace(ViewReader& reader,
                                                           int32_t workspace_id) {
-  views::WorkspaceView workspace;
-  CAIRN_ASSIGN_OR_RETURN(bool found,
-                         GetMessage(reader, IdKey(kWorkspacePrefix, workspace_id), &workspace));
-  if (!found) {
-    if (workspace_id != kBuiltInId) return std::optional<views::WorkspaceView>();
-    workspace = BuiltInWorkspace();
-  }
-  return std::optional<views::WorkspaceView>(std::move(workspace));
+  return ReadOne<views::WorkspaceView>(reader, workspace_id);
 }
 
 Result<std::vector<views::WorkspaceView>> ReadWorkspaces(ViewReader& reader) {
-  CAIRN_ASSIGN_OR_RETURN(auto workspaces,
-                         ScanViews<views::WorkspaceView>(reader, kWorkspacePrefix));
-  if (workspaces.empty() || workspaces.front().id() != kBuiltInId) {
-    workspaces.insert(workspaces.begin(), BuiltInWorkspace());
-  }
-  return workspaces;
+  return ReadAll<views::WorkspaceView>(reader);
 }
 
 Result<std::optional<views::ProjectView>> ReadProject(ViewReader& reader, int32_t project_id) {
-  views::ProjectView project;
-  CAIRN_ASSIGN_OR_RETURN(bool found,
-                         GetMessage(reader, IdKey(kProjectPrefix, project_id), &project));
-  if (!found) {
-    if (project_id != kBuiltInId) return std::optional<views::ProjectView>();
-    project = BuiltInProject();
-  }
-  return std::optional<views::ProjectView>(std::move(project));
+  return ReadOne<views::ProjectView>(reader, project_id);
 }
 
 Result<std::vector<views::ProjectView>> ReadProjects(ViewReader& reader) {
-  CAIRN_ASSIGN_OR_RETURN(auto projects, ScanViews<views::ProjectView>(reader, kProjectPrefix));
-  if (projects.empty() || projects.front().id() != kBuiltInId) {
-    projects.insert(projects.begin(), BuiltInProject());
-  }
-  return projects;
+  return ReadAll<views::ProjectView>(reader);
 }
 
 Result<std::vector<views::RoleAssignmentView>> ReadRoleAssignments(ViewReader& reader) {

@@ -67,7 +67,7 @@ http::Response LaunchCommand(Call& call) {
   auto workspace_id = GetInt32(*body, "workspaceId", "workspaceId");
   if (!workspace_id.ok()) return Error(workspace_id.status());
   // 0 or none: the built-in Uncategorized workspace, as Determined defaults it.
-  submit.workspace_id = workspace_id->value_or(0) > 0 ? **workspace_id : 1;
+  submit.workspace_id = WorkspaceOrUncategorized(workspace_id->value_or(0));
 
   auto outcome = call.Execute(std::move(submit));
   if (!outcome.ok()) {
@@ -96,7 +96,8 @@ http::Response ListCommands(Call& call) {
   for (const auto& task : *tasks) {
     if (task.task_type() != events::TASK_TYPE_COMMAND) continue;
     if (!call.CanView(task.workspace_id())) continue;
-    if (!workspace.empty() && workspace != std::to_string(std::max(1, task.workspace_id()))) {
+    if (!workspace.empty() &&
+        workspace != std::to_string(WorkspaceOrUncategorized(task.workspace_id()))) {
       continue;  // 0 (events from before workspaces) is Uncategorized
     }
     if (!users.empty() && std::find(users.begin(), users.end(), task.user()) == users.end())

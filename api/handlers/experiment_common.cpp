@@ -9,15 +9,6 @@ namespace cairn::api {
 
 using nlohmann::json;
 
-Result<int64_t> ParseId(const std::string& text, const std::string& what) {
-  json holder = {{"id", text}};
-  auto id = GetInt(holder, "id", what + " id");
-  if (!id.ok() || !id->has_value() || **id <= 0) {
-    return Status::InvalidArgument(what + " id must be a positive integer, not '" + text + "'");
-  }
-  return **id;
-}
-
 Result<views::ExperimentView> LoadExperiment(Call& call, const std::string& id_text) {
   CAIRN_ASSIGN_OR_RETURN(int64_t id, ParseId(id_text, "experiment"));
   CAIRN_ASSIGN_OR_RETURN(auto experiment, call.services().projections->GetExperiment(id));
@@ -43,10 +34,11 @@ Result<json> ExperimentWithTrials(Call& call, const views::ExperimentView& exper
   json rendered = ExperimentJson(experiment, experiment.trial_ids_size());
   // Where it is, by name (det experiment list --show_project).
   const commands::TenancyState& tenancy = call.tenancy();
-  if (const auto* project = tenancy.FindProject(std::max(1, experiment.project_id()))) {
+  if (const auto* project = tenancy.FindProject(ProjectOrUncategorized(experiment.project_id()))) {
     rendered["projectName"] = project->name;
   }
-  if (const auto* workspace = tenancy.FindWorkspace(std::max(1, experiment.workspace_id()))) {
+  if (const auto* workspace =
+          tenancy.FindWorkspace(WorkspaceOrUncategorized(experiment.workspace_id()))) {
     rendered["workspaceName"] = workspace->name;
   }
   return rendered;

@@ -11,8 +11,6 @@
 
 namespace cairn::api {
 
-// A positive integer id from a path segment, or InvalidArgument naming `what`.
-Result<int64_t> ParseId(const std::string& text, const std::string& what);
 Result<views::ExperimentView> LoadExperiment(Call& call, const std::string& id_text);
 Result<views::TrialView> LoadTrial(Call& call, const std::string& id_text);
 // v1Experiment with its trial count.

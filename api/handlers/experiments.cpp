@@ -51,9 +51,8 @@ http::Response Action(Call& call, const std::string& what) {
               : what == "pause"  ? Kind::kPause
               : what == "cancel" ? Kind::kCancel
                                  : Kind::kKill;
-  auto outcome = call.Execute(commands::ExperimentAction{*id, kind});
+  auto outcome = call.ExecuteAndShow(commands::ExperimentAction{*id, kind});
   if (!outcome.ok()) return Error(outcome.status());
-  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   return Ok(json::object(), outcome->offset);
 }
 
@@ -63,7 +62,7 @@ Result<int32_t> ExperimentProject(Call& call, const json& body,
                                   const experiments::ExperimentConfig& config) {
   CAIRN_ASSIGN_OR_RETURN(auto requested, GetInt32(body, "projectId", "projectId"));
   if (requested.value_or(0) > 0) return *requested;
-  if (config.workspace.empty()) return commands::kUncategorizedProject;
+  if (config.workspace.empty()) return kUncategorizedProject;
   const commands::TenancyState& tenancy = call.tenancy();
   const commands::WorkspaceRecord* workspace = tenancy.FindWorkspace(config.workspace);
   const commands::ProjectRecord* project =
@@ -171,9 +170,8 @@ http::Response CreateExperiment(Call& call) {
   resources->set_priority(config->resources.priority.value_or(0));
   resources->set_weight(config->resources.weight);
   resources->set_max_slots(config->resources.max_slots.value_or(0));
-  auto outcome = call.Execute(std::move(command));
+  auto outcome = call.ExecuteAndShow(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
-  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   auto experiment = LoadExperiment(call, outcome->entity_id);
   if (!experiment.ok()) return Error(experiment.status());
   auto rendered = ExperimentWithTrials(call, *experiment);
@@ -196,10 +194,12 @@ http::Response ListExperiments(Call& call) {
     if (!users.empty() && !users.count(experiment.owner())) continue;
     if (!call.CanView(experiment.workspace_id())) continue;
     // 0 in views of events from before workspaces: Uncategorized (id 1).
-    if (!project.empty() && project != std::to_string(std::max(1, experiment.project_id()))) {
+    if (!project.empty() &&
+        project != std::to_string(ProjectOrUncategorized(experiment.project_id()))) {
       continue;
     }
-    if (!workspace.empty() && workspace != std::to_string(std::max(1, experiment.workspace_id()))) {
+    if (!workspace.empty() &&
+        workspace != std::to_string(WorkspaceOrUncategorized(experiment.workspace_id()))) {
       continue;
     }
     selected.push_back(std::move(experiment));
@@ -303,9 +303,8 @@ http::Response PatchExperiment(Call& call) {
       update.weight = resources.at("weight").get<double>();
     }
   }
-  auto outcome = call.Execute(std::move(update));
+  auto outcome = call.ExecuteAndShow(std::move(update));
   if (!outcome.ok()) return Error(outcome.status());
-  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   auto experiment = LoadExperiment(call, id_text);
   if (!experiment.ok()) return Error(experiment.status());
   auto rendered = ExperimentWithTrials(call, *experiment);

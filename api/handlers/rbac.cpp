@@ -85,9 +85,8 @@ Result<commands::ChangeRoles> ReadAssignments(Call& call, bool remove) {
 http::Response ChangeAssignments(Call& call, bool remove) {
   auto change = ReadAssignments(call, remove);
   if (!change.ok()) return Error(change.status());
-  auto outcome = call.Execute(*change);
+  auto outcome = call.ExecuteAndShow(*change);
   if (!outcome.ok()) return Error(outcome.status());
-  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   return Ok(json::object(), outcome->offset);
 }
 
@@ -122,14 +121,14 @@ http::Response RolesByIds(Call& call) {
 }
 
 http::Response RolesOfUser(Call& call) {
-  auto user_id = ParseId(call.Param("userId"), "user");
+  auto user_id = ParseInt32Id(call.Param("userId"), "user");
   if (!user_id.ok()) return Error(user_id.status());
   auto assignments = call.services().projections->ListRoleAssignments();
   if (!assignments.ok()) return Error(assignments.status());
   std::vector<views::RoleAssignmentView> own;
   for (const auto& assignment : *assignments) {
     if (assignment.user_id() == *user_id &&
-        call.CanView(assignment.workspace_id() == 0 ? commands::kUncategorizedWorkspace
+        call.CanView(assignment.workspace_id() == 0 ? kUncategorizedWorkspace
                                                     : assignment.workspace_id())) {
       own.push_back(assignment);
     }
@@ -143,9 +142,9 @@ http::Response RolesOfUser(Call& call) {
 }
 
 http::Response WorkspaceMembers(Call& call) {
-  auto workspace_id = ParseId(call.Param("id"), "workspace");
+  auto workspace_id = ParseInt32Id(call.Param("id"), "workspace");
   if (!workspace_id.ok()) return Error(workspace_id.status());
-  if (!call.CanView(static_cast<int32_t>(*workspace_id))) {
+  if (!call.CanView(*workspace_id)) {
     return Error(Status::NotFound("workspace " + call.Param("id") + " not found"));
   }
   auto assignments = call.services().projections->ListRoleAssignments();
@@ -177,10 +176,7 @@ http::Response RemoveRoleAssignments(Call& call) { return ChangeAssignments(call
 
 http::Response PermissionsSummary(Call& call) {
   const commands::TenancyState& tenancy = call.tenancy();
-  commands::UserRecord me;
-  me.id = call.user().id;
-  me.username = call.user().username;
-  me.admin = call.user().admin;
+  const commands::UserRecord& me = call.user_record();
   // The caller's effective role in every workspace, grouped by role.
   std::map<events::Role, std::vector<int32_t>> scopes;
   bool cluster_admin = false;

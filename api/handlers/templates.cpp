@@ -59,9 +59,8 @@ http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
   } else {
     return Error(Status::InvalidArgument("config must be a map (or YAML text)"));
   }
-  auto outcome = call.Execute(std::move(command));
+  auto outcome = call.ExecuteAndShow(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
-  if (Status shown = call.WaitFor(outcome->offset); !shown.ok()) return Error(shown);
   return GetTemplateNamed(call, name);
 }
 
@@ -87,10 +86,9 @@ http::Response UpdateTemplate(Call& call) {
 
 http::Response DeleteTemplate(Call& call) {
   const std::string& name = call.Param("name");
-  auto outcome = call.Execute(commands::DeleteTemplate{name});
-  if (!outcome.ok()) return Error(outcome.status());
   // Answer once the templates projection shows it gone, so the caller's next read agrees.
-  if (Status shown = call.WaitFor(outcome->offset); !shown.ok()) return Error(shown);
+  auto outcome = call.ExecuteAndShow(commands::DeleteTemplate{name});
+  if (!outcome.ok()) return Error(outcome.status());
   return Ok(json::object(), outcome->offset);
 }
 

@@ -1,7 +1,6 @@
 #include "api/handlers/users.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "api/handlers/auth.h"
 #include "api/render/user_json.h"
@@ -14,15 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-Result<int32_t> UserIdParam(const Call& call) {
-  const std::string& text = call.Param("userId");
-  int32_t id = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (error != std::errc() || end != text.data() + text.size() || id <= 0) {
-    return Status::InvalidArgument("userId: expected a positive integer, got '" + text + "'");
-  }
-  return id;
-}
+Result<int32_t> UserIdParam(const Call& call) { return ParseInt32Id(call.Param("userId"), "user"); }
 
 // The user as the projections show it once `offset` is applied.
 http::Response AnswerUser(Call& call, int32_t user_id, uint64_t offset) {

@@ -1,11 +1,11 @@
 #include "api/handlers/workspaces.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "api/handlers/experiment_common.h"
 #include "api/render/tenancy_json.h"
 #include "api/rest_util.h"
+#include "base/encoding.h"
 
 namespace cairn::api {
 
@@ -13,15 +13,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 Result<int32_t> IdParam(const Call& call, const std::string& what) {
-  CAIRN_ASSIGN_OR_RETURN(int64_t id, ParseId(call.Param("id"), what));
-  if (id > INT32_MAX) return Status::NotFound(what + " " + std::to_string(id) + " not found");
-  return static_cast<int32_t>(id);
+  return ParseInt32Id(call.Param("id"), what);
 }
 
 // The workspace `id` if the caller may see it; NotFound otherwise, as Determined answers (a
@@ -59,8 +52,8 @@ int32_t EntityNumber(const std::string& entity_id) {
   return static_cast<int32_t>(std::stol(entity_id.substr(slash + 1)));
 }
 
+// The workspace as the projections show it (after a write: ExecuteAndShow waited for them).
 http::Response AnswerWorkspace(Call& call, int32_t id, uint64_t offset, bool created) {
-  if (Status waited = call.WaitFor(offset); !waited.ok()) return Error(waited);
   auto workspace = LoadWorkspace(call, id);
   if (!workspace.ok()) return Error(workspace.status());
   json body = {{"workspace", WorkspaceJson(*workspace, call.user().id, UsernamesById(call))}};
@@ -69,7 +62,6 @@ http::Response AnswerWorkspace(Call& call, int32_t id, uint64_t offset, bool cre
 }
 
 http::Response AnswerProject(Call& call, int32_t id, uint64_t offset) {
-  if (Status waited = call.WaitFor(offset); !waited.ok()) return Error(waited);
   auto project = LoadProject(call, id);
   if (!project.ok()) return Error(project.status());
   auto workspace = call.services().projections->GetWorkspace(project->workspace_id());
@@ -82,9 +74,8 @@ http::Response AnswerProject(Call& call, int32_t id, uint64_t offset) {
 // writes), or why not.
 http::Response ExecuteAndAnswer(Call& call, commands::Command command,
                                 const json& body = json::object()) {
-  auto outcome = call.Execute(std::move(command));
+  auto outcome = call.ExecuteAndShow(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
-  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
   return Ok(body, outcome->offset);
 }
 
@@ -185,14 +176,14 @@ http::Response ListWorkspaces(Call& call) {
   if (!workspaces.ok()) return Error(workspaces.status());
   const http::Request& request = call.request();
   const std::string exact = request.QueryParam("nameCaseSensitive");
-  const std::string name = Lower(request.QueryParam("name"));
+  const std::string name = AsciiLower(request.QueryParam("name"));
   const std::string archived = request.QueryParam("archived");
   const std::string pinned = request.QueryParam("pinned");
   std::vector<views::WorkspaceView> kept;
   for (auto& workspace : *workspaces) {
     if (!call.CanView(workspace.id())) continue;
     if (!exact.empty() && workspace.name() != exact) continue;
-    if (!name.empty() && Lower(workspace.name()) != name) continue;
+    if (!name.empty() && AsciiLower(workspace.name()) != name) continue;
     if (!archived.empty() && archived != (workspace.archived() ? "true" : "false")) continue;
     const auto& pins = workspace.pinned_by();
     const bool is_pinned = std::find(pins.begin(), pins.end(), call.user().id) != pins.end();
@@ -235,7 +226,7 @@ http::Response CreateWorkspaceRoute(Call& call) {
   create.name = *name;
   create.default_compute_pool = *compute;
   create.default_aux_pool = *aux;
-  auto outcome = call.Execute(create);
+  auto outcome = call.ExecuteAndShow(create);
   if (!outcome.ok()) return Error(outcome.status());
   return AnswerWorkspace(call, EntityNumber(outcome->entity_id), outcome->offset, true);
 }
@@ -278,7 +269,7 @@ http::Response PatchWorkspace(Call& call) {
       if (*value) *target = **value;
     }
   }
-  auto outcome = call.Execute(update);
+  auto outcome = call.ExecuteAndShow(update);
   if (!outcome.ok()) return Error(outcome.status());
   return AnswerWorkspace(call, *id, outcome->offset, false);
 }
@@ -305,12 +296,12 @@ http::Response ListWorkspaceProjects(Call& call) {
   if (!paging.ok()) return Error(paging.status());
   auto projects = call.services().projections->ListProjects();
   if (!projects.ok()) return Error(projects.status());
-  const std::string name = Lower(call.request().QueryParam("name"));
+  const std::string name = AsciiLower(call.request().QueryParam("name"));
   const std::string archived = call.request().QueryParam("archived");
   std::vector<views::ProjectView> kept;
   for (auto& project : *projects) {
     if (project.workspace_id() != *id) continue;
-    if (!name.empty() && Lower(project.name()) != name) continue;
+    if (!name.empty() && AsciiLower(project.name()) != name) continue;
     if (!archived.empty() && archived != (project.archived() ? "true" : "false")) continue;
     kept.push_back(std::move(project));
   }
@@ -345,7 +336,7 @@ http::Response CreateProjectRoute(Call& call) {
   if (!name.ok()) return Error(name.status());
   auto description = GetString(*body, "description", "description", false);
   if (!description.ok()) return Error(description.status());
-  auto outcome = call.Execute(commands::CreateProject{*id, *name, *description});
+  auto outcome = call.ExecuteAndShow(commands::CreateProject{*id, *name, *description});
   if (!outcome.ok()) return Error(outcome.status());
   return AnswerProject(call, EntityNumber(outcome->entity_id), outcome->offset);
 }
@@ -393,7 +384,7 @@ http::Response PatchProject(Call& call) {
   if (!description.ok()) return Error(description.status());
   update.name = *name;
   update.description = *description;
-  auto outcome = call.Execute(update);
+  auto outcome = call.ExecuteAndShow(update);
   if (!outcome.ok()) return Error(outcome.status());
   return AnswerProject(call, *id, outcome->offset);
 }

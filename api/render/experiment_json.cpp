@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "base/clock.h"
+#include "commands/tenancy.h"
 #include "events/envelope_util.h"
 
 namespace cairn {
@@ -82,9 +83,9 @@ json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials)
               {"originalConfig", experiment.original_config()},
               {"jobId", experiment.job_id()},
               {"numTrials", num_trials},
-              {"projectId", experiment.project_id() > 0 ? experiment.project_id() : 1},
+              {"projectId", ProjectOrUncategorized(experiment.project_id())},
               {"projectOwnerId", 1},  // Cairn does not track it; the CLI only requires it
-              {"workspaceId", experiment.workspace_id() > 0 ? experiment.workspace_id() : 1},
+              {"workspaceId", WorkspaceOrUncategorized(experiment.workspace_id())},
               {"searcherType", experiment.searcher_type()},
               {"startTime", FormatRfc3339(experiment.start_time_unix_micros())},
               {"progress", experiment.progress()},

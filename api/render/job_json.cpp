@@ -2,6 +2,7 @@
 
 #include "api/auth.h"
 #include "base/clock.h"
+#include "commands/tenancy.h"
 #include "events/envelope_util.h"
 
 namespace cairn::api {
@@ -42,7 +43,7 @@ json JobJson(const views::JobView& job, int user_id) {
           {"weight", job.weight()},
           {"requestedSlots", job.requested_slots()},
           {"allocatedSlots", job.allocated_slots()},
-          {"workspaceId", job.workspace_id() > 0 ? job.workspace_id() : 1},
+          {"workspaceId", WorkspaceOrUncategorized(job.workspace_id())},
           {"progress", 0},
           {"summary", {{"state", JobStateName(job.state())}, {"jobsAhead", job.jobs_ahead()}}},
           {"cairn",

@@ -4,6 +4,7 @@
 
 #include "api/auth.h"
 #include "base/clock.h"
+#include "commands/tenancy.h"
 #include "events/envelope_util.h"
 
 namespace cairn::api {
@@ -54,16 +55,12 @@ std::string LatestReason(const views::TaskView& task) {
 
 // The v1Command shape, with Cairn's extra facts under "cairn".
 json CommandJson(const views::TaskView& task, int user_id) {
-  json command = {{"id", task.task_id()},
-                  {"description", task.description()},
-                  {"state", NtscState(task)},
-                  {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
-                  {"username", task.user()},
-                  {"userId", user_id},
-                  {"displayName", task.user()},
-                  {"resourcePool", task.resource_pool()},
-                  {"jobId", task.job_id()},
-                  {"workspaceId", task.workspace_id() > 0 ? task.workspace_id() : 1}};
+  json command = {
+      {"id", task.task_id()},       {"description", task.description()},
+      {"state", NtscState(task)},   {"startTime", FormatRfc3339(task.submit_time_unix_micros())},
+      {"username", task.user()},    {"userId", user_id},
+      {"displayName", task.user()}, {"resourcePool", task.resource_pool()},
+      {"jobId", task.job_id()},     {"workspaceId", WorkspaceOrUncategorized(task.workspace_id())}};
   if (task.state() == views::TASK_STATE_TERMINATED) command["exitStatus"] = task.exit_reason();
   json cairn = {{"slots", task.slots()},
                 {"priority", task.priority()},

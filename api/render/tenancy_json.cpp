@@ -1,8 +1,8 @@
 #include "api/render/tenancy_json.h"
 
 #include <algorithm>
-#include <cctype>
 
+#include "base/encoding.h"
 #include "commands/tenancy.h"
 
 namespace cairn::api {
@@ -82,10 +82,8 @@ json RoleJson(events::Role role) {
   json permissions = json::array();
   for (commands::Permission permission : commands::PermissionsOf(role)) {
     std::string name = commands::PermissionName(permission);
-    std::string readable = name.substr(std::string("PERMISSION_TYPE_").size());
-    for (char& c : readable) {
-      c = c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
+    std::string readable = AsciiLower(name.substr(std::string("PERMISSION_TYPE_").size()));
+    std::replace(readable.begin(), readable.end(), '_', ' ');
     permissions.push_back(
         {{"id", name}, {"name", readable}, {"scopeTypeMask", ScopeMask(true, !cluster_only)}});
   }
