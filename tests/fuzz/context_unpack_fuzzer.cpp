@@ -89,6 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   FUZZ_CHECK(store.GetHarnessJson(stored->digest).ok());
   // Contexts are kept by digest; a million distinct ones would fill the disk.
-  std::filesystem::remove(Scratch().directory + "/" + stored->digest.substr(stored->digest.find(':') + 1));
+  std::filesystem::remove(Scratch().directory + "/" +
+                          stored->digest.substr(stored->digest.find(':') + 1));
   return 0;
 }

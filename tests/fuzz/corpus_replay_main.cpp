@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
       std::cerr << argv[0] << ": cannot read " << path << "\n";
       return 2;
     }
-    const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const std::string bytes((std::istreambuf_iterator<char>(file)),
+                            std::istreambuf_iterator<char>());
     // Announced first, so the input is named even if the target crashes on it.
     std::cerr << "replaying " << path.string() << "\n";
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());

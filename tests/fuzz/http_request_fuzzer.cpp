@@ -54,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(whole.request.body.size() <= kLimits.max_body_bytes);
     FUZZ_CHECK(!whole.request.method.empty());
     for (const auto& [name, value] : whole.request.headers) {
-      FUZZ_CHECK(std::none_of(name.begin(), name.end(), [](char c) { return c >= 'A' && c <= 'Z'; }));
+      FUZZ_CHECK(
+          std::none_of(name.begin(), name.end(), [](char c) { return c >= 'A' && c <= 'Z'; }));
     }
   }
 
