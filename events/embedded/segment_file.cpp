@@ -171,7 +171,10 @@ Status ScanForward(int fd, Segment* segment) {
 Result<bool> LaterCommitGroupFollows(int fd, const std::string& path, uint64_t from,
                                      uint64_t file_bytes, uint64_t expected_offset) {
   const char magic[4] = {'C', 'R', 'N', 'L'};
-  std::vector<char> chunk(kScanChunkBytes);
+  // No bigger than the bytes to search: a short log's tail is searched without zeroing a whole
+  // chunk first.
+  std::vector<char> chunk(static_cast<size_t>(
+      std::min<uint64_t>(kScanChunkBytes, file_bytes - std::min(from, file_bytes))));
   std::vector<char> record;
   uint64_t position = from + 1;
   while (position + kHeaderBytes <= file_bytes) {
@@ -190,6 +193,9 @@ Result<bool> LaterCommitGroupFollows(int fd, const std::string& path, uint64_t f
                              PreadFull(fd, header_bytes, kHeaderBytes, candidate, path));
       RecordHeader header;
       if (header_got < kHeaderBytes || !DecodeHeader(header_bytes, &header)) continue;
+      // Only records within [from, file_bytes) count, and reading one that claims to run past it
+      // would cost up to kEmbeddedLogMaxEventBytes for each stray magic in a damaged tail.
+      if (candidate + kHeaderBytes + header.length > file_bytes) continue;
       record.resize(kHeaderBytes + header.length);
       CAIRN_ASSIGN_OR_RETURN(size_t record_got,
                              PreadFull(fd, record.data(), record.size(), candidate, path));
