@@ -156,7 +156,7 @@ nlohmann::json AuditRecordJson(const AuditRecord& record, const events::Envelope
           {"actor", record.actor},
           {"action", record.action},
           {"subjects", record.subjects},
-          {"event", nlohmann::json::parse(EnvelopeToJson(event), nullptr, false)}};
+          {"event", nlohmann::json::parse(EnvelopeToJson(event, Audience::kOwner), nullptr, false)}};
 }
 
 }  // namespace cairn::replay

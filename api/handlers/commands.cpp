@@ -82,7 +82,7 @@ http::Response LaunchCommand(Call& call) {
   auto task = LoadTask(call, outcome->entity_id);
   if (!task.ok()) return Error(task.status());
   return Ok({{"command", CommandJson(*task, call.UserIdOf(task->user()))},
-             {"config", ConfigOf(*task)},
+             {"config", ConfigOf(*task, call.AudienceFor(task->user()))},
              {"warnings", json::array()}},
             outcome->offset);
 }
@@ -115,7 +115,7 @@ http::Response GetCommand(Call& call) {
     return Error(Status::NotFound("command " + id + " not found"));
   }
   return Ok(
-      {{"command", CommandJson(*task, call.UserIdOf(task->user()))}, {"config", ConfigOf(*task)}});
+      {{"command", CommandJson(*task, call.UserIdOf(task->user()))}, {"config", ConfigOf(*task, call.AudienceFor(task->user()))}});
 }
 
 http::Response KillCommand(Call& call) {

@@ -9,10 +9,13 @@ using nlohmann::json;
 
 namespace {
 
-json TemplateJson(const events::TemplateSaved& saved) {
+// A template is shared configuration, not anyone's work: only admins see its secrets' values.
+json TemplateJson(const events::TemplateSaved& saved, const Call& call) {
   auto config = YamlTextToJson(saved.config_yaml(), "template");
+  json shown = config.ok() ? json(*config) : json::object();
+  RedactConfig(shown, call.AudienceFor(""));
   return {{"name", saved.name()},
-          {"config", config.ok() ? json(*config) : json::object()},
+          {"config", shown},
           {"workspaceId", saved.workspace_id()}};
 }
 
@@ -20,7 +23,7 @@ http::Response GetTemplateNamed(Call& call, const std::string& name) {
   auto saved = call.services().projections->GetTemplate(name);
   if (!saved.ok()) return Error(saved.status());
   if (!*saved) return Error(Status::NotFound("template " + name + " not found"));
-  return Ok({{"template", TemplateJson(**saved)}});
+  return Ok({{"template", TemplateJson(**saved, call)}});
 }
 
 http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
@@ -70,7 +73,7 @@ http::Response ListTemplates(Call& call) {
   auto templates = call.services().projections->ListTemplates();
   if (!templates.ok()) return Error(templates.status());
   json list = json::array();
-  for (const auto& saved : *templates) list.push_back(TemplateJson(saved));
+  for (const auto& saved : *templates) list.push_back(TemplateJson(saved, call));
   return Ok(
       {{"templates", list},
        {"pagination", {{"startIndex", 0}, {"endIndex", list.size()}, {"total", list.size()}}}});

@@ -115,8 +115,8 @@ TEST(FieldsTest, AJsonDocumentBecomesTheNodesItsYamlTextWouldGive) {
   EXPECT_EQ(JsonToYamlNode(deep, "config").status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(YamlLimitsTest, HostileDocumentsAreRefusedBeforeTheyCostMuch) {
-  YamlLimits limits;
+TEST(DocumentLimitsTest, HostileDocumentsAreRefusedBeforeTheyCostMuch) {
+  DocumentLimits limits;
   // Too big.
   EXPECT_EQ(LoadYaml(std::string(limits.max_bytes + 1, ' '), "c").status().code(),
             StatusCode::kInvalidArgument);
