@@ -216,6 +216,7 @@ Result<YAML::Node> LoadYaml(const std::string& text, const std::string& what,
     return Status::InvalidArgument(prefix + "larger than " + std::to_string(limits.max_bytes) +
                                    " bytes");
   }
+  CAIRN_RETURN_IF_ERROR(CheckYamlFlowDepth(text, limits, what));
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -58,6 +58,11 @@ http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
   if (config.is_string()) {
     command.config_yaml = config.get<std::string>();
   } else if (config.is_object()) {
+    // Within the document limits before it becomes text (a 16 MiB value is refused here, not
+    // after it was written out as YAML).
+    if (auto bounded = JsonToYamlNode(config, "template"); !bounded.ok()) {
+      return Error(bounded.status());
+    }
     command.config_yaml = JsonToYamlText(nlohmann::ordered_json(config));
   } else {
     return Error(Status::InvalidArgument("config must be a map (or YAML text)"));

@@ -144,10 +144,9 @@ Result<int> PartitionCount(rd_kafka_t* client, const std::string& topic) {
   return Status::NotFound("kafka: topic " + topic + " does not exist");
 }
 
-Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions) {
-  const std::string what = "kafka: cannot create topic " + topic + ": ";
-  // Without a live controller the Admin request would only wait out its timeout. Some clusters
-  // never have one (librdkafka's mock names broker 0, which does not exist).
+// The number of brokers when the cluster's controller is one of them, 0 when it names none that
+// is live (Admin requests would then only wait out their timeouts), or why it cannot be asked.
+Result<int> LiveControllerBrokers(rd_kafka_t* client, const std::string& what) {
   const int32_t controller = rd_kafka_controllerid(client, TimeoutMs(kRequestTimeout));
   const rd_kafka_metadata_t* raw = nullptr;
   rd_kafka_resp_err_t metadata_error =
@@ -156,18 +155,25 @@ Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions)
     return Status::Unavailable(what + "cannot read cluster metadata: " + ErrorText(metadata_error));
   }
   std::unique_ptr<const rd_kafka_metadata_t, MetadataDeleter> metadata(raw);
-  bool controller_known = false;
   for (int i = 0; i < metadata->broker_cnt; ++i) {
-    controller_known = controller_known || metadata->brokers[i].id == controller;
+    if (metadata->brokers[i].id == controller) return metadata->broker_cnt;
   }
-  if (!controller_known) {
-    return Status::Unavailable(what + "the cluster names no live controller (broker id " +
-                               std::to_string(controller) + "); create the topic beforehand");
+  return 0;
+}
+
+Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions) {
+  const std::string what = "kafka: cannot create topic " + topic + ": ";
+  // Without a live controller the Admin request would only wait out its timeout. Some clusters
+  // never have one (librdkafka's mock names broker 0, which does not exist).
+  CAIRN_ASSIGN_OR_RETURN(int brokers, LiveControllerBrokers(client, what));
+  if (brokers == 0) {
+    return Status::Unavailable(what + "the cluster names no live controller; create the topic "
+                                      "beforehand");
   }
   char error[512];
   // Replicated as widely as the cluster allows (up to 3); with 3 or more brokers an acks=all
   // write needs two replicas, so one lost broker loses no acknowledged event.
-  const int replication = std::min(3, metadata->broker_cnt);
+  const int replication = std::min(3, brokers);
   std::unique_ptr<rd_kafka_NewTopic_t, NewTopicDeleter> new_topic(rd_kafka_NewTopic_new(
       topic.c_str(), partitions, std::max(1, replication), error, sizeof error));
   if (!new_topic) return Status::InvalidArgument("kafka: topic " + topic + ": " + error);
@@ -228,6 +234,10 @@ Result<int> EnsureTopic(rd_kafka_t* client, const std::string& topic, int partit
 Result<std::map<std::string, std::string>> DescribeTopicConfig(
     rd_kafka_t* client, const std::string& topic, const std::vector<std::string>& names) {
   const std::string what = "kafka: cannot read the settings of topic " + topic + ": ";
+  CAIRN_ASSIGN_OR_RETURN(int brokers, LiveControllerBrokers(client, what));
+  if (brokers == 0) {
+    return Status::NotSupported(what + "the cluster names no live controller to ask");
+  }
   char error[512];
   std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDeleter> options(
       rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS));
