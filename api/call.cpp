@@ -117,8 +117,7 @@ commands::CommandMeta Call::Meta(const std::string& actor) const {
                              NowUnixMicros()};
   if (!meta.idempotency_key.empty()) {
     // What the key stands for: this exact request. A retry sends the same bytes.
-    auto fingerprint =
-        Sha256Hex(request_.method + " " + request_.path + "\n" + request_.body);
+    auto fingerprint = Sha256Hex(request_.method + " " + request_.path + "\n" + request_.body);
     if (fingerprint.ok()) meta.request_fingerprint = *fingerprint;
   }
   return meta;

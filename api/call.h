@@ -9,12 +9,12 @@
 #include <string>
 #include <string_view>
 
-#include "events/redaction.h"
 #include "api/auth.h"
 #include "api/responses.h"
 #include "api/services.h"
 #include "commands/commands.h"
 #include "commands/writer.h"
+#include "events/redaction.h"
 #include "net/http_types.h"
 
 namespace cairn::api {

@@ -86,12 +86,14 @@ std::string AgentCredential(std::string_view agent_token, std::string_view agent
 }
 
 std::optional<std::string> AgentOfCredential(std::string_view agent_token, std::string_view token) {
-  if (agent_token.empty() || token.substr(0, kAgentCredentialPrefix.size()) != kAgentCredentialPrefix) {
+  if (agent_token.empty() ||
+      token.substr(0, kAgentCredentialPrefix.size()) != kAgentCredentialPrefix) {
     return std::nullopt;
   }
   const size_t dot = token.rfind('.');
   if (dot <= kAgentCredentialPrefix.size()) return std::nullopt;
-  std::string agent_id(token.substr(kAgentCredentialPrefix.size(), dot - kAgentCredentialPrefix.size()));
+  std::string agent_id(
+      token.substr(kAgentCredentialPrefix.size(), dot - kAgentCredentialPrefix.size()));
   if (!SecretsEqual(token, AgentCredential(agent_token, agent_id))) return std::nullopt;
   return agent_id;
 }

@@ -1,10 +1,11 @@
 #include "base/yaml_json.h"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <charconv>
 #include <cstdint>
 #include <set>
 #include <string_view>
-#include <yaml-cpp/depthguard.h>
 
 namespace cairn {
 
@@ -254,8 +255,8 @@ struct ConversionBudget {
   size_t string_bytes = 0;
 };
 
-Result<YAML::Node> JsonToYamlNodeAt(const nlohmann::json& value, const std::string& what,
-                                    int depth, ConversionBudget& budget) {
+Result<YAML::Node> JsonToYamlNodeAt(const nlohmann::json& value, const std::string& what, int depth,
+                                    ConversionBudget& budget) {
   const DocumentLimits& limits = budget.limits;
   if (depth > limits.max_depth) {
     return Status::InvalidArgument(what + ": nested deeper than " +

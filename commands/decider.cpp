@@ -427,7 +427,7 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
       if (seen->second.actor != meta.actor || other_request ||
           (first_event != nullptr && seen->second.command != first_event)) {
         return Status::AlreadyExists("idempotency key " + meta.idempotency_key +
-                                          " was already used for a different request");
+                                     " was already used for a different request");
       }
       return NoChange(seen->second.entity_id);
     }

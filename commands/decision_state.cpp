@@ -295,8 +295,7 @@ void Apply(DecisionState& state, const events::Envelope& event) {
   }
   // Keys older than the window are forgotten (by event time, so a rebuild forgets the same).
   const int64_t horizon = event.time_unix_micros() - kIdempotencyWindowMicros;
-  while (!state.idempotency_by_time.empty() &&
-         state.idempotency_by_time.begin()->first < horizon) {
+  while (!state.idempotency_by_time.empty() && state.idempotency_by_time.begin()->first < horizon) {
     auto oldest = state.idempotency_by_time.begin();
     auto entry = state.idempotency.find(oldest->second);
     if (entry != state.idempotency.end() && entry->second.time_unix_micros == oldest->first) {
@@ -308,9 +307,9 @@ void Apply(DecisionState& state, const events::Envelope& event) {
     // A command's first event names it; its later events carry the same key.
     auto [entry, inserted] = state.idempotency.try_emplace(event.idempotency_key());
     if (inserted) {
-      entry->second = DecisionState::IdempotentCommand{
-          PayloadTypeName(event), event.actor(), EntityIdOf(event), event.request_fingerprint(),
-          event.time_unix_micros()};
+      entry->second =
+          DecisionState::IdempotentCommand{PayloadTypeName(event), event.actor(), EntityIdOf(event),
+                                           event.request_fingerprint(), event.time_unix_micros()};
       state.idempotency_by_time.emplace(event.time_unix_micros(), event.idempotency_key());
     }
   }

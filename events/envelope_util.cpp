@@ -163,8 +163,8 @@ std::string EnvelopeToJson(const events::Envelope& event, Audience audience) {
   std::string out;
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = false;
-  auto status = google::protobuf::util::MessageToJsonString(
-      RedactedFor(event, audience), &out, options);
+  auto status =
+      google::protobuf::util::MessageToJsonString(RedactedFor(event, audience), &out, options);
   if (!status.ok()) return "{}";
   // proto3 JSON omits zero values; offset 0 is a real offset, so readers always get one.
   if (event.offset() == 0 && out.size() > 1)

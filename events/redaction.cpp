@@ -20,8 +20,8 @@ bool RedactVariableList(Json& entries, Audience audience, const std::set<std::st
     const size_t equals = text.find('=');
     if (equals == std::string::npos) continue;
     const std::string name = text.substr(0, equals);
-    const bool hidden = audience == Audience::kOthers ||
-                        (audience == Audience::kOwner && secret.count(name) > 0);
+    const bool hidden =
+        audience == Audience::kOthers || (audience == Audience::kOwner && secret.count(name) > 0);
     if (!hidden || text.substr(equals + 1) == kRedactedValue) continue;
     entry = name + "=" + kRedactedValue;
     changed = true;
@@ -93,8 +93,7 @@ void RedactSpec(events::TaskSpec& spec, Audience audience) {
 
 }  // namespace
 
-Audience AudienceOf(bool machine, bool admin, const std::string& caller,
-                    const std::string& owner) {
+Audience AudienceOf(bool machine, bool admin, const std::string& caller, const std::string& owner) {
   if (machine) return Audience::kMachine;
   if (admin || (!caller.empty() && caller == owner)) return Audience::kOwner;
   return Audience::kOthers;

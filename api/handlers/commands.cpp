@@ -114,8 +114,8 @@ http::Response GetCommand(Call& call) {
   if (task->task_type() != events::TASK_TYPE_COMMAND) {
     return Error(Status::NotFound("command " + id + " not found"));
   }
-  return Ok(
-      {{"command", CommandJson(*task, call.UserIdOf(task->user()))}, {"config", ConfigOf(*task, call.AudienceFor(task->user()))}});
+  return Ok({{"command", CommandJson(*task, call.UserIdOf(task->user()))},
+             {"config", ConfigOf(*task, call.AudienceFor(task->user()))}});
 }
 
 http::Response KillCommand(Call& call) {

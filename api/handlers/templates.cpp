@@ -14,9 +14,7 @@ json TemplateJson(const events::TemplateSaved& saved, const Call& call) {
   auto config = YamlTextToJson(saved.config_yaml(), "template");
   json shown = config.ok() ? json(*config) : json::object();
   RedactConfig(shown, call.AudienceFor(""));
-  return {{"name", saved.name()},
-          {"config", shown},
-          {"workspaceId", saved.workspace_id()}};
+  return {{"name", saved.name()}, {"config", shown}, {"workspaceId", saved.workspace_id()}};
 }
 
 http::Response GetTemplateNamed(Call& call, const std::string& name) {

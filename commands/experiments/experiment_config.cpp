@@ -64,14 +64,15 @@ Status CheckEnvironmentVariables(const Field& field, const std::vector<std::stri
 
 Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
   CAIRN_ASSIGN_OR_RETURN(MapFields fields, MapFields::Read(field, "a map"));
-  CAIRN_RETURN_IF_ERROR(fields.Check({"image", "environment_variables", "secret_environment_variables"},
-                                     {{"ports", ""},
-                                                                          {"proxy_ports", ""},
-                                                                          {"registry_auth", ""},
-                                                                          {"force_pull_image", ""},
-                                                                          {"add_capabilities", ""},
-                                                                          {"drop_capabilities", ""},
-                                                                          {"pod_spec", ""}}));
+  CAIRN_RETURN_IF_ERROR(
+      fields.Check({"image", "environment_variables", "secret_environment_variables"},
+                   {{"ports", ""},
+                    {"proxy_ports", ""},
+                    {"registry_auth", ""},
+                    {"force_pull_image", ""},
+                    {"add_capabilities", ""},
+                    {"drop_capabilities", ""},
+                    {"pod_spec", ""}}));
   EnvironmentConfig e;
   e.image = nullptr;
   if (auto f = fields.Get("image")) {

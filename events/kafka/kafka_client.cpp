@@ -167,8 +167,9 @@ Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions)
   // never have one (librdkafka's mock names broker 0, which does not exist).
   CAIRN_ASSIGN_OR_RETURN(int brokers, LiveControllerBrokers(client, what));
   if (brokers == 0) {
-    return Status::Unavailable(what + "the cluster names no live controller; create the topic "
-                                      "beforehand");
+    return Status::Unavailable(what +
+                               "the cluster names no live controller; create the topic "
+                               "beforehand");
   }
   char error[512];
   // Replicated as widely as the cluster allows (up to 3); with 3 or more brokers an acks=all
@@ -182,8 +183,8 @@ Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions)
     return Status::Internal("kafka: topic " + topic + ": cannot set min.insync.replicas");
   }
   // Cairn's topics are logs of record: nothing is deleted by age or size, nothing compacted.
-  for (const auto& [name, value] : {std::pair{"retention.ms", "-1"}, {"retention.bytes", "-1"},
-                                    {"cleanup.policy", "delete"}}) {
+  for (const auto& [name, value] :
+       {std::pair{"retention.ms", "-1"}, {"retention.bytes", "-1"}, {"cleanup.policy", "delete"}}) {
     if (rd_kafka_NewTopic_set_config(new_topic.get(), name, value) != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return Status::Internal("kafka: topic " + topic + ": cannot set " + name);
     }
@@ -281,8 +282,8 @@ Result<std::map<std::string, std::string>> DescribeTopicConfig(
       return Status::Unavailable(what + ErrorText(resource_error));
     }
     size_t entry_count = 0;
-    const rd_kafka_ConfigEntry_t** entries = rd_kafka_ConfigResource_configs(described[i],
-                                                                            &entry_count);
+    const rd_kafka_ConfigEntry_t** entries =
+        rd_kafka_ConfigResource_configs(described[i], &entry_count);
     for (size_t k = 0; k < entry_count; ++k) {
       const char* value = rd_kafka_ConfigEntry_value(entries[k]);
       values[rd_kafka_ConfigEntry_name(entries[k])] = value != nullptr ? value : "";

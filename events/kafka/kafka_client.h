@@ -5,8 +5,8 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>

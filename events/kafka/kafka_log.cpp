@@ -38,11 +38,12 @@ std::string KeepEverythingAdvice(const std::string& topic) {
 Status CheckTopicKeepsEveryEvent(rd_kafka_t* client, const std::string& topic, bool strict) {
   int64_t low = 0;
   int64_t high = 0;
-  rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(
-      client, topic.c_str(), kPartition, &low, &high, static_cast<int>(kafka::kRequestTimeout.count()));
+  rd_kafka_resp_err_t error =
+      rd_kafka_query_watermark_offsets(client, topic.c_str(), kPartition, &low, &high,
+                                       static_cast<int>(kafka::kRequestTimeout.count()));
   if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable("kafka log " + topic + ": cannot read its offsets: " +
-                               kafka::ErrorText(error));
+    return Status::Unavailable("kafka log " + topic +
+                               ": cannot read its offsets: " + kafka::ErrorText(error));
   }
   if (low > 0) {
     return Status::FailedPrecondition(
@@ -51,10 +52,11 @@ Status CheckTopicKeepsEveryEvent(rd_kafka_t* client, const std::string& topic, b
         ", the end " + std::to_string(high) +
         "): the topic's retention deleted them. Cairn rebuilds every state from offset 0, so it "
         "cannot run on (or rebuild from) this log: restore the missing events, or start on a new "
-        "topic prefix, and " + KeepEverythingAdvice(topic));
+        "topic prefix, and " +
+        KeepEverythingAdvice(topic));
   }
-  auto settings =
-      kafka::DescribeTopicConfig(client, topic, {"retention.ms", "retention.bytes", "cleanup.policy"});
+  auto settings = kafka::DescribeTopicConfig(client, topic,
+                                             {"retention.ms", "retention.bytes", "cleanup.policy"});
   if (!settings.ok()) {
     // librdkafka's mock has no DescribeConfigs; the watermark check above still guards replay.
     log::Warn("kafka", "cannot verify that topic {} keeps every event ({}); {}", topic,
@@ -73,8 +75,8 @@ Status CheckTopicKeepsEveryEvent(rd_kafka_t* client, const std::string& topic, b
     problems += std::string(problems.empty() ? "" : ", ") + "cleanup.policy=" + policy->second;
   }
   if (problems.empty()) return Status::Ok();
-  const std::string message = "kafka log " + topic + " can lose events (" + problems +
-                              "): " + KeepEverythingAdvice(topic);
+  const std::string message =
+      "kafka log " + topic + " can lose events (" + problems + "): " + KeepEverythingAdvice(topic);
   if (!strict) {
     log::Warn("kafka", "{}", message);
     return Status::Ok();

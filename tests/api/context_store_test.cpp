@@ -159,8 +159,8 @@ TEST(DecodeModelDefinition, AModeNeverMakesALinkOrAWritableFileForOthers) {
                 "modelDefinition: path 'dev': mode 24996 is not a regular file's (only regular "
                 "files and directories are allowed)");
   // 0100777 and 0666: group and others lose write; the owner keeps what it had.
-  auto files = MustDecode(json::array({FileEntry("run.sh", "x", 0100777),
-                                       FileEntry("data.txt", "y", 0666)}));
+  auto files = MustDecode(
+      json::array({FileEntry("run.sh", "x", 0100777), FileEntry("data.txt", "y", 0666)}));
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(files[0].mode, 0644u);  // data.txt (sorted first)
   EXPECT_EQ(files[1].mode, 0755u);  // run.sh

@@ -113,7 +113,8 @@ TEST(ExperimentJsonTest, AConfigWithoutDescriptionOrLabelsGivesEmptyOnes) {
 
 TEST(ExperimentJsonTest, AQueueChangeShowsInTheConfigsResources) {
   views::ExperimentView view = Experiment();
-  EXPECT_FALSE(ExperimentJson(view, 0, Audience::kOwner)["config"]["resources"].contains("priority"));
+  EXPECT_FALSE(
+      ExperimentJson(view, 0, Audience::kOwner)["config"]["resources"].contains("priority"));
   view.mutable_resources()->set_priority(10);
   view.mutable_resources()->set_resource_pool("cpu");
   view.set_resources_changed(true);

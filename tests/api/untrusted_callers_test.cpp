@@ -10,8 +10,8 @@
 namespace cairn::api_testing {
 namespace {
 
-constexpr const char* kMarkedSecret = "planted-secret-1234";   // marked secret: no person sees it
-constexpr const char* kOwnersValue = "owner-visible-5678";     // the owner's and admins' only
+constexpr const char* kMarkedSecret = "planted-secret-1234";  // marked secret: no person sees it
+constexpr const char* kOwnersValue = "owner-visible-5678";    // the owner's and admins' only
 
 class UntrustedCallersTest : public ApiTest {
  protected:
@@ -69,26 +69,31 @@ TEST_F(UntrustedCallersTest, APlantedSecretReachesNoReadRouteOrStreamOfAnotherUs
         "environment:\n  environment_variables:\n    - API_KEY=" +
         std::string(kMarkedSecret) + "\n    - PLAIN=" + kOwnersValue +
         "\n  secret_environment_variables: [API_KEY]\n";
-    return CallJson("POST", "/api/v1/experiments",
-                    json{{"activate", false},
-                         {"config", config},
-                         {"modelDefinition", json::array({{{"path", "model_def.py"},
-                                                           {"type", 48},
-                                                           {"content", model},
-                                                           {"mode", 33188}}})}}
-                        .dump());
+    return CallJson(
+        "POST", "/api/v1/experiments",
+        json{{"activate", false},
+             {"config", config},
+             {"modelDefinition",
+              json::array(
+                  {{{"path", "model_def.py"}, {"type", 48}, {"content", model}, {"mode", 33188}}})}}
+            .dump());
   }();
   const std::string experiment_id = std::to_string(experiment["experiment"]["id"].get<int64_t>());
-  CallJson("POST", "/api/v1/templates/with-secrets",
-           json{{"name", "with-secrets"}, {"config", {{"environment", SecretEnvironment()}}}}.dump());
+  CallJson(
+      "POST", "/api/v1/templates/with-secrets",
+      json{{"name", "with-secrets"}, {"config", {{"environment", SecretEnvironment()}}}}.dump());
 
   // Every read route, as another user, with the owner's ids in its path.
   const std::string owner_token = token_;
   token_ = NewUser("mallory");
-  std::map<std::string, std::string> ids = {
-      {"/commands/", task_id},    {"/tasks/", task_id},        {"/experiments/", experiment_id},
-      {"/templates/", "with-secrets"}, {"/trials/", "1"},      {"/agents/", "a1"},
-      {"/users/", "1"},           {"/allocations/", task_id + ".1"}};
+  std::map<std::string, std::string> ids = {{"/commands/", task_id},
+                                            {"/tasks/", task_id},
+                                            {"/experiments/", experiment_id},
+                                            {"/templates/", "with-secrets"},
+                                            {"/trials/", "1"},
+                                            {"/agents/", "a1"},
+                                            {"/users/", "1"},
+                                            {"/allocations/", task_id + ".1"}};
   int routes = 0;
   for (const auto& route : api::RouteTable()) {
     if (std::string(route.method) != "GET" || route.access == api::Access::kAgent ||
@@ -113,8 +118,8 @@ TEST_F(UntrustedCallersTest, APlantedSecretReachesNoReadRouteOrStreamOfAnotherUs
 
   // The owner sees the values that are not marked secret; the marked one reaches no person.
   token_ = owner_token;
-  for (const std::string& target : {"/api/v1/commands/" + task_id,
-                                   "/api/v1/experiments/" + experiment_id}) {
+  for (const std::string& target :
+       {"/api/v1/commands/" + task_id, "/api/v1/experiments/" + experiment_id}) {
     auto response = Call("GET", target);
     EXPECT_NE(response.body.find(kOwnersValue), std::string::npos) << target;
     EXPECT_EQ(response.body.find(kMarkedSecret), std::string::npos) << target;
@@ -128,14 +133,14 @@ TEST_F(UntrustedCallersTest, APlantedSecretReachesNoReadRouteOrStreamOfAnotherUs
 }
 
 TEST_F(UntrustedCallersTest, ForgedExitsLogsAndRegistrationsAreRefused) {
-  ASSERT_EQ(AsAgent("a1", "POST", "/api/v1/agents/a1/register",
-                    {{"incarnation", "i1"}, {"slots", 1}})
-                .status,
-            200);
-  ASSERT_EQ(AsAgent("a2", "POST", "/api/v1/agents/a2/register",
-                    {{"incarnation", "i1"}, {"slots", 1}})
-                .status,
-            200);
+  ASSERT_EQ(
+      AsAgent("a1", "POST", "/api/v1/agents/a1/register", {{"incarnation", "i1"}, {"slots", 1}})
+          .status,
+      200);
+  ASSERT_EQ(
+      AsAgent("a2", "POST", "/api/v1/agents/a2/register", {{"incarnation", "i1"}, {"slots", 1}})
+          .status,
+      200);
   const std::string task_id = Submit({{"entrypoint", {"sleep", "100"}}});
   auto [allocation_id, holder] = AllocationOf(task_id);
   ASSERT_FALSE(allocation_id.empty());
@@ -149,16 +154,18 @@ TEST_F(UntrustedCallersTest, ForgedExitsLogsAndRegistrationsAreRefused) {
   // Another agent cannot end it, as itself or by naming the holder.
   auto as_other = AsAgent(other, "POST", exited, exit_report(other));
   EXPECT_EQ(as_other.status, 403) << as_other.body;
-  auto impersonating =
-      AsAgent(other, "POST", exited, exit_report(holder));
+  auto impersonating = AsAgent(other, "POST", exited, exit_report(holder));
   EXPECT_EQ(impersonating.status, 403) << impersonating.body;
   // Nor start it, write its logs, or re-register the holder.
   EXPECT_EQ(AsAgent(other, "POST", "/api/v1/allocations/" + allocation_id + "/started",
                     {{"taskId", task_id}, {"agentId", other}, {"pid", 1}})
                 .status,
             403);
-  json log_line = {{"taskId", task_id}, {"allocationId", allocation_id}, {"agentId", other},
-                   {"log", "forged line\n"}, {"seq", 0}};
+  json log_line = {{"taskId", task_id},
+                   {"allocationId", allocation_id},
+                   {"agentId", other},
+                   {"log", "forged line\n"},
+                   {"seq", 0}};
   auto forged_log = AsAgent(other, "POST", "/api/v1/task/logs", {{"logs", {log_line}}});
   EXPECT_EQ(forged_log.status, 403) << forged_log.body;
   EXPECT_EQ(AsAgent(other, "POST", "/api/v1/agents/" + holder + "/register",
@@ -208,14 +215,14 @@ TEST_F(UntrustedCallersTest, AnIdempotencyKeyStandsForOneRequest) {
 }
 
 TEST_F(UntrustedCallersTest, InvalidUtf8InAPathIsTheCallersError) {
-  for (const char* target : {"/api/v1/agents/%ff%fe", "/api/v1/commands/%c0%af",
-                                   "/api/v1/tasks?state=%ed%a0%80"}) {
+  for (const char* target :
+       {"/api/v1/agents/%ff%fe", "/api/v1/commands/%c0%af", "/api/v1/tasks?state=%ed%a0%80"}) {
     auto response = Call("GET", target);
     EXPECT_EQ(response.status, 400) << target << ": " << response.body;
     EXPECT_NE(response.body.find("not valid UTF-8"), std::string::npos) << response.body;
   }
-  auto registration = Call("POST", "/api/v1/agents/%ff/register",
-                           json{{"incarnation", "i1"}, {"slots", 1}}.dump());
+  auto registration =
+      Call("POST", "/api/v1/agents/%ff/register", json{{"incarnation", "i1"}, {"slots", 1}}.dump());
   EXPECT_EQ(registration.status, 400) << registration.body;
   // Well-formed multi-byte text is fine: a 404, not a refusal.
   EXPECT_EQ(Call("GET", "/api/v1/agents/caf%c3%a9").status, 404);

@@ -148,8 +148,8 @@ TEST(DocumentLimitsTest, HostileDocumentsAreRefusedBeforeTheyCostMuch) {
 
 TEST(DocumentLimitsTest, JsonBodiesAreMeasuredBeforeTheyAreParsed) {
   const DocumentLimits& limits = kRequestBodyLimits;
-  auto deep = ParseJsonDocument(std::string(100'000, '[') + std::string(100'000, ']'), limits,
-                                "body");
+  auto deep =
+      ParseJsonDocument(std::string(100'000, '[') + std::string(100'000, ']'), limits, "body");
   ASSERT_FALSE(deep.ok());
   EXPECT_EQ(deep.status().message(), "body: nested deeper than 64 levels");
   std::string many = "[0";
@@ -158,8 +158,8 @@ TEST(DocumentLimitsTest, JsonBodiesAreMeasuredBeforeTheyAreParsed) {
             "body: more than 2000000 values");
   // A long string is refused by its key, but a file's base64 "content" may be long.
   const std::string long_text(limits.max_string_bytes + 1, 'x');
-  auto config = ParseJsonDocument(R"({"config": {"description": ")" + long_text + "\"}}", limits,
-                                  "body");
+  auto config =
+      ParseJsonDocument(R"({"config": {"description": ")" + long_text + "\"}}", limits, "body");
   EXPECT_EQ(config.status().message(), "body: description: larger than 1048576 bytes");
   EXPECT_TRUE(ParseJsonDocument(R"({"files": [{"path": "a", "content": ")" + long_text + "\"}]}",
                                 limits, "body")
@@ -178,9 +178,9 @@ TEST(DocumentLimitsTest, YamlFlowNestingIsRefusedBeforeTheParserRecurses) {
   EXPECT_TRUE(CheckYamlFlowDepth(std::string(64, '[') + std::string(64, ']'), limits, "c").ok());
   // Quoted and commented brackets do not count; an apostrophe in a block scalar is not a quote.
   const std::string brackets(100, '[');
-  EXPECT_TRUE(CheckYamlFlowDepth("a: \"" + brackets + "\"\n# " + brackets + "\nb: it's\n",
-                                 limits, "c")
-                  .ok());
+  EXPECT_TRUE(
+      CheckYamlFlowDepth("a: \"" + brackets + "\"\n# " + brackets + "\nb: it's\n", limits, "c")
+          .ok());
   EXPECT_TRUE(CheckYamlFlowDepth("a: ['" + brackets + "']\n", limits, "c").ok());
 }
 

@@ -3,10 +3,10 @@
 // slot is ever given to two allocations, and no agent holds more than its capacity.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <random>
 #include <set>
-#include <cstdio>
 
 #include "commands/decider.h"
 #include "tests/commands/command_builders.h"
@@ -26,8 +26,8 @@ void ExpectNoSlotDoubleBooked(const DecisionState& state, int step, uint32_t see
       ASSERT_NE(agent, state.agents.end()) << "seed " << seed << " step " << step;
       for (int32_t slot : part.slot_ids()) {
         EXPECT_TRUE(held[part.agent_id()].insert(slot).second)
-            << "seed " << seed << " step " << step << ": slot " << slot << " of "
-            << part.agent_id() << " double-booked (task " << task_id << ")";
+            << "seed " << seed << " step " << step << ": slot " << slot << " of " << part.agent_id()
+            << " double-booked (task " << task_id << ")";
         EXPECT_LT(slot, agent->second.slot_count)
             << "seed " << seed << " step " << step << ": " << part.agent_id();
       }
@@ -50,8 +50,8 @@ TEST(SlotCapacityPropertyTest, RandomHistoriesNeverDoubleBookASlot) {
       const std::string agent = agents[pick(3)];
       switch (pick(7)) {
         case 0:  // an agent (re)starts, maybe as a new process
-          (void)cluster.Run(testing::Agent(agent, 1 + pick(4), kDefaultPool,
-                                           "i" + std::to_string(pick(3))));
+          (void)cluster.Run(
+              testing::Agent(agent, 1 + pick(4), kDefaultPool, "i" + std::to_string(pick(3))));
           break;
         case 1:
         case 2: {  // a submission of 0 to 4 slots
@@ -67,13 +67,12 @@ TEST(SlotCapacityPropertyTest, RandomHistoriesNeverDoubleBookASlot) {
           if (task.allocation_id.empty()) break;
           const bool holder = !task.parts.empty() && task.parts[0].agent_id() == agent;
           const bool running = task.holds_allocation();
-          ReportTaskExited exited{task.allocation_id, task.task_id, agent, pick(2), std::nullopt,
-                                  ""};
+          ReportTaskExited exited{
+              task.allocation_id, task.task_id, agent, pick(2), std::nullopt, ""};
           auto decision = cluster.Run(exited);
           if (running && !holder && task.parts.size() <= 1) {
-            EXPECT_FALSE(decision.ok()) << "seed " << seed << " step " << step
-                                        << ": an exit from " << agent << " for "
-                                        << exited.allocation_id << " was taken";
+            EXPECT_FALSE(decision.ok()) << "seed " << seed << " step " << step << ": an exit from "
+                                        << agent << " for " << exited.allocation_id << " was taken";
             ++refused_forgeries;
           }
           break;

@@ -36,9 +36,7 @@ std::string AliasBomb() {
   return text + "entrypoint: python3 train.py\n";
 }
 
-std::string Nested(size_t depth) {
-  return std::string(depth, '[') + std::string(depth, ']');
-}
+std::string Nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 class HostileInputTest : public ::testing::Test {
  protected:
@@ -111,8 +109,7 @@ TEST_F(HostileInputTest, HostileDocumentsAreRefusedCheaplyAndNothingIsStored) {
 // A client whose answer was lost retries with the same key; the master was killed in between and
 // rebuilt its state from the log, and still knows the key.
 TEST_F(HostileInputTest, RetryingWithTheSameKeyAcrossAKill9YieldsOneTask) {
-  const std::string body =
-      json{{"config", {{"entrypoint", {"true"}}}}, {"force", true}}.dump();
+  const std::string body = json{{"config", {{"entrypoint", {"true"}}}}, {"force", true}}.dump();
   auto submit = [&] {
     auto client = cluster_.Client();
     auto response =
