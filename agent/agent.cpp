@@ -44,12 +44,6 @@ std::string Hostname() {
   return name;
 }
 
-}  // namespace
-
-const char* AgentVersion() { return CAIRN_AGENT_VERSION; }
-
-namespace {
-
 // What the agent presents to the master: its own credential, derived from the agent token, so
 // the master takes its reports only for its own allocations ("" without a token).
 std::string CredentialOf(const AgentOptions& options) {
@@ -57,6 +51,8 @@ std::string CredentialOf(const AgentOptions& options) {
 }
 
 }  // namespace
+
+const char* AgentVersion() { return CAIRN_AGENT_VERSION; }
 
 Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   if (options.agent_id.empty()) return Status::InvalidArgument("the agent needs an id");
