@@ -161,7 +161,7 @@ class Master:
 
 
 class Submission:
-    __slots__ = ("key", "kind", "worker", "attempts", "answer_lost", "acked_id", "status",
+    __slots__ = ("key", "kind", "worker", "attempts", "refused", "answer_lost", "acked_id", "status",
                  "error", "first_sent", "acked_at", "offset")
 
     def __init__(self, key, kind, worker):
@@ -169,6 +169,7 @@ class Submission:
         self.kind = kind  # "command" | "experiment"
         self.worker = worker
         self.attempts = 0
+        self.refused = 0          # attempts refused at connect (the master was down): retried
         self.answer_lost = False  # a sent attempt got no answer (or a 5xx): retried
         self.acked_id = None      # the id of the 2xx answer
         self.status = None        # the final HTTP status
@@ -195,6 +196,7 @@ class Campaign:
         self.bootstraps = None
         self.master = None
         self.model_definition = None
+        self.kill_times = []
         self.failures = []  # what went wrong outside the checks (a start that failed, ...)
 
     # ---- the cluster ----------------------------------------------------------------------
@@ -324,9 +326,16 @@ class Campaign:
             try:
                 status, answer_headers, answer = self.request(conn_box[0], "POST", path, body,
                                                               headers)
+            except ConnectionRefusedError:
+                # The master is down: nothing was sent.
+                conn_box[0].close()
+                conn_box[0] = None
+                submission.refused += 1
+                time.sleep(self.args.retry_delay)
+                continue
             except (OSError, http.client.HTTPException):
-                # Refused (the master is down: nothing was sent) or reset/closed/timed out after
-                # sending (the command may have landed): either way retry with the same key.
+                # Reset, closed or timed out after sending: the command may have landed, and
+                # only the same key makes the retry safe.
                 conn_box[0].close()
                 conn_box[0] = None
                 submission.answer_lost = True
@@ -413,6 +422,7 @@ class Campaign:
                                        "see %s" % (self.master.process.returncode, number,
                                                    self.master.log_path))
                 self.master.kill9()
+                self.kill_times.append(time.monotonic())
                 kills[phase] += 1
                 if number < args.kills and self.rng.random() < args.startup_kill_ratio:
                     doomed = self.master.spawn()
@@ -560,6 +570,17 @@ class Campaign:
                 checks["unacked_in_log"] += len(created)
         return self.summary(kills, restart_times, elapsed, checks, digest)
 
+    def downtimes(self):
+        """For each kill while serving, the seconds until the next acknowledgement."""
+        acks = sorted(s.acked_at for s in self.submissions if s.acked_at)
+        result, index = [], 0
+        for kill in self.kill_times:
+            while index < len(acks) and acks[index] <= kill:
+                index += 1
+            if index < len(acks):
+                result.append(acks[index] - kill)
+        return result
+
     def summary(self, kills, restart_times, elapsed, checks, digest):
         subs = self.submissions
         acked = [s for s in subs if s.acked_id]
@@ -571,8 +592,10 @@ class Campaign:
             "submissions": len(subs),
             "acknowledged": len(acked),
             "acknowledged_experiments": sum(1 for s in acked if s.kind == "experiment"),
-            "retried": sum(1 for s in subs if s.answer_lost),
-            "acknowledged_after_retry": sum(1 for s in acked if s.answer_lost),
+            "retried": sum(1 for s in subs if s.answer_lost or s.refused),
+            "answer_lost": sum(1 for s in subs if s.answer_lost),
+            "acknowledged_after_lost_answer": sum(1 for s in acked if s.answer_lost),
+            "client_downtime_seconds": self.downtimes(),
             "rejected": [(s.key, s.error) for s in subs if s.error],
             "idempotency_key": not self.args.no_idempotency_key,
             "restart_seconds": restart_times,
@@ -628,9 +651,11 @@ def print_summary(result):
         result["kills"], result["kills_while_serving"], result["kills_while_starting"]))
     print("submissions:            %d by the submitters, %d acknowledged (%d experiments)" % (
         result["submissions"], result["acknowledged"], result["acknowledged_experiments"]))
-    print("answers lost, retried:  %d submissions retried%s, %d of them acknowledged" % (
-        result["retried"], " with their Idempotency-Key" if result["idempotency_key"] else
-        " WITHOUT an Idempotency-Key", result["acknowledged_after_retry"]))
+    print("retried:                %d submissions%s; %d had an answer lost after sending "
+          "(%d of those acknowledged)" % (
+              result["retried"], " with their Idempotency-Key" if result["idempotency_key"]
+              else " WITHOUT an Idempotency-Key", result["answer_lost"],
+              result["acknowledged_after_lost_answer"]))
     print("rejected:               %d" % len(result["rejected"]))
     for key, error in result["rejected"][:5]:
         print("  %s: %s" % (key, error))
@@ -638,15 +663,17 @@ def print_summary(result):
         print("lost:                   %d" % len(checks["lost"]))
         for item in checks["lost"][:5]:
             print("  %s" % json.dumps(item))
-        print("duplicated:             %d (%d of them after a retry)" % (
+        print("duplicated:             %d (%d of them after a lost answer)" % (
             len(checks["duplicated"]), len(checks["retried_duplicates"])))
         for item in checks["duplicated"][:5]:
             print("  %s" % json.dumps(item))
         print("in the log, never acked: %d (answers never received; expected 0)" %
               checks["unacked_in_log"])
         print("fenced events in log:   %d" % checks["fenced_events"])
-    print("restart times:          %s over %d starts" % (seconds(result["restart_seconds"]),
-                                                         len(result["restart_seconds"])))
+    print("restart times:          %s over %d starts (spawn to listening)" % (
+        seconds(result["restart_seconds"]), len(result["restart_seconds"])))
+    print("client downtime:        %s (a kill to the next acknowledgement)" %
+          seconds(result["client_downtime_seconds"]))
     if digest is not None:
         print("digests:                %s (%d projections, live at log end %s)" % (
             "live == rebuilt" if digest["equal"] else "MISMATCH", len(digest["live"]),
