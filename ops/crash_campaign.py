@@ -28,6 +28,7 @@ What it does:
 """
 import argparse
 import base64
+import bisect
 import http.client
 import json
 import os
@@ -171,7 +172,7 @@ class Master:
 
 class Submission:
     __slots__ = ("key", "kind", "worker", "attempts", "refused", "answer_lost", "acked_id", "status",
-                 "error", "first_sent", "acked_at", "offset")
+                 "error", "first_sent", "last_sent", "acked_at", "offset")
 
     def __init__(self, key, kind, worker):
         self.key = key
@@ -184,6 +185,7 @@ class Submission:
         self.status = None        # the final HTTP status
         self.error = ""
         self.first_sent = None
+        self.last_sent = None     # when the last attempt (the acknowledged one) was sent
         self.acked_at = None
         self.offset = None        # Cairn-Offset of the acknowledging answer
 
@@ -331,8 +333,9 @@ class Campaign:
             if not self.args.no_idempotency_key:
                 headers["Idempotency-Key"] = submission.key
             submission.attempts += 1
+            submission.last_sent = time.monotonic()
             if submission.first_sent is None:
-                submission.first_sent = time.monotonic()
+                submission.first_sent = submission.last_sent
             if conn_box[0] is None:
                 conn_box[0] = self.connection()
             try:
@@ -605,14 +608,20 @@ class Campaign:
         return self.summary(kills, restart_times, elapsed, checks, digest)
 
     def downtimes(self):
-        """For each kill while serving, the seconds until the next acknowledgement."""
-        acks = sorted(s.acked_at for s in self.submissions if s.acked_at)
-        result, index = [], 0
+        """For each kill, the seconds until the first acknowledgement of a request sent after
+        it (an answer the killed master wrote before dying may still be read after the kill)."""
+        acks = sorted((s.last_sent, s.acked_at) for s in self.submissions if s.acked_at)
+        sent = [pair[0] for pair in acks]
+        first_ack_from = [0.0] * len(acks)  # the earliest ack among requests sent from i on
+        earliest = float("inf")
+        for i in range(len(acks) - 1, -1, -1):
+            earliest = min(earliest, acks[i][1])
+            first_ack_from[i] = earliest
+        result = []
         for kill in self.kill_times:
-            while index < len(acks) and acks[index] <= kill:
-                index += 1
-            if index < len(acks):
-                result.append(acks[index] - kill)
+            i = bisect.bisect_right(sent, kill)
+            if i < len(acks):
+                result.append(first_ack_from[i] - kill)
         return result
 
     def summary(self, kills, restart_times, elapsed, checks, digest):
