@@ -87,6 +87,7 @@ class LineWatcher:
 
     def __init__(self, stream):
         self.lines = []
+        self.times = []  # when each line was read (time.monotonic())
         self.closed = False
         self.cond = threading.Condition()
         self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
@@ -96,10 +97,19 @@ class LineWatcher:
         for raw in stream:
             with self.cond:
                 self.lines.append(raw.decode(errors="replace").rstrip("\n"))
+                self.times.append(time.monotonic())
                 self.cond.notify_all()
         with self.cond:
             self.closed = True
             self.cond.notify_all()
+
+    def seen_at(self, prefix):
+        """When the first line starting with prefix was read; None if none was."""
+        with self.cond:
+            for line, seen in zip(self.lines, self.times):
+                if line.startswith(prefix):
+                    return seen
+        return None
 
     def wait(self, prefix, timeout):
         deadline = time.monotonic() + timeout
@@ -171,15 +181,16 @@ class Master:
 
 
 class Submission:
-    __slots__ = ("key", "kind", "worker", "attempts", "refused", "answer_lost", "acked_id", "status",
-                 "error", "first_sent", "last_sent", "acked_at", "offset")
+    __slots__ = ("key", "kind", "worker", "attempts", "unserved", "answer_lost", "acked_id",
+                 "status", "error", "first_sent", "last_sent", "acked_at", "offset")
 
     def __init__(self, key, kind, worker):
         self.key = key
         self.kind = kind  # "command" | "experiment"
         self.worker = worker
         self.attempts = 0
-        self.refused = 0          # attempts refused at connect (the master was down): retried
+        self.unserved = 0         # attempts refused at connect or answered "starting" (503):
+        #                           nothing was executed; retried
         self.answer_lost = False  # a sent attempt got no answer (or a 5xx): retried
         self.acked_id = None      # the id of the 2xx answer
         self.status = None        # the final HTTP status
@@ -345,7 +356,7 @@ class Campaign:
                 # The master is down: nothing was sent.
                 conn_box[0].close()
                 conn_box[0] = None
-                submission.refused += 1
+                submission.unserved += 1
                 time.sleep(self.args.retry_delay)
                 continue
             except (OSError, http.client.HTTPException):
@@ -359,6 +370,11 @@ class Campaign:
             submission.status = status
             if status == 401:
                 self.log_in(generation)
+                continue
+            if status == 503 and b"the master is starting" in answer:
+                # Bound but still replaying (master/master.cpp answers so until it serves).
+                submission.unserved += 1
+                time.sleep(self.args.retry_delay)
                 continue
             if status >= 500 or status == 429:
                 submission.answer_lost = True
@@ -456,7 +472,10 @@ class Campaign:
                 deadline = doomed + self.rng.uniform(0, max(last_start, 0.05))
                 while time.monotonic() < deadline and self.master.alive():
                     time.sleep(0.002)
-                phase = "serving" if self.master.watcher.wait(LISTENING, 0) else "starting"
+                served = self.master.watcher.seen_at(LISTENING)
+                phase = "starting" if served is None else "serving"
+                if served is not None:
+                    restart_times.append(served - doomed)
             else:
                 time.sleep(self.rng.uniform(args.min_uptime, args.max_uptime))
                 phase = "serving"
@@ -487,7 +506,7 @@ class Campaign:
             for s in submissions:
                 handle.write(json.dumps({
                     "key": s.key, "kind": s.kind, "id": s.acked_id, "status": s.status,
-                    "attempts": s.attempts, "refused": s.refused, "answer_lost": s.answer_lost,
+                    "attempts": s.attempts, "unserved": s.unserved, "answer_lost": s.answer_lost,
                     "offset": s.offset, "error": s.error}) + "\n")
 
     # ---- checking -------------------------------------------------------------------------
@@ -635,7 +654,7 @@ class Campaign:
             "submissions": len(subs),
             "acknowledged": len(acked),
             "acknowledged_experiments": sum(1 for s in acked if s.kind == "experiment"),
-            "retried": sum(1 for s in subs if s.answer_lost or s.refused),
+            "retried": sum(1 for s in subs if s.answer_lost or s.unserved),
             "answer_lost": sum(1 for s in subs if s.answer_lost),
             "acknowledged_after_lost_answer": sum(1 for s in acked if s.answer_lost),
             "client_downtime_seconds": self.downtimes(),
