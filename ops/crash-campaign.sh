@@ -14,8 +14,12 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 
-if ! command -v python3 > /dev/null; then
-  echo "crash-campaign: python3 is needed (apt-get install python3)" >&2
-  exit 2
+# Debian's python3 (the standard library is all it needs), else whichever is on the PATH.
+PYTHON=/usr/bin/python3
+if [ ! -x "$PYTHON" ]; then
+  PYTHON=$(command -v python3) || {
+    echo "crash-campaign: python3 is needed (apt-get install python3)" >&2
+    exit 2
+  }
 fi
-exec python3 "$HERE/crash_campaign.py" "$@"
+exec "$PYTHON" "$HERE/crash_campaign.py" "$@"
