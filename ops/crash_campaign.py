@@ -134,6 +134,7 @@ class Master:
         self.process = None
         self.watcher = None
         self.starts = 0
+        self.kills = 0  # counted once the killed process is gone
 
     def spawn(self):
         self.starts += 1
@@ -166,6 +167,7 @@ class Master:
     def kill9(self):
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
+        self.kills += 1
         self.watcher.thread.join(5)
 
     def stop(self, timeout=60):
@@ -189,8 +191,9 @@ class Submission:
         self.kind = kind  # "command" | "experiment"
         self.worker = worker
         self.attempts = 0
-        self.unserved = 0         # attempts refused at connect or answered "starting" (503):
-        #                           nothing was executed; retried
+        self.unserved = 0         # attempts that reached no live master (refused, sent on a
+        #                           connection to a killed one) or got "starting" (503): nothing
+        #                           was executed; retried
         self.answer_lost = False  # a sent attempt got no answer (or a 5xx): retried
         self.acked_id = None      # the id of the 2xx answer
         self.status = None        # the final HTTP status
@@ -348,23 +351,34 @@ class Campaign:
             if submission.first_sent is None:
                 submission.first_sent = submission.last_sent
             if conn_box[0] is None:
-                conn_box[0] = self.connection()
+                conn = self.connection()
+                try:
+                    conn.connect()
+                except OSError:
+                    # Refused (the master is down) or no answer to connecting: nothing was sent.
+                    conn.close()
+                    submission.unserved += 1
+                    time.sleep(self.args.retry_delay)
+                    continue
+                # Read after connecting: a kill that completes later is a kill of this
+                # connection's master (one master at a time), or the comparison below errs on
+                # the side of "the answer was lost".
+                conn_box[0], conn_box[1] = conn, self.master.kills
+            kills_before_send = self.master.kills
             try:
                 status, answer_headers, answer = self.request(conn_box[0], "POST", path, body,
                                                               headers)
-            except ConnectionRefusedError:
-                # The master is down: nothing was sent.
-                conn_box[0].close()
-                conn_box[0] = None
-                submission.unserved += 1
-                time.sleep(self.args.retry_delay)
-                continue
             except (OSError, http.client.HTTPException):
-                # Reset, closed or timed out after sending: the command may have landed, and
-                # only the same key makes the retry safe.
                 conn_box[0].close()
                 conn_box[0] = None
-                submission.answer_lost = True
+                if kills_before_send > conn_box[1]:
+                    # A kept-alive connection to a master killed before this was sent: nothing
+                    # was executed.
+                    submission.unserved += 1
+                else:
+                    # Reset, closed or timed out after sending: the command may have landed,
+                    # and only the same key makes the retry safe.
+                    submission.answer_lost = True
                 time.sleep(self.args.retry_delay)
                 continue
             submission.status = status
@@ -397,7 +411,7 @@ class Campaign:
             return
 
     def submitter(self, worker):
-        conn_box = [None]
+        conn_box = [None, 0]  # the connection, and the master's kills when it connected
         number = 0
         try:
             while not self.stop_submitting.is_set():
@@ -507,7 +521,9 @@ class Campaign:
                 handle.write(json.dumps({
                     "key": s.key, "kind": s.kind, "id": s.acked_id, "status": s.status,
                     "attempts": s.attempts, "unserved": s.unserved, "answer_lost": s.answer_lost,
-                    "offset": s.offset, "error": s.error}) + "\n")
+                    "offset": s.offset, "error": s.error,
+                    "latency_ms": round((s.acked_at - s.last_sent) * 1000, 2) if s.acked_at
+                    else None}) + "\n")
 
     # ---- checking -------------------------------------------------------------------------
 
