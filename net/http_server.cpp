@@ -18,6 +18,7 @@
 
 #include "base/encoding.h"
 #include "base/log.h"
+#include "base/memory.h"
 #include "net/tls_context.h"
 
 namespace cairn::http {
@@ -131,7 +132,7 @@ struct Server::Impl {
 
 namespace {
 
-Request ToRequest(const bhttp::request<bhttp::string_body>& raw, const std::string& remote) {
+Request ToRequest(bhttp::request<bhttp::string_body>&& raw, const std::string& remote) {
   Request request;
   request.method = std::string(raw.method_string());
   request.target = std::string(raw.target());
@@ -142,7 +143,7 @@ Request ToRequest(const bhttp::request<bhttp::string_body>& raw, const std::stri
   for (const auto& field : raw) {
     request.headers[AsciiLower(std::string(field.name_string()))] = std::string(field.value());
   }
-  request.body = raw.body();
+  request.body = std::move(raw.body());  // a body may be 100 MB: never copied
   request.remote_address = remote;
   return request;
 }
@@ -271,9 +272,9 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
       }
       break;
     }
-    const auto& raw = parser.get();
-    bool keep_alive = raw.keep_alive();
-    Request request = ToRequest(raw, remote);
+    bool keep_alive = parser.get().keep_alive();
+    Request request = ToRequest(parser.release(), remote);
+    const bool large_request = request.body.size() >= kLargeRequestBytes;
     Response response;
     try {
       response = handler(request);
@@ -322,6 +323,11 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
     res.keep_alive(keep_alive);
     res.prepare_payload();
     bhttp::write(stream, res, ec);
+    if (large_request) {
+      // Free the body (and what handling it allocated) now, not when the connection ends.
+      request = Request{};
+      ReturnFreedMemory();
+    }
     if (ec || !keep_alive) break;
   }
 }
