@@ -143,4 +143,9 @@ std::string FormatNumber(double value) {
   return text.str();
 }
 
+bool IsValidUtf8(std::string_view text) {
+  // One decoder for both questions: valid text is what ValidUtf8Prefix leaves as it is.
+  return ValidUtf8Prefix(text) == text;
+}
+
 }  // namespace cairn

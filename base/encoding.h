@@ -28,6 +28,10 @@ std::string ValidUtf8Prefix(std::string_view text, size_t max_bytes = std::strin
 // Lowercase hex SHA-256 of `bytes`.
 Result<std::string> Sha256Hex(std::string_view bytes);
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF): what JSON may carry.
+bool IsValidUtf8(std::string_view text);
+
 // Padded standard base64 (RFC 4648 §4), any length.
 std::string Base64Encode(std::string_view bytes);
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "base/memory.h"
 #include "net/http_request_parse.h"
 #include "net/tls_context.h"
 
@@ -278,6 +279,7 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
     }
     bool keep_alive = parser.keep_alive();
     Request request = parser.TakeRequest(remote);
+    const bool large_request = request.body.size() >= kLargeRequestBytes;
     Response response;
     try {
       response = handler(request);
@@ -326,6 +328,11 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
     res.keep_alive(keep_alive);
     res.prepare_payload();
     bhttp::write(stream, res, ec);
+    if (large_request) {
+      // Free the body (and what handling it allocated) now, not when the connection ends.
+      request = Request{};
+      ReturnFreedMemory();
+    }
     if (ec || !keep_alive) break;
   }
 }

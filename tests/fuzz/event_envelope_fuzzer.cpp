@@ -32,10 +32,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (event.has_allocation_assigned()) {
     FUZZ_CHECK(!cairn::AllocationPartsOf(event.allocation_assigned()).empty());
   }
-  const cairn::events::Envelope redacted = cairn::Redacted(event);
-  FUZZ_CHECK(!cairn::HoldsSecret(redacted));
+  // The machine's view: everything but password hashes, which never leave the master.
+  const cairn::events::Envelope redacted = cairn::RedactedFor(event, cairn::Audience::kMachine);
+  FUZZ_CHECK(!redacted.has_user_created() || redacted.user_created().password_hash().empty());
+  // The other audiences must not throw on any event (configs that are not JSON or YAML included).
+  (void)cairn::RedactedFor(event, cairn::Audience::kOwner);
+  (void)cairn::RedactedFor(event, cairn::Audience::kOthers);
 
-  const std::string json = cairn::EnvelopeToJson(event);
+  const std::string json = cairn::EnvelopeToJson(event, cairn::Audience::kMachine);
   auto read_back = cairn::EnvelopeFromJson(json);
   FUZZ_CHECK(read_back.ok());
   cairn::events::Envelope expected = redacted;

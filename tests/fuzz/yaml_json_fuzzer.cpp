@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto reread = cairn::YamlTextToJson(written, "rewritten");
   // Exceptions by design: aliases expand when read, so the text written back can outgrow the
   // size limit the original was within; a null document reads as an empty map; noncharacters.
-  if (written.size() <= cairn::YamlLimits{}.max_bytes && !json->is_null()) {
+  if (written.size() <= cairn::DocumentLimits{}.max_bytes && !json->is_null()) {
     FUZZ_CHECK(reread.ok());
     FUZZ_CHECK(*reread == *json || MayHoldNoncharacter(dumped));
   }
