@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "api/context_store.h"
+#include "base/document_limits.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {
@@ -50,8 +51,10 @@ ScratchStore& Scratch() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const nlohmann::json body = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return 0;
+  // As the handler reads its body (api/rest_util.h).
+  auto parsed = cairn::ParseJsonDocument(text, cairn::kRequestBodyLimits, "body");
+  if (!parsed.ok()) return 0;
+  const nlohmann::json& body = *parsed;
   auto files = cairn::DecodeModelDefinition(body);
   if (!files.ok()) return 0;
 

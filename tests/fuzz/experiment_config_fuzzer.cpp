@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/encoding.h"
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/searcher.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -47,7 +48,7 @@ void Search(const cairn::experiments::ExperimentConfig& config, uint64_t seed) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   // The configuration arrives as a string of a JSON body.
-  if (!IsValidUtf8(text)) return 0;
+  if (!cairn::IsValidUtf8(text)) return 0;
   auto config = cairn::experiments::ParseExperimentConfig(text);
   if (!config.ok()) return 0;
 

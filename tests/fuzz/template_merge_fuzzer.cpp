@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/encoding.h"
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/template_merge.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -16,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string template_text(input.substr(0, separator));
   const std::string config_text(input.substr(separator + 1));
   // Both arrive as strings of a JSON body.
-  if (!IsValidUtf8(template_text) || !IsValidUtf8(config_text)) return 0;
+  if (!cairn::IsValidUtf8(template_text) || !cairn::IsValidUtf8(config_text)) return 0;
 
   (void)cairn::experiments::CheckTemplate(template_text);
   (void)cairn::experiments::TemplateNameOf(config_text);
