@@ -164,6 +164,14 @@ TEST(DocumentLimitsTest, JsonBodiesAreMeasuredBeforeTheyAreParsed) {
   EXPECT_TRUE(ParseJsonDocument(R"({"files": [{"path": "a", "content": ")" + long_text + "\"}]}",
                                 limits, "body")
                   .ok());
+  // Only "content"'s own value: not a long string after it, in its array or elsewhere (caught by
+  // the json_document fuzz target's check; its corpus keeps the input).
+  for (const std::string& after_content : {R"([{"content": "a"}, ")" + long_text + "\"]",
+                                           R"({"content": ["a", ")" + long_text + "\"]})",
+                                           R"({"content": 1, "b": [")" + long_text + "\"]})"}) {
+    EXPECT_FALSE(ParseJsonDocument(after_content, limits, "body").ok())
+        << after_content.substr(0, 40);
+  }
   // Brackets and escaped quotes inside strings are text, not structure.
   const std::string brackets(100, '[');
   auto quoted = ParseJsonDocument(R"({"a": "\")" + brackets + R"(\"", "b": [1]})", limits, "body");
