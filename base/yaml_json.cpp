@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <set>
 #include <string_view>
+#include <unordered_set>
+
+#include "base/encoding.h"
 
 namespace cairn {
 
@@ -90,6 +93,18 @@ std::string LineOf(const YAML::Mark& mark) {
   return "line " + std::to_string(mark.is_null() ? 1 : mark.line + 1);
 }
 
+// A string (a value or a key) written so that LoadYaml reads it back as the same string. Quoted
+// when, plain, it would read as a number, boolean or null; when it holds a carriage return,
+// which yaml-cpp leaves in a plain scalar, where YAML reads a line break ("a\r" came back "a");
+// and when it holds a bracket or a brace, which CheckYamlFlowDepth counts outside quotes (a
+// string with 65 '[' was refused as nested too deep). Both found by fuzzing.
+void EmitString(YAML::Emitter& out, const std::string& text) {
+  if (!PlainScalar(text).is_string() || text.find_first_of("\r[{") != std::string::npos) {
+    out << YAML::DoubleQuoted;
+  }
+  out << text;
+}
+
 void Emit(YAML::Emitter& out, const ordered_json& value) {
   switch (value.type()) {
     case ordered_json::value_t::object:
@@ -99,7 +114,9 @@ void Emit(YAML::Emitter& out, const ordered_json& value) {
       }
       out << YAML::BeginMap;
       for (const auto& [key, child] : value.items()) {
-        out << YAML::Key << key << YAML::Value;
+        out << YAML::Key;
+        EmitString(out, key);
+        out << YAML::Value;
         Emit(out, child);
       }
       out << YAML::EndMap;
@@ -113,18 +130,9 @@ void Emit(YAML::Emitter& out, const ordered_json& value) {
       for (const auto& child : value) Emit(out, child);
       out << YAML::EndSeq;
       return;
-    case ordered_json::value_t::string: {
-      const auto& text = value.get_ref<const std::string&>();
-      // A string that would read back as a number, boolean or null must be quoted. So must one
-      // with a carriage return: yaml-cpp leaves it in a plain scalar, where YAML reads it as a
-      // line break (found by fuzzing: "a\r" came back "a").
-      if (!PlainScalar(text).is_string() || text.find('\r') != std::string::npos) {
-        out << YAML::DoubleQuoted << text;
-      } else {
-        out << text;
-      }
+    case ordered_json::value_t::string:
+      EmitString(out, value.get_ref<const std::string&>());
       return;
-    }
     case ordered_json::value_t::boolean:
       out << (value.get<bool>() ? "true" : "false");
       return;
@@ -186,10 +194,25 @@ Result<ordered_json> YamlNodeToJson(const YAML::Node& node, const std::string& f
 
 namespace {
 
-// Walks the tree an alias-expanding reader would see, giving up past the limits.
-Status CheckShape(const YAML::Node& node, int depth, size_t& nodes, const DocumentLimits& limits,
+// What CheckShape has counted and checked so far.
+struct ShapeWalk {
+  size_t nodes = 0;
+  // Where each scalar already checked for UTF-8 starts in the text: an alias repeats its anchor's
+  // scalar, with its mark, and that is checked once however often it expands.
+  std::unordered_set<int> checked_scalars;
+};
+
+// Walks the tree an alias-expanding reader would see, giving up past the limits, and refuses a
+// scalar that is not UTF-8: yaml-cpp can make one of valid text (a NUL in a plain scalar came out
+// as the byte A0; found by fuzzing), and it would then fail every JSON dump and protobuf field.
+Status CheckShape(const YAML::Node& node, int depth, ShapeWalk& walk, const DocumentLimits& limits,
                   const std::string& prefix) {
-  if (++nodes > limits.max_nodes) {
+  if (node.IsScalar() &&
+      (node.Mark().pos < 0 || walk.checked_scalars.insert(node.Mark().pos).second) &&
+      !IsValidUtf8(node.Scalar())) {
+    return Status::InvalidArgument(prefix + LineOf(node.Mark()) + ": not valid UTF-8 text");
+  }
+  if (++walk.nodes > limits.max_nodes) {
     return Status::InvalidArgument(prefix + "more than " + std::to_string(limits.max_nodes) +
                                    " values (are aliases expanding without end?)");
   }
@@ -199,12 +222,12 @@ Status CheckShape(const YAML::Node& node, int depth, size_t& nodes, const Docume
   }
   if (node.IsMap()) {
     for (const auto& entry : node) {
-      CAIRN_RETURN_IF_ERROR(CheckShape(entry.first, depth + 1, nodes, limits, prefix));
-      CAIRN_RETURN_IF_ERROR(CheckShape(entry.second, depth + 1, nodes, limits, prefix));
+      CAIRN_RETURN_IF_ERROR(CheckShape(entry.first, depth + 1, walk, limits, prefix));
+      CAIRN_RETURN_IF_ERROR(CheckShape(entry.second, depth + 1, walk, limits, prefix));
     }
   } else if (node.IsSequence()) {
     for (const auto& element : node) {
-      CAIRN_RETURN_IF_ERROR(CheckShape(element, depth + 1, nodes, limits, prefix));
+      CAIRN_RETURN_IF_ERROR(CheckShape(element, depth + 1, walk, limits, prefix));
     }
   }
   return Status::Ok();
@@ -230,8 +253,8 @@ Result<YAML::Node> LoadYaml(const std::string& text, const std::string& what,
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(prefix + LineOf(e.mark) + ": not valid YAML: " + e.msg);
   }
-  size_t nodes = 0;
-  CAIRN_RETURN_IF_ERROR(CheckShape(root, 0, nodes, limits, prefix));
+  ShapeWalk walk;
+  CAIRN_RETURN_IF_ERROR(CheckShape(root, 0, walk, limits, prefix));
   return root;
 }
 

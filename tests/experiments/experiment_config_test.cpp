@@ -223,6 +223,21 @@ TEST(ExperimentConfigTest, TheEffectiveConfigParsesBackToItself) {
   EXPECT_EQ(first->effective["hyperparameters"]["optimizer"]["nesterov"]["type"], "const");
 }
 
+// Found by fuzzing (tests/fuzz/corpus/experiment_config/regression-nul-in-plain-scalar.yaml):
+// yaml-cpp read a NUL in a plain scalar (a JSON body's "\u0000") as the lone byte A0, and the
+// configuration's JSON dump then threw: a 500 for a bad request. LoadYaml refuses it now.
+TEST(ExperimentConfigTest, TextThatYamlCannotReadAsUnicodeIsRefused) {
+  using namespace std::string_literals;
+  const std::string text =
+      "entrypoint: m:T\nhyperparameters:\n  hidde\0_size: 3\n"
+      "searcher: {name: single, metric: m, max_length: {batches: 1}}\n"s;
+  auto config = ParseExperimentConfig(text);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(config.status().message().find("not valid UTF-8"), std::string::npos)
+      << config.status().message();
+}
+
 TEST(ExperimentConfigTest, SetExperimentSeedRecordsItInBothForms) {
   auto parsed = ParseExperimentConfig(Minimal());
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();

@@ -185,11 +185,14 @@ TEST(YamlJsonTest, ScalarsFollowTheCoreSchema) {
   EXPECT_EQ(*again, *json);
 }
 
-// Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-carriage-return.yaml): yaml-cpp wrote
-// a string ending in a carriage return as a plain scalar, which reads back without it (or as null),
-// so a merged configuration lost it.
-TEST(TemplateMergeTest, StringsWithCarriageReturnsSurviveTheYamlText) {
-  const ordered_json value = {{"a", "\r"}, {"b", "x\r"}, {"c", "\r\r"}, {"d", "x\r\ny"}};
+// Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-*): yaml-cpp wrote a string ending in
+// a carriage return as a plain scalar, which reads back without it (or as null); and a string
+// with many '[' plain, which LoadYaml's flow-depth pre-scan refused as nested too deep. Keys too.
+TEST(TemplateMergeTest, StringsThatOnlyReadBackQuotedSurviveTheYamlText) {
+  const std::string brackets(70, '[');
+  const ordered_json value = {
+      {"a", "\r"},   {"b", "x\r"},   {"c", "\r\r"},    {"d", "x\r\ny"}, {"e", "1e3" + brackets},
+      {"f", "{{{{"}, {"x\r", "key"}, {brackets, "key"}};
   auto again = YamlTextToJson(JsonToYamlText(value), "");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(*again, value);
