@@ -1,5 +1,5 @@
-// Byte encodings the whole code base shares: hex, SHA-256, strict standard base64. Pure
-// functions, safe from any thread.
+// Byte encodings the whole code base shares: hex, SHA-256, strict standard base64, valid UTF-8.
+// Pure functions, safe from any thread.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +17,13 @@ std::string HexLower(const unsigned char* bytes, size_t size);
 // `text` with ASCII letters lowered (HTTP header names, names compared ignoring case); other
 // bytes, UTF-8 included, are kept.
 std::string AsciiLower(std::string text);
+
+// `text` made valid UTF-8 of at most `max_bytes`: each byte that does not begin a well-formed
+// sequence becomes U+FFFD, and the text ends before the first character that would not fit,
+// never inside one. For anything from outside that goes into a `string` field of an event: protobuf
+// refuses to parse a message whose string is not UTF-8, so one bad byte (a cut character, a
+// percent-decoded %FF) would make the whole log unreadable.
+std::string ValidUtf8Prefix(std::string_view text, size_t max_bytes = std::string_view::npos);
 
 // Lowercase hex SHA-256 of `bytes`.
 Result<std::string> Sha256Hex(std::string_view bytes);

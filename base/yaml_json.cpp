@@ -115,8 +115,10 @@ void Emit(YAML::Emitter& out, const ordered_json& value) {
       return;
     case ordered_json::value_t::string: {
       const auto& text = value.get_ref<const std::string&>();
-      // A string that would read back as a number, boolean or null must be quoted.
-      if (!PlainScalar(text).is_string()) {
+      // A string that would read back as a number, boolean or null must be quoted. So must one
+      // with a carriage return: yaml-cpp leaves it in a plain scalar, where YAML reads it as a
+      // line break (found by fuzzing: "a\r" came back "a").
+      if (!PlainScalar(text).is_string() || text.find('\r') != std::string::npos) {
         out << YAML::DoubleQuoted << text;
       } else {
         out << text;

@@ -1,5 +1,6 @@
 #include "commands/command_config.h"
 
+#include "base/encoding.h"
 #include "base/fields.h"
 #include "base/yaml_json.h"
 
@@ -36,7 +37,9 @@ std::string DefaultDescription(const json& entrypoint) {
   for (const auto& argument : entrypoint.is_string() ? json::array({entrypoint}) : entrypoint) {
     joined += (joined.empty() ? "" : " ") + argument.get<std::string>();
   }
-  if (joined.size() > 60) joined = joined.substr(0, 57) + "...";
+  // Cut between characters: the description goes into the event, and protobuf refuses to read
+  // back a string that is not UTF-8.
+  if (joined.size() > 60) joined = ValidUtf8Prefix(joined, 57) + "...";
   return "Command (" + joined + ")";
 }
 
