@@ -129,7 +129,7 @@ class LoadClient : public std::enable_shared_from_this<LoadClient> {
   void SendNext() {
     if (shared_.stopping) return Finish("");
     route_ = PickRoute();
-    request_ = {};
+    request_ = bhttp::request<bhttp::string_body>();
     request_.version(11);
     request_.set(bhttp::field::host, "127.0.0.1");
     request_.set(bhttp::field::authorization, "Bearer " + shared_.token);
