@@ -3,11 +3,12 @@
 // (GET /api/v1/tasks/{id}, GET /api/v1/master, GET /api/v1/agents, GET /api/v1/commands) and 30%
 // submissions (POST /api/v1/commands). Prints p50/p99/max and count per route, the errors (a
 // transport failure or a status other than 200), the throughput and where the CPU went.
-// The generator is one thread of asynchronous Beast clients, one connection per client, so that
-// it leaves the machine's cores to the master it measures.
+// The generator is a few threads (default 2) of asynchronous Beast clients, one connection per
+// client, so that it leaves the machine's cores to the master it measures yet reads every answer
+// as it arrives (one thread fell behind on long answers while the master's threads ran).
 // Targets on 2 cores, 200 clients: reads p99 <= 50 ms, submissions p99 <= 250 ms, 0 errors.
 //   build/bin/bench_load [--clients N] [--seconds D] [--read-share F] [--agent-slots S]
-//                        [--list-limit L]
+//                        [--list-limit L] [--generator-threads T]
 // --agent-slots S also starts a real cairn-agent with S slots (default 0: no agent, every
 // submission stays queued). --list-limit L asks GET /api/v1/commands for L commands (default 0:
 // all of them).
@@ -31,6 +32,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "master/data_dir.h"
@@ -55,6 +57,7 @@ struct Options {
   double read_share = 0.7;
   int agent_slots = 0;
   int list_limit = 0;
+  int generator_threads = 2;
 };
 
 // The routes the clients send, in the order the report lists them.
@@ -70,14 +73,15 @@ struct RouteFigures {
   std::string first_error;
 };
 
-// What every client shares; one thread runs them all, so nothing here needs a lock.
+// What the clients of one generator thread share; that thread runs them all, so nothing here
+// needs a lock.
 struct Shared {
   std::string token;
   std::string list_target = "/api/v1/commands";
   double read_share = 0.7;
   std::vector<std::string> task_ids;  // submitted so far: what GET /api/v1/tasks/{id} asks for
   RouteFigures figures[kRouteCount];
-  std::mt19937_64 random{42};
+  std::mt19937_64 random;
   bool stopping = false;
   int running = 0;  // clients not yet finished
 
@@ -294,38 +298,67 @@ int Run(const Options& options) {
     }
   }
 
-  Shared shared;
-  shared.read_share = options.read_share;
-  if (options.list_limit > 0) {
-    shared.list_target += "?limit=" + std::to_string(options.list_limit);
-  }
   cairn::http::Client setup("127.0.0.1", port);
   auto token = cairn::http::LogIn(setup, "determined");
   if (!token.ok()) return Fail("login: " + token.status().ToString());
-  shared.token = *token;
   // A few tasks to read from the first request on.
+  std::vector<std::string> seeded;
   for (int i = 0; i < 10; ++i) {
     auto response = setup.Request("POST", "/api/v1/commands", kSubmitBody);
     if (!response.ok() || response->status != 200) return Fail("seeding a submission failed");
     auto id = CommandId(response->body);
     if (!id) return Fail("no command id in " + response->body);
-    shared.task_ids.push_back(*id);
+    seeded.push_back(*id);
   }
 
-  net::io_context io(1);
+  // One io_context per generator thread, the clients dealt out among them.
+  const int threads = std::min(options.generator_threads, options.clients);
+  std::vector<std::unique_ptr<Shared>> lanes;
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  std::vector<std::unique_ptr<net::steady_timer>> deadlines;
   const tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), port);
+  for (int t = 0; t < threads; ++t) {
+    auto& shared = *lanes.emplace_back(std::make_unique<Shared>());
+    shared.token = *token;
+    shared.read_share = options.read_share;
+    shared.random.seed(42 + t);
+    shared.task_ids = seeded;
+    if (options.list_limit > 0) {
+      shared.list_target += "?limit=" + std::to_string(options.list_limit);
+    }
+    contexts.push_back(std::make_unique<net::io_context>(1));
+  }
   const double master_cpu_before = ProcessCpuSeconds((*master)->pid());
   const double own_cpu_before = OwnCpuSeconds();
   const auto started = Clock::now();
   for (int i = 0; i < options.clients; ++i) {
-    std::make_shared<LoadClient>(io, endpoint, shared)->Start();
+    std::make_shared<LoadClient>(*contexts[i % threads], endpoint, *lanes[i % threads])->Start();
   }
-  net::steady_timer deadline(io, std::chrono::seconds(options.seconds));
-  deadline.async_wait([&](beast::error_code) { shared.stopping = true; });
-  io.run();  // returns once every client finished its last request
+  for (int t = 0; t < threads; ++t) {
+    Shared* shared = lanes[t].get();
+    deadlines.push_back(
+        std::make_unique<net::steady_timer>(*contexts[t], std::chrono::seconds(options.seconds)));
+    deadlines.back()->async_wait([shared](beast::error_code) { shared->stopping = true; });
+  }
+  std::vector<std::thread> runners;
+  // Each returns once its clients finished their last request.
+  for (int t = 0; t < threads; ++t) runners.emplace_back([&, t] { contexts[t]->run(); });
+  for (auto& runner : runners) runner.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
   const double master_cpu = ProcessCpuSeconds((*master)->pid()) - master_cpu_before;
   const double own_cpu = OwnCpuSeconds() - own_cpu_before;
+  Shared shared;  // every lane's figures together
+  for (const auto& lane : lanes) {
+    shared.task_ids.insert(shared.task_ids.end(), lane->task_ids.begin() + 10,
+                           lane->task_ids.end());
+    for (int route = 0; route < kRouteCount; ++route) {
+      RouteFigures& into = shared.figures[route];
+      const RouteFigures& from = lane->figures[route];
+      into.millis.insert(into.millis.end(), from.millis.begin(), from.millis.end());
+      if (into.errors == 0) into.first_error = from.first_error;
+      into.errors += from.errors;
+    }
+  }
 
   std::printf("%-24s %8s %7s %8s %8s %8s %7s %s\n", "route", "count", "errors", "p50 ms", "p99 ms",
               "max ms", "target", "p99/target");
@@ -393,17 +426,20 @@ int main(int argc, char** argv) {
       options.agent_slots = std::stoi(argv[++i]);
     } else if (arg == "--list-limit" && has_value) {
       options.list_limit = std::stoi(argv[++i]);
+    } else if (arg == "--generator-threads" && has_value) {
+      options.generator_threads = std::stoi(argv[++i]);
     } else {
       std::fprintf(stderr,
                    "usage: bench_load [--clients N] [--seconds D] [--read-share F] "
-                   "[--agent-slots S] [--list-limit L]\n");
+                   "[--agent-slots S] [--list-limit L] [--generator-threads T]\n");
       return 2;
     }
   }
-  if (options.clients < 1 || options.seconds < 1 || options.read_share < 0 ||
-      options.read_share > 1) {
+  if (options.clients < 1 || options.seconds < 1 || options.generator_threads < 1 ||
+      options.read_share < 0 || options.read_share > 1) {
     std::fprintf(stderr,
-                 "bench_load: --clients and --seconds must be positive, --read-share in "
+                 "bench_load: --clients, --seconds and --generator-threads must be positive, "
+                 "--read-share in "
                  "[0, 1]\n");
     return 2;
   }
