@@ -449,8 +449,8 @@ int main(int argc, char** argv) {
               sysconf(_SC_NPROCESSORS_ONLN), load[0]);
   std::printf(
       "load: %d clients (one connection each, closed loop), %d s, %.0f%% reads, generator "
-      "1 thread; %s\n",
-      options.clients, options.seconds, 100 * options.read_share,
+      "%d threads; %s\n",
+      options.clients, options.seconds, 100 * options.read_share, options.generator_threads,
       options.agent_slots > 0
           ? ("one agent with " + std::to_string(options.agent_slots) + " slots").c_str()
           : "no agent (submissions queue)");
