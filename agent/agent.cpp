@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/ids.h"
 #include "base/log.h"
+#include "base/password.h"
 #include "events/envelope_util.h"
 
 extern char** environ;
@@ -43,6 +44,12 @@ std::string Hostname() {
   return name;
 }
 
+// What the agent presents to the master: its own credential, derived from the agent token, so
+// the master takes its reports only for its own allocations ("" without a token).
+std::string CredentialOf(const AgentOptions& options) {
+  return options.agent_token.empty() ? "" : AgentCredential(options.agent_token, options.agent_id);
+}
+
 }  // namespace
 
 const char* AgentVersion() { return CAIRN_AGENT_VERSION; }
@@ -54,7 +61,7 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   if (options.hostname.empty()) options.hostname = Hostname();
   CAIRN_ASSIGN_OR_RETURN(auto control_client,
                          MasterClient::Create(options.master_url, options.agent_id, options.retry,
-                                              options.agent_token, options.master_cert_file));
+                                              CredentialOf(options), options.master_cert_file));
   std::unique_ptr<MasterClient> report_client = control_client->Clone();
   return std::unique_ptr<Agent>(
       new Agent(std::move(options), std::move(control_client), std::move(report_client)));
@@ -197,7 +204,7 @@ Result<std::unique_ptr<PlacementSource>> Agent::OpenPlacementSource(
     CAIRN_ASSIGN_OR_RETURN(http::Client client,
                            http::Client::FromUrl(options_.master_url, options_.master_cert_file));
     if (!options_.agent_token.empty()) {
-      client.SetDefaultHeader("Authorization", "Bearer " + options_.agent_token);
+      client.SetDefaultHeader("Authorization", "Bearer " + CredentialOf(options_));
     }
     return std::unique_ptr<PlacementSource>(std::make_unique<HttpPlacementSource>(
         std::move(client), options_.agent_id, registration.resume_from, options_.stream));

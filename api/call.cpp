@@ -3,6 +3,7 @@
 #include "api/rest_util.h"
 #include "api/router.h"
 #include "base/clock.h"
+#include "base/encoding.h"
 #include "base/ids.h"
 #include "base/password.h"
 
@@ -22,12 +23,18 @@ Status Call::Admit(Access access) {
                                        ? "this route needs the agent's or the task's token"
                                        : "Please use 'det user login' to log in first");
   }
-  const bool agent = !services_.agent_token.empty() && SecretsEqual(token_, services_.agent_token);
+  // An agent's own credential names it; the shared agent token names no one in particular.
+  if (auto agent_id = AgentOfCredential(services_.agent_token, token_)) {
+    calling_agent_ = std::move(*agent_id);
+  }
+  const bool agent = !calling_agent_.empty() || (!services_.agent_token.empty() &&
+                                                 SecretsEqual(token_, services_.agent_token));
   switch (access) {
     case Access::kPublic:
       return Status::Ok();
     case Access::kAgent:
       if (!agent) return Status::Unauthenticated("not the agent token");
+      agent_caller_ = true;
       return Status::Ok();
     case Access::kAllocation:
       // Only the token derived for this allocation (base/password.h AllocationToken).
@@ -37,6 +44,7 @@ Status Call::Admit(Access access) {
       }
       return Status::Ok();
     case Access::kUserOrAgent:
+      agent_caller_ = agent;
       if (agent) return WaitForRequestedOffset();
       break;
     case Access::kUser:
@@ -67,6 +75,16 @@ Status Call::RequireAdmin(const std::string& what) const {
                                   ")");
 }
 
+Status Call::RequireAgent(const std::string& agent_id) const {
+  if (calling_agent_.empty() || calling_agent_ == agent_id) return Status::Ok();
+  return Status::PermissionDenied("this credential is agent " + calling_agent_ + "'s, not agent " +
+                                  agent_id + "'s");
+}
+
+Audience Call::AudienceFor(const std::string& owner) const {
+  return AudienceOf(agent_caller_, user_.admin, user_.username, owner);
+}
+
 const commands::TenancyState& Call::tenancy() const {
   if (tenancy_ == nullptr) tenancy_ = services_.writer->Tenancy();
   return *tenancy_;
@@ -95,7 +113,14 @@ const std::string& Call::Param(std::string_view name) const {
 }
 
 commands::CommandMeta Call::Meta(const std::string& actor) const {
-  return {actor, correlation_id_, request_.Header("idempotency-key"), NowUnixMicros()};
+  commands::CommandMeta meta{actor, correlation_id_, request_.Header("idempotency-key"),
+                             NowUnixMicros()};
+  if (!meta.idempotency_key.empty()) {
+    // What the key stands for: this exact request. A retry sends the same bytes.
+    auto fingerprint = Sha256Hex(request_.method + " " + request_.path + "\n" + request_.body);
+    if (fingerprint.ok()) meta.request_fingerprint = *fingerprint;
+  }
+  return meta;
 }
 
 Result<commands::Outcome> Call::Execute(commands::Command command) {

@@ -14,6 +14,7 @@
 #include "api/services.h"
 #include "commands/commands.h"
 #include "commands/writer.h"
+#include "events/redaction.h"
 #include "net/http_types.h"
 
 namespace cairn::api {
@@ -33,6 +34,16 @@ class Call {
   // A path parameter of the route ("{id}" -> Param("id")); "" when the route has none so named.
   const std::string& Param(std::string_view name) const;
   const User& user() const { return user_; }
+  // Whether the caller is an agent (the agent token or an agent's credential), not a person.
+  bool agent_caller() const { return agent_caller_; }
+  // The agent whose own credential (base/password.h AgentCredential) the caller presented; "" for
+  // the shared agent token, which may speak for any agent.
+  const std::string& calling_agent() const { return calling_agent_; }
+  // PermissionDenied unless the caller may speak for `agent_id`.
+  Status RequireAgent(const std::string& agent_id) const;
+  // Who the caller is to `owner`'s work, for secrets (events/redaction.h): an agent sees them,
+  // the owner and admins see all but those marked secret, anyone else none.
+  Audience AudienceFor(const std::string& owner) const;
   // The same user as the write side holds it (without its password hash), for role checks.
   const commands::UserRecord& user_record() const { return user_record_; }
   // Appends AccessDenied for this request, refused with `refusal` (a 403), as the caller.
@@ -82,6 +93,8 @@ class Call {
   mutable std::shared_ptr<const commands::TenancyState> tenancy_;
   std::string token_;
   std::string correlation_id_;
+  bool agent_caller_ = false;
+  std::string calling_agent_;
 };
 
 // How long a call waits for the projections to show a write before it answers.

@@ -211,10 +211,20 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
       return Status::InvalidArgument("modelDefinition: " + where + ": mode " +
                                      std::to_string(mode_value) + " is not a file mode");
     }
+    // A mode's type bits must agree with the entry: a "regular file" whose mode says symbolic
+    // link or device is refused, not turned into something else.
+    const int64_t mode_type = mode_value & S_IFMT;
+    if (mode_type != 0 && mode_type != S_IFREG) {
+      return Status::InvalidArgument("modelDefinition: " + where + ": mode " +
+                                     std::to_string(mode_value) +
+                                     " is not a regular file's (only regular files and "
+                                     "directories are allowed)");
+    }
     PendingFile file;
-    // Only the permission bits reach the trial (the type bits are implied, setuid and sticky
-    // are not honoured), and dropping the rest keeps the digest independent of the client.
-    file.mode = mode_value == 0 ? 0644 : static_cast<uint32_t>(mode_value) & 0777;
+    // Only the owner's permission bits and group/other read and execute reach the trial: no file
+    // of a context is writable by other users, setuid and sticky are not honoured, and dropping
+    // the rest keeps the digest independent of the client.
+    file.mode = mode_value == 0 ? 0644 : static_cast<uint32_t>(mode_value) & 0755;
     const auto content = entry.find("content");
     if (content != entry.end() && !content->is_null()) {
       if (!content->is_string()) {

@@ -45,6 +45,7 @@ http::Response StreamTaskLogs(const Services& services, bool follow,
                 {"source", "task"},
                 {"message", line.text},
                 {"log", line.text}};
+            if (now.trial_id != 0) result["trialId"] = now.trial_id;
             chunk += json{{"result", result}}.dump() + "\n";
           }
           if (!write(chunk)) return;

@@ -2,6 +2,7 @@
 // runs of a trial one after another. Shared by the task and trial log endpoints.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@ namespace cairn::api {
 struct LogSources {
   std::vector<std::string> task_ids;  // in order; a later call may add to the end
   bool ended = false;                 // no more lines will come once these are read
+  int64_t trial_id = 0;               // set for a trial's logs: each line names it (Determined's
+                                      // CLI reads `trialId` of every trial log line)
 };
 
 // Streams every line of the sources' tasks in order. With `follow`, keeps going (calling

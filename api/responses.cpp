@@ -76,13 +76,14 @@ http::Response Error(const Status& status) {
       {"code", GrpcCode(status.code())},
       {"message", status.message()},
       {"details",
-       json::array()}}.dump();
+       json::array()}}.dump(-1, ' ', false, json::error_handler_t::replace);
   return response;
 }
 
 http::Response Ok(const json& body, std::optional<uint64_t> offset) {
   http::Response response;
-  response.body = body.dump();
+  // A stored string that is not UTF-8 (from before checks existed) must not turn a read into a 500.
+  response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   if (offset) response.headers.emplace_back("Cairn-Offset", std::to_string(*offset));
   return response;
 }

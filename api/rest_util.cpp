@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "base/document_limits.h"
+
 namespace cairn {
 
 using nlohmann::json;
@@ -11,8 +13,7 @@ Result<json> ParseBody(const http::Request& request, bool allow_empty) {
     if (allow_empty) return json::object();
     return Status::InvalidArgument("a JSON body is required");
   }
-  json body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Status::InvalidArgument("malformed JSON body");
+  CAIRN_ASSIGN_OR_RETURN(json body, ParseJsonDocument(request.body, kRequestBodyLimits, "body"));
   if (!body.is_object()) return Status::InvalidArgument("the JSON body must be an object");
   return body;
 }

@@ -1,6 +1,7 @@
 #include "api/router.h"
 
 #include "api/responses.h"
+#include "base/encoding.h"
 
 namespace cairn::api {
 
@@ -129,6 +130,13 @@ Router::Found Router::Find(std::string_view method, std::string_view target) con
 }
 
 http::Response Router::Handle(const Services& services, const http::Request& request) const {
+  // Ids in paths and queries end up in JSON answers and events, which hold only UTF-8.
+  bool valid_text = IsValidUtf8(request.path);
+  for (const auto& [name, value] : request.query)
+    valid_text &= IsValidUtf8(name) && IsValidUtf8(value);
+  if (!valid_text) {
+    return Error(Status::InvalidArgument("the request path or query is not valid UTF-8"));
+  }
   Found found = Find(request.method, request.target);
   if (found.route == nullptr) {
     if (found.other_method) return MethodNotAllowed(request);

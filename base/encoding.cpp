@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 namespace cairn {
@@ -26,6 +27,51 @@ std::string AsciiLower(std::string text) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
   return text;
+}
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the front of `text` (RFC 3629: no overlong
+// forms, no surrogates, nothing past U+10FFFF), or 0 when there is none.
+size_t Utf8SequenceLength(std::string_view text) {
+  const auto lead = static_cast<unsigned char>(text[0]);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  uint32_t code_point = 0;
+  uint32_t smallest = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    length = 2, code_point = lead & 0x1F, smallest = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3, code_point = lead & 0x0F, smallest = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4, code_point = lead & 0x07, smallest = 0x10000;
+  } else {
+    return 0;
+  }
+  if (text.size() < length) return 0;
+  for (size_t i = 1; i < length; ++i) {
+    const auto continuation = static_cast<unsigned char>(text[i]);
+    if ((continuation & 0xC0) != 0x80) return 0;
+    code_point = (code_point << 6) | (continuation & 0x3F);
+  }
+  const bool surrogate = code_point >= 0xD800 && code_point <= 0xDFFF;
+  return code_point < smallest || code_point > 0x10FFFF || surrogate ? 0 : length;
+}
+
+}  // namespace
+
+std::string ValidUtf8Prefix(std::string_view text, size_t max_bytes) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes));
+  while (!text.empty()) {
+    const size_t length = Utf8SequenceLength(text);
+    const std::string_view character = length == 0 ? kReplacement : text.substr(0, length);
+    if (character.size() > max_bytes - out.size()) break;
+    out.append(character);
+    text.remove_prefix(length == 0 ? 1 : length);
+  }
+  return out;
 }
 
 std::string HexLower(const unsigned char* bytes, size_t size) {
@@ -95,6 +141,11 @@ std::string FormatNumber(double value) {
   std::ostringstream text;
   text << value;
   return text.str();
+}
+
+bool IsValidUtf8(std::string_view text) {
+  // One decoder for both questions: valid text is what ValidUtf8Prefix leaves as it is.
+  return ValidUtf8Prefix(text) == text;
 }
 
 }  // namespace cairn

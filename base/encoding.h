@@ -1,5 +1,5 @@
-// Byte encodings the whole code base shares: hex, SHA-256, strict standard base64. Pure
-// functions, safe from any thread.
+// Byte encodings the whole code base shares: hex, SHA-256, strict standard base64, valid UTF-8.
+// Pure functions, safe from any thread.
 #pragma once
 
 #include <cstddef>
@@ -18,8 +18,19 @@ std::string HexLower(const unsigned char* bytes, size_t size);
 // bytes, UTF-8 included, are kept.
 std::string AsciiLower(std::string text);
 
+// `text` made valid UTF-8 of at most `max_bytes`: each byte that does not begin a well-formed
+// sequence becomes U+FFFD, and the text ends before the first character that would not fit,
+// never inside one. For anything from outside that goes into a `string` field of an event: protobuf
+// refuses to parse a message whose string is not UTF-8, so one bad byte (a cut character, a
+// percent-decoded %FF) would make the whole log unreadable.
+std::string ValidUtf8Prefix(std::string_view text, size_t max_bytes = std::string_view::npos);
+
 // Lowercase hex SHA-256 of `bytes`.
 Result<std::string> Sha256Hex(std::string_view bytes);
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF): what JSON may carry.
+bool IsValidUtf8(std::string_view text);
 
 // Padded standard base64 (RFC 4648 §4), any length.
 std::string Base64Encode(std::string_view bytes);

@@ -56,17 +56,46 @@ std::string NewSessionToken() {
   return "cairn-" + HexLower(bytes, sizeof bytes);
 }
 
-std::string AllocationToken(std::string_view agent_token, std::string_view allocation_id) {
+namespace {
+
+// Hex HMAC-SHA-256 of `message` under `key`.
+std::string HmacHex(std::string_view key, std::string_view message) {
   InitSodium();
   unsigned char key_digest[crypto_auth_hmacsha256_KEYBYTES];
   // HMAC-SHA-256 takes a key of any length; libsodium's one-shot form wants 32 bytes, so the
-  // token is hashed to that first.
-  SHA256(reinterpret_cast<const unsigned char*>(agent_token.data()), agent_token.size(),
-         key_digest);
+  // key is hashed to that first.
+  SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), key_digest);
   unsigned char mac[crypto_auth_hmacsha256_BYTES];
-  crypto_auth_hmacsha256(mac, reinterpret_cast<const unsigned char*>(allocation_id.data()),
-                         allocation_id.size(), key_digest);
-  return "cairn-alloc-" + HexLower(mac, sizeof mac);
+  crypto_auth_hmacsha256(mac, reinterpret_cast<const unsigned char*>(message.data()),
+                         message.size(), key_digest);
+  return HexLower(mac, sizeof mac);
+}
+
+constexpr std::string_view kAgentCredentialPrefix = "cairn-agent.";
+
+}  // namespace
+
+std::string AllocationToken(std::string_view agent_token, std::string_view allocation_id) {
+  return "cairn-alloc-" + HmacHex(agent_token, allocation_id);
+}
+
+std::string AgentCredential(std::string_view agent_token, std::string_view agent_id) {
+  // "agent:" keeps an agent's credential apart from an allocation token of the same name.
+  return std::string(kAgentCredentialPrefix) + std::string(agent_id) + "." +
+         HmacHex(agent_token, "agent:" + std::string(agent_id));
+}
+
+std::optional<std::string> AgentOfCredential(std::string_view agent_token, std::string_view token) {
+  if (agent_token.empty() ||
+      token.substr(0, kAgentCredentialPrefix.size()) != kAgentCredentialPrefix) {
+    return std::nullopt;
+  }
+  const size_t dot = token.rfind('.');
+  if (dot <= kAgentCredentialPrefix.size()) return std::nullopt;
+  std::string agent_id(
+      token.substr(kAgentCredentialPrefix.size(), dot - kAgentCredentialPrefix.size()));
+  if (!SecretsEqual(token, AgentCredential(agent_token, agent_id))) return std::nullopt;
+  return agent_id;
 }
 
 Result<std::string> ReadTokenFile(const std::string& path) {

@@ -5,6 +5,7 @@
 // only its SHA-256 is ever stored. Thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,13 @@ std::string SessionTokenSha256(std::string_view token);
 // that launches the task and the master both derive it, so it is never sent or stored, and a task
 // cannot derive another allocation's token from its own.
 std::string AllocationToken(std::string_view agent_token, std::string_view allocation_id);
+
+// One agent's own credential: "cairn-agent.<agent id>.<hex HMAC-SHA-256 of the id under the
+// agent token>". Agents present it instead of the shared agent token, so the master knows which
+// agent is calling and takes reports, logs and registrations only for what that agent holds.
+std::string AgentCredential(std::string_view agent_token, std::string_view agent_id);
+// The agent id `token` is a valid credential of (under `agent_token`); nullopt for anything else.
+std::optional<std::string> AgentOfCredential(std::string_view agent_token, std::string_view token);
 
 // A token kept in a file (the agent token): its content without trailing whitespace.
 // InvalidArgument when the file cannot be read or holds no token; the message never holds it.

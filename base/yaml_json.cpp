@@ -1,5 +1,7 @@
 #include "base/yaml_json.h"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <charconv>
 #include <cstdint>
 #include <set>
@@ -113,8 +115,10 @@ void Emit(YAML::Emitter& out, const ordered_json& value) {
       return;
     case ordered_json::value_t::string: {
       const auto& text = value.get_ref<const std::string&>();
-      // A string that would read back as a number, boolean or null must be quoted.
-      if (!PlainScalar(text).is_string()) {
+      // A string that would read back as a number, boolean or null must be quoted. So must one
+      // with a carriage return: yaml-cpp leaves it in a plain scalar, where YAML reads it as a
+      // line break (found by fuzzing: "a\r" came back "a").
+      if (!PlainScalar(text).is_string() || text.find('\r') != std::string::npos) {
         out << YAML::DoubleQuoted << text;
       } else {
         out << text;
@@ -183,7 +187,7 @@ Result<ordered_json> YamlNodeToJson(const YAML::Node& node, const std::string& f
 namespace {
 
 // Walks the tree an alias-expanding reader would see, giving up past the limits.
-Status CheckShape(const YAML::Node& node, int depth, size_t& nodes, const YamlLimits& limits,
+Status CheckShape(const YAML::Node& node, int depth, size_t& nodes, const DocumentLimits& limits,
                   const std::string& prefix) {
   if (++nodes > limits.max_nodes) {
     return Status::InvalidArgument(prefix + "more than " + std::to_string(limits.max_nodes) +
@@ -209,15 +213,20 @@ Status CheckShape(const YAML::Node& node, int depth, size_t& nodes, const YamlLi
 }  // namespace
 
 Result<YAML::Node> LoadYaml(const std::string& text, const std::string& what,
-                            const YamlLimits& limits) {
-  const std::string prefix = what.empty() ? "" : what + ": ";
+                            const DocumentLimits& limits) {
+  const std::string prefix = ErrorPrefix(what);
   if (text.size() > limits.max_bytes) {
     return Status::InvalidArgument(prefix + "larger than " + std::to_string(limits.max_bytes) +
                                    " bytes");
   }
+  CAIRN_RETURN_IF_ERROR(CheckYamlFlowDepth(text, limits, what));
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own guard (it recurses per level) stops far past ours; name our limit.
+    return Status::InvalidArgument(prefix + LineOf(e.mark) + ": nested deeper than " +
+                                   std::to_string(limits.max_depth) + " levels");
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(prefix + LineOf(e.mark) + ": not valid YAML: " + e.msg);
   }
@@ -241,31 +250,52 @@ std::string ChildPath(const std::string& path, const std::string& key) {
 
 namespace {
 
-Result<YAML::Node> JsonToYamlNodeAt(const nlohmann::json& value, const std::string& what,
-                                    int depth) {
-  if (depth > YamlLimits{}.max_depth) {
+// What converting one JSON value may still spend: DocumentLimits counted down.
+struct ConversionBudget {
+  const DocumentLimits limits;
+  size_t nodes = 0;
+  size_t string_bytes = 0;
+};
+
+Result<YAML::Node> JsonToYamlNodeAt(const nlohmann::json& value, const std::string& what, int depth,
+                                    ConversionBudget& budget) {
+  const DocumentLimits& limits = budget.limits;
+  if (depth > limits.max_depth) {
     return Status::InvalidArgument(what + ": nested deeper than " +
-                                   std::to_string(YamlLimits{}.max_depth) + " levels");
+                                   std::to_string(limits.max_depth) + " levels");
+  }
+  if (++budget.nodes > limits.max_nodes) {
+    return Status::InvalidArgument(what + ": more than " + std::to_string(limits.max_nodes) +
+                                   " values");
   }
   YAML::Node node;
   switch (value.type()) {
     case nlohmann::json::value_t::object:
       node = YAML::Node(YAML::NodeType::Map);
       for (const auto& [key, child] : value.items()) {
-        CAIRN_ASSIGN_OR_RETURN(node[key], JsonToYamlNodeAt(child, what, depth + 1));
+        budget.string_bytes += key.size();
+        CAIRN_ASSIGN_OR_RETURN(node[key], JsonToYamlNodeAt(child, what, depth + 1, budget));
       }
       return node;
     case nlohmann::json::value_t::array:
       node = YAML::Node(YAML::NodeType::Sequence);
       for (const auto& child : value) {
-        CAIRN_ASSIGN_OR_RETURN(YAML::Node element, JsonToYamlNodeAt(child, what, depth + 1));
+        CAIRN_ASSIGN_OR_RETURN(YAML::Node element,
+                               JsonToYamlNodeAt(child, what, depth + 1, budget));
         node.push_back(element);
       }
       return node;
-    case nlohmann::json::value_t::string:
-      node = YAML::Node(value.get<std::string>());
+    case nlohmann::json::value_t::string: {
+      const auto& text = value.get_ref<const std::string&>();
+      budget.string_bytes += text.size();
+      if (budget.string_bytes > limits.max_bytes) {
+        return Status::InvalidArgument(what + ": larger than " + std::to_string(limits.max_bytes) +
+                                       " bytes");
+      }
+      node = YAML::Node(text);
       node.SetTag("!");  // as a quoted scalar: a string, whatever it holds
       return node;
+    }
     case nlohmann::json::value_t::null:
       return YAML::Node(YAML::NodeType::Null);
     default:  // numbers and booleans: their JSON text is their plain YAML scalar
@@ -276,7 +306,8 @@ Result<YAML::Node> JsonToYamlNodeAt(const nlohmann::json& value, const std::stri
 }  // namespace
 
 Result<YAML::Node> JsonToYamlNode(const nlohmann::json& value, const std::string& what) {
-  return JsonToYamlNodeAt(value, what, 1);
+  ConversionBudget budget{DocumentLimits{}};
+  return JsonToYamlNodeAt(value, what, 1, budget);
 }
 
 std::string JsonToYamlText(const ordered_json& value) {

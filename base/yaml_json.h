@@ -10,23 +10,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/document_limits.h"
 #include "base/status.h"
 
 namespace cairn {
 
-// What one document may cost, so that a hostile or mistaken file cannot exhaust the master:
-// its size, its nesting, and the nodes it expands to (anchors and aliases can make a short file
-// stand for an exponential tree: "billion laughs").
-struct YamlLimits {
-  size_t max_bytes = size_t{1} << 20;
-  int max_depth = 64;
-  size_t max_nodes = 100'000;
-};
-
-// Parses YAML (or JSON) text within `limits`. `what` names the document in errors ("config",
-// "master.yaml"); errors give the line. Empty text is a null node.
+// Parses YAML (or JSON) text within `limits` (base/document_limits.h): its size before parsing,
+// its nesting while parsing, and the values its aliases expand to before anything walks them.
+// `what` names the document in errors ("config", "master.yaml"); errors give the line. Empty text
+// is a null node.
 Result<YAML::Node> LoadYaml(const std::string& text, const std::string& what,
-                            const YamlLimits& limits = {});
+                            const DocumentLimits& limits = {});
 
 // The JSON value of a YAML scalar or null node under the core schema ("1" -> 1, "1.5e-3" -> 0.0015,
 // "true" -> true, "~" or empty -> null, '1' -> "1").
@@ -48,7 +42,8 @@ std::string ChildPath(const std::string& path, const std::string& key);
 // The YAML node tree of a JSON value, built directly (no text in between): strings are quoted
 // scalars (read as strings whatever they hold), numbers, booleans and null plain ones, so
 // base/fields.h reads a JSON body as it reads the same document written in YAML.
-// InvalidArgument, naming `what`, past YamlLimits' nesting depth.
+// InvalidArgument, naming `what`, past DocumentLimits' depth, values or bytes (the total of its
+// strings), so a JSON body cannot smuggle in what LoadYaml would refuse as text.
 Result<YAML::Node> JsonToYamlNode(const nlohmann::json& value, const std::string& what);
 
 // Block-style YAML text for a JSON value. Strings that would read back as another type ("true",

@@ -1,5 +1,6 @@
 #include "commands/command_config.h"
 
+#include "base/encoding.h"
 #include "base/fields.h"
 #include "base/yaml_json.h"
 
@@ -36,7 +37,9 @@ std::string DefaultDescription(const json& entrypoint) {
   for (const auto& argument : entrypoint.is_string() ? json::array({entrypoint}) : entrypoint) {
     joined += (joined.empty() ? "" : " ") + argument.get<std::string>();
   }
-  if (joined.size() > 60) joined = joined.substr(0, 57) + "...";
+  // Cut between characters: the description goes into the event, and protobuf refuses to read
+  // back a string that is not UTF-8.
+  if (joined.size() > 60) joined = ValidUtf8Prefix(joined, 57) + "...";
   return "Command (" + joined + ")";
 }
 
@@ -81,15 +84,20 @@ Status ParseResources(const Field& field, CommandConfig& out) {
 Status ParseEnvironment(const Field& field, CommandConfig& out) {
   CAIRN_ASSIGN_OR_RETURN(MapFields environment, MapFields::Read(field, "a map"));
   const char* kContainers = "Cairn runs tasks as processes, not containers";
-  CAIRN_RETURN_IF_ERROR(
-      environment.Check({"environment_variables"}, {{"image", kContainers},
-                                                    {"ports", kContainers},
-                                                    {"proxy_ports", kContainers},
-                                                    {"registry_auth", kContainers},
-                                                    {"force_pull_image", kContainers},
-                                                    {"pod_spec", kContainers},
-                                                    {"add_capabilities", kContainers},
-                                                    {"drop_capabilities", kContainers}}));
+  CAIRN_RETURN_IF_ERROR(environment.Check({"environment_variables", "secret_environment_variables"},
+                                          {{"image", kContainers},
+                                           {"ports", kContainers},
+                                           {"proxy_ports", kContainers},
+                                           {"registry_auth", kContainers},
+                                           {"force_pull_image", kContainers},
+                                           {"pod_spec", kContainers},
+                                           {"add_capabilities", kContainers},
+                                           {"drop_capabilities", kContainers}}));
+  if (auto secret = environment.Get("secret_environment_variables")) {
+    CAIRN_ASSIGN_OR_RETURN(auto names, fields::ReadStringList(*secret, "a list of variable names"));
+    for (const auto& name : names) out.spec.add_secret_variable_names(name);
+    out.effective["environment"]["secret_environment_variables"] = names;
+  }
   auto variables = environment.Get("environment_variables");
   if (!variables) return Status::Ok();
   if (variables->node.IsMap()) {
@@ -103,7 +111,7 @@ Status ParseEnvironment(const Field& field, CommandConfig& out) {
     }
     out.spec.add_environment_variables(entries[i]);
   }
-  out.effective["environment"] = {{"environment_variables", entries}};
+  out.effective["environment"]["environment_variables"] = entries;
   return Status::Ok();
 }
 

@@ -21,6 +21,8 @@ struct CommandMeta {
   std::string correlation_id;   // the request id
   std::string idempotency_key;  // "" = none; a repeat of a key produces no new events
   int64_t time_unix_micros = 0;
+  // The request the key came with (hex SHA-256 of method, path and body); "" = not compared.
+  std::string request_fingerprint{};
 };
 
 struct SubmitTask {

@@ -208,6 +208,7 @@ Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent&
   auto* registered = event.mutable_agent_registered();
   if (registered->resource_pool().empty()) registered->set_resource_pool(kDefaultPool);
   registered->set_reconnect(false);
+  registered->set_reason("first registration");
 
   const AgentRecord* known = state.FindAgent(registration.agent_id());
   if (known && known->incarnation == registration.incarnation()) {
@@ -218,8 +219,20 @@ Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent&
       return Status::FailedPrecondition("agent " + known->agent_id +
                                         " cannot change resource pool while it runs tasks");
     }
+    // The same process cannot lose slots its tasks run on (found by the slot property test).
+    if (known->slot_count != registered->slot_count() && !known->allocations.empty()) {
+      return Status::FailedPrecondition(
+          "agent " + known->agent_id + " cannot change its slot count (" +
+          std::to_string(known->slot_count) + " to " + std::to_string(registered->slot_count()) +
+          ") while it runs tasks; a new process registers with a new incarnation");
+    }
     registered->set_reconnect(true);
+    registered->set_reason("reconnected with the same incarnation");
   } else if (known) {
+    registered->set_reason("a new process (incarnation " + registration.incarnation() +
+                           ") replaced incarnation " + known->incarnation + "; its " +
+                           std::to_string(known->allocations.size()) +
+                           " running allocation(s) ended with it");
     // A new process replaced the old one: its tasks are gone with it.
     for (const auto& allocation_id : known->allocations) {
       const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
@@ -290,6 +303,12 @@ Result<Decision> DecideExited(const DecisionState& state, const ReportTaskExited
     return Status::InvalidArgument("an exit has an exit code or a signal, not both");
   }
   const bool failed = (report.exit_code && *report.exit_code != 0) || report.signal;
+  if (task.parts.size() <= 1 && !report.agent_id.empty() && report.agent_id != task.agent_id) {
+    // Only the agent running it knows whether the process ended.
+    return Status::FailedPrecondition("allocation " + report.allocation_id +
+                                      " is assigned to agent " + task.agent_id + ", not " +
+                                      report.agent_id);
+  }
   if (task.parts.size() > 1) {
     // One part of a gang: the allocation ends with its last part; a failed part takes the
     // others down with it.
@@ -392,7 +411,9 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
                         const CommandMeta& meta) {
   if (!meta.idempotency_key.empty()) {
     auto seen = state.idempotency.find(meta.idempotency_key);
-    if (seen != state.idempotency.end()) {
+    // A key older than the window is new again (its entry is dropped with the next event).
+    if (seen != state.idempotency.end() &&
+        meta.time_unix_micros - seen->second.time_unix_micros <= kIdempotencyWindowMicros) {
       // A retry is the same request from the same caller; anything else reusing the key is a
       // mistake that must not be answered with someone else's result.
       const char* first_event = std::holds_alternative<SubmitTask>(command) ? "TaskSubmitted"
@@ -400,10 +421,13 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
                                 : std::holds_alternative<CreateExperiment>(command)
                                     ? "ExperimentCreated"
                                     : nullptr;
-      if (seen->second.actor != meta.actor ||
+      const bool other_request = !seen->second.request_fingerprint.empty() &&
+                                 !meta.request_fingerprint.empty() &&
+                                 seen->second.request_fingerprint != meta.request_fingerprint;
+      if (seen->second.actor != meta.actor || other_request ||
           (first_event != nullptr && seen->second.command != first_event)) {
-        return Status::FailedPrecondition("idempotency key " + meta.idempotency_key +
-                                          " was already used for a different request");
+        return Status::AlreadyExists("idempotency key " + meta.idempotency_key +
+                                     " was already used for a different request");
       }
       return NoChange(seen->second.entity_id);
     }

@@ -167,6 +167,9 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   task.backfilled = assigned.backfilled();
   task.last_reason = assigned.reason();
   state.allocation_to_task[task.allocation_id] = task.task_id;
+  auto& holders = state.allocation_agents[task.allocation_id];
+  holders.clear();
+  for (const auto& part : task.parts) holders.push_back(part.agent_id());
   for (const auto& part : task.parts) {
     auto agent = state.agents.find(part.agent_id());
     if (agent == state.agents.end()) continue;
@@ -299,12 +302,24 @@ void Apply(DecisionState& state, const events::Envelope& event) {
     case EpochFence::Verdict::kFact:
       break;
   }
+  // Keys older than the window are forgotten (by event time, so a rebuild forgets the same).
+  const int64_t horizon = event.time_unix_micros() - kIdempotencyWindowMicros;
+  while (!state.idempotency_by_time.empty() && state.idempotency_by_time.begin()->first < horizon) {
+    auto oldest = state.idempotency_by_time.begin();
+    auto entry = state.idempotency.find(oldest->second);
+    if (entry != state.idempotency.end() && entry->second.time_unix_micros == oldest->first) {
+      state.idempotency.erase(entry);
+    }
+    state.idempotency_by_time.erase(oldest);
+  }
   if (!event.idempotency_key().empty()) {
     // A command's first event names it; its later events carry the same key.
     auto [entry, inserted] = state.idempotency.try_emplace(event.idempotency_key());
     if (inserted) {
-      entry->second = DecisionState::IdempotentCommand{PayloadTypeName(event), event.actor(),
-                                                       EntityIdOf(event)};
+      entry->second =
+          DecisionState::IdempotentCommand{PayloadTypeName(event), event.actor(), EntityIdOf(event),
+                                           event.request_fingerprint(), event.time_unix_micros()};
+      state.idempotency_by_time.emplace(event.time_unix_micros(), event.idempotency_key());
     }
   }
   ApplyIdentity(state.identity, event);

@@ -184,6 +184,10 @@ struct AgentRecord {
 // submission order.
 using QueueKey = std::tuple<int32_t, int64_t, uint64_t, std::string>;
 
+// How long an Idempotency-Key is remembered, by event time: retries come within minutes; a day
+// covers a client retrying across a long master outage.
+inline constexpr int64_t kIdempotencyWindowMicros = int64_t{24} * 3600 * 1'000'000;
+
 // A new job's queue position: its submission offset, spaced so that moves can insert between.
 inline constexpr int64_t kQueuePositionSpacing = int64_t{1} << 20;
 
@@ -195,6 +199,9 @@ struct DecisionState {
   std::map<std::string, AgentRecord> agents;
   events::ResourcePoolsConfigured pools_config = DefaultPoolsConfig();
   std::map<std::string, std::string> allocation_to_task;
+  // Every allocation's agents (its parts), kept after it ends: reports and logs about an
+  // allocation are taken only from an agent that held it.
+  std::map<std::string, std::vector<std::string>> allocation_agents;
   std::set<QueueKey> queue;  // queued tasks only
   JobRanks live_jobs;        // jobs with live tasks, in each pool's queue order
   // idempotency key -> what its command was and the entity it created or touched
@@ -202,8 +209,12 @@ struct DecisionState {
     std::string command;  // the payload type of the command's first event
     std::string actor;
     std::string entity_id;
+    std::string request_fingerprint;
+    int64_t time_unix_micros = 0;
   };
   std::map<std::string, IdempotentCommand> idempotency;
+  // The keys by the time they were first used, to forget them after kIdempotencyWindow.
+  std::multimap<int64_t, std::string> idempotency_by_time;
   std::map<int64_t, ExperimentRecord> experiments;
   std::map<int64_t, TrialRecord> trials;
   std::map<std::string, CheckpointRecord> checkpoints;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/encoding.h"
+
 namespace cairn::commands {
 namespace {
 
@@ -245,7 +247,9 @@ Result<std::vector<Envelope>> DecideEndSession(const IdentityState& state,
 std::vector<Envelope> DecideRecordLoginFailure(const RecordLoginFailure& command) {
   Envelope event;
   auto* failed = event.mutable_login_failed();
-  failed->set_username(command.username.substr(0, 128));
+  // Whatever name an anonymous caller sent, cut between characters: protobuf refuses to read back
+  // a string field that is not UTF-8, so a cut character would make the whole log unreadable.
+  failed->set_username(ValidUtf8Prefix(command.username, 128));
   failed->set_reason(command.reason);
   failed->set_throttled(command.throttled);
   return {std::move(event)};
@@ -254,9 +258,11 @@ std::vector<Envelope> DecideRecordLoginFailure(const RecordLoginFailure& command
 std::vector<Envelope> DecideRecordAccessDenied(const RecordAccessDenied& command) {
   Envelope event;
   auto* denied = event.mutable_access_denied();
-  denied->set_method(command.method.substr(0, 16));
-  denied->set_path(command.path.substr(0, 1024));
-  denied->set_reason(command.reason.substr(0, 1024));
+  // The path is percent-decoded bytes (%FF included) and the reason may quote the caller: made
+  // valid UTF-8 for the same reason as a failed login's name.
+  denied->set_method(ValidUtf8Prefix(command.method, 16));
+  denied->set_path(ValidUtf8Prefix(command.path, 1024));
+  denied->set_reason(ValidUtf8Prefix(command.reason, 1024));
   return {std::move(event)};
 }
 

@@ -35,6 +35,12 @@ struct Outcome {
 
 // What a trial process needs to start (agent/harness/PROTOCOL.md §2): its trial, where to resume,
 // and its experiment's settings, as the write side holds them for the live run.
+// Who holds or held an allocation (DescribeAllocation).
+struct AllocationHolding {
+  std::string task_id;
+  std::vector<std::string> agent_ids;  // its parts' agents, the first being the main one
+};
+
 struct TrialRunStart {
   int64_t trial_id = 0;
   int64_t experiment_id = 0;
@@ -67,6 +73,8 @@ class Writer {
   // The start of the live trial run holding `allocation_id`; NotFound when the allocation is not
   // a live trial run's (it ended, or was never one).
   virtual Result<TrialRunStart> DescribeTrialRun(const std::string& allocation_id) = 0;
+  // The task and agents of an allocation, current or ended; NotFound for one never assigned.
+  virtual Result<AllocationHolding> DescribeAllocation(const std::string& allocation_id) = 0;
 
   // Identity, answered from the write side because it must be exact the moment a change is
   // acknowledged (a logout, a deactivation, a password change) and cheap enough for every

@@ -159,27 +159,12 @@ bool IsPlacementFor(const events::Envelope& event, const std::string& agent_id) 
   return false;
 }
 
-bool HoldsSecret(const events::Envelope& event) {
-  return (event.has_user_created() && !event.user_created().password_hash().empty()) ||
-         (event.has_user_password_changed() &&
-          !event.user_password_changed().password_hash().empty());
-}
-
-events::Envelope Redacted(const events::Envelope& event) {
-  events::Envelope redacted = event;
-  if (redacted.has_user_created()) redacted.mutable_user_created()->clear_password_hash();
-  if (redacted.has_user_password_changed()) {
-    redacted.mutable_user_password_changed()->clear_password_hash();
-  }
-  return redacted;
-}
-
-std::string EnvelopeToJson(const events::Envelope& event) {
+std::string EnvelopeToJson(const events::Envelope& event, Audience audience) {
   std::string out;
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = false;
-  auto status = google::protobuf::util::MessageToJsonString(
-      HoldsSecret(event) ? Redacted(event) : event, &out, options);
+  auto status =
+      google::protobuf::util::MessageToJsonString(RedactedFor(event, audience), &out, options);
   if (!status.ok()) return "{}";
   // proto3 JSON omits zero values; offset 0 is a real offset, so readers always get one.
   if (event.offset() == 0 && out.size() > 1)

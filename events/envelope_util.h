@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "events.pb.h"
+#include "events/redaction.h"
 
 namespace cairn {
 
@@ -39,14 +40,9 @@ std::vector<events::AllocationPart> AllocationPartsOf(const events::AllocationAs
 // and for a kill of a task that never had an allocation.
 std::vector<events::AllocationPart> OrderPartsOf(const events::Envelope& event);
 
-// Whether the event carries a password hash (UserCreated, UserPasswordChanged).
-bool HoldsSecret(const events::Envelope& event);
-// The event without its password hash: what may leave the master for people and consumers.
-events::Envelope Redacted(const events::Envelope& event);
-
-// One line of grpc-gateway style JSON (camelCase, enums as names, int64 as strings), always
-// Redacted: JSON is what the event stream and `cairn replay dump` hand to others.
-std::string EnvelopeToJson(const events::Envelope& event);
+// One line of grpc-gateway style JSON (camelCase, enums as names, int64 as strings), redacted for
+// `audience` (events/redaction.h): JSON is what the event stream and `cairn replay dump` hand out.
+std::string EnvelopeToJson(const events::Envelope& event, Audience audience);
 Result<events::Envelope> EnvelopeFromJson(const std::string& json);
 
 }  // namespace cairn

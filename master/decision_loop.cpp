@@ -180,6 +180,16 @@ Result<TrialRunStart> DecisionLoop::DescribeTrialRun(const std::string& allocati
   return DescribeLiveTrialRun(state_, allocation_id);
 }
 
+Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& allocation_id) {
+  std::lock_guard lock(state_mutex_);
+  auto task = state_.allocation_to_task.find(allocation_id);
+  auto agents = state_.allocation_agents.find(allocation_id);
+  if (task == state_.allocation_to_task.end() || agents == state_.allocation_agents.end()) {
+    return Status::NotFound("allocation " + allocation_id + " not found");
+  }
+  return AllocationHolding{task->second, agents->second};
+}
+
 uint64_t DecisionLoop::writer_epoch() const { return my_epoch_.load(); }
 
 void DecisionLoop::Run() {
@@ -241,6 +251,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
       event.set_correlation_id(meta.correlation_id);
       event.set_causation_id(causation);
       event.set_idempotency_key(meta.idempotency_key);
+      if (!meta.idempotency_key.empty()) event.set_request_fingerprint(meta.request_fingerprint);
       event.set_writer_epoch(event.has_writer_epoch_claimed() ? event.writer_epoch_claimed().epoch()
                                                               : state_.writer_epoch);
       event.set_schema_version(kSchemaVersion);

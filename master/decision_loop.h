@@ -47,6 +47,7 @@ class DecisionLoop : public Writer {
   Status Check(const Command& command, const CommandMeta& meta) override;
   Result<TaskExplanation> Explain(const std::string& task_id, int64_t now_unix_micros) override;
   Result<TrialRunStart> DescribeTrialRun(const std::string& allocation_id) override;
+  Result<AllocationHolding> DescribeAllocation(const std::string& allocation_id) override;
   uint64_t writer_epoch() const override;
   Result<UserRecord> Authenticate(const std::string& token_sha256, int64_t now) override;
   LoginSubject DescribeLogin(const std::string& username, int64_t now) override;

@@ -3,6 +3,7 @@
 // configuration.
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "base/command_line.h"
 #include "base/log.h"
+#include "base/memory.h"
 #include "master/master.h"
 
 int main(int argc, char** argv) {
@@ -34,6 +36,10 @@ int main(int argc, char** argv) {
     return cli::Finish(*stop);
   }
   log::Init("cairn-master", log_level);
+  KeepLargeAllocationsReturnable();
+  // Everything the master writes (log segments, RocksDB, contexts, the agent token) is its own:
+  // 0600 files in 0700 directories, whatever the caller's umask.
+  umask(077);
 
   auto config = LoadMasterConfig(config_path);
   if (!config.ok()) {

@@ -205,6 +205,11 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) return Status::IOError("cannot create data_dir " + config.data_dir + ": " + ec.message());
+  // The log, contexts and logs are the cluster's users' work: no other local user reads them.
+  std::filesystem::permissions(config.data_dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, ec);
+  if (ec)
+    return Status::IOError("cannot restrict data_dir " + config.data_dir + ": " + ec.message());
   CAIRN_RETURN_IF_ERROR(BindServer(*parts));
   CAIRN_RETURN_IF_ERROR(ReplayAndClaimTheLog(*parts));
   CAIRN_RETURN_IF_ERROR(RecordThePools(*parts));

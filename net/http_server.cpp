@@ -16,8 +16,9 @@
 #include <mutex>
 #include <thread>
 
-#include "base/encoding.h"
 #include "base/log.h"
+#include "base/memory.h"
+#include "net/http_request_parse.h"
 #include "net/tls_context.h"
 
 namespace cairn::http {
@@ -131,20 +132,27 @@ struct Server::Impl {
 
 namespace {
 
-Request ToRequest(const bhttp::request<bhttp::string_body>& raw, const std::string& remote) {
-  Request request;
-  request.method = std::string(raw.method_string());
-  request.target = std::string(raw.target());
-  std::string_view target = raw.target();
-  size_t question = target.find('?');
-  request.path = PercentDecode(target.substr(0, question));
-  if (question != std::string_view::npos) request.query = ParseQuery(target.substr(question + 1));
-  for (const auto& field : raw) {
-    request.headers[AsciiLower(std::string(field.name_string()))] = std::string(field.value());
+// Reads from `stream` into `buffer`, handing the bytes to `parser`, until it has a request or an
+// error. As Beast's read(), but the parsing is net/http_request_parse.h's. `ec` is set only for
+// the stream's own errors (the client left, a timeout); the end of the stream inside a request
+// is the parser's kMalformed instead.
+template <class Stream>
+void ReadRequest(Stream& stream, beast::flat_buffer& buffer, RequestParser& parser,
+                 beast::error_code& ec) {
+  ec = {};
+  while (true) {
+    const auto unparsed = buffer.data();
+    buffer.consume(
+        parser.Feed(std::string_view(static_cast<const char*>(unparsed.data()), unparsed.size())));
+    if (parser.state() != ParseState::kNeedMoreBytes) return;
+    buffer.commit(stream.read_some(buffer.prepare(64 * 1024), ec));
+    if (ec == net::error::eof && parser.started()) {
+      ec = {};
+      parser.FeedEndOfStream();
+      return;
+    }
+    if (ec) return;
   }
-  request.body = raw.body();
-  request.remote_address = remote;
-  return request;
 }
 
 bhttp::response<bhttp::string_body> SimpleResponse(int status, const std::string& message,
@@ -239,16 +247,14 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
     // Nothing of a next request read yet: wait for one, but not forever. Stop() shuts the
     // socket down, which ends the wait too.
     if (buffer.size() == 0) transport.AwaitNextRequest();
-    bhttp::request_parser<bhttp::string_body> parser;
-    parser.body_limit(options.max_body_bytes);
-    parser.header_limit(static_cast<uint32_t>(options.max_header_bytes));
-    bhttp::read(stream, buffer, parser, ec);
-    if (ec == bhttp::error::header_limit) {
+    RequestParser parser({options.max_header_bytes, options.max_body_bytes});
+    ReadRequest(stream, buffer, parser, ec);
+    if (parser.state() == ParseState::kHeaderTooLarge) {
       auto res = SimpleResponse(431, "request header fields too large", false);
       bhttp::write(stream, res, ec);
       break;
     }
-    if (ec == bhttp::error::body_limit) {
+    if (parser.state() == ParseState::kBodyTooLarge) {
       auto res = SimpleResponse(413, "request body too large", false);
       bhttp::write(stream, res, ec);
       // Read (and drop) some of what the client is still sending, so that it gets to read
@@ -264,16 +270,16 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
       }
       break;
     }
-    if (ec) {
+    if (ec || parser.state() != ParseState::kComplete) {
       if (!IsDisconnect(ec)) {
         auto res = SimpleResponse(400, "malformed HTTP request", false);
         bhttp::write(stream, res, ec);
       }
       break;
     }
-    const auto& raw = parser.get();
-    bool keep_alive = raw.keep_alive();
-    Request request = ToRequest(raw, remote);
+    bool keep_alive = parser.keep_alive();
+    Request request = parser.TakeRequest(remote);
+    const bool large_request = request.body.size() >= kLargeRequestBytes;
     Response response;
     try {
       response = handler(request);
@@ -322,6 +328,11 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
     res.keep_alive(keep_alive);
     res.prepare_payload();
     bhttp::write(stream, res, ec);
+    if (large_request) {
+      // Free the body (and what handling it allocated) now, not when the connection ends.
+      request = Request{};
+      ReturnFreedMemory();
+    }
     if (ec || !keep_alive) break;
   }
 }

@@ -151,12 +151,13 @@ std::string AuditLine(const AuditRecord& record) {
 }
 
 nlohmann::json AuditRecordJson(const AuditRecord& record, const events::Envelope& event) {
-  return {{"offset", std::to_string(record.offset)},
-          {"time", FormatRfc3339(record.time_unix_micros)},
-          {"actor", record.actor},
-          {"action", record.action},
-          {"subjects", record.subjects},
-          {"event", nlohmann::json::parse(EnvelopeToJson(event), nullptr, false)}};
+  return {
+      {"offset", std::to_string(record.offset)},
+      {"time", FormatRfc3339(record.time_unix_micros)},
+      {"actor", record.actor},
+      {"action", record.action},
+      {"subjects", record.subjects},
+      {"event", nlohmann::json::parse(EnvelopeToJson(event, Audience::kOwner), nullptr, false)}};
 }
 
 }  // namespace cairn::replay

@@ -204,7 +204,7 @@ Status Dump(const ReplayOptions& options, std::ostream& out) {
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log->EndOffset());
   uint64_t stop = filter.to_offset ? std::min(end, *filter.to_offset + 1) : end;
   Status status = ReadLog(*log, filter.from_offset, stop, [&](const events::Envelope& event) {
-    if (filter.Matches(event)) out << EnvelopeToJson(event) << "\n";
+    if (filter.Matches(event)) out << EnvelopeToJson(event, Audience::kOwner) << "\n";
     return true;
   });
   out.flush();

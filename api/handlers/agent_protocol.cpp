@@ -1,6 +1,7 @@
 #include "api/handlers/agent_protocol.h"
 
 #include <set>
+#include <tuple>
 
 #include "api/rest_util.h"
 #include "base/clock.h"
@@ -9,8 +10,31 @@ namespace cairn::api {
 
 using nlohmann::json;
 
+namespace {
+
+// PermissionDenied unless `agent_id` holds or held `allocation_id` for `task_id` ("" = any task),
+// so that one agent cannot end, start or write the logs of another's work.
+Status RequireHolder(Call& call, const std::string& agent_id, const std::string& allocation_id,
+                     const std::string& task_id) {
+  CAIRN_RETURN_IF_ERROR(call.RequireAgent(agent_id));
+  CAIRN_ASSIGN_OR_RETURN(commands::AllocationHolding holding,
+                         call.services().writer->DescribeAllocation(allocation_id));
+  if (!task_id.empty() && holding.task_id != task_id) {
+    return Status::InvalidArgument("allocation " + allocation_id + " belongs to task " +
+                                   holding.task_id + ", not " + task_id);
+  }
+  for (const auto& holder : holding.agent_ids) {
+    if (holder == agent_id) return Status::Ok();
+  }
+  return Status::PermissionDenied("agent " + agent_id + " does not hold allocation " +
+                                  allocation_id);
+}
+
+}  // namespace
+
 http::Response RegisterAgent(Call& call) {
   const std::string& id = call.Param("id");
+  if (Status own = call.RequireAgent(id); !own.ok()) return Error(own);
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   events::AgentRegistered registration;
@@ -73,6 +97,7 @@ http::Response RegisterAgent(Call& call) {
 
 http::Response AgentHeartbeat(Call& call) {
   const std::string& id = call.Param("id");
+  if (Status own = call.RequireAgent(id); !own.ok()) return Error(own);
   auto body = call.Body(/*allow_empty=*/true);
   if (!body.ok()) return Error(body.status());
   auto incarnation = GetString(*body, "incarnation", "incarnation", true);
@@ -101,7 +126,7 @@ http::Response AllocationReport(Call& call, bool started) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   auto task_id = GetString(*body, "taskId", "taskId", false);
-  auto agent_id = GetString(*body, "agentId", "agentId", false);
+  auto agent_id = GetString(*body, "agentId", "agentId", true);
   if (!task_id.ok()) return Error(task_id.status());
   if (!agent_id.ok()) return Error(agent_id.status());
   commands::Command command;
@@ -126,6 +151,9 @@ http::Response AllocationReport(Call& call, bool started) {
     }
     command = exited;
   }
+  if (Status held = RequireHolder(call, *agent_id, allocation_id, *task_id); !held.ok()) {
+    return Error(held);
+  }
   auto outcome = call.ExecuteAs(std::move(command), "agent:" + *agent_id);
   if (!outcome.ok()) return Error(outcome.status());
   return Ok({{"offset", std::to_string(outcome->offset)}}, outcome->offset);
@@ -149,7 +177,7 @@ http::Response PostTaskLogs(Call& call) {
     TaskLogLine line;
     auto task_id = GetString(entry, "taskId", "logs[].taskId", true);
     auto allocation_id = GetString(entry, "allocationId", "logs[].allocationId", true);
-    auto agent_id = GetString(entry, "agentId", "logs[].agentId", false);
+    auto agent_id = GetString(entry, "agentId", "logs[].agentId", true);
     auto stdtype = GetString(entry, "stdtype", "logs[].stdtype", false);
     auto text = GetString(entry, "log", "logs[].log", true);
     auto timestamp = GetString(entry, "timestamp", "logs[].timestamp", false);
@@ -175,21 +203,16 @@ http::Response PostTaskLogs(Call& call) {
     }
     lines.push_back(std::move(line));
   }
-  std::set<std::string> task_ids;
-  for (const auto& line : lines) task_ids.insert(line.task_id);
-  auto all_known = [&]() -> Result<bool> {
-    for (const auto& task_id : task_ids) {
-      CAIRN_ASSIGN_OR_RETURN(auto task, call.services().projections->GetTask(task_id));
-      if (!task) return false;
+  // Every line comes from an agent that holds (or held) its allocation for its task.
+  std::set<std::tuple<std::string, std::string, std::string>> checked;
+  for (const auto& line : lines) {
+    if (!checked.emplace(line.agent_id, line.allocation_id, line.task_id).second) continue;
+    Status held = RequireHolder(call, line.agent_id, line.allocation_id, line.task_id);
+    if (held.code() == StatusCode::kNotFound) {
+      return Error(Status::NotFound("logs for an unknown allocation " + line.allocation_id));
     }
-    return true;
-  };
-  auto known = all_known();
-  // A task the agent just received may not be in the projection yet: look again once it caught
-  // up with the log.
-  if (known.ok() && !*known && call.CatchUp().ok()) known = all_known();
-  if (!known.ok()) return Error(known.status());
-  if (!*known) return Error(Status::NotFound("logs for an unknown task"));
+    if (!held.ok()) return Error(held);
+  }
   if (Status stored = call.services().task_logs->Append(lines); !stored.ok()) return Error(stored);
   return Ok(json::object());
 }

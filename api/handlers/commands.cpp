@@ -82,7 +82,7 @@ http::Response LaunchCommand(Call& call) {
   auto task = LoadTask(call, outcome->entity_id);
   if (!task.ok()) return Error(task.status());
   return Ok({{"command", CommandJson(*task, call.UserIdOf(task->user()))},
-             {"config", ConfigOf(*task)},
+             {"config", ConfigOf(*task, call.AudienceFor(task->user()))},
              {"warnings", json::array()}},
             outcome->offset);
 }
@@ -114,8 +114,8 @@ http::Response GetCommand(Call& call) {
   if (task->task_type() != events::TASK_TYPE_COMMAND) {
     return Error(Status::NotFound("command " + id + " not found"));
   }
-  return Ok(
-      {{"command", CommandJson(*task, call.UserIdOf(task->user()))}, {"config", ConfigOf(*task)}});
+  return Ok({{"command", CommandJson(*task, call.UserIdOf(task->user()))},
+             {"config", ConfigOf(*task, call.AudienceFor(task->user()))}});
 }
 
 http::Response KillCommand(Call& call) {

@@ -48,7 +48,13 @@ http::Response EventStream(Call& call) {
   const uint64_t stop_at = *end;
   http::Response response;
   response.content_type = "application/x-ndjson";
-  response.stream = [stream, stopping, follow, stop_at](const http::ChunkWriter& write) {
+  // Who sees which secrets, per event: the stream outlives the call, so keep only that.
+  auto audience_for = [agent = call.agent_caller(), admin = call.user().admin,
+                       caller = call.user().username](const events::Envelope& event) {
+    return AudienceOf(agent, admin, caller, OwnerOf(event));
+  };
+  response.stream = [stream, stopping, follow, stop_at,
+                     audience_for](const http::ChunkWriter& write) {
     auto last_write = std::chrono::steady_clock::now();
     while (!stopping->load()) {
       if (!follow && stream->position() >= stop_at) return;
@@ -58,7 +64,9 @@ http::Response EventStream(Call& call) {
         return;
       }
       std::string chunk;
-      for (const auto& event : *events) chunk += EnvelopeToJson(event) + "\n";
+      for (const auto& event : *events) {
+        chunk += EnvelopeToJson(event, audience_for(event)) + "\n";
+      }
       auto now = std::chrono::steady_clock::now();
       // An idle follow stream gets a blank keep-alive line every 15 s, so that readers can
       // tell a quiet log from a dead connection.

@@ -31,7 +31,8 @@ Result<views::TrialView> LoadTrial(Call& call, const std::string& id_text) {
 }
 
 Result<json> ExperimentWithTrials(Call& call, const views::ExperimentView& experiment) {
-  json rendered = ExperimentJson(experiment, experiment.trial_ids_size());
+  json rendered =
+      ExperimentJson(experiment, experiment.trial_ids_size(), call.AudienceFor(experiment.owner()));
   // Where it is, by name (det experiment list --show_project).
   const commands::TenancyState& tenancy = call.tenancy();
   if (const auto* project = tenancy.FindProject(ProjectOrUncategorized(experiment.project_id()))) {

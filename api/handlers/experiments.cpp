@@ -149,7 +149,12 @@ http::Response CreateExperiment(Call& call) {
   auto project_id = ExperimentProject(call, *body, *config);
   if (!project_id.ok()) return Error(project_id.status());
   const bool validate_only = Present(*body, "validateOnly") && body->at("validateOnly").get<bool>();
-  if (validate_only) return Ok({{"experiment", nullptr}, {"config", config->effective}});
+  if (validate_only) {
+    // Determined answers with an empty experiment, every field at its zero value, which its CLI
+    // (`det experiment create --test`) parses before it reports success.
+    return Ok({{"experiment", ExperimentJson(views::ExperimentView{}, 0, Audience::kOwner)},
+               {"config", config->effective}});
+  }
   auto stored = call.services().contexts->Put(*files);
   if (!stored.ok()) return Error(stored.status());
 

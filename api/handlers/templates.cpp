@@ -9,18 +9,19 @@ using nlohmann::json;
 
 namespace {
 
-json TemplateJson(const events::TemplateSaved& saved) {
+// A template is shared configuration, not anyone's work: only admins see its secrets' values.
+json TemplateJson(const events::TemplateSaved& saved, const Call& call) {
   auto config = YamlTextToJson(saved.config_yaml(), "template");
-  return {{"name", saved.name()},
-          {"config", config.ok() ? json(*config) : json::object()},
-          {"workspaceId", saved.workspace_id()}};
+  json shown = config.ok() ? json(*config) : json::object();
+  RedactConfig(shown, call.AudienceFor(""));
+  return {{"name", saved.name()}, {"config", shown}, {"workspaceId", saved.workspace_id()}};
 }
 
 http::Response GetTemplateNamed(Call& call, const std::string& name) {
   auto saved = call.services().projections->GetTemplate(name);
   if (!saved.ok()) return Error(saved.status());
   if (!*saved) return Error(Status::NotFound("template " + name + " not found"));
-  return Ok({{"template", TemplateJson(**saved)}});
+  return Ok({{"template", TemplateJson(**saved, call)}});
 }
 
 http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
@@ -55,6 +56,11 @@ http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
   if (config.is_string()) {
     command.config_yaml = config.get<std::string>();
   } else if (config.is_object()) {
+    // Within the document limits before it becomes text (a 16 MiB value is refused here, not
+    // after it was written out as YAML).
+    if (auto bounded = JsonToYamlNode(config, "template"); !bounded.ok()) {
+      return Error(bounded.status());
+    }
     command.config_yaml = JsonToYamlText(nlohmann::ordered_json(config));
   } else {
     return Error(Status::InvalidArgument("config must be a map (or YAML text)"));
@@ -70,7 +76,7 @@ http::Response ListTemplates(Call& call) {
   auto templates = call.services().projections->ListTemplates();
   if (!templates.ok()) return Error(templates.status());
   json list = json::array();
-  for (const auto& saved : *templates) list.push_back(TemplateJson(saved));
+  for (const auto& saved : *templates) list.push_back(TemplateJson(saved, call));
   return Ok(
       {{"templates", list},
        {"pagination", {{"startIndex", 0}, {"endIndex", list.size()}, {"total", list.size()}}}});

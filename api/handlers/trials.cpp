@@ -40,6 +40,7 @@ http::Response TrialLogs(Call& call) {
   const int64_t trial_id = trial->trial_id();
   return StreamTaskLogs(call.services(), follow, [projections, trial_id] {
     LogSources sources;
+    sources.trial_id = trial_id;
     auto current = projections->GetTrial(trial_id);
     if (!current.ok() || !*current) {
       sources.ended = true;

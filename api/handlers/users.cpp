@@ -5,6 +5,7 @@
 #include "api/handlers/auth.h"
 #include "api/render/user_json.h"
 #include "api/rest_util.h"
+#include "base/document_limits.h"
 #include "base/password.h"
 
 namespace cairn::api {
@@ -218,12 +219,11 @@ http::Response SetUserPassword(Call& call) {
     if (Status admin = call.RequireAdmin("change another user's password"); !admin.ok())
       return Error(admin);
   }
-  json body;
-  try {
-    body = json::parse(call.request().body);
-  } catch (const json::exception&) {
+  auto parsed = ParseJsonDocument(call.request().body, kRequestBodyLimits, "body");
+  if (!parsed.ok()) {
     return Error(Status::InvalidArgument("body: expected the password as a JSON string"));
   }
+  const json& body = *parsed;
   json password_body = body.is_string() ? json{{"password", body}, {"isHashed", true}} : body;
   if (!password_body.is_object()) {
     return Error(Status::InvalidArgument("body: expected the password as a JSON string"));

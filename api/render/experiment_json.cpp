@@ -46,8 +46,9 @@ std::string CheckpointStateJson(views::CheckpointState state) {
 
 // The effective configuration; a queue change of the experiment's job shows in its resources,
 // as Determined patches the stored configuration.
-json ConfigOf(const views::ExperimentView& experiment) {
+json ConfigOf(const views::ExperimentView& experiment, Audience audience) {
   json config = ObjectOf(experiment.config_json());
+  RedactConfig(config, audience);
   if (!experiment.resources_changed()) return config;
   json& resources = config["resources"];
   if (!resources.is_object()) resources = json::object();
@@ -69,8 +70,9 @@ std::string ExperimentStateJson(events::ExperimentState state) {
   return "STATE_" + name.substr(kPrefix.size());
 }
 
-json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials) {
-  json config = ConfigOf(experiment);
+json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials,
+                    Audience audience) {
+  json config = ConfigOf(experiment, audience);
   json description = config.value("description", json());
   json labels = config.value("labels", json());
   json out = {{"id", experiment.experiment_id()},
@@ -80,7 +82,7 @@ json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials)
               {"state", ExperimentStateJson(experiment.state())},
               {"archived", false},
               {"config", config},
-              {"originalConfig", experiment.original_config()},
+              {"originalConfig", RedactConfigYaml(experiment.original_config(), audience)},
               {"jobId", experiment.job_id()},
               {"numTrials", num_trials},
               {"projectId", ProjectOrUncategorized(experiment.project_id())},

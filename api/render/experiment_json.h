@@ -5,12 +5,15 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "events/redaction.h"
 #include "views.pb.h"
 
 namespace cairn {
 
 // v1Experiment. `num_trials` is the experiment's trial count (view.trial_ids_size()).
-nlohmann::json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials);
+// `audience` (events/redaction.h) decides which secrets of its configs show.
+nlohmann::json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials,
+                              Audience audience);
 
 // trialv1Trial. A trial of an active experiment whose run has started shows STATE_RUNNING.
 nlohmann::json TrialJson(const views::TrialView& trial);

@@ -29,9 +29,10 @@ std::string NtscState(const views::TaskView& task) {
   }
 }
 
-json ConfigOf(const views::TaskView& task) {
+json ConfigOf(const views::TaskView& task, Audience audience) {
   json config = json::parse(task.config_json(), nullptr, false);
   if (config.is_discarded() || !config.is_object()) config = json::object();
+  RedactConfig(config, audience);
   // The effective resources are the recorded ones: the decider resolves the pool (compute or
   // aux) and the pool's default priority, and job queue updates change them later.
   json& resources = config["resources"];

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "events/redaction.h"
 #include "views.pb.h"
 
 namespace cairn::api {
@@ -18,7 +19,7 @@ std::string NtscState(const views::TaskView& task);
 
 // The task's configuration as recorded, with the resources the decider resolved (pool,
 // priority) and job queue updates changed.
-nlohmann::json ConfigOf(const views::TaskView& task);
+nlohmann::json ConfigOf(const views::TaskView& task, Audience audience);
 
 // The v1Command shape.
 // `user_id`: the id of the task's user (views name users, Determined shows ids too).

@@ -64,13 +64,15 @@ Status CheckEnvironmentVariables(const Field& field, const std::vector<std::stri
 
 Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
   CAIRN_ASSIGN_OR_RETURN(MapFields fields, MapFields::Read(field, "a map"));
-  CAIRN_RETURN_IF_ERROR(fields.Check({"image", "environment_variables"}, {{"ports", ""},
-                                                                          {"proxy_ports", ""},
-                                                                          {"registry_auth", ""},
-                                                                          {"force_pull_image", ""},
-                                                                          {"add_capabilities", ""},
-                                                                          {"drop_capabilities", ""},
-                                                                          {"pod_spec", ""}}));
+  CAIRN_RETURN_IF_ERROR(
+      fields.Check({"image", "environment_variables", "secret_environment_variables"},
+                   {{"ports", ""},
+                    {"proxy_ports", ""},
+                    {"registry_auth", ""},
+                    {"force_pull_image", ""},
+                    {"add_capabilities", ""},
+                    {"drop_capabilities", ""},
+                    {"pod_spec", ""}}));
   EnvironmentConfig e;
   e.image = nullptr;
   if (auto f = fields.Get("image")) {
@@ -85,6 +87,10 @@ Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
       CAIRN_RETURN_IF_ERROR(ReadString(*f, "an image name or {cpu: ..., cuda: ...}").status());
     }
     CAIRN_ASSIGN_OR_RETURN(e.image, JsonOf(*f));
+  }
+  if (auto f = fields.Get("secret_environment_variables")) {
+    CAIRN_ASSIGN_OR_RETURN(e.secret_environment_variables,
+                           ReadStringList(*f, "a list of variable names"));
   }
   if (auto f = fields.Get("environment_variables")) {
     const std::string expected = "a list like [NAME=value] or a map {cpu: [...], cuda: [...]}";
@@ -254,7 +260,8 @@ json BuildEffective(const ExperimentConfig& c) {
         {"environment_variables",
          {{"cpu", c.environment.environment_variables_cpu},
           {"cuda", c.environment.environment_variables_cuda},
-          {"rocm", c.environment.environment_variables_rocm}}}}},
+          {"rocm", c.environment.environment_variables_rocm}}},
+        {"secret_environment_variables", c.environment.secret_environment_variables}}},
       {"checkpoint_storage", checkpoint_storage},
       {"max_restarts", c.max_restarts},
       {"entrypoint", c.entrypoint},

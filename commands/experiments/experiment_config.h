@@ -66,6 +66,8 @@ struct EnvironmentConfig {
   std::vector<std::string> environment_variables_cpu;
   std::vector<std::string> environment_variables_cuda;
   std::vector<std::string> environment_variables_rocm;
+  // Names whose values no person sees again once submitted (events/redaction.h).
+  std::vector<std::string> secret_environment_variables;
 };
 
 struct CheckpointStorageConfig {

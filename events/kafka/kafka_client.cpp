@@ -28,6 +28,12 @@ struct AdminOptionsDeleter {
   }
 };
 
+struct ConfigResourceDeleter {
+  void operator()(rd_kafka_ConfigResource_t* resource) const {
+    rd_kafka_ConfigResource_destroy(resource);
+  }
+};
+
 int TimeoutMs(std::chrono::milliseconds timeout) { return static_cast<int>(timeout.count()); }
 
 }  // namespace
@@ -138,10 +144,9 @@ Result<int> PartitionCount(rd_kafka_t* client, const std::string& topic) {
   return Status::NotFound("kafka: topic " + topic + " does not exist");
 }
 
-Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions) {
-  const std::string what = "kafka: cannot create topic " + topic + ": ";
-  // Without a live controller the Admin request would only wait out its timeout. Some clusters
-  // never have one (librdkafka's mock names broker 0, which does not exist).
+// The number of brokers when the cluster's controller is one of them, 0 when it names none that
+// is live (Admin requests would then only wait out their timeouts), or why it cannot be asked.
+Result<int> LiveControllerBrokers(rd_kafka_t* client, const std::string& what) {
   const int32_t controller = rd_kafka_controllerid(client, TimeoutMs(kRequestTimeout));
   const rd_kafka_metadata_t* raw = nullptr;
   rd_kafka_resp_err_t metadata_error =
@@ -150,24 +155,39 @@ Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions)
     return Status::Unavailable(what + "cannot read cluster metadata: " + ErrorText(metadata_error));
   }
   std::unique_ptr<const rd_kafka_metadata_t, MetadataDeleter> metadata(raw);
-  bool controller_known = false;
   for (int i = 0; i < metadata->broker_cnt; ++i) {
-    controller_known = controller_known || metadata->brokers[i].id == controller;
+    if (metadata->brokers[i].id == controller) return metadata->broker_cnt;
   }
-  if (!controller_known) {
-    return Status::Unavailable(what + "the cluster names no live controller (broker id " +
-                               std::to_string(controller) + "); create the topic beforehand");
+  return 0;
+}
+
+Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions) {
+  const std::string what = "kafka: cannot create topic " + topic + ": ";
+  // Without a live controller the Admin request would only wait out its timeout. Some clusters
+  // never have one (librdkafka's mock names broker 0, which does not exist).
+  CAIRN_ASSIGN_OR_RETURN(int brokers, LiveControllerBrokers(client, what));
+  if (brokers == 0) {
+    return Status::Unavailable(what +
+                               "the cluster names no live controller; create the topic "
+                               "beforehand");
   }
   char error[512];
   // Replicated as widely as the cluster allows (up to 3); with 3 or more brokers an acks=all
   // write needs two replicas, so one lost broker loses no acknowledged event.
-  const int replication = std::min(3, metadata->broker_cnt);
+  const int replication = std::min(3, brokers);
   std::unique_ptr<rd_kafka_NewTopic_t, NewTopicDeleter> new_topic(rd_kafka_NewTopic_new(
       topic.c_str(), partitions, std::max(1, replication), error, sizeof error));
   if (!new_topic) return Status::InvalidArgument("kafka: topic " + topic + ": " + error);
   if (replication >= 3 && rd_kafka_NewTopic_set_config(new_topic.get(), "min.insync.replicas",
                                                        "2") != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Internal("kafka: topic " + topic + ": cannot set min.insync.replicas");
+  }
+  // Cairn's topics are logs of record: nothing is deleted by age or size, nothing compacted.
+  for (const auto& [name, value] :
+       {std::pair{"retention.ms", "-1"}, {"retention.bytes", "-1"}, {"cleanup.policy", "delete"}}) {
+    if (rd_kafka_NewTopic_set_config(new_topic.get(), name, value) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return Status::Internal("kafka: topic " + topic + ": cannot set " + name);
+    }
   }
   std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDeleter> options(
       rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_CREATETOPICS));
@@ -210,6 +230,66 @@ Result<int> EnsureTopic(rd_kafka_t* client, const std::string& topic, int partit
   if (count.ok() || count.status().code() != StatusCode::kNotFound || !may_create) return count;
   CAIRN_RETURN_IF_ERROR(CreateTopic(client, topic, partitions_if_created));
   return PartitionCount(client, topic);
+}
+
+Result<std::map<std::string, std::string>> DescribeTopicConfig(
+    rd_kafka_t* client, const std::string& topic, const std::vector<std::string>& names) {
+  const std::string what = "kafka: cannot read the settings of topic " + topic + ": ";
+  CAIRN_ASSIGN_OR_RETURN(int brokers, LiveControllerBrokers(client, what));
+  if (brokers == 0) {
+    return Status::NotSupported(what + "the cluster names no live controller to ask");
+  }
+  char error[512];
+  std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDeleter> options(
+      rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS));
+  if (rd_kafka_AdminOptions_set_request_timeout(options.get(), TimeoutMs(kRequestTimeout), error,
+                                                sizeof error) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Internal(std::string("kafka admin options: ") + error);
+  }
+  std::unique_ptr<rd_kafka_ConfigResource_t, ConfigResourceDeleter> resource(
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str()));
+  for (const auto& name : names) {
+    // Asking for the names keeps the answer small; unknown names are simply absent.
+    rd_kafka_ConfigResource_set_config(resource.get(), name.c_str(), nullptr);
+  }
+  std::unique_ptr<rd_kafka_queue_t, QueueDeleter> queue(rd_kafka_queue_new(client));
+  rd_kafka_ConfigResource_t* resources[] = {resource.get()};
+  rd_kafka_DescribeConfigs(client, resources, 1, options.get(), queue.get());
+  std::unique_ptr<rd_kafka_event_t, EventDeleter> event(
+      rd_kafka_queue_poll(queue.get(), TimeoutMs(3 * kRequestTimeout)));
+  if (!event) return Status::Unavailable(what + "no answer from the cluster");
+  const rd_kafka_resp_err_t event_error = rd_kafka_event_error(event.get());
+  if (event_error == RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE) {
+    return Status::NotSupported(what + "the cluster does not support DescribeConfigs");
+  }
+  if (event_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(what + rd_kafka_event_error_string(event.get()));
+  }
+  const rd_kafka_DescribeConfigs_result_t* result =
+      rd_kafka_event_DescribeConfigs_result(event.get());
+  if (result == nullptr) return Status::Internal(what + "unexpected admin result type");
+  size_t count = 0;
+  const rd_kafka_ConfigResource_t** described =
+      rd_kafka_DescribeConfigs_result_resources(result, &count);
+  std::map<std::string, std::string> values;
+  for (size_t i = 0; i < count; ++i) {
+    const rd_kafka_resp_err_t resource_error = rd_kafka_ConfigResource_error(described[i]);
+    if (resource_error == RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE ||
+        resource_error == RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION) {
+      return Status::NotSupported(what + ErrorText(resource_error));
+    }
+    if (resource_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return Status::Unavailable(what + ErrorText(resource_error));
+    }
+    size_t entry_count = 0;
+    const rd_kafka_ConfigEntry_t** entries =
+        rd_kafka_ConfigResource_configs(described[i], &entry_count);
+    for (size_t k = 0; k < entry_count; ++k) {
+      const char* value = rd_kafka_ConfigEntry_value(entries[k]);
+      values[rd_kafka_ConfigEntry_name(entries[k])] = value != nullptr ? value : "";
+    }
+  }
+  return values;
 }
 
 bool IsPermanentConsumerError(rd_kafka_resp_err_t error) {

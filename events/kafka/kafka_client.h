@@ -5,6 +5,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -81,6 +82,12 @@ Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions)
 // and `may_create` holds.
 Result<int> EnsureTopic(rd_kafka_t* client, const std::string& topic, int partitions_if_created,
                         bool may_create);
+
+// The settings of `topic` named in `names` ("retention.ms", ...), as the brokers report them:
+// NotSupported when the cluster has no DescribeConfigs (librdkafka's mock), Unavailable when it
+// cannot be asked.
+Result<std::map<std::string, std::string>> DescribeTopicConfig(
+    rd_kafka_t* client, const std::string& topic, const std::vector<std::string>& names);
 
 // True for consumer errors after which a reader cannot go on (unlike transport errors and
 // leader changes, which librdkafka retries on its own).

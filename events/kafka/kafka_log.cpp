@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/log.h"
 #include "events/kafka/kafka_client.h"
 
 namespace cairn {
@@ -22,6 +23,66 @@ using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
 constexpr int32_t kPartition = 0;
+
+// How to make a topic keep every event, for the refusals below.
+std::string KeepEverythingAdvice(const std::string& topic) {
+  return "keep every event with retention.ms=-1, retention.bytes=-1 and cleanup.policy=delete "
+         "(kafka-configs.sh --alter --entity-type topics --entity-name " +
+         topic + " --add-config retention.ms=-1,retention.bytes=-1,cleanup.policy=delete)";
+}
+
+// The log is replayed from offset 0 at every start (there are no snapshots yet), so a topic that
+// dropped its oldest events cannot rebuild the cluster, and one set up to drop them will lose
+// history silently: both are refused with what to do. `strict` = also refuse settings that could
+// lose events later (a writer); a reader only needs what is there now.
+Status CheckTopicKeepsEveryEvent(rd_kafka_t* client, const std::string& topic, bool strict) {
+  int64_t low = 0;
+  int64_t high = 0;
+  rd_kafka_resp_err_t error =
+      rd_kafka_query_watermark_offsets(client, topic.c_str(), kPartition, &low, &high,
+                                       static_cast<int>(kafka::kRequestTimeout.count()));
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable("kafka log " + topic +
+                               ": cannot read its offsets: " + kafka::ErrorText(error));
+  }
+  if (low > 0) {
+    return Status::FailedPrecondition(
+        "kafka log " + topic + ": the brokers no longer hold offsets 0 to " +
+        std::to_string(low - 1) + " (the first available offset is " + std::to_string(low) +
+        ", the end " + std::to_string(high) +
+        "): the topic's retention deleted them. Cairn rebuilds every state from offset 0, so it "
+        "cannot run on (or rebuild from) this log: restore the missing events, or start on a new "
+        "topic prefix, and " +
+        KeepEverythingAdvice(topic));
+  }
+  auto settings = kafka::DescribeTopicConfig(client, topic,
+                                             {"retention.ms", "retention.bytes", "cleanup.policy"});
+  if (!settings.ok()) {
+    // librdkafka's mock has no DescribeConfigs; the watermark check above still guards replay.
+    log::Warn("kafka", "cannot verify that topic {} keeps every event ({}); {}", topic,
+              settings.status().message(), KeepEverythingAdvice(topic));
+    return Status::Ok();
+  }
+  std::string problems;
+  for (const char* name : {"retention.ms", "retention.bytes"}) {
+    auto value = settings->find(name);
+    if (value != settings->end() && value->second != "-1") {
+      problems += std::string(problems.empty() ? "" : ", ") + name + "=" + value->second;
+    }
+  }
+  auto policy = settings->find("cleanup.policy");
+  if (policy != settings->end() && policy->second.find("compact") != std::string::npos) {
+    problems += std::string(problems.empty() ? "" : ", ") + "cleanup.policy=" + policy->second;
+  }
+  if (problems.empty()) return Status::Ok();
+  const std::string message =
+      "kafka log " + topic + " can lose events (" + problems + "): " + KeepEverythingAdvice(topic);
+  if (!strict) {
+    log::Warn("kafka", "{}", message);
+    return Status::Ok();
+  }
+  return Status::FailedPrecondition(message);
+}
 class KafkaLogReader final : public LogReader {
  public:
   KafkaLogReader(kafka::Client consumer, std::string topic, uint64_t from)
@@ -171,6 +232,7 @@ Result<std::unique_ptr<EventLog>> KafkaEventLog::Open(const std::string& brokers
                                    std::to_string(partitions) +
                                    " partitions; the event log needs exactly one (total order)");
   }
+  CAIRN_RETURN_IF_ERROR(CheckTopicKeepsEveryEvent(log->client_.get(), log->topic_, !read_only));
   if (!read_only) {
     CAIRN_ASSIGN_OR_RETURN(uint64_t end, log->EndOffset());
     log->next_offset_ = static_cast<int64_t>(end);

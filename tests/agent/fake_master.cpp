@@ -90,7 +90,7 @@ uint64_t FakeMaster::Publish(events::Envelope order) {
   std::lock_guard lock(mutex_);
   uint64_t offset = next_offset_++;
   order.set_offset(offset);
-  orders_[offset] = EnvelopeToJson(order);
+  orders_[offset] = EnvelopeToJson(order, Audience::kMachine);
   changed_.notify_all();
   return offset;
 }

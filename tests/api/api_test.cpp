@@ -108,13 +108,18 @@ TEST_F(ApiTest, BadInputGetsAClearErrorAndAppendsNothing) {
       {"GET", "/api/v1/trials/1/metrics", "", 501, "is not supported"},
       {"GET", "/api/v1/events?from=abc", "", 400, "from must be"},
       {"GET", "/api/v1/events?from=999999", "", 400, "past the end"},
-      {"POST", "/api/v1/allocations/x.1/exited", R"({"taskId":"x"})", 400, "exitCode or signal"},
-      {"POST", "/api/v1/allocations/x.1/started", R"({"taskId":"x"})", 404, "allocation x.1"},
+      {"POST", "/api/v1/allocations/x.1/exited", R"({"taskId":"x","agentId":"a1"})", 400,
+       "exitCode or signal"},
+      {"POST", "/api/v1/allocations/x.1/exited", R"({"taskId":"x","exitCode":0})", 400,
+       "agentId: required"},
+      {"POST", "/api/v1/allocations/x.1/started", R"({"taskId":"x","agentId":"a1"})", 404,
+       "allocation x.1"},
       {"POST", "/api/v1/agents/bad%2Fid/register", R"({"incarnation":"i","slots":1})", 400,
        "bad agent id"},
       {"POST", "/api/v1/agents/a1/register", R"({"incarnation":"i","slots":-1})", 400, "slots"},
       {"POST", "/api/v1/task/logs",
-       R"({"logs":[{"taskId":"t","allocationId":"a","log":"x","seq":0}]})", 404, "unknown task"},
+       R"({"logs":[{"taskId":"t","allocationId":"a","agentId":"a1","log":"x","seq":0}]})", 404,
+       "unknown allocation a"},
   };
   for (const auto& c : cases) {
     auto response = Call(c.method, c.target, c.body);

@@ -150,6 +150,22 @@ TEST(DecodeModelDefinition, RefusesMalformedEntries) {
                 "modelDefinition: path 'a': \"content\" is not a string");
 }
 
+TEST(DecodeModelDefinition, AModeNeverMakesALinkOrAWritableFileForOthers) {
+  // 0120777: a symbolic link's mode on an entry that claims to be a regular file.
+  ExpectInvalid(json::array({FileEntry("a", "a", 0120777)}),
+                "modelDefinition: path 'a': mode 41471 is not a regular file's (only regular "
+                "files and directories are allowed)");
+  ExpectInvalid(json::array({FileEntry("dev", "", 0060644)}),
+                "modelDefinition: path 'dev': mode 24996 is not a regular file's (only regular "
+                "files and directories are allowed)");
+  // 0100777 and 0666: group and others lose write; the owner keeps what it had.
+  auto files = MustDecode(
+      json::array({FileEntry("run.sh", "x", 0100777), FileEntry("data.txt", "y", 0666)}));
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].mode, 0644u);  // data.txt (sorted first)
+  EXPECT_EQ(files[1].mode, 0755u);  // run.sh
+}
+
 TEST(DecodeModelDefinition, RefusesBadBase64) {
   const std::string message =
       "modelDefinition: path 'a': \"content\" is not padded standard base64";

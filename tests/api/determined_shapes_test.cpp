@@ -271,6 +271,21 @@ TEST_F(DeterminedShapesTest, ExperimentCreateListAndDescribe) {
   ExpectKeys(workloads["pagination"], {"endIndex", "total"}, "workloads pagination");
 }
 
+// `det experiment create --test`: validateOnly answers with a zero-valued experiment the CLI can
+// parse, and creates nothing.
+TEST_F(DeterminedShapesTest, ExperimentCreateValidateOnly) {
+  json body = CreateExperimentBody(false);
+  body["validateOnly"] = true;
+  json validated = Call("POST", "/api/v1/experiments", body.dump());
+  ExpectKeys(validated, {"experiment", "config"}, "validateOnly");
+  ExpectKeys(validated["experiment"],
+             {"id", "name", "state", "archived", "config", "originalConfig", "jobId", "numTrials",
+              "projectId", "projectOwnerId", "searcherType", "startTime", "username"},
+             "v1Experiment");
+  EXPECT_EQ(validated["experiment"]["id"], 0);
+  EXPECT_EQ(Call("GET", "/api/v1/experiments")["experiments"].size(), 0u);
+}
+
 TEST_F(DeterminedShapesTest, ExperimentActionsAndSetPriority) {
   json created = Call("POST", "/api/v1/experiments", CreateExperimentBody(true).dump());
   std::string id = std::to_string(created["experiment"]["id"].get<int64_t>());

@@ -64,7 +64,7 @@ views::MetricsResult Validation(int64_t total_batches, const std::string& metric
 }
 
 TEST(ExperimentJsonTest, AnExperimentHasEveryKeyTheCliReads) {
-  json experiment = ExperimentJson(Experiment(), 2);
+  json experiment = ExperimentJson(Experiment(), 2, Audience::kOwner);
   EXPECT_EQ(experiment["id"], 7);
   EXPECT_EQ(experiment["name"], "mnist");
   EXPECT_EQ(experiment["description"], "a test");
@@ -94,10 +94,10 @@ TEST(ExperimentJsonTest, AnExperimentHasEveryKeyTheCliReads) {
 TEST(ExperimentJsonTest, AnEndedExperimentHasItsEndTimeAndState) {
   views::ExperimentView view = Experiment();
   view.set_state(events::EXPERIMENT_STATE_STOPPING_KILLED);
-  EXPECT_EQ(ExperimentJson(view, 0)["state"], "STATE_STOPPING_KILLED");
+  EXPECT_EQ(ExperimentJson(view, 0, Audience::kOwner)["state"], "STATE_STOPPING_KILLED");
   view.set_state(events::EXPERIMENT_STATE_COMPLETED);
   view.set_end_time_unix_micros(kStart + 60'000'000);
-  json experiment = ExperimentJson(view, 0);
+  json experiment = ExperimentJson(view, 0, Audience::kOwner);
   EXPECT_EQ(experiment["state"], "STATE_COMPLETED");
   EXPECT_EQ(experiment["endTime"], "2023-11-14T22:14:20.000000Z");
 }
@@ -105,7 +105,7 @@ TEST(ExperimentJsonTest, AnEndedExperimentHasItsEndTimeAndState) {
 TEST(ExperimentJsonTest, AConfigWithoutDescriptionOrLabelsGivesEmptyOnes) {
   views::ExperimentView view = Experiment();
   view.set_config_json("not json");
-  json experiment = ExperimentJson(view, 0);
+  json experiment = ExperimentJson(view, 0, Audience::kOwner);
   EXPECT_EQ(experiment["config"], json::object());
   EXPECT_EQ(experiment["description"], "");
   EXPECT_EQ(experiment["labels"], json::array());
@@ -113,11 +113,12 @@ TEST(ExperimentJsonTest, AConfigWithoutDescriptionOrLabelsGivesEmptyOnes) {
 
 TEST(ExperimentJsonTest, AQueueChangeShowsInTheConfigsResources) {
   views::ExperimentView view = Experiment();
-  EXPECT_FALSE(ExperimentJson(view, 0)["config"]["resources"].contains("priority"));
+  EXPECT_FALSE(
+      ExperimentJson(view, 0, Audience::kOwner)["config"]["resources"].contains("priority"));
   view.mutable_resources()->set_priority(10);
   view.mutable_resources()->set_resource_pool("cpu");
   view.set_resources_changed(true);
-  json experiment = ExperimentJson(view, 0);
+  json experiment = ExperimentJson(view, 0, Audience::kOwner);
   EXPECT_EQ(experiment["config"]["resources"]["priority"], 10);
   EXPECT_EQ(experiment["config"]["resources"]["resource_pool"], "cpu");
   EXPECT_EQ(experiment["config"]["resources"]["slots_per_trial"], 2);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/document_limits.h"
 #include "base/yaml_json.h"
 
 namespace cairn::fields {
@@ -115,8 +116,8 @@ TEST(FieldsTest, AJsonDocumentBecomesTheNodesItsYamlTextWouldGive) {
   EXPECT_EQ(JsonToYamlNode(deep, "config").status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(YamlLimitsTest, HostileDocumentsAreRefusedBeforeTheyCostMuch) {
-  YamlLimits limits;
+TEST(DocumentLimitsTest, HostileDocumentsAreRefusedBeforeTheyCostMuch) {
+  DocumentLimits limits;
   // Too big.
   EXPECT_EQ(LoadYaml(std::string(limits.max_bytes + 1, ' '), "c").status().code(),
             StatusCode::kInvalidArgument);
@@ -143,6 +144,44 @@ TEST(YamlLimitsTest, HostileDocumentsAreRefusedBeforeTheyCostMuch) {
   EXPECT_EQ(broken.status().message().rfind("c: ", 0), 0u) << broken.status().message();
   // And an ordinary document within the limits.
   EXPECT_TRUE(LoadYaml("a: &a [1, 2]\nb: *a\n", "c").ok());
+}
+
+TEST(DocumentLimitsTest, JsonBodiesAreMeasuredBeforeTheyAreParsed) {
+  const DocumentLimits& limits = kRequestBodyLimits;
+  auto deep =
+      ParseJsonDocument(std::string(100'000, '[') + std::string(100'000, ']'), limits, "body");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().message(), "body: nested deeper than 64 levels");
+  std::string many = "[0";
+  for (int i = 0; i < 2'000'001; ++i) many += ",0";
+  EXPECT_EQ(ParseJsonDocument(many + "]", limits, "body").status().message(),
+            "body: more than 2000000 values");
+  // A long string is refused by its key, but a file's base64 "content" may be long.
+  const std::string long_text(limits.max_string_bytes + 1, 'x');
+  auto config =
+      ParseJsonDocument(R"({"config": {"description": ")" + long_text + "\"}}", limits, "body");
+  EXPECT_EQ(config.status().message(), "body: description: larger than 1048576 bytes");
+  EXPECT_TRUE(ParseJsonDocument(R"({"files": [{"path": "a", "content": ")" + long_text + "\"}]}",
+                                limits, "body")
+                  .ok());
+  // Brackets and escaped quotes inside strings are text, not structure.
+  const std::string brackets(100, '[');
+  auto quoted = ParseJsonDocument(R"({"a": "\")" + brackets + R"(\"", "b": [1]})", limits, "body");
+  EXPECT_TRUE(quoted.ok()) << quoted.status().ToString();
+  EXPECT_EQ(ParseJsonDocument("{\"a\": ", limits, "body").status().message(),
+            "malformed JSON body");
+}
+
+TEST(DocumentLimitsTest, YamlFlowNestingIsRefusedBeforeTheParserRecurses) {
+  DocumentLimits limits;
+  EXPECT_FALSE(CheckYamlFlowDepth(std::string(65, '[') + std::string(65, ']'), limits, "c").ok());
+  EXPECT_TRUE(CheckYamlFlowDepth(std::string(64, '[') + std::string(64, ']'), limits, "c").ok());
+  // Quoted and commented brackets do not count; an apostrophe in a block scalar is not a quote.
+  const std::string brackets(100, '[');
+  EXPECT_TRUE(
+      CheckYamlFlowDepth("a: \"" + brackets + "\"\n# " + brackets + "\nb: it's\n", limits, "c")
+          .ok());
+  EXPECT_TRUE(CheckYamlFlowDepth("a: ['" + brackets + "']\n", limits, "c").ok());
 }
 
 }  // namespace

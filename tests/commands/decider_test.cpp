@@ -229,9 +229,9 @@ TEST_F(DeciderTest, SubmissionsWithASeenIdempotencyKeyChangeNothing) {
   EXPECT_EQ(state_.tasks.count("t2"), 0u);
   // The same key from another caller, or for another kind of request, is refused.
   auto other_user = Decide(state_, testing::OneSlotSubmit("t3"), {"user:other", "r", "key-1", 1});
-  EXPECT_EQ(other_user.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(other_user.status().code(), StatusCode::kAlreadyExists);
   auto other_command = Decide(state_, KillTask{"t1", ""}, {"user:test", "r", "key-1", 1});
-  EXPECT_EQ(other_command.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(other_command.status().code(), StatusCode::kAlreadyExists);
 }
 
 TEST_F(DeciderTest, BadSubmissionsAreRefusedWithReasons) {

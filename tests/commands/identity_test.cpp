@@ -202,5 +202,22 @@ TEST(IdentityTest, FailedLoginsOlderThanAnyWindowAreForgotten) {
   EXPECT_EQ(state.failures.count("recent"), 1u);
 }
 
+// Found by fuzzing (tests/fuzz/command_config showed the pattern): a string field of an event
+// that is not UTF-8 (a character cut at the length limit, a percent-decoded %FF in a path) could
+// not be parsed back, so one failed login by anybody made the master's log unreadable.
+TEST(IdentityTest, AuditEventsOfAnyBytesReadBackFromTheLog) {
+  std::string name = "a";
+  for (int i = 0; i < 100; ++i) name += "\xC3\xA9";  // é: byte 128 falls inside one
+  const events::Envelope failed = DecideRecordLoginFailure({name, "no such user", false})[0];
+  const events::Envelope denied =
+      DecideRecordAccessDenied({"POST", "/api/v1/templates/\xFF\xFE", "refused: " + name})[0];
+  for (const events::Envelope& event : {failed, denied}) {
+    events::Envelope read_back;
+    EXPECT_TRUE(read_back.ParseFromString(event.SerializeAsString()));
+  }
+  EXPECT_EQ(failed.login_failed().username(), name.substr(0, 127));
+  EXPECT_EQ(denied.access_denied().path(), "/api/v1/templates/\uFFFD\uFFFD");
+}
+
 }  // namespace
 }  // namespace cairn::commands

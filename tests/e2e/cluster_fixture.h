@@ -56,6 +56,7 @@ class Cluster {
   void StopMaster(int signal_number);
   void StartAgent(const std::string& id, int slots);
   ChildProcess& agent(size_t index) { return *agents_[index]; }
+  pid_t master_pid() const { return master_->pid(); }
 
   std::string url() const {
     return (certificates_.ca_file.empty() ? "http" : "https") + std::string("://127.0.0.1:") +

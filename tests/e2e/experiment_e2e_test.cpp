@@ -168,6 +168,7 @@ TEST_F(ExperimentEndToEnd, ASigkilledTrialRestartsFromItsCheckpoint) {
   for (std::string line; std::getline(lines, line);) {
     if (line.empty()) continue;
     json result = json::parse(line)["result"];
+    EXPECT_EQ(result.value("trialId", int64_t{0}), trial_id) << "the CLI reads it: " << line;
     if (task_ids.empty() || task_ids.back() != result["taskId"])
       task_ids.push_back(result["taskId"]);
     trained |=

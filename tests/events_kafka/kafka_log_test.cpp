@@ -47,6 +47,25 @@ class KafkaLogTest : public ::testing::Test {
   std::unique_ptr<EventLog> log_;
 };
 
+// The mock keeps 5 MiB per partition and drops older batches silently, as a real topic with a
+// retention would: a log that lost its beginning is refused, naming what is missing.
+TEST_F(KafkaLogTest, ALogWhoseOldestEventsTheBrokersDroppedIsRefused) {
+  const std::string filler(200'000, 'x');
+  for (int i = 0; i < 40; ++i) {
+    auto range = log_->Append({MakeEvent("big-" + std::to_string(i) + filler)});
+    ASSERT_TRUE(range.ok()) << range.status().ToString();
+  }
+  log_.reset();
+  for (bool read_only : {true, false}) {
+    auto reopened = OpenKafkaLog(cluster_->bootstraps(), "cairn", read_only);
+    ASSERT_FALSE(reopened.ok()) << "read_only=" << read_only;
+    EXPECT_EQ(reopened.status().code(), StatusCode::kFailedPrecondition);
+    const std::string& message = reopened.status().message();
+    EXPECT_NE(message.find("the first available offset is"), std::string::npos) << message;
+    EXPECT_NE(message.find("retention.ms=-1"), std::string::npos) << message;
+  }
+}
+
 TEST_F(KafkaLogTest, AppendsBatchesAndReadsThemBackInOrder) {
   EXPECT_EQ(*log_->EndOffset(), 0u);
   const std::vector<size_t> sizes = {1, 5, 10};

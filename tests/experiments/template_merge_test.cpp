@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "commands/experiments/experiment_config.h"
 #include "base/yaml_json.h"
+#include "commands/experiments/experiment_config.h"
 
 namespace cairn::experiments {
 namespace {
@@ -183,6 +183,16 @@ TEST(YamlJsonTest, ScalarsFollowTheCoreSchema) {
   auto again = YamlTextToJson(JsonToYamlText(*json), "");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(*again, *json);
+}
+
+// Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-carriage-return.yaml): yaml-cpp wrote
+// a string ending in a carriage return as a plain scalar, which reads back without it (or as null),
+// so a merged configuration lost it.
+TEST(TemplateMergeTest, StringsWithCarriageReturnsSurviveTheYamlText) {
+  const ordered_json value = {{"a", "\r"}, {"b", "x\r"}, {"c", "\r\r"}, {"d", "x\r\ny"}};
+  auto again = YamlTextToJson(JsonToYamlText(value), "");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, value);
 }
 
 }  // namespace

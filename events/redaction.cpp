@@ -1,0 +1,184 @@
+#include "events/redaction.h"
+
+#include <set>
+
+#include "base/yaml_json.h"
+
+namespace cairn {
+
+namespace {
+
+// "NAME=VALUE" -> "NAME=********" when `audience` may not see NAME's value. An entry without '='
+// names a variable the agent passes through and holds no value.
+template <class Json>
+bool RedactVariableList(Json& entries, Audience audience, const std::set<std::string>& secret) {
+  if (!entries.is_array()) return false;
+  bool changed = false;
+  for (auto& entry : entries) {
+    if (!entry.is_string()) continue;
+    const std::string text = entry.template get<std::string>();
+    const size_t equals = text.find('=');
+    if (equals == std::string::npos) continue;
+    const std::string name = text.substr(0, equals);
+    const bool hidden =
+        audience == Audience::kOthers || (audience == Audience::kOwner && secret.count(name) > 0);
+    if (!hidden || text.substr(equals + 1) == kRedactedValue) continue;
+    entry = name + "=" + kRedactedValue;
+    changed = true;
+  }
+  return changed;
+}
+
+template <class Json>
+bool RedactKeys(Json& object, std::initializer_list<const char*> keys) {
+  if (!object.is_object()) return false;
+  bool changed = false;
+  for (const char* key : keys) {
+    auto found = object.find(key);
+    if (found == object.end() || found->is_null()) continue;
+    *found = kRedactedValue;
+    changed = true;
+  }
+  return changed;
+}
+
+template <class Json>
+bool RedactConfigOf(Json& config, Audience audience) {
+  if (audience == Audience::kMachine || !config.is_object()) return false;
+  bool changed = false;
+  auto environment = config.find("environment");
+  if (environment != config.end() && environment->is_object()) {
+    std::set<std::string> secret;
+    auto marked = environment->find("secret_environment_variables");
+    if (marked != environment->end() && marked->is_array()) {
+      for (const auto& name : *marked) {
+        if (name.is_string()) secret.insert(name.template get<std::string>());
+      }
+    }
+    auto variables = environment->find("environment_variables");
+    if (variables != environment->end()) {
+      if (variables->is_object()) {
+        for (auto& [device, list] : variables->items()) {
+          changed |= RedactVariableList(list, audience, secret);
+        }
+      } else {
+        changed |= RedactVariableList(*variables, audience, secret);
+      }
+    }
+    if (audience == Audience::kOthers) {
+      auto auth = environment->find("registry_auth");
+      if (auth != environment->end()) changed |= RedactKeys(*auth, {"password", "auth"});
+    }
+  }
+  if (audience == Audience::kOthers) {
+    auto storage = config.find("checkpoint_storage");
+    if (storage != config.end()) {
+      changed |= RedactKeys(*storage, {"access_key", "secret_key", "password", "credentials",
+                                       "account_key", "connection_string"});
+    }
+  }
+  return changed;
+}
+
+void RedactSpec(events::TaskSpec& spec, Audience audience) {
+  if (audience == Audience::kMachine) return;
+  const std::set<std::string> secret(spec.secret_variable_names().begin(),
+                                     spec.secret_variable_names().end());
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& entry : spec.environment_variables()) entries.push_back(entry);
+  if (!RedactVariableList(entries, audience, secret)) return;
+  spec.clear_environment_variables();
+  for (const auto& entry : entries) spec.add_environment_variables(entry.get<std::string>());
+}
+
+// Whether the text may hold anything RedactConfig takes out: most configs name neither section, and
+// the event stream asks for every event it sends.
+bool MayHoldSecrets(const std::string& text) {
+  return text.find("environment") != std::string::npos ||
+         text.find("checkpoint_storage") != std::string::npos;
+}
+
+}  // namespace
+
+Audience AudienceOf(bool machine, bool admin, const std::string& caller, const std::string& owner) {
+  if (machine) return Audience::kMachine;
+  if (admin || (!caller.empty() && caller == owner)) return Audience::kOwner;
+  return Audience::kOthers;
+}
+
+bool RedactConfig(nlohmann::json& config, Audience audience) {
+  return RedactConfigOf(config, audience);
+}
+
+bool RedactConfig(nlohmann::ordered_json& config, Audience audience) {
+  return RedactConfigOf(config, audience);
+}
+
+std::string RedactConfigJson(const std::string& json_text, Audience audience) {
+  if (audience == Audience::kMachine || !MayHoldSecrets(json_text)) return json_text;
+  auto config = nlohmann::ordered_json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  // Stored configs were checked on the way in; anything unreadable is shown to no one.
+  if (config.is_discarded()) return "{}";
+  return RedactConfig(config, audience) ? config.dump() : json_text;
+}
+
+std::string RedactConfigYaml(const std::string& yaml_text, Audience audience) {
+  if (audience == Audience::kMachine || !MayHoldSecrets(yaml_text)) return yaml_text;
+  auto config = YamlTextToJson(yaml_text, "config");
+  if (!config.ok()) return "";
+  return RedactConfig(*config, audience) ? JsonToYamlText(*config) : yaml_text;
+}
+
+std::string OwnerOf(const events::Envelope& event) {
+  constexpr std::string_view kUserActor = "user:";
+  switch (event.payload_case()) {
+    case events::Envelope::kTaskSubmitted:
+      return event.task_submitted().spec().user();
+    case events::Envelope::kAllocationAssigned:
+      return event.allocation_assigned().spec().user();
+    case events::Envelope::kExperimentCreated:
+      return event.experiment_created().owner();
+    default:
+      // Templates and everything else: whoever did it.
+      if (event.actor().rfind(kUserActor, 0) == 0) return event.actor().substr(kUserActor.size());
+      return "";
+  }
+}
+
+events::Envelope RedactedFor(const events::Envelope& event, Audience audience) {
+  events::Envelope out = event;
+  switch (out.payload_case()) {
+    case events::Envelope::kUserCreated:
+      out.mutable_user_created()->clear_password_hash();
+      break;
+    case events::Envelope::kUserPasswordChanged:
+      out.mutable_user_password_changed()->clear_password_hash();
+      break;
+    case events::Envelope::kTaskSubmitted: {
+      auto* submitted = out.mutable_task_submitted();
+      RedactSpec(*submitted->mutable_spec(), audience);
+      if (!submitted->config_json().empty()) {
+        submitted->set_config_json(RedactConfigJson(submitted->config_json(), audience));
+      }
+      break;
+    }
+    case events::Envelope::kAllocationAssigned:
+      RedactSpec(*out.mutable_allocation_assigned()->mutable_spec(), audience);
+      break;
+    case events::Envelope::kExperimentCreated: {
+      auto* created = out.mutable_experiment_created();
+      created->set_original_config(RedactConfigYaml(created->original_config(), audience));
+      created->set_config_json(RedactConfigJson(created->config_json(), audience));
+      break;
+    }
+    case events::Envelope::kTemplateSaved:
+      out.mutable_template_saved()->set_config_yaml(
+          RedactConfigYaml(out.template_saved().config_yaml(), audience));
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+}  // namespace cairn

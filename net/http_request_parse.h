@@ -1,0 +1,72 @@
+// Bytes to a Request: the HTTP/1.1 request parsing the server does on every connection, apart
+// from the socket, so that it can be tested and fuzzed on plain bytes. Beast stays inside the
+// .cpp file, as for the rest of net/.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "net/http_types.h"
+
+namespace cairn::http {
+
+struct RequestLimits {
+  size_t max_header_bytes = 64 * 1024;  // the request line and the fields
+  size_t max_body_bytes = 128u << 20;
+};
+
+enum class ParseState {
+  kNeedMoreBytes,   // no complete request yet
+  kComplete,        // TakeRequest() may be called
+  kHeaderTooLarge,  // the server answers 431
+  kBodyTooLarge,    // 413 (a Content-Length or the chunks received over the limit)
+  kMalformed,       // 400: not an HTTP/1.x request, or the stream ended inside one
+};
+
+// Parses one request from bytes handed over as they arrive. One parser per request; not
+// thread-safe.
+class RequestParser {
+ public:
+  explicit RequestParser(const RequestLimits& limits);
+  ~RequestParser();
+  RequestParser(const RequestParser&) = delete;
+  RequestParser& operator=(const RequestParser&) = delete;
+
+  // Parses what it can of `bytes` (every byte received and not yet consumed) and returns how
+  // many it consumed: the caller drops those and passes the rest again with more behind them.
+  // An incomplete request head is not consumed until it is whole. Does nothing unless state() is
+  // kNeedMoreBytes.
+  size_t Feed(std::string_view bytes);
+  // The peer closed its end of the stream: a request begun and not complete is kMalformed.
+  void FeedEndOfStream();
+
+  ParseState state() const { return state_; }
+  // Whether any byte of a request has been parsed (then the end of the stream is an error, not
+  // a client that simply left).
+  bool started() const;
+  // Whether the connection may carry another request after this one (kComplete only).
+  bool keep_alive() const;
+  // The request, path and query percent-decoded, header names lower-cased; the body is moved
+  // out, not copied (kComplete only, once).
+  Request TakeRequest(const std::string& remote_address);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  ParseState state_ = ParseState::kNeedMoreBytes;
+};
+
+// One request at the front of a buffer that holds everything the client sent before closing:
+// the parser's state after Feed(bytes) and, when that is not a complete request, the end of the
+// stream (so a truncated request is kMalformed; empty input stays kNeedMoreBytes).
+struct ParsedRequest {
+  ParseState state = ParseState::kNeedMoreBytes;
+  Request request;          // kComplete only
+  bool keep_alive = false;  // kComplete only
+  size_t consumed = 0;      // bytes of `bytes` the request took
+};
+ParsedRequest ParseRequest(std::string_view bytes, const RequestLimits& limits);
+
+}  // namespace cairn::http

@@ -1,0 +1,2 @@
+$7f51f9bb-6144-4d68-a5f1-ae7db013a52bï°š‰“¢˜"user:determined*$d90378c3-ab63-4a4e-a8ef-5c36ba5ac2802,command:d90378c3-ab63-4a4e-a8ef-5c36ba5ac280@Hê™
+$33354175-d290-4698-a19a-d9477f6c491a&33354175-d290-4698-a19a-d9477f6c491a.1local-agent"$62fb6a1c-9a12-4afc-b73b-8eac985b0174*killed by determined@

@@ -1,0 +1,2 @@
+$d2f803f0-da41-4d3d-bd4b-03a71cfa3533Ç¯Þ‡“¢˜"agent:local-agent*$60178e7e-def2-469c-b8db-e695671cb4212,command:60178e7e-def2-469c-b8db-e695671cb421@HÚ^
+$226ca4bf-1428-4df8-8465-b6b3721dbd9c&226ca4bf-1428-4df8-8465-b6b3721dbd9c.1local-agent á%

@@ -1,0 +1,1 @@
+$61e82fb2-96eb-43c7-8e9b-8c017234d43eÈðÑ‰“¢˜"system:experiments2$565b1342-2c58-4260-bdfb-e1d97ad64c48@H¢Å"X{"global_batch_size":32,"hidden_size":4,"l2":0.0001,"learning_rate":0.01,"momentum":0.9}*cgrid point 1 of 6: global_batch_size=32, hidden_size=4, l2=0.0001, learning_rate=0.01, momentum=0.9

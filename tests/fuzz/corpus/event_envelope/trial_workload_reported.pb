@@ -1,0 +1,1 @@
+$fd088179-780e-422f-922c-3d4de4e1877bèêΩäì¢ò"allocation:trial-1-1.1*$101a3bc9-3469-4e6e-927e-63b0d62f68cb2,command:101a3bc9-3469-4e6e-927e-63b0d62f68cb@H“trial-1-1.1

@@ -1,0 +1,1 @@
+$574bec6c-0ba9-4a38-bf87-04833128aa86ÌûË‡“¢˜"system:master*$94b84eb0-21ec-4e4a-b963-af7c0c3441812,command:94b84eb0-21ec-4e4a-b963-af7c0c344181@H¢($94b84eb0-21ec-4e4a-b963-af7c0c344181

@@ -1,0 +1,71 @@
+// The request parser on plain bytes (net/http_request_parse.h), without a socket.
+#include "net/http_request_parse.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace cairn::http {
+namespace {
+
+constexpr RequestLimits kSmallLimits{/*max_header_bytes=*/256, /*max_body_bytes=*/16};
+
+TEST(HttpRequestParseTest, ReadsARequestWithItsQueryHeadersAndBody) {
+  const std::string bytes =
+      "POST /a%20b?q=x+y&q=2&flag HTTP/1.1\r\nHost: h\r\nX-Test: V\r\nContent-Length: 4\r\n\r\n"
+      "bodyGET /next HTTP/1.1\r\n\r\n";
+  ParsedRequest parsed = ParseRequest(bytes, {});
+  ASSERT_EQ(parsed.state, ParseState::kComplete);
+  EXPECT_EQ(parsed.request.method, "POST");
+  EXPECT_EQ(parsed.request.target, "/a%20b?q=x+y&q=2&flag");
+  EXPECT_EQ(parsed.request.path, "/a b");
+  EXPECT_EQ(parsed.request.QueryParams("q"), (std::vector<std::string>{"x y", "2"}));
+  EXPECT_TRUE(parsed.request.HasQueryParam("flag"));
+  EXPECT_EQ(parsed.request.Header("x-test"), "V");
+  EXPECT_EQ(parsed.request.body, "body");
+  EXPECT_TRUE(parsed.keep_alive);
+  // The pipelined request behind it is left for the next parser.
+  EXPECT_EQ(bytes.substr(parsed.consumed), "GET /next HTTP/1.1\r\n\r\n");
+}
+
+TEST(HttpRequestParseTest, BytesFedOneAtATimeGiveTheSameRequest) {
+  const std::string bytes =
+      "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+  RequestParser parser({});
+  std::string unparsed;
+  for (char byte : bytes) {
+    ASSERT_EQ(parser.state(), ParseState::kNeedMoreBytes);
+    unparsed.push_back(byte);
+    unparsed.erase(0, parser.Feed(unparsed));
+  }
+  ASSERT_EQ(parser.state(), ParseState::kComplete);
+  EXPECT_TRUE(unparsed.empty());
+  EXPECT_EQ(parser.TakeRequest("10.0.0.1:5").body, "abcde");
+}
+
+TEST(HttpRequestParseTest, RefusesWhatTheServerAnswers431And413And400) {
+  EXPECT_EQ(ParseRequest("GET /" + std::string(300, 'a') + " HTTP/1.1\r\n\r\n", kSmallLimits).state,
+            ParseState::kHeaderTooLarge);
+  EXPECT_EQ(ParseRequest("POST / HTTP/1.1\r\nContent-Length: 17\r\n\r\n", kSmallLimits).state,
+            ParseState::kBodyTooLarge);
+  EXPECT_EQ(ParseRequest("NOT HTTP\r\n\r\n", kSmallLimits).state, ParseState::kMalformed);
+}
+
+TEST(HttpRequestParseTest, TheStreamEndingInsideARequestIsMalformedAndBeforeOneIsNot) {
+  EXPECT_EQ(ParseRequest("GET / HTTP/1.1\r\nHost:", {}).state, ParseState::kMalformed);
+  EXPECT_EQ(ParseRequest("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab", {}).state,
+            ParseState::kMalformed);
+  RequestParser parser({});
+  parser.FeedEndOfStream();
+  EXPECT_FALSE(parser.started());
+  EXPECT_EQ(parser.state(), ParseState::kNeedMoreBytes);
+}
+
+TEST(HttpRequestParseTest, Http10AndConnectionCloseAreNotKeptAlive) {
+  EXPECT_FALSE(ParseRequest("GET / HTTP/1.0\r\n\r\n", {}).keep_alive);
+  EXPECT_TRUE(ParseRequest("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", {}).keep_alive);
+  EXPECT_FALSE(ParseRequest("GET / HTTP/1.1\r\nConnection: close\r\n\r\n", {}).keep_alive);
+}
+
+}  // namespace
+}  // namespace cairn::http

@@ -1,0 +1,100 @@
+// What each audience sees of secrets (events/redaction.h): agents everything, owners and admins
+// all but variables marked secret, everyone else no values at all.
+#include "events/redaction.h"
+
+#include <gtest/gtest.h>
+
+#include "events/envelope_util.h"
+
+namespace cairn {
+namespace {
+
+using nlohmann::json;
+
+json Config() {
+  return json::parse(R"({
+    "entrypoint": ["python3", "train.py"],
+    "environment": {
+      "environment_variables": ["PLAIN=visible-to-owner", "API_KEY=planted-secret-1234", "BARE"],
+      "secret_environment_variables": ["API_KEY"],
+      "registry_auth": {"username": "me", "password": "registry-pass"}
+    },
+    "checkpoint_storage": {"type": "s3", "secret_key": "s3-secret"}
+  })");
+}
+
+TEST(RedactionTest, EachAudienceSeesWhatItMay) {
+  json machine = Config();
+  EXPECT_FALSE(RedactConfig(machine, Audience::kMachine));
+  EXPECT_EQ(machine, Config());
+
+  json owner = Config();
+  EXPECT_TRUE(RedactConfig(owner, Audience::kOwner));
+  const std::string owner_text = owner.dump();
+  EXPECT_EQ(owner_text.find("planted-secret-1234"), std::string::npos);
+  EXPECT_NE(owner_text.find("PLAIN=visible-to-owner"), std::string::npos);
+  EXPECT_NE(owner_text.find("registry-pass"), std::string::npos);
+  EXPECT_NE(owner_text.find("API_KEY=********"), std::string::npos);
+
+  json others = Config();
+  EXPECT_TRUE(RedactConfig(others, Audience::kOthers));
+  const std::string others_text = others.dump();
+  for (const char* secret :
+       {"planted-secret-1234", "visible-to-owner", "registry-pass", "s3-secret"}) {
+    EXPECT_EQ(others_text.find(secret), std::string::npos) << secret;
+  }
+  // Names stay: a reader can still tell what the task is given.
+  EXPECT_NE(others_text.find("PLAIN=********"), std::string::npos);
+  EXPECT_NE(others_text.find("\"BARE\""), std::string::npos);
+}
+
+TEST(RedactionTest, PerDeviceVariablesAndYamlTextAreRedactedToo) {
+  const std::string yaml =
+      "# my experiment\n"
+      "entrypoint: python3 train.py\n"
+      "environment:\n"
+      "  environment_variables:\n"
+      "    cpu: [TOKEN=planted-secret-1234]\n"
+      "    cuda: [TOKEN=planted-secret-1234]\n";
+  const std::string shown = RedactConfigYaml(yaml, Audience::kOthers);
+  EXPECT_EQ(shown.find("planted-secret-1234"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("TOKEN="), std::string::npos) << shown;
+  // Nothing secret for the owner: the text comes back as written, comment and all.
+  EXPECT_EQ(RedactConfigYaml(yaml, Audience::kOwner), yaml);
+}
+
+TEST(RedactionTest, EventsAreRedactedForTheirAudience) {
+  events::Envelope event;
+  event.set_actor("user:alice");
+  auto* submitted = event.mutable_task_submitted();
+  submitted->mutable_spec()->set_user("alice");
+  submitted->mutable_spec()->add_environment_variables("API_KEY=planted-secret-1234");
+  submitted->mutable_spec()->add_environment_variables("PLAIN=visible-to-owner");
+  submitted->mutable_spec()->add_secret_variable_names("API_KEY");
+  submitted->set_config_json(Config().dump());
+  EXPECT_EQ(OwnerOf(event), "alice");
+
+  const std::string to_agent = EnvelopeToJson(event, Audience::kMachine);
+  EXPECT_NE(to_agent.find("planted-secret-1234"), std::string::npos);
+  const std::string to_owner = EnvelopeToJson(event, Audience::kOwner);
+  EXPECT_EQ(to_owner.find("planted-secret-1234"), std::string::npos) << to_owner;
+  EXPECT_NE(to_owner.find("visible-to-owner"), std::string::npos) << to_owner;
+  const std::string to_others = EnvelopeToJson(event, Audience::kOthers);
+  EXPECT_EQ(to_others.find("planted-secret-1234"), std::string::npos) << to_others;
+  EXPECT_EQ(to_others.find("visible-to-owner"), std::string::npos) << to_others;
+
+  events::Envelope user;
+  user.mutable_user_created()->set_password_hash("$argon2id$v=19$hash");
+  EXPECT_EQ(EnvelopeToJson(user, Audience::kMachine).find("argon2id"), std::string::npos);
+}
+
+TEST(RedactionTest, AudienceOfTheCaller) {
+  EXPECT_EQ(AudienceOf(true, false, "", "alice"), Audience::kMachine);
+  EXPECT_EQ(AudienceOf(false, true, "root", "alice"), Audience::kOwner);
+  EXPECT_EQ(AudienceOf(false, false, "alice", "alice"), Audience::kOwner);
+  EXPECT_EQ(AudienceOf(false, false, "bob", "alice"), Audience::kOthers);
+  EXPECT_EQ(AudienceOf(false, false, "", ""), Audience::kOthers);
+}
+
+}  // namespace
+}  // namespace cairn
