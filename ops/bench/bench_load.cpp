@@ -8,10 +8,10 @@
 // as it arrives (one thread fell behind on long answers while the master's threads ran).
 // Targets on 2 cores, 200 clients: reads p99 <= 50 ms, submissions p99 <= 250 ms, 0 errors.
 //   build/bin/bench_load [--clients N] [--seconds D] [--read-share F] [--agent-slots S]
-//                        [--list-limit L] [--generator-threads T]
+//                        [--list-limit L] [--generator-threads T] [--master PATH]
 // --agent-slots S also starts a real cairn-agent with S slots (default 0: no agent, every
 // submission stays queued). --list-limit L asks GET /api/v1/commands for L commands (default 0:
-// all of them).
+// all of them). --master runs another cairn-master binary (an older build, to compare).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -58,6 +58,7 @@ struct Options {
   int agent_slots = 0;
   int list_limit = 0;
   int generator_threads = 2;
+  std::string master_binary;  // "" = this build's cairn-master
 };
 
 // The routes the clients send, in the order the report lists them.
@@ -273,7 +274,8 @@ int Run(const Options& options) {
     config << "port: 0\ndata_dir: " << dir.Sub("data") << "\n";
   }
   auto master = ChildProcess::Start(
-      {BinaryPath("cairn-master"), "--config", dir.Sub("master.yaml"), "--log-level", "warn"});
+      {options.master_binary.empty() ? BinaryPath("cairn-master") : options.master_binary,
+       "--config", dir.Sub("master.yaml"), "--log-level", "warn"});
   if (!master.ok()) return Fail(master.status().ToString());
   auto line = (*master)->WaitForLine(
       [](const std::string& l) { return l.rfind("cairn-master listening on", 0) == 0; },
@@ -428,10 +430,12 @@ int main(int argc, char** argv) {
       options.list_limit = std::stoi(argv[++i]);
     } else if (arg == "--generator-threads" && has_value) {
       options.generator_threads = std::stoi(argv[++i]);
+    } else if (arg == "--master" && has_value) {
+      options.master_binary = argv[++i];
     } else {
       std::fprintf(stderr,
                    "usage: bench_load [--clients N] [--seconds D] [--read-share F] "
-                   "[--agent-slots S] [--list-limit L] [--generator-threads T]\n");
+                   "[--agent-slots S] [--list-limit L] [--generator-threads T] [--master PATH]\n");
       return 2;
     }
   }
