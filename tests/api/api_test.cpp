@@ -176,7 +176,9 @@ TEST_F(ApiTest, ACommandListTakesDeterminedsOffsetAndLimit) {
   ids.push_back(Submit({{"entrypoint", {"true"}}}));
   auto listed = [&](const std::string& query) {
     std::vector<std::string> found;
-    for (const auto& command : CallJson("GET", "/api/v1/commands" + query)["commands"]) {
+    // Kept whole: iterating a member of the temporary answer would read freed memory.
+    const json answer = CallJson("GET", "/api/v1/commands" + query);
+    for (const auto& command : answer["commands"]) {
       found.push_back(command["id"]);
     }
     return found;
