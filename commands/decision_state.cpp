@@ -139,7 +139,9 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
     task.resources.set_max_slots(job.max_slots);
   }
   job.task_ids.push_back(task.task_id);
-  job.live_tasks++;
+  if (job.live_tasks++ == 0) {
+    state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
+  }
   state.queue.insert(state.QueueKeyOf(task));
   state.tasks.emplace(task.task_id, std::move(task));
 }
@@ -189,8 +191,12 @@ void ApplyTaskExited(DecisionState& state, const events::TaskExited& exited) {
   task.state = TaskState::kExited;
   task.preempting = false;
   task.last_reason = exited.reason();
-  auto job = state.jobs.find(task.job_id);
-  if (job != state.jobs.end()) job->second.live_tasks--;
+  auto job_it = state.jobs.find(task.job_id);
+  if (job_it == state.jobs.end()) return;
+  JobRecord& job = job_it->second;
+  if (--job.live_tasks == 0) {
+    state.live_jobs.Remove(job.resource_pool, job.priority, job.queue_position, job.job_id);
+  }
 }
 
 // The allocation ended; the task keeps its place in the queue and waits for a new one.
@@ -245,11 +251,14 @@ void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& c
       queued.push_back(&task);
     }
   }
+  const bool live = job.live_tasks > 0;
+  if (live) state.live_jobs.Remove(job.resource_pool, job.priority, job.queue_position, job.job_id);
   job.priority = changed.priority();
   job.weight = changed.weight();
   job.resource_pool = changed.resource_pool();
   job.queue_position = changed.queue_position();
   job.max_slots = changed.max_slots();
+  if (live) state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
   for (const auto& task_id : job.task_ids) {
     TaskRecord& task = state.tasks.at(task_id);
     if (task.state == TaskState::kExited) continue;

@@ -15,6 +15,7 @@
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/searcher.h"
 #include "commands/identity.h"
+#include "commands/job_ranks.h"
 #include "commands/tenancy.h"
 #include "events.pb.h"
 #include "events/pool_defaults.h"
@@ -202,6 +203,7 @@ struct DecisionState {
   // allocation are taken only from an agent that held it.
   std::map<std::string, std::vector<std::string>> allocation_agents;
   std::set<QueueKey> queue;  // queued tasks only
+  JobRanks live_jobs;        // jobs with live tasks, in each pool's queue order
   // idempotency key -> what its command was and the entity it created or touched
   struct IdempotentCommand {
     std::string command;  // the payload type of the command's first event

@@ -91,9 +91,10 @@ Status DecisionLoop::Replay() {
   state_ = std::move(fresh);
   PublishIdentity();
   PublishTenancy();
-  if (my_epoch_ != 0 && state_.writer_epoch > my_epoch_) {
+  const uint64_t my_epoch = my_epoch_.load();
+  if (my_epoch != 0 && state_.writer_epoch > my_epoch) {
     fenced_reason_ = "a newer master (writer epoch " + std::to_string(state_.writer_epoch) +
-                     ") took over the log; this master (epoch " + std::to_string(my_epoch_) +
+                     ") took over the log; this master (epoch " + std::to_string(my_epoch) +
                      ") no longer writes";
   }
   return Status::Ok();
@@ -189,10 +190,7 @@ Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& al
   return AllocationHolding{task->second, agents->second};
 }
 
-uint64_t DecisionLoop::writer_epoch() const {
-  std::lock_guard lock(state_mutex_);
-  return my_epoch_;
-}
+uint64_t DecisionLoop::writer_epoch() const { return my_epoch_.load(); }
 
 void DecisionLoop::Run() {
   while (true) {

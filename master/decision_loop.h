@@ -4,6 +4,7 @@
 // loop claims a new writer epoch. This is the I/O shell around the pure decider.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -74,7 +75,8 @@ class DecisionLoop : public Writer {
   Options options_;
   mutable std::mutex state_mutex_;
   DecisionState state_;
-  uint64_t my_epoch_ = 0;
+  // Set once at Start; read by every GET /api/v1/master, so without the state's lock.
+  std::atomic<uint64_t> my_epoch_{0};
   std::string fenced_reason_;  // non-empty once a newer master took over
   // Set when the state may hold events the log does not (an append failed and the reload that
   // followed failed too): the next batch reloads first, or is refused.

@@ -29,7 +29,8 @@ class Projector {
   }
 };
 
-// "tasks", "agents", "job_queue", "experiments", "pools", "templates", "writers", in that order.
+// "tasks", "agents", "job_queue", "experiments", "pools", "templates", "writers", "users",
+// "tenancy", "task_order", in that order.
 const std::vector<std::string>& ProjectorNames();
 
 // The projector with this name, or InvalidArgument.

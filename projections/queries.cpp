@@ -4,6 +4,7 @@
 #include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
 #include "projections/pool_projector.h"
+#include "projections/task_order_projector.h"
 #include "projections/task_projector.h"
 #include "projections/template_projector.h"
 #include "projections/tenancy_projector.h"
@@ -32,6 +33,13 @@ Result<std::optional<TaskView>> Queries::GetTask(const std::string& task_id) {
 
 Result<std::vector<TaskView>> Queries::ListTasks() {
   return ReadFrom<std::vector<TaskView>>(projections::kTasksProjector, projections::ReadTasks);
+}
+
+Status Queries::VisitTaskIds(events::TaskType type,
+                             const std::function<bool(const std::string& task_id)>& visit) {
+  return ReadViews(projections::kTaskOrderProjector, [&](ViewReader& reader) {
+    return projections::VisitTaskIdsInOrder(reader, type, visit);
+  });
 }
 
 Result<std::optional<AgentView>> Queries::GetAgent(const std::string& agent_id) {

@@ -34,6 +34,11 @@ class Queries {
   Result<std::optional<TaskView>> GetTask(const std::string& task_id);
   // Every task, in submission order.
   Result<std::vector<TaskView>> ListTasks();
+  // The ids of the tasks of `type` in submission order, to `visit` until it returns false: a page
+  // of a list costs the tasks it reads, not every task (read them with GetTask; one the tasks
+  // projection does not show yet is not there yet).
+  Status VisitTaskIds(events::TaskType type,
+                      const std::function<bool(const std::string& task_id)>& visit);
 
   Result<std::optional<AgentView>> GetAgent(const std::string& agent_id);
   // Every agent, by agent id.

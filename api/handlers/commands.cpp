@@ -88,22 +88,50 @@ http::Response LaunchCommand(Call& call) {
 }
 
 http::Response ListCommands(Call& call) {
-  auto tasks = call.services().projections->ListTasks();
-  if (!tasks.ok()) return Error(tasks.status());
+  auto paging = call.ReadPaging();
+  if (!paging.ok()) return Error(paging.status());
   auto users = call.request().QueryParams("users");
   const std::string workspace = call.request().QueryParam("workspaceId");
-  json list = json::array();
-  for (const auto& task : *tasks) {
-    if (task.task_type() != events::TASK_TYPE_COMMAND) continue;
-    if (!call.CanView(task.workspace_id())) continue;
+  auto shown = [&](const views::TaskView& task) {
+    if (!call.CanView(task.workspace_id())) return false;
     if (!workspace.empty() &&
         workspace != std::to_string(WorkspaceOrUncategorized(task.workspace_id()))) {
-      continue;  // 0 (events from before workspaces) is Uncategorized
+      return false;  // 0 (events from before workspaces) is Uncategorized
     }
-    if (!users.empty() && std::find(users.begin(), users.end(), task.user()) == users.end())
-      continue;
-    list.push_back(CommandJson(task, call.UserIdOf(task.user())));
+    return users.empty() || std::find(users.begin(), users.end(), task.user()) != users.end();
+  };
+  json list = json::array();
+  if (paging->offset == 0 && paging->limit == 0) {
+    auto tasks = call.services().projections->ListTasks();
+    if (!tasks.ok()) return Error(tasks.status());
+    for (const auto& task : *tasks) {
+      if (task.task_type() != events::TASK_TYPE_COMMAND || !shown(task)) continue;
+      list.push_back(CommandJson(task, call.UserIdOf(task.user())));
+    }
+    return Ok({{"commands", list}});
   }
+  // A page (Determined's offset and limit): walk the commands in submission order and read only
+  // as many as the page needs, not every task there ever was.
+  Projections* projections = call.services().projections;
+  size_t skipped = 0;
+  Status read;
+  Status walked =
+      projections->VisitTaskIds(events::TASK_TYPE_COMMAND, [&](const std::string& task_id) {
+        auto task = projections->GetTask(task_id);
+        if (!task.ok()) {
+          read = task.status();
+          return false;
+        }
+        if (!*task || !shown(**task)) return true;
+        if (skipped < paging->offset) {
+          ++skipped;
+          return true;
+        }
+        list.push_back(CommandJson(**task, call.UserIdOf((*task)->user())));
+        return paging->limit == 0 || list.size() < paging->limit;
+      });
+  if (!walked.ok()) return Error(walked);
+  if (!read.ok()) return Error(read);
   return Ok({{"commands", list}});
 }
 

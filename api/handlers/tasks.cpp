@@ -54,7 +54,7 @@ http::Response GetTask(Call& call) {
                        {"running", job.running}});
     }
     out["explanation"] = explanation->reason;
-    out["jobsAhead"] = explanation->jobs_ahead.size();
+    out["jobsAhead"] = explanation->jobs_ahead_count;
     out["cairn"]["jobsAhead"] = ahead;
   }
   return Ok({{"task", out}});

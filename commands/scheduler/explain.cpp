@@ -1,7 +1,5 @@
 #include "commands/scheduler/explain.h"
 
-#include <algorithm>
-
 #include "base/clock.h"
 #include "commands/scheduler/policies.h"
 #include "commands/scheduler/scheduler.h"
@@ -9,19 +7,16 @@
 
 namespace cairn::commands {
 
-std::vector<JobAhead> JobsAheadOf(const DecisionState& state, const JobRecord& job) {
-  std::vector<std::pair<std::pair<int32_t, int64_t>, JobAhead>> ahead;
+JobsAhead JobsAheadOf(const DecisionState& state, const JobRecord& job, size_t limit) {
   const events::ResourcePoolConfig* pool = state.FindPool(job.resource_pool);
   const bool by_priority =
       pool != nullptr && pool->scheduler().type() == events::SCHEDULER_TYPE_PRIORITY;
-  auto key = [&](const JobRecord& other) {
-    return std::make_pair(by_priority ? other.priority : 0, other.queue_position);
-  };
-  for (const auto& [job_id, other] : state.jobs) {
-    if (job_id == job.job_id || other.live_tasks == 0 || other.resource_pool != job.resource_pool ||
-        !(key(other) < key(job))) {
-      continue;
-    }
+  JobsAhead ahead;
+  ahead.count =
+      state.live_jobs.CountAhead(job.resource_pool, by_priority, job.priority, job.queue_position);
+  for (const std::string& job_id : state.live_jobs.FirstAhead(
+           job.resource_pool, by_priority, job.priority, job.queue_position, limit)) {
+    const JobRecord& other = state.jobs.at(job_id);
     JobAhead entry{job_id, other.priority, 0, false};
     for (const auto& task_id : other.task_ids) {
       const TaskRecord& task = state.tasks.at(task_id);
@@ -29,13 +24,9 @@ std::vector<JobAhead> JobsAheadOf(const DecisionState& state, const JobRecord& j
       entry.slots += task.resources.slots();
       entry.running |= task.holds_allocation();
     }
-    ahead.push_back({key(other), entry});
+    ahead.first.push_back(std::move(entry));
   }
-  std::sort(ahead.begin(), ahead.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<JobAhead> result;
-  for (auto& [unused, entry] : ahead) result.push_back(std::move(entry));
-  return result;
+  return ahead;
 }
 
 Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::string& task_id,
@@ -60,18 +51,17 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
                "), priority " + std::to_string(task->resources.priority()) + ", needs " +
                SlotsText(task->resources.slots());
       if (!task->last_reason.empty()) reason += "; last decision: " + task->last_reason;
-      auto pass = Schedule(state, now_unix_micros, true);
-      auto waiting = pass.waiting_reasons.find(task_id);
-      if (waiting != pass.waiting_reasons.end()) {
-        reason += "; waiting because " + waiting->second;
-      } else {
-        bool placed = false;
-        for (const auto& decision : pass.decisions) {
-          placed |= decision.has_allocation_assigned() &&
-                    decision.allocation_assigned().task_id() == task_id;
-        }
-        reason += placed ? "; the next scheduling pass places it"
-                         : "; not considered by the scheduler (its pool has no agent yet)";
+      const QueuedTaskOutlook outlook = ExplainQueuedTask(state, now_unix_micros, *task);
+      switch (outlook.kind) {
+        case QueuedTaskOutlook::kWaits:
+          reason += "; waiting because " + outlook.waiting_reason;
+          break;
+        case QueuedTaskOutlook::kPlaced:
+          reason += "; the next scheduling pass places it";
+          break;
+        case QueuedTaskOutlook::kNotConsidered:
+          reason += "; not considered by the scheduler (its pool has no agent yet)";
+          break;
       }
       break;
     }
@@ -102,9 +92,11 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
       break;
   }
   if (job != nullptr && task->state != TaskState::kExited) {
-    explanation.jobs_ahead = JobsAheadOf(state, *job);
+    JobsAhead jobs_ahead = JobsAheadOf(state, *job, kJobsAheadListed);
+    explanation.jobs_ahead_count = jobs_ahead.count;
+    explanation.jobs_ahead = std::move(jobs_ahead.first);
     if (!explanation.jobs_ahead.empty()) {
-      reason += ". " + std::to_string(explanation.jobs_ahead.size()) + " job(s) ahead of job " +
+      reason += ". " + std::to_string(explanation.jobs_ahead_count) + " job(s) ahead of job " +
                 job->job_id + ": ";
       size_t shown = 0;
       for (const auto& ahead : explanation.jobs_ahead) {

@@ -27,13 +27,17 @@ struct PoolPass {
   int64_t now;
   SchedulingPass* out;
   bool explain;
+  // When explaining, only this task's reason is put in words (nullptr: every task's).
+  const TaskRecord* explain_only = nullptr;
 
   void Assign(const TaskRecord& task, const Fit& fit, const std::string& reason, bool backfilled);
   void Preempt(const TaskRecord& victim, const std::string& reason, const TaskRecord* for_task);
   // Records why a task still waits; the words are only built when explaining.
   template <typename MakeReason>
   void Wait(const TaskRecord& task, MakeReason&& make_reason) {
-    if (explain) out->waiting_reasons[task.task_id] = make_reason();
+    if (explain && (explain_only == nullptr || &task == explain_only)) {
+      out->waiting_reasons[task.task_id] = make_reason();
+    }
   }
   std::string PoolName() const { return pool.pool_name(); }
   const JobRecord& JobOf(const TaskRecord& task) const { return state.jobs.at(task.job_id); }

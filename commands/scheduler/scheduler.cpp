@@ -103,7 +103,13 @@ void RunZeroSlot(PoolPass& pass, bool by_priority) {
   }
 }
 
-SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, bool explain_waiting) {
+namespace {
+
+// Schedule, and ExplainQueuedTask when `only` is set: then only `only`'s pool is passed over,
+// only `only`'s reason is put in words, and in a pool without a schedulable agent `only` alone
+// is walked.
+SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool explain_waiting,
+                       const TaskRecord* only) {
   SchedulingPass result;
   if (state.queue.empty() && !explain_waiting) {
     // Nothing waits: only fair share could still want to move slots, and it only does that for
@@ -125,30 +131,40 @@ SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, boo
   };
   std::map<std::string, Queued> queued;
   const bool any_bindings = !state.tenancy.pool_bindings.empty();
-  for (const auto& key : state.queue) {
-    const TaskRecord& task = state.tasks.at(std::get<3>(key));
+  auto list = [&](const TaskRecord& task) {
     const std::string& pool = task.resources.resource_pool();
-    if (!explain_waiting && !pools_with_agents.count(pool)) continue;
     // A pool's bindings changed after the work was queued: the pool no longer takes it.
     if (any_bindings) {
       const int32_t workspace_id = state.jobs.at(task.job_id).workspace_id;
       if (!state.tenancy.PoolAllows(pool, workspace_id)) {
-        if (explain_waiting) {
+        if (explain_waiting && (only == nullptr || &task == only)) {
           result.waiting_reasons[task.task_id] =
               "resource pool " + pool + " is no longer available to workspace id " +
               std::to_string(workspace_id) +
               " (its bindings changed); move the job to a pool the workspace may use";
         }
-        continue;
+        return;
       }
     }
     Queued& lists = queued[pool];
     (task.resources.slots() == 0 ? lists.zero_slot_tasks : lists.slot_tasks).push_back(&task);
+  };
+  if (only != nullptr && !pools_with_agents.count(only->resources.resource_pool())) {
+    list(*only);  // the others of its pool cannot change why it waits
+  } else {
+    for (const auto& key : state.queue) {
+      const TaskRecord& task = state.tasks.at(std::get<3>(key));
+      const std::string& pool = task.resources.resource_pool();
+      if (only != nullptr && pool != only->resources.resource_pool()) continue;
+      if (!explain_waiting && !pools_with_agents.count(pool)) continue;
+      list(task);
+    }
   }
   for (const auto& pool : state.pools_config.pools()) {
     auto lists = queued.find(pool.pool_name());
     if (lists == queued.end()) continue;
     PoolPass pass(state, pool, now_unix_micros, &result, explain_waiting);
+    pass.explain_only = only;
     pass.queued_slot_tasks = std::move(lists->second.slot_tasks);
     pass.queued_zero_slot_tasks = std::move(lists->second.zero_slot_tasks);
     // Running tasks are found through the agents: the task table holds all of history.
@@ -184,6 +200,31 @@ SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, boo
     }
   }
   return result;
+}
+
+}  // namespace
+
+SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, bool explain_waiting) {
+  return RunPass(state, now_unix_micros, explain_waiting, nullptr);
+}
+
+QueuedTaskOutlook ExplainQueuedTask(const DecisionState& state, int64_t now_unix_micros,
+                                    const TaskRecord& task) {
+  SchedulingPass pass = RunPass(state, now_unix_micros, true, &task);
+  QueuedTaskOutlook outlook;
+  auto waiting = pass.waiting_reasons.find(task.task_id);
+  if (waiting != pass.waiting_reasons.end()) {
+    outlook.kind = QueuedTaskOutlook::kWaits;
+    outlook.waiting_reason = std::move(waiting->second);
+    return outlook;
+  }
+  for (const auto& decision : pass.decisions) {
+    if (decision.has_allocation_assigned() &&
+        decision.allocation_assigned().task_id() == task.task_id) {
+      outlook.kind = QueuedTaskOutlook::kPlaced;
+    }
+  }
+  return outlook;
 }
 
 Status CheckCanEverFit(const DecisionState& state, const std::string& pool_name, int32_t slots) {

@@ -26,6 +26,18 @@ struct SchedulingPass {
 SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros,
                         bool explain_waiting = false);
 
+// What a pass now would do with one queued task: place it, or leave it waiting and why (the
+// reason Schedule's waiting_reasons would give), or not consider it (its pool is not
+// configured). Only the task's pool is passed over, and when that pool has no schedulable agent
+// only the task itself: nothing can be placed there, so the others do not change its answer.
+struct QueuedTaskOutlook {
+  enum Kind { kWaits, kPlaced, kNotConsidered };
+  Kind kind = kNotConsidered;
+  std::string waiting_reason;  // kWaits
+};
+QueuedTaskOutlook ExplainQueuedTask(const DecisionState& state, int64_t now_unix_micros,
+                                    const TaskRecord& task);
+
 // Refuses a task that could never run in `pool`: more slots than the pool's agents could give it
 // even if all were idle (one agent, or whole agents of one size for a gang), or a zero-slot task
 // in a pool whose agents take no zero-slot containers.

@@ -169,6 +169,31 @@ TEST_F(ApiTest, AWriteCarriesItsOffsetAndAReadCanWaitForIt) {
   EXPECT_EQ(too_far.status, 400);
 }
 
+TEST_F(ApiTest, ACommandListTakesDeterminedsOffsetAndLimit) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(Submit({{"entrypoint", {"true"}}}));
+  LoginAs("admin");
+  ids.push_back(Submit({{"entrypoint", {"true"}}}));
+  auto listed = [&](const std::string& query) {
+    std::vector<std::string> found;
+    // Kept whole: iterating a member of the temporary answer would read freed memory.
+    const json answer = CallJson("GET", "/api/v1/commands" + query);
+    for (const auto& command : answer["commands"]) {
+      found.push_back(command["id"]);
+    }
+    return found;
+  };
+  EXPECT_EQ(listed(""), ids);
+  EXPECT_EQ(listed("?offset=1&limit=2"), (std::vector<std::string>{ids[1], ids[2]}));
+  EXPECT_EQ(listed("?offset=3"), (std::vector<std::string>{ids[3], ids[4]}));
+  EXPECT_EQ(listed("?limit=2&users=admin"), (std::vector<std::string>{ids[4]}))
+      << "filters apply before the page is cut";
+  EXPECT_EQ(listed("?offset=1&users=determined"),
+            (std::vector<std::string>{ids[1], ids[2], ids[3]}));
+  EXPECT_TRUE(listed("?offset=9&limit=3").empty());
+  EXPECT_EQ(Call("GET", "/api/v1/commands?limit=-1").status, 400);
+}
+
 TEST_F(ApiTest, TheAgentProtocolRunsACommandsWholeStory) {
   json registered = RegisterAgent("a1", 2, "inc-1");
   EXPECT_EQ(registered["placements"]["transport"], "http");

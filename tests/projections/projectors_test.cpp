@@ -139,6 +139,32 @@ TEST(TaskProjectorTest, ListIsInSubmissionOrder) {
   EXPECT_EQ(ids, (std::vector<std::string>{"zeta", "alpha", "mid"}));
 }
 
+TEST(TaskOrderProjectorTest, ListsEachTypesIdsInSubmissionOrderOnce) {
+  History history;
+  for (const char* id : {"zeta", "alpha", "mid"}) history.Submit(id, id, "default", 42, 1);
+  history.Submit("trial", "exp", "default", 42, 1)
+      .mutable_task_submitted()
+      ->mutable_spec()
+      ->set_task_type(events::TASK_TYPE_TRIAL);
+  history.Submit("alpha", "alpha", "default", 42, 1);  // a repeat changes nothing
+  ProjectionState state = Fold(history);
+  auto ids_of = [&](events::TaskType type, size_t wanted) {
+    std::vector<std::string> ids;
+    Status visited = state.VisitTaskIds(type, [&](const std::string& id) {
+      ids.push_back(id);
+      return ids.size() < wanted;
+    });
+    EXPECT_TRUE(visited.ok()) << visited.ToString();
+    return ids;
+  };
+  EXPECT_EQ(ids_of(events::TASK_TYPE_COMMAND, 10),
+            (std::vector<std::string>{"zeta", "alpha", "mid"}));
+  EXPECT_EQ(ids_of(events::TASK_TYPE_COMMAND, 2), (std::vector<std::string>{"zeta", "alpha"}))
+      << "the walk stops when asked";
+  EXPECT_EQ(ids_of(events::TASK_TYPE_TRIAL, 10), (std::vector<std::string>{"trial"}));
+  EXPECT_TRUE(ids_of(events::TASK_TYPE_NOTEBOOK, 10).empty());
+}
+
 TEST(AgentProjectorTest, RegistrationAllocationsAndExits) {
   History history;
   history.Register("a1", "i1", "gpu", 8);
