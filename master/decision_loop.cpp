@@ -89,6 +89,7 @@ Status DecisionLoop::Replay() {
   }
   std::lock_guard lock(state_mutex_);
   state_ = std::move(fresh);
+  explained_ = {};  // it may have explained a state at this offset that the log never took
   PublishIdentity();
   PublishTenancy();
   const uint64_t my_epoch = my_epoch_.load();
@@ -172,7 +173,7 @@ Status DecisionLoop::Check(const Command& command, const CommandMeta& meta) {
 
 Result<TaskExplanation> DecisionLoop::Explain(const std::string& task_id, int64_t now_unix_micros) {
   std::lock_guard lock(state_mutex_);
-  return ExplainTask(state_, task_id, now_unix_micros);
+  return ExplainTask(state_, task_id, now_unix_micros, &explained_);
 }
 
 Result<TrialRunStart> DecisionLoop::DescribeTrialRun(const std::string& allocation_id) {

@@ -18,6 +18,7 @@
 #include "commands/commands.h"
 #include "commands/decider.h"
 #include "commands/decision_state.h"
+#include "commands/scheduler/scheduler.h"
 #include "commands/writer.h"
 #include "events/event_log.h"
 
@@ -75,6 +76,8 @@ class DecisionLoop : public Writer {
   Options options_;
   mutable std::mutex state_mutex_;
   DecisionState state_;
+  // Explain's passes over pools with agents for the current state; under state_mutex_.
+  ExplainedPasses explained_;
   // Set once at Start; read by every GET /api/v1/master, so without the state's lock.
   std::atomic<uint64_t> my_epoch_{0};
   std::string fenced_reason_;  // non-empty once a newer master took over

@@ -30,7 +30,7 @@ JobsAhead JobsAheadOf(const DecisionState& state, const JobRecord& job, size_t l
 }
 
 Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::string& task_id,
-                                    int64_t now_unix_micros) {
+                                    int64_t now_unix_micros, ExplainedPasses* passes) {
   const TaskRecord* task = state.FindTask(task_id);
   if (task == nullptr) return Status::NotFound("task " + task_id + " not found");
   TaskExplanation explanation;
@@ -51,7 +51,7 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
                "), priority " + std::to_string(task->resources.priority()) + ", needs " +
                SlotsText(task->resources.slots());
       if (!task->last_reason.empty()) reason += "; last decision: " + task->last_reason;
-      const QueuedTaskOutlook outlook = ExplainQueuedTask(state, now_unix_micros, *task);
+      const QueuedTaskOutlook outlook = ExplainQueuedTask(state, now_unix_micros, *task, passes);
       switch (outlook.kind) {
         case QueuedTaskOutlook::kWaits:
           reason += "; waiting because " + outlook.waiting_reason;

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "commands/decision_state.h"
+#include "commands/scheduler/scheduler.h"
 
 namespace cairn::commands {
 
@@ -30,10 +31,12 @@ struct TaskExplanation {
 };
 
 // `now_unix_micros` is the time the question is asked as of (an event's time under replay).
-// Costs about as much as the scheduler's pass over the task's pool, and no more than a few
-// lookups when that pool has no schedulable agent.
+// Costs about as much as the scheduler's pass over the task's pool (once per state with
+// `passes`), and no more than a few lookups when that pool has no schedulable agent.
+// `passes`, when given, keeps the passes over pools with agents for later questions about the
+// same state (scheduler.h ExplainedPasses).
 Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::string& task_id,
-                                    int64_t now_unix_micros);
+                                    int64_t now_unix_micros, ExplainedPasses* passes = nullptr);
 
 struct JobsAhead {
   size_t count = 0;

@@ -106,10 +106,11 @@ void RunZeroSlot(PoolPass& pass, bool by_priority) {
 namespace {
 
 // Schedule, and ExplainQueuedTask when `only` is set: then only `only`'s pool is passed over,
-// only `only`'s reason is put in words, and in a pool without a schedulable agent `only` alone
-// is walked.
+// only `only`'s reason is put in words (every waiting task's of the pool with `word_pool`), and
+// in a pool without a schedulable agent `only` alone is walked.
 SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool explain_waiting,
-                       const TaskRecord* only) {
+                       const TaskRecord* only, bool word_pool = false) {
+  const TaskRecord* worded = word_pool ? nullptr : only;
   SchedulingPass result;
   if (state.queue.empty() && !explain_waiting) {
     // Nothing waits: only fair share could still want to move slots, and it only does that for
@@ -137,7 +138,7 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
     if (any_bindings) {
       const int32_t workspace_id = state.jobs.at(task.job_id).workspace_id;
       if (!state.tenancy.PoolAllows(pool, workspace_id)) {
-        if (explain_waiting && (only == nullptr || &task == only)) {
+        if (explain_waiting && (worded == nullptr || &task == worded)) {
           result.waiting_reasons[task.task_id] =
               "resource pool " + pool + " is no longer available to workspace id " +
               std::to_string(workspace_id) +
@@ -164,7 +165,7 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
     auto lists = queued.find(pool.pool_name());
     if (lists == queued.end()) continue;
     PoolPass pass(state, pool, now_unix_micros, &result, explain_waiting);
-    pass.explain_only = only;
+    pass.explain_only = worded;
     pass.queued_slot_tasks = std::move(lists->second.slot_tasks);
     pass.queued_zero_slot_tasks = std::move(lists->second.zero_slot_tasks);
     // Running tasks are found through the agents: the task table holds all of history.
@@ -208,14 +209,14 @@ SchedulingPass Schedule(const DecisionState& state, int64_t now_unix_micros, boo
   return RunPass(state, now_unix_micros, explain_waiting, nullptr);
 }
 
-QueuedTaskOutlook ExplainQueuedTask(const DecisionState& state, int64_t now_unix_micros,
-                                    const TaskRecord& task) {
-  SchedulingPass pass = RunPass(state, now_unix_micros, true, &task);
+namespace {
+
+QueuedTaskOutlook OutlookIn(const SchedulingPass& pass, const TaskRecord& task) {
   QueuedTaskOutlook outlook;
   auto waiting = pass.waiting_reasons.find(task.task_id);
   if (waiting != pass.waiting_reasons.end()) {
     outlook.kind = QueuedTaskOutlook::kWaits;
-    outlook.waiting_reason = std::move(waiting->second);
+    outlook.waiting_reason = waiting->second;
     return outlook;
   }
   for (const auto& decision : pass.decisions) {
@@ -225,6 +226,31 @@ QueuedTaskOutlook ExplainQueuedTask(const DecisionState& state, int64_t now_unix
     }
   }
   return outlook;
+}
+
+}  // namespace
+
+QueuedTaskOutlook ExplainQueuedTask(const DecisionState& state, int64_t now_unix_micros,
+                                    const TaskRecord& task, ExplainedPasses* passes) {
+  const std::string& pool = task.resources.resource_pool();
+  const bool pool_has_agent =
+      std::any_of(state.agents.begin(), state.agents.end(), [&](const auto& entry) {
+        return entry.second.schedulable() && entry.second.resource_pool == pool;
+      });
+  // Without a schedulable agent the task is walked alone, which costs less than a lookup.
+  if (passes == nullptr || !pool_has_agent) {
+    return OutlookIn(RunPass(state, now_unix_micros, true, &task), task);
+  }
+  if (passes->state_offset != state.next_offset) {
+    passes->by_pool.clear();
+    passes->state_offset = state.next_offset;
+  }
+  auto cached = passes->by_pool.find(pool);
+  if (cached == passes->by_pool.end()) {
+    cached =
+        passes->by_pool.emplace(pool, RunPass(state, now_unix_micros, true, &task, true)).first;
+  }
+  return OutlookIn(cached->second, task);
 }
 
 Status CheckCanEverFit(const DecisionState& state, const std::string& pool_name, int32_t slots) {

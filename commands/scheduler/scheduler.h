@@ -35,8 +35,21 @@ struct QueuedTaskOutlook {
   Kind kind = kNotConsidered;
   std::string waiting_reason;  // kWaits
 };
+
+// The explaining passes over pools with a schedulable agent for one decision state (named by its
+// next_offset), each with every waiting task's reason: explaining many tasks of such a pool
+// between two writes costs one pass over its queue, not one per task. A pass is as of the time
+// of the first question about its pool. Whoever replaces a state by another with the same
+// next_offset (a reload after a failed append) clears it.
+struct ExplainedPasses {
+  uint64_t state_offset = 0;
+  std::map<std::string, SchedulingPass> by_pool;
+};
+
+// `passes`, when given, keeps the passes over pools with a schedulable agent for later questions
+// about the same state.
 QueuedTaskOutlook ExplainQueuedTask(const DecisionState& state, int64_t now_unix_micros,
-                                    const TaskRecord& task);
+                                    const TaskRecord& task, ExplainedPasses* passes = nullptr);
 
 // Refuses a task that could never run in `pool`: more slots than the pool's agents could give it
 // even if all were idle (one agent, or whole agents of one size for a gang), or a zero-slot task

@@ -1,6 +1,7 @@
 // Explaining one task stays cheap with a long queue and says what the whole scheduling pass
 // would: the ranked index of live jobs (commands/job_ranks.h) against a walk of every job, and
-// the one-task pass (ExplainQueuedTask) against Schedule's reasons for every queued task.
+// the one-task pass (ExplainQueuedTask, with and without kept passes) against Schedule's reasons
+// for every queued task.
 #include "commands/scheduler/explain.h"
 
 #include <gtest/gtest.h>
@@ -63,7 +64,8 @@ Strings WalkJobsAhead(const DecisionState& state, const JobRecord& job) {
 
 // Submissions (commands and multi-task jobs), priority changes, moves within and across pools,
 // kills and exits, in a seeded random order; after each step every live job's jobs ahead match
-// the walk, and every queued task's one-task explanation matches the full pass.
+// the walk, and every queued task's one-task explanation, fresh or from the kept passes, matches
+// the full pass.
 TEST(ExplainTest, TheIndexAndTheOneTaskPassAgreeWithTheFullPassThroughRandomChanges) {
   Cluster cluster;
   RUN_OK(cluster, Pools({Pool("default", {.type = kPriority, .preemption = true}), Pool("fair"),
@@ -73,6 +75,7 @@ TEST(ExplainTest, TheIndexAndTheOneTaskPassAgreeWithTheFullPassThroughRandomChan
   std::mt19937 random(7);
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(random); };
   const Strings pools = {"default", "fair", "empty"};
+  ExplainedPasses passes;  // kept across the steps: each change must renew it
   int next_task = 0;
   for (int step = 0; step < 300; ++step) {
     Strings live_jobs;
@@ -141,6 +144,9 @@ TEST(ExplainTest, TheIndexAndTheOneTaskPassAgreeWithTheFullPassThroughRandomChan
     for (const auto& key : state.queue) {
       const TaskRecord& task = state.tasks.at(std::get<3>(key));
       const QueuedTaskOutlook outlook = ExplainQueuedTask(state, cluster.now, task);
+      const QueuedTaskOutlook kept = ExplainQueuedTask(state, cluster.now, task, &passes);
+      ASSERT_EQ(kept.kind, outlook.kind) << task.task_id << " at step " << step;
+      ASSERT_EQ(kept.waiting_reason, outlook.waiting_reason) << task.task_id;
       auto waiting = full.waiting_reasons.find(task.task_id);
       if (waiting != full.waiting_reasons.end()) {
         ASSERT_EQ(outlook.kind, QueuedTaskOutlook::kWaits) << task.task_id << " at step " << step;
