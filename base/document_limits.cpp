@@ -3,81 +3,15 @@
 #include <cctype>
 #include <cstring>
 
+#include "base/json_shape_scanner.h"
+
 namespace cairn {
 
 std::string ErrorPrefix(const std::string& what) { return what.empty() ? "" : what + ": "; }
 
 Status CheckJsonShape(std::string_view text, const DocumentLimits& limits,
                       const std::string& what) {
-  int depth = 0;
-  // Every value but the first is preceded by a ',' or opens its container; counting those is a
-  // bound on the values the parser would build.
-  size_t values = 1;
-  std::string_view last_key;
-  // Whether the next token is the value of large_string_key. Only that value may be long: the
-  // key's exemption must not reach a later string of another container (the json_document fuzz
-  // target's check caught [{"content": ""}, "<16 MiB>"] passing).
-  bool large_key_value_next = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    switch (c) {
-      case '"': {
-        // To the closing quote: memchr runs far faster than a loop over a long string.
-        const size_t start = i + 1;
-        size_t end = start;
-        while (true) {
-          const void* quote = std::memchr(text.data() + end, '"', text.size() - end);
-          if (quote == nullptr) return Status::Ok();  // unterminated: the parser says so
-          end = static_cast<size_t>(static_cast<const char*>(quote) - text.data());
-          size_t backslashes = 0;
-          while (end - backslashes > start && text[end - backslashes - 1] == '\\') ++backslashes;
-          if (backslashes % 2 == 0) break;
-          ++end;
-        }
-        i = end;
-        size_t next = end + 1;
-        while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
-        const std::string_view string = text.substr(start, end - start);
-        if (next < text.size() && text[next] == ':') {
-          last_key = string;
-          large_key_value_next =
-              !limits.large_string_key.empty() && string == limits.large_string_key;
-          break;
-        }
-        if (string.size() > limits.max_string_bytes && !large_key_value_next) {
-          return Status::InvalidArgument(
-              ErrorPrefix(what) + (last_key.empty() ? "a string" : std::string(last_key)) +
-              ": larger than " + std::to_string(limits.max_string_bytes) + " bytes");
-        }
-        large_key_value_next = false;
-        break;
-      }
-      case '[':
-      case '{':
-        large_key_value_next = false;
-        if (++depth > limits.max_depth) {
-          return Status::InvalidArgument(ErrorPrefix(what) + "nested deeper than " +
-                                         std::to_string(limits.max_depth) + " levels");
-        }
-        ++values;
-        break;
-      case ']':
-      case '}':
-        large_key_value_next = false;
-        --depth;
-        break;
-      case ',':
-        large_key_value_next = false;
-        if (++values > limits.max_nodes) {
-          return Status::InvalidArgument(ErrorPrefix(what) + "more than " +
-                                         std::to_string(limits.max_nodes) + " values");
-        }
-        break;
-      default:
-        break;
-    }
-  }
-  return Status::Ok();
+  return JsonShapeScanner(limits, what).Feed(text);
 }
 
 Status CheckYamlFlowDepth(std::string_view text, const DocumentLimits& limits,

@@ -182,6 +182,9 @@ Status BindServer(Master::Parts& parts) {
   options.address = parts.config.listen_address;
   options.port = parts.config.port;
   options.max_body_bytes = parts.config.max_request_body_bytes;
+  // Every route takes JSON (api/rest_util.h's ParseBody checks the same limits again): a body
+  // that breaks them is refused while it is read, before it costs its full size.
+  options.json_body_limits = kRequestBodyLimits;
   options.tls_cert_file = parts.config.security.tls.cert;
   options.tls_key_file = parts.config.security.tls.key;
   std::atomic<api::RestApi*>* ready_api = &parts.ready_api;

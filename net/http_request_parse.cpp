@@ -4,9 +4,11 @@
 #include <boost/beast/http.hpp>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "base/encoding.h"
+#include "base/json_shape_scanner.h"
 
 namespace cairn::http {
 
@@ -14,6 +16,9 @@ namespace bhttp = boost::beast::http;
 
 struct RequestParser::Impl {
   bhttp::request_parser<bhttp::string_body> parser;
+  std::optional<JsonShapeScanner> body_scanner;
+  size_t body_scanned = 0;  // bytes of the body already given to body_scanner
+  bool continue_answered = false;
 };
 
 RequestParser::RequestParser(const RequestLimits& limits) : impl_(std::make_unique<Impl>()) {
@@ -23,6 +28,7 @@ RequestParser::RequestParser(const RequestLimits& limits) : impl_(std::make_uniq
   impl_->parser.body_limit(limits.max_body_bytes);
   impl_->parser.header_limit(static_cast<uint32_t>(
       std::min<size_t>(limits.max_header_bytes, std::numeric_limits<uint32_t>::max())));
+  if (limits.body_shape) impl_->body_scanner.emplace(*limits.body_shape, "body");
 }
 
 RequestParser::~RequestParser() = default;
@@ -37,10 +43,34 @@ size_t RequestParser::Feed(std::string_view bytes) {
     state_ = ParseState::kBodyTooLarge;
   } else if (ec && ec != bhttp::error::need_more) {
     state_ = ParseState::kMalformed;
+  } else if (!ScanNewBodyBytes()) {
+    state_ = ParseState::kBodyRefused;
   } else if (impl_->parser.is_done()) {
     state_ = ParseState::kComplete;
   }
   return used;
+}
+
+bool RequestParser::ScanNewBodyBytes() {
+  if (!impl_->body_scanner || !impl_->parser.is_header_done()) return true;
+  const std::string& body = impl_->parser.get().body();
+  if (body.size() == impl_->body_scanned) return true;
+  Status shape = impl_->body_scanner->Feed(std::string_view(body).substr(impl_->body_scanned));
+  impl_->body_scanned = body.size();
+  if (shape.ok()) return true;
+  refusal_ = std::move(shape);
+  return false;
+}
+
+bool RequestParser::TakeContinueRequest() {
+  if (state_ != ParseState::kNeedMoreBytes || impl_->continue_answered ||
+      !impl_->parser.is_header_done() || !impl_->parser.get().body().empty()) {
+    return false;
+  }
+  const auto expect = impl_->parser.get()[bhttp::field::expect];
+  if (!boost::beast::iequals(expect, "100-continue")) return false;
+  impl_->continue_answered = true;
+  return true;
 }
 
 void RequestParser::FeedEndOfStream() {

@@ -5,9 +5,12 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/document_limits.h"
+#include "base/status.h"
 #include "net/http_types.h"
 
 namespace cairn::http {
@@ -15,6 +18,9 @@ namespace cairn::http {
 struct RequestLimits {
   size_t max_header_bytes = 64 * 1024;  // the request line and the fields
   size_t max_body_bytes = 128u << 20;
+  // When set, every body is taken for JSON and scanned as it arrives (base/json_shape_scanner.h):
+  // one that breaks these limits is refused as soon as the bytes that break them are read.
+  std::optional<DocumentLimits> body_shape;
 };
 
 enum class ParseState {
@@ -23,6 +29,7 @@ enum class ParseState {
   kHeaderTooLarge,  // the server answers 431
   kBodyTooLarge,    // 413 (a Content-Length or the chunks received over the limit)
   kMalformed,       // 400: not an HTTP/1.x request, or the stream ended inside one
+  kBodyRefused,     // 400: the body broke RequestLimits::body_shape; refusal() says how
 };
 
 // Parses one request from bytes handed over as they arrive. One parser per request; not
@@ -43,6 +50,12 @@ class RequestParser {
   void FeedEndOfStream();
 
   ParseState state() const { return state_; }
+  // Why the body was refused (kBodyRefused only).
+  const Status& refusal() const { return refusal_; }
+  // True once, when the head is complete and asks "Expect: 100-continue" with its body still to
+  // come: the server then sends "100 Continue" (curl waits a second for it before sending a body
+  // over 1 KiB).
+  bool TakeContinueRequest();
   // Whether any byte of a request has been parsed (then the end of the stream is an error, not
   // a client that simply left).
   bool started() const;
@@ -53,9 +66,13 @@ class RequestParser {
   Request TakeRequest(const std::string& remote_address);
 
  private:
+  // Hands the body bytes parsed since the last call to the shape scanner; false once it refuses.
+  bool ScanNewBodyBytes();
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   ParseState state_ = ParseState::kNeedMoreBytes;
+  Status refusal_;
 };
 
 // One request at the front of a buffer that holds everything the client sent before closing:

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "base/log.h"
@@ -145,6 +146,11 @@ void ReadRequest(Stream& stream, beast::flat_buffer& buffer, RequestParser& pars
     buffer.consume(
         parser.Feed(std::string_view(static_cast<const char*>(unparsed.data()), unparsed.size())));
     if (parser.state() != ParseState::kNeedMoreBytes) return;
+    if (parser.TakeContinueRequest()) {
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      net::write(stream, net::const_buffer(kContinue.data(), kContinue.size()), ec);
+      if (ec) return;
+    }
     buffer.commit(stream.read_some(buffer.prepare(64 * 1024), ec));
     if (ec == net::error::eof && parser.started()) {
       ec = {};
@@ -152,6 +158,33 @@ void ReadRequest(Stream& stream, beast::flat_buffer& buffer, RequestParser& pars
       return;
     }
     if (ec) return;
+  }
+}
+
+// `text` as the inside of a JSON string.
+std::string JsonEscaped(const std::string& text) {
+  const std::string quoted =
+      nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+// Answers a request refused before its body was read to the end, and ends the connection. The
+// client may still be sending: some of that is read and dropped, so that it gets to read the
+// answer instead of a reset. (Under TLS these are records nobody decrypts.)
+template <class Stream>
+void RefuseBody(Stream& stream, TimedSocket& transport,
+                const bhttp::response<bhttp::string_body>& answer) {
+  beast::error_code ec;
+  bhttp::write(stream, answer, ec);
+  transport.lowest_layer().shutdown(tcp::socket::shutdown_send, ec);
+  const int fd = transport.lowest_layer().native_handle();
+  char sink[64 * 1024];
+  size_t drained = 0;
+  pollfd more{fd, POLLIN, 0};
+  while (drained < (64u << 20) && ::poll(&more, 1, 200) > 0) {
+    ssize_t n = ::recv(fd, sink, sizeof sink, 0);
+    if (n <= 0) break;
+    drained += static_cast<size_t>(n);
   }
 }
 
@@ -247,7 +280,8 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
     // Nothing of a next request read yet: wait for one, but not forever. Stop() shuts the
     // socket down, which ends the wait too.
     if (buffer.size() == 0) transport.AwaitNextRequest();
-    RequestParser parser({options.max_header_bytes, options.max_body_bytes});
+    RequestParser parser(
+        {options.max_header_bytes, options.max_body_bytes, options.json_body_limits});
     ReadRequest(stream, buffer, parser, ec);
     if (parser.state() == ParseState::kHeaderTooLarge) {
       auto res = SimpleResponse(431, "request header fields too large", false);
@@ -255,19 +289,12 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
       break;
     }
     if (parser.state() == ParseState::kBodyTooLarge) {
-      auto res = SimpleResponse(413, "request body too large", false);
-      bhttp::write(stream, res, ec);
-      // Read (and drop) some of what the client is still sending, so that it gets to read
-      // the 413 instead of a reset. (Under TLS these are records nobody decrypts.)
-      transport.lowest_layer().shutdown(tcp::socket::shutdown_send, ec);
-      char sink[64 * 1024];
-      size_t drained = 0;
-      pollfd more{fd, POLLIN, 0};
-      while (drained < (64u << 20) && ::poll(&more, 1, 200) > 0) {
-        ssize_t n = ::recv(fd, sink, sizeof sink, 0);
-        if (n <= 0) break;
-        drained += static_cast<size_t>(n);
-      }
+      RefuseBody(stream, transport, SimpleResponse(413, "request body too large", false));
+      break;
+    }
+    if (parser.state() == ParseState::kBodyRefused) {
+      RefuseBody(stream, transport,
+                 SimpleResponse(400, JsonEscaped(parser.refusal().message()), false));
       break;
     }
     if (ec || parser.state() != ParseState::kComplete) {

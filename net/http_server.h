@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "base/document_limits.h"
 #include "base/status.h"
 #include "net/http_types.h"
 
@@ -27,6 +29,10 @@ class Server {
     // starts a request and stalls must not hold a thread for ever).
     std::chrono::milliseconds read_timeout = std::chrono::seconds(30);
     size_t max_header_bytes = 64 * 1024;  // larger request heads get 431
+    // When set, every body is JSON: one nested too deep, with too many values or too long a
+    // string gets a 400 naming the limit as soon as the bytes that break it are read, and the
+    // connection is closed (the rest of the body is read and dropped, never stored).
+    std::optional<DocumentLimits> json_body_limits;
     // Both set: every connection must begin with a TLS handshake (a client that fails it, or
     // speaks plain HTTP, is disconnected); the read timeout bounds the handshake too. PEM files:
     // the server's certificate followed by any intermediates, and its private key.

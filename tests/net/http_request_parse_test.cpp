@@ -8,7 +8,8 @@
 namespace cairn::http {
 namespace {
 
-constexpr RequestLimits kSmallLimits{/*max_header_bytes=*/256, /*max_body_bytes=*/16};
+constexpr RequestLimits kSmallLimits{/*max_header_bytes=*/256, /*max_body_bytes=*/16,
+                                     /*body_shape=*/std::nullopt};
 
 TEST(HttpRequestParseTest, ReadsARequestWithItsQueryHeadersAndBody) {
   const std::string bytes =
@@ -59,6 +60,44 @@ TEST(HttpRequestParseTest, TheStreamEndingInsideARequestIsMalformedAndBeforeOneI
   parser.FeedEndOfStream();
   EXPECT_FALSE(parser.started());
   EXPECT_EQ(parser.state(), ParseState::kNeedMoreBytes);
+}
+
+TEST(HttpRequestParseTest, ABodyThatBreaksTheJsonLimitsIsRefusedBeforeItIsWhole) {
+  RequestLimits limits;
+  limits.body_shape = DocumentLimits{~size_t{0}, 64, 1000, /*max_string_bytes=*/16, "content"};
+  RequestParser parser(limits);
+  // The head promises 1 MiB; the refusal comes with the 17th byte of the string.
+  const std::string head = "POST /x HTTP/1.1\r\nContent-Length: 1048576\r\n\r\n";
+  std::string bytes = head + R"({"description": ")" + std::string(16, 'x');
+  EXPECT_EQ(parser.Feed(bytes), bytes.size());
+  ASSERT_EQ(parser.state(), ParseState::kNeedMoreBytes);
+  parser.Feed("x");
+  ASSERT_EQ(parser.state(), ParseState::kBodyRefused);
+  EXPECT_EQ(parser.refusal().message(), "body: description: larger than 16 bytes");
+  // The same body within the limits, and without them, is a request.
+  const std::string fine = R"({"description": "short", "content": "a long file, not refused"})";
+  auto parsed = ParseRequest(
+      "POST /x HTTP/1.1\r\nContent-Length: " + std::to_string(fine.size()) + "\r\n\r\n" + fine,
+      limits);
+  ASSERT_EQ(parsed.state, ParseState::kComplete);
+  EXPECT_EQ(parsed.request.body, fine);
+  EXPECT_EQ(ParseRequest(bytes + "x\"}", {}).state, ParseState::kMalformed)
+      << "without limits it is only short of its promised length";
+}
+
+TEST(HttpRequestParseTest, AHeadThatExpectsContinueAsksForItOnce) {
+  RequestParser parser({});
+  EXPECT_EQ(parser.Feed("POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n"), 0u);
+  EXPECT_FALSE(parser.TakeContinueRequest()) << "the head is not complete yet";
+  const std::string head = "POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n";
+  ASSERT_EQ(parser.Feed(head), head.size());
+  EXPECT_TRUE(parser.TakeContinueRequest());
+  EXPECT_FALSE(parser.TakeContinueRequest()) << "asked once";
+  parser.Feed("{}");
+  ASSERT_EQ(parser.state(), ParseState::kComplete);
+  RequestParser plain({});
+  plain.Feed("POST /x HTTP/1.1\r\nContent-Length: 2\r\n\r\n");
+  EXPECT_FALSE(plain.TakeContinueRequest());
 }
 
 TEST(HttpRequestParseTest, Http10AndConnectionCloseAreNotKeptAlive) {

@@ -56,6 +56,65 @@ TEST(HttpTest, ALargeRefusedBodyStillGetsIts413) {
   EXPECT_EQ(response->status, 413);
 }
 
+TEST(HttpTest, AJsonBodyThatBreaksTheLimitsGets400WhileItIsRead) {
+  Server::Options options;
+  options.json_body_limits = kRequestBodyLimits;
+  std::atomic<int> calls{0};
+  Server server(options, [&](const Request&) {
+    ++calls;
+    return Response{};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  Client client("127.0.0.1", server.port());
+  const std::string huge(16u << 20, 'x');
+  auto response = client.Request("POST", "/x", R"({"config": {"description": ")" + huge + "\"}}");
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 400);
+  EXPECT_NE(response->body.find("description: larger than 1048576 bytes"), std::string::npos)
+      << response->body;
+  EXPECT_EQ(calls.load(), 0) << "the handler never sees a refused body";
+  // A large body within the limits (a file's content) is served.
+  auto file = Client("127.0.0.1", server.port())
+                  .Request("POST", "/x", R"({"path": "a", "content": ")" + huge + "\"}");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(file->status, 200);
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(HttpTest, AClientThatExpectsContinueGetsIt) {
+  Server server({}, [](const Request& request) {
+    Response response;
+    response.body = request.body;
+    return response;
+  });
+  ASSERT_TRUE(server.Start().ok());
+  const int fd = RawConnection(server.port());
+  ASSERT_GE(fd, 0);
+  const std::string head =
+      "POST /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n";
+  ASSERT_EQ(::write(fd, head.data(), head.size()), static_cast<ssize_t>(head.size()));
+  // The client sends its body only after the interim answer: reading it first is the test.
+  const std::string interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  std::string received(interim.size(), '\0');
+  size_t got = 0;
+  while (got < received.size()) {
+    ssize_t n = ::read(fd, received.data() + got, received.size() - got);
+    ASSERT_GT(n, 0);
+    got += static_cast<size_t>(n);
+  }
+  EXPECT_EQ(received, interim);
+  ASSERT_EQ(::write(fd, "body", 4), 4);
+  std::string answer;
+  char chunk[512];
+  while (answer.find("\r\n\r\nbody") == std::string::npos) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    ASSERT_GT(n, 0) << answer;
+    answer.append(chunk, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  ::close(fd);
+}
+
 TEST(HttpTest, AnIdleConnectionIsClosedAfterTheIdleTimeout) {
   Server::Options options;
   options.idle_timeout = std::chrono::milliseconds(100);
