@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "api/bulk_reads.h"
 #include "api/router.h"
 #include "api/services.h"
 #include "net/http_types.h"
@@ -22,6 +23,7 @@ class RestApi {
   const Router& router() const { return router_; }
 
  private:
+  std::unique_ptr<BulkReadPool> bulk_reads_;
   Services services_;
   Router router_;
 };

@@ -1,5 +1,6 @@
 #include "api/route_table.h"
 
+#include "api/bulk_reads.h"
 #include "api/handlers/agent_protocol.h"
 #include "api/handlers/agents.h"
 #include "api/handlers/audit.h"
@@ -21,6 +22,8 @@
 
 namespace cairn::api {
 
+// Lists that render many entities are Bulk<>: they run on the bulk read pool, at a lower CPU
+// priority than everything else (api/bulk_reads.h). Never a stream: it would hold a worker.
 std::vector<Route> RouteTable() {
   using enum Access;
   // clang-format off
@@ -79,14 +82,14 @@ std::vector<Route> RouteTable() {
 
       // Commands and tasks.
       {"POST",   "/api/v1/commands",                        kUser,       LaunchCommand},
-      {"GET",    "/api/v1/commands",                        kUser,       ListCommands},
+      {"GET",    "/api/v1/commands",                        kUser,       Bulk<ListCommands>},
       {"GET",    "/api/v1/commands/{id}",                   kUser,       GetCommand},
       {"POST",   "/api/v1/commands/{id}/kill",              kUser,       KillCommand},
       {"POST",   "/api/v1/commands/{id}/set_priority",      kUser,       SetCommandPriority},
       {"POST",   "/api/v1/notebooks/{id}/set_priority",     kUser,       SetNotebookPriority},
       {"POST",   "/api/v1/shells/{id}/set_priority",        kUser,       SetShellPriority},
       {"POST",   "/api/v1/tensorboards/{id}/set_priority",  kUser,       SetTensorboardPriority},
-      {"GET",    "/api/v1/tasks",                           kUser,       ListTasks},
+      {"GET",    "/api/v1/tasks",                           kUser,       Bulk<ListTasks>},
       {"GET",    "/api/v1/tasks/{id}",                      kUser,       GetTask},
       {"GET",    "/api/v1/tasks/{id}/logs",                 kUser,       TaskLogs},
       {"POST",   "/api/v1/tasks/{id}/kill",                 kUser,       KillTaskRoute},
@@ -98,18 +101,18 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/agents/{id}/disable",             kUser,       DisableAgent},
 
       // The job queue.
-      {"GET",    "/api/v1/job-queues-v2",                   kUser,       JobQueueV2},
-      {"GET",    "/api/v1/job-queues",                      kUser,       JobQueue},
+      {"GET",    "/api/v1/job-queues-v2",                   kUser,       Bulk<JobQueueV2>},
+      {"GET",    "/api/v1/job-queues",                      kUser,       Bulk<JobQueue>},
       {"POST",   "/api/v1/job-queues",                      kUser,       UpdateJobQueue},
       {"GET",    "/api/v1/job-queues/stats",                kUser,       JobQueueStats},
 
       // Experiments, trials and templates.
       {"POST",   "/api/v1/experiments",                     kUser,       CreateExperiment},
-      {"GET",    "/api/v1/experiments",                     kUser,       ListExperiments},
+      {"GET",    "/api/v1/experiments",                     kUser,       Bulk<ListExperiments>},
       {"GET",    "/api/v1/experiments/{id}",                kUser,       GetExperiment},
       {"PATCH",  "/api/v1/experiments/{id}",                kUser,       PatchExperiment},
       {"DELETE", "/api/v1/experiments/{id}",                kUser,       ExperimentDeleteNotSupported},
-      {"GET",    "/api/v1/experiments/{id}/trials",         kUser,       ExperimentTrials},
+      {"GET",    "/api/v1/experiments/{id}/trials",         kUser,       Bulk<ExperimentTrials>},
       {"GET",    "/api/v1/experiments/{id}/checkpoints",    kUser,       ExperimentCheckpoints},
       {"POST",   "/api/v1/experiments/{id}/activate",       kUser,       ActivateExperiment},
       {"POST",   "/api/v1/experiments/{id}/pause",          kUser,       PauseExperiment},
@@ -119,7 +122,7 @@ std::vector<Route> RouteTable() {
       {"*",      "/api/v1/experiments/{id}/{what}",         kUser,       ExperimentActionNotSupported},
       {"*",      "/api/v1/experiments/{id}/{what}/{rest...}", kUser,     ExperimentPathNotSupported},
       {"GET",    "/api/v1/trials/{id}",                     kUser,       GetTrial},
-      {"GET",    "/api/v1/trials/{id}/workloads",           kUser,       TrialWorkloads},
+      {"GET",    "/api/v1/trials/{id}/workloads",           kUser,       Bulk<TrialWorkloads>},
       {"GET",    "/api/v1/trials/{id}/logs",                kUser,       TrialLogs},
       {"GET",    "/api/v1/trials/{id}/checkpoints",         kUser,       TrialCheckpoints},
       {"*",      "/api/v1/trials/{rest...}",                kUser,       ExperimentPathNotSupported},
@@ -144,7 +147,7 @@ std::vector<Route> RouteTable() {
       {"*",      "/api/v1/checkpoints/{rest...}",           kUser,       CheckpointsNotSupported},
 
       // Who did what, when (admins only), from the log.
-      {"GET",    "/api/v1/audit",                           kUser,       ListAudit},
+      {"GET",    "/api/v1/audit",                           kUser,       Bulk<ListAudit>},
 
       // Cairn's event stream (analytics consumers; agents in embedded mode).
       {"GET",    "/api/v1/events",                          kUserOrAgent, EventStream},

@@ -36,6 +36,8 @@ struct MasterFacts {
   int64_t session_lifetime_micros = int64_t{7} * 24 * 3600 * 1'000'000;
 };
 
+class BulkReadPool;
+
 struct Services {
   MasterFacts facts;
   EventLog* log = nullptr;
@@ -45,6 +47,8 @@ struct Services {
   ContextStore* contexts = nullptr;  // experiments' model definitions
   AgentLiveness* liveness = nullptr;
   const std::atomic<bool>* stopping = nullptr;  // streams end when it turns true
+  // Where lists run (api/bulk_reads.h); null: on the connection's own thread.
+  BulkReadPool* bulk_reads = nullptr;
   // What agents present (api/call.cpp checks it; allocations present tokens derived from it).
   // A secret: never logged or shown.
   std::string agent_token;

@@ -43,7 +43,7 @@ class RequestParser {
 
   // Parses what it can of `bytes` (every byte received and not yet consumed) and returns how
   // many it consumed: the caller drops those and passes the rest again with more behind them.
-  // An incomplete request head is not consumed until it is whole. Does nothing unless state() is
+  // Of an incomplete request head only whole lines are consumed. Does nothing unless state() is
   // kNeedMoreBytes.
   size_t Feed(std::string_view bytes);
   // The peer closed its end of the stream: a request begun and not complete is kMalformed.

@@ -269,7 +269,10 @@ TEST_F(ApiTest, APendingTaskIsExplainedWithTheSlotsItNeeds) {
   std::string running = Submit({{"entrypoint", {"sleep", "100"}}, {"resources", {{"slots", 2}}}});
   std::string pending = Submit({{"entrypoint", {"sleep", "100"}}, {"resources", {{"slots", 2}}}});
 
-  json task = CallJson("GET", "/api/v1/tasks/" + pending)["task"];
+  json plain = CallJson("GET", "/api/v1/tasks/" + pending)["task"];
+  EXPECT_TRUE(plain.contains("latestReason")) << plain.dump();
+  EXPECT_FALSE(plain.contains("explanation")) << "the writer's state is read only on request";
+  json task = CallJson("GET", "/api/v1/tasks/" + pending + "?explain=true")["task"];
   EXPECT_EQ(task["cairn"]["state"], "TASK_STATE_QUEUED");
   ASSERT_TRUE(task.contains("latestReason")) << task.dump();
   ASSERT_TRUE(task.contains("explanation")) << task.dump();
@@ -282,7 +285,7 @@ TEST_F(ApiTest, APendingTaskIsExplainedWithTheSlotsItNeeds) {
   EXPECT_EQ(task["cairn"]["jobsAhead"][0]["jobId"], running);
   EXPECT_EQ(task["cairn"]["jobsAhead"][0]["running"], true);
 
-  json placed = CallJson("GET", "/api/v1/tasks/" + running)["task"];
+  json placed = CallJson("GET", "/api/v1/tasks/" + running + "?explain=true")["task"];
   EXPECT_NE(placed["latestReason"].get<std::string>().find("a1"), std::string::npos)
       << "the placement's reason: " << placed.dump();
   EXPECT_NE(placed["explanation"].get<std::string>().find("a1"), std::string::npos);
@@ -290,7 +293,7 @@ TEST_F(ApiTest, APendingTaskIsExplainedWithTheSlotsItNeeds) {
 
   // An ended task carries the reason it ended and no live explanation.
   json killed = CallJson("POST", "/api/v1/commands/" + pending + "/kill");
-  json ended = CallJson("GET", "/api/v1/tasks/" + pending)["task"];
+  json ended = CallJson("GET", "/api/v1/tasks/" + pending + "?explain=true")["task"];
   EXPECT_NE(ended["latestReason"].get<std::string>().find("killed"), std::string::npos)
       << ended.dump();
   EXPECT_FALSE(ended.contains("explanation"));

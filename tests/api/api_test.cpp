@@ -151,7 +151,7 @@ TEST_F(ApiTest, ACommandThatCanNeverFitIsRefusedUnlessForced) {
   std::string forced = SubmitForced({{"entrypoint", {"true"}}, {"resources", {{"slots", 4}}}});
   json command = CallJson("GET", "/api/v1/commands/" + forced);
   EXPECT_EQ(command["command"]["state"], "STATE_QUEUED");
-  json task = CallJson("GET", "/api/v1/tasks/" + forced)["task"];
+  json task = CallJson("GET", "/api/v1/tasks/" + forced + "?explain=true")["task"];
   EXPECT_NE(task["explanation"].get<std::string>().find("needs 4 slot"), std::string::npos)
       << task.dump();
 }

@@ -132,7 +132,7 @@ TEST_F(SevenStepExample, PlaysOutAsTheSeedsDescribe) {
 
   // 3. A priority-3 notebook (1 slot, not preemptible) waits: the experiments need all 8.
   const std::string notebook = Submit("notebook", 1, 3, false);
-  json task = cluster_.Get("/api/v1/tasks/" + notebook);
+  json task = cluster_.Get("/api/v1/tasks/" + notebook + "?explain=true");
   EXPECT_EQ(Count(cluster_.AllEvents(), "allocationAssigned", notebook), 0);
   EXPECT_NE(task.dump().find("waiting because"), std::string::npos) << task.dump();
 
