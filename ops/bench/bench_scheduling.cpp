@@ -3,12 +3,15 @@
 //          preemption, round robin — 10,000 queued tasks over 1,000 agents (in-process)
 //   submit sustained POST /api/v1/commands per second from 8 keep-alive clients while 10,000
 //          jobs are already queued (a master without agents, so everything stays queued)
+//   curve  the same submissions measured as the queue grows (0, 10k, 100k queued by default, or
+//          --queued N,N,...): rate, p50/p99 and the master's RSS at each size, and each rate as
+//          a share of the first (issue 17: flat means >= 0.8x at 100k). Not in the default run.
 //   true   makespan of 1,000 `true` commands on one agent with 64 slots
 //   sleep  makespan of 100 `sleep 0.1` commands on one agent with 8 slots
 // Real cairn-master and cairn-agent processes on loopback for all but `pass`; makespans run from
 // the first submission to the last TaskExited in the event log (the master's clock, same host).
 // The Slurm figures are quoted baselines for this machine, not measured here.
-//   build/bin/bench_scheduling [--only pass|submit|true|sleep]
+//   build/bin/bench_scheduling [--only pass|submit|curve|true|sleep] [--queued N,N,...]
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -260,6 +263,7 @@ class Cluster {
   }
 
   uint16_t port() const { return port_; }
+  pid_t master_pid() const { return master_ ? master_->pid() : 0; }
 
  private:
   cairn::testing::TempDir dir_;
@@ -351,6 +355,65 @@ int RunSubmit() {
   std::snprintf(extra, sizeof extra, "  [vs Slurm sbatch ~320/s (quoted, not measured): x%.1f]",
                 rate / 320.0);
   Report("submissions/s, 10k queued, 8 clients", rate, "/s", 5000, false, extra);
+  cluster.Stop();
+  return 0;
+}
+
+// The master's resident set, MiB (VmRSS), or -1.
+long ResidentMiB(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) / 1024;
+  }
+  return -1;
+}
+
+// Submission rate and latency at each queue size: one master, the queue grown between the
+// measurements by the same clients (the measured submissions stay queued too).
+int RunSubmitCurve(const std::vector<int>& sizes) {
+  constexpr int kClients = 8;
+  constexpr int kPerClient = 1000;
+  Cluster cluster;
+  if (cluster.Start(0) != 0) return 1;
+  auto clients = MakeClients(cluster.port(), kClients);
+  if (clients.empty()) return cluster.Fail("login failed");
+  const int32_t priorities[] = {1, 10, 42, 50, 80};
+  auto body = [&](int client, int i) {
+    return R"({"config":{"entrypoint":["true"],"resources":{"slots":1,"priority":)" +
+           std::to_string(priorities[(client + i) % std::size(priorities)]) + R"(}},"force":true})";
+  };
+  std::printf(
+      "curve: master without agents, %d keep-alive clients, %d submissions measured at "
+      "each size\n",
+      kClients, kClients * kPerClient);
+  std::printf("%10s %12s %9s %9s %9s %10s %14s\n", "queued", "submits/s", "p50 ms", "p99 ms",
+              "max ms", "RSS MiB", "rate/first");
+  std::fflush(stdout);
+  int queued = 0;
+  double first_rate = 0;
+  for (int size : sizes) {
+    if (size > queued) {
+      const int per_client = (size - queued + kClients - 1) / kClients;
+      if (!SubmitParallel(clients, per_client, body, nullptr))
+        return cluster.Fail("growing the queue failed");
+      queued += per_client * kClients;
+    }
+    std::vector<double> latencies;
+    auto start = Clock::now();
+    if (!SubmitParallel(clients, kPerClient, body, &latencies))
+      return cluster.Fail("measured submission failed");
+    const double rate = kClients * kPerClient / (MillisSince(start) / 1000.0);
+    if (first_rate == 0) first_rate = rate;
+    std::printf("%10d %12.0f %9.2f %9.2f %9.2f %10ld %14.2f\n", queued, rate,
+                Percentile(latencies, 0.5), Percentile(latencies, 0.99),
+                *std::max_element(latencies.begin(), latencies.end()),
+                ResidentMiB(cluster.master_pid()), rate / first_rate);
+    std::fflush(stdout);
+    queued += kClients * kPerClient;
+  }
+  std::printf(
+      "targets (issue 17): >= 5000/s and p99 <= 10 ms at every size; the last rate >= "
+      "0.8x the first; RSS <= 256 MiB at 100k queued\n");
   cluster.Stop();
   return 0;
 }
@@ -454,18 +517,42 @@ int RunMakespan(const char* name, int count, int slots, const std::string& entry
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr const char* kUsage =
+      "usage: bench_scheduling [--only pass|submit|curve|true|sleep] [--queued N,N,...]\n";
   std::string only;
+  std::vector<int> curve_sizes = {0, 10'000, 100'000};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (arg == "--queued" && i + 1 < argc) {
+      curve_sizes.clear();
+      std::string list = argv[++i];
+      for (size_t from = 0; from <= list.size();) {
+        size_t comma = list.find(',', from);
+        if (comma == std::string::npos) comma = list.size();
+        const std::string number = list.substr(from, comma - from);
+        if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos ||
+            number.size() > 7) {
+          std::fprintf(stderr, "bench_scheduling: --queued wants sizes like 0,10000,100000\n%s",
+                       kUsage);
+          return 2;
+        }
+        curve_sizes.push_back(std::stoi(number));
+        from = comma + 1;
+      }
+      if (!std::is_sorted(curve_sizes.begin(), curve_sizes.end())) {
+        std::fprintf(stderr, "bench_scheduling: --queued sizes must be ascending\n");
+        return 2;
+      }
     } else {
-      std::fprintf(stderr, "usage: bench_scheduling [--only pass|submit|true|sleep]\n");
+      std::fprintf(stderr, "%s", kUsage);
       return 2;
     }
   }
-  if (!only.empty() && only != "pass" && only != "submit" && only != "true" && only != "sleep") {
-    std::fprintf(stderr, "usage: bench_scheduling [--only pass|submit|true|sleep]\n");
+  if (!only.empty() && only != "pass" && only != "submit" && only != "curve" && only != "true" &&
+      only != "sleep") {
+    std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
   std::printf(
@@ -477,6 +564,8 @@ int main(int argc, char** argv) {
   auto wanted = [&](const char* part) { return only.empty() || only == part; };
   if (wanted("pass")) failed |= RunPass();
   if (wanted("submit")) failed |= RunSubmit();
+  // Minutes at 100k, so only when asked for.
+  if (only == "curve") failed |= RunSubmitCurve(curve_sizes);
   if (wanted("true"))
     failed |= RunMakespan("1000 true", 1000, 64, R"(["true"])", 4, 3.0, 0, "30-45 s");
   if (wanted("sleep"))
