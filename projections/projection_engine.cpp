@@ -1,5 +1,6 @@
 #include "projections/projection_engine.h"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 #include <stdlib.h>
@@ -40,6 +41,18 @@ Result<ProjectionSummary> SummarizeFamily(rocksdb::DB* db, rocksdb::ColumnFamily
   return summary;
 }
 
+// Memory is bounded for the whole database, not per column family. By default each family
+// (one per projector, a dozen) may hold two 64 MiB memtables and builds its own 32 MiB block
+// cache, so the master's RSS grew with history: 379 MiB with 100k commands queued.
+constexpr size_t kMemtableBytesPerDatabase = size_t{64} << 20;
+constexpr size_t kBlockCacheBytes = size_t{32} << 20;
+
+// One block cache for every family of every projection database in the process.
+std::shared_ptr<rocksdb::Cache> SharedBlockCache() {
+  static const std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(kBlockCacheBytes);
+  return cache;
+}
+
 // Projectors look up many keys that do not exist yet (every new task); bloom filters, in the
 // memtable and the tables, answer those without searching.
 rocksdb::ColumnFamilyOptions FamilyOptions() {
@@ -47,6 +60,7 @@ rocksdb::ColumnFamilyOptions FamilyOptions() {
   options.memtable_prefix_bloom_size_ratio = 0.05;
   options.memtable_whole_key_filtering = true;
   rocksdb::BlockBasedTableOptions table;
+  table.block_cache = SharedBlockCache();
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return options;
@@ -92,6 +106,7 @@ Status ProjectionEngine::OpenDb() {
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
+  db_options.db_write_buffer_size = kMemtableBytesPerDatabase;
   std::vector<std::string> names = ExistingFamilies(dir_);
   if (std::find(names.begin(), names.end(), rocksdb::kDefaultColumnFamilyName) == names.end()) {
     names.push_back(rocksdb::kDefaultColumnFamilyName);
