@@ -11,6 +11,8 @@ namespace {
 constexpr std::string_view kJobPrefix = "job/";
 constexpr std::string_view kTaskIndexPrefix = "task/";
 constexpr std::string_view kQueuePrefix = "queue/";
+constexpr std::string_view kOrderPrefix = "order/";
+constexpr std::string_view kCountPrefix = "count/";
 constexpr std::string_view kPoolsKey = "config/pools";
 
 std::string JobKey(const std::string& job_id) {
@@ -39,6 +41,50 @@ std::string QueueKey(const views::JobView& job) {
   AppendBigEndian64(&key, static_cast<uint64_t>(job.queue_position()) ^ (uint64_t{1} << 63));
   key += job.job_id();
   return key;
+}
+
+std::string OrderPoolPrefix(const std::string& pool) {
+  std::string key(kOrderPrefix);
+  key += pool;
+  key.push_back('\0');
+  return key;
+}
+
+std::string OrderKey(const views::JobView& job) {
+  std::string key = OrderPoolPrefix(job.resource_pool());
+  AppendBigEndian64(&key, static_cast<uint64_t>(job.queue_position()) ^ (uint64_t{1} << 63));
+  key += job.job_id();
+  return key;
+}
+
+std::string CountKey(const std::string& pool) {
+  std::string key(kCountPrefix);
+  key += pool;
+  key.push_back('\0');
+  return key;
+}
+
+Status AddToCount(ViewStore& store, const std::string& pool, int64_t delta) {
+  const std::string key = CountKey(pool);
+  CAIRN_ASSIGN_OR_RETURN(auto stored, store.Get(key));
+  int64_t count = stored ? std::stoll(*stored) : 0;
+  count += delta;
+  if (count <= 0) return store.Delete(key);
+  return store.Put(key, std::to_string(count));
+}
+
+// A job with live tasks is in its pool's queue under both orders, and counted, so that a page
+// of the queue is read from where it starts instead of sorting the whole queue.
+Status ListJob(const views::JobView& job, ViewStore& store) {
+  CAIRN_RETURN_IF_ERROR(store.Put(QueueKey(job), job.job_id()));
+  CAIRN_RETURN_IF_ERROR(store.Put(OrderKey(job), job.job_id()));
+  return AddToCount(store, job.resource_pool(), 1);
+}
+
+Status UnlistJob(const views::JobView& job, ViewStore& store) {
+  CAIRN_RETURN_IF_ERROR(store.Delete(QueueKey(job)));
+  CAIRN_RETURN_IF_ERROR(store.Delete(OrderKey(job)));
+  return AddToCount(store, job.resource_pool(), -1);
 }
 
 // Requested and allocated slots and the state follow from the live tasks.
@@ -105,7 +151,7 @@ Status OnSubmitted(const Envelope& event, ViewStore& store) {
   CAIRN_RETURN_IF_ERROR(store.PutMessage(job_key, job));
   CAIRN_RETURN_IF_ERROR(store.Put(TaskIndexKey(submitted.task_id()), job_id));
   if (was_listed) return Status::Ok();
-  return store.Put(QueueKey(job), job_id);
+  return ListJob(job, store);
 }
 
 // Folds an allocation event of one of the job's tasks; returns whether the job changed.
@@ -171,7 +217,7 @@ Status OnJobQueueChanged(const events::JobQueueChanged& changed, ViewStore& stor
   CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
   if (!exists) return Status::Ok();
   const bool listed = job.tasks_size() > 0;
-  if (listed) CAIRN_RETURN_IF_ERROR(store.Delete(QueueKey(job)));
+  if (listed) CAIRN_RETURN_IF_ERROR(UnlistJob(job, store));
   job.set_priority(changed.priority());
   job.set_weight(changed.weight());
   job.set_resource_pool(changed.resource_pool());
@@ -180,7 +226,7 @@ Status OnJobQueueChanged(const events::JobQueueChanged& changed, ViewStore& stor
   job.set_queue_change_reason(changed.reason());
   CAIRN_RETURN_IF_ERROR(store.PutMessage(job_key, job));
   if (!listed) return Status::Ok();
-  return store.Put(QueueKey(job), job.job_id());
+  return ListJob(job, store);
 }
 
 }  // namespace
@@ -238,7 +284,7 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
     Summarize(job);
     return store.PutMessage(job_key, job);
   }
-  CAIRN_RETURN_IF_ERROR(store.Delete(QueueKey(job)));
+  CAIRN_RETURN_IF_ERROR(UnlistJob(job, store));
   // An experiment may submit more trials later: its job keeps its priority and position. Any
   // other job has exactly one task, so nothing of it is kept.
   if (job.task_type() != events::TASK_TYPE_TRIAL) return store.Delete(job_key);
@@ -246,17 +292,100 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
   return store.PutMessage(job_key, job);
 }
 
-Result<std::vector<views::JobView>> ReadJobQueue(ViewReader& reader, const std::string& pool) {
-  events::ResourcePoolsConfigured pools;
-  CAIRN_RETURN_IF_ERROR(GetMessage(reader, kPoolsKey, &pools).status());
-  auto by_priority = [&](const std::string& name) {
-    for (const auto& configured : pools.pools()) {
+namespace {
+
+// Which pools order their queue by priority first: those whose recorded scheduler is `priority`.
+class PriorityPools {
+ public:
+  static Result<PriorityPools> Read(ViewReader& reader) {
+    PriorityPools read;
+    CAIRN_RETURN_IF_ERROR(GetMessage(reader, kPoolsKey, &read.pools_).status());
+    return read;
+  }
+  bool Contains(const std::string& name) const {
+    for (const auto& configured : pools_.pools()) {
       if (configured.pool_name() == name) {
         return configured.scheduler().type() == events::SCHEDULER_TYPE_PRIORITY;
       }
     }
     return false;  // no recorded configuration: the default pool is fair share
+  }
+
+ private:
+  events::ResourcePoolsConfigured pools_;
+};
+
+}  // namespace
+
+Result<JobQueuePage> ReadJobQueuePage(ViewReader& reader, const std::string& pool, size_t offset,
+                                      size_t limit, bool descending) {
+  CAIRN_ASSIGN_OR_RETURN(PriorityPools priority_pools, PriorityPools::Read(reader));
+  // The pools with queued jobs, in name order, with how many each has.
+  std::vector<std::pair<std::string, size_t>> counts;
+  const std::string count_prefix = pool.empty() ? std::string(kCountPrefix) : CountKey(pool);
+  Status bad_count;
+  CAIRN_RETURN_IF_ERROR(reader.Scan(count_prefix, [&](std::string_view key,
+                                                      std::string_view value) {
+    std::string name(key.substr(kCountPrefix.size()));
+    name.pop_back();  // the '\0' that ends it
+    size_t count = 0;
+    for (char digit : value) {
+      if (digit < '0' || digit > '9') {
+        bad_count = Status::Corruption("job_queue: the count of pool " + name + " is not a number");
+        return false;
+      }
+      count = count * 10 + static_cast<size_t>(digit - '0');
+    }
+    counts.emplace_back(std::move(name), count);
+    return true;
+  }));
+  CAIRN_RETURN_IF_ERROR(bad_count);
+  JobQueuePage page;
+  for (const auto& [name, count] : counts) page.total += count;
+  // Descending is ascending read from the other end, then reversed.
+  size_t first = std::min(offset, page.total);
+  size_t wanted = limit == 0 ? page.total - first : std::min(limit, page.total - first);
+  if (descending) first = page.total - first - wanted;
+
+  struct Entry {
+    std::string job_id;
+    int32_t jobs_ahead;
   };
+  std::vector<Entry> entries;
+  entries.reserve(wanted);
+  size_t skip = first;
+  for (const auto& [name, count] : counts) {
+    if (entries.size() == wanted) break;
+    if (skip >= count) {
+      skip -= count;  // the whole pool is before the page
+      continue;
+    }
+    const std::string prefix =
+        priority_pools.Contains(name) ? QueuePoolPrefix(name) : OrderPoolPrefix(name);
+    size_t index = 0;
+    CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view, std::string_view job_id) {
+      if (index++ < skip) return true;
+      entries.push_back({std::string(job_id), static_cast<int32_t>(index - 1)});
+      return entries.size() < wanted;
+    }));
+    skip = 0;
+  }
+  page.jobs.resize(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    CAIRN_ASSIGN_OR_RETURN(bool exists,
+                           GetMessage(reader, JobKey(entries[i].job_id), &page.jobs[i]));
+    if (!exists) {
+      return Status::Corruption("job_queue: queue entry names missing job " + entries[i].job_id);
+    }
+    page.jobs[i].set_jobs_ahead(entries[i].jobs_ahead);
+  }
+  if (descending) std::reverse(page.jobs.begin(), page.jobs.end());
+  return page;
+}
+
+Result<std::vector<views::JobView>> ReadJobQueue(ViewReader& reader, const std::string& pool) {
+  CAIRN_ASSIGN_OR_RETURN(PriorityPools priority_pools, PriorityPools::Read(reader));
+  auto by_priority = [&](const std::string& name) { return priority_pools.Contains(name); };
 
   std::vector<std::string> job_ids;
   const std::string prefix = pool.empty() ? std::string(kQueuePrefix) : QueuePoolPrefix(pool);

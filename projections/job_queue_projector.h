@@ -6,6 +6,9 @@
 //   "queue/<pool>\0<priority><queue_position><job_id>" -> job id, while the job has live tasks;
 //                       big-endian with sign bits flipped, so a prefix scan walks a pool in
 //                       (priority, queue_position) order
+//   "order/<pool>\0<queue_position><job_id>" -> job id, the same jobs in (queue_position)
+//                       order: the queue of a pool that does not order by priority
+//   "count/<pool>\0"  -> how many jobs the pool's queue holds (decimal), absent at 0
 //   "config/pools"   -> the latest ResourcePoolsConfigured (which pools order by priority)
 #pragma once
 
@@ -36,5 +39,16 @@ class JobQueueProjector : public Projector {
 // configuration) by queue_position alone, priority being no part of its order. Ties go to the
 // job id.
 Result<std::vector<views::JobView>> ReadJobQueue(ViewReader& reader, const std::string& pool);
+
+// Jobs [offset, offset + limit) of the same queue (limit 0: to the end), counted from its end
+// when `descending`, and how many it holds in all. Reads the page and the pools' counts, not the
+// whole queue: the first page of `det job list` costs the same with 100,000 jobs queued as with
+// ten.
+struct JobQueuePage {
+  std::vector<views::JobView> jobs;
+  size_t total = 0;
+};
+Result<JobQueuePage> ReadJobQueuePage(ViewReader& reader, const std::string& pool, size_t offset,
+                                      size_t limit, bool descending);
 
 }  // namespace cairn::projections

@@ -27,7 +27,8 @@ namespace cairn::projections {
 // a key or the meaning of either changes: a DB of another layout is wiped and rebuilt on open.
 // 2: job views aggregate live tasks and follow JobQueueChanged; allocation indexes.
 // 3: the experiments projection.
-inline constexpr uint32_t kViewFormat = 3;
+// 4: the job queue's order by position and per-pool counts (pages read without a sort).
+inline constexpr uint32_t kViewFormat = 4;
 
 struct EngineOptions {
   std::vector<std::string> projectors = ProjectorNames();  // which projectors this DB maintains

@@ -58,6 +58,14 @@ Result<std::vector<JobView>> Queries::JobQueue(const std::string& pool) {
   });
 }
 
+Result<projections::JobQueuePage> Queries::JobQueuePage(const std::string& pool, size_t offset,
+                                                        size_t limit, bool descending) {
+  return ReadFrom<projections::JobQueuePage>(
+      projections::kJobQueueProjector, [&](ViewReader& reader) {
+        return projections::ReadJobQueuePage(reader, pool, offset, limit, descending);
+      });
+}
+
 Result<std::optional<ExperimentView>> Queries::GetExperiment(int64_t experiment_id) {
   return ReadFrom<std::optional<ExperimentView>>(
       projections::kExperimentsProjector,

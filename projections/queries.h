@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "events.pb.h"
+#include "projections/job_queue_projector.h"
 #include "projections/view_store.h"
 #include "views.pb.h"
 
@@ -48,6 +49,9 @@ class Queries {
   // live tasks, each pool in its queue order ((priority, queue position) under the priority
   // scheduler, queue position otherwise) with jobs_ahead = the job's index in its pool.
   Result<std::vector<JobView>> JobQueue(const std::string& pool);
+  // One page of it (job_queue_projector.h's ReadJobQueuePage).
+  Result<projections::JobQueuePage> JobQueuePage(const std::string& pool, size_t offset,
+                                                 size_t limit, bool descending);
 
   // Experiments (nullopt / empty for unknown ids).
   Result<std::optional<ExperimentView>> GetExperiment(int64_t experiment_id);

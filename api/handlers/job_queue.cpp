@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "api/render/job_json.h"
 #include "api/rest_util.h"
@@ -16,17 +17,33 @@ namespace {
 http::Response ListJobs(Call& call, bool wrapped) {
   auto paging = ReadPaging(call.request());
   if (!paging.ok()) return Error(paging.status());
-  auto jobs = call.services().projections->JobQueue(call.request().QueryParam("resourcePool"));
-  if (!jobs.ok()) return Error(jobs.status());
+  const std::string pool = call.request().QueryParam("resourcePool");
+  const bool descending = call.request().QueryParam("orderBy") == "ORDER_BY_DESC";
   std::set<std::string> states;
   for (const auto& state : call.request().QueryParams("states")) states.insert(state);
-  if (!states.empty()) {
+  std::vector<JobView> page;
+  json pagination;
+  if (states.empty()) {
+    // The page alone, from the queue's ordered indexes: its cost does not grow with the queue.
+    auto read =
+        call.services().projections->JobQueuePage(pool, paging->offset, paging->limit, descending);
+    if (!read.ok()) return Error(read.status());
+    const size_t start = std::min(paging->offset, read->total);
+    pagination = {{"offset", paging->offset},
+                  {"limit", paging->limit},
+                  {"startIndex", start},
+                  {"endIndex", start + read->jobs.size()},
+                  {"total", read->total}};
+    page = std::move(read->jobs);
+  } else {
+    // A filter by state needs every job's state: the whole queue.
+    auto jobs = call.services().projections->JobQueue(pool);
+    if (!jobs.ok()) return Error(jobs.status());
     std::erase_if(*jobs,
                   [&](const JobView& job) { return !states.count(JobStateName(job.state())); });
+    if (descending) std::reverse(jobs->begin(), jobs->end());
+    std::tie(page, pagination) = Page(std::move(*jobs), *paging);
   }
-  if (call.request().QueryParam("orderBy") == "ORDER_BY_DESC")
-    std::reverse(jobs->begin(), jobs->end());
-  auto [page, pagination] = Page(std::move(*jobs), *paging);
   json list = json::array();
   for (const auto& job : page) {
     json rendered = JobJson(job, call.UserIdOf(job.user()));

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "commands/decision_state.h"
 #include "events/envelope_util.h"
 #include "projections/projections.h"
@@ -242,5 +245,68 @@ TEST(JobQueueProjectorTest, AGangsAllocatedSlotsAreTheSumOfItsParts) {
 }
 
 // The latest decision about a task, through a preemption, a release and a new placement.
+// A page read from the ordered indexes is the same slice, with the same jobs ahead, as the whole
+// queue read and sorted: for random histories of submissions, moves between pools and
+// priorities, placements and exits, in pools ordered by priority, by position, and unrecorded.
+TEST(JobQueueProjectorTest, APageIsTheSliceOfTheWholeQueue) {
+  std::mt19937 random(17);
+  const std::vector<std::string> pools = {"default", "gpu", "gpu-old"};
+  for (int round = 0; round < 20; ++round) {
+    History history;
+    history.ConfigurePools(History::Pools({{"default", events::SCHEDULER_TYPE_FAIR_SHARE},
+                                           {"gpu", events::SCHEDULER_TYPE_PRIORITY}}));
+    std::vector<std::string> live;  // tasks submitted and not exited; task i is job j-i
+    int next = 0;
+    for (int step = 0; step < 60; ++step) {
+      const int choice = static_cast<int>(random() % 10);
+      if (choice < 5 || live.empty()) {
+        const std::string task = "t" + std::to_string(next);
+        history.Submit(task, "j" + std::to_string(next), pools[random() % pools.size()],
+                       static_cast<int>(random() % 5) * 10, 1);
+        live.push_back(task);
+        ++next;
+        continue;
+      }
+      const size_t pick = random() % live.size();
+      const std::string task = live[pick];
+      const std::string job = "j" + task.substr(1);
+      if (choice < 7) {
+        history.ChangeJob(job, static_cast<int>(random() % 5) * 10, 1.0,
+                          pools[random() % pools.size()], static_cast<int64_t>(random() % 1000));
+      } else if (choice < 8) {
+        history.Assign(task, "al-" + task, "a1", "i1", {0});
+      } else {
+        history.Kill(task, "", "");
+        history.Exit(task, "", "", std::nullopt, std::nullopt, "killed while queued");
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(pick));
+      }
+    }
+    ProjectionState state = Fold(history);
+    for (const std::string& pool : {std::string(), pools[0], pools[1], pools[2]}) {
+      const std::vector<JobView> whole = MustQueue(state, pool);
+      for (bool descending : {false, true}) {
+        std::vector<JobView> ordered = whole;
+        if (descending) std::reverse(ordered.begin(), ordered.end());
+        for (size_t offset : {size_t{0}, size_t{1}, size_t{7}, whole.size(), whole.size() + 3}) {
+          for (size_t limit : {size_t{0}, size_t{1}, size_t{5}, size_t{100}}) {
+            auto page = state.JobQueuePage(pool, offset, limit, descending);
+            ASSERT_TRUE(page.ok()) << page.status().ToString();
+            EXPECT_EQ(page->total, whole.size());
+            const size_t start = std::min(offset, ordered.size());
+            const size_t end =
+                limit == 0 ? ordered.size() : std::min(ordered.size(), start + limit);
+            std::vector<JobView> expected(ordered.begin() + static_cast<std::ptrdiff_t>(start),
+                                          ordered.begin() + static_cast<std::ptrdiff_t>(end));
+            EXPECT_EQ(JobIds(page->jobs), JobIds(expected))
+                << "round " << round << " pool '" << pool << "' offset " << offset << " limit "
+                << limit << (descending ? " descending" : "");
+            EXPECT_EQ(JobsAhead(page->jobs), JobsAhead(expected));
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cairn
