@@ -45,6 +45,11 @@ Result<ProjectionSummary> SummarizeFamily(rocksdb::DB* db, rocksdb::ColumnFamily
 // (one per projector, a dozen) may hold two 64 MiB memtables and builds its own 32 MiB block
 // cache, so the master's RSS grew with history: 379 MiB with 100k commands queued.
 constexpr size_t kMemtableBytesPerDatabase = size_t{64} << 20;
+// A memtable reserves its arena blocks (1/8 of this) and its bloom filter (5% of it) up front,
+// and those count against the database's budget: at RocksDB's default of 64 MiB a dozen empty
+// memtables took most of it, and at a 32 MiB budget every write forced a flush (29 submissions
+// per second). Small memtables leave the budget to data.
+constexpr size_t kMemtableBytesPerFamily = size_t{8} << 20;
 constexpr size_t kBlockCacheBytes = size_t{32} << 20;
 
 // One block cache for every family of every projection database in the process.
@@ -59,6 +64,7 @@ rocksdb::ColumnFamilyOptions FamilyOptions() {
   rocksdb::ColumnFamilyOptions options;
   options.memtable_prefix_bloom_size_ratio = 0.05;
   options.memtable_whole_key_filtering = true;
+  options.write_buffer_size = kMemtableBytesPerFamily;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = SharedBlockCache();
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
