@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+
 #include "base/document_limits.h"
 #include "base/yaml_json.h"
 
@@ -190,6 +193,58 @@ TEST(DocumentLimitsTest, YamlFlowNestingIsRefusedBeforeTheParserRecurses) {
       CheckYamlFlowDepth("a: \"" + brackets + "\"\n# " + brackets + "\nb: it's\n", limits, "c")
           .ok());
   EXPECT_TRUE(CheckYamlFlowDepth("a: ['" + brackets + "']\n", limits, "c").ok());
+}
+
+// Found by fuzzing (tests/fuzz/corpus/experiment_config/regression-long-key-as-json.yaml): a
+// plain key of 371 bytes, carriage returns and U+0005 among them, parsed; its experiment's
+// effective configuration, dumped as JSON (1137 characters for the key) and read back, did not:
+// YAML takes an implicit key of 1024 characters at most, and every key of JSON's flow map is one.
+TEST(DocumentLimitsTest, KeysLongerThanJsonTextCanHoldForYamlAreRefused) {
+  const std::string found = "global_b" + std::string(99, '}') + "a" + std::string(124, '\r') +
+                            std::string(128, '\x05') + "tch_size";
+  auto refused = LoadYaml("hyperparameters:\n  " + found + ": 1\n", "config");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "config: line 2: a key longer than 1024 characters as JSON (escapes counted)");
+  // The limit is the key as JSON writes it, escapes and quotes counted: 1024 is read back.
+  for (const std::string& longest : {std::string(1022, 'a'), std::string(170, '\x05')}) {
+    const nlohmann::ordered_json value = {{longest, 1}};
+    auto dumped = YamlTextToJson(value.dump(), "");
+    ASSERT_TRUE(dumped.ok()) << dumped.status().ToString();
+    EXPECT_EQ(*dumped, value);
+    EXPECT_TRUE(JsonToYamlNode(value, "body").ok());
+  }
+  for (const std::string& longer : {std::string(1023, 'a'), std::string(171, '\x05')}) {
+    // Written as YAML, as an explicit key ("? key"), which has no limit in YAML.
+    EXPECT_FALSE(LoadYaml("? " + nlohmann::json(longer).dump() + "\n: 1\n", "c").ok());
+    EXPECT_EQ(JsonToYamlNode(nlohmann::json{{longer, 1}}, "body").status().message(),
+              "body: a key longer than 1024 characters as JSON (escapes counted)");
+  }
+  // A long value is no key, but an alias can make one of it.
+  const std::string long_value = "\"" + std::string(1100, 'b') + "\"";
+  EXPECT_TRUE(LoadYaml("a: &k " + long_value + "\nb: *k\n", "c").ok());
+  EXPECT_FALSE(LoadYaml("a: &k " + long_value + "\n? *k\n: 1\n", "c").ok());
+}
+
+std::string Repeated(std::string_view text, int times) {
+  std::string repeated;
+  for (int i = 0; i < times; ++i) repeated += text;
+  return repeated;
+}
+
+// yaml-cpp chooses an implicit key by the length before escapes, and its escapes are not JSON's:
+// 400 U+0085 take 802 characters as JSON, within the limit, but 1602 double-quoted in YAML.
+TEST(YamlJsonTest, KeysLongOnceEscapedAreWrittenAsExplicitKeys) {
+  for (const std::string& key :
+       {Repeated("\u0085", 400), Repeated("\ufeff", 300), std::string(1022, 'a')}) {
+    const nlohmann::ordered_json value = {{"top", {{key, "value"}}}};
+    const std::string written = JsonToYamlText(value);
+    EXPECT_NE(written.find("? "), std::string::npos) << written.substr(0, 40);
+    auto again = YamlTextToJson(written, "");
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(*again, value);
+  }
+  EXPECT_EQ(JsonToYamlText({{std::string(255, 'a'), 1}}), std::string(255, 'a') + ": 1\n");
 }
 
 }  // namespace
