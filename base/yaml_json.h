@@ -51,7 +51,9 @@ Result<YAML::Node> JsonToYamlNode(const nlohmann::json& value, const std::string
 
 // Block-style YAML text for a JSON value. Strings that would read back as another type ("true",
 // "1", "") are quoted, so YamlTextToJson(JsonToYamlText(v)) == v for any finite JSON value whose
-// keys LoadYaml takes.
+// keys LoadYaml takes, but for Unicode's 66 noncharacters (U+FDD0 to U+FDEF, U+xFFFE, U+xFFFF)
+// in a string written quoted (one with a control character, say): yaml-cpp's emitter writes each
+// there as U+FFFD, with no way to ask for an escape instead.
 std::string JsonToYamlText(const nlohmann::ordered_json& value);
 
 }  // namespace cairn

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/document_limits.h"
 #include "base/yaml_json.h"
@@ -245,6 +246,25 @@ TEST(YamlJsonTest, KeysLongOnceEscapedAreWrittenAsExplicitKeys) {
     EXPECT_EQ(*again, value);
   }
   EXPECT_EQ(JsonToYamlText({{std::string(255, 'a'), 1}}), std::string(255, 'a') + ": 1\n");
+}
+
+// Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-noncharacter-fdd4.yaml): in a string
+// it writes double-quoted (here for its U+0001), yaml-cpp's emitter writes every Unicode
+// noncharacter as U+FFFD, U+FDD0 to U+FDEF as well as U+xFFFE and U+xFFFF, which the header says;
+// the characters around them, and noncharacters in a plain string, are kept.
+TEST(YamlJsonTest, NoncharactersInQuotedStringsAreTheOnlyTextTheYamlTextChanges) {
+  nlohmann::ordered_json value = nlohmann::ordered_json::object();
+  for (const char* noncharacter : {"\ufdd0", "\ufdd4", "\ufdef", "\ufffe", "\U0001ffff"}) {
+    value["quoted"].push_back(std::string("\x01") + noncharacter);
+    value["plain"].push_back(noncharacter);
+  }
+  value["kept"] = {"\x01\ufdcf", "\x01\ufdf0", "\x01\ufffd", "\x01\U0001fffd",
+                   "\x01\x7f\u0085\ufeff"};
+  auto again = YamlTextToJson(JsonToYamlText(value), "");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)["quoted"], nlohmann::ordered_json(std::vector<std::string>(5, "\x01\ufffd")));
+  EXPECT_EQ((*again)["plain"], value["plain"]);
+  EXPECT_EQ((*again)["kept"], value["kept"]);
 }
 
 }  // namespace
