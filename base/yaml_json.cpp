@@ -134,10 +134,13 @@ std::string LineOf(const YAML::Mark& mark) {
 // A string (a value or a key) written so that LoadYaml reads it back as the same string. Quoted
 // when, plain, it would read as a number, boolean or null; when it holds a carriage return,
 // which yaml-cpp leaves in a plain scalar, where YAML reads a line break ("a\r" came back "a");
-// and when it holds a bracket or a brace, which CheckYamlFlowDepth counts outside quotes (a
-// string with 65 '[' was refused as nested too deep). Both found by fuzzing.
+// when it holds a bracket or a brace, which CheckYamlFlowDepth counts outside quotes (a string
+// with 65 '[' was refused as nested too deep); and when it holds a double quote, which
+// CheckYamlFlowDepth takes for the start of a quoted string wherever it is (after a plain
+// 'a"b', the quotes of a later "{{{...}" were taken the other way round, and its 65 braces
+// counted). All found by fuzzing.
 void EmitString(YAML::Emitter& out, const std::string& text) {
-  if (!PlainScalar(text).is_string() || text.find_first_of("\r[{") != std::string::npos) {
+  if (!PlainScalar(text).is_string() || text.find_first_of("\r[{\"") != std::string::npos) {
     out << YAML::DoubleQuoted;
   }
   out << text;

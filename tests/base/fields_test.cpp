@@ -248,6 +248,24 @@ TEST(YamlJsonTest, KeysLongOnceEscapedAreWrittenAsExplicitKeys) {
   EXPECT_EQ(JsonToYamlText({{std::string(255, 'a'), 1}}), std::string(255, 'a') + ": 1\n");
 }
 
+// Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-quote-in-plain-scalar.yaml): a string
+// with a double quote was written plain, and CheckYamlFlowDepth, taking its quote for the start of
+// a quoted string, took the quotes of a later string the other way round and counted the braces
+// inside, so the text was refused as nested too deep. Keys too.
+TEST(YamlJsonTest, StringsWithADoubleQuoteAreWrittenQuoted) {
+  const std::string braces(70, '{');
+  for (const nlohmann::ordered_json& value :
+       {nlohmann::ordered_json{{"a", "Fals\"quote"}, {"b", "+319" + braces + "00"}},
+        nlohmann::ordered_json{{"a\"", 1}, {"b", braces}},
+        nlohmann::ordered_json{{"a", {"x\"y", "\"", braces, "z\"", braces}}}}) {
+    const std::string written = JsonToYamlText(value);
+    EXPECT_TRUE(CheckYamlFlowDepth(written, DocumentLimits{}, "").ok()) << written;
+    auto again = YamlTextToJson(written, "");
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(*again, value);
+  }
+}
+
 // Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-noncharacter-fdd4.yaml): in a string
 // it writes double-quoted (here for its U+0001), yaml-cpp's emitter writes every Unicode
 // noncharacter as U+FFFD, U+FDD0 to U+FDEF as well as U+xFFFE and U+xFFFF, which the header says;
