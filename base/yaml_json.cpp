@@ -138,9 +138,13 @@ std::string LineOf(const YAML::Mark& mark) {
 // with 65 '[' was refused as nested too deep); and when it holds a double quote, which
 // CheckYamlFlowDepth takes for the start of a quoted string wherever it is (after a plain
 // 'a"b', the quotes of a later "{{{...}" were taken the other way round, and its 65 braces
-// counted). All found by fuzzing.
+// counted); and when it starts as a document marker does, which yaml-cpp writes plain, though at
+// the start of a line "---" or "--- a" begins a new document and "..." ends one (a document of
+// the string "---" read back as an empty one). All found by fuzzing.
 void EmitString(YAML::Emitter& out, const std::string& text) {
-  if (!PlainScalar(text).is_string() || text.find_first_of("\r[{\"") != std::string::npos) {
+  const std::string_view start = std::string_view(text).substr(0, 3);
+  if (!PlainScalar(text).is_string() || text.find_first_of("\r[{\"") != std::string::npos ||
+      start == "---" || start == "...") {
     out << YAML::DoubleQuoted;
   }
   out << text;

@@ -266,6 +266,22 @@ TEST(YamlJsonTest, StringsWithADoubleQuoteAreWrittenQuoted) {
   }
 }
 
+// Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-document-marker.yaml): the string
+// "---" was written plain, as yaml-cpp does, and at the start of a line that begins a document:
+// it read back as an empty one. So do "--- a" (a new document holding "a") and "...", as the
+// document itself or as a key of its top-level map.
+TEST(YamlJsonTest, StringsThatStartAsDocumentMarkersAreWrittenQuoted) {
+  for (const char* marker : {"---", "--- a", "...", "... a", "----", "...."}) {
+    for (const nlohmann::ordered_json& value :
+         {nlohmann::ordered_json(marker), nlohmann::ordered_json{{marker, marker}},
+          nlohmann::ordered_json{{"a", {{marker, {marker}}}}}}) {
+      auto again = YamlTextToJson(JsonToYamlText(value), "");
+      ASSERT_TRUE(again.ok()) << again.status().ToString();
+      EXPECT_EQ(*again, value) << JsonToYamlText(value);
+    }
+  }
+}
+
 // Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-noncharacter-fdd4.yaml): in a string
 // it writes double-quoted (here for its U+0001), yaml-cpp's emitter writes every Unicode
 // noncharacter as U+FFFD, U+FDD0 to U+FDEF as well as U+xFFFE and U+xFFFF, which the header says;
