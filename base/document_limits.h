@@ -39,8 +39,11 @@ Status CheckJsonShape(std::string_view text, const DocumentLimits& limits, const
 
 // Scans YAML text for flow collections ("[[[[...") nested deeper than limits.max_depth, skipping
 // quoted scalars and comments, so that such a document is refused before the YAML parser recurses
-// into it. Brackets inside plain scalars may be counted too: a false refusal needs 64 of them
-// unclosed on the way, which no configuration has.
+// into it. Brackets inside plain scalars may be counted too, and so may those of a quoted scalar
+// after a plain one that holds a double quote (every '"' is taken to open or close a quoted
+// scalar): a false refusal needs 64 of them unclosed on the way, which no configuration has.
+// JsonToYamlText (base/yaml_json.h) quotes every string with a bracket, a brace or a double quote,
+// so what it writes is never refused.
 Status CheckYamlFlowDepth(std::string_view text, const DocumentLimits& limits,
                           const std::string& what);
 

@@ -89,6 +89,44 @@ ordered_json PlainScalar(std::string_view text) {
   return std::string(text);
 }
 
+// YAML reads an implicit key ("key: value", and every key of a flow map such as JSON's) only up
+// to 1024 characters, from its first one (a quote, if quoted) to the colon; yaml-cpp holds to
+// that, counting bytes.
+constexpr size_t kMaxImplicitKeyLength = 1024;
+
+// The length of `key` as nlohmann::json::dump writes it: quoted, with '"', '\\' and control
+// characters escaped, the rest (UTF-8 included) as it is.
+size_t JsonKeyLength(std::string_view key) {
+  size_t length = 2;
+  for (char c : key) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') {
+      length += 2;
+    } else if (byte < 0x20) {
+      length += 6;  // \u00XX
+    } else {
+      ++length;
+    }
+  }
+  return length;
+}
+
+// Refuses a key that JSON text cannot hold for a YAML reader: Cairn keeps configurations as JSON
+// (an experiment's effective configuration, dump()ed into its event) and reads them back with
+// LoadYaml, so a key that took more than kMaxImplicitKeyLength characters as JSON was accepted
+// once and refused when read back (a 371-byte key of control characters, 1137 as JSON; found by
+// fuzzing). Keys are names: none needs to come near it.
+Status CheckKeyLength(std::string_view key, const std::string& where) {
+  // Each byte takes at most 6 characters as JSON, and at least 1: most keys need no count.
+  if (key.size() * 6 + 2 <= kMaxImplicitKeyLength) return Status::Ok();
+  if (JsonKeyLength(key) > kMaxImplicitKeyLength) {
+    return Status::InvalidArgument(where + "a key longer than " +
+                                   std::to_string(kMaxImplicitKeyLength) +
+                                   " characters as JSON (escapes counted)");
+  }
+  return Status::Ok();
+}
+
 std::string LineOf(const YAML::Mark& mark) {
   return "line " + std::to_string(mark.is_null() ? 1 : mark.line + 1);
 }
@@ -96,13 +134,30 @@ std::string LineOf(const YAML::Mark& mark) {
 // A string (a value or a key) written so that LoadYaml reads it back as the same string. Quoted
 // when, plain, it would read as a number, boolean or null; when it holds a carriage return,
 // which yaml-cpp leaves in a plain scalar, where YAML reads a line break ("a\r" came back "a");
-// and when it holds a bracket or a brace, which CheckYamlFlowDepth counts outside quotes (a
-// string with 65 '[' was refused as nested too deep). Both found by fuzzing.
+// when it holds a bracket or a brace, which CheckYamlFlowDepth counts outside quotes (a string
+// with 65 '[' was refused as nested too deep); and when it holds a double quote, which
+// CheckYamlFlowDepth takes for the start of a quoted string wherever it is (after a plain
+// 'a"b', the quotes of a later "{{{...}" were taken the other way round, and its 65 braces
+// counted); and when it starts as a document marker does, which yaml-cpp writes plain, though at
+// the start of a line "---" or "--- a" begins a new document and "..." ends one (a document of
+// the string "---" read back as an empty one). All found by fuzzing.
 void EmitString(YAML::Emitter& out, const std::string& text) {
-  if (!PlainScalar(text).is_string() || text.find_first_of("\r[{") != std::string::npos) {
+  const std::string_view start = std::string_view(text).substr(0, 3);
+  if (!PlainScalar(text).is_string() || text.find_first_of("\r[{\"") != std::string::npos ||
+      start == "---" || start == "...") {
     out << YAML::DoubleQuoted;
   }
   out << text;
+}
+
+// A key, written explicitly ("? key") when it could be longer than kMaxImplicitKeyLength as
+// written: yaml-cpp decides by the length before escapes, but a double-quoted key can be up to
+// four times longer ("\x05" for one byte), and its escapes are not JSON's: 400 U+0085 are 802
+// characters as JSON, within LoadYaml's limit, and were written as an implicit key of 1602 that
+// no YAML reader takes.
+void EmitKey(YAML::Emitter& out, const std::string& key) {
+  if (key.size() * 4 + 2 > kMaxImplicitKeyLength) out << YAML::LongKey;
+  EmitString(out, key);
 }
 
 void Emit(YAML::Emitter& out, const ordered_json& value) {
@@ -115,7 +170,7 @@ void Emit(YAML::Emitter& out, const ordered_json& value) {
       out << YAML::BeginMap;
       for (const auto& [key, child] : value.items()) {
         out << YAML::Key;
-        EmitString(out, key);
+        EmitKey(out, key);
         out << YAML::Value;
         Emit(out, child);
       }
@@ -197,20 +252,29 @@ namespace {
 // What CheckShape has counted and checked so far.
 struct ShapeWalk {
   size_t nodes = 0;
-  // Where each scalar already checked for UTF-8 starts in the text: an alias repeats its anchor's
-  // scalar, with its mark, and that is checked once however often it expands.
+  // Where each scalar already checked starts in the text: an alias repeats its anchor's scalar,
+  // with its mark, and that is checked once however often it expands. Keys apart, as they are
+  // checked for more (and an alias can make a key of a value).
   std::unordered_set<int> checked_scalars;
+  std::unordered_set<int> checked_keys;
 };
+
+// Whether `node` (a scalar) is seen for the first time in `checked`.
+bool FirstSeen(const YAML::Node& node, std::unordered_set<int>& checked) {
+  return node.Mark().pos < 0 || checked.insert(node.Mark().pos).second;
+}
 
 // Walks the tree an alias-expanding reader would see, giving up past the limits, and refuses a
 // scalar that is not UTF-8: yaml-cpp can make one of valid text (a NUL in a plain scalar came out
 // as the byte A0; found by fuzzing), and it would then fail every JSON dump and protobuf field.
+// Refuses a key too long for JSON text as well (CheckKeyLength).
 Status CheckShape(const YAML::Node& node, int depth, ShapeWalk& walk, const DocumentLimits& limits,
-                  const std::string& prefix) {
-  if (node.IsScalar() &&
-      (node.Mark().pos < 0 || walk.checked_scalars.insert(node.Mark().pos).second) &&
-      !IsValidUtf8(node.Scalar())) {
+                  const std::string& prefix, bool is_key = false) {
+  if (node.IsScalar() && FirstSeen(node, walk.checked_scalars) && !IsValidUtf8(node.Scalar())) {
     return Status::InvalidArgument(prefix + LineOf(node.Mark()) + ": not valid UTF-8 text");
+  }
+  if (is_key && node.IsScalar() && FirstSeen(node, walk.checked_keys)) {
+    CAIRN_RETURN_IF_ERROR(CheckKeyLength(node.Scalar(), prefix + LineOf(node.Mark()) + ": "));
   }
   if (++walk.nodes > limits.max_nodes) {
     return Status::InvalidArgument(prefix + "more than " + std::to_string(limits.max_nodes) +
@@ -222,7 +286,7 @@ Status CheckShape(const YAML::Node& node, int depth, ShapeWalk& walk, const Docu
   }
   if (node.IsMap()) {
     for (const auto& entry : node) {
-      CAIRN_RETURN_IF_ERROR(CheckShape(entry.first, depth + 1, walk, limits, prefix));
+      CAIRN_RETURN_IF_ERROR(CheckShape(entry.first, depth + 1, walk, limits, prefix, true));
       CAIRN_RETURN_IF_ERROR(CheckShape(entry.second, depth + 1, walk, limits, prefix));
     }
   } else if (node.IsSequence()) {
@@ -297,6 +361,7 @@ Result<YAML::Node> JsonToYamlNodeAt(const nlohmann::json& value, const std::stri
       node = YAML::Node(YAML::NodeType::Map);
       for (const auto& [key, child] : value.items()) {
         budget.string_bytes += key.size();
+        CAIRN_RETURN_IF_ERROR(CheckKeyLength(key, ErrorPrefix(what)));
         CAIRN_ASSIGN_OR_RETURN(node[key], JsonToYamlNodeAt(child, what, depth + 1, budget));
       }
       return node;

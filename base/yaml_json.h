@@ -17,8 +17,10 @@ namespace cairn {
 
 // Parses YAML (or JSON) text within `limits` (base/document_limits.h): its size before parsing,
 // its nesting while parsing, and the values its aliases expand to before anything walks them.
-// `what` names the document in errors ("config", "master.yaml"); errors give the line. Empty text
-// is a null node.
+// Refuses scalars that are not UTF-8, and keys longer than 1024 characters as JSON writes them
+// (escapes counted): YAML reads no longer key in JSON's flow style, so a document with one could
+// not be read back from its JSON dump. `what` names the document in errors ("config",
+// "master.yaml"); errors give the line. Empty text is a null node.
 Result<YAML::Node> LoadYaml(const std::string& text, const std::string& what,
                             const DocumentLimits& limits = {});
 
@@ -43,11 +45,15 @@ std::string ChildPath(const std::string& path, const std::string& key);
 // scalars (read as strings whatever they hold), numbers, booleans and null plain ones, so
 // base/fields.h reads a JSON body as it reads the same document written in YAML.
 // InvalidArgument, naming `what`, past DocumentLimits' depth, values or bytes (the total of its
-// strings), so a JSON body cannot smuggle in what LoadYaml would refuse as text.
+// strings), or for a key LoadYaml would refuse as too long, so a JSON body cannot smuggle in what
+// LoadYaml would refuse as text.
 Result<YAML::Node> JsonToYamlNode(const nlohmann::json& value, const std::string& what);
 
 // Block-style YAML text for a JSON value. Strings that would read back as another type ("true",
-// "1", "") are quoted, so YamlTextToJson(JsonToYamlText(v)) == v for any finite JSON value.
+// "1", "") are quoted, so YamlTextToJson(JsonToYamlText(v)) == v for any finite JSON value whose
+// keys LoadYaml takes, but for Unicode's 66 noncharacters (U+FDD0 to U+FDEF, U+xFFFE, U+xFFFF)
+// in a string written quoted (one with a control character, say): yaml-cpp's emitter writes each
+// there as U+FFFD, with no way to ask for an escape instead.
 std::string JsonToYamlText(const nlohmann::ordered_json& value);
 
 }  // namespace cairn

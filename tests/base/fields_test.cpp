@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "base/document_limits.h"
 #include "base/yaml_json.h"
 
@@ -190,6 +194,111 @@ TEST(DocumentLimitsTest, YamlFlowNestingIsRefusedBeforeTheParserRecurses) {
       CheckYamlFlowDepth("a: \"" + brackets + "\"\n# " + brackets + "\nb: it's\n", limits, "c")
           .ok());
   EXPECT_TRUE(CheckYamlFlowDepth("a: ['" + brackets + "']\n", limits, "c").ok());
+}
+
+// Found by fuzzing (tests/fuzz/corpus/experiment_config/regression-long-key-as-json.yaml): a
+// plain key of 371 bytes, carriage returns and U+0005 among them, parsed; its experiment's
+// effective configuration, dumped as JSON (1137 characters for the key) and read back, did not:
+// YAML takes an implicit key of 1024 characters at most, and every key of JSON's flow map is one.
+TEST(DocumentLimitsTest, KeysLongerThanJsonTextCanHoldForYamlAreRefused) {
+  const std::string found = "global_b" + std::string(99, '}') + "a" + std::string(124, '\r') +
+                            std::string(128, '\x05') + "tch_size";
+  auto refused = LoadYaml("hyperparameters:\n  " + found + ": 1\n", "config");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "config: line 2: a key longer than 1024 characters as JSON (escapes counted)");
+  // The limit is the key as JSON writes it, escapes and quotes counted: 1024 is read back.
+  for (const std::string& longest : {std::string(1022, 'a'), std::string(170, '\x05')}) {
+    const nlohmann::ordered_json value = {{longest, 1}};
+    auto dumped = YamlTextToJson(value.dump(), "");
+    ASSERT_TRUE(dumped.ok()) << dumped.status().ToString();
+    EXPECT_EQ(*dumped, value);
+    EXPECT_TRUE(JsonToYamlNode(value, "body").ok());
+  }
+  for (const std::string& longer : {std::string(1023, 'a'), std::string(171, '\x05')}) {
+    // Written as YAML, as an explicit key ("? key"), which has no limit in YAML.
+    EXPECT_FALSE(LoadYaml("? " + nlohmann::json(longer).dump() + "\n: 1\n", "c").ok());
+    EXPECT_EQ(JsonToYamlNode(nlohmann::json{{longer, 1}}, "body").status().message(),
+              "body: a key longer than 1024 characters as JSON (escapes counted)");
+  }
+  // A long value is no key, but an alias can make one of it.
+  const std::string long_value = "\"" + std::string(1100, 'b') + "\"";
+  EXPECT_TRUE(LoadYaml("a: &k " + long_value + "\nb: *k\n", "c").ok());
+  EXPECT_FALSE(LoadYaml("a: &k " + long_value + "\n? *k\n: 1\n", "c").ok());
+}
+
+std::string Repeated(std::string_view text, int times) {
+  std::string repeated;
+  for (int i = 0; i < times; ++i) repeated += text;
+  return repeated;
+}
+
+// yaml-cpp chooses an implicit key by the length before escapes, and its escapes are not JSON's:
+// 400 U+0085 take 802 characters as JSON, within the limit, but 1602 double-quoted in YAML.
+TEST(YamlJsonTest, KeysLongOnceEscapedAreWrittenAsExplicitKeys) {
+  for (const std::string& key :
+       {Repeated("\u0085", 400), Repeated("\ufeff", 300), std::string(1022, 'a')}) {
+    const nlohmann::ordered_json value = {{"top", {{key, "value"}}}};
+    const std::string written = JsonToYamlText(value);
+    EXPECT_NE(written.find("? "), std::string::npos) << written.substr(0, 40);
+    auto again = YamlTextToJson(written, "");
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(*again, value);
+  }
+  EXPECT_EQ(JsonToYamlText({{std::string(255, 'a'), 1}}), std::string(255, 'a') + ": 1\n");
+}
+
+// Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-quote-in-plain-scalar.yaml): a string
+// with a double quote was written plain, and CheckYamlFlowDepth, taking its quote for the start of
+// a quoted string, took the quotes of a later string the other way round and counted the braces
+// inside, so the text was refused as nested too deep. Keys too.
+TEST(YamlJsonTest, StringsWithADoubleQuoteAreWrittenQuoted) {
+  const std::string braces(70, '{');
+  for (const nlohmann::ordered_json& value :
+       {nlohmann::ordered_json{{"a", "Fals\"quote"}, {"b", "+319" + braces + "00"}},
+        nlohmann::ordered_json{{"a\"", 1}, {"b", braces}},
+        nlohmann::ordered_json{{"a", {"x\"y", "\"", braces, "z\"", braces}}}}) {
+    const std::string written = JsonToYamlText(value);
+    EXPECT_TRUE(CheckYamlFlowDepth(written, DocumentLimits{}, "").ok()) << written;
+    auto again = YamlTextToJson(written, "");
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(*again, value);
+  }
+}
+
+// Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-document-marker.yaml): the string
+// "---" was written plain, as yaml-cpp does, and at the start of a line that begins a document:
+// it read back as an empty one. So do "--- a" (a new document holding "a") and "...", as the
+// document itself or as a key of its top-level map.
+TEST(YamlJsonTest, StringsThatStartAsDocumentMarkersAreWrittenQuoted) {
+  for (const char* marker : {"---", "--- a", "...", "... a", "----", "...."}) {
+    for (const nlohmann::ordered_json& value :
+         {nlohmann::ordered_json(marker), nlohmann::ordered_json{{marker, marker}},
+          nlohmann::ordered_json{{"a", {{marker, {marker}}}}}}) {
+      auto again = YamlTextToJson(JsonToYamlText(value), "");
+      ASSERT_TRUE(again.ok()) << again.status().ToString();
+      EXPECT_EQ(*again, value) << JsonToYamlText(value);
+    }
+  }
+}
+
+// Found by fuzzing (tests/fuzz/corpus/yaml_json/regression-noncharacter-fdd4.yaml): in a string
+// it writes double-quoted (here for its U+0001), yaml-cpp's emitter writes every Unicode
+// noncharacter as U+FFFD, U+FDD0 to U+FDEF as well as U+xFFFE and U+xFFFF, which the header says;
+// the characters around them, and noncharacters in a plain string, are kept.
+TEST(YamlJsonTest, NoncharactersInQuotedStringsAreTheOnlyTextTheYamlTextChanges) {
+  nlohmann::ordered_json value = nlohmann::ordered_json::object();
+  for (const char* noncharacter : {"\ufdd0", "\ufdd4", "\ufdef", "\ufffe", "\U0001ffff"}) {
+    value["quoted"].push_back(std::string("\x01") + noncharacter);
+    value["plain"].push_back(noncharacter);
+  }
+  value["kept"] = {"\x01\ufdcf", "\x01\ufdf0", "\x01\ufffd", "\x01\U0001fffd",
+                   "\x01\x7f\u0085\ufeff"};
+  auto again = YamlTextToJson(JsonToYamlText(value), "");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)["quoted"], nlohmann::ordered_json(std::vector<std::string>(5, "\x01\ufffd")));
+  EXPECT_EQ((*again)["plain"], value["plain"]);
+  EXPECT_EQ((*again)["kept"], value["kept"]);
 }
 
 }  // namespace

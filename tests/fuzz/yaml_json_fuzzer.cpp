@@ -9,16 +9,18 @@
 
 namespace {
 
-// Whether `utf8` may hold a noncharacter U+xFFFE or U+xFFFF: YAML has no printable form of them,
-// and yaml-cpp writes them as U+FFFD in a double-quoted string. Their encodings end in a byte
-// whose low bits are all set, then BF, then BE or BF; anything else that matches only makes the
-// check skip an input.
+// Whether `utf8` may hold one of Unicode's 66 noncharacters, which yaml-cpp's emitter writes as
+// U+FFFD in a quoted string (base/yaml_json.h): U+xFFFE and U+xFFFF, whose encodings end in a byte
+// whose low bits are all set, then BF, then BE or BF; and U+FDD0 to U+FDEF, EF B7 90 to EF B7 AF
+// (missed here until the fuzzer wrote back U+FDD4 as U+FFFD). Anything else that matches only makes
+// the check skip an input.
 bool MayHoldNoncharacter(std::string_view utf8) {
   for (size_t i = 0; i + 2 < utf8.size(); ++i) {
     const auto byte = [&](size_t k) { return static_cast<unsigned char>(utf8[i + k]); };
     if ((byte(0) & 0x0F) == 0x0F && byte(1) == 0xBF && (byte(2) == 0xBE || byte(2) == 0xBF)) {
       return true;
     }
+    if (byte(0) == 0xEF && byte(1) == 0xB7 && byte(2) >= 0x90 && byte(2) <= 0xAF) return true;
   }
   return false;
 }
