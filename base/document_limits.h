@@ -32,9 +32,10 @@ inline constexpr DocumentLimits kRequestBodyLimits{~size_t{0}, 64, 2'000'000, si
                                                    "content"};
 
 // Scans JSON text without building it: refuses (InvalidArgument, prefixed by `what`) text nested
-// deeper than limits.max_depth, holding more than limits.max_nodes values, or a string value
-// longer than limits.max_string_bytes (but for large_string_key's). Linear, no allocation, so a
-// 100k-deep document costs microseconds. Leaves syntax errors to the parser.
+// deeper than limits.max_depth, holding more than limits.max_nodes values, or a string (key or
+// value) longer than limits.max_string_bytes (but for large_string_key's value). Linear, no
+// allocation, so a 100k-deep document costs microseconds. Leaves syntax errors to the parser.
+// The same check over text that arrives in pieces: base/json_shape_scanner.h.
 Status CheckJsonShape(std::string_view text, const DocumentLimits& limits, const std::string& what);
 
 // Scans YAML text for flow collections ("[[[[...") nested deeper than limits.max_depth, skipping
