@@ -11,8 +11,8 @@ namespace {
 constexpr std::string_view kJobPrefix = "job/";
 constexpr std::string_view kTaskIndexPrefix = "task/";
 constexpr std::string_view kQueuePrefix = "queue/";
-constexpr std::string_view kOrderPrefix = "order/";
-constexpr std::string_view kCountPrefix = "count/";
+constexpr std::string_view kPositionOrderPrefix = "order/";
+constexpr std::string_view kPoolCountPrefix = "count/";
 constexpr std::string_view kPoolsKey = "config/pools";
 
 std::string JobKey(const std::string& job_id) {
@@ -43,29 +43,29 @@ std::string QueueKey(const views::JobView& job) {
   return key;
 }
 
-std::string OrderPoolPrefix(const std::string& pool) {
-  std::string key(kOrderPrefix);
+std::string PositionOrderPoolPrefix(const std::string& pool) {
+  std::string key(kPositionOrderPrefix);
   key += pool;
   key.push_back('\0');
   return key;
 }
 
-std::string OrderKey(const views::JobView& job) {
-  std::string key = OrderPoolPrefix(job.resource_pool());
+std::string PositionOrderKey(const views::JobView& job) {
+  std::string key = PositionOrderPoolPrefix(job.resource_pool());
   AppendBigEndian64(&key, static_cast<uint64_t>(job.queue_position()) ^ (uint64_t{1} << 63));
   key += job.job_id();
   return key;
 }
 
-std::string CountKey(const std::string& pool) {
-  std::string key(kCountPrefix);
+std::string PoolCountKey(const std::string& pool) {
+  std::string key(kPoolCountPrefix);
   key += pool;
   key.push_back('\0');
   return key;
 }
 
-Status AddToCount(ViewStore& store, const std::string& pool, int64_t delta) {
-  const std::string key = CountKey(pool);
+Status AddToPoolCount(ViewStore& store, const std::string& pool, int64_t delta) {
+  const std::string key = PoolCountKey(pool);
   CAIRN_ASSIGN_OR_RETURN(auto stored, store.Get(key));
   int64_t count = stored ? std::stoll(*stored) : 0;
   count += delta;
@@ -77,14 +77,14 @@ Status AddToCount(ViewStore& store, const std::string& pool, int64_t delta) {
 // of the queue is read from where it starts instead of sorting the whole queue.
 Status ListJob(const views::JobView& job, ViewStore& store) {
   CAIRN_RETURN_IF_ERROR(store.Put(QueueKey(job), job.job_id()));
-  CAIRN_RETURN_IF_ERROR(store.Put(OrderKey(job), job.job_id()));
-  return AddToCount(store, job.resource_pool(), 1);
+  CAIRN_RETURN_IF_ERROR(store.Put(PositionOrderKey(job), job.job_id()));
+  return AddToPoolCount(store, job.resource_pool(), 1);
 }
 
 Status UnlistJob(const views::JobView& job, ViewStore& store) {
   CAIRN_RETURN_IF_ERROR(store.Delete(QueueKey(job)));
-  CAIRN_RETURN_IF_ERROR(store.Delete(OrderKey(job)));
-  return AddToCount(store, job.resource_pool(), -1);
+  CAIRN_RETURN_IF_ERROR(store.Delete(PositionOrderKey(job)));
+  return AddToPoolCount(store, job.resource_pool(), -1);
 }
 
 // Requested and allocated slots and the state follow from the live tasks.
@@ -322,11 +322,12 @@ Result<JobQueuePage> ReadJobQueuePage(ViewReader& reader, const std::string& poo
   CAIRN_ASSIGN_OR_RETURN(PriorityPools priority_pools, PriorityPools::Read(reader));
   // The pools with queued jobs, in name order, with how many each has.
   std::vector<std::pair<std::string, size_t>> counts;
-  const std::string count_prefix = pool.empty() ? std::string(kCountPrefix) : CountKey(pool);
+  const std::string count_prefix =
+      pool.empty() ? std::string(kPoolCountPrefix) : PoolCountKey(pool);
   Status bad_count;
   CAIRN_RETURN_IF_ERROR(reader.Scan(count_prefix, [&](std::string_view key,
                                                       std::string_view value) {
-    std::string name(key.substr(kCountPrefix.size()));
+    std::string name(key.substr(kPoolCountPrefix.size()));
     name.pop_back();  // the '\0' that ends it
     size_t count = 0;
     for (char digit : value) {
@@ -361,7 +362,7 @@ Result<JobQueuePage> ReadJobQueuePage(ViewReader& reader, const std::string& poo
       continue;
     }
     const std::string prefix =
-        priority_pools.Contains(name) ? QueuePoolPrefix(name) : OrderPoolPrefix(name);
+        priority_pools.Contains(name) ? QueuePoolPrefix(name) : PositionOrderPoolPrefix(name);
     size_t index = 0;
     CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view, std::string_view job_id) {
       if (index++ < skip) return true;
