@@ -395,7 +395,9 @@ Result<YAML::Node> JsonToYamlNodeAt(const nlohmann::json& value, const std::stri
 
 Result<YAML::Node> JsonToYamlNode(const nlohmann::json& value, const std::string& what) {
   ConversionBudget budget{DocumentLimits{}};
-  return JsonToYamlNodeAt(value, what, 1, budget);
+  // The root is level 0, as CheckShape counts it (from 1 a document of 64 nested containers that
+  // YAML text may hold was refused as JSON; found by the yaml_json fuzz target).
+  return JsonToYamlNodeAt(value, what, 0, budget);
 }
 
 std::string JsonToYamlText(const ordered_json& value) {

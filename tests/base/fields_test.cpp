@@ -184,6 +184,29 @@ TEST(DocumentLimitsTest, JsonBodiesAreMeasuredBeforeTheyAreParsed) {
             "malformed JSON body");
 }
 
+// YAML text, JSON text and a JSON value converted to YAML count levels alike: 64 nested
+// containers pass each, 65 fail each (JSON conversion counted the root as level 1 and refused 64;
+// found by the yaml_json fuzz target, whose corpus keeps the input).
+TEST(DocumentLimitsTest, EveryParserAllowsTheSameNesting) {
+  for (int containers : {64, 65}) {
+    std::string yaml;
+    for (int i = 0; i < containers; ++i)
+      yaml += std::string(static_cast<size_t>(i) * 2, ' ') + "-\n";
+    yaml += std::string(static_cast<size_t>(containers) * 2, ' ') + "x\n";
+    auto from_yaml = YamlTextToJson(yaml, "doc");
+    const std::string json_text = std::string(static_cast<size_t>(containers), '[') + "\"x\"" +
+                                  std::string(static_cast<size_t>(containers), ']');
+    auto from_json = ParseJsonDocument(json_text, kRequestBodyLimits, "body");
+    ASSERT_TRUE(from_json.ok() || containers == 65);
+    auto node =
+        JsonToYamlNode(from_json.ok() ? *from_json : nlohmann::json::parse(json_text), "doc");
+    const bool allowed = containers == 64;
+    EXPECT_EQ(from_yaml.ok(), allowed) << containers << ": " << from_yaml.status().ToString();
+    EXPECT_EQ(from_json.ok(), allowed) << containers;
+    EXPECT_EQ(node.ok(), allowed) << containers << ": " << node.status().ToString();
+  }
+}
+
 TEST(DocumentLimitsTest, YamlFlowNestingIsRefusedBeforeTheParserRecurses) {
   DocumentLimits limits;
   EXPECT_FALSE(CheckYamlFlowDepth(std::string(65, '[') + std::string(65, ']'), limits, "c").ok());
