@@ -81,9 +81,23 @@ const TrialRecord* DecisionState::FindTrialByAllocation(const std::string& alloc
 }
 
 QueueKey DecisionState::QueueKeyOf(const TaskRecord& task) const {
-  const JobRecord* job = FindJob(task.job_id);
-  return {task.resources.priority(), job ? job->queue_position : 0, task.submitted_offset,
-          task.task_id};
+  return {task.resources.priority(), task.job ? task.job->queue_position : 0,
+          task.submitted_offset};
+}
+
+void DecisionState::Enqueue(const TaskRecord& task) {
+  PoolQueue& pool = queues[task.resources.resource_pool()];
+  auto& tasks_of_kind = task.resources.slots() == 0 ? pool.zero_slot_tasks : pool.slot_tasks;
+  if (tasks_of_kind.emplace(QueueKeyOf(task), &task).second) ++queued_task_count;
+}
+
+void DecisionState::Dequeue(const TaskRecord& task) {
+  auto pool = queues.find(task.resources.resource_pool());
+  if (pool == queues.end()) return;
+  auto& tasks_of_kind =
+      task.resources.slots() == 0 ? pool->second.zero_slot_tasks : pool->second.slot_tasks;
+  if (tasks_of_kind.erase(QueueKeyOf(task)) > 0) --queued_task_count;
+  if (pool->second.empty()) queues.erase(pool);
 }
 
 namespace {
@@ -142,15 +156,15 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
   if (job.live_tasks++ == 0) {
     state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
   }
-  state.queue.insert(state.QueueKeyOf(task));
-  state.tasks.emplace(task.task_id, std::move(task));
+  task.job = &job;
+  state.Enqueue(state.tasks.emplace(task.task_id, std::move(task)).first->second);
 }
 
 void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssigned& assigned) {
   auto it = state.tasks.find(assigned.task_id());
   if (it == state.tasks.end() || it->second.state != TaskState::kQueued) return;
   TaskRecord& task = it->second;
-  state.queue.erase(state.QueueKeyOf(task));
+  state.Dequeue(task);
   task.state = TaskState::kAssigned;
   task.allocation_count++;
   task.allocation_id = assigned.allocation_id();
@@ -186,7 +200,7 @@ void ApplyTaskExited(DecisionState& state, const events::TaskExited& exited) {
   auto it = state.tasks.find(exited.task_id());
   if (it == state.tasks.end() || it->second.state == TaskState::kExited) return;
   TaskRecord& task = it->second;
-  if (task.state == TaskState::kQueued) state.queue.erase(state.QueueKeyOf(task));
+  if (task.state == TaskState::kQueued) state.Dequeue(task);
   ReleaseAllocation(state, task);
   task.state = TaskState::kExited;
   task.preempting = false;
@@ -219,7 +233,7 @@ void ApplyAllocationReleased(DecisionState& state, const events::AllocationRelea
   task.agent_incarnation.clear();
   task.slot_ids.clear();
   task.last_reason = released.reason();
-  state.queue.insert(state.QueueKeyOf(task));
+  state.Enqueue(task);
 }
 
 void ApplyAllocationPartExited(DecisionState& state, const events::AllocationPartExited& exited) {
@@ -247,7 +261,7 @@ void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& c
   for (const auto& task_id : job.task_ids) {
     TaskRecord& task = state.tasks.at(task_id);
     if (task.state == TaskState::kQueued) {
-      state.queue.erase(state.QueueKeyOf(task));
+      state.Dequeue(task);
       queued.push_back(&task);
     }
   }
@@ -267,7 +281,7 @@ void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& c
     task.resources.set_resource_pool(job.resource_pool);
     task.resources.set_max_slots(job.max_slots);
   }
-  for (TaskRecord* task : queued) state.queue.insert(state.QueueKeyOf(*task));
+  for (TaskRecord* task : queued) state.Enqueue(*task);
 }
 
 void ApplyAgentRegistered(DecisionState& state, const events::Envelope& event) {

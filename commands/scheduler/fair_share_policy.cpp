@@ -26,7 +26,10 @@ struct JobShare {
   int64_t fixed = 0;    // slots of running non-preemptible tasks: cannot be taken back
   double weight = 1;
   int64_t share = 0;
-  std::vector<const TaskRecord*> queued;               // in submission order
+  // The job's queued tasks in submission order, as a list threaded through the pass's task
+  // order (next_queued): a pass over 100,000 one-task jobs allocates nothing per job.
+  int32_t first_queued = -1;
+  int32_t last_queued = -1;
   std::vector<const TaskRecord*> preemptible_running;  // newest first
   int64_t uncapped_demand = 0;
 };
@@ -82,13 +85,12 @@ void ComputeShares(std::vector<JobShare>& jobs, int64_t capacity) {
 }  // namespace
 
 void RunFairShare(PoolPass& pass) {
-  const DecisionState& state = pass.state;
   // Never iterated, only looked up: hashing keeps a pass over thousands of jobs cheap.
-  std::unordered_map<std::string, size_t> index;
+  std::unordered_map<const JobRecord*, size_t> index;
   index.reserve(pass.queued_slot_tasks.size() + pass.running_slot_tasks.size());
   std::vector<JobShare> jobs;
   auto job_share = [&](const TaskRecord& task) -> JobShare& {
-    auto [it, inserted] = index.try_emplace(task.job_id, jobs.size());
+    auto [it, inserted] = index.try_emplace(task.job, jobs.size());
     if (inserted) {
       JobShare share;
       share.job = &pass.JobOf(task);
@@ -98,15 +100,22 @@ void RunFairShare(PoolPass& pass) {
     return jobs[it->second];
   };
   // Jobs in queue order, so that every tie goes to the job further ahead.
-  std::vector<const TaskRecord*> all = pass.running_slot_tasks;
+  std::vector<const TaskRecord*> all;
+  all.reserve(pass.running_slot_tasks.size() + pass.queued_slot_tasks.size());
+  all.insert(all.end(), pass.running_slot_tasks.begin(), pass.running_slot_tasks.end());
   all.insert(all.end(), pass.queued_slot_tasks.begin(), pass.queued_slot_tasks.end());
-  const std::vector<const TaskRecord*> in_job_order = InJobOrder(std::move(all), state);
-  for (const TaskRecord* task : in_job_order) {
+  const std::vector<const TaskRecord*> in_job_order = InJobOrder(std::move(all));
+  std::vector<int32_t> next_queued(in_job_order.size(), -1);  // the same job's next queued task
+  jobs.reserve(in_job_order.size());
+  for (size_t i = 0; i < in_job_order.size(); ++i) {
+    const TaskRecord* task = in_job_order[i];
     JobShare& job = job_share(*task);
     const int64_t slots = task->resources.slots();
     if (task->state == TaskState::kQueued) {
       job.demand += slots;
-      job.queued.push_back(task);
+      (job.last_queued < 0 ? job.first_queued : next_queued[job.last_queued]) =
+          static_cast<int32_t>(i);
+      job.last_queued = static_cast<int32_t>(i);
       continue;
     }
     if (task->kill_requested && !task->preempting) continue;  // ending for good
@@ -152,19 +161,25 @@ void RunFairShare(PoolPass& pass) {
                          : 1e18;
     return ratio_a < ratio_b;
   });
-  std::set<std::string> handled;  // queued tasks placed or reserved in this pass
-  std::vector<std::pair<size_t, const TaskRecord*>> blocked;  // within share, but no room
+  // Queued tasks placed or reserved in this pass, by their place in in_job_order.
+  std::vector<bool> handled(in_job_order.size(), false);
+  struct Blocked {
+    size_t job;
+    int32_t task;  // in in_job_order
+  };
+  std::vector<Blocked> blocked;  // within share, but no room
   for (size_t j : order) {
     JobShare& job = jobs[j];
-    for (const TaskRecord* task : job.queued) {
+    for (int32_t i = job.first_queued; i >= 0; i = next_queued[i]) {
+      const TaskRecord* task = in_job_order[i];
       const int64_t slots = task->resources.slots();
       if (job.holding + slots > job.share) continue;
       auto fit = pass.capacity.FindFit(static_cast<int32_t>(slots), true);
       if (!fit) {
-        blocked.push_back({j, task});
+        blocked.push_back({j, i});
         continue;
       }
-      handled.insert(task->task_id);
+      handled[i] = true;
       if (fit->uses_releasing_slots) {
         pass.capacity.Take(*fit);
         pass.Wait(*task, [&] {
@@ -185,8 +200,9 @@ void RunFairShare(PoolPass& pass) {
     anyone_over_share |= job.holding > job.share && !job.preemptible_running.empty();
   }
   int64_t smallest_failed = INT64_MAX;  // victims only get fewer: a larger task fails too
-  for (const auto& [j, task] : blocked) {
+  for (const auto& [j, blocked_task] : blocked) {
     if (!anyone_over_share) break;
+    const TaskRecord* task = in_job_order[blocked_task];
     JobShare& job = jobs[j];
     const int64_t slots = task->resources.slots();
     if (job.holding + slots > job.share || slots >= smallest_failed) continue;
@@ -229,7 +245,7 @@ void RunFairShare(PoolPass& pass) {
     if (auto fit = pass.capacity.FindFit(static_cast<int32_t>(slots), true)) {
       pass.capacity.Take(*fit);
     }
-    handled.insert(task->task_id);
+    handled[blocked_task] = true;
     job.holding += slots;
     pass.Wait(*task, [&] {
       return share_text(job) + "; preempting tasks of jobs over their share to make room";
@@ -237,10 +253,10 @@ void RunFairShare(PoolPass& pass) {
   }
 
   // 3. Idle slots nobody's share can use go to the queue in order.
-  for (const TaskRecord* task : in_job_order) {
-    if (task->state != TaskState::kQueued) continue;
-    if (handled.count(task->task_id)) continue;
-    JobShare& job = jobs[index.at(task->job_id)];
+  for (size_t i = 0; i < in_job_order.size(); ++i) {
+    const TaskRecord* task = in_job_order[i];
+    if (task->state != TaskState::kQueued || handled[i]) continue;
+    JobShare& job = jobs[index.at(task->job)];
     const int32_t slots = task->resources.slots();
     if (job.job->max_slots > 0 && job.holding + slots > job.job->max_slots) {
       pass.Wait(*task, [&] {

@@ -40,7 +40,7 @@ struct PoolPass {
     }
   }
   std::string PoolName() const { return pool.pool_name(); }
-  const JobRecord& JobOf(const TaskRecord& task) const { return state.jobs.at(task.job_id); }
+  const JobRecord& JobOf(const TaskRecord& task) const { return *task.job; }
 };
 
 void RunFairShare(PoolPass& pass);
@@ -52,8 +52,7 @@ void RunRoundRobin(PoolPass& pass);
 void RunZeroSlot(PoolPass& pass, bool by_priority);
 
 // Task lists in FIFO order: the job's queue position, then the task's submission.
-std::vector<const TaskRecord*> InJobOrder(std::vector<const TaskRecord*> tasks,
-                                          const DecisionState& state);
+std::vector<const TaskRecord*> InJobOrder(std::vector<const TaskRecord*> tasks);
 
 std::string SlotsText(int32_t slots);  // "1 slot", "4 slots"
 

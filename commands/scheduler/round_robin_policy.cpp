@@ -2,7 +2,7 @@
 // queue order); each turn starts a job's next queued task, and a job whose next task does not
 // fit drops out of the pass. It never preempts.
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 
 #include "commands/scheduler/policies.h"
 
@@ -15,15 +15,15 @@ void RunRoundRobin(PoolPass& pass) {
     std::vector<const TaskRecord*> queued;
     size_t next = 0;
   };
-  std::map<std::string, size_t> index;
+  std::unordered_map<const JobRecord*, size_t> index;
   std::vector<Turn> turns;
-  for (const TaskRecord* task : InJobOrder(pass.queued_slot_tasks, pass.state)) {
-    auto [it, inserted] = index.try_emplace(task->job_id, turns.size());
+  for (const TaskRecord* task : InJobOrder(pass.queued_slot_tasks)) {
+    auto [it, inserted] = index.try_emplace(task->job, turns.size());
     if (inserted) turns.push_back(Turn{&pass.JobOf(*task), 0, {}, 0});
     turns[it->second].queued.push_back(task);
   }
   for (const TaskRecord* task : pass.running_slot_tasks) {
-    auto it = index.find(task->job_id);
+    auto it = index.find(task->job);
     if (it != index.end()) turns[it->second].holding += task->resources.slots();
   }
   std::stable_sort(turns.begin(), turns.end(),

@@ -25,12 +25,11 @@ std::string SlotsText(int32_t slots) {
   return std::to_string(slots) + (slots == 1 ? " slot" : " slots");
 }
 
-std::vector<const TaskRecord*> InJobOrder(std::vector<const TaskRecord*> tasks,
-                                          const DecisionState& state) {
+std::vector<const TaskRecord*> InJobOrder(std::vector<const TaskRecord*> tasks) {
   std::vector<std::tuple<int64_t, uint64_t, const TaskRecord*>> keyed;
   keyed.reserve(tasks.size());
   for (const TaskRecord* task : tasks) {
-    keyed.emplace_back(state.jobs.at(task->job_id).queue_position, task->submitted_offset, task);
+    keyed.emplace_back(task->job->queue_position, task->submitted_offset, task);
   }
   std::sort(keyed.begin(), keyed.end());
   for (size_t i = 0; i < keyed.size(); ++i) tasks[i] = std::get<2>(keyed[i]);
@@ -79,8 +78,7 @@ void PoolPass::Preempt(const TaskRecord& victim, const std::string& reason,
 }
 
 void RunZeroSlot(PoolPass& pass, bool by_priority) {
-  auto tasks = by_priority ? pass.queued_zero_slot_tasks
-                           : InJobOrder(pass.queued_zero_slot_tasks, pass.state);
+  auto tasks = by_priority ? pass.queued_zero_slot_tasks : InJobOrder(pass.queued_zero_slot_tasks);
   size_t position = 0;
   for (const TaskRecord* task : tasks) {
     ++position;
@@ -112,7 +110,7 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
                        const TaskRecord* only, bool word_pool = false) {
   const TaskRecord* worded = word_pool ? nullptr : only;
   SchedulingPass result;
-  if (state.queue.empty() && !explain_waiting) {
+  if (state.queued_task_count == 0 && !explain_waiting) {
     // Nothing waits: only fair share could still want to move slots, and it only does that for
     // queued work.
     return result;
@@ -124,41 +122,48 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
   // Without a schedulable agent nothing can be placed or preempted anywhere: skip the walk of
   // the queue (a cluster whose agents are all down would otherwise pay it on every batch).
   if (pools_with_agents.empty() && !explain_waiting) return result;
-  // One walk of the queue, split by pool, in queue order. Nothing can be placed or preempted in
-  // a pool without a schedulable agent, so its tasks are only listed when asked why they wait.
+  // Each pool's queue, in queue order. Nothing can be placed or preempted in a pool without a
+  // schedulable agent, so its tasks are only listed when asked why they wait.
   struct Queued {
     std::vector<const TaskRecord*> slot_tasks;
     std::vector<const TaskRecord*> zero_slot_tasks;
   };
   std::map<std::string, Queued> queued;
   const bool any_bindings = !state.tenancy.pool_bindings.empty();
-  auto list = [&](const TaskRecord& task) {
-    const std::string& pool = task.resources.resource_pool();
-    // A pool's bindings changed after the work was queued: the pool no longer takes it.
-    if (any_bindings) {
-      const int32_t workspace_id = state.jobs.at(task.job_id).workspace_id;
-      if (!state.tenancy.PoolAllows(pool, workspace_id)) {
-        if (explain_waiting && (worded == nullptr || &task == worded)) {
-          result.waiting_reasons[task.task_id] =
-              "resource pool " + pool + " is no longer available to workspace id " +
-              std::to_string(workspace_id) +
-              " (its bindings changed); move the job to a pool the workspace may use";
-        }
-        return;
-      }
+  // A pool's bindings changed after the work was queued: the pool no longer takes it.
+  auto refused_by_bindings = [&](const std::string& pool, const TaskRecord& task) {
+    if (!any_bindings) return false;
+    const int32_t workspace_id = task.job->workspace_id;
+    if (state.tenancy.PoolAllows(pool, workspace_id)) return false;
+    if (explain_waiting && (worded == nullptr || &task == worded)) {
+      result.waiting_reasons[task.task_id] =
+          "resource pool " + pool + " is no longer available to workspace id " +
+          std::to_string(workspace_id) +
+          " (its bindings changed); move the job to a pool the workspace may use";
     }
-    Queued& lists = queued[pool];
-    (task.resources.slots() == 0 ? lists.zero_slot_tasks : lists.slot_tasks).push_back(&task);
+    return true;
+  };
+  auto list = [&](const std::string& pool, const PoolQueue::Tasks& from,
+                  std::vector<const TaskRecord*>& to) {
+    to.reserve(from.size());
+    for (const auto& [key, task] : from) {
+      if (!refused_by_bindings(pool, *task)) to.push_back(task);
+    }
   };
   if (only != nullptr && !pools_with_agents.count(only->resources.resource_pool())) {
-    list(*only);  // the others of its pool cannot change why it waits
+    // The others of its pool cannot change why it waits.
+    const std::string& pool = only->resources.resource_pool();
+    if (!refused_by_bindings(pool, *only)) {
+      Queued& lists = queued[pool];
+      (only->resources.slots() == 0 ? lists.zero_slot_tasks : lists.slot_tasks).push_back(only);
+    }
   } else {
-    for (const auto& key : state.queue) {
-      const TaskRecord& task = state.tasks.at(std::get<3>(key));
-      const std::string& pool = task.resources.resource_pool();
+    for (const auto& [pool, pool_queue] : state.queues) {
       if (only != nullptr && pool != only->resources.resource_pool()) continue;
       if (!explain_waiting && !pools_with_agents.count(pool)) continue;
-      list(task);
+      Queued& lists = queued[pool];
+      list(pool, pool_queue.slot_tasks, lists.slot_tasks);
+      list(pool, pool_queue.zero_slot_tasks, lists.zero_slot_tasks);
     }
   }
   for (const auto& pool : state.pools_config.pools()) {

@@ -141,8 +141,17 @@ TEST(ExplainTest, TheIndexAndTheOneTaskPassAgreeWithTheFullPassThroughRandomChan
           << "job " << job_id << " at step " << step;
     }
     const SchedulingPass full = Schedule(state, cluster.now, true);
-    for (const auto& key : state.queue) {
-      const TaskRecord& task = state.tasks.at(std::get<3>(key));
+    size_t queued_count = 0;
+    for (const auto& [task_id, task] : state.tasks) {
+      if (task.state != TaskState::kQueued) continue;
+      // The pool queues the pass walks hold exactly the queued tasks.
+      ++queued_count;
+      const auto pool_queue = state.queues.find(task.resources.resource_pool());
+      ASSERT_NE(pool_queue, state.queues.end()) << task_id << " at step " << step;
+      const auto& of_kind = task.resources.slots() == 0 ? pool_queue->second.zero_slot_tasks
+                                                        : pool_queue->second.slot_tasks;
+      const auto entry = of_kind.find(state.QueueKeyOf(task));
+      ASSERT_TRUE(entry != of_kind.end() && entry->second == &task) << task_id;
       const QueuedTaskOutlook outlook = ExplainQueuedTask(state, cluster.now, task);
       const QueuedTaskOutlook kept = ExplainQueuedTask(state, cluster.now, task, &passes);
       ASSERT_EQ(kept.kind, outlook.kind) << task.task_id << " at step " << step;
@@ -155,6 +164,7 @@ TEST(ExplainTest, TheIndexAndTheOneTaskPassAgreeWithTheFullPassThroughRandomChan
         ASSERT_NE(outlook.kind, QueuedTaskOutlook::kWaits) << task.task_id << " at step " << step;
       }
     }
+    ASSERT_EQ(state.queued_task_count, queued_count) << "at step " << step;
   }
   EXPECT_GT(next_task, 50) << "the walk submitted work";
 }
