@@ -47,6 +47,10 @@ class PoolCapacity {
   int32_t total_slots() const { return total_slots_; }
   int32_t idle_slots() const;  // free now, not counting releasing ones
   int32_t largest_free_on_one_agent() const;
+  // The most slots one agent could give now counting releasing ones, and whether any agent has
+  // a zero-slot place: 0 and false mean no task can be placed or reserved at all.
+  int32_t largest_available_on_one_agent() const { return max_available_; }
+  bool has_zero_slot_place() const { return max_zero_slot_free_ > 0; }
   size_t agent_count() const { return agents_.size(); }
 
  private:

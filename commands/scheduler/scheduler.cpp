@@ -103,6 +103,49 @@ void RunZeroSlot(PoolPass& pass, bool by_priority) {
 
 namespace {
 
+// The tasks holding an allocation with slots in `pool_name`, found through the agents: the task
+// table holds all of history.
+std::vector<const TaskRecord*> RunningSlotTasks(const DecisionState& state,
+                                                const std::string& pool_name) {
+  std::vector<const TaskRecord*> tasks;
+  std::set<std::string> seen;
+  for (const auto& [agent_id, agent] : state.agents) {
+    if (agent.resource_pool != pool_name) continue;
+    for (const auto& allocation_id : agent.allocations) {
+      const std::string& task_id = state.allocation_to_task.at(allocation_id);
+      const TaskRecord& task = state.tasks.at(task_id);
+      if (task.holds_allocation() && task.resources.slots() > 0 && seen.insert(task_id).second) {
+        tasks.push_back(&task);
+      }
+    }
+  }
+  return tasks;
+}
+
+// Whether a pass over `pool` could place, reserve or preempt anything. It cannot when no agent
+// has a free or releasing slot (nor a zero-slot place, for zero-slot work) and the policy could
+// take nothing back: round robin and priority without preemption never do; priority with
+// preemption only takes from preemptible tasks at least as unimportant as the queue's head;
+// fair share only from preemptible tasks. Costs O(agents + running tasks), never O(queue).
+bool PoolCanChange(const DecisionState& state, const events::ResourcePoolConfig& pool,
+                   const PoolQueue& queue) {
+  const PoolCapacity capacity(state, pool);
+  if (capacity.agent_count() == 0) return false;
+  if (!queue.zero_slot_tasks.empty() && capacity.has_zero_slot_place()) return true;
+  if (queue.slot_tasks.empty()) return false;
+  if (capacity.largest_available_on_one_agent() > 0) return true;
+  const auto type = pool.scheduler().type();
+  const bool by_priority = type == events::SCHEDULER_TYPE_PRIORITY;
+  if (type == events::SCHEDULER_TYPE_ROUND_ROBIN || (by_priority && !pool.scheduler().preemption()))
+    return false;
+  const int32_t head_priority = queue.slot_tasks.begin()->second->resources.priority();
+  for (const TaskRecord* task : RunningSlotTasks(state, pool.pool_name())) {
+    if (!task->preemptible() || task->preempting || task->kill_requested) continue;
+    if (!by_priority || task->resources.priority() >= head_priority) return true;
+  }
+  return false;
+}
+
 // Schedule, and ExplainQueuedTask when `only` is set: then only `only`'s pool is passed over,
 // only `only`'s reason is put in words (every waiting task's of the pool with `word_pool`), and
 // in a pool without a schedulable agent `only` alone is walked.
@@ -145,6 +188,7 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
   };
   auto list = [&](const std::string& pool, const PoolQueue::Tasks& from,
                   std::vector<const TaskRecord*>& to) {
+    result.queued_tasks_walked += from.size();
     to.reserve(from.size());
     for (const auto& [key, task] : from) {
       if (!refused_by_bindings(pool, *task)) to.push_back(task);
@@ -160,7 +204,11 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
   } else {
     for (const auto& [pool, pool_queue] : state.queues) {
       if (only != nullptr && pool != only->resources.resource_pool()) continue;
-      if (!explain_waiting && !pools_with_agents.count(pool)) continue;
+      if (!explain_waiting) {
+        if (!pools_with_agents.count(pool)) continue;
+        const events::ResourcePoolConfig* config = state.FindPool(pool);
+        if (config == nullptr || !PoolCanChange(state, *config, pool_queue)) continue;
+      }
       Queued& lists = queued[pool];
       list(pool, pool_queue.slot_tasks, lists.slot_tasks);
       list(pool, pool_queue.zero_slot_tasks, lists.zero_slot_tasks);
@@ -173,19 +221,7 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
     pass.explain_only = worded;
     pass.queued_slot_tasks = std::move(lists->second.slot_tasks);
     pass.queued_zero_slot_tasks = std::move(lists->second.zero_slot_tasks);
-    // Running tasks are found through the agents: the task table holds all of history.
-    std::set<std::string> running;
-    for (const auto& [agent_id, agent] : state.agents) {
-      if (agent.resource_pool != pool.pool_name()) continue;
-      for (const auto& allocation_id : agent.allocations) {
-        const std::string& task_id = state.allocation_to_task.at(allocation_id);
-        const TaskRecord& task = state.tasks.at(task_id);
-        if (task.holds_allocation() && task.resources.slots() > 0 &&
-            running.insert(task_id).second) {
-          pass.running_slot_tasks.push_back(&task);
-        }
-      }
-    }
+    pass.running_slot_tasks = RunningSlotTasks(state, pool.pool_name());
     const auto type = pool.scheduler().type();
     if (!pass.queued_slot_tasks.empty()) {
       if (pass.capacity.agent_count() == 0) {

@@ -19,6 +19,10 @@ struct SchedulingPass {
   std::vector<events::Envelope> decisions;  // payloads only; the writer fills the envelopes
   // Why each queued task that was not placed still waits; filled only when asked for.
   std::map<std::string, std::string> waiting_reasons;
+  // Queued tasks the pass listed for its policies: the work that grows with the queue. A pool
+  // where nothing can change (no free or releasing slot, nothing the policy could take back)
+  // is not walked, so a submission to a full pool adds nothing here (issue 17).
+  size_t queued_tasks_walked = 0;
 };
 
 // `now_unix_micros` is the time of the batch that triggered the pass (recorded in its events);
