@@ -7,6 +7,10 @@
 //   curve  the same submissions measured as the queue grows (0, 10k, 100k queued by default, or
 //          --queued N,N,...): rate, p50/p99 and the master's RSS at each size, and each rate as
 //          a share of the first (issue 17: flat means >= 0.8x at 100k). Not in the default run.
+//   history the decider's heap with many tasks in history (1,000,000 by default, or --tasks N):
+//          every task submitted, placed, started and exited, then 100,000 queued behind; heap
+//          bytes per task (mallinfo2, in-process), against issue 17's budget for the master
+//          (1 GiB with 1M tasks in history, 256 MiB with 100k queued). Not in the default run.
 //   true   makespan of 1,000 `true` commands on one agent with 64 slots
 //   sleep  makespan of 100 `sleep 0.1` commands on one agent with 8 slots
 // Real cairn-master and cairn-agent processes on loopback for all but `pass`; makespans run from
@@ -14,6 +18,7 @@
 // The Slurm figures are quoted baselines for this machine, not measured here.
 //   build/bin/bench_scheduling [--only pass|submit|curve|true|sleep] [--queued N,N,...]
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -181,6 +186,108 @@ int RunPass(int queued_tasks) {
     Report((label + ", max").c_str(), max, "ms", target_ms, true);
   }
   return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. The decider's memory with a long history, in-process.
+
+size_t HeapInUse() {
+  malloc_trim(0);
+  return mallinfo2().uordblks;
+}
+
+int RunHistory(int history_tasks) {
+  constexpr int kAgents = 100;
+  constexpr int kQueued = 100'000;
+  const size_t heap_before = HeapInUse();
+  auto start = Clock::now();
+  int failed = 0;
+  {
+    cairn::commands::DecisionState state;
+    uint64_t offset = 0;
+    auto apply = [&](cairn::events::Envelope event) {
+      event.set_offset(offset++);
+      event.set_time_unix_micros(1'700'000'000'000'000 + static_cast<int64_t>(offset));
+      cairn::commands::Apply(state, event);
+    };
+    for (int a = 0; a < kAgents; ++a) {
+      cairn::events::Envelope registered;
+      auto* r = registered.mutable_agent_registered();
+      r->set_agent_id("agent-" + std::to_string(a));
+      r->set_incarnation("inc-" + std::to_string(a));
+      r->set_resource_pool(cairn::kDefaultPool);
+      r->set_slot_count(8);
+      apply(std::move(registered));
+    }
+    // A task as the REST API submits one: a uuid-like id, a short command, its user.
+    auto submit = [&](const std::string& id) {
+      cairn::events::Envelope event;
+      auto* submitted = event.mutable_task_submitted();
+      submitted->set_task_id(id);
+      submitted->set_job_id(id);
+      auto* spec = submitted->mutable_spec();
+      for (const char* part : {"python3", "train.py", "--epochs", "3"}) spec->add_entrypoint(part);
+      spec->set_task_type(cairn::events::TASK_TYPE_COMMAND);
+      spec->set_user("alice");
+      spec->set_description("Command (train.py)");
+      submitted->mutable_resources()->set_slots(1);
+      submitted->mutable_resources()->set_resource_pool(cairn::kDefaultPool);
+      apply(std::move(event));
+    };
+    char id[48];
+    for (int t = 0; t < history_tasks; ++t) {
+      std::snprintf(id, sizeof id, "c0ffee00-0000-4000-8000-%012d", t);
+      submit(id);
+      const std::string agent = "agent-" + std::to_string(t % kAgents);
+      const std::string allocation = std::string(id) + ".1";
+      cairn::events::Envelope assigned;
+      auto* as = assigned.mutable_allocation_assigned();
+      as->set_task_id(id);
+      as->set_allocation_id(allocation);
+      as->set_agent_id(agent);
+      as->set_agent_incarnation("inc-" + std::to_string(t % kAgents));
+      as->set_resource_pool(cairn::kDefaultPool);
+      as->add_slot_ids(0);
+      as->set_reason("fair share: job's fair share is 1 of 800 slots; best fit on agent");
+      apply(std::move(assigned));
+      cairn::events::Envelope started;
+      started.mutable_task_started()->set_task_id(id);
+      started.mutable_task_started()->set_allocation_id(allocation);
+      started.mutable_task_started()->set_agent_id(agent);
+      apply(std::move(started));
+      cairn::events::Envelope exited;
+      exited.mutable_task_exited()->set_task_id(id);
+      exited.mutable_task_exited()->set_allocation_id(allocation);
+      exited.mutable_task_exited()->set_agent_id(agent);
+      exited.mutable_task_exited()->set_exit_code(0);
+      exited.mutable_task_exited()->set_reason("exited with code 0");
+      apply(std::move(exited));
+    }
+    const size_t heap_history = HeapInUse();
+    for (int q = 0; q < kQueued; ++q) {
+      std::snprintf(id, sizeof id, "deadbeef-0000-4000-8000-%012d", q);
+      submit(id);
+    }
+    const size_t heap_queued = HeapInUse();
+    if (state.tasks.size() != static_cast<size_t>(history_tasks + kQueued)) {
+      failed = Fail("the state does not hold every task");
+    }
+    const double history_mib = static_cast<double>(heap_history - heap_before) / (1 << 20);
+    const double queued_mib = static_cast<double>(heap_queued - heap_history) / (1 << 20);
+    std::printf(
+        "history: %d tasks submitted, placed, started and exited, then %d queued, folded in "
+        "%.1f s\n",
+        history_tasks, kQueued, MillisSince(start) / 1000);
+    char extra[96];
+    std::snprintf(extra, sizeof extra, "  [%.0f bytes per task]",
+                  static_cast<double>(heap_history - heap_before) / history_tasks);
+    Report(("decider heap, " + std::to_string(history_tasks / 1000) + "k in history").c_str(),
+           history_mib, "MiB", 1024.0 * history_tasks / 1'000'000, true, extra);
+    std::snprintf(extra, sizeof extra, "  [%.0f bytes per task]",
+                  static_cast<double>(heap_queued - heap_history) / kQueued);
+    Report("decider heap, 100k queued", queued_mib, "MiB", 256, true, extra);
+  }
+  return failed;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -545,14 +652,24 @@ int RunMakespan(const char* name, int count, int slots, const std::string& entry
 
 int main(int argc, char** argv) {
   constexpr const char* kUsage =
-      "usage: bench_scheduling [--only pass|submit|curve|true|sleep] [--queued N,N,...]\n";
+      "usage: bench_scheduling [--only pass|submit|curve|history|true|sleep] [--queued N,N,...] "
+      "[--tasks N]\n";
   std::string only;
   std::vector<int> curve_sizes = {0, 10'000, 100'000};
   bool sizes_given = false;
+  int history_tasks = 1'000'000;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (arg == "--tasks" && i + 1 < argc) {
+      const std::string number = argv[++i];
+      if (number.empty() || number.size() > 8 ||
+          number.find_first_not_of("0123456789") != std::string::npos || std::stoi(number) == 0) {
+        std::fprintf(stderr, "bench_scheduling: --tasks wants a count like 1000000\n%s", kUsage);
+        return 2;
+      }
+      history_tasks = std::stoi(number);
     } else if (arg == "--queued" && i + 1 < argc) {
       curve_sizes.clear();
       sizes_given = true;
@@ -579,8 +696,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!only.empty() && only != "pass" && only != "submit" && only != "curve" && only != "true" &&
-      only != "sleep") {
+  if (!only.empty() && only != "pass" && only != "submit" && only != "curve" && only != "history" &&
+      only != "true" && only != "sleep") {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
@@ -599,6 +716,7 @@ int main(int argc, char** argv) {
   if (wanted("submit")) failed |= RunSubmit();
   // Minutes at 100k, so only when asked for.
   if (only == "curve") failed |= RunSubmitCurve(curve_sizes);
+  if (only == "history") failed |= RunHistory(history_tasks);
   if (wanted("true"))
     failed |= RunMakespan("1000 true", 1000, 64, R"(["true"])", 4, 3.0, 0, "30-45 s");
   if (wanted("sleep"))
