@@ -3,6 +3,7 @@
 #include <memory>
 #include <set>
 
+#include "api/event_visibility.h"
 #include "events/envelope_util.h"
 #include "replay/event_stream.h"
 
@@ -49,12 +50,30 @@ http::Response EventStream(Call& call) {
   http::Response response;
   response.content_type = "application/x-ndjson";
   // Who sees which secrets, per event: the stream outlives the call, so keep only that.
+  // People other than admins see only what their workspaces allow (api/event_visibility.h).
+  std::shared_ptr<EventVisibility> visibility;
+  if (!call.agent_caller() && !call.user().admin) {
+    auto* projections = call.services().projections;
+    EventVisibility::Lookups lookups;
+    lookups.task_workspace = [projections](const std::string& task_id) -> std::optional<int32_t> {
+      auto task = projections->GetTask(task_id);
+      if (!task.ok() || !task->has_value()) return std::nullopt;
+      return (*task)->workspace_id();
+    };
+    lookups.experiment_workspace = [projections](int64_t experiment_id) -> std::optional<int32_t> {
+      auto experiment = projections->GetExperiment(experiment_id);
+      if (!experiment.ok() || !experiment->has_value()) return std::nullopt;
+      return (*experiment)->workspace_id();
+    };
+    visibility = std::make_shared<EventVisibility>(call.tenancy(), call.user_record(), *end,
+                                                   std::move(lookups));
+  }
   auto audience_for = [agent = call.agent_caller(), admin = call.user().admin,
                        caller = call.user().username](const events::Envelope& event) {
     return AudienceOf(agent, admin, caller, OwnerOf(event));
   };
-  response.stream = [stream, stopping, follow, stop_at,
-                     audience_for](const http::ChunkWriter& write) {
+  response.stream = [stream, stopping, follow, stop_at, audience_for,
+                     visibility](const http::ChunkWriter& write) {
     auto last_write = std::chrono::steady_clock::now();
     while (!stopping->load()) {
       if (!follow && stream->position() >= stop_at) return;
@@ -65,6 +84,7 @@ http::Response EventStream(Call& call) {
       }
       std::string chunk;
       for (const auto& event : *events) {
+        if (visibility != nullptr && !visibility->Visible(event)) continue;
         chunk += EnvelopeToJson(event, audience_for(event)) + "\n";
       }
       auto now = std::chrono::steady_clock::now();

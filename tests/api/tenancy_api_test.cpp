@@ -97,6 +97,58 @@ TEST_F(TenancyApiTest, AViewerIsRefusedAKillAndOnlyTheRefusalIsRecorded) {
   CallJson("POST", "/api/v1/commands/" + id + "/kill");  // its owner may
 }
 
+// The event stream as people read it (api/event_visibility.h): the work of workspaces where
+// they hold a role, their own sessions and the cluster; an admin reads what an agent reads.
+TEST_F(TenancyApiTest, TheEventStreamShowsAPersonOnlyWhatTheirWorkspacesAllow) {
+  const int32_t editor = CreateUser("editor");
+  const int32_t outsider = CreateUser("outsider");
+  LoginAs("admin");
+  const int32_t team =
+      CallJson("POST", "/api/v1/workspaces", R"({"name":"team"})")["workspace"]["id"];
+  Assign(editor, 2, team);
+  LoginAs("editor");
+  const std::string team_work = Submit(team);
+  LoginAs("determined");
+  const std::string shared_work = Submit(1);
+  auto stream_as = [&](const std::string& user) {
+    LoginAs(user);
+    std::vector<json> events;
+    http::Client client = LoggedInClient();
+    Status status = client.StreamLines("GET", "/api/v1/events?from=0", [&](std::string_view line) {
+      events.push_back(json::parse(line));
+      return true;
+    });
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return events;
+  };
+  auto mentions = [](const std::vector<json>& events, const std::string& text) {
+    size_t count = 0;
+    for (const auto& event : events) count += event.dump().find(text) != std::string::npos;
+    return count;
+  };
+  const std::vector<json> everything = Events();  // as the agent
+  ASSERT_GT(mentions(everything, team_work), 0u);
+
+  const std::vector<json> outsiders = stream_as("outsider");
+  EXPECT_EQ(mentions(outsiders, team_work), 0u) << "work of a workspace it has no role in";
+  EXPECT_EQ(mentions(outsiders, "\"team\""), 0u) << "nor the workspace itself";
+  EXPECT_GT(mentions(outsiders, shared_work), 0u) << "Uncategorized work is everyone's";
+  EXPECT_GT(mentions(outsiders, "writerEpochClaimed"), 0u) << "the cluster is everyone's";
+  for (const auto& event : outsiders) {
+    if (event.contains("sessionStarted")) {
+      EXPECT_EQ(event["sessionStarted"]["userId"], outsider) << "only its own sessions";
+    }
+  }
+  EXPECT_LT(outsiders.size(), everything.size());
+
+  const std::vector<json> editors = stream_as("editor");
+  EXPECT_GT(mentions(editors, team_work), 0u) << "the editor's workspace";
+  EXPECT_GT(mentions(editors, "\"team\""), 0u);
+
+  const size_t admins = stream_as("admin").size();  // its login is an event too: count after it
+  EXPECT_EQ(admins, Events().size()) << "admins read every event";
+}
+
 TEST_F(TenancyApiTest, WorkspacesAndProjectsAsTheCliDrivesThem) {
   LoginAs("determined");
   const int32_t team = CallJson("POST", "/api/v1/workspaces",

@@ -1,0 +1,166 @@
+#include "api/event_visibility.h"
+
+#include <utility>
+
+#include "events/workspace_defaults.h"
+
+namespace cairn::api {
+
+EventVisibility::EventVisibility(commands::TenancyState tenancy, commands::UserRecord caller,
+                                 uint64_t live_from, Lookups lookups)
+    : tenancy_(std::move(tenancy)),
+      caller_(std::move(caller)),
+      live_from_(live_from),
+      lookups_(std::move(lookups)) {}
+
+bool EventVisibility::CanView(int32_t workspace_id) const {
+  return tenancy_.Allows(caller_, commands::Permission::kViewWorkspace,
+                         WorkspaceOrUncategorized(workspace_id));
+}
+
+bool EventVisibility::CanViewTask(const std::string& task_id) {
+  auto known = task_workspace_.find(task_id);
+  if (known == task_workspace_.end()) {
+    // Not remembered when unknown: the projections may not have caught up with the stream yet.
+    std::optional<int32_t> looked_up = lookups_.task_workspace(task_id);
+    if (!looked_up) return false;
+    known = task_workspace_.emplace(task_id, *looked_up).first;
+  }
+  return CanView(known->second);
+}
+
+bool EventVisibility::CanViewJob(const std::string& job_id) {
+  auto known = job_workspace_.find(job_id);
+  if (known != job_workspace_.end()) return CanView(known->second);
+  // A command's job has its task's id; an experiment's job was learnt from ExperimentCreated.
+  return CanViewTask(job_id);
+}
+
+bool EventVisibility::CanViewExperiment(int64_t experiment_id) {
+  auto known = experiment_workspace_.find(experiment_id);
+  if (known == experiment_workspace_.end()) {
+    std::optional<int32_t> looked_up = lookups_.experiment_workspace(experiment_id);
+    if (!looked_up) return false;
+    known = experiment_workspace_.emplace(experiment_id, *looked_up).first;
+  }
+  return CanView(known->second);
+}
+
+bool EventVisibility::CanViewProject(int32_t project_id) const {
+  const commands::ProjectRecord* project = tenancy_.FindProject(project_id);
+  return project != nullptr && CanView(project->workspace_id);
+}
+
+bool EventVisibility::Visible(const events::Envelope& event) {
+  using Case = events::Envelope::PayloadCase;
+  const Case payload = event.payload_case();
+  // A project that is deleted or renamed is found before the change is folded.
+  const bool project_visible_before =
+      (payload == Case::kProjectUpdated && CanViewProject(event.project_updated().project_id())) ||
+      (payload == Case::kProjectDeleted && CanViewProject(event.project_deleted().project_id()));
+  if (event.offset() >= live_from_) commands::ApplyTenancy(tenancy_, event);
+  if (project_visible_before) return true;
+  return Decide(event);
+}
+
+bool EventVisibility::Decide(const events::Envelope& event) {
+  using Case = events::Envelope::PayloadCase;
+  switch (event.payload_case()) {
+    case Case::kTaskSubmitted: {
+      const auto& submitted = event.task_submitted();
+      const int32_t workspace = WorkspaceOrUncategorized(submitted.workspace_id());
+      task_workspace_[submitted.task_id()] = workspace;
+      job_workspace_.try_emplace(
+          submitted.job_id().empty() ? submitted.task_id() : submitted.job_id(), workspace);
+      return CanView(workspace);
+    }
+    case Case::kAllocationAssigned:
+      return CanViewTask(event.allocation_assigned().task_id());
+    case Case::kTaskStarted:
+      return CanViewTask(event.task_started().task_id());
+    case Case::kTaskExited:
+      return CanViewTask(event.task_exited().task_id());
+    case Case::kKillRequested:
+      return CanViewTask(event.kill_requested().task_id());
+    case Case::kPreemptionRequested:
+      return CanViewTask(event.preemption_requested().task_id());
+    case Case::kAllocationReleased:
+      return CanViewTask(event.allocation_released().task_id());
+    case Case::kAllocationPartExited:
+      return CanViewTask(event.allocation_part_exited().task_id());
+    case Case::kJobQueueChanged:
+      return CanViewJob(event.job_queue_changed().job_id());
+    case Case::kExperimentCreated: {
+      const auto& created = event.experiment_created();
+      const int32_t workspace = WorkspaceOrUncategorized(created.workspace_id());
+      experiment_workspace_[created.experiment_id()] = workspace;
+      job_workspace_[created.job_id()] = workspace;
+      return CanView(workspace);
+    }
+    case Case::kExperimentMoved: {
+      const auto& moved = event.experiment_moved();
+      const int32_t workspace = WorkspaceOrUncategorized(moved.workspace_id());
+      experiment_workspace_[moved.experiment_id()] = workspace;
+      // Both sides see the move: the experiment leaves one and joins the other.
+      return CanView(workspace) || CanView(moved.from_workspace_id());
+    }
+    case Case::kExperimentStateChanged:
+      return CanViewExperiment(event.experiment_state_changed().experiment_id());
+    case Case::kTrialCreated:
+      return CanViewExperiment(event.trial_created().experiment_id());
+    case Case::kTrialTrainTo:
+      return CanViewExperiment(event.trial_train_to().experiment_id());
+    case Case::kTrialClosed:
+      return CanViewExperiment(event.trial_closed().experiment_id());
+    case Case::kTrialRestarted:
+      return CanViewExperiment(event.trial_restarted().experiment_id());
+    case Case::kTrialEnded:
+      return CanViewExperiment(event.trial_ended().experiment_id());
+    case Case::kTrialWorkloadReported:
+      return CanViewExperiment(event.trial_workload_reported().experiment_id());
+    case Case::kTrialWorkloadAssigned:
+      return CanViewExperiment(event.trial_workload_assigned().experiment_id());
+    case Case::kCheckpointSaved:
+      return CanViewExperiment(event.checkpoint_saved().experiment_id());
+    case Case::kCheckpointsDeleted:
+      return CanViewExperiment(event.checkpoints_deleted().experiment_id());
+    case Case::kTemplateSaved:
+      return CanView(event.template_saved().workspace_id());
+    case Case::kWorkspaceCreated:
+      return CanView(event.workspace_created().workspace_id()) ||
+             Own(event.workspace_created().owner_user_id());
+    case Case::kWorkspaceUpdated:
+      return CanView(event.workspace_updated().workspace_id());
+    case Case::kWorkspaceDeleted:
+      return CanView(event.workspace_deleted().workspace_id());
+    case Case::kWorkspacePinned:
+      return Own(event.workspace_pinned().user_id());
+    case Case::kProjectCreated:
+      return CanView(event.project_created().workspace_id());
+    case Case::kProjectUpdated:
+      return CanViewProject(event.project_updated().project_id());
+    case Case::kProjectDeleted:
+      return false;  // seen before the deletion or not at all (Visible)
+    case Case::kRoleAssigned:
+      return Own(event.role_assigned().user_id()) ||
+             (event.role_assigned().workspace_id() != 0 &&
+              CanView(event.role_assigned().workspace_id()));
+    case Case::kRoleRemoved:
+      return Own(event.role_removed().user_id()) || (event.role_removed().workspace_id() != 0 &&
+                                                     CanView(event.role_removed().workspace_id()));
+    case Case::kSessionStarted:
+      return Own(event.session_started().user_id());
+    case Case::kSessionEnded:
+      return Own(event.session_ended().user_id());
+    case Case::kLoginFailed:
+      return event.login_failed().username() == caller_.username;
+    case Case::kAccessDenied:
+      return event.actor() == "user:" + caller_.username;
+    default:
+      // The cluster: writer epochs, agents, pools and their bindings, users, template deletions
+      // (a name only), and payloads this build does not know.
+      return true;
+  }
+}
+
+}  // namespace cairn::api
