@@ -18,15 +18,25 @@ bool EventVisibility::CanView(int32_t workspace_id) const {
                          WorkspaceOrUncategorized(workspace_id));
 }
 
+namespace {
+
+// The workspace learnt for `id`, asked of `lookup` when not learnt yet. Not remembered when
+// unknown: the projections may not have caught up with the stream yet.
+template <typename Id, typename Lookup>
+std::optional<int32_t> Learnt(std::unordered_map<Id, int32_t>& learnt, const Id& id,
+                              const Lookup& lookup) {
+  auto known = learnt.find(id);
+  if (known != learnt.end()) return known->second;
+  std::optional<int32_t> looked_up = lookup(id);
+  if (looked_up) learnt.emplace(id, *looked_up);
+  return looked_up;
+}
+
+}  // namespace
+
 bool EventVisibility::CanViewTask(const std::string& task_id) {
-  auto known = task_workspace_.find(task_id);
-  if (known == task_workspace_.end()) {
-    // Not remembered when unknown: the projections may not have caught up with the stream yet.
-    std::optional<int32_t> looked_up = lookups_.task_workspace(task_id);
-    if (!looked_up) return false;
-    known = task_workspace_.emplace(task_id, *looked_up).first;
-  }
-  return CanView(known->second);
+  auto workspace = Learnt(task_workspace_, task_id, lookups_.task_workspace);
+  return workspace && CanView(*workspace);
 }
 
 bool EventVisibility::CanViewJob(const std::string& job_id) {
@@ -37,13 +47,8 @@ bool EventVisibility::CanViewJob(const std::string& job_id) {
 }
 
 bool EventVisibility::CanViewExperiment(int64_t experiment_id) {
-  auto known = experiment_workspace_.find(experiment_id);
-  if (known == experiment_workspace_.end()) {
-    std::optional<int32_t> looked_up = lookups_.experiment_workspace(experiment_id);
-    if (!looked_up) return false;
-    known = experiment_workspace_.emplace(experiment_id, *looked_up).first;
-  }
-  return CanView(known->second);
+  auto workspace = Learnt(experiment_workspace_, experiment_id, lookups_.experiment_workspace);
+  return workspace && CanView(*workspace);
 }
 
 bool EventVisibility::CanViewProject(int32_t project_id) const {

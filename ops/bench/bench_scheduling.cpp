@@ -80,6 +80,15 @@ void Report(const char* name, double figure, const char* unit, double target, bo
   std::fflush(stdout);
 }
 
+// Folds events into `state` as a log would number and time them.
+auto FoldInto(cairn::commands::DecisionState& state) {
+  return [&state, offset = uint64_t{0}](cairn::events::Envelope event) mutable {
+    event.set_offset(offset++);
+    event.set_time_unix_micros(1'700'000'000'000'000 + static_cast<int64_t>(offset));
+    cairn::commands::Apply(state, event);
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // 1. One placement pass, in-process.
 
@@ -89,12 +98,7 @@ int RunPass(int queued_tasks) {
   const int runs = queued_tasks > 20'000 ? 10 : 20;
   const double target_ms = queued_tasks > 10'000 ? 50 : 20;
   cairn::commands::DecisionState state;
-  uint64_t offset = 0;
-  auto apply = [&](cairn::events::Envelope event) {
-    event.set_offset(offset++);
-    event.set_time_unix_micros(1'700'000'000'000'000 + static_cast<int64_t>(offset));
-    cairn::commands::Apply(state, event);
-  };
+  auto apply = FoldInto(state);
   int submitted_count = 0;
   auto submit = [&](const std::string& id, int32_t slots, int32_t priority) {
     cairn::events::Envelope event;
@@ -204,12 +208,7 @@ int RunHistory(int history_tasks) {
   int failed = 0;
   {
     cairn::commands::DecisionState state;
-    uint64_t offset = 0;
-    auto apply = [&](cairn::events::Envelope event) {
-      event.set_offset(offset++);
-      event.set_time_unix_micros(1'700'000'000'000'000 + static_cast<int64_t>(offset));
-      cairn::commands::Apply(state, event);
-    };
+    auto apply = FoldInto(state);
     for (int a = 0; a < kAgents; ++a) {
       cairn::events::Envelope registered;
       auto* r = registered.mutable_agent_registered();
