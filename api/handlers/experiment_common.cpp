@@ -37,6 +37,8 @@ Result<json> ExperimentWithTrials(Call& call, const views::ExperimentView& exper
   const commands::TenancyState& tenancy = call.tenancy();
   if (const auto* project = tenancy.FindProject(ProjectOrUncategorized(experiment.project_id()))) {
     rendered["projectName"] = project->name;
+    // The built-in Uncategorized project has no creator: Determined gives it to admin (id 1).
+    if (project->owner_user_id > 0) rendered["projectOwnerId"] = project->owner_user_id;
   }
   if (const auto* workspace =
           tenancy.FindWorkspace(WorkspaceOrUncategorized(experiment.workspace_id()))) {

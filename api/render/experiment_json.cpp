@@ -86,7 +86,9 @@ json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials,
               {"jobId", experiment.job_id()},
               {"numTrials", num_trials},
               {"projectId", ProjectOrUncategorized(experiment.project_id())},
-              {"projectOwnerId", 1},  // Cairn does not track it; the CLI only requires it
+              // The project's creator, set by the caller that knows the projects (admin, id 1,
+              // owns the built-in Uncategorized project, as in Determined).
+              {"projectOwnerId", 1},
               {"workspaceId", WorkspaceOrUncategorized(experiment.workspace_id())},
               {"searcherType", experiment.searcher_type()},
               {"startTime", FormatRfc3339(experiment.start_time_unix_micros())},

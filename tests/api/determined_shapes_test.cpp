@@ -271,6 +271,25 @@ TEST_F(DeterminedShapesTest, ExperimentCreateListAndDescribe) {
   ExpectKeys(workloads["pagination"], {"endIndex", "total"}, "workloads pagination");
 }
 
+// projectOwnerId is the project's creator (the built-in Uncategorized project is admin's, id 1).
+TEST_F(DeterminedShapesTest, AnExperimentNamesItsProjectsOwner) {
+  json created = Call("POST", "/api/v1/experiments", CreateExperimentBody(false).dump());
+  EXPECT_EQ(created["experiment"]["projectOwnerId"], 1) << "Uncategorized";
+  const int32_t me = Call("GET", "/api/v1/me")["user"]["id"];
+  ASSERT_NE(me, 1);
+  const int32_t workspace =
+      Call("POST", "/api/v1/workspaces", R"({"name":"mine"})")["workspace"]["id"];
+  const int32_t project =
+      Call("POST", "/api/v1/workspaces/" + std::to_string(workspace) + "/projects",
+           R"({"name":"p"})")["project"]["id"];
+  json body = CreateExperimentBody(false);
+  body["projectId"] = project;
+  const int64_t id = Call("POST", "/api/v1/experiments", body.dump())["experiment"]["id"];
+  json described = Call("GET", "/api/v1/experiments/" + std::to_string(id));
+  EXPECT_EQ(described["experiment"]["projectId"], project);
+  EXPECT_EQ(described["experiment"]["projectOwnerId"], me);
+}
+
 // `det experiment create --test`: validateOnly answers with a zero-valued experiment the CLI can
 // parse, and creates nothing.
 TEST_F(DeterminedShapesTest, ExperimentCreateValidateOnly) {
