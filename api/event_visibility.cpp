@@ -161,10 +161,22 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return event.login_failed().username() == caller_.username;
     case Case::kAccessDenied:
       return event.actor() == "user:" + caller_.username;
+    case Case::kWriterEpochClaimed:
+    case Case::kAgentRegistered:
+    case Case::kAgentDisconnected:
+    case Case::kAgentEnabled:
+    case Case::kAgentDisabled:
+    case Case::kResourcePoolsConfigured:
+    case Case::kPoolBindingsChanged:
+    case Case::kUserCreated:
+    case Case::kUserUpdated:
+    case Case::kUserPasswordChanged:  // its hash never leaves the master (events/redaction.h)
+    case Case::kTemplateDeleted:      // a name only
+      return true;                    // the cluster, as GET agents, pools and users show it
     default:
-      // The cluster: writer epochs, agents, pools and their bindings, users, template deletions
-      // (a name only), and payloads this build does not know.
-      return true;
+      // A payload this build does not know, or one added without a rule here: hidden until
+      // someone decides who may read it.
+      return false;
   }
 }
 

@@ -2,7 +2,7 @@
 // experiments, trials, checkpoints, templates) only in workspaces where they hold a role, as
 // every list of the REST API; a workspace's own events (the workspace, its projects, its roles)
 // the same; sessions, failed logins, refusals and pins only their own; cluster events (agents,
-// pools and their bindings, users, writer epochs) always. Admins and agents are not filtered
+// pools and their bindings, users, writer epochs) always; an event without a rule never. Admins and agents are not filtered
 // (the caller decides that). Secrets inside visible events are a separate matter
 // (events/redaction.h).
 //

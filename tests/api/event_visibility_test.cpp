@@ -134,6 +134,8 @@ TEST_F(EventVisibilityTest, SessionsLoginsAndRefusalsAreOnlyTheCallersOwn) {
   events::Envelope agent;
   agent.mutable_agent_registered()->set_agent_id("a1");
   EXPECT_TRUE(visibility.Visible(At(7, agent)));
+  // A payload without a rule (here: one this build does not know) is hidden.
+  EXPECT_FALSE(visibility.Visible(At(8, events::Envelope())));
 }
 
 TEST_F(EventVisibilityTest, ARoleGrantedWhileTheStreamRunsCountsFromItsEventOn) {
