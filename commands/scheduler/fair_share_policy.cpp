@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "base/encoding.h"
@@ -38,6 +39,9 @@ struct JobShare {
 // holding and its demand: job i gets clamp(λ · demand_i · weight_i, fixed_i, demand_i) for the
 // one λ at which the shares add up to the capacity. The sum only grows with λ, so bisection
 // finds it; unlike pinning jobs one round at a time, the answer cannot depend on job order.
+// Jobs alike in (demand, weight, fixed) get alike shares, so the arithmetic runs over those
+// kinds, a handful however many jobs there are (100,000 jobs: 64 bisection steps over every
+// job were a fifth of the pass).
 void ComputeShares(std::vector<JobShare>& jobs, int64_t capacity) {
   int64_t fixed_total = 0;
   int64_t demand_total = 0;
@@ -51,34 +55,71 @@ void ComputeShares(std::vector<JobShare>& jobs, int64_t capacity) {
     for (auto& job : jobs) job.share = demand_total <= capacity ? job.demand : job.fixed;
     return;
   }
-  auto ideal = [](const JobShare& job, double lambda) {
-    return std::clamp(lambda * static_cast<double>(job.demand) * job.weight,
-                      static_cast<double>(job.fixed), static_cast<double>(job.demand));
+  struct Kind {
+    int64_t demand;
+    double weight;
+    int64_t fixed;
+    int64_t jobs = 0;
+    double ideal = 0;
+    int64_t floor = 0;
+    std::vector<size_t> members;  // its jobs, in queue order
+  };
+  std::vector<Kind> kinds;
+  std::map<std::tuple<int64_t, double, int64_t>, size_t> kind_index;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobShare& job = jobs[i];
+    auto [it, inserted] = kind_index.try_emplace({job.demand, job.weight, job.fixed}, kinds.size());
+    if (inserted) kinds.push_back(Kind{job.demand, job.weight, job.fixed, 0, 0, 0, {}});
+    kinds[it->second].jobs++;
+    kinds[it->second].members.push_back(i);
+  }
+  auto ideal = [](const Kind& kind, double lambda) {
+    return std::clamp(lambda * static_cast<double>(kind.demand) * kind.weight,
+                      static_cast<double>(kind.fixed), static_cast<double>(kind.demand));
   };
   double lambda_low = 0;
   for (int step = 0; step < 64; ++step) {
     const double lambda = (lambda_low + lambda_high) / 2;
     double total = 0;
-    for (const auto& job : jobs) total += ideal(job, lambda);
+    for (const auto& kind : kinds) total += static_cast<double>(kind.jobs) * ideal(kind, lambda);
     (total < static_cast<double>(capacity) ? lambda_low : lambda_high) = lambda;
   }
-  // Floors, then the remainders to the largest fractions (ties in queue order).
-  std::vector<std::pair<double, size_t>> fractions;
+  // Floors, then the remainders to the largest fractions (ties, fractions within 1e-9 of each
+  // other, in queue order).
   int64_t given = 0;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const double share = ideal(jobs[i], lambda_high);
-    jobs[i].share = static_cast<int64_t>(std::floor(share + 1e-9));
-    given += jobs[i].share;
-    fractions.push_back({share - static_cast<double>(jobs[i].share), i});
+  std::vector<size_t> by_fraction(kinds.size());
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    Kind& kind = kinds[k];
+    kind.ideal = ideal(kind, lambda_high);
+    kind.floor = static_cast<int64_t>(std::floor(kind.ideal + 1e-9));
+    given += kind.floor * kind.jobs;
+    for (size_t i : kind.members) jobs[i].share = kind.floor;
+    by_fraction[k] = k;
   }
-  std::stable_sort(fractions.begin(), fractions.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first + 1e-9; });
-  for (size_t k = 0; k < fractions.size() && given < capacity; ++k) {
-    JobShare& job = jobs[fractions[k].second];
-    if (job.share < job.demand) {
-      job.share++;
-      given++;
+  auto fraction = [&](size_t k) { return kinds[k].ideal - static_cast<double>(kinds[k].floor); };
+  std::sort(by_fraction.begin(), by_fraction.end(),
+            [&](size_t a, size_t b) { return fraction(a) > fraction(b); });
+  for (size_t first = 0; first < by_fraction.size() && given < capacity;) {
+    // One tie: kinds whose fractions are within 1e-9 of the tie's largest.
+    size_t last = first + 1;
+    while (last < by_fraction.size() &&
+           fraction(by_fraction[first]) - fraction(by_fraction[last]) <= 1e-9) {
+      ++last;
     }
+    std::vector<size_t> tied;
+    for (size_t k = first; k < last; ++k) {
+      const auto& members = kinds[by_fraction[k]].members;
+      tied.insert(tied.end(), members.begin(), members.end());
+    }
+    if (last - first > 1) std::sort(tied.begin(), tied.end());
+    for (size_t i : tied) {
+      if (given >= capacity) break;
+      if (jobs[i].share < jobs[i].demand) {
+        jobs[i].share++;
+        given++;
+      }
+    }
+    first = last;
   }
 }
 
