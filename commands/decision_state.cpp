@@ -166,12 +166,13 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
     task.resources.set_weight(job.weight);
     task.resources.set_max_slots(job.max_slots);
   }
-  job.task_ids.push_back(task.task_id);
   if (job.live_tasks++ == 0) {
     state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
   }
   task.job = &job;
-  state.Enqueue(state.tasks.emplace(task.task_id, std::move(task)).first->second);
+  TaskRecord& stored = state.tasks.emplace(task.task_id, std::move(task)).first->second;
+  job.tasks.push_back(&stored);
+  state.Enqueue(stored);
 }
 
 void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssigned& assigned) {
@@ -273,11 +274,10 @@ void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& c
   JobRecord& job = job_it->second;
   // Queued tasks are keyed by the job's priority and position: re-key them around the change.
   std::vector<TaskRecord*> queued;
-  for (const auto& task_id : job.task_ids) {
-    TaskRecord& task = state.tasks.at(task_id);
-    if (task.state == TaskState::kQueued) {
-      state.Dequeue(task);
-      queued.push_back(&task);
+  for (TaskRecord* task : job.tasks) {
+    if (task->state == TaskState::kQueued) {
+      state.Dequeue(*task);
+      queued.push_back(task);
     }
   }
   const bool live = job.live_tasks > 0;
@@ -288,13 +288,12 @@ void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& c
   job.queue_position = changed.queue_position();
   job.max_slots = changed.max_slots();
   if (live) state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
-  for (const auto& task_id : job.task_ids) {
-    TaskRecord& task = state.tasks.at(task_id);
-    if (task.state == TaskState::kExited) continue;
-    task.resources.set_priority(job.priority);
-    task.resources.set_weight(job.weight);
-    task.resources.set_resource_pool(job.resource_pool);
-    task.resources.set_max_slots(job.max_slots);
+  for (TaskRecord* task : job.tasks) {
+    if (task->state == TaskState::kExited) continue;
+    task->resources.set_priority(job.priority);
+    task->resources.set_weight(job.weight);
+    task->resources.set_resource_pool(job.resource_pool);
+    task->resources.set_max_slots(job.max_slots);
   }
   for (TaskRecord* task : queued) state.Enqueue(*task);
 }

@@ -83,8 +83,9 @@ struct JobRecord {
   int64_t submitted_time = 0;
   std::string user;
   int32_t workspace_id = kUncategorizedWorkspace;
-  std::vector<std::string> task_ids;  // in submission order
-  int live_tasks = 0;                 // tasks not exited
+  // Its tasks in submission order: records of DecisionState::tasks, whose nodes never move.
+  std::vector<TaskRecord*> tasks;
+  int live_tasks = 0;  // tasks not exited
   // The job may still get tasks although none is live (an experiment that is not over).
   bool open = false;
   bool accepts_changes() const { return live_tasks > 0 || open; }

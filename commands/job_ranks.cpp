@@ -3,7 +3,8 @@
 #include <ext/pb_ds/assoc_container.hpp>
 #include <ext/pb_ds/tree_policy.hpp>
 #include <functional>
-#include <limits>
+#include <map>
+#include <string_view>
 #include <tuple>
 
 namespace cairn::commands {
@@ -17,27 +18,24 @@ using RankedSet =
     __gnu_pbds::tree<Key, __gnu_pbds::null_type, std::less<Key>, __gnu_pbds::rb_tree_tag,
                      __gnu_pbds::tree_order_statistics_node_update>;
 
-// (pool, priority, position, job id) and (pool, position, job id): the two queue orders.
-using PriorityKey = std::tuple<std::string, int32_t, int64_t, std::string>;
-using PositionKey = std::tuple<std::string, int64_t, std::string>;
+// (priority, position, job id) and (position, job id): a pool's two queue orders. The job id is
+// a view of the caller's string (the JobRecord's own): a live job costs two tree nodes and no
+// copy of its id or pool (about 190 bytes less per queued job).
+using PriorityKey = std::tuple<int32_t, int64_t, std::string_view>;
+using PositionKey = std::tuple<int64_t, std::string_view>;
 
-constexpr int32_t kLowestPriority = std::numeric_limits<int32_t>::min();
-constexpr int64_t kFirstPosition = std::numeric_limits<int64_t>::min();
-
-// The rank of `at` among the keys of `pool`, which begin at `pool_start`; "" sorts before every
-// job id, so a job at the same place as `at` is not counted as ahead of it.
+// The rank of `at` among the keys of a pool; "" sorts before every job id, so a job at the same
+// place as `at` is not counted as ahead of it.
 template <typename Key>
-size_t RankInPool(const RankedSet<Key>& set, const Key& pool_start, const Key& at) {
-  return set.order_of_key(at) - set.order_of_key(pool_start);
+size_t Rank(const RankedSet<Key>& set, const Key& at) {
+  return set.order_of_key(at);
 }
 
 template <typename Key>
-std::vector<std::string> FirstInPool(const RankedSet<Key>& set, const Key& pool_start,
-                                     const Key& at, size_t limit) {
+std::vector<std::string> First(const RankedSet<Key>& set, const Key& at, size_t limit) {
   std::vector<std::string> job_ids;
-  for (auto it = set.lower_bound(pool_start); it != set.end() && *it < at && job_ids.size() < limit;
-       ++it) {
-    job_ids.push_back(std::get<std::tuple_size_v<Key> - 1>(*it));
+  for (auto it = set.begin(); it != set.end() && *it < at && job_ids.size() < limit; ++it) {
+    job_ids.emplace_back(std::get<std::tuple_size_v<Key> - 1>(*it));
   }
   return job_ids;
 }
@@ -45,8 +43,11 @@ std::vector<std::string> FirstInPool(const RankedSet<Key>& set, const Key& pool_
 }  // namespace
 
 struct JobRanks::Trees {
-  RankedSet<PriorityKey> by_priority;
-  RankedSet<PositionKey> by_position;
+  struct Pool {
+    RankedSet<PriorityKey> by_priority;
+    RankedSet<PositionKey> by_position;
+  };
+  std::map<std::string, Pool, std::less<>> pools;
 };
 
 JobRanks::JobRanks() : trees_(std::make_unique<Trees>()) {}
@@ -56,33 +57,35 @@ JobRanks& JobRanks::operator=(JobRanks&&) noexcept = default;
 
 void JobRanks::Add(const std::string& pool, int32_t priority, int64_t position,
                    const std::string& job_id) {
-  trees_->by_priority.insert({pool, priority, position, job_id});
-  trees_->by_position.insert({pool, position, job_id});
+  Trees::Pool& trees = trees_->pools[pool];
+  trees.by_priority.insert({priority, position, job_id});
+  trees.by_position.insert({position, job_id});
 }
 
 void JobRanks::Remove(const std::string& pool, int32_t priority, int64_t position,
                       const std::string& job_id) {
-  trees_->by_priority.erase({pool, priority, position, job_id});
-  trees_->by_position.erase({pool, position, job_id});
+  auto trees = trees_->pools.find(pool);
+  if (trees == trees_->pools.end()) return;
+  trees->second.by_priority.erase({priority, position, job_id});
+  trees->second.by_position.erase({position, job_id});
+  if (trees->second.by_position.empty()) trees_->pools.erase(trees);
 }
 
 size_t JobRanks::CountAhead(const std::string& pool, bool by_priority, int32_t priority,
                             int64_t position) const {
-  if (by_priority) {
-    return RankInPool(trees_->by_priority, {pool, kLowestPriority, kFirstPosition, ""},
-                      {pool, priority, position, ""});
-  }
-  return RankInPool(trees_->by_position, {pool, kFirstPosition, ""}, {pool, position, ""});
+  auto trees = trees_->pools.find(pool);
+  if (trees == trees_->pools.end()) return 0;
+  if (by_priority) return Rank(trees->second.by_priority, {priority, position, ""});
+  return Rank(trees->second.by_position, {position, ""});
 }
 
 std::vector<std::string> JobRanks::FirstAhead(const std::string& pool, bool by_priority,
                                               int32_t priority, int64_t position,
                                               size_t limit) const {
-  if (by_priority) {
-    return FirstInPool(trees_->by_priority, {pool, kLowestPriority, kFirstPosition, ""},
-                       {pool, priority, position, ""}, limit);
-  }
-  return FirstInPool(trees_->by_position, {pool, kFirstPosition, ""}, {pool, position, ""}, limit);
+  auto trees = trees_->pools.find(pool);
+  if (trees == trees_->pools.end()) return {};
+  if (by_priority) return First(trees->second.by_priority, {priority, position, ""}, limit);
+  return First(trees->second.by_position, {position, ""}, limit);
 }
 
 }  // namespace cairn::commands

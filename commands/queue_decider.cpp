@@ -147,15 +147,14 @@ Result<Decision> DecideUpdateJob(const DecisionState& state, const UpdateJob& up
     if (std::string refusal = PoolRefusal(state, pool, job->workspace_id); !refusal.empty()) {
       return Status::InvalidArgument(refusal);
     }
-    for (const auto& task_id : job->task_ids) {
-      const TaskRecord& task = state.tasks.at(task_id);
-      if (task.state == TaskState::kExited) continue;
-      if (task.holds_allocation() && !task.preemptible()) {
+    for (const TaskRecord* task : job->tasks) {
+      if (task->state == TaskState::kExited) continue;
+      if (task->holds_allocation() && !task->preemptible()) {
         return Status::FailedPrecondition("job " + job->job_id +
                                           " is running; a running command, notebook, shell or "
                                           "TensorBoard cannot move to another resource pool");
       }
-      CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, pool, task.resources.slots()));
+      CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, pool, task->resources.slots()));
     }
     what.push_back("resource pool " + job->resource_pool + " -> " + pool);
     changed.set_resource_pool(pool);
@@ -194,9 +193,8 @@ Result<Decision> DecideUpdateJob(const DecisionState& state, const UpdateJob& up
   std::string reason;
   for (const auto& part : what) reason += (reason.empty() ? "" : "; ") + part;
   bool running = false;
-  for (const auto& task_id : job->task_ids) {
-    const TaskRecord& task = state.tasks.at(task_id);
-    running |= task.holds_allocation() && !task.preemptible();
+  for (const TaskRecord* task : job->tasks) {
+    running |= task->holds_allocation() && !task->preemptible();
   }
   if (running && update.priority) {
     reason += " (its running tasks are not preemptible: the change affects only what it queues)";

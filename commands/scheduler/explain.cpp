@@ -18,11 +18,10 @@ JobsAhead JobsAheadOf(const DecisionState& state, const JobRecord& job, size_t l
            job.resource_pool, by_priority, job.priority, job.queue_position, limit)) {
     const JobRecord& other = state.jobs.at(job_id);
     JobAhead entry{job_id, other.priority, 0, false};
-    for (const auto& task_id : other.task_ids) {
-      const TaskRecord& task = state.tasks.at(task_id);
-      if (task.state == TaskState::kExited) continue;
-      entry.slots += task.resources.slots();
-      entry.running |= task.holds_allocation();
+    for (const TaskRecord* task : other.tasks) {
+      if (task->state == TaskState::kExited) continue;
+      entry.slots += task->resources.slots();
+      entry.running |= task->holds_allocation();
     }
     ahead.first.push_back(std::move(entry));
   }

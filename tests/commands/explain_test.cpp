@@ -20,10 +20,12 @@ using namespace scheduler_testing;
 
 TEST(JobRanksTest, CountsAndListsTheJobsAheadInEitherQueueOrder) {
   JobRanks ranks;
-  ranks.Add("gpu", 50, 300, "c");
-  ranks.Add("gpu", 10, 200, "b");
-  ranks.Add("gpu", 50, 100, "a");
-  ranks.Add("cpu", 1, 1, "other-pool");
+  // Added ids must outlive their entries (JobRanks keeps views, as of the JobRecords' ids).
+  const std::string a = "a", b = "b", c = "c", other = "other-pool";
+  ranks.Add("gpu", 50, 300, c);
+  ranks.Add("gpu", 10, 200, b);
+  ranks.Add("gpu", 50, 100, a);
+  ranks.Add("cpu", 1, 1, other);
   // By position: a (100), b (200), c (300).
   EXPECT_EQ(ranks.CountAhead("gpu", false, 50, 300), 2u);
   EXPECT_EQ(ranks.FirstAhead("gpu", false, 50, 300, 10), (Strings{"a", "b"}));
