@@ -85,10 +85,18 @@ QueueKey DecisionState::QueueKeyOf(const TaskRecord& task) const {
           task.submitted_offset};
 }
 
+size_t DecisionState::QueuedTaskCount() const {
+  size_t count = 0;
+  for (const auto& [pool, queue] : queues) {
+    count += queue.slot_tasks.size() + queue.zero_slot_tasks.size();
+  }
+  return count;
+}
+
 void DecisionState::Enqueue(const TaskRecord& task) {
   PoolQueue& pool = queues[task.resources.resource_pool()];
   auto& tasks_of_kind = task.resources.slots() == 0 ? pool.zero_slot_tasks : pool.slot_tasks;
-  if (tasks_of_kind.emplace(QueueKeyOf(task), &task).second) ++queued_task_count;
+  tasks_of_kind.emplace(QueueKeyOf(task), &task);
 }
 
 void DecisionState::Dequeue(const TaskRecord& task) {
@@ -96,7 +104,7 @@ void DecisionState::Dequeue(const TaskRecord& task) {
   if (pool == queues.end()) return;
   auto& tasks_of_kind =
       task.resources.slots() == 0 ? pool->second.zero_slot_tasks : pool->second.slot_tasks;
-  if (tasks_of_kind.erase(QueueKeyOf(task)) > 0) --queued_task_count;
+  tasks_of_kind.erase(QueueKeyOf(task));
   if (pool->second.empty()) queues.erase(pool);
 }
 

@@ -225,8 +225,7 @@ struct DecisionState {
   // allocation are taken only from an agent that held it.
   std::map<std::string, std::vector<std::string>> allocation_agents;
   std::map<std::string, PoolQueue> queues;  // queued tasks by pool; no entry for an empty one
-  size_t queued_task_count = 0;
-  JobRanks live_jobs;  // jobs with live tasks, in each pool's queue order
+  JobRanks live_jobs;                       // jobs with live tasks, in each pool's queue order
   // idempotency key -> what its command was and the entity it created or touched
   struct IdempotentCommand {
     std::string command;  // the payload type of the command's first event
@@ -260,6 +259,7 @@ struct DecisionState {
   // The trial whose run holds `allocation_id`, or nullptr.
   const TrialRecord* FindTrialByAllocation(const std::string& allocation_id) const;
   QueueKey QueueKeyOf(const TaskRecord& task) const;
+  size_t QueuedTaskCount() const;  // over every pool's queue (a few pools)
   // Puts a queued task in its pool's queue, or takes it out: call Dequeue before changing what
   // QueueKeyOf or the pool reads (priority, pool, the job's position), Enqueue after.
   void Enqueue(const TaskRecord& task);

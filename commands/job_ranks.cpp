@@ -24,13 +24,6 @@ using RankedSet =
 using PriorityKey = std::tuple<int32_t, int64_t, std::string_view>;
 using PositionKey = std::tuple<int64_t, std::string_view>;
 
-// The rank of `at` among the keys of a pool; "" sorts before every job id, so a job at the same
-// place as `at` is not counted as ahead of it.
-template <typename Key>
-size_t Rank(const RankedSet<Key>& set, const Key& at) {
-  return set.order_of_key(at);
-}
-
 template <typename Key>
 std::vector<std::string> First(const RankedSet<Key>& set, const Key& at, size_t limit) {
   std::vector<std::string> job_ids;
@@ -75,8 +68,9 @@ size_t JobRanks::CountAhead(const std::string& pool, bool by_priority, int32_t p
                             int64_t position) const {
   auto trees = trees_->pools.find(pool);
   if (trees == trees_->pools.end()) return 0;
-  if (by_priority) return Rank(trees->second.by_priority, {priority, position, ""});
-  return Rank(trees->second.by_position, {position, ""});
+  // "" sorts before every job id: a job at the same place is not counted as ahead.
+  if (by_priority) return trees->second.by_priority.order_of_key({priority, position, ""});
+  return trees->second.by_position.order_of_key({position, ""});
 }
 
 std::vector<std::string> JobRanks::FirstAhead(const std::string& pool, bool by_priority,

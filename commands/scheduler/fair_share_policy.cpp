@@ -59,7 +59,6 @@ void ComputeShares(std::vector<JobShare>& jobs, int64_t capacity) {
     int64_t demand;
     double weight;
     int64_t fixed;
-    int64_t jobs = 0;
     double ideal = 0;
     int64_t floor = 0;
     std::vector<size_t> members;  // its jobs, in queue order
@@ -69,8 +68,7 @@ void ComputeShares(std::vector<JobShare>& jobs, int64_t capacity) {
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobShare& job = jobs[i];
     auto [it, inserted] = kind_index.try_emplace({job.demand, job.weight, job.fixed}, kinds.size());
-    if (inserted) kinds.push_back(Kind{job.demand, job.weight, job.fixed, 0, 0, 0, {}});
-    kinds[it->second].jobs++;
+    if (inserted) kinds.push_back(Kind{job.demand, job.weight, job.fixed, 0, 0, {}});
     kinds[it->second].members.push_back(i);
   }
   auto ideal = [](const Kind& kind, double lambda) {
@@ -81,7 +79,9 @@ void ComputeShares(std::vector<JobShare>& jobs, int64_t capacity) {
   for (int step = 0; step < 64; ++step) {
     const double lambda = (lambda_low + lambda_high) / 2;
     double total = 0;
-    for (const auto& kind : kinds) total += static_cast<double>(kind.jobs) * ideal(kind, lambda);
+    for (const auto& kind : kinds) {
+      total += static_cast<double>(kind.members.size()) * ideal(kind, lambda);
+    }
     (total < static_cast<double>(capacity) ? lambda_low : lambda_high) = lambda;
   }
   // Floors, then the remainders to the largest fractions (ties, fractions within 1e-9 of each
@@ -92,7 +92,7 @@ void ComputeShares(std::vector<JobShare>& jobs, int64_t capacity) {
     Kind& kind = kinds[k];
     kind.ideal = ideal(kind, lambda_high);
     kind.floor = static_cast<int64_t>(std::floor(kind.ideal + 1e-9));
-    given += kind.floor * kind.jobs;
+    given += kind.floor * static_cast<int64_t>(kind.members.size());
     for (size_t i : kind.members) jobs[i].share = kind.floor;
     by_fraction[k] = k;
   }

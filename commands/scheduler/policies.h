@@ -13,8 +13,9 @@
 namespace cairn::commands {
 
 struct PoolPass {
-  PoolPass(const DecisionState& state, const events::ResourcePoolConfig& pool, int64_t now,
-           SchedulingPass* out, bool explain);
+  // `capacity` is the pool's as PoolCapacity(state, pool) builds it.
+  PoolPass(const DecisionState& state, const events::ResourcePoolConfig& pool,
+           PoolCapacity capacity, int64_t now, SchedulingPass* out, bool explain);
 
   const DecisionState& state;
   const events::ResourcePoolConfig& pool;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "commands/scheduler/policies.h"
@@ -36,9 +37,14 @@ std::vector<const TaskRecord*> InJobOrder(std::vector<const TaskRecord*> tasks) 
   return tasks;
 }
 
-PoolPass::PoolPass(const DecisionState& state, const events::ResourcePoolConfig& pool, int64_t now,
-                   SchedulingPass* out, bool explain)
-    : state(state), pool(pool), capacity(state, pool), now(now), out(out), explain(explain) {}
+PoolPass::PoolPass(const DecisionState& state, const events::ResourcePoolConfig& pool,
+                   PoolCapacity capacity, int64_t now, SchedulingPass* out, bool explain)
+    : state(state),
+      pool(pool),
+      capacity(std::move(capacity)),
+      now(now),
+      out(out),
+      explain(explain) {}
 
 void PoolPass::Assign(const TaskRecord& task, const Fit& fit, const std::string& reason,
                       bool backfilled) {
@@ -127,9 +133,8 @@ std::vector<const TaskRecord*> RunningSlotTasks(const DecisionState& state,
 // take nothing back: round robin and priority without preemption never do; priority with
 // preemption only takes from preemptible tasks at least as unimportant as the queue's head;
 // fair share only from preemptible tasks. Costs O(agents + running tasks), never O(queue).
-bool PoolCanChange(const DecisionState& state, const events::ResourcePoolConfig& pool,
-                   const PoolQueue& queue) {
-  const PoolCapacity capacity(state, pool);
+bool PoolCanChange(const events::ResourcePoolConfig& pool, const PoolQueue& queue,
+                   const PoolCapacity& capacity, const std::vector<const TaskRecord*>& running) {
   if (capacity.agent_count() == 0) return false;
   if (!queue.zero_slot_tasks.empty() && capacity.has_zero_slot_place()) return true;
   if (queue.slot_tasks.empty()) return false;
@@ -139,7 +144,7 @@ bool PoolCanChange(const DecisionState& state, const events::ResourcePoolConfig&
   if (type == events::SCHEDULER_TYPE_ROUND_ROBIN || (by_priority && !pool.scheduler().preemption()))
     return false;
   const int32_t head_priority = queue.slot_tasks.begin()->second->resources.priority();
-  for (const TaskRecord* task : RunningSlotTasks(state, pool.pool_name())) {
+  for (const TaskRecord* task : running) {
     if (!task->preemptible() || task->preempting || task->kill_requested) continue;
     if (!by_priority || task->resources.priority() >= head_priority) return true;
   }
@@ -153,7 +158,7 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
                        const TaskRecord* only, bool word_pool = false) {
   const TaskRecord* worded = word_pool ? nullptr : only;
   SchedulingPass result;
-  if (state.queued_task_count == 0 && !explain_waiting) {
+  if (state.queues.empty() && !explain_waiting) {
     // Nothing waits: only fair share could still want to move slots, and it only does that for
     // queued work.
     return result;
@@ -170,6 +175,9 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
   struct Queued {
     std::vector<const TaskRecord*> slot_tasks;
     std::vector<const TaskRecord*> zero_slot_tasks;
+    // The pool's capacity and running tasks when the check for a change already built them.
+    std::optional<PoolCapacity> capacity;
+    std::vector<const TaskRecord*> running_slot_tasks;
   };
   std::map<std::string, Queued> queued;
   const bool any_bindings = !state.tenancy.pool_bindings.empty();
@@ -204,12 +212,19 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
   } else {
     for (const auto& [pool, pool_queue] : state.queues) {
       if (only != nullptr && pool != only->resources.resource_pool()) continue;
+      std::optional<PoolCapacity> capacity;
+      std::vector<const TaskRecord*> running;
       if (!explain_waiting) {
         if (!pools_with_agents.count(pool)) continue;
         const events::ResourcePoolConfig* config = state.FindPool(pool);
-        if (config == nullptr || !PoolCanChange(state, *config, pool_queue)) continue;
+        if (config == nullptr) continue;
+        capacity.emplace(state, *config);
+        running = RunningSlotTasks(state, pool);
+        if (!PoolCanChange(*config, pool_queue, *capacity, running)) continue;
       }
       Queued& lists = queued[pool];
+      lists.capacity = std::move(capacity);
+      lists.running_slot_tasks = std::move(running);
       list(pool, pool_queue.slot_tasks, lists.slot_tasks);
       list(pool, pool_queue.zero_slot_tasks, lists.zero_slot_tasks);
     }
@@ -217,11 +232,15 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
   for (const auto& pool : state.pools_config.pools()) {
     auto lists = queued.find(pool.pool_name());
     if (lists == queued.end()) continue;
-    PoolPass pass(state, pool, now_unix_micros, &result, explain_waiting);
+    Queued& listed = lists->second;
+    const bool prepared = listed.capacity.has_value();
+    PoolPass pass(state, pool, prepared ? std::move(*listed.capacity) : PoolCapacity(state, pool),
+                  now_unix_micros, &result, explain_waiting);
     pass.explain_only = worded;
-    pass.queued_slot_tasks = std::move(lists->second.slot_tasks);
-    pass.queued_zero_slot_tasks = std::move(lists->second.zero_slot_tasks);
-    pass.running_slot_tasks = RunningSlotTasks(state, pool.pool_name());
+    pass.queued_slot_tasks = std::move(listed.slot_tasks);
+    pass.queued_zero_slot_tasks = std::move(listed.zero_slot_tasks);
+    pass.running_slot_tasks =
+        prepared ? std::move(listed.running_slot_tasks) : RunningSlotTasks(state, pool.pool_name());
     const auto type = pool.scheduler().type();
     if (!pass.queued_slot_tasks.empty()) {
       if (pass.capacity.agent_count() == 0) {

@@ -150,7 +150,7 @@ int RunPass(int queued_tasks) {
     submit(task_id, slot_choices[random() % std::size(slot_choices)],
            priorities[random() % std::size(priorities)]);
   }
-  if (state.queued_task_count != static_cast<size_t>(queued_tasks)) {
+  if (state.QueuedTaskCount() != static_cast<size_t>(queued_tasks)) {
     return Fail("the state does not hold the queued tasks");
   }
   const std::pair<cairn::events::SchedulerType, const char*> policies[] = {

@@ -138,7 +138,11 @@ class ApiTest : public ::testing::Test {
     token_ = login["token"];
   }
 
-  std::vector<json> Events() {
+  // Every event so far, as the agent reads them.
+  std::vector<json> Events() { return EventsAs(agent_token_); }
+
+  // The events so far as the caller presenting `token` reads them.
+  std::vector<json> EventsAs(const std::string& token) {
     std::vector<json> events;
     http::Client streamer("127.0.0.1", master_->port());
     auto status = streamer.StreamLines("GET", "/api/v1/events?from=0",
@@ -146,7 +150,7 @@ class ApiTest : public ::testing::Test {
                                          events.push_back(json::parse(line));
                                          return true;
                                        },
-                                       {{"Authorization", "Bearer " + agent_token_}});
+                                       {{"Authorization", "Bearer " + token}});
     EXPECT_TRUE(status.ok()) << status.ToString();
     return events;
   }

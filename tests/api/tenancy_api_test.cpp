@@ -36,6 +36,15 @@ class TenancyApiTest : public ApiTest {
              status);
   }
 
+  // A workspace the admin creates, and `user_id` an editor there.
+  int32_t WorkspaceWithEditor(const std::string& name, int32_t user_id) {
+    LoginAs("admin");
+    const int32_t workspace =
+        CallJson("POST", "/api/v1/workspaces", json{{"name", name}}.dump())["workspace"]["id"];
+    Assign(user_id, 2, workspace);
+    return workspace;
+  }
+
   std::string Submit(int32_t workspace_id) {
     json reply = CallJson("POST", "/api/v1/commands",
                           json{{"config", {{"entrypoint", {"sleep", "60"}}}},
@@ -102,24 +111,14 @@ TEST_F(TenancyApiTest, AViewerIsRefusedAKillAndOnlyTheRefusalIsRecorded) {
 TEST_F(TenancyApiTest, TheEventStreamShowsAPersonOnlyWhatTheirWorkspacesAllow) {
   const int32_t editor = CreateUser("editor");
   const int32_t outsider = CreateUser("outsider");
-  LoginAs("admin");
-  const int32_t team =
-      CallJson("POST", "/api/v1/workspaces", R"({"name":"team"})")["workspace"]["id"];
-  Assign(editor, 2, team);
+  const int32_t team = WorkspaceWithEditor("team", editor);
   LoginAs("editor");
   const std::string team_work = Submit(team);
   LoginAs("determined");
   const std::string shared_work = Submit(1);
   auto stream_as = [&](const std::string& user) {
     LoginAs(user);
-    std::vector<json> events;
-    http::Client client = LoggedInClient();
-    Status status = client.StreamLines("GET", "/api/v1/events?from=0", [&](std::string_view line) {
-      events.push_back(json::parse(line));
-      return true;
-    });
-    EXPECT_TRUE(status.ok()) << status.ToString();
-    return events;
+    return EventsAs(token_);
   };
   auto mentions = [](const std::vector<json>& events, const std::string& text) {
     size_t count = 0;
@@ -202,10 +201,7 @@ TEST_F(TenancyApiTest, WorkspacesAndProjectsAsTheCliDrivesThem) {
 TEST_F(TenancyApiTest, BindingsRouteWorkAndSurviveARestartWithTheRoles) {
   StartMaster(TwoPools(), "two-pools");
   const int32_t alice = CreateUser("alice");
-  LoginAs("admin");
-  const int32_t team =
-      CallJson("POST", "/api/v1/workspaces", R"({"name":"team"})")["workspace"]["id"];
-  Assign(alice, 2, team);
+  const int32_t team = WorkspaceWithEditor("team", alice);
   // Only cluster admins bind; the CLI names workspaces.
   LoginAs("alice");
   EXPECT_EQ(Call("POST", "/api/v1/resource-pools/gpu/workspace-bindings",

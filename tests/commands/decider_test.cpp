@@ -170,7 +170,7 @@ TEST_F(DeciderTest, KillOfAQueuedTaskEndsItAtOnce) {
   ASSERT_TRUE(Run(KillTask{"t1", ""}).ok());
   EXPECT_EQ(EventNames(), (std::vector<std::string>{"KillRequested", "TaskExited"}));
   EXPECT_EQ(Task("t1").state, TaskState::kExited);
-  EXPECT_EQ(state_.queued_task_count, 0u);
+  EXPECT_EQ(state_.QueuedTaskCount(), 0u);
   EXPECT_TRUE(state_.queues.empty());
 }
 

@@ -166,7 +166,7 @@ TEST(ExplainTest, TheIndexAndTheOneTaskPassAgreeWithTheFullPassThroughRandomChan
         ASSERT_NE(outlook.kind, QueuedTaskOutlook::kWaits) << task.task_id << " at step " << step;
       }
     }
-    ASSERT_EQ(state.queued_task_count, queued_count) << "at step " << step;
+    ASSERT_EQ(state.QueuedTaskCount(), queued_count) << "at step " << step;
   }
   EXPECT_GT(next_task, 50) << "the walk submitted work";
 }
