@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "agent/kafka_placement_source.h"
+#include "agent/task_files.h"
 #include "agent/task_plan.h"
 #include "base/clock.h"
 #include "base/ids.h"
@@ -413,6 +414,11 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
         return Status::IOError("cannot create work dir '" + spec.work_dir +
                                "': " + error.message());
       }
+    }
+    if (!assigned.spec().context_digest().empty()) {
+      CAIRN_ASSIGN_OR_RETURN(std::string files,
+                             control_client_->Clone()->FetchTaskFiles(allocation_id));
+      CAIRN_RETURN_IF_ERROR(WriteTaskFiles(files, spec.work_dir));
     }
     CAIRN_ASSIGN_OR_RETURN(pid_t pid, runner_->Start(allocation_id, spec));
     log::Info("agent", "allocation {} of task {} started, pid {}", allocation_id,

@@ -230,4 +230,11 @@ Status MasterClient::ShipLogs(const LogBatch& batch) {
       .status();
 }
 
+Result<std::string> MasterClient::FetchTaskFiles(const std::string& allocation_id) {
+  return CallWithRetries("the files of allocation " + allocation_id, "GET",
+                         "/api/v1/agents/" + http::PercentEncode(agent_id_) + "/allocations/" +
+                             http::PercentEncode(allocation_id) + "/files",
+                         "");
+}
+
 }  // namespace cairn::agent

@@ -76,6 +76,9 @@ class MasterClient {
   Status ReportStarted(const StartedReport& report);
   Status ReportExited(const ExitedReport& report);
   Status ShipLogs(const LogBatch& batch);
+  // The files uploaded with the task `allocation_id` runs (det cmd run -c DIR), as the master
+  // keeps them: {"files":[{"path","content" (base64),"mode"}]}. Retried like a report.
+  Result<std::string> FetchTaskFiles(const std::string& allocation_id);
 
   // Thread-safe. Aborts the call in flight and makes every retry loop return Unavailable.
   void Cancel();

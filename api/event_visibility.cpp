@@ -129,6 +129,16 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewExperiment(event.checkpoint_saved().experiment_id());
     case Case::kCheckpointsDeleted:
       return CanViewExperiment(event.checkpoints_deleted().experiment_id());
+    case Case::kExperimentUpdated:
+      return CanViewExperiment(event.experiment_updated().experiment_id());
+    case Case::kExperimentArchived:
+      return CanViewExperiment(event.experiment_archived().experiment_id());
+    case Case::kExperimentDeleted:
+      return CanViewExperiment(event.experiment_deleted().experiment_id());
+    case Case::kTrialKillRequested:
+      return CanViewExperiment(event.trial_kill_requested().experiment_id());
+    case Case::kExperimentContinued:
+      return CanViewExperiment(event.experiment_continued().experiment_id());
     case Case::kTemplateSaved:
       return CanView(event.template_saved().workspace_id());
     case Case::kWorkspaceCreated:

@@ -5,6 +5,7 @@
 #include "api/handlers/agents.h"
 #include "api/handlers/audit.h"
 #include "api/handlers/auth.h"
+#include "api/handlers/checkpoints.h"
 #include "api/handlers/commands.h"
 #include "api/handlers/events.h"
 #include "api/handlers/experiments.h"
@@ -31,6 +32,8 @@ std::vector<Route> RouteTable() {
       // The master and who is calling.
       {"GET",    "/info",                                   kPublic,     Info},
       {"GET",    "/api/v1/master",                          kPublic,     MasterInfo},
+      {"GET",    "/api/v1/master/config",                   kUser,       MasterConfigRoute},  // admins
+      {"GET",    "/api/v1/master/logs",                     kUser,       MasterLogs},         // admins
       {"POST",   "/api/v1/auth/login",                      kPublic,     Login},
       {"POST",   "/api/v1/auth/logout",                     kUser,       Logout},
       {"GET",    "/api/v1/me",                              kUser,       Me},
@@ -111,7 +114,8 @@ std::vector<Route> RouteTable() {
       {"GET",    "/api/v1/experiments",                     kUser,       Bulk<ListExperiments>},
       {"GET",    "/api/v1/experiments/{id}",                kUser,       GetExperiment},
       {"PATCH",  "/api/v1/experiments/{id}",                kUser,       PatchExperiment},
-      {"DELETE", "/api/v1/experiments/{id}",                kUser,       ExperimentDeleteNotSupported},
+      {"DELETE", "/api/v1/experiments/{id}",                kUser,       DeleteExperiment},
+      {"POST",   "/api/v1/experiments/continue",            kUser,       ContinueExperimentRoute},
       {"GET",    "/api/v1/experiments/{id}/trials",         kUser,       Bulk<ExperimentTrials>},
       {"GET",    "/api/v1/experiments/{id}/checkpoints",    kUser,       ExperimentCheckpoints},
       {"POST",   "/api/v1/experiments/{id}/activate",       kUser,       ActivateExperiment},
@@ -119,12 +123,16 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/experiments/{id}/cancel",         kUser,       CancelExperiment},
       {"POST",   "/api/v1/experiments/{id}/kill",           kUser,       KillExperiment},
       {"POST",   "/api/v1/experiments/{id}/move",           kUser,       MoveExperimentRoute},
+      {"POST",   "/api/v1/experiments/{id}/archive",        kUser,       ArchiveExperiment},
+      {"POST",   "/api/v1/experiments/{id}/unarchive",      kUser,       UnarchiveExperiment},
+      {"GET",    "/api/v1/experiments/{id}/model_def",      kUser,       ExperimentModelDef},
       {"*",      "/api/v1/experiments/{id}/{what}",         kUser,       ExperimentActionNotSupported},
       {"*",      "/api/v1/experiments/{id}/{what}/{rest...}", kUser,     ExperimentPathNotSupported},
       {"GET",    "/api/v1/trials/{id}",                     kUser,       GetTrial},
       {"GET",    "/api/v1/trials/{id}/workloads",           kUser,       Bulk<TrialWorkloads>},
       {"GET",    "/api/v1/trials/{id}/logs",                kUser,       TrialLogs},
       {"GET",    "/api/v1/trials/{id}/checkpoints",         kUser,       TrialCheckpoints},
+      {"POST",   "/api/v1/trials/{id}/kill",                kUser,       KillTrialRoute},
       {"*",      "/api/v1/trials/{rest...}",                kUser,       ExperimentPathNotSupported},
       {"GET",    "/api/v1/templates",                       kUser,       ListTemplates},
       {"GET",    "/api/v1/templates/{name}",                kUser,       GetTemplate},
@@ -132,6 +140,12 @@ std::vector<Route> RouteTable() {
       {"PATCH",  "/api/v1/templates/{name}",                kUser,       UpdateTemplate},
       {"DELETE", "/api/v1/templates/{name}",                kUser,       DeleteTemplate},
       {"*",      "/api/v1/templates/{name}/{rest...}",      kUser,       ExperimentPathNotSupported},
+
+      // Checkpoints (the download is outside /api/v1, where Determined's CLI asks for it).
+      {"GET",    "/api/v1/checkpoints/{uuid}",              kUser,       GetCheckpointRoute},
+      {"DELETE", "/api/v1/checkpoints",                     kUser,       DeleteCheckpointsRoute},
+      {"GET",    "/checkpoints/{uuid}",                     kUser,       DownloadCheckpoint},
+      {"*",      "/api/v1/checkpoints/{rest...}",           kUser,       ExperimentPathNotSupported},
 
       // Features Cairn does not have answer 501 saying so.
       {"*",      "/api/v1/models",                          kUser,       ModelRegistryNotSupported},
@@ -143,8 +157,6 @@ std::vector<Route> RouteTable() {
       {"*",      "/api/v1/tensorboards",                    kUser,       TensorboardsNotSupported},
       {"*",      "/api/v1/tensorboards/{rest...}",          kUser,       TensorboardsNotSupported},
       {"*",      "/api/v1/resource-pools/{name}/{rest...}", kUser,       PoolBindingsNotSupported},
-      {"*",      "/api/v1/checkpoints",                     kUser,       CheckpointsNotSupported},
-      {"*",      "/api/v1/checkpoints/{rest...}",           kUser,       CheckpointsNotSupported},
 
       // Who did what, when (admins only), from the log.
       {"GET",    "/api/v1/audit",                           kUser,       Bulk<ListAudit>},
@@ -158,6 +170,7 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/allocations/{id}/started",        kAgent,      AllocationStarted},
       {"POST",   "/api/v1/allocations/{id}/exited",         kAgent,      AllocationExited},
       {"POST",   "/api/v1/task/logs",                       kAgent,      PostTaskLogs},
+      {"GET",    "/api/v1/agents/{id}/allocations/{allocationId}/files", kAgent, AllocationFiles},
 
       // The trial harness's protocol (agent/harness/PROTOCOL.md).
       {"GET",    "/api/v1/allocations/{id}/trial",          kAllocation, TrialDescription},

@@ -34,6 +34,8 @@ struct MasterFacts {
   std::string kafka_topic_prefix;
   // How long a login's session lasts (security.session_lifetime_hours).
   int64_t session_lifetime_micros = int64_t{7} * 24 * 3600 * 1'000'000;
+  // The master's effective configuration, secrets masked (GET /api/v1/master/config).
+  std::string config_json = "{}";
 };
 
 class BulkReadPool;

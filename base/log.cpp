@@ -5,7 +5,12 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <condition_variable>
+#include <deque>
 #include <memory>
+#include <mutex>
+
+#include "base/clock.h"
 
 namespace cairn::log {
 namespace {
@@ -48,7 +53,55 @@ spdlog::logger& Logger() {
   return *logger;
 }
 
+struct RecentLog {
+  std::mutex mutex;
+  std::condition_variable added;
+  std::deque<RecentLine> lines;
+  int64_t last_id = 0;
+};
+
+RecentLog& Recent() {
+  static RecentLog* const recent = new RecentLog;  // never destroyed, as the logger
+  return *recent;
+}
+
+void Remember(Level level, std::string text) {
+  RecentLog& recent = Recent();
+  {
+    std::lock_guard lock(recent.mutex);
+    recent.lines.push_back({++recent.last_id, NowUnixMicros(), level, std::move(text)});
+    if (recent.lines.size() > kRecentLines) recent.lines.pop_front();
+  }
+  recent.added.notify_all();
+}
+
 }  // namespace
+
+std::vector<RecentLine> RecentLines(int64_t after_id, size_t limit) {
+  RecentLog& recent = Recent();
+  std::lock_guard lock(recent.mutex);
+  std::vector<RecentLine> out;
+  if (recent.lines.empty()) return out;
+  // Ids are consecutive, so the first line after `after_id` is found by arithmetic.
+  const int64_t first = recent.lines.front().id;
+  size_t start = after_id < first ? 0 : static_cast<size_t>(after_id - first + 1);
+  for (size_t i = start; i < recent.lines.size() && out.size() < limit; ++i) {
+    out.push_back(recent.lines[i]);
+  }
+  return out;
+}
+
+int64_t LastLineId() {
+  RecentLog& recent = Recent();
+  std::lock_guard lock(recent.mutex);
+  return recent.last_id;
+}
+
+bool WaitForLineAfter(int64_t after_id, std::chrono::milliseconds timeout) {
+  RecentLog& recent = Recent();
+  std::unique_lock lock(recent.mutex);
+  return recent.added.wait_for(lock, timeout, [&] { return recent.last_id > after_id; });
+}
 
 const std::vector<std::string>& LevelNames() {
   static const std::vector<std::string> kNames = {"trace", "debug", "info", "warn", "error", "off"};
@@ -75,6 +128,7 @@ bool Enabled(Level level) { return Logger().should_log(ToSpdlog(level)); }
 
 void Write(Level level, std::string_view component, std::string_view message) {
   Logger().log(ToSpdlog(level), "{}: {}", component, message);
+  Remember(level, fmt::format("{}: {}", component, message));
 }
 
 }  // namespace internal

@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +35,23 @@ Result<Level> ParseLevel(std::string_view name);
 // Names the process in every line and sets the lowest level written. Call it once at startup,
 // before other threads log.
 void Init(std::string_view process_name, Level level);
+
+// The process's most recent lines, kept in memory (the last kRecentLines), for the master's
+// `GET /api/v1/master/logs` (det master logs). Ids count every line written since the process
+// started, from 1.
+struct RecentLine {
+  int64_t id = 0;
+  int64_t time_unix_micros = 0;
+  Level level = Level::kInfo;
+  std::string text;  // "component: message"
+};
+inline constexpr size_t kRecentLines = 10000;
+// Up to `limit` kept lines with ids above `after_id`, oldest first.
+std::vector<RecentLine> RecentLines(int64_t after_id, size_t limit);
+// The id of the newest line written (0 before any).
+int64_t LastLineId();
+// Waits until a line newer than `after_id` is written or `timeout` passes; whether one was.
+bool WaitForLineAfter(int64_t after_id, std::chrono::milliseconds timeout);
 
 namespace internal {
 bool Enabled(Level level);

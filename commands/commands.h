@@ -106,11 +106,39 @@ struct CreateExperiment {
   events::ExperimentCreated created;
 };
 
-// A user's action on a whole experiment.
+// A user's action on a whole experiment. Archive, unarchive and delete need a terminal one.
 struct ExperimentAction {
-  enum class Kind { kActivate, kPause, kCancel, kKill };
+  enum class Kind { kActivate, kPause, kCancel, kKill, kArchive, kUnarchive, kDelete };
   int64_t experiment_id = 0;
   Kind kind = Kind::kActivate;
+};
+
+// A user renames an experiment or changes its description, notes or labels (PATCH
+// /api/v1/experiments/{id}); unset fields stay.
+struct UpdateExperiment {
+  int64_t experiment_id = 0;
+  std::optional<std::string> name;
+  std::optional<std::string> description;
+  std::optional<std::string> notes;
+  std::optional<std::vector<std::string>> labels;
+};
+
+// det trial kill.
+struct KillTrial {
+  int64_t trial_id = 0;
+};
+
+// det experiment continue: a terminal single-trial experiment trains on from its latest
+// checkpoint. The edge merged the override into the configuration and validated it.
+struct ContinueExperiment {
+  int64_t experiment_id = 0;
+  std::string config_json;  // the effective configuration after the override
+  std::string override_yaml;
+};
+
+// det checkpoint delete: checkpoints a user removes by hand (the collector deletes the files).
+struct DeleteCheckpoints {
+  std::vector<std::string> uuids;
 };
 
 // A trial process reports the result of its previous workload (none for sequence 0) and asks for
@@ -207,7 +235,8 @@ using Command =
                  SaveTemplate, DeleteTemplate, CreateUser, UpdateUser, StartSession, EndSession,
                  RecordLoginFailure, RecordAccessDenied, CreateWorkspace, UpdateWorkspace,
                  DeleteWorkspace, PinWorkspace, CreateProject, UpdateProject, DeleteProject,
-                 MoveExperiment, ChangeRoles, SetPoolBindings>;
+                 MoveExperiment, ChangeRoles, SetPoolBindings, UpdateExperiment, KillTrial,
+                 ContinueExperiment, DeleteCheckpoints>;
 
 // A short name for logs and errors, e.g. "SubmitTask".
 const char* CommandName(const Command& command);

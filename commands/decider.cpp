@@ -26,7 +26,8 @@ const char* CommandName(const Command& command) {
       "EndSession",       "RecordLoginFailure", "RecordAccessDenied", "CreateWorkspace",
       "UpdateWorkspace",  "DeleteWorkspace",    "PinWorkspace",       "CreateProject",
       "UpdateProject",    "DeleteProject",      "MoveExperiment",     "ChangeRoles",
-      "SetPoolBindings"};
+      "SetPoolBindings",  "UpdateExperiment",   "KillTrial",          "ContinueExperiment",
+      "DeleteCheckpoints"};
   static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
 }
@@ -502,6 +503,14 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return DecideChangeRoles(state, c);
         } else if constexpr (std::is_same_v<T, SetPoolBindings>) {
           return DecideSetPoolBindings(state, c);
+        } else if constexpr (std::is_same_v<T, UpdateExperiment>) {
+          return DecideUpdateExperiment(state, c);
+        } else if constexpr (std::is_same_v<T, KillTrial>) {
+          return DecideKillTrial(state, c);
+        } else if constexpr (std::is_same_v<T, ContinueExperiment>) {
+          return DecideContinueExperiment(state, c);
+        } else if constexpr (std::is_same_v<T, DeleteCheckpoints>) {
+          return DecideDeleteCheckpoints(state, c);
         } else {
           events::Envelope event;
           event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);

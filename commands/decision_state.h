@@ -119,6 +119,7 @@ struct TrialRecord {
   events::TrialWorkloadAssigned last_answer;
   int64_t batches = 0;  // the process's model: batches trained (from its checkpoint on)
   int64_t last_validation_batches = 0;
+  bool kill_requested = false;  // det trial kill: it ends CANCELED once no run is live
 
   bool ended() const {
     return state == events::EXPERIMENT_STATE_COMPLETED ||
@@ -141,6 +142,7 @@ struct CheckpointRecord {
 
 struct ExperimentRecord {
   int64_t experiment_id = 0;
+  std::string name;  // as created, then as users rename it
   std::string job_id;
   std::string owner;
   int32_t workspace_id = kUncategorizedWorkspace;
@@ -159,6 +161,10 @@ struct ExperimentRecord {
   std::map<int, int64_t> trial_by_request;
   std::vector<int64_t> trial_ids;
   std::string config_error;  // the stored configuration no longer parses (a newer master wrote it)
+  bool archived = false;
+  // Deleted experiments keep their record (the checkpoint collector still finds their storage
+  // through it) but no command reaches them.
+  bool deleted = false;
 
   bool running() const {
     return state == events::EXPERIMENT_STATE_ACTIVE || state == events::EXPERIMENT_STATE_PAUSED;

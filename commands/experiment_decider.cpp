@@ -1,7 +1,9 @@
 #include "commands/experiment_decider.h"
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "base/ids.h"
 #include "commands/experiment_state.h"
@@ -42,6 +44,26 @@ bool IsFiniteNumberObject(const std::string& metrics_json) {
     if (!value.is_number() || !std::isfinite(value.get<double>())) return false;
   }
   return true;
+}
+
+// An experiment commands may reach: known and not deleted.
+Result<const ExperimentRecord*> LiveExperiment(const DecisionState& state, int64_t experiment_id) {
+  const ExperimentRecord* experiment = state.FindExperiment(experiment_id);
+  if (experiment == nullptr || experiment->deleted) return ExperimentNotFound(experiment_id);
+  return experiment;
+}
+
+// The experiment's checkpoints that are still stored, in the order they were saved.
+std::vector<std::string> CheckpointsKeptBy(const DecisionState& state,
+                                           const ExperimentRecord& experiment) {
+  std::vector<std::string> kept;
+  for (int64_t trial_id : experiment.trial_ids) {
+    for (const auto& uuid : state.trials.at(trial_id).checkpoints) {
+      auto found = state.checkpoints.find(uuid);
+      if (found != state.checkpoints.end() && !found->second.deleted) kept.push_back(uuid);
+    }
+  }
+  return kept;
 }
 
 }  // namespace
@@ -116,8 +138,8 @@ Result<Decision> DecideCreateExperiment(const DecisionState& state, const Create
 
 Result<Decision> DecideExperimentAction(const DecisionState& state,
                                         const ExperimentAction& command) {
-  const ExperimentRecord* experiment = state.FindExperiment(command.experiment_id);
-  if (experiment == nullptr) return ExperimentNotFound(command.experiment_id);
+  CAIRN_ASSIGN_OR_RETURN(const ExperimentRecord* experiment,
+                         LiveExperiment(state, command.experiment_id));
   const std::string entity = std::to_string(experiment->experiment_id);
   const std::string name = "experiment " + entity;
   const std::string current = ExperimentStateText(experiment->state);
@@ -160,8 +182,168 @@ Result<Decision> DecideExperimentAction(const DecisionState& state,
       }
       return decision;
     }
+    case ExperimentAction::Kind::kArchive:
+    case ExperimentAction::Kind::kUnarchive: {
+      const bool archive = command.kind == ExperimentAction::Kind::kArchive;
+      if (experiment->archived == archive) return Decision{{}, entity};
+      if (archive && !experiment->terminal()) {
+        return Status::FailedPrecondition(name + " is " + current +
+                                          "; only a finished experiment can be archived");
+      }
+      events::Envelope event;
+      event.mutable_experiment_archived()->set_experiment_id(experiment->experiment_id);
+      event.mutable_experiment_archived()->set_archived(archive);
+      return Decision{{std::move(event)}, entity};
+    }
+    case ExperimentAction::Kind::kDelete: {
+      if (!experiment->terminal()) {
+        return Status::FailedPrecondition(name + " is " + current +
+                                          "; kill it or wait for it to end before deleting it");
+      }
+      Decision decision{{}, entity};
+      std::vector<std::string> doomed = CheckpointsKeptBy(state, *experiment);
+      if (!doomed.empty()) {
+        auto* deleted = decision.events.emplace_back().mutable_checkpoints_deleted();
+        deleted->set_experiment_id(experiment->experiment_id);
+        for (auto& uuid : doomed) deleted->add_uuids(std::move(uuid));
+        deleted->set_reason(name + " was deleted");
+      }
+      decision.events.emplace_back().mutable_experiment_deleted()->set_experiment_id(
+          experiment->experiment_id);
+      return decision;
+    }
   }
   return Decision{{}, entity};
+}
+
+Result<Decision> DecideUpdateExperiment(const DecisionState& state,
+                                        const UpdateExperiment& command) {
+  CAIRN_ASSIGN_OR_RETURN(const ExperimentRecord* experiment,
+                         LiveExperiment(state, command.experiment_id));
+  constexpr size_t kMaxTextBytes = 64 * 1024;
+  if (command.name && (command.name->empty() || command.name->size() > 256)) {
+    return Status::InvalidArgument("name: must be 1 to 256 characters");
+  }
+  for (const auto* text : {&command.description, &command.notes}) {
+    if (*text && (*text)->size() > kMaxTextBytes) {
+      return Status::InvalidArgument("description and notes: at most 64 KiB each");
+    }
+  }
+  if (command.labels) {
+    if (command.labels->size() > 100) return Status::InvalidArgument("labels: at most 100");
+    for (const auto& label : *command.labels) {
+      if (label.empty() || label.size() > 256) {
+        return Status::InvalidArgument("labels: each must be 1 to 256 characters");
+      }
+    }
+  }
+  events::Envelope event;
+  auto* updated = event.mutable_experiment_updated();
+  updated->set_experiment_id(experiment->experiment_id);
+  updated->set_job_id(experiment->job_id);
+  if (command.name) updated->set_name(*command.name);
+  if (command.description) updated->set_description(*command.description);
+  if (command.notes) updated->set_notes(*command.notes);
+  if (command.labels) {
+    updated->set_labels_set(true);
+    for (const auto& label : *command.labels) updated->add_labels(label);
+  }
+  return Decision{{std::move(event)}, std::to_string(experiment->experiment_id)};
+}
+
+Result<Decision> DecideKillTrial(const DecisionState& state, const KillTrial& command) {
+  const TrialRecord* trial = state.FindTrial(command.trial_id);
+  const ExperimentRecord* experiment =
+      trial == nullptr ? nullptr : state.FindExperiment(trial->experiment_id);
+  if (experiment == nullptr || experiment->deleted) {
+    return Status::NotFound("trial " + std::to_string(command.trial_id) + " not found");
+  }
+  const std::string entity = std::to_string(trial->trial_id);
+  if (trial->ended() || trial->kill_requested || experiment->terminal()) {
+    return Decision{{}, entity};
+  }
+  Decision decision{{}, entity};
+  auto* kill = decision.events.emplace_back().mutable_trial_kill_requested();
+  kill->set_experiment_id(experiment->experiment_id);
+  kill->set_trial_id(trial->trial_id);
+  if (!trial->task_id.empty()) {
+    for (auto& event : KillEventsFor(state.tasks.at(trial->task_id), "trial " + entity + " killed",
+                                     KillBy::kUser)) {
+      decision.events.push_back(std::move(event));
+    }
+  }
+  return decision;
+}
+
+Result<Decision> DecideContinueExperiment(const DecisionState& state,
+                                          const ContinueExperiment& command) {
+  CAIRN_ASSIGN_OR_RETURN(const ExperimentRecord* experiment,
+                         LiveExperiment(state, command.experiment_id));
+  const std::string name = "experiment " + std::to_string(experiment->experiment_id);
+  if (!experiment->terminal()) {
+    return Status::FailedPrecondition(name + " is " + ExperimentStateText(experiment->state) +
+                                      "; only a finished experiment can be continued");
+  }
+  if (experiment->trial_ids.size() != 1) {
+    return Status::FailedPrecondition(name + " has " +
+                                      std::to_string(experiment->trial_ids.size()) +
+                                      " trials; only a single-trial experiment can be continued");
+  }
+  CAIRN_ASSIGN_OR_RETURN(auto config, experiments::ParseExperimentConfig(command.config_json));
+  if (config.searcher.name != experiments::SearcherName::kSingle) {
+    return Status::InvalidArgument("searcher.name: continue needs the single searcher");
+  }
+  const TrialRecord& trial = state.trials.at(experiment->trial_ids.front());
+  CAIRN_ASSIGN_OR_RETURN(int64_t max_length,
+                         experiments::LengthInBatches(config, config.searcher.max_length));
+  if (trial.state == events::EXPERIMENT_STATE_COMPLETED && trial.checkpoint_batches >= max_length &&
+      trial.validated_at >= max_length) {
+    return Status::FailedPrecondition(
+        "trial " + std::to_string(trial.trial_id) + " already trained to " +
+        std::to_string(trial.checkpoint_batches) +
+        " batches; continue with a longer searcher.max_length (det experiment continue ID "
+        "--config searcher.max_length.batches=N)");
+  }
+  events::Envelope event;
+  auto* continued = event.mutable_experiment_continued();
+  continued->set_experiment_id(experiment->experiment_id);
+  continued->set_trial_id(trial.trial_id);
+  continued->set_config_json(command.config_json);
+  continued->set_override_yaml(command.override_yaml);
+  return Decision{{std::move(event)}, std::to_string(experiment->experiment_id)};
+}
+
+Result<Decision> DecideDeleteCheckpoints(const DecisionState& state,
+                                         const DeleteCheckpoints& command) {
+  if (command.uuids.empty()) return Status::InvalidArgument("checkpointUuids: name at least one");
+  std::map<int64_t, std::vector<std::string>> by_experiment;
+  std::set<std::string> seen;
+  for (const auto& uuid : command.uuids) {
+    auto found = state.checkpoints.find(uuid);
+    const ExperimentRecord* experiment = found == state.checkpoints.end()
+                                             ? nullptr
+                                             : state.FindExperiment(found->second.experiment_id);
+    if (experiment == nullptr || experiment->deleted) {
+      return Status::NotFound("checkpoint " + uuid + " not found");
+    }
+    if (!seen.insert(uuid).second || found->second.deleted) continue;
+    if (!experiment->terminal()) {
+      return Status::FailedPrecondition("checkpoint " + uuid + " belongs to experiment " +
+                                        std::to_string(experiment->experiment_id) + ", which is " +
+                                        ExperimentStateText(experiment->state) +
+                                        "; its checkpoints can be deleted once it ends");
+    }
+    by_experiment[experiment->experiment_id].push_back(uuid);
+  }
+  Decision decision;
+  for (auto& [experiment_id, uuids] : by_experiment) {
+    auto* deleted = decision.events.emplace_back().mutable_checkpoints_deleted();
+    deleted->set_experiment_id(experiment_id);
+    for (auto& uuid : uuids) deleted->add_uuids(std::move(uuid));
+    deleted->set_reason("deleted by hand");
+  }
+  decision.entity_id = command.uuids.front();
+  return decision;
 }
 
 Result<Decision> DecideReportWorkload(const DecisionState& state, const ReportWorkload& command) {

@@ -16,6 +16,13 @@ Result<Decision> DecideCreateExperiment(const DecisionState& state, const Create
                                         const CommandMeta& meta);
 Result<Decision> DecideExperimentAction(const DecisionState& state,
                                         const ExperimentAction& command);
+Result<Decision> DecideUpdateExperiment(const DecisionState& state,
+                                        const UpdateExperiment& command);
+Result<Decision> DecideKillTrial(const DecisionState& state, const KillTrial& command);
+Result<Decision> DecideContinueExperiment(const DecisionState& state,
+                                          const ContinueExperiment& command);
+Result<Decision> DecideDeleteCheckpoints(const DecisionState& state,
+                                         const DeleteCheckpoints& command);
 Result<Decision> DecideReportWorkload(const DecisionState& state, const ReportWorkload& command);
 // The answer to `report` that the experiment reactor recorded, once it has: the live run's
 // conversation reached the report's sequence and is not waiting for an answer.

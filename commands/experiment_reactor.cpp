@@ -122,6 +122,10 @@ class Round {
 
   void ReactToTrial(const ExperimentRecord& experiment, const TrialRecord& trial) {
     const auto& config = *experiment.config;
+    if (trial.kill_requested && trial.task_id.empty()) {
+      End(experiment, trial, events::EXPERIMENT_STATE_CANCELED, "killed by a user");
+      return;
+    }
     switch (trial.last_exit) {
       case TrialRunExit::kFailed:
         if (trial.closed && !trial.has_work()) {
@@ -188,17 +192,19 @@ class Round {
     const JobRecord& job = state_.jobs.at(experiment.job_id);
     events::Envelope event;
     auto* submitted = event.mutable_task_submitted();
-    submitted->set_task_id(TrialRunTaskId(trial.trial_id, trial.runs + 1));
+    submitted->set_task_id(
+        TrialRunTaskId(experiment.experiment_id, trial.trial_id, trial.runs + 1));
     submitted->set_job_id(experiment.job_id);
     submitted->set_trial_id(trial.trial_id);
     submitted->set_workspace_id(job.workspace_id);
+    submitted->set_job_name(experiment.name);
     auto* spec = submitted->mutable_spec();
     spec->set_task_type(events::TASK_TYPE_TRIAL);
     for (const char* arg : kHarnessEntrypoint) spec->add_entrypoint(arg);
     spec->set_user(experiment.owner);
     spec->set_description(TrialName(trial.trial_id) + " of experiment " +
-                          std::to_string(experiment.experiment_id) + " (" +
-                          experiment.config->name + "), run " + std::to_string(trial.runs + 1));
+                          std::to_string(experiment.experiment_id) + " (" + experiment.name +
+                          "), run " + std::to_string(trial.runs + 1));
     auto* resources = submitted->mutable_resources();
     resources->set_slots(experiment.slots_per_trial);
     resources->set_resource_pool(job.resource_pool);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -32,7 +33,15 @@ const char* ExperimentStateText(events::ExperimentState state) {
   }
 }
 
-std::string TrialRunTaskId(int64_t trial_id, int run) {
+std::string TrialRunTaskId(int64_t experiment_id, int64_t trial_id, int run) {
+  char id[96];
+  std::snprintf(id, sizeof(id), "%lld.%08llx-0000-4000-8000-%012llx",
+                static_cast<long long>(experiment_id), static_cast<unsigned long long>(trial_id),
+                static_cast<unsigned long long>(run));
+  return id;
+}
+
+std::string LegacyTrialRunTaskId(int64_t trial_id, int run) {
   return "trial-" + std::to_string(trial_id) + "-" + std::to_string(run);
 }
 
@@ -70,6 +79,40 @@ void RemoveOp(ExperimentRecord& experiment, experiments::SearcherOp::Kind kind, 
   if (it != ops.end()) ops.erase(it);
 }
 
+// The single trial reopens under the new configuration, driven by a fresh single searcher whose
+// first trial is the existing one: its TrainTo then resumes the trial from its latest checkpoint.
+void ApplyExperimentContinued(DecisionState& state, const events::ExperimentContinued& continued) {
+  ExperimentRecord* experiment = FindExperiment(state, continued.experiment_id());
+  TrialRecord* trial = FindTrial(state, continued.trial_id());
+  if (experiment == nullptr || trial == nullptr || !experiment->terminal()) return;
+  auto config = experiments::ParseExperimentConfig(continued.config_json());
+  if (!config.ok()) return;
+  auto searcher = experiments::NewSearcher(*config, config->experiment_seed.value_or(0));
+  if (!searcher.ok()) return;
+  experiment->config = std::make_shared<const experiments::ExperimentConfig>(*config);
+  experiment->searcher = std::move(*searcher);
+  experiment->pending_ops.clear();
+  experiment->trial_by_request.clear();
+  for (auto& op : experiment->searcher->Start()) {
+    if (op.kind == experiments::SearcherOp::Kind::kCreateTrial) {
+      trial->request_id = op.request_id;
+      experiment->trial_by_request[op.request_id] = trial->trial_id;
+      continue;
+    }
+    experiment->pending_ops.push_back(std::move(op));
+  }
+  experiment->state = events::EXPERIMENT_STATE_ACTIVE;
+  trial->state = events::EXPERIMENT_STATE_ACTIVE;
+  trial->closed = false;
+  trial->train_to = 0;
+  trial->restarts = 0;
+  trial->kill_requested = false;
+  trial->last_exit = TrialRunExit::kNone;
+  auto job = state.jobs.find(experiment->job_id);
+  if (job != state.jobs.end()) job->second.open = true;
+  state.dirty_experiments.insert(experiment->experiment_id);
+}
+
 void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event) {
   const auto& created = event.experiment_created();
   if (state.experiments.count(created.experiment_id())) return;
@@ -77,6 +120,7 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
   ExperimentRecord& experiment = state.experiments[created.experiment_id()];
   experiment.experiment_id = created.experiment_id();
   experiment.job_id = created.job_id();
+  experiment.name = created.name();
   experiment.owner = created.owner();
   experiment.workspace_id = WorkspaceOrUncategorized(created.workspace_id());
   experiment.project_id = ProjectOrUncategorized(created.project_id());
@@ -133,9 +177,14 @@ void ApplyWorkloadReported(DecisionState& state, const events::TrialWorkloadRepo
   trial->last_sequence = reported.sequence();
   trial->awaiting_answer = true;
   switch (reported.completed()) {
-    case events::WORKLOAD_KIND_TRAIN:
+    case events::WORKLOAD_KIND_TRAIN: {
       trial->batches = reported.total_batches();
+      ExperimentRecord* experiment = FindExperiment(state, trial->experiment_id);
+      if (experiment != nullptr && experiment->searcher && !trial->ended()) {
+        experiment->searcher->OnTrained(trial->request_id, reported.total_batches());
+      }
       break;
+    }
     case events::WORKLOAD_KIND_VALIDATE: {
       ExperimentRecord* experiment = FindExperiment(state, trial->experiment_id);
       if (experiment == nullptr || experiment->config == nullptr) break;
@@ -356,6 +405,35 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
           state.deleted_checkpoints.push_back(uuid);
         }
       }
+      return true;
+    case E::kExperimentUpdated:
+      // Descriptions, notes and labels are the projections' business; the name names its runs.
+      if (ExperimentRecord* experiment =
+              FindExperiment(state, event.experiment_updated().experiment_id());
+          experiment != nullptr && event.experiment_updated().has_name()) {
+        experiment->name = event.experiment_updated().name();
+      }
+      return true;
+    case E::kExperimentArchived:
+      if (ExperimentRecord* experiment =
+              FindExperiment(state, event.experiment_archived().experiment_id())) {
+        experiment->archived = event.experiment_archived().archived();
+      }
+      return true;
+    case E::kExperimentDeleted:
+      if (ExperimentRecord* experiment =
+              FindExperiment(state, event.experiment_deleted().experiment_id())) {
+        experiment->deleted = true;
+      }
+      return true;
+    case E::kTrialKillRequested:
+      if (TrialRecord* trial = FindTrial(state, event.trial_kill_requested().trial_id())) {
+        trial->kill_requested = true;
+        state.dirty_experiments.insert(trial->experiment_id);
+      }
+      return true;
+    case E::kExperimentContinued:
+      ApplyExperimentContinued(state, event.experiment_continued());
       return true;
     case E::kTemplateSaved:
       state.templates[event.template_saved().name()] = event.template_saved();

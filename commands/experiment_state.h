@@ -15,7 +15,12 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event);
 void ApplyTrialTaskEvent(DecisionState& state, const events::Envelope& event);
 
 // The task id of a trial's run number `run` (1, 2, ...): "trial-<trial>-<run>".
-std::string TrialRunTaskId(int64_t trial_id, int run);
+// A trial run's task id in the shape Determined gives trial tasks ("<experiment>.<uuid>"), which
+// its CLI's `det task logs` insists on: "7.0000000c-0000-4000-8000-000000000002" is experiment
+// 7's trial 12, run 2. Derived, not random, so the pure reactor decides it.
+std::string TrialRunTaskId(int64_t experiment_id, int64_t trial_id, int run);
+// What masters before that named the same run ("trial-12-2"); logs under it are still found.
+std::string LegacyTrialRunTaskId(int64_t trial_id, int run);
 
 // "ACTIVE", "PAUSED", "STOPPING_CANCELED", ...
 const char* ExperimentStateText(events::ExperimentState state);

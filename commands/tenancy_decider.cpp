@@ -50,6 +50,16 @@ Permission UpdatePermissionFor(const JobRecord& job) {
                                              : Permission::kUpdateNsc;
 }
 
+// An unknown experiment passes: the decider then says it is not found.
+Status AuthorizeExperimentChange(const DecisionState& state, const UserRecord& user,
+                                 int64_t experiment_id) {
+  const ExperimentRecord* experiment = state.FindExperiment(experiment_id);
+  if (experiment == nullptr) return Status::Ok();
+  return AuthorizeChange(state.tenancy, user, Permission::kUpdateExperiment,
+                         experiment->workspace_id, OwnsWork(user, experiment->owner),
+                         "change experiment " + std::to_string(experiment_id));
+}
+
 Status AuthorizeJobChange(const DecisionState& state, const UserRecord& user, const JobRecord& job,
                           const std::string& what) {
   return AuthorizeChange(state.tenancy, user, UpdatePermissionFor(job), job.workspace_id,
@@ -85,12 +95,22 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
           if (project == nullptr) return Status::Ok();
           return Authorize(tenancy, user, Permission::kCreateExperiment, project->workspace_id,
                            "create an experiment");
-        } else if constexpr (std::is_same_v<T, ExperimentAction>) {
-          const ExperimentRecord* experiment = state.FindExperiment(c.experiment_id);
-          if (experiment == nullptr) return Status::Ok();
-          return AuthorizeChange(tenancy, user, Permission::kUpdateExperiment,
-                                 experiment->workspace_id, OwnsWork(user, experiment->owner),
-                                 "change experiment " + std::to_string(c.experiment_id));
+        } else if constexpr (std::is_same_v<T, ExperimentAction> ||
+                             std::is_same_v<T, UpdateExperiment> ||
+                             std::is_same_v<T, ContinueExperiment>) {
+          return AuthorizeExperimentChange(state, user, c.experiment_id);
+        } else if constexpr (std::is_same_v<T, KillTrial>) {
+          const TrialRecord* trial = state.FindTrial(c.trial_id);
+          if (trial == nullptr) return Status::Ok();
+          return AuthorizeExperimentChange(state, user, trial->experiment_id);
+        } else if constexpr (std::is_same_v<T, DeleteCheckpoints>) {
+          for (const auto& uuid : c.uuids) {
+            auto checkpoint = state.checkpoints.find(uuid);
+            if (checkpoint == state.checkpoints.end()) continue;
+            CAIRN_RETURN_IF_ERROR(
+                AuthorizeExperimentChange(state, user, checkpoint->second.experiment_id));
+          }
+          return Status::Ok();
         } else if constexpr (std::is_same_v<T, MoveExperiment>) {
           const ExperimentRecord* experiment = state.FindExperiment(c.experiment_id);
           const ProjectRecord* project = tenancy.FindProject(c.project_id);
@@ -387,7 +407,7 @@ Result<Decision> DecideDeleteProject(const DecisionState& state, const DeletePro
                                       " cannot be deleted");
   }
   for (const auto& [id, experiment] : state.experiments) {
-    if (experiment.project_id == project->id) {
+    if (experiment.project_id == project->id && !experiment.deleted) {
       return Status::FailedPrecondition("project " + project->name +
                                         " still holds experiments (experiment " +
                                         std::to_string(id) + "); move them first");
@@ -400,7 +420,7 @@ Result<Decision> DecideDeleteProject(const DecisionState& state, const DeletePro
 
 Result<Decision> DecideMoveExperiment(const DecisionState& state, const MoveExperiment& command) {
   const ExperimentRecord* experiment = state.FindExperiment(command.experiment_id);
-  if (experiment == nullptr) {
+  if (experiment == nullptr || experiment->deleted) {
     return Status::NotFound("experiment " + std::to_string(command.experiment_id) + " not found");
   }
   CAIRN_ASSIGN_OR_RETURN(const ProjectRecord* project, FindProject(state, command.project_id));

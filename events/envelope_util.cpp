@@ -105,6 +105,16 @@ std::string EntityIdOf(const events::Envelope& event) {
       return "project/" + std::to_string(event.project_deleted().project_id());
     case E::kExperimentMoved:
       return std::to_string(event.experiment_moved().experiment_id());
+    case E::kExperimentUpdated:
+      return std::to_string(event.experiment_updated().experiment_id());
+    case E::kExperimentArchived:
+      return std::to_string(event.experiment_archived().experiment_id());
+    case E::kExperimentDeleted:
+      return std::to_string(event.experiment_deleted().experiment_id());
+    case E::kExperimentContinued:
+      return std::to_string(event.experiment_continued().experiment_id());
+    case E::kTrialKillRequested:
+      return std::to_string(event.trial_kill_requested().trial_id());
     case E::kRoleAssigned:
       return "user/" + std::to_string(event.role_assigned().user_id());
     case E::kRoleRemoved:

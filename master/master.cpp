@@ -156,6 +156,7 @@ void ServeTheApi(Master::Parts& parts) {
   api::Services services;
   services.facts.master_id = parts.master_id;
   services.facts.cluster_name = config.cluster_name;
+  services.facts.config_json = MasterConfigJson(config);
   services.facts.session_lifetime_micros =
       static_cast<int64_t>(config.security.session_lifetime_hours * 3600 * 1e6);
   services.facts.default_checkpoint_dir =

@@ -1,11 +1,13 @@
 // Parses master.yaml into MasterConfig; the rules are stated in master_config.h.
 #include "master/master_config.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -238,6 +240,43 @@ Result<MasterConfig> LoadMasterConfig(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return ParseMasterConfig(text.str(), path);
+}
+
+}  // namespace cairn
+
+namespace cairn {
+
+std::string MasterConfigJson(const MasterConfig& config) {
+  auto secret = [](const std::string& value) {
+    return value.empty() ? nlohmann::json("") : nlohmann::json("********");
+  };
+  nlohmann::json log = {{"backend", config.log.backend}};
+  if (config.log.backend == "kafka") {
+    log["brokers"] = config.log.brokers;
+    log["topic_prefix"] = config.log.topic_prefix;
+  }
+  std::string pools_text;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(config.pools, &pools_text, options);
+  nlohmann::json pools = nlohmann::json::parse(pools_text, nullptr, /*allow_exceptions=*/false);
+  return nlohmann::json{
+      {"listen_address", config.listen_address},
+      {"port", config.port},
+      {"data_dir", config.data_dir},
+      {"cluster_name", config.cluster_name},
+      {"agent_timeout_seconds", config.agent_timeout_seconds},
+      {"max_request_body_bytes", config.max_request_body_bytes},
+      {"log", log},
+      {"security",
+       {{"initial_user_password", secret(config.security.initial_user_password)},
+        {"session_lifetime_hours", config.security.session_lifetime_hours},
+        {"max_failed_logins", config.security.max_failed_logins},
+        {"failed_login_window_seconds", config.security.failed_login_window_seconds},
+        {"agent_token", secret(config.security.agent_token)},
+        {"tls", {{"cert", config.security.tls.cert}, {"key", secret(config.security.tls.key)}}}}},
+      {"resource_pools", pools.is_discarded() ? nlohmann::json(nullptr) : pools}}
+      .dump();
 }
 
 }  // namespace cairn

@@ -51,6 +51,11 @@ struct MasterConfig {
   events::ResourcePoolsConfigured pools = DefaultResourcePools();
 };
 
+// The effective configuration as JSON for `det master config` (GET /api/v1/master/config), in
+// the YAML's key names. Secrets (the initial password, the agent token, the TLS key's path) show
+// as "********" when set.
+std::string MasterConfigJson(const MasterConfig& config);
+
 // Parses YAML text; `source_name` names it in errors and becomes pools.source.
 //
 // Pools come from either the current format (`resource_manager` + `resource_pools`) or the legacy

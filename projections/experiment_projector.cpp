@@ -266,6 +266,59 @@ Status OnExperimentStateChanged(const Envelope& event, ViewStore& store) {
   return Status::Ok();
 }
 
+// ExperimentUpdated, ExperimentArchived, ExperimentDeleted: what users change on an experiment
+// itself.
+Status OnExperimentEdited(const Envelope& event, ViewStore& store) {
+  const int64_t experiment_id =
+      event.has_experiment_updated()    ? event.experiment_updated().experiment_id()
+      : event.has_experiment_archived() ? event.experiment_archived().experiment_id()
+                                        : event.experiment_deleted().experiment_id();
+  ScratchArena scratch;
+  views::ExperimentView& experiment = *scratch.Create<views::ExperimentView>();
+  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(ExperimentKey(experiment_id), &experiment));
+  if (!exists) return Status::Ok();
+  if (event.has_experiment_updated()) {
+    const auto& updated = event.experiment_updated();
+    if (updated.has_name()) experiment.set_name(updated.name());
+    if (updated.has_description()) experiment.set_description(updated.description());
+    if (updated.has_notes()) experiment.set_notes(updated.notes());
+    if (updated.labels_set()) {
+      experiment.set_labels_set(true);
+      *experiment.mutable_labels() = updated.labels();
+    }
+  } else if (event.has_experiment_archived()) {
+    experiment.set_archived(event.experiment_archived().archived());
+  } else {
+    experiment.set_deleted(true);
+  }
+  return PutExperiment(store, event, experiment);
+}
+
+// The experiment and its single trial are active again, under the new configuration.
+Status OnExperimentContinued(const Envelope& event, ViewStore& store) {
+  const auto& continued = event.experiment_continued();
+  ScratchArena scratch;
+  CAIRN_ASSIGN_OR_RETURN(
+      auto loaded, LoadTrial(store, scratch, continued.trial_id(), continued.experiment_id()));
+  if (!loaded) return Status::Ok();
+  views::ExperimentView& experiment = *loaded->experiment;
+  if (!IsTerminal(experiment.state())) return Status::Ok();
+  experiment.set_config_json(continued.config_json());
+  ReadSearcher(continued.config_json(), experiment);
+  experiment.set_state(events::EXPERIMENT_STATE_ACTIVE);
+  experiment.set_state_reason("continued");
+  experiment.set_end_time_unix_micros(0);
+  CAIRN_RETURN_IF_ERROR(PutExperiment(store, event, experiment));
+  views::TrialView& trial = *loaded->trial;
+  trial.set_ended(false);
+  trial.set_closed(false);
+  trial.set_state(events::EXPERIMENT_STATE_ACTIVE);
+  trial.set_end_time_unix_micros(0);
+  trial.clear_end_reason();
+  trial.set_restarts(0);
+  return PutTrial(store, event, trial);
+}
+
 // A user moved the experiment's job or changed its scheduling parameters.
 Status OnExperimentJobChanged(const Envelope& event, ViewStore& store) {
   const auto& changed = event.job_queue_changed();
@@ -556,6 +609,12 @@ Status ExperimentProjector::Apply(const Envelope& event, ViewStore& store) const
       experiment.set_workspace_id(moved.workspace_id());
       return PutExperiment(store, event, experiment);
     }
+    case Envelope::kExperimentUpdated:
+    case Envelope::kExperimentArchived:
+    case Envelope::kExperimentDeleted:
+      return OnExperimentEdited(event, store);
+    case Envelope::kExperimentContinued:
+      return OnExperimentContinued(event, store);
     case Envelope::kTrialWorkloadReported:
       return OnWorkloadReported(event, store);
     case Envelope::kCheckpointSaved:

@@ -130,7 +130,8 @@ Status OnSubmitted(const Envelope& event, ViewStore& store) {
     job.set_job_id(job_id);
     job.set_task_id(submitted.task_id());
     job.set_task_type(submitted.spec().task_type());
-    job.set_name(submitted.spec().description());
+    job.set_name(submitted.job_name().empty() ? submitted.spec().description()
+                                              : submitted.job_name());
     job.set_user(submitted.spec().user());
     job.set_resource_pool(resources.resource_pool());
     job.set_priority(resources.priority());
@@ -237,14 +238,21 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
       return OnSubmitted(event, store);
     case Envelope::kJobQueueChanged:
       return OnJobQueueChanged(event.job_queue_changed(), store);
-    case Envelope::kExperimentMoved: {
-      const auto& moved = event.experiment_moved();
-      const std::string job_key = JobKey(moved.job_id());
+    case Envelope::kExperimentMoved:
+    case Envelope::kExperimentUpdated: {
+      const bool moved = event.has_experiment_moved();
+      if (!moved && !event.experiment_updated().has_name()) return Status::Ok();
+      const std::string job_key =
+          JobKey(moved ? event.experiment_moved().job_id() : event.experiment_updated().job_id());
       ScratchArena scratch;
       views::JobView& job = *scratch.Create<views::JobView>();
       CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
       if (!exists) return Status::Ok();
-      job.set_workspace_id(moved.workspace_id());
+      if (moved) {
+        job.set_workspace_id(event.experiment_moved().workspace_id());
+      } else {
+        job.set_name(event.experiment_updated().name());
+      }
       return store.PutMessage(job_key, job);
     }
     case Envelope::kResourcePoolsConfigured: {

@@ -47,6 +47,7 @@ void OnSubmitted(const Envelope& event, views::TaskView& task) {
   task.set_state(views::TASK_STATE_QUEUED);
   task.set_submit_time_unix_micros(event.time_unix_micros());
   task.set_config_json(submitted.config_json());
+  task.set_context_digest(submitted.spec().context_digest());
   task.set_submitted_offset(event.offset());
   // 0 (events from before workspaces) reads as Uncategorized; kept 0 so old logs rebuild to
   // the same bytes.

@@ -282,6 +282,27 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
       CAIRN_RETURN_IF_ERROR(store.PutMessage(key, placement));
       return CountExperiment(store, placement.project_id(), +1, !placement.ended(), 0);
     }
+    case Envelope::kExperimentDeleted:
+    case Envelope::kExperimentContinued: {
+      const bool deleted = event.has_experiment_deleted();
+      const int64_t experiment_id = deleted ? event.experiment_deleted().experiment_id()
+                                            : event.experiment_continued().experiment_id();
+      const std::string key = IdKey(kPlacementPrefix, experiment_id);
+      views::ExperimentPlacementView placement;
+      CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(key, &placement));
+      if (!found) return Status::Ok();
+      if (deleted) {
+        // Only ended experiments are deleted: it leaves the counts, and its placement goes.
+        CAIRN_RETURN_IF_ERROR(store.Delete(key));
+        return CountExperiment(store, placement.project_id(), -1, !placement.ended(), 0);
+      }
+      if (!placement.ended()) return Status::Ok();
+      placement.set_ended(false);
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(key, placement));
+      return UpdateProject(store, placement.project_id(), [&](views::ProjectView& project) {
+        project.set_num_active_experiments(project.num_active_experiments() + 1);
+      });
+    }
     case Envelope::kExperimentStateChanged: {
       const auto& changed = event.experiment_state_changed();
       if (!Ended(changed.state())) return Status::Ok();

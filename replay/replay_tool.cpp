@@ -165,6 +165,21 @@ std::string HistoryLine(const events::Envelope& event) {
       detail = std::to_string(event.checkpoints_deleted().uuids_size()) +
                " checkpoint(s): " + event.checkpoints_deleted().reason();
       break;
+    case events::Envelope::kExperimentUpdated:
+      if (event.experiment_updated().has_name()) {
+        detail = "renamed " + event.experiment_updated().name();
+      }
+      break;
+    case events::Envelope::kExperimentArchived:
+      detail = event.experiment_archived().archived() ? "archived" : "unarchived";
+      break;
+    case events::Envelope::kTrialKillRequested:
+      detail = "trial " + std::to_string(event.trial_kill_requested().trial_id());
+      break;
+    case events::Envelope::kExperimentContinued:
+      detail = "trial " + std::to_string(event.experiment_continued().trial_id()) +
+               " trains on: " + event.experiment_continued().override_yaml();
+      break;
     default:
       break;
   }
@@ -191,6 +206,16 @@ int64_t ExperimentIdOf(const events::Envelope& event) {
       return event.experiment_state_changed().experiment_id();
     case events::Envelope::kCheckpointsDeleted:
       return event.checkpoints_deleted().experiment_id();
+    case events::Envelope::kExperimentUpdated:
+      return event.experiment_updated().experiment_id();
+    case events::Envelope::kExperimentArchived:
+      return event.experiment_archived().experiment_id();
+    case events::Envelope::kExperimentDeleted:
+      return event.experiment_deleted().experiment_id();
+    case events::Envelope::kTrialKillRequested:
+      return event.trial_kill_requested().experiment_id();
+    case events::Envelope::kExperimentContinued:
+      return event.experiment_continued().experiment_id();
     default:
       return 0;
   }

@@ -3,6 +3,7 @@
 #include <set>
 #include <tuple>
 
+#include "api/context_store.h"
 #include "api/rest_util.h"
 #include "base/clock.h"
 
@@ -31,6 +32,30 @@ Status RequireHolder(Call& call, const std::string& agent_id, const std::string&
 }
 
 }  // namespace
+
+http::Response AllocationFiles(Call& call) {
+  const std::string& agent_id = call.Param("id");
+  const std::string& allocation_id = call.Param("allocationId");
+  if (Status held = RequireHolder(call, agent_id, allocation_id, ""); !held.ok()) {
+    return Error(held);
+  }
+  auto holding = call.services().writer->DescribeAllocation(allocation_id);
+  if (!holding.ok()) return Error(holding.status());
+  // The placement came from the log, so the tasks projection has the task once it caught up.
+  auto task = call.services().projections->GetTask(holding->task_id);
+  if (task.ok() && !*task && call.CatchUp().ok()) {
+    task = call.services().projections->GetTask(holding->task_id);
+  }
+  if (!task.ok()) return Error(task.status());
+  if (!*task || (*task)->context_digest().empty()) {
+    return Error(Status::NotFound("allocation " + allocation_id + " has no files"));
+  }
+  auto files = call.services().contexts->GetHarnessJson((*task)->context_digest());
+  if (!files.ok()) return Error(files.status());
+  http::Response response;
+  response.body = std::move(*files);
+  return response;
+}
 
 http::Response RegisterAgent(Call& call) {
   const std::string& id = call.Param("id");

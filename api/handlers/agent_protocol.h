@@ -6,6 +6,9 @@
 
 namespace cairn::api {
 
+// The files the allocation's task was submitted with, for its agent.
+http::Response AllocationFiles(
+    Call& call);  // GET /api/v1/agents/{id}/allocations/{allocationId}/files
 http::Response RegisterAgent(Call& call);      // POST /api/v1/agents/{id}/register
 http::Response AgentHeartbeat(Call& call);     // POST /api/v1/agents/{id}/heartbeat
 http::Response AllocationStarted(Call& call);  // POST /api/v1/allocations/{id}/started

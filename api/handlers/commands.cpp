@@ -2,10 +2,14 @@
 
 #include <map>
 
+#include "api/context_store.h"
+#include "api/handlers/templates.h"
 #include "api/render/task_json.h"
 #include "api/rest_util.h"
 #include "base/ids.h"
+#include "base/yaml_json.h"
 #include "commands/command_config.h"
+#include "commands/experiments/template_merge.h"
 
 namespace cairn::api {
 
@@ -21,11 +25,34 @@ Result<views::TaskView> LoadTask(Call& call, const std::string& task_id) {
   return *task;
 }
 
+namespace {
+
+// The request's config with its template (template_name, as Determined's CLI sends it, or
+// templateName) merged under it, as experiments take theirs.
+Result<json> CommandConfigWithTemplate(Call& call, const json& body) {
+  const json& config = body.at("config");
+  std::string template_name;
+  for (const char* key : {"template_name", "templateName"}) {
+    CAIRN_ASSIGN_OR_RETURN(std::string name, GetString(body, key, key, false));
+    if (!name.empty()) template_name = name;
+  }
+  if (template_name.empty()) return config;
+  if (!config.is_object()) return Status::InvalidArgument("config: must be a map");
+  CAIRN_ASSIGN_OR_RETURN(std::string template_text, TemplateText(call, template_name));
+  CAIRN_ASSIGN_OR_RETURN(std::string merged,
+                         experiments::ApplyTemplate(template_text, JsonToYamlText(config)));
+  CAIRN_ASSIGN_OR_RETURN(nlohmann::ordered_json merged_json, YamlTextToJson(merged, "config"));
+  return json::parse(merged_json.dump());
+}
+
+}  // namespace
+
 http::Response LaunchCommand(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
-  if (Status known = CheckKnownKeys(
-          *body, "", {"config", "templateName", "files", "data", "workspaceId", "force"});
+  if (Status known = CheckKnownKeys(*body, "",
+                                    {"config", "templateName", "template_name", "files", "data",
+                                     "workspaceId", "force", "preview"});
       !known.ok()) {
     return Error(known);
   }
@@ -38,12 +65,9 @@ http::Response LaunchCommand(Call& call) {
     }
     force = body->at("force").get<bool>();
   }
-  if (Present(*body, "templateName")) {
-    return Error(Status::NotSupported("configuration templates are not supported by Cairn yet"));
-  }
-  if (Present(*body, "files") && !(body->at("files").is_array() && body->at("files").empty())) {
-    return Error(
-        Status::NotSupported("uploading a context (--context) is not supported for commands yet"));
+  if (Present(*body, "preview") &&
+      !(body->at("preview").is_boolean() && !body->at("preview").get<bool>())) {
+    return Error(Status::NotSupported("preview is not supported by Cairn yet"));
   }
   if (Present(*body, "data") &&
       !(body->at("data").is_string() && body->at("data").get<std::string>().empty())) {
@@ -52,15 +76,31 @@ http::Response LaunchCommand(Call& call) {
   if (!Present(*body, "config")) {
     return Error(Status::InvalidArgument("config: required, a map with an entrypoint"));
   }
+  auto submitted = CommandConfigWithTemplate(call, *body);
+  if (!submitted.ok()) return Error(submitted.status());
   // The config itself is the write side's to read (commands/command_config.h).
-  auto config = commands::ParseCommandConfig(body->at("config"));
+  auto config = commands::ParseCommandConfig(*submitted);
   if (!config.ok()) return Error(config.status());
+  std::string context_digest;
+  if (Present(*body, "files") && !(body->at("files").is_array() && body->at("files").empty())) {
+    // det cmd run -c DIR: the directory's files, in the experiment's modelDefinition form; the
+    // agent puts them in the command's work directory before it starts.
+    auto files = DecodeModelDefinition(body->at("files"));
+    if (!files.ok()) {
+      return Error(Status(files.status().code(), "files" + files.status().message().substr(
+                                                               sizeof("modelDefinition") - 1)));
+    }
+    auto stored = call.services().contexts->Put(*files);
+    if (!stored.ok()) return Error(stored.status());
+    context_digest = stored->digest;
+  }
   commands::SubmitTask submit;
   submit.task_id = NewUuid();
   submit.job_id = submit.task_id;
   submit.spec = std::move(config->spec);
   submit.spec.set_task_type(events::TASK_TYPE_COMMAND);
   submit.spec.set_user(call.user().username);
+  submit.spec.set_context_digest(context_digest);
   submit.resources = std::move(config->resources);
   submit.force = force;
   submit.config_json = config->effective.dump();

@@ -13,7 +13,7 @@ Result<views::ExperimentView> LoadExperiment(Call& call, const std::string& id_t
   CAIRN_ASSIGN_OR_RETURN(int64_t id, ParseId(id_text, "experiment"));
   CAIRN_ASSIGN_OR_RETURN(auto experiment, call.services().projections->GetExperiment(id));
   // An experiment in a workspace the caller may not see does not exist for them.
-  if (!experiment || !call.CanView(experiment->workspace_id())) {
+  if (!experiment || experiment->deleted() || !call.CanView(experiment->workspace_id())) {
     return Status::NotFound("experiment " + std::to_string(id) + " not found");
   }
   return *experiment;

@@ -3,9 +3,13 @@
 #include <random>
 #include <set>
 
+#include "api/handlers/checkpoints.h"
 #include "api/handlers/experiment_common.h"
+#include "api/handlers/templates.h"
 #include "api/render/experiment_json.h"
 #include "api/rest_util.h"
+#include "base/encoding.h"
+#include "base/tar_gz.h"
 #include "base/yaml_json.h"
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/template_merge.h"
@@ -35,22 +39,18 @@ Status CheckEntrypointInContext(const std::string& entrypoint,
                                  entrypoint + "'");
 }
 
-// The template's text, from the templates projection.
-Result<std::string> TemplateText(Call& call, const std::string& name) {
-  CAIRN_ASSIGN_OR_RETURN(auto saved, call.services().projections->GetTemplate(name));
-  if (!saved) return Status::NotFound("template " + name + " not found");
-  return saved->config_yaml();
-}
-
 http::Response Action(Call& call, const std::string& what) {
   const std::string& id_text = call.Param("id");
   auto id = ParseId(id_text, "experiment");
   if (!id.ok()) return Error(id.status());
   using Kind = commands::ExperimentAction::Kind;
-  Kind kind = what == "activate" ? Kind::kActivate
-              : what == "pause"  ? Kind::kPause
-              : what == "cancel" ? Kind::kCancel
-                                 : Kind::kKill;
+  Kind kind = what == "activate"    ? Kind::kActivate
+              : what == "pause"     ? Kind::kPause
+              : what == "cancel"    ? Kind::kCancel
+              : what == "archive"   ? Kind::kArchive
+              : what == "unarchive" ? Kind::kUnarchive
+              : what == "delete"    ? Kind::kDelete
+                                    : Kind::kKill;
   auto outcome = call.ExecuteAndShow(commands::ExperimentAction{*id, kind});
   if (!outcome.ok()) return Error(outcome.status());
   return Ok(json::object(), outcome->offset);
@@ -72,6 +72,32 @@ Result<int32_t> ExperimentProject(Call& call, const json& body,
                             "' not found");
   }
   return project->id;
+}
+
+// The name, description, notes and labels a PATCH changes. Determined's CLI sends all four as
+// they are with one of them changed, so only the ones that differ from `shown` (the experiment
+// as rendered) become the command's.
+Result<commands::UpdateExperiment> ExperimentEdit(const json& body, const json& shown,
+                                                  int64_t experiment_id) {
+  commands::UpdateExperiment edit;
+  edit.experiment_id = experiment_id;
+  for (auto [key, field] :
+       {std::pair{"name", &edit.name}, std::pair{"description", &edit.description},
+        std::pair{"notes", &edit.notes}}) {
+    CAIRN_ASSIGN_OR_RETURN(std::string value, GetString(body, key, key, false));
+    if (Present(body, key) && value != shown.value(key, std::string())) *field = value;
+  }
+  if (Present(body, "labels")) {
+    const json& labels = body.at("labels");
+    if (!labels.is_array()) return Status::InvalidArgument("labels must be a list of strings");
+    std::vector<std::string> list;
+    for (const auto& label : labels) {
+      if (!label.is_string()) return Status::InvalidArgument("labels must be a list of strings");
+      list.push_back(label.get<std::string>());
+    }
+    if (labels != shown.value("labels", json::array())) edit.labels = std::move(list);
+  }
+  return edit;
 }
 
 }  // namespace
@@ -195,7 +221,12 @@ http::Response ListExperiments(Call& call) {
   std::vector<views::ExperimentView> selected;
   const std::string project = call.request().QueryParam("projectId");
   const std::string workspace = call.request().QueryParam("workspaceId");
+  // archived=false (the CLI's default) hides archived experiments, archived=true shows only
+  // them, and no filter shows both.
+  const std::string archived = call.request().QueryParam("archived");
   for (auto& experiment : *experiments) {
+    if (experiment.deleted()) continue;
+    if (!archived.empty() && (archived == "true") != experiment.archived()) continue;
     if (!users.empty() && !users.count(experiment.owner())) continue;
     if (!call.CanView(experiment.workspace_id())) continue;
     // 0 in views of events from before workspaces: Uncategorized (id 1).
@@ -242,25 +273,13 @@ http::Response ExperimentTrials(Call& call) {
   return Ok({{"trials", list}, {"pagination", pagination}});
 }
 
-http::Response ListCheckpointsOf(Call& call, const std::string& id,
-                                 std::optional<int64_t> trial_id) {
-  auto experiment = LoadExperiment(call, id);
-  if (!experiment.ok()) return Error(experiment.status());
-  auto paging = call.ReadPaging();
-  if (!paging.ok()) return Error(paging.status());
-  auto checkpoints = call.services().projections->ListCheckpoints(experiment->experiment_id(),
-                                                                  trial_id.value_or(0));
-  if (!checkpoints.ok()) return Error(checkpoints.status());
-  auto [page, pagination] = Page(std::move(*checkpoints), *paging);
-  json list = json::array();
-  for (const auto& checkpoint : page) list.push_back(CheckpointJson(checkpoint));
-  return Ok({{"checkpoints", list}, {"pagination", pagination}});
-}
-
 http::Response ExperimentCheckpoints(Call& call) {
   return ListCheckpointsOf(call, call.Param("id"), std::nullopt);
 }
 
+http::Response ArchiveExperiment(Call& call) { return Action(call, "archive"); }
+http::Response UnarchiveExperiment(Call& call) { return Action(call, "unarchive"); }
+http::Response DeleteExperiment(Call& call) { return Action(call, "delete"); }
 http::Response ActivateExperiment(Call& call) { return Action(call, "activate"); }
 http::Response PauseExperiment(Call& call) { return Action(call, "pause"); }
 http::Response CancelExperiment(Call& call) { return Action(call, "cancel"); }
@@ -273,13 +292,28 @@ http::Response PatchExperiment(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   if (Status known =
-          CheckKnownKeys(*body, "", {"id", "resources"},
-                         {"name", "description", "notes", "labels", "checkpointStorage"});
+          CheckKnownKeys(*body, "", {"id", "resources", "name", "description", "notes", "labels"},
+                         {"checkpointStorage"});
       !known.ok()) {
     return Error(known);
   }
   auto current = LoadExperiment(call, id_text);
   if (!current.ok()) return Error(current.status());
+  auto edit = ExperimentEdit(*body, ExperimentJson(*current, 0, Audience::kOwner), *id);
+  if (!edit.ok()) return Error(edit.status());
+  uint64_t offset = 0;
+  if (edit->name || edit->description || edit->notes || edit->labels) {
+    auto edited = call.ExecuteAndShow(std::move(*edit));
+    if (!edited.ok()) return Error(edited.status());
+    offset = edited->offset;
+  }
+  if (!Present(*body, "resources")) {
+    auto experiment = LoadExperiment(call, id_text);
+    if (!experiment.ok()) return Error(experiment.status());
+    auto rendered = ExperimentWithTrials(call, *experiment);
+    if (!rendered.ok()) return Error(rendered.status());
+    return Ok({{"experiment", *rendered}}, offset);
+  }
   commands::UpdateJob update;
   update.job_id = current->job_id();
   if (Present(*body, "resources")) {
@@ -315,6 +349,64 @@ http::Response PatchExperiment(Call& call) {
   auto rendered = ExperimentWithTrials(call, *experiment);
   if (!rendered.ok()) return Error(rendered.status());
   return Ok({{"experiment", *rendered}}, outcome->offset);
+}
+
+}  // namespace cairn::api
+
+namespace cairn::api {
+
+http::Response ContinueExperimentRoute(Call& call) {
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  if (Status known = CheckKnownKeys(*body, "", {"id", "overrideConfig"}, {}); !known.ok()) {
+    return Error(known);
+  }
+  auto id = GetInt(*body, "id", "id");
+  if (!id.ok()) return Error(id.status());
+  if (!*id || **id <= 0) return Error(Status::InvalidArgument("id: the experiment to continue"));
+  auto override_yaml = GetString(*body, "overrideConfig", "overrideConfig", false);
+  if (!override_yaml.ok()) return Error(override_yaml.status());
+  auto experiment = LoadExperiment(call, std::to_string(**id));
+  if (!experiment.ok()) return Error(experiment.status());
+  // The override goes over the configuration the experiment ran with, as a template goes under
+  // a submitted one.
+  const nlohmann::ordered_json current =
+      nlohmann::ordered_json::parse(experiment->config_json(), nullptr, false);
+  auto merged = experiments::ApplyTemplate(JsonToYamlText(current),
+                                           override_yaml->empty() ? "{}" : *override_yaml);
+  if (!merged.ok()) return Error(merged.status());
+  auto config = experiments::ParseExperimentConfig(*merged);
+  if (!config.ok()) return Error(config.status());
+  commands::ContinueExperiment command;
+  command.experiment_id = **id;
+  command.config_json = config->effective.dump();
+  command.override_yaml = *override_yaml;
+  auto outcome = call.ExecuteAndShow(std::move(command));
+  if (!outcome.ok()) return Error(outcome.status());
+  auto continued = LoadExperiment(call, std::to_string(**id));
+  if (!continued.ok()) return Error(continued.status());
+  auto rendered = ExperimentWithTrials(call, *continued);
+  if (!rendered.ok()) return Error(rendered.status());
+  return Ok({{"experiment", *rendered}, {"config", config->effective}}, outcome->offset);
+}
+
+http::Response ExperimentModelDef(Call& call) {
+  auto experiment = LoadExperiment(call, call.Param("id"));
+  if (!experiment.ok()) return Error(experiment.status());
+  auto files = call.services().contexts->Get(experiment->context_digest());
+  if (!files.ok()) return Error(files.status());
+  std::string archive;
+  TarGzWriter writer([&archive](std::string_view bytes) {
+    archive.append(bytes);
+    return true;
+  });
+  for (const auto& file : *files) {
+    if (Status added = writer.AddFile(file.path, file.mode, file.content); !added.ok()) {
+      return Error(added);
+    }
+  }
+  if (Status finished = writer.Finish(); !finished.ok()) return Error(finished);
+  return Ok({{"b64Tgz", Base64Encode(archive)}});
 }
 
 }  // namespace cairn::api

@@ -24,14 +24,6 @@ http::Response WorkspacesNotSupported(Call&) {
 http::Response PoolBindingsNotSupported(Call&) {
   return FeatureNotSupported("resource-pool operations other than workspace-bindings are");
 }
-http::Response CheckpointsNotSupported(Call&) {
-  return FeatureNotSupported("checkpoints outside their experiment are");
-}
-
-http::Response ExperimentDeleteNotSupported(Call&) {
-  return Error(Status::NotSupported("deleting an experiment is not supported yet"));
-}
-
 http::Response ExperimentActionNotSupported(Call& call) {
   return Error(Status::NotSupported("experiments/{id}/" + call.Param("what") +
                                     " is not supported by this Cairn master yet"));

@@ -1,7 +1,7 @@
 #include "api/handlers/trials.h"
 
+#include "api/handlers/checkpoints.h"
 #include "api/handlers/experiment_common.h"
-#include "api/handlers/experiments.h"
 #include "api/log_stream.h"
 #include "api/render/experiment_json.h"
 #include "commands/experiment_state.h"
@@ -38,7 +38,8 @@ http::Response TrialLogs(Call& call) {
   const bool follow = call.request().QueryParam("follow") == "true";
   Projections* projections = call.services().projections;
   const int64_t trial_id = trial->trial_id();
-  return StreamTaskLogs(call.services(), follow, [projections, trial_id] {
+  const int64_t experiment_id = trial->experiment_id();
+  return StreamTaskLogs(call.services(), follow, [projections, trial_id, experiment_id] {
     LogSources sources;
     sources.trial_id = trial_id;
     auto current = projections->GetTrial(trial_id);
@@ -47,11 +48,20 @@ http::Response TrialLogs(Call& call) {
       return sources;
     }
     for (int run = 1; run <= (*current)->runs(); ++run) {
-      sources.task_ids.push_back(commands::TrialRunTaskId(trial_id, run));
+      sources.task_ids.push_back(commands::TrialRunTaskId(experiment_id, trial_id, run));
+      sources.task_ids.push_back(commands::LegacyTrialRunTaskId(trial_id, run));
     }
     sources.ended = (*current)->ended();
     return sources;
   });
+}
+
+http::Response KillTrialRoute(Call& call) {
+  auto trial = LoadTrial(call, call.Param("id"));
+  if (!trial.ok()) return Error(trial.status());
+  auto outcome = call.ExecuteAndShow(commands::KillTrial{trial->trial_id()});
+  if (!outcome.ok()) return Error(outcome.status());
+  return Ok(json::object(), outcome->offset);
 }
 
 http::Response TrialCheckpoints(Call& call) {

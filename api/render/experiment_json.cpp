@@ -73,14 +73,20 @@ std::string ExperimentStateJson(events::ExperimentState state) {
 json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials,
                     Audience audience) {
   json config = ConfigOf(experiment, audience);
-  json description = config.value("description", json());
+  json description = experiment.has_description() ? json(experiment.description())
+                                                  : config.value("description", json());
   json labels = config.value("labels", json());
+  if (experiment.labels_set()) {
+    labels = json::array();
+    for (const auto& label : experiment.labels()) labels.push_back(label);
+  }
   json out = {{"id", experiment.experiment_id()},
               {"name", experiment.name()},
               {"description", description.is_string() ? description : json("")},
               {"labels", labels.is_array() ? labels : json::array()},
+              {"notes", experiment.notes()},
               {"state", ExperimentStateJson(experiment.state())},
-              {"archived", false},
+              {"archived", experiment.archived()},
               {"config", config},
               {"originalConfig", RedactConfigYaml(experiment.original_config(), audience)},
               {"jobId", experiment.job_id()},
@@ -180,7 +186,7 @@ json WorkloadJson(const views::WorkloadView& workload) {
   }
 }
 
-json CheckpointJson(const views::CheckpointView& checkpoint) {
+json CheckpointJson(const views::CheckpointView& checkpoint, const CheckpointOrigin& origin) {
   // grpc-gateway writes int64 map values as strings.
   json resources = json::object();
   for (const auto& file : checkpoint.resources()) {
@@ -191,6 +197,10 @@ json CheckpointJson(const views::CheckpointView& checkpoint) {
     metadata["steps_completed"] = checkpoint.total_batches();
   json training = {{"trialId", checkpoint.trial_id()},
                    {"experimentId", checkpoint.experiment_id()}};
+  if (origin.experiment != nullptr) {
+    training["experimentConfig"] = ConfigOf(*origin.experiment, origin.audience);
+  }
+  if (origin.trial != nullptr) training["hparams"] = ObjectOf(origin.trial->hparams_json());
   if (checkpoint.has_training()) {
     training["trainingMetrics"] = {{"avgMetrics", ObjectOf(checkpoint.training().metrics_json())}};
   }
@@ -207,6 +217,7 @@ json CheckpointJson(const views::CheckpointView& checkpoint) {
     cairn["deleteTime"] = FormatRfc3339(checkpoint.delete_time_unix_micros());
   }
   return {{"uuid", checkpoint.uuid()},
+          {"taskId", origin.trial != nullptr ? json(origin.trial->task_id()) : json(nullptr)},
           {"allocationId", checkpoint.allocation_id()},
           {"reportTime", FormatRfc3339(checkpoint.report_time_unix_micros())},
           {"resources", resources},

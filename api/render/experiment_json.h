@@ -22,8 +22,18 @@ nlohmann::json TrialJson(const views::TrialView& trial);
 // {"checkpoint": …}.
 nlohmann::json WorkloadJson(const views::WorkloadView& workload);
 
+// Where a checkpoint came from, for its training metadata: its experiment (the configuration,
+// shown to `audience`; Determined's CLI needs it to find the files) and its trial (hparams).
+// Either may be null, and then what it would give is left out.
+struct CheckpointOrigin {
+  const views::ExperimentView* experiment = nullptr;
+  const views::TrialView* trial = nullptr;
+  Audience audience = Audience::kOthers;
+};
+
 // v1Checkpoint.
-nlohmann::json CheckpointJson(const views::CheckpointView& checkpoint);
+nlohmann::json CheckpointJson(const views::CheckpointView& checkpoint,
+                              const CheckpointOrigin& origin = {});
 
 // "STATE_ACTIVE", "STATE_PAUSED", "STATE_STOPPING_CANCELED", … (Determined's experiment and
 // trial states).

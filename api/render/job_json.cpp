@@ -25,6 +25,16 @@ std::string JobStateName(views::JobState state) {
   }
 }
 
+// What the job runs, as Determined names it: an experiment's job is its experiment's id
+// (job "experiment-7" -> "7"), any other job its task.
+std::string JobEntityId(const views::JobView& job) {
+  constexpr std::string_view kExperimentJob = "experiment-";
+  if (job.task_type() == events::TASK_TYPE_TRIAL && job.job_id().rfind(kExperimentJob, 0) == 0) {
+    return job.job_id().substr(kExperimentJob.size());
+  }
+  return job.task_id();
+}
+
 // Determined's v1Job, with Cairn's queue facts under "cairn".
 json JobJson(const views::JobView& job, int user_id) {
   json task_ids = json::array();
@@ -32,7 +42,7 @@ json JobJson(const views::JobView& job, int user_id) {
   return {{"jobId", job.job_id()},
           {"type", JobTypeName(job.task_type())},
           {"name", job.name()},
-          {"entityId", job.task_id()},
+          {"entityId", JobEntityId(job)},
           {"submissionTime", FormatRfc3339(job.submission_time_unix_micros())},
           {"username", job.user()},
           {"userId", user_id},

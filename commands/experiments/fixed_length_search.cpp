@@ -5,6 +5,7 @@
 // the total, and its place goes to the next trial.
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 
 #include "commands/experiments/search_method.h"
@@ -29,6 +30,7 @@ class FixedLengthSearch final : public SearchMethod {
 
   void OnValidation(int request_id, double metric, SearchActions& actions) override {
     ++finished_;
+    trained_.erase(request_id);
     actions.CloseTrial(request_id, "reached max_length (" +
                                        std::to_string(context_.max_length_batches) +
                                        " batches): " + context_.config.searcher.metric + "=" +
@@ -36,13 +38,24 @@ class FixedLengthSearch final : public SearchMethod {
     LaunchNext(actions);
   }
 
-  void OnTrialExitedEarly(int, SearchActions& actions) override {
+  void OnTrialExitedEarly(int request_id, SearchActions& actions) override {
     ++finished_;
+    trained_.erase(request_id);
     LaunchNext(actions);
   }
 
+  void OnTrained(int request_id, int64_t total_batches) override {
+    trained_[request_id] = std::min(total_batches, context_.max_length_batches);
+  }
+
+  // Finished trials count whole; trials in flight by the batches they trained.
   double Progress() const override {
-    return total_ == 0 ? 1.0 : static_cast<double>(finished_) / total_;
+    if (total_ == 0 || context_.max_length_batches <= 0) return 1.0;
+    double done = finished_;
+    for (const auto& [request_id, batches] : trained_) {
+      done += static_cast<double>(batches) / static_cast<double>(context_.max_length_batches);
+    }
+    return done / total_;
   }
 
  private:
@@ -61,6 +74,7 @@ class FixedLengthSearch final : public SearchMethod {
   NextTrial next_trial_;
   int created_ = 0;
   int finished_ = 0;
+  std::map<int, int64_t> trained_;  // trials in flight: request id -> batches trained, capped
 };
 
 }  // namespace

@@ -32,6 +32,8 @@ class SearchMethod {
   virtual void OnValidation(int request_id, double metric, SearchActions& actions) = 0;
   // The trial exited early, whether it was training or waiting.
   virtual void OnTrialExitedEarly(int request_id, SearchActions& actions) = 0;
+  // The trial has trained `total_batches` so far; only progress may change, never a decision.
+  virtual void OnTrained(int /*request_id*/, int64_t /*total_batches*/) {}
   virtual double Progress() const = 0;
 };
 

@@ -55,6 +55,12 @@ class SearcherDriver final : public Searcher, private SearchActions {
     return Finish();
   }
 
+  void OnTrained(int request_id, int64_t total_batches) override {
+    const Trial* trial = Find(request_id);
+    if (trial == nullptr || trial->done) return;
+    method_->OnTrained(request_id, total_batches);
+  }
+
   double Progress() const override {
     if (shut_down_) return 1.0;
     return std::clamp(method_->Progress(), 0.0, 1.0);

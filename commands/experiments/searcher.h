@@ -56,6 +56,10 @@ class Searcher {
   // hyperparameters). It is done: its slot may go to another trial, it gets no more operations, and
   // the searchers count it as finished with the worst metric. Unknown or done trials are ignored.
   virtual std::vector<SearcherOp> OnTrialExitedEarly(int request_id) = 0;
+  // `request_id` has trained `total_batches` in all (a TRAIN workload's result). It decides
+  // nothing; it lets Progress() count work in flight, so that an experiment stopped half way
+  // shows how far it came.
+  virtual void OnTrained(int request_id, int64_t total_batches) = 0;
   // 0..1, how far the search has come; 1 once kShutdown was emitted.
   virtual double Progress() const = 0;
 };

@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
+#include "base/log.h"
 #include "tests/api/api_fixture.h"
 
 namespace cairn {
@@ -53,8 +55,11 @@ TEST_F(ApiTest, BadInputGetsAClearErrorAndAppendsNothing) {
       {"POST", "/api/v1/commands",
        R"({"config":{"entrypoint":["a"],"resources":{"resource_pool":"gpu"}}})", 400,
        "resource pool gpu does not exist"},
-      {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"]},"templateName":"t"})", 501,
-       "templates"},
+      {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"]},"templateName":"t"})", 404,
+       "template t not found"},
+      {"POST", "/api/v1/commands",
+       R"({"config":{"entrypoint":["a"]},"files":[{"path":"../x","content":""}]})", 400,
+       "files:"},
       {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"]},"force":1})", 400,
        "force must be a boolean"},
       {"POST", "/api/v1/commands",
@@ -103,8 +108,14 @@ TEST_F(ApiTest, BadInputGetsAClearErrorAndAppendsNothing) {
        R"({"userRoleAssignments":[{"userId":1,"roleAssignment":{"role":{"roleId":9}}}]})", 404,
        "role 9 not found"},
       {"POST", "/api/v1/groups/search", "{}", 501, "user groups"},
-      {"POST", "/api/v1/experiments/1/archive", "", 501, "archive is not supported"},
-      {"DELETE", "/api/v1/experiments/1", "", 501, "deleting an experiment"},
+      {"POST", "/api/v1/experiments/1/archive", "", 404, "experiment 1 not found"},
+      {"DELETE", "/api/v1/experiments/1", "", 404, "experiment 1 not found"},
+      {"POST", "/api/v1/experiments/continue", R"({"id":1,"overrideConfig":"x: ["})", 404,
+       "experiment 1 not found"},
+      {"POST", "/api/v1/trials/1/kill", "", 404, "trial 1 not found"},
+      {"DELETE", "/api/v1/checkpoints", R"({"checkpointUuids":[]})", 400, "checkpointUuids"},
+      {"GET", "/api/v1/checkpoints/00000000-0000-4000-8000-000000000000", "", 404,
+       "not found"},
       {"GET", "/api/v1/trials/1/metrics", "", 501, "is not supported"},
       {"GET", "/api/v1/events?from=abc", "", 400, "from must be"},
       {"GET", "/api/v1/events?from=999999", "", 400, "past the end"},
@@ -304,6 +315,49 @@ TEST_F(ApiTest, ARestartedMasterReplaysItsHistory) {
   json queue = CallJson("GET", "/api/v1/job-queues-v2");
   ASSERT_EQ(queue["jobs"].size(), 2u);
   EXPECT_EQ(queue["jobs"][1]["full"]["jobId"], second);
+}
+
+}  // namespace
+}  // namespace cairn
+
+namespace cairn {
+namespace {
+
+using nlohmann::json;
+using namespace api_testing;
+
+// det master config and det master logs: admins only; no secret in the configuration.
+TEST_F(ApiTest, AdminsReadTheMastersConfigurationAndRecentLogs) {
+  EXPECT_EQ(Call("GET", "/api/v1/master/config").status, 403);
+  EXPECT_EQ(Call("GET", "/api/v1/master/logs").status, 403);
+  LoginAs("admin");
+  auto config = Call("GET", "/api/v1/master/config");
+  ASSERT_EQ(config.status, 200) << config.body;
+  json shown = json::parse(config.body)["config"];
+  EXPECT_EQ(shown["data_dir"], dir_.Sub("data"));
+  EXPECT_EQ(shown["log"]["backend"], "embedded");
+  EXPECT_TRUE(shown["resource_pools"].is_object());
+  ASSERT_FALSE(agent_token_.empty());
+  EXPECT_EQ(config.body.find(agent_token_), std::string::npos) << "a secret reached the answer";
+
+  // The master's own lines, oldest first, with increasing ids; ?offset=-N keeps the last N.
+  log::Info("api_test", "a line for det master logs");
+  auto logs = Call("GET", "/api/v1/master/logs?offset=-3");
+  ASSERT_EQ(logs.status, 200) << logs.body;
+  std::vector<json> entries;
+  std::istringstream lines(logs.body);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) entries.push_back(json::parse(line)["result"]["logEntry"]);
+  }
+  ASSERT_EQ(entries.size(), 3u) << logs.body;
+  EXPECT_LT(entries[0]["id"].get<int64_t>(), entries[2]["id"].get<int64_t>());
+  bool found = false;
+  for (const auto& entry : entries) {
+    EXPECT_FALSE(entry["timestamp"].get<std::string>().empty());
+    found |= entry["message"] == "api_test: a line for det master logs";
+  }
+  EXPECT_TRUE(found) << logs.body;
+  EXPECT_EQ(Call("GET", "/api/v1/master/logs?offset=x").status, 400);
 }
 
 }  // namespace

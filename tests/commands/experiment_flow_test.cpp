@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/experiment_reactor.h"
+#include "commands/experiment_state.h"
 #include "commands/experiments/experiment_config.h"
 #include "tests/commands/command_builders.h"
 
@@ -150,7 +151,8 @@ TEST_F(ExperimentFlowTest, GridRunsEveryPointToCompletion) {
   ASSERT_EQ(Experiment1().trial_ids, (std::vector<int64_t>{1, 2}));
   // Both trials got their length, a run, and a slot in the same write.
   EXPECT_EQ(Count(cluster, events::Envelope::kTrialTrainTo), 2);
-  EXPECT_EQ(cluster.Holding(), (std::vector<std::string>{"trial-1-1", "trial-2-1"}));
+  EXPECT_EQ(cluster.Holding(),
+            (std::vector<std::string>{TrialRunTaskId(1, 1, 1), TrialRunTaskId(1, 2, 1)}));
   EXPECT_EQ(harness.RunToExit(1, 0.5),
             (std::vector<std::string>{"WORKLOAD_KIND_TRAIN", "WORKLOAD_KIND_TRAIN",
                                       "WORKLOAD_KIND_VALIDATE", "WORKLOAD_KIND_CHECKPOINT"}));
@@ -195,7 +197,7 @@ TEST_F(ExperimentFlowTest, AFailedRunRestartsFromItsCheckpointThenErrorsPastMaxR
   harness.Report(1, events::WORKLOAD_KIND_CHECKPOINT, 0, "{}", "c1");
   harness.Exit(1, 137);  // the process died after its checkpoint at 100 batches
   EXPECT_EQ(harness.Trial(1).restarts, 1);
-  EXPECT_EQ(harness.Trial(1).task_id, "trial-1-2");
+  EXPECT_EQ(harness.Trial(1).task_id, TrialRunTaskId(1, 1, 2));
   EXPECT_EQ(Count(cluster, events::Envelope::kTrialRestarted), 1);
   // The new process resumes at the checkpoint.
   auto resumed = harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
@@ -220,9 +222,9 @@ TEST_F(ExperimentFlowTest, PauseCheckpointsAndReleasesActivateResumes) {
   harness.Exit(1, 0);
   EXPECT_TRUE(harness.Trial(1).task_id.empty());
   EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_ACTIVE);
-  EXPECT_EQ(cluster.Holding("experiment-1"), (std::vector<std::string>{"trial-2-1"}));
+  EXPECT_EQ(cluster.Holding("experiment-1"), (std::vector<std::string>{TrialRunTaskId(1, 2, 1)}));
   ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kActivate}).ok());
-  EXPECT_EQ(harness.Trial(1).task_id, "trial-1-2");
+  EXPECT_EQ(harness.Trial(1).task_id, TrialRunTaskId(1, 1, 2));
   auto resumed = harness.Report(1, events::WORKLOAD_KIND_UNSPECIFIED);
   EXPECT_EQ(resumed.start_batch(), 100);
   EXPECT_EQ(harness.Trial(1).restarts, 0);  // a pause is not a failure
@@ -446,6 +448,93 @@ TEST_F(ExperimentFlowTest, TrialRunsCarryTheirExperimentsWorkspace) {
   CreateExperiment lost = Experiment(kGridConfig);
   lost.created.set_project_id(99);
   EXPECT_EQ(cluster.Run(lost).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ExperimentFlowTest, KillingOneTrialCancelsItAndTheSearchGoesOn) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  auto killed = cluster.Run(KillTrial{1});
+  ASSERT_TRUE(killed.ok()) << killed.status().ToString();
+  ASSERT_EQ(killed->events.size(), 2u);
+  EXPECT_TRUE(killed->events[0].has_trial_kill_requested());
+  EXPECT_TRUE(killed->events[1].kill_requested().by_user());
+  harness.Exit(1, 143);
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_CANCELED);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_ACTIVE);  // trial 2 still trains
+  // Killing it again, or a trial that does not exist.
+  EXPECT_TRUE(cluster.Run(KillTrial{1})->events.empty());
+  EXPECT_EQ(cluster.Run(KillTrial{99}).status().code(), StatusCode::kNotFound);
+  harness.RunToExit(2, 0.5);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_COMPLETED);
+}
+
+TEST_F(ExperimentFlowTest, AKilledTrialWithoutARunEndsAtOnce) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kPause}).ok());
+  harness.Exit(1, 0);  // paused: the run checkpoints and leaves
+  ASSERT_TRUE(harness.Trial(1).task_id.empty());
+  ASSERT_TRUE(cluster.Run(KillTrial{1}).ok());
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_CANCELED);
+}
+
+TEST_F(ExperimentFlowTest, DeletionWaitsForTheEndAndTakesTheCheckpointsAlong) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  using Kind = ExperimentAction::Kind;
+  EXPECT_EQ(cluster.Run(ExperimentAction{1, Kind::kDelete}).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(cluster.Run(ExperimentAction{1, Kind::kArchive}).status().code(),
+            StatusCode::kFailedPrecondition);
+  harness.RunToExit(1, 0.5);
+  harness.RunToExit(2, 0.25);
+  ASSERT_EQ(Experiment1().state, events::EXPERIMENT_STATE_COMPLETED);
+  const std::string kept = harness.Trial(1).latest_checkpoint;
+  ASSERT_FALSE(cluster.state.checkpoints.at(kept).deleted);
+  // Checkpoints are deleted by hand only where the caller names them, once the experiment ended.
+  EXPECT_EQ(cluster.Run(DeleteCheckpoints{{TestUuid("nothing")}}).status().code(),
+            StatusCode::kNotFound);
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, Kind::kArchive}).ok());
+  EXPECT_TRUE(Experiment1().archived);
+  auto deleted = cluster.Run(ExperimentAction{1, Kind::kDelete});
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  ASSERT_EQ(deleted->events.size(), 2u);
+  EXPECT_EQ(deleted->events[0].checkpoints_deleted().uuids_size(), 2);  // one left per trial
+  EXPECT_TRUE(deleted->events[1].has_experiment_deleted());
+  EXPECT_TRUE(cluster.state.checkpoints.at(kept).deleted);
+  // Gone for every command.
+  for (Kind kind : {Kind::kActivate, Kind::kDelete, Kind::kUnarchive}) {
+    EXPECT_EQ(cluster.Run(ExperimentAction{1, kind}).status().code(), StatusCode::kNotFound);
+  }
+  EXPECT_EQ(cluster.Run(UpdateExperiment{1, "new name", {}, {}, {}}).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(cluster.Run(DeleteCheckpoints{{kept}}).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ExperimentFlowTest, UpdatesCarryOnlyWhatChangedAndRenameTheRuns) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  auto renamed = cluster.Run(UpdateExperiment{1, "better", std::nullopt, "some notes",
+                                              std::vector<std::string>{"a", "b"}});
+  ASSERT_TRUE(renamed.ok());
+  const auto& updated = renamed->events.at(0).experiment_updated();
+  EXPECT_EQ(updated.name(), "better");
+  EXPECT_FALSE(updated.has_description());
+  EXPECT_EQ(updated.notes(), "some notes");
+  EXPECT_TRUE(updated.labels_set());
+  EXPECT_EQ(updated.job_id(), "experiment-1");
+  EXPECT_EQ(Experiment1().name, "better");
+  EXPECT_EQ(cluster.Run(UpdateExperiment{1, "", {}, {}, {}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      cluster.Run(UpdateExperiment{1, {}, {}, {}, std::vector<std::string>{""}}).status().code(),
+      StatusCode::kInvalidArgument);
+  // A restarted run is named after the experiment's new name.
+  harness.Exit(1, 1);
+  bool seen = false;
+  for (const auto& event : cluster.all_events) {
+    if (!event.has_task_submitted() || event.task_submitted().task_id() != harness.Trial(1).task_id)
+      continue;
+    EXPECT_EQ(event.task_submitted().job_name(), "better");
+    seen = true;
+  }
+  EXPECT_TRUE(seen);
 }
 
 }  // namespace

@@ -181,7 +181,7 @@ TEST(TenancyProjectorTest, ViewsEqualTheWriteSidesStateAtEveryOffset) {
         if (project.workspace_id == view.id()) projects.insert(id);
       }
       for (const auto& [id, experiment] : decision.experiments) {
-        experiments += experiment.workspace_id == view.id() ? 1 : 0;
+        experiments += experiment.workspace_id == view.id() && !experiment.deleted ? 1 : 0;
       }
       EXPECT_EQ(std::set<int32_t>(view.project_ids().begin(), view.project_ids().end()), projects)
           << "workspace " << view.id() << " at " << event.offset();

@@ -452,9 +452,11 @@ TEST(ExperimentProjectorTest, TheWorkloadHoldsEveryExperimentEvent) {
     run |= event.has_task_submitted() && event.task_submitted().trial_id() != 0;
   }
   using E = events::Envelope;
-  for (int kind : {E::kExperimentCreated, E::kTrialCreated, E::kTrialTrainTo, E::kTrialClosed,
-                   E::kTrialRestarted, E::kTrialEnded, E::kExperimentStateChanged,
-                   E::kTrialWorkloadReported, E::kCheckpointSaved, E::kCheckpointsDeleted}) {
+  for (int kind :
+       {E::kExperimentCreated, E::kTrialCreated, E::kTrialTrainTo, E::kTrialClosed,
+        E::kTrialRestarted, E::kTrialEnded, E::kExperimentStateChanged, E::kTrialWorkloadReported,
+        E::kCheckpointSaved, E::kCheckpointsDeleted, E::kExperimentUpdated, E::kExperimentArchived,
+        E::kExperimentDeleted, E::kExperimentContinued, E::kTrialKillRequested}) {
     EXPECT_TRUE(kinds.count(kind)) << kind;
   }
   EXPECT_TRUE(run);

@@ -73,16 +73,48 @@ void History::AddExperiment(int64_t experiment, int t, const std::string& pool,
   allocation = run + ".1";
   SubmitRun(run, job, second, pool);
   switch (t % 40) {
-    case 0:  // paused with the run still queued
+    case 0: {  // paused with the run still queued, and the trial killed by its owner
       ChangeExperimentState(experiment, events::EXPERIMENT_STATE_PAUSED, 0.75, "paused");
+      events::Envelope kill;
+      kill.mutable_trial_kill_requested()->set_experiment_id(experiment);
+      kill.mutable_trial_kill_requested()->set_trial_id(second);
+      Stamp(std::move(kill));
       break;
-    case 10:
+    }
+    case 10: {  // canceled; then continued and deleted, or renamed, labelled and archived
       Kill(run, "", "");
       Exit(run, "", "", std::nullopt, std::nullopt, "killed while queued");
       ChangeExperimentState(experiment, events::EXPERIMENT_STATE_STOPPING_CANCELED, 0.75);
       EndTrial(experiment, second, events::EXPERIMENT_STATE_CANCELED, 0.75);
       ChangeExperimentState(experiment, events::EXPERIMENT_STATE_CANCELED, 0.75);
+      if (t % 80 == 50) {  // the single-trial kind of continuation, and then a deletion
+        events::Envelope continued;
+        continued.mutable_experiment_continued()->set_experiment_id(experiment);
+        continued.mutable_experiment_continued()->set_trial_id(second);
+        continued.mutable_experiment_continued()->set_config_json(
+            R"({"searcher":{"name":"single","metric":"loss","max_length":{"batches":200}}})");
+        Stamp(std::move(continued));
+        ChangeExperimentState(experiment, events::EXPERIMENT_STATE_CANCELED, 0.75);
+        events::Envelope deleted;
+        deleted.mutable_experiment_deleted()->set_experiment_id(experiment);
+        Stamp(std::move(deleted));
+        break;
+      }
+      events::Envelope updated;
+      auto* edit = updated.mutable_experiment_updated();
+      edit->set_experiment_id(experiment);
+      edit->set_job_id(job);
+      edit->set_name("renamed-" + std::to_string(experiment));
+      edit->set_notes("notes");
+      edit->set_labels_set(true);
+      edit->add_labels("baseline");
+      Stamp(std::move(updated));
+      events::Envelope archived;
+      archived.mutable_experiment_archived()->set_experiment_id(experiment);
+      archived.mutable_experiment_archived()->set_archived(true);
+      Stamp(std::move(archived));
       break;
+    }
     case 20:
       Assign(run, allocation, agent, incarnation, {(t + 1) % 4});
       Start(run, allocation, agent, ++pid);

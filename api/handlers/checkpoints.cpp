@@ -1,0 +1,217 @@
+#include "api/handlers/checkpoints.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include "api/handlers/experiment_common.h"
+#include "api/render/experiment_json.h"
+#include "api/rest_util.h"
+#include "base/ids.h"
+#include "base/log.h"
+#include "base/tar_gz.h"
+#include "commands/experiments/experiment_config.h"
+
+namespace cairn::api {
+
+using nlohmann::json;
+
+namespace {
+
+// The checkpoint and the experiment it belongs to, as the caller may see them (a checkpoint of
+// an experiment the caller cannot see does not exist for them).
+struct LoadedCheckpoint {
+  views::CheckpointView checkpoint;
+  views::ExperimentView experiment;
+  std::optional<views::TrialView> trial;
+};
+
+Result<LoadedCheckpoint> LoadCheckpoint(Call& call, const std::string& uuid) {
+  const Status not_found = Status::NotFound("checkpoint " + uuid + " not found");
+  if (!IsCanonicalUuid(uuid)) return not_found;
+  Projections* projections = call.services().projections;
+  CAIRN_ASSIGN_OR_RETURN(auto checkpoint, projections->GetCheckpoint(uuid));
+  if (!checkpoint) return not_found;
+  // Read straight from the projection: a deleted experiment's checkpoint a model version keeps
+  // is still shown.
+  CAIRN_ASSIGN_OR_RETURN(auto experiment, projections->GetExperiment(checkpoint->experiment_id()));
+  if (!experiment || !call.CanView(experiment->workspace_id())) return not_found;
+  CAIRN_ASSIGN_OR_RETURN(auto trial, projections->GetTrial(checkpoint->trial_id()));
+  return LoadedCheckpoint{std::move(*checkpoint), std::move(*experiment), std::move(trial)};
+}
+
+json Render(Call& call, const LoadedCheckpoint& loaded) {
+  return CheckpointJson(loaded.checkpoint,
+                        {&loaded.experiment, loaded.trial ? &*loaded.trial : nullptr,
+                         call.AudienceFor(loaded.experiment.owner())});
+}
+
+std::optional<double> SearcherMetric(const views::CheckpointView& checkpoint) {
+  if (!checkpoint.has_validation() || !checkpoint.validation().has_searcher_metric()) {
+    return std::nullopt;
+  }
+  return checkpoint.validation().searcher_metric();
+}
+
+// Determined's checkpoint orders (checkpointv1SortBy). Searcher metric: best first, those
+// without one last; the rest ascending. ORDER_BY_DESC reverses either.
+Status SortCheckpoints(std::vector<views::CheckpointView>& checkpoints, const std::string& sort_by,
+                       const std::string& order_by, bool smaller_is_better) {
+  const bool descending = order_by == "ORDER_BY_DESC";
+  if (!order_by.empty() && order_by != "ORDER_BY_ASC" && !descending &&
+      order_by != "ORDER_BY_UNSPECIFIED") {
+    return Status::InvalidArgument("orderBy: ORDER_BY_ASC or ORDER_BY_DESC, not " + order_by);
+  }
+  using Less = std::function<bool(const views::CheckpointView&, const views::CheckpointView&)>;
+  Less less;
+  if (sort_by.empty() || sort_by == "SORT_BY_UNSPECIFIED" || sort_by == "SORT_BY_END_TIME") {
+    less = [](const auto& a, const auto& b) { return a.saved_offset() < b.saved_offset(); };
+  } else if (sort_by == "SORT_BY_UUID") {
+    less = [](const auto& a, const auto& b) { return a.uuid() < b.uuid(); };
+  } else if (sort_by == "SORT_BY_TRIAL_ID") {
+    less = [](const auto& a, const auto& b) { return a.trial_id() < b.trial_id(); };
+  } else if (sort_by == "SORT_BY_BATCH_NUMBER") {
+    less = [](const auto& a, const auto& b) { return a.total_batches() < b.total_batches(); };
+  } else if (sort_by == "SORT_BY_STATE") {
+    less = [](const auto& a, const auto& b) { return a.state() < b.state(); };
+  } else if (sort_by == "SORT_BY_SEARCHER_METRIC") {
+    less = [smaller_is_better](const auto& a, const auto& b) {
+      auto x = SearcherMetric(a);
+      auto y = SearcherMetric(b);
+      if (!x || !y) return x.has_value() && !y.has_value();
+      return smaller_is_better ? *x < *y : *x > *y;
+    };
+  } else {
+    return Status::InvalidArgument("sortByAttr: unknown order " + sort_by);
+  }
+  std::stable_sort(checkpoints.begin(), checkpoints.end(), [&](const auto& a, const auto& b) {
+    return descending ? less(b, a) : less(a, b);
+  });
+  return Status::Ok();
+}
+
+}  // namespace
+
+http::Response ListCheckpointsOf(Call& call, const std::string& id,
+                                 std::optional<int64_t> trial_id) {
+  auto experiment = LoadExperiment(call, id);
+  if (!experiment.ok()) return Error(experiment.status());
+  auto paging = call.ReadPaging();
+  if (!paging.ok()) return Error(paging.status());
+  Projections* projections = call.services().projections;
+  auto checkpoints =
+      projections->ListCheckpoints(experiment->experiment_id(), trial_id.value_or(0));
+  if (!checkpoints.ok()) return Error(checkpoints.status());
+  const http::Request& request = call.request();
+  if (Status sorted =
+          SortCheckpoints(*checkpoints, request.QueryParam("sortByAttr"),
+                          request.QueryParam("orderBy"), experiment->smaller_is_better());
+      !sorted.ok()) {
+    return Error(sorted);
+  }
+  auto trials = projections->ListTrials(experiment->experiment_id());
+  if (!trials.ok()) return Error(trials.status());
+  std::map<int64_t, const views::TrialView*> trial_by_id;
+  for (const auto& trial : *trials) trial_by_id[trial.trial_id()] = &trial;
+  auto [page, pagination] = Page(std::move(*checkpoints), *paging);
+  json list = json::array();
+  const Audience audience = call.AudienceFor(experiment->owner());
+  for (const auto& checkpoint : page) {
+    auto trial = trial_by_id.find(checkpoint.trial_id());
+    list.push_back(CheckpointJson(
+        checkpoint,
+        {&*experiment, trial == trial_by_id.end() ? nullptr : trial->second, audience}));
+  }
+  return Ok({{"checkpoints", list}, {"pagination", pagination}});
+}
+
+http::Response GetCheckpointRoute(Call& call) {
+  auto loaded = LoadCheckpoint(call, call.Param("uuid"));
+  if (!loaded.ok()) return Error(loaded.status());
+  return Ok({{"checkpoint", Render(call, *loaded)}});
+}
+
+http::Response DownloadCheckpoint(Call& call) {
+  const std::string& uuid = call.Param("uuid");
+  auto loaded = LoadCheckpoint(call, uuid);
+  if (!loaded.ok()) return Error(loaded.status());
+  if (loaded->checkpoint.state() == views::CHECKPOINT_STATE_DELETED) {
+    return Error(Status::NotFound("checkpoint " + uuid + " was deleted (" +
+                                  loaded->checkpoint.delete_reason() + ")"));
+  }
+  auto config = experiments::ParseExperimentConfig(loaded->experiment.config_json());
+  if (!config.ok()) return Error(config.status());
+  const std::string root = experiments::CheckpointDirectory(*config);
+  if (root.empty()) return Error(Status::NotFound("experiment has no checkpoint storage"));
+  const std::filesystem::path directory = std::filesystem::path(root) / uuid;
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory, error)) {
+    return Error(Status::NotFound("checkpoint " + uuid + " has no files at " + directory.string() +
+                                  " on the master's host"));
+  }
+  // The files, collected before the answer starts so that a missing directory is a 404, not a
+  // broken stream. Symbolic links are left out: the master serves the checkpoint's own files,
+  // never what a link inside it points at.
+  std::vector<std::pair<std::string, bool>> entries;  // relative path, is a directory
+  for (auto it = std::filesystem::recursive_directory_iterator(directory, error);
+       !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    if (it->is_symlink()) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_directory() && !it->is_regular_file()) continue;
+    entries.emplace_back(std::filesystem::relative(it->path(), directory).generic_string(),
+                         it->is_directory());
+  }
+  if (error)
+    return Error(Status::IOError("cannot list " + directory.string() + ": " + error.message()));
+  std::sort(entries.begin(), entries.end());
+  http::Response response;
+  response.content_type = "application/gzip";
+  response.stream = [directory, entries = std::move(entries),
+                     uuid](const http::ChunkWriter& write) {
+    TarGzWriter archive([&write](std::string_view bytes) { return write(bytes); });
+    for (const auto& [path, is_directory] : entries) {
+      Status added = is_directory ? archive.AddDirectory(path)
+                                  : archive.AddFileFromDisk(path, (directory / path).string());
+      if (!added.ok()) {
+        // The status line is gone already: a cut stream is all the reader can be told.
+        log::Warn("api", "download of checkpoint {} stopped at {}: {}", uuid, path,
+                  added.message());
+        return;
+      }
+    }
+    if (Status finished = archive.Finish(); !finished.ok()) {
+      log::Warn("api", "download of checkpoint {} stopped: {}", uuid, finished.message());
+    }
+  };
+  return response;
+}
+
+http::Response DeleteCheckpointsRoute(Call& call) {
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  if (Status known = CheckKnownKeys(*body, "", {"checkpointUuids"}, {}); !known.ok()) {
+    return Error(known);
+  }
+  const json uuids = body->value("checkpointUuids", json());
+  if (!uuids.is_array() || uuids.empty()) {
+    return Error(Status::InvalidArgument("checkpointUuids: a list of checkpoint uuids"));
+  }
+  commands::DeleteCheckpoints command;
+  for (const auto& uuid : uuids) {
+    if (!uuid.is_string()) {
+      return Error(Status::InvalidArgument("checkpointUuids: a list of checkpoint uuids"));
+    }
+    // A checkpoint the caller cannot see is not found, before the write side says more.
+    auto loaded = LoadCheckpoint(call, uuid.get<std::string>());
+    if (!loaded.ok()) return Error(loaded.status());
+    command.uuids.push_back(uuid.get<std::string>());
+  }
+  auto outcome = call.ExecuteAndShow(std::move(command));
+  if (!outcome.ok()) return Error(outcome.status());
+  return Ok(json::object(), outcome->offset);
+}
+
+}  // namespace cairn::api

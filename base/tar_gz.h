@@ -1,0 +1,50 @@
+// Writes a gzip-compressed POSIX tar archive (ustar, with a PAX record for paths longer than
+// ustar holds) to a sink as it goes, so an archive of any size costs one bounded buffer. Used for
+// the downloads Determined's CLI reads with Python's tarfile: a checkpoint through the master and
+// an experiment's model definition.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace cairn {
+
+class TarGzWriter {
+ public:
+  // Receives the compressed bytes in order; returns false when the reader has gone away, and
+  // every later call then fails with Unavailable.
+  using Sink = std::function<bool(std::string_view)>;
+
+  explicit TarGzWriter(Sink sink);
+  ~TarGzWriter();
+  TarGzWriter(const TarGzWriter&) = delete;
+  TarGzWriter& operator=(const TarGzWriter&) = delete;
+
+  // `path` is relative and '/'-separated (InvalidArgument for an empty path, a leading '/', or a
+  // "..", "." or empty component); `mode` keeps its permission bits. `mtime` is in seconds.
+  Status AddFile(std::string_view path, uint32_t mode, std::string_view content, int64_t mtime = 0);
+  // A regular file copied from disk in 1 MiB pieces; its size is taken when it is opened and a
+  // file that changes size while read is IOError (the archive is then unusable).
+  Status AddFileFromDisk(std::string_view path, const std::string& source);
+  Status AddDirectory(std::string_view path, uint32_t mode = 0755, int64_t mtime = 0);
+  // Writes the end-of-archive blocks and the gzip trailer. Nothing may be added after it.
+  Status Finish();
+
+ private:
+  struct Deflater;
+  Status WriteHeader(std::string_view path, char type, uint32_t mode, uint64_t size, int64_t mtime);
+  Status Write(std::string_view bytes, bool finish = false);
+  Status PadTo512(uint64_t size);
+
+  Sink sink_;
+  std::unique_ptr<Deflater> deflater_;
+  bool finished_ = false;
+  bool failed_ = false;
+};
+
+}  // namespace cairn
