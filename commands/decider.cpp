@@ -9,6 +9,7 @@
 #include "commands/experiment_decider.h"
 #include "commands/experiment_reactor.h"
 #include "commands/queue_decider.h"
+#include "commands/registry_decider.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/task_events.h"
 #include "commands/tenancy_decider.h"
@@ -18,15 +19,16 @@ namespace cairn::commands {
 
 const char* CommandName(const Command& command) {
   static const char* const kNames[] = {
-      "SubmitTask",       "KillTask",           "RegisterAgent",      "DisconnectAgent",
-      "EnableAgent",      "DisableAgent",       "ReportTaskStarted",  "ReportTaskExited",
-      "ClaimWriterEpoch", "ConfigurePools",     "UpdateJob",          "ExpirePreemptions",
-      "CreateExperiment", "ExperimentAction",   "ReportWorkload",     "SaveTemplate",
-      "DeleteTemplate",   "CreateUser",         "UpdateUser",         "StartSession",
-      "EndSession",       "RecordLoginFailure", "RecordAccessDenied", "CreateWorkspace",
-      "UpdateWorkspace",  "DeleteWorkspace",    "PinWorkspace",       "CreateProject",
-      "UpdateProject",    "DeleteProject",      "MoveExperiment",     "ChangeRoles",
-      "SetPoolBindings"};
+      "SubmitTask",           "KillTask",           "RegisterAgent",      "DisconnectAgent",
+      "EnableAgent",          "DisableAgent",       "ReportTaskStarted",  "ReportTaskExited",
+      "ClaimWriterEpoch",     "ConfigurePools",     "UpdateJob",          "ExpirePreemptions",
+      "CreateExperiment",     "ExperimentAction",   "ReportWorkload",     "SaveTemplate",
+      "DeleteTemplate",       "CreateUser",         "UpdateUser",         "StartSession",
+      "EndSession",           "RecordLoginFailure", "RecordAccessDenied", "CreateWorkspace",
+      "UpdateWorkspace",      "DeleteWorkspace",    "PinWorkspace",       "CreateProject",
+      "UpdateProject",        "DeleteProject",      "MoveExperiment",     "ChangeRoles",
+      "SetPoolBindings",      "CreateModel",        "UpdateModel",        "DeleteModel",
+      "RegisterModelVersion", "UpdateModelVersion", "DeleteModelVersion"};
   static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
 }
@@ -502,6 +504,8 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return DecideChangeRoles(state, c);
         } else if constexpr (std::is_same_v<T, SetPoolBindings>) {
           return DecideSetPoolBindings(state, c);
+        } else if constexpr (IsRegistryCommand<T>) {
+          return DecideRegistryCommand(state, command, ActingUser(state, meta));
         } else {
           events::Envelope event;
           event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);
