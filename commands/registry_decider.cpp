@@ -82,6 +82,25 @@ Status CheckIfSet(const std::optional<Field>& value, const Check& check) {
   return value ? check(*value) : Status::Ok();
 }
 
+void SetLabels(events::ModelLabels* out, const std::vector<std::string>& labels) {
+  for (const auto& label : labels) out->add_labels(label);
+}
+
+// The texts an update of a model or a version may set alike (notes, labels, metadata): checked,
+// and copied into the event. Returns whether any is set.
+template <typename Update, typename Event>
+Result<bool> SetSharedTexts(const Update& command, Event* out) {
+  CAIRN_RETURN_IF_ERROR(CheckIfSet(command.notes, [](const std::string& text) {
+    return CheckText("notes", text, kMaxNotesBytes);
+  }));
+  CAIRN_RETURN_IF_ERROR(CheckIfSet(command.labels, CheckLabels));
+  CAIRN_RETURN_IF_ERROR(CheckIfSet(command.metadata_json, CheckMetadata));
+  if (command.notes) out->set_notes(*command.notes);
+  if (command.labels) SetLabels(out->mutable_labels(), *command.labels);
+  if (command.metadata_json) out->set_metadata_json(*command.metadata_json);
+  return command.notes || command.labels || command.metadata_json;
+}
+
 Result<const ModelRecord*> FindModel(const DecisionState& state, int32_t model_id) {
   const ModelRecord* model = state.registry.FindModel(model_id);
   if (model == nullptr) return Status::NotFound("model " + std::to_string(model_id) + " not found");
@@ -94,10 +113,6 @@ Result<const ModelVersionRecord*> FindVersion(const ModelRecord& model, int32_t 
     return Status::NotFound("model " + model.name + " has no version " + std::to_string(version));
   }
   return &it->second;
-}
-
-void SetLabels(events::ModelLabels* out, const std::vector<std::string>& labels) {
-  for (const auto& label : labels) out->add_labels(label);
 }
 
 Decision One(events::Envelope event, int32_t model_id, int32_t version = 0) {
@@ -163,18 +178,10 @@ Result<Decision> DecideOne(const DecisionState& state, const UpdateModel& comman
   CAIRN_RETURN_IF_ERROR(CheckIfSet(command.description, [](const std::string& text) {
     return CheckText("description", text, kMaxTextBytes);
   }));
-  CAIRN_RETURN_IF_ERROR(CheckIfSet(command.notes, [](const std::string& text) {
-    return CheckText("notes", text, kMaxNotesBytes);
-  }));
-  CAIRN_RETURN_IF_ERROR(CheckIfSet(command.labels, CheckLabels));
-  CAIRN_RETURN_IF_ERROR(CheckIfSet(command.metadata_json, CheckMetadata));
   // Texts are not kept on the write side: a set one is recorded even when it is the same.
   if (command.description) updated->set_description(*command.description);
-  if (command.notes) updated->set_notes(*command.notes);
-  if (command.labels) SetLabels(updated->mutable_labels(), *command.labels);
-  if (command.metadata_json) updated->set_metadata_json(*command.metadata_json);
-  changed |= command.description || command.notes || command.labels || command.metadata_json;
-  if (!changed) return NoChange(ModelEntity(model->model_id));
+  CAIRN_ASSIGN_OR_RETURN(bool texts, SetSharedTexts(command, updated));
+  if (!changed && !texts && !command.description) return NoChange(ModelEntity(model->model_id));
   return One(std::move(event), model->model_id);
 }
 
@@ -237,15 +244,6 @@ Result<Decision> DecideOne(const DecisionState& state, const UpdateModelVersion&
   CAIRN_RETURN_IF_ERROR(CheckIfSet(command.comment, [](const std::string& text) {
     return CheckText("comment", text, kMaxTextBytes);
   }));
-  CAIRN_RETURN_IF_ERROR(CheckIfSet(command.notes, [](const std::string& text) {
-    return CheckText("notes", text, kMaxNotesBytes);
-  }));
-  CAIRN_RETURN_IF_ERROR(CheckIfSet(command.labels, CheckLabels));
-  CAIRN_RETURN_IF_ERROR(CheckIfSet(command.metadata_json, CheckMetadata));
-  if (!command.name && !command.comment && !command.notes && !command.labels &&
-      !command.metadata_json) {
-    return NoChange(ModelEntity(model->model_id));
-  }
   events::Envelope event;
   auto* updated = event.mutable_model_version_updated();
   updated->set_model_id(model->model_id);
@@ -253,9 +251,10 @@ Result<Decision> DecideOne(const DecisionState& state, const UpdateModelVersion&
   updated->set_version(command.version);
   if (command.name) updated->set_name(*command.name);
   if (command.comment) updated->set_comment(*command.comment);
-  if (command.notes) updated->set_notes(*command.notes);
-  if (command.labels) SetLabels(updated->mutable_labels(), *command.labels);
-  if (command.metadata_json) updated->set_metadata_json(*command.metadata_json);
+  CAIRN_ASSIGN_OR_RETURN(bool texts, SetSharedTexts(command, updated));
+  if (!texts && !command.name && !command.comment) {
+    return NoChange(ModelEntity(model->model_id, command.version));
+  }
   return One(std::move(event), model->model_id, command.version);
 }
 

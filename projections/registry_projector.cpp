@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "projections/view_reads.h"
+
 namespace cairn::projections {
 
 namespace {
@@ -160,26 +162,6 @@ Status ApplyVersionDeleted(const Envelope& event, ViewStore& store) {
     versions->erase(std::remove(versions->begin(), versions->end(), deleted.version()),
                     versions->end());
   });
-}
-
-template <typename View>
-Result<std::vector<View>> ScanViews(ViewReader& reader, std::string_view prefix) {
-  std::vector<View> views;
-  Status parse_error;
-  CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view key, std::string_view value) {
-    parse_error = ParseView(value, key, &views.emplace_back());
-    return parse_error.ok();
-  }));
-  CAIRN_RETURN_IF_ERROR(parse_error);
-  return views;
-}
-
-template <typename View>
-Result<std::optional<View>> ReadView(ViewReader& reader, const std::string& key) {
-  View view;
-  CAIRN_ASSIGN_OR_RETURN(bool found, GetMessage(reader, key, &view));
-  if (!found) return std::optional<View>();
-  return std::optional<View>(std::move(view));
 }
 
 }  // namespace
