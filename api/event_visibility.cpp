@@ -141,6 +141,22 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewExperiment(event.experiment_continued().experiment_id());
     case Case::kTemplateSaved:
       return CanView(event.template_saved().workspace_id());
+    case Case::kModelCreated:
+      return CanView(event.model_created().workspace_id());
+    case Case::kModelUpdated: {
+      // Both sides see a move: the model leaves one workspace and joins the other.
+      const auto& updated = event.model_updated();
+      return CanView(updated.workspace_id()) ||
+             (updated.has_from_workspace_id() && CanView(updated.from_workspace_id()));
+    }
+    case Case::kModelDeleted:
+      return CanView(event.model_deleted().workspace_id());
+    case Case::kModelVersionRegistered:
+      return CanView(event.model_version_registered().workspace_id());
+    case Case::kModelVersionUpdated:
+      return CanView(event.model_version_updated().workspace_id());
+    case Case::kModelVersionDeleted:
+      return CanView(event.model_version_deleted().workspace_id());
     case Case::kWorkspaceCreated:
       return CanView(event.workspace_created().workspace_id()) ||
              Own(event.workspace_created().owner_user_id());

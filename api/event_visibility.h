@@ -1,10 +1,11 @@
 // Which events of the log a person may read on GET /api/v1/events. Work (tasks, jobs,
-// experiments, trials, checkpoints, templates) only in workspaces where they hold a role, as
+// experiments, trials, checkpoints, templates, models and their versions) only in workspaces
+// where they hold a role, as
 // every list of the REST API; a workspace's own events (the workspace, its projects, its roles)
 // the same; sessions, failed logins, refusals and pins only their own; cluster events (agents,
-// pools and their bindings, users, writer epochs) always; an event without a rule never. Admins and agents are not filtered
-// (the caller decides that). Secrets inside visible events are a separate matter
-// (events/redaction.h).
+// pools and their bindings, users, writer epochs) always; an event without a rule never. Admins and
+// agents are not filtered (the caller decides that). Secrets inside visible events are a separate
+// matter (events/redaction.h).
 //
 // Which workspace an event's work belongs to is learnt from the stream itself (TaskSubmitted,
 // ExperimentCreated, ExperimentMoved) and, for work submitted before the stream's start, asked

@@ -12,6 +12,7 @@
 #include "api/handlers/harness.h"
 #include "api/handlers/job_queue.h"
 #include "api/handlers/master.h"
+#include "api/handlers/models.h"
 #include "api/handlers/not_supported.h"
 #include "api/handlers/rbac.h"
 #include "api/handlers/resource_pools.h"
@@ -147,9 +148,24 @@ std::vector<Route> RouteTable() {
       {"GET",    "/checkpoints/{uuid}",                     kUser,       DownloadCheckpoint},
       {"*",      "/api/v1/checkpoints/{rest...}",           kUser,       ExperimentPathNotSupported},
 
+      // The model registry (the decider checks each change against the caller's roles).
+      {"POST",   "/api/v1/models",                          kUser,       CreateModel},
+      {"GET",    "/api/v1/models",                          kUser,       Bulk<ListModels>},
+      {"GET",    "/api/v1/models/{modelName}",              kUser,       GetModel},
+      {"PATCH",  "/api/v1/models/{modelName}",              kUser,       PatchModel},
+      {"DELETE", "/api/v1/models/{modelName}",              kUser,       DeleteModelRoute},
+      {"POST",   "/api/v1/models/{modelName}/archive",      kUser,       ArchiveModel},
+      {"POST",   "/api/v1/models/{modelName}/unarchive",    kUser,       UnarchiveModel},
+      {"GET",    "/api/v1/models/{modelName}/versions",     kUser,       Bulk<ListModelVersions>},
+      {"POST",   "/api/v1/models/{modelName}/versions",     kUser,       RegisterModelVersion},
+      {"GET",    "/api/v1/models/{modelName}/versions/{modelVersionNum}", kUser, GetModelVersion},
+      {"PATCH",  "/api/v1/models/{modelName}/versions/{modelVersionNum}", kUser, PatchModelVersion},
+      {"DELETE", "/api/v1/models/{modelName}/versions/{modelVersionNum}", kUser,
+                                                                      DeleteModelVersionRoute},
+      {"GET",    "/api/v1/model/labels",                    kUser,       ModelLabels},
+      {"*",      "/api/v1/models/{modelName}/{rest...}",    kUser,       ModelPathNotSupported},
+
       // Features Cairn does not have answer 501 saying so.
-      {"*",      "/api/v1/models",                          kUser,       ModelRegistryNotSupported},
-      {"*",      "/api/v1/models/{rest...}",                kUser,       ModelRegistryNotSupported},
       {"*",      "/api/v1/shells",                          kUser,       ShellsNotSupported},
       {"*",      "/api/v1/shells/{rest...}",                kUser,       ShellsNotSupported},
       {"*",      "/api/v1/notebooks",                       kUser,       NotebooksNotSupported},

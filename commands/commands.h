@@ -165,6 +165,54 @@ struct DeleteTemplate {
   std::string name;
 };
 
+// The model registry (commands/model_registry.h). The edge has resolved a model's name to its
+// id and parsed metadata into JSON object text; the decider checks names, references and limits.
+struct CreateModel {
+  std::string name;
+  std::string description;
+  std::vector<std::string> labels;
+  std::string metadata_json = "{}";
+  std::string notes;
+  int32_t workspace_id = 1;
+};
+// Unset fields keep their value; archive and unarchive set `archived`, a move `workspace_id`.
+struct UpdateModel {
+  int32_t model_id = 0;
+  std::optional<std::string> name{};
+  std::optional<std::string> description{};
+  std::optional<std::vector<std::string>> labels{};
+  std::optional<std::string> metadata_json{};
+  std::optional<std::string> notes{};
+  std::optional<bool> archived{};
+  std::optional<int32_t> workspace_id{};
+};
+// With its versions: only by its owner or an admin.
+struct DeleteModel {
+  int32_t model_id = 0;
+};
+struct RegisterModelVersion {
+  int32_t model_id = 0;
+  std::string checkpoint_uuid;
+  std::string name;
+  std::string comment;
+  std::string notes;
+  std::string metadata_json = "{}";
+  std::vector<std::string> labels;
+};
+struct UpdateModelVersion {
+  int32_t model_id = 0;
+  int32_t version = 0;
+  std::optional<std::string> name{};
+  std::optional<std::string> comment{};
+  std::optional<std::string> notes{};
+  std::optional<std::string> metadata_json{};
+  std::optional<std::vector<std::string>> labels{};
+};
+struct DeleteModelVersion {
+  int32_t model_id = 0;
+  int32_t version = 0;
+};
+
 // Workspaces and projects (commands/tenancy.h). Unset fields keep their value.
 struct CreateWorkspace {
   std::string name;
@@ -236,7 +284,8 @@ using Command =
                  RecordLoginFailure, RecordAccessDenied, CreateWorkspace, UpdateWorkspace,
                  DeleteWorkspace, PinWorkspace, CreateProject, UpdateProject, DeleteProject,
                  MoveExperiment, ChangeRoles, SetPoolBindings, UpdateExperiment, KillTrial,
-                 ContinueExperiment, DeleteCheckpoints>;
+                 ContinueExperiment, DeleteCheckpoints, CreateModel, UpdateModel, DeleteModel,
+                 RegisterModelVersion, UpdateModelVersion, DeleteModelVersion>;
 
 // A short name for logs and errors, e.g. "SubmitTask".
 const char* CommandName(const Command& command);

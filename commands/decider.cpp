@@ -9,6 +9,7 @@
 #include "commands/experiment_decider.h"
 #include "commands/experiment_reactor.h"
 #include "commands/queue_decider.h"
+#include "commands/registry_decider.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/task_events.h"
 #include "commands/tenancy_decider.h"
@@ -18,16 +19,17 @@ namespace cairn::commands {
 
 const char* CommandName(const Command& command) {
   static const char* const kNames[] = {
-      "SubmitTask",       "KillTask",           "RegisterAgent",      "DisconnectAgent",
-      "EnableAgent",      "DisableAgent",       "ReportTaskStarted",  "ReportTaskExited",
-      "ClaimWriterEpoch", "ConfigurePools",     "UpdateJob",          "ExpirePreemptions",
-      "CreateExperiment", "ExperimentAction",   "ReportWorkload",     "SaveTemplate",
-      "DeleteTemplate",   "CreateUser",         "UpdateUser",         "StartSession",
-      "EndSession",       "RecordLoginFailure", "RecordAccessDenied", "CreateWorkspace",
-      "UpdateWorkspace",  "DeleteWorkspace",    "PinWorkspace",       "CreateProject",
-      "UpdateProject",    "DeleteProject",      "MoveExperiment",     "ChangeRoles",
-      "SetPoolBindings",  "UpdateExperiment",   "KillTrial",          "ContinueExperiment",
-      "DeleteCheckpoints"};
+      "SubmitTask",           "KillTask",           "RegisterAgent",      "DisconnectAgent",
+      "EnableAgent",          "DisableAgent",       "ReportTaskStarted",  "ReportTaskExited",
+      "ClaimWriterEpoch",     "ConfigurePools",     "UpdateJob",          "ExpirePreemptions",
+      "CreateExperiment",     "ExperimentAction",   "ReportWorkload",     "SaveTemplate",
+      "DeleteTemplate",       "CreateUser",         "UpdateUser",         "StartSession",
+      "EndSession",           "RecordLoginFailure", "RecordAccessDenied", "CreateWorkspace",
+      "UpdateWorkspace",      "DeleteWorkspace",    "PinWorkspace",       "CreateProject",
+      "UpdateProject",        "DeleteProject",      "MoveExperiment",     "ChangeRoles",
+      "SetPoolBindings",      "UpdateExperiment",   "KillTrial",          "ContinueExperiment",
+      "DeleteCheckpoints",    "CreateModel",        "UpdateModel",        "DeleteModel",
+      "RegisterModelVersion", "UpdateModelVersion", "DeleteModelVersion"};
   static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
 }
@@ -511,6 +513,8 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return DecideContinueExperiment(state, c);
         } else if constexpr (std::is_same_v<T, DeleteCheckpoints>) {
           return DecideDeleteCheckpoints(state, c);
+        } else if constexpr (IsRegistryCommand<T>) {
+          return DecideRegistryCommand(state, command, ActingUser(state, meta));
         } else {
           events::Envelope event;
           event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);

@@ -448,8 +448,9 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       break;
     }
     default:
-      // Experiments, trials, checkpoints, templates; unknown or future payloads are skipped.
-      ApplyExperimentEvent(state, event);
+      // Experiments, trials, checkpoints, templates, the model registry; unknown or future
+      // payloads are skipped.
+      if (!ApplyExperimentEvent(state, event)) ApplyRegistryEvent(state.registry, event);
       break;
   }
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "commands/experiments/searcher.h"
 #include "commands/identity.h"
 #include "commands/job_ranks.h"
+#include "commands/model_registry.h"
 #include "commands/tenancy.h"
 #include "events.pb.h"
 #include "events/pool_defaults.h"
@@ -250,6 +252,7 @@ struct DecisionState {
   std::map<std::string, events::TemplateSaved> templates;
   IdentityState identity;  // users and live sessions (commands/identity.h)
   TenancyState tenancy;    // workspaces, projects, roles, pool bindings (commands/tenancy.h)
+  RegistryState registry;  // models and their versions (commands/model_registry.h)
   int64_t last_experiment_id = 0;
   int64_t last_trial_id = 0;
   // Experiments an event touched since the reactor last looked (commands/experiment_reactor.h).
@@ -262,6 +265,11 @@ struct DecisionState {
   const events::ResourcePoolConfig* FindPool(const std::string& pool_name) const;
   const ExperimentRecord* FindExperiment(int64_t experiment_id) const;
   const TrialRecord* FindTrial(int64_t trial_id) const;
+  // Whether a model version points at the checkpoint: garbage collection and experiment deletion
+  // keep it.
+  bool IsCheckpointRegistered(std::string_view uuid) const {
+    return registry.IsCheckpointRegistered(uuid);
+  }
   // The trial whose run holds `allocation_id`, or nullptr.
   const TrialRecord* FindTrialByAllocation(const std::string& allocation_id) const;
   QueueKey QueueKeyOf(const TaskRecord& task) const;

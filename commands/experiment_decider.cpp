@@ -53,17 +53,21 @@ Result<const ExperimentRecord*> LiveExperiment(const DecisionState& state, int64
   return experiment;
 }
 
-// The experiment's checkpoints that are still stored, in the order they were saved.
-std::vector<std::string> CheckpointsKeptBy(const DecisionState& state,
-                                           const ExperimentRecord& experiment) {
-  std::vector<std::string> kept;
+// The experiment's checkpoints that go with it: those still stored that no model version holds,
+// in the order they were saved.
+std::vector<std::string> CheckpointsDeletedWith(const DecisionState& state,
+                                                const ExperimentRecord& experiment) {
+  std::vector<std::string> doomed;
   for (int64_t trial_id : experiment.trial_ids) {
     for (const auto& uuid : state.trials.at(trial_id).checkpoints) {
       auto found = state.checkpoints.find(uuid);
-      if (found != state.checkpoints.end() && !found->second.deleted) kept.push_back(uuid);
+      if (found != state.checkpoints.end() && !found->second.deleted &&
+          !state.IsCheckpointRegistered(uuid)) {
+        doomed.push_back(uuid);
+      }
     }
   }
-  return kept;
+  return doomed;
 }
 
 }  // namespace
@@ -201,7 +205,7 @@ Result<Decision> DecideExperimentAction(const DecisionState& state,
                                           "; kill it or wait for it to end before deleting it");
       }
       Decision decision{{}, entity};
-      std::vector<std::string> doomed = CheckpointsKeptBy(state, *experiment);
+      std::vector<std::string> doomed = CheckpointsDeletedWith(state, *experiment);
       if (!doomed.empty()) {
         auto* deleted = decision.events.emplace_back().mutable_checkpoints_deleted();
         deleted->set_experiment_id(experiment->experiment_id);
@@ -327,6 +331,11 @@ Result<Decision> DecideDeleteCheckpoints(const DecisionState& state,
       return Status::NotFound("checkpoint " + uuid + " not found");
     }
     if (!seen.insert(uuid).second || found->second.deleted) continue;
+    if (state.IsCheckpointRegistered(uuid)) {
+      return Status::FailedPrecondition("checkpoint " + uuid +
+                                        " is registered in the model registry; delete its model "
+                                        "versions first");
+    }
     if (!experiment->terminal()) {
       return Status::FailedPrecondition("checkpoint " + uuid + " belongs to experiment " +
                                         std::to_string(experiment->experiment_id) + ", which is " +

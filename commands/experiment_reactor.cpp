@@ -406,7 +406,9 @@ std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
       keep.insert(latest[i].checkpoint->uuid);
     }
     for (const auto& candidate : candidates) {
-      if (!keep.count(candidate.checkpoint->uuid)) collect.push_back(candidate.checkpoint->uuid);
+      const std::string& uuid = candidate.checkpoint->uuid;
+      // A model version's checkpoint stays whatever the policy says (it still ranks above).
+      if (!keep.count(uuid) && !state.IsCheckpointRegistered(uuid)) collect.push_back(uuid);
     }
   }
   return collect;

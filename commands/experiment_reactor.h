@@ -39,7 +39,8 @@ events::TrialWorkloadAssigned NextWorkload(const DecisionState& state,
 // The checkpoints the save_experiment_best / save_trial_best / save_trial_latest policy deletes
 // among those of `trial_id` (or of every trial when nullopt), ranking by the searcher's metric
 // at each checkpoint's batch count. A checkpoint outside the experiment's best now can never
-// enter it later, so collecting at a trial's end is safe.
+// enter it later, so collecting at a trial's end is safe. A checkpoint a model version points at
+// is never collected.
 std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
                                               const ExperimentRecord& experiment,
                                               std::optional<int64_t> trial_id);

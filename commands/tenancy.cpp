@@ -19,10 +19,12 @@ Role LeastRoleFor(Permission permission) {
     case Permission::kCreateNsc:
     case Permission::kCreateProject:
     case Permission::kUpdateTemplates:
+    case Permission::kCreateModels:
       return events::ROLE_EDITOR;
     case Permission::kUpdateExperiment:
     case Permission::kUpdateNsc:
     case Permission::kUpdateProject:
+    case Permission::kUpdateModels:
     case Permission::kUpdateWorkspace:
     case Permission::kAssignRoles:
       return events::ROLE_WORKSPACE_ADMIN;
@@ -35,11 +37,11 @@ Role LeastRoleFor(Permission permission) {
 }
 
 constexpr Permission kAllPermissions[] = {
-    Permission::kViewWorkspace,     Permission::kCreateExperiment, Permission::kUpdateExperiment,
-    Permission::kCreateNsc,         Permission::kUpdateNsc,        Permission::kCreateProject,
-    Permission::kUpdateProject,     Permission::kUpdateTemplates,  Permission::kUpdateWorkspace,
-    Permission::kAssignRoles,       Permission::kUpdateAgents,     Permission::kModifyPoolBindings,
-    Permission::kAssignClusterRoles};
+    Permission::kViewWorkspace, Permission::kCreateExperiment,   Permission::kUpdateExperiment,
+    Permission::kCreateNsc,     Permission::kUpdateNsc,          Permission::kCreateProject,
+    Permission::kUpdateProject, Permission::kUpdateTemplates,    Permission::kCreateModels,
+    Permission::kUpdateModels,  Permission::kUpdateWorkspace,    Permission::kAssignRoles,
+    Permission::kUpdateAgents,  Permission::kModifyPoolBindings, Permission::kAssignClusterRoles};
 
 std::string WorkspaceText(const TenancyState& state, int32_t workspace_id) {
   const WorkspaceRecord* workspace = state.FindWorkspace(workspace_id);
@@ -67,6 +69,10 @@ const char* PermissionName(Permission permission) {
       return "PERMISSION_TYPE_UPDATE_PROJECT";
     case Permission::kUpdateTemplates:
       return "PERMISSION_TYPE_UPDATE_TEMPLATES";
+    case Permission::kCreateModels:
+      return "PERMISSION_TYPE_CREATE_MODEL_REGISTRY";
+    case Permission::kUpdateModels:
+      return "PERMISSION_TYPE_DELETE_OTHER_USER_MODEL_REGISTRY";
     case Permission::kUpdateWorkspace:
       return "PERMISSION_TYPE_UPDATE_WORKSPACE";
     case Permission::kAssignRoles:

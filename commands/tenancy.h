@@ -38,6 +38,8 @@ enum class Permission {
   kCreateProject,
   kUpdateProject,
   kUpdateTemplates,
+  kCreateModels,     // models in the registry, and their versions
+  kUpdateModels,     // anyone's models and versions; owners change their own without it
   kUpdateWorkspace,  // rename, archive, delete, default pools
   kAssignRoles,
   // Cluster admins' only:

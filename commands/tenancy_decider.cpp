@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "commands/registry_decider.h"
+
 namespace cairn::commands {
 namespace {
 
@@ -162,6 +164,8 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
         } else if constexpr (std::is_same_v<T, SetPoolBindings>) {
           return Authorize(tenancy, user, Permission::kModifyPoolBindings, kEveryWorkspace,
                            "bind resource pool " + c.pool_name + " to workspaces");
+        } else if constexpr (IsRegistryCommand<T>) {
+          return AuthorizeRegistryCommand(state, user, command);
         } else {
           // Creating a workspace is open to every user (they become its WorkspaceAdmin); users
           // and sessions are checked at the edge (an admin, or the user themself); the rest is

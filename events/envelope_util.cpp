@@ -121,6 +121,18 @@ std::string EntityIdOf(const events::Envelope& event) {
       return "user/" + std::to_string(event.role_removed().user_id());
     case E::kPoolBindingsChanged:
       return "pool/" + event.pool_bindings_changed().pool_name();
+    case E::kModelCreated:
+      return "model/" + std::to_string(event.model_created().model_id());
+    case E::kModelUpdated:
+      return "model/" + std::to_string(event.model_updated().model_id());
+    case E::kModelDeleted:
+      return "model/" + std::to_string(event.model_deleted().model_id());
+    case E::kModelVersionRegistered:
+      return "model/" + std::to_string(event.model_version_registered().model_id());
+    case E::kModelVersionUpdated:
+      return "model/" + std::to_string(event.model_version_updated().model_id());
+    case E::kModelVersionDeleted:
+      return "model/" + std::to_string(event.model_version_deleted().model_id());
     default:
       return TaskIdOf(event);
   }

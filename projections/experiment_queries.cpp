@@ -4,35 +4,11 @@
 
 #include "projections/experiment_keys.h"
 #include "projections/experiment_projector.h"
+#include "projections/view_reads.h"
 
 namespace cairn::projections {
 
 using namespace experiment_keys;
-
-namespace {
-
-template <typename View>
-Result<std::optional<View>> ReadView(ViewReader& reader, const std::string& key) {
-  View view;
-  CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(reader, key, &view));
-  if (!exists) return std::optional<View>();
-  return std::optional<View>(std::move(view));
-}
-
-// Every view under `prefix`, in key order.
-template <typename View>
-Result<std::vector<View>> ScanViews(ViewReader& reader, std::string_view prefix) {
-  std::vector<View> found;
-  Status parse_error;
-  CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view key, std::string_view value) {
-    parse_error = ParseView(value, key, &found.emplace_back());
-    return parse_error.ok();
-  }));
-  CAIRN_RETURN_IF_ERROR(parse_error);
-  return found;
-}
-
-}  // namespace
 
 Result<std::optional<views::ExperimentView>> ReadExperiment(ViewReader& reader,
                                                             int64_t experiment_id) {

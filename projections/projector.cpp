@@ -7,6 +7,7 @@
 #include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
 #include "projections/pool_projector.h"
+#include "projections/registry_projector.h"
 #include "projections/task_order_projector.h"
 #include "projections/task_projector.h"
 #include "projections/template_projector.h"
@@ -20,7 +21,7 @@ const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
       kTasksProjector,   kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
       kPoolsProjector,   kTemplatesProjector, kWritersProjector,  kUsersProjector,
-      kTenancyProjector, kTaskOrderProjector};
+      kTenancyProjector, kTaskOrderProjector, kRegistryProjector};
   return kNames;
 }
 
@@ -35,6 +36,7 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kUsersProjector) return std::unique_ptr<Projector>(new UserProjector());
   if (name == kTenancyProjector) return std::unique_ptr<Projector>(new TenancyProjector());
   if (name == kTaskOrderProjector) return std::unique_ptr<Projector>(new TaskOrderProjector());
+  if (name == kRegistryProjector) return std::unique_ptr<Projector>(new RegistryProjector());
   std::string known;
   for (const auto& projector : ProjectorNames()) known += (known.empty() ? "" : ", ") + projector;
   return Status::InvalidArgument("unknown projection '" + name + "' (known: " + known + ")");

@@ -4,6 +4,7 @@
 #include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
 #include "projections/pool_projector.h"
+#include "projections/registry_projector.h"
 #include "projections/task_order_projector.h"
 #include "projections/task_projector.h"
 #include "projections/template_projector.h"
@@ -107,6 +108,36 @@ Result<std::optional<CheckpointView>> Queries::GetCheckpoint(const std::string& 
   return ReadFrom<std::optional<CheckpointView>>(
       projections::kExperimentsProjector,
       [&](ViewReader& reader) { return projections::ReadCheckpointView(reader, uuid); });
+}
+
+Result<std::optional<views::ModelView>> Queries::GetModel(int32_t model_id) {
+  return ReadFrom<std::optional<views::ModelView>>(
+      projections::kRegistryProjector,
+      [&](ViewReader& reader) { return projections::ReadModel(reader, model_id); });
+}
+
+Result<std::optional<views::ModelView>> Queries::GetModelByName(const std::string& name) {
+  return ReadFrom<std::optional<views::ModelView>>(
+      projections::kRegistryProjector,
+      [&](ViewReader& reader) { return projections::ReadModelByName(reader, name); });
+}
+
+Result<std::vector<views::ModelView>> Queries::ListModels() {
+  return ReadFrom<std::vector<views::ModelView>>(projections::kRegistryProjector,
+                                                 projections::ReadModels);
+}
+
+Result<std::vector<views::ModelVersionView>> Queries::ListModelVersions(int32_t model_id) {
+  return ReadFrom<std::vector<views::ModelVersionView>>(
+      projections::kRegistryProjector,
+      [&](ViewReader& reader) { return projections::ReadModelVersions(reader, model_id); });
+}
+
+Result<std::optional<views::ModelVersionView>> Queries::GetModelVersion(int32_t model_id,
+                                                                        int32_t version) {
+  return ReadFrom<std::optional<views::ModelVersionView>>(
+      projections::kRegistryProjector,
+      [&](ViewReader& reader) { return projections::ReadModelVersion(reader, model_id, version); });
 }
 
 Result<std::optional<events::TemplateSaved>> Queries::GetTemplate(const std::string& name) {

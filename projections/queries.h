@@ -72,6 +72,15 @@ class Queries {
   // Every template, by name.
   Result<std::vector<events::TemplateSaved>> ListTemplates();
 
+  // The model registry (nullopt / empty for unknown models).
+  Result<std::optional<views::ModelView>> GetModel(int32_t model_id);
+  Result<std::optional<views::ModelView>> GetModelByName(const std::string& name);
+  // Every model, by id.
+  Result<std::vector<views::ModelView>> ListModels();
+  // The model's versions, by version number.
+  Result<std::vector<views::ModelVersionView>> ListModelVersions(int32_t model_id);
+  Result<std::optional<views::ModelVersionView>> GetModelVersion(int32_t model_id, int32_t version);
+
   // Users (no password hashes: those stay on the write side).
   Result<std::optional<views::UserView>> GetUser(int32_t user_id);
   Result<std::optional<views::UserView>> GetUserByName(const std::string& username);

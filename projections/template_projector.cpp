@@ -1,5 +1,7 @@
 #include "projections/template_projector.h"
 
+#include "projections/view_reads.h"
+
 namespace cairn::projections {
 
 namespace {
@@ -27,22 +29,11 @@ Status TemplateProjector::Apply(const Envelope& event, ViewStore& store) const {
 
 Result<std::optional<events::TemplateSaved>> ReadTemplate(ViewReader& reader,
                                                           const std::string& name) {
-  events::TemplateSaved saved;
-  CAIRN_ASSIGN_OR_RETURN(bool found, GetMessage(reader, TemplateKey(name), &saved));
-  if (!found) return std::optional<events::TemplateSaved>();
-  return std::optional<events::TemplateSaved>(std::move(saved));
+  return ReadView<events::TemplateSaved>(reader, TemplateKey(name));
 }
 
 Result<std::vector<events::TemplateSaved>> ReadTemplates(ViewReader& reader) {
-  std::vector<events::TemplateSaved> templates;
-  Status parse_error;
-  CAIRN_RETURN_IF_ERROR(
-      reader.Scan(kTemplatePrefix, [&](std::string_view key, std::string_view value) {
-        parse_error = ParseView(value, key, &templates.emplace_back());
-        return parse_error.ok();
-      }));
-  CAIRN_RETURN_IF_ERROR(parse_error);
-  return templates;
+  return ScanViews<events::TemplateSaved>(reader, kTemplatePrefix);
 }
 
 }  // namespace cairn::projections

@@ -5,6 +5,7 @@
 
 #include "events/workspace_defaults.h"
 #include "projections/experiment_keys.h"
+#include "projections/view_reads.h"
 
 namespace cairn::projections {
 namespace {
@@ -333,18 +334,6 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
 }
 
 namespace {
-
-template <typename View>
-Result<std::vector<View>> ScanViews(ViewReader& reader, std::string_view prefix) {
-  std::vector<View> views;
-  Status parse_error;
-  CAIRN_RETURN_IF_ERROR(reader.Scan(prefix, [&](std::string_view key, std::string_view value) {
-    parse_error = ParseView(value, key, &views.emplace_back());
-    return parse_error.ok();
-  }));
-  CAIRN_RETURN_IF_ERROR(parse_error);
-  return views;
-}
 
 // A workspace or project by id (the built-in one before it is stored); nullopt when absent.
 template <typename View>

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "projections/view_reads.h"
+
 namespace cairn::projections {
 
 namespace {
@@ -98,10 +100,7 @@ Status UserProjector::Apply(const Envelope& event, ViewStore& store) const {
 }
 
 Result<std::optional<views::UserView>> ReadUser(ViewReader& reader, int32_t user_id) {
-  views::UserView user;
-  CAIRN_ASSIGN_OR_RETURN(bool found, GetMessage(reader, UserKey(user_id), &user));
-  if (!found) return std::optional<views::UserView>();
-  return std::optional<views::UserView>(std::move(user));
+  return ReadView<views::UserView>(reader, UserKey(user_id));
 }
 
 Result<std::optional<views::UserView>> ReadUserByName(ViewReader& reader,
@@ -117,14 +116,7 @@ Result<std::optional<views::UserView>> ReadUserByName(ViewReader& reader,
 }
 
 Result<std::vector<views::UserView>> ReadUsers(ViewReader& reader) {
-  std::vector<views::UserView> users;
-  Status parse_error;
-  CAIRN_RETURN_IF_ERROR(reader.Scan(kUserPrefix, [&](std::string_view key, std::string_view value) {
-    parse_error = ParseView(value, key, &users.emplace_back());
-    return parse_error.ok();
-  }));
-  CAIRN_RETURN_IF_ERROR(parse_error);
-  return users;
+  return ScanViews<views::UserView>(reader, kUserPrefix);
 }
 
 }  // namespace cairn::projections

@@ -46,6 +46,7 @@ std::string SubjectOfPath(const std::string& path) {
                                                            {"projects", "project"},
                                                            {"agents", "agent"},
                                                            {"templates", "template"},
+                                                           {"models", "model"},
                                                            {"notebooks", "task"},
                                                            {"shells", "task"},
                                                            {"tensorboards", "task"}};
@@ -84,7 +85,7 @@ std::vector<std::string> AuditTrail::SubjectsOf(const events::Envelope& event) {
     if (field.is_repeated() || !reflection->HasField(*payload, &field)) continue;
     const std::string& name = field.name();
     if (name == "experiment_id" || name == "trial_id" || name == "user_id" ||
-        name == "workspace_id" || name == "project_id") {
+        name == "workspace_id" || name == "project_id" || name == "model_id") {
       const std::string value = IntegerField(*payload, field);
       if (value.empty()) continue;
       const std::string kind = name.substr(0, name.size() - 3);  // "experiment", "user", ...
@@ -96,6 +97,7 @@ std::vector<std::string> AuditTrail::SubjectsOf(const events::Envelope& event) {
     const char* kind = name == "task_id"               ? "task"
                        : name == "agent_id"            ? "agent"
                        : name == "username"            ? "user"
+                       : name == "checkpoint_uuid"     ? "checkpoint"
                        : is_template && name == "name" ? "template"
                                                        : nullptr;
     if (kind == nullptr) continue;

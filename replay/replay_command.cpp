@@ -189,8 +189,8 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
       ->type_name("WHO");
   audit
       ->add_option("--entity", query.entity,
-                   "experiment/N, trial/N, task/ID, agent/ID, user/NAME, template/NAME, or a "
-                   "task, job, agent or allocation id")
+                   "experiment/N, trial/N, task/ID, agent/ID, user/NAME, template/NAME, "
+                   "model/N, checkpoint/UUID, or a task, job, agent or allocation id")
       ->type_name("WHAT");
   AddTimeRange(audit, query.since_micros, query.until_micros);
   audit->add_flag("--include-system", query.include_system, "also the master's own decisions");

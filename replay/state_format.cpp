@@ -87,6 +87,15 @@ Status PrintStateJson(ProjectionState& state, std::ostream& out) {
   CAIRN_ASSIGN_OR_RETURN(document["tasks"], ToJsonArray(tasks));
   CAIRN_ASSIGN_OR_RETURN(document["agents"], ToJsonArray(agents));
   CAIRN_ASSIGN_OR_RETURN(document["jobQueue"], ToJsonArray(jobs));
+  CAIRN_ASSIGN_OR_RETURN(auto models, state.ListModels());
+  nlohmann::json listed = nlohmann::json::array();
+  for (const auto& model : models) {
+    CAIRN_ASSIGN_OR_RETURN(auto versions, state.ListModelVersions(model.id()));
+    CAIRN_ASSIGN_OR_RETURN(auto rendered, ToJson(model));
+    CAIRN_ASSIGN_OR_RETURN(rendered["modelVersions"], ToJsonArray(versions));
+    listed.push_back(std::move(rendered));
+  }
+  document["models"] = std::move(listed);
   out << document.dump(2) << "\n";
   return Status::Ok();
 }
@@ -140,6 +149,21 @@ Status PrintStateTable(ProjectionState& state, std::ostream& out) {
                     std::to_string(job.allocated_slots()), job.user(), job.name()});
   }
   PrintTable("JOB QUEUE", rows, out);
+
+  CAIRN_ASSIGN_OR_RETURN(auto models, state.ListModels());
+  rows = {{"MODEL", "NAME", "WORKSPACE", "OWNER", "ARCHIVED", "UPDATED", "VERSIONS"}};
+  for (const auto& model : models) {
+    CAIRN_ASSIGN_OR_RETURN(auto versions, state.ListModelVersions(model.id()));
+    std::string listed;
+    for (const auto& version : versions) {
+      listed += (listed.empty() ? "" : " ") + std::to_string(version.version()) + ":" +
+                version.checkpoint_uuid();
+    }
+    rows.push_back({std::to_string(model.id()), model.name(), std::to_string(model.workspace_id()),
+                    model.username().empty() ? "-" : model.username(), Bool(model.archived()),
+                    Time(model.last_updated_time_unix_micros()), listed.empty() ? "-" : listed});
+  }
+  PrintTable("MODELS", rows, out);
   return Status::Ok();
 }
 

@@ -7,11 +7,12 @@
 
 namespace cairn::replay {
 
-// {"nextOffset": N, "tasks": [...], "agents": [...], "jobQueue": [...]}, views in the REST
-// layer's JSON style (camelCase, enums by name).
+// {"nextOffset": N, "tasks": [...], "agents": [...], "jobQueue": [...], "models": [...]} (each
+// model with its "modelVersions"), views in the REST layer's JSON style (camelCase, enums by
+// name).
 Status PrintStateJson(ProjectionState& state, std::ostream& out);
 
-// Three aligned tables: tasks, agents, job queue.
+// Four aligned tables: tasks, agents, job queue, models (with their versions' checkpoints).
 Status PrintStateTable(ProjectionState& state, std::ostream& out);
 
 }  // namespace cairn::replay

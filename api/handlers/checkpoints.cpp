@@ -27,18 +27,29 @@ struct LoadedCheckpoint {
   std::optional<views::TrialView> trial;
 };
 
-Result<LoadedCheckpoint> LoadCheckpoint(Call& call, const std::string& uuid) {
-  const Status not_found = Status::NotFound("checkpoint " + uuid + " not found");
-  if (!IsCanonicalUuid(uuid)) return not_found;
+// The checkpoint with its experiment and trial; nullopt when any is missing. `check_visibility`:
+// also nullopt when the caller may not see the experiment.
+Result<std::optional<LoadedCheckpoint>> FindCheckpoint(Call& call, const std::string& uuid,
+                                                       bool check_visibility) {
+  if (!IsCanonicalUuid(uuid)) return std::optional<LoadedCheckpoint>();
   Projections* projections = call.services().projections;
   CAIRN_ASSIGN_OR_RETURN(auto checkpoint, projections->GetCheckpoint(uuid));
-  if (!checkpoint) return not_found;
+  if (!checkpoint) return std::optional<LoadedCheckpoint>();
   // Read straight from the projection: a deleted experiment's checkpoint a model version keeps
   // is still shown.
   CAIRN_ASSIGN_OR_RETURN(auto experiment, projections->GetExperiment(checkpoint->experiment_id()));
-  if (!experiment || !call.CanView(experiment->workspace_id())) return not_found;
+  if (!experiment || (check_visibility && !call.CanView(experiment->workspace_id()))) {
+    return std::optional<LoadedCheckpoint>();
+  }
   CAIRN_ASSIGN_OR_RETURN(auto trial, projections->GetTrial(checkpoint->trial_id()));
-  return LoadedCheckpoint{std::move(*checkpoint), std::move(*experiment), std::move(trial)};
+  return std::optional<LoadedCheckpoint>(
+      LoadedCheckpoint{std::move(*checkpoint), std::move(*experiment), std::move(trial)});
+}
+
+Result<LoadedCheckpoint> LoadCheckpoint(Call& call, const std::string& uuid) {
+  CAIRN_ASSIGN_OR_RETURN(auto found, FindCheckpoint(call, uuid, /*check_visibility=*/true));
+  if (!found) return Status::NotFound("checkpoint " + uuid + " not found");
+  return std::move(*found);
 }
 
 json Render(Call& call, const LoadedCheckpoint& loaded) {
@@ -124,6 +135,12 @@ http::Response ListCheckpointsOf(Call& call, const std::string& id,
         {&*experiment, trial == trial_by_id.end() ? nullptr : trial->second, audience}));
   }
   return Ok({{"checkpoints", list}, {"pagination", pagination}});
+}
+
+Result<std::optional<json>> CheckpointWithTrainingJson(Call& call, const std::string& uuid) {
+  CAIRN_ASSIGN_OR_RETURN(auto found, FindCheckpoint(call, uuid, /*check_visibility=*/false));
+  if (!found) return std::optional<json>();
+  return std::optional<json>(Render(call, *found));
 }
 
 http::Response GetCheckpointRoute(Call& call) {

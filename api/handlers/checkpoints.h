@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -22,5 +23,12 @@ http::Response DeleteCheckpointsRoute(Call& call);  // DELETE /api/v1/checkpoint
 // they were saved).
 http::Response ListCheckpointsOf(Call& call, const std::string& experiment_id,
                                  std::optional<int64_t> trial_id);
+
+// v1Checkpoint `uuid` with its training metadata (its experiment's configuration redacted for
+// the caller, its trial's hyperparameters), whoever may see its experiment: for readers that
+// decided visibility themselves (a model version shows the checkpoint it names). nullopt when
+// there is no such checkpoint.
+Result<std::optional<nlohmann::json>> CheckpointWithTrainingJson(Call& call,
+                                                                 const std::string& uuid);
 
 }  // namespace cairn::api

@@ -10,8 +10,8 @@ http::Response FeatureNotSupported(const std::string& feature) {
 
 }  // namespace
 
-http::Response ModelRegistryNotSupported(Call&) {
-  return FeatureNotSupported("the model registry is");
+http::Response ModelPathNotSupported(Call&) {
+  return FeatureNotSupported("model version metrics and this model registry path are");
 }
 http::Response ShellsNotSupported(Call&) { return FeatureNotSupported("shells are"); }
 http::Response NotebooksNotSupported(Call&) { return FeatureNotSupported("notebooks are"); }

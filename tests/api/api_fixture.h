@@ -78,6 +78,29 @@ inline std::string AgentTokenOf(const std::string& data_dir) {
   return token.ok() ? *token : "";
 }
 
+// `det experiment create const.yaml ./ctx`: the YAML text verbatim and the context as tar-style
+// entries, other keys as explicit nulls.
+inline json CreateExperimentBody(bool activate) {
+  // base64 of "from cairn_harness import Trial\nclass T(Trial):\n  pass\n"
+  const std::string encoded =
+      "ZnJvbSBjYWlybl9oYXJuZXNzIGltcG9ydCBUcmlhbApjbGFzcyBUKFRyaWFsKToKICBwYXNzCg==";
+  return {{"activate", activate},
+          {"config",
+           "name: shapes\nentrypoint: model_def:T\nhyperparameters:\n  lr: 0.1\n"
+           "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 100}\n"},
+          {"modelDefinition", json::array({{{"path", "model_def.py"},
+                                            {"type", 48},
+                                            {"content", encoded},
+                                            {"mode", 33188},
+                                            {"mtime", "1700000000"},
+                                            {"uid", 0},
+                                            {"gid", 0}}})},
+          {"parentId", nullptr},
+          {"projectId", nullptr},
+          {"template", nullptr},
+          {"validateOnly", false}};
+}
+
 class ApiTest : public ::testing::Test {
  protected:
   void SetUp() override { StartMaster(); }

@@ -14,6 +14,7 @@
 namespace cairn {
 namespace {
 
+using api_testing::CreateExperimentBody;
 using nlohmann::json;
 
 class DeterminedShapesTest : public ::testing::Test {
@@ -217,29 +218,6 @@ TEST_F(DeterminedShapesTest, AgentAndSlotList) {
     EXPECT_EQ(path.rfind("/agents/a1/slots/", 0), 0u) << path;
     EXPECT_EQ(slot["device"]["type"], "TYPE_CPU");
   }
-}
-
-// `det experiment create const.yaml ./ctx`: the YAML text verbatim and the context as tar-style
-// entries, other keys as explicit nulls.
-json CreateExperimentBody(bool activate) {
-  // base64 of "from cairn_harness import Trial\nclass T(Trial):\n  pass\n"
-  const std::string encoded =
-      "ZnJvbSBjYWlybl9oYXJuZXNzIGltcG9ydCBUcmlhbApjbGFzcyBUKFRyaWFsKToKICBwYXNzCg==";
-  return {{"activate", activate},
-          {"config",
-           "name: shapes\nentrypoint: model_def:T\nhyperparameters:\n  lr: 0.1\n"
-           "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 100}\n"},
-          {"modelDefinition", json::array({{{"path", "model_def.py"},
-                                            {"type", 48},
-                                            {"content", encoded},
-                                            {"mode", 33188},
-                                            {"mtime", "1700000000"},
-                                            {"uid", 0},
-                                            {"gid", 0}}})},
-          {"parentId", nullptr},
-          {"projectId", nullptr},
-          {"template", nullptr},
-          {"validateOnly", false}};
 }
 
 TEST_F(DeterminedShapesTest, ExperimentCreateListAndDescribe) {

@@ -112,6 +112,38 @@ TEST_F(EventVisibilityTest, WorkIsShownOnlyInWorkspacesWhereTheCallerHoldsARole)
   EXPECT_TRUE(visibility.Visible(At(22, moved)));
 }
 
+TEST_F(EventVisibilityTest, ModelsAndTheirVersionsFollowTheModelsWorkspace) {
+  EventVisibility visibility = Make();
+  events::Envelope created;
+  created.mutable_model_created()->set_model_id(1);
+  created.mutable_model_created()->set_workspace_id(kTeam);
+  EXPECT_FALSE(visibility.Visible(At(1, created)));
+  created.mutable_model_created()->set_workspace_id(1);
+  EXPECT_TRUE(visibility.Visible(At(2, created)));
+  events::Envelope registered;
+  registered.mutable_model_version_registered()->set_workspace_id(kTeam);
+  EXPECT_FALSE(visibility.Visible(At(3, registered)));
+  events::Envelope updated;
+  updated.mutable_model_version_updated()->set_workspace_id(1);
+  EXPECT_TRUE(visibility.Visible(At(4, updated)));
+  events::Envelope deleted;
+  deleted.mutable_model_version_deleted()->set_workspace_id(kOther);
+  EXPECT_FALSE(visibility.Visible(At(5, deleted)));
+  deleted.Clear();
+  deleted.mutable_model_deleted()->set_workspace_id(1);
+  EXPECT_TRUE(visibility.Visible(At(6, deleted)));
+  // A move is seen from both sides: leaving a visible workspace, and arriving in one.
+  events::Envelope moved;
+  moved.mutable_model_updated()->set_workspace_id(kTeam);
+  moved.mutable_model_updated()->set_from_workspace_id(1);
+  EXPECT_TRUE(visibility.Visible(At(7, moved)));
+  moved.mutable_model_updated()->set_from_workspace_id(kOther);
+  EXPECT_FALSE(visibility.Visible(At(8, moved)));
+  moved.mutable_model_updated()->clear_from_workspace_id();
+  moved.mutable_model_updated()->set_workspace_id(1);
+  EXPECT_TRUE(visibility.Visible(At(9, moved)));
+}
+
 TEST_F(EventVisibilityTest, SessionsLoginsAndRefusalsAreOnlyTheCallersOwn) {
   EventVisibility visibility = Make();
   events::Envelope session;

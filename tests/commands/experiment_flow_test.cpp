@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "commands/experiment_reactor.h"
@@ -96,8 +97,11 @@ class Harness {
   }
 
   // Runs the trial's current process through every workload the master gives it, reporting
-  // `loss` at validations, until it is told to exit; then the process exits 0.
-  std::vector<std::string> RunToExit(int64_t trial_id, double loss) {
+  // `loss` at validations, until it is told to exit; then the process exits 0. `saved` is called
+  // with each checkpoint's uuid once it is recorded.
+  std::vector<std::string> RunToExit(
+      int64_t trial_id, double loss,
+      const std::function<void(const std::string& uuid)>& saved = nullptr) {
     std::vector<std::string> seen;
     auto next = Report(trial_id, events::WORKLOAD_KIND_UNSPECIFIED);
     while (next.kind() != events::WORKLOAD_KIND_EXIT && seen.size() < 100) {
@@ -112,6 +116,7 @@ class Harness {
         default:
           next = Report(trial_id, next.kind(), 0, "{}",
                         "ckpt-" + std::to_string(trial_id) + "-" + std::to_string(++uuids_));
+          if (saved) saved(Trial(trial_id).latest_checkpoint);
           break;
       }
     }
@@ -259,6 +264,31 @@ TEST_F(ExperimentFlowTest, GarbageCollectionKeepsTheLatestCheckpointOfEachTrial)
   ASSERT_EQ(deleted[0].checkpoints_deleted().uuids_size(), 1);
   EXPECT_EQ(deleted[0].checkpoints_deleted().uuids(0), harness.Trial(1).checkpoints[0]);
   EXPECT_TRUE(cluster.state.checkpoints.at(harness.Trial(1).checkpoints[0]).deleted);
+  EXPECT_FALSE(cluster.state.checkpoints.at(harness.Trial(1).latest_checkpoint).deleted);
+}
+
+TEST_F(ExperimentFlowTest, GarbageCollectionKeepsACheckpointAModelVersionPointsAt) {
+  auto config = std::string(kGridConfig) + "min_checkpoint_period: {batches: 100}\n";
+  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  CreateModel model;
+  model.name = "keeper";
+  ASSERT_TRUE(cluster.Run(model).ok());
+  // The trial's first checkpoint is registered as soon as it is saved; the policy keeps only the
+  // latest, so without the registration it would be collected when the trial ends.
+  std::string registered;
+  harness.RunToExit(1, 0.5, [&](const std::string& uuid) {
+    if (!registered.empty()) return;
+    registered = uuid;
+    RegisterModelVersion version;
+    version.model_id = 1;
+    version.checkpoint_uuid = uuid;
+    ASSERT_TRUE(cluster.Run(version).ok());
+  });
+  ASSERT_EQ(harness.Trial(1).checkpoints.size(), 2u);
+  ASSERT_EQ(registered, harness.Trial(1).checkpoints[0]);
+  EXPECT_TRUE(cluster.state.IsCheckpointRegistered(registered));
+  EXPECT_EQ(Count(cluster, events::Envelope::kCheckpointsDeleted), 0);
+  EXPECT_FALSE(cluster.state.checkpoints.at(registered).deleted);
   EXPECT_FALSE(cluster.state.checkpoints.at(harness.Trial(1).latest_checkpoint).deleted);
 }
 

@@ -261,5 +261,55 @@ TEST_F(ExperimentSurfaceTest, CommandsTakeTemplatesAndUploadedFiles) {
             404);
 }
 
+// The registry's promise: a model version registered from a grid experiment's best checkpoint
+// survives the experiment's deletion and a rebuild of every projection, and its files can still
+// be downloaded (det model register-version, det experiment delete, det checkpoint download).
+TEST_F(ExperimentSurfaceTest, ARegisteredCheckpointOutlivesItsExperiment) {
+  StartCluster(4);
+  std::string config = ReadFile(ExamplePath("spiral-mlp") + "/grid.yaml");
+  ReplaceOnce(config, "host_path: /tmp", "host_path: " + CheckpointRoot());
+  const int64_t id = Create(config, ExamplePath("spiral-mlp"));
+  WaitForState(id, "EXPERIMENT_STATE_COMPLETED");
+  const std::string path = "/api/v1/experiments/" + std::to_string(id);
+  const json listed = GetCurrent(path + "/checkpoints?sortByAttr=SORT_BY_SEARCHER_METRIC");
+  ASSERT_EQ(listed["checkpoints"].size(), 6u) << listed.dump();
+  const std::string best = listed["checkpoints"][0]["uuid"];
+  std::vector<std::string> others;
+  for (size_t i = 1; i < listed["checkpoints"].size(); ++i) {
+    others.push_back(CheckpointPath(listed["checkpoints"][i]["uuid"]));
+  }
+  ASSERT_EQ(cluster_->Call("POST", "/api/v1/models", {{"name", "spiral"}}).status, 200);
+  Reply registered = cluster_->Call("POST", "/api/v1/models/spiral/versions",
+                                    {{"modelName", "spiral"}, {"checkpointUuid", best}});
+  ASSERT_EQ(registered.status, 200) << registered.body.dump();
+
+  // A registered checkpoint is not deleted by hand; the experiment's deletion leaves it.
+  EXPECT_EQ(
+      cluster_
+          ->Call("DELETE", "/api/v1/checkpoints", json{{"checkpointUuids", json::array({best})}})
+          .status,
+      409);
+  ASSERT_EQ(cluster_->Call("DELETE", path).status, 200);
+  EXPECT_TRUE(WaitUntilRemoved(others, std::chrono::seconds(30)));
+  EXPECT_TRUE(fs::exists(CheckpointPath(best)));
+  auto version_of_model = [&] {
+    return GetCurrent("/api/v1/models/spiral/versions")["modelVersions"][0]["checkpoint"];
+  };
+  const json before = version_of_model();
+  EXPECT_EQ(before["uuid"], best);
+  EXPECT_EQ(before["state"], "STATE_COMPLETED");
+  EXPECT_EQ(before["training"]["experimentConfig"]["searcher"]["name"], "grid");
+
+  cluster_->ExpectRebuiltProjectionsEqualLive();  // stops the master
+  cluster_->StartMaster();
+  EXPECT_EQ(version_of_model(), before);
+  EXPECT_EQ(cluster_->Call("GET", path).status, 404);
+  ClientResponse download = Raw("GET", "/checkpoints/" + best);
+  ASSERT_EQ(download.status, 200);
+  ASSERT_EQ(ExtractTarGz(cluster_->dir(), download.body, cluster_->dir().Sub("best")), 0);
+  EXPECT_EQ(ReadFile(cluster_->dir().Sub("best/state.json")),
+            ReadFile(CheckpointPath(best) + "/state.json"));
+}
+
 }  // namespace
 }  // namespace cairn::testing::experiment_e2e

@@ -156,6 +156,62 @@ events::Envelope& History::SaveTemplate(const std::string& name, const std::stri
   return Stamp(std::move(event));
 }
 
+events::Envelope& History::CreateModel(int32_t model_id, const std::string& name,
+                                       const std::string& description, int32_t workspace_id) {
+  events::Envelope event;
+  auto* created = event.mutable_model_created();
+  created->set_model_id(model_id);
+  created->set_name(name);
+  created->set_description(description);
+  created->add_labels("production");
+  created->set_metadata_json(R"({"framework":"torch"})");
+  created->set_workspace_id(workspace_id);
+  created->set_user_id(10);
+  created->set_username("alice");
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::RegisterVersion(int32_t model_id, int32_t version, int32_t version_id,
+                                           const std::string& checkpoint_uuid) {
+  events::Envelope event;
+  auto* registered = event.mutable_model_version_registered();
+  registered->set_model_id(model_id);
+  registered->set_workspace_id(1);
+  registered->set_version(version);
+  registered->set_version_id(version_id);
+  registered->set_checkpoint_uuid(checkpoint_uuid);
+  registered->set_name("v" + std::to_string(version));
+  registered->set_metadata_json("{}");
+  registered->set_user_id(10);
+  registered->set_username("alice");
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::UpdateModel(const events::ModelUpdated& updated) {
+  events::Envelope event;
+  *event.mutable_model_updated() = updated;
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::UpdateVersion(const events::ModelVersionUpdated& updated) {
+  events::Envelope event;
+  *event.mutable_model_version_updated() = updated;
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::DeleteVersion(int32_t model_id, int32_t version) {
+  events::Envelope event;
+  event.mutable_model_version_deleted()->set_model_id(model_id);
+  event.mutable_model_version_deleted()->set_version(version);
+  return Stamp(std::move(event));
+}
+
+events::Envelope& History::DeleteModel(int32_t model_id) {
+  events::Envelope event;
+  event.mutable_model_deleted()->set_model_id(model_id);
+  return Stamp(std::move(event));
+}
+
 events::Envelope& History::CreateUser(int32_t user_id, const std::string& username, bool admin) {
   events::Envelope event;
   auto* created = event.mutable_user_created();

@@ -70,6 +70,16 @@ class History {
   events::Envelope& SaveTemplate(const std::string& name, const std::string& config_yaml);
   events::Envelope& DeleteTemplate(const std::string& name);
 
+  // The model registry (commands/model_registry.h).
+  events::Envelope& CreateModel(int32_t model_id, const std::string& name,
+                                const std::string& description, int32_t workspace_id = 1);
+  events::Envelope& RegisterVersion(int32_t model_id, int32_t version, int32_t version_id,
+                                    const std::string& checkpoint_uuid);
+  events::Envelope& UpdateModel(const events::ModelUpdated& updated);
+  events::Envelope& UpdateVersion(const events::ModelVersionUpdated& updated);
+  events::Envelope& DeleteVersion(int32_t model_id, int32_t version);
+  events::Envelope& DeleteModel(int32_t model_id);
+
   // Identity: users and sessions (commands/identity.h).
   events::Envelope& CreateUser(int32_t user_id, const std::string& username, bool admin = false);
   events::Envelope& RenameUser(int32_t user_id, const std::string& username);
@@ -119,9 +129,11 @@ class History {
   // (trials), an agent restart, a new master epoch with a fenced straggler, and unknown events;
   // and every tenth task an experiment: paused and activated, two trials with runs placed,
   // started, released and restarted, training, validation and checkpoint reports, checkpoint
-  // deletion, a queue change of its job, and an end in one of several states; templates saved,
-  // changed and deleted; users and sessions; workspaces, projects, roles, bindings and moved
-  // experiments (AddTenancy); and a last master start (a claim) once every task is through.
+  // deletion, a queue change of its job, and an end in one of several states, with a model whose
+  // versions register its checkpoint, changed, archived, renamed or deleted (AddRegistry);
+  // templates saved, changed and deleted; users and sessions; workspaces, projects, roles,
+  // bindings and moved experiments (AddTenancy); and a last master start (a claim) once every
+  // task is through.
   void AddWorkload(int agents, int tasks);
 
   const std::vector<events::Envelope>& events() const { return events_; }
@@ -137,6 +149,8 @@ class History {
   // The experiment part of AddWorkload, for the experiment with this id.
   void AddExperiment(int64_t experiment, int t, const std::string& pool, const std::string& agent,
                      const std::string& incarnation, int& pid);
+  // The registry part of AddWorkload for the experiment with this id (at task `t`).
+  void AddRegistry(int64_t experiment, int t);
   // The tenancy part of AddWorkload at task `t`: workspaces created, renamed, archived, pinned
   // and deleted, projects, roles given and taken, pool bindings, experiments moved.
   void AddTenancy(int t);

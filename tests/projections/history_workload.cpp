@@ -136,6 +136,31 @@ void History::AddExperiment(int64_t experiment, int t, const std::string& pool,
   }
 }
 
+void History::AddRegistry(int64_t experiment, int t) {
+  const auto model = static_cast<int32_t>(experiment);
+  const std::string checkpoint = "ckpt-" + std::to_string(experiment * 10 + 1) + "-200";
+  CreateModel(model, "model-" + std::to_string(model), "from experiment " + std::to_string(model));
+  RegisterVersion(model, 1, 2 * model - 1, checkpoint);
+  RegisterVersion(model, 2, 2 * model, checkpoint);
+  events::ModelVersionUpdated version;
+  version.set_model_id(model);
+  version.set_version(1);
+  version.set_notes("the first, t" + std::to_string(t));
+  version.mutable_labels()->add_labels("candidate");
+  UpdateVersion(version);
+  events::ModelUpdated updated;
+  updated.set_model_id(model);
+  updated.set_workspace_id(1);
+  updated.set_description("changed at t" + std::to_string(t));
+  updated.mutable_labels()->add_labels("staging");
+  updated.set_metadata_json(R"({"t":)" + std::to_string(t) + "}");
+  if (t % 20 == 0) updated.set_archived(true);
+  if (t % 40 == 10) updated.set_name("renamed-model-" + std::to_string(model));
+  UpdateModel(updated);
+  if (t % 30 == 0) DeleteVersion(model, 2);
+  if (t % 40 == 20) DeleteModel(model);
+}
+
 void History::AddTenancy(int t) {
   const int32_t workspace = 2 + t / 6;
   const int32_t project = 2 + t / 3;
@@ -236,6 +261,7 @@ void History::AddWorkload(int agents, int tasks) {
     }
     if (t % 10 == 0) {
       AddExperiment(++last_experiment_id_, t, pool, agent, incarnations[agent_index], pid);
+      AddRegistry(last_experiment_id_, t);
     }
     AddTenancy(t);
     if (t % 7 == 6) {
@@ -303,6 +329,8 @@ void History::AddWorkload(int agents, int tasks) {
     }
   }
   SaveTemplate("workload", "description: " + std::to_string(tasks) + " tasks");
+  CreateModel(static_cast<int32_t>(last_experiment_id_) + 1, "workload",
+              std::to_string(tasks) + " tasks");
   CreateUser(1, "workload-of-" + std::to_string(tasks) + "-tasks", true);
   Claim(epoch_ + 1);
 }
