@@ -33,4 +33,22 @@ Result<int32_t> ParseInt32Id(const std::string& text, const std::string& what) {
   return static_cast<int32_t>(id);
 }
 
+Result<std::optional<std::string>> OptionalString(const nlohmann::json& body, const char* key) {
+  if (!fields::Present(body, key)) return std::optional<std::string>();
+  CAIRN_ASSIGN_OR_RETURN(std::string value, fields::GetString(body, key, key, true));
+  return std::optional<std::string>(std::move(value));
+}
+
+Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::json& body) {
+  if (!fields::Present(body, "labels")) return std::optional<std::vector<std::string>>();
+  const nlohmann::json& labels = body.at("labels");
+  if (!labels.is_array()) return Status::InvalidArgument("labels: expected a list of strings");
+  std::vector<std::string> list;
+  for (const auto& label : labels) {
+    if (!label.is_string()) return Status::InvalidArgument("labels: expected a list of strings");
+    list.push_back(label.get<std::string>());
+  }
+  return std::optional<std::vector<std::string>>(std::move(list));
+}
+
 }  // namespace cairn

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "base/fields.h"
 #include "base/status.h"
@@ -18,6 +21,11 @@ Result<int64_t> ParseId(const std::string& text, const std::string& what);
 // The same for the int32 ids of users, workspaces and projects; a larger one names nothing
 // (NotFound).
 Result<int32_t> ParseInt32Id(const std::string& text, const std::string& what);
+
+// A string field that may be absent (nullopt) but, when given, must be a string.
+Result<std::optional<std::string>> OptionalString(const nlohmann::json& body, const char* key);
+// "labels": absent (nullopt) or a list of strings.
+Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::json& body);
 
 using fields::CheckKnownKeys;
 using fields::GetInt;

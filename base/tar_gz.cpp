@@ -1,12 +1,14 @@
 #include "base/tar_gz.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <array>
-#include <chrono>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <vector>
 
 namespace cairn {
@@ -143,28 +145,38 @@ Status TarGzWriter::AddFile(std::string_view path, uint32_t mode, std::string_vi
   return PadTo512(content.size());
 }
 
-Status TarGzWriter::AddFileFromDisk(std::string_view path, const std::string& source) {
-  std::ifstream in(source, std::ios::binary | std::ios::ate);
-  if (!in) return Status::IOError("cannot open " + source);
-  const auto size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
-  std::error_code error;
-  const auto modified = std::filesystem::last_write_time(source, error);
-  const int64_t mtime = error ? 0
-                              : std::chrono::duration_cast<std::chrono::seconds>(
-                                    std::chrono::file_clock::to_sys(modified).time_since_epoch())
-                                    .count();
-  CAIRN_RETURN_IF_ERROR(WriteHeader(path, '0', 0644, size, mtime));
+Status TarGzWriter::AddFileFromDisk(std::string_view path, const std::string& source,
+                                    const std::string& within) {
+  const int fd = ::open(source.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("cannot open " + source + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return Status::IOError("cannot stat " + source);
+  if (!S_ISREG(info.st_mode)) {
+    return Status::PermissionDenied(source + " is not a regular file");
+  }
+  if (!within.empty()) {
+    // Where the descriptor really points, after every link and rename on the way.
+    std::error_code error;
+    const std::string opened =
+        std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), error).string();
+    if (error || opened.rfind(within + "/", 0) != 0) {
+      return Status::PermissionDenied(source + " is not inside " + within);
+    }
+  }
+  const auto size = static_cast<uint64_t>(info.st_size);
+  CAIRN_RETURN_IF_ERROR(WriteHeader(path, '0', info.st_mode & 0777, size, info.st_mtime));
   std::vector<char> buffer(kChunk);
   uint64_t copied = 0;
   while (copied < size) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), size - copied));
-    in.read(buffer.data(), static_cast<std::streamsize>(want));
-    if (static_cast<size_t>(in.gcount()) != want) {
-      return Status::IOError(source + " shrank while it was archived");
-    }
-    CAIRN_RETURN_IF_ERROR(Write(std::string_view(buffer.data(), want)));
-    copied += want;
+    ssize_t got = ::read(fd, buffer.data(), want);
+    if (got <= 0) return Status::IOError(source + " shrank or failed while it was archived");
+    CAIRN_RETURN_IF_ERROR(Write(std::string_view(buffer.data(), static_cast<size_t>(got))));
+    copied += static_cast<uint64_t>(got);
   }
   return PadTo512(size);
 }

@@ -28,9 +28,14 @@ class TarGzWriter {
   // `path` is relative and '/'-separated (InvalidArgument for an empty path, a leading '/', or a
   // "..", "." or empty component); `mode` keeps its permission bits. `mtime` is in seconds.
   Status AddFile(std::string_view path, uint32_t mode, std::string_view content, int64_t mtime = 0);
-  // A regular file copied from disk in 1 MiB pieces; its size is taken when it is opened and a
-  // file that changes size while read is IOError (the archive is then unusable).
-  Status AddFileFromDisk(std::string_view path, const std::string& source);
+  // A regular file copied from disk in 1 MiB pieces, with its permission bits and mtime; its
+  // size is taken when it is opened and a file that changes size while read is IOError (the
+  // archive is then unusable). `source` is opened without following a final symbolic link, and
+  // must be a regular file (not a FIFO or device: PermissionDenied). With `within` (a canonical
+  // directory), the file as opened must lie under it, whatever links or renames stood in its path
+  // (PermissionDenied otherwise): nothing outside it can be archived by racing the reader.
+  Status AddFileFromDisk(std::string_view path, const std::string& source,
+                         const std::string& within = "");
   Status AddDirectory(std::string_view path, uint32_t mode = 0755, int64_t mtime = 0);
   // Writes the end-of-archive blocks and the gzip trailer. Nothing may be added after it.
   Status Finish();

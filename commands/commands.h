@@ -121,6 +121,8 @@ struct UpdateExperiment {
   std::optional<std::string> description;
   std::optional<std::string> notes;
   std::optional<std::vector<std::string>> labels;
+  // The experiment's job changes with it (priority, weight, max_slots, pool), all or nothing.
+  std::optional<UpdateJob> job_change;
 };
 
 // det trial kill.

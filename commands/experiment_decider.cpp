@@ -8,6 +8,7 @@
 #include "base/ids.h"
 #include "commands/experiment_state.h"
 #include "commands/experiments/template_merge.h"
+#include "commands/queue_decider.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/task_events.h"
 #include "commands/tenancy_decider.h"
@@ -241,6 +242,18 @@ Result<Decision> DecideUpdateExperiment(const DecisionState& state,
       }
     }
   }
+  Decision decision{{}, std::to_string(experiment->experiment_id)};
+  if (command.job_change) {
+    if (command.job_change->job_id != experiment->job_id) {
+      return Status::InvalidArgument("job " + command.job_change->job_id + " is not experiment " +
+                                     decision.entity_id + "'s");
+    }
+    CAIRN_ASSIGN_OR_RETURN(Decision job, DecideUpdateJob(state, *command.job_change));
+    decision.events = std::move(job.events);
+  }
+  if (!command.name && !command.description && !command.notes && !command.labels) {
+    return decision;
+  }
   events::Envelope event;
   auto* updated = event.mutable_experiment_updated();
   updated->set_experiment_id(experiment->experiment_id);
@@ -252,7 +265,8 @@ Result<Decision> DecideUpdateExperiment(const DecisionState& state,
     updated->set_labels_set(true);
     for (const auto& label : *command.labels) updated->add_labels(label);
   }
-  return Decision{{std::move(event)}, std::to_string(experiment->experiment_id)};
+  decision.events.push_back(std::move(event));
+  return decision;
 }
 
 Result<Decision> DecideKillTrial(const DecisionState& state, const KillTrial& command) {
@@ -297,6 +311,23 @@ Result<Decision> DecideContinueExperiment(const DecisionState& state,
   if (config.searcher.name != experiments::SearcherName::kSingle) {
     return Status::InvalidArgument("searcher.name: continue needs the single searcher");
   }
+  // The run resumes the same trial's checkpoints as the same owner's code: what it runs, with
+  // which secrets and hyperparameters, and where its checkpoints are stay as they were.
+  if (experiment->config != nullptr) {
+    for (const char* field :
+         {"entrypoint", "environment", "hyperparameters", "checkpoint_storage", "bind_mounts"}) {
+      if (config.effective.value(field, nlohmann::ordered_json()) !=
+          experiment->config->effective.value(field, nlohmann::ordered_json())) {
+        return Status::InvalidArgument(std::string(field) +
+                                       ": cannot change when an experiment continues");
+      }
+    }
+    if (config.resources.slots_per_trial != experiment->config->resources.slots_per_trial) {
+      return Status::InvalidArgument(
+          "resources.slots_per_trial: cannot change when an experiment continues");
+    }
+  }
+  CAIRN_RETURN_IF_ERROR(CheckWorkspaceTakesWork(state, experiment->workspace_id));
   const TrialRecord& trial = state.trials.at(experiment->trial_ids.front());
   CAIRN_ASSIGN_OR_RETURN(int64_t max_length,
                          experiments::LengthInBatches(config, config.searcher.max_length));
@@ -314,6 +345,7 @@ Result<Decision> DecideContinueExperiment(const DecisionState& state,
   continued->set_trial_id(trial.trial_id);
   continued->set_config_json(command.config_json);
   continued->set_override_yaml(command.override_yaml);
+  continued->set_owner(experiment->owner);
   return Decision{{std::move(event)}, std::to_string(experiment->experiment_id)};
 }
 
@@ -327,9 +359,8 @@ Result<Decision> DecideDeleteCheckpoints(const DecisionState& state,
     const ExperimentRecord* experiment = found == state.checkpoints.end()
                                              ? nullptr
                                              : state.FindExperiment(found->second.experiment_id);
-    if (experiment == nullptr || experiment->deleted) {
-      return Status::NotFound("checkpoint " + uuid + " not found");
-    }
+    // A deleted experiment's checkpoint that a model version kept can go once the version did.
+    if (experiment == nullptr) return Status::NotFound("checkpoint " + uuid + " not found");
     if (!seen.insert(uuid).second || found->second.deleted) continue;
     if (state.IsCheckpointRegistered(uuid)) {
       return Status::FailedPrecondition("checkpoint " + uuid +

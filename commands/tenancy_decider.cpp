@@ -98,9 +98,15 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
           return Authorize(tenancy, user, Permission::kCreateExperiment, project->workspace_id,
                            "create an experiment");
         } else if constexpr (std::is_same_v<T, ExperimentAction> ||
-                             std::is_same_v<T, UpdateExperiment> ||
-                             std::is_same_v<T, ContinueExperiment>) {
+                             std::is_same_v<T, UpdateExperiment>) {
           return AuthorizeExperimentChange(state, user, c.experiment_id);
+        } else if constexpr (std::is_same_v<T, ContinueExperiment>) {
+          // It starts work again: a change to the experiment and new work in its workspace.
+          CAIRN_RETURN_IF_ERROR(AuthorizeExperimentChange(state, user, c.experiment_id));
+          const ExperimentRecord* experiment = state.FindExperiment(c.experiment_id);
+          if (experiment == nullptr) return Status::Ok();
+          return Authorize(tenancy, user, Permission::kCreateExperiment, experiment->workspace_id,
+                           "continue experiment " + std::to_string(c.experiment_id));
         } else if constexpr (std::is_same_v<T, KillTrial>) {
           const TrialRecord* trial = state.FindTrial(c.trial_id);
           if (trial == nullptr) return Status::Ok();
@@ -312,10 +318,16 @@ Result<Decision> DecideDeleteWorkspace(const DecisionState& state, const DeleteW
                                       " cannot be deleted");
   }
   for (const auto& [id, experiment] : state.experiments) {
-    if (experiment.workspace_id == workspace->id) {
+    if (experiment.workspace_id == workspace->id && !experiment.deleted) {
       return Status::FailedPrecondition("workspace " + workspace->name +
                                         " still holds experiments (experiment " +
                                         std::to_string(id) + "); move or delete them first");
+    }
+  }
+  for (const auto& [id, model] : state.registry.models) {
+    if (model.workspace_id == workspace->id) {
+      return Status::FailedPrecondition("workspace " + workspace->name + " still holds model " +
+                                        model.name + "; move or delete it first");
     }
   }
   for (const auto& [job_id, job] : state.jobs) {

@@ -138,6 +138,8 @@ std::string OwnerOf(const events::Envelope& event) {
       return event.allocation_assigned().spec().user();
     case events::Envelope::kExperimentCreated:
       return event.experiment_created().owner();
+    case events::Envelope::kExperimentContinued:
+      return event.experiment_continued().owner();
     default:
       // Templates and everything else: whoever did it.
       if (event.actor().rfind(kUserActor, 0) == 0) return event.actor().substr(kUserActor.size());
@@ -169,6 +171,12 @@ events::Envelope RedactedFor(const events::Envelope& event, Audience audience) {
       auto* created = out.mutable_experiment_created();
       created->set_original_config(RedactConfigYaml(created->original_config(), audience));
       created->set_config_json(RedactConfigJson(created->config_json(), audience));
+      break;
+    }
+    case events::Envelope::kExperimentContinued: {
+      auto* continued = out.mutable_experiment_continued();
+      continued->set_override_yaml(RedactConfigYaml(continued->override_yaml(), audience));
+      continued->set_config_json(RedactConfigJson(continued->config_json(), audience));
       break;
     }
     case events::Envelope::kTemplateSaved:

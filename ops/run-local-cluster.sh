@@ -102,6 +102,21 @@ sed "s#host_path: /tmp#host_path: $RUN_DIR#" examples/spiral-mlp/grid.yaml > "$R
 CAIRN_TOKEN="$TOKEN" python3 ops/submit_experiment.py --master "$URL" "$RUN_DIR/grid.yaml" examples/spiral-mlp --wait \
   | sed 's/^/  /'
 echo
+echo "== registry: the grid's best checkpoint becomes a version of model spiral-mlp =="
+GRID=$(curl -sf -H "$AUTH" "$URL/api/v1/experiments" \
+  | python3 -c 'import json,sys; print(max(e["id"] for e in json.load(sys.stdin)["experiments"]))')
+BEST=$(curl -sf -H "$AUTH" \
+  "$URL/api/v1/experiments/$GRID/checkpoints?sortByAttr=SORT_BY_SEARCHER_METRIC&limit=1" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["checkpoints"][0]["uuid"])')
+# The model stays from an earlier run on the same data; each run adds a version.
+curl -s -H "$AUTH" -X POST "$URL/api/v1/models" -d '{"name":"spiral-mlp"}' > /dev/null
+curl -sf -H "$AUTH" -X POST "$URL/api/v1/models/spiral-mlp/versions" -d "{\"checkpointUuid\":\"$BEST\"}" \
+  | python3 -c 'import json,sys
+v = json.load(sys.stdin)["modelVersion"]
+t = v["checkpoint"]["training"]
+print("  model %s version %s: checkpoint %s of trial %s, %s" % (v["model"]["name"], v["version"],
+      v["checkpoint"]["uuid"], t["trialId"], t.get("validationMetrics", {}).get("avgMetrics")))'
+echo
 echo "== replay: the cluster as it was at offset 4 =="
 if [ "$MODE" = kafka ]; then
   LOG_SOURCE=(--kafka "$BOOTSTRAPS" --topic-prefix cairn)

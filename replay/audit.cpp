@@ -81,6 +81,13 @@ std::vector<std::string> AuditTrail::SubjectsOf(const events::Envelope& event) {
   std::string username;
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const FieldDescriptor& field = *descriptor->field(i);
+    // A checkpoint is named by "uuid" (CheckpointSaved) or in a list (CheckpointsDeleted).
+    if (field.name() == "uuids" && field.cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+      for (int j = 0; j < reflection->FieldSize(*payload, &field); ++j) {
+        subjects.push_back("checkpoint/" + reflection->GetRepeatedString(*payload, &field, j));
+      }
+      continue;
+    }
     // Unset, or a scalar at its default (0, ""): not about anything.
     if (field.is_repeated() || !reflection->HasField(*payload, &field)) continue;
     const std::string& name = field.name();
@@ -94,12 +101,13 @@ std::vector<std::string> AuditTrail::SubjectsOf(const events::Envelope& event) {
       continue;
     }
     if (field.cpp_type() != FieldDescriptor::CPPTYPE_STRING) continue;
-    const char* kind = name == "task_id"               ? "task"
-                       : name == "agent_id"            ? "agent"
-                       : name == "username"            ? "user"
-                       : name == "checkpoint_uuid"     ? "checkpoint"
-                       : is_template && name == "name" ? "template"
-                                                       : nullptr;
+    const char* kind = name == "task_id"                                ? "task"
+                       : name == "agent_id"                             ? "agent"
+                       : name == "username"                             ? "user"
+                       : name == "checkpoint_uuid"                      ? "checkpoint"
+                       : name == "uuid" && event.has_checkpoint_saved() ? "checkpoint"
+                       : is_template && name == "name"                  ? "template"
+                                                                        : nullptr;
     if (kind == nullptr) continue;
     const std::string value = reflection->GetString(*payload, &field);
     subjects.push_back(std::string(kind) + "/" + value);

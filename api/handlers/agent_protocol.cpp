@@ -15,8 +15,9 @@ namespace {
 
 // PermissionDenied unless `agent_id` holds or held `allocation_id` for `task_id` ("" = any task),
 // so that one agent cannot end, start or write the logs of another's work.
-Status RequireHolder(Call& call, const std::string& agent_id, const std::string& allocation_id,
-                     const std::string& task_id) {
+Result<commands::AllocationHolding> RequireHolder(Call& call, const std::string& agent_id,
+                                                  const std::string& allocation_id,
+                                                  const std::string& task_id) {
   CAIRN_RETURN_IF_ERROR(call.RequireAgent(agent_id));
   CAIRN_ASSIGN_OR_RETURN(commands::AllocationHolding holding,
                          call.services().writer->DescribeAllocation(allocation_id));
@@ -25,7 +26,7 @@ Status RequireHolder(Call& call, const std::string& agent_id, const std::string&
                                    holding.task_id + ", not " + task_id);
   }
   for (const auto& holder : holding.agent_ids) {
-    if (holder == agent_id) return Status::Ok();
+    if (holder == agent_id) return holding;
   }
   return Status::PermissionDenied("agent " + agent_id + " does not hold allocation " +
                                   allocation_id);
@@ -36,10 +37,7 @@ Status RequireHolder(Call& call, const std::string& agent_id, const std::string&
 http::Response AllocationFiles(Call& call) {
   const std::string& agent_id = call.Param("id");
   const std::string& allocation_id = call.Param("allocationId");
-  if (Status held = RequireHolder(call, agent_id, allocation_id, ""); !held.ok()) {
-    return Error(held);
-  }
-  auto holding = call.services().writer->DescribeAllocation(allocation_id);
+  auto holding = RequireHolder(call, agent_id, allocation_id, "");
   if (!holding.ok()) return Error(holding.status());
   // The placement came from the log, so the tasks projection has the task once it caught up.
   auto task = call.services().projections->GetTask(holding->task_id);
@@ -176,7 +174,7 @@ http::Response AllocationReport(Call& call, bool started) {
     }
     command = exited;
   }
-  if (Status held = RequireHolder(call, *agent_id, allocation_id, *task_id); !held.ok()) {
+  if (Status held = RequireHolder(call, *agent_id, allocation_id, *task_id).status(); !held.ok()) {
     return Error(held);
   }
   auto outcome = call.ExecuteAs(std::move(command), "agent:" + *agent_id);
@@ -232,7 +230,7 @@ http::Response PostTaskLogs(Call& call) {
   std::set<std::tuple<std::string, std::string, std::string>> checked;
   for (const auto& line : lines) {
     if (!checked.emplace(line.agent_id, line.allocation_id, line.task_id).second) continue;
-    Status held = RequireHolder(call, line.agent_id, line.allocation_id, line.task_id);
+    Status held = RequireHolder(call, line.agent_id, line.allocation_id, line.task_id).status();
     if (held.code() == StatusCode::kNotFound) {
       return Error(Status::NotFound("logs for an unknown allocation " + line.allocation_id));
     }

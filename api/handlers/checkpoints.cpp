@@ -41,6 +41,10 @@ Result<std::optional<LoadedCheckpoint>> FindCheckpoint(Call& call, const std::st
   if (!experiment || (check_visibility && !call.CanView(experiment->workspace_id()))) {
     return std::optional<LoadedCheckpoint>();
   }
+  // A deleted experiment's checkpoints went with it, but for those a model version kept.
+  if (experiment->deleted() && checkpoint->state() == views::CHECKPOINT_STATE_DELETED) {
+    return std::optional<LoadedCheckpoint>();
+  }
   CAIRN_ASSIGN_OR_RETURN(auto trial, projections->GetTrial(checkpoint->trial_id()));
   return std::optional<LoadedCheckpoint>(
       LoadedCheckpoint{std::move(*checkpoint), std::move(*experiment), std::move(trial)});
@@ -163,10 +167,13 @@ http::Response DownloadCheckpoint(Call& call) {
   if (root.empty()) return Error(Status::NotFound("experiment has no checkpoint storage"));
   const std::filesystem::path directory = std::filesystem::path(root) / uuid;
   std::error_code error;
-  if (!std::filesystem::is_directory(directory, error)) {
+  // The directory itself, not what a link in its place (a trial wrote it) points at.
+  if (!std::filesystem::is_directory(std::filesystem::symlink_status(directory, error))) {
     return Error(Status::NotFound("checkpoint " + uuid + " has no files at " + directory.string() +
                                   " on the master's host"));
   }
+  const std::string within = std::filesystem::canonical(directory, error).string();
+  if (error) return Error(Status::IOError("cannot resolve " + directory.string()));
   // The files, collected before the answer starts so that a missing directory is a 404, not a
   // broken stream. Symbolic links are left out: the master serves the checkpoint's own files,
   // never what a link inside it points at.
@@ -186,12 +193,13 @@ http::Response DownloadCheckpoint(Call& call) {
   std::sort(entries.begin(), entries.end());
   http::Response response;
   response.content_type = "application/gzip";
-  response.stream = [directory, entries = std::move(entries),
+  response.stream = [directory, within, entries = std::move(entries),
                      uuid](const http::ChunkWriter& write) {
     TarGzWriter archive([&write](std::string_view bytes) { return write(bytes); });
     for (const auto& [path, is_directory] : entries) {
-      Status added = is_directory ? archive.AddDirectory(path)
-                                  : archive.AddFileFromDisk(path, (directory / path).string());
+      Status added = is_directory
+                         ? archive.AddDirectory(path)
+                         : archive.AddFileFromDisk(path, (directory / path).string(), within);
       if (!added.ok()) {
         // The status line is gone already: a cut stream is all the reader can be told.
         log::Warn("api", "download of checkpoint {} stopped at {}: {}", uuid, path,

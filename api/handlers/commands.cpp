@@ -87,8 +87,11 @@ http::Response LaunchCommand(Call& call) {
     // agent puts them in the command's work directory before it starts.
     auto files = DecodeModelDefinition(body->at("files"));
     if (!files.ok()) {
-      return Error(Status(files.status().code(), "files" + files.status().message().substr(
-                                                               sizeof("modelDefinition") - 1)));
+      // Its errors name Determined's experiment field; a command's is "files".
+      std::string message = files.status().message();
+      constexpr std::string_view kField = "modelDefinition";
+      if (message.rfind(kField, 0) == 0) message.replace(0, kField.size(), "files");
+      return Error(Status(files.status().code(), message));
     }
     auto stored = call.services().contexts->Put(*files);
     if (!stored.ok()) return Error(stored.status());

@@ -39,18 +39,9 @@ Status CheckEntrypointInContext(const std::string& entrypoint,
                                  entrypoint + "'");
 }
 
-http::Response Action(Call& call, const std::string& what) {
-  const std::string& id_text = call.Param("id");
-  auto id = ParseId(id_text, "experiment");
+http::Response Action(Call& call, commands::ExperimentAction::Kind kind) {
+  auto id = ParseId(call.Param("id"), "experiment");
   if (!id.ok()) return Error(id.status());
-  using Kind = commands::ExperimentAction::Kind;
-  Kind kind = what == "activate"    ? Kind::kActivate
-              : what == "pause"     ? Kind::kPause
-              : what == "cancel"    ? Kind::kCancel
-              : what == "archive"   ? Kind::kArchive
-              : what == "unarchive" ? Kind::kUnarchive
-              : what == "delete"    ? Kind::kDelete
-                                    : Kind::kKill;
   auto outcome = call.ExecuteAndShow(commands::ExperimentAction{*id, kind});
   if (!outcome.ok()) return Error(outcome.status());
   return Ok(json::object(), outcome->offset);
@@ -84,20 +75,35 @@ Result<commands::UpdateExperiment> ExperimentEdit(const json& body, const json& 
   for (auto [key, field] :
        {std::pair{"name", &edit.name}, std::pair{"description", &edit.description},
         std::pair{"notes", &edit.notes}}) {
-    CAIRN_ASSIGN_OR_RETURN(std::string value, GetString(body, key, key, false));
-    if (Present(body, key) && value != shown.value(key, std::string())) *field = value;
+    CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> value, OptionalString(body, key));
+    if (value && *value != shown.value(key, std::string())) *field = std::move(value);
   }
-  if (Present(body, "labels")) {
-    const json& labels = body.at("labels");
-    if (!labels.is_array()) return Status::InvalidArgument("labels must be a list of strings");
-    std::vector<std::string> list;
-    for (const auto& label : labels) {
-      if (!label.is_string()) return Status::InvalidArgument("labels must be a list of strings");
-      list.push_back(label.get<std::string>());
-    }
-    if (labels != shown.value("labels", json::array())) edit.labels = std::move(list);
+  CAIRN_ASSIGN_OR_RETURN(auto labels, OptionalLabels(body));
+  if (labels && json(*labels) != shown.value("labels", json::array())) {
+    edit.labels = std::move(labels);
   }
   return edit;
+}
+
+// The job change a PATCH's `resources` asks for (det experiment set priority|weight|max-slots).
+Result<commands::UpdateJob> JobUpdateOf(const json& resources, const std::string& job_id) {
+  if (!resources.is_object()) return Status::InvalidArgument("resources must be an object");
+  CAIRN_RETURN_IF_ERROR(
+      CheckKnownKeys(resources, "resources", {"priority", "weight", "maxSlots", "resourcePool"}));
+  commands::UpdateJob update;
+  update.job_id = job_id;
+  CAIRN_ASSIGN_OR_RETURN(update.priority, GetInt32(resources, "priority", "resources.priority"));
+  CAIRN_ASSIGN_OR_RETURN(update.max_slots, GetInt32(resources, "maxSlots", "resources.maxSlots"));
+  CAIRN_ASSIGN_OR_RETURN(std::string pool,
+                         GetString(resources, "resourcePool", "resources.resourcePool", false));
+  if (!pool.empty()) update.resource_pool = pool;
+  if (Present(resources, "weight")) {
+    if (!resources.at("weight").is_number()) {
+      return Status::InvalidArgument("resources.weight must be a number");
+    }
+    update.weight = resources.at("weight").get<double>();
+  }
+  return update;
 }
 
 }  // namespace
@@ -277,13 +283,27 @@ http::Response ExperimentCheckpoints(Call& call) {
   return ListCheckpointsOf(call, call.Param("id"), std::nullopt);
 }
 
-http::Response ArchiveExperiment(Call& call) { return Action(call, "archive"); }
-http::Response UnarchiveExperiment(Call& call) { return Action(call, "unarchive"); }
-http::Response DeleteExperiment(Call& call) { return Action(call, "delete"); }
-http::Response ActivateExperiment(Call& call) { return Action(call, "activate"); }
-http::Response PauseExperiment(Call& call) { return Action(call, "pause"); }
-http::Response CancelExperiment(Call& call) { return Action(call, "cancel"); }
-http::Response KillExperiment(Call& call) { return Action(call, "kill"); }
+http::Response ArchiveExperiment(Call& call) {
+  return Action(call, commands::ExperimentAction::Kind::kArchive);
+}
+http::Response UnarchiveExperiment(Call& call) {
+  return Action(call, commands::ExperimentAction::Kind::kUnarchive);
+}
+http::Response DeleteExperiment(Call& call) {
+  return Action(call, commands::ExperimentAction::Kind::kDelete);
+}
+http::Response ActivateExperiment(Call& call) {
+  return Action(call, commands::ExperimentAction::Kind::kActivate);
+}
+http::Response PauseExperiment(Call& call) {
+  return Action(call, commands::ExperimentAction::Kind::kPause);
+}
+http::Response CancelExperiment(Call& call) {
+  return Action(call, commands::ExperimentAction::Kind::kCancel);
+}
+http::Response KillExperiment(Call& call) {
+  return Action(call, commands::ExperimentAction::Kind::kKill);
+}
 
 http::Response PatchExperiment(Call& call) {
   const std::string& id_text = call.Param("id");
@@ -301,48 +321,13 @@ http::Response PatchExperiment(Call& call) {
   if (!current.ok()) return Error(current.status());
   auto edit = ExperimentEdit(*body, ExperimentJson(*current, 0, Audience::kOwner), *id);
   if (!edit.ok()) return Error(edit.status());
-  uint64_t offset = 0;
-  if (edit->name || edit->description || edit->notes || edit->labels) {
-    auto edited = call.ExecuteAndShow(std::move(*edit));
-    if (!edited.ok()) return Error(edited.status());
-    offset = edited->offset;
-  }
-  if (!Present(*body, "resources")) {
-    auto experiment = LoadExperiment(call, id_text);
-    if (!experiment.ok()) return Error(experiment.status());
-    auto rendered = ExperimentWithTrials(call, *experiment);
-    if (!rendered.ok()) return Error(rendered.status());
-    return Ok({{"experiment", *rendered}}, offset);
-  }
-  commands::UpdateJob update;
-  update.job_id = current->job_id();
   if (Present(*body, "resources")) {
-    const json& resources = body->at("resources");
-    if (!resources.is_object()) {
-      return Error(Status::InvalidArgument("resources must be an object"));
-    }
-    if (Status known = CheckKnownKeys(resources, "resources",
-                                      {"priority", "weight", "maxSlots", "resourcePool"});
-        !known.ok()) {
-      return Error(known);
-    }
-    auto priority = GetInt32(resources, "priority", "resources.priority");
-    auto max_slots = GetInt32(resources, "maxSlots", "resources.maxSlots");
-    auto pool = GetString(resources, "resourcePool", "resources.resourcePool", false);
-    if (!priority.ok()) return Error(priority.status());
-    if (!max_slots.ok()) return Error(max_slots.status());
-    if (!pool.ok()) return Error(pool.status());
-    update.priority = *priority;
-    update.max_slots = *max_slots;
-    if (!pool->empty()) update.resource_pool = *pool;
-    if (Present(resources, "weight")) {
-      if (!resources.at("weight").is_number()) {
-        return Error(Status::InvalidArgument("resources.weight must be a number"));
-      }
-      update.weight = resources.at("weight").get<double>();
-    }
+    auto update = JobUpdateOf(body->at("resources"), current->job_id());
+    if (!update.ok()) return Error(update.status());
+    edit->job_change = std::move(*update);
   }
-  auto outcome = call.ExecuteAndShow(std::move(update));
+  // One command, so that a refused part leaves the other undone too.
+  auto outcome = call.ExecuteAndShow(std::move(*edit));
   if (!outcome.ok()) return Error(outcome.status());
   auto experiment = LoadExperiment(call, id_text);
   if (!experiment.ok()) return Error(experiment.status());
@@ -387,7 +372,9 @@ http::Response ContinueExperimentRoute(Call& call) {
   if (!continued.ok()) return Error(continued.status());
   auto rendered = ExperimentWithTrials(call, *continued);
   if (!rendered.ok()) return Error(rendered.status());
-  return Ok({{"experiment", *rendered}, {"config", config->effective}}, outcome->offset);
+  json shown = json::parse(config->effective.dump());
+  RedactConfig(shown, call.AudienceFor(continued->owner()));
+  return Ok({{"experiment", *rendered}, {"config", shown}}, outcome->offset);
 }
 
 http::Response ExperimentModelDef(Call& call) {

@@ -21,24 +21,6 @@ namespace {
 // --- Reading requests ---------------------------------------------------------------------
 
 // A text field that may be absent or null (the CLI sends nulls for what it leaves out).
-Result<std::optional<std::string>> OptionalString(const json& body, const char* key) {
-  if (!Present(body, key)) return std::optional<std::string>();
-  CAIRN_ASSIGN_OR_RETURN(std::string value, GetString(body, key, key, true));
-  return std::optional<std::string>(std::move(value));
-}
-
-Result<std::optional<std::vector<std::string>>> OptionalLabels(const json& body) {
-  if (!Present(body, "labels")) return std::optional<std::vector<std::string>>();
-  const json& labels = body.at("labels");
-  if (!labels.is_array()) return Status::InvalidArgument("labels: expected a list of strings");
-  std::vector<std::string> list;
-  for (const auto& label : labels) {
-    if (!label.is_string()) return Status::InvalidArgument("labels: expected a list of strings");
-    list.push_back(label.get<std::string>());
-  }
-  return std::optional<std::vector<std::string>>(std::move(list));
-}
-
 // Metadata as the JSON object's text.
 Result<std::optional<std::string>> OptionalMetadata(const json& body) {
   if (!Present(body, "metadata")) return std::optional<std::string>();

@@ -153,12 +153,6 @@ http::Response ChangePoolBindings(Call& call, commands::SetPoolBindings::Mode mo
 }
 
 // Optional string fields of a PATCH: absent or null leaves the value.
-Result<std::optional<std::string>> OptionalString(const json& body, const char* key) {
-  if (!Present(body, key)) return std::optional<std::string>();
-  CAIRN_ASSIGN_OR_RETURN(std::string value, GetString(body, key, key, true));
-  return std::optional<std::string>(std::move(value));
-}
-
 }  // namespace
 
 std::map<int32_t, std::string> UsernamesById(Call& call) {

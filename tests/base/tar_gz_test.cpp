@@ -3,6 +3,7 @@
 #include "base/tar_gz.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -84,6 +85,35 @@ TEST(TarGzTest, AReaderThatGoesAwayStopsTheArchive) {
   EXPECT_EQ(finished.code(), StatusCode::kUnavailable);
   EXPECT_EQ(calls, 2);  // nothing more was written after the sink said no
   EXPECT_EQ(writer.AddFile("more", 0644, "x").code(), StatusCode::kUnavailable);
+}
+
+// The checkpoint download archives files a trial wrote: a link, a FIFO, or a path that leads
+// outside the directory must not make the master archive what it may read itself.
+TEST(TarGzTest, OnlyRegularFilesInsideTheGivenDirectoryAreArchived) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.Sub("inside"));
+  WriteFile(dir.Sub("outside.txt"), "secret");
+  WriteFile(dir.Sub("inside/ok.txt"), "fine");
+  std::filesystem::create_symlink(dir.Sub("outside.txt"), dir.Sub("inside/link"));
+  std::filesystem::create_directory_symlink(dir.path(), dir.Sub("inside/up"));
+  ASSERT_EQ(::mkfifo(dir.Sub("inside/fifo").c_str(), 0600), 0);
+  const std::string within = std::filesystem::canonical(dir.Sub("inside")).string();
+  std::string archive;
+  TarGzWriter writer([&](std::string_view bytes) {
+    archive.append(bytes);
+    return true;
+  });
+  EXPECT_TRUE(writer.AddFileFromDisk("ok.txt", dir.Sub("inside/ok.txt"), within).ok());
+  EXPECT_EQ(writer.AddFileFromDisk("link", dir.Sub("inside/link"), within).code(),
+            StatusCode::kIOError);  // O_NOFOLLOW: a final link is not opened
+  EXPECT_EQ(writer.AddFileFromDisk("up", dir.Sub("inside/up/outside.txt"), within).code(),
+            StatusCode::kPermissionDenied);  // a link earlier in the path leads out
+  EXPECT_EQ(writer.AddFileFromDisk("fifo", dir.Sub("inside/fifo"), within).code(),
+            StatusCode::kPermissionDenied);  // and nothing blocks on a FIFO
+  ASSERT_TRUE(writer.Finish().ok());
+  ASSERT_EQ(Extract(dir, archive), 0);
+  EXPECT_EQ(ReadAll(dir.Sub("out/ok.txt")), "fine");
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("out/up")));
 }
 
 TEST(TarGzTest, AMissingSourceFileIsAnError) {

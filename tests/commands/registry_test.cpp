@@ -262,3 +262,19 @@ TEST_F(RegistryTest, ReplayFoldsTheSameRegistry) {
 
 }  // namespace
 }  // namespace cairn::commands::testing
+
+namespace cairn::commands::testing {
+namespace {
+
+// A workspace holding models is not deleted: their names stay reserved cluster-wide, and nobody
+// could see or remove them afterwards.
+TEST_F(RegistryTest, AWorkspaceHoldingModelsIsNotDeleted) {
+  cluster.state.experiments[2].deleted = true;  // a deleted experiment holds nothing back
+  const int32_t model = Create("alice", "team-model", 2);
+  EXPECT_EQ(cluster.Run(DeleteWorkspace{2}).status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(RunAs("alice", DeleteModel{model}).ok());
+  EXPECT_TRUE(cluster.Run(DeleteWorkspace{2}).ok());
+}
+
+}  // namespace
+}  // namespace cairn::commands::testing

@@ -130,6 +130,12 @@ TEST_F(ExperimentSurfaceTest, ExperimentsAreRenamedLabelledArchivedAndDeleted) {
   EXPECT_EQ(edited["description"], "a better description");
   EXPECT_EQ(edited["labels"], json::array({"baseline", "v2"}));
   EXPECT_EQ(cluster_->Call("PATCH", path, {{"labels", "not-a-list"}}).status, 400);
+  // All or nothing: a refused job change leaves the name as it was.
+  EXPECT_EQ(
+      cluster_->Call("PATCH", path, {{"name", "half"}, {"resources", {{"resourcePool", "nope"}}}})
+          .status,
+      409);
+  EXPECT_EQ(GetCurrent(path)["experiment"]["name"], "renamed");
   EXPECT_EQ(cluster_->Call("PATCH", path, {{"name", ""}}).status, 400);
 
   // det experiment archive: gone from the default list (archived=false), back on unarchive.
@@ -203,6 +209,14 @@ TEST_F(ExperimentSurfaceTest, AFinishedExperimentContinuesFromItsLatestCheckpoin
   Reply same = cluster_->Call("POST", "/api/v1/experiments/continue",
                               {{"id", id}, {"overrideConfig", "{}\n"}});
   EXPECT_EQ(same.status, 409) << same.body.dump();
+  // What runs, with which hyperparameters, secrets and checkpoints, stays as it was.
+  for (const char* override_yaml :
+       {"entrypoint: other:Trial\n", "environment:\n  environment_variables: [A=1]\n",
+        "checkpoint_storage:\n  type: shared_fs\n  host_path: /tmp\n"}) {
+    Reply refused = cluster_->Call("POST", "/api/v1/experiments/continue",
+                                   {{"id", id}, {"overrideConfig", override_yaml}});
+    EXPECT_EQ(refused.status, 400) << override_yaml << refused.body.dump();
+  }
   // det experiment continue ID --config searcher.max_length.batches=400.
   Reply continued = cluster_->Call(
       "POST", "/api/v1/experiments/continue",
