@@ -69,11 +69,12 @@ struct TarGzWriter::Deflater {
   }
 };
 
-TarGzWriter::TarGzWriter(Sink sink) : sink_(std::move(sink)), deflater_(new Deflater) {
-  // windowBits 15 + 16: a gzip wrapper. Level 1: checkpoints are mostly incompressible floats,
-  // and the download's speed matters more than its size.
+TarGzWriter::TarGzWriter(Sink sink, Compression compression)
+    : sink_(std::move(sink)), deflater_(new Deflater) {
+  // windowBits 15 + 16: a gzip wrapper.
+  const int level = compression == Compression::kStore ? Z_NO_COMPRESSION : Z_BEST_SPEED;
   deflater_->ready =
-      deflateInit2(&deflater_->stream, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+      deflateInit2(&deflater_->stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
 }
 
 TarGzWriter::~TarGzWriter() = default;

@@ -20,7 +20,12 @@ class TarGzWriter {
   // every later call then fails with Unavailable.
   using Sink = std::function<bool(std::string_view)>;
 
-  explicit TarGzWriter(Sink sink);
+  // How hard deflate works. Checkpoints are mostly incompressible floats: stored as they are
+  // (still a valid gzip stream) they go out at memory speed, where level 1 spends ~50 MB/s of a
+  // core finding nothing to save. Source files compress well and are small.
+  enum class Compression { kStore, kFast };
+
+  explicit TarGzWriter(Sink sink, Compression compression = Compression::kFast);
   ~TarGzWriter();
   TarGzWriter(const TarGzWriter&) = delete;
   TarGzWriter& operator=(const TarGzWriter&) = delete;

@@ -195,7 +195,8 @@ http::Response DownloadCheckpoint(Call& call) {
   response.content_type = "application/gzip";
   response.stream = [directory, within, entries = std::move(entries),
                      uuid](const http::ChunkWriter& write) {
-    TarGzWriter archive([&write](std::string_view bytes) { return write(bytes); });
+    TarGzWriter archive([&write](std::string_view bytes) { return write(bytes); },
+                        TarGzWriter::Compression::kStore);
     for (const auto& [path, is_directory] : entries) {
       Status added = is_directory
                          ? archive.AddDirectory(path)

@@ -66,6 +66,23 @@ TEST(TarGzTest, TarExtractsFilesDirectoriesLongPathsAndFilesFromDisk) {
   EXPECT_EQ(ReadAll(dir.Sub("out/weights/model.bin")), big);
 }
 
+TEST(TarGzTest, AStoredArchiveIsStillGzipAndExtracts) {
+  TempDir dir;
+  std::string archive;
+  TarGzWriter writer(
+      [&](std::string_view bytes) {
+        archive.append(bytes);
+        return true;
+      },
+      TarGzWriter::Compression::kStore);
+  const std::string zeros(1 << 20, '\0');
+  ASSERT_TRUE(writer.AddFile("zeros", 0644, zeros).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  EXPECT_GT(archive.size(), zeros.size());  // stored, not compressed
+  ASSERT_EQ(Extract(dir, archive), 0);
+  EXPECT_EQ(ReadAll(dir.Sub("out/zeros")), zeros);
+}
+
 TEST(TarGzTest, RefusesPathsThatEscapeOrAreEmpty) {
   TarGzWriter writer([](std::string_view) { return true; });
   for (const char* bad : {"", "/etc/passwd", "../up", "a/../b", "a//b", "./a"}) {
