@@ -136,8 +136,7 @@ Result<std::optional<int64_t>> IntegerField(const nlohmann::json& entry, const c
         static_cast<int64_t>(std::min<uint64_t>(value, std::numeric_limits<int64_t>::max())));
   }
   if (it->is_number_integer()) return std::optional<int64_t>(it->get<int64_t>());
-  return Status::InvalidArgument("modelDefinition: " + where + ": \"" + key +
-                                 "\" is not an integer");
+  return Status::InvalidArgument(where + ": \"" + key + "\" is not an integer");
 }
 
 constexpr int64_t kTarRegularFile = '0';
@@ -156,12 +155,14 @@ struct PendingFile {
 
 }  // namespace
 
-Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& model_definition) {
+Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& model_definition,
+                                                       std::string_view field) {
+  const std::string prefix = std::string(field) + ": ";
   if (!model_definition.is_array()) {
-    return Status::InvalidArgument("modelDefinition: not an array of files");
+    return Status::InvalidArgument(prefix + "not an array of files");
   }
   if (model_definition.size() > kMaxContextEntries) {
-    return Status::ResourceExhausted("modelDefinition: " + std::to_string(model_definition.size()) +
+    return Status::ResourceExhausted(prefix + std::to_string(model_definition.size()) +
                                      " entries, over the limit of " +
                                      std::to_string(kMaxContextEntries));
   }
@@ -174,49 +175,49 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
     const nlohmann::json& entry = model_definition[index];
     const std::string at_index = "entry " + std::to_string(index);
     if (!entry.is_object()) {
-      return Status::InvalidArgument("modelDefinition: " + at_index + " is not an object");
+      return Status::InvalidArgument(prefix + at_index + " is not an object");
     }
     const auto path_field = entry.find("path");
     if (path_field == entry.end() || !path_field->is_string()) {
-      return Status::InvalidArgument("modelDefinition: " + at_index + " has no string \"path\"");
+      return Status::InvalidArgument(prefix + at_index + " has no string \"path\"");
     }
     std::string path = path_field->get<std::string>();
     const std::string where = "path " + Quoted(path);
-    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> type, IntegerField(entry, "type", where));
-    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> mode, IntegerField(entry, "mode", where));
+    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> type,
+                           IntegerField(entry, "type", prefix + where));
+    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> mode,
+                           IntegerField(entry, "mode", prefix + where));
     const int64_t typeflag = type.value_or(kTarRegularFile);
     if (typeflag == kTarHardLink || typeflag == kTarSymbolicLink) {
-      return Status::InvalidArgument("modelDefinition: " + where +
+      return Status::InvalidArgument(prefix + where +
                                      ": links are not allowed in the model definition");
     }
     if (typeflag == kTarDirectory) {
       // tar writes directory names with a trailing slash; some clients keep it.
       if (path.size() > 1 && path.back() == '/') path.pop_back();
       if (std::string problem = PathProblem(path); !problem.empty()) {
-        return Status::InvalidArgument("modelDefinition: " + problem);
+        return Status::InvalidArgument(prefix + problem);
       }
       directories.push_back(std::move(path));
       continue;
     }
     if (typeflag != kTarRegularFile && typeflag != kTarOldRegularFile) {
-      return Status::InvalidArgument("modelDefinition: " + where + ": entry type " +
-                                     std::to_string(typeflag) +
+      return Status::InvalidArgument(prefix + where + ": entry type " + std::to_string(typeflag) +
                                      " is not supported (only regular files and directories)");
     }
     if (std::string problem = PathProblem(path); !problem.empty()) {
-      return Status::InvalidArgument("modelDefinition: " + problem);
+      return Status::InvalidArgument(prefix + problem);
     }
     const int64_t mode_value = mode.value_or(0);
     if (mode_value < 0 || mode_value > std::numeric_limits<uint32_t>::max()) {
-      return Status::InvalidArgument("modelDefinition: " + where + ": mode " +
-                                     std::to_string(mode_value) + " is not a file mode");
+      return Status::InvalidArgument(prefix + where + ": mode " + std::to_string(mode_value) +
+                                     " is not a file mode");
     }
     // A mode's type bits must agree with the entry: a "regular file" whose mode says symbolic
     // link or device is refused, not turned into something else.
     const int64_t mode_type = mode_value & S_IFMT;
     if (mode_type != 0 && mode_type != S_IFREG) {
-      return Status::InvalidArgument("modelDefinition: " + where + ": mode " +
-                                     std::to_string(mode_value) +
+      return Status::InvalidArgument(prefix + where + ": mode " + std::to_string(mode_value) +
                                      " is not a regular file's (only regular files and "
                                      "directories are allowed)");
     }
@@ -228,14 +229,13 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
     const auto content = entry.find("content");
     if (content != entry.end() && !content->is_null()) {
       if (!content->is_string()) {
-        return Status::InvalidArgument("modelDefinition: " + where +
-                                       ": \"content\" is not a string");
+        return Status::InvalidArgument(prefix + where + ": \"content\" is not a string");
       }
       file.base64 = content->get_ref<const std::string&>();
     }
     const std::optional<size_t> size = Base64DecodedSize(file.base64);
     if (!size) {
-      return Status::InvalidArgument("modelDefinition: " + where +
+      return Status::InvalidArgument(prefix + where +
                                      ": \"content\" is not padded standard base64");
     }
     file.size = *size;
@@ -247,16 +247,16 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
     char mebibytes[32];
     std::snprintf(mebibytes, sizeof mebibytes, "%.1f",
                   static_cast<double>(total_bytes) / static_cast<double>(kMiB));
-    return Status::ResourceExhausted(
-        "modelDefinition: the files total " + std::to_string(total_bytes) + " bytes (" + mebibytes +
-        " MiB), over the " + std::to_string(kMaxContextBytes / kMiB) + " MiB cap");
+    return Status::ResourceExhausted(prefix + "the files total " + std::to_string(total_bytes) +
+                                     " bytes (" + mebibytes + " MiB), over the " +
+                                     std::to_string(kMaxContextBytes / kMiB) + " MiB cap");
   }
   std::vector<TreeEntry> tree;
   tree.reserve(pending.size() + directories.size());
   for (const PendingFile& file : pending) tree.push_back({file.path, true});
   for (const std::string& directory : directories) tree.push_back({directory, false});
   if (std::string problem = TreeProblem(std::move(tree)); !problem.empty()) {
-    return Status::InvalidArgument("modelDefinition: " + problem);
+    return Status::InvalidArgument(prefix + problem);
   }
 
   std::sort(pending.begin(), pending.end(),

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -37,10 +38,12 @@ inline constexpr size_t kMaxContextEntries = 100000;
 // not allowed in the model definition". mtime, uid and gid are ignored, so they do not change the
 // digest. A file's mode keeps its permission bits only; 0 or absent means 0644. A directory's path
 // may end in one '/'. Directories are dropped (files imply them); files come back sorted by path.
-// Errors start with "modelDefinition: " and name the offending path or entry index:
+// Errors start with "<field>: " and name the offending path or entry index:
 // InvalidArgument for malformed input, ResourceExhausted when the decoded files total more than
 // kMaxContextBytes or there are more than kMaxContextEntries entries.
-Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& model_definition);
+// `field` names the request's field in errors (a command's uploaded files are "files").
+Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& model_definition,
+                                                       std::string_view field = "modelDefinition");
 
 // Contexts on disk, one immutable file per digest. Thread-safe: any number of threads may call
 // any method concurrently.

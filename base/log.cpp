@@ -127,8 +127,9 @@ namespace internal {
 bool Enabled(Level level) { return Logger().should_log(ToSpdlog(level)); }
 
 void Write(Level level, std::string_view component, std::string_view message) {
-  Logger().log(ToSpdlog(level), "{}: {}", component, message);
-  Remember(level, fmt::format("{}: {}", component, message));
+  std::string text = fmt::format("{}: {}", component, message);
+  Logger().log(ToSpdlog(level), "{}", text);
+  Remember(level, std::move(text));
 }
 
 }  // namespace internal

@@ -514,7 +514,7 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
         } else if constexpr (std::is_same_v<T, DeleteCheckpoints>) {
           return DecideDeleteCheckpoints(state, c);
         } else if constexpr (IsRegistryCommand<T>) {
-          return DecideRegistryCommand(state, command, ActingUser(state, meta));
+          return DecideRegistryCommand(state, c, ActingUser(state, meta));
         } else {
           events::Envelope event;
           event.mutable_writer_epoch_claimed()->set_epoch(state.writer_epoch + 1);

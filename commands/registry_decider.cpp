@@ -350,33 +350,28 @@ std::string ModelEntity(int32_t model_id, int32_t version) {
   return entity;
 }
 
-Result<Decision> DecideRegistryCommand(const DecisionState& state, const Command& command,
+template <typename T>
+Result<Decision> DecideRegistryCommand(const DecisionState& state, const T& command,
                                        const UserRecord* actor) {
-  return std::visit(
-      [&](const auto& c) -> Result<Decision> {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (IsRegistryCommand<T>) {
-          return DecideOne(state, c, actor);
-        } else {
-          return Status::Internal(std::string(CommandName(command)) +
-                                  " is not a model registry command");
-        }
-      },
-      command);
+  return DecideOne(state, command, actor);
 }
 
+template <typename T>
 Status AuthorizeRegistryCommand(const DecisionState& state, const UserRecord& user,
-                                const Command& command) {
-  return std::visit(
-      [&](const auto& c) -> Status {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (IsRegistryCommand<T>) {
-          return AuthorizeOne(state, user, c);
-        } else {
-          return Status::Ok();
-        }
-      },
-      command);
+                                const T& command) {
+  return AuthorizeOne(state, user, command);
 }
+
+#define CAIRN_REGISTRY_COMMAND(T)                                                 \
+  template Result<Decision> DecideRegistryCommand(const DecisionState&, const T&, \
+                                                  const UserRecord*);             \
+  template Status AuthorizeRegistryCommand(const DecisionState&, const UserRecord&, const T&);
+CAIRN_REGISTRY_COMMAND(CreateModel)
+CAIRN_REGISTRY_COMMAND(UpdateModel)
+CAIRN_REGISTRY_COMMAND(DeleteModel)
+CAIRN_REGISTRY_COMMAND(RegisterModelVersion)
+CAIRN_REGISTRY_COMMAND(UpdateModelVersion)
+CAIRN_REGISTRY_COMMAND(DeleteModelVersion)
+#undef CAIRN_REGISTRY_COMMAND
 
 }  // namespace cairn::commands

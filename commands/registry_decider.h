@@ -22,17 +22,18 @@ inline constexpr bool IsRegistryCommand =
 // "model/<id>/version/<number>".
 std::string ModelEntity(int32_t model_id, int32_t version = 0);
 
-// Decides a registry command; `actor` is the user who asked (nullptr: the system). Any other
-// command is an Internal error.
-Result<Decision> DecideRegistryCommand(const DecisionState& state, const Command& command,
+// Decides a registry command (T is one of IsRegistryCommand's); `actor` is the user who asked
+// (nullptr: the system). Defined for those types only.
+template <typename T>
+Result<Decision> DecideRegistryCommand(const DecisionState& state, const T& command,
                                        const UserRecord* actor);
 
 // Who may: create a model or register a version, whoever may create work in the model's
 // workspace (an Editor), registering only a checkpoint whose experiment they may see; change or
 // delete a model or a version, its owner and the workspace's admins (and cluster admins). A
 // command about a model that does not exist is let through, for the decider to answer NotFound.
-// Other commands: OK.
+template <typename T>
 Status AuthorizeRegistryCommand(const DecisionState& state, const UserRecord& user,
-                                const Command& command);
+                                const T& command);
 
 }  // namespace cairn::commands

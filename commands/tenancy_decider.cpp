@@ -171,7 +171,7 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
           return Authorize(tenancy, user, Permission::kModifyPoolBindings, kEveryWorkspace,
                            "bind resource pool " + c.pool_name + " to workspaces");
         } else if constexpr (IsRegistryCommand<T>) {
-          return AuthorizeRegistryCommand(state, user, command);
+          return AuthorizeRegistryCommand(state, user, c);
         } else {
           // Creating a workspace is open to every user (they become its WorkspaceAdmin); users
           // and sessions are checked at the edge (an admin, or the user themself); the rest is

@@ -57,9 +57,9 @@ Result<LoadedCheckpoint> LoadCheckpoint(Call& call, const std::string& uuid) {
 }
 
 json Render(Call& call, const LoadedCheckpoint& loaded) {
-  return CheckpointJson(loaded.checkpoint,
-                        {&loaded.experiment, loaded.trial ? &*loaded.trial : nullptr,
-                         call.AudienceFor(loaded.experiment.owner())});
+  const json config =
+      ExperimentConfigJson(loaded.experiment, call.AudienceFor(loaded.experiment.owner()));
+  return CheckpointJson(loaded.checkpoint, {&config, loaded.trial ? &*loaded.trial : nullptr});
 }
 
 std::optional<double> SearcherMetric(const views::CheckpointView& checkpoint) {
@@ -125,18 +125,20 @@ http::Response ListCheckpointsOf(Call& call, const std::string& id,
       !sorted.ok()) {
     return Error(sorted);
   }
-  auto trials = projections->ListTrials(experiment->experiment_id());
-  if (!trials.ok()) return Error(trials.status());
-  std::map<int64_t, const views::TrialView*> trial_by_id;
-  for (const auto& trial : *trials) trial_by_id[trial.trial_id()] = &trial;
   auto [page, pagination] = Page(std::move(*checkpoints), *paging);
-  json list = json::array();
-  const Audience audience = call.AudienceFor(experiment->owner());
+  // Only the page's trials, and the configuration rendered once for all of its checkpoints.
+  std::map<int64_t, std::optional<views::TrialView>> trials;
   for (const auto& checkpoint : page) {
-    auto trial = trial_by_id.find(checkpoint.trial_id());
-    list.push_back(CheckpointJson(
-        checkpoint,
-        {&*experiment, trial == trial_by_id.end() ? nullptr : trial->second, audience}));
+    if (trials.count(checkpoint.trial_id())) continue;
+    auto trial = projections->GetTrial(checkpoint.trial_id());
+    if (!trial.ok()) return Error(trial.status());
+    trials[checkpoint.trial_id()] = std::move(*trial);
+  }
+  const json config = ExperimentConfigJson(*experiment, call.AudienceFor(experiment->owner()));
+  json list = json::array();
+  for (const auto& checkpoint : page) {
+    const auto& trial = trials.at(checkpoint.trial_id());
+    list.push_back(CheckpointJson(checkpoint, {&config, trial ? &*trial : nullptr}));
   }
   return Ok({{"checkpoints", list}, {"pagination", pagination}});
 }

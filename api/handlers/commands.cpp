@@ -85,14 +85,8 @@ http::Response LaunchCommand(Call& call) {
   if (Present(*body, "files") && !(body->at("files").is_array() && body->at("files").empty())) {
     // det cmd run -c DIR: the directory's files, in the experiment's modelDefinition form; the
     // agent puts them in the command's work directory before it starts.
-    auto files = DecodeModelDefinition(body->at("files"));
-    if (!files.ok()) {
-      // Its errors name Determined's experiment field; a command's is "files".
-      std::string message = files.status().message();
-      constexpr std::string_view kField = "modelDefinition";
-      if (message.rfind(kField, 0) == 0) message.replace(0, kField.size(), "files");
-      return Error(Status(files.status().code(), message));
-    }
+    auto files = DecodeModelDefinition(body->at("files"), "files");
+    if (!files.ok()) return Error(files.status());
     auto stored = call.services().contexts->Put(*files);
     if (!stored.ok()) return Error(stored.status());
     context_digest = stored->digest;

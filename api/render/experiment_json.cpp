@@ -12,18 +12,12 @@ using nlohmann::json;
 
 namespace {
 
-// JSON object text as an object; anything else (empty, unparsable, not an object) as {}.
-json ObjectOf(const std::string& text) {
-  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return value.is_object() ? value : json::object();
-}
-
 // v1MetricsWorkload.
 json MetricsWorkloadJson(int64_t total_batches, int64_t num_inputs, const std::string& metrics,
                          int64_t end_time_unix_micros) {
   json workload = {{"totalBatches", total_batches},
                    {"numInputs", num_inputs},
-                   {"metrics", {{"avgMetrics", ObjectOf(metrics)}}}};
+                   {"metrics", {{"avgMetrics", JsonObjectOf(metrics)}}}};
   if (end_time_unix_micros != 0) workload["endTime"] = FormatRfc3339(end_time_unix_micros);
   return workload;
 }
@@ -44,10 +38,17 @@ std::string CheckpointStateJson(views::CheckpointState state) {
   }
 }
 
+}  // namespace
+
+json JsonObjectOf(const std::string& text) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return value.is_object() ? value : json::object();
+}
+
 // The effective configuration; a queue change of the experiment's job shows in its resources,
 // as Determined patches the stored configuration.
-json ConfigOf(const views::ExperimentView& experiment, Audience audience) {
-  json config = ObjectOf(experiment.config_json());
+json ExperimentConfigJson(const views::ExperimentView& experiment, Audience audience) {
+  json config = JsonObjectOf(experiment.config_json());
   RedactConfig(config, audience);
   if (!experiment.resources_changed()) return config;
   json& resources = config["resources"];
@@ -61,8 +62,6 @@ json ConfigOf(const views::ExperimentView& experiment, Audience audience) {
   return config;
 }
 
-}  // namespace
-
 std::string ExperimentStateJson(events::ExperimentState state) {
   constexpr std::string_view kPrefix = "EXPERIMENT_STATE_";
   std::string name = events::ExperimentState_Name(state);
@@ -72,7 +71,7 @@ std::string ExperimentStateJson(events::ExperimentState state) {
 
 json ExperimentJson(const views::ExperimentView& experiment, int64_t num_trials,
                     Audience audience) {
-  json config = ConfigOf(experiment, audience);
+  json config = ExperimentConfigJson(experiment, audience);
   json description = experiment.has_description() ? json(experiment.description())
                                                   : config.value("description", json());
   json labels = config.value("labels", json());
@@ -130,7 +129,7 @@ json TrialJson(const views::TrialView& trial) {
               {"state", running ? "STATE_RUNNING" : ExperimentStateJson(trial.state())},
               {"startTime", FormatRfc3339(trial.start_time_unix_micros())},
               {"restarts", trial.restarts()},
-              {"hparams", ObjectOf(trial.hparams_json())},
+              {"hparams", JsonObjectOf(trial.hparams_json())},
               {"totalBatchesProcessed", trial.total_batches_processed()},
               {"checkpointCount", trial.checkpoint_count()},
               {"totalCheckpointSize", trial.checkpoint_size_bytes()}};
@@ -192,21 +191,20 @@ json CheckpointJson(const views::CheckpointView& checkpoint, const CheckpointOri
   for (const auto& file : checkpoint.resources()) {
     resources[file.path()] = std::to_string(file.size_bytes());
   }
-  json metadata = ObjectOf(checkpoint.metadata_json());
+  json metadata = JsonObjectOf(checkpoint.metadata_json());
   if (!metadata.contains("steps_completed"))
     metadata["steps_completed"] = checkpoint.total_batches();
   json training = {{"trialId", checkpoint.trial_id()},
                    {"experimentId", checkpoint.experiment_id()}};
-  if (origin.experiment != nullptr) {
-    training["experimentConfig"] = ConfigOf(*origin.experiment, origin.audience);
-  }
-  if (origin.trial != nullptr) training["hparams"] = ObjectOf(origin.trial->hparams_json());
+  if (origin.experiment_config != nullptr) training["experimentConfig"] = *origin.experiment_config;
+  if (origin.trial != nullptr) training["hparams"] = JsonObjectOf(origin.trial->hparams_json());
   if (checkpoint.has_training()) {
-    training["trainingMetrics"] = {{"avgMetrics", ObjectOf(checkpoint.training().metrics_json())}};
+    training["trainingMetrics"] = {
+        {"avgMetrics", JsonObjectOf(checkpoint.training().metrics_json())}};
   }
   if (checkpoint.has_validation()) {
     training["validationMetrics"] = {
-        {"avgMetrics", ObjectOf(checkpoint.validation().metrics_json())}};
+        {"avgMetrics", JsonObjectOf(checkpoint.validation().metrics_json())}};
     if (checkpoint.validation().has_searcher_metric()) {
       training["searcherMetric"] = checkpoint.validation().searcher_metric();
     }

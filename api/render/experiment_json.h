@@ -22,14 +22,21 @@ nlohmann::json TrialJson(const views::TrialView& trial);
 // {"checkpoint": …}.
 nlohmann::json WorkloadJson(const views::WorkloadView& workload);
 
-// Where a checkpoint came from, for its training metadata: its experiment (the configuration,
-// shown to `audience`; Determined's CLI needs it to find the files) and its trial (hparams).
-// Either may be null, and then what it would give is left out.
+// Where a checkpoint came from, for its training metadata: its experiment's configuration (as
+// ExperimentConfigJson renders it for the reader; Determined's CLI needs it to find the files)
+// and its trial (hparams). Either may be null, and then what it would give is left out. A list
+// renders the configuration once for all its checkpoints.
 struct CheckpointOrigin {
-  const views::ExperimentView* experiment = nullptr;
+  const nlohmann::json* experiment_config = nullptr;
   const views::TrialView* trial = nullptr;
-  Audience audience = Audience::kOthers;
 };
+
+// The experiment's effective configuration as `audience` may see it, with the job queue's changes
+// of its resources (v1Experiment.config, v1CheckpointTrainingMetadata.experimentConfig).
+nlohmann::json ExperimentConfigJson(const views::ExperimentView& experiment, Audience audience);
+
+// A JSON object's text as an object; anything else (empty, unparsable, not an object) as {}.
+nlohmann::json JsonObjectOf(const std::string& text);
 
 // v1Checkpoint.
 nlohmann::json CheckpointJson(const views::CheckpointView& checkpoint,

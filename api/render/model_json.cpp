@@ -1,5 +1,6 @@
 #include "api/render/model_json.h"
 
+#include "api/render/experiment_json.h"
 #include "base/clock.h"
 #include "events/workspace_defaults.h"
 
@@ -8,12 +9,6 @@ namespace cairn {
 using nlohmann::json;
 
 namespace {
-
-// JSON object text as an object; anything else as {} (the decider let only objects in).
-json MetadataOf(const std::string& text) {
-  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return value.is_object() ? value : json::object();
-}
 
 template <typename Labels>
 json LabelsOf(const Labels& labels) {
@@ -29,7 +24,7 @@ json ModelJson(const views::ModelView& model) {
           {"name", model.name()},
           {"description", model.description()},
           {"labels", LabelsOf(model.labels())},
-          {"metadata", MetadataOf(model.metadata_json())},
+          {"metadata", JsonObjectOf(model.metadata_json())},
           {"notes", model.notes()},
           {"workspaceId", WorkspaceOrUncategorized(model.workspace_id())},
           {"userId", model.user_id()},
@@ -49,7 +44,7 @@ json ModelVersionJson(const views::ModelVersionView& version, const views::Model
           {"name", version.name()},
           {"comment", version.comment()},
           {"notes", version.notes()},
-          {"metadata", MetadataOf(version.metadata_json())},
+          {"metadata", JsonObjectOf(version.metadata_json())},
           {"labels", LabelsOf(version.labels())},
           {"userId", version.user_id()},
           {"username", version.username()},

@@ -127,6 +127,22 @@ class Cluster {
     return id;
   }
 
+  // Workspace 2 "team" (made by "test") and its people: alice an Editor, bob a Viewer, wanda its
+  // WorkspaceAdmin. The tenancy and registry tests share them.
+  struct Team {
+    int32_t alice = 0, bob = 0, wanda = 0;
+  };
+  Result<Team> AddTeam() {
+    Team team{AddUser("alice"), AddUser("bob"), AddUser("wanda")};
+    CAIRN_RETURN_IF_ERROR(Run(CreateWorkspace{"team", "", ""}).status());
+    CAIRN_RETURN_IF_ERROR(Run(ChangeRoles{{{team.alice, 2, events::ROLE_EDITOR},
+                                           {team.bob, 2, events::ROLE_VIEWER},
+                                           {team.wanda, 2, events::ROLE_WORKSPACE_ADMIN}},
+                                          false})
+                              .status());
+    return team;
+  }
+
   Result<Decision> Run(Command command, const std::string& idempotency_key = "",
                        const std::string& actor = "user:test") {
     // An exit report for the task's current allocation, so tests need not track allocation ids.

@@ -17,14 +17,11 @@ using scheduler_testing::Contains;
 class RegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    alice = cluster.AddUser("alice");
-    bob = cluster.AddUser("bob");
-    wanda = cluster.AddUser("wanda");
-    RUN_OK(cluster, (CreateWorkspace{"team", "", ""}));
-    RUN_OK(cluster, (ChangeRoles{{{alice, 2, events::ROLE_EDITOR},
-                                  {bob, 2, events::ROLE_VIEWER},
-                                  {wanda, 2, events::ROLE_WORKSPACE_ADMIN}},
-                                 false}));
+    auto team = cluster.AddTeam();
+    ASSERT_TRUE(team.ok()) << team.status().ToString();
+    alice = team->alice;
+    bob = team->bob;
+    wanda = team->wanda;
     // Seeded, as the registry only reads them: their own events are tested in experiment_flow.
     cluster.state.experiments[1].experiment_id = 1;
     cluster.state.experiments[2].experiment_id = 2;

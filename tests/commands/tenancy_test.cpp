@@ -21,14 +21,11 @@ class TenancyTest : public ::testing::Test {
     RUN_OK(cluster, Pools({Pool("default"), Pool("gpu")}));
     RUN_OK(cluster, Agent("a1", 4));
     RUN_OK(cluster, Agent("g1", 4, "gpu"));
-    alice = cluster.AddUser("alice");
-    bob = cluster.AddUser("bob");
-    wanda = cluster.AddUser("wanda");
-    RUN_OK(cluster, (CreateWorkspace{"team", "", ""}));
-    RUN_OK(cluster, (ChangeRoles{{{alice, 2, events::ROLE_EDITOR},
-                                  {bob, 2, events::ROLE_VIEWER},
-                                  {wanda, 2, events::ROLE_WORKSPACE_ADMIN}},
-                                 false}));
+    auto team = cluster.AddTeam();
+    ASSERT_TRUE(team.ok()) << team.status().ToString();
+    alice = team->alice;
+    bob = team->bob;
+    wanda = team->wanda;
   }
 
   SubmitTask TeamCommand(const std::string& task_id, const std::string& owner) {
