@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "base/clock.h"
 #include "base/document_limits.h"
 
 namespace cairn {
@@ -49,6 +50,18 @@ Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::j
     list.push_back(label.get<std::string>());
   }
   return std::optional<std::vector<std::string>>(std::move(list));
+}
+
+Result<std::optional<int64_t>> OptionalTimeParam(const http::Request& request,
+                                                 const std::string& name) {
+  const std::string text = request.QueryParam(name);
+  if (text.empty()) return std::optional<int64_t>();
+  Result<int64_t> micros = ParseTimeToUnixMicros(text);
+  if (!micros.ok()) {
+    return Status::InvalidArgument(name + ": expected RFC 3339 or unix seconds, got '" + text +
+                                   "'");
+  }
+  return std::optional<int64_t>(*micros);
 }
 
 }  // namespace cairn

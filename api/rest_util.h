@@ -26,6 +26,9 @@ Result<int32_t> ParseInt32Id(const std::string& text, const std::string& what);
 Result<std::optional<std::string>> OptionalString(const nlohmann::json& body, const char* key);
 // "labels": absent (nullopt) or a list of strings.
 Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::json& body);
+// Query parameter `name` as a time (RFC 3339 or unix seconds); nullopt when absent.
+Result<std::optional<int64_t>> OptionalTimeParam(const http::Request& request,
+                                                 const std::string& name);
 
 using fields::CheckKnownKeys;
 using fields::GetInt;

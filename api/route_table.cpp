@@ -10,6 +10,7 @@
 #include "api/handlers/events.h"
 #include "api/handlers/experiments.h"
 #include "api/handlers/harness.h"
+#include "api/handlers/history.h"
 #include "api/handlers/job_queue.h"
 #include "api/handlers/master.h"
 #include "api/handlers/models.h"
@@ -176,6 +177,7 @@ std::vector<Route> RouteTable() {
 
       // Who did what, when (admins only), from the log.
       {"GET",    "/api/v1/audit",                           kUser,       Bulk<ListAudit>},
+      {"GET",    "/api/v1/history/state",                   kUser,       Bulk<GetHistoryState>},
 
       // Cairn's event stream (analytics consumers; agents in embedded mode).
       {"GET",    "/api/v1/events",                          kUserOrAgent, EventStream},

@@ -116,6 +116,35 @@ Status ParseSecurity(const std::string& source, const YAML::Node& root,
   return Status::Ok();
 }
 
+// `snapshots:`: how often the projections are snapshotted and how many are kept.
+Status ParseSnapshots(const std::string& source, const YAML::Node& root,
+                      MasterConfig::Snapshots& snapshots) {
+  const auto node = root["snapshots"];
+  if (!IsSet(node)) return Status::Ok();
+  if (!node.IsMap()) {
+    return Status::InvalidArgument(Where(source, node, "snapshots") + ": expected a map");
+  }
+  CAIRN_RETURN_IF_ERROR(CheckKeys(source, node, "snapshots.", {"every_events", "keep"}));
+  if (IsSet(node["every_events"])) {
+    CAIRN_ASSIGN_OR_RETURN(int64_t every, Scalar<int64_t>(source, node["every_events"],
+                                                          "snapshots.every_events", "an integer"));
+    if (every != 0 && (every < 100 || every > 1'000'000'000)) {
+      return Status::InvalidArgument(Where(source, node["every_events"], "snapshots.every_events") +
+                                     ": must be 0 (no snapshots) or between 100 and 1000000000");
+    }
+    snapshots.every_events = static_cast<uint64_t>(every);
+  }
+  if (IsSet(node["keep"])) {
+    CAIRN_ASSIGN_OR_RETURN(snapshots.keep,
+                           Scalar<int>(source, node["keep"], "snapshots.keep", "an integer"));
+    if (snapshots.keep < 1 || snapshots.keep > 1000) {
+      return Status::InvalidArgument(Where(source, node["keep"], "snapshots.keep") +
+                                     ": must be between 1 and 1000");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // One definition of the defaults: the decision state starts from the same ones, so a master
@@ -151,7 +180,7 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
       source_name, root, "",
       {"port", "listen_address", "data_dir", "log", "cluster_name", "agent_timeout_seconds",
        "max_request_body_bytes", "resource_manager", "resource_pools", "scheduler", "provisioner",
-       "task_container_defaults", "security"}));
+       "task_container_defaults", "security", "snapshots"}));
   if (root["port"]) {
     CAIRN_ASSIGN_OR_RETURN(int port, Scalar<int>(source_name, root["port"], "port", "an integer"));
     if (port < 0 || port > 65535) {
@@ -197,6 +226,7 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
     config.max_request_body_bytes = static_cast<size_t>(bytes);
   }
   config.log.data_dir = config.data_dir;
+  CAIRN_RETURN_IF_ERROR(ParseSnapshots(source_name, root, config.snapshots));
   CAIRN_ASSIGN_OR_RETURN(config.pools, ParsePools(source_name, root));
   CAIRN_RETURN_IF_ERROR(ParseSecurity(source_name, root, config.security));
   if (const auto log = root["log"]) {
@@ -266,6 +296,8 @@ std::string MasterConfigJson(const MasterConfig& config) {
       {"data_dir", config.data_dir},
       {"cluster_name", config.cluster_name},
       {"agent_timeout_seconds", config.agent_timeout_seconds},
+      {"snapshots",
+       {{"every_events", config.snapshots.every_events}, {"keep", config.snapshots.keep}}},
       {"max_request_body_bytes", config.max_request_body_bytes},
       {"log", log},
       {"security",

@@ -46,6 +46,12 @@ struct MasterConfig {
       std::string key;
     } tls;
   } security;
+  // `snapshots:` of the projections (projections/snapshots.h), in <data_dir>/snapshots: one each
+  // time the applied offset passes a multiple of every_events (0 = none), the newest `keep` kept.
+  struct Snapshots {
+    uint64_t every_events = 100'000;
+    int keep = 16;
+  } snapshots;
   // The effective pools: every pool's scheduler is fully resolved (type and fitting policy never
   // UNSPECIFIED), and both default pools name a configured pool.
   events::ResourcePoolsConfigured pools = DefaultResourcePools();

@@ -3,6 +3,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -270,20 +271,21 @@ Status ProjectionEngine::Drain() {
   return in_flight_.get();
 }
 
-Status ProjectionEngine::CatchUp(std::optional<uint64_t> last_offset) {
+Status ProjectionEngine::CatchUp(std::optional<uint64_t> last_offset,
+                                 std::optional<int64_t> until_time) {
   CAIRN_RETURN_IF_ERROR(Drain());
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
   if (last_offset) end = std::min(end, *last_offset + 1);
   if (!reader_ || reader_->position() != MinNextOffset()) {
     CAIRN_ASSIGN_OR_RETURN(reader_, log_->OpenReader(MinNextOffset()));
   }
-  Status status = CatchUpLoop(end);
+  Status status = CatchUpLoop(end, until_time);
   Status drained = Drain();
   if (!status.ok() || !drained.ok()) reader_.reset();
   return status.ok() ? drained : status;
 }
 
-Status ProjectionEngine::CatchUpLoop(uint64_t end) {
+Status ProjectionEngine::CatchUpLoop(uint64_t end, std::optional<int64_t> until_time) {
   while (reader_->position() < end) {
     size_t wanted = std::min<uint64_t>(options_.max_batch_events, end - reader_->position());
     CAIRN_ASSIGN_OR_RETURN(auto events, reader_->Next(wanted, kReadAvailableWait));
@@ -292,9 +294,57 @@ Status ProjectionEngine::CatchUpLoop(uint64_t end) {
                                  std::to_string(reader_->position()) + " below its end " +
                                  std::to_string(end));
     }
+    if (until_time) {
+      auto later = std::find_if(events.begin(), events.end(), [&](const Envelope& event) {
+        return event.time_unix_micros() > *until_time;
+      });
+      if (later != events.end()) {
+        events.erase(later, events.end());
+        return Dispatch(std::move(events));
+      }
+    }
     CAIRN_RETURN_IF_ERROR(Dispatch(std::move(events)));
   }
   return Status::Ok();
+}
+
+Result<uint64_t> ProjectionEngine::CreateCheckpoint(const std::string& target_dir) {
+  CAIRN_RETURN_IF_ERROR(Drain());
+  const uint64_t offset = MinNextOffset();
+  for (const auto& slot : slots_) {
+    if (slot.checkpoint.next_offset() != offset) {
+      return Status::FailedPrecondition(
+          "the projectors are at different offsets (" + slot.projector->name() + " at " +
+          std::to_string(slot.checkpoint.next_offset()) + ", not " + std::to_string(offset) + ")");
+    }
+  }
+  rocksdb::Checkpoint* raw = nullptr;
+  CAIRN_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), "checkpoint"));
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  CAIRN_RETURN_IF_ERROR(
+      FromRocks(checkpoint->CreateCheckpoint(target_dir, /*log_size_for_flush=*/0),
+                "checkpoint projections into " + target_dir));
+  return offset;
+}
+
+int64_t ProjectionEngine::MaxEventTime() const {
+  int64_t latest = 0;
+  for (const auto& slot : slots_) {
+    latest = std::max(latest, slot.checkpoint.max_event_time_unix_micros());
+  }
+  return latest;
+}
+
+void ProjectionEngine::MaybeSnapshot() {
+  if (options_.snapshot_every_events == 0 || !options_.take_snapshot) return;
+  const uint64_t applied = applied_offset_.load();
+  if (snapshot_due_ == 0) {
+    // The first multiple past what was applied at start: a restart does not take one at once.
+    snapshot_due_ = (applied / options_.snapshot_every_events + 1) * options_.snapshot_every_events;
+  }
+  if (applied < snapshot_due_) return;
+  snapshot_due_ = (applied / options_.snapshot_every_events + 1) * options_.snapshot_every_events;
+  options_.take_snapshot(*this);
 }
 
 void ProjectionEngine::Start() {
@@ -334,6 +384,7 @@ void ProjectionEngine::Run() {
       }
       reader_ = std::move(reader).value();
     }
+    MaybeSnapshot();
     auto events = reader_->Next(options_.max_batch_events, kTailWait);
     Status status = events.ok() ? Dispatch(std::move(events).value()) : events.status();
     if (!status.ok()) {

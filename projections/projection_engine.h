@@ -28,11 +28,20 @@ namespace cairn::projections {
 // 2: job views aggregate live tasks and follow JobQueueChanged; allocation indexes.
 // 3: the experiments projection.
 // 4: the job queue's order by position and per-pool counts (pages read without a sort).
-inline constexpr uint32_t kViewFormat = 4;
+// 5: checkpoints record the latest event time applied (snapshots for time travel).
+inline constexpr uint32_t kViewFormat = 5;
+
+class ProjectionEngine;
 
 struct EngineOptions {
   std::vector<std::string> projectors = ProjectorNames();  // which projectors this DB maintains
   size_t max_batch_events = 1000;                          // events per write batch
+  // Snapshots (projections/snapshots.h): when the applied offset passes a multiple of
+  // `snapshot_every_events`, the engine's own thread, between batches, calls `take_snapshot`,
+  // which checkpoints the DB (CreateCheckpoint) and hands the rest of the work to another
+  // thread. 0 = never.
+  uint64_t snapshot_every_events = 0;
+  std::function<void(ProjectionEngine&)> take_snapshot;
 };
 
 // One projector's position and view digest.
@@ -53,8 +62,18 @@ class ProjectionEngine {
   ~ProjectionEngine();
 
   // Applies on the calling thread every event up to the log end seen now, or up to and
-  // including `last_offset`. Not while the background thread runs.
-  Status CatchUp(std::optional<uint64_t> last_offset);
+  // including `last_offset`, and with `until_time` only the events before the first one later
+  // than it. Not while the background thread runs.
+  Status CatchUp(std::optional<uint64_t> last_offset,
+                 std::optional<int64_t> until_time = std::nullopt);
+
+  // A RocksDB checkpoint of the DB, every projector at the same offset, in `target_dir` (which
+  // must not exist): its table files hard-linked, the memtables flushed first so that it holds no
+  // log to replay. Returns the offset it holds every event below. On the engine's own thread
+  // (take_snapshot), or while that thread is not running.
+  Result<uint64_t> CreateCheckpoint(const std::string& target_dir);
+  // The latest event time among the applied events.
+  int64_t MaxEventTime() const;
 
   // Starts / stops the background thread that tails the log. Stop is idempotent.
   void Start();
@@ -89,7 +108,8 @@ class ProjectionEngine {
   Status Dispatch(std::vector<Envelope> events);
   // Waits for the batch in flight and returns its status.
   Status Drain();
-  Status CatchUpLoop(uint64_t end);
+  Status CatchUpLoop(uint64_t end, std::optional<int64_t> until_time);
+  void MaybeSnapshot();
   Result<Slot*> FindSlot(const std::string& projector);
   uint64_t MinNextOffset() const;
   void Run();
@@ -104,6 +124,7 @@ class ProjectionEngine {
   bool identity_recorded_ = false;
   std::unique_ptr<LogReader> reader_;
   std::future<Status> in_flight_;  // the batch being applied while the next one is read
+  uint64_t snapshot_due_ = 0;      // the applied offset at which the next snapshot is taken
 
   std::atomic<uint64_t> applied_offset_{0};
   mutable std::mutex mutex_;

@@ -1,10 +1,169 @@
 #include "projections/projections.h"
 
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "base/crash_points.h"
+#include "base/log.h"
 
 namespace cairn {
 
 using projections::ViewReader;
+
+// Takes the engine's snapshots: the checkpoint on the engine's thread (a flush and hard links),
+// the digests and the publication on a thread of its own, so the projections never wait for them.
+class Projections::Snapshotter {
+ public:
+  Snapshotter(std::unique_ptr<projections::SnapshotStore> store, projections::SnapshotPolicy policy)
+      : store_(std::move(store)), policy_(policy), thread_([this] { Run(); }) {}
+  ~Snapshotter() { Stop(); }
+
+  const projections::SnapshotStore& store() const { return *store_; }
+
+  // On the engine's thread, between batches.
+  void Take(projections::ProjectionEngine& engine) {
+    const auto start = std::chrono::steady_clock::now();
+    auto made = projections::CheckpointInto(engine, *store_);
+    if (!made.ok()) {
+      log::Warn("snapshots", "no snapshot at offset {}: {}", engine.AppliedOffset(), made.status());
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    pending_.push_back(
+        {std::move(made).value(),
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+    wakeup_.notify_all();
+  }
+
+  void Stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wakeup_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  std::optional<projections::SnapshotInfo> latest() const {
+    std::lock_guard lock(mutex_);
+    return latest_;
+  }
+  void set_latest(projections::SnapshotInfo info) {
+    std::lock_guard lock(mutex_);
+    latest_ = std::move(info);
+  }
+  Status WaitFor(uint64_t offset, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    const bool published = published_.wait_for(
+        lock, timeout, [&] { return stopping_ || (latest_ && latest_->next_offset >= offset); });
+    if (published && latest_ && latest_->next_offset >= offset) return Status::Ok();
+    return Status::DeadlineExceeded("no snapshot at or past offset " + std::to_string(offset));
+  }
+
+ private:
+  struct Job {
+    projections::Checkpointed checkpoint;
+    double seconds = 0;  // taking the checkpoint
+  };
+
+  void Run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      wakeup_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+      if (stopping_) return;  // what is pending stays tmp-, removed at the next start
+      Job job = std::move(pending_.front());
+      pending_.pop_front();
+      lock.unlock();
+      CrashPoint("snapshot-publish");
+      auto published =
+          store_->Publish(job.checkpoint.dir, job.checkpoint.next_offset,
+                          job.checkpoint.max_event_time_unix_micros, policy_.keep, job.seconds);
+      lock.lock();
+      if (!published.ok()) {
+        log::Warn("snapshots", "snapshot at offset {} not published: {}",
+                  job.checkpoint.next_offset, published.status());
+        continue;
+      }
+      log::Info("snapshots", "snapshot at offset {} published in {:.2f} s ({} bytes): {}",
+                published->next_offset, published->seconds_to_take, published->bytes,
+                published->path);
+      latest_ = std::move(published).value();
+      published_.notify_all();
+    }
+  }
+
+  const std::unique_ptr<projections::SnapshotStore> store_;
+  const projections::SnapshotPolicy policy_;
+  mutable std::mutex mutex_;
+  std::condition_variable wakeup_;
+  std::condition_variable published_;
+  std::deque<Job> pending_;
+  std::optional<projections::SnapshotInfo> latest_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts after everything it reads
+};
+
+namespace {
+
+// Opens the projection DB in `dir`; when it is missing or does not open, starts it from the
+// newest snapshot whose digests check out instead, else from offset 0. Says which in the log.
+Result<std::unique_ptr<projections::ProjectionEngine>> OpenOrRestore(
+    const std::string& dir, EventLog* log, const projections::EngineOptions& options,
+    const projections::SnapshotStore& store,
+    std::optional<projections::SnapshotInfo>* started_from) {
+  std::error_code error;
+  const bool present = std::filesystem::exists(dir + "/CURRENT", error);
+  if (present) {
+    auto engine = projections::ProjectionEngine::Open(dir, log, options);
+    if (engine.ok()) return engine;
+    log::Error("projections", "cannot open the projections at {} ({}); restoring them", dir,
+               engine.status());
+  }
+  std::vector<projections::SnapshotInfo> snapshots = store.List();
+  if (!present && snapshots.empty()) return projections::ProjectionEngine::Open(dir, log, options);
+  if (!present) log::Warn("projections", "the projections at {} are missing; restoring them", dir);
+  for (auto it = snapshots.rbegin(); it != snapshots.rend(); ++it) {
+    std::filesystem::remove_all(dir, error);
+    Status status = store.CopyTo(*it, dir);
+    if (status.ok()) {
+      auto engine = projections::ProjectionEngine::Open(dir, log, options);
+      status = engine.status();
+      for (const auto& expected : it->projections) {
+        if (!status.ok()) break;
+        auto summary = (*engine)->Summarize(expected.name);
+        if (!summary.ok()) {
+          status = summary.status();
+        } else if (summary->next_offset != expected.next_offset ||
+                   summary->digest != expected.digest) {
+          status =
+              Status::Corruption(expected.name + " does not match the digest it was taken with");
+        }
+      }
+      if (status.ok()) {
+        log::Info("projections",
+                  "started the projections from snapshot {} (offset {}); the log's tail follows",
+                  it->path, it->next_offset);
+        *started_from = *it;
+        return std::move(engine).value();
+      }
+    }
+    log::Warn("projections", "snapshot {} is not usable ({}); trying an older one", it->path,
+              status);
+  }
+  std::filesystem::remove_all(dir, error);
+  log::Warn("projections", "no usable snapshot: folding the whole log into {}", dir);
+  return projections::ProjectionEngine::Open(dir, log, options);
+}
+
+}  // namespace
+
+Projections::Projections(std::unique_ptr<projections::ProjectionEngine> engine,
+                         std::shared_ptr<Snapshotter> snapshotter)
+    : engine_(std::move(engine)), snapshotter_(std::move(snapshotter)) {}
 
 Result<std::unique_ptr<Projections>> Projections::Open(const std::string& dir, EventLog* log,
                                                        projections::EngineOptions options) {
@@ -14,9 +173,49 @@ Result<std::unique_ptr<Projections>> Projections::Open(const std::string& dir, E
   return std::unique_ptr<Projections>(new Projections(std::move(engine)));
 }
 
+Result<std::unique_ptr<Projections>> Projections::Open(const std::string& dir, EventLog* log,
+                                                       const std::string& snapshot_dir,
+                                                       projections::SnapshotPolicy policy,
+                                                       projections::EngineOptions options) {
+  CAIRN_ASSIGN_OR_RETURN(auto store, projections::SnapshotStore::Open(snapshot_dir));
+  auto snapshotter = std::make_shared<Snapshotter>(std::move(store), policy);
+  options.snapshot_every_events = policy.every_events;
+  options.take_snapshot = [snapshotter](projections::ProjectionEngine& engine) {
+    snapshotter->Take(engine);
+  };
+  std::optional<projections::SnapshotInfo> started_from;
+  CAIRN_ASSIGN_OR_RETURN(auto engine,
+                         OpenOrRestore(dir, log, options, snapshotter->store(), &started_from));
+  if (started_from) {
+    snapshotter->set_latest(*started_from);
+  } else if (auto snapshots = snapshotter->store().List(); !snapshots.empty()) {
+    snapshotter->set_latest(snapshots.back());
+  }
+  engine->Start();
+  std::unique_ptr<Projections> opened(new Projections(std::move(engine), std::move(snapshotter)));
+  opened->started_from_ = std::move(started_from);
+  return opened;
+}
+
 Projections::~Projections() { Stop(); }
 
-void Projections::Stop() { engine_->Stop(); }
+void Projections::Stop() {
+  engine_->Stop();
+  if (snapshotter_) snapshotter_->Stop();
+}
+
+const projections::SnapshotStore* Projections::snapshots() const {
+  return snapshotter_ ? &snapshotter_->store() : nullptr;
+}
+
+Status Projections::WaitForSnapshot(uint64_t offset, std::chrono::milliseconds timeout) {
+  if (!snapshotter_) return Status::FailedPrecondition("these projections take no snapshots");
+  return snapshotter_->WaitFor(offset, timeout);
+}
+
+std::optional<projections::SnapshotInfo> Projections::LatestSnapshot() const {
+  return snapshotter_ ? snapshotter_->latest() : std::nullopt;
+}
 
 Status Projections::ReadViews(const std::string& projector,
                               const std::function<Status(ViewReader&)>& read) {

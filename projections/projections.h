@@ -22,6 +22,7 @@
 #include "events/event_log.h"
 #include "projections/projection_engine.h"
 #include "projections/queries.h"
+#include "projections/snapshots.h"
 #include "views.pb.h"
 
 namespace cairn {
@@ -34,7 +35,25 @@ class Projections : public Queries {
   // readers that need an offset call WaitForOffset.
   static Result<std::unique_ptr<Projections>> Open(const std::string& dir, EventLog* log,
                                                    projections::EngineOptions options = {});
+
+  // The same, with snapshots (projections/snapshots.h) in `snapshot_dir`: taken in the
+  // background as `policy` says, and used when the DB in `dir` is missing or cannot be opened:
+  // the newest snapshot whose digests check out, else an older one, else a fold from offset 0,
+  // each step logged.
+  static Result<std::unique_ptr<Projections>> Open(const std::string& dir, EventLog* log,
+                                                   const std::string& snapshot_dir,
+                                                   projections::SnapshotPolicy policy,
+                                                   projections::EngineOptions options = {});
   ~Projections() override;  // stops
+
+  // The snapshot store, or nullptr when this master takes none.
+  const projections::SnapshotStore* snapshots() const;
+  // The snapshot the projections were restored from when this object opened them, if any.
+  const std::optional<projections::SnapshotInfo>& StartedFrom() const { return started_from_; }
+  // The newest snapshot this process published or started from.
+  std::optional<projections::SnapshotInfo> LatestSnapshot() const;
+  // Blocks until a snapshot at or past `offset` is published; DeadlineExceeded after `timeout`.
+  Status WaitForSnapshot(uint64_t offset, std::chrono::milliseconds timeout);
 
   // Stops following the log. Queries keep working on what was applied. Idempotent.
   void Stop();
@@ -55,9 +74,12 @@ class Projections : public Queries {
                    const std::function<Status(projections::ViewReader&)>& read) override;
 
  private:
-  explicit Projections(std::unique_ptr<projections::ProjectionEngine> engine)
-      : engine_(std::move(engine)) {}
+  class Snapshotter;
+  explicit Projections(std::unique_ptr<projections::ProjectionEngine> engine,
+                       std::shared_ptr<Snapshotter> snapshotter = nullptr);
   std::unique_ptr<projections::ProjectionEngine> engine_;
+  std::shared_ptr<Snapshotter> snapshotter_;  // shared with the engine's take_snapshot
+  std::optional<projections::SnapshotInfo> started_from_;
 };
 
 // Builds a fresh projection DB in `out_dir` (absent or empty) from offset 0 of `log`, up to and

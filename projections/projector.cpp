@@ -50,6 +50,8 @@ Status ApplyEvent(const Projector& projector, const Envelope& event, ViewStore& 
                             std::to_string(event.offset()));
   }
   checkpoint.set_next_offset(event.offset() + 1);
+  checkpoint.set_max_event_time_unix_micros(
+      std::max(checkpoint.max_event_time_unix_micros(), event.time_unix_micros()));
   EpochFence fence(checkpoint.newest_epoch());
   switch (fence.Admit(event)) {
     case EpochFence::Verdict::kFenced:

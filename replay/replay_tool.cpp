@@ -7,12 +7,14 @@
 
 #include "base/clock.h"
 #include "base/encoding.h"
+#include "base/log.h"
 #include "commands/decision_state.h"
 #include "commands/experiment_state.h"
 #include "commands/scheduler/explain.h"
 #include "events/envelope_util.h"
 #include "events/event_log.h"
 #include "projections/projections.h"
+#include "projections/snapshots.h"
 #include "replay/state_format.h"
 
 namespace cairn::replay {
@@ -292,6 +294,24 @@ Status Digest(const ReplayOptions& options, std::ostream& out) {
 
 Status State(const ReplayOptions& options, std::ostream& out) {
   CAIRN_ASSIGN_OR_RETURN(LogWindow window, OpenLogWindow(options));
+  auto print = [&](Queries& state, uint64_t next_offset) {
+    return options.format == "json" ? PrintStateJson(state, next_offset, out)
+                                    : PrintStateTable(state, next_offset, out);
+  };
+  // A master's data directory with snapshots: the newest one before the moment, plus the tail.
+  const std::string snapshot_dir = options.data_dir.value_or("") + "/snapshots";
+  std::error_code error;
+  if (options.data_dir && window.stop > 0 && std::filesystem::is_directory(snapshot_dir, error)) {
+    auto store = projections::SnapshotStore::OpenExisting(snapshot_dir);
+    CAIRN_ASSIGN_OR_RETURN(auto past,
+                           projections::PastProjections::Open(store.get(), window.log.get(),
+                                                              window.stop - 1, window.at_time));
+    if (past->base()) {
+      log::Info("replay", "started from snapshot {} (offset {})", past->base()->path,
+                past->base()->next_offset);
+    }
+    return print(*past, past->next_offset());
+  }
   ProjectionState state;
   Status apply_status;
   // --at-time folds the longest prefix of the log whose events are all at or before T: a state
@@ -303,7 +323,7 @@ Status State(const ReplayOptions& options, std::ostream& out) {
   });
   CAIRN_RETURN_IF_ERROR(status);
   CAIRN_RETURN_IF_ERROR(apply_status);
-  return options.format == "json" ? PrintStateJson(state, out) : PrintStateTable(state, out);
+  return print(state, state.next_offset());
 }
 
 Status ExplainTask(const ReplayOptions& options, std::ostream& out) {

@@ -3,6 +3,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
@@ -78,15 +79,30 @@ std::string Exit(const TaskView& task) {
 
 }  // namespace
 
-Status PrintStateJson(ProjectionState& state, std::ostream& out) {
+Result<nlohmann::json> StateJson(Queries& state, uint64_t next_offset,
+                                 const StateJsonOptions& options) {
   CAIRN_ASSIGN_OR_RETURN(auto tasks, state.ListTasks());
   CAIRN_ASSIGN_OR_RETURN(auto agents, state.ListAgents());
   CAIRN_ASSIGN_OR_RETURN(auto jobs, state.JobQueue(""));
   nlohmann::json document;
-  document["nextOffset"] = std::to_string(state.next_offset());
+  document["nextOffset"] = std::to_string(next_offset);
+  if (options.live_tasks_only) {
+    std::map<std::string, int64_t> counts;
+    for (const auto& task : tasks) ++counts[views::TaskState_Name(task.state())];
+    document["taskCounts"] = counts;
+    tasks.erase(std::remove_if(tasks.begin(), tasks.end(),
+                               [](const TaskView& task) {
+                                 return task.state() == views::TASK_STATE_TERMINATED;
+                               }),
+                tasks.end());
+  }
   CAIRN_ASSIGN_OR_RETURN(document["tasks"], ToJsonArray(tasks));
   CAIRN_ASSIGN_OR_RETURN(document["agents"], ToJsonArray(agents));
   CAIRN_ASSIGN_OR_RETURN(document["jobQueue"], ToJsonArray(jobs));
+  if (options.experiments) {
+    CAIRN_ASSIGN_OR_RETURN(auto experiments, state.ListExperiments());
+    CAIRN_ASSIGN_OR_RETURN(document["experiments"], ToJsonArray(experiments));
+  }
   CAIRN_ASSIGN_OR_RETURN(auto models, state.ListModels());
   nlohmann::json listed = nlohmann::json::array();
   for (const auto& model : models) {
@@ -96,18 +112,23 @@ Status PrintStateJson(ProjectionState& state, std::ostream& out) {
     listed.push_back(std::move(rendered));
   }
   document["models"] = std::move(listed);
+  return document;
+}
+
+Status PrintStateJson(Queries& state, uint64_t next_offset, std::ostream& out) {
+  CAIRN_ASSIGN_OR_RETURN(auto document, StateJson(state, next_offset, {}));
   out << document.dump(2) << "\n";
   return Status::Ok();
 }
 
-Status PrintStateTable(ProjectionState& state, std::ostream& out) {
+Status PrintStateTable(Queries& state, uint64_t next_offset, std::ostream& out) {
   CAIRN_ASSIGN_OR_RETURN(auto tasks, state.ListTasks());
   CAIRN_ASSIGN_OR_RETURN(auto agents, state.ListAgents());
   CAIRN_ASSIGN_OR_RETURN(auto jobs, state.JobQueue(""));
-  if (state.next_offset() == 0) {
+  if (next_offset == 0) {
     out << "state before the first event\n\n";
   } else {
-    out << "state after offsets 0.." << state.next_offset() - 1 << "\n\n";
+    out << "state after offsets 0.." << next_offset - 1 << "\n\n";
   }
 
   std::vector<std::vector<std::string>> rows = {

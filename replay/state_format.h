@@ -1,18 +1,27 @@
 // Renders the cluster state folded by `cairn replay state`: one JSON document or text tables.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "projections/projections.h"
 
 namespace cairn::replay {
 
+struct StateJsonOptions {
+  // Only the tasks not yet terminated, and "taskCounts" by state: the history's tasks are many.
+  bool live_tasks_only = false;
+  bool experiments = false;  // "experiments": [...]
+};
+
 // {"nextOffset": N, "tasks": [...], "agents": [...], "jobQueue": [...], "models": [...]} (each
 // model with its "modelVersions"), views in the REST layer's JSON style (camelCase, enums by
-// name).
-Status PrintStateJson(ProjectionState& state, std::ostream& out);
+// name). `next_offset`: every event below it is in `state`.
+Result<nlohmann::json> StateJson(Queries& state, uint64_t next_offset,
+                                 const StateJsonOptions& options);
+Status PrintStateJson(Queries& state, uint64_t next_offset, std::ostream& out);
 
 // Four aligned tables: tasks, agents, job queue, models (with their versions' checkpoints).
-Status PrintStateTable(ProjectionState& state, std::ostream& out);
+Status PrintStateTable(Queries& state, uint64_t next_offset, std::ostream& out);
 
 }  // namespace cairn::replay

@@ -1,7 +1,7 @@
 #include "api/handlers/audit.h"
 
 #include "api/responses.h"
-#include "base/clock.h"
+#include "api/rest_util.h"
 #include "replay/replay_tool.h"
 
 namespace cairn::api {
@@ -9,17 +9,6 @@ namespace {
 
 constexpr size_t kDefaultLimit = 1000;
 constexpr size_t kMaxLimit = 10000;
-
-Result<std::optional<int64_t>> TimeParam(const Call& call, const std::string& name) {
-  const std::string text = call.request().QueryParam(name);
-  if (text.empty()) return std::optional<int64_t>();
-  Result<int64_t> micros = ParseTimeToUnixMicros(text);
-  if (!micros.ok()) {
-    return Status::InvalidArgument(name + ": expected RFC 3339 or unix seconds, got '" + text +
-                                   "'");
-  }
-  return std::optional<int64_t>(*micros);
-}
 
 }  // namespace
 
@@ -29,9 +18,9 @@ http::Response ListAudit(Call& call) {
   replay::AuditQuery query;
   query.actor = request.QueryParam("actor");
   query.entity = request.QueryParam("entity");
-  auto since = TimeParam(call, "since");
+  auto since = OptionalTimeParam(request, "since");
   if (!since.ok()) return Error(since.status());
-  auto until = TimeParam(call, "until");
+  auto until = OptionalTimeParam(request, "until");
   if (!until.ok()) return Error(until.status());
   query.since_micros = *since;
   query.until_micros = *until;

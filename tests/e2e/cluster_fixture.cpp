@@ -69,7 +69,7 @@ void Cluster::ServeHttps() {
   certificates_ = *made;
 }
 
-void Cluster::StartMaster() {
+void Cluster::StartMaster(const std::vector<std::string>& extra_env, bool with_stderr) {
   std::string config_path = dir_.Sub("master.yaml");
   {
     std::ofstream out(config_path);
@@ -80,7 +80,8 @@ void Cluster::StartMaster() {
           << "\n    key: " << certificates_.key_file << "\n";
     }
   }
-  auto master = ChildProcess::Start({BinaryPath("cairn-master"), "--config", config_path});
+  auto master = ChildProcess::Start({BinaryPath("cairn-master"), "--config", config_path},
+                                    extra_env, with_stderr);
   ASSERT_TRUE(master.ok()) << master.status().ToString();
   master_ = std::move(*master);
   auto line = master_->WaitForLine(

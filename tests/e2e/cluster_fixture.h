@@ -51,8 +51,10 @@ class Cluster {
   // The CA and certificate of ServeHttps (empty before).
   const TestCertificates& certificates() const { return certificates_; }
 
-  // Starts the master (port 0 the first time, the same port on a restart).
-  void StartMaster();
+  // Starts the master (port 0 the first time, the same port on a restart). With `with_stderr`
+  // its log lines are among master_lines() too; `extra_env` adds to its environment.
+  void StartMaster(const std::vector<std::string>& extra_env = {}, bool with_stderr = false);
+  ChildProcess& master() { return *master_; }
   void StopMaster(int signal_number);
   void StartAgent(const std::string& id, int slots);
   ChildProcess& agent(size_t index) { return *agents_[index]; }

@@ -47,8 +47,9 @@ std::string BinaryPath(const std::string& name) {
   return std::string(CAIRN_BINARY_DIR) + "/bin/" + name;
 }
 
-Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(
-    const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<std::string>& argv,
+                                                          const std::vector<std::string>& extra_env,
+                                                          bool with_stderr) {
   if (argv.empty()) return Status::InvalidArgument("empty argv");
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Status::IOError("pipe failed");
@@ -65,6 +66,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(
   if (pid < 0) return Status::IOError("fork failed");
   if (pid == 0) {
     dup2(pipe_fds[1], STDOUT_FILENO);
+    if (with_stderr) dup2(pipe_fds[1], STDERR_FILENO);
     execve(c_argv[0], c_argv.data(), c_env.data());
     _exit(127);
   }

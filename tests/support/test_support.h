@@ -43,8 +43,10 @@ std::string BinaryPath(const std::string& name);
 // the test log). The destructor kills (SIGKILL) and reaps it if it still runs.
 class ChildProcess {
  public:
-  static Result<std::unique_ptr<ChildProcess>> Start(
-      const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {});
+  // `with_stderr`: stderr goes to the same pipe as stdout, so its lines can be waited for too.
+  static Result<std::unique_ptr<ChildProcess>> Start(const std::vector<std::string>& argv,
+                                                     const std::vector<std::string>& extra_env = {},
+                                                     bool with_stderr = false);
   ~ChildProcess();
 
   // Waits until a stdout line (already seen or new) satisfies `predicate`; returns it.

@@ -1,0 +1,16 @@
+// Time travel over REST (admins only: the past holds every workspace's work): the cluster as it
+// was after a given offset, or at a given time, from the newest snapshot before that moment plus
+// the log's tail (projections/snapshots.h).
+#pragma once
+
+#include "api/call.h"
+
+namespace cairn::api {
+
+// GET /api/v1/history/state?at=OFFSET | ?time=RFC3339
+// -> {"asOf": {"nextOffset", "lastEventTime"}, "snapshot": {"nextOffset"} | null,
+//     "jobQueue": [...], "tasks": [... not terminated], "taskCounts": {state: n},
+//     "experiments": [...], "agents": [...], "models": [...], "nextOffset"}
+http::Response GetHistoryState(Call& call);
+
+}  // namespace cairn::api

@@ -1,0 +1,121 @@
+// History at the scale of a real master: snapshots taken while it serves, a kill -9 in the middle
+// of one, a master that then starts from the previous snapshot with identical digests, and time
+// travel over REST from the nearest snapshot.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "net/session_login.h"
+#include "tests/e2e/cluster_fixture.h"
+
+namespace cairn::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const json kCommand = {{"config", {{"entrypoint", {"true"}}}}};
+
+// Submits commands until `count` were accepted or the master stops answering; returns how many.
+int SubmitCommands(Cluster& cluster, int count) {
+  auto client = cluster.Client();
+  int accepted = 0;
+  for (int i = 0; i < count; ++i) {
+    auto response = client.Request("POST", "/api/v1/commands", kCommand.dump(),
+                                   {{"Content-Type", "application/json"}});
+    if (!response.ok() || response->status != 200) break;
+    ++accepted;
+  }
+  return accepted;
+}
+
+std::vector<std::string> EntriesOf(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool Contains(const std::string& line, const std::string& part) {
+  return line.find(part) != std::string::npos;
+}
+
+TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWithEqualDigests) {
+  Cluster cluster("snapshots:\n  every_events: 100\n  keep: 4\n");
+  const std::string snapshots = cluster.data_dir() + "/snapshots";
+
+  // A first snapshot, published.
+  cluster.StartMaster({}, /*with_stderr=*/true);
+  ASSERT_EQ(SubmitCommands(cluster, 110), 110);
+  auto published = cluster.master().WaitForLine(
+      [](const std::string& line) { return Contains(line, "published in"); }, 60s);
+  ASSERT_TRUE(published.ok()) << published.status().ToString();
+  cluster.StopMaster(SIGTERM);
+  const std::vector<std::string> before = EntriesOf(snapshots, "snap-");
+  ASSERT_EQ(before.size(), 1u);
+
+  // The next one is interrupted by SIGKILL between its checkpoint and its publication.
+  cluster.StartMaster({"CAIRN_CRASH_AT=snapshot-publish"}, /*with_stderr=*/true);
+  SubmitCommands(cluster, 400);
+  auto killed = cluster.master().Wait(60s);
+  ASSERT_TRUE(killed.ok()) << killed.status().ToString();
+  ASSERT_TRUE(WIFSIGNALED(*killed) && WTERMSIG(*killed) == SIGKILL)
+      << "the master should have died at the crash point";
+  EXPECT_EQ(EntriesOf(snapshots, "snap-"), before) << "no half-made snapshot is published";
+  const std::vector<std::string> interrupted = EntriesOf(snapshots, "tmp-");
+  EXPECT_EQ(interrupted.size(), 1u) << "the interrupted one is left as tmp-";
+
+  // The projection DB is lost too: the master starts from the previous snapshot plus the tail.
+  std::filesystem::remove_all(cluster.data_dir() + "/projections");
+  cluster.StartMaster({}, /*with_stderr=*/true);
+  auto restored = cluster.master().WaitForLine(
+      [&](const std::string& line) {
+        return Contains(line, "started the projections from snapshot") &&
+               Contains(line, before.front());
+      },
+      10s);
+  EXPECT_TRUE(restored.ok()) << "the master names the snapshot it started from";
+  for (const auto& name : interrupted) {
+    EXPECT_FALSE(std::filesystem::exists(snapshots + "/" + name))
+        << "the crash's leftover " << name;
+  }
+
+  // Time travel over REST, for admins only: the state after the first snapshot's last event.
+  const uint64_t snapshot_offset = std::stoull(before.front().substr(5));
+  auto reply = cluster.Call("GET", "/api/v1/history/state?at=" + std::to_string(snapshot_offset));
+  EXPECT_EQ(reply.status, 403) << "determined is not an admin";
+  auto admin = cluster.Client();
+  ASSERT_TRUE(http::LogIn(admin, "admin").ok());
+  auto past = admin.Request("GET", "/api/v1/history/state?at=" + std::to_string(snapshot_offset));
+  ASSERT_TRUE(past.ok());
+  ASSERT_EQ(past->status, 200) << past->body;
+  json state = json::parse(past->body);
+  EXPECT_EQ(state["snapshot"]["nextOffset"], std::to_string(snapshot_offset));
+  EXPECT_EQ(state["asOf"]["nextOffset"], std::to_string(snapshot_offset + 1));
+  // The same moment folded from offset 0 by the operator's tool, over a copy of the log that
+  // has no snapshots beside it.
+  const std::string copy = cluster.dir().Sub("log-copy");
+  std::filesystem::create_directories(copy);
+  std::filesystem::copy(cluster.data_dir() + "/log", copy + "/log",
+                        std::filesystem::copy_options::recursive);
+  auto lines = cluster.RunCairn({"replay", "state", "--data", copy, "--at-offset",
+                                 std::to_string(snapshot_offset), "--format", "json"});
+  std::string text;
+  for (const auto& line : lines) text += line + "\n";
+  json folded = json::parse(text, nullptr, false);
+  ASSERT_TRUE(folded.is_object()) << text;
+  EXPECT_EQ(folded["nextOffset"], state["asOf"]["nextOffset"]);
+  EXPECT_EQ(folded["jobQueue"], state["jobQueue"]);
+  EXPECT_EQ(folded["agents"], state["agents"]);
+  EXPECT_GT(state["jobQueue"].size(), 50u) << "the queue holds the first master's commands";
+
+  cluster.ExpectRebuiltProjectionsEqualLive();
+}
+
+}  // namespace
+}  // namespace cairn::testing

@@ -1,0 +1,209 @@
+// Snapshots of the projections (projections/snapshots.h): taken while the projections follow
+// the log, each holding exactly a fold to its offset; time travel from them equals a fold from
+// offset 0; a lost or corrupt projection DB starts from the newest snapshot that checks out.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "base/files.h"
+#include "events/memory_log.h"
+#include "projections/projections.h"
+#include "projections/snapshots.h"
+#include "tests/projections/history.h"
+#include "tests/projections/projection_checks.h"
+#include "tests/support/test_support.h"
+
+namespace cairn {
+namespace {
+
+using projections::ProjectorNames;
+using projections::SnapshotInfo;
+using testing::History;
+using testing::TempDir;
+
+constexpr uint64_t kEvery = 400;
+
+std::map<std::string, std::string> FoldDigests(const History& history, uint64_t last_offset) {
+  ProjectionState state = testing::Fold(history, last_offset + 1);
+  std::map<std::string, std::string> digests;
+  for (const auto& name : ProjectorNames()) digests[name] = *state.Digest(name);
+  return digests;
+}
+
+template <typename Source>
+std::map<std::string, std::string> DigestsOf(Source& source) {
+  std::map<std::string, std::string> digests;
+  for (const auto& name : ProjectorNames()) {
+    auto digest = source.Digest(name);
+    EXPECT_TRUE(digest.ok()) << digest.status().ToString();
+    if (digest.ok()) digests[name] = *digest;
+  }
+  return digests;
+}
+
+std::map<std::string, std::string> DigestsOf(const SnapshotInfo& snapshot) {
+  std::map<std::string, std::string> digests;
+  for (const auto& summary : snapshot.projections) digests[summary.name] = summary.digest;
+  return digests;
+}
+
+class SnapshotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    history_.AddWorkload(4, 300);
+    ASSERT_TRUE(history_.AppendTo(log_).ok());
+    ASSERT_GT(history_.events().size(), 4 * kEvery)
+        << "the workload should cross several snapshots";
+  }
+
+  // Live projections with snapshots every kEvery events, in small batches so that a snapshot is
+  // taken close to each multiple.
+  std::unique_ptr<Projections> OpenLive(size_t keep = 3) {
+    projections::EngineOptions options;
+    options.max_batch_events = 50;
+    auto opened =
+        Projections::Open(dir_.Sub("live"), &log_, dir_.Sub("snapshots"), {kEvery, keep}, options);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    return opened.ok() ? std::move(opened).value() : nullptr;
+  }
+
+  // Follows the whole log and waits for the snapshot past the last multiple of kEvery.
+  std::unique_ptr<Projections> FollowToTheEnd(size_t keep = 3) {
+    auto live = OpenLive(keep);
+    if (!live) return nullptr;
+    EXPECT_TRUE(live->WaitForOffset(history_.last_offset(), testing::kProjectionWait).ok());
+    const uint64_t last_multiple = history_.events().size() / kEvery * kEvery;
+    Status waited = live->WaitForSnapshot(last_multiple, testing::kProjectionWait);
+    EXPECT_TRUE(waited.ok()) << waited.ToString();
+    return live;
+  }
+
+  std::vector<SnapshotInfo> Snapshots() {
+    return projections::SnapshotStore::OpenExisting(dir_.Sub("snapshots"))->List();
+  }
+
+  TempDir dir_;
+  MemoryEventLog log_;
+  History history_;
+};
+
+TEST_F(SnapshotTest, EachSnapshotHoldsExactlyAFoldToItsOffsetAndOnlyTheNewestAreKept) {
+  auto live = FollowToTheEnd(/*keep=*/3);
+  ASSERT_NE(live, nullptr);
+  std::vector<SnapshotInfo> snapshots = Snapshots();
+  ASSERT_EQ(snapshots.size(), 3u);
+  uint64_t previous = 0;
+  for (const auto& snapshot : snapshots) {
+    EXPECT_GT(snapshot.next_offset, previous);
+    previous = snapshot.next_offset;
+    // Taken at the first batch boundary past a multiple.
+    EXPECT_LT(snapshot.next_offset % kEvery, 50u) << snapshot.path;
+    EXPECT_EQ(DigestsOf(snapshot), FoldDigests(history_, snapshot.next_offset - 1))
+        << snapshot.path;
+    EXPECT_EQ(snapshot.max_event_time_unix_micros,
+              history_.events()[snapshot.next_offset - 1].time_unix_micros());
+    EXPECT_GT(snapshot.bytes, 0u);
+  }
+  EXPECT_EQ(live->LatestSnapshot()->next_offset, snapshots.back().next_offset);
+}
+
+TEST_F(SnapshotTest, TimeTravelFromTheNearestSnapshotEqualsAFoldFromTheStart) {
+  auto live = FollowToTheEnd(/*keep=*/16);
+  ASSERT_NE(live, nullptr);
+  std::vector<SnapshotInfo> snapshots = Snapshots();
+  ASSERT_GE(snapshots.size(), 3u);
+  auto store = projections::SnapshotStore::OpenExisting(dir_.Sub("snapshots"));
+  const uint64_t second = snapshots[1].next_offset;
+  struct Case {
+    uint64_t last_offset;
+    std::optional<uint64_t> base;  // the snapshot it should start from
+  };
+  const std::vector<Case> cases = {
+      {5, std::nullopt},                       // before every snapshot: a fold from 0
+      {second - 2, snapshots[0].next_offset},  // just before the second snapshot
+      {second - 1, second},                    // exactly the second snapshot
+      {second + 17, second},                   // a tail after it
+      {history_.last_offset(), snapshots.back().next_offset},
+  };
+  for (const auto& test : cases) {
+    auto past = projections::PastProjections::Open(store.get(), &log_, test.last_offset, {});
+    ASSERT_TRUE(past.ok()) << past.status().ToString();
+    EXPECT_EQ((*past)->next_offset(), test.last_offset + 1);
+    EXPECT_EQ((*past)->base() ? std::optional((*past)->base()->next_offset) : std::nullopt,
+              test.base)
+        << "at offset " << test.last_offset;
+    EXPECT_EQ(DigestsOf(**past), FoldDigests(history_, test.last_offset))
+        << "at offset " << test.last_offset;
+  }
+  // By time: the events up to the time of the one at `second + 5` (times rise one second apart).
+  const int64_t time = history_.events()[second + 5].time_unix_micros();
+  auto past = projections::PastProjections::Open(store.get(), &log_, history_.last_offset(), time);
+  ASSERT_TRUE(past.ok()) << past.status().ToString();
+  EXPECT_EQ((*past)->next_offset(), second + 6);
+  ASSERT_TRUE((*past)->base().has_value());
+  EXPECT_EQ((*past)->base()->next_offset, second);
+  EXPECT_EQ(DigestsOf(**past), FoldDigests(history_, second + 5));
+  // The scratch copies are gone once read.
+  past->reset();
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.Sub("snapshots"))) {
+    EXPECT_EQ(entry.path().filename().string().rfind("snap-", 0), 0u) << entry.path();
+  }
+}
+
+TEST_F(SnapshotTest, ALostDatabaseStartsFromTheNewestSnapshotAndACorruptOneIsPassedOver) {
+  std::vector<SnapshotInfo> snapshots;
+  {
+    auto live = FollowToTheEnd(/*keep=*/4);
+    ASSERT_NE(live, nullptr);
+    snapshots = Snapshots();
+    ASSERT_GE(snapshots.size(), 2u);
+  }
+  const auto expected = FoldDigests(history_, history_.last_offset());
+
+  // The projection DB is lost: the newest snapshot plus the tail.
+  std::filesystem::remove_all(dir_.Sub("live"));
+  {
+    auto live = OpenLive(4);
+    ASSERT_NE(live, nullptr);
+    ASSERT_TRUE(live->StartedFrom().has_value());
+    EXPECT_EQ(live->StartedFrom()->next_offset, snapshots.back().next_offset);
+    ASSERT_TRUE(live->WaitForOffset(history_.last_offset(), testing::kProjectionWait).ok());
+    EXPECT_EQ(DigestsOf(*live), expected);
+  }
+
+  // The newest snapshot's views no longer match its digests, and the DB is lost again: the one
+  // before it is used instead.
+  const SnapshotInfo& newest = snapshots.back();
+  auto metadata = ReadWholeFile(newest.path + "/SNAPSHOT");
+  ASSERT_TRUE(metadata.ok());
+  nlohmann::json json = nlohmann::json::parse(*metadata);
+  json["projections"][0]["digest"] = std::string(64, '0');
+  ASSERT_TRUE(WriteFileAtomically(newest.path + "/SNAPSHOT", json.dump()).ok());
+  std::filesystem::remove_all(dir_.Sub("live"));
+  {
+    auto live = OpenLive(4);
+    ASSERT_NE(live, nullptr);
+    ASSERT_TRUE(live->StartedFrom().has_value());
+    EXPECT_EQ(live->StartedFrom()->next_offset, snapshots[snapshots.size() - 2].next_offset);
+    ASSERT_TRUE(live->WaitForOffset(history_.last_offset(), testing::kProjectionWait).ok());
+    EXPECT_EQ(DigestsOf(*live), expected);
+  }
+
+  // A DB that does not open (its files garbage) is restored the same way.
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.Sub("live"))) {
+    if (entry.path().filename().string().rfind("MANIFEST", 0) == 0) {
+      std::ofstream(entry.path(), std::ios::trunc) << "not a manifest";
+    }
+  }
+  auto live = OpenLive(4);
+  ASSERT_NE(live, nullptr);
+  EXPECT_TRUE(live->StartedFrom().has_value());
+  ASSERT_TRUE(live->WaitForOffset(history_.last_offset(), testing::kProjectionWait).ok());
+  EXPECT_EQ(DigestsOf(*live), expected);
+}
+
+}  // namespace
+}  // namespace cairn
