@@ -134,21 +134,29 @@ Status FollowWithTheProjections(Master::Parts& parts) {
 }
 
 // 5. The master's services: the Kafka placement relay (agents read their orders from a topic),
-// heartbeats that turn silence into disconnects, the stores of task logs and model definitions,
-// checkpoint garbage collection.
+// heartbeats that turn silence into disconnects, the stores of task logs (on Kafka, a cache of
+// their topic) and model definitions, checkpoint garbage collection.
 Status StartServices(Master::Parts& parts) {
   const MasterConfig& config = parts.config;
+  // On Kafka the task-log topic is the record of every line and <data_dir>/tasklogs a cache of
+  // it, caught up here (before heartbeats are watched: agents get 503s until it is done), so a
+  // master whose directory was lost serves every line again.
+  const std::string task_log_dir = config.data_dir + "/tasklogs";
   if (config.log.backend == "kafka") {
+    CAIRN_ASSIGN_OR_RETURN(
+        parts.task_logs,
+        TaskLogStore::OpenMirrored(task_log_dir, config.log.brokers, config.log.topic_prefix));
     CAIRN_ASSIGN_OR_RETURN(
         parts.relay,
         PlacementRelay::Start(parts.log.get(), config.log.brokers, config.log.topic_prefix,
                               config.data_dir + "/placement-relay.offset"));
+  } else {
+    CAIRN_ASSIGN_OR_RETURN(parts.task_logs, TaskLogStore::Open(task_log_dir));
   }
   parts.heartbeats = std::make_unique<AgentHeartbeats>(
       parts.loop.get(),
       std::chrono::milliseconds(static_cast<int64_t>(config.agent_timeout_seconds * 1000)));
   parts.heartbeats->Start();
-  CAIRN_ASSIGN_OR_RETURN(parts.task_logs, TaskLogStore::Open(config.data_dir + "/tasklogs"));
   parts.contexts = std::make_unique<ContextStore>(config.data_dir + "/contexts");
   parts.checkpoint_collector = std::make_unique<CheckpointCollector>(parts.loop.get());
   parts.checkpoint_collector->Start();

@@ -209,6 +209,27 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
       ->check(Number(true));
   AddLogSource(experiment);
   AddMoment(experiment, false);
+
+  CLI::App* usage = AddSubcommand(
+      replay, "usage",
+      "GPU-hours per user and per workspace: each allocation that ended, charged its slots times "
+      "the time from its placement to its end (the events' times), to the user and workspace of "
+      "its task when it was placed (definition: docs/events.md). Allocations still running are "
+      "counted, not charged.",
+      Usage);
+  AddLogSource(usage);
+  AddMoment(usage, false);
+  usage->add_option("--format", options_.format, "a table, or one JSON document")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+
+  AddSubcommand(replay, "schema",
+                "Write the event schema, a binary FileDescriptorSet of events.proto (the same "
+                "bytes as the installed share/cairn/events.desc), to standard output, for "
+                "consumers without Cairn code: cairn replay schema > events.desc; kcat -C -b "
+                "BROKERS -t cairn.events -o beginning -e -c 1 -D '' | protoc "
+                "--decode=cairn.events.Envelope --descriptor_set_in=events.desc",
+                Schema);
 }
 
 CLI::App* ReplayCommand::AddSubcommand(CLI::App* replay, const std::string& name,

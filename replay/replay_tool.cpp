@@ -13,9 +13,11 @@
 #include "commands/scheduler/explain.h"
 #include "events/envelope_util.h"
 #include "events/event_log.h"
+#include "events/event_schema.h"
 #include "projections/projections.h"
 #include "projections/snapshots.h"
 #include "replay/state_format.h"
+#include "replay/usage.h"
 
 namespace cairn::replay {
 
@@ -410,6 +412,30 @@ Status ExplainExperiment(const ReplayOptions& options, std::ostream& out) {
   }
   out << "\nhistory:\n";
   for (const auto& line : history) out << line << "\n";
+  return Status::Ok();
+}
+
+Status Usage(const ReplayOptions& options, std::ostream& out) {
+  CAIRN_ASSIGN_OR_RETURN(LogWindow window, OpenLogWindow(options));
+  UsageLedger ledger;
+  CAIRN_RETURN_IF_ERROR(ReadLog(*window.log, 0, window.stop, [&](const events::Envelope& event) {
+    if (window.at_time && event.time_unix_micros() > *window.at_time) return false;
+    ledger.Apply(event);
+    return true;
+  }));
+  const UsageReport report = ledger.Report();
+  if (options.format == "json") {
+    out << UsageJson(report).dump() << "\n";
+  } else {
+    PrintUsageTable(report, out);
+  }
+  return Status::Ok();
+}
+
+Status Schema(const ReplayOptions&, std::ostream& out) {
+  const std::string_view descriptor_set = EventSchemaDescriptorSet();
+  out.write(descriptor_set.data(), static_cast<std::streamsize>(descriptor_set.size()));
+  if (!out) return Status::IOError("cannot write the descriptor set to standard output");
   return Status::Ok();
 }
 

@@ -1,5 +1,6 @@
 // `cairn replay`'s work: dump events, rebuild projections, digest the live projections, show the
-// cluster state as of an offset or a time, and tell a task's or an experiment's story. The
+// cluster state as of an offset or a time, tell a task's or an experiment's story, count
+// GPU-hours and hand out the event schema. The
 // command line that fills ReplayOptions and checks it is replay_command.h.
 #pragma once
 
@@ -28,10 +29,11 @@ struct ReplayOptions {
   std::string out_dir;                // rebuild
   std::string projection = "all";     // rebuild, digest: a projector's name or "all"
   std::optional<uint64_t> to_offset;  // rebuild
-  // state, explain, experiment: after offset N (inclusive), or after the events up to time T.
+  // state, explain, experiment, usage: after offset N (inclusive), or after the events up to
+  // time T.
   std::optional<uint64_t> at_offset;
   std::optional<int64_t> at_time;  // unix micros
-  std::string format = "table";    // state, audit: "table" (audit: lines) or "json"
+  std::string format = "table";    // state, audit, usage: "table" (audit: lines) or "json"
   std::string task_id;             // explain
   int64_t experiment_id = 0;       // experiment
   AuditQuery audit;                // audit
@@ -47,6 +49,10 @@ Status ExplainTask(const ReplayOptions& options, std::ostream& out);
 Status ExplainExperiment(const ReplayOptions& options, std::ostream& out);
 // Who did what, when (replay/audit.h): one line per record, or JSON lines with the event.
 Status Audit(const ReplayOptions& options, std::ostream& out);
+// GPU-hours per user and per workspace (replay/usage.h), as a table or one JSON document.
+Status Usage(const ReplayOptions& options, std::ostream& out);
+// The event schema's FileDescriptorSet (events/event_schema.h), binary; reads no log.
+Status Schema(const ReplayOptions& options, std::ostream& out);
 
 // Reads `log` from its start to its current end, handing each record `query` keeps (and its
 // event) to `visit`, oldest first, until `visit` returns false. For GET /api/v1/audit too.

@@ -308,4 +308,32 @@ bool IsPermanentConsumerError(rd_kafka_resp_err_t error) {
   }
 }
 
+void PollBatch(rd_kafka_t* consumer, size_t max_taken, std::chrono::milliseconds wait,
+               const std::function<Polled(const rd_kafka_message_t& message)>& take) {
+  const auto deadline = std::chrono::steady_clock::now() + std::min(wait, kLongestWait);
+  size_t taken = 0;
+  while (taken < max_taken) {
+    // Wait only for the first message taken; then take what has already been fetched.
+    const int timeout_ms = taken == 0 ? RemainingMs(deadline) : 0;
+    Message message(rd_kafka_consumer_poll(consumer, timeout_ms));
+    if (!message) {
+      if (timeout_ms == 0) return;
+      continue;
+    }
+    // Transport errors and leader changes are retried by librdkafka itself.
+    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR && !IsPermanentConsumerError(message->err)) {
+      continue;
+    }
+    switch (take(*message)) {
+      case Polled::kTaken:
+        ++taken;
+        break;
+      case Polled::kSkipped:
+        break;
+      case Polled::kStop:
+        return;
+    }
+  }
+}
+
 }  // namespace cairn::kafka

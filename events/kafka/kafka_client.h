@@ -5,6 +5,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -92,5 +93,15 @@ Result<std::map<std::string, std::string>> DescribeTopicConfig(
 // True for consumer errors after which a reader cannot go on (unlike transport errors and
 // leader changes, which librdkafka retries on its own).
 bool IsPermanentConsumerError(rd_kafka_resp_err_t error);
+
+// What a poll loop's handler made of a message.
+enum class Polled { kTaken, kSkipped, kStop };
+
+// The poll loop of the assign()ed readers: polls `consumer` until `take` took `max_taken`
+// messages or says stop, waiting up to `wait` for the first message taken and then taking only
+// what has already been fetched. Transient errors never reach `take`; messages and permanent
+// errors (IsPermanentConsumerError: check `err`) do.
+void PollBatch(rd_kafka_t* consumer, size_t max_taken, std::chrono::milliseconds wait,
+               const std::function<Polled(const rd_kafka_message_t& message)>& take);
 
 }  // namespace cairn::kafka

@@ -17,10 +17,7 @@
 namespace cairn {
 namespace {
 
-using kafka::kLongestWait;
-using kafka::RemainingMs;
 using std::chrono::milliseconds;
-using std::chrono::steady_clock;
 
 constexpr int32_t kPartition = 0;
 
@@ -93,45 +90,36 @@ class KafkaLogReader final : public LogReader {
     // A broken reader stays broken: its consumer no longer fetches.
     if (!broken_.ok()) return broken_;
     std::vector<Envelope> events;
-    const steady_clock::time_point deadline = steady_clock::now() + std::min(wait, kLongestWait);
-    while (events.size() < max_events) {
-      // Wait only for the first event; then take what has already been fetched.
-      const int timeout_ms = events.empty() ? RemainingMs(deadline) : 0;
-      kafka::Message message(rd_kafka_consumer_poll(consumer_.get(), timeout_ms));
-      if (!message) {
-        if (timeout_ms == 0) break;
-        continue;
-      }
-      if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        // Transport errors and leader changes are retried by librdkafka itself.
-        if (!kafka::IsPermanentConsumerError(message->err)) continue;
+    kafka::PollBatch(consumer_.get(), max_events, wait, [&](const rd_kafka_message_t& message) {
+      if (message.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         const std::string what = "kafka log " + topic_ + ": reader at offset " +
-                                 std::to_string(position_) + ": " + kafka::ErrorText(message->err) +
-                                 ": " + rd_kafka_message_errstr(message.get());
-        bool out_of_range = message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
-                            message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE;
+                                 std::to_string(position_) + ": " + kafka::ErrorText(message.err) +
+                                 ": " + rd_kafka_message_errstr(&message);
+        bool out_of_range = message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+                            message.err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE;
         broken_ = out_of_range ? Status::NotFound(what +
                                                   " (before the oldest retained event, or "
                                                   "past the end)")
                                : Status::Unavailable(what);
-        break;
+        return kafka::Polled::kStop;
       }
-      if (message->offset < static_cast<int64_t>(position_)) continue;
-      if (message->offset > static_cast<int64_t>(position_)) {
+      if (message.offset < static_cast<int64_t>(position_)) return kafka::Polled::kSkipped;
+      if (message.offset > static_cast<int64_t>(position_)) {
         broken_ = Status::Corruption("kafka log " + topic_ + ": expected offset " +
                                      std::to_string(position_) + ", the topic gave " +
-                                     std::to_string(message->offset));
-        break;
+                                     std::to_string(message.offset));
+        return kafka::Polled::kStop;
       }
       Envelope event;
-      if (!event.ParseFromArray(message->payload, static_cast<int>(message->len))) {
+      if (!event.ParseFromArray(message.payload, static_cast<int>(message.len))) {
         broken_ = Status::Corruption("kafka log " + topic_ + ": the record at offset " +
                                      std::to_string(position_) + " is not an Envelope");
-        break;
+        return kafka::Polled::kStop;
       }
       event.set_offset(position_++);
       events.push_back(std::move(event));
-    }
+      return kafka::Polled::kTaken;
+    });
     // Events already taken are returned; the error comes with the next call.
     if (events.empty() && !broken_.ok()) return broken_;
     return events;

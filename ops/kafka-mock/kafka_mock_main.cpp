@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->capture_default_str();
   app.add_option("--topic-prefix", topic_prefix,
-                 "creates PREFIX.events (1 partition) and PREFIX.placements")
+                 "creates PREFIX.events (1 partition), PREFIX.placements and PREFIX.tasklogs")
       ->check([](const std::string& value) { return value.empty() ? "must not be empty" : ""; })
       ->type_name("PREFIX")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 // from the placements topic. With injected faults, no event is lost or duplicated.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -171,6 +172,64 @@ TEST(KafkaEndToEnd, BrokerFaultsLoseAndDuplicateNothing) {
     EXPECT_EQ(started[id], 1) << id;
     EXPECT_EQ(exited[id], 1) << id;
   }
+}
+
+TEST(KafkaEndToEnd, TaskLogsSurviveTheLossOfTheMastersDisk) {
+  auto kafka = StartKafka();
+  Cluster cluster(KafkaConfig(*kafka));
+  cluster.StartMaster();
+  cluster.StartAgent("kafka-agent", 2);
+  const std::string chatty =
+      cluster.Submit({{"entrypoint", "printf 'one\\ntwo\\n'; echo three >&2; echo four"}});
+  const std::string quiet = cluster.Submit({{"entrypoint", {"echo", "alone"}}});
+  const std::string chatty_logs = cluster.FollowLogs(chatty);
+  for (const char* line : {"one\n", "two\n", "three\n", "four\n"}) {
+    EXPECT_NE(chatty_logs.find(line), std::string::npos) << chatty_logs;
+  }
+  EXPECT_EQ(cluster.FollowLogs(quiet), "alone\n");
+
+  // The master's task-log directory is lost: the lines come back from the topic.
+  cluster.StopMaster(SIGTERM);
+  std::filesystem::remove_all(cluster.data_dir() + "/tasklogs");
+  cluster.StartMaster();
+  EXPECT_EQ(cluster.FollowLogs(chatty), chatty_logs);
+  EXPECT_EQ(cluster.FollowLogs(quiet), "alone\n");
+}
+
+TEST(KafkaEndToEnd, TheExampleConsumerCountsWhatReplayCounts) {
+  ASSERT_STRNE(CAIRN_CONSUMER_PYTHON, "")
+      << "install python3-confluent-kafka and python3-protobuf (ops/install-deps.sh)";
+  auto kafka = StartKafka();
+  Cluster cluster(KafkaConfig(*kafka));
+  cluster.StartMaster();
+  cluster.StartAgent("kafka-agent", 2);
+  for (const std::string& id : {cluster.Submit({{"entrypoint", {"echo", "first"}}}),
+                                cluster.Submit({{"entrypoint", {"echo", "second"}}})}) {
+    cluster.FollowLogs(id);
+  }
+  cluster.StopMaster(SIGTERM);
+
+  const std::string schema = cluster.dir().Sub("events.desc");
+  FinishedProcess written =
+      RunToEnd({"/bin/sh", "-c", "\"$0\" replay schema > \"$1\"", BinaryPath("cairn"), schema},
+               std::chrono::seconds(60));
+  ASSERT_EQ(written.exit_code, 0) << written.Text();
+  FinishedProcess consumer =
+      RunToEnd({CAIRN_CONSUMER_PYTHON, ExamplePath("gpu_hours") + "/gpu_hours.py", "--brokers",
+                kafka->bootstraps(), "--descriptor-set", schema, "--format", "json"},
+               std::chrono::seconds(60));
+  ASSERT_EQ(consumer.exit_code, 0) << consumer.Text();
+  auto replay =
+      cluster.RunCairn({"replay", "usage", "--kafka", kafka->bootstraps(), "--format", "json"});
+  ASSERT_FALSE(replay.empty());
+  const json from_replay = json::parse(replay.back());
+  EXPECT_EQ(json::parse(consumer.lines.back()), from_replay);
+  // Both commands ran on one slot each, for the time between their placement and their exit.
+  ASSERT_EQ(from_replay["users"].size(), 1u) << from_replay.dump();
+  EXPECT_EQ(from_replay["users"][0]["user"], "determined");
+  EXPECT_EQ(from_replay["users"][0]["allocations"], 2);
+  EXPECT_GT(from_replay["users"][0]["slotMicroseconds"].get<int64_t>(), 0);
+  EXPECT_EQ(from_replay["openAllocations"], 0);
 }
 
 }  // namespace

@@ -70,9 +70,10 @@ Status MockKafkaCluster::CreateTopic(const std::string& name, int partitions,
 }
 
 Status MockKafkaCluster::CreateCairnTopics(const std::string& topic_prefix,
-                                           int placement_partitions) {
+                                           int placement_partitions, int task_log_partitions) {
   CAIRN_RETURN_IF_ERROR(CreateTopic(topic_prefix + ".events", 1));
-  return CreateTopic(topic_prefix + ".placements", placement_partitions);
+  CAIRN_RETURN_IF_ERROR(CreateTopic(topic_prefix + ".placements", placement_partitions));
+  return CreateTopic(topic_prefix + ".tasklogs", task_log_partitions);
 }
 
 void MockKafkaCluster::PushRequestErrors(int16_t api_key,

@@ -35,9 +35,10 @@ class MockKafkaCluster {
 
   // Creates a topic; `replication_factor` 0 means min(3, broker_count()).
   Status CreateTopic(const std::string& name, int partitions, int replication_factor = 0);
-  // Cairn's topics for `topic_prefix`: "<prefix>.events" (1 partition) and
-  // "<prefix>.placements" (`placement_partitions`).
-  Status CreateCairnTopics(const std::string& topic_prefix, int placement_partitions = 4);
+  // Cairn's topics for `topic_prefix`: "<prefix>.events" (1 partition), "<prefix>.placements"
+  // (`placement_partitions`) and "<prefix>.tasklogs" (`task_log_partitions`).
+  Status CreateCairnTopics(const std::string& topic_prefix, int placement_partitions = 4,
+                           int task_log_partitions = 4);
 
   // The next requests of type `api_key`, on any broker, fail with `errors` in turn.
   // RD_KAFKA_RESP_ERR__TRANSPORT makes the broker drop the connection instead.

@@ -10,6 +10,7 @@
 #include "events/envelope_util.h"
 #include "events/event_log.h"
 #include "projections/projections.h"
+#include "replay/usage.h"
 #include "tests/events_kafka/mock_cluster.h"
 #include "tests/projections/history.h"
 #include "tests/support/test_support.h"
@@ -312,6 +313,34 @@ TEST_F(CairnCliTest, RebuildAndLiveDigestAgree) {
   EXPECT_EQ(partial_summaries["job_queue"].second, FoldDigests(middle)["job_queue"]);
 }
 
+// The command line's plumbing (the log, --at-offset, --format); the fold's figures are checked
+// by hand in usage_test.cpp.
+TEST_F(CairnCliTest, UsageFoldsTheLogUpToTheOffsetAsked) {
+  auto fold = [&](uint64_t last_offset) {
+    replay::UsageLedger ledger;
+    for (uint64_t offset = 0; offset <= last_offset; ++offset) {
+      ledger.Apply(history().events()[offset]);
+    }
+    return replay::UsageJson(ledger.Report());
+  };
+  CliRun whole = RunCairn({"replay", "usage", "--data", data(), "--format", "json"});
+  ASSERT_EQ(whole.exit_code, 0);
+  ASSERT_EQ(whole.lines.size(), 1u) << whole.text();
+  const nlohmann::json figures = nlohmann::json::parse(whole.lines[0]);
+  EXPECT_EQ(figures, fold(history().last_offset()));
+  ASSERT_FALSE(figures["users"].empty()) << "the history has no allocation that ended";
+
+  const uint64_t middle = history().last_offset() / 2;
+  CliRun earlier = RunCairn({"replay", "usage", "--data", data(), "--format", "json", "--at-offset",
+                             std::to_string(middle)});
+  ASSERT_EQ(earlier.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(earlier.lines.at(0)), fold(middle));
+
+  CliRun table = RunCairn({"replay", "usage", "--data", data()});
+  ASSERT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.text().find("gpu_hours"), std::string::npos) << table.text();
+}
+
 TEST_F(CairnCliTest, BadUsageExitsTwoWithoutOutput) {
   const std::vector<std::vector<std::string>> bad = {
       {},
@@ -338,6 +367,9 @@ TEST_F(CairnCliTest, BadUsageExitsTwoWithoutOutput) {
       {"replay", "state", "--data", data(), "--at-offset", "1", "--at-time", "1700000000"},
       {"replay", "state", "--data", data(), "--at-offset", "1", "--format", "xml"},
       {"replay", "state", "--data", data(), "extra"},
+      {"replay", "usage"},
+      {"replay", "usage", "--data", data(), "--format", "csv"},
+      {"replay", "schema", "--data", data()},
   };
   for (const auto& args : bad) {
     std::string joined;
