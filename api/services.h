@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "api/auth.h"
@@ -49,6 +50,8 @@ struct Services {
   ContextStore* contexts = nullptr;  // experiments' model definitions
   AgentLiveness* liveness = nullptr;
   const std::atomic<bool>* stopping = nullptr;  // streams end when it turns true
+  // GET /metrics's text (master/metrics.h); empty: the route answers "not supported".
+  std::function<std::string()> metrics;
   // Where lists run (api/bulk_reads.h); null: on the connection's own thread.
   BulkReadPool* bulk_reads = nullptr;
   // What agents present (api/call.cpp checks it; allocations present tokens derived from it).

@@ -76,6 +76,12 @@ std::optional<UserRecord> DecisionLoop::FindUser(const std::string& username) {
   return user == nullptr ? std::nullopt : std::optional<UserRecord>(*user);
 }
 
+namespace {
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
 Status DecisionLoop::Replay() {
   DecisionState fresh;
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
@@ -281,14 +287,19 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     // Also when nothing was written but experiments still need a reaction (after a replay, or
     // when the last batch's reactions did not settle).
     if (!to_append.empty() || !state_.dirty_experiments.empty()) {
+      const auto started = std::chrono::steady_clock::now();
       DecideFollowUps(state_, batch_time, [&](events::Envelope event, const char* actor) {
         stamp(event, CommandMeta{actor, "", "", batch_time}, last_cause);
       });
+      metrics_.follow_ups.Observe(SecondsSince(started));
     }
   }
 
   if (!to_append.empty()) {
+    const auto append_started = std::chrono::steady_clock::now();
     auto appended = log_->Append(to_append);
+    metrics_.append.Observe(SecondsSince(append_started));
+    if (appended.ok()) metrics_.events_appended += to_append.size();
     if (!appended.ok()) {
       log::Error("decision_loop", "append failed ({}); reloading state from the log",
                  appended.status());

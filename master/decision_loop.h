@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "base/metrics.h"
 #include "commands/commands.h"
 #include "commands/decider.h"
 #include "commands/decision_state.h"
@@ -55,6 +56,14 @@ class DecisionLoop : public Writer {
   std::optional<UserRecord> FindUser(const std::string& username) override;
   std::shared_ptr<const TenancyState> Tenancy() override;
 
+  // What the writer measures of itself, for GET /metrics. Thread-safe.
+  struct Metrics {
+    metrics::LatencyHistogram follow_ups;  // a batch's experiment reactions and scheduling pass
+    metrics::LatencyHistogram append;      // a batch's durable append
+    std::atomic<uint64_t> events_appended{0};
+  };
+  const Metrics& metrics() const { return metrics_; }
+
   // Thread-safe. Runs `reader` on the current decision state under its lock; keep it short. For
   // the master's own services (checkpoint collection); the edge asks through Writer.
   void Read(const std::function<void(const DecisionState&)>& reader) const;
@@ -74,6 +83,7 @@ class DecisionLoop : public Writer {
 
   EventLog* log_;
   Options options_;
+  Metrics metrics_;
   mutable std::mutex state_mutex_;
   DecisionState state_;
   // Explain's passes over pools with agents for the current state; under state_mutex_.

@@ -15,6 +15,7 @@
 #include "master/agent_heartbeats.h"
 #include "master/checkpoint_collector.h"
 #include "master/decision_loop.h"
+#include "master/metrics.h"
 #include "net/http_server.h"
 #include "projections/projections.h"
 
@@ -182,6 +183,9 @@ void ServeTheApi(Master::Parts& parts) {
   services.log = parts.log.get();
   services.writer = parts.loop.get();
   services.projections = parts.projections.get();
+  services.metrics = [&parts] {
+    return RenderMasterMetrics(*parts.loop, *parts.projections, *parts.log, NowUnixMicros());
+  };
   services.task_logs = parts.task_logs.get();
   services.contexts = parts.contexts.get();
   services.liveness = parts.heartbeats.get();

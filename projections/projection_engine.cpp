@@ -140,7 +140,9 @@ Status ProjectionEngine::OpenDb() {
   rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), kLogIdentityKey, &identity);
   if (!status.IsNotFound()) CAIRN_RETURN_IF_ERROR(FromRocks(status, "read log identity"));
   identity_recorded_ = status.ok();
+  std::lock_guard lock(mutex_);
   applied_offset_ = MinNextOffset();
+  PublishOffsets();
   return Status::Ok();
 }
 
@@ -202,6 +204,18 @@ Status ProjectionEngine::CheckLogIdentity() {
   return OpenDb();
 }
 
+void ProjectionEngine::PublishOffsets() {
+  projector_offsets_.clear();
+  for (const auto& slot : slots_) {
+    projector_offsets_.emplace_back(slot.projector->name(), slot.checkpoint.next_offset());
+  }
+}
+
+std::vector<std::pair<std::string, uint64_t>> ProjectionEngine::ProjectorOffsets() const {
+  std::lock_guard lock(mutex_);
+  return projector_offsets_;
+}
+
 uint64_t ProjectionEngine::MinNextOffset() const {
   uint64_t lowest = UINT64_MAX;
   for (const auto& slot : slots_) lowest = std::min(lowest, slot.checkpoint.next_offset());
@@ -253,6 +267,7 @@ Status ProjectionEngine::ApplyBatch(const std::vector<Envelope>& events) {
   {
     std::lock_guard lock(mutex_);
     applied_offset_ = MinNextOffset();
+    PublishOffsets();
   }
   progress_.notify_all();
   return result;

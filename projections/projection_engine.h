@@ -74,6 +74,9 @@ class ProjectionEngine {
   Result<uint64_t> CreateCheckpoint(const std::string& target_dir);
   // The latest event time among the applied events.
   int64_t MaxEventTime() const;
+  // Each projector's next offset (every event below it applied), in the engine's order.
+  // Thread-safe.
+  std::vector<std::pair<std::string, uint64_t>> ProjectorOffsets() const;
 
   // Starts / stops the background thread that tails the log. Stop is idempotent.
   void Start();
@@ -112,6 +115,7 @@ class ProjectionEngine {
   void MaybeSnapshot();
   Result<Slot*> FindSlot(const std::string& projector);
   uint64_t MinNextOffset() const;
+  void PublishOffsets();  // under mutex_
   void Run();
 
   const std::string dir_;
@@ -127,6 +131,7 @@ class ProjectionEngine {
   uint64_t snapshot_due_ = 0;      // the applied offset at which the next snapshot is taken
 
   std::atomic<uint64_t> applied_offset_{0};
+  std::vector<std::pair<std::string, uint64_t>> projector_offsets_;  // under mutex_
   mutable std::mutex mutex_;
   std::condition_variable progress_;  // applied_offset_ advanced, or stopping_ changed
   bool stopping_ = false;

@@ -60,6 +60,10 @@ class Projections : public Queries {
 
   // Every event below this offset is applied in every projection.
   uint64_t AppliedOffset() const;
+  // Each projection's own next offset.
+  std::vector<std::pair<std::string, uint64_t>> ProjectionOffsets() const {
+    return engine_->ProjectorOffsets();
+  }
   // Blocks until every event <= offset is applied: OK, or DeadlineExceeded after `timeout`, or
   // Unavailable once stopped.
   Status WaitForOffset(uint64_t offset, std::chrono::milliseconds timeout);

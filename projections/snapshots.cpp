@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "base/files.h"
 #include "base/log.h"
 
@@ -55,6 +56,7 @@ nlohmann::json MetadataJson(const SnapshotInfo& info) {
           {"view_format", info.view_format},
           {"bytes", info.bytes},
           {"seconds_to_take", info.seconds_to_take},
+          {"published_unix_micros", info.published_unix_micros},
           {"projections", projections}};
 }
 
@@ -70,6 +72,7 @@ Result<SnapshotInfo> ReadMetadata(const std::string& path) {
     info.view_format = json.at("view_format").get<uint32_t>();
     info.bytes = json.at("bytes").get<uint64_t>();
     info.seconds_to_take = json.value("seconds_to_take", 0.0);
+    info.published_unix_micros = json.value("published_unix_micros", int64_t{0});
     for (const auto& projection : json.at("projections")) {
       ProjectionSummary summary;
       summary.name = projection.at("name").get<std::string>();
@@ -191,6 +194,7 @@ Result<SnapshotInfo> SnapshotStore::Publish(const std::string& temporary_dir, ui
   info.seconds_to_take =
       seconds_so_far +
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  info.published_unix_micros = NowUnixMicros();
   CAIRN_RETURN_IF_ERROR(
       WriteFileAtomically(holder + "/" + kMetadataFile, MetadataJson(info).dump(2) + "\n"));
   const std::string published = dir_ + "/" + PublishedName(next_offset);

@@ -39,6 +39,7 @@ struct SnapshotInfo {
   std::vector<ProjectionSummary> projections;  // each one's digest at next_offset
   uint64_t bytes = 0;                          // the snapshot's files
   double seconds_to_take = 0;                  // checkpoint, digests and publication
+  int64_t published_unix_micros = 0;           // by the clock of the machine that took it
 };
 
 class SnapshotStore {

@@ -12,6 +12,14 @@ namespace cairn::api {
 
 using nlohmann::json;
 
+http::Response Metrics(Call& call) {
+  if (!call.services().metrics) return Error(Status::NotSupported("this master has no metrics"));
+  http::Response response;
+  response.content_type = "text/plain; version=0.0.4";
+  response.body = call.services().metrics();
+  return response;
+}
+
 http::Response Info(Call& call) {
   const MasterFacts& facts = call.services().facts;
   return Ok({{"version", kDeterminedApiVersion},

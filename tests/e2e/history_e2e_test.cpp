@@ -114,6 +114,25 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   EXPECT_EQ(folded["agents"], state["agents"]);
   EXPECT_GT(state["jobQueue"].size(), 50u) << "the queue holds the first master's commands";
 
+  // The measures: the queue as the job-queue API counts it, each projection's lag, the snapshot.
+  auto anonymous = http::Client::FromUrl(cluster.url(), "");
+  ASSERT_TRUE(anonymous.ok());
+  auto refused = anonymous->Request("GET", "/metrics", "", {});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 401);
+  auto queue = cluster.Get("/api/v1/job-queues-v2?limit=1&offset=0&resourcePool=default");
+  auto measures = cluster.Client().Request("GET", "/metrics", "", {});
+  ASSERT_TRUE(measures.ok());
+  ASSERT_EQ(measures->status, 200);
+  const std::string& text = measures->body;
+  EXPECT_TRUE(Contains(text, "cairn_job_queue_jobs{pool=\"default\"} " +
+                                 std::to_string(queue["pagination"]["total"].get<int>()) + "\n"))
+      << text;
+  EXPECT_TRUE(Contains(text, "cairn_projection_lag_events{projection=\"tasks\"} ")) << text;
+  EXPECT_TRUE(Contains(text, "cairn_snapshot_offset ")) << text;
+  EXPECT_TRUE(Contains(text, "cairn_log_append_seconds_bucket{le=\"+Inf\"} ")) << text;
+  EXPECT_TRUE(Contains(text, "cairn_agents{state=\"connected\"} 0\n")) << text;
+
   cluster.ExpectRebuiltProjectionsEqualLive();
 }
 

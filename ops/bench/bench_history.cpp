@@ -1,0 +1,296 @@
+// History at scale (issue 18): over a realistic log of 1,000,000 events (ops/bench/
+// history_generator.h), on this machine, prints
+//   * the full rebuild of every projection from offset 0 (events/s; target >= 200,000/s), and
+//     the same fold with snapshots taken along the way, each snapshot's time and size;
+//   * the write side's own fold of the whole log (what every master start does);
+//   * cairn-master restart time to its first answer: with its projections current, and with
+//     them lost (restored from the newest snapshot) (target <= 2 s);
+//   * the state at random past moments (offsets and times): from the nearest snapshot plus the
+//     tail, beside a fold from offset 0 of the same moments (target p95 <= 1 s);
+//   * disk bytes per event of the log, the projections and the snapshots.
+// Usage: cairn-bench-history [--data DIR] [--events N] [--samples N]
+//   --data DIR: a master data directory whose log cairn-generate-history wrote (kept, so a
+//   second run skips generation); without it a temporary one is generated and removed.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/command_line.h"
+#include "commands/decision_state.h"
+#include "net/http_client.h"
+#include "ops/bench/history_generator.h"
+#include "projections/projections.h"
+#include "projections/snapshots.h"
+#include "replay/state_format.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using namespace cairn;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kRebuildTarget = 200'000;
+constexpr double kRestartTargetSeconds = 2;
+constexpr double kPastStateTargetSeconds = 1;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+uint64_t DirBytes(const std::string& dir) {
+  uint64_t bytes = 0;
+  std::error_code error;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, error)) {
+    if (entry.is_regular_file(error)) bytes += entry.file_size(error);
+  }
+  return bytes;
+}
+
+double Percentile(std::vector<double> values, double quantile) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t index = static_cast<size_t>(quantile * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(index, values.size() - 1)];
+}
+
+std::string BinaryBeside(const std::string& self, const std::string& name) {
+  return (fs::path(self).parent_path() / name).string();
+}
+
+// Starts cairn-master on `data_dir` and returns the seconds until GET /api/v1/master answers.
+Result<double> TimeMasterStart(const std::string& self, const std::string& data_dir,
+                               std::unique_ptr<testing::ChildProcess>* master) {
+  const std::string config = data_dir + "/bench-master.yaml";
+  std::ofstream(config) << "port: 0\ndata_dir: " << data_dir
+                        << "\nsnapshots:\n  every_events: 100000\n  keep: 16\n";
+  const auto start = Clock::now();
+  CAIRN_ASSIGN_OR_RETURN(*master, testing::ChildProcess::Start(
+                                      {BinaryBeside(self, "cairn-master"), "--config", config}));
+  CAIRN_ASSIGN_OR_RETURN(
+      std::string line,
+      (*master)->WaitForLine(
+          [](const std::string& l) { return l.rfind("cairn-master listening on", 0) == 0; },
+          std::chrono::minutes(5)));
+  const std::string url = line.substr(line.rfind(' ') + 1);
+  CAIRN_ASSIGN_OR_RETURN(auto client, http::Client::FromUrl(url, ""));
+  // The master answers 503 while it replays; the first 200 is the end of its start. Asked every
+  // 10 ms: often enough to measure, rarely enough not to take a core from the replay.
+  while (true) {
+    auto response = client.Request("GET", "/api/v1/master", "", {});
+    if (response.ok() && response->status == 200) return Seconds(start);
+    if (!(*master)->running()) return Status::Unavailable("the master exited while starting");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+Status StopMaster(std::unique_ptr<testing::ChildProcess>& master) {
+  master->Signal(SIGTERM);
+  CAIRN_ASSIGN_OR_RETURN(int status, master->Wait(std::chrono::minutes(2)));
+  master.reset();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return Status::Internal("the master did not stop cleanly");
+  }
+  return Status::Ok();
+}
+
+Status Run(const std::string& self, std::string data_dir, uint64_t events, int samples) {
+  std::unique_ptr<testing::TempDir> temp;
+  if (data_dir.empty()) {
+    temp = std::make_unique<testing::TempDir>();
+    data_dir = temp->Sub("data");
+  }
+  fs::create_directories(data_dir);
+  std::printf("machine: %u cores; data directory %s\n", std::thread::hardware_concurrency(),
+              data_dir.c_str());
+  LogConfig log_config;
+  log_config.data_dir = data_dir;
+  CAIRN_ASSIGN_OR_RETURN(auto log, OpenEventLog(log_config));
+  CAIRN_ASSIGN_OR_RETURN(uint64_t end, log->EndOffset());
+  if (end == 0) {
+    bench::HistoryOptions options;
+    options.events = events;
+    const auto start = Clock::now();
+    CAIRN_ASSIGN_OR_RETURN(auto summary, bench::GenerateHistory(*log, options));
+    std::printf(
+        "generated %llu events in %.1f s (%lld commands, %lld experiments, %lld preemptions, "
+        "%lld agent departures)\n",
+        static_cast<unsigned long long>(summary.events), Seconds(start),
+        static_cast<long long>(summary.commands), static_cast<long long>(summary.experiments),
+        static_cast<long long>(summary.preemptions),
+        static_cast<long long>(summary.agent_departures));
+    CAIRN_ASSIGN_OR_RETURN(end, log->EndOffset());
+  }
+  std::printf("log: %llu events, %.1f MiB, %.0f bytes/event\n\n",
+              static_cast<unsigned long long>(end),
+              static_cast<double>(DirBytes(data_dir + "/log")) / (1 << 20),
+              static_cast<double>(DirBytes(data_dir + "/log")) / static_cast<double>(end));
+
+  // 1. The full fold of the read side, without and with snapshots.
+  const std::string scratch = data_dir + "/bench-scratch";
+  fs::remove_all(scratch);
+  auto start = Clock::now();
+  CAIRN_RETURN_IF_ERROR(
+      RebuildProjections(scratch + "/rebuilt", log.get(), {}, std::nullopt).status());
+  const double rebuild_seconds = Seconds(start);
+  std::printf("%-58s %8.2f s  %9.0f events/s  (target >= %.0f: %s)\n",
+              "full rebuild of every projection from offset 0", rebuild_seconds,
+              static_cast<double>(end) / rebuild_seconds, kRebuildTarget,
+              static_cast<double>(end) / rebuild_seconds >= kRebuildTarget ? "met" : "NOT met");
+
+  // The master's projections and snapshots, as a first start builds them.
+  fs::remove_all(data_dir + "/projections");
+  fs::remove_all(data_dir + "/snapshots");
+  start = Clock::now();
+  {
+    CAIRN_ASSIGN_OR_RETURN(
+        auto live, Projections::Open(data_dir + "/projections", log.get(), data_dir + "/snapshots",
+                                     {100'000, 16}, {}));
+    CAIRN_RETURN_IF_ERROR(live->WaitForOffset(end - 1, std::chrono::minutes(10)));
+    const uint64_t last_multiple = end / 100'000 * 100'000;
+    if (last_multiple > 0) {
+      CAIRN_RETURN_IF_ERROR(live->WaitForSnapshot(last_multiple, std::chrono::minutes(5)));
+    }
+  }
+  const double snapshotted_seconds = Seconds(start);
+  std::printf("%-58s %8.2f s  %9.0f events/s\n",
+              "the same fold with a snapshot every 100,000 events", snapshotted_seconds,
+              static_cast<double>(end) / snapshotted_seconds);
+  auto store = projections::SnapshotStore::OpenExisting(data_dir + "/snapshots");
+  std::vector<projections::SnapshotInfo> snapshots = store->List();
+  std::vector<double> snapshot_seconds;
+  for (const auto& snapshot : snapshots) snapshot_seconds.push_back(snapshot.seconds_to_take);
+  if (!snapshots.empty()) {
+    std::printf(
+        "snapshots: %zu, each taken in p50 %.2f s / max %.2f s (checkpoint, digests, "
+        "publication; off the projections' thread but the checkpoint), newest %.1f MiB\n",
+        snapshots.size(), Percentile(snapshot_seconds, 0.5), Percentile(snapshot_seconds, 1.0),
+        static_cast<double>(snapshots.back().bytes) / (1 << 20));
+  }
+  std::printf(
+      "disk: projections %.0f bytes/event, all snapshots %.0f bytes/event (shared tables "
+      "linked)\n\n",
+      static_cast<double>(DirBytes(data_dir + "/projections")) / static_cast<double>(end),
+      static_cast<double>(DirBytes(data_dir + "/snapshots")) / static_cast<double>(end));
+
+  // 2. The write side's fold, which every master start does before it serves.
+  start = Clock::now();
+  {
+    commands::DecisionState state;
+    CAIRN_ASSIGN_OR_RETURN(auto reader, log->OpenReader(0));
+    while (reader->position() < end) {
+      CAIRN_ASSIGN_OR_RETURN(auto batch, reader->Next(4096, std::chrono::seconds(10)));
+      for (const auto& event : batch) commands::Apply(state, event);
+    }
+  }
+  std::printf("%-58s %8.2f s  %9.0f events/s\n", "write side: decision state folded from offset 0",
+              Seconds(start), static_cast<double>(end) / Seconds(start));
+
+  // 3. Master restarts.
+  log.reset();  // the master owns the log now
+  std::unique_ptr<testing::ChildProcess> master;
+  CAIRN_ASSIGN_OR_RETURN(double current, TimeMasterStart(self, data_dir, &master));
+  CAIRN_RETURN_IF_ERROR(StopMaster(master));
+  std::printf("%-58s %8.2f s  (target <= %.0f s: %s)\n", "master restart, projections current",
+              current, kRestartTargetSeconds, current <= kRestartTargetSeconds ? "met" : "NOT met");
+  fs::remove_all(data_dir + "/projections");
+  CAIRN_ASSIGN_OR_RETURN(double restored, TimeMasterStart(self, data_dir, &master));
+  CAIRN_RETURN_IF_ERROR(StopMaster(master));
+  std::printf("%-58s %8.2f s  (target <= %.0f s: %s)\n\n",
+              "master restart, projections lost: newest snapshot + tail", restored,
+              kRestartTargetSeconds, restored <= kRestartTargetSeconds ? "met" : "NOT met");
+
+  // 4. The past: random offsets and times, from snapshots, and a few folds from offset 0.
+  log_config.read_only = true;
+  CAIRN_ASSIGN_OR_RETURN(log, OpenEventLog(log_config));
+  CAIRN_ASSIGN_OR_RETURN(end, log->EndOffset());
+  std::mt19937_64 random(7);
+  std::vector<double> from_snapshots;
+  std::vector<double> from_zero;
+  int64_t first_time = 0, last_time = 0;
+  {
+    CAIRN_ASSIGN_OR_RETURN(auto reader, log->OpenReader(0));
+    CAIRN_ASSIGN_OR_RETURN(auto first, reader->Next(1, std::chrono::seconds(10)));
+    first_time = first.at(0).time_unix_micros();
+    last_time = snapshots.empty() ? first_time : snapshots.back().max_event_time_unix_micros;
+  }
+  for (int i = 0; i < samples; ++i) {
+    // Half the moments by offset, half by time (then up to the first event after it).
+    uint64_t offset = random() % end;
+    std::optional<int64_t> time;
+    if (i % 2 == 1) {
+      offset = end - 1;
+      time = first_time + static_cast<int64_t>(random() % static_cast<uint64_t>(std::max<int64_t>(
+                                                              1, last_time - first_time)));
+    }
+    start = Clock::now();
+    CAIRN_ASSIGN_OR_RETURN(
+        auto past, projections::PastProjections::Open(store.get(), log.get(), offset, time));
+    CAIRN_RETURN_IF_ERROR(replay::StateJson(*past, past->next_offset(),
+                                            {.live_tasks_only = true, .experiments = true})
+                              .status());
+    from_snapshots.push_back(Seconds(start));
+    if (i < 4 && !time) {
+      start = Clock::now();
+      ProjectionState state;
+      CAIRN_ASSIGN_OR_RETURN(auto reader, log->OpenReader(0));
+      while (reader->position() <= offset) {
+        CAIRN_ASSIGN_OR_RETURN(
+            auto batch, reader->Next(std::min<uint64_t>(4096, offset + 1 - reader->position()),
+                                     std::chrono::seconds(10)));
+        for (const auto& event : batch) CAIRN_RETURN_IF_ERROR(state.Apply(event));
+      }
+      CAIRN_RETURN_IF_ERROR(replay::StateJson(state, state.next_offset(),
+                                              {.live_tasks_only = true, .experiments = true})
+                                .status());
+      from_zero.push_back(Seconds(start));
+    }
+  }
+  std::printf(
+      "state at %d random past offsets/times, nearest snapshot + tail:   p50 %.3f s  p95 %.3f s  "
+      "max %.3f s  (target p95 <= %.0f s: %s)\n",
+      samples, Percentile(from_snapshots, 0.5), Percentile(from_snapshots, 0.95),
+      Percentile(from_snapshots, 1.0), kPastStateTargetSeconds,
+      Percentile(from_snapshots, 0.95) <= kPastStateTargetSeconds ? "met" : "NOT met");
+  std::printf(
+      "state at the first %zu of them, folded from offset 0:        p50 %.3f s  max %.3f s "
+      "(ratio p50 %.1fx)\n",
+      from_zero.size(), Percentile(from_zero, 0.5), Percentile(from_zero, 1.0),
+      Percentile(from_zero, 0.5) / std::max(1e-9, Percentile(from_snapshots, 0.5)));
+  fs::remove_all(scratch);
+  return Status::Ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("Benchmarks Cairn's history at scale: rebuild, snapshots, restart, time travel.",
+               "cairn-bench-history");
+  cli::Configure(app);
+  std::string data_dir;
+  uint64_t events = 1'000'000;
+  int samples = 20;
+  app.add_option("--data", data_dir, "a data directory with a generated log (kept)");
+  app.add_option("--events", events, "events to generate when the log is empty")
+      ->capture_default_str();
+  app.add_option("--samples", samples, "past moments to read")->capture_default_str();
+  if (auto stop = cli::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    return cli::Finish(*stop);
+  }
+  Status status = Run(argv[0], data_dir, events, samples);
+  if (!status.ok()) {
+    std::fprintf(stderr, "cairn-bench-history: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
