@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/encoding.h"
+#include "base/files.h"
 #include "commands/decision_state.h"
 #include "commands/experiment_state.h"
 #include "commands/scheduler/explain.h"
@@ -14,6 +15,8 @@
 #include "events/event_log.h"
 #include "projections/projections.h"
 #include "replay/state_format.h"
+#include "replay/whatif.h"
+#include "replay/whatif_format.h"
 
 namespace cairn::replay {
 
@@ -390,6 +393,24 @@ Status ExplainExperiment(const ReplayOptions& options, std::ostream& out) {
   }
   out << "\nhistory:\n";
   for (const auto& line : history) out << line << "\n";
+  return Status::Ok();
+}
+
+Status WhatIf(const ReplayOptions& options, std::ostream& out) {
+  Result<std::string> text = ReadWholeFile(options.config_path);
+  if (!text.ok()) {
+    return Status(text.status().code(), "--config: " + text.status().message());
+  }
+  CAIRN_ASSIGN_OR_RETURN(WhatIfConfig config, ParseWhatIfConfig(*text, options.config_path));
+  CAIRN_ASSIGN_OR_RETURN(std::unique_ptr<EventLog> log, OpenEventLog(LogConfigFrom(options)));
+  CAIRN_ASSIGN_OR_RETURN(uint64_t end, log->EndOffset());
+  WhatIfSimulation simulation(std::move(config), WhatIfWindow{options.from, options.until});
+  CAIRN_RETURN_IF_ERROR(ReadLog(*log, 0, end, [&](const events::Envelope& event) {
+    simulation.Add(event);
+    return true;
+  }));
+  CAIRN_ASSIGN_OR_RETURN(WhatIfReport report, simulation.Run());
+  out << (options.json ? WhatIfJson(report) : WhatIfTable(report));
   return Status::Ok();
 }
 

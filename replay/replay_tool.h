@@ -1,5 +1,6 @@
 // `cairn replay`'s work: dump events, rebuild projections, digest the live projections, show the
-// cluster state as of an offset or a time, and tell a task's or an experiment's story. The
+// cluster state as of an offset or a time, tell a task's or an experiment's story, and replay the
+// submissions under another scheduler configuration (whatif). The
 // command line that fills ReplayOptions and checks it is replay_command.h.
 #pragma once
 
@@ -35,6 +36,10 @@ struct ReplayOptions {
   std::string task_id;             // explain
   int64_t experiment_id = 0;       // experiment
   AuditQuery audit;                // audit
+  std::string config_path;         // whatif: the configuration to simulate under
+  std::optional<int64_t> from;     // whatif: the window's submissions, unix micros, inclusive
+  std::optional<int64_t> until;
+  bool json = false;  // whatif
 };
 
 // Each writes its output to `out`. An error means the work failed: the log or the projections
@@ -47,6 +52,9 @@ Status ExplainTask(const ReplayOptions& options, std::ostream& out);
 Status ExplainExperiment(const ReplayOptions& options, std::ostream& out);
 // Who did what, when (replay/audit.h): one line per record, or JSON lines with the event.
 Status Audit(const ReplayOptions& options, std::ostream& out);
+// The log's submissions under the configuration in options.config_path, beside what happened
+// (replay/whatif.h).
+Status WhatIf(const ReplayOptions& options, std::ostream& out);
 
 // Reads `log` from its start to its current end, handing each record `query` keeps (and its
 // event) to `visit`, oldest first, until `visit` returns false. For GET /api/v1/audit too.
