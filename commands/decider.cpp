@@ -101,13 +101,6 @@ namespace {
 constexpr int32_t kMaxSlotsPerTask = 4096;
 constexpr int32_t kMaxSlotsPerAgent = 4096;
 
-// The seeds' routing: TensorBoards, and commands, shells and notebooks that ask for no slot, go
-// to the default aux pool; everything else (experiments' trials included) to the compute pool.
-bool IsAuxTask(const events::TaskSpec& spec, int32_t slots) {
-  return spec.task_type() == events::TASK_TYPE_TENSORBOARD ||
-         (slots == 0 && spec.task_type() != events::TASK_TYPE_TRIAL);
-}
-
 Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& submit) {
   if (!IsSafeId(submit.task_id))
     return Status::InvalidArgument("bad task id '" + submit.task_id + "'");
@@ -409,6 +402,11 @@ Result<Decision> DecideDisable(const DecisionState& state, const DisableAgent& c
 }
 
 }  // namespace
+
+bool IsAuxTask(const events::TaskSpec& spec, int32_t slots) {
+  return spec.task_type() == events::TASK_TYPE_TENSORBOARD ||
+         (slots == 0 && spec.task_type() != events::TASK_TYPE_TRIAL);
+}
 
 Result<Decision> Decide(const DecisionState& state, const Command& command,
                         const CommandMeta& meta) {

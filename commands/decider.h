@@ -27,6 +27,11 @@ inline Decision NoChange(std::string entity_id) { return Decision{{}, std::move(
 Result<Decision> Decide(const DecisionState& state, const Command& command,
                         const CommandMeta& meta);
 
+// The seeds' routing of a task that names no pool: TensorBoards, and commands, shells and
+// notebooks that ask for no slot, go to the default aux pool; everything else (experiments'
+// trials included) to the default compute pool.
+bool IsAuxTask(const events::TaskSpec& spec, int32_t slots);
+
 // What the writer decides after every batch that wrote events, in order: the experiment
 // reactor's rounds (commands/experiment_reactor.h), then one scheduling pass at `now`. `record`
 // must stamp the event, Apply it to `state` and keep it; `actor` names who decided

@@ -14,9 +14,9 @@
 
 #include "base/fields.h"
 #include "base/yaml_json.h"
+#include "commands/config_fields.h"
 #include "commands/decision_state.h"
-#include "master/config_fields.h"
-#include "master/pools_config.h"
+#include "commands/pools_config.h"
 
 namespace cairn {
 

@@ -56,12 +56,16 @@ CLI::Validator TimeToMicros() {
       "");
 }
 
-// --since and --until (inclusive bounds on the events' times).
-void AddTimeRange(CLI::App* command, std::optional<int64_t>& since, std::optional<int64_t>& until) {
-  command->add_option("--since", since, std::string("the earliest time, ") + kTimeHelp)
+// Inclusive bounds on times: --since and --until on the events' times, --from and --until on
+// the submissions' (whatif).
+void AddTimeRange(CLI::App* command, const std::string& start_flag, std::optional<int64_t>& start,
+                  const std::string& end_flag, std::optional<int64_t>& end,
+                  const std::string& what = "") {
+  const std::string of = what.empty() ? "" : " " + what;
+  command->add_option(start_flag, start, "the earliest" + of + " time, " + kTimeHelp)
       ->type_name("TIME")
       ->transform(TimeToMicros());
-  command->add_option("--until", until, std::string("the latest time, ") + kTimeHelp)
+  command->add_option(end_flag, end, "the latest" + of + " time, " + kTimeHelp)
       ->type_name("TIME")
       ->transform(TimeToMicros());
 }
@@ -108,7 +112,7 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
   dump->add_option("--to-offset", filter.to_offset, "the last offset")
       ->type_name("N")
       ->check(Number(false));
-  AddTimeRange(dump, filter.since_micros, filter.until_micros);
+  AddTimeRange(dump, "--since", filter.since_micros, "--until", filter.until_micros);
   dump->callback([&filter] {
     if (filter.to_offset && *filter.to_offset < filter.from_offset) {
       throw CLI::ValidationError("--to-offset", "is before --from-offset");
@@ -192,7 +196,7 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
                    "experiment/N, trial/N, task/ID, agent/ID, user/NAME, template/NAME, "
                    "model/N, checkpoint/UUID, or a task, job, agent or allocation id")
       ->type_name("WHAT");
-  AddTimeRange(audit, query.since_micros, query.until_micros);
+  AddTimeRange(audit, "--since", query.since_micros, "--until", query.until_micros);
   audit->add_flag("--include-system", query.include_system, "also the master's own decisions");
   audit->add_option("--format", options_.format, "lines of text, or JSON lines with each event")
       ->check(CLI::IsMember({"table", "json"}))
@@ -230,6 +234,25 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
                 "BROKERS -t cairn.events -o beginning -e -c 1 -D '' | protoc "
                 "--decode=cairn.events.Envelope --descriptor_set_in=events.desc",
                 Schema);
+
+  CLI::App* whatif = AddSubcommand(
+      replay, "whatif",
+      "Replay the recorded submissions, agent changes and run times through the scheduler under "
+      "another configuration (a master.yaml's pools and schedulers, and optional whatif.jobs "
+      "priorities and weights), and print waits per pool, user and workspace, makespan, slot "
+      "utilization and preemptions beside what really happened.",
+      WhatIf);
+  AddLogSource(whatif);
+  whatif->add_option("--config", options_.config_path, "the configuration to simulate under")
+      ->required()
+      ->type_name("FILE");
+  AddTimeRange(whatif, "--from", options_.from, "--until", options_.until, "submission");
+  whatif->add_flag("--json", options_.json, "print JSON instead of a table");
+  whatif->callback([&options = options_] {
+    if (options.from && options.until && *options.until < *options.from) {
+      throw CLI::ValidationError("--until", "is before --from");
+    }
+  });
 }
 
 CLI::App* ReplayCommand::AddSubcommand(CLI::App* replay, const std::string& name,

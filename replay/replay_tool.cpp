@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/encoding.h"
+#include "base/files.h"
 #include "base/log.h"
 #include "commands/decision_state.h"
 #include "commands/experiment_state.h"
@@ -18,6 +19,8 @@
 #include "projections/snapshots.h"
 #include "replay/state_format.h"
 #include "replay/usage.h"
+#include "replay/whatif.h"
+#include "replay/whatif_format.h"
 
 namespace cairn::replay {
 
@@ -436,6 +439,24 @@ Status Schema(const ReplayOptions&, std::ostream& out) {
   const std::string_view descriptor_set = EventSchemaDescriptorSet();
   out.write(descriptor_set.data(), static_cast<std::streamsize>(descriptor_set.size()));
   if (!out) return Status::IOError("cannot write the descriptor set to standard output");
+  return Status::Ok();
+}
+
+Status WhatIf(const ReplayOptions& options, std::ostream& out) {
+  Result<std::string> text = ReadWholeFile(options.config_path);
+  if (!text.ok()) {
+    return Status(text.status().code(), "--config: " + text.status().message());
+  }
+  CAIRN_ASSIGN_OR_RETURN(WhatIfConfig config, ParseWhatIfConfig(*text, options.config_path));
+  CAIRN_ASSIGN_OR_RETURN(std::unique_ptr<EventLog> log, OpenEventLog(LogConfigFrom(options)));
+  CAIRN_ASSIGN_OR_RETURN(uint64_t end, log->EndOffset());
+  WhatIfSimulation simulation(std::move(config), WhatIfWindow{options.from, options.until});
+  CAIRN_RETURN_IF_ERROR(ReadLog(*log, 0, end, [&](const events::Envelope& event) {
+    simulation.Add(event);
+    return true;
+  }));
+  CAIRN_ASSIGN_OR_RETURN(WhatIfReport report, simulation.Run());
+  out << (options.json ? WhatIfJson(report) : WhatIfTable(report));
   return Status::Ok();
 }
 

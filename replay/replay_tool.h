@@ -1,6 +1,7 @@
 // `cairn replay`'s work: dump events, rebuild projections, digest the live projections, show the
 // cluster state as of an offset or a time, tell a task's or an experiment's story, count
-// GPU-hours and hand out the event schema. The
+// GPU-hours, hand out the event schema, and replay the submissions under another scheduler
+// configuration (whatif). The
 // command line that fills ReplayOptions and checks it is replay_command.h.
 #pragma once
 
@@ -37,6 +38,10 @@ struct ReplayOptions {
   std::string task_id;             // explain
   int64_t experiment_id = 0;       // experiment
   AuditQuery audit;                // audit
+  std::string config_path;         // whatif: the configuration to simulate under
+  std::optional<int64_t> from;     // whatif: the window's submissions, unix micros, inclusive
+  std::optional<int64_t> until;
+  bool json = false;  // whatif
 };
 
 // Each writes its output to `out`. An error means the work failed: the log or the projections
@@ -53,6 +58,9 @@ Status Audit(const ReplayOptions& options, std::ostream& out);
 Status Usage(const ReplayOptions& options, std::ostream& out);
 // The event schema's FileDescriptorSet (events/event_schema.h), binary; reads no log.
 Status Schema(const ReplayOptions& options, std::ostream& out);
+// The log's submissions under the configuration in options.config_path, beside what happened
+// (replay/whatif.h).
+Status WhatIf(const ReplayOptions& options, std::ostream& out);
 
 // Reads `log` from its start to its current end, handing each record `query` keeps (and its
 // event) to `visit`, oldest first, until `visit` returns false. For GET /api/v1/audit too.

@@ -90,9 +90,10 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
   for (const Route& route : routes) {
     const std::string pattern = route.pattern;
     SCOPED_TRACE(std::string(route.method) + " " + pattern);
-    // Determined's CLI downloads a checkpoint through the master at /checkpoints/{uuid}.
+    // Determined's CLI downloads a checkpoint through the master at /checkpoints/{uuid};
+    // Prometheus scrapes /metrics.
     EXPECT_EQ(pattern.rfind("/api/v1/", 0) == 0 || pattern == "/info" ||
-                  pattern == "/checkpoints/{uuid}",
+                  pattern == "/checkpoints/{uuid}" || pattern == "/metrics",
               true);
     if (route.access == Access::kPublic) public_routes.insert(pattern);
     const bool harness = pattern.rfind("/api/v1/allocations/{id}/", 0) == 0 &&

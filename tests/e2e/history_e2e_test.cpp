@@ -124,14 +124,16 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   auto measures = cluster.Client().Request("GET", "/metrics", "", {});
   ASSERT_TRUE(measures.ok());
   ASSERT_EQ(measures->status, 200);
-  const std::string& text = measures->body;
-  EXPECT_TRUE(Contains(text, "cairn_job_queue_jobs{pool=\"default\"} " +
-                                 std::to_string(queue["pagination"]["total"].get<int>()) + "\n"))
-      << text;
-  EXPECT_TRUE(Contains(text, "cairn_projection_lag_events{projection=\"tasks\"} ")) << text;
-  EXPECT_TRUE(Contains(text, "cairn_snapshot_offset ")) << text;
-  EXPECT_TRUE(Contains(text, "cairn_log_append_seconds_bucket{le=\"+Inf\"} ")) << text;
-  EXPECT_TRUE(Contains(text, "cairn_agents{state=\"connected\"} 0\n")) << text;
+  const std::string& exposition = measures->body;
+  EXPECT_TRUE(Contains(exposition, "cairn_job_queue_jobs{pool=\"default\"} " +
+                                       std::to_string(queue["pagination"]["total"].get<int>()) +
+                                       "\n"))
+      << exposition;
+  EXPECT_TRUE(Contains(exposition, "cairn_projection_lag_events{projection=\"tasks\"} "))
+      << exposition;
+  EXPECT_TRUE(Contains(exposition, "cairn_snapshot_offset ")) << exposition;
+  EXPECT_TRUE(Contains(exposition, "cairn_log_append_seconds_bucket{le=\"+Inf\"} ")) << exposition;
+  EXPECT_TRUE(Contains(exposition, "cairn_agents{state=\"connected\"} 0\n")) << exposition;
 
   cluster.ExpectRebuiltProjectionsEqualLive();
 }

@@ -1,18 +1,23 @@
 // The `cairn replay` tool run as a real child process over a real embedded log (and Kafka's
-// mock cluster): dump filters, state as of an offset or a time, rebuild and digest, bad flags.
+// mock cluster): dump filters, state as of an offset or a time, rebuild and digest, what if,
+// bad flags.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "base/clock.h"
+#include "base/files.h"
 #include "events/envelope_util.h"
+#include "events/epoch_fence.h"
 #include "events/event_log.h"
 #include "projections/projections.h"
 #include "replay/usage.h"
 #include "tests/events_kafka/mock_cluster.h"
 #include "tests/projections/history.h"
+#include "tests/replay/whatif_history.h"
 #include "tests/support/test_support.h"
 
 namespace cairn {
@@ -370,6 +375,10 @@ TEST_F(CairnCliTest, BadUsageExitsTwoWithoutOutput) {
       {"replay", "usage"},
       {"replay", "usage", "--data", data(), "--format", "csv"},
       {"replay", "schema", "--data", data()},
+      {"replay", "whatif", "--data", data()},
+      {"replay", "whatif", "--data", data(), "--config", "w.yaml", "--from", "1700000010",
+       "--until", "1700000000"},
+      {"replay", "whatif", "--data", data(), "--config", "w.yaml", "--from", "yesterday"},
   };
   for (const auto& args : bad) {
     std::string joined;
@@ -401,6 +410,124 @@ TEST_F(CairnCliTest, HelpGoesToStdoutAndExitsZero) {
     CliRun run = RunCairn(args);
     EXPECT_EQ(run.exit_code, 0);
     EXPECT_NE(run.text().find("usage: cairn"), std::string::npos);
+  }
+}
+
+// The busy history (two pools, preemptions, gangs, an agent restart, a fenced straggler,
+// experiments) replayed under each policy: every submission the log kept is simulated and
+// counted in both columns.
+TEST_F(CairnCliTest, WhatIfReplaysABusyLogUnderEveryPolicy) {
+  EpochFence fence;
+  std::set<std::string> submitted;
+  for (const auto& event : history().events()) {
+    if (fence.Admit(event) == EpochFence::Verdict::kFact && event.has_task_submitted()) {
+      submitted.insert(event.task_submitted().task_id());
+    }
+  }
+  ASSERT_GT(submitted.size(), 60u);
+  TempDir scratch;
+  for (const char* scheduler : {"fair_share", "priority\n    preemption: true", "round_robin"}) {
+    const std::string config = scratch.Sub("whatif.yaml");
+    ASSERT_TRUE(WriteFileAtomically(config, std::string("resource_manager:\n  scheduler:\n"
+                                                        "    type: ") +
+                                                scheduler +
+                                                "\nresource_pools:\n  - pool_name: default\n"
+                                                "  - pool_name: gpu\n")
+                    .ok());
+    CliRun run = RunCairn({"replay", "whatif", "--data", data(), "--config", config, "--json"});
+    ASSERT_EQ(run.exit_code, 0) << scheduler;
+    nlohmann::json json = nlohmann::json::parse(run.text());
+    EXPECT_EQ(json["overall"]["actual"]["tasks"], submitted.size()) << scheduler;
+    EXPECT_EQ(json["overall"]["whatif"]["tasks"], submitted.size()) << scheduler;
+    EXPECT_GT(json["overall"]["whatif"]["started"], 0) << scheduler;
+    EXPECT_GT(json["overall"]["actual"]["preemptions"], 0) << scheduler;
+    EXPECT_EQ(json["window"]["events"], history().events().size()) << scheduler;
+  }
+}
+
+// `cairn replay whatif` over a log the decider wrote: the case (whatif_test.cpp works
+// its waits out by hand) as JSON and as a table, a window, and what a mistake says.
+class CairnWhatIfTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    LogConfig config;
+    config.data_dir = dir_.path();
+    auto log = OpenEventLog(config);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    ASSERT_TRUE((*log)->Append(replay::whatif_testing::StarvationHistory()).ok());
+  }
+
+  std::string Config(const std::string& name, const std::string& yaml) {
+    const std::string path = dir_.Sub(name);
+    EXPECT_TRUE(WriteFileAtomically(path, yaml).ok());
+    return path;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(CairnWhatIfTest, PrintsPerUserWaitsUnderAnotherPolicyBesideWhatHappened) {
+  const std::string priority =
+      Config("priority.yaml", "resource_manager:\n  scheduler:\n    type: priority\n");
+  CliRun run =
+      RunCairn({"replay", "whatif", "--data", dir_.path(), "--config", priority, "--json"});
+  ASSERT_EQ(run.exit_code, 0);
+  nlohmann::json json = nlohmann::json::parse(run.text());
+  auto waits = [&](const char* user, const char* column) {
+    return json["users"][user][column]["wait_seconds"];
+  };
+  auto seconds = [](double p50, double p95, double max) {
+    return nlohmann::json{{"p50", p50}, {"p95", p95}, {"max", max}};
+  };
+  // Fair share as recorded: Bob 0, 9, 18; Alice 27, 36, 45. Priority: Bob 0, 39, 48; Alice 7,
+  // 16, 25.
+  EXPECT_EQ(waits("bob", "actual"), seconds(9, 18, 18));
+  EXPECT_EQ(waits("alice", "actual"), seconds(36, 45, 45));
+  EXPECT_EQ(waits("bob", "whatif"), seconds(39, 48, 48));
+  EXPECT_EQ(waits("alice", "whatif"), seconds(16, 25, 25));
+  EXPECT_EQ(json["overall"]["whatif"]["makespan_seconds"], 60.0);
+  EXPECT_EQ(json["overall"]["whatif"]["slot_utilization"], 1.0);
+  EXPECT_EQ(json["overall"]["whatif"]["preemptions"], 0);
+  EXPECT_EQ(json["configuration"]["actual"]["pools"][0]["scheduler"], "fair_share");
+  EXPECT_EQ(json["configuration"]["whatif"]["pools"][0]["scheduler"], "priority");
+  EXPECT_EQ(json["workspaces"]["1"]["name"], "Uncategorized");
+
+  // From Alice's burst on: only her tasks are counted.
+  CliRun window = RunCairn({"replay", "whatif", "--data", dir_.path(), "--config", priority,
+                            "--json", "--from", FormatRfc3339(replay::whatif_testing::At(3))});
+  ASSERT_EQ(window.exit_code, 0);
+  nlohmann::json alice_only = nlohmann::json::parse(window.text());
+  EXPECT_EQ(alice_only["users"].size(), 1u);
+  EXPECT_EQ(alice_only["users"]["alice"]["whatif"]["wait_seconds"], seconds(16, 25, 25));
+
+  CliRun table = RunCairn({"replay", "whatif", "--data", dir_.path(), "--config", priority});
+  ASSERT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.text().find("user alice"), std::string::npos) << table.text();
+  EXPECT_NE(table.text().find("what-if: default priority"), std::string::npos) << table.text();
+}
+
+TEST_F(CairnWhatIfTest, AMistakeIsNamed) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string message;
+  };
+  const std::string missing = dir_.Sub("missing.yaml");
+  const std::string bad =
+      Config("bad.yaml", "resource_manager:\n  scheduler:\n    type: lottery\n");
+  const std::string good = Config("good.yaml", "scheduler:\n  type: priority\n");
+  const std::vector<Case> cases = {
+      {{"--config", missing}, "--config: " + missing + " does not exist"},
+      {{"--config", bad}, bad + ":3: resource_manager.scheduler.type: must be fair_share"},
+      {{"--config", good, "--from", "2030-01-01T00:00:00Z"},
+       "no task was submitted between 2030-01-01T00:00:00"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> argv = {testing::BinaryPath("cairn"), "replay", "whatif", "--data",
+                                     dir_.path()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    testing::FinishedProcess run = testing::RunToEnd(argv, 60s);
+    EXPECT_EQ(run.exit_code, 1) << run.Text();
+    EXPECT_NE(run.Text().find("cairn replay whatif: " + message), std::string::npos) << run.Text();
   }
 }
 

@@ -1,11 +1,11 @@
-#include "master/pools_config.h"
+#include "commands/pools_config.h"
 
 #include <cmath>
 #include <set>
 #include <utility>
 
-#include "commands/decision_state.h"
-#include "master/config_fields.h"
+#include "commands/config_fields.h"
+#include "commands/scheduler/scheduler.h"
 
 namespace cairn::master_config {
 
@@ -18,17 +18,6 @@ events::SchedulerConfig DefaultScheduler() {
   scheduler.set_preemption(false);
   scheduler.set_default_priority(kDefaultPriority);
   return scheduler;
-}
-
-std::string SchedulerTypeName(events::SchedulerType type) {
-  switch (type) {
-    case events::SCHEDULER_TYPE_PRIORITY:
-      return "priority";
-    case events::SCHEDULER_TYPE_ROUND_ROBIN:
-      return "round_robin";
-    default:
-      return "fair_share";
-  }
 }
 
 // One `scheduler:` block at `path`. Fields it leaves unset take the scheduler defaults, never
@@ -75,7 +64,7 @@ Result<events::SchedulerConfig> ParseScheduler(const std::string& source, const 
     if (enabled && scheduler.type() != events::SCHEDULER_TYPE_PRIORITY) {
       return Status::InvalidArgument(Where(source, preemption, field) +
                                      ": only the priority scheduler preempts, and " + type_field +
-                                     " is " + SchedulerTypeName(scheduler.type()));
+                                     " is " + commands::SchedulerTypeName(scheduler.type()));
     }
     scheduler.set_preemption(enabled);
   }

@@ -1,5 +1,6 @@
-// Internal to master/: how master.yaml is read (master_config.cpp, pools_config.cpp) with the
-// one field-reading toolkit, base/fields.h, walking the YAML nodes with the file's name at hand.
+// How master.yaml is read (master/master_config.cpp, commands/pools_config.cpp) with the one
+// field-reading toolkit, base/fields.h, walking the YAML nodes with the file's name at hand.
+// Only for master.yaml and what reads it (replay/whatif_config.cpp).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
