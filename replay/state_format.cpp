@@ -3,7 +3,6 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
@@ -81,26 +80,42 @@ std::string Exit(const TaskView& task) {
 
 Result<nlohmann::json> StateJson(Queries& state, uint64_t next_offset,
                                  const StateJsonOptions& options) {
-  CAIRN_ASSIGN_OR_RETURN(auto tasks, state.ListTasks());
   CAIRN_ASSIGN_OR_RETURN(auto agents, state.ListAgents());
   CAIRN_ASSIGN_OR_RETURN(auto jobs, state.JobQueue(""));
+  const size_t queue_total = jobs.size();
+  if (options.queue_limit > 0 && jobs.size() > options.queue_limit)
+    jobs.resize(options.queue_limit);
+  std::vector<TaskView> tasks;
+  if (options.live_tasks_only) {
+    // The live tasks are the queue's jobs' tasks: read one by one, not the whole history.
+    for (const auto& job : jobs) {
+      for (const auto& live : job.tasks()) {
+        CAIRN_ASSIGN_OR_RETURN(auto task, state.GetTask(live.task_id()));
+        if (task) tasks.push_back(std::move(*task));
+      }
+    }
+  } else {
+    CAIRN_ASSIGN_OR_RETURN(tasks, state.ListTasks());
+  }
   nlohmann::json document;
   document["nextOffset"] = std::to_string(next_offset);
-  if (options.live_tasks_only) {
-    std::map<std::string, int64_t> counts;
-    for (const auto& task : tasks) ++counts[views::TaskState_Name(task.state())];
-    document["taskCounts"] = counts;
-    tasks.erase(std::remove_if(tasks.begin(), tasks.end(),
-                               [](const TaskView& task) {
-                                 return task.state() == views::TASK_STATE_TERMINATED;
-                               }),
-                tasks.end());
-  }
   CAIRN_ASSIGN_OR_RETURN(document["tasks"], ToJsonArray(tasks));
   CAIRN_ASSIGN_OR_RETURN(document["agents"], ToJsonArray(agents));
   CAIRN_ASSIGN_OR_RETURN(document["jobQueue"], ToJsonArray(jobs));
+  if (options.queue_limit > 0) document["jobQueueTotal"] = queue_total;
   if (options.experiments) {
     CAIRN_ASSIGN_OR_RETURN(auto experiments, state.ListExperiments());
+    if (options.live_tasks_only) {
+      experiments.erase(
+          std::remove_if(experiments.begin(), experiments.end(),
+                         [](const ExperimentView& experiment) {
+                           return experiment.state() == events::EXPERIMENT_STATE_COMPLETED ||
+                                  experiment.state() == events::EXPERIMENT_STATE_CANCELED ||
+                                  experiment.state() == events::EXPERIMENT_STATE_ERROR ||
+                                  experiment.deleted();
+                         }),
+          experiments.end());
+    }
     CAIRN_ASSIGN_OR_RETURN(document["experiments"], ToJsonArray(experiments));
   }
   CAIRN_ASSIGN_OR_RETURN(auto models, state.ListModels());

@@ -9,9 +9,12 @@
 namespace cairn::replay {
 
 struct StateJsonOptions {
-  // Only the tasks not yet terminated, and "taskCounts" by state: the history's tasks are many.
+  // Only the live tasks (those of the queue's jobs) and the experiments not ended: the history's
+  // tasks are many, and reading them all would cost the whole history.
   bool live_tasks_only = false;
   bool experiments = false;  // "experiments": [...]
+  // At most this many of the queue's jobs from its head (0 = all), with "jobQueueTotal".
+  size_t queue_limit = 0;
 };
 
 // {"nextOffset": N, "tasks": [...], "agents": [...], "jobQueue": [...], "models": [...]} (each

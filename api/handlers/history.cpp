@@ -7,6 +7,11 @@
 
 namespace cairn::api {
 
+namespace {
+// A page of the queue, as det job list reads it: the whole past queue can be 100,000 jobs.
+constexpr size_t kDefaultQueueLimit = 100;
+}  // namespace
+
 http::Response GetHistoryState(Call& call) {
   if (Status admin = call.RequireAdmin("read the cluster's past"); !admin.ok()) return Error(admin);
   const http::Request& request = call.request();
@@ -33,8 +38,17 @@ http::Response GetHistoryState(Call& call) {
   auto past = projections::PastProjections::Open(call.services().projections->snapshots(), &log,
                                                  last_offset, *time);
   if (!past.ok()) return Error(past.status());
-  auto state = replay::StateJson(**past, (*past)->next_offset(),
-                                 {.live_tasks_only = true, .experiments = true});
+  size_t limit = kDefaultQueueLimit;
+  if (const std::string text = request.QueryParam("limit"); !text.empty()) {
+    auto parsed = ParseId(text, "limit");
+    if (!parsed.ok() || *parsed < 0 || *parsed > 100000) {
+      return Error(Status::InvalidArgument("limit: expected 0 (the whole queue) to 100000"));
+    }
+    limit = static_cast<size_t>(*parsed);
+  }
+  auto state =
+      replay::StateJson(**past, (*past)->next_offset(),
+                        {.live_tasks_only = true, .experiments = true, .queue_limit = limit});
   if (!state.ok()) return Error(state.status());
   nlohmann::json& document = *state;
   const auto& base = (*past)->base();

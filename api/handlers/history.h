@@ -7,10 +7,11 @@
 
 namespace cairn::api {
 
-// GET /api/v1/history/state?at=OFFSET | ?time=RFC3339
+// GET /api/v1/history/state?at=OFFSET | ?time=RFC3339 [&limit=N: the queue's first N jobs, 100 by
+// default, 0 = all; "jobQueueTotal" counts them all]
 // -> {"asOf": {"nextOffset", "lastEventTime"}, "snapshot": {"nextOffset"} | null,
-//     "jobQueue": [...], "tasks": [... not terminated], "taskCounts": {state: n},
-//     "experiments": [...], "agents": [...], "models": [...], "nextOffset"}
+//     "jobQueue": [...], "tasks": [the queue's jobs' live tasks], "experiments": [not ended],
+//     "agents": [...], "models": [...], "nextOffset"}
 http::Response GetHistoryState(Call& call);
 
 }  // namespace cairn::api
