@@ -81,10 +81,16 @@ std::string Exit(const TaskView& task) {
 Result<nlohmann::json> StateJson(Queries& state, uint64_t next_offset,
                                  const StateJsonOptions& options) {
   CAIRN_ASSIGN_OR_RETURN(auto agents, state.ListAgents());
-  CAIRN_ASSIGN_OR_RETURN(auto jobs, state.JobQueue(""));
-  const size_t queue_total = jobs.size();
-  if (options.queue_limit > 0 && jobs.size() > options.queue_limit)
-    jobs.resize(options.queue_limit);
+  // A page is read from the queue's head without loading the rest (job_queue_projector.h).
+  std::vector<JobView> jobs;
+  size_t queue_total = 0;
+  if (options.queue_limit > 0) {
+    CAIRN_ASSIGN_OR_RETURN(auto page, state.JobQueuePage("", 0, options.queue_limit, false));
+    jobs = std::move(page.jobs);
+    queue_total = page.total;
+  } else {
+    CAIRN_ASSIGN_OR_RETURN(jobs, state.JobQueue(""));
+  }
   std::vector<TaskView> tasks;
   if (options.live_tasks_only) {
     // The live tasks are the queue's jobs' tasks: read one by one, not the whole history.

@@ -40,11 +40,11 @@ http::Response GetHistoryState(Call& call) {
   if (!past.ok()) return Error(past.status());
   size_t limit = kDefaultQueueLimit;
   if (const std::string text = request.QueryParam("limit"); !text.empty()) {
-    auto parsed = ParseId(text, "limit");
-    if (!parsed.ok() || *parsed < 0 || *parsed > 100000) {
+    if (text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(text) > 100000) {
       return Error(Status::InvalidArgument("limit: expected 0 (the whole queue) to 100000"));
     }
-    limit = static_cast<size_t>(*parsed);
+    limit = std::stoul(text);
   }
   auto state =
       replay::StateJson(**past, (*past)->next_offset(),

@@ -91,7 +91,8 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   EXPECT_EQ(reply.status, 403) << "determined is not an admin";
   auto admin = cluster.Client();
   ASSERT_TRUE(http::LogIn(admin, "admin").ok());
-  auto past = admin.Request("GET", "/api/v1/history/state?at=" + std::to_string(snapshot_offset));
+  auto past =
+      admin.Request("GET", "/api/v1/history/state?limit=0&at=" + std::to_string(snapshot_offset));
   ASSERT_TRUE(past.ok());
   ASSERT_EQ(past->status, 200) << past->body;
   json state = json::parse(past->body);
@@ -113,6 +114,21 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   EXPECT_EQ(folded["jobQueue"], state["jobQueue"]);
   EXPECT_EQ(folded["agents"], state["agents"]);
   EXPECT_GT(state["jobQueue"].size(), 50u) << "the queue holds the first master's commands";
+  // Bad requests say what is wrong.
+  for (const std::string query :
+       {"", "at=1&time=2026-01-01T00:00:00Z", "at=99999999", "at=1&limit=-1", "time=yesterday"}) {
+    auto bad = admin.Request("GET", "/api/v1/history/state?" + query);
+    ASSERT_TRUE(bad.ok());
+    EXPECT_EQ(bad->status, 400) << query << ": " << bad->body;
+  }
+  // A page of it: the head of the same queue, and the total.
+  auto page =
+      admin.Request("GET", "/api/v1/history/state?limit=10&at=" + std::to_string(snapshot_offset));
+  ASSERT_TRUE(page.ok());
+  json paged = json::parse(page->body);
+  ASSERT_EQ(paged["jobQueue"].size(), 10u);
+  EXPECT_EQ(paged["jobQueueTotal"], state["jobQueue"].size());
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(paged["jobQueue"][i], state["jobQueue"][i]);
 
   // The measures: the queue as the job-queue API counts it, each projection's lag, the snapshot.
   auto anonymous = http::Client::FromUrl(cluster.url(), "");

@@ -22,24 +22,10 @@ using projections::ProjectorNames;
 using testing::History;
 using testing::TempDir;
 
-std::map<std::string, std::string> LiveDigests(Projections& projections) {
-  std::map<std::string, std::string> digests;
-  for (const auto& name : ProjectorNames()) {
-    auto digest = projections.Digest(name);
-    EXPECT_TRUE(digest.ok()) << digest.status().ToString();
-    if (digest.ok()) digests[name] = *digest;
-  }
-  return digests;
-}
+using testing::FoldDigests;
 
-std::map<std::string, std::string> FoldDigests(const History& history, uint64_t last_offset) {
-  ProjectionState state;
-  for (uint64_t offset = 0; offset <= last_offset; ++offset) {
-    EXPECT_TRUE(state.Apply(history.events()[offset]).ok());
-  }
-  std::map<std::string, std::string> digests;
-  for (const auto& name : ProjectorNames()) digests[name] = *state.Digest(name);
-  return digests;
+std::map<std::string, std::string> LiveDigests(Projections& projections) {
+  return testing::DigestsOf(projections);
 }
 
 std::map<std::string, std::string> RebuildDigests(const std::string& dir, EventLog& log,

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,25 @@ inline ProjectionState Fold(const History& history, size_t count = SIZE_MAX) {
     EXPECT_TRUE(status.ok()) << status.ToString();
   }
   return state;
+}
+
+// Every projection's digest from anything with Digest(name): live, folded in memory, or past.
+template <typename Source>
+std::map<std::string, std::string> DigestsOf(Source& source) {
+  std::map<std::string, std::string> digests;
+  for (const auto& name : projections::ProjectorNames()) {
+    auto digest = source.Digest(name);
+    EXPECT_TRUE(digest.ok()) << digest.status().ToString();
+    if (digest.ok()) digests[name] = *digest;
+  }
+  return digests;
+}
+
+// The digests of `history` folded up to and including `last_offset`.
+inline std::map<std::string, std::string> FoldDigests(const History& history,
+                                                      uint64_t last_offset) {
+  ProjectionState state = Fold(history, last_offset + 1);
+  return DigestsOf(state);
 }
 
 inline TaskView MustGetTask(ProjectionState& state, const std::string& id) {

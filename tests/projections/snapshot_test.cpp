@@ -26,23 +26,8 @@ using testing::TempDir;
 
 constexpr uint64_t kEvery = 400;
 
-std::map<std::string, std::string> FoldDigests(const History& history, uint64_t last_offset) {
-  ProjectionState state = testing::Fold(history, last_offset + 1);
-  std::map<std::string, std::string> digests;
-  for (const auto& name : ProjectorNames()) digests[name] = *state.Digest(name);
-  return digests;
-}
-
-template <typename Source>
-std::map<std::string, std::string> DigestsOf(Source& source) {
-  std::map<std::string, std::string> digests;
-  for (const auto& name : ProjectorNames()) {
-    auto digest = source.Digest(name);
-    EXPECT_TRUE(digest.ok()) << digest.status().ToString();
-    if (digest.ok()) digests[name] = *digest;
-  }
-  return digests;
-}
+using testing::DigestsOf;
+using testing::FoldDigests;
 
 std::map<std::string, std::string> DigestsOf(const SnapshotInfo& snapshot) {
   std::map<std::string, std::string> digests;
