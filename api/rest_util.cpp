@@ -52,6 +52,18 @@ Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::j
   return std::optional<std::vector<std::string>>(std::move(list));
 }
 
+Result<size_t> CountParam(const http::Request& request, const std::string& name, size_t fallback,
+                          size_t min, size_t max) {
+  const std::string text = request.QueryParam(name);
+  if (text.empty()) return fallback;
+  if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(text) < min || std::stoul(text) > max) {
+    return Status::InvalidArgument(name + ": expected " + std::to_string(min) + " to " +
+                                   std::to_string(max));
+  }
+  return static_cast<size_t>(std::stoul(text));
+}
+
 Result<std::optional<int64_t>> OptionalTimeParam(const http::Request& request,
                                                  const std::string& name) {
   const std::string text = request.QueryParam(name);

@@ -26,6 +26,10 @@ Result<int32_t> ParseInt32Id(const std::string& text, const std::string& what);
 Result<std::optional<std::string>> OptionalString(const nlohmann::json& body, const char* key);
 // "labels": absent (nullopt) or a list of strings.
 Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::json& body);
+// Query parameter `name` as a count in [min, max]; `fallback` when absent. A bad one is an
+// InvalidArgument naming the range.
+Result<size_t> CountParam(const http::Request& request, const std::string& name, size_t fallback,
+                          size_t min, size_t max);
 // Query parameter `name` as a time (RFC 3339 or unix seconds); nullopt when absent.
 Result<std::optional<int64_t>> OptionalTimeParam(const http::Request& request,
                                                  const std::string& name);

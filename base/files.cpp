@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 namespace cairn {
@@ -84,6 +85,15 @@ Result<std::string> ReadWholeFile(const std::string& path) {
     done += static_cast<size_t>(count);
   }
   bytes.resize(done);  // a file that shrank under us: the caller's checks see it
+  return bytes;
+}
+
+uint64_t DirectoryBytes(const std::string& dir) {
+  uint64_t bytes = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, error)) {
+    if (entry.is_regular_file(error)) bytes += entry.file_size(error);
+  }
   return bytes;
 }
 

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,9 @@ Status SyncDirectory(const std::string& directory);
 // a temporary beside it, fsync, rename, fsync of the directory. Callers serialise writes to one
 // path (the temporary's name is fixed; one left by a crash is overwritten by the next attempt).
 Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode_t mode = 0644);
+
+// The bytes of the regular files under `dir`, recursively; 0 when it cannot be read.
+uint64_t DirectoryBytes(const std::string& dir);
 
 // The whole file; NotFound when it does not exist, IOError for other failures.
 Result<std::string> ReadWholeFile(const std::string& path);

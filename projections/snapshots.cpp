@@ -34,15 +34,6 @@ std::string PublishedName(uint64_t next_offset) {
   return name;
 }
 
-uint64_t DirectoryBytes(const std::string& dir) {
-  uint64_t bytes = 0;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    if (entry.is_regular_file(error)) bytes += entry.file_size(error);
-  }
-  return bytes;
-}
-
 nlohmann::json MetadataJson(const SnapshotInfo& info) {
   nlohmann::json projections = nlohmann::json::array();
   for (const auto& summary : info.projections) {

@@ -29,14 +29,9 @@ http::Response ListAudit(Call& call) {
     return Error(Status::InvalidArgument("includeSystem: expected true or false"));
   }
   query.include_system = include_system == "true";
-  size_t limit = kDefaultLimit;
-  if (const std::string text = request.QueryParam("limit"); !text.empty()) {
-    if (text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoul(text) == 0 || std::stoul(text) > kMaxLimit) {
-      return Error(Status::InvalidArgument("limit: expected 1 to " + std::to_string(kMaxLimit)));
-    }
-    limit = std::stoul(text);
-  }
+  auto limit_param = CountParam(request, "limit", kDefaultLimit, 1, kMaxLimit);
+  if (!limit_param.ok()) return Error(limit_param.status());
+  const size_t limit = *limit_param;
   nlohmann::json records = nlohmann::json::array();
   bool truncated = false;
   Status scanned =

@@ -21,6 +21,9 @@ http::Response GetHistoryState(Call& call) {
   if (at.empty() == !time->has_value()) {
     return Error(Status::InvalidArgument("give exactly one of at=OFFSET or time=RFC3339"));
   }
+  // 0 = the whole queue. Checked before the past is opened, which costs a snapshot's copy.
+  auto limit = CountParam(request, "limit", kDefaultQueueLimit, 0, 100000);
+  if (!limit.ok()) return Error(limit.status());
   EventLog& log = *call.services().log;
   auto end = log.EndOffset();
   if (!end.ok()) return Error(end.status());
@@ -38,17 +41,9 @@ http::Response GetHistoryState(Call& call) {
   auto past = projections::PastProjections::Open(call.services().projections->snapshots(), &log,
                                                  last_offset, *time);
   if (!past.ok()) return Error(past.status());
-  size_t limit = kDefaultQueueLimit;
-  if (const std::string text = request.QueryParam("limit"); !text.empty()) {
-    if (text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoul(text) > 100000) {
-      return Error(Status::InvalidArgument("limit: expected 0 (the whole queue) to 100000"));
-    }
-    limit = std::stoul(text);
-  }
   auto state =
       replay::StateJson(**past, (*past)->next_offset(),
-                        {.live_tasks_only = true, .experiments = true, .queue_limit = limit});
+                        {.live_tasks_only = true, .experiments = true, .queue_limit = *limit});
   if (!state.ok()) return Error(state.status());
   nlohmann::json& document = *state;
   const auto& base = (*past)->base();

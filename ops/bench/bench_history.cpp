@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "base/command_line.h"
+#include "base/files.h"
 #include "commands/decision_state.h"
 #include "net/http_client.h"
 #include "ops/bench/history_generator.h"
@@ -46,15 +47,6 @@ constexpr double kPastStateTargetSeconds = 1;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-uint64_t DirBytes(const std::string& dir) {
-  uint64_t bytes = 0;
-  std::error_code error;
-  for (const auto& entry : fs::recursive_directory_iterator(dir, error)) {
-    if (entry.is_regular_file(error)) bytes += entry.file_size(error);
-  }
-  return bytes;
 }
 
 double Percentile(std::vector<double> values, double quantile) {
@@ -143,8 +135,8 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
   }
   std::printf("log: %llu events, %.1f MiB, %.0f bytes/event\n\n",
               static_cast<unsigned long long>(end),
-              static_cast<double>(DirBytes(data_dir + "/log")) / (1 << 20),
-              static_cast<double>(DirBytes(data_dir + "/log")) / static_cast<double>(end));
+              static_cast<double>(DirectoryBytes(data_dir + "/log")) / (1 << 20),
+              static_cast<double>(DirectoryBytes(data_dir + "/log")) / static_cast<double>(end));
 
   const std::string scratch = data_dir + "/bench-scratch";
   auto store = projections::SnapshotStore::OpenExisting(data_dir + "/snapshots");
@@ -194,8 +186,8 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     std::printf(
         "disk: projections %.0f bytes/event, all snapshots %.0f bytes/event (shared tables "
         "linked)\n\n",
-        static_cast<double>(DirBytes(data_dir + "/projections")) / static_cast<double>(end),
-        static_cast<double>(DirBytes(data_dir + "/snapshots")) / static_cast<double>(end));
+        static_cast<double>(DirectoryBytes(data_dir + "/projections")) / static_cast<double>(end),
+        static_cast<double>(DirectoryBytes(data_dir + "/snapshots")) / static_cast<double>(end));
 
     // 2. The write side's fold, which every master start does before it serves.
     start = Clock::now();
