@@ -142,6 +142,16 @@ struct CheckpointRecord {
   bool deleted = false;
 };
 
+// A call an experiment's searcher was given after Start, in order: with the configuration and
+// seed it was made from they rebuild it (a decision snapshot stores these, not its internals).
+struct SearcherInput {
+  enum class Kind { kTrained, kValidated, kExitedEarly };
+  Kind kind = Kind::kTrained;
+  int request_id = 0;
+  int64_t batches = 0;  // kTrained: total batches; kValidated: the validation's batch count
+  double metric = 0;    // kValidated
+};
+
 struct ExperimentRecord {
   int64_t experiment_id = 0;
   std::string name;  // as created, then as users rename it
@@ -159,6 +169,10 @@ struct ExperimentRecord {
   // decision state cannot be copied (a copy would share, and advance, the same searcher): fold
   // the log again to get a second one.
   std::unique_ptr<experiments::Searcher> searcher;
+  // What the searcher was made from and every call it was given since (FeedSearcher).
+  std::string searcher_config_json;
+  uint64_t searcher_seed = 0;
+  std::vector<SearcherInput> searcher_inputs;
   std::deque<experiments::SearcherOp> pending_ops;
   std::map<int, int64_t> trial_by_request;
   std::vector<int64_t> trial_ids;
@@ -279,6 +293,10 @@ struct DecisionState {
   void Enqueue(const TaskRecord& task);
   void Dequeue(const TaskRecord& task);
 };
+
+// Gives the experiment's searcher `input` and records it; returns the searcher's operations.
+std::vector<experiments::SearcherOp> FeedSearcher(ExperimentRecord& experiment,
+                                                  const SearcherInput& input);
 
 // Running tasks whose preemption grace period ended by `now` and that no kill reached yet.
 std::vector<const TaskRecord*> ExpiredPreemptions(const DecisionState& state, int64_t now);

@@ -54,6 +54,22 @@ double SearcherMetricOf(const experiments::ExperimentConfig& config,
   return it->get<double>();
 }
 
+std::vector<experiments::SearcherOp> FeedSearcher(ExperimentRecord& experiment,
+                                                  const SearcherInput& input) {
+  experiment.searcher_inputs.push_back(input);
+  experiments::Searcher& searcher = *experiment.searcher;
+  switch (input.kind) {
+    case SearcherInput::Kind::kTrained:
+      searcher.OnTrained(input.request_id, input.batches);
+      return {};
+    case SearcherInput::Kind::kValidated:
+      return searcher.OnValidation(input.request_id, input.batches, input.metric);
+    case SearcherInput::Kind::kExitedEarly:
+      return searcher.OnTrialExitedEarly(input.request_id);
+  }
+  return {};
+}
+
 namespace {
 
 ExperimentRecord* FindExperiment(DecisionState& state, int64_t experiment_id) {
@@ -91,6 +107,9 @@ void ApplyExperimentContinued(DecisionState& state, const events::ExperimentCont
   if (!searcher.ok()) return;
   experiment->config = std::make_shared<const experiments::ExperimentConfig>(*config);
   experiment->searcher = std::move(*searcher);
+  experiment->searcher_config_json = continued.config_json();
+  experiment->searcher_seed = config->experiment_seed.value_or(0);
+  experiment->searcher_inputs.clear();
   experiment->pending_ops.clear();
   experiment->trial_by_request.clear();
   for (auto& op : experiment->searcher->Start()) {
@@ -139,6 +158,8 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
     if (searcher.ok()) {
       experiment.config = std::make_shared<const experiments::ExperimentConfig>(*config);
       experiment.searcher = std::move(*searcher);
+      experiment.searcher_config_json = created.config_json();
+      experiment.searcher_seed = created.seed();
       AddOps(experiment, experiment.searcher->Start());
     } else {
       experiment.config_error = searcher.status().message();
@@ -181,7 +202,8 @@ void ApplyWorkloadReported(DecisionState& state, const events::TrialWorkloadRepo
       trial->batches = reported.total_batches();
       ExperimentRecord* experiment = FindExperiment(state, trial->experiment_id);
       if (experiment != nullptr && experiment->searcher && !trial->ended()) {
-        experiment->searcher->OnTrained(trial->request_id, reported.total_batches());
+        FeedSearcher(*experiment, {SearcherInput::Kind::kTrained, trial->request_id,
+                                   reported.total_batches(), 0});
       }
       break;
     }
@@ -193,8 +215,9 @@ void ApplyWorkloadReported(DecisionState& state, const events::TrialWorkloadRepo
       trial->validated_at = std::max(trial->validated_at, reported.total_batches());
       trial->last_validation_batches = reported.total_batches();
       if (experiment->running() && experiment->searcher && !trial->ended()) {
-        AddOps(*experiment, experiment->searcher->OnValidation(trial->request_id,
-                                                               reported.total_batches(), metric));
+        AddOps(*experiment,
+               FeedSearcher(*experiment, {SearcherInput::Kind::kValidated, trial->request_id,
+                                          reported.total_batches(), metric}));
       }
       break;
     }
@@ -360,7 +383,8 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
       if (experiment->running() && experiment->searcher) {
         // Done early (errored, canceled): its slot goes to another trial. A trial the searcher
         // closed is already done for it, and the searcher ignores it.
-        AddOps(*experiment, experiment->searcher->OnTrialExitedEarly(trial->request_id));
+        AddOps(*experiment, FeedSearcher(*experiment, {SearcherInput::Kind::kExitedEarly,
+                                                       trial->request_id, 0, 0}));
       }
       state.dirty_experiments.insert(experiment->experiment_id);
       return true;

@@ -10,4 +10,9 @@ namespace cairn {
 // at its first start (mode 0600); agents on the same machine read it with --agent-token-file.
 inline std::string AgentTokenPath(const std::string& data_dir) { return data_dir + "/agent-token"; }
 
+// The write side's snapshots (master/decision_snapshots.h).
+inline std::string DecisionSnapshotDir(const std::string& data_dir) {
+  return data_dir + "/decision-snapshots";
+}
+
 }  // namespace cairn

@@ -10,6 +10,7 @@
 #include "commands/scheduler/explain.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
+#include "master/decision_snapshots.h"
 
 namespace cairn::commands {
 
@@ -83,18 +84,26 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 Status DecisionLoop::Replay() {
-  DecisionState fresh;
+  const auto started = std::chrono::steady_clock::now();
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
-  CAIRN_ASSIGN_OR_RETURN(auto reader, log_->OpenReader(0));
+  std::unique_ptr<DecisionState> fresh;
+  if (options_.snapshots != nullptr) fresh = options_.snapshots->RestoreNewest(*log_, end).state;
+  const uint64_t from = fresh ? fresh->next_offset : 0;
+  if (!fresh) fresh = std::make_unique<DecisionState>();
+  CAIRN_ASSIGN_OR_RETURN(auto reader, log_->OpenReader(from));
   while (reader->position() < end) {
     CAIRN_ASSIGN_OR_RETURN(auto events, reader->Next(4096, std::chrono::milliseconds(1000)));
     if (events.empty()) {
       return Status::Unavailable("the log stopped short of its end offset " + std::to_string(end));
     }
-    for (const auto& event : events) Apply(fresh, event);
+    for (const auto& event : events) Apply(*fresh, event);
   }
+  log::Info("decision_loop",
+            "folded the write side's state to offset {} in {:.2f} s: {} the log's {} events {}",
+            end, SecondsSince(started), from > 0 ? "a decision snapshot and" : "all", end - from,
+            from > 0 ? "after offset " + std::to_string(from) : "from offset 0");
   std::lock_guard lock(state_mutex_);
-  state_ = std::move(fresh);
+  state_ = std::move(*fresh);
   explained_ = {};  // it may have explained a state at this offset that the log never took
   PublishIdentity();
   PublishTenancy();
@@ -299,7 +308,10 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     const auto append_started = std::chrono::steady_clock::now();
     auto appended = log_->Append(to_append);
     metrics_.append.Observe(SecondsSince(append_started));
-    if (appended.ok()) metrics_.events_appended += to_append.size();
+    if (appended.ok()) {
+      metrics_.events_appended += to_append.size();
+      if (options_.on_appended) options_.on_appended(appended->last + 1);
+    }
     if (!appended.ok()) {
       log::Error("decision_loop", "append failed ({}); reloading state from the log",
                  appended.status());

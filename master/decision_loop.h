@@ -1,7 +1,8 @@
 // The single writer: serialises commands, decides them against the in-memory decision state,
 // appends the resulting events to the log in group-committed batches, and answers each caller
-// once its events are durable. Startup is replay: the state is folded from the log, then the
-// loop claims a new writer epoch. This is the I/O shell around the pure decider.
+// once its events are durable. Startup is replay: the state is folded from the log (from the
+// newest decision snapshot on, when there is one), then the loop claims a new writer epoch. This is
+// the I/O shell around the pure decider.
 #pragma once
 
 #include <atomic>
@@ -23,6 +24,10 @@
 #include "commands/writer.h"
 #include "events/event_log.h"
 
+namespace cairn {
+class DecisionSnapshotStore;  // master/decision_snapshots.h
+}
+
 namespace cairn::commands {
 
 class DecisionLoop : public Writer {
@@ -33,6 +38,11 @@ class DecisionLoop : public Writer {
     // How often the preemption timer looks for grace periods that ended.
     std::chrono::milliseconds preemption_check_period{250};
     LoginThrottle login_throttle{};
+    // Where the fold starts, at startup and on a reload after a failed append: the newest
+    // snapshot that checks out, then the log's tail. nullptr: the whole log.
+    const DecisionSnapshotStore* snapshots = nullptr;
+    // Called on the writer thread after each durable append, with the log's new end offset.
+    std::function<void(uint64_t)> on_appended;
   };
 
   // `log` must outlive the loop.

@@ -14,7 +14,9 @@
 #include "events/kafka/placement_topic.h"
 #include "master/agent_heartbeats.h"
 #include "master/checkpoint_collector.h"
+#include "master/data_dir.h"
 #include "master/decision_loop.h"
+#include "master/decision_snapshots.h"
 #include "master/metrics.h"
 #include "net/http_server.h"
 #include "projections/projections.h"
@@ -27,6 +29,8 @@ struct Master::Parts {
   std::atomic<bool> stopping{false};
   std::unique_ptr<EventLog> log;
   std::unique_ptr<TaskLogStore> task_logs;
+  std::unique_ptr<DecisionSnapshotStore> decision_snapshots;
+  std::unique_ptr<DecisionSnapshotter> decision_snapshotter;
   std::unique_ptr<commands::DecisionLoop> loop;
   std::unique_ptr<Projections> projections;
   std::unique_ptr<PlacementRelay> relay;
@@ -51,8 +55,10 @@ namespace {
 // 503.
 Status BindServer(Master::Parts& parts);
 
-// 2. Startup is replay: the single writer folds the whole log into its decision state, then
-// claims a new writer epoch (from now on, events of older masters are fenced off).
+// 2. Startup is replay: the single writer folds the log into its decision state (from the newest
+// decision snapshot that checks out, master/decision_snapshots.h), then claims a new writer epoch
+// (from now on, events of older masters are fenced off). Snapshots of the write side are taken
+// in the background at the projections' interval.
 Status ReplayAndClaimTheLog(Master::Parts& parts) {
   CAIRN_ASSIGN_OR_RETURN(parts.log, OpenEventLog(parts.config.log));
   commands::DecisionLoop::Options options;
@@ -60,8 +66,36 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
   options.login_throttle.max_failures = parts.config.security.max_failed_logins;
   options.login_throttle.window_micros =
       static_cast<int64_t>(parts.config.security.failed_login_window_seconds * 1e6);
+  const uint64_t every_events = parts.config.snapshots.write_side_every_events;
+  if (every_events > 0) {
+    CAIRN_ASSIGN_OR_RETURN(parts.decision_snapshots,
+                           DecisionSnapshotStore::Open(DecisionSnapshotDir(parts.config.data_dir),
+                                                       kDecisionSnapshotsKept));
+    parts.decision_snapshotter = std::make_unique<DecisionSnapshotter>(
+        parts.log.get(), parts.decision_snapshots.get(), every_events);
+    options.snapshots = parts.decision_snapshots.get();
+    options.on_appended = [snapshotter = parts.decision_snapshotter.get()](uint64_t end) {
+      snapshotter->LogAdvanced(end);
+    };
+  }
   parts.loop = std::make_unique<commands::DecisionLoop>(parts.log.get(), options);
-  return parts.loop->Start();
+  CAIRN_RETURN_IF_ERROR(parts.loop->Start());
+  if (parts.decision_snapshotter) {
+    // A start that folded a long tail leaves its state as a snapshot at once (the writer waits
+    // for the encoding, once, before the API serves), so the next start need not fold it again
+    // and the background thread need not either.
+    CAIRN_ASSIGN_OR_RETURN(uint64_t end, parts.log->EndOffset());
+    if (end - parts.decision_snapshots->NewestOffset() >= every_events) {
+      Status written;
+      parts.loop->Read([&](const commands::DecisionState& state) {
+        written = parts.decision_snapshots->Write(state, *parts.log);
+      });
+      if (!written.ok()) log::Warn("master", "no decision snapshot at startup: {}", written);
+    }
+    parts.decision_snapshotter->LogAdvanced(end);
+    parts.decision_snapshotter->Start();
+  }
+  return Status::Ok();
 }
 
 // 3. The pools this master runs with become a fact in the log (only when they changed), so
@@ -263,6 +297,7 @@ void Master::Stop() {
   if (parts_->relay) parts_->relay->Stop();
   if (parts_->checkpoint_collector) parts_->checkpoint_collector->Stop();
   if (parts_->loop) parts_->loop->Stop();
+  if (parts_->decision_snapshotter) parts_->decision_snapshotter->Stop();
   if (parts_->projections) parts_->projections->Stop();
 }
 

@@ -116,7 +116,8 @@ Status ParseSecurity(const std::string& source, const YAML::Node& root,
   return Status::Ok();
 }
 
-// `snapshots:`: how often the projections are snapshotted and how many are kept.
+// `snapshots:`: how often the projections and the write side are snapshotted, and how many of the
+// projections' are kept.
 Status ParseSnapshots(const std::string& source, const YAML::Node& root,
                       MasterConfig::Snapshots& snapshots) {
   const auto node = root["snapshots"];
@@ -124,15 +125,19 @@ Status ParseSnapshots(const std::string& source, const YAML::Node& root,
   if (!node.IsMap()) {
     return Status::InvalidArgument(Where(source, node, "snapshots") + ": expected a map");
   }
-  CAIRN_RETURN_IF_ERROR(CheckKeys(source, node, "snapshots.", {"every_events", "keep"}));
-  if (IsSet(node["every_events"])) {
-    CAIRN_ASSIGN_OR_RETURN(int64_t every, Scalar<int64_t>(source, node["every_events"],
-                                                          "snapshots.every_events", "an integer"));
+  CAIRN_RETURN_IF_ERROR(
+      CheckKeys(source, node, "snapshots.", {"every_events", "write_side_every_events", "keep"}));
+  for (auto [key, field] :
+       {std::pair{"every_events", &snapshots.every_events},
+        std::pair{"write_side_every_events", &snapshots.write_side_every_events}}) {
+    if (!IsSet(node[key])) continue;
+    const std::string name = std::string("snapshots.") + key;
+    CAIRN_ASSIGN_OR_RETURN(int64_t every, Scalar<int64_t>(source, node[key], name, "an integer"));
     if (every != 0 && (every < 100 || every > 1'000'000'000)) {
-      return Status::InvalidArgument(Where(source, node["every_events"], "snapshots.every_events") +
+      return Status::InvalidArgument(Where(source, node[key], name) +
                                      ": must be 0 (no snapshots) or between 100 and 1000000000");
     }
-    snapshots.every_events = static_cast<uint64_t>(every);
+    *field = static_cast<uint64_t>(every);
   }
   if (IsSet(node["keep"])) {
     CAIRN_ASSIGN_OR_RETURN(snapshots.keep,
@@ -297,7 +302,9 @@ std::string MasterConfigJson(const MasterConfig& config) {
       {"cluster_name", config.cluster_name},
       {"agent_timeout_seconds", config.agent_timeout_seconds},
       {"snapshots",
-       {{"every_events", config.snapshots.every_events}, {"keep", config.snapshots.keep}}},
+       {{"every_events", config.snapshots.every_events},
+        {"write_side_every_events", config.snapshots.write_side_every_events},
+        {"keep", config.snapshots.keep}}},
       {"max_request_body_bytes", config.max_request_body_bytes},
       {"log", log},
       {"security",

@@ -48,8 +48,12 @@ struct MasterConfig {
   } security;
   // `snapshots:` of the projections (projections/snapshots.h), in <data_dir>/snapshots: one each
   // time the applied offset passes a multiple of every_events (0 = none), the newest `keep` kept.
+  // And of the write side (master/decision_snapshots.h), in <data_dir>/decision-snapshots: one
+  // each write_side_every_events (0 = none), the newest two kept. A restart decodes the newest
+  // and folds the log after it: the interval bounds that tail.
   struct Snapshots {
     uint64_t every_events = 100'000;
+    uint64_t write_side_every_events = 50'000;
     int keep = 16;
   } snapshots;
   // The effective pools: every pool's scheduler is fully resolved (type and fitting policy never

@@ -6,7 +6,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git curl python3
   librdkafka-dev protobuf-compiler libprotobuf-dev librocksdb-dev libyaml-cpp-dev
   libboost-dev libboost-system-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
-  nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libsodium-dev
+  nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libsodium-dev libjemalloc-dev
   # consumers without Cairn code: kcat and the example Python consumer (examples/gpu_hours)
   kcat python3-confluent-kafka python3-protobuf
 )

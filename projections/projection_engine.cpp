@@ -236,7 +236,9 @@ Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& ev
   CAIRN_RETURN_IF_ERROR(store.PutMessage(kCheckpointKey, checkpoint));
   rocksdb::WriteBatch batch;
   CAIRN_RETURN_IF_ERROR(store.WriteTo(&batch));
-  CAIRN_RETURN_IF_ERROR(FromRocks(db_->Write(rocksdb::WriteOptions(), &batch),
+  rocksdb::WriteOptions write_options;
+  write_options.disableWAL = !options_.write_ahead_log;
+  CAIRN_RETURN_IF_ERROR(FromRocks(db_->Write(write_options, &batch),
                                   "write " + slot.projector->name() + " projection"));
   slot.checkpoint = checkpoint;
   return Status::Ok();

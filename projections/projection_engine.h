@@ -36,6 +36,9 @@ class ProjectionEngine;
 struct EngineOptions {
   std::vector<std::string> projectors = ProjectorNames();  // which projectors this DB maintains
   size_t max_batch_events = 1000;                          // events per write batch
+  // false for a scratch DB thrown away after use (a past state): its writes skip RocksDB's
+  // write-ahead log, so a crash loses what the memtables held.
+  bool write_ahead_log = true;
   // Snapshots (projections/snapshots.h): when the applied offset passes a multiple of
   // `snapshot_every_events`, the engine's own thread, between batches, calls `take_snapshot`,
   // which checkpoints the DB (CreateCheckpoint) and hands the rest of the work to another

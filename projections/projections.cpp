@@ -248,6 +248,8 @@ Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
   projections::EngineOptions options;
   if (!names.empty()) options.projectors = names;
   options.max_batch_events = max_batch_events;
+  // Rebuilt whole or not at all: closing the DB flushes what its memtables hold.
+  options.write_ahead_log = false;
   CAIRN_ASSIGN_OR_RETURN(auto engine, projections::ProjectionEngine::Open(out_dir, log, options));
   CAIRN_RETURN_IF_ERROR(engine->CatchUp(last_offset));
   std::vector<projections::ProjectionSummary> summaries;

@@ -244,6 +244,11 @@ Result<std::unique_ptr<PastProjections>> PastProjections::Open(const SnapshotSto
   CAIRN_ASSIGN_OR_RETURN(past->scratch_dir_,
                          store != nullptr ? store->NewScratchDir() : TemporaryScratchDir());
   const std::string db_dir = past->scratch_dir_ + "/db";
+  // A scratch DB, folded once and read: large batches (a view changed by many events of the tail
+  // is written once), and no write-ahead log.
+  EngineOptions options;
+  options.max_batch_events = 50'000;
+  options.write_ahead_log = false;
   std::vector<SnapshotInfo> snapshots =
       store != nullptr ? store->List() : std::vector<SnapshotInfo>{};
   for (auto it = snapshots.rbegin(); it != snapshots.rend(); ++it) {
@@ -251,7 +256,7 @@ Result<std::unique_ptr<PastProjections>> PastProjections::Open(const SnapshotSto
     if (until_time && it->max_event_time_unix_micros > *until_time) continue;
     Status copied = store->CopyTo(*it, db_dir);
     if (copied.ok()) {
-      auto engine = ProjectionEngine::Open(db_dir, log, {});
+      auto engine = ProjectionEngine::Open(db_dir, log, options);
       if (engine.ok() && (*engine)->AppliedOffset() == it->next_offset) {
         past->engine_ = std::move(engine).value();
         past->base_ = *it;
@@ -265,7 +270,7 @@ Result<std::unique_ptr<PastProjections>> PastProjections::Open(const SnapshotSto
     RemoveQuietly(db_dir);
   }
   if (!past->engine_) {
-    CAIRN_ASSIGN_OR_RETURN(past->engine_, ProjectionEngine::Open(db_dir, log, {}));
+    CAIRN_ASSIGN_OR_RETURN(past->engine_, ProjectionEngine::Open(db_dir, log, options));
   }
   CAIRN_RETURN_IF_ERROR(past->engine_->CatchUp(last_offset, until_time));
   return past;

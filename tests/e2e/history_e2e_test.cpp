@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "net/session_login.h"
 #include "tests/e2e/cluster_fixture.h"
@@ -151,6 +152,63 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   EXPECT_TRUE(Contains(exposition, "cairn_log_append_seconds_bucket{le=\"+Inf\"} ")) << exposition;
   EXPECT_TRUE(Contains(exposition, "cairn_agents{state=\"connected\"} 0\n")) << exposition;
 
+  cluster.ExpectRebuiltProjectionsEqualLive();
+}
+
+// The write side's snapshots (master/decision_snapshots.h): after a kill -9 the master decodes the
+// newest one and folds only the events after it, and decides as if it had folded the whole log:
+// the same queue, the same idempotency keys, the same tasks to kill. A snapshot damaged on disk is
+// passed over for the one before it.
+TEST(HistoryE2eTest, AMasterRestartsFromTheWriteSidesSnapshotAndDecidesAsIfItFoldedTheLog) {
+  Cluster cluster("snapshots:\n  write_side_every_events: 100\n");
+  const std::string snapshots = cluster.data_dir() + "/decision-snapshots";
+  cluster.StartMaster({}, /*with_stderr=*/true);
+  auto client = cluster.Client();
+  auto submit_with_key = [&](const std::string& key) {
+    auto response =
+        client.Request("POST", "/api/v1/commands", kCommand.dump(),
+                       {{"Content-Type", "application/json"}, {"Idempotency-Key", key}});
+    EXPECT_TRUE(response.ok() && response->status == 200);
+    return response.ok() ? json::parse(response->body, nullptr, false)["command"].value("id", "")
+                         : std::string();
+  };
+  const std::string keyed = submit_with_key("before-the-snapshot");
+  ASSERT_FALSE(keyed.empty());
+  ASSERT_EQ(SubmitCommands(cluster, 230), 230);
+  auto taken = cluster.master().WaitForLine(
+      [](const std::string& line) { return Contains(line, "took the write side's snapshot at"); },
+      60s);
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  const json queue_before = cluster.Get("/api/v1/job-queues-v2?limit=1000&offset=0");
+  cluster.StopMaster(SIGKILL);
+  const std::vector<std::string> written = EntriesOf(snapshots, "decision-");
+  ASSERT_FALSE(written.empty());
+
+  auto restart_and_expect_the_same = [&](const std::string& expected_line) {
+    cluster.StartMaster({}, /*with_stderr=*/true);
+    auto folded = cluster.master().WaitForLine(
+        [&](const std::string& line) { return Contains(line, expected_line); }, 30s);
+    EXPECT_TRUE(folded.ok()) << "expected a line with: " << expected_line;
+    EXPECT_EQ(cluster.Get("/api/v1/job-queues-v2?limit=1000&offset=0")["jobs"],
+              queue_before["jobs"]);
+    EXPECT_EQ(submit_with_key("before-the-snapshot"), keyed) << "the key is still known";
+  };
+  restart_and_expect_the_same("a decision snapshot and the log's");
+
+  // The newest snapshot damaged: the one before it serves (or the whole log, when it is the only
+  // one), with a line saying so.
+  const std::string newest = snapshots + "/" + EntriesOf(snapshots, "decision-").back();
+  cluster.StopMaster(SIGKILL);
+  {
+    std::fstream file(newest, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(-5, std::ios::end);
+    file.put('\x7f');
+  }
+  restart_and_expect_the_same("passing over " + newest);
+
+  // Decisions about work from before the snapshot: a queued command is killed.
+  const std::string first = queue_before["jobs"][0]["full"]["entityId"].get<std::string>();
+  EXPECT_EQ(cluster.Call("POST", "/api/v1/commands/" + first + "/kill").status, 200);
   cluster.ExpectRebuiltProjectionsEqualLive();
 }
 

@@ -473,5 +473,20 @@ TEST(MasterConfigSecurity, TlsTakesACertificateAndAKeyTogether) {
               StatusCode::kInvalidArgument, "master.yaml:5: security.tls.ca: unknown field");
 }
 
+TEST(MasterConfigSnapshots, EachIntervalIsReadAndCheckedApart) {
+  auto config =
+      Parse("data_dir: /d\nsnapshots:\n  every_events: 200\n  write_side_every_events: 0\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->snapshots.every_events, 200u);
+  EXPECT_EQ(config->snapshots.write_side_every_events, 0u) << "0 turns them off";
+  EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.write_side_every_events, 50'000u);
+  ExpectError("data_dir: /d\nsnapshots:\n  write_side_every_events: 99\n",
+              StatusCode::kInvalidArgument,
+              "master.yaml:3: snapshots.write_side_every_events: must be 0 (no snapshots) or "
+              "between 100 and 1000000000");
+  ExpectError("data_dir: /d\nsnapshots:\n  write_side_every: 1000\n", StatusCode::kInvalidArgument,
+              "master.yaml:3: snapshots.write_side_every: unknown field");
+}
+
 }  // namespace
 }  // namespace cairn

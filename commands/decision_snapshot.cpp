@@ -1,0 +1,705 @@
+#include "commands/decision_snapshot.h"
+
+#include <google/protobuf/arena.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <algorithm>
+#include <future>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "decision_snapshot.pb.h"
+
+namespace cairn::commands {
+
+// A field added to one of these records must be added to the snapshot too (or derived on
+// decoding): these sizes make the build say so. Update them with the snapshot's fields, and bump
+// kDecisionSnapshotFormat when an old snapshot would decode to a different meaning.
+#if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
+#define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
+  static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 568);
+CAIRN_SNAPSHOT_COVERS(JobRecord, 192);
+CAIRN_SNAPSHOT_COVERS(AgentRecord, 216);
+CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);
+CAIRN_SNAPSHOT_COVERS(SearcherInput, 24);
+CAIRN_SNAPSHOT_COVERS(TrialRecord, 424);
+CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 72);
+CAIRN_SNAPSHOT_COVERS(DecisionState::IdempotentCommand, 136);
+CAIRN_SNAPSHOT_COVERS(DecisionState, 1368);
+CAIRN_SNAPSHOT_COVERS(UserRecord, 112);
+CAIRN_SNAPSHOT_COVERS(SessionRecord, 16);
+CAIRN_SNAPSHOT_COVERS(IdentityState, 200);
+CAIRN_SNAPSHOT_COVERS(WorkspaceRecord, 160);
+CAIRN_SNAPSHOT_COVERS(ProjectRecord, 80);
+CAIRN_SNAPSHOT_COVERS(TenancyState, 248);
+CAIRN_SNAPSHOT_COVERS(ModelVersionRecord, 72);
+CAIRN_SNAPSHOT_COVERS(ModelRecord, 136);
+CAIRN_SNAPSHOT_COVERS(RegistryState, 152);
+#undef CAIRN_SNAPSHOT_COVERS
+#endif
+
+namespace {
+
+using experiments::SearcherOp;
+
+// A decoded string's contents, moved out of the message being decoded.
+std::string Take(std::string* field) { return std::move(*field); }
+
+void EncodeTask(const TaskRecord& task, snapshot::Task& out) {
+  out.set_task_id(task.task_id);
+  out.set_job_id(task.job_id);
+  *out.mutable_spec() = task.spec;
+  *out.mutable_resources() = task.resources;
+  out.set_state(static_cast<int32_t>(task.state));
+  out.set_submitted_offset(task.submitted_offset);
+  out.set_submitted_time(task.submitted_time);
+  out.set_allocation_count(task.allocation_count);
+  out.set_allocation_id(task.allocation_id);
+  out.set_allocation_pool(task.allocation_pool);
+  for (const auto& part : task.parts) *out.add_parts() = part;
+  for (const auto& agent : task.parts_exited) out.add_parts_exited(agent);
+  out.set_agent_id(task.agent_id);
+  out.set_agent_incarnation(task.agent_incarnation);
+  for (int32_t slot : task.slot_ids) out.add_slot_ids(slot);
+  out.set_started(task.started);
+  out.set_kill_requested(task.kill_requested);
+  out.set_kill_by_user(task.kill_by_user);
+  out.set_backfilled(task.backfilled);
+  out.set_preempting(task.preempting);
+  out.set_preemption_deadline(task.preemption_deadline);
+  out.set_last_reason(task.last_reason);
+  out.set_trial_id(task.trial_id);
+}
+
+TaskRecord DecodeTask(snapshot::Task& in) {
+  TaskRecord task;
+  task.task_id = Take(in.mutable_task_id());
+  task.job_id = Take(in.mutable_job_id());
+  task.spec.Swap(in.mutable_spec());
+  task.resources.Swap(in.mutable_resources());
+  task.state = static_cast<TaskState>(in.state());
+  task.submitted_offset = in.submitted_offset();
+  task.submitted_time = in.submitted_time();
+  task.allocation_count = in.allocation_count();
+  task.allocation_id = Take(in.mutable_allocation_id());
+  task.allocation_pool = Take(in.mutable_allocation_pool());
+  task.parts.resize(static_cast<size_t>(in.parts_size()));
+  for (int i = 0; i < in.parts_size(); ++i) task.parts[i].Swap(in.mutable_parts(i));
+  task.parts_exited.insert(in.parts_exited().begin(), in.parts_exited().end());
+  task.agent_id = Take(in.mutable_agent_id());
+  task.agent_incarnation = Take(in.mutable_agent_incarnation());
+  task.slot_ids.assign(in.slot_ids().begin(), in.slot_ids().end());
+  task.started = in.started();
+  task.kill_requested = in.kill_requested();
+  task.kill_by_user = in.kill_by_user();
+  task.backfilled = in.backfilled();
+  task.preempting = in.preempting();
+  task.preemption_deadline = in.preemption_deadline();
+  task.last_reason = Take(in.mutable_last_reason());
+  task.trial_id = in.trial_id();
+  return task;
+}
+
+void EncodeJob(const JobRecord& job, snapshot::Job& out) {
+  out.set_job_id(job.job_id);
+  out.set_type(job.type);
+  out.set_resource_pool(job.resource_pool);
+  out.set_priority(job.priority);
+  out.set_weight(job.weight);
+  out.set_max_slots(job.max_slots);
+  out.set_queue_position(job.queue_position);
+  out.set_submitted_offset(job.submitted_offset);
+  out.set_submitted_time(job.submitted_time);
+  out.set_user(job.user);
+  out.set_workspace_id(job.workspace_id);
+  out.set_open(job.open);
+}
+
+JobRecord DecodeJob(snapshot::Job& in) {
+  JobRecord job;
+  job.job_id = Take(in.mutable_job_id());
+  job.type = in.type();
+  job.resource_pool = Take(in.mutable_resource_pool());
+  job.priority = in.priority();
+  job.weight = in.weight();
+  job.max_slots = in.max_slots();
+  job.queue_position = in.queue_position();
+  job.submitted_offset = in.submitted_offset();
+  job.submitted_time = in.submitted_time();
+  job.user = Take(in.mutable_user());
+  job.workspace_id = in.workspace_id();
+  job.open = in.open();
+  return job;
+}
+
+void EncodeAgent(const AgentRecord& agent, snapshot::Agent& out) {
+  out.set_agent_id(agent.agent_id);
+  out.set_incarnation(agent.incarnation);
+  out.set_resource_pool(agent.resource_pool);
+  out.set_slot_count(agent.slot_count);
+  out.set_connected(agent.connected);
+  out.set_enabled(agent.enabled);
+  out.set_draining(agent.draining);
+  for (int32_t slot : agent.used_slots) out.add_used_slots(slot);
+  out.set_zero_slot_containers(agent.zero_slot_containers);
+  for (const auto& allocation : agent.allocations) out.add_allocations(allocation);
+  out.set_registered_offset(agent.registered_offset);
+}
+
+AgentRecord DecodeAgent(const snapshot::Agent& in) {
+  AgentRecord agent;
+  agent.agent_id = in.agent_id();
+  agent.incarnation = in.incarnation();
+  agent.resource_pool = in.resource_pool();
+  agent.slot_count = in.slot_count();
+  agent.connected = in.connected();
+  agent.enabled = in.enabled();
+  agent.draining = in.draining();
+  agent.used_slots.insert(in.used_slots().begin(), in.used_slots().end());
+  agent.zero_slot_containers = in.zero_slot_containers();
+  agent.allocations.insert(in.allocations().begin(), in.allocations().end());
+  agent.registered_offset = in.registered_offset();
+  return agent;
+}
+
+void EncodeExperiment(const ExperimentRecord& experiment, snapshot::Experiment& out) {
+  out.set_experiment_id(experiment.experiment_id);
+  out.set_name(experiment.name);
+  out.set_job_id(experiment.job_id);
+  out.set_owner(experiment.owner);
+  out.set_workspace_id(experiment.workspace_id);
+  out.set_project_id(experiment.project_id);
+  out.set_context_digest(experiment.context_digest);
+  out.set_state(experiment.state);
+  out.set_slots_per_trial(experiment.slots_per_trial);
+  out.set_has_searcher(experiment.searcher != nullptr);
+  out.set_searcher_config_json(experiment.searcher_config_json);
+  out.set_searcher_seed(experiment.searcher_seed);
+  for (const auto& input : experiment.searcher_inputs) {
+    auto* stored = out.add_searcher_inputs();
+    stored->set_kind(static_cast<int32_t>(input.kind));
+    stored->set_request_id(input.request_id);
+    stored->set_batches(input.batches);
+    stored->set_metric(input.metric);
+  }
+  for (const auto& op : experiment.pending_ops) {
+    auto* stored = out.add_pending_ops();
+    stored->set_kind(static_cast<int32_t>(op.kind));
+    stored->set_request_id(op.request_id);
+    stored->set_hparams_json(op.hparams.dump());
+    stored->set_length_batches(op.length_batches);
+    stored->set_reason(op.reason);
+  }
+  for (const auto& [request_id, trial_id] : experiment.trial_by_request) {
+    auto* stored = out.add_trial_by_request();
+    stored->set_request_id(request_id);
+    stored->set_trial_id(trial_id);
+  }
+  for (int64_t trial_id : experiment.trial_ids) out.add_trial_ids(trial_id);
+  out.set_config_error(experiment.config_error);
+  out.set_archived(experiment.archived);
+  out.set_deleted(experiment.deleted);
+}
+
+// Parsed configurations by their JSON: experiments made from the same configuration share one
+// (they are immutable), and each distinct one is parsed once per decoding.
+using ConfigCache =
+    std::unordered_map<std::string, std::shared_ptr<const experiments::ExperimentConfig>>;
+
+Result<ExperimentRecord> DecodeExperiment(snapshot::Experiment& in, ConfigCache& configs) {
+  ExperimentRecord experiment;
+  experiment.experiment_id = in.experiment_id();
+  experiment.name = in.name();
+  experiment.job_id = in.job_id();
+  experiment.owner = in.owner();
+  experiment.workspace_id = in.workspace_id();
+  experiment.project_id = in.project_id();
+  experiment.context_digest = in.context_digest();
+  experiment.state = in.state();
+  experiment.slots_per_trial = in.slots_per_trial();
+  experiment.searcher_config_json = in.searcher_config_json();
+  experiment.searcher_seed = in.searcher_seed();
+  if (in.has_searcher()) {
+    auto& config = configs[in.searcher_config_json()];
+    if (config == nullptr) {
+      CAIRN_ASSIGN_OR_RETURN(auto parsed,
+                             experiments::ParseExperimentConfig(in.searcher_config_json()));
+      config = std::make_shared<const experiments::ExperimentConfig>(std::move(parsed));
+    }
+    CAIRN_ASSIGN_OR_RETURN(experiment.searcher,
+                           experiments::NewSearcher(*config, in.searcher_seed()));
+    experiment.config = config;
+    // Its operations were recorded or are pending below: the calls only bring it where it was.
+    experiment.searcher->Start();
+    for (const auto& input : in.searcher_inputs()) {
+      if (input.kind() < 0 || input.kind() > static_cast<int>(SearcherInput::Kind::kExitedEarly)) {
+        return Status::InvalidArgument("unknown searcher input kind " +
+                                       std::to_string(input.kind()));
+      }
+      FeedSearcher(experiment, {static_cast<SearcherInput::Kind>(input.kind()), input.request_id(),
+                                input.batches(), input.metric()});
+    }
+  }
+  for (const auto& op : in.pending_ops()) {
+    SearcherOp decoded;
+    if (op.kind() < 0 || op.kind() > static_cast<int>(SearcherOp::Kind::kShutdown)) {
+      return Status::InvalidArgument("unknown searcher operation kind " +
+                                     std::to_string(op.kind()));
+    }
+    decoded.kind = static_cast<SearcherOp::Kind>(op.kind());
+    decoded.request_id = op.request_id();
+    decoded.hparams = nlohmann::json::parse(op.hparams_json(), nullptr, false);
+    if (decoded.hparams.is_discarded()) {
+      return Status::InvalidArgument("a pending searcher operation's hyperparameters do not parse");
+    }
+    decoded.length_batches = op.length_batches();
+    decoded.reason = op.reason();
+    experiment.pending_ops.push_back(std::move(decoded));
+  }
+  for (const auto& entry : in.trial_by_request()) {
+    experiment.trial_by_request[entry.request_id()] = entry.trial_id();
+  }
+  experiment.trial_ids.assign(in.trial_ids().begin(), in.trial_ids().end());
+  experiment.config_error = in.config_error();
+  experiment.archived = in.archived();
+  experiment.deleted = in.deleted();
+  return experiment;
+}
+
+void EncodeTrial(const TrialRecord& trial, snapshot::Trial& out) {
+  out.set_trial_id(trial.trial_id);
+  out.set_experiment_id(trial.experiment_id);
+  out.set_request_id(trial.request_id);
+  out.set_hparams_json(trial.hparams_json);
+  out.set_state(trial.state);
+  out.set_train_to(trial.train_to);
+  out.set_closed(trial.closed);
+  out.set_validated_at(trial.validated_at);
+  for (const auto& [batches, value] : trial.searcher_metric) {
+    auto* metric = out.add_searcher_metric();
+    metric->set_batches(batches);
+    metric->set_value(value);
+  }
+  out.set_latest_checkpoint(trial.latest_checkpoint);
+  out.set_checkpoint_batches(trial.checkpoint_batches);
+  for (const auto& uuid : trial.checkpoints) out.add_checkpoints(uuid);
+  out.set_restarts(trial.restarts);
+  out.set_runs(trial.runs);
+  out.set_task_id(trial.task_id);
+  out.set_last_exit(static_cast<int32_t>(trial.last_exit));
+  out.set_last_exit_reason(trial.last_exit_reason);
+  out.set_workload_allocation(trial.workload_allocation);
+  out.set_last_sequence(trial.last_sequence);
+  out.set_awaiting_answer(trial.awaiting_answer);
+  *out.mutable_last_answer() = trial.last_answer;
+  out.set_batches(trial.batches);
+  out.set_last_validation_batches(trial.last_validation_batches);
+  out.set_kill_requested(trial.kill_requested);
+}
+
+TrialRecord DecodeTrial(snapshot::Trial& in) {
+  TrialRecord trial;
+  trial.trial_id = in.trial_id();
+  trial.experiment_id = in.experiment_id();
+  trial.request_id = in.request_id();
+  trial.hparams_json = Take(in.mutable_hparams_json());
+  trial.state = in.state();
+  trial.train_to = in.train_to();
+  trial.closed = in.closed();
+  trial.validated_at = in.validated_at();
+  for (const auto& metric : in.searcher_metric()) {
+    trial.searcher_metric[metric.batches()] = metric.value();
+  }
+  trial.latest_checkpoint = in.latest_checkpoint();
+  trial.checkpoint_batches = in.checkpoint_batches();
+  trial.checkpoints.assign(in.checkpoints().begin(), in.checkpoints().end());
+  trial.restarts = in.restarts();
+  trial.runs = in.runs();
+  trial.task_id = in.task_id();
+  trial.last_exit = static_cast<TrialRunExit>(in.last_exit());
+  trial.last_exit_reason = in.last_exit_reason();
+  trial.workload_allocation = in.workload_allocation();
+  trial.last_sequence = in.last_sequence();
+  trial.awaiting_answer = in.awaiting_answer();
+  trial.last_answer.Swap(in.mutable_last_answer());
+  trial.batches = in.batches();
+  trial.last_validation_batches = in.last_validation_batches();
+  trial.kill_requested = in.kill_requested();
+  return trial;
+}
+
+void EncodeIdentity(const IdentityState& identity, snapshot::Identity& out) {
+  for (const auto& [id, user] : identity.users) {
+    auto* stored = out.add_users();
+    stored->set_id(user.id);
+    stored->set_username(user.username);
+    stored->set_display_name(user.display_name);
+    stored->set_admin(user.admin);
+    stored->set_active(user.active);
+    stored->set_password_hash(user.password_hash);
+  }
+  for (const auto& [token, session] : identity.sessions) {
+    auto* stored = out.add_sessions();
+    stored->set_token_sha256(token);
+    stored->set_user_id(session.user_id);
+    stored->set_expires_unix_micros(session.expires_unix_micros);
+  }
+  for (const auto& [username, times] : identity.failures) {
+    auto* stored = out.add_failures();
+    stored->set_username(username);
+    for (int64_t time : times) stored->add_times_unix_micros(time);
+  }
+  out.set_last_user_id(identity.last_user_id);
+}
+
+void DecodeIdentity(const snapshot::Identity& in, IdentityState& identity) {
+  for (const auto& user : in.users()) {
+    identity.users[user.id()] = UserRecord{user.id(),    user.username(), user.display_name(),
+                                           user.admin(), user.active(),   user.password_hash()};
+    identity.user_ids[user.username()] = user.id();
+  }
+  for (const auto& session : in.sessions()) {
+    identity.sessions[session.token_sha256()] =
+        SessionRecord{session.user_id(), session.expires_unix_micros()};
+  }
+  for (const auto& failures : in.failures()) {
+    identity.failures[failures.username()].assign(failures.times_unix_micros().begin(),
+                                                  failures.times_unix_micros().end());
+  }
+  identity.last_user_id = in.last_user_id();
+}
+
+void EncodeTenancy(const TenancyState& tenancy, snapshot::Tenancy& out) {
+  for (const auto& [id, workspace] : tenancy.workspaces) {
+    auto* stored = out.add_workspaces();
+    stored->set_id(workspace.id);
+    stored->set_name(workspace.name);
+    stored->set_owner_user_id(workspace.owner_user_id);
+    stored->set_archived(workspace.archived);
+    stored->set_immutable(workspace.immutable);
+    stored->set_default_compute_pool(workspace.default_compute_pool);
+    stored->set_default_aux_pool(workspace.default_aux_pool);
+    for (int32_t user : workspace.pinned_by) stored->add_pinned_by(user);
+  }
+  for (const auto& [id, project] : tenancy.projects) {
+    auto* stored = out.add_projects();
+    stored->set_id(project.id);
+    stored->set_workspace_id(project.workspace_id);
+    stored->set_name(project.name);
+    stored->set_description(project.description);
+    stored->set_owner_user_id(project.owner_user_id);
+    stored->set_archived(project.archived);
+    stored->set_immutable(project.immutable);
+  }
+  for (const auto& [who, role] : tenancy.roles) {
+    auto* stored = out.add_roles();
+    stored->set_user_id(who.first);
+    stored->set_workspace_id(who.second);
+    stored->set_role(role);
+  }
+  for (const auto& [pool, workspaces] : tenancy.pool_bindings) {
+    auto* stored = out.add_pool_bindings();
+    stored->set_pool(pool);
+    for (int32_t workspace : workspaces) stored->add_workspace_ids(workspace);
+  }
+  out.set_last_workspace_id(tenancy.last_workspace_id);
+  out.set_last_project_id(tenancy.last_project_id);
+}
+
+void DecodeTenancy(const snapshot::Tenancy& in, TenancyState& tenancy) {
+  // The snapshot holds the built-in workspace and project like any other.
+  tenancy.workspaces.clear();
+  tenancy.workspace_ids.clear();
+  tenancy.projects.clear();
+  for (const auto& stored : in.workspaces()) {
+    WorkspaceRecord& workspace = tenancy.workspaces[stored.id()];
+    workspace.id = stored.id();
+    workspace.name = stored.name();
+    workspace.owner_user_id = stored.owner_user_id();
+    workspace.archived = stored.archived();
+    workspace.immutable = stored.immutable();
+    workspace.default_compute_pool = stored.default_compute_pool();
+    workspace.default_aux_pool = stored.default_aux_pool();
+    workspace.pinned_by.insert(stored.pinned_by().begin(), stored.pinned_by().end());
+    tenancy.workspace_ids[workspace.name] = workspace.id;
+  }
+  for (const auto& stored : in.projects()) {
+    ProjectRecord& project = tenancy.projects[stored.id()];
+    project.id = stored.id();
+    project.workspace_id = stored.workspace_id();
+    project.name = stored.name();
+    project.description = stored.description();
+    project.owner_user_id = stored.owner_user_id();
+    project.archived = stored.archived();
+    project.immutable = stored.immutable();
+  }
+  for (const auto& role : in.roles()) {
+    tenancy.roles[{role.user_id(), role.workspace_id()}] = role.role();
+  }
+  for (const auto& binding : in.pool_bindings()) {
+    tenancy.pool_bindings[binding.pool()].insert(binding.workspace_ids().begin(),
+                                                 binding.workspace_ids().end());
+  }
+  tenancy.last_workspace_id = in.last_workspace_id();
+  tenancy.last_project_id = in.last_project_id();
+}
+
+void EncodeRegistry(const RegistryState& registry, snapshot::Registry& out) {
+  for (const auto& [id, model] : registry.models) {
+    auto* stored = out.add_models();
+    stored->set_model_id(model.model_id);
+    stored->set_name(model.name);
+    stored->set_workspace_id(model.workspace_id);
+    stored->set_owner(model.owner);
+    stored->set_archived(model.archived);
+    stored->set_last_version(model.last_version);
+    for (const auto& [number, version] : model.versions) {
+      auto* stored_version = stored->add_versions();
+      stored_version->set_version(version.version);
+      stored_version->set_checkpoint_uuid(version.checkpoint_uuid);
+      stored_version->set_owner(version.owner);
+    }
+  }
+  out.set_last_model_id(registry.last_model_id);
+  out.set_last_version_id(registry.last_version_id);
+  for (const auto& [uuid, count] : registry.registered_checkpoints) {
+    auto* stored = out.add_registered_checkpoints();
+    stored->set_uuid(uuid);
+    stored->set_count(count);
+  }
+}
+
+void DecodeRegistry(const snapshot::Registry& in, RegistryState& registry) {
+  for (const auto& stored : in.models()) {
+    ModelRecord& model = registry.models[stored.model_id()];
+    model.model_id = stored.model_id();
+    model.name = stored.name();
+    model.workspace_id = stored.workspace_id();
+    model.owner = stored.owner();
+    model.archived = stored.archived();
+    model.last_version = stored.last_version();
+    for (const auto& version : stored.versions()) {
+      model.versions[version.version()] =
+          ModelVersionRecord{version.version(), version.checkpoint_uuid(), version.owner()};
+    }
+    registry.model_ids[model.name] = model.model_id;
+  }
+  registry.last_model_id = in.last_model_id();
+  registry.last_version_id = in.last_version_id();
+  for (const auto& stored : in.registered_checkpoints()) {
+    registry.registered_checkpoints[stored.uuid()] = stored.count();
+  }
+}
+
+}  // namespace
+
+std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anchor) {
+  // Hundreds of thousands of small messages: on an arena they cost a pointer bump each, and
+  // nothing to free one by one.
+  google::protobuf::Arena arena;
+  snapshot::DecisionSnapshot& out =
+      *google::protobuf::Arena::CreateMessage<snapshot::DecisionSnapshot>(&arena);
+  out.set_format(kDecisionSnapshotFormat);
+  out.set_next_offset(state.next_offset);
+  out.set_first_event_id(anchor.first_event_id);
+  out.set_last_event_id(anchor.last_event_id);
+  out.set_writer_epoch(state.writer_epoch);
+  // A job names its tasks by their index in the list: decoding then links them without a
+  // lookup by id.
+  std::unordered_map<const TaskRecord*, uint32_t> task_index;
+  task_index.reserve(state.tasks.size());
+  out.mutable_tasks()->Reserve(static_cast<int>(state.tasks.size()));
+  for (const auto& [id, task] : state.tasks) {
+    task_index.emplace(&task, static_cast<uint32_t>(task_index.size()));
+    EncodeTask(task, *out.add_tasks());
+  }
+  for (const auto& [id, job] : state.jobs) {
+    snapshot::Job& stored = *out.add_jobs();
+    EncodeJob(job, stored);
+    for (const TaskRecord* task : job.tasks) stored.add_tasks(task_index.at(task));
+  }
+  for (const auto& [id, agent] : state.agents) EncodeAgent(agent, *out.add_agents());
+  *out.mutable_pools_config() = state.pools_config;
+  for (const auto& [allocation_id, agent_ids] : state.allocation_agents) {
+    auto* stored = out.add_allocations();
+    stored->set_allocation_id(allocation_id);
+    auto task = state.allocation_to_task.find(allocation_id);
+    if (task != state.allocation_to_task.end()) stored->set_task_id(task->second);
+    for (const auto& agent_id : agent_ids) stored->add_agent_ids(agent_id);
+  }
+  for (const auto& [key, command] : state.idempotency) {
+    auto* stored = out.add_idempotency();
+    stored->set_key(key);
+    stored->set_command(command.command);
+    stored->set_actor(command.actor);
+    stored->set_entity_id(command.entity_id);
+    stored->set_request_fingerprint(command.request_fingerprint);
+    stored->set_time_unix_micros(command.time_unix_micros);
+  }
+  for (const auto& [time, key] : state.idempotency_by_time) {
+    auto* stored = out.add_idempotency_by_time();
+    stored->set_time_unix_micros(time);
+    stored->set_key(key);
+  }
+  for (const auto& [id, experiment] : state.experiments) {
+    EncodeExperiment(experiment, *out.add_experiments());
+  }
+  for (const auto& [id, trial] : state.trials) EncodeTrial(trial, *out.add_trials());
+  for (const auto& [uuid, checkpoint] : state.checkpoints) {
+    auto* stored = out.add_checkpoints();
+    stored->set_uuid(checkpoint.uuid);
+    stored->set_experiment_id(checkpoint.experiment_id);
+    stored->set_trial_id(checkpoint.trial_id);
+    stored->set_total_batches(checkpoint.total_batches);
+    stored->set_size_bytes(checkpoint.size_bytes);
+    stored->set_deleted(checkpoint.deleted);
+  }
+  for (const auto& uuid : state.deleted_checkpoints) out.add_deleted_checkpoints(uuid);
+  for (const auto& [name, saved] : state.templates) *out.add_templates() = saved;
+  EncodeIdentity(state.identity, *out.mutable_identity());
+  EncodeTenancy(state.tenancy, *out.mutable_tenancy());
+  EncodeRegistry(state.registry, *out.mutable_registry());
+  out.set_last_experiment_id(state.last_experiment_id);
+  out.set_last_trial_id(state.last_trial_id);
+  for (int64_t id : state.dirty_experiments) out.add_dirty_experiments(id);
+
+  std::string bytes(out.ByteSizeLong(), '\0');
+  {
+    google::protobuf::io::ArrayOutputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    out.SerializeWithCachedSizes(&coded);
+  }
+  return bytes;
+}
+
+Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_view bytes) {
+  snapshot::DecisionSnapshot in;
+  if (!in.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::InvalidArgument("the decision snapshot does not parse");
+  }
+  if (in.format() != kDecisionSnapshotFormat) {
+    return Status::FailedPrecondition("the decision snapshot has format " +
+                                      std::to_string(in.format()) + "; this build reads format " +
+                                      std::to_string(kDecisionSnapshotFormat));
+  }
+  // The experiments (each configuration parsed and searcher rebuilt) share nothing with the
+  // tasks and jobs: they are decoded on a second thread meanwhile.
+  std::map<int64_t, ExperimentRecord> experiments;
+  auto experiments_decoded = std::async(std::launch::async, [&]() -> Status {
+    ConfigCache configs;
+    for (auto& stored : *in.mutable_experiments()) {
+      CAIRN_ASSIGN_OR_RETURN(ExperimentRecord experiment, DecodeExperiment(stored, configs));
+      const int64_t id = experiment.experiment_id;
+      experiments.emplace_hint(experiments.end(), id, std::move(experiment));
+    }
+    return Status::Ok();
+  });
+  // Joined on every return below (a Status left unread is checked at the end).
+  struct Join {
+    std::future<Status>& future;
+    ~Join() {
+      if (future.valid()) future.wait();
+    }
+  } join{experiments_decoded};
+  auto decoded = std::make_unique<DecodedDecisionState>();
+  decoded->anchor = {in.first_event_id(), in.last_event_id()};
+  DecisionState& state = decoded->state;
+  state.next_offset = in.next_offset();
+  state.writer_epoch = in.writer_epoch();
+  std::vector<TaskRecord*> tasks;
+  tasks.reserve(static_cast<size_t>(in.tasks_size()));
+  for (auto& stored : *in.mutable_tasks()) {
+    TaskRecord task = DecodeTask(stored);
+    std::string id = task.task_id;
+    const size_t before = state.tasks.size();
+    auto it = state.tasks.emplace_hint(state.tasks.end(), std::move(id), std::move(task));
+    if (state.tasks.size() == before)
+      return Status::InvalidArgument("task " + it->first + " is stored twice");
+    tasks.push_back(&it->second);
+  }
+  for (auto& stored : *in.mutable_jobs()) {
+    JobRecord decoded_job = DecodeJob(stored);
+    std::string id = decoded_job.job_id;
+    JobRecord& job =
+        state.jobs.emplace_hint(state.jobs.end(), std::move(id), std::move(decoded_job))->second;
+    job.tasks.reserve(static_cast<size_t>(stored.tasks_size()));
+    for (uint32_t index : stored.tasks()) {
+      if (index >= tasks.size() || tasks[index]->job != nullptr) {
+        return Status::InvalidArgument("job " + job.job_id + " names task index " +
+                                       std::to_string(index) +
+                                       ", which no task or another job has");
+      }
+      TaskRecord* task = tasks[index];
+      task->job = &job;
+      job.tasks.push_back(task);
+      if (task->state != TaskState::kExited) job.live_tasks++;
+    }
+  }
+  for (const TaskRecord* task : tasks) {
+    if (task->job == nullptr) {
+      return Status::InvalidArgument("task " + task->task_id + " belongs to no job");
+    }
+  }
+  for (auto& [id, job] : state.jobs) {
+    if (job.live_tasks > 0) {
+      state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
+    }
+  }
+  for (const auto& [id, task] : state.tasks) {
+    if (task.state == TaskState::kQueued) state.Enqueue(task);
+  }
+  for (const auto& stored : in.agents()) {
+    AgentRecord agent = DecodeAgent(stored);
+    std::string id = agent.agent_id;
+    state.agents.emplace_hint(state.agents.end(), std::move(id), std::move(agent));
+  }
+  state.pools_config = in.pools_config();
+  for (const auto& stored : in.allocations()) {
+    if (!stored.task_id().empty()) {
+      state.allocation_to_task.emplace_hint(state.allocation_to_task.end(), stored.allocation_id(),
+                                            stored.task_id());
+    }
+    state.allocation_agents
+        .emplace_hint(state.allocation_agents.end(), stored.allocation_id(),
+                      std::vector<std::string>())
+        ->second.assign(stored.agent_ids().begin(), stored.agent_ids().end());
+  }
+  for (const auto& stored : in.idempotency()) {
+    state.idempotency.emplace_hint(
+        state.idempotency.end(), stored.key(),
+        DecisionState::IdempotentCommand{stored.command(), stored.actor(), stored.entity_id(),
+                                         stored.request_fingerprint(), stored.time_unix_micros()});
+  }
+  for (const auto& stored : in.idempotency_by_time()) {
+    state.idempotency_by_time.emplace_hint(state.idempotency_by_time.end(),
+                                           stored.time_unix_micros(), stored.key());
+  }
+  CAIRN_RETURN_IF_ERROR(experiments_decoded.get());
+  state.experiments = std::move(experiments);
+  for (auto& stored : *in.mutable_trials()) {
+    state.trials.emplace_hint(state.trials.end(), stored.trial_id(), DecodeTrial(stored));
+  }
+  for (const auto& stored : in.checkpoints()) {
+    state.checkpoints.emplace_hint(
+        state.checkpoints.end(), stored.uuid(),
+        CheckpointRecord{stored.uuid(), stored.experiment_id(), stored.trial_id(),
+                         stored.total_batches(), stored.size_bytes(), stored.deleted()});
+  }
+  state.deleted_checkpoints.assign(in.deleted_checkpoints().begin(),
+                                   in.deleted_checkpoints().end());
+  for (const auto& saved : in.templates()) state.templates[saved.name()] = saved;
+  DecodeIdentity(in.identity(), state.identity);
+  DecodeTenancy(in.tenancy(), state.tenancy);
+  DecodeRegistry(in.registry(), state.registry);
+  state.last_experiment_id = in.last_experiment_id();
+  state.last_trial_id = in.last_trial_id();
+  state.dirty_experiments.insert(in.dirty_experiments().begin(), in.dirty_experiments().end());
+  return decoded;
+}
+
+}  // namespace cairn::commands

@@ -1,0 +1,45 @@
+// The write side's decision state as bytes, so that a master starts from a snapshot and folds only
+// the log's tail instead of the whole log (master/decision_snapshots.h keeps the files). Pure: no
+// I/O, no clock.
+//
+// Contract: for any log L and offset k, Decode(Encode(Fold(L[0..k)))) folded on with L[k..] is
+// the same state as Fold(L) (tests/commands/decision_snapshot_test.cpp checks it field by field
+// through Encode, and runs every decider test with the state round-tripped before each command).
+// What the state derives (name indexes, the queues, the live jobs' ranks, each job's tasks, each
+// experiment's parsed configuration and searcher) is rebuilt, not stored: a searcher from its
+// configuration, seed and recorded calls (ExperimentRecord::searcher_inputs).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "commands/decision_state.h"
+
+namespace cairn::commands {
+
+// Bumped whenever DecisionState or the meaning of a stored field changes: a snapshot of another
+// format is not decoded (the log is folded from further back instead).
+inline constexpr uint32_t kDecisionSnapshotFormat = 1;
+
+// Which log a snapshot belongs to: the ids of its events at offset 0 and at next_offset - 1.
+struct LogAnchor {
+  std::string first_event_id;
+  std::string last_event_id;
+};
+
+// The state's bytes; the same state always gives the same bytes.
+std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anchor);
+
+struct DecodedDecisionState {
+  DecisionState state;
+  LogAnchor anchor;
+};
+
+// The state `bytes` hold. InvalidArgument when they do not parse or do not hold a state this
+// build can rebuild (a searcher's configuration no longer parses), FailedPrecondition for another
+// format: either way the caller folds the log from further back.
+Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_view bytes);
+
+}  // namespace cairn::commands
