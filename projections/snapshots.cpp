@@ -237,9 +237,9 @@ Result<Checkpointed> CheckpointInto(ProjectionEngine& engine, const SnapshotStor
 
 // ---------------------------------------------------------------------------------------------
 
-Result<std::unique_ptr<PastProjections>> PastProjections::Open(const SnapshotStore* store,
-                                                               EventLog* log, uint64_t last_offset,
-                                                               std::optional<int64_t> until_time) {
+Result<std::unique_ptr<PastProjections>> PastProjections::Open(
+    const SnapshotStore* store, EventLog* log, uint64_t last_offset,
+    std::optional<int64_t> until_time, const std::vector<std::string>& projectors) {
   std::unique_ptr<PastProjections> past(new PastProjections());
   CAIRN_ASSIGN_OR_RETURN(past->scratch_dir_,
                          store != nullptr ? store->NewScratchDir() : TemporaryScratchDir());
@@ -249,6 +249,7 @@ Result<std::unique_ptr<PastProjections>> PastProjections::Open(const SnapshotSto
   EngineOptions options;
   options.max_batch_events = 50'000;
   options.write_ahead_log = false;
+  if (!projectors.empty()) options.projectors = projectors;
   std::vector<SnapshotInfo> snapshots =
       store != nullptr ? store->List() : std::vector<SnapshotInfo>{};
   for (auto it = snapshots.rbegin(); it != snapshots.rend(); ++it) {

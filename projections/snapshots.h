@@ -91,12 +91,13 @@ Result<Checkpointed> CheckpointInto(ProjectionEngine& engine, const SnapshotStor
 // time when `until_time` is given) copied to a scratch directory, plus the log's events from the
 // snapshot up to and including `last_offset` and, with `until_time`, up to the first event after
 // it. Without a usable snapshot (or a store: nullptr) it folds from offset 0. Read through
-// Queries; the scratch copy is removed on destruction.
+// Queries; the scratch copy is removed on destruction. `projectors` (empty = all): only these
+// fold the tail, so a reader that needs a few pays for those; reading another is an error.
 class PastProjections : public Queries {
  public:
-  static Result<std::unique_ptr<PastProjections>> Open(const SnapshotStore* store, EventLog* log,
-                                                       uint64_t last_offset,
-                                                       std::optional<int64_t> until_time);
+  static Result<std::unique_ptr<PastProjections>> Open(
+      const SnapshotStore* store, EventLog* log, uint64_t last_offset,
+      std::optional<int64_t> until_time, const std::vector<std::string>& projectors = {});
   ~PastProjections() override;
 
   uint64_t next_offset() const;  // every event below it is applied

@@ -310,7 +310,8 @@ Status State(const ReplayOptions& options, std::ostream& out) {
     auto store = projections::SnapshotStore::OpenExisting(snapshot_dir);
     CAIRN_ASSIGN_OR_RETURN(auto past,
                            projections::PastProjections::Open(store.get(), window.log.get(),
-                                                              window.stop - 1, window.at_time));
+                                                              window.stop - 1, window.at_time,
+                                                              StateProjections()));
     if (past->base()) {
       log::Info("replay", "started from snapshot {} (offset {})", past->base()->path,
                 past->base()->next_offset);

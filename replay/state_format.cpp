@@ -7,6 +7,11 @@
 
 #include "base/clock.h"
 #include "events/envelope_util.h"
+#include "projections/agent_projector.h"
+#include "projections/experiment_projector.h"
+#include "projections/job_queue_projector.h"
+#include "projections/registry_projector.h"
+#include "projections/task_projector.h"
 
 namespace cairn::replay {
 
@@ -77,6 +82,14 @@ std::string Exit(const TaskView& task) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& StateProjections() {
+  static const std::vector<std::string> kRead = {
+      projections::kTasksProjector, projections::kAgentsProjector,
+      projections::kJobQueueProjector, projections::kExperimentsProjector,
+      projections::kRegistryProjector};
+  return kRead;
+}
 
 Result<nlohmann::json> StateJson(Queries& state, uint64_t next_offset,
                                  const StateJsonOptions& options) {

@@ -17,6 +17,9 @@ struct StateJsonOptions {
   size_t queue_limit = 0;
 };
 
+// The projections StateJson and PrintStateTable read (for PastProjections::Open).
+const std::vector<std::string>& StateProjections();
+
 // {"nextOffset": N, "tasks": [...], "agents": [...], "jobQueue": [...], "models": [...]} (each
 // model with its "modelVersions"), views in the REST layer's JSON style (camelCase, enums by
 // name). `next_offset`: every event below it is in `state`.

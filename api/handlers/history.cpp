@@ -39,7 +39,7 @@ http::Response GetHistoryState(Call& call) {
     last_offset = static_cast<uint64_t>(*offset);
   }
   auto past = projections::PastProjections::Open(call.services().projections->snapshots(), &log,
-                                                 last_offset, *time);
+                                                 last_offset, *time, replay::StateProjections());
   if (!past.ok()) return Error(past.status());
   auto state =
       replay::StateJson(**past, (*past)->next_offset(),

@@ -304,7 +304,8 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     }
     start = Clock::now();
     CAIRN_ASSIGN_OR_RETURN(
-        auto past, projections::PastProjections::Open(store.get(), log.get(), offset, time));
+        auto past, projections::PastProjections::Open(store.get(), log.get(), offset, time,
+                                                      replay::StateProjections()));
     opening.push_back(Seconds(start));
     CAIRN_RETURN_IF_ERROR(
         replay::StateJson(*past, past->next_offset(),
