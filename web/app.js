@@ -2,7 +2,7 @@
 // (#/queue?pool=gpu). Views refresh themselves when the event stream says something changed,
 // reading with ?minOffset= so that what they show includes that event.
 import * as api from './lib/api.js';
-import { clear, errorBox } from './lib/dom.js';
+import { clear, errorBox, since } from './lib/dom.js';
 import * as cluster from './views/cluster.js';
 import * as queue from './views/queue.js';
 import * as experiments from './views/experiments.js';
@@ -99,6 +99,10 @@ async function navigate(session) {
 // in bursts (a submission is several events), so a view refreshes at most every 300 ms.
 async function followEvents(session) {
   const live = document.getElementById('live');
+  // Ended explicitly when the page goes: a stream the browser is left to tear down can keep
+  // holding one of its few connections to the master for a while.
+  const controller = new AbortController();
+  window.addEventListener('pagehide', () => controller.abort());
   let timer = null;
   let newest = 0;
   for (;;) {
@@ -115,9 +119,9 @@ async function followEvents(session) {
           }, 300);
         }
         return true;
-      });
+      }, controller.signal);
     } catch (error) {
-      if (error.status === 401) return;
+      if (error.status === 401 || controller.signal.aborted) return;
     }
     live.classList.remove('on');
     // The master went away or restarted: try again after a pause, as any reconnecting client.
@@ -128,6 +132,11 @@ async function followEvents(session) {
 
 async function start() {
   checkChartJs();
+  // Log streams too are ended, not left for the browser to tear down (see followEvents).
+  window.addEventListener('pagehide', () => {
+    current?.controller.abort();
+    current?.view?.dispose?.();
+  });
   window.addEventListener('cairn:session-ended', () => location.reload());
   if (!api.hasSession()) {
     showLogin(main, () => location.reload());
@@ -156,6 +165,10 @@ async function start() {
     location.reload();
   });
   window.addEventListener('hashchange', () => navigate(session));
+  // Waiting times count on between refreshes.
+  setInterval(() => {
+    for (const cell of document.querySelectorAll('[data-since]')) cell.textContent = since(cell.dataset.since);
+  }, 5000);
   navigate(session);
   followEvents(session);
 }

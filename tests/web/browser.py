@@ -70,3 +70,37 @@ def screenshot(driver, directory, name):
     driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(path)
     print("screenshot", path, flush=True)
+
+
+def count(driver, selector):
+    """How many elements match, read in one step in the page (a live view may re-render between
+    finding an element and reading it)."""
+    return driver.execute_script("return document.querySelectorAll(arguments[0]).length", selector)
+
+
+def attribute(driver, selector, name):
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e && e.getAttribute(arguments[1])",
+        selector, name)
+
+
+def text(driver, selector):
+    """The text of the first element matching `selector` ("" when there is none), in one step."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", selector)
+
+
+def click(driver, selector, message=""):
+    """Clicks the first element matching `selector`, again if a live re-render replaced it."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    def clicked(d):
+        elements = css(d, selector)
+        if not elements:
+            return False
+        try:
+            elements[0].click()
+            return True
+        except StaleElementReferenceException:
+            return False
+    wait(driver, clicked, message=message or "click " + selector)

@@ -15,14 +15,12 @@ import os
 import sys
 import time
 
-import yaml
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "ops"))
 import browser  # noqa: E402
-from browser import wait, css, present, absent, view_ready, screenshot  # noqa: E402
+from browser import wait, css, present, absent, view_ready, screenshot, count, attribute, text, click  # noqa: E402
 from local_cluster import Cluster, ApiError  # noqa: E402
 import submit_experiment  # noqa: E402  (the context as det experiment create sends it)
 
@@ -69,7 +67,7 @@ def log_in(driver, cluster, user, password=""):
     css(driver, "#password")[0].send_keys(password)
     css(driver, "#login-button")[0].click()
     wait(driver, present("#whoami"), message="signed in")
-    wait(driver, lambda d: user in css(d, "#whoami")[0].text, message="the header names " + user)
+    wait(driver, lambda d: user in text(d, "#whoami"), message="the header names " + user)
 
 
 def go(driver, cluster, route, view):
@@ -91,28 +89,27 @@ def queue_shows_jobs_live(driver, cluster, shots):
     task_id = cluster.submit({"entrypoint": ["sh", "-c", "read line < %s; echo released" % gate],
                               "description": "waits for the test"})
     # No reload: the page follows the event stream.
-    row = wait(driver, present('tr[data-entity-id="%s"]' % task_id), message="the job in the queue view")
+    wait(driver, present('tr[data-entity-id="%s"]' % task_id), message="the job in the queue view")
     wait(driver, present('tr[data-entity-id="%s"][data-state="STATE_SCHEDULED"]' % task_id),
          message="the job running")
     # A job that cannot be placed now (8 slots on a 4-slot agent) waits, and the page says why.
     big = cluster.submit({"entrypoint": ["true"], "description": "too big for now",
                           "resources": {"slots": 8}}, force=True)
-    why = wait(driver, lambda d: [c for c in css(d, 'tr[data-entity-id="%s"] td.why' % big) if c.text.strip()],
-               message="the queued job's explanation")[0].text
+    why = wait(driver, lambda d: text(d, 'tr[data-entity-id="%s"] td.why' % big).strip(),
+               message="the queued job's explanation")
     check("8" in why, "the explanation speaks of the 8 slots it needs: %r" % why)
     screenshot(driver, shots, "queue")
     # Admins may kill it from the page.
-    css(driver, 'tr[data-entity-id="%s"] button[data-action="kill"]' % big)[0].click()
+    click(driver, 'tr[data-entity-id="%s"] button[data-action="kill"]' % big)
     wait(driver, lambda d: d.switch_to.alert, message="the kill confirmation").accept()
     wait(driver, absent('tr[data-entity-id="%s"]' % big), message="the killed job leaves the queue")
     release(gate)
     wait(driver, absent('tr[data-entity-id="%s"]' % task_id), message="the finished job leaves the queue")
-    check(row is not None, "the row was seen")
     go(driver, cluster, "tasks", "tasks")
     wait(driver, present('tr[data-task-id="%s"]' % task_id), message="the command in the task list")
     screenshot(driver, shots, "tasks")
     go(driver, cluster, "task/" + task_id, "task")
-    wait(driver, lambda d: "released" in css(d, "#task-logs")[0].text, message="the task's logs")
+    wait(driver, lambda d: "released" in text(d, "#task-logs"), message="the task's logs")
     screenshot(driver, shots, "task")
     return task_id
 
@@ -121,6 +118,7 @@ def grid_config(cluster):
     """grid.yaml with the checkpoint directory in the test's folder and a validation and a
     checkpoint every 100 batches; returns (YAML text, trials, training points, validation points)
     as the configuration itself implies them."""
+    import yaml  # Debian's python3-yaml
     with open(os.path.join(ROOT, "examples", "spiral-mlp", "grid.yaml")) as handle:
         text = handle.read()
     text = text.replace("host_path: /tmp", "host_path: " + cluster.path("checkpoints"), 1)
@@ -148,19 +146,19 @@ def chart_series(driver, kind):
 
 def experiment_has_curves(driver, cluster, shots):
     step("experiments: the spiral-mlp grid, one curve per trial")
-    text, trials, points, validations = grid_config(cluster)
+    config_text, trials, points, validations = grid_config(cluster)
     created = cluster.call("POST", "/api/v1/experiments", {
-        "config": text, "modelDefinition": submit_experiment.model_definition(
+        "config": config_text, "modelDefinition": submit_experiment.model_definition(
             os.path.join(ROOT, "examples", "spiral-mlp")), "activate": True})
     experiment_id = created["experiment"]["id"]
     go(driver, cluster, "experiments", "experiments")
     wait(driver, present('tr[data-experiment-id="%d"]' % experiment_id), message="the experiment listed")
     # The list re-renders as the trials report (live), so follow its link rather than click it.
-    link = css(driver, 'tr[data-experiment-id="%d"] a' % experiment_id)[0].get_attribute("href")
-    check(link.endswith("#/experiment/%d" % experiment_id), "the row links to the experiment: " + link)
+    link = attribute(driver, 'tr[data-experiment-id="%d"] a' % experiment_id, "href")
+    check(link == "#/experiment/%d" % experiment_id, "the row links to the experiment: %s" % link)
     go(driver, cluster, "experiment/%d" % experiment_id, "experiment")
     # The page follows the run live; a grid of small trials ends in a minute or two.
-    wait(driver, lambda d: "COMPLETED" in css(d, "main h1 .state")[0].text, timeout=420,
+    wait(driver, lambda d: "COMPLETED" in text(d, "main h1 .state"), timeout=420,
          message="the experiment completed, seen live")
     go(driver, cluster, "experiments", "experiments")
     wait(driver, present('tr[data-experiment-id="%d"][data-state="STATE_COMPLETED"]' % experiment_id),
@@ -177,9 +175,8 @@ def experiment_has_curves(driver, cluster, shots):
     wait(driver, lambda d: d.execute_script(
         "return Chart.getChart(document.getElementById('chart-validation')).options.scales.y.type")
         == "logarithmic", message="the log scale")
-    first_trial = css(driver, "button[data-logs-for]")[0]
-    first_trial.click()
-    wait(driver, lambda d: "(ended)" in d.page_source and len(css(d, "#trial-logs")[0].text) > 0,
+    click(driver, "button[data-logs-for]")
+    wait(driver, lambda d: "(ended)" in text(d, "main") and text(d, "#trial-logs").strip(),
          message="the trial's logs")
     screenshot(driver, shots, "experiment")
     return experiment_id
@@ -202,13 +199,13 @@ def history_before_the_experiment(driver, cluster, experiment_id, shots):
         box.send_keys(str(moment) + "\n")
         wait(driver, present('main[data-view="history"][data-ready][data-moment="%d"]' % moment),
              message="the past at offset %d" % moment)
-        rows = css(driver, "#history-past table")[0]
-        is_empty = bool(rows.find_elements("css selector", "tr.empty"))
+        is_empty = count(driver, "#history-past table:first-of-type tr.empty") == 1
         check(is_empty == empty, "at offset %d the queue %s" % (moment, "was empty" if empty else "held jobs"))
     check(css(driver, '#history-past tr[data-job-id="experiment-%d"]' % experiment_id),
           "the experiment's job in the past queue")
     css(driver, 'tr.event-row[data-offset="%d"]' % placed[0])[0].click()
-    reasons = wait(driver, present("#history-reasons"), message="the decision's reason").text
+    wait(driver, present("#history-reasons"), message="the decision's reason")
+    reasons = text(driver, "#history-reasons")
     check(reasons.strip(), "the placement records why")
     screenshot(driver, shots, "history")
 
@@ -226,9 +223,11 @@ def viewer_cannot_kill(driver, cluster, shots):
     task_id = cluster.submit({"entrypoint": ["sh", "-c", "read line < %s" % gate]})
     log_in(driver, cluster, "vera", "vera-pw")
     go(driver, cluster, "queue", "queue")
-    row = wait(driver, present('tr[data-entity-id="%s"]' % task_id), message="the viewer sees the job")
-    check(not row.find_elements("css selector", 'button[data-action="kill"]'), "no kill button for a Viewer")
-    check(not row.find_elements("css selector", "input"), "no priority or weight inputs for a Viewer")
+    row = 'tr[data-entity-id="%s"]' % task_id
+    wait(driver, present(row), message="the viewer sees the job")
+    check(count(driver, row + ' button[data-action="kill"]') == 0, "no kill button for a Viewer")
+    check(count(driver, row + " input") == 0, "no priority or weight inputs for a Viewer")
+    check(count(driver, "button[data-action]") == 0, "no actions anywhere on the Viewer's queue")
     screenshot(driver, shots, "queue-viewer")
     status = driver.execute_async_script("""
         const done = arguments[arguments.length - 1];

@@ -111,3 +111,15 @@ export function errorBox(error) {
   return h('div', { class: 'card error-text', dataset: { status: String(error.status ?? '') } },
     error.message || String(error));
 }
+
+// Shows what `load(minOffset, signal)` draws into `body`, or the error that stopped it, and
+// returns the view's refresh: the same load again, at least as new as minOffset.
+export async function loadedView(body, load, signal) {
+  try {
+    await load(undefined, signal);
+  } catch (error) {
+    if (error.name === 'AbortError') throw error;
+    clear(body, errorBox(error));
+  }
+  return { refresh: (minOffset, refreshSignal) => load(minOffset, refreshSignal).catch(() => {}) };
+}

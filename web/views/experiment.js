@@ -3,7 +3,7 @@
 // a trial's logs followed live, and pause / activate / kill for those who may.
 import * as api from '../lib/api.js';
 import {
-  h, clear, table, stateBadge, formatTime, formatNumber, formatBytes, errorBox,
+  h, clear, table, stateBadge, formatTime, formatNumber, formatBytes,
 } from '../lib/dom.js';
 import { bestMetric } from './experiments.js';
 

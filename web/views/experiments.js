@@ -1,7 +1,7 @@
 // Experiments: a page at a time (a cluster may hold thousands), newest first, with state,
 // progress and the best value of the searcher's metric so far.
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, formatTime, formatNumber, pager, errorBox } from '../lib/dom.js';
+import { h, clear, table, stateBadge, formatTime, formatNumber, pager, loadedView } from '../lib/dom.js';
 
 const PAGE = 50;
 
@@ -51,11 +51,5 @@ export async function show(main, route, { signal }) {
     clear(body, pager(page.pagination, PAGE, (to) => { location.hash = `#/experiments?offset=${to}`; }), rows);
   }
 
-  try {
-    await load(undefined, signal);
-  } catch (error) {
-    if (error.name === 'AbortError') throw error;
-    clear(body, errorBox(error));
-  }
-  return { refresh: (minOffset, refreshSignal) => load(minOffset, refreshSignal).catch(() => {}) };
+  return loadedView(body, load, signal);
 }

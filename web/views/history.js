@@ -49,7 +49,7 @@ function pastTables(state) {
       { title: 'Agent', cell: (t) => t.agentId || '' },
       { title: 'Why', class: 'why', cell: (t) => t.latestReason || t.placementReason || '' },
     ], (state.tasks || []).slice(0, QUEUE_ROWS), { empty: 'No live tasks then.' }),
-    h('h2', {}, `Experiments not ended then (${(state.experiments || []).length})`),
+    h('h2', {}, `Experiments not ended then (${state.experimentsTotal ?? (state.experiments || []).length})`),
     table([
       { title: 'ID', class: 'num', cell: (e) => e.experimentId },
       { title: 'Name', cell: (e) => e.name },
@@ -63,8 +63,8 @@ export async function show(main, route, { signal }) {
   let master;
   try {
     // The admin-only route first: anyone else learns it here, in words, not from a broken page.
-    master = await api.get('/api/v1/master', signal);
-    await api.get('/api/v1/audit?limit=1', signal);
+    [master] = await Promise.all([
+      api.get('/api/v1/master', signal), api.get('/api/v1/audit?limit=1', signal)]);
   } catch (error) {
     if (error.name === 'AbortError') throw error;
     clear(main, h('h1', {}, 'History'), error.status === 403
@@ -111,9 +111,19 @@ export async function show(main, route, { signal }) {
     h('div', { class: 'split' }, past, h('div', {}, h('h2', {}, 'Events around this moment'), detail, eventsBox)));
 
   const byTime = params.has('time');
-  const state = await api.get(`/api/v1/history/state${api.query(
-    byTime ? { time: params.get('time'), limit: QUEUE_ROWS } : { at, limit: QUEUE_ROWS })}`, signal)
-    .catch((error) => { if (error.name === 'AbortError') throw error; return { error }; });
+  const span = Number(windowSelect.value);
+  const around = (offset) => api.get(`/api/v1/audit${api.query({
+    includeSystem: true, entity: entity.value.trim(), actor: actor.value.trim(),
+    fromOffset: Math.max(0, offset - span), toOffset: offset + span, limit: 2 * span + 1,
+  })}`, signal);
+  // By offset, the past state and the events around it are asked for at once; by time, the
+  // state says which offset the moment is first.
+  const [state, knownRecords] = await Promise.all([
+    api.get(`/api/v1/history/state${api.query(
+      { ...(byTime ? { time: params.get('time') } : { at }), limit: QUEUE_ROWS, experimentLimit: QUEUE_ROWS })}`, signal)
+      .catch((error) => { if (error.name === 'AbortError') throw error; return { error }; }),
+    byTime ? null : around(at),
+  ]);
   if (state.error) {
     clear(past, errorBox(state.error));
     return {};
@@ -122,11 +132,7 @@ export async function show(main, route, { signal }) {
   slider.value = String(momentOffset);
   main.dataset.moment = String(momentOffset);
   clear(past, pastTables(state));
-  const span = Number(windowSelect.value);
-  const records = await api.get(`/api/v1/audit${api.query({
-    includeSystem: true, entity: entity.value.trim(), actor: actor.value.trim(),
-    fromOffset: Math.max(0, momentOffset - span), toOffset: momentOffset + span, limit: 2 * span + 1,
-  })}`, signal);
+  const records = knownRecords ?? await around(momentOffset);
   const list = records.records || [];
   const here = list.find((r) => Number(r.offset) === momentOffset);
   clear(asOf, `As of offset ${momentOffset}`,
@@ -147,10 +153,10 @@ export async function show(main, route, { signal }) {
   const firstAfter = list.find((r) => Number(r.offset) > momentOffset);
   clear(eventsBox, table([
     { title: '#', class: 'num', cell: (r) => r.offset },
-    { title: 'Time', cell: (r) => formatTime(r.time) },
-    { title: 'Actor', cell: (r) => r.actor },
+    { title: 'Time', class: 'nowrap', cell: (r) => formatTime(r.time).slice(11) },
+    { title: 'Actor', class: 'wrap', cell: (r) => r.actor },
     { title: 'Event', cell: (r) => r.action },
-    { title: 'About', cell: (r) => (r.subjects || []).join(' ') },
+    { title: 'About', class: 'wrap', cell: (r) => (r.subjects || []).join(' ') },
   ], list, {
     empty: 'No events around this moment match.',
     rowProps: (r) => ({

@@ -1,11 +1,10 @@
 // Job queue: each pool's jobs in the order the scheduler takes them, a page at a time (a queue
-// may hold 10,000 jobs), with why each waits (the scheduler's explanation, asked per job shown),
+// may hold 10,000 jobs), with why each waits (the scheduler's explanation, in the same request),
 // and, for the jobs the caller may change, priority, weight and kill.
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, since, pager, errorBox } from '../lib/dom.js';
+import { h, clear, table, stateBadge, since, pager, loadedView } from '../lib/dom.js';
 
 const PAGE = 50;
-const EXPLAIN_AT_ONCE = 4;  // the browser holds 6 connections; the event stream has one
 
 function killPath(job) {
   const id = encodeURIComponent(job.entityId);
@@ -18,28 +17,6 @@ function jobLink(job) {
   const id = encodeURIComponent(job.entityId);
   const href = job.type === 'TYPE_EXPERIMENT' ? `#/experiment/${id}` : `#/task/${id}`;
   return h('a', { href }, job.name || job.jobId);
-}
-
-// The scheduler's words for each job on the page, a few requests at a time.
-async function explain(jobs, signal) {
-  const reasons = new Map();
-  let next = 0;
-  async function worker() {
-    while (next < jobs.length) {
-      const job = jobs[next++];
-      const taskId = job.cairn?.taskIds?.[0];
-      if (!taskId) continue;
-      try {
-        const answer = await api.get(`/api/v1/tasks/${encodeURIComponent(taskId)}?explain=true`, signal);
-        reasons.set(job.jobId, answer.task?.explanation || answer.task?.latestReason || '');
-      } catch (error) {
-        if (error.name === 'AbortError') throw error;
-        reasons.set(job.jobId, `(${error.message})`);
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: EXPLAIN_AT_ONCE }, worker));
-  return reasons;
 }
 
 export async function show(main, route, { session, signal }) {
@@ -83,11 +60,13 @@ export async function show(main, route, { session, signal }) {
 
   async function load(minOffset, loadSignal) {
     const page = await api.get(`/api/v1/job-queues-v2${api.query(
-      { resourcePool: pool, offset, limit: PAGE, minOffset })}`, loadSignal);
-    const jobs = (page.jobs || []).map((entry) => entry.full || { ...entry.limited, limited: true });
-    const reasons = await explain(jobs.filter((job) => !job.limited), loadSignal);
+      { resourcePool: pool, offset, limit: PAGE, explain: true, minOffset })}`, loadSignal);
+    // A job's place in the scheduler's order: the page's start plus its row.
+    const start = Number(page.pagination?.startIndex ?? offset);
+    const jobs = (page.jobs || []).map((entry, i) => ({
+      ...(entry.full || { ...entry.limited, limited: true }), rank: start + i + 1 }));
     const rows = table([
-      { title: '#', class: 'num', cell: (job) => Number(job.cairn?.queuePosition ?? 0) + 1 },
+      { title: '#', class: 'num', cell: (job) => job.rank },
       { title: 'Job', cell: (job) => (job.limited ? h('span', { class: 'muted' }, '(not visible to you)') : jobLink(job)) },
       { title: 'Type', cell: (job) => String(job.type).replace('TYPE_', '').toLowerCase() },
       { title: 'State', cell: (job) => stateBadge(job.summary?.state) },
@@ -96,7 +75,7 @@ export async function show(main, route, { session, signal }) {
       { title: 'Owner', cell: (job) => job.username || '' },
       { title: 'Waiting', cell: (job) => h('span', { dataset: { since: job.submissionTime || '' } }, since(job.submissionTime)) },
       { title: 'Slots', class: 'num', cell: (job) => `${job.allocatedSlots}/${job.requestedSlots}` },
-      { title: 'Why', class: 'why', cell: (job) => reasons.get(job.jobId) || '' },
+      { title: 'Why', class: 'why', cell: (job) => job.cairn?.explanation || '' },
       { title: '', cell: (job) => (!job.limited && session.canModify(job.username, job.workspaceId)
         ? h('button', { type: 'button', class: 'danger', dataset: { action: 'kill' }, onclick: () => kill(job) }, 'Kill')
         : '') },
@@ -109,17 +88,12 @@ export async function show(main, route, { session, signal }) {
     }), rows);
   }
 
-  try {
-    await load(undefined, signal);
-  } catch (error) {
-    if (error.name === 'AbortError') throw error;
-    clear(body, errorBox(error));
-  }
+  const view = await loadedView(body, load, signal);
   return {
     refresh(minOffset, refreshSignal) {
       // Not while the user types a new priority or weight into the table.
       if (body.contains(document.activeElement) && document.activeElement.tagName === 'INPUT') return;
-      load(minOffset, refreshSignal).catch(() => {});
+      view.refresh(minOffset, refreshSignal);
     },
   };
 }

@@ -2,7 +2,7 @@
 // logs. (Notebooks, shells and TensorBoards are not in Cairn yet; trials are on their
 // experiments' pages.)
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, formatTime, errorBox } from '../lib/dom.js';
+import { h, clear, table, stateBadge, formatTime, loadedView } from '../lib/dom.js';
 
 const PAGE = 50;
 
@@ -37,11 +37,5 @@ export async function show(main, route, { signal }) {
     }));
   }
 
-  try {
-    await load(undefined, signal);
-  } catch (error) {
-    if (error.name === 'AbortError') throw error;
-    clear(body, errorBox(error));
-  }
-  return { refresh: (minOffset, refreshSignal) => load(minOffset, refreshSignal).catch(() => {}) };
+  return loadedView(body, load, signal);
 }
