@@ -21,6 +21,7 @@
 #include "api/handlers/templates.h"
 #include "api/handlers/trials.h"
 #include "api/handlers/users.h"
+#include "api/handlers/web_ui.h"
 #include "api/handlers/workspaces.h"
 
 namespace cairn::api {
@@ -37,6 +38,10 @@ std::vector<Route> RouteTable() {
       {"GET",    "/api/v1/master/config",                   kUser,       MasterConfigRoute},  // admins
       {"GET",    "/api/v1/master/logs",                     kUser,       MasterLogs},         // admins
       {"POST",   "/api/v1/auth/login",                      kPublic,     Login},
+      // The web UI's page and files; every view reads its data through the routes below.
+      {"GET",    "/",                                       kPublic,     WebUiPage},
+      {"GET",    "/ui/{rest...}",                           kPublic,     WebUiFile},
+      {"GET",    "/ui/vendor/chart.js",                     kPublic,     WebUiChart},
       {"POST",   "/api/v1/auth/logout",                     kUser,       Logout},
       {"GET",    "/api/v1/me",                              kUser,       Me},
       // Users (admins manage them; everyone reads them and changes their own password).

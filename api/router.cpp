@@ -49,7 +49,10 @@ Result<Router> Router::Build(std::vector<Route> routes) {
   for (const Route& route : routes) {
     Compiled compiled;
     compiled.segments = SplitPath(route.pattern);
-    if (route.pattern[0] != '/' || compiled.segments.empty() || route.handler == nullptr) {
+    // "/" alone is the one pattern without segments (the web UI's page).
+    const bool root = std::string_view(route.pattern) == "/";
+    if (route.pattern[0] != '/' || (compiled.segments.empty() && !root) ||
+        route.handler == nullptr) {
       return Status::InvalidArgument(std::string("malformed route ") + route.pattern);
     }
     for (size_t i = 0; i < compiled.segments.size(); ++i) {

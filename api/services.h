@@ -37,6 +37,10 @@ struct MasterFacts {
   int64_t session_lifetime_micros = int64_t{7} * 24 * 3600 * 1'000'000;
   // The master's effective configuration, secrets masked (GET /api/v1/master/config).
   std::string config_json = "{}";
+  // The web UI's folder (web/ of the source tree, or share/cairn/web where it is installed) and
+  // the Chart.js file it plots with (Debian's libjs-chart.js), both from master.yaml's `web:`.
+  std::string web_root;
+  std::string chart_js_file;
 };
 
 class BulkReadPool;

@@ -198,6 +198,19 @@ Status StartServices(Master::Parts& parts) {
   return Status::Ok();
 }
 
+// The web UI's folder: master.yaml's web.root, else share/cairn/web of the installation this
+// binary belongs to, else the source tree's web/ (a build that was not installed).
+std::string WebRoot(const MasterConfig& config) {
+  if (!config.web.root.empty()) return config.web.root;
+  std::error_code error;
+  const auto binary = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto installed = binary.parent_path().parent_path() / "share" / "cairn" / "web";
+    if (std::filesystem::is_regular_file(installed / "index.html", error)) return installed;
+  }
+  return CAIRN_SOURCE_WEB_ROOT;
+}
+
 // 6. The REST API over all of it; requests stop getting 503.
 void ServeTheApi(Master::Parts& parts) {
   const MasterConfig& config = parts.config;
@@ -205,6 +218,17 @@ void ServeTheApi(Master::Parts& parts) {
   services.facts.master_id = parts.master_id;
   services.facts.cluster_name = config.cluster_name;
   services.facts.config_json = MasterConfigJson(config);
+  services.facts.web_root = WebRoot(config);
+  services.facts.chart_js_file = config.web.chart_js;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(services.facts.web_root + "/index.html", error)) {
+    log::Warn("master", "the web UI is not in {} (web.root): / answers 404",
+              services.facts.web_root);
+  }
+  if (!std::filesystem::is_regular_file(config.web.chart_js, error)) {
+    log::Warn("master", "Chart.js is not at {} (web.chart_js): the UI shows no charts",
+              config.web.chart_js);
+  }
   services.facts.session_lifetime_micros =
       static_cast<int64_t>(config.security.session_lifetime_hours * 3600 * 1e6);
   services.facts.default_checkpoint_dir =

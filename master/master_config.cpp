@@ -150,6 +150,24 @@ Status ParseSnapshots(const std::string& source, const YAML::Node& root,
   return Status::Ok();
 }
 
+// `web:`: where the web UI's files and Chart.js are.
+Status ParseWeb(const std::string& source, const YAML::Node& root, MasterConfig::Web& web) {
+  const auto node = root["web"];
+  if (!IsSet(node)) return Status::Ok();
+  if (!node.IsMap())
+    return Status::InvalidArgument(Where(source, node, "web") + ": expected a map");
+  CAIRN_RETURN_IF_ERROR(CheckKeys(source, node, "web.", {"root", "chart_js"}));
+  if (IsSet(node["root"])) {
+    CAIRN_ASSIGN_OR_RETURN(web.root,
+                           Scalar<std::string>(source, node["root"], "web.root", "a directory"));
+  }
+  if (IsSet(node["chart_js"])) {
+    CAIRN_ASSIGN_OR_RETURN(
+        web.chart_js, Scalar<std::string>(source, node["chart_js"], "web.chart_js", "a file path"));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // One definition of the defaults: the decision state starts from the same ones, so a master
@@ -185,7 +203,7 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
       source_name, root, "",
       {"port", "listen_address", "data_dir", "log", "cluster_name", "agent_timeout_seconds",
        "max_request_body_bytes", "resource_manager", "resource_pools", "scheduler", "provisioner",
-       "task_container_defaults", "security", "snapshots"}));
+       "task_container_defaults", "security", "snapshots", "web"}));
   if (root["port"]) {
     CAIRN_ASSIGN_OR_RETURN(int port, Scalar<int>(source_name, root["port"], "port", "an integer"));
     if (port < 0 || port > 65535) {
@@ -232,6 +250,7 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
   }
   config.log.data_dir = config.data_dir;
   CAIRN_RETURN_IF_ERROR(ParseSnapshots(source_name, root, config.snapshots));
+  CAIRN_RETURN_IF_ERROR(ParseWeb(source_name, root, config.web));
   CAIRN_ASSIGN_OR_RETURN(config.pools, ParsePools(source_name, root));
   CAIRN_RETURN_IF_ERROR(ParseSecurity(source_name, root, config.security));
   if (const auto log = root["log"]) {
@@ -306,6 +325,7 @@ std::string MasterConfigJson(const MasterConfig& config) {
         {"write_side_every_events", config.snapshots.write_side_every_events},
         {"keep", config.snapshots.keep}}},
       {"max_request_body_bytes", config.max_request_body_bytes},
+      {"web", {{"root", config.web.root}, {"chart_js", config.web.chart_js}}},
       {"log", log},
       {"security",
        {{"initial_user_password", secret(config.security.initial_user_password)},

@@ -56,6 +56,13 @@ struct MasterConfig {
     uint64_t write_side_every_events = 50'000;
     int keep = 16;
   } snapshots;
+  // `web:`: the web UI the master serves at "/". An empty root is web/ where it is installed
+  // (<prefix>/share/cairn/web beside <prefix>/bin) or else the source tree's; chart_js is the
+  // Chart.js file the UI plots with (Debian's libjs-chart.js), served at /ui/vendor/chart.js.
+  struct Web {
+    std::string root;
+    std::string chart_js = "/usr/share/javascript/chart.js/chart.min.js";
+  } web;
   // The effective pools: every pool's scheduler is fully resolved (type and fitting policy never
   // UNSPECIFIED), and both default pools name a configured pool.
   events::ResourcePoolsConfigured pools = DefaultResourcePools();

@@ -9,6 +9,8 @@ PACKAGES=(
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libsodium-dev libjemalloc-dev
   # consumers without Cairn code: kcat and the example Python consumer (examples/gpu_hours)
   kcat python3-confluent-kafka python3-protobuf
+  # the web UI's charts (served by the master) and its browser tests (tests/web)
+  libjs-chart.js chromium chromium-driver python3-selenium python3-yaml
 )
 
 missing=()

@@ -130,6 +130,7 @@ echo "== audit: who did what to the killed sleep =="
 echo
 echo "Cairn is running ($MODE log):"
 echo "  master  $URL   (logs: $RUN_DIR/master.log)"
+echo "  web UI  $URL/   (sign in as admin or determined, blank password)"
 echo "  agent   local-agent, 4 slots   (logs: $RUN_DIR/agent.log)"
 echo "  try:    TOKEN=\$(curl -s -X POST $URL/api/v1/auth/login -d '{\"username\":\"determined\",\"password\":\"\"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"token\"])')"
 echo "          curl -H \"Authorization: Bearer \$TOKEN\" -X POST $URL/api/v1/commands -d '{\"config\":{\"entrypoint\":[\"echo\",\"hi\"]}}'"

@@ -1,5 +1,7 @@
 #include "api/handlers/audit.h"
 
+#include <limits>
+
 #include "api/responses.h"
 #include "api/rest_util.h"
 #include "replay/replay_tool.h"
@@ -32,11 +34,20 @@ http::Response ListAudit(Call& call) {
   auto limit_param = CountParam(request, "limit", kDefaultLimit, 1, kMaxLimit);
   if (!limit_param.ok()) return Error(limit_param.status());
   const size_t limit = *limit_param;
+  // CountParam's largest number; absent, toOffset is the log's end however long the log is.
+  constexpr size_t kLargestOffset = 999'999'999;
+  auto from_offset = CountParam(request, "fromOffset", 0, 0, kLargestOffset);
+  if (!from_offset.ok()) return Error(from_offset.status());
+  auto to_offset =
+      CountParam(request, "toOffset", std::numeric_limits<size_t>::max(), 0, kLargestOffset);
+  if (!to_offset.ok()) return Error(to_offset.status());
   nlohmann::json records = nlohmann::json::array();
   bool truncated = false;
   Status scanned =
       replay::ScanAudit(*call.services().log, query,
                         [&](const replay::AuditRecord& record, const events::Envelope& event) {
+                          if (record.offset < *from_offset) return true;
+                          if (record.offset > *to_offset) return false;
                           if (records.size() == limit) {
                             truncated = true;
                             return false;

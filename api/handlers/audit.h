@@ -6,7 +6,9 @@
 
 namespace cairn::api {
 
-// GET /api/v1/audit?actor=WHO&entity=WHAT&since=T&until=T&includeSystem=true&limit=N
+// GET /api/v1/audit?actor=WHO&entity=WHAT&since=T&until=T&fromOffset=N&toOffset=N
+//                   &includeSystem=true&limit=N
+// (offsets inclusive: the web UI's history asks for the events around a moment)
 // -> {"records": [{offset, time, actor, action, subjects, event}], "truncated": bool}
 http::Response ListAudit(Call& call);
 

@@ -1,6 +1,8 @@
 #include "api/handlers/commands.h"
 
+#include <functional>
 #include <map>
+#include <vector>
 
 #include "api/context_store.h"
 #include "api/handlers/templates.h"
@@ -147,26 +149,39 @@ http::Response ListCommands(Call& call) {
     }
     return Ok({{"commands", list}});
   }
-  // A page (Determined's offset and limit): walk the commands in submission order and read only
-  // as many as the page needs, not every task there ever was.
+  // A page (Determined's offset and limit): walk the commands in submission order (newest first
+  // with ORDER_BY_DESC, as the web UI lists them) and read only as many as the page needs, not
+  // every task there ever was. Newest first walks the ids alone to their end first.
   Projections* projections = call.services().projections;
   size_t skipped = 0;
   Status read;
-  Status walked =
-      projections->VisitTaskIds(events::TASK_TYPE_COMMAND, [&](const std::string& task_id) {
-        auto task = projections->GetTask(task_id);
-        if (!task.ok()) {
-          read = task.status();
-          return false;
-        }
-        if (!*task || !shown(**task)) return true;
-        if (skipped < paging->offset) {
-          ++skipped;
+  auto visit_ids = [&](const std::function<bool(const std::string&)>& visit) -> Status {
+    if (call.request().QueryParam("orderBy") != "ORDER_BY_DESC") {
+      return projections->VisitTaskIds(events::TASK_TYPE_COMMAND, visit);
+    }
+    std::vector<std::string> ids;
+    CAIRN_RETURN_IF_ERROR(
+        projections->VisitTaskIds(events::TASK_TYPE_COMMAND, [&](const std::string& task_id) {
+          ids.push_back(task_id);
           return true;
-        }
-        list.push_back(CommandJson(**task, call.UserIdOf((*task)->user())));
-        return paging->limit == 0 || list.size() < paging->limit;
-      });
+        }));
+    for (auto id = ids.rbegin(); id != ids.rend() && visit(*id);) ++id;
+    return Status::Ok();
+  };
+  Status walked = visit_ids([&](const std::string& task_id) {
+    auto task = projections->GetTask(task_id);
+    if (!task.ok()) {
+      read = task.status();
+      return false;
+    }
+    if (!*task || !shown(**task)) return true;
+    if (skipped < paging->offset) {
+      ++skipped;
+      return true;
+    }
+    list.push_back(CommandJson(**task, call.UserIdOf((*task)->user())));
+    return paging->limit == 0 || list.size() < paging->limit;
+  });
   if (!walked.ok()) return Error(walked);
   if (!read.ok()) return Error(read);
   return Ok({{"commands", list}});

@@ -10,7 +10,8 @@
 namespace cairn::api {
 
 http::Response LaunchCommand(Call& call);  // POST /api/v1/commands
-http::Response ListCommands(Call& call);   // GET /api/v1/commands
+// GET /api/v1/commands[?offset=&limit=&orderBy=ORDER_BY_DESC (newest first)&users=&workspaceId=]
+http::Response ListCommands(Call& call);
 http::Response GetCommand(Call& call);     // GET /api/v1/commands/{id}
 http::Response KillCommand(Call& call);    // POST /api/v1/commands/{id}/kill
 // POST /api/v1/{commands,notebooks,shells,tensorboards}/{id}/set_priority

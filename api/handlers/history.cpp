@@ -24,6 +24,9 @@ http::Response GetHistoryState(Call& call) {
   // 0 = the whole queue. Checked before the past is opened, which costs a snapshot's copy.
   auto limit = CountParam(request, "limit", kDefaultQueueLimit, 0, 100000);
   if (!limit.ok()) return Error(limit.status());
+  // The web UI shows a page of them: a thousand paused experiments are megabytes of JSON.
+  auto experiment_limit = CountParam(request, "experimentLimit", 0, 0, 100000);
+  if (!experiment_limit.ok()) return Error(experiment_limit.status());
   EventLog& log = *call.services().log;
   auto end = log.EndOffset();
   if (!end.ok()) return Error(end.status());
@@ -46,6 +49,14 @@ http::Response GetHistoryState(Call& call) {
                         {.live_tasks_only = true, .experiments = true, .queue_limit = *limit});
   if (!state.ok()) return Error(state.status());
   nlohmann::json& document = *state;
+  if (nlohmann::json& experiments = document["experiments"];
+      *experiment_limit > 0 && experiments.is_array()) {
+    document["experimentsTotal"] = experiments.size();
+    if (experiments.size() > *experiment_limit) {
+      experiments.erase(experiments.begin() + static_cast<std::ptrdiff_t>(*experiment_limit),
+                        experiments.end());
+    }
+  }
   const auto& base = (*past)->base();
   document["snapshot"] = base ? nlohmann::json{{"nextOffset", std::to_string(base->next_offset)}}
                               : nlohmann::json(nullptr);

@@ -8,7 +8,8 @@
 namespace cairn::api {
 
 // GET /api/v1/history/state?at=OFFSET | ?time=RFC3339 [&limit=N: the queue's first N jobs, 100 by
-// default, 0 = all; "jobQueueTotal" counts them all]
+// default, 0 = all; "jobQueueTotal" counts them all] [&experimentLimit=N: the first N experiments
+// not ended, 0 (the default) = all; "experimentsTotal" counts them all]
 // -> {"asOf": {"nextOffset", "lastEventTime"}, "snapshot": {"nextOffset"} | null,
 //     "jobQueue": [...], "tasks": [the queue's jobs' live tasks], "experiments": [not ended],
 //     "agents": [...], "models": [...], "nextOffset"}

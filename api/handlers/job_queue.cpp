@@ -7,6 +7,7 @@
 
 #include "api/render/job_json.h"
 #include "api/rest_util.h"
+#include "base/clock.h"
 
 namespace cairn::api {
 
@@ -14,9 +15,21 @@ using nlohmann::json;
 
 namespace {
 
+constexpr size_t kMaxExplainedJobs = 200;
+
 http::Response ListJobs(Call& call, bool wrapped) {
   auto paging = ReadPaging(call.request());
   if (!paging.ok()) return Error(paging.status());
+  const std::string explain = call.request().QueryParam("explain");
+  if (!explain.empty() && explain != "true" && explain != "false") {
+    return Error(Status::InvalidArgument("explain: expected true or false"));
+  }
+  // Each explanation reads the writer's state under its lock: a page's worth, never a queue's.
+  const bool explained = explain == "true";
+  if (explained && (paging->limit == 0 || paging->limit > kMaxExplainedJobs)) {
+    return Error(Status::InvalidArgument("explain=true needs a limit of 1 to " +
+                                         std::to_string(kMaxExplainedJobs) + " jobs"));
+  }
   const std::string pool = call.request().QueryParam("resourcePool");
   const bool descending = call.request().QueryParam("orderBy") == "ORDER_BY_DESC";
   std::set<std::string> states;
@@ -59,6 +72,10 @@ http::Response ListJobs(Call& call, bool wrapped) {
         continue;
       }
       rendered = limited;
+    }
+    if (explained && job.tasks_size() > 0) {
+      auto explanation = call.services().writer->Explain(job.tasks(0).task_id(), NowUnixMicros());
+      if (explanation.ok()) rendered["cairn"]["explanation"] = explanation->reason;
     }
     list.push_back(wrapped ? json{{"full", rendered}} : rendered);
   }

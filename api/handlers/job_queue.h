@@ -6,8 +6,12 @@
 
 namespace cairn::api {
 
-http::Response JobQueueV2(Call& call);      // GET /api/v1/job-queues-v2
-http::Response JobQueue(Call& call);        // GET /api/v1/job-queues
+// GET /api/v1/job-queues-v2 and /api/v1/job-queues[?resourcePool=&offset=&limit=&orderBy=&states=]
+// With explain=true (a page of at most 200 jobs), each job the caller may see also carries the
+// scheduler's explanation of its first task as things are now, in cairn.explanation: what the
+// web UI's queue shows, in one request rather than one per job.
+http::Response JobQueueV2(Call& call);
+http::Response JobQueue(Call& call);
 http::Response JobQueueStats(Call& call);   // GET /api/v1/job-queues/stats
 http::Response UpdateJobQueue(Call& call);  // POST /api/v1/job-queues {"updates": [...]}
 

@@ -299,5 +299,35 @@ TEST_F(ApiTest, APendingTaskIsExplainedWithTheSlotsItNeeds) {
   EXPECT_FALSE(ended.contains("explanation"));
 }
 
+// The web UI's queue asks for a page of jobs with their explanations in one request.
+TEST_F(ApiTest, AQueuePageCarriesEachJobsExplanationOnRequest) {
+  RegisterAgent("a1", 2, "inc-1");
+  std::string running = Submit({{"entrypoint", {"sleep", "100"}}, {"resources", {{"slots", 2}}}});
+  std::string pending = Submit({{"entrypoint", {"sleep", "100"}}, {"resources", {{"slots", 2}}}});
+
+  json plain = CallJson("GET", "/api/v1/job-queues-v2?limit=10");
+  ASSERT_EQ(plain["jobs"].size(), 2u) << plain.dump();
+  EXPECT_FALSE(plain["jobs"][1]["full"]["cairn"].contains("explanation"))
+      << "the writer's state is read only on request";
+  json page = CallJson("GET", "/api/v1/job-queues-v2?limit=10&explain=true");
+  ASSERT_EQ(page["jobs"].size(), 2u) << page.dump();
+  const json& first = page["jobs"][0]["full"];
+  const json& second = page["jobs"][1]["full"];
+  EXPECT_EQ(first["jobId"], running);
+  EXPECT_NE(first["cairn"]["explanation"].get<std::string>().find("a1"), std::string::npos)
+      << first.dump();
+  EXPECT_EQ(second["jobId"], pending);
+  // The same words as the task's own explanation.
+  json task = CallJson("GET", "/api/v1/tasks/" + pending + "?explain=true")["task"];
+  EXPECT_EQ(second["cairn"]["explanation"], task["explanation"]);
+  EXPECT_NE(second["cairn"]["explanation"].get<std::string>().find("needs 2 slot"),
+            std::string::npos);
+
+  // A page, never the whole queue, and only true or false.
+  CallJson("GET", "/api/v1/job-queues-v2?explain=true", "", 400);
+  CallJson("GET", "/api/v1/job-queues-v2?limit=201&explain=true", "", 400);
+  CallJson("GET", "/api/v1/job-queues-v2?limit=10&explain=yes", "", 400);
+}
+
 }  // namespace
 }  // namespace cairn

@@ -58,8 +58,7 @@ TEST_F(ApiTest, BadInputGetsAClearErrorAndAppendsNothing) {
       {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"]},"templateName":"t"})", 404,
        "template t not found"},
       {"POST", "/api/v1/commands",
-       R"({"config":{"entrypoint":["a"]},"files":[{"path":"../x","content":""}]})", 400,
-       "files:"},
+       R"({"config":{"entrypoint":["a"]},"files":[{"path":"../x","content":""}]})", 400, "files:"},
       {"POST", "/api/v1/commands", R"({"config":{"entrypoint":["a"]},"force":1})", 400,
        "force must be a boolean"},
       {"POST", "/api/v1/commands",
@@ -115,8 +114,7 @@ TEST_F(ApiTest, BadInputGetsAClearErrorAndAppendsNothing) {
        "experiment 1 not found"},
       {"POST", "/api/v1/trials/1/kill", "", 404, "trial 1 not found"},
       {"DELETE", "/api/v1/checkpoints", R"({"checkpointUuids":[]})", 400, "checkpointUuids"},
-      {"GET", "/api/v1/checkpoints/00000000-0000-4000-8000-000000000000", "", 404,
-       "not found"},
+      {"GET", "/api/v1/checkpoints/00000000-0000-4000-8000-000000000000", "", 404, "not found"},
       {"GET", "/api/v1/trials/1/metrics", "", 501, "is not supported"},
       {"GET", "/api/v1/events?from=abc", "", 400, "from must be"},
       {"GET", "/api/v1/events?from=999999", "", 400, "past the end"},
@@ -359,6 +357,26 @@ TEST_F(ApiTest, AdminsReadTheMastersConfigurationAndRecentLogs) {
   }
   EXPECT_TRUE(found) << logs.body;
   EXPECT_EQ(Call("GET", "/api/v1/master/logs?offset=x").status, 400);
+}
+
+// The web UI's history shows a page of the experiments not ended at a moment, and how many.
+TEST_F(ApiTest, APastStateShowsAPageOfItsExperimentsOnRequest) {
+  for (int i = 0; i < 3; ++i) {
+    CallJson("POST", "/api/v1/experiments", api_testing::CreateExperimentBody(false).dump());
+  }
+  LoginAs("admin");
+  const std::string last = std::to_string(
+      std::stoull(CallJson("GET", "/api/v1/master")["cairn"]["appliedOffset"].get<std::string>()) -
+      1);
+  json whole = CallJson("GET", "/api/v1/history/state?at=" + last);
+  EXPECT_EQ(whole["experiments"].size(), 3u);
+  EXPECT_FALSE(whole.contains("experimentsTotal"));
+  json page = CallJson("GET", "/api/v1/history/state?experimentLimit=2&at=" + last);
+  ASSERT_EQ(page["experiments"].size(), 2u);
+  EXPECT_EQ(page["experimentsTotal"], 3);
+  EXPECT_EQ(page["experiments"][0], whole["experiments"][0]);
+  EXPECT_EQ(page["experiments"][1], whole["experiments"][1]);
+  CallJson("GET", "/api/v1/history/state?experimentLimit=-1&at=" + last, "", 400);
 }
 
 }  // namespace

@@ -71,7 +71,19 @@ TEST(RouterTest, AKnownPathUnderAnotherMethodIs405AndAnUnknownOne404) {
   EXPECT_EQ(Send(router, "GET", "/others").status, 404);  // {rest...} takes one or more
 }
 
+TEST(RouterTest, TheRootPatternMatchesTheRootAlone) {
+  auto router = Router::Build({{"GET", "/", Access::kPublic, ListThings},
+                               {"GET", "/things/{id}", Access::kPublic, GetThing}});
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  EXPECT_EQ(Send(*router, "GET", "/").body, "list id= rest=");
+  EXPECT_EQ(Send(*router, "GET", "/?next=1").body, "list id= rest=");
+  EXPECT_EQ(Send(*router, "GET", "/things/7").body, "get-thing id=7 rest=");
+  EXPECT_EQ(Send(*router, "GET", "/elsewhere").status, 404);
+  EXPECT_EQ(Send(*router, "POST", "/").status, 405);
+}
+
 TEST(RouterTest, MalformedTablesAreRefused) {
+  EXPECT_FALSE(Router::Build({{"GET", "", Access::kPublic, ListThings}}).ok());
   EXPECT_FALSE(Router::Build({{"GET", "things", Access::kPublic, ListThings}}).ok());
   EXPECT_FALSE(Router::Build({{"GET", "/a/{rest...}/b", Access::kPublic, ListThings}}).ok());
   EXPECT_FALSE(Router::Build({{"GET", "/a", Access::kPublic, ListThings},
@@ -91,10 +103,16 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
     const std::string pattern = route.pattern;
     SCOPED_TRACE(std::string(route.method) + " " + pattern);
     // Determined's CLI downloads a checkpoint through the master at /checkpoints/{uuid};
-    // Prometheus scrapes /metrics.
+    // Prometheus scrapes /metrics; the web UI is "/" and its files under /ui/.
+    const bool web_ui = pattern == "/" || pattern.rfind("/ui/", 0) == 0;
     EXPECT_EQ(pattern.rfind("/api/v1/", 0) == 0 || pattern == "/info" ||
-                  pattern == "/checkpoints/{uuid}" || pattern == "/metrics",
+                  pattern == "/checkpoints/{uuid}" || pattern == "/metrics" || web_ui,
               true);
+    // A browser loads the UI before anyone has logged in; its data comes from the API.
+    if (web_ui) {
+      EXPECT_EQ(route.access, Access::kPublic);
+      EXPECT_EQ(std::string(route.method), "GET");
+    }
     if (route.access == Access::kPublic) public_routes.insert(pattern);
     const bool harness = pattern.rfind("/api/v1/allocations/{id}/", 0) == 0 &&
                          pattern != "/api/v1/allocations/{id}/started" &&
@@ -107,9 +125,10 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
       EXPECT_EQ(route.access, Access::kAgent);
     }
   }
-  // What the CLI reads before it logs in (its version check) and the login itself.
-  EXPECT_EQ(public_routes,
-            (std::set<std::string>{"/info", "/api/v1/master", "/api/v1/auth/login"}));
+  // What the CLI reads before it logs in (its version check), the login itself, and the web
+  // UI's page and files.
+  EXPECT_EQ(public_routes, (std::set<std::string>{"/info", "/api/v1/master", "/api/v1/auth/login",
+                                                  "/", "/ui/{rest...}", "/ui/vendor/chart.js"}));
 }
 
 }  // namespace

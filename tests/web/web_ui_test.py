@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""The web UI end to end in headless Chromium against a real local cluster (cairn-master and a
+4-slot cairn-agent): static files are served safely; log in; see the agent; a job submitted
+through the API appears in the queue view and leaves it when it finishes, and a queued one is
+explained and killed from the page; the spiral-mlp grid experiment shows one curve per trial
+with as many points as its configuration asks for; the history scrubbed back to before the
+experiment shows an empty queue; a Viewer sees no kill button and gets 403 when trying anyway and
+is told history is for admins. A screenshot of each view (1280x800) goes to --screenshots.
+
+  web_ui_test.py --bin BUILD/bin --screenshots BUILD/screenshots
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "ops"))
+import browser  # noqa: E402
+from browser import wait, css, present, absent, view_ready, screenshot, count, attribute, text, click  # noqa: E402
+from local_cluster import Cluster, ApiError  # noqa: E402
+import submit_experiment  # noqa: E402  (the context as det experiment create sends it)
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def step(name):
+    print("==", name, flush=True)
+
+
+def static_files_are_served_safely(cluster):
+    step("static files: content types, caching, no path traversal")
+    status, headers, body = cluster.raw("/")
+    check(status == 200 and b"/ui/app.js" in body, "GET / serves the UI's page: %d" % status)
+    check(headers.get("Content-Type", "").startswith("text/html"), "the page is HTML: %s" % headers)
+    check("default-src 'self'" in headers.get("Content-Security-Policy", ""), "the page has a CSP")
+    status, headers, _ = cluster.raw("/ui/app.js")
+    check(status == 200 and headers.get("Content-Type", "").startswith("text/javascript"),
+          "modules are JavaScript: %d %s" % (status, headers.get("Content-Type")))
+    check(headers.get("Cache-Control") == "no-cache" and headers.get("ETag"), "UI files revalidate")
+    status, _, _ = cluster.raw("/ui/app.js", {"If-None-Match": headers["ETag"]})
+    check(status == 304, "an unchanged file is a 304, got %d" % status)
+    status, headers, _ = cluster.raw("/ui/vendor/chart.js")
+    check(status == 200 and "max-age" in headers.get("Cache-Control", ""), "Chart.js is served, cached")
+    secret = os.path.join(cluster.data_dir, "agent-token")
+    for probe in ("/ui/../master.yaml", "/ui/%2e%2e/%2e%2e/etc/passwd", "/ui/..%2f..%2fetc%2fpasswd",
+                  "/ui/%2e%2e%2f" + "%2e%2e%2f" * 8 + secret.lstrip("/").replace("/", "%2f"),
+                  "/ui/views/..%2f..%2f..%2fmaster.yaml", "/ui/.hidden.js", "/ui/app.js%00.png",
+                  "/ui/" + "%2e%2e/" * 10 + "etc/hostname.js"):
+        status, _, body = cluster.raw(probe)
+        check(status == 404, "%s must be refused, got %d %r" % (probe, status, body[:80]))
+
+
+def log_in(driver, cluster, user, password=""):
+    driver.get(cluster.url + "/")
+    if css(driver, "#logout"):
+        driver.execute_script("sessionStorage.clear()")
+        driver.get(cluster.url + "/")
+    wait(driver, present("#login-form"), message="the login page")
+    css(driver, "#username")[0].send_keys(user)
+    css(driver, "#password")[0].send_keys(password)
+    css(driver, "#login-button")[0].click()
+    wait(driver, present("#whoami"), message="signed in")
+    wait(driver, lambda d: user in text(d, "#whoami"), message="the header names " + user)
+
+
+def go(driver, cluster, route, view):
+    driver.get(cluster.url + "/#/" + route)
+    wait(driver, view_ready(view), message="view " + view)
+
+
+def release(gate):
+    """Lets a command blocked on `read line < gate` finish."""
+    with open(gate, "w") as fifo:
+        fifo.write("go\n")
+
+
+def queue_shows_jobs_live(driver, cluster, shots):
+    step("queue: a submitted job appears, is explained, and leaves when it finishes")
+    go(driver, cluster, "queue", "queue")
+    gate = cluster.path("gate")
+    os.mkfifo(gate)
+    task_id = cluster.submit({"entrypoint": ["sh", "-c", "read line < %s; echo released" % gate],
+                              "description": "waits for the test"})
+    # No reload: the page follows the event stream.
+    wait(driver, present('tr[data-entity-id="%s"]' % task_id), message="the job in the queue view")
+    wait(driver, present('tr[data-entity-id="%s"][data-state="STATE_SCHEDULED"]' % task_id),
+         message="the job running")
+    # A job that cannot be placed now (8 slots on a 4-slot agent) waits, and the page says why.
+    big = cluster.submit({"entrypoint": ["true"], "description": "too big for now",
+                          "resources": {"slots": 8}}, force=True)
+    why = wait(driver, lambda d: text(d, 'tr[data-entity-id="%s"] td.why' % big).strip(),
+               message="the queued job's explanation")
+    check("8" in why, "the explanation speaks of the 8 slots it needs: %r" % why)
+    screenshot(driver, shots, "queue")
+    # Admins may kill it from the page.
+    click(driver, 'tr[data-entity-id="%s"] button[data-action="kill"]' % big)
+    wait(driver, lambda d: d.switch_to.alert, message="the kill confirmation").accept()
+    wait(driver, absent('tr[data-entity-id="%s"]' % big), message="the killed job leaves the queue")
+    release(gate)
+    wait(driver, absent('tr[data-entity-id="%s"]' % task_id), message="the finished job leaves the queue")
+    go(driver, cluster, "tasks", "tasks")
+    wait(driver, present('tr[data-task-id="%s"]' % task_id), message="the command in the task list")
+    screenshot(driver, shots, "tasks")
+    go(driver, cluster, "task/" + task_id, "task")
+    wait(driver, lambda d: "released" in text(d, "#task-logs"), message="the task's logs")
+    screenshot(driver, shots, "task")
+    return task_id
+
+
+def grid_config(cluster):
+    """grid.yaml with the checkpoint directory in the test's folder and a validation and a
+    checkpoint every 100 batches; returns (YAML text, trials, training points, validation points)
+    as the configuration itself implies them."""
+    import yaml  # Debian's python3-yaml
+    with open(os.path.join(ROOT, "examples", "spiral-mlp", "grid.yaml")) as handle:
+        text = handle.read()
+    text = text.replace("host_path: /tmp", "host_path: " + cluster.path("checkpoints"), 1)
+    period = 100
+    text += "scheduling_unit: %d\nmin_validation_period:\n  batches: %d\n" % (period, period)
+    config = yaml.safe_load(text)
+    trials = 1
+    for hparam in config["hyperparameters"].values():
+        if hparam["type"] == "categorical":
+            trials *= len(hparam["vals"])
+        elif hparam["type"] in ("log", "int", "double"):
+            trials *= hparam["count"]
+    length = config["searcher"]["max_length"]["batches"]
+    points = math.ceil(length / config["scheduling_unit"])
+    validations = math.ceil(length / config["min_validation_period"]["batches"])
+    return text, trials, points, validations
+
+
+def chart_series(driver, kind):
+    return driver.execute_script("""
+        const chart = window.Chart && Chart.getChart(document.getElementById(arguments[0]));
+        return chart ? chart.data.datasets.map((d) => ({label: d.label, points: d.data.length})) : null;
+    """, "chart-" + kind)
+
+
+def experiment_has_curves(driver, cluster, shots):
+    step("experiments: the spiral-mlp grid, one curve per trial")
+    config_text, trials, points, validations = grid_config(cluster)
+    created = cluster.call("POST", "/api/v1/experiments", {
+        "config": config_text, "modelDefinition": submit_experiment.model_definition(
+            os.path.join(ROOT, "examples", "spiral-mlp")), "activate": True})
+    experiment_id = created["experiment"]["id"]
+    go(driver, cluster, "experiments", "experiments")
+    wait(driver, present('tr[data-experiment-id="%d"]' % experiment_id), message="the experiment listed")
+    # The list re-renders as the trials report (live), so follow its link rather than click it.
+    link = attribute(driver, 'tr[data-experiment-id="%d"] a' % experiment_id, "href")
+    check(link == "#/experiment/%d" % experiment_id, "the row links to the experiment: %s" % link)
+    go(driver, cluster, "experiment/%d" % experiment_id, "experiment")
+    # The page follows the run live; a grid of small trials ends in a minute or two.
+    wait(driver, lambda d: "COMPLETED" in text(d, "main h1 .state"), timeout=420,
+         message="the experiment completed, seen live")
+    go(driver, cluster, "experiments", "experiments")
+    wait(driver, present('tr[data-experiment-id="%d"][data-state="STATE_COMPLETED"]' % experiment_id),
+         message="completed in the list")
+    screenshot(driver, shots, "experiments")
+    go(driver, cluster, "experiment/%d" % experiment_id, "experiment")
+    for kind, expected in (("training", points), ("validation", validations)):
+        series = wait(driver, lambda d: chart_series(d, kind), message=kind + " chart")
+        check(len(series) == trials, "%s: %d curves for %d trials: %s" % (kind, len(series), trials, series))
+        check(all(s["points"] == expected for s in series),
+              "%s: every trial's curve has %d points: %s" % (kind, expected, series))
+        check(len({s["label"] for s in series}) == trials, "one curve per distinct trial: %s" % series)
+    css(driver, "#log-scale")[0].click()
+    wait(driver, lambda d: d.execute_script(
+        "return Chart.getChart(document.getElementById('chart-validation')).options.scales.y.type")
+        == "logarithmic", message="the log scale")
+    click(driver, "button[data-logs-for]")
+    wait(driver, lambda d: "(ended)" in text(d, "main") and text(d, "#trial-logs").strip(),
+         message="the trial's logs")
+    screenshot(driver, shots, "experiment")
+    return experiment_id
+
+
+def history_before_the_experiment(driver, cluster, experiment_id, shots):
+    step("history: before the experiment the queue was empty; while it ran it was not")
+    events = cluster.events()
+    created = [e for e in events if "experimentCreated" in e
+               and int(e["experimentCreated"].get("experimentId", 0)) == experiment_id]
+    check(len(created) == 1, "one ExperimentCreated for %d" % experiment_id)
+    created_at = int(created[0]["offset"])
+    # While it ran: the first placement of one of its trials.
+    placed = [int(e["offset"]) for e in events if int(e["offset"]) > created_at and "allocationAssigned" in e]
+    check(placed, "its trials were placed")
+    go(driver, cluster, "history", "history")
+    for moment, empty in ((created_at - 1, True), (placed[0], False)):
+        box = css(driver, "#history-moment")[0]
+        box.clear()
+        box.send_keys(str(moment) + "\n")
+        wait(driver, present('main[data-view="history"][data-ready][data-moment="%d"]' % moment),
+             message="the past at offset %d" % moment)
+        is_empty = count(driver, "#history-past table:first-of-type tr.empty") == 1
+        check(is_empty == empty, "at offset %d the queue %s" % (moment, "was empty" if empty else "held jobs"))
+    check(css(driver, '#history-past tr[data-job-id="experiment-%d"]' % experiment_id),
+          "the experiment's job in the past queue")
+    css(driver, 'tr.event-row[data-offset="%d"]' % placed[0])[0].click()
+    wait(driver, present("#history-reasons"), message="the decision's reason")
+    reasons = text(driver, "#history-reasons")
+    check(reasons.strip(), "the placement records why")
+    screenshot(driver, shots, "history")
+
+
+def viewer_cannot_kill(driver, cluster, shots):
+    step("a Viewer: no kill button, 403 when trying anyway, history is for admins")
+    user = cluster.call("POST", "/api/v1/users", {
+        "user": {"username": "vera", "admin": False, "active": True}, "password": "vera-pw",
+        "isHashed": False}, user="admin")["user"]
+    cluster.call("POST", "/api/v1/roles/add-assignments", {"userRoleAssignments": [{
+        "userId": user["id"], "roleAssignment": {"role": {"roleId": 1}, "scopeWorkspaceId": 1}}]},
+        user="admin")
+    gate = cluster.path("gate-viewer")
+    os.mkfifo(gate)
+    task_id = cluster.submit({"entrypoint": ["sh", "-c", "read line < %s" % gate]})
+    log_in(driver, cluster, "vera", "vera-pw")
+    go(driver, cluster, "queue", "queue")
+    row = 'tr[data-entity-id="%s"]' % task_id
+    wait(driver, present(row), message="the viewer sees the job")
+    check(count(driver, row + ' button[data-action="kill"]') == 0, "no kill button for a Viewer")
+    check(count(driver, row + " input") == 0, "no priority or weight inputs for a Viewer")
+    check(count(driver, "button[data-action]") == 0, "no actions anywhere on the Viewer's queue")
+    screenshot(driver, shots, "queue-viewer")
+    status = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        fetch('/api/v1/commands/' + arguments[0] + '/kill', {method: 'POST',
+          headers: {Authorization: 'Bearer ' + sessionStorage.getItem('cairn.token')}})
+          .then((r) => done(r.status), (e) => done(String(e)));
+    """, task_id)
+    check(status == 403, "a Viewer's kill is refused with 403, got %s" % status)
+    go(driver, cluster, "history", "history")
+    wait(driver, present("#history-forbidden"), message="history says it is for admins")
+    release(gate)
+    try:
+        cluster.call("POST", "/api/v1/commands/%s/kill" % task_id, user="vera")
+        check(False, "the API refuses the Viewer too")
+    except ApiError as error:
+        check(error.status == 403, "403 from the API, got %d" % error.status)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--screenshots", required=True)
+    args = parser.parse_args()
+    browser.require_browser()
+    cluster = Cluster(args.bin, "ui")
+    driver = None
+    started = time.monotonic()
+    try:
+        cluster.start_master()
+        cluster.start_agent("agent-1", 4)
+        static_files_are_served_safely(cluster)
+        driver = browser.start_browser()
+        step("log in, see the agent")
+        driver.get(cluster.url + "/")
+        wait(driver, present("#login-form"), message="the login page")
+        screenshot(driver, args.screenshots, "login")
+        css(driver, "#username")[0].send_keys("admin")
+        css(driver, "#login-button")[0].click()
+        wait(driver, view_ready("cluster"), message="the cluster view")
+        wait(driver, present('tr[data-agent="agent-1"]'), message="the agent")
+        slots = css(driver, 'tr[data-agent="agent-1"] .slot')
+        check(len(slots) == 4, "the agent's 4 slots are drawn: %d" % len(slots))
+        screenshot(driver, args.screenshots, "cluster")
+        queue_shows_jobs_live(driver, cluster, args.screenshots)
+        experiment_id = experiment_has_curves(driver, cluster, args.screenshots)
+        history_before_the_experiment(driver, cluster, experiment_id, args.screenshots)
+        viewer_cannot_kill(driver, cluster, args.screenshots)
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
+                  and "403" not in entry["message"] and "401" not in entry["message"]]
+        check(not errors, "no errors in the browser's console: %s" % errors)
+        print("web UI test passed in %.0f s" % (time.monotonic() - started))
+    except Exception:
+        if driver is not None:
+            screenshot(driver, args.screenshots, "failure")
+            print("page at failure:", driver.current_url, flush=True)
+            for entry in driver.get_log("browser"):
+                print("console:", entry, flush=True)
+        raise
+    finally:
+        if driver is not None:
+            driver.quit()
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    main()

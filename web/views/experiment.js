@@ -1,0 +1,254 @@
+// One experiment: its trials (hyperparameters, state, best validation), learning curves per
+// trial (training and validation, any metric, linear or log scale), checkpoints, configuration,
+// a trial's logs followed live, and pause / activate / kill for those who may.
+import * as api from '../lib/api.js';
+import {
+  h, clear, table, stateBadge, formatTime, formatNumber, formatBytes,
+} from '../lib/dom.js';
+import { bestMetric } from './experiments.js';
+
+const COLOURS = ['#2f6fb3', '#d1495b', '#2e7d4f', '#edae49', '#6a4c93', '#00798c', '#8d6a9f',
+  '#c36f09', '#4f6d7a', '#9e2a2b'];
+const TERMINAL = new Set(['STATE_COMPLETED', 'STATE_CANCELED', 'STATE_ERROR', 'STATE_DELETED']);
+
+async function load(id, minOffset, signal) {
+  const q = api.query({ minOffset });
+  const [experimentAnswer, trialsAnswer, checkpointsAnswer] = await Promise.all([
+    api.get(`/api/v1/experiments/${id}${q}`, signal),
+    api.get(`/api/v1/experiments/${id}/trials${api.query({ limit: 0, minOffset })}`, signal),
+    api.get(`/api/v1/experiments/${id}/checkpoints${q}`, signal),
+  ]);
+  const trials = trialsAnswer.trials || [];
+  const workloads = await Promise.all(trials.map((trial) =>
+    api.get(`/api/v1/trials/${trial.id}/workloads${api.query({ limit: 0, minOffset })}`, signal)
+      .then((answer) => answer.workloads || [])));
+  return {
+    experiment: experimentAnswer.experiment,
+    trials,
+    workloads,
+    checkpoints: checkpointsAnswer.checkpoints || [],
+  };
+}
+
+// {trial id: [{x: batches, y: value}]} of one kind ("training" or "validation") and metric.
+function curves(data, kind, metric) {
+  return data.trials.map((trial, i) => ({
+    trial,
+    points: data.workloads[i]
+      .map((workload) => workload[kind])
+      .filter((step) => step && typeof step.metrics?.avgMetrics?.[metric] === 'number')
+      .map((step) => ({ x: Number(step.totalBatches), y: step.metrics.avgMetrics[metric] })),
+  }));
+}
+
+function metricNames(data, kind) {
+  const names = new Set();
+  for (const list of data.workloads) {
+    for (const workload of list) {
+      for (const name of Object.keys(workload[kind]?.metrics?.avgMetrics || {})) names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
+// One chart of one kind of metric; redraws in place when the data or the choices change.
+class CurveChart {
+  constructor(kind, title, preferred) {
+    this.kind = kind;
+    this.preferred = preferred;
+    this.select = h('select', { dataset: { metricFor: kind }, onchange: () => this.draw() });
+    this.canvas = h('canvas', { id: `chart-${kind}`, role: 'img', 'aria-label': `${title} curves` });
+    this.note = h('div', { class: 'muted' });
+    this.element = h('div', { class: 'card' },
+      h('div', { class: 'toolbar' }, h('strong', {}, title), this.select, this.note),
+      h('div', { class: 'chart-box' }, this.canvas));
+    this.chart = null;
+  }
+
+  setData(data, logScale) {
+    this.data = data;
+    this.logScale = logScale;
+    const names = metricNames(data, this.kind);
+    const chosen = this.select.value || (names.includes(this.preferred) ? this.preferred : names[0]);
+    clear(this.select, names.map((name) => h('option', { value: name, selected: name === chosen }, name)));
+    this.draw();
+  }
+
+  draw() {
+    const metric = this.select.value;
+    const series = metric ? curves(this.data, this.kind, metric) : [];
+    const datasets = series.map(({ trial, points }, i) => ({
+      label: `trial ${trial.id}`,
+      data: points,
+      borderColor: COLOURS[i % COLOURS.length],
+      backgroundColor: COLOURS[i % COLOURS.length],
+      pointRadius: points.length > 60 ? 0 : 3,
+      borderWidth: 1.5,
+    }));
+    // A log scale cannot show zero or less: say so rather than draw nothing.
+    const unplottable = this.logScale && series.some(({ points }) => points.some((p) => p.y <= 0));
+    this.note.textContent = unplottable ? 'values ≤ 0 are left off the log scale' : '';
+    if (!window.Chart) {
+      this.note.textContent = 'Chart.js is missing: no curves';
+      return;
+    }
+    const yType = this.logScale ? 'logarithmic' : 'linear';
+    if (this.chart) {
+      this.chart.data.datasets = datasets;
+      this.chart.options.scales.y.type = yType;
+      this.chart.update('none');
+      return;
+    }
+    this.chart = new window.Chart(this.canvas, {
+      type: 'line',
+      data: { datasets },
+      options: {
+        animation: false,
+        maintainAspectRatio: false,
+        parsing: false,
+        normalized: true,
+        scales: {
+          x: { type: 'linear', title: { display: true, text: 'batches' } },
+          y: { type: yType },
+        },
+        plugins: { legend: { position: 'bottom', labels: { boxWidth: 12 } } },
+      },
+    });
+  }
+
+  dispose() {
+    this.chart?.destroy();
+  }
+}
+
+// A trial's logs, followed until the trial ends or another is chosen.
+class TrialLogs {
+  constructor() {
+    this.title = h('strong', {}, 'Trial logs');
+    this.pre = h('pre', { class: 'logs', id: 'trial-logs' }, 'Choose a trial above.');
+    this.element = h('div', { class: 'card' }, h('div', { class: 'toolbar' }, this.title), this.pre);
+    this.controller = null;
+  }
+
+  follow(trialId) {
+    this.controller?.abort();
+    this.controller = new AbortController();
+    this.title.textContent = `Trial ${trialId} logs (live)`;
+    this.pre.textContent = '';
+    this.pre.dataset.trial = String(trialId);
+    const { pre } = this;
+    api.stream(`/api/v1/trials/${trialId}/logs?follow=true`, (line) => {
+      const message = line.result?.message ?? line.error?.message ?? '';
+      const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+      pre.append(message.endsWith('\n') ? message : `${message}\n`);
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+      return true;
+    }, this.controller.signal).then(() => {
+      this.title.textContent = `Trial ${trialId} logs (ended)`;
+    }).catch((error) => {
+      if (error.name !== 'AbortError') pre.append(`\n(${error.message})\n`);
+    });
+  }
+
+  dispose() {
+    this.controller?.abort();
+  }
+}
+
+export async function show(main, route, { session, signal }) {
+  const id = encodeURIComponent(route.id);
+  let data = await load(id, undefined, signal);
+  const logScale = h('input', { type: 'checkbox', id: 'log-scale', onchange: () => redrawCharts() });
+  const metric = data.experiment.cairn?.searcherMetric || '';
+  const training = new CurveChart('training', 'Training', metric.replace(/^validation_/, ''));
+  const validation = new CurveChart('validation', 'Validation', metric);
+  const logs = new TrialLogs();
+  const header = h('div');
+  const trialsBox = h('div');
+  const checkpointsBox = h('div');
+  const configBox = h('pre', { class: 'config' });
+  const status = h('span', { class: 'muted', id: 'experiment-status' });
+
+  function redrawCharts() {
+    training.setData(data, logScale.checked);
+    validation.setData(data, logScale.checked);
+  }
+
+  async function act(action) {
+    if (action === 'kill' && !window.confirm(`Kill experiment ${data.experiment.id}?`)) return;
+    try {
+      await api.post(`/api/v1/experiments/${id}/${action}`);
+      status.textContent = `${action} requested`;
+    } catch (error) {
+      status.textContent = `refused: ${error.message}`;
+    }
+  }
+
+  function render() {
+    const e = data.experiment;
+    const mine = session.canModify(e.username, e.workspaceId);
+    const live = !TERMINAL.has(e.state);
+    const best = bestMetric({ ...e, trials: data.trials });
+    clear(header,
+      h('h1', {}, `Experiment ${e.id}: ${e.name} `, stateBadge(e.state)),
+      h('div', { class: 'toolbar' },
+        mine && e.state === 'STATE_ACTIVE' ? h('button', { type: 'button', dataset: { action: 'pause' }, onclick: () => act('pause') }, 'Pause') : null,
+        mine && e.state === 'STATE_PAUSED' ? h('button', { type: 'button', dataset: { action: 'activate' }, onclick: () => act('activate') }, 'Activate') : null,
+        mine && live ? h('button', { type: 'button', class: 'danger', dataset: { action: 'kill' }, onclick: () => act('kill') }, 'Kill') : null,
+        status),
+      h('dl', { class: 'kv card' },
+        h('dt', {}, 'owner'), h('dd', {}, e.username),
+        h('dt', {}, 'searcher'), h('dd', {}, `${e.searcherType} on ${e.cairn?.searcherMetric} (${e.cairn?.smallerIsBetter ? 'smaller' : 'larger'} is better)`),
+        h('dt', {}, 'progress'), h('dd', {}, `${Math.round(100 * (Number(e.progress) || 0))}%`),
+        h('dt', {}, 'best'), h('dd', {}, best === undefined ? '—' : formatNumber(best)),
+        h('dt', {}, 'started'), h('dd', {}, formatTime(e.startTime)),
+        h('dt', {}, 'pool'), h('dd', {}, e.resourcePool || ''),
+        e.cairn?.stateReason ? [h('dt', {}, 'why'), h('dd', {}, e.cairn.stateReason)] : null));
+    clear(trialsBox, table([
+      { title: 'Trial', class: 'num', cell: (t) => t.id },
+      { title: 'State', cell: (t) => stateBadge(t.state) },
+      { title: 'Hyperparameters', cell: (t) => Object.entries(t.hparams || {}).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join('  ') },
+      { title: 'Batches', class: 'num', cell: (t) => t.totalBatchesProcessed },
+      { title: 'Best validation', class: 'num', cell: (t) => formatNumber(t.searcherMetricValue) },
+      { title: 'Restarts', class: 'num', cell: (t) => t.restarts },
+      { title: 'Checkpoints', class: 'num', cell: (t) => t.checkpointCount },
+      { title: '', cell: (t) => h('button', { type: 'button', dataset: { logsFor: String(t.id) }, onclick: () => logs.follow(t.id) }, 'Logs') },
+    ], data.trials, { empty: 'No trials yet.', rowProps: (t) => ({ dataset: { trialId: String(t.id) } }) }));
+    clear(checkpointsBox, table([
+      { title: 'UUID', cell: (c) => h('code', {}, c.uuid) },
+      { title: 'Trial', class: 'num', cell: (c) => c.training?.trialId },
+      { title: 'Batches', class: 'num', cell: (c) => c.totalBatches },
+      { title: 'State', cell: (c) => stateBadge(c.state) },
+      { title: 'Size', class: 'num', cell: (c) => formatBytes(c.cairn?.sizeBytes) },
+      { title: 'Validation', cell: (c) => Object.entries(c.training?.validationMetrics?.avgMetrics || {}).map(([k, v]) => `${k}=${formatNumber(v)}`).join('  ') },
+      { title: 'Reported', cell: (c) => formatTime(c.reportTime) },
+    ], data.checkpoints, { empty: 'No checkpoints.' }));
+    configBox.textContent = e.originalConfig || JSON.stringify(e.config, null, 2);
+    redrawCharts();
+  }
+
+  clear(main,
+    header,
+    h('div', { class: 'toolbar' }, h('label', {}, logScale, ' log scale')),
+    h('div', { class: 'charts' }, training.element, validation.element),
+    h('h2', {}, 'Trials'), trialsBox,
+    logs.element,
+    h('h2', {}, 'Checkpoints'), checkpointsBox,
+    h('h2', {}, 'Configuration'), configBox);
+  render();
+  return {
+    async refresh(minOffset, refreshSignal) {
+      try {
+        data = await load(id, minOffset, refreshSignal);
+        render();
+      } catch (error) {
+        status.textContent = error.message;
+      }
+    },
+    dispose() {
+      training.dispose();
+      validation.dispose();
+      logs.dispose();
+    },
+  };
+}

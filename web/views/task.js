@@ -1,0 +1,61 @@
+// One task: its state, where it runs and why (the scheduler's explanation while it is live),
+// and its logs, followed live until it ends; kill for those who may.
+import * as api from '../lib/api.js';
+import { h, clear, stateBadge, formatTime } from '../lib/dom.js';
+
+export async function show(main, route, { session, signal }) {
+  const id = encodeURIComponent(route.id);
+  const summary = h('div');
+  const status = h('span', { class: 'muted', id: 'task-status' });
+  const logs = h('pre', { class: 'logs', id: 'task-logs' });
+  const logsTitle = h('strong', {}, 'Logs (live)');
+  const controller = new AbortController();
+  signal.addEventListener('abort', () => controller.abort());
+
+  async function load(minOffset, loadSignal) {
+    // The task's owner and workspace are on its command (a trial's are on its experiment).
+    const [{ task }, command] = await Promise.all([
+      api.get(`/api/v1/tasks/${id}${api.query({ explain: true, minOffset })}`, loadSignal),
+      api.get(`/api/v1/commands/${id}${api.query({ minOffset })}`, loadSignal).catch(() => null),
+    ]);
+    const owner = command?.command?.username;
+    const mine = owner !== undefined && session.canModify(owner, command.command.workspaceId);
+    const live = task.cairn?.state !== 'TASK_STATE_TERMINATED';
+    clear(summary,
+      h('h1', {}, `Task ${task.taskId} `, stateBadge(String(task.cairn?.state || '').replace('TASK_STATE_', ''))),
+      h('div', { class: 'toolbar' },
+        mine && live ? h('button', { type: 'button', class: 'danger', dataset: { action: 'kill' }, onclick: kill }, 'Kill') : null,
+        status),
+      h('dl', { class: 'kv card' },
+        h('dt', {}, 'type'), h('dd', {}, String(task.taskType).replace('TASK_TYPE_', '').toLowerCase()),
+        h('dt', {}, 'owner'), h('dd', {}, owner ?? ''),
+        h('dt', {}, 'submitted'), h('dd', {}, formatTime(task.startTime)),
+        h('dt', {}, 'pool'), h('dd', {}, task.cairn?.resourcePool ?? ''),
+        h('dt', {}, 'agent'), h('dd', {}, task.cairn?.agentId || '—'),
+        h('dt', {}, 'why'), h('dd', { id: 'task-why' }, task.explanation || task.latestReason || ''),
+        task.cairn?.exitReason ? [h('dt', {}, 'exit'), h('dd', {}, task.cairn.exitReason)] : null));
+  }
+
+  async function kill() {
+    if (!window.confirm(`Kill task ${route.id}?`)) return;
+    try {
+      await api.post(`/api/v1/tasks/${id}/kill`);
+      status.textContent = 'kill requested';
+    } catch (error) {
+      status.textContent = `refused: ${error.message}`;
+    }
+  }
+
+  await load(undefined, signal);
+  clear(main, summary, h('div', { class: 'card' }, h('div', { class: 'toolbar' }, logsTitle), logs));
+  api.stream(`/api/v1/tasks/${id}/logs?follow=true`, (line) => {
+    const message = line.result?.message ?? line.error?.message ?? '';
+    logs.append(message.endsWith('\n') ? message : `${message}\n`);
+    return true;
+  }, controller.signal).then(() => { logsTitle.textContent = 'Logs (ended)'; })
+    .catch((error) => { if (error.name !== 'AbortError') logs.append(`(${error.message})\n`); });
+  return {
+    refresh: (minOffset, refreshSignal) => load(minOffset, refreshSignal).catch(() => {}),
+    dispose: () => controller.abort(),
+  };
+}
