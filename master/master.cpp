@@ -81,11 +81,12 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
   parts.loop = std::make_unique<commands::DecisionLoop>(parts.log.get(), options);
   CAIRN_RETURN_IF_ERROR(parts.loop->Start());
   if (parts.decision_snapshotter) {
-    // A start that folded a long tail leaves its state as a snapshot at once (the writer waits
-    // for the encoding, once, before the API serves), so the next start need not fold it again
-    // and the background thread need not either.
+    // A start that folded more than two intervals (a first start on an old log, or snapshots
+    // turned on or lost) leaves its state as a snapshot at once (the writer waits for the
+    // encoding, once, before the API serves), so the next start need not fold it again and the
+    // background thread need not either. A shorter tail is left to the background thread.
     CAIRN_ASSIGN_OR_RETURN(uint64_t end, parts.log->EndOffset());
-    if (end - parts.decision_snapshots->NewestOffset() >= every_events) {
+    if (end - parts.decision_snapshots->NewestOffset() > 2 * every_events) {
       Status written;
       parts.loop->Read([&](const commands::DecisionState& state) {
         written = parts.decision_snapshots->Write(state, *parts.log);
