@@ -42,7 +42,7 @@ class DecisionLoop : public Writer {
     // snapshot that checks out, then the log's tail. nullptr: the whole log.
     const DecisionSnapshotStore* snapshots = nullptr;
     // Called on the writer thread after each durable append, with the log's new end offset.
-    std::function<void(uint64_t)> on_appended;
+    std::function<void(uint64_t)> on_appended{};
   };
 
   // `log` must outlive the loop.
