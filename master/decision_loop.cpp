@@ -90,14 +90,7 @@ Status DecisionLoop::Replay() {
   if (options_.snapshots != nullptr) fresh = options_.snapshots->RestoreNewest(*log_, end).state;
   const uint64_t from = fresh ? fresh->next_offset : 0;
   if (!fresh) fresh = std::make_unique<DecisionState>();
-  CAIRN_ASSIGN_OR_RETURN(auto reader, log_->OpenReader(from));
-  while (reader->position() < end) {
-    CAIRN_ASSIGN_OR_RETURN(auto events, reader->Next(4096, std::chrono::milliseconds(1000)));
-    if (events.empty()) {
-      return Status::Unavailable("the log stopped short of its end offset " + std::to_string(end));
-    }
-    for (const auto& event : events) Apply(*fresh, event);
-  }
+  CAIRN_RETURN_IF_ERROR(FoldLogInto(*fresh, *log_, end));
   log::Info("decision_loop",
             "folded the write side's state to offset {} in {:.2f} s: {} the log's {} events {}",
             end, SecondsSince(started), from > 0 ? "a decision snapshot and" : "all", end - from,

@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "base/encoding.h"
 #include "base/files.h"
@@ -35,6 +36,24 @@ Result<std::string> EventIdAt(EventLog& log, uint64_t offset) {
 }
 
 }  // namespace
+
+Status FoldLogInto(commands::DecisionState& state, EventLog& log, uint64_t end,
+                   const std::function<bool()>& stopping) {
+  CAIRN_ASSIGN_OR_RETURN(auto reader, log.OpenReader(state.next_offset));
+  while (reader->position() < end) {
+    if (stopping && stopping()) return Status::Unavailable("stopping");
+    CAIRN_ASSIGN_OR_RETURN(
+        auto events,
+        reader->Next(std::min<uint64_t>(4096, end - reader->position()), std::chrono::seconds(10)));
+    if (events.empty()) {
+      return Status::Unavailable(log.Describe() + " returned nothing at offset " +
+                                 std::to_string(reader->position()) + ", below its end " +
+                                 std::to_string(end));
+    }
+    for (const auto& event : events) commands::Apply(state, event);
+  }
+  return Status::Ok();
+}
 
 Result<std::unique_ptr<DecisionSnapshotStore>> DecisionSnapshotStore::Open(const std::string& dir,
                                                                            size_t keep) {
@@ -120,6 +139,7 @@ Result<std::unique_ptr<commands::DecodedDecisionState>> DecisionSnapshotStore::R
 DecisionSnapshotStore::Restored DecisionSnapshotStore::RestoreNewest(EventLog& log,
                                                                      uint64_t end) const {
   std::vector<uint64_t> offsets = Offsets();
+  std::optional<Result<std::string>> first;  // the log's first event id, read once if needed
   for (auto it = offsets.rbegin(); it != offsets.rend(); ++it) {
     const uint64_t offset = *it;
     if (offset > end || offset == 0) continue;
@@ -127,11 +147,11 @@ DecisionSnapshotStore::Restored DecisionSnapshotStore::RestoreNewest(EventLog& l
     Status usable = decoded.status();
     if (usable.ok()) {
       // Another log's snapshot (a data directory pointed at a new log) must not be continued.
-      auto first = EventIdAt(log, 0);
+      if (!first) first = EventIdAt(log, 0);
       auto last = EventIdAt(log, offset - 1);
-      if (!first.ok() || !last.ok()) {
-        usable = !first.ok() ? first.status() : last.status();
-      } else if (*first != (*decoded)->anchor.first_event_id ||
+      if (!first->ok() || !last.ok()) {
+        usable = !first->ok() ? first->status() : last.status();
+      } else if (**first != (*decoded)->anchor.first_event_id ||
                  *last != (*decoded)->anchor.last_event_id) {
         usable = Status::FailedPrecondition("it was taken from another log");
       }
@@ -219,23 +239,11 @@ void DecisionSnapshotter::Run() {
 Status DecisionSnapshotter::Take(uint64_t offset) {
   DecisionSnapshotStore::Restored restored = store_->RestoreNewest(*log_, offset);
   if (restored.state == nullptr) restored.state = std::make_unique<commands::DecisionState>();
-  commands::DecisionState& state = *restored.state;
-  CAIRN_ASSIGN_OR_RETURN(auto reader, log_->OpenReader(state.next_offset));
-  while (reader->position() < offset) {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return Status::Unavailable("stopping");
-    }
-    CAIRN_ASSIGN_OR_RETURN(auto events,
-                           reader->Next(std::min<uint64_t>(4096, offset - reader->position()),
-                                        std::chrono::seconds(10)));
-    if (events.empty()) {
-      return Status::Unavailable(log_->Describe() + " returned nothing at offset " +
-                                 std::to_string(reader->position()));
-    }
-    for (const auto& event : events) commands::Apply(state, event);
-  }
-  return store_->Write(state, *log_);
+  CAIRN_RETURN_IF_ERROR(FoldLogInto(*restored.state, *log_, offset, [this] {
+    std::lock_guard lock(mutex_);
+    return stopping_;
+  }));
+  return store_->Write(*restored.state, *log_);
 }
 
 }  // namespace cairn

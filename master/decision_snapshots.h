@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +31,12 @@ namespace cairn {
 // How many the master keeps: the newest, and one to fall back on. (Time travel reads the
 // projections' snapshots; the write side needs only its latest state.)
 inline constexpr size_t kDecisionSnapshotsKept = 2;
+
+// Applies the log's events from state.next_offset up to `end` (exclusive) to `state`: a start, a
+// snapshot and the tools fold the write side this one way. `stopping`, when given, is asked
+// between batches; Unavailable once it says so.
+Status FoldLogInto(commands::DecisionState& state, EventLog& log, uint64_t end,
+                   const std::function<bool()>& stopping = nullptr);
 
 class DecisionSnapshotStore {
  public:

@@ -203,11 +203,7 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     // and its snapshot (commands/decision_snapshot.h): encoded, and decoded as a restart does.
     start = Clock::now();
     commands::DecisionState state;
-    CAIRN_ASSIGN_OR_RETURN(auto reader, log->OpenReader(0));
-    while (reader->position() < end) {
-      CAIRN_ASSIGN_OR_RETURN(auto batch, reader->Next(4096, std::chrono::seconds(10)));
-      for (const auto& event : batch) commands::Apply(state, event);
-    }
+    CAIRN_RETURN_IF_ERROR(FoldLogInto(state, *log, end));
     const double fold_seconds = Seconds(start);
     std::printf("%-58s %8.2f s  %9.0f events/s\n",
                 "write side: decision state folded from offset 0", fold_seconds,
@@ -254,16 +250,9 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
       CAIRN_ASSIGN_OR_RETURN(uint64_t now_end, writable->EndOffset());
       const uint64_t interval = MasterConfig().snapshots.write_side_every_events;
       commands::DecisionState state;
-      CAIRN_ASSIGN_OR_RETURN(auto reader, writable->OpenReader(0));
-      while (reader->position() < now_end - interval) {
-        CAIRN_ASSIGN_OR_RETURN(
-            auto batch,
-            reader->Next(std::min<uint64_t>(4096, now_end - interval - reader->position()),
-                         std::chrono::seconds(10)));
-        for (const auto& event : batch) commands::Apply(state, event);
-      }
-      CAIRN_ASSIGN_OR_RETURN(auto store,
-                             DecisionSnapshotStore::Open(DecisionSnapshotDir(data_dir), 2));
+      CAIRN_RETURN_IF_ERROR(FoldLogInto(state, *writable, now_end - interval));
+      CAIRN_ASSIGN_OR_RETURN(auto store, DecisionSnapshotStore::Open(DecisionSnapshotDir(data_dir),
+                                                                     kDecisionSnapshotsKept));
       CAIRN_RETURN_IF_ERROR(store->Write(state, *writable));
     }
     char what[80];
@@ -303,9 +292,9 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
                                                               1, last_time - first_time)));
     }
     start = Clock::now();
-    CAIRN_ASSIGN_OR_RETURN(
-        auto past, projections::PastProjections::Open(store.get(), log.get(), offset, time,
-                                                      replay::StateProjections()));
+    CAIRN_ASSIGN_OR_RETURN(auto past,
+                           projections::PastProjections::Open(store.get(), log.get(), offset, time,
+                                                              replay::StateProjections()));
     opening.push_back(Seconds(start));
     CAIRN_RETURN_IF_ERROR(
         replay::StateJson(*past, past->next_offset(),
