@@ -297,6 +297,14 @@ void Agent::Shutdown() {
     log::Info("agent", "stopping {} running task(s)", runner_->RunningCount());
   }
   runner_->KillAll();
+  {
+    std::vector<Probe> probes;
+    {
+      std::lock_guard lock(mutex_);
+      probes.swap(probes_);
+    }
+    for (auto& probe : probes) probe.thread.join();
+  }
   if (!runner_->WaitAllExited(Clock::now() + options_.kill_grace + kKillSettle)) {
     log::Error("agent", "tasks still running after SIGKILL; their exits may go unreported");
   }
@@ -405,8 +413,12 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
     allocations_[allocation_id].task_id = assigned.task_id();
   }
   const TaskLaunchSettings& settings = launch_settings_;
+  const bool service = IsServiceTask(assigned.spec().task_type());
+  ServicePlan plan;
+  int port = 0;
   Status started = [&]() -> Status {
     CAIRN_ASSIGN_OR_RETURN(ProcessSpec spec, PlanTask(assigned, settings));
+    if (service) CAIRN_RETURN_IF_ERROR(PlanServiceOf(assigned, spec, plan, port));
     if (assigned.spec().work_dir().empty()) {
       std::error_code error;
       std::filesystem::create_directories(spec.work_dir, error);
@@ -420,6 +432,7 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
                              control_client_->Clone()->FetchTaskFiles(allocation_id));
       CAIRN_RETURN_IF_ERROR(WriteTaskFiles(files, spec.work_dir));
     }
+    if (service) CAIRN_RETURN_IF_ERROR(WriteServiceFiles(plan));
     CAIRN_ASSIGN_OR_RETURN(pid_t pid, runner_->Start(allocation_id, spec));
     log::Info("agent", "allocation {} of task {} started, pid {}", allocation_id,
               assigned.task_id(), pid);
@@ -437,6 +450,93 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
     report.exit_code = kCannotStartExitCode;
     report.reason = "could not start: " + started.message();
     reporter_->AddExited(std::move(report));
+    return;
+  }
+  if (service) {
+    std::vector<Probe> finished;
+    {
+      std::lock_guard lock(mutex_);
+      if (shut_down_) return;
+      auto done = std::partition(probes_.begin(), probes_.end(),
+                                 [](const Probe& probe) { return !probe.done->load(); });
+      std::move(done, probes_.end(), std::back_inserter(finished));
+      probes_.erase(done, probes_.end());
+      auto flag = std::make_shared<std::atomic<bool>>(false);
+      probes_.push_back({std::thread([this, flag, allocation_id, task = assigned.task_id(),
+                                      plan = std::move(plan), port]() mutable {
+                           AwaitReady(allocation_id, task, std::move(plan), port);
+                           flag->store(true);
+                         }),
+                         flag});
+    }
+    for (auto& probe : finished) probe.thread.join();
+  }
+}
+
+Status Agent::PlanServiceOf(const events::AllocationAssigned& assigned, ProcessSpec& spec,
+                            ServicePlan& plan, int& port) {
+  CAIRN_ASSIGN_OR_RETURN(port, FreePort(options_.services.address));
+  CAIRN_ASSIGN_OR_RETURN(plan, PlanService(assigned.spec(), assigned.task_id(), options_.services,
+                                           options_.agent_token, port, spec.work_dir,
+                                           CurrentUserName()));
+  // A program that is not installed fails the task with words, not only "not found".
+  const std::string& program = plan.argv[0];
+  if (program.find('/') == std::string::npos) {
+    std::string path;
+    for (const auto& entry : spec.env) {
+      if (entry.rfind("PATH=", 0) == 0) path = entry.substr(5);
+    }
+    if (FindOnPath(program, path).empty()) {
+      return Status::NotFound(program + " is not installed on agent " + options_.agent_id +
+                              " (not on its PATH); install it or give the agent's " +
+                              (assigned.spec().task_type() == events::TASK_TYPE_NOTEBOOK
+                                   ? "--notebook-command"
+                                   : assigned.spec().task_type() == events::TASK_TYPE_SHELL
+                                         ? "--sshd-command"
+                                         : "--tensorboard-command") +
+                              " its path");
+    }
+  } else if (::access(program.c_str(), X_OK) != 0) {
+    return Status::NotFound(program + " is not installed on agent " + options_.agent_id);
+  }
+  spec.argv = plan.argv;
+  spec.env.insert(spec.env.end(), plan.env.begin(), plan.env.end());
+  spec.env.push_back("CAIRN_SERVICE_PORT=" + std::to_string(port));
+  // sshd, started by root, needs its privilege separation directory (Debian makes it only
+  // when its own service starts).
+  if (assigned.spec().task_type() == events::TASK_TYPE_SHELL && ::geteuid() == 0) {
+    std::error_code ignored;
+    std::filesystem::create_directories("/run/sshd", ignored);
+  }
+  return Status::Ok();
+}
+
+void Agent::AwaitReady(std::string allocation_id, std::string task_id, ServicePlan plan,
+                       int port) {
+  auto gave_up = [&] {
+    // Signal 0 checks that the process group still runs.
+    if (!runner_->Signal(allocation_id, 0)) return true;
+    std::lock_guard lock(mutex_);
+    return shut_down_;
+  };
+  Status ready = AwaitService(plan, options_.services.address, port, gave_up,
+                              Clock::now() + options_.service_start_timeout);
+  if (ready.ok()) {
+    log::Info("agent", "allocation {}: its service answers on {}:{}", allocation_id,
+              options_.services.address, port);
+    reporter_->AddReady({allocation_id, task_id, options_.services.address, port, plan.login_user});
+    return;
+  }
+  if (ready.code() == StatusCode::kDeadlineExceeded) {
+    log::Warn("agent", "allocation {}: {}; killing it", allocation_id, ready.message());
+    {
+      std::lock_guard lock(mutex_);
+      auto it = allocations_.find(allocation_id);
+      if (it != allocations_.end() && it->second.kill_reason.empty()) {
+        it->second.kill_reason = ready.message();
+      }
+    }
+    runner_->Kill(allocation_id);
   }
 }
 

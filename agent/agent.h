@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "agent/http_placement_source.h"
+#include "agent/interactive_service.h"
 #include "agent/master_client.h"
 #include "agent/order_book.h"
 #include "agent/placement_source.h"
@@ -45,6 +47,10 @@ struct AgentOptions {
   // The CA file an https:// master is verified with ("" = the system's CAs); tasks get its path
   // as CAIRN_MASTER_CERT_FILE / DET_MASTER_CERT_FILE.
   std::string master_cert_file;
+  // Notebooks, shells and TensorBoards: where their services listen and what serves them.
+  ServiceSettings services;
+  // How long a service may take to answer before its task is killed as failed to start.
+  std::chrono::milliseconds service_start_timeout{std::chrono::minutes(5)};
   // Tuning; the defaults are the production values.
   RetryPolicy retry;
   ReportQueue::Options reports;
@@ -97,6 +103,11 @@ class Agent {
   void LaunchOrders();
   void HandleOrder(const events::Envelope& order, int64_t received_micros);
   void RunAllocation(const events::AllocationAssigned& assigned);
+  // A notebook's, shell's or TensorBoard's service: the plan that replaces the entrypoint.
+  Status PlanServiceOf(const events::AllocationAssigned& assigned, ProcessSpec& spec,
+                       ServicePlan& plan, int& port);
+  // Probes a started service until it answers, then reports it ready (its own thread).
+  void AwaitReady(std::string allocation_id, std::string task_id, ServicePlan plan, int port);
   void Heartbeat();
   std::string TaskIdOf(const std::string& allocation_id);
 
@@ -133,6 +144,13 @@ class Agent {
   std::thread placement_thread_;
   std::vector<std::thread> launcher_threads_;
   std::thread heartbeat_thread_;
+  // Service probes (AwaitReady), each with its done flag: finished ones are joined when the next
+  // starts, the rest by Shutdown(). Guarded by mutex_.
+  struct Probe {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<Probe> probes_;
 };
 
 }  // namespace cairn::agent

@@ -67,7 +67,11 @@ enum class Setting {
   kKillGrace,
   kHeartbeatInterval,
   kAgentTokenFile,
-  kMasterCertFile
+  kMasterCertFile,
+  kServiceAddress,
+  kNotebookCommand,
+  kSshdCommand,
+  kTensorboardCommand
 };
 
 Status ApplySetting(Setting setting, const std::string& source, const std::string& value,
@@ -103,6 +107,18 @@ Status ApplySetting(Setting setting, const std::string& source, const std::strin
     case Setting::kMasterCertFile:
       config.master_cert_file = value;
       break;
+    case Setting::kServiceAddress:
+      config.service_address = value;
+      break;
+    case Setting::kNotebookCommand:
+      config.notebook_command = value;
+      break;
+    case Setting::kSshdCommand:
+      config.sshd_command = value;
+      break;
+    case Setting::kTensorboardCommand:
+      config.tensorboard_command = value;
+      break;
   }
   return Status::Ok();
 }
@@ -118,6 +134,10 @@ const std::map<std::string, Setting>& YamlKeys() {
       {"heartbeat_interval_seconds", Setting::kHeartbeatInterval},
       {"agent_token_file", Setting::kAgentTokenFile},
       {"master_cert_file", Setting::kMasterCertFile},
+      {"service_address", Setting::kServiceAddress},
+      {"notebook_command", Setting::kNotebookCommand},
+      {"sshd_command", Setting::kSshdCommand},
+      {"tensorboard_command", Setting::kTensorboardCommand},
   };
   return keys;
 }
@@ -151,6 +171,15 @@ const std::vector<Flag>& Flags() {
       {"--security-tls-master-cert", Setting::kMasterCertFile, "FILE",
        "the CA certificate (PEM) an https:// master is verified with (default: the system's "
        "CAs); tasks get it as CAIRN_MASTER_CERT_FILE"},
+      {"--service-address", Setting::kServiceAddress, "ADDRESS",
+       "where notebooks, shells and TensorBoards listen: this host's address as the master "
+       "reaches it (default 127.0.0.1)"},
+      {"--notebook-command", Setting::kNotebookCommand, "COMMAND",
+       "the Jupyter server notebooks run (default jupyter-notebook, Debian's jupyter-notebook)"},
+      {"--sshd-command", Setting::kSshdCommand, "COMMAND",
+       "the sshd shells run (default /usr/sbin/sshd, Debian's openssh-server)"},
+      {"--tensorboard-command", Setting::kTensorboardCommand, "COMMAND",
+       "the TensorBoard server TensorBoards run (default tensorboard; not a Debian package)"},
   };
   return flags;
 }
@@ -227,6 +256,17 @@ Status ValidateConfig(const AgentConfig& config) {
                                      config.agent_id + "'");
     }
   }
+  for (const auto& [flag, command] :
+       {std::pair{"--notebook-command", &config.notebook_command},
+        std::pair{"--sshd-command", &config.sshd_command},
+        std::pair{"--tensorboard-command", &config.tensorboard_command}}) {
+    if (command->find_first_not_of(' ') == std::string::npos) {
+      return Status::InvalidArgument(std::string(flag) + " must not be empty");
+    }
+  }
+  if (config.service_address.empty()) {
+    return Status::InvalidArgument("--service-address must not be empty");
+  }
   if (config.resource_pool.empty() || config.resource_pool.size() > 128) {
     return Status::InvalidArgument("--pool must be 1 to 128 characters");
   }
@@ -251,7 +291,8 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
       app.add_option("--config",
                      "YAML with keys master, id, slots, resource_pool, work_root, "
                      "kill_grace_seconds, heartbeat_interval_seconds, agent_token_file, "
-                     "master_cert_file; read first, so flags override it")
+                     "master_cert_file, service_address, notebook_command, sshd_command, "
+                     "tensorboard_command; read first, so flags override it")
           ->type_name("FILE");
   // Kept as text and applied after the file, by the same rules as its keys.
   std::vector<CLI::Option*> flag_options;

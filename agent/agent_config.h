@@ -25,6 +25,13 @@ struct AgentConfig {
   std::string agent_token_file;
   // The CA file (PEM) an https:// master's certificate is verified with; "" = the system's CAs.
   std::string master_cert_file;
+  // Notebooks, shells and TensorBoards: the address their services listen on, which the master's
+  // proxy connects to (this host's address as the master reaches it), and the programs that
+  // serve them (a command line, split at spaces).
+  std::string service_address = "127.0.0.1";
+  std::string notebook_command = "jupyter-notebook";
+  std::string sshd_command = "/usr/sbin/sshd";
+  std::string tensorboard_command = "tensorboard";
 };
 
 struct CommandLine {

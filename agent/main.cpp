@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
   options.kill_grace = config.kill_grace;
   options.heartbeat_interval = config.heartbeat_interval;
   options.trace_file = config.trace_file;
+  options.services.address = config.service_address;
+  options.services.notebook_command = config.notebook_command;
+  options.services.sshd_command = config.sshd_command;
+  options.services.tensorboard_command = config.tensorboard_command;
   // Absolute, because tasks get the path and run in their own work directories.
   if (!config.master_cert_file.empty()) {
     options.master_cert_file = std::filesystem::absolute(config.master_cert_file).string();

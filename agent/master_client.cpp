@@ -203,6 +203,17 @@ Status MasterClient::ReportStarted(const StartedReport& report) {
       .status();
 }
 
+Status MasterClient::ReportReady(const ReadyReport& report) {
+  json body = {{"taskId", report.task_id},
+               {"agentId", agent_id_},
+               {"serviceHost", report.service_host},
+               {"servicePort", report.service_port},
+               {"serviceUser", report.service_user}};
+  return CallWithRetries("ready report of " + report.allocation_id, "POST",
+                         AllocationPath(report.allocation_id, "ready"), Dump(body))
+      .status();
+}
+
 Status MasterClient::ReportExited(const ExitedReport& report) {
   json body = {{"taskId", report.task_id}, {"agentId", agent_id_}};
   if (report.exit_code) body["exitCode"] = *report.exit_code;

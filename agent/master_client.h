@@ -74,6 +74,8 @@ class MasterClient {
   // `incarnation` as connected: the caller registers again.
   Status Heartbeat(const std::string& incarnation);
   Status ReportStarted(const StartedReport& report);
+  // POST /api/v1/allocations/{id}/ready: the task's service answers.
+  Status ReportReady(const ReadyReport& report);
   Status ReportExited(const ExitedReport& report);
   Status ShipLogs(const LogBatch& batch);
   // The files uploaded with the task `allocation_id` runs (det cmd run -c DIR), as the master

@@ -1,6 +1,7 @@
 #include "agent/report_queue.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 namespace cairn::agent {
@@ -35,6 +36,10 @@ bool ReportQueue::AddLine(TaskLogLine line, Clock::time_point now) {
 }
 
 void ReportQueue::AddStarted(StartedReport report) {
+  lanes_[LaneOf(report.allocation_id)].emplace_back(std::move(report));
+}
+
+void ReportQueue::AddReady(ReadyReport report) {
   lanes_[LaneOf(report.allocation_id)].emplace_back(std::move(report));
 }
 
@@ -74,8 +79,16 @@ std::optional<ReportItem> ReportQueue::TakeDue(size_t lane_index, Clock::time_po
   if (lines == 0) {
     Entry entry = std::move(lane.front());
     lane.pop_front();
-    if (auto* started = std::get_if<StartedReport>(&entry)) return ReportItem(std::move(*started));
-    return ReportItem(std::move(std::get<ExitedReport>(entry)));
+    // A report (LeadingLines found no line in front).
+    return std::visit(
+        [](auto&& report) -> ReportItem {
+          if constexpr (std::is_same_v<std::decay_t<decltype(report)>, QueuedLine>) {
+            return ReportItem(LogBatch{std::move(report.line)});
+          } else {
+            return ReportItem(std::move(report));
+          }
+        },
+        std::move(entry));
   }
   LogBatch batch;
   batch.reserve(lines);

@@ -31,6 +31,15 @@ struct StartedReport {
   int pid = 0;
 };
 
+// A notebook's, shell's or TensorBoard's service answers (the agent probed it).
+struct ReadyReport {
+  std::string allocation_id;
+  std::string task_id;
+  std::string service_host;
+  int service_port = 0;
+  std::string service_user;
+};
+
 struct ExitedReport {
   std::string allocation_id;
   std::string task_id;
@@ -40,7 +49,7 @@ struct ExitedReport {
 };
 
 using LogBatch = std::vector<TaskLogLine>;
-using ReportItem = std::variant<LogBatch, StartedReport, ExitedReport>;
+using ReportItem = std::variant<LogBatch, StartedReport, ReadyReport, ExitedReport>;
 
 class ReportQueue {
  public:
@@ -65,6 +74,7 @@ class ReportQueue {
   // False when the line was dropped because the queue is full.
   bool AddLine(TaskLogLine line, Clock::time_point now);
   void AddStarted(StartedReport report);
+  void AddReady(ReadyReport report);
   void AddExited(ExitedReport report);
 
   // The next item of `lane` to send, or nullopt when nothing is due at `now`. Lines leave in
@@ -84,7 +94,7 @@ class ReportQueue {
     TaskLogLine line;
     Clock::time_point queued_at;
   };
-  using Entry = std::variant<QueuedLine, StartedReport, ExitedReport>;
+  using Entry = std::variant<QueuedLine, StartedReport, ReadyReport, ExitedReport>;
   using Lane = std::deque<Entry>;
   // How many lines lead `lane`, counting at most max_batch_lines.
   size_t LeadingLines(const Lane& lane) const;

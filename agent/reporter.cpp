@@ -87,6 +87,13 @@ void Reporter::AddStarted(StartedReport report) {
   senders_[lane]->wake.notify_one();
 }
 
+void Reporter::AddReady(ReadyReport report) {
+  std::lock_guard lock(mutex_);
+  size_t lane = queue_.LaneOf(report.allocation_id);
+  queue_.AddReady(std::move(report));
+  senders_[lane]->wake.notify_one();
+}
+
 void Reporter::AddExited(ExitedReport report) {
   std::lock_guard lock(mutex_);
   size_t lane = queue_.LaneOf(report.allocation_id);
@@ -147,6 +154,13 @@ void Reporter::Send(MasterClient& client, const ReportItem& item) {
                    Status status = client.ReportStarted(report);
                    if (!status.ok()) {
                      log::Warn("reporter", "started report of {} not delivered: {}",
+                               report.allocation_id, status);
+                   }
+                 },
+                 [&](const ReadyReport& report) {
+                   Status status = client.ReportReady(report);
+                   if (!status.ok()) {
+                     log::Warn("reporter", "ready report of {} not delivered: {}",
                                report.allocation_id, status);
                    }
                  },

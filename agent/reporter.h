@@ -36,6 +36,7 @@ class Reporter {
 
   void AddLine(TaskLogLine line);
   void AddStarted(StartedReport report);
+  void AddReady(ReadyReport report);
   void AddExited(ExitedReport report);
 
   // Sends everything queued without waiting for batch delays and stops the threads. At

@@ -25,4 +25,10 @@ User UserFrom(const commands::UserRecord& record);
 // InvalidArgument-free: a malformed header is Unauthenticated.
 Result<std::string> BearerToken(const std::string& authorization_header);
 
+// The cookie a browser reaches a notebook's or TensorBoard's /proxy/{id}/ with: the user's
+// session token, set by POST /api/v1/tasks/{id}/proxy-cookie for that path only.
+inline constexpr const char* kProxyCookieName = "cairn_proxy_token";
+// The value of cookie `name` in a Cookie header ("a=1; b=2"), or "".
+std::string CookieValue(const std::string& cookie_header, const std::string& name);
+
 }  // namespace cairn::api

@@ -17,7 +17,14 @@ Call::Call(const Services& services, const http::Request& request, Params params
 
 Status Call::Admit(Access access) {
   if (access == Access::kPublic) return Status::Ok();
-  CAIRN_ASSIGN_OR_RETURN(token_, BearerToken(request_.Header("authorization")));
+  // The proxy's requests come from a browser too: without a bearer token, its cookie (set for
+  // that one task's path) names the user.
+  const std::string authorization = request_.Header("authorization");
+  if (access == Access::kProxyUser && authorization.rfind("Bearer ", 0) != 0) {
+    token_ = CookieValue(request_.Header("cookie"), kProxyCookieName);
+  } else {
+    CAIRN_ASSIGN_OR_RETURN(token_, BearerToken(authorization));
+  }
   if (token_.empty()) {
     return Status::Unauthenticated(access == Access::kAgent || access == Access::kAllocation
                                        ? "this route needs the agent's or the task's token"
@@ -48,6 +55,7 @@ Status Call::Admit(Access access) {
       if (agent) return WaitForRequestedOffset();
       break;
     case Access::kUser:
+    case Access::kProxyUser:
       break;
   }
   // A live session's token names the user.

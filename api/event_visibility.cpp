@@ -83,6 +83,8 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewTask(event.allocation_assigned().task_id());
     case Case::kTaskStarted:
       return CanViewTask(event.task_started().task_id());
+    case Case::kTaskReady:
+      return CanViewTask(event.task_ready().task_id());
     case Case::kTaskExited:
       return CanViewTask(event.task_exited().task_id());
     case Case::kKillRequested:

@@ -10,6 +10,7 @@
 #include "api/handlers/events.h"
 #include "api/handlers/experiments.h"
 #include "api/handlers/harness.h"
+#include "api/handlers/interactive.h"
 #include "api/handlers/history.h"
 #include "api/handlers/job_queue.h"
 #include "api/handlers/master.h"
@@ -99,6 +100,28 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/notebooks/{id}/set_priority",     kUser,       SetNotebookPriority},
       {"POST",   "/api/v1/shells/{id}/set_priority",        kUser,       SetShellPriority},
       {"POST",   "/api/v1/tensorboards/{id}/set_priority",  kUser,       SetTensorboardPriority},
+
+      // Notebooks, shells and TensorBoards, and the proxy that is the only way to them (the
+      // task's owner, its workspace's admins and cluster admins get through).
+      {"POST",   "/api/v1/notebooks",                       kUser,       LaunchNotebook},
+      {"GET",    "/api/v1/notebooks",                       kUser,       Bulk<ListNotebooks>},
+      {"GET",    "/api/v1/notebooks/{id}",                  kUser,       GetNotebook},
+      {"POST",   "/api/v1/notebooks/{id}/kill",             kUser,       KillNotebook},
+      {"POST",   "/api/v1/shells",                          kUser,       LaunchShell},
+      {"GET",    "/api/v1/shells",                          kUser,       Bulk<ListShells>},
+      {"GET",    "/api/v1/shells/{id}",                     kUser,       GetShell},
+      {"POST",   "/api/v1/shells/{id}/kill",                kUser,       KillShell},
+      {"POST",   "/api/v1/tensorboards",                    kUser,       LaunchTensorboard},
+      {"GET",    "/api/v1/tensorboards",                    kUser,       Bulk<ListTensorboards>},
+      {"GET",    "/api/v1/tensorboards/{id}",               kUser,       GetTensorboard},
+      {"POST",   "/api/v1/tensorboards/{id}/kill",          kUser,       KillTensorboard},
+      {"*",      "/api/v1/notebooks/{rest...}",             kUser,       NotebooksNotSupported},
+      {"*",      "/api/v1/shells/{rest...}",                kUser,       ShellsNotSupported},
+      {"*",      "/api/v1/tensorboards/{rest...}",          kUser,       TensorboardsNotSupported},
+      {"POST",   "/api/v1/tasks/{id}/proxy-cookie",         kUser,       SetProxyCookie},
+      {"*",      "/proxy/{id}",                             kProxyUser,  ProxyToTask},
+      {"*",      "/proxy/{id}/{rest...}",                   kProxyUser,  ProxyToTask},
+      {"GET",    "/det/interactive/{rest...}",              kPublic,     InteractivePage},
       {"GET",    "/api/v1/tasks",                           kUser,       Bulk<ListTasks>},
       {"GET",    "/api/v1/tasks/{id}",                      kUser,       GetTask},
       {"GET",    "/api/v1/tasks/{id}/logs",                 kUser,       TaskLogs},
@@ -172,12 +195,6 @@ std::vector<Route> RouteTable() {
       {"*",      "/api/v1/models/{modelName}/{rest...}",    kUser,       ModelPathNotSupported},
 
       // Features Cairn does not have answer 501 saying so.
-      {"*",      "/api/v1/shells",                          kUser,       ShellsNotSupported},
-      {"*",      "/api/v1/shells/{rest...}",                kUser,       ShellsNotSupported},
-      {"*",      "/api/v1/notebooks",                       kUser,       NotebooksNotSupported},
-      {"*",      "/api/v1/notebooks/{rest...}",             kUser,       NotebooksNotSupported},
-      {"*",      "/api/v1/tensorboards",                    kUser,       TensorboardsNotSupported},
-      {"*",      "/api/v1/tensorboards/{rest...}",          kUser,       TensorboardsNotSupported},
       {"*",      "/api/v1/resource-pools/{name}/{rest...}", kUser,       PoolBindingsNotSupported},
 
       // Who did what, when (admins only), from the log.
@@ -193,6 +210,7 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/agents/{id}/heartbeat",           kAgent,      AgentHeartbeat},
       {"POST",   "/api/v1/allocations/{id}/started",        kAgent,      AllocationStarted},
       {"POST",   "/api/v1/allocations/{id}/exited",         kAgent,      AllocationExited},
+      {"POST",   "/api/v1/allocations/{id}/ready",          kAgent,      AllocationReady},
       {"POST",   "/api/v1/task/logs",                       kAgent,      PostTaskLogs},
       {"GET",    "/api/v1/agents/{id}/allocations/{allocationId}/files", kAgent, AllocationFiles},
 

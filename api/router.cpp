@@ -17,6 +17,8 @@ const char* AccessName(Access access) {
       return "allocation";
     case Access::kUserOrAgent:
       return "user or agent";
+    case Access::kProxyUser:
+      return "user (token or proxy cookie)";
   }
   return "unknown";
 }

@@ -22,6 +22,8 @@ enum class Access {
   kAllocation,   // a task's own process, for its allocation only: the allocation's token
                  // (CAIRN_ALLOCATION_TOKEN; agent/harness/PROTOCOL.md)
   kUserOrAgent,  // either: the event stream, which agents also follow for their placements
+  kProxyUser,    // a user as kUser, whose token may also come in the proxy's cookie (a browser
+                 // reaching a notebook or TensorBoard at /proxy/{id}/)
 };
 const char* AccessName(Access access);
 

@@ -41,6 +41,7 @@ struct MasterFacts {
   // the Chart.js file it plots with (Debian's libjs-chart.js), both from master.yaml's `web:`.
   std::string web_root;
   std::string chart_js_file;
+  bool tls = false;  // served over HTTPS: cookies the master sets are Secure
 };
 
 class BulkReadPool;
@@ -61,6 +62,9 @@ struct Services {
   // What agents present (api/call.cpp checks it; allocations present tokens derived from it).
   // A secret: never logged or shown.
   std::string agent_token;
+  // Hears the bytes the proxy moves for a notebook, shell or TensorBoard (and 0 when a request
+  // starts): the master's idle watch measures idleness from it. May be empty.
+  std::function<void(const std::string& task_id, size_t bytes)> on_proxy_traffic;
 };
 
 }  // namespace cairn::api

@@ -1,5 +1,8 @@
 #include "commands/command_config.h"
 
+#include <set>
+#include <vector>
+
 #include "base/encoding.h"
 #include "base/fields.h"
 #include "base/yaml_json.h"
@@ -115,42 +118,122 @@ Status ParseEnvironment(const Field& field, CommandConfig& out) {
   return Status::Ok();
 }
 
+const char* KindName(events::TaskType type) {
+  switch (type) {
+    case events::TASK_TYPE_NOTEBOOK:
+      return "Notebook";
+    case events::TASK_TYPE_SHELL:
+      return "Shell";
+    case events::TASK_TYPE_TENSORBOARD:
+      return "TensorBoard";
+    default:
+      return "Command";
+  }
+}
+
+Status ParseInteractive(const MapFields& map, events::TaskType type, CommandConfig& out) {
+  if (auto field = map.Get("idle_timeout")) {
+    std::string text;
+    if (field->node.IsScalar()) text = field->node.Scalar();
+    auto seconds = ParseIdleTimeout(text);
+    if (!seconds.ok()) return fields::Invalid(*field, seconds.status().message());
+    out.spec.set_idle_timeout_seconds(*seconds);
+    out.effective["idle_timeout"] = text;
+  }
+  if (auto field = map.Get("notebook_idle_type")) {
+    if (type != events::TASK_TYPE_NOTEBOOK) return fields::Invalid(*field, "is for notebooks");
+    // Every kind counts the same activity here: proxied traffic and the kernels' own.
+    CAIRN_ASSIGN_OR_RETURN(std::string kind,
+                           fields::ReadChoice(*field, {"kernels_or_terminals", "kernel_connections",
+                                                       "activity"}));
+    out.effective["notebook_idle_type"] = kind;
+  }
+  if (auto field = map.Get("tensorboard_args")) {
+    if (type != events::TASK_TYPE_TENSORBOARD) return fields::Invalid(*field, "is for TensorBoards");
+    CAIRN_ASSIGN_OR_RETURN(auto arguments, fields::ReadStringList(*field, "a list of strings"));
+    for (const auto& argument : arguments) out.spec.add_tensorboard_args(argument);
+    out.effective["tensorboard_args"] = arguments;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-Result<CommandConfig> ParseCommandConfig(const json& config) {
+Result<int64_t> ParseIdleTimeout(const std::string& text) {
+  const std::string expected =
+      "expected a duration such as \"30s\", \"10m\", \"2h\" or \"1d\", or seconds";
+  if (text.empty()) return Status::InvalidArgument(expected);
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 9) return Status::InvalidArgument(expected + ", got '" + text + "'");
+  int64_t value = std::stoll(text.substr(0, digits));
+  const std::string unit = text.substr(digits);
+  int64_t scale = 0;
+  if (unit.empty() || unit == "s") {
+    scale = 1;
+  } else if (unit == "m") {
+    scale = 60;
+  } else if (unit == "h") {
+    scale = 3600;
+  } else if (unit == "d") {
+    scale = 86400;
+  } else {
+    return Status::InvalidArgument(expected + ", got '" + text + "'");
+  }
+  if (value * scale > 366 * 86400) {
+    return Status::InvalidArgument("at most a year, got '" + text + "'");
+  }
+  return value * scale;
+}
+
+Result<CommandConfig> ParseTaskConfig(const json& config, events::TaskType type) {
+  const bool command = type == events::TASK_TYPE_COMMAND;
   if (!config.is_object()) {
-    return Status::InvalidArgument("config: expected a map with an entrypoint");
+    return Status::InvalidArgument(command ? "config: expected a map with an entrypoint"
+                                           : "config: expected a map");
   }
   // Straight from the parsed body: no second parse of the same document.
   CAIRN_ASSIGN_OR_RETURN(YAML::Node node, JsonToYamlNode(config, "config"));
   // A JSON body: paths, no lines.
   const Field top{node, "config", 0, ""};
-  CAIRN_ASSIGN_OR_RETURN(MapFields map, MapFields::Read(top, "a map with an entrypoint"));
-  const char* kLater = "not for commands yet";
-  CAIRN_RETURN_IF_ERROR(
-      map.Check({"entrypoint", "description", "resources", "environment", "work_dir"},
-                {{"bind_mounts", kLater},
-                 {"tensorboard_args", kLater},
-                 {"idle_timeout", kLater},
-                 {"notebook_idle_type", kLater},
-                 {"debug", kLater},
-                 {"pbs", kLater},
-                 {"slurm", kLater}}));
+  CAIRN_ASSIGN_OR_RETURN(MapFields map, MapFields::Read(top, command ? "a map with an entrypoint"
+                                                                      : "a map"));
+  const char* kLater = "not supported by Cairn yet";
+  std::set<std::string> known = {"description", "resources",          "environment",
+                                    "work_dir",    "idle_timeout",       "notebook_idle_type",
+                                    "tensorboard_args"};
+  std::vector<fields::Refused> refused = {
+      {"bind_mounts", kLater}, {"debug", kLater}, {"pbs", kLater}, {"slurm", kLater}};
+  if (command) {
+    known.insert("entrypoint");
+  } else {
+    refused.push_back(
+        {"entrypoint", "the agent starts Jupyter, sshd or TensorBoard itself; use a command"});
+  }
+  CAIRN_RETURN_IF_ERROR(map.Check(known, refused));
 
   CommandConfig out;
   out.effective = json::object();
-  CAIRN_ASSIGN_OR_RETURN(Field entrypoint, map.Require("entrypoint", "[\"echo\", \"hi\"]"));
-  CAIRN_RETURN_IF_ERROR(ParseEntrypoint(entrypoint, out));
+  out.spec.set_task_type(type);
+  if (command) {
+    CAIRN_ASSIGN_OR_RETURN(Field entrypoint, map.Require("entrypoint", "[\"echo\", \"hi\"]"));
+    CAIRN_RETURN_IF_ERROR(ParseEntrypoint(entrypoint, out));
+  }
+  CAIRN_RETURN_IF_ERROR(ParseInteractive(map, type, out));
 
   std::string description;
   if (auto field = map.Get("description")) {
     CAIRN_ASSIGN_OR_RETURN(description, fields::ReadString(*field));
   }
-  if (description.empty()) description = DefaultDescription(out.effective["entrypoint"]);
+  if (description.empty()) {
+    description =
+        command ? DefaultDescription(out.effective["entrypoint"]) : std::string(KindName(type));
+  }
   out.spec.set_description(description);
   out.effective["description"] = description;
 
-  out.resources.set_slots(1);  // Determined's default when the request omits it
+  // Determined's defaults when the request omits slots: one, none for a TensorBoard.
+  out.resources.set_slots(type == events::TASK_TYPE_TENSORBOARD ? 0 : 1);
   if (auto resources = map.Get("resources")) CAIRN_RETURN_IF_ERROR(ParseResources(*resources, out));
   if (auto environment = map.Get("environment")) {
     CAIRN_RETURN_IF_ERROR(ParseEnvironment(*environment, out));

@@ -1,6 +1,7 @@
-// A command's configuration as Determined's `det cmd run` sends it (`config` of POST
-// /api/v1/commands): entrypoint, description, resources, environment variables, work_dir. Read
-// with base/fields.h; what Cairn does not have is refused by name. Pure.
+// A command's, notebook's, shell's or TensorBoard's configuration as Determined's CLI sends it
+// (`config` of POST /api/v1/commands|notebooks|shells|tensorboards): entrypoint (commands only),
+// description, resources, environment variables, work_dir, idle_timeout and tensorboard_args.
+// Read with base/fields.h; what Cairn does not have is refused by name. Pure.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,16 @@ struct CommandConfig {
 };
 
 // `config` is the JSON object of the request; errors name the field ("config.resources.slots").
-Result<CommandConfig> ParseCommandConfig(const nlohmann::json& config);
+// `type` is the kind of task it configures: a command needs an entrypoint, the others refuse one
+// (the agent starts Jupyter, sshd or TensorBoard itself). Slots default to 1, and to 0 for a
+// TensorBoard, as in Determined.
+Result<CommandConfig> ParseTaskConfig(const nlohmann::json& config, events::TaskType type);
+inline Result<CommandConfig> ParseCommandConfig(const nlohmann::json& config) {
+  return ParseTaskConfig(config, events::TASK_TYPE_COMMAND);
+}
+
+// "30s", "10m", "2h", "1d", a bare number of seconds, or "0" (never): whole seconds.
+// InvalidArgument for anything else, negative or above a year.
+Result<int64_t> ParseIdleTimeout(const std::string& text);
 
 }  // namespace cairn::commands

@@ -90,6 +90,16 @@ struct ReportTaskStarted {
   int32_t pid = 0;
 };
 
+// An interactive task's service answers (the agent probed it): where the proxy reaches it.
+struct ReportTaskReady {
+  std::string allocation_id;
+  std::string task_id;
+  std::string agent_id;
+  std::string service_host;
+  int32_t service_port = 0;
+  std::string service_user;
+};
+
 struct ReportTaskExited {
   std::string allocation_id;
   std::string task_id;
@@ -287,7 +297,7 @@ using Command =
                  DeleteWorkspace, PinWorkspace, CreateProject, UpdateProject, DeleteProject,
                  MoveExperiment, ChangeRoles, SetPoolBindings, UpdateExperiment, KillTrial,
                  ContinueExperiment, DeleteCheckpoints, CreateModel, UpdateModel, DeleteModel,
-                 RegisterModelVersion, UpdateModelVersion, DeleteModelVersion>;
+                 RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady>;
 
 // A short name for logs and errors, e.g. "SubmitTask".
 const char* CommandName(const Command& command);

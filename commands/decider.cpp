@@ -29,7 +29,7 @@ const char* CommandName(const Command& command) {
       "UpdateProject",        "DeleteProject",      "MoveExperiment",     "ChangeRoles",
       "SetPoolBindings",      "UpdateExperiment",   "KillTrial",          "ContinueExperiment",
       "DeleteCheckpoints",    "CreateModel",        "UpdateModel",        "DeleteModel",
-      "RegisterModelVersion", "UpdateModelVersion", "DeleteModelVersion"};
+      "RegisterModelVersion", "UpdateModelVersion", "DeleteModelVersion", "ReportTaskReady"};
   static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
 }
@@ -240,23 +240,61 @@ Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent&
   return decision;
 }
 
-Result<Decision> DecideStarted(const DecisionState& state, const ReportTaskStarted& report) {
-  auto it = state.allocation_to_task.find(report.allocation_id);
+// The task of an allocation an agent reports on, when the report is about its current
+// allocation on that agent.
+Result<const TaskRecord*> ReportedTask(const DecisionState& state,
+                                       const std::string& allocation_id,
+                                       const std::string& task_id, const std::string& agent_id) {
+  auto it = state.allocation_to_task.find(allocation_id);
   if (it == state.allocation_to_task.end()) {
-    return Status::NotFound("allocation " + report.allocation_id + " not found");
+    return Status::NotFound("allocation " + allocation_id + " not found");
   }
   const TaskRecord& task = state.tasks.at(it->second);
-  if (!report.task_id.empty() && report.task_id != task.task_id) {
-    return Status::InvalidArgument("allocation " + report.allocation_id + " belongs to task " +
+  if (!task_id.empty() && task_id != task.task_id) {
+    return Status::InvalidArgument("allocation " + allocation_id + " belongs to task " +
                                    task.task_id);
   }
-  if (task.allocation_id != report.allocation_id || task.state == TaskState::kExited) {
-    return Status::FailedPrecondition("allocation " + report.allocation_id + " already ended");
+  if (task.allocation_id != allocation_id || task.state == TaskState::kExited) {
+    return Status::FailedPrecondition("allocation " + allocation_id + " already ended");
   }
-  if (!report.agent_id.empty() && report.agent_id != task.agent_id) {
-    return Status::FailedPrecondition("allocation " + report.allocation_id +
-                                      " is assigned to agent " + task.agent_id);
+  if (!agent_id.empty() && agent_id != task.agent_id) {
+    return Status::FailedPrecondition("allocation " + allocation_id + " is assigned to agent " +
+                                      task.agent_id);
   }
+  return &task;
+}
+
+Result<Decision> DecideReady(const DecisionState& state, const ReportTaskReady& report) {
+  CAIRN_ASSIGN_OR_RETURN(const TaskRecord* task,
+                         ReportedTask(state, report.allocation_id, report.task_id, report.agent_id));
+  const events::TaskType type = task->spec.task_type();
+  if (type != events::TASK_TYPE_NOTEBOOK && type != events::TASK_TYPE_SHELL &&
+      type != events::TASK_TYPE_TENSORBOARD) {
+    return Status::InvalidArgument("task " + task->task_id +
+                                   " is not a notebook, shell or TensorBoard: it has no service");
+  }
+  if (report.service_host.empty() || report.service_port <= 0 || report.service_port > 65535) {
+    return Status::InvalidArgument("a ready report needs the service's host and port (1-65535)");
+  }
+  if (!task->started) {
+    return Status::FailedPrecondition("allocation " + report.allocation_id + " has not started");
+  }
+  if (task->ready) return NoChange(task->task_id);
+  events::Envelope event;
+  auto* ready = event.mutable_task_ready();
+  ready->set_task_id(task->task_id);
+  ready->set_allocation_id(task->allocation_id);
+  ready->set_agent_id(task->agent_id);
+  ready->set_service_host(report.service_host);
+  ready->set_service_port(report.service_port);
+  ready->set_service_user(report.service_user);
+  return Decision{{std::move(event)}, task->task_id};
+}
+
+Result<Decision> DecideStarted(const DecisionState& state, const ReportTaskStarted& report) {
+  CAIRN_ASSIGN_OR_RETURN(const TaskRecord* reported,
+                         ReportedTask(state, report.allocation_id, report.task_id, report.agent_id));
+  const TaskRecord& task = *reported;
   if (task.started) return NoChange(task.task_id);
   events::Envelope event;
   auto* started = event.mutable_task_started();
@@ -451,6 +489,8 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return DecideDisable(state, c);
         } else if constexpr (std::is_same_v<T, ReportTaskStarted>) {
           return DecideStarted(state, c);
+        } else if constexpr (std::is_same_v<T, ReportTaskReady>) {
+          return DecideReady(state, c);
         } else if constexpr (std::is_same_v<T, ReportTaskExited>) {
           return DecideExited(state, c);
         } else if constexpr (std::is_same_v<T, ConfigurePools>) {

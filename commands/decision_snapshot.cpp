@@ -21,7 +21,7 @@ namespace cairn::commands {
 #if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
 #define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
   static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 568);
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 624);
 CAIRN_SNAPSHOT_COVERS(JobRecord, 192);
 CAIRN_SNAPSHOT_COVERS(AgentRecord, 216);
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);
@@ -66,6 +66,7 @@ void EncodeTask(const TaskRecord& task, snapshot::Task& out) {
   out.set_agent_incarnation(task.agent_incarnation);
   for (int32_t slot : task.slot_ids) out.add_slot_ids(slot);
   out.set_started(task.started);
+  out.set_ready(task.ready);
   out.set_kill_requested(task.kill_requested);
   out.set_kill_by_user(task.kill_by_user);
   out.set_backfilled(task.backfilled);
@@ -94,6 +95,7 @@ TaskRecord DecodeTask(snapshot::Task& in) {
   task.agent_incarnation = Take(in.mutable_agent_incarnation());
   task.slot_ids.assign(in.slot_ids().begin(), in.slot_ids().end());
   task.started = in.started();
+  task.ready = in.ready();
   task.kill_requested = in.kill_requested();
   task.kill_by_user = in.kill_by_user();
   task.backfilled = in.backfilled();

@@ -198,6 +198,7 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   task.agent_incarnation = assigned.agent_incarnation();
   task.slot_ids.assign(assigned.slot_ids().begin(), assigned.slot_ids().end());
   task.started = false;
+  task.ready = false;
   task.kill_requested = false;
   task.kill_by_user = false;
   task.preempting = false;
@@ -227,6 +228,7 @@ void ApplyTaskExited(DecisionState& state, const events::TaskExited& exited) {
   ReleaseAllocation(state, task);
   task.state = TaskState::kExited;
   task.preempting = false;
+  task.ready = false;
   task.last_reason = exited.reason();
   ForgetLiveDetails(task);
   auto job_it = state.jobs.find(task.job_id);
@@ -248,6 +250,7 @@ void ApplyAllocationReleased(DecisionState& state, const events::AllocationRelea
   ReleaseAllocation(state, task);
   task.state = TaskState::kQueued;
   task.started = false;
+  task.ready = false;
   task.kill_requested = false;
   task.preempting = false;
   task.backfilled = false;
@@ -376,6 +379,15 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       }
       it->second.started = true;
       if (it->second.state == TaskState::kAssigned) it->second.state = TaskState::kRunning;
+      break;
+    }
+    case events::Envelope::kTaskReady: {
+      auto it = state.tasks.find(event.task_ready().task_id());
+      if (it == state.tasks.end() || it->second.allocation_id != event.task_ready().allocation_id() ||
+          !it->second.holds_allocation()) {
+        break;
+      }
+      it->second.ready = true;
       break;
     }
     case events::Envelope::kKillRequested: {

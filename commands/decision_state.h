@@ -52,6 +52,7 @@ struct TaskRecord {
   std::string agent_incarnation;
   std::vector<int32_t> slot_ids;
   bool started = false;
+  bool ready = false;  // a notebook's, shell's or TensorBoard's service answers (TaskReady)
   bool kill_requested = false;
   bool kill_by_user = false;  // the kill was a user's, not the system's (gang, disable, preemption)
   bool backfilled = false;

@@ -33,6 +33,8 @@ std::string TaskIdOf(const events::Envelope& event) {
       return event.allocation_assigned().task_id();
     case E::kTaskStarted:
       return event.task_started().task_id();
+    case E::kTaskReady:
+      return event.task_ready().task_id();
     case E::kTaskExited:
       return event.task_exited().task_id();
     case E::kKillRequested:

@@ -17,6 +17,7 @@
 #include "master/data_dir.h"
 #include "master/decision_loop.h"
 #include "master/decision_snapshots.h"
+#include "master/idle_watch.h"
 #include "master/metrics.h"
 #include "net/http_server.h"
 #include "projections/projections.h"
@@ -37,6 +38,7 @@ struct Master::Parts {
   std::unique_ptr<AgentHeartbeats> heartbeats;
   std::unique_ptr<ContextStore> contexts;
   std::unique_ptr<CheckpointCollector> checkpoint_collector;
+  std::unique_ptr<IdleWatch> idle_watch;
   std::unique_ptr<api::RestApi> api;
   std::atomic<api::RestApi*> ready_api{nullptr};  // set once startup is done
   std::unique_ptr<http::Server> server;
@@ -196,6 +198,12 @@ Status StartServices(Master::Parts& parts) {
   parts.contexts = std::make_unique<ContextStore>(config.data_dir + "/contexts");
   parts.checkpoint_collector = std::make_unique<CheckpointCollector>(parts.loop.get());
   parts.checkpoint_collector->Start();
+  IdleWatch::Options idle;
+  idle.notebook_timeout_seconds = config.notebook_timeout_seconds;
+  idle.tensorboard_timeout_seconds = config.tensorboard_timeout_seconds;
+  idle.agent_token = parts.agent_token;
+  parts.idle_watch = std::make_unique<IdleWatch>(parts.loop.get(), parts.projections.get(), idle);
+  parts.idle_watch->Start();
   return Status::Ok();
 }
 
@@ -250,6 +258,10 @@ void ServeTheApi(Master::Parts& parts) {
   services.liveness = parts.heartbeats.get();
   services.stopping = &parts.stopping;
   services.agent_token = parts.agent_token;
+  services.facts.tls = !config.security.tls.cert.empty();
+  services.on_proxy_traffic = [watch = parts.idle_watch.get()](const std::string& task_id, size_t) {
+    watch->RecordTraffic(task_id);
+  };
   parts.api = std::make_unique<api::RestApi>(std::move(services));
   parts.ready_api = parts.api.get();
 }
@@ -321,6 +333,7 @@ void Master::Stop() {
   if (parts_->heartbeats) parts_->heartbeats->Stop();
   if (parts_->relay) parts_->relay->Stop();
   if (parts_->checkpoint_collector) parts_->checkpoint_collector->Stop();
+  if (parts_->idle_watch) parts_->idle_watch->Stop();
   if (parts_->loop) parts_->loop->Stop();
   if (parts_->decision_snapshotter) parts_->decision_snapshotter->Stop();
   if (parts_->projections) parts_->projections->Stop();

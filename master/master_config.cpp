@@ -202,6 +202,7 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
   CAIRN_RETURN_IF_ERROR(CheckKeys(
       source_name, root, "",
       {"port", "listen_address", "data_dir", "log", "cluster_name", "agent_timeout_seconds",
+       "notebook_timeout", "tensorboard_timeout",
        "max_request_body_bytes", "resource_manager", "resource_pools", "scheduler", "provisioner",
        "task_container_defaults", "security", "snapshots", "web"}));
   if (root["port"]) {
@@ -235,6 +236,16 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
       return Status::InvalidArgument(
           Where(source_name, root["agent_timeout_seconds"], "agent_timeout_seconds") +
           ": must be between 0.5 and 86400 seconds");
+    }
+  }
+  for (auto [key, seconds] : {std::pair{"notebook_timeout", &config.notebook_timeout_seconds},
+                              std::pair{"tensorboard_timeout", &config.tensorboard_timeout_seconds}}) {
+    if (!root[key]) continue;
+    CAIRN_ASSIGN_OR_RETURN(*seconds,
+                           Scalar<int64_t>(source_name, root[key], key, "a number of seconds"));
+    if (*seconds < 0 || *seconds > 366 * 86400) {
+      return Status::InvalidArgument(Where(source_name, root[key], key) +
+                                     ": must be between 0 (never) and a year, in seconds");
     }
   }
   if (root["max_request_body_bytes"]) {
@@ -320,6 +331,8 @@ std::string MasterConfigJson(const MasterConfig& config) {
       {"data_dir", config.data_dir},
       {"cluster_name", config.cluster_name},
       {"agent_timeout_seconds", config.agent_timeout_seconds},
+      {"notebook_timeout", config.notebook_timeout_seconds},
+      {"tensorboard_timeout", config.tensorboard_timeout_seconds},
       {"snapshots",
        {{"every_events", config.snapshots.every_events},
         {"write_side_every_events", config.snapshots.write_side_every_events},

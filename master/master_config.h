@@ -23,6 +23,10 @@ struct MasterConfig {
   LogConfig log;  // log.data_dir is filled from data_dir
   std::string cluster_name = "cairn";
   double agent_timeout_seconds = 10;  // no heartbeat for this long -> AgentDisconnected
+  // Determined's keys: a notebook or TensorBoard whose config sets no idle_timeout is ended
+  // after this many idle seconds (master/idle_watch.h); 0 (a notebook's default) = never.
+  int64_t notebook_timeout_seconds = 0;
+  int64_t tensorboard_timeout_seconds = 300;
   size_t max_request_body_bytes = 128u << 20;
   // `security:` (Determined's key names where it has them).
   struct Security {

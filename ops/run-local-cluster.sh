@@ -117,6 +117,30 @@ t = v["checkpoint"]["training"]
 print("  model %s version %s: checkpoint %s of trial %s, %s" % (v["model"]["name"], v["version"],
       v["checkpoint"]["uuid"], t["trialId"], t.get("validationMetrics", {}).get("avgMetrics")))'
 echo
+echo "== demo: a notebook and a shell, reached only through the master =="
+# Polls the task until its service answers (TaskReady); a script may poll, a test may not.
+wait_ready() {
+  for _ in $(seq 1 300); do
+    if curl -sf -H "$AUTH" "$URL/api/v1/tasks/$1" | python3 -c 'import json,sys
+a = json.load(sys.stdin)["task"]["allocations"]; sys.exit(0 if a and a[0]["isReady"] else 1)'; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo "task $1 did not become ready" >&2; return 1
+}
+NOTEBOOK=$(curl -sf -H "$AUTH" -X POST "$URL/api/v1/notebooks" -d '{"config":{"idle_timeout":"1h"}}' \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["notebook"]["id"])')
+wait_ready "$NOTEBOOK"
+curl -sf -H "$AUTH" "$URL/proxy/$NOTEBOOK/api/status" | python3 -c 'import json,sys
+s = json.load(sys.stdin); print("  Jupyter answers through the proxy: %d kernels, started %s" % (s["kernels"], s["started"]))'
+echo "  notebook $NOTEBOOK: open $URL/det/interactive/$NOTEBOOK/ in a browser (ends after an idle hour)"
+SHELL_ID=$(curl -sf -H "$AUTH" -X POST "$URL/api/v1/shells" -d '{}' \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["shell"]["id"])')
+wait_ready "$SHELL_ID"
+echo "  cairn shell ssh $SHELL_ID -- hostname:   $(CAIRN_TOKEN="$TOKEN" "$BIN/cairn" shell ssh --master "$URL" "$SHELL_ID" -- hostname)"
+curl -sf -H "$AUTH" -X POST "$URL/api/v1/shells/$SHELL_ID/kill" > /dev/null
+echo
 echo "== replay: the cluster as it was at offset 4 =="
 if [ "$MODE" = kafka ]; then
   LOG_SOURCE=(--kafka "$BOOTSTRAPS" --topic-prefix cairn)
@@ -135,6 +159,8 @@ echo "  agent   local-agent, 4 slots   (logs: $RUN_DIR/agent.log)"
 echo "  try:    TOKEN=\$(curl -s -X POST $URL/api/v1/auth/login -d '{\"username\":\"determined\",\"password\":\"\"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"token\"])')"
 echo "          curl -H \"Authorization: Bearer \$TOKEN\" -X POST $URL/api/v1/commands -d '{\"config\":{\"entrypoint\":[\"echo\",\"hi\"]}}'"
 echo "          det -m $URL cmd run echo hi      (Determined's CLI, unchanged)"
+echo "          det -m $URL notebook start       (Jupyter through $URL/proxy/ID/)"
+echo "          det -m $URL shell start -d && CAIRN_TOKEN=\$TOKEN build/bin/cairn shell ssh --master $URL ID"
 echo "          ops/submit_experiment.py --master $URL examples/spiral-mlp/adaptive_asha.yaml examples/spiral-mlp --wait"
 echo "          build/bin/cairn replay dump ${LOG_SOURCE[*]}"
 echo "  stop:   ops/run-local-cluster.sh --stop"

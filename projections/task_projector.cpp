@@ -48,6 +48,7 @@ void OnSubmitted(const Envelope& event, views::TaskView& task) {
   task.set_submit_time_unix_micros(event.time_unix_micros());
   task.set_config_json(submitted.config_json());
   task.set_context_digest(submitted.spec().context_digest());
+  task.set_idle_timeout_seconds(submitted.spec().idle_timeout_seconds());
   task.set_submitted_offset(event.offset());
   // 0 (events from before workspaces) reads as Uncategorized; kept 0 so old logs rebuild to
   // the same bytes.
@@ -66,6 +67,11 @@ void ClearAllocation(views::TaskView& task) {
   task.clear_preemption_pending();
   task.clear_preemption_deadline_unix_micros();
   task.clear_kill_requested();
+  task.clear_ready();
+  task.clear_service_host();
+  task.clear_service_port();
+  task.clear_service_user();
+  task.clear_ready_time_unix_micros();
 }
 
 // Returns whether the event changed the task.
@@ -94,6 +100,16 @@ bool OnLaterEvent(const Envelope& event, views::TaskView& task) {
       if (task.state() == views::TASK_STATE_ASSIGNED) task.set_state(views::TASK_STATE_RUNNING);
       task.set_start_time_unix_micros(event.time_unix_micros());
       task.set_pid(started.pid());
+      return true;
+    }
+    case Envelope::kTaskReady: {
+      const auto& ready = event.task_ready();
+      if (!HoldsAllocation(task) || ready.allocation_id() != task.allocation_id()) return false;
+      task.set_ready(true);
+      task.set_service_host(ready.service_host());
+      task.set_service_port(ready.service_port());
+      task.set_service_user(ready.service_user());
+      task.set_ready_time_unix_micros(event.time_unix_micros());
       return true;
     }
     case Envelope::kKillRequested: {

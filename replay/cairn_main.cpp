@@ -1,23 +1,26 @@
-// The `cairn` operator tool. Today it has one command group: `cairn replay`.
+// The `cairn` tool: `cairn replay` for operators, `cairn shell` for users of shell tasks.
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "base/command_line.h"
 #include "base/log.h"
+#include "cli/shell_command.h"
 #include "replay/replay_command.h"
 
 int main(int argc, char** argv) {
   using namespace cairn;
 
-  CLI::App app("Cairn's operator tool.", "cairn");
+  CLI::App app("Cairn's command-line tool: replay for operators, shell for users.", "cairn");
   cli::Configure(app);
   log::Level log_level = log::Level::kInfo;
   cli::AddLogLevelOption(app, log_level);
   replay::ReplayCommand replay(app);
+  cli::ShellCommand shell(app);
   if (auto stop = cli::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
     return cli::Finish(*stop);
   }
   log::Init("cairn", log_level);
+  if (shell.chosen()) return shell.Run(std::cout, std::cerr);
   return replay.Run(std::cout, std::cerr);
 }

@@ -55,6 +55,8 @@ bool EventMentions(const events::Envelope& event, const std::string& id) {
       return event.allocation_assigned().allocation_id() == id;
     case events::Envelope::kTaskStarted:
       return event.task_started().agent_id() == id || event.task_started().allocation_id() == id;
+    case events::Envelope::kTaskReady:
+      return event.task_ready().agent_id() == id || event.task_ready().allocation_id() == id;
     case events::Envelope::kTaskExited:
       return event.task_exited().agent_id() == id || event.task_exited().allocation_id() == id;
     case events::Envelope::kKillRequested:

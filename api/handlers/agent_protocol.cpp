@@ -144,7 +144,9 @@ http::Response AgentHeartbeat(Call& call) {
 
 namespace {
 
-http::Response AllocationReport(Call& call, bool started) {
+enum class AllocationEvent { kStarted, kReady, kExited };
+
+http::Response AllocationReport(Call& call, AllocationEvent what) {
   const std::string& allocation_id = call.Param("id");
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
@@ -153,11 +155,20 @@ http::Response AllocationReport(Call& call, bool started) {
   if (!task_id.ok()) return Error(task_id.status());
   if (!agent_id.ok()) return Error(agent_id.status());
   commands::Command command;
-  if (started) {
+  if (what == AllocationEvent::kStarted) {
     auto pid = GetInt32(*body, "pid", "pid");
     if (!pid.ok()) return Error(pid.status());
     command = commands::ReportTaskStarted{allocation_id, *task_id, *agent_id,
                                           static_cast<int32_t>(pid->value_or(0))};
+  } else if (what == AllocationEvent::kReady) {
+    auto host = GetString(*body, "serviceHost", "serviceHost", true);
+    auto port = GetInt32(*body, "servicePort", "servicePort");
+    auto user = GetString(*body, "serviceUser", "serviceUser", false);
+    for (const Status* s : {&host.status(), &port.status(), &user.status()}) {
+      if (!s->ok()) return Error(*s);
+    }
+    command = commands::ReportTaskReady{allocation_id, *task_id, *agent_id, *host,
+                                        static_cast<int32_t>(port->value_or(0)), *user};
   } else {
     auto exit_code = GetInt32(*body, "exitCode", "exitCode");
     auto signal = GetInt32(*body, "signal", "signal");
@@ -184,8 +195,13 @@ http::Response AllocationReport(Call& call, bool started) {
 
 }  // namespace
 
-http::Response AllocationStarted(Call& call) { return AllocationReport(call, /*started=*/true); }
-http::Response AllocationExited(Call& call) { return AllocationReport(call, /*started=*/false); }
+http::Response AllocationStarted(Call& call) {
+  return AllocationReport(call, AllocationEvent::kStarted);
+}
+http::Response AllocationReady(Call& call) { return AllocationReport(call, AllocationEvent::kReady); }
+http::Response AllocationExited(Call& call) {
+  return AllocationReport(call, AllocationEvent::kExited);
+}
 
 http::Response PostTaskLogs(Call& call) {
   auto body = call.Body();

@@ -12,7 +12,10 @@ http::Response AllocationFiles(
 http::Response RegisterAgent(Call& call);      // POST /api/v1/agents/{id}/register
 http::Response AgentHeartbeat(Call& call);     // POST /api/v1/agents/{id}/heartbeat
 http::Response AllocationStarted(Call& call);  // POST /api/v1/allocations/{id}/started
-http::Response AllocationExited(Call& call);   // POST /api/v1/allocations/{id}/exited
+http::Response AllocationExited(Call& call);
+// POST /api/v1/allocations/{id}/ready {taskId, agentId, serviceHost, servicePort, serviceUser}:
+// an interactive task's service answers.
+http::Response AllocationReady(Call& call);   // POST /api/v1/allocations/{id}/exited
 http::Response PostTaskLogs(Call& call);       // POST /api/v1/task/logs
 
 }  // namespace cairn::api

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "api/context_store.h"
@@ -49,81 +50,84 @@ Result<json> CommandConfigWithTemplate(Call& call, const json& body) {
 
 }  // namespace
 
-http::Response LaunchCommand(Call& call) {
-  auto body = call.Body();
-  if (!body.ok()) return Error(body.status());
-  if (Status known = CheckKnownKeys(*body, "",
-                                    {"config", "templateName", "template_name", "files", "data",
-                                     "workspaceId", "force", "preview"});
-      !known.ok()) {
-    return Error(known);
-  }
-  // Cairn's own: queue the command even if its pool could never fit it (it then waits for
-  // agents to join) instead of refusing it.
+Result<LaunchedTask> LaunchTaskOfBody(Call& call, const json& body, events::TaskType type,
+                                      const std::vector<std::string>& extra_keys,
+                                      const std::function<Status(commands::SubmitTask&)>& complete) {
+  std::set<std::string> known = {"config", "templateName", "template_name", "files",
+                                 "data",   "workspaceId",  "force",         "preview"};
+  known.insert(extra_keys.begin(), extra_keys.end());
+  CAIRN_RETURN_IF_ERROR(CheckKnownKeys(body, "", known));
+  // Cairn's own: queue the task even if its pool could never fit it (it then waits for agents to
+  // join) instead of refusing it.
   bool force = false;
-  if (Present(*body, "force")) {
-    if (!body->at("force").is_boolean()) {
-      return Error(Status::InvalidArgument("force must be a boolean"));
-    }
-    force = body->at("force").get<bool>();
+  if (Present(body, "force")) {
+    if (!body.at("force").is_boolean()) return Status::InvalidArgument("force must be a boolean");
+    force = body.at("force").get<bool>();
   }
-  if (Present(*body, "preview") &&
-      !(body->at("preview").is_boolean() && !body->at("preview").get<bool>())) {
-    return Error(Status::NotSupported("preview is not supported by Cairn yet"));
+  if (Present(body, "preview") &&
+      !(body.at("preview").is_boolean() && !body.at("preview").get<bool>())) {
+    return Status::NotSupported("preview is not supported by Cairn yet");
   }
-  if (Present(*body, "data") &&
-      !(body->at("data").is_string() && body->at("data").get<std::string>().empty())) {
-    return Error(Status::NotSupported("command data is not supported by Cairn yet"));
+  if (Present(body, "data") &&
+      !(body.at("data").is_string() && body.at("data").get<std::string>().empty())) {
+    return Status::NotSupported("command data is not supported by Cairn yet");
   }
-  if (!Present(*body, "config")) {
-    return Error(Status::InvalidArgument("config: required, a map with an entrypoint"));
+  // A command needs one (its entrypoint); the other kinds are started from an empty one.
+  json submitted_config = json::object();
+  if (Present(body, "config")) {
+    CAIRN_ASSIGN_OR_RETURN(submitted_config, CommandConfigWithTemplate(call, body));
+  } else if (type == events::TASK_TYPE_COMMAND) {
+    return Status::InvalidArgument("config: required, a map with an entrypoint");
   }
-  auto submitted = CommandConfigWithTemplate(call, *body);
-  if (!submitted.ok()) return Error(submitted.status());
   // The config itself is the write side's to read (commands/command_config.h).
-  auto config = commands::ParseCommandConfig(*submitted);
-  if (!config.ok()) return Error(config.status());
+  CAIRN_ASSIGN_OR_RETURN(auto config, commands::ParseTaskConfig(submitted_config, type));
   std::string context_digest;
-  if (Present(*body, "files") && !(body->at("files").is_array() && body->at("files").empty())) {
+  if (Present(body, "files") && !(body.at("files").is_array() && body.at("files").empty())) {
     // det cmd run -c DIR: the directory's files, in the experiment's modelDefinition form; the
-    // agent puts them in the command's work directory before it starts.
-    auto files = DecodeModelDefinition(body->at("files"), "files");
-    if (!files.ok()) return Error(files.status());
-    auto stored = call.services().contexts->Put(*files);
-    if (!stored.ok()) return Error(stored.status());
-    context_digest = stored->digest;
+    // agent puts them in the task's work directory before it starts.
+    CAIRN_ASSIGN_OR_RETURN(auto files, DecodeModelDefinition(body.at("files"), "files"));
+    CAIRN_ASSIGN_OR_RETURN(auto stored, call.services().contexts->Put(files));
+    context_digest = stored.digest;
   }
   commands::SubmitTask submit;
   submit.task_id = NewUuid();
   submit.job_id = submit.task_id;
-  submit.spec = std::move(config->spec);
-  submit.spec.set_task_type(events::TASK_TYPE_COMMAND);
+  submit.spec = std::move(config.spec);
+  submit.spec.set_task_type(type);
   submit.spec.set_user(call.user().username);
   submit.spec.set_context_digest(context_digest);
-  submit.resources = std::move(config->resources);
+  submit.resources = std::move(config.resources);
   submit.force = force;
-  submit.config_json = config->effective.dump();
-  auto workspace_id = GetInt32(*body, "workspaceId", "workspaceId");
-  if (!workspace_id.ok()) return Error(workspace_id.status());
+  submit.config_json = config.effective.dump();
+  CAIRN_ASSIGN_OR_RETURN(auto workspace_id, GetInt32(body, "workspaceId", "workspaceId"));
   // 0 or none: the built-in Uncategorized workspace, as Determined defaults it.
-  submit.workspace_id = WorkspaceOrUncategorized(workspace_id->value_or(0));
+  submit.workspace_id = WorkspaceOrUncategorized(workspace_id.value_or(0));
+  if (complete) CAIRN_RETURN_IF_ERROR(complete(submit));
 
   auto outcome = call.Execute(std::move(submit));
   if (!outcome.ok()) {
     // "Can never fit this pool" is a property of the request, as Determined's "slots requested
     // exceeds cluster capacity" is: a 400 with the decider's words.
     if (outcome.status().code() == StatusCode::kFailedPrecondition) {
-      return Error(Status::InvalidArgument(outcome.status().message()));
+      return Status::InvalidArgument(outcome.status().message());
     }
-    return Error(outcome.status());
+    return outcome.status();
   }
-  if (Status waited = call.WaitFor(outcome->offset); !waited.ok()) return Error(waited);
-  auto task = LoadTask(call, outcome->entity_id);
-  if (!task.ok()) return Error(task.status());
-  return Ok({{"command", CommandJson(*task, call.UserIdOf(task->user()))},
-             {"config", ConfigOf(*task, call.AudienceFor(task->user()))},
+  CAIRN_RETURN_IF_ERROR(call.WaitFor(outcome->offset));
+  CAIRN_ASSIGN_OR_RETURN(auto task, LoadTask(call, outcome->entity_id));
+  return LaunchedTask{std::move(task), outcome->offset};
+}
+
+http::Response LaunchCommand(Call& call) {
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  auto launched = LaunchTaskOfBody(call, *body, events::TASK_TYPE_COMMAND, {}, nullptr);
+  if (!launched.ok()) return Error(launched.status());
+  const views::TaskView& task = launched->task;
+  return Ok({{"command", CommandJson(task, call.UserIdOf(task.user()))},
+             {"config", ConfigOf(task, call.AudienceFor(task.user()))},
              {"warnings", json::array()}},
-            outcome->offset);
+            launched->offset);
 }
 
 http::Response ListCommands(Call& call) {

@@ -2,7 +2,9 @@
 // interactive task kinds (`set_priority` of commands, notebooks, shells and TensorBoards).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "api/call.h"
 #include "views.pb.h"
@@ -19,6 +21,18 @@ http::Response SetCommandPriority(Call& call);
 http::Response SetNotebookPriority(Call& call);
 http::Response SetShellPriority(Call& call);
 http::Response SetTensorboardPriority(Call& call);
+
+// A task submitted from a launch request's body (config with its template, files, workspaceId,
+// force), of `type`, with the keys in `extra_keys` allowed besides; `complete` (may be empty)
+// adds to the submission before it is executed. Answers once the projections show the task.
+struct LaunchedTask {
+  views::TaskView task;
+  uint64_t offset = 0;
+};
+Result<LaunchedTask> LaunchTaskOfBody(Call& call, const nlohmann::json& body,
+                                      events::TaskType type,
+                                      const std::vector<std::string>& extra_keys,
+                                      const std::function<Status(commands::SubmitTask&)>& complete);
 
 // Shared with the task routes: the task or NotFound, and a user's kill of any task (answered
 // with the command's new shape when `as_command`).

@@ -13,9 +13,9 @@ http::Response FeatureNotSupported(const std::string& feature) {
 http::Response ModelPathNotSupported(Call&) {
   return FeatureNotSupported("model version metrics and this model registry path are");
 }
-http::Response ShellsNotSupported(Call&) { return FeatureNotSupported("shells are"); }
-http::Response NotebooksNotSupported(Call&) { return FeatureNotSupported("notebooks are"); }
-http::Response TensorboardsNotSupported(Call&) { return FeatureNotSupported("TensorBoards are"); }
+http::Response ShellsNotSupported(Call& call) { return ExperimentPathNotSupported(call); }
+http::Response NotebooksNotSupported(Call& call) { return ExperimentPathNotSupported(call); }
+http::Response TensorboardsNotSupported(Call& call) { return ExperimentPathNotSupported(call); }
 http::Response WorkspacesNotSupported(Call&) {
   return FeatureNotSupported(
       "namespace bindings, resource quotas, notes and the other workspace and project settings "

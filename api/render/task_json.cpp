@@ -99,6 +99,15 @@ std::vector<std::pair<std::string, std::vector<int32_t>>> AllocationAgents(
   return agents;
 }
 
+// A notebook, shell or TensorBoard is ready when its service answered (TaskReady); other tasks
+// when they run.
+static bool IsReady(const views::TaskView& task) {
+  const bool service = task.task_type() == events::TASK_TYPE_NOTEBOOK ||
+                       task.task_type() == events::TASK_TYPE_SHELL ||
+                       task.task_type() == events::TASK_TYPE_TENSORBOARD;
+  return task.state() == views::TASK_STATE_RUNNING && (!service || task.ready());
+}
+
 // The v1Task shape used by `det shell/notebook start` polling and `det task`, with Cairn's
 // account of why the task is where it is.
 json TaskJson(const views::TaskView& task) {
@@ -108,7 +117,7 @@ json TaskJson(const views::TaskView& task) {
                            {"allocationId", task.allocation_id()},
                            {"state", NtscState(task)},
                            {"slots", task.slots()},
-                           {"isReady", task.state() == views::TASK_STATE_RUNNING},
+                           {"isReady", IsReady(task)},
                            {"resourcePool", task.resource_pool()}});
   }
   json out = {{"taskId", task.task_id()},

@@ -50,7 +50,8 @@ class RouteAccessTest : public ApiTest {
   }
 };
 
-// The web UI's page and files are open too: a browser loads them before it can log in.
+// The web UI's page and files are open too: a browser loads them before it can log in (the page
+// that opens a notebook for Determined's CLI logs in itself).
 TEST_F(RouteAccessTest, OnlyTheLoginTheMastersPublicInfoAndTheWebUiFilesAreOpen) {
   std::set<std::string> open;
   for (const Route& route : RouteTable()) {
@@ -58,7 +59,8 @@ TEST_F(RouteAccessTest, OnlyTheLoginTheMastersPublicInfoAndTheWebUiFilesAreOpen)
   }
   EXPECT_EQ(open,
             (std::set<std::string>{"GET /info", "GET /api/v1/master", "POST /api/v1/auth/login",
-                                   "GET /", "GET /ui/{rest...}", "GET /ui/vendor/chart.js"}));
+                                   "GET /", "GET /ui/{rest...}", "GET /ui/vendor/chart.js",
+                                   "GET /det/interactive/{rest...}"}));
 }
 
 TEST_F(RouteAccessTest, EveryOtherRouteRefusesCallersItIsNotFor) {
@@ -76,6 +78,7 @@ TEST_F(RouteAccessTest, EveryOtherRouteRefusesCallersItIsNotFor) {
     EXPECT_EQ(StatusOf(route, "cairn-" + std::string(64, 'a')), 401) << what;
     switch (route.access) {
       case Access::kUser:
+      case Access::kProxyUser:
         EXPECT_EQ(StatusOf(route, agent_token_), 401) << what << ": the agent token";
         EXPECT_EQ(StatusOf(route, AllocationToken(agent_token_, "7")), 401)
             << what << ": an allocation's token";
@@ -112,6 +115,7 @@ TEST_F(RouteAccessTest, EachCallerGetsPastTheCheckOnItsOwnRoutes) {
         continue;
       case Access::kUser:
       case Access::kUserOrAgent:
+      case Access::kProxyUser:
         token = token_;
         break;
       case Access::kAgent:
@@ -127,7 +131,8 @@ TEST_F(RouteAccessTest, EachCallerGetsPastTheCheckOnItsOwnRoutes) {
     EXPECT_NE(status, 0) << MethodFor(route) << " " << route.pattern;
     passed.insert(AccessName(route.access));
   }
-  EXPECT_EQ(passed, (std::set<std::string>{"user", "user or agent", "agent", "allocation"}));
+  EXPECT_EQ(passed, (std::set<std::string>{"user", "user or agent", "agent", "allocation",
+                                            "user (token or proxy cookie)"}));
 }
 
 TEST_F(RouteAccessTest, AnEndedSessionIsRefusedAtOnce) {

@@ -34,5 +34,53 @@ TEST(CommandConfigTest, ReadsEntrypointResourcesAndEnvironment) {
   EXPECT_FALSE(ParseCommandConfig({{"entrypoint", nlohmann::json::array()}}).ok());
 }
 
+TEST(CommandConfigTest, NotebooksShellsAndTensorboardsNeedNoEntrypoint) {
+  auto notebook = ParseTaskConfig(nlohmann::json::parse(R"({"idle_timeout": "10m"})"),
+                                  events::TASK_TYPE_NOTEBOOK);
+  ASSERT_TRUE(notebook.ok()) << notebook.status().ToString();
+  EXPECT_EQ(notebook->spec.task_type(), events::TASK_TYPE_NOTEBOOK);
+  EXPECT_EQ(notebook->spec.entrypoint_size(), 0);
+  EXPECT_EQ(notebook->spec.idle_timeout_seconds(), 600);
+  EXPECT_EQ(notebook->spec.description(), "Notebook");
+  EXPECT_EQ(notebook->resources.slots(), 1);  // Determined's default
+  EXPECT_EQ(notebook->effective["idle_timeout"], "10m");
+
+  auto tensorboard = ParseTaskConfig(
+      nlohmann::json::parse(R"({"tensorboard_args": ["--samples_per_plugin", "scalars=100"]})"),
+      events::TASK_TYPE_TENSORBOARD);
+  ASSERT_TRUE(tensorboard.ok()) << tensorboard.status().ToString();
+  EXPECT_EQ(tensorboard->resources.slots(), 0);  // a TensorBoard takes no slot by default
+  ASSERT_EQ(tensorboard->spec.tensorboard_args_size(), 2);
+  EXPECT_EQ(tensorboard->spec.tensorboard_args(1), "scalars=100");
+
+  auto shell = ParseTaskConfig(nlohmann::json::object(), events::TASK_TYPE_SHELL);
+  ASSERT_TRUE(shell.ok());
+  EXPECT_EQ(shell->spec.idle_timeout_seconds(), 0);  // never, unless asked
+
+  // Each refusal names the field.
+  auto with_entrypoint =
+      ParseTaskConfig({{"entrypoint", "jupyter lab"}}, events::TASK_TYPE_NOTEBOOK);
+  EXPECT_EQ(with_entrypoint.status().code(), StatusCode::kNotSupported);
+  EXPECT_NE(with_entrypoint.status().message().find("config.entrypoint"), std::string::npos);
+  auto args_on_a_shell = ParseTaskConfig({{"tensorboard_args", {"x"}}}, events::TASK_TYPE_SHELL);
+  EXPECT_NE(args_on_a_shell.status().message().find("tensorboard_args"), std::string::npos);
+  auto bad_timeout = ParseTaskConfig({{"idle_timeout", "soon"}}, events::TASK_TYPE_NOTEBOOK);
+  EXPECT_EQ(bad_timeout.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_timeout.status().message().find("config.idle_timeout"), std::string::npos);
+  EXPECT_FALSE(ParseTaskConfig(nlohmann::json::object(), events::TASK_TYPE_COMMAND).ok());
+}
+
+TEST(CommandConfigTest, IdleTimeoutsAreDurationsInWholeSeconds) {
+  EXPECT_EQ(*ParseIdleTimeout("45"), 45);
+  EXPECT_EQ(*ParseIdleTimeout("30s"), 30);
+  EXPECT_EQ(*ParseIdleTimeout("10m"), 600);
+  EXPECT_EQ(*ParseIdleTimeout("2h"), 7200);
+  EXPECT_EQ(*ParseIdleTimeout("1d"), 86400);
+  EXPECT_EQ(*ParseIdleTimeout("0"), 0);
+  for (const char* bad : {"", "-5", "5x", "m", "1.5h", "400d", "99999999999"}) {
+    EXPECT_EQ(ParseIdleTimeout(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace cairn::commands

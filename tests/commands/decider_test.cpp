@@ -188,6 +188,41 @@ TEST_F(DeciderTest, KillOfARunningTaskOrdersTheAgentAndIsIdempotent) {
   EXPECT_TRUE(again->events.empty());
 }
 
+TEST_F(DeciderTest, AnInteractiveTaskIsReadyOnceItsServiceAnswers) {
+  RegisterAgent("a1", 1);
+  ASSERT_TRUE(Run(testing::Submission("nb", {.type = events::TASK_TYPE_NOTEBOOK})).ok());
+  ASSERT_TRUE(Submit("cmd", 0).ok());
+  const ReportTaskReady ready{"nb.1", "nb", "a1", "127.0.0.1", 4242, "alice"};
+  // Not before it started.
+  EXPECT_EQ(Run(ready).status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(Run(ReportTaskStarted{"nb.1", "nb", "a1", 7}).ok());
+  auto first = Run(ready);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(EventNames(), std::vector<std::string>{"TaskReady"});
+  const auto& event = first->events[0].task_ready();
+  EXPECT_EQ(event.allocation_id(), "nb.1");
+  EXPECT_EQ(event.service_host(), "127.0.0.1");
+  EXPECT_EQ(event.service_port(), 4242);
+  EXPECT_EQ(event.service_user(), "alice");
+  EXPECT_TRUE(Task("nb").ready);
+  // A repeat (the agent's retry) changes nothing.
+  auto again = Run(ready);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->events.empty());
+  // Another agent, a bad port, a command: refused.
+  EXPECT_EQ(Run(ReportTaskReady{"nb.1", "nb", "a2", "127.0.0.1", 4242, ""}).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Run(ReportTaskReady{"nb.1", "nb", "a1", "127.0.0.1", 70000, ""}).status().code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_TRUE(Run(ReportTaskStarted{"cmd.1", "cmd", "a1", 8}).ok());
+  EXPECT_EQ(Run(ReportTaskReady{"cmd.1", "cmd", "a1", "127.0.0.1", 1, ""}).status().code(),
+            StatusCode::kInvalidArgument);
+  // Once it exited, a late report is about an allocation that ended.
+  ASSERT_TRUE(Run(ReportTaskExited{"nb.1", "nb", "a1", 0, std::nullopt, ""}).ok());
+  EXPECT_FALSE(Task("nb").ready);
+  EXPECT_EQ(Run(ready).status().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST_F(DeciderTest, ReportsAreIdempotentAndValidated) {
   RegisterAgent("a1", 1);
   ASSERT_TRUE(Submit("t1", 1).ok());

@@ -115,7 +115,8 @@ void Cluster::StopMaster(int signal_number) {
   master_.reset();
 }
 
-void Cluster::StartAgent(const std::string& id, int slots) {
+void Cluster::StartAgent(const std::string& id, int slots,
+                         const std::vector<std::string>& extra_args) {
   std::vector<std::string> argv = {BinaryPath("cairn-agent"),
                                    "--master",
                                    url(),
@@ -134,6 +135,7 @@ void Cluster::StartAgent(const std::string& id, int slots) {
   if (!certificates_.ca_file.empty()) {
     argv.insert(argv.end(), {"--security-tls-master-cert", certificates_.ca_file});
   }
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   auto agent = ChildProcess::Start(argv);
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   auto line = (*agent)->WaitForLine(

@@ -56,7 +56,8 @@ class Cluster {
   void StartMaster(const std::vector<std::string>& extra_env = {}, bool with_stderr = false);
   ChildProcess& master() { return *master_; }
   void StopMaster(int signal_number);
-  void StartAgent(const std::string& id, int slots);
+  // `extra_args` go to cairn-agent after the fixture's own (e.g. --tensorboard-command).
+  void StartAgent(const std::string& id, int slots, const std::vector<std::string>& extra_args = {});
   ChildProcess& agent(size_t index) { return *agents_[index]; }
   pid_t master_pid() const { return master_->pid(); }
 
@@ -66,8 +67,9 @@ class Cluster {
   }
   const std::string& data_dir() const { return data_dir_; }
   const TempDir& dir() const { return dir_; }
-  // A client logged in as Determined's default user.
+  // A client logged in as Determined's default user, and that user's session token.
   http::Client Client() const;
+  const std::string& token() const { return token_; }
 
   // POSTs a command and returns its id.
   std::string Submit(const json& config);

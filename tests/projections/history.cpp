@@ -109,6 +109,19 @@ events::Envelope& History::Start(const std::string& task, const std::string& all
   return Stamp(std::move(event));
 }
 
+events::Envelope& History::Ready(const std::string& task, const std::string& allocation,
+                                 const std::string& agent, const std::string& host, int port) {
+  events::Envelope event;
+  auto* ready = event.mutable_task_ready();
+  ready->set_task_id(task);
+  ready->set_allocation_id(allocation);
+  ready->set_agent_id(agent);
+  ready->set_service_host(host);
+  ready->set_service_port(port);
+  ready->set_service_user("alice");
+  return Stamp(std::move(event));
+}
+
 events::Envelope& History::Kill(const std::string& task, const std::string& allocation,
                                 const std::string& agent) {
   events::Envelope event;

@@ -36,6 +36,9 @@ class History {
                            const std::vector<int>& slot_ids, const std::string& reason = "fits");
   events::Envelope& Start(const std::string& task, const std::string& allocation,
                           const std::string& agent, int pid);
+  // A notebook's, shell's or TensorBoard's service answers at host:port.
+  events::Envelope& Ready(const std::string& task, const std::string& allocation,
+                          const std::string& agent, const std::string& host, int port);
   events::Envelope& Kill(const std::string& task, const std::string& allocation,
                          const std::string& agent);
   events::Envelope& Exit(const std::string& task, const std::string& allocation,

@@ -83,6 +83,32 @@ TEST(TaskProjectorTest, LifecycleStepByStep) {
   EXPECT_EQ(task.exit_reason(), "killed by user");
 }
 
+// A service is reachable from its TaskReady until its allocation ends; a stale report is not.
+TEST(TaskProjectorTest, ReadinessLastsAsLongAsItsAllocation) {
+  History history;
+  history.Submit("nb", "nb", "default", 42, 1);
+  history.Assign("nb", "al1", "a1", "i1", {0});
+  history.Ready("nb", "al0", "a1", "127.0.0.1", 1111);  // another allocation's: ignored
+  history.Start("nb", "al1", "a1", 7);
+  history.Ready("nb", "al1", "a1", "10.0.0.5", 4242);
+  history.Release("nb", "al1", "agent lost");
+  history.Assign("nb", "al2", "a1", "i1", {0});
+  const std::vector<std::pair<bool, int>> expected = {
+      {false, 0}, {false, 0}, {false, 0}, {false, 0}, {true, 4242}, {false, 0}, {false, 0}};
+  ProjectionState state;
+  for (size_t i = 0; i < history.events().size(); ++i) {
+    ASSERT_TRUE(state.Apply(history.events()[i]).ok());
+    TaskView task = MustGetTask(state, "nb");
+    EXPECT_EQ(task.ready(), expected[i].first) << "after event " << i;
+    EXPECT_EQ(task.service_port(), expected[i].second) << "after event " << i;
+    if (task.ready()) {
+      EXPECT_EQ(task.service_host(), "10.0.0.5");
+      EXPECT_EQ(task.service_user(), "alice");
+      EXPECT_EQ(task.ready_time_unix_micros(), history.time_of(i));
+    }
+  }
+}
+
 TEST(TaskProjectorTest, ExitCodeZeroIsRecordedAsPresent) {
   History history;
   history.Submit("t1", "j1", "default", 42, 1);
