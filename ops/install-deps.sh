@@ -11,6 +11,9 @@ PACKAGES=(
   kcat python3-confluent-kafka python3-protobuf
   # the web UI's charts (served by the master) and its browser tests (tests/web)
   libjs-chart.js chromium chromium-driver python3-selenium python3-yaml
+  # interactive tasks' SSH: ssh-keygen reads the keys base/ssh_keys.h makes (tests), sshd serves
+  # shells
+  openssh-client openssh-server
 )
 
 missing=()

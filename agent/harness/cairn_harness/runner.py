@@ -17,6 +17,7 @@ import uuid
 import cairn_harness
 from cairn_harness import signals
 from cairn_harness.master_client import DEFAULT_RETRY_SECONDS, HarnessError, MasterClient
+from cairn_harness.tfevents import TrialEventFiles
 from cairn_harness.trial import Trial, TrialContext
 
 TRIAL_FILE_ENV = "CAIRN_HARNESS_TRIAL_FILE"
@@ -91,7 +92,9 @@ def run_trial(trial_doc, client, workdir):
                            records_per_epoch=trial_doc.get("recordsPerEpoch") or 0,
                            latest_checkpoint=latest)
     trial = trial_class(context)
-    loop = WorkloadLoop(trial, client, trial_doc.get("checkpointDir") or "")
+    checkpoint_dir = trial_doc.get("checkpointDir") or ""
+    events = TrialEventFiles(checkpoint_dir, context.experiment_id, context.trial_id)
+    loop = WorkloadLoop(trial, client, checkpoint_dir, events)
     if latest is not None:
         loop.resume(latest)
     return loop.run()
@@ -131,10 +134,11 @@ def load_entrypoint(entrypoint, workdir):
 
 
 class WorkloadLoop:
-    def __init__(self, trial, client, checkpoint_dir):
+    def __init__(self, trial, client, checkpoint_dir, events):
         self._trial = trial
         self._client = client
         self._checkpoint_dir = checkpoint_dir
+        self._events = events  # TrialEventFiles: the metrics for TensorBoard
         self._batches = 0
         self._sigterms_logged = 0
 
@@ -184,11 +188,13 @@ class WorkloadLoop:
                                    "train_batches()")
         self._batches += batches
         log(f"TRAIN {batches} batches ({start_batch} -> {self._batches}): {_format(metrics)}")
+        self._events.report("training", self._batches, metrics)
         return {"kind": "TRAIN", "batches": batches, "metrics": metrics}
 
     def _validate(self):
         metrics = _checked_metrics(self._trial.validate(), "validate()")
         log(f"VALIDATE at {self._batches} batches: {_format(metrics)}")
+        self._events.report("validation", self._batches, metrics)
         return {"kind": "VALIDATE", "metrics": metrics}
 
     def _checkpoint(self):
