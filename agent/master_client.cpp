@@ -58,36 +58,6 @@ std::string AllocationPath(const std::string& allocation_id, const char* action)
 
 }  // namespace
 
-Status StatusFromHttp(int http_status, const std::string& body) {
-  if (http_status >= 200 && http_status < 300) return Status::Ok();
-  std::string message;
-  json parsed = json::parse(body, nullptr, false);
-  if (parsed.is_object() && parsed.contains("message") && parsed["message"].is_string()) {
-    message = parsed["message"].get<std::string>();
-  } else {
-    message = body.substr(0, 200);
-  }
-  message = "HTTP " + std::to_string(http_status) + (message.empty() ? "" : ": " + message);
-  if (http_status >= 500) return Status::Unavailable(message);
-  switch (http_status) {
-    case 400:
-      return Status::InvalidArgument(message);
-    case 401:
-      return Status::Unauthenticated(message);
-    case 403:
-      return Status::PermissionDenied(message);
-    case 404:
-      return Status::NotFound(message);
-    case 409:
-      return Status::FailedPrecondition(message);
-    case 413:
-    case 429:
-      return Status::ResourceExhausted(message);
-    default:
-      return Status::FailedPrecondition(message);
-  }
-}
-
 Result<Registration> ParseRegistration(const std::string& body) {
   json parsed = json::parse(body, nullptr, false);
   if (!parsed.is_object()) return Status::InvalidArgument("register answer is not a JSON object");

@@ -44,9 +44,8 @@ struct Registration {
   std::string topic_prefix;
 };
 
-// The Status an HTTP answer maps to: OK for 2xx; for others the code of PROTOCOL.md's error
-// body when it has one (409 → FailedPrecondition, 404 → NotFound, 5xx → Unavailable, ...).
-Status StatusFromHttp(int http_status, const std::string& body);
+// The Status an HTTP answer maps to (net/http_client.h).
+using http::StatusFromHttp;
 
 // Parses a register answer; offsets may be JSON strings or numbers.
 Result<Registration> ParseRegistration(const std::string& body);

@@ -1,7 +1,5 @@
 #include "net/http_client.h"
 
-#include <openssl/ssl.h>
-#include <openssl/x509_vfy.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -11,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <variant>
 
 #include "base/encoding.h"
@@ -98,31 +97,14 @@ Result<std::unique_ptr<Connection>> Client::Impl::Connect(std::chrono::milliseco
 }
 
 Status Client::Impl::Handshake(TlsStream& stream, std::chrono::milliseconds timeout) {
-  SSL* ssl = stream.native_handle();
+  ExpectServerName(stream.native_handle(), host);
   beast::error_code ec;
-  const auto address = net::ip::make_address(host, ec);
-  // OpenSSL checks the name during the handshake and records why it refused, so a wrong name
-  // reads as clearly as an unknown CA. SNI names hosts only, never addresses (RFC 6066).
-  if (ec) {
-    SSL_set_tlsext_host_name(ssl, host.c_str());
-    SSL_set1_host(ssl, host.c_str());
-  } else {
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), address.to_string().c_str());
-  }
   beast::get_lowest_layer(stream).expires_after(timeout);
   stream.async_handshake(net::ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
   Run();
   if (!ec) return Status::Ok();
-  const std::string server = host + ":" + std::to_string(port);
-  const long verdict = SSL_get_verify_result(ssl);
-  if (verdict != X509_V_OK) {
-    return Status::Unauthenticated(
-        "TLS: the certificate of " + server +
-        " failed verification: " + X509_verify_cert_error_string(verdict) +
-        (options.ca_file.empty() ? " (checked against the system's CAs)"
-                                 : " (checked against the CA file '" + options.ca_file + "')"));
-  }
-  return Status::Unavailable("TLS handshake with " + server + " failed: " + ec.message());
+  return ClientHandshakeFailure(stream.native_handle(), host + ":" + std::to_string(port),
+                                options.ca_file, ec);
 }
 
 Client::Client(std::string host, uint16_t port, ClientOptions options)
@@ -236,6 +218,36 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
     return out;
   }
   return Status::Unavailable(method + " " + target + " failed");
+}
+
+Status StatusFromHttp(int http_status, const std::string& body) {
+  if (http_status >= 200 && http_status < 300) return Status::Ok();
+  std::string message;
+  const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  if (parsed.is_object() && parsed.contains("message") && parsed["message"].is_string()) {
+    message = parsed["message"].get<std::string>();
+  } else {
+    message = body.substr(0, 200);
+  }
+  message = "HTTP " + std::to_string(http_status) + (message.empty() ? "" : ": " + message);
+  if (http_status >= 500) return Status::Unavailable(message);
+  switch (http_status) {
+    case 400:
+      return Status::InvalidArgument(message);
+    case 401:
+      return Status::Unauthenticated(message);
+    case 403:
+      return Status::PermissionDenied(message);
+    case 404:
+      return Status::NotFound(message);
+    case 409:
+      return Status::FailedPrecondition(message);
+    case 413:
+    case 429:
+      return Status::ResourceExhausted(message);
+    default:
+      return Status::FailedPrecondition(message);
+  }
 }
 
 void Client::SetDefaultHeader(const std::string& name, const std::string& value) {

@@ -21,6 +21,12 @@ struct ClientResponse {
   std::map<std::string, std::string> headers;  // names lower-cased
 };
 
+// The Status an HTTP answer maps to: OK for 2xx; else the message of the body's JSON error
+// (`{"message": ...}`, or the body's first 200 bytes) under "HTTP <status>: ", with a code by
+// status (400 InvalidArgument, 401 Unauthenticated, 403 PermissionDenied, 404 NotFound, 409
+// FailedPrecondition, 413/429 ResourceExhausted, 5xx Unavailable, others FailedPrecondition).
+Status StatusFromHttp(int http_status, const std::string& body);
+
 // How a client reaches its server.
 struct ClientOptions {
   // HTTPS: TLS 1.2 or later; the server's certificate must chain to a CA in `ca_file` (PEM), or

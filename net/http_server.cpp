@@ -20,7 +20,9 @@
 #include "base/log.h"
 #include "base/memory.h"
 #include "net/http_request_parse.h"
+#include "net/stream_pump.h"
 #include "net/tls_context.h"
+#include "net/websocket.h"
 
 namespace cairn::http {
 
@@ -30,72 +32,6 @@ namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 
 namespace {
-
-// The connection's socket as Beast (and, under TLS, OpenSSL) reads from it, each read waiting at
-// most a set time for bytes: a client that starts a request, or a handshake, and stalls is
-// dropped. Under TLS it is the layer beneath the ssl::stream, so the limits bound the raw bytes.
-// (SO_RCVTIMEO would not do: Asio's blocking read polls again, without a limit, when recv times
-// out.)
-class TimedSocket {
- public:
-  using executor_type = tcp::socket::executor_type;
-  using lowest_layer_type = tcp::socket::lowest_layer_type;
-
-  TimedSocket(tcp::socket& socket, std::chrono::milliseconds read_timeout,
-              std::chrono::milliseconds idle_timeout)
-      : socket_(socket),
-        read_timeout_ms_(static_cast<int>(read_timeout.count())),
-        idle_timeout_ms_(static_cast<int>(idle_timeout.count())) {}
-
-  executor_type get_executor() { return socket_.get_executor(); }
-  lowest_layer_type& lowest_layer() { return socket_.lowest_layer(); }
-  const lowest_layer_type& lowest_layer() const { return socket_.lowest_layer(); }
-
-  // The next read waits for a new request on a kept-alive connection: up to the idle timeout
-  // instead of the read timeout (an idle connection holds a thread and a descriptor).
-  void AwaitNextRequest() { awaiting_request_ = true; }
-
-  template <class MutableBufferSequence>
-  size_t read_some(const MutableBufferSequence& buffers, beast::error_code& ec) {
-    const int timeout_ms = awaiting_request_ ? idle_timeout_ms_ : read_timeout_ms_;
-    awaiting_request_ = false;
-    pollfd readable{socket_.native_handle(), POLLIN, 0};
-    int ready = ::poll(&readable, 1, timeout_ms);
-    if (ready == 0) {
-      ec = net::error::timed_out;
-      return 0;
-    }
-    if (ready < 0) {
-      ec = beast::error_code(errno, boost::system::system_category());
-      return 0;
-    }
-    return socket_.read_some(buffers, ec);
-  }
-
-  template <class MutableBufferSequence>
-  size_t read_some(const MutableBufferSequence& buffers) {
-    beast::error_code ec;
-    size_t n = read_some(buffers, ec);
-    if (ec) throw boost::system::system_error(ec);
-    return n;
-  }
-
-  template <class ConstBufferSequence>
-  size_t write_some(const ConstBufferSequence& buffers, beast::error_code& ec) {
-    return socket_.write_some(buffers, ec);
-  }
-
-  template <class ConstBufferSequence>
-  size_t write_some(const ConstBufferSequence& buffers) {
-    return socket_.write_some(buffers);
-  }
-
- private:
-  tcp::socket& socket_;
-  int read_timeout_ms_;
-  int idle_timeout_ms_;
-  bool awaiting_request_ = false;
-};
 
 // A connection that ended the way connections end (the client left, a timeout, Stop()), as
 // opposed to a request Beast could not parse.
@@ -119,7 +55,8 @@ struct Server::Impl {
 
   std::mutex mutex;
   std::condition_variable connections_done;
-  std::map<uint64_t, int> open_sockets;  // connection id -> native fd, for Stop()
+  std::map<uint64_t, int> open_sockets;      // connection id -> native fd, for Stop()
+  std::map<uint64_t, int> tunnel_upstreams;  // connection id -> its tunnel's upstream fd
   uint64_t next_connection_id = 0;
   bool stopping = false;
 
@@ -128,7 +65,16 @@ struct Server::Impl {
   // The request loop, one for plain and TLS connections: `stream` carries HTTP, `transport` is
   // the socket beneath it.
   template <class Stream>
-  void ServeRequests(Stream& stream, TimedSocket& transport, const std::string& remote);
+  void ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& transport,
+                     const std::string& remote);
+  // Hands the connection over to `tunnel`'s upstream, answering 400 or 502 when it cannot be.
+  // `buffer` holds what the client sent past the request.
+  template <class Stream>
+  void ServeTunnel(uint64_t id, Stream& stream, ConnectionSocket& transport, const Request& request,
+                   const Tunnel& tunnel, beast::flat_buffer& buffer);
+  // Registers a tunnel's upstream socket so that Stop() shuts it down too; false once stopping.
+  bool TrackUpstream(uint64_t id, int fd);
+  void ForgetUpstream(uint64_t id);
 };
 
 namespace {
@@ -172,7 +118,7 @@ std::string JsonEscaped(const std::string& text) {
 // client may still be sending: some of that is read and dropped, so that it gets to read the
 // answer instead of a reset. (Under TLS these are records nobody decrypts.)
 template <class Stream>
-void RefuseBody(Stream& stream, TimedSocket& transport,
+void RefuseBody(Stream& stream, ConnectionSocket& transport,
                 const bhttp::response<bhttp::string_body>& answer) {
   beast::error_code ec;
   bhttp::write(stream, answer, ec);
@@ -192,8 +138,11 @@ bhttp::response<bhttp::string_body> SimpleResponse(int status, const std::string
                                                    bool keep_alive) {
   bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), 11};
   res.set(bhttp::field::content_type, "application/json");
-  res.body() = "{\"code\":" + std::to_string(status == 413 || status == 431 ? 8 : 3) +
-               ",\"message\":\"" + message + "\",\"details\":[]}";
+  // The codes are gRPC's, as in every error body of the API: 8 resource exhausted, 14
+  // unavailable, 3 invalid argument.
+  const int code = status == 413 || status == 431 ? 8 : status == 502 ? 14 : 3;
+  res.body() =
+      "{\"code\":" + std::to_string(code) + ",\"message\":\"" + message + "\",\"details\":[]}";
   res.keep_alive(keep_alive);
   res.prepare_payload();
   return res;
@@ -249,18 +198,18 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) remote = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   if (tls) {
-    net::ssl::stream<TimedSocket> stream(
-        TimedSocket(socket, options.read_timeout, options.idle_timeout), *tls);
+    net::ssl::stream<ConnectionSocket> stream(
+        ConnectionSocket(socket, options.read_timeout, options.idle_timeout), *tls);
     stream.handshake(net::ssl::stream_base::server, ec);
     if (ec) {
       // Plain HTTP on the HTTPS port, an untrusting client, a scanner: only this connection ends.
       log::Debug("http_server", "TLS handshake with {} failed: {}", remote, ec.message());
     } else {
-      ServeRequests(stream, stream.next_layer(), remote);
+      ServeRequests(id, stream, stream.next_layer(), remote);
     }
   } else {
-    TimedSocket transport(socket, options.read_timeout, options.idle_timeout);
-    ServeRequests(transport, transport, remote);
+    ConnectionSocket transport(socket, options.read_timeout, options.idle_timeout);
+    ServeRequests(id, transport, transport, remote);
   }
   socket.shutdown(tcp::socket::shutdown_both, ec);
   std::lock_guard lock(mutex);
@@ -271,7 +220,7 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
 }
 
 template <class Stream>
-void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
+void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& transport,
                                  const std::string& remote) {
   const int fd = transport.lowest_layer().native_handle();
   beast::error_code ec;
@@ -316,6 +265,10 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
                  e.what());
       response.status = 500;
       response.body = "{\"code\":13,\"message\":\"internal error\",\"details\":[]}";
+    }
+    if (response.tunnel) {
+      ServeTunnel(id, stream, transport, request, *response.tunnel, buffer);
+      break;
     }
     if (response.stream) {
       bhttp::response<bhttp::empty_body> head{static_cast<bhttp::status>(response.status), 11};
@@ -362,6 +315,84 @@ void Server::Impl::ServeRequests(Stream& stream, TimedSocket& transport,
     }
     if (ec || !keep_alive) break;
   }
+}
+
+bool Server::Impl::TrackUpstream(uint64_t id, int fd) {
+  std::lock_guard lock(mutex);
+  if (stopping) return false;
+  tunnel_upstreams[id] = fd;
+  return true;
+}
+
+void Server::Impl::ForgetUpstream(uint64_t id) {
+  std::lock_guard lock(mutex);
+  tunnel_upstreams.erase(id);
+}
+
+template <class Stream>
+void Server::Impl::ServeTunnel(uint64_t id, Stream& stream, ConnectionSocket& transport,
+                               const Request& request, const Tunnel& tunnel,
+                               beast::flat_buffer& buffer) {
+  beast::error_code ec;
+  std::string accept;
+  if (tunnel.mode == Tunnel::Mode::kWebSocketToTcp) {
+    auto accepted = AcceptWebSocketUpgrade(request);
+    if (!accepted.ok()) {
+      bhttp::write(stream, SimpleResponse(400, JsonEscaped(accepted.status().message()), false),
+                   ec);
+      return;
+    }
+    accept = std::move(*accepted);
+  }
+  // The read timeout bounds the connect, as it bounds every other wait for a peer.
+  auto connected = ConnectTcp(io, tunnel.host, tunnel.port, options.read_timeout);
+  if (!connected.ok()) {
+    log::Info("http_server", "tunnel for {} {}: {}", request.method, request.path,
+              connected.status().message());
+    bhttp::write(stream, SimpleResponse(502, JsonEscaped(connected.status().message()), false), ec);
+    return;
+  }
+  tcp::socket upstream_socket = std::move(*connected);
+  if (!TrackUpstream(id, upstream_socket.native_handle())) return;
+  if (tunnel.mode == Tunnel::Mode::kWebSocketToTcp) {
+    const std::string switching =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Accept: " +
+        accept + "\r\n\r\n";
+    net::write(stream, net::buffer(switching), ec);
+  }
+  ConnectionSocket upstream(upstream_socket, options.read_timeout, options.idle_timeout);
+  if (!ec) transport.StartPumping(ec);
+  if (!ec) upstream.StartPumping(ec);
+  if (!ec) {
+    const auto unparsed = buffer.data();
+    const std::string_view already_read(static_cast<const char*>(unparsed.data()), unparsed.size());
+    StreamPumpEnd<Stream> client_end(stream, transport);
+    StreamPumpEnd<ConnectionSocket> upstream_end(upstream, upstream);
+    try {
+      if (tunnel.mode == Tunnel::Mode::kRaw) {
+        upstream_end.Queue(tunnel.first_bytes);
+        upstream_end.Queue(already_read);
+        if (tunnel.on_traffic && !already_read.empty()) tunnel.on_traffic(already_read.size());
+        PumpBytes(client_end, upstream_end, tunnel.on_traffic);
+      } else {
+        WebSocketPumpOptions pump_options;
+        pump_options.close_timeout = options.read_timeout;
+        pump_options.on_traffic = tunnel.on_traffic;
+        Status ended = PumpWebSocket(client_end, upstream_end, already_read, pump_options);
+        if (!ended.ok()) {
+          log::Debug("http_server", "WebSocket tunnel for {}: {}", request.path, ended.message());
+        }
+      }
+    } catch (const std::exception& e) {
+      // on_traffic is the caller's: its failure ends this tunnel, not the process.
+      log::Error("http_server", "tunnel for {} {} threw: {}", request.method, request.path,
+                 e.what());
+    }
+  }
+  ForgetUpstream(id);
+  upstream_socket.shutdown(tcp::socket::shutdown_both, ec);
+  upstream_socket.close(ec);
 }
 
 Server::Server(Options options, Handler handler) : impl_(std::make_unique<Impl>()) {
@@ -413,6 +444,7 @@ void Server::Stop() {
     // shutdown() wakes threads blocked in accept/read on these descriptors.
     if (impl_->acceptor.is_open()) ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
     for (const auto& [id, fd] : impl_->open_sockets) ::shutdown(fd, SHUT_RDWR);
+    for (const auto& [id, fd] : impl_->tunnel_upstreams) ::shutdown(fd, SHUT_RDWR);
   }
   if (impl_->accept_thread.joinable()) impl_->accept_thread.join();
   beast::error_code ec;

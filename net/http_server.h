@@ -1,6 +1,7 @@
 // A small HTTP/1.1 server on Boost.Beast: one thread per connection, keep-alive, body size cap,
-// chunked streaming responses, and HTTPS (TLS 1.2 or later, OpenSSL) when given a certificate.
-// Handlers are plain functions of Request -> Response; they see the same requests either way.
+// chunked streaming responses, tunnels to upstream TCP services (Response::tunnel), and HTTPS
+// (TLS 1.2 or later, OpenSSL) when given a certificate. Handlers are plain functions of
+// Request -> Response; they see the same requests either way.
 #pragma once
 
 #include <chrono>
@@ -48,7 +49,8 @@ class Server {
   // the file, before anything is bound.
   Status Start();
   uint16_t port() const;
-  // Stops accepting and closes every connection (streams see their writer return false).
+  // Stops accepting and closes every connection (streams see their writer return false, tunnels
+  // end: their upstream connections are shut down too).
   void Stop();
 
  private:

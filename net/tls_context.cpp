@@ -1,7 +1,9 @@
 #include "net/tls_context.h"
 
 #include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 
+#include <boost/asio/ip/address.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -56,6 +58,32 @@ Result<std::unique_ptr<ssl::context>> ClientTlsContext(const std::string& ca_fil
   }
   context->set_verify_mode(ssl::verify_peer);
   return context;
+}
+
+void ExpectServerName(SSL* ssl, const std::string& host) {
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(host, ec);
+  // OpenSSL checks the name during the handshake and records why it refused, so a wrong name
+  // reads as clearly as an unknown CA.
+  if (ec) {
+    SSL_set_tlsext_host_name(ssl, host.c_str());
+    SSL_set1_host(ssl, host.c_str());
+  } else {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), address.to_string().c_str());
+  }
+}
+
+Status ClientHandshakeFailure(SSL* ssl, const std::string& server, const std::string& ca_file,
+                              const boost::system::error_code& ec) {
+  const long verdict = SSL_get_verify_result(ssl);
+  if (verdict != X509_V_OK) {
+    return Status::Unauthenticated(
+        "TLS: the certificate of " + server +
+        " failed verification: " + X509_verify_cert_error_string(verdict) +
+        (ca_file.empty() ? " (checked against the system's CAs)"
+                         : " (checked against the CA file '" + ca_file + "')"));
+  }
+  return Status::Unavailable("TLS handshake with " + server + " failed: " + ec.message());
 }
 
 }  // namespace cairn::http
