@@ -413,7 +413,7 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
     allocations_[allocation_id].task_id = assigned.task_id();
   }
   const TaskLaunchSettings& settings = launch_settings_;
-  const bool service = IsServiceTask(assigned.spec().task_type());
+  const bool service = IsInteractiveTask(assigned.spec().task_type());
   ServicePlan plan;
   int port = 0;
   Status started = [&]() -> Status {

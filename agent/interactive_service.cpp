@@ -116,11 +116,6 @@ bool Answers(const ServicePlan& plan, const std::string& address, int port) {
 
 }  // namespace
 
-bool IsServiceTask(events::TaskType type) {
-  return type == events::TASK_TYPE_NOTEBOOK || type == events::TASK_TYPE_SHELL ||
-         type == events::TASK_TYPE_TENSORBOARD;
-}
-
 Result<ServicePlan> PlanService(const events::TaskSpec& spec, const std::string& task_id,
                                 const ServiceSettings& settings, const std::string& agent_token,
                                 int port, const std::string& work_dir,
@@ -135,14 +130,12 @@ Result<ServicePlan> PlanService(const events::TaskSpec& spec, const std::string&
             "token");
       }
       plan.argv = SplitCommand(settings.notebook_command);
-      for (const std::string& argument :
-           {"--no-browser", "--ip=" + settings.address, "--port=" + port_text, "--port-retries=0",
-            "--NotebookApp.base_url=" + ProxyPrefix(task_id) + "/",
-            // The master's proxy presents the master's Host; Jupyter would refuse it otherwise.
-            std::string("--NotebookApp.allow_remote_access=True"),
-            "--notebook-dir=" + work_dir, std::string("--allow-root")}) {
-        plan.argv.push_back(argument);
-      }
+      const std::vector<std::string> arguments = {
+          "--no-browser", "--ip=" + settings.address, "--port=" + port_text, "--port-retries=0",
+          "--NotebookApp.base_url=" + ProxyPrefix(task_id) + "/",
+          // The master's proxy presents the master's Host; Jupyter would refuse it otherwise.
+          "--NotebookApp.allow_remote_access=True", "--notebook-dir=" + work_dir, "--allow-root"};
+      plan.argv.insert(plan.argv.end(), arguments.begin(), arguments.end());
       // In the environment, not on the command line where every local user could read it.
       plan.env.push_back("JUPYTER_TOKEN=" +
                          DeriveTaskToken(agent_token, kJupyterTokenPurpose, task_id));
@@ -158,12 +151,10 @@ Result<ServicePlan> PlanService(const events::TaskSpec& spec, const std::string&
         logdirs += (logdirs.empty() ? "" : ",") + entry;
       }
       plan.argv = SplitCommand(settings.tensorboard_command);
-      for (const std::string& argument :
-           {std::string("--logdir_spec"), logdirs, std::string("--host"), settings.address,
-            std::string("--port"), port_text, std::string("--path_prefix"),
-            ProxyPrefix(task_id)}) {
-        plan.argv.push_back(argument);
-      }
+      const std::vector<std::string> arguments = {
+          "--logdir_spec", logdirs,   "--host",        settings.address,
+          "--port",        port_text, "--path_prefix", ProxyPrefix(task_id)};
+      plan.argv.insert(plan.argv.end(), arguments.begin(), arguments.end());
       for (const auto& argument : spec.tensorboard_args()) plan.argv.push_back(argument);
       plan.probe_path = ProxyPrefix(task_id) + "/";
       break;
@@ -188,10 +179,8 @@ Result<ServicePlan> PlanService(const events::TaskSpec& spec, const std::string&
                            "PrintMotd no\nPidFile none\n";
       plan.files.push_back({dir + "/sshd_config", config, 0600});
       plan.argv = SplitCommand(settings.sshd_command);
-      for (const std::string& argument : {std::string("-D"), std::string("-e"),
-                                          std::string("-f"), dir + "/sshd_config"}) {
-        plan.argv.push_back(argument);
-      }
+      const std::vector<std::string> arguments = {"-D", "-e", "-f", dir + "/sshd_config"};
+      plan.argv.insert(plan.argv.end(), arguments.begin(), arguments.end());
       plan.probe = ServicePlan::Probe::kSshBanner;
       plan.login_user = login_user;
       break;

@@ -26,8 +26,6 @@ struct ServiceSettings {
   std::string tensorboard_command = "tensorboard";
 };
 
-bool IsServiceTask(events::TaskType type);
-
 struct ServiceFile {
   std::string path;
   std::string content;

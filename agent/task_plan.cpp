@@ -70,10 +70,8 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
   CAIRN_ASSIGN_OR_RETURN(auto own, PartFor(order, settings.agent_id));
   const auto& [part, rank] = own;
   // A notebook's, shell's or TensorBoard's program is the agent's to choose (PlanService).
-  const bool service = spec.task_type() == events::TASK_TYPE_NOTEBOOK ||
-                       spec.task_type() == events::TASK_TYPE_SHELL ||
-                       spec.task_type() == events::TASK_TYPE_TENSORBOARD;
-  if (!service && (spec.entrypoint().empty() || spec.entrypoint(0).empty())) {
+  if (!IsInteractiveTask(spec.task_type()) &&
+      (spec.entrypoint().empty() || spec.entrypoint(0).empty())) {
     return Status::InvalidArgument("the task spec has no entrypoint");
   }
   std::string slot_ids = "[";

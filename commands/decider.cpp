@@ -107,7 +107,12 @@ Result<Decision> DecideSubmit(const DecisionState& state, const SubmitTask& subm
   if (state.tasks.count(submit.task_id)) {
     return Status::AlreadyExists("task " + submit.task_id + " already exists");
   }
-  if (submit.spec.entrypoint_size() == 0 || submit.spec.entrypoint(0).empty()) {
+  // A notebook's, shell's or TensorBoard's program is the agent's to choose, never the user's.
+  if (IsInteractiveTask(submit.spec.task_type())) {
+    if (submit.spec.entrypoint_size() != 0) {
+      return Status::InvalidArgument("a notebook, shell or TensorBoard takes no entrypoint");
+    }
+  } else if (submit.spec.entrypoint_size() == 0 || submit.spec.entrypoint(0).empty()) {
     return Status::InvalidArgument("config.entrypoint must name a program to run");
   }
   const auto& resources = submit.resources;
@@ -267,9 +272,7 @@ Result<const TaskRecord*> ReportedTask(const DecisionState& state,
 Result<Decision> DecideReady(const DecisionState& state, const ReportTaskReady& report) {
   CAIRN_ASSIGN_OR_RETURN(const TaskRecord* task,
                          ReportedTask(state, report.allocation_id, report.task_id, report.agent_id));
-  const events::TaskType type = task->spec.task_type();
-  if (type != events::TASK_TYPE_NOTEBOOK && type != events::TASK_TYPE_SHELL &&
-      type != events::TASK_TYPE_TENSORBOARD) {
+  if (!IsInteractiveTask(task->spec.task_type())) {
     return Status::InvalidArgument("task " + task->task_id +
                                    " is not a notebook, shell or TensorBoard: it has no service");
   }

@@ -24,6 +24,11 @@ std::string TaskTypeName(events::TaskType type) {
   return name.empty() ? "UNSPECIFIED" : name;
 }
 
+bool IsInteractiveTask(events::TaskType type) {
+  return type == events::TASK_TYPE_NOTEBOOK || type == events::TASK_TYPE_SHELL ||
+         type == events::TASK_TYPE_TENSORBOARD;
+}
+
 std::string TaskIdOf(const events::Envelope& event) {
   using E = events::Envelope;
   switch (event.payload_case()) {

@@ -19,6 +19,9 @@ std::string PayloadTypeName(const events::Envelope& event);
 
 // "COMMAND", "TRIAL", ... (the enum's name without TASK_TYPE_); "UNSPECIFIED" for 0.
 std::string TaskTypeName(events::TaskType type);
+// Notebooks, shells and TensorBoards: tasks whose agent starts a service (no entrypoint of their
+// own) that users reach through the master's proxy.
+bool IsInteractiveTask(events::TaskType type);
 
 // The task an event is about: TaskSubmitted, AllocationAssigned, TaskStarted, KillRequested,
 // TaskExited; "" for every other event.

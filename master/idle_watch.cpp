@@ -6,18 +6,10 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/task_secrets.h"
+#include "events/envelope_util.h"
 #include "net/http_client.h"
 
 namespace cairn {
-
-namespace {
-
-bool Watched(events::TaskType type) {
-  return type == events::TASK_TYPE_NOTEBOOK || type == events::TASK_TYPE_SHELL ||
-         type == events::TASK_TYPE_TENSORBOARD;
-}
-
-}  // namespace
 
 IdleWatch::IdleWatch(commands::DecisionLoop* loop, Projections* projections, Options options)
     : loop_(loop), projections_(projections), options_(std::move(options)) {}
@@ -91,7 +83,7 @@ std::vector<std::string> IdleWatch::CheckOnce(std::chrono::steady_clock::time_po
         if (it == state.allocation_to_task.end()) continue;
         const commands::TaskRecord& task = state.tasks.at(it->second);
         const events::TaskType type = task.spec.task_type();
-        if (!Watched(type) || !task.ready || task.kill_requested) continue;
+        if (!IsInteractiveTask(type) || !task.ready || task.kill_requested) continue;
         int64_t timeout = task.spec.idle_timeout_seconds();
         if (timeout == 0 && type == events::TASK_TYPE_NOTEBOOK) {
           timeout = options_.notebook_timeout_seconds;

@@ -14,6 +14,8 @@ PACKAGES=(
   # interactive tasks' SSH: ssh-keygen reads the keys base/ssh_keys.h makes (tests), sshd serves
   # shells
   openssh-client openssh-server
+  # notebooks: Jupyter and the Python kernel agents start for them
+  jupyter-notebook python3-ipykernel
 )
 
 missing=()

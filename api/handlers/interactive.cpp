@@ -12,6 +12,7 @@
 #include "base/task_secrets.h"
 #include "commands/experiments/experiment_config.h"
 #include "commands/tenancy.h"
+#include "events/envelope_util.h"
 
 namespace cairn::api {
 
@@ -28,11 +29,6 @@ struct Kind {
 constexpr Kind kNotebook{events::TASK_TYPE_NOTEBOOK, "notebook", "notebooks"};
 constexpr Kind kShell{events::TASK_TYPE_SHELL, "shell", "shells"};
 constexpr Kind kTensorboard{events::TASK_TYPE_TENSORBOARD, "tensorboard", "tensorboards"};
-
-bool IsInteractive(events::TaskType type) {
-  return type == events::TASK_TYPE_NOTEBOOK || type == events::TASK_TYPE_SHELL ||
-         type == events::TASK_TYPE_TENSORBOARD;
-}
 
 std::string ServiceAddress(const std::string& task_id) { return "/proxy/" + task_id + "/"; }
 
@@ -224,7 +220,7 @@ http::Response Kill(Call& call, const Kind& kind) {
 Result<views::TaskView> LoadServedTask(Call& call) {
   const std::string& id = call.Param("id");
   auto task = LoadTask(call, id);
-  if (!task.ok() || !IsInteractive(task->task_type())) {
+  if (!task.ok() || !IsInteractiveTask(task->task_type())) {
     return Status::NotFound("no notebook, shell or TensorBoard " + id);
   }
   if (task->user() != call.user().username && !call.user().admin) {

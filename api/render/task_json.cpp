@@ -102,10 +102,8 @@ std::vector<std::pair<std::string, std::vector<int32_t>>> AllocationAgents(
 // A notebook, shell or TensorBoard is ready when its service answered (TaskReady); other tasks
 // when they run.
 static bool IsReady(const views::TaskView& task) {
-  const bool service = task.task_type() == events::TASK_TYPE_NOTEBOOK ||
-                       task.task_type() == events::TASK_TYPE_SHELL ||
-                       task.task_type() == events::TASK_TYPE_TENSORBOARD;
-  return task.state() == views::TASK_STATE_RUNNING && (!service || task.ready());
+  return task.state() == views::TASK_STATE_RUNNING &&
+         (!IsInteractiveTask(task.task_type()) || task.ready());
 }
 
 // The v1Task shape used by `det shell/notebook start` polling and `det task`, with Cairn's

@@ -184,12 +184,14 @@ TEST_F(InteractiveApiTest, AShellsKeyGoesToItsOwnerAlone) {
   // The shell's proxy speaks WebSocket only (SSH inside it): a plain request is refused.
   auto plain = Proxy("/proxy/" + id + "/", {{"Authorization", "Bearer " + token_}});
   EXPECT_EQ(plain.status, 400) << plain.body;
-  // The task is in the job queue like any other, as a shell.
+  // The task is in its owner's job queue like any other, as a shell.
+  LoginAs("determined");
   bool listed = false;
-  for (const auto& job : CallJson("GET", "/api/v1/job-queues-v2")["jobs"]) {
+  const json queue = CallJson("GET", "/api/v1/job-queues-v2");
+  for (const auto& job : queue["jobs"]) {
     if (job["full"]["jobId"] == id) listed = job["full"]["type"] == "TYPE_SHELL";
   }
-  EXPECT_TRUE(listed);
+  EXPECT_TRUE(listed) << queue.dump();
 }
 
 TEST_F(InteractiveApiTest, ATensorboardNeedsExperimentsItCanSeeAndIsAnAuxTask) {
@@ -223,7 +225,7 @@ TEST(UpstreamRequestTest, PassesTheRequestOnWithoutTheCallersCredentials) {
                      {"host", "master:8080"}};
   request.body = "{}";
   request.remote_address = "10.0.0.9:5555";
-  const std::string head = UpstreamRequest(request, "token jupyter");
+  const std::string head = api::UpstreamRequest(request, "token jupyter");
   EXPECT_EQ(head.rfind("POST /proxy/t1/api/kernels?x=1 HTTP/1.1\r\n", 0), 0u) << head;
   EXPECT_EQ(head.find("secret-session"), std::string::npos) << head;
   EXPECT_EQ(head.find("chunked"), std::string::npos);
@@ -239,7 +241,7 @@ TEST(UpstreamRequestTest, PassesTheRequestOnWithoutTheCallersCredentials) {
   request.body.clear();
   request.headers["upgrade"] = "websocket";
   request.headers["connection"] = "Upgrade";
-  const std::string upgrade = UpstreamRequest(request, "");
+  const std::string upgrade = api::UpstreamRequest(request, "");
   EXPECT_NE(upgrade.find("connection: Upgrade\r\nupgrade: websocket\r\n"), std::string::npos);
   EXPECT_EQ(upgrade.find("content-length"), std::string::npos);
   EXPECT_EQ(upgrade.find("authorization"), std::string::npos);

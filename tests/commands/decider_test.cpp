@@ -190,7 +190,11 @@ TEST_F(DeciderTest, KillOfARunningTaskOrdersTheAgentAndIsIdempotent) {
 
 TEST_F(DeciderTest, AnInteractiveTaskIsReadyOnceItsServiceAnswers) {
   RegisterAgent("a1", 1);
-  ASSERT_TRUE(Run(testing::Submission("nb", {.type = events::TASK_TYPE_NOTEBOOK})).ok());
+  SubmitTask notebook = testing::Submission("nb", {.type = events::TASK_TYPE_NOTEBOOK});
+  // The agent chooses a notebook's program: one given by the user is refused.
+  EXPECT_EQ(Run(notebook).status().code(), StatusCode::kInvalidArgument);
+  notebook.spec.clear_entrypoint();
+  ASSERT_TRUE(Run(notebook).ok());
   ASSERT_TRUE(Submit("cmd", 0).ok());
   const ReportTaskReady ready{"nb.1", "nb", "a1", "127.0.0.1", 4242, "alice"};
   // Not before it started.

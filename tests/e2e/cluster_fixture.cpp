@@ -19,8 +19,10 @@
 
 namespace cairn::testing {
 
-std::string ExamplePath(const std::string& name) {
-  return std::string(CAIRN_SOURCE_DIR) + "/examples/" + name;
+std::string ExamplePath(const std::string& name) { return SourcePath("examples/" + name); }
+
+std::string SourcePath(const std::string& relative) {
+  return std::string(CAIRN_SOURCE_DIR) + "/" + relative;
 }
 
 json ModelDefinition(const std::string& directory) {

@@ -35,6 +35,8 @@ struct Reply {
 
 // The source directory of an example, e.g. ExamplePath("spiral-mlp").
 std::string ExamplePath(const std::string& name);
+// A path in the source tree, e.g. SourcePath("tests/tools/fake_tensorboard.py").
+std::string SourcePath(const std::string& relative);
 // Determined's `modelDefinition`: every file under `directory` (without __pycache__) as
 // {path, type, content (base64), mode}, in path order, the way the CLI sends a context.
 json ModelDefinition(const std::string& directory);
