@@ -274,6 +274,8 @@ Status BindServer(Master::Parts& parts) {
   // Every route takes JSON (api/rest_util.h's ParseBody checks the same limits again): a body
   // that breaks them is refused while it is read, before it costs its full size.
   options.json_body_limits = kRequestBodyLimits;
+  // ...but the proxy's bodies are the notebook's or TensorBoard's (forms, uploads).
+  options.json_body_exempt_prefix = "/proxy/";
   options.tls_cert_file = parts.config.security.tls.cert;
   options.tls_key_file = parts.config.security.tls.key;
   std::atomic<api::RestApi*>* ready_api = &parts.ready_api;

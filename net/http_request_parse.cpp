@@ -19,6 +19,7 @@ struct RequestParser::Impl {
   std::optional<JsonShapeScanner> body_scanner;
   size_t body_scanned = 0;  // bytes of the body already given to body_scanner
   bool continue_answered = false;
+  std::string exempt_prefix;  // RequestLimits::body_shape_exempt_prefix
 };
 
 RequestParser::RequestParser(const RequestLimits& limits) : impl_(std::make_unique<Impl>()) {
@@ -29,6 +30,7 @@ RequestParser::RequestParser(const RequestLimits& limits) : impl_(std::make_uniq
   impl_->parser.header_limit(static_cast<uint32_t>(
       std::min<size_t>(limits.max_header_bytes, std::numeric_limits<uint32_t>::max())));
   if (limits.body_shape) impl_->body_scanner.emplace(*limits.body_shape, "body");
+  impl_->exempt_prefix = limits.body_shape_exempt_prefix;
 }
 
 RequestParser::~RequestParser() = default;
@@ -53,6 +55,11 @@ size_t RequestParser::Feed(std::string_view bytes) {
 
 bool RequestParser::ScanNewBodyBytes() {
   if (!impl_->body_scanner || !impl_->parser.is_header_done()) return true;
+  if (!impl_->exempt_prefix.empty() &&
+      impl_->parser.get().target().starts_with(impl_->exempt_prefix)) {
+    impl_->body_scanner.reset();  // decided once, from the head
+    return true;
+  }
   const std::string& body = impl_->parser.get().body();
   if (body.size() == impl_->body_scanned) return true;
   Status shape = impl_->body_scanner->Feed(std::string_view(body).substr(impl_->body_scanned));

@@ -21,6 +21,10 @@ struct RequestLimits {
   // When set, every body is taken for JSON and scanned as it arrives (base/json_shape_scanner.h):
   // one that breaks these limits is refused as soon as the bytes that break them are read.
   std::optional<DocumentLimits> body_shape;
+  // Requests whose target starts with this (when not empty) are not scanned: their bodies are
+  // another service's to read (the master's proxy to notebooks and TensorBoards, whose forms and
+  // uploads need not be JSON). The body's size limit still holds.
+  std::string_view body_shape_exempt_prefix = {};
 };
 
 enum class ParseState {

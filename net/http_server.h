@@ -34,6 +34,9 @@ class Server {
     // string gets a 400 naming the limit as soon as the bytes that break it are read, and the
     // connection is closed (the rest of the body is read and dropped, never stored).
     std::optional<DocumentLimits> json_body_limits;
+    // ...except for requests whose target starts with this ("" = none): see
+    // RequestLimits::body_shape_exempt_prefix.
+    std::string json_body_exempt_prefix;
     // Both set: every connection must begin with a TLS handshake (a client that fails it, or
     // speaks plain HTTP, is disconnected); the read timeout bounds the handshake too. PEM files:
     // the server's certificate followed by any intermediates, and its private key.

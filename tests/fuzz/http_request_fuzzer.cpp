@@ -17,7 +17,7 @@ using cairn::http::RequestLimits;
 using cairn::http::RequestParser;
 
 constexpr RequestLimits kLimits{/*max_header_bytes=*/2048, /*max_body_bytes=*/1024,
-                                /*body_shape=*/std::nullopt};
+                                /*body_shape=*/std::nullopt, /*body_shape_exempt_prefix=*/{}};
 
 // As the server reads: a buffer of unparsed bytes, extended piece by piece.
 ParsedRequest ParseInPieces(std::string_view bytes, size_t piece_size) {

@@ -9,7 +9,8 @@ namespace cairn::http {
 namespace {
 
 constexpr RequestLimits kSmallLimits{/*max_header_bytes=*/256, /*max_body_bytes=*/16,
-                                     /*body_shape=*/std::nullopt};
+                                     /*body_shape=*/std::nullopt,
+                                     /*body_shape_exempt_prefix=*/{}};
 
 TEST(HttpRequestParseTest, ReadsARequestWithItsQueryHeadersAndBody) {
   const std::string bytes =
@@ -83,6 +84,25 @@ TEST(HttpRequestParseTest, ABodyThatBreaksTheJsonLimitsIsRefusedBeforeItIsWhole)
   EXPECT_EQ(parsed.request.body, fine);
   EXPECT_EQ(ParseRequest(bytes + "x\"}", {}).state, ParseState::kMalformed)
       << "without limits it is only short of its promised length";
+}
+
+// The master's proxy passes bodies to notebooks and TensorBoards, which take forms and files:
+// requests under the exempt prefix are not taken for JSON; every other one still is.
+TEST(HttpRequestParseTest, BodiesUnderTheExemptPrefixAreNotTakenForJson) {
+  RequestLimits limits;
+  limits.body_shape = DocumentLimits{};
+  limits.body_shape_exempt_prefix = "/proxy/";
+  const std::string form = "name=notebook.ipynb&overwrite=1";
+  auto with = [&](const std::string& target) {
+    return ParseRequest("POST " + target + " HTTP/1.1\r\nContent-Length: " +
+                            std::to_string(form.size()) + "\r\n\r\n" + form,
+                        limits);
+  };
+  auto proxied = with("/proxy/t1/api/upload");
+  ASSERT_EQ(proxied.state, ParseState::kComplete);
+  EXPECT_EQ(proxied.request.body, form);
+  EXPECT_EQ(with("/api/v1/commands").state, ParseState::kBodyRefused);
+  EXPECT_EQ(with("/proxyx/t1").state, ParseState::kBodyRefused);
 }
 
 TEST(HttpRequestParseTest, AHeadThatExpectsContinueAsksForItOnce) {
