@@ -93,7 +93,7 @@ TEST(HttpRequestParseTest, BodiesUnderTheExemptPrefixAreNotScanned) {
   RequestLimits limits;
   limits.body_shape = DocumentLimits{~size_t{0}, 64, 1000, /*max_string_bytes=*/16, "content"};
   limits.body_shape_exempt_prefix = "/proxy/";
-  const std::string cell = R"({"source": "print('a cell longer than sixteen bytes')"})";
+  const std::string cell = R"json({"source": "print('a cell longer than sixteen bytes')"})json";
   auto with = [&](const std::string& target) {
     return ParseRequest("PUT " + target + " HTTP/1.1\r\nContent-Length: " +
                             std::to_string(cell.size()) + "\r\n\r\n" + cell,
