@@ -476,9 +476,9 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
 Status Agent::PlanServiceOf(const events::AllocationAssigned& assigned, ProcessSpec& spec,
                             ServicePlan& plan, int& port) {
   CAIRN_ASSIGN_OR_RETURN(port, FreePort(options_.services.address));
-  CAIRN_ASSIGN_OR_RETURN(plan, PlanService(assigned.spec(), assigned.task_id(), options_.services,
-                                           options_.agent_token, port, spec.work_dir,
-                                           CurrentUserName()));
+  CAIRN_ASSIGN_OR_RETURN(plan,
+                         PlanService(assigned.spec(), assigned.task_id(), options_.services,
+                                     options_.agent_token, port, spec.work_dir, CurrentUserName()));
   // A program that is not installed fails the task with words, not only "not found".
   const std::string& program = plan.argv[0];
   if (program.find('/') == std::string::npos) {
@@ -487,14 +487,13 @@ Status Agent::PlanServiceOf(const events::AllocationAssigned& assigned, ProcessS
       if (entry.rfind("PATH=", 0) == 0) path = entry.substr(5);
     }
     if (FindOnPath(program, path).empty()) {
-      return Status::NotFound(program + " is not installed on agent " + options_.agent_id +
-                              " (not on its PATH); install it or give the agent's " +
-                              (assigned.spec().task_type() == events::TASK_TYPE_NOTEBOOK
-                                   ? "--notebook-command"
-                                   : assigned.spec().task_type() == events::TASK_TYPE_SHELL
-                                         ? "--sshd-command"
-                                         : "--tensorboard-command") +
-                              " its path");
+      return Status::NotFound(
+          program + " is not installed on agent " + options_.agent_id +
+          " (not on its PATH); install it or give the agent's " +
+          (assigned.spec().task_type() == events::TASK_TYPE_NOTEBOOK ? "--notebook-command"
+           : assigned.spec().task_type() == events::TASK_TYPE_SHELL  ? "--sshd-command"
+                                                                     : "--tensorboard-command") +
+          " its path");
     }
   } else if (::access(program.c_str(), X_OK) != 0) {
     return Status::NotFound(program + " is not installed on agent " + options_.agent_id);
@@ -511,8 +510,7 @@ Status Agent::PlanServiceOf(const events::AllocationAssigned& assigned, ProcessS
   return Status::Ok();
 }
 
-void Agent::AwaitReady(std::string allocation_id, std::string task_id, ServicePlan plan,
-                       int port) {
+void Agent::AwaitReady(std::string allocation_id, std::string task_id, ServicePlan plan, int port) {
   auto gave_up = [&] {
     // Signal 0 checks that the process group still runs.
     if (!runner_->Signal(allocation_id, 0)) return true;

@@ -3,8 +3,8 @@
 // ships logs, started and exited reports through the Reporter.
 #pragma once
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>

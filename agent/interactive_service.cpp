@@ -41,30 +41,34 @@ Result<SshKeyPair> TaskKey(const std::string& agent_token, std::string_view purp
   return SshKeyPairFromSeed(DeriveTaskSecret(agent_token, purpose, task_id), comment);
 }
 
+// `address` (IPv4 or IPv6) and `port` as a socket address; false when it is not an IP address.
+bool SocketAddress(const std::string& address, int port, sockaddr_storage& out, socklen_t& length) {
+  out = {};
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&out);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&out);
+  if (inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    length = sizeof *v4;
+    return true;
+  }
+  if (inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    length = sizeof *v6;
+    return true;
+  }
+  return false;
+}
+
 // A socket connected to address:port, or -1.
 int Connect(const std::string& address, int port) {
-  sockaddr_in6 v6{};
-  sockaddr_in v4{};
-  const sockaddr* target = nullptr;
+  sockaddr_storage target;
   socklen_t length = 0;
-  int family = AF_INET;
-  if (inet_pton(AF_INET, address.c_str(), &v4.sin_addr) == 1) {
-    v4.sin_family = AF_INET;
-    v4.sin_port = htons(static_cast<uint16_t>(port));
-    target = reinterpret_cast<const sockaddr*>(&v4);
-    length = sizeof v4;
-  } else if (inet_pton(AF_INET6, address.c_str(), &v6.sin6_addr) == 1) {
-    family = AF_INET6;
-    v6.sin6_family = AF_INET6;
-    v6.sin6_port = htons(static_cast<uint16_t>(port));
-    target = reinterpret_cast<const sockaddr*>(&v6);
-    length = sizeof v6;
-  } else {
-    return -1;
-  }
-  int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!SocketAddress(address, port, target, length)) return -1;
+  int fd = ::socket(target.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
-  if (::connect(fd, target, length) != 0) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&target), length) != 0) {
     ::close(fd);
     return -1;
   }
@@ -92,18 +96,16 @@ bool Answers(const ServicePlan& plan, const std::string& address, int port) {
   if (fd < 0) return false;
   bool ready = false;
   if (plan.probe == ServicePlan::Probe::kSshBanner) {
-    std::string banner = ReadSome(fd, 2000, [](const std::string& text) {
-      return text.find('\n') != std::string::npos;
-    });
+    std::string banner = ReadSome(
+        fd, 2000, [](const std::string& text) { return text.find('\n') != std::string::npos; });
     ready = banner.rfind("SSH-", 0) == 0;
   } else {
     const std::string request = "GET " + plan.probe_path + " HTTP/1.1\r\nHost: " + address + ":" +
                                 std::to_string(port) + "\r\nConnection: close\r\n\r\n";
     if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
         static_cast<ssize_t>(request.size())) {
-      std::string answer = ReadSome(fd, 5000, [](const std::string& text) {
-        return text.find("\r\n") != std::string::npos;
-      });
+      std::string answer = ReadSome(
+          fd, 5000, [](const std::string& text) { return text.find("\r\n") != std::string::npos; });
       // "HTTP/1.1 200 OK": a status below 400 (a redirect to a login page is an answer too).
       if (answer.rfind("HTTP/1.", 0) == 0 && answer.size() >= 12) {
         ready = answer[9] >= '1' && answer[9] <= '3';
@@ -194,33 +196,23 @@ Result<ServicePlan> PlanService(const events::TaskSpec& spec, const std::string&
 }
 
 Result<int> FreePort(const std::string& address) {
-  sockaddr_in v4{};
-  if (inet_pton(AF_INET, address.c_str(), &v4.sin_addr) != 1) {
-    sockaddr_in6 v6{};
-    if (inet_pton(AF_INET6, address.c_str(), &v6.sin6_addr) != 1) {
-      return Status::InvalidArgument("service address '" + address + "' is not an IP address");
-    }
-    int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    v6.sin6_family = AF_INET6;
-    socklen_t length = sizeof v6;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&v6), sizeof v6) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&v6), &length) != 0) {
-      if (fd >= 0) ::close(fd);
-      return Status::IOError("no free port on " + address + ": " + std::strerror(errno));
-    }
-    ::close(fd);
-    return static_cast<int>(ntohs(v6.sin6_port));
+  sockaddr_storage bound;
+  socklen_t length = 0;
+  if (!SocketAddress(address, 0, bound, length)) {
+    return Status::InvalidArgument("service address '" + address + "' is not an IP address");
   }
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  v4.sin_family = AF_INET;
-  socklen_t length = sizeof v4;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&v4), sizeof v4) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&v4), &length) != 0) {
+  int fd = ::socket(bound.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&bound), length) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
+    const std::string error = std::strerror(errno);
     if (fd >= 0) ::close(fd);
-    return Status::IOError("no free port on " + address + ": " + std::strerror(errno));
+    return Status::IOError("no free port on " + address + ": " + error);
   }
   ::close(fd);
-  return static_cast<int>(ntohs(v4.sin_port));
+  const uint16_t port = bound.ss_family == AF_INET
+                            ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                            : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port;
+  return static_cast<int>(ntohs(port));
 }
 
 Status WriteServiceFiles(const ServicePlan& plan) {

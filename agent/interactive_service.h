@@ -34,9 +34,9 @@ struct ServiceFile {
 
 struct ServicePlan {
   std::vector<std::string> argv;
-  std::vector<std::string> env;      // added to the task's environment, "KEY=VALUE"
-  std::vector<std::string> dirs;     // created (mode 0700) before the files
-  std::vector<ServiceFile> files;    // written before it starts
+  std::vector<std::string> env;    // added to the task's environment, "KEY=VALUE"
+  std::vector<std::string> dirs;   // created (mode 0700) before the files
+  std::vector<ServiceFile> files;  // written before it starts
   enum class Probe { kHttp, kSshBanner } probe = Probe::kHttp;
   std::string probe_path;  // kHttp: what to GET; any answer below 400 means ready
   std::string login_user;  // shells: the account sshd accepts logins for

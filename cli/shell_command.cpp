@@ -44,8 +44,8 @@ class TempDir {
 
 Status WritePrivate(const std::string& path, const std::string& content) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
-                                         std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   file << content;
   file.close();
   if (!file) return Status::IOError("cannot write " + path);
@@ -80,17 +80,18 @@ Result<std::string> SessionToken(const std::string& master_url) {
       store["masters"].contains(master_url)) {
     master = &store["masters"][master_url];
   }
-  if (master != nullptr && master->is_object() && master->contains("active_user") &&
-      (*master)["active_user"].is_string() && master->contains("tokens")) {
-    const std::string user = (*master)["active_user"];
+  if (master != nullptr && master->is_object() && master->contains("tokens") &&
+      (*master)["tokens"].is_object()) {
     const json& tokens = (*master)["tokens"];
-    if (tokens.is_object() && tokens.contains(user) && tokens[user].is_string()) {
-      return tokens[user].get<std::string>();
-    }
+    // The user det acts as: its active user, else $DET_USER, else the only one it has a token of.
+    std::string user = master->contains("active_user") && (*master)["active_user"].is_string()
+                           ? (*master)["active_user"].get<std::string>()
+                           : Env("DET_USER");
+    if (user.empty() && tokens.size() == 1) user = tokens.begin().key();
+    if (tokens.contains(user) && tokens[user].is_string()) return tokens[user].get<std::string>();
   }
   return Status::Unauthenticated("not logged in to " + master_url +
-                                 ": set CAIRN_TOKEN or run 'det -m " + master_url +
-                                 " user login'");
+                                 ": set CAIRN_TOKEN or run 'det -m " + master_url + " user login'");
 }
 
 ShellCommand::ShellCommand(CLI::App& cairn) {
@@ -195,13 +196,20 @@ int ShellCommand::Ssh(std::ostream& err) {
   const std::string user = shell["agentUserGroup"].value("user", "root");
   std::vector<std::string> argv = {
       "ssh",
-      "-o", "ProxyCommand=" + self + " shell tunnel --master " + url + " " + task_id_,
-      "-o", "HostKeyAlias=" + alias,
-      "-o", "UserKnownHostsFile=" + known_hosts,
-      "-o", std::string("StrictHostKeyChecking=") + (host_key.empty() ? "no" : "yes"),
-      "-o", "IdentitiesOnly=yes",
-      "-o", "LogLevel=ERROR",
-      "-i", key_file,
+      "-o",
+      "ProxyCommand=" + self + " shell tunnel --master " + url + " " + task_id_,
+      "-o",
+      "HostKeyAlias=" + alias,
+      "-o",
+      "UserKnownHostsFile=" + known_hosts,
+      "-o",
+      std::string("StrictHostKeyChecking=") + (host_key.empty() ? "no" : "yes"),
+      "-o",
+      "IdentitiesOnly=yes",
+      "-o",
+      "LogLevel=ERROR",
+      "-i",
+      key_file,
       user + "@" + alias};
   argv.insert(argv.end(), ssh_arguments_.begin(), ssh_arguments_.end());
   // The tunnel (ssh's child) finds the token in its environment, never on a command line.
@@ -222,7 +230,8 @@ int ShellCommand::Ssh(std::ostream& err) {
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) {
-    if (WEXITSTATUS(status) == 127) err << "cairn shell ssh: ssh is not installed (openssh-client)\n";
+    if (WEXITSTATUS(status) == 127)
+      err << "cairn shell ssh: ssh is not installed (openssh-client)\n";
     return WEXITSTATUS(status);
   }
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

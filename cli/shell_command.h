@@ -38,7 +38,8 @@ class ShellCommand {
 std::string MasterUrl(const std::string& flag);
 // The user's session token for `master_url`: CAIRN_TOKEN, else the active user's token in
 // Determined's login cache ($DET_DEBUG_CONFIG_PATH, $XDG_CONFIG_HOME or ~/.config,
-// determined/auth.json). Unauthenticated when there is none.
+// determined/auth.json): its active user's, else $DET_USER's, else its only user's.
+// Unauthenticated when there is none.
 Result<std::string> SessionToken(const std::string& master_url);
 
 }  // namespace cairn::cli

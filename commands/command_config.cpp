@@ -143,13 +143,14 @@ Status ParseInteractive(const MapFields& map, events::TaskType type, CommandConf
   if (auto field = map.Get("notebook_idle_type")) {
     if (type != events::TASK_TYPE_NOTEBOOK) return fields::Invalid(*field, "is for notebooks");
     // Every kind counts the same activity here: proxied traffic and the kernels' own.
-    CAIRN_ASSIGN_OR_RETURN(std::string kind,
-                           fields::ReadChoice(*field, {"kernels_or_terminals", "kernel_connections",
-                                                       "activity"}));
+    CAIRN_ASSIGN_OR_RETURN(
+        std::string kind,
+        fields::ReadChoice(*field, {"kernels_or_terminals", "kernel_connections", "activity"}));
     out.effective["notebook_idle_type"] = kind;
   }
   if (auto field = map.Get("tensorboard_args")) {
-    if (type != events::TASK_TYPE_TENSORBOARD) return fields::Invalid(*field, "is for TensorBoards");
+    if (type != events::TASK_TYPE_TENSORBOARD)
+      return fields::Invalid(*field, "is for TensorBoards");
     CAIRN_ASSIGN_OR_RETURN(auto arguments, fields::ReadStringList(*field, "a list of strings"));
     for (const auto& argument : arguments) out.spec.add_tensorboard_args(argument);
     out.effective["tensorboard_args"] = arguments;
@@ -196,12 +197,12 @@ Result<CommandConfig> ParseTaskConfig(const json& config, events::TaskType type)
   CAIRN_ASSIGN_OR_RETURN(YAML::Node node, JsonToYamlNode(config, "config"));
   // A JSON body: paths, no lines.
   const Field top{node, "config", 0, ""};
-  CAIRN_ASSIGN_OR_RETURN(MapFields map, MapFields::Read(top, command ? "a map with an entrypoint"
-                                                                      : "a map"));
+  CAIRN_ASSIGN_OR_RETURN(MapFields map,
+                         MapFields::Read(top, command ? "a map with an entrypoint" : "a map"));
   const char* kLater = "not supported by Cairn yet";
-  std::set<std::string> known = {"description", "resources",          "environment",
-                                    "work_dir",    "idle_timeout",       "notebook_idle_type",
-                                    "tensorboard_args"};
+  std::set<std::string> known = {"description",     "resources",    "environment",
+                                 "work_dir",        "idle_timeout", "notebook_idle_type",
+                                 "tensorboard_args"};
   std::vector<fields::Refused> refused = {
       {"bind_mounts", kLater}, {"debug", kLater}, {"pbs", kLater}, {"slurm", kLater}};
   if (command) {

@@ -247,8 +247,7 @@ Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent&
 
 // The task of an allocation an agent reports on, when the report is about its current
 // allocation on that agent.
-Result<const TaskRecord*> ReportedTask(const DecisionState& state,
-                                       const std::string& allocation_id,
+Result<const TaskRecord*> ReportedTask(const DecisionState& state, const std::string& allocation_id,
                                        const std::string& task_id, const std::string& agent_id) {
   auto it = state.allocation_to_task.find(allocation_id);
   if (it == state.allocation_to_task.end()) {
@@ -270,8 +269,8 @@ Result<const TaskRecord*> ReportedTask(const DecisionState& state,
 }
 
 Result<Decision> DecideReady(const DecisionState& state, const ReportTaskReady& report) {
-  CAIRN_ASSIGN_OR_RETURN(const TaskRecord* task,
-                         ReportedTask(state, report.allocation_id, report.task_id, report.agent_id));
+  CAIRN_ASSIGN_OR_RETURN(const TaskRecord* task, ReportedTask(state, report.allocation_id,
+                                                              report.task_id, report.agent_id));
   if (!IsInteractiveTask(task->spec.task_type())) {
     return Status::InvalidArgument("task " + task->task_id +
                                    " is not a notebook, shell or TensorBoard: it has no service");
@@ -295,8 +294,8 @@ Result<Decision> DecideReady(const DecisionState& state, const ReportTaskReady& 
 }
 
 Result<Decision> DecideStarted(const DecisionState& state, const ReportTaskStarted& report) {
-  CAIRN_ASSIGN_OR_RETURN(const TaskRecord* reported,
-                         ReportedTask(state, report.allocation_id, report.task_id, report.agent_id));
+  CAIRN_ASSIGN_OR_RETURN(const TaskRecord* reported, ReportedTask(state, report.allocation_id,
+                                                                  report.task_id, report.agent_id));
   const TaskRecord& task = *reported;
   if (task.started) return NoChange(task.task_id);
   events::Envelope event;

@@ -383,7 +383,8 @@ void Apply(DecisionState& state, const events::Envelope& event) {
     }
     case events::Envelope::kTaskReady: {
       auto it = state.tasks.find(event.task_ready().task_id());
-      if (it == state.tasks.end() || it->second.allocation_id != event.task_ready().allocation_id() ||
+      if (it == state.tasks.end() ||
+          it->second.allocation_id != event.task_ready().allocation_id() ||
           !it->second.holds_allocation()) {
         break;
       }

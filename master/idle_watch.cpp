@@ -103,7 +103,8 @@ std::vector<std::string> IdleWatch::CheckOnce(std::chrono::steady_clock::time_po
       // First seen now: its clock starts now (after a master restart too).
       auto [it, inserted] = last_activity_.emplace(task.task_id, now);
       kept.insert(*it);
-      if (task.timeout_seconds > 0 && now - it->second >= std::chrono::seconds(task.timeout_seconds)) {
+      if (task.timeout_seconds > 0 &&
+          now - it->second >= std::chrono::seconds(task.timeout_seconds)) {
         idle.push_back(task);
       }
     }
@@ -120,8 +121,8 @@ std::vector<std::string> IdleWatch::CheckOnce(std::chrono::steady_clock::time_po
         continue;
       }
     }
-    const std::string reason = "idle: no activity for " + std::to_string(task.timeout_seconds) +
-                               " s (idle_timeout)";
+    const std::string reason =
+        "idle: no activity for " + std::to_string(task.timeout_seconds) + " s (idle_timeout)";
     commands::CommandMeta meta{"system:idle-watch", NewUuid(), "", NowUnixMicros()};
     auto outcome = loop_->Execute(commands::KillTask{task.task_id, reason}, meta);
     if (!outcome.ok()) {

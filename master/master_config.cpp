@@ -199,12 +199,12 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
   if (root.IsNull())
     return Status::InvalidArgument(source_name + ": empty config; data_dir is required");
   if (!root.IsMap()) return Status::InvalidArgument(source_name + ": expected a map at the top");
-  CAIRN_RETURN_IF_ERROR(CheckKeys(
-      source_name, root, "",
-      {"port", "listen_address", "data_dir", "log", "cluster_name", "agent_timeout_seconds",
-       "notebook_timeout", "tensorboard_timeout",
-       "max_request_body_bytes", "resource_manager", "resource_pools", "scheduler", "provisioner",
-       "task_container_defaults", "security", "snapshots", "web"}));
+  CAIRN_RETURN_IF_ERROR(
+      CheckKeys(source_name, root, "",
+                {"port", "listen_address", "data_dir", "log", "cluster_name",
+                 "agent_timeout_seconds", "notebook_timeout", "tensorboard_timeout",
+                 "max_request_body_bytes", "resource_manager", "resource_pools", "scheduler",
+                 "provisioner", "task_container_defaults", "security", "snapshots", "web"}));
   if (root["port"]) {
     CAIRN_ASSIGN_OR_RETURN(int port, Scalar<int>(source_name, root["port"], "port", "an integer"));
     if (port < 0 || port > 65535) {
@@ -238,8 +238,9 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
           ": must be between 0.5 and 86400 seconds");
     }
   }
-  for (auto [key, seconds] : {std::pair{"notebook_timeout", &config.notebook_timeout_seconds},
-                              std::pair{"tensorboard_timeout", &config.tensorboard_timeout_seconds}}) {
+  for (auto [key, seconds] :
+       {std::pair{"notebook_timeout", &config.notebook_timeout_seconds},
+        std::pair{"tensorboard_timeout", &config.tensorboard_timeout_seconds}}) {
     if (!root[key]) continue;
     CAIRN_ASSIGN_OR_RETURN(*seconds,
                            Scalar<int64_t>(source_name, root[key], key, "a number of seconds"));

@@ -229,9 +229,8 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
     // Nothing of a next request read yet: wait for one, but not forever. Stop() shuts the
     // socket down, which ends the wait too.
     if (buffer.size() == 0) transport.AwaitNextRequest();
-    RequestParser parser(
-        {options.max_header_bytes, options.max_body_bytes, options.json_body_limits,
-         options.json_body_exempt_prefix});
+    RequestParser parser({options.max_header_bytes, options.max_body_bytes,
+                          options.json_body_limits, options.json_body_exempt_prefix});
     ReadRequest(stream, buffer, parser, ec);
     if (parser.state() == ParseState::kHeaderTooLarge) {
       auto res = SimpleResponse(431, "request header fields too large", false);

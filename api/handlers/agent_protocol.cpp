@@ -167,8 +167,8 @@ http::Response AllocationReport(Call& call, AllocationEvent what) {
     for (const Status* s : {&host.status(), &port.status(), &user.status()}) {
       if (!s->ok()) return Error(*s);
     }
-    command = commands::ReportTaskReady{allocation_id, *task_id, *agent_id, *host,
-                                        static_cast<int32_t>(port->value_or(0)), *user};
+    command = commands::ReportTaskReady{
+        allocation_id, *task_id, *agent_id, *host, static_cast<int32_t>(port->value_or(0)), *user};
   } else {
     auto exit_code = GetInt32(*body, "exitCode", "exitCode");
     auto signal = GetInt32(*body, "signal", "signal");
@@ -198,7 +198,9 @@ http::Response AllocationReport(Call& call, AllocationEvent what) {
 http::Response AllocationStarted(Call& call) {
   return AllocationReport(call, AllocationEvent::kStarted);
 }
-http::Response AllocationReady(Call& call) { return AllocationReport(call, AllocationEvent::kReady); }
+http::Response AllocationReady(Call& call) {
+  return AllocationReport(call, AllocationEvent::kReady);
+}
 http::Response AllocationExited(Call& call) {
   return AllocationReport(call, AllocationEvent::kExited);
 }

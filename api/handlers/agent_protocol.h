@@ -15,7 +15,7 @@ http::Response AllocationStarted(Call& call);  // POST /api/v1/allocations/{id}/
 http::Response AllocationExited(Call& call);
 // POST /api/v1/allocations/{id}/ready {taskId, agentId, serviceHost, servicePort, serviceUser}:
 // an interactive task's service answers.
-http::Response AllocationReady(Call& call);   // POST /api/v1/allocations/{id}/exited
-http::Response PostTaskLogs(Call& call);       // POST /api/v1/task/logs
+http::Response AllocationReady(Call& call);  // POST /api/v1/allocations/{id}/exited
+http::Response PostTaskLogs(Call& call);     // POST /api/v1/task/logs
 
 }  // namespace cairn::api

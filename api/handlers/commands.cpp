@@ -50,9 +50,9 @@ Result<json> CommandConfigWithTemplate(Call& call, const json& body) {
 
 }  // namespace
 
-Result<LaunchedTask> LaunchTaskOfBody(Call& call, const json& body, events::TaskType type,
-                                      const std::vector<std::string>& extra_keys,
-                                      const std::function<Status(commands::SubmitTask&)>& complete) {
+Result<LaunchedTask> LaunchTaskOfBody(
+    Call& call, const json& body, events::TaskType type, const std::vector<std::string>& extra_keys,
+    const std::function<Status(commands::SubmitTask&)>& complete) {
   std::set<std::string> known = {"config", "templateName", "template_name", "files",
                                  "data",   "workspaceId",  "force",         "preview"};
   known.insert(extra_keys.begin(), extra_keys.end());

@@ -14,8 +14,8 @@ namespace cairn::api {
 http::Response LaunchCommand(Call& call);  // POST /api/v1/commands
 // GET /api/v1/commands[?offset=&limit=&orderBy=ORDER_BY_DESC (newest first)&users=&workspaceId=]
 http::Response ListCommands(Call& call);
-http::Response GetCommand(Call& call);     // GET /api/v1/commands/{id}
-http::Response KillCommand(Call& call);    // POST /api/v1/commands/{id}/kill
+http::Response GetCommand(Call& call);   // GET /api/v1/commands/{id}
+http::Response KillCommand(Call& call);  // POST /api/v1/commands/{id}/kill
 // POST /api/v1/{commands,notebooks,shells,tensorboards}/{id}/set_priority
 http::Response SetCommandPriority(Call& call);
 http::Response SetNotebookPriority(Call& call);
@@ -29,8 +29,7 @@ struct LaunchedTask {
   views::TaskView task;
   uint64_t offset = 0;
 };
-Result<LaunchedTask> LaunchTaskOfBody(Call& call, const nlohmann::json& body,
-                                      events::TaskType type,
+Result<LaunchedTask> LaunchTaskOfBody(Call& call, const nlohmann::json& body, events::TaskType type,
                                       const std::vector<std::string>& extra_keys,
                                       const std::function<Status(commands::SubmitTask&)>& complete);
 

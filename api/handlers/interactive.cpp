@@ -36,7 +36,8 @@ std::string ServiceAddress(const std::string& task_id) { return "/proxy/" + task
 json NtscJson(Call& call, const views::TaskView& task) {
   json out = CommandJson(task, call.UserIdOf(task.user()));
   out["cairn"]["ready"] = task.ready();
-  if (task.idle_timeout_seconds() > 0) out["cairn"]["idleTimeoutSeconds"] = task.idle_timeout_seconds();
+  if (task.idle_timeout_seconds() > 0)
+    out["cairn"]["idleTimeoutSeconds"] = task.idle_timeout_seconds();
   switch (task.task_type()) {
     case events::TASK_TYPE_NOTEBOOK:
       out["serviceAddress"] = ServiceAddress(task.task_id());
@@ -57,15 +58,15 @@ json NtscJson(Call& call, const views::TaskView& task) {
       const std::string& agent_token = call.services().agent_token;
       if (agent_token.empty()) break;
       // The host's public key (not a secret), so that ssh can check it is the task's sshd.
-      auto host = SshKeyPairFromSeed(
-          DeriveTaskSecret(agent_token, kShellHostKeyPurpose, task.task_id()),
-          "cairn-host-" + task.task_id());
+      auto host =
+          SshKeyPairFromSeed(DeriveTaskSecret(agent_token, kShellHostKeyPurpose, task.task_id()),
+                             "cairn-host-" + task.task_id());
       if (host.ok()) out["cairn"]["hostPublicKey"] = host->public_key;
       // The key pair is the owner's alone: not even an admin gets it.
       if (call.user().username == task.user()) {
-        auto keys = SshKeyPairFromSeed(
-            DeriveTaskSecret(agent_token, kShellUserKeyPurpose, task.task_id()),
-            "cairn-shell-" + task.task_id());
+        auto keys =
+            SshKeyPairFromSeed(DeriveTaskSecret(agent_token, kShellUserKeyPurpose, task.task_id()),
+                               "cairn-shell-" + task.task_id());
         if (keys.ok()) {
           out["privateKey"] = keys->private_key;
           out["publicKey"] = keys->public_key;
@@ -92,10 +93,11 @@ Result<views::TaskView> LoadKind(Call& call, const Kind& kind, const std::string
 // (<storage>/tensorboard/experiment/<id>[/trial/<id>]).
 Status AddLogdirs(Call& call, const json& body, commands::SubmitTask& submit) {
   std::vector<int64_t> experiment_ids, trial_ids;
-  for (auto [key, ids] : {std::pair{"experimentIds", &experiment_ids},
-                          std::pair{"trialIds", &trial_ids}}) {
+  for (auto [key, ids] :
+       {std::pair{"experimentIds", &experiment_ids}, std::pair{"trialIds", &trial_ids}}) {
     if (!Present(body, key)) continue;
-    if (!body.at(key).is_array()) return Status::InvalidArgument(std::string(key) + ": a list of ids");
+    if (!body.at(key).is_array())
+      return Status::InvalidArgument(std::string(key) + ": a list of ids");
     for (const auto& id : body.at(key)) {
       if (!id.is_number_integer() || id.get<int64_t>() <= 0) {
         return Status::InvalidArgument(std::string(key) + ": a list of positive ids");
@@ -111,7 +113,8 @@ Status AddLogdirs(Call& call, const json& body, commands::SubmitTask& submit) {
         "a TensorBoard needs experimentIds or trialIds: the experiments whose metrics it shows");
   }
   auto storage_of = [&](const views::ExperimentView& experiment) -> Result<std::string> {
-    CAIRN_ASSIGN_OR_RETURN(auto config, experiments::ParseExperimentConfig(experiment.config_json()));
+    CAIRN_ASSIGN_OR_RETURN(auto config,
+                           experiments::ParseExperimentConfig(experiment.config_json()));
     std::string root = experiments::CheckpointDirectory(config);
     if (root.empty()) {
       return Status::FailedPrecondition("experiment " + std::to_string(experiment.experiment_id()) +
@@ -144,7 +147,8 @@ Status AddLogdirs(Call& call, const json& body, commands::SubmitTask& submit) {
     for (int64_t id : trial_ids) trials += (trials.empty() ? "" : ", ") + std::to_string(id);
     std::string description = "TensorBoard (";
     if (!what.empty()) description += "Experiments " + what;
-    if (!trials.empty()) description += (what.empty() ? "" : "; ") + std::string("Trials ") + trials;
+    if (!trials.empty())
+      description += (what.empty() ? "" : "; ") + std::string("Trials ") + trials;
     submit.spec.set_description(description + ")");
   }
   return Status::Ok();
@@ -252,11 +256,21 @@ std::string CookiesWithoutProxyToken(const std::string& header) {
 }  // namespace
 
 std::string UpstreamRequest(const http::Request& request, const std::string& authorization) {
-  static const std::set<std::string> kDropped = {
-      "authorization", "connection",        "keep-alive", "proxy-connection",
-      "te",            "trailer",           "transfer-encoding", "content-length",
-      "upgrade",       "proxy-authorization", "cookie",     "x-forwarded-for",
-      "x-forwarded-host", "x-forwarded-proto", "expect"};
+  static const std::set<std::string> kDropped = {"authorization",
+                                                 "connection",
+                                                 "keep-alive",
+                                                 "proxy-connection",
+                                                 "te",
+                                                 "trailer",
+                                                 "transfer-encoding",
+                                                 "content-length",
+                                                 "upgrade",
+                                                 "proxy-authorization",
+                                                 "cookie",
+                                                 "x-forwarded-for",
+                                                 "x-forwarded-host",
+                                                 "x-forwarded-proto",
+                                                 "expect"};
   const bool websocket = [&] {
     std::string upgrade = request.Header("upgrade");
     std::transform(upgrade.begin(), upgrade.end(), upgrade.begin(), ::tolower);
@@ -285,7 +299,8 @@ std::string UpstreamRequest(const http::Request& request, const std::string& aut
   }
   const std::string client = request.remote_address.substr(0, request.remote_address.rfind(':'));
   if (!client.empty()) head += "x-forwarded-for: " + client + "\r\n";
-  if (!request.Header("host").empty()) head += "x-forwarded-host: " + request.Header("host") + "\r\n";
+  if (!request.Header("host").empty())
+    head += "x-forwarded-host: " + request.Header("host") + "\r\n";
   head += "\r\n";
   return head + request.body;
 }

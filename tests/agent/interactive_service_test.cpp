@@ -70,10 +70,10 @@ TEST(InteractiveServiceTest, AShellRunsItsOwnSshdWithTheTasksKeysOnly) {
     EXPECT_EQ(file.mode, 0600) << file.path;
     files[file.path] = file.content;
   }
-  auto user_key = SshKeyPairFromSeed(
-      DeriveTaskSecret("agent-secret", kShellUserKeyPurpose, "sh-1"), "cairn-shell-sh-1");
-  auto host_key = SshKeyPairFromSeed(
-      DeriveTaskSecret("agent-secret", kShellHostKeyPurpose, "sh-1"), "cairn-host-sh-1");
+  auto user_key = SshKeyPairFromSeed(DeriveTaskSecret("agent-secret", kShellUserKeyPurpose, "sh-1"),
+                                     "cairn-shell-sh-1");
+  auto host_key = SshKeyPairFromSeed(DeriveTaskSecret("agent-secret", kShellHostKeyPurpose, "sh-1"),
+                                     "cairn-host-sh-1");
   ASSERT_TRUE(user_key.ok() && host_key.ok());
   EXPECT_EQ(files["/work/sh/.cairn-sshd/authorized_keys"], user_key->public_key + "\n");
   EXPECT_EQ(files["/work/sh/.cairn-sshd/host_key"], host_key->private_key);
@@ -83,8 +83,8 @@ TEST(InteractiveServiceTest, AShellRunsItsOwnSshdWithTheTasksKeysOnly) {
     EXPECT_NE(config.find(line), std::string::npos) << line;
   }
   // Another task gets other keys.
-  auto other = PlanService(SpecOf(events::TASK_TYPE_SHELL), "sh-2", settings, "agent-secret",
-                           2222, "/work/sh", "alice");
+  auto other = PlanService(SpecOf(events::TASK_TYPE_SHELL), "sh-2", settings, "agent-secret", 2222,
+                           "/work/sh", "alice");
   ASSERT_TRUE(other.ok());
   EXPECT_NE(other->files[1].content, plan->files[1].content);
 }
@@ -107,7 +107,8 @@ TEST(InteractiveServiceTest, ATensorboardServesTheExperimentsEventDirectories) {
                                       "--host", "127.0.0.1", "--port", "6006", "--path_prefix",
                                       "/proxy/tb-1", "--reload_interval=1"}));
   EXPECT_EQ(plan->probe_path, "/proxy/tb-1/");
-  EXPECT_FALSE(PlanService(SpecOf(events::TASK_TYPE_COMMAND), "c", settings, "", 1, "/w", "a").ok());
+  EXPECT_FALSE(
+      PlanService(SpecOf(events::TASK_TYPE_COMMAND), "c", settings, "", 1, "/w", "a").ok());
 }
 
 // A listener that answers each connection with `answer` once, on its own thread: after the
@@ -156,23 +157,29 @@ TEST(InteractiveServiceTest, TheProbeWaitsForAnAnswerAndStopsWhenTheTaskEnds) {
   http.probe_path = "/proxy/x/api";
   OneShotServer ok("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
   const auto soon = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  EXPECT_TRUE(AwaitService(http, "127.0.0.1", ok.port(), [] { return false; }, soon).ok());
+  EXPECT_TRUE(AwaitService(
+                  http, "127.0.0.1", ok.port(), [] { return false; }, soon)
+                  .ok());
   OneShotServer refusing("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
   std::atomic<int> probes{0};
   // The task "ends" after three probes: the wait gives up with Unavailable.
-  Status ended = AwaitService(http, "127.0.0.1", refusing.port(), [&] { return ++probes > 3; },
-                              soon, std::chrono::milliseconds(1));
+  Status ended = AwaitService(
+      http, "127.0.0.1", refusing.port(), [&] { return ++probes > 3; }, soon,
+      std::chrono::milliseconds(1));
   EXPECT_EQ(ended.code(), StatusCode::kUnavailable);
   EXPECT_EQ(probes.load(), 4);
 
   ServicePlan ssh;
   ssh.probe = ServicePlan::Probe::kSshBanner;
   OneShotServer sshd("SSH-2.0-OpenSSH_9.2\r\n", /*speaks_first=*/true);
-  EXPECT_TRUE(AwaitService(ssh, "127.0.0.1", sshd.port(), [] { return false; }, soon).ok());
+  EXPECT_TRUE(AwaitService(
+                  ssh, "127.0.0.1", sshd.port(), [] { return false; }, soon)
+                  .ok());
   // Something else that speaks first is not sshd: never ready, until the deadline.
   OneShotServer other("220 smtp ready\r\n", /*speaks_first=*/true);
-  Status timed_out = AwaitService(ssh, "127.0.0.1", other.port(), [] { return false; },
-                                  std::chrono::steady_clock::now(), std::chrono::milliseconds(1));
+  Status timed_out = AwaitService(
+      ssh, "127.0.0.1", other.port(), [] { return false; }, std::chrono::steady_clock::now(),
+      std::chrono::milliseconds(1));
   EXPECT_EQ(timed_out.code(), StatusCode::kDeadlineExceeded);
   auto port = FreePort("127.0.0.1");
   ASSERT_TRUE(port.ok());

@@ -68,7 +68,8 @@ class InteractiveApiTest : public ApiTest {
                                {"servicePort", port},
                                {"serviceUser", user}}
                               .dump());
-    CallJson("GET", "/api/v1/tasks/" + task_id + "?minOffset=" + ready["offset"].get<std::string>());
+    CallJson("GET",
+             "/api/v1/tasks/" + task_id + "?minOffset=" + ready["offset"].get<std::string>());
   }
 
   http::ClientResponse Proxy(const std::string& target, std::map<std::string, std::string> headers,
@@ -82,9 +83,10 @@ class InteractiveApiTest : public ApiTest {
   std::string CreateUser(const std::string& name) {
     const std::string caller = token_;
     LoginAs("admin");
-    CallJson("POST", "/api/v1/users",
-             json{{"user", {{"username", name}, {"active", true}}}, {"password", ""}, {"isHashed", true}}
-                 .dump());
+    CallJson(
+        "POST", "/api/v1/users",
+        json{{"user", {{"username", name}, {"active", true}}}, {"password", ""}, {"isHashed", true}}
+            .dump());
     LoginAs(name);
     const std::string session = token_;
     token_ = caller;
@@ -205,11 +207,12 @@ TEST_F(InteractiveApiTest, ATensorboardNeedsExperimentsItCanSeeAndIsAnAuxTask) {
   json launched = Launch("tensorboards", {{"experimentIds", {experiment}}});
   const json& tensorboard = launched["tensorboard"];
   EXPECT_EQ(tensorboard["experimentIds"], json::array({experiment}));
-  EXPECT_EQ(tensorboard["description"], "TensorBoard (Experiments " + std::to_string(experiment) + ")");
+  EXPECT_EQ(tensorboard["description"],
+            "TensorBoard (Experiments " + std::to_string(experiment) + ")");
   EXPECT_EQ(launched["config"]["resources"]["slots"], 0);
   // Entrypoints are the agent's to choose.
-  auto with_entrypoint = Call("POST", "/api/v1/notebooks",
-                              R"({"config": {"entrypoint": ["sh", "-c", "evil"]}})");
+  auto with_entrypoint =
+      Call("POST", "/api/v1/notebooks", R"({"config": {"entrypoint": ["sh", "-c", "evil"]}})");
   EXPECT_EQ(with_entrypoint.status, 501) << with_entrypoint.body;
 }
 
@@ -229,10 +232,10 @@ TEST(UpstreamRequestTest, PassesTheRequestOnWithoutTheCallersCredentials) {
   EXPECT_EQ(head.rfind("POST /proxy/t1/api/kernels?x=1 HTTP/1.1\r\n", 0), 0u) << head;
   EXPECT_EQ(head.find("secret-session"), std::string::npos) << head;
   EXPECT_EQ(head.find("chunked"), std::string::npos);
-  for (const char* line : {"authorization: token jupyter\r\n", "cookie: _xsrf=k\r\n",
-                           "connection: close\r\n", "content-length: 2\r\n",
-                           "content-type: application/json\r\n", "host: master:8080\r\n",
-                           "x-forwarded-for: 10.0.0.9\r\n"}) {
+  for (const char* line :
+       {"authorization: token jupyter\r\n", "cookie: _xsrf=k\r\n", "connection: close\r\n",
+        "content-length: 2\r\n", "content-type: application/json\r\n", "host: master:8080\r\n",
+        "x-forwarded-for: 10.0.0.9\r\n"}) {
     EXPECT_NE(head.find(line), std::string::npos) << line << " in " << head;
   }
   EXPECT_EQ(head.substr(head.size() - 6), "\r\n\r\n{}");

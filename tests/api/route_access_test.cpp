@@ -132,7 +132,7 @@ TEST_F(RouteAccessTest, EachCallerGetsPastTheCheckOnItsOwnRoutes) {
     passed.insert(AccessName(route.access));
   }
   EXPECT_EQ(passed, (std::set<std::string>{"user", "user or agent", "agent", "allocation",
-                                            "user (token or proxy cookie)"}));
+                                           "user (token or proxy cookie)"}));
 }
 
 TEST_F(RouteAccessTest, AnEndedSessionIsRefusedAtOnce) {

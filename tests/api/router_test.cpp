@@ -103,11 +103,18 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
     const std::string pattern = route.pattern;
     SCOPED_TRACE(std::string(route.method) + " " + pattern);
     // Determined's CLI downloads a checkpoint through the master at /checkpoints/{uuid};
-    // Prometheus scrapes /metrics; the web UI is "/" and its files under /ui/.
-    const bool web_ui = pattern == "/" || pattern.rfind("/ui/", 0) == 0;
+    // Prometheus scrapes /metrics; the web UI is "/" and its files under /ui/; notebooks,
+    // shells and TensorBoards are at Determined's /proxy/{id}/, and its CLI opens them at
+    // /det/interactive/.
+    const bool web_ui = pattern == "/" || pattern.rfind("/ui/", 0) == 0 ||
+                        pattern.rfind("/det/interactive/", 0) == 0;
+    const bool proxy = pattern.rfind("/proxy/{id}", 0) == 0;
     EXPECT_EQ(pattern.rfind("/api/v1/", 0) == 0 || pattern == "/info" ||
-                  pattern == "/checkpoints/{uuid}" || pattern == "/metrics" || web_ui,
+                  pattern == "/checkpoints/{uuid}" || pattern == "/metrics" || web_ui || proxy,
               true);
+    if (proxy) {
+      EXPECT_EQ(route.access, Access::kProxyUser);
+    }
     // A browser loads the UI before anyone has logged in; its data comes from the API.
     if (web_ui) {
       EXPECT_EQ(route.access, Access::kPublic);
@@ -116,7 +123,8 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
     if (route.access == Access::kPublic) public_routes.insert(pattern);
     const bool harness = pattern.rfind("/api/v1/allocations/{id}/", 0) == 0 &&
                          pattern != "/api/v1/allocations/{id}/started" &&
-                         pattern != "/api/v1/allocations/{id}/exited";
+                         pattern != "/api/v1/allocations/{id}/exited" &&
+                         pattern != "/api/v1/allocations/{id}/ready";
     if (harness) {
       EXPECT_EQ(route.access, Access::kAllocation);
     }
@@ -128,7 +136,8 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
   // What the CLI reads before it logs in (its version check), the login itself, and the web
   // UI's page and files.
   EXPECT_EQ(public_routes, (std::set<std::string>{"/info", "/api/v1/master", "/api/v1/auth/login",
-                                                  "/", "/ui/{rest...}", "/ui/vendor/chart.js"}));
+                                                  "/", "/ui/{rest...}", "/ui/vendor/chart.js",
+                                                  "/det/interactive/{rest...}"}));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "commands/decision_state.h"
 #include "commands/scheduler/scheduler.h"
 #include "events.pb.h"
+#include "events/envelope_util.h"
 
 namespace cairn::commands::testing {
 
@@ -44,7 +45,8 @@ inline SubmitTask Submission(const std::string& task_id, const Ask& ask) {
   submit.task_id = task_id;
   submit.job_id = ask.job;
   submit.spec.set_task_type(ask.type);
-  submit.spec.add_entrypoint("true");
+  // A notebook's, shell's or TensorBoard's program is the agent's: it takes no entrypoint.
+  if (!IsInteractiveTask(ask.type)) submit.spec.add_entrypoint("true");
   submit.resources.set_slots(ask.slots);
   submit.resources.set_priority(ask.priority);
   submit.resources.set_weight(ask.weight);

@@ -192,6 +192,7 @@ TEST_F(DeciderTest, AnInteractiveTaskIsReadyOnceItsServiceAnswers) {
   RegisterAgent("a1", 1);
   SubmitTask notebook = testing::Submission("nb", {.type = events::TASK_TYPE_NOTEBOOK});
   // The agent chooses a notebook's program: one given by the user is refused.
+  notebook.spec.add_entrypoint("sh");
   EXPECT_EQ(Run(notebook).status().code(), StatusCode::kInvalidArgument);
   notebook.spec.clear_entrypoint();
   ASSERT_TRUE(Run(notebook).ok());

@@ -59,7 +59,8 @@ class Cluster {
   ChildProcess& master() { return *master_; }
   void StopMaster(int signal_number);
   // `extra_args` go to cairn-agent after the fixture's own (e.g. --tensorboard-command).
-  void StartAgent(const std::string& id, int slots, const std::vector<std::string>& extra_args = {});
+  void StartAgent(const std::string& id, int slots,
+                  const std::vector<std::string>& extra_args = {});
   ChildProcess& agent(size_t index) { return *agents_[index]; }
   pid_t master_pid() const { return master_->pid(); }
 

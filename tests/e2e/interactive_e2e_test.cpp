@@ -35,11 +35,11 @@ json WaitForExit(Cluster& cluster, const std::string& task_id) {
   });
 }
 
-http::ClientResponse Request(Cluster& cluster, const std::string& method,
-                             const std::string& target, const std::string& token,
-                             const std::string& body = "") {
-  http::Client client("127.0.0.1", static_cast<uint16_t>(std::stoi(
-                                       cluster.url().substr(cluster.url().rfind(':') + 1))));
+http::ClientResponse Request(Cluster& cluster, const std::string& method, const std::string& target,
+                             const std::string& token, const std::string& body = "") {
+  http::Client client(
+      "127.0.0.1",
+      static_cast<uint16_t>(std::stoi(cluster.url().substr(cluster.url().rfind(':') + 1))));
   std::map<std::string, std::string> headers;
   if (!token.empty()) headers["Authorization"] = "Bearer " + token;
   auto response = client.Request(method, target, body, headers);
@@ -75,8 +75,8 @@ class TextWebSocket {
     address.sin_port = htons(static_cast<uint16_t>(port));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return 0;
-    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" +
-                                std::to_string(port) +
+    const std::string request = "GET " + path +
+                                " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
                                 "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                                 "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer " +
@@ -139,11 +139,11 @@ std::string RunInKernel(Cluster& cluster, const std::string& notebook, const std
   EXPECT_EQ(kernel.status, 201) << kernel.body;
   const std::string kernel_id = json::parse(kernel.body, nullptr, false).value("id", "");
   TextWebSocket socket;
-  EXPECT_EQ(socket.Open(PortOf(cluster),
-                        "/proxy/" + notebook + "/api/kernels/" + kernel_id +
-                            "/channels?session_id=e2e",
-                        cluster.token()),
-            101);
+  EXPECT_EQ(
+      socket.Open(PortOf(cluster),
+                  "/proxy/" + notebook + "/api/kernels/" + kernel_id + "/channels?session_id=e2e",
+                  cluster.token()),
+      101);
   json request = {{"header",
                    {{"msg_id", "e2e-1"},
                     {"username", "e2e"},
@@ -237,7 +237,8 @@ TEST(InteractiveE2eTest, AnIdleNotebookIsEndedWithReasonIdle) {
   EXPECT_EQ(kill["actor"], "system:idle-watch");
   WaitForExit(cluster, id);
   bool explained = false;
-  for (const auto& line : cluster.RunCairn({"replay", "explain", id, "--data", cluster.data_dir()})) {
+  for (const auto& line :
+       cluster.RunCairn({"replay", "explain", id, "--data", cluster.data_dir()})) {
     explained = explained || line.find("idle: no activity for 2 s") != std::string::npos;
   }
   EXPECT_TRUE(explained) << "cairn replay explain shows why the notebook ended";
@@ -250,8 +251,8 @@ TEST(InteractiveE2eTest, SshThroughTheMasterRunsACommandOnTheAgent) {
   Cluster cluster;
   cluster.StartMaster();
   cluster.StartAgent("agent-1", 1);
-  auto launched =
-      Request(cluster, "POST", "/api/v1/shells", cluster.token(), json{{"config", json::object()}}.dump());
+  auto launched = Request(cluster, "POST", "/api/v1/shells", cluster.token(),
+                          json{{"config", json::object()}}.dump());
   ASSERT_EQ(launched.status, 200) << launched.body;
   const std::string id = json::parse(launched.body)["shell"]["id"];
   WaitForReady(cluster, id);
@@ -266,7 +267,8 @@ TEST(InteractiveE2eTest, SshThroughTheMasterRunsACommandOnTheAgent) {
     EXPECT_TRUE(process.ok());
     auto status = (*process)->Wait(std::chrono::seconds(60));
     EXPECT_TRUE(status.ok());
-    (void)(*process)->WaitForLine([](const std::string&) { return false; }, std::chrono::seconds(2));
+    (void)(*process)->WaitForLine([](const std::string&) { return false; },
+                                  std::chrono::seconds(2));
     return std::make_pair(status.ok() && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1,
                           (*process)->Lines());
   };

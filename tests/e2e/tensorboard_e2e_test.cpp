@@ -19,8 +19,8 @@ class TensorboardEndToEnd : public ExperimentEndToEnd {
 
   // Launches a TensorBoard over `experiment`; returns its id.
   std::string Launch(int64_t experiment) {
-    Reply launched = cluster_->Call("POST", "/api/v1/tensorboards",
-                                    json{{"experimentIds", {experiment}}});
+    Reply launched =
+        cluster_->Call("POST", "/api/v1/tensorboards", json{{"experimentIds", {experiment}}});
     EXPECT_EQ(launched.status, 200) << launched.body.dump();
     return launched.body["tensorboard"].value("id", "");
   }
@@ -28,9 +28,9 @@ class TensorboardEndToEnd : public ExperimentEndToEnd {
 
 TEST_F(TensorboardEndToEnd, ServesTheMetricsTheTrialReported) {
   StartMaster();
-  cluster_->StartAgent("agent-1", 1,
-                       {"--tensorboard-command",
-                        "python3 " + SourcePath("tests/tools/fake_tensorboard.py")});
+  cluster_->StartAgent(
+      "agent-1", 1,
+      {"--tensorboard-command", "python3 " + SourcePath("tests/tools/fake_tensorboard.py")});
   TrialOptions options;
   options.max_length = 200;
   const int64_t experiment = Create(SingleTrialConfig(options), Context());
@@ -57,15 +57,15 @@ TEST_F(TensorboardEndToEnd, ServesTheMetricsTheTrialReported) {
       if (!workload.contains(group)) continue;
       const int64_t step = Int(workload[group]["totalBatches"]);
       for (const auto& [name, value] : workload[group]["metrics"]["avgMetrics"].items()) {
-        if (value.is_number()) reported[std::string(group) + "/" + name][step] = value.get<double>();
+        if (value.is_number())
+          reported[std::string(group) + "/" + name][step] = value.get<double>();
       }
     }
   }
   ASSERT_TRUE(reported.count("validation/validation_loss")) << "the example reports it";
   for (const auto& [tag, points] : reported) {
-    auto scalars =
-        Get(prefix + "/data/plugin/scalars/scalars?run=" + http::PercentEncode(run) + "&tag=" +
-            http::PercentEncode(tag));
+    auto scalars = Get(prefix + "/data/plugin/scalars/scalars?run=" + http::PercentEncode(run) +
+                       "&tag=" + http::PercentEncode(tag));
     ASSERT_EQ(scalars.status, 200) << tag << ": " << scalars.body;
     std::map<int64_t, double> served;
     for (const auto& point : json::parse(scalars.body)) {
