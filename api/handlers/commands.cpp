@@ -130,12 +130,9 @@ http::Response LaunchCommand(Call& call) {
             launched->offset);
 }
 
-http::Response ListCommands(Call& call) {
-  auto paging = call.ReadPaging();
-  if (!paging.ok()) return Error(paging.status());
-  auto users = call.request().QueryParams("users");
-  const std::string workspace = call.request().QueryParam("workspaceId");
-  auto shown = [&](const views::TaskView& task) {
+std::function<bool(const views::TaskView&)> TaskListFilter(Call& call) {
+  return [&call, users = call.request().QueryParams("users"),
+          workspace = call.request().QueryParam("workspaceId")](const views::TaskView& task) {
     if (!call.CanView(task.workspace_id())) return false;
     if (!workspace.empty() &&
         workspace != std::to_string(WorkspaceOrUncategorized(task.workspace_id()))) {
@@ -143,6 +140,12 @@ http::Response ListCommands(Call& call) {
     }
     return users.empty() || std::find(users.begin(), users.end(), task.user()) != users.end();
   };
+}
+
+http::Response ListCommands(Call& call) {
+  auto paging = call.ReadPaging();
+  if (!paging.ok()) return Error(paging.status());
+  const auto shown = TaskListFilter(call);
   json list = json::array();
   if (paging->offset == 0 && paging->limit == 0) {
     auto tasks = call.services().projections->ListTasks();

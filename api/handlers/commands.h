@@ -22,6 +22,10 @@ http::Response SetNotebookPriority(Call& call);
 http::Response SetShellPriority(Call& call);
 http::Response SetTensorboardPriority(Call& call);
 
+// Whether a task belongs in the caller's list of tasks: one they may see, in ?workspaceId= and of
+// one of ?users= when those are given.
+std::function<bool(const views::TaskView&)> TaskListFilter(Call& call);
+
 // A task submitted from a launch request's body (config with its template, files, workspaceId,
 // force), of `type`, with the keys in `extra_keys` allowed besides; `complete` (may be empty)
 // adds to the submission before it is executed. Answers once the projections show the task.

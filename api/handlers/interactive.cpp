@@ -173,8 +173,7 @@ http::Response Launch(Call& call, const Kind& kind) {
 }
 
 http::Response List(Call& call, const Kind& kind) {
-  auto users = call.request().QueryParams("users");
-  const std::string workspace = call.request().QueryParam("workspaceId");
+  const auto shown = TaskListFilter(call);
   json list = json::array();
   Projections* projections = call.services().projections;
   Status read;
@@ -184,15 +183,7 @@ http::Response List(Call& call, const Kind& kind) {
       read = task.status();
       return false;
     }
-    if (!*task || !call.CanView((*task)->workspace_id())) return true;
-    if (!workspace.empty() &&
-        workspace != std::to_string(WorkspaceOrUncategorized((*task)->workspace_id()))) {
-      return true;
-    }
-    if (!users.empty() && std::find(users.begin(), users.end(), (*task)->user()) == users.end()) {
-      return true;
-    }
-    list.push_back(NtscJson(call, **task));
+    if (*task && shown(**task)) list.push_back(NtscJson(call, **task));
     return true;
   });
   if (!walked.ok()) return Error(walked);
@@ -397,6 +388,9 @@ async function open(token) {
                              {method: "POST", headers: {Authorization: `Bearer ${token}`}});
   const body = await answer.json();
   if (!answer.ok) { status.textContent = body.message || `error ${answer.status}`; return false; }
+  // The service's pages share the master's origin: no session may stay where their scripts
+  // could read it. The cookie is HttpOnly and sent to this task's path only.
+  sessionStorage.removeItem("cairn.token");
   location.replace(body.serviceAddress);
   return true;
 }
@@ -413,7 +407,6 @@ document.getElementById("login").addEventListener("submit", async (event) => {
       password: document.getElementById("password").value})});
   const body = await answer.json();
   if (!answer.ok) { status.textContent = body.message || "login failed"; return; }
-  sessionStorage.setItem("cairn.token", body.token);
   await open(body.token);
 });
 </script></body></html>

@@ -102,6 +102,8 @@ TEST_F(InteractiveApiTest, ANotebookIsReachedOnlyThroughTheProxyByThoseAllowed) 
   EXPECT_EQ(launched["config"]["idle_timeout"], "5m");
   EXPECT_EQ(CallJson("GET", "/api/v1/notebooks/" + id)["notebook"]["id"], id);
   EXPECT_EQ(CallJson("GET", "/api/v1/notebooks")["notebooks"].size(), 1u);
+  EXPECT_TRUE(CallJson("GET", "/api/v1/notebooks?users=nobody")["notebooks"].empty());
+  EXPECT_TRUE(CallJson("GET", "/api/v1/shells")["shells"].empty());
   // Not yet answering: the proxy says so, and the task is not ready for det's polling.
   const std::map<std::string, std::string> owner = {{"Authorization", "Bearer " + token_}};
   EXPECT_EQ(Proxy("/proxy/" + id + "/api", owner).status, 503);
