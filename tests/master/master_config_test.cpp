@@ -490,3 +490,27 @@ TEST(MasterConfigSnapshots, EachIntervalIsReadAndCheckedApart) {
 
 }  // namespace
 }  // namespace cairn
+
+namespace cairn {
+namespace {
+
+// Determined's keys for idle notebooks and TensorBoards (master/idle_watch.h): seconds, 0 never.
+TEST(MasterConfigIdle, NotebookAndTensorboardTimeoutsAreSecondsWithDeterminedsDefaults) {
+  auto defaults = ParseMasterConfig("data_dir: /tmp/cairn\n", "master.yaml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->notebook_timeout_seconds, 0);
+  EXPECT_EQ(defaults->tensorboard_timeout_seconds, 300);
+  auto set = ParseMasterConfig("data_dir: /d\nnotebook_timeout: 3600\ntensorboard_timeout: 0\n",
+                               "master.yaml");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->notebook_timeout_seconds, 3600);
+  EXPECT_EQ(set->tensorboard_timeout_seconds, 0);
+  auto negative = ParseMasterConfig("data_dir: /d\nnotebook_timeout: -1\n", "master.yaml");
+  EXPECT_EQ(negative.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(negative.status().message().find("master.yaml:2"), std::string::npos)
+      << negative.status().ToString();
+  EXPECT_FALSE(ParseMasterConfig("data_dir: /d\ntensorboard_timeout: soon\n", "master.yaml").ok());
+}
+
+}  // namespace
+}  // namespace cairn
