@@ -18,6 +18,8 @@
 
 #include "base/ssh_keys.h"
 #include "base/task_secrets.h"
+#include "events/envelope_util.h"
+#include "net/http_client.h"
 
 namespace cairn::agent {
 
@@ -30,15 +32,13 @@ std::vector<std::string> SplitCommand(const std::string& command) {
   return words;
 }
 
-std::string ProxyPrefix(const std::string& task_id) { return "/proxy/" + task_id; }
-
 Result<SshKeyPair> TaskKey(const std::string& agent_token, std::string_view purpose,
-                           const std::string& task_id, const std::string& comment) {
+                           const std::string& task_id) {
   if (agent_token.empty()) {
     return Status::InvalidArgument(
         "this agent has no agent token (--agent-token-file), so it cannot make the shell's keys");
   }
-  return SshKeyPairFromSeed(DeriveTaskSecret(agent_token, purpose, task_id), comment);
+  return TaskSshKeyPair(agent_token, purpose, task_id);
 }
 
 // `address` (IPv4 or IPv6) and `port` as a socket address; false when it is not an IP address.
@@ -75,43 +75,31 @@ int Connect(const std::string& address, int port) {
   return fd;
 }
 
-// Reads what the peer sends within `timeout_ms` (up to 4 KiB, until it closes or `done` says
-// enough was read).
-std::string ReadSome(int fd, int timeout_ms, const std::function<bool(const std::string&)>& done) {
+// Reads the first line the peer sends within `timeout_ms` (at most 4 KiB).
+std::string FirstLine(int fd, int timeout_ms) {
   std::string received;
   char buffer[1024];
   pollfd readable{fd, POLLIN, 0};
-  while (received.size() < 4096 && ::poll(&readable, 1, timeout_ms) > 0) {
+  while (received.size() < 4096 && received.find('\n') == std::string::npos &&
+         ::poll(&readable, 1, timeout_ms) > 0) {
     ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
     if (n <= 0) break;
     received.append(buffer, static_cast<size_t>(n));
-    if (done(received)) break;
   }
   return received;
 }
 
 // One probe: does the service answer?
 bool Answers(const ServicePlan& plan, const std::string& address, int port) {
+  if (plan.probe == ServicePlan::Probe::kHttp) {
+    // Any status below 400: a redirect to a login page is an answer too.
+    http::Client client(address, static_cast<uint16_t>(port));
+    auto answer = client.Request("GET", plan.probe_path, "", {}, std::chrono::seconds(5));
+    return answer.ok() && answer->status > 0 && answer->status < 400;
+  }
   int fd = Connect(address, port);
   if (fd < 0) return false;
-  bool ready = false;
-  if (plan.probe == ServicePlan::Probe::kSshBanner) {
-    std::string banner = ReadSome(
-        fd, 2000, [](const std::string& text) { return text.find('\n') != std::string::npos; });
-    ready = banner.rfind("SSH-", 0) == 0;
-  } else {
-    const std::string request = "GET " + plan.probe_path + " HTTP/1.1\r\nHost: " + address + ":" +
-                                std::to_string(port) + "\r\nConnection: close\r\n\r\n";
-    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-        static_cast<ssize_t>(request.size())) {
-      std::string answer = ReadSome(
-          fd, 5000, [](const std::string& text) { return text.find("\r\n") != std::string::npos; });
-      // "HTTP/1.1 200 OK": a status below 400 (a redirect to a login page is an answer too).
-      if (answer.rfind("HTTP/1.", 0) == 0 && answer.size() >= 12) {
-        ready = answer[9] >= '1' && answer[9] <= '3';
-      }
-    }
-  }
+  const bool ready = FirstLine(fd, 2000).rfind("SSH-", 0) == 0;
   ::close(fd);
   return ready;
 }
@@ -134,14 +122,14 @@ Result<ServicePlan> PlanService(const events::TaskSpec& spec, const std::string&
       plan.argv = SplitCommand(settings.notebook_command);
       const std::vector<std::string> arguments = {
           "--no-browser", "--ip=" + settings.address, "--port=" + port_text, "--port-retries=0",
-          "--NotebookApp.base_url=" + ProxyPrefix(task_id) + "/",
+          "--NotebookApp.base_url=" + ServicePath(task_id),
           // The master's proxy presents the master's Host; Jupyter would refuse it otherwise.
           "--NotebookApp.allow_remote_access=True", "--notebook-dir=" + work_dir, "--allow-root"};
       plan.argv.insert(plan.argv.end(), arguments.begin(), arguments.end());
       // In the environment, not on the command line where every local user could read it.
       plan.env.push_back("JUPYTER_TOKEN=" +
                          DeriveTaskToken(agent_token, kJupyterTokenPurpose, task_id));
-      plan.probe_path = ProxyPrefix(task_id) + "/api";
+      plan.probe_path = ServicePath(task_id) + "api";
       break;
     }
     case events::TASK_TYPE_TENSORBOARD: {
@@ -153,19 +141,22 @@ Result<ServicePlan> PlanService(const events::TaskSpec& spec, const std::string&
         logdirs += (logdirs.empty() ? "" : ",") + entry;
       }
       plan.argv = SplitCommand(settings.tensorboard_command);
-      const std::vector<std::string> arguments = {
-          "--logdir_spec", logdirs,   "--host",        settings.address,
-          "--port",        port_text, "--path_prefix", ProxyPrefix(task_id)};
+      // TensorBoard's prefix has no trailing slash.
+      const std::string path_prefix =
+          ServicePath(task_id).substr(0, ServicePath(task_id).size() - 1);
+      const std::vector<std::string> arguments = {"--logdir_spec",  logdirs,    "--host",
+                                                  settings.address, "--port",   port_text,
+                                                  "--path_prefix",  path_prefix};
       plan.argv.insert(plan.argv.end(), arguments.begin(), arguments.end());
       for (const auto& argument : spec.tensorboard_args()) plan.argv.push_back(argument);
-      plan.probe_path = ProxyPrefix(task_id) + "/";
+      plan.probe_path = ServicePath(task_id);
       break;
     }
     case events::TASK_TYPE_SHELL: {
-      CAIRN_ASSIGN_OR_RETURN(SshKeyPair host_key, TaskKey(agent_token, kShellHostKeyPurpose,
-                                                          task_id, "cairn-host-" + task_id));
-      CAIRN_ASSIGN_OR_RETURN(SshKeyPair user_key, TaskKey(agent_token, kShellUserKeyPurpose,
-                                                          task_id, "cairn-shell-" + task_id));
+      CAIRN_ASSIGN_OR_RETURN(SshKeyPair host_key,
+                             TaskKey(agent_token, kShellHostKeyPurpose, task_id));
+      CAIRN_ASSIGN_OR_RETURN(SshKeyPair user_key,
+                             TaskKey(agent_token, kShellUserKeyPurpose, task_id));
       const std::string dir = work_dir + "/.cairn-sshd";
       plan.dirs.push_back(dir);
       plan.files.push_back({dir + "/host_key", host_key.private_key, 0600});

@@ -1,5 +1,7 @@
 #include "api/auth.h"
 
+#include <algorithm>
+
 namespace cairn::api {
 
 User UserFrom(const commands::UserRecord& record) {
@@ -15,20 +17,26 @@ Result<std::string> BearerToken(const std::string& authorization_header) {
   return authorization_header.substr(bearer.size());
 }
 
-std::string CookieValue(const std::string& cookie_header, const std::string& name) {
-  size_t start = 0;
-  while (start < cookie_header.size()) {
-    size_t end = cookie_header.find(';', start);
-    if (end == std::string::npos) end = cookie_header.size();
-    std::string_view part(cookie_header.data() + start, end - start);
-    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-    if (part.size() > name.size() && part.substr(0, name.size()) == name &&
-        part[name.size()] == '=') {
-      return std::string(part.substr(name.size() + 1));
-    }
-    start = end + 1;
+void ForEachCookie(
+    std::string_view cookie_header,
+    const std::function<void(std::string_view name, std::string_view cookie)>& visit) {
+  while (!cookie_header.empty()) {
+    const size_t end = std::min(cookie_header.find(';'), cookie_header.size());
+    std::string_view cookie = cookie_header.substr(0, end);
+    cookie_header.remove_prefix(std::min(end + 1, cookie_header.size()));
+    while (!cookie.empty() && cookie.front() == ' ') cookie.remove_prefix(1);
+    if (!cookie.empty()) visit(cookie.substr(0, cookie.find('=')), cookie);
   }
-  return "";
+}
+
+std::string CookieValue(const std::string& cookie_header, const std::string& name) {
+  std::string value;
+  ForEachCookie(cookie_header, [&](std::string_view cookie_name, std::string_view cookie) {
+    if (value.empty() && cookie_name == name && cookie.size() > name.size()) {
+      value = std::string(cookie.substr(name.size() + 1));
+    }
+  });
+  return value;
 }
 
 }  // namespace cairn::api

@@ -4,7 +4,9 @@
 // are started and ended by the handlers in api/handlers/auth.cpp.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "commands/identity.h"
 
@@ -28,7 +30,11 @@ Result<std::string> BearerToken(const std::string& authorization_header);
 // The cookie a browser reaches a notebook's or TensorBoard's /proxy/{id}/ with: the user's
 // session token, set by POST /api/v1/tasks/{id}/proxy-cookie for that path only.
 inline constexpr const char* kProxyCookieName = "cairn_proxy_token";
-// The value of cookie `name` in a Cookie header ("a=1; b=2"), or "".
+// Calls `visit` with each cookie of a Cookie header ("a=1; b=2"): its name and the whole "a=1".
+void ForEachCookie(
+    std::string_view cookie_header,
+    const std::function<void(std::string_view name, std::string_view cookie)>& visit);
+// The value of cookie `name` in a Cookie header, or "".
 std::string CookieValue(const std::string& cookie_header, const std::string& name);
 
 }  // namespace cairn::api

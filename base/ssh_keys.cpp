@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "base/encoding.h"
+#include "base/task_secrets.h"
 
 namespace cairn {
 namespace {
@@ -97,6 +98,14 @@ Result<SshKeyPair> SshKeyPairFromSeed(std::string_view seed32, std::string_view 
   pair.public_key = std::string(kKeyType) + " " + Base64Encode(public_blob);
   if (!comment.empty()) pair.public_key.append(" ").append(comment);
   return pair;
+}
+
+Result<SshKeyPair> TaskSshKeyPair(std::string_view agent_token, std::string_view purpose,
+                                  std::string_view task_id) {
+  const std::string comment =
+      std::string(purpose == kShellHostKeyPurpose ? "cairn-host-" : "cairn-shell-") +
+      std::string(task_id);
+  return SshKeyPairFromSeed(DeriveTaskSecret(agent_token, purpose, task_id), comment);
 }
 
 }  // namespace cairn

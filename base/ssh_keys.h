@@ -25,4 +25,10 @@ struct SshKeyPair {
 // line break.
 Result<SshKeyPair> SshKeyPairFromSeed(std::string_view seed32, std::string_view comment);
 
+// A shell task's key pair for `purpose` (kShellHostKeyPurpose or kShellUserKeyPurpose of
+// base/task_secrets.h), derived from the agent token as the master and the agent both derive it;
+// commented "cairn-host-<task id>" or "cairn-shell-<task id>".
+Result<SshKeyPair> TaskSshKeyPair(std::string_view agent_token, std::string_view purpose,
+                                  std::string_view task_id);
+
 }  // namespace cairn

@@ -29,6 +29,8 @@ bool IsInteractiveTask(events::TaskType type) {
          type == events::TASK_TYPE_TENSORBOARD;
 }
 
+std::string ServicePath(const std::string& task_id) { return "/proxy/" + task_id + "/"; }
+
 std::string TaskIdOf(const events::Envelope& event) {
   using E = events::Envelope;
   switch (event.payload_case()) {

@@ -22,6 +22,9 @@ std::string TaskTypeName(events::TaskType type);
 // Notebooks, shells and TensorBoards: tasks whose agent starts a service (no entrypoint of their
 // own) that users reach through the master's proxy.
 bool IsInteractiveTask(events::TaskType type);
+// Where an interactive task is served, through the master and on the agent alike (Jupyter's base
+// URL, TensorBoard's path prefix): Determined's serviceAddress "/proxy/<task id>/".
+std::string ServicePath(const std::string& task_id);
 
 // The task an event is about: TaskSubmitted, AllocationAssigned, TaskStarted, KillRequested,
 // TaskExited; "" for every other event.

@@ -49,7 +49,7 @@ std::optional<std::chrono::steady_clock::time_point> IdleWatch::KernelActivity(
   const std::map<std::string, std::string> headers = {
       {"Authorization",
        "token " + DeriveTaskToken(options_.agent_token, kJupyterTokenPurpose, task_id)}};
-  auto answer = client.Request("GET", "/proxy/" + task_id + "/api/kernels", "", headers,
+  auto answer = client.Request("GET", ServicePath(task_id) + "api/kernels", "", headers,
                                std::chrono::seconds(5));
   if (!answer.ok() || answer->status != 200) return std::nullopt;
   auto kernels = nlohmann::json::parse(answer->body, nullptr, false);

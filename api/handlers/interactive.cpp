@@ -30,8 +30,6 @@ constexpr Kind kNotebook{events::TASK_TYPE_NOTEBOOK, "notebook", "notebooks"};
 constexpr Kind kShell{events::TASK_TYPE_SHELL, "shell", "shells"};
 constexpr Kind kTensorboard{events::TASK_TYPE_TENSORBOARD, "tensorboard", "tensorboards"};
 
-std::string ServiceAddress(const std::string& task_id) { return "/proxy/" + task_id + "/"; }
-
 // The v1Notebook / v1Shell / v1Tensorboard shape: a command's, and what each kind adds.
 json NtscJson(Call& call, const views::TaskView& task) {
   json out = CommandJson(task, call.UserIdOf(task.user()));
@@ -40,10 +38,10 @@ json NtscJson(Call& call, const views::TaskView& task) {
     out["cairn"]["idleTimeoutSeconds"] = task.idle_timeout_seconds();
   switch (task.task_type()) {
     case events::TASK_TYPE_NOTEBOOK:
-      out["serviceAddress"] = ServiceAddress(task.task_id());
+      out["serviceAddress"] = ServicePath(task.task_id());
       break;
     case events::TASK_TYPE_TENSORBOARD: {
-      out["serviceAddress"] = ServiceAddress(task.task_id());
+      out["serviceAddress"] = ServicePath(task.task_id());
       json config = json::parse(task.config_json(), nullptr, false);
       for (const char* key : {"experimentIds", "trialIds"}) {
         out[key] = config.is_object() && config.contains(key) ? config[key] : json::array();
@@ -58,15 +56,11 @@ json NtscJson(Call& call, const views::TaskView& task) {
       const std::string& agent_token = call.services().agent_token;
       if (agent_token.empty()) break;
       // The host's public key (not a secret), so that ssh can check it is the task's sshd.
-      auto host =
-          SshKeyPairFromSeed(DeriveTaskSecret(agent_token, kShellHostKeyPurpose, task.task_id()),
-                             "cairn-host-" + task.task_id());
+      auto host = TaskSshKeyPair(agent_token, kShellHostKeyPurpose, task.task_id());
       if (host.ok()) out["cairn"]["hostPublicKey"] = host->public_key;
       // The key pair is the owner's alone: not even an admin gets it.
       if (call.user().username == task.user()) {
-        auto keys =
-            SshKeyPairFromSeed(DeriveTaskSecret(agent_token, kShellUserKeyPurpose, task.task_id()),
-                               "cairn-shell-" + task.task_id());
+        auto keys = TaskSshKeyPair(agent_token, kShellUserKeyPurpose, task.task_id());
         if (keys.ok()) {
           out["privateKey"] = keys->private_key;
           out["publicKey"] = keys->public_key;
@@ -227,23 +221,6 @@ Result<views::TaskView> LoadServedTask(Call& call) {
   return *task;
 }
 
-// The Cookie header without the proxy's own cookie (the service must not see the session).
-std::string CookiesWithoutProxyToken(const std::string& header) {
-  std::string kept;
-  size_t start = 0;
-  while (start < header.size()) {
-    size_t end = header.find(';', start);
-    if (end == std::string::npos) end = header.size();
-    std::string part = header.substr(start, end - start);
-    part.erase(0, part.find_first_not_of(' '));
-    if (!part.empty() && part.rfind(std::string(kProxyCookieName) + "=", 0) != 0) {
-      kept += (kept.empty() ? "" : "; ") + part;
-    }
-    start = end + 1;
-  }
-  return kept;
-}
-
 }  // namespace
 
 std::string UpstreamRequest(const http::Request& request, const std::string& authorization) {
@@ -275,9 +252,12 @@ std::string UpstreamRequest(const http::Request& request, const std::string& aut
     }
     head += name + ": " + value + "\r\n";
   }
-  if (std::string cookies = CookiesWithoutProxyToken(request.Header("cookie")); !cookies.empty()) {
-    head += "cookie: " + cookies + "\r\n";
-  }
+  // The service keeps its own cookies, never the session's.
+  std::string cookies;
+  ForEachCookie(request.Header("cookie"), [&](std::string_view name, std::string_view cookie) {
+    if (name != kProxyCookieName) cookies += (cookies.empty() ? "" : "; ") + std::string(cookie);
+  });
+  if (!cookies.empty()) head += "cookie: " + cookies + "\r\n";
   if (!authorization.empty()) head += "authorization: " + authorization + "\r\n";
   if (websocket) {
     head += "connection: Upgrade\r\nupgrade: websocket\r\n";
@@ -351,9 +331,9 @@ http::Response ProxyToTask(Call& call) {
 http::Response SetProxyCookie(Call& call) {
   auto task = LoadServedTask(call);
   if (!task.ok()) return Error(task.status());
-  http::Response response = Ok({{"serviceAddress", ServiceAddress(task->task_id())}});
+  http::Response response = Ok({{"serviceAddress", ServicePath(task->task_id())}});
   std::string cookie = std::string(kProxyCookieName) + "=" + call.token() +
-                       "; Path=" + ServiceAddress(task->task_id()) + "; HttpOnly; SameSite=Strict";
+                       "; Path=" + ServicePath(task->task_id()) + "; HttpOnly; SameSite=Strict";
   if (call.services().facts.tls) cookie += "; Secure";
   response.headers.emplace_back("Set-Cookie", cookie);
   return response;
