@@ -153,6 +153,7 @@ RegisterRequest Agent::MakeRegisterRequest() const {
   request.resource_pool = options_.resource_pool;
   request.devices = options_.devices;
   request.hostname = options_.hostname;
+  request.address = options_.services.address;
   request.version = AgentVersion();
   return request;
 }

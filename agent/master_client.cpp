@@ -152,6 +152,7 @@ Result<Registration> MasterClient::Register(const RegisterRequest& request) {
   body["slots"] = request.devices.size();
   body["devices"] = std::move(devices);
   body["hostname"] = request.hostname;
+  body["address"] = request.address;
   body["version"] = request.version;
   CAIRN_ASSIGN_OR_RETURN(
       std::string answer,

@@ -33,6 +33,7 @@ struct RegisterRequest {
   std::vector<SlotDevice> devices;
   std::string hostname;
   std::string version;
+  std::string address;  // where other tasks reach this agent's tasks (--service-address)
 };
 
 // The master's answer to a registration.

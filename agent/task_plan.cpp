@@ -139,10 +139,15 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
 
   ProcessSpec process;
   process.argv.assign(spec.entrypoint().begin(), spec.entrypoint().end());
-  process.env = env.Take();
   process.work_dir = spec.work_dir().empty()
                          ? DefaultWorkDir(settings.work_root, order.allocation_id())
                          : spec.work_dir();
+  // An OpenPAI task (commands/pai/) is told its working directory, which only the agent knows.
+  const bool openpai =
+      std::any_of(spec.environment_variables().begin(), spec.environment_variables().end(),
+                  [](const std::string& entry) { return entry.rfind("PAI_JOB_NAME=", 0) == 0; });
+  if (openpai) env.Set("PAI_WORK_DIR", process.work_dir);
+  process.env = env.Take();
   return process;
 }
 

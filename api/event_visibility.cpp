@@ -97,6 +97,18 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewTask(event.allocation_part_exited().task_id());
     case Case::kJobQueueChanged:
       return CanViewJob(event.job_queue_changed().job_id());
+    case Case::kPaiJobSubmitted: {
+      const auto& submitted = event.pai_job_submitted();
+      const int32_t workspace = WorkspaceOrUncategorized(submitted.workspace_id());
+      job_workspace_.try_emplace(submitted.job_id(), workspace);
+      return CanView(workspace);
+    }
+    case Case::kPaiJobAttemptStarted:
+      return CanViewJob(event.pai_job_attempt_started().job_id());
+    case Case::kPaiJobStopRequested:
+      return CanViewJob(event.pai_job_stop_requested().job_id());
+    case Case::kPaiJobAttemptEnded:
+      return CanViewJob(event.pai_job_attempt_ended().job_id());
     case Case::kExperimentCreated: {
       const auto& created = event.experiment_created();
       const int32_t workspace = WorkspaceOrUncategorized(created.workspace_id());

@@ -80,6 +80,41 @@ http::Response Error(const Status& status) {
   return response;
 }
 
+http::Response OpenPaiError(const Status& status, const std::string& code) {
+  std::string name = code;
+  if (name.empty()) {
+    switch (status.code()) {
+      case StatusCode::kInvalidArgument:
+      case StatusCode::kFailedPrecondition:
+        name = "InvalidParametersError";
+        break;
+      case StatusCode::kUnauthenticated:
+        name = "UnauthorizedUserError";
+        break;
+      case StatusCode::kPermissionDenied:
+        name = "ForbiddenUserError";
+        break;
+      case StatusCode::kNotFound:
+        name = "NotFoundError";
+        break;
+      case StatusCode::kAlreadyExists:
+        name = "ConflictError";
+        break;
+      case StatusCode::kNotSupported:
+        name = "NotImplementedError";
+        break;
+      default:
+        name = "UnknownError";
+        break;
+    }
+  }
+  http::Response response;
+  response.status = HttpStatus(status.code());
+  response.body = json{{"code", name}, {"message", status.message()}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
+  return response;
+}
+
 http::Response Ok(const json& body, std::optional<uint64_t> offset) {
   http::Response response;
   // A stored string that is not UTF-8 (from before checks existed) must not turn a read into a 500.

@@ -17,6 +17,10 @@ namespace cairn::api {
 
 // {"code": <grpc code>, "message": ..., "details": []} with the matching HTTP status.
 http::Response Error(const Status& status);
+// OpenPAI's error shape {"code": "<Name>Error", "message": ...} with the matching HTTP status;
+// `code` "" names it by the status (InvalidParametersError, UnauthorizedUserError,
+// ForbiddenUserError, NotFoundError, ConflictError, NotImplementedError, UnknownError).
+http::Response OpenPaiError(const Status& status, const std::string& code = "");
 // 200 with `body`; `offset` goes to the Cairn-Offset header.
 http::Response Ok(const nlohmann::json& body, std::optional<uint64_t> offset = std::nullopt);
 // 405 naming the method and path.

@@ -16,6 +16,7 @@
 #include "api/handlers/master.h"
 #include "api/handlers/models.h"
 #include "api/handlers/not_supported.h"
+#include "api/handlers/openpai.h"
 #include "api/handlers/rbac.h"
 #include "api/handlers/resource_pools.h"
 #include "api/handlers/tasks.h"
@@ -32,7 +33,7 @@ namespace cairn::api {
 std::vector<Route> RouteTable() {
   using enum Access;
   // clang-format off
-  return {
+  std::vector<Route> table = {
       // The master and who is calling.
       {"GET",    "/info",                                   kPublic,     Info},
       {"GET",    "/api/v1/master",                          kPublic,     MasterInfo},
@@ -220,6 +221,38 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/allocations/{id}/workloads",      kAllocation, ReportWorkload},
   };
   // clang-format on
+  // OpenPAI's REST API (v1), with its error shape, at its own paths and under /pai (where a path
+  // of Determined's would take precedence).
+  const Route openpai[] = {
+      {"POST", "/api/v1/token", kPublic, PaiToken},
+      {"PUT", "/api/v1/user", kUser, PaiChangeUser},
+      {"GET", "/api/v1/jobs", kUser, Bulk<PaiListJobs>},
+      {"GET", "/api/v1/user/{username}/jobs", kUser, Bulk<PaiListUserJobs>},
+      {"POST", "/api/v1/user/{username}/jobs", kUser, PaiSubmitJob},
+      {"GET", "/api/v1/user/{username}/jobs/{jobName}", kUser, PaiJobStatus},
+      {"GET", "/api/v1/user/{username}/jobs/{jobName}/config", kUser, PaiJobConfig},
+      {"GET", "/api/v1/user/{username}/jobs/{jobName}/ssh", kUser, PaiJobSsh},
+      {"PUT", "/api/v1/user/{username}/jobs/{jobName}/executionType", kUser, PaiExecutionType},
+      {"GET", "/api/v1/virtual-clusters", kUser, PaiVirtualClusters},
+      {"GET", "/api/v1/virtual-clusters/{vc}", kUser, PaiVirtualCluster},
+      {"PUT", "/api/v1/virtual-clusters/{vc}", kUser, PaiChangeVirtualCluster},
+      {"DELETE", "/api/v1/virtual-clusters/{vc}", kUser, PaiChangeVirtualCluster},
+  };
+  // The /pai copies' patterns must outlive the table (Route holds a const char*).
+  static const std::vector<std::string> prefixed = [&] {
+    std::vector<std::string> patterns;
+    for (const Route& route : openpai) patterns.push_back(std::string("/pai") + route.pattern);
+    return patterns;
+  }();
+  std::vector<Route> routes = std::move(table);
+  size_t i = 0;
+  for (Route route : openpai) {
+    route.errors = ErrorShape::kOpenPai;
+    routes.push_back(route);
+    route.pattern = prefixed[i++].c_str();
+    routes.push_back(route);
+  }
+  return routes;
 }
 
 }  // namespace cairn::api

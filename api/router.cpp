@@ -148,7 +148,9 @@ http::Response Router::Handle(const Services& services, const http::Request& req
     return Error(Status::NotFound("no route for " + request.method + " " + request.path));
   }
   Call call(services, request, std::move(found.params));
-  if (Status allowed = call.Admit(found.route->access); !allowed.ok()) return Error(allowed);
+  if (Status allowed = call.Admit(found.route->access); !allowed.ok()) {
+    return found.route->errors == ErrorShape::kOpenPai ? OpenPaiError(allowed) : Error(allowed);
+  }
   http::Response response = found.route->handler(call);
   // A signed-in user refused a change is kept for the audit trail (AccessDenied). Reads are not:
   // a refused read changes nothing and would let anyone fill the log.

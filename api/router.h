@@ -29,11 +29,16 @@ const char* AccessName(Access access);
 
 using RouteHandler = http::Response (*)(Call& call);
 
+// How a route's refusals look: grpc-gateway's {code: <number>, message, details} as Determined
+// answers, or OpenPAI's {code: "<Name>Error", message}.
+enum class ErrorShape { kDetermined, kOpenPai };
+
 struct Route {
   const char* method;   // "GET", "POST", ...; "*" = any method
   const char* pattern;  // "/api/v1/tasks/{id}/logs"; a last segment "{rest...}" takes 1+ segments
   Access access;
   RouteHandler handler;
+  ErrorShape errors = ErrorShape::kDetermined;
 };
 
 class Router {

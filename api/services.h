@@ -42,6 +42,8 @@ struct MasterFacts {
   std::string web_root;
   std::string chart_js_file;
   bool tls = false;  // served over HTTPS: cookies the master sets are Secure
+  // OpenPAI jobs' PAI_DEFAULT_FS_URI (master.yaml openpai.default_fs_uri).
+  std::string pai_default_fs_uri;
 };
 
 class BulkReadPool;

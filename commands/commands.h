@@ -38,6 +38,18 @@ struct SubmitTask {
   int32_t workspace_id = 1;  // the workspace its job belongs to (a later task: the job's)
 };
 
+// An OpenPAI job (commands/pai/pai_job.h): the edge parsed and validated the job JSON and chose
+// job_id and workspace_id; the decider maps its virtual cluster to a pool, refuses a name the
+// user already used, and submits the first attempt's tasks as one gang.
+struct SubmitPaiJob {
+  events::PaiJobSubmitted job;
+};
+
+// PUT .../executionType {"value": "STOP"}: every task of the job is killed, and it ends STOPPED.
+struct StopPaiJob {
+  std::string job_id;
+};
+
 // Records the master's pool configuration when it differs from the last one in the log.
 struct ConfigurePools {
   events::ResourcePoolsConfigured config;
@@ -297,7 +309,8 @@ using Command =
                  DeleteWorkspace, PinWorkspace, CreateProject, UpdateProject, DeleteProject,
                  MoveExperiment, ChangeRoles, SetPoolBindings, UpdateExperiment, KillTrial,
                  ContinueExperiment, DeleteCheckpoints, CreateModel, UpdateModel, DeleteModel,
-                 RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady>;
+                 RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady,
+                 SubmitPaiJob, StopPaiJob>;
 
 // A short name for logs and errors, e.g. "SubmitTask".
 const char* CommandName(const Command& command);

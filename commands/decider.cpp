@@ -8,6 +8,7 @@
 #include "base/encoding.h"
 #include "commands/experiment_decider.h"
 #include "commands/experiment_reactor.h"
+#include "commands/pai/pai_decider.h"
 #include "commands/queue_decider.h"
 #include "commands/registry_decider.h"
 #include "commands/scheduler/scheduler.h"
@@ -29,7 +30,8 @@ const char* CommandName(const Command& command) {
       "UpdateProject",        "DeleteProject",      "MoveExperiment",     "ChangeRoles",
       "SetPoolBindings",      "UpdateExperiment",   "KillTrial",          "ContinueExperiment",
       "DeleteCheckpoints",    "CreateModel",        "UpdateModel",        "DeleteModel",
-      "RegisterModelVersion", "UpdateModelVersion", "DeleteModelVersion", "ReportTaskReady"};
+      "RegisterModelVersion", "UpdateModelVersion", "DeleteModelVersion", "ReportTaskReady",
+      "SubmitPaiJob",         "StopPaiJob"};
   static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
 }
@@ -553,6 +555,10 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
           return DecideContinueExperiment(state, c);
         } else if constexpr (std::is_same_v<T, DeleteCheckpoints>) {
           return DecideDeleteCheckpoints(state, c);
+        } else if constexpr (std::is_same_v<T, SubmitPaiJob>) {
+          return DecideSubmitPaiJob(state, c);
+        } else if constexpr (std::is_same_v<T, StopPaiJob>) {
+          return DecideStopPaiJob(state, c);
         } else if constexpr (IsRegistryCommand<T>) {
           return DecideRegistryCommand(state, c, ActingUser(state, meta));
         } else {
@@ -575,6 +581,15 @@ void DecideFollowUps(DecisionState& state, int64_t now,
   }
   // Unsettled experiments stay dirty: the next batch goes on where this one stopped.
   if (settled) state.dirty_experiments.clear();
+  // OpenPAI jobs: kills of what an attempt's end leaves running, the end itself, retries. One
+  // round reacts to everything the batch did; a second sees the kills of queued tasks end.
+  settled = false;
+  for (int round = 0; round < kMaxReactorRounds && !settled; ++round) {
+    auto reactions = ReactToPaiJobs(state);
+    settled = reactions.empty();
+    for (auto& event : reactions) record(std::move(event), "system:openpai");
+  }
+  if (settled) state.dirty_pai_jobs.clear();
   for (auto& event : Schedule(state, now).decisions) record(std::move(event), "system:scheduler");
 }
 

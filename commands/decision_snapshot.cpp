@@ -21,15 +21,15 @@ namespace cairn::commands {
 #if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
 #define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
   static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 624);
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 648);
 CAIRN_SNAPSHOT_COVERS(JobRecord, 192);
-CAIRN_SNAPSHOT_COVERS(AgentRecord, 216);
+CAIRN_SNAPSHOT_COVERS(AgentRecord, 248);
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);
 CAIRN_SNAPSHOT_COVERS(SearcherInput, 24);
 CAIRN_SNAPSHOT_COVERS(TrialRecord, 424);
 CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 72);
 CAIRN_SNAPSHOT_COVERS(DecisionState::IdempotentCommand, 136);
-CAIRN_SNAPSHOT_COVERS(DecisionState, 1368);
+CAIRN_SNAPSHOT_COVERS(DecisionState, 1560);
 CAIRN_SNAPSHOT_COVERS(UserRecord, 112);
 CAIRN_SNAPSHOT_COVERS(SessionRecord, 16);
 CAIRN_SNAPSHOT_COVERS(IdentityState, 200);
@@ -150,6 +150,56 @@ void EncodeAgent(const AgentRecord& agent, snapshot::Agent& out) {
   out.set_zero_slot_containers(agent.zero_slot_containers);
   for (const auto& allocation : agent.allocations) out.add_allocations(allocation);
   out.set_registered_offset(agent.registered_offset);
+  out.set_address(agent.address);
+}
+
+void EncodePaiJob(const PaiJobRecord& job, snapshot::PaiJob& out) {
+  *out.mutable_submitted() = job.submitted;
+  out.set_attempt(job.attempt);
+  for (const auto& member : job.members) {
+    auto* stored = out.add_members();
+    stored->set_task_id(member.task_id);
+    stored->set_role(member.role);
+    stored->set_index(member.index);
+    stored->set_agent_id(member.agent_id);
+    for (const auto& ports : member.ports) *stored->add_ports() = ports;
+    stored->set_exited(member.exited);
+  }
+  out.set_completed(job.completed);
+  out.set_outcome(job.outcome);
+  out.set_outcome_reason(job.outcome_reason);
+  out.set_trigger_role(job.trigger_role);
+  out.set_trigger_index(job.trigger_index);
+  if (job.trigger_exit_code) out.set_trigger_exit_code(*job.trigger_exit_code);
+  out.set_stop_requested(job.stop_requested);
+  out.set_final_state(job.final_state);
+  out.set_retries(job.retries);
+}
+
+PaiJobRecord DecodePaiJob(const snapshot::PaiJob& in) {
+  PaiJobRecord job;
+  job.submitted = in.submitted();
+  job.attempt = in.attempt();
+  for (const auto& stored : in.members()) {
+    PaiMember member;
+    member.task_id = stored.task_id();
+    member.role = stored.role();
+    member.index = stored.index();
+    member.agent_id = stored.agent_id();
+    member.ports.assign(stored.ports().begin(), stored.ports().end());
+    member.exited = stored.exited();
+    job.members.push_back(std::move(member));
+  }
+  job.completed = in.completed();
+  job.outcome = in.outcome();
+  job.outcome_reason = in.outcome_reason();
+  job.trigger_role = in.trigger_role();
+  job.trigger_index = in.trigger_index();
+  if (in.has_trigger_exit_code()) job.trigger_exit_code = in.trigger_exit_code();
+  job.stop_requested = in.stop_requested();
+  job.final_state = in.final_state();
+  job.retries = in.retries();
+  return job;
 }
 
 AgentRecord DecodeAgent(const snapshot::Agent& in) {
@@ -165,6 +215,7 @@ AgentRecord DecodeAgent(const snapshot::Agent& in) {
   agent.zero_slot_containers = in.zero_slot_containers();
   agent.allocations.insert(in.allocations().begin(), in.allocations().end());
   agent.registered_offset = in.registered_offset();
+  agent.address = in.address();
   return agent;
 }
 
@@ -568,6 +619,8 @@ std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anc
   out.set_last_experiment_id(state.last_experiment_id);
   out.set_last_trial_id(state.last_trial_id);
   for (int64_t id : state.dirty_experiments) out.add_dirty_experiments(id);
+  for (const auto& [id, job] : state.pai_jobs) EncodePaiJob(job, *out.add_pai_jobs());
+  for (const auto& id : state.dirty_pai_jobs) out.add_dirty_pai_jobs(id);
 
   std::string bytes(out.ByteSizeLong(), '\0');
   {
@@ -701,6 +754,16 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
   state.last_experiment_id = in.last_experiment_id();
   state.last_trial_id = in.last_trial_id();
   state.dirty_experiments.insert(in.dirty_experiments().begin(), in.dirty_experiments().end());
+  for (const auto& stored : in.pai_jobs()) {
+    PaiJobRecord job = DecodePaiJob(stored);
+    const std::string job_id = job.submitted.job_id();
+    state.pai_job_by_name[job.submitted.username() + "/" + job.submitted.job_name()] = job_id;
+    if (!job.ended()) {
+      for (const auto& member : job.members) state.pai_task_to_job[member.task_id] = job_id;
+    }
+    state.pai_jobs.emplace_hint(state.pai_jobs.end(), job_id, std::move(job));
+  }
+  state.dirty_pai_jobs.insert(in.dirty_pai_jobs().begin(), in.dirty_pai_jobs().end());
   return decoded;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "commands/experiment_state.h"
+#include "commands/pai/pai_state.h"
 #include "events/envelope_util.h"
 #include "events/epoch_fence.h"
 
@@ -67,6 +68,11 @@ const ExperimentRecord* DecisionState::FindExperiment(int64_t experiment_id) con
   return it == experiments.end() ? nullptr : &it->second;
 }
 
+const PaiJobRecord* DecisionState::FindPaiJob(const std::string& job_id) const {
+  auto it = pai_jobs.find(job_id);
+  return it == pai_jobs.end() ? nullptr : &it->second;
+}
+
 const TrialRecord* DecisionState::FindTrial(int64_t trial_id) const {
   auto it = trials.find(trial_id);
   return it == trials.end() ? nullptr : &it->second;
@@ -94,16 +100,18 @@ size_t DecisionState::QueuedTaskCount() const {
 }
 
 void DecisionState::Enqueue(const TaskRecord& task) {
+  if (task.follows_gang()) return;
   PoolQueue& pool = queues[task.resources.resource_pool()];
-  auto& tasks_of_kind = task.resources.slots() == 0 ? pool.zero_slot_tasks : pool.slot_tasks;
+  auto& tasks_of_kind = task.slots_asked() == 0 ? pool.zero_slot_tasks : pool.slot_tasks;
   tasks_of_kind.emplace(QueueKeyOf(task), &task);
 }
 
 void DecisionState::Dequeue(const TaskRecord& task) {
+  if (task.follows_gang()) return;
   auto pool = queues.find(task.resources.resource_pool());
   if (pool == queues.end()) return;
   auto& tasks_of_kind =
-      task.resources.slots() == 0 ? pool->second.zero_slot_tasks : pool->second.slot_tasks;
+      task.slots_asked() == 0 ? pool->second.zero_slot_tasks : pool->second.slot_tasks;
   tasks_of_kind.erase(QueueKeyOf(task));
   if (pool->second.empty()) queues.erase(pool);
 }
@@ -316,6 +324,7 @@ void ApplyAgentRegistered(DecisionState& state, const events::Envelope& event) {
   agent.agent_id = registered.agent_id();
   agent.resource_pool = registered.resource_pool();
   agent.slot_count = registered.slot_count();
+  agent.address = registered.address();
   agent.connected = true;
   if (!same_incarnation) {
     // A new process: whatever the old one ran was ended by TaskExited events before this one.
@@ -367,9 +376,11 @@ void Apply(DecisionState& state, const events::Envelope& event) {
     case events::Envelope::kTaskSubmitted:
       ApplyTaskSubmitted(state, event);
       ApplyTrialTaskEvent(state, event);
+      ApplyPaiEvent(state, event);
       break;
     case events::Envelope::kAllocationAssigned:
       ApplyAllocationAssigned(state, event.allocation_assigned());
+      ApplyPaiEvent(state, event);
       break;
     case events::Envelope::kTaskStarted: {
       auto it = state.tasks.find(event.task_started().task_id());
@@ -406,6 +417,7 @@ void Apply(DecisionState& state, const events::Envelope& event) {
     }
     case events::Envelope::kTaskExited:
       ApplyTrialTaskEvent(state, event);  // first: it reads how the task ended
+      ApplyPaiEvent(state, event);
       ApplyTaskExited(state, event.task_exited());
       break;
     case events::Envelope::kAllocationReleased:
@@ -460,6 +472,12 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       }
       break;
     }
+    case events::Envelope::kPaiJobSubmitted:
+    case events::Envelope::kPaiJobAttemptStarted:
+    case events::Envelope::kPaiJobStopRequested:
+    case events::Envelope::kPaiJobAttemptEnded:
+      ApplyPaiEvent(state, event);
+      break;
     default:
       // Experiments, trials, checkpoints, templates, the model registry; unknown or future
       // payloads are skipped.

@@ -70,6 +70,14 @@ struct TaskRecord {
     return state == TaskState::kAssigned || state == TaskState::kRunning ||
            state == TaskState::kTerminating;
   }
+  // A gang's followers never wait in a queue: their leader stands for the whole gang, asking
+  // for every member's slots.
+  bool follows_gang() const { return resources.gang_rank() > 0; }
+  bool leads_gang() const { return resources.gang_size() > 1 && resources.gang_rank() == 0; }
+  // What the scheduler weighs this task at: a queued gang leader asks for the whole gang.
+  int32_t slots_asked() const {
+    return leads_gang() && state == TaskState::kQueued ? resources.gang_slots() : resources.slots();
+  }
 };
 
 // A job groups the tasks the scheduler treats as one (a command, or an experiment's trials):
@@ -205,9 +213,47 @@ struct AgentRecord {
   int32_t zero_slot_containers = 0;
   std::set<std::string> allocations;  // allocation ids running or assigned here
   uint64_t registered_offset = 0;     // the AgentRegistered that began this incarnation
+  std::string address;                // where other tasks reach its tasks (AgentRegistered)
 
   int32_t free_slots() const { return slot_count - static_cast<int32_t>(used_slots.size()); }
   bool schedulable() const { return connected && enabled && !draining; }
+};
+
+// One task of an OpenPAI job's current attempt, and where it was placed.
+struct PaiMember {
+  std::string task_id;
+  int32_t role = 0;  // index into the job's task_roles
+  int32_t index = 0;
+  std::string agent_id;                 // "" until placed
+  std::vector<events::PaiPorts> ports;  // its ports on that agent, while it holds them
+  bool exited = false;
+};
+
+// An OpenPAI job (commands/pai_job.h). The current attempt's outcome is decided by the first
+// member end that settles it (a failure, the killAllOnCompletedTaskNumber-th success, every
+// success, or a stop); the job controller (commands/pai_reactor.h) then kills what is left and,
+// once every member ended, records the attempt's end and any retry.
+struct PaiJobRecord {
+  events::PaiJobSubmitted submitted;
+  int32_t attempt = 0;
+  std::vector<PaiMember> members;
+  int32_t completed = 0;  // members of this attempt that exited with code 0
+  std::string outcome;    // "" (undecided), "SUCCEEDED", "FAILED" or "STOPPED"
+  std::string outcome_reason;
+  std::string trigger_role;
+  int32_t trigger_index = -1;
+  std::optional<int32_t> trigger_exit_code;
+  bool stop_requested = false;
+  std::string final_state;  // "" while the job lives; then SUCCEEDED, FAILED or STOPPED
+  int32_t retries = 0;      // attempts that ended and were retried
+
+  bool ended() const { return !final_state.empty(); }
+  bool all_exited() const {
+    for (const auto& member : members) {
+      if (!member.exited) return false;
+    }
+    return true;
+  }
 };
 
 // Orders queued tasks: priority (lower first), then the job's queue position, then the task's
@@ -273,6 +319,12 @@ struct DecisionState {
   // Experiments an event touched since the reactor last looked (commands/experiment_reactor.h).
   // Not part of the log's meaning: a replayed state has them all, and the reactor is idempotent.
   std::set<int64_t> dirty_experiments;
+  // OpenPAI jobs by job id; by "<username>/<jobName>" (names are unique per user); the live
+  // attempts' task ids to their job; and the jobs an event touched since the job controller looked.
+  std::map<std::string, PaiJobRecord> pai_jobs;
+  std::map<std::string, std::string> pai_job_by_name;
+  std::map<std::string, std::string> pai_task_to_job;
+  std::set<std::string> dirty_pai_jobs;
 
   const TaskRecord* FindTask(const std::string& task_id) const;
   const JobRecord* FindJob(const std::string& job_id) const;
@@ -280,6 +332,7 @@ struct DecisionState {
   const events::ResourcePoolConfig* FindPool(const std::string& pool_name) const;
   const ExperimentRecord* FindExperiment(int64_t experiment_id) const;
   const TrialRecord* FindTrial(int64_t trial_id) const;
+  const PaiJobRecord* FindPaiJob(const std::string& job_id) const;
   // Whether a model version points at the checkpoint: garbage collection and experiment deletion
   // keep it.
   bool IsCheckpointRegistered(std::string_view uuid) const {

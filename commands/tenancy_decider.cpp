@@ -79,6 +79,16 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
             return AuthorizeJobChange(state, user, *job, "add a task to job " + job->job_id);
           }
           return Authorize(tenancy, user, Permission::kCreateNsc, c.workspace_id, "create a task");
+        } else if constexpr (std::is_same_v<T, SubmitPaiJob>) {
+          return Authorize(tenancy, user, Permission::kCreateNsc, c.job.workspace_id(),
+                           "submit an OpenPAI job");
+        } else if constexpr (std::is_same_v<T, StopPaiJob>) {
+          const PaiJobRecord* pai_job = state.FindPaiJob(c.job_id);
+          if (pai_job == nullptr) return Status::Ok();
+          const JobRecord* job = state.FindJob(c.job_id);
+          if (job == nullptr) return Status::Ok();
+          return AuthorizeJobChange(state, user, *job,
+                                    "stop OpenPAI job " + pai_job->submitted.job_name());
         } else if constexpr (std::is_same_v<T, KillTask>) {
           const TaskRecord* task = state.FindTask(c.task_id);
           if (task == nullptr) return Status::Ok();

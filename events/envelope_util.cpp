@@ -70,6 +70,14 @@ std::string EntityIdOf(const events::Envelope& event) {
       return event.agent_disabled().agent_id();
     case E::kJobQueueChanged:
       return event.job_queue_changed().job_id();
+    case E::kPaiJobSubmitted:
+      return event.pai_job_submitted().job_id();
+    case E::kPaiJobAttemptStarted:
+      return event.pai_job_attempt_started().job_id();
+    case E::kPaiJobStopRequested:
+      return event.pai_job_stop_requested().job_id();
+    case E::kPaiJobAttemptEnded:
+      return event.pai_job_attempt_ended().job_id();
     case E::kExperimentCreated:
       return std::to_string(event.experiment_created().experiment_id());
     case E::kExperimentStateChanged:

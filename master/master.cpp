@@ -240,6 +240,11 @@ void ServeTheApi(Master::Parts& parts) {
   }
   services.facts.session_lifetime_micros =
       static_cast<int64_t>(config.security.session_lifetime_hours * 3600 * 1e6);
+  services.facts.pai_default_fs_uri =
+      !config.openpai_default_fs_uri.empty()
+          ? config.openpai_default_fs_uri
+          : "file://" +
+                std::filesystem::absolute(config.data_dir + "/pai-fs").lexically_normal().string();
   services.facts.default_checkpoint_dir =
       std::filesystem::absolute(config.data_dir + "/checkpoints").lexically_normal().string();
   if (config.log.backend == "kafka") {

@@ -199,12 +199,12 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
   if (root.IsNull())
     return Status::InvalidArgument(source_name + ": empty config; data_dir is required");
   if (!root.IsMap()) return Status::InvalidArgument(source_name + ": expected a map at the top");
-  CAIRN_RETURN_IF_ERROR(
-      CheckKeys(source_name, root, "",
-                {"port", "listen_address", "data_dir", "log", "cluster_name",
-                 "agent_timeout_seconds", "notebook_timeout", "tensorboard_timeout",
-                 "max_request_body_bytes", "resource_manager", "resource_pools", "scheduler",
-                 "provisioner", "task_container_defaults", "security", "snapshots", "web"}));
+  CAIRN_RETURN_IF_ERROR(CheckKeys(
+      source_name, root, "",
+      {"port", "listen_address", "data_dir", "log", "cluster_name", "agent_timeout_seconds",
+       "notebook_timeout", "tensorboard_timeout", "max_request_body_bytes", "resource_manager",
+       "resource_pools", "scheduler", "provisioner", "task_container_defaults", "security",
+       "snapshots", "web", "openpai"}));
   if (root["port"]) {
     CAIRN_ASSIGN_OR_RETURN(int port, Scalar<int>(source_name, root["port"], "port", "an integer"));
     if (port < 0 || port > 65535) {
@@ -247,6 +247,18 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
     if (*seconds < 0 || *seconds > 366 * 86400) {
       return Status::InvalidArgument(Where(source_name, root[key], key) +
                                      ": must be between 0 (never) and a year, in seconds");
+    }
+  }
+  if (const YAML::Node openpai = root["openpai"]) {
+    if (!openpai.IsMap()) {
+      return Status::InvalidArgument(Where(source_name, openpai, "openpai") +
+                                     ": expected a map like {default_fs_uri: hdfs://nn:9000}");
+    }
+    CAIRN_RETURN_IF_ERROR(CheckKeys(source_name, openpai, "openpai.", {"default_fs_uri"}));
+    if (openpai["default_fs_uri"]) {
+      CAIRN_ASSIGN_OR_RETURN(config.openpai_default_fs_uri,
+                             Scalar<std::string>(source_name, openpai["default_fs_uri"],
+                                                 "openpai.default_fs_uri", "a URI"));
     }
   }
   if (root["max_request_body_bytes"]) {
@@ -339,6 +351,7 @@ std::string MasterConfigJson(const MasterConfig& config) {
         {"write_side_every_events", config.snapshots.write_side_every_events},
         {"keep", config.snapshots.keep}}},
       {"max_request_body_bytes", config.max_request_body_bytes},
+      {"openpai", {{"default_fs_uri", config.openpai_default_fs_uri}}},
       {"web", {{"root", config.web.root}, {"chart_js", config.web.chart_js}}},
       {"log", log},
       {"security",

@@ -28,6 +28,9 @@ struct MasterConfig {
   int64_t notebook_timeout_seconds = 0;
   int64_t tensorboard_timeout_seconds = 300;
   size_t max_request_body_bytes = 128u << 20;
+  // `openpai:` OpenPAI jobs' PAI_DEFAULT_FS_URI (and so their default outputDir,
+  // $PAI_DEFAULT_FS_URI/Output/$jobName). Empty: file://<data_dir>/pai-fs.
+  std::string openpai_default_fs_uri;
   // `security:` (Determined's key names where it has them).
   struct Security {
     // The password of the built-in admin and determined users when the first start creates

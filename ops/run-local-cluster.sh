@@ -141,6 +141,30 @@ wait_ready "$SHELL_ID"
 echo "  cairn shell ssh $SHELL_ID -- hostname:   $(CAIRN_TOKEN="$TOKEN" "$BIN/cairn" shell ssh --master "$URL" "$SHELL_ID" -- hostname)"
 curl -sf -H "$AUTH" -X POST "$URL/api/v1/shells/$SHELL_ID/kill" > /dev/null
 echo
+echo "== demo: an OpenPAI job (examples/openpai-ps-workers), through OpenPAI's REST API =="
+PAI_JOB=ps-workers-$(date +%s)
+mkdir -p "$DATA_DIR/pai-fs/code/ps-workers"
+cp examples/openpai-ps-workers/ps_workers.py "$DATA_DIR/pai-fs/code/ps-workers/"
+PAI_TOKEN=$(curl -sf -X POST "$URL/api/v1/token" -d '{"username":"determined","password":""}' \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["jobName"]=sys.argv[2]; print(json.dumps(j))' \
+  examples/openpai-ps-workers/job.json "$PAI_JOB" \
+  | curl -sf -H "Authorization: Bearer $PAI_TOKEN" -X POST "$URL/api/v1/user/determined/jobs" -d @- \
+  | python3 -c 'import json,sys; print("  " + json.load(sys.stdin)["message"])'
+for _ in $(seq 1 600); do
+  STATE=$(curl -sf -H "Authorization: Bearer $PAI_TOKEN" "$URL/api/v1/user/determined/jobs/$PAI_JOB" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobStatus"]["state"])')
+  case "$STATE" in SUCCEEDED|FAILED|STOPPED) break ;; esac
+  sleep 0.2
+done
+curl -sf -H "Authorization: Bearer $PAI_TOKEN" "$URL/api/v1/user/determined/jobs/$PAI_JOB" | python3 -c 'import json,sys
+s = json.load(sys.stdin)
+print("  job %s: %s" % (s["name"], s["jobStatus"]["state"]))
+for role, r in sorted(s["taskRoles"].items()):
+    for t in r["taskStatuses"]:
+        print("    %s[%d] %s at %s ports %s" % (role, t["taskIndex"], t["taskState"], t["containerIp"], t["containerPorts"]))'
+[ "$STATE" = SUCCEEDED ] || { echo "the OpenPAI job ended $STATE" >&2; exit 1; }
+echo
 echo "== replay: the cluster as it was at offset 4 =="
 if [ "$MODE" = kafka ]; then
   LOG_SOURCE=(--kafka "$BOOTSTRAPS" --topic-prefix cairn)

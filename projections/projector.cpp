@@ -6,6 +6,7 @@
 #include "projections/agent_projector.h"
 #include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
+#include "projections/pai_projector.h"
 #include "projections/pool_projector.h"
 #include "projections/registry_projector.h"
 #include "projections/task_order_projector.h"
@@ -21,7 +22,7 @@ const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
       kTasksProjector,   kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
       kPoolsProjector,   kTemplatesProjector, kWritersProjector,  kUsersProjector,
-      kTenancyProjector, kTaskOrderProjector, kRegistryProjector};
+      kTenancyProjector, kTaskOrderProjector, kRegistryProjector, kPaiProjector};
   return kNames;
 }
 
@@ -37,6 +38,7 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kTenancyProjector) return std::unique_ptr<Projector>(new TenancyProjector());
   if (name == kTaskOrderProjector) return std::unique_ptr<Projector>(new TaskOrderProjector());
   if (name == kRegistryProjector) return std::unique_ptr<Projector>(new RegistryProjector());
+  if (name == kPaiProjector) return std::unique_ptr<Projector>(new PaiProjector());
   std::string known;
   for (const auto& projector : ProjectorNames()) known += (known.empty() ? "" : ", ") + projector;
   return Status::InvalidArgument("unknown projection '" + name + "' (known: " + known + ")");

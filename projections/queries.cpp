@@ -3,6 +3,7 @@
 #include "projections/agent_projector.h"
 #include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
+#include "projections/pai_projector.h"
 #include "projections/pool_projector.h"
 #include "projections/registry_projector.h"
 #include "projections/task_order_projector.h"
@@ -138,6 +139,25 @@ Result<std::optional<views::ModelVersionView>> Queries::GetModelVersion(int32_t 
   return ReadFrom<std::optional<views::ModelVersionView>>(
       projections::kRegistryProjector,
       [&](ViewReader& reader) { return projections::ReadModelVersion(reader, model_id, version); });
+}
+
+Result<std::optional<views::PaiJobView>> Queries::GetPaiJob(const std::string& job_id) {
+  return ReadFrom<std::optional<views::PaiJobView>>(
+      projections::kPaiProjector,
+      [&](ViewReader& reader) { return projections::ReadPaiJob(reader, job_id); });
+}
+
+Result<std::optional<views::PaiJobView>> Queries::GetPaiJobByName(const std::string& username,
+                                                                  const std::string& job_name) {
+  return ReadFrom<std::optional<views::PaiJobView>>(
+      projections::kPaiProjector, [&](ViewReader& reader) {
+        return projections::ReadPaiJobByName(reader, username, job_name);
+      });
+}
+
+Result<std::vector<views::PaiJobView>> Queries::ListPaiJobs() {
+  return ReadFrom<std::vector<views::PaiJobView>>(projections::kPaiProjector,
+                                                  projections::ReadPaiJobs);
 }
 
 Result<std::optional<events::TemplateSaved>> Queries::GetTemplate(const std::string& name) {

@@ -67,6 +67,13 @@ class Queries {
   Result<std::vector<CheckpointView>> ListCheckpoints(int64_t experiment_id, int64_t trial_id);
   Result<std::optional<CheckpointView>> GetCheckpoint(const std::string& uuid);
 
+  // OpenPAI jobs (nullopt / empty for unknown ones).
+  Result<std::optional<views::PaiJobView>> GetPaiJob(const std::string& job_id);
+  Result<std::optional<views::PaiJobView>> GetPaiJobByName(const std::string& username,
+                                                           const std::string& job_name);
+  // Every OpenPAI job, by job id.
+  Result<std::vector<views::PaiJobView>> ListPaiJobs();
+
   // Configuration templates.
   Result<std::optional<events::TemplateSaved>> GetTemplate(const std::string& name);
   // Every template, by name.

@@ -66,9 +66,10 @@ http::Response RegisterAgent(Call& call) {
   auto pool = GetString(*body, "resourcePool", "resourcePool", false);
   auto hostname = GetString(*body, "hostname", "hostname", false);
   auto version = GetString(*body, "version", "version", false);
+  auto address = GetString(*body, "address", "address", false);
   auto slots = GetInt32(*body, "slots", "slots");
   for (const Status* s : {&incarnation.status(), &pool.status(), &hostname.status(),
-                          &version.status(), &slots.status()}) {
+                          &version.status(), &address.status(), &slots.status()}) {
     if (!s->ok()) return Error(*s);
   }
   if (!*slots) return Error(Status::InvalidArgument("slots is required"));
@@ -76,6 +77,7 @@ http::Response RegisterAgent(Call& call) {
   registration.set_resource_pool(*pool);
   registration.set_hostname(*hostname);
   registration.set_version(*version);
+  registration.set_address(*address);
   registration.set_slot_count(static_cast<int32_t>(**slots));
   if (Present(*body, "devices")) {
     if (!body->at("devices").is_array())

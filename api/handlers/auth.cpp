@@ -35,30 +35,20 @@ Result<std::string> PasswordFromBody(const json& body, const std::string& path) 
 // POST /api/v1/auth/login. The password is checked here, outside the writer (argon2id is slow by
 // design); the writer then starts the session only if the user's hash is still the one checked.
 // Every refusal is the same 403 "invalid credentials", so it does not tell which names exist.
-http::Response Login(Call& call) {
-  auto body = call.Body();
-  if (!body.ok()) return Error(body.status());
-  auto username = GetString(*body, "username", "username", true);
-  if (!username.ok()) return Error(username.status());
-  auto cli_hash = PasswordFromBody(*body, "password");
-  if (!cli_hash.ok()) return Error(cli_hash.status());
-
+Result<LoggedIn> LogIn(Call& call, const std::string& username, const std::string& cli_hash,
+                       int64_t lifetime_micros) {
   const int64_t now = NowUnixMicros();
-  auto subject = call.services().writer->DescribeLogin(*username, now);
-  auto refuse = [&](const std::string& reason, bool throttled) {
+  auto subject = call.services().writer->DescribeLogin(username, now);
+  auto refuse = [&](const std::string& reason, bool throttled) -> Status {
     // Recorded for the audit trail and the throttle; a failure to record does not change the
     // answer.
-    (void)call.ExecuteAs(commands::RecordLoginFailure{*username, reason, throttled},
+    (void)call.ExecuteAs(commands::RecordLoginFailure{username, reason, throttled},
                          "anonymous:login");
     if (throttled) {
-      // 429 Too Many Requests, not ResourceExhausted's usual 413: the request was fine.
-      http::Response response = Error(Status::ResourceExhausted(
-          "too many failed logins for " + *username + "; try again in a few minutes"));
-      response.status = 429;
-      response.headers.emplace_back("Retry-After", "60");
-      return response;
+      return Status::ResourceExhausted("too many failed logins for " + username +
+                                       "; try again in a few minutes");
     }
-    return Error(Status::PermissionDenied("invalid credentials"));
+    return Status::PermissionDenied("invalid credentials");
   };
   if (subject.throttled) return refuse("too many recent failures", true);
   if (!subject.user || !subject.user->active) {
@@ -67,22 +57,45 @@ http::Response Login(Call& call) {
       Result<std::string> hash = HashPassword(CliPasswordHash(""));
       return hash.ok() ? *hash : std::string();
     }();
-    (void)VerifyPassword(kDummyHash, *cli_hash);
+    (void)VerifyPassword(kDummyHash, cli_hash);
     return refuse(subject.user ? "user deactivated" : "no such user", false);
   }
-  if (!VerifyPassword(subject.user->password_hash, *cli_hash)) {
+  if (!VerifyPassword(subject.user->password_hash, cli_hash)) {
     return refuse("wrong password", false);
   }
 
-  const std::string token = NewSessionToken();
+  LoggedIn logged_in;
+  logged_in.token = NewSessionToken();
   commands::StartSession start;
   start.user_id = subject.user->id;
-  start.token_sha256 = SessionTokenSha256(token);
+  start.token_sha256 = SessionTokenSha256(logged_in.token);
   start.checked_password_hash = subject.user->password_hash;
-  start.expires_unix_micros = now + call.services().facts.session_lifetime_micros;
-  auto outcome = call.ExecuteAs(start, "user:" + subject.user->username);
-  if (!outcome.ok()) return Error(outcome.status());
-  return Ok({{"token", token}, {"user", UserJson(UserFrom(*subject.user))}}, outcome->offset);
+  start.expires_unix_micros =
+      now + (lifetime_micros > 0 ? lifetime_micros : call.services().facts.session_lifetime_micros);
+  CAIRN_ASSIGN_OR_RETURN(auto outcome, call.ExecuteAs(start, "user:" + subject.user->username));
+  logged_in.user = UserFrom(*subject.user);
+  logged_in.offset = outcome.offset;
+  return logged_in;
+}
+
+http::Response Login(Call& call) {
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  auto username = GetString(*body, "username", "username", true);
+  if (!username.ok()) return Error(username.status());
+  auto cli_hash = PasswordFromBody(*body, "password");
+  if (!cli_hash.ok()) return Error(cli_hash.status());
+  auto logged_in = LogIn(call, *username, *cli_hash);
+  if (!logged_in.ok()) {
+    http::Response response = Error(logged_in.status());
+    // 429 Too Many Requests, not ResourceExhausted's usual 413: the request was fine.
+    if (logged_in.status().code() == StatusCode::kResourceExhausted) {
+      response.status = 429;
+      response.headers.emplace_back("Retry-After", "60");
+    }
+    return response;
+  }
+  return Ok({{"token", logged_in->token}, {"user", UserJson(logged_in->user)}}, logged_in->offset);
 }
 
 // POST /api/v1/auth/logout: ends the caller's session; the token is refused from now on.

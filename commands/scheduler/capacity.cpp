@@ -250,6 +250,18 @@ void PoolCapacity::Take(const Fit& fit) {
   if (rescan) RecomputeMaxima();
 }
 
+void PoolCapacity::Exclude(const std::string& agent_id) {
+  AgentSlots* agent = AgentById(agent_id);
+  if (agent == nullptr) return;
+  for (int32_t slot = 0; slot < static_cast<int32_t>(agent->slots.size()); ++slot) {
+    SetSlot(*agent, slot, kUsed);
+  }
+  agent->zero_slot_used = std::max(agent->zero_slot_used, agent->zero_slot_max);
+  failed_gang_sizes_[0].clear();
+  failed_gang_sizes_[1].clear();
+  RecomputeMaxima();
+}
+
 void PoolCapacity::MarkReleasing(const TaskRecord& task) {
   for (const auto& part : task.parts) {
     if (task.parts_exited.count(part.agent_id())) continue;

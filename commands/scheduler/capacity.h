@@ -20,6 +20,10 @@ struct Fit {
   bool uses_releasing_slots = false;          // some slots are still held by a departing allocation
   int32_t free_before = 0;                    // free slots (or zero-slot places) of the first agent
   std::string how;                            // "best fit on agent a1 (3 free slots)", in words
+  // A gang's fit (FitTask): parts[i] is members[i]'s, on one agent each (several may share one),
+  // and member_ports[i] its ports there (OpenPAI's portList).
+  std::vector<const TaskRecord*> members;
+  std::vector<std::vector<events::PaiPorts>> member_ports;
 };
 
 class PoolCapacity {
@@ -37,6 +41,9 @@ class PoolCapacity {
   void Take(const Fit& fit);
   // A departing allocation's slots become releasing (used in preemption what-ifs).
   void MarkReleasing(const TaskRecord& task);
+  // Nothing more goes to `agent_id` (a what-if on a copy: a gang member's fixed ports are taken
+  // there, so it must go elsewhere).
+  void Exclude(const std::string& agent_id);
 
   // What-ifs without copies: after BeginTrial, Take and MarkReleasing are logged; Rollback
   // undoes them, Commit keeps them.

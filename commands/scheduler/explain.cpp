@@ -20,7 +20,7 @@ JobsAhead JobsAheadOf(const DecisionState& state, const JobRecord& job, size_t l
     JobAhead entry{job_id, other.priority, 0, false};
     for (const TaskRecord* task : other.tasks) {
       if (task->state == TaskState::kExited) continue;
-      entry.slots += task->resources.slots();
+      entry.slots += task->slots_asked();
       entry.running |= task->holds_allocation();
     }
     ahead.first.push_back(std::move(entry));
@@ -48,7 +48,7 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
     case TaskState::kQueued: {
       reason = "QUEUED in pool " + task->resources.resource_pool() + " (" + scheduler +
                "), priority " + std::to_string(task->resources.priority()) + ", needs " +
-               SlotsText(task->resources.slots());
+               SlotsText(task->slots_asked());
       if (!task->last_reason.empty()) reason += "; last decision: " + task->last_reason;
       const QueuedTaskOutlook outlook = ExplainQueuedTask(state, now_unix_micros, *task, passes);
       switch (outlook.kind) {

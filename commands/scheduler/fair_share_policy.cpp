@@ -151,7 +151,7 @@ void RunFairShare(PoolPass& pass) {
   for (size_t i = 0; i < in_job_order.size(); ++i) {
     const TaskRecord* task = in_job_order[i];
     JobShare& job = job_share(*task);
-    const int64_t slots = task->resources.slots();
+    const int64_t slots = task->slots_asked();
     if (task->state == TaskState::kQueued) {
       job.demand += slots;
       (job.last_queued < 0 ? job.first_queued : next_queued[job.last_queued]) =
@@ -213,9 +213,9 @@ void RunFairShare(PoolPass& pass) {
     JobShare& job = jobs[j];
     for (int32_t i = job.first_queued; i >= 0; i = next_queued[i]) {
       const TaskRecord* task = in_job_order[i];
-      const int64_t slots = task->resources.slots();
+      const int64_t slots = task->slots_asked();
       if (job.holding + slots > job.share) continue;
-      auto fit = pass.capacity.FindFit(static_cast<int32_t>(slots), true);
+      auto fit = pass.FitFor(*task, true);
       if (!fit) {
         blocked.push_back({j, i});
         continue;
@@ -245,7 +245,7 @@ void RunFairShare(PoolPass& pass) {
     if (!anyone_over_share) break;
     const TaskRecord* task = in_job_order[blocked_task];
     JobShare& job = jobs[j];
-    const int64_t slots = task->resources.slots();
+    const int64_t slots = task->slots_asked();
     if (job.holding + slots > job.share || slots >= smallest_failed) continue;
     pass.capacity.BeginTrial();
     std::vector<std::pair<size_t, const TaskRecord*>> victims;
@@ -258,8 +258,8 @@ void RunFairShare(PoolPass& pass) {
         if (candidate->preempting) continue;
         pass.capacity.MarkReleasing(*candidate);
         victims.push_back({v, candidate});
-        giving[v] += candidate->resources.slots();
-        if (pass.capacity.FindFit(static_cast<int32_t>(slots), true)) {
+        giving[v] += candidate->slots_asked();
+        if (pass.FitFor(*task, true)) {
           fits = true;
           break;
         }
@@ -279,11 +279,11 @@ void RunFairShare(PoolPass& pass) {
                        " of " + std::to_string(job.share) + ") and needs " +
                        SlotsText(static_cast<int32_t>(slots)),
                    task);
-      over.holding -= victim->resources.slots();
+      over.holding -= victim->slots_asked();
       auto& list = over.preemptible_running;
       list.erase(std::find(list.begin(), list.end(), victim));
     }
-    if (auto fit = pass.capacity.FindFit(static_cast<int32_t>(slots), true)) {
+    if (auto fit = pass.FitFor(*task, true)) {
       pass.capacity.Take(*fit);
     }
     handled[blocked_task] = true;
@@ -298,7 +298,7 @@ void RunFairShare(PoolPass& pass) {
     const TaskRecord* task = in_job_order[i];
     if (task->state != TaskState::kQueued || handled[i]) continue;
     JobShare& job = jobs[index.at(task->job)];
-    const int32_t slots = task->resources.slots();
+    const int32_t slots = task->slots_asked();
     if (job.job->max_slots > 0 && job.holding + slots > job.job->max_slots) {
       pass.Wait(*task, [&] {
         return share_text(job) + "; max_slots " + std::to_string(job.job->max_slots) +
@@ -306,7 +306,7 @@ void RunFairShare(PoolPass& pass) {
       });
       continue;
     }
-    auto fit = pass.capacity.FindFit(slots, false);
+    auto fit = pass.FitFor(*task, false);
     if (!fit) {
       pass.Wait(*task, [&] {
         return share_text(job) + "; needs " + SlotsText(slots) + ", pool " + pass.PoolName() +

@@ -3,6 +3,9 @@
 // decisions through PoolPass, which turns them into events with reasons.
 #pragma once
 
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,7 +34,13 @@ struct PoolPass {
   // When explaining, only this task's reason is put in words (nullptr: every task's).
   const TaskRecord* explain_only = nullptr;
 
+  // Where `task` would go now: FindFit of its slots, or, for a gang's leader, a place for every
+  // member (each on one agent, with its ports) or none.
+  std::optional<Fit> FitFor(const TaskRecord& task, bool allow_releasing) const;
+  // Records the placement (for a gang: one AllocationAssigned per member, with the variables
+  // that name where the others are).
   void Assign(const TaskRecord& task, const Fit& fit, const std::string& reason, bool backfilled);
+  void AssignGang(const Fit& fit, const std::string& reason, bool backfilled);
   void Preempt(const TaskRecord& victim, const std::string& reason, const TaskRecord* for_task);
   // Records why a task still waits; the words are only built when explaining.
   template <typename MakeReason>
@@ -42,7 +51,13 @@ struct PoolPass {
   }
   std::string PoolName() const { return pool.pool_name(); }
   const JobRecord& JobOf(const TaskRecord& task) const { return *task.job; }
+  // Ports this pass gave out, by agent (the state knows only those of earlier passes).
+  std::map<std::string, std::set<int32_t>> ports_given;
 };
+
+// FitFor against another capacity (a preemption what-if's).
+std::optional<Fit> FitTask(const PoolPass& pass, const PoolCapacity& capacity,
+                           const TaskRecord& task, bool allow_releasing);
 
 void RunFairShare(PoolPass& pass);
 void RunPriority(PoolPass& pass);

@@ -15,7 +15,7 @@ namespace {
 
 std::string Describe(const TaskRecord& task) {
   return "task " + task.task_id + " (priority " + std::to_string(task.resources.priority()) + ", " +
-         SlotsText(task.resources.slots()) + ")";
+         SlotsText(task.slots_asked()) + ")";
 }
 
 // The running tasks whose departure would let `pending` fit, least important first, or none
@@ -43,7 +43,7 @@ std::vector<const TaskRecord*> ChooseVictims(const PoolPass& pass, PoolCapacity&
     }
     capacity.MarkReleasing(candidate);
     victims.push_back(&candidate);
-    if (capacity.FindFit(pending.resources.slots(), true)) {
+    if (FitTask(pass, capacity, pending, true)) {
       capacity.Commit();
       return victims;
     }
@@ -85,8 +85,8 @@ void RunPriority(PoolPass& pass) {
     std::vector<const TaskRecord*> failures;
     for (size_t i = level_begin; i < level_end; ++i) {
       const TaskRecord& task = *queued[i];
-      const int32_t slots = task.resources.slots();
-      auto fit = pass.capacity.FindFit(slots, true);
+      const int32_t slots = task.slots_asked();
+      auto fit = pass.FitFor(task, true);
       if (!fit) {
         failures.push_back(&task);
         continue;
@@ -129,7 +129,7 @@ void RunPriority(PoolPass& pass) {
       blocked_by = Describe(*failures.front());
     }
     for (const TaskRecord* failed : failures) {
-      const int32_t slots = failed->resources.slots();
+      const int32_t slots = failed->slots_asked();
       auto why = [&] {
         return "needs " + SlotsText(slots) + "; pool " + pass.PoolName() + " has " +
                std::to_string(pass.capacity.idle_slots()) + " idle of " +
@@ -140,7 +140,7 @@ void RunPriority(PoolPass& pass) {
         pass.Wait(*failed, [&] { return why() + "; preemption is off in this pool"; });
         continue;
       }
-      if (auto fit = pass.capacity.FindFit(slots, true)) {
+      if (auto fit = pass.FitFor(*failed, true)) {
         pass.capacity.Take(*fit);  // room freed by this pass's preemptions: reserve it
         pass.Wait(*failed, [&] {
           return why() + "; slots reserved, waiting for preempted tasks to release them";
@@ -171,7 +171,7 @@ void RunPriority(PoolPass& pass) {
                          " is the least important preemptible work",
                      failed);
       }
-      if (auto fit = pass.capacity.FindFit(slots, true)) pass.capacity.Take(*fit);
+      if (auto fit = pass.FitFor(*failed, true)) pass.capacity.Take(*fit);
       pass.Wait(*failed, [&] {
         return why() + "; preempting " + std::to_string(victims.size()) +
                " less important task(s) to make room";

@@ -24,7 +24,7 @@ void RunRoundRobin(PoolPass& pass) {
   }
   for (const TaskRecord* task : pass.running_slot_tasks) {
     auto it = index.find(task->job);
-    if (it != index.end()) turns[it->second].holding += task->resources.slots();
+    if (it != index.end()) turns[it->second].holding += task->slots_asked();
   }
   std::stable_sort(turns.begin(), turns.end(),
                    [](const Turn& a, const Turn& b) { return a.holding < b.holding; });
@@ -36,8 +36,8 @@ void RunRoundRobin(PoolPass& pass) {
     for (auto& turn : turns) {
       if (turn.next >= turn.queued.size()) continue;
       const TaskRecord& task = *turn.queued[turn.next];
-      const int32_t slots = task.resources.slots();
-      auto fit = pass.capacity.FindFit(slots, false);
+      const int32_t slots = task.slots_asked();
+      auto fit = pass.FitFor(task, false);
       if (!fit) {
         pass.Wait(task, [&] {
           return "round robin: job " + turn.job->job_id + "'s next task needs " + SlotsText(slots) +

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "commands/pai/pai_job.h"
 #include "commands/scheduler/policies.h"
 
 namespace cairn::commands {
@@ -46,8 +47,108 @@ PoolPass::PoolPass(const DecisionState& state, const events::ResourcePoolConfig&
       out(out),
       explain(explain) {}
 
+namespace {
+
+// The leader's gang: its job's tasks from the leader on, in submission order.
+std::vector<const TaskRecord*> GangOf(const TaskRecord& leader) {
+  std::vector<const TaskRecord*> members;
+  const auto& tasks = leader.job->tasks;
+  auto at = std::find(tasks.begin(), tasks.end(), &leader);
+  for (; at != tasks.end() && members.size() < static_cast<size_t>(leader.resources.gang_size());
+       ++at) {
+    members.push_back(*at);
+  }
+  return members;
+}
+
+const PaiMember* PaiMemberOf(const PaiJobRecord* job, const std::string& task_id) {
+  if (job == nullptr) return nullptr;
+  for (const auto& member : job->members) {
+    if (member.task_id == task_id) return &member;
+  }
+  return nullptr;
+}
+
+// The ports OpenPAI tasks hold on `agent_id`: those of live tasks, and those this pass gave.
+std::set<int32_t> PortsInUse(const PoolPass& pass, const std::string& agent_id) {
+  std::set<int32_t> ports;
+  for (const auto& [job_id, job] : pass.state.pai_jobs) {
+    if (job.ended()) continue;
+    for (const auto& member : job.members) {
+      if (member.exited || member.agent_id != agent_id) continue;
+      for (const auto& labelled : member.ports)
+        ports.insert(labelled.ports().begin(), labelled.ports().end());
+    }
+  }
+  auto given = pass.ports_given.find(agent_id);
+  if (given != pass.ports_given.end()) ports.insert(given->second.begin(), given->second.end());
+  return ports;
+}
+
+}  // namespace
+
+std::optional<Fit> FitTask(const PoolPass& pass, const PoolCapacity& capacity,
+                           const TaskRecord& task, bool allow_releasing) {
+  if (!task.leads_gang()) return capacity.FindFit(task.resources.slots(), allow_releasing);
+  const std::vector<const TaskRecord*> members = GangOf(task);
+  if (members.size() != static_cast<size_t>(task.resources.gang_size())) return std::nullopt;
+  const PaiJobRecord* pai_job = pass.state.FindPaiJob(task.job_id);
+  // Each member by the pool's fitting policy on what the members before it left.
+  PoolCapacity trial = capacity;
+  std::map<std::string, std::set<int32_t>> ports_in_use;
+  Fit gang;
+  for (const TaskRecord* member : members) {
+    auto fit = trial.FindFit(member->resources.slots(), allow_releasing);
+    std::vector<events::PaiPorts> ports;
+    const PaiMember* pai = PaiMemberOf(pai_job, member->task_id);
+    // An agent where the member's fixed ports are taken is passed over: the member tries the
+    // next one the fitting policy gives, on a copy that excludes the agents tried.
+    std::optional<PoolCapacity> elsewhere;
+    while (fit && fit->parts.size() == 1 && pai != nullptr) {
+      const std::string& agent_id = fit->parts[0].agent_id();
+      auto [in_use, fresh] = ports_in_use.try_emplace(agent_id);
+      if (fresh) in_use->second = PortsInUse(pass, agent_id);
+      std::set<int32_t> taken = in_use->second;
+      auto chosen = pai::ChoosePorts(pai_job->submitted.task_roles(pai->role), taken);
+      if (chosen.ok()) {
+        in_use->second = std::move(taken);
+        ports = std::move(*chosen);
+        break;
+      }
+      if (!elsewhere) elsewhere.emplace(trial);
+      elsewhere->Exclude(agent_id);
+      fit = elsewhere->FindFit(member->resources.slots(), allow_releasing);
+    }
+    if (!fit || fit->parts.size() != 1) return std::nullopt;
+    trial.Take(*fit);
+    if (gang.parts.empty()) gang.free_before = fit->free_before;
+    gang.uses_releasing_slots |= fit->uses_releasing_slots;
+    gang.parts.push_back(fit->parts[0]);
+    gang.members.push_back(member);
+    gang.member_ports.push_back(std::move(ports));
+  }
+  std::map<std::string, int> per_agent;
+  for (const auto& part : gang.parts) per_agent[part.agent_id()]++;
+  gang.how = "all " + std::to_string(members.size()) + " tasks of the gang placed together (";
+  bool first = true;
+  for (const auto& [agent_id, count] : per_agent) {
+    gang.how += (first ? "" : ", ") + std::to_string(count) + " on agent " + agent_id;
+    first = false;
+  }
+  gang.how += ")";
+  return gang;
+}
+
+std::optional<Fit> PoolPass::FitFor(const TaskRecord& task, bool allow_releasing) const {
+  return FitTask(*this, capacity, task, allow_releasing);
+}
+
 void PoolPass::Assign(const TaskRecord& task, const Fit& fit, const std::string& reason,
                       bool backfilled) {
+  if (!fit.members.empty()) {
+    AssignGang(fit, reason, backfilled);
+    return;
+  }
   capacity.Take(fit);
   events::Envelope event;
   auto* assigned = event.mutable_allocation_assigned();
@@ -64,6 +165,47 @@ void PoolPass::Assign(const TaskRecord& task, const Fit& fit, const std::string&
   assigned->set_reason(reason + "; " + fit.how);
   *assigned->mutable_spec() = task.spec;
   out->decisions.push_back(std::move(event));
+}
+
+void PoolPass::AssignGang(const Fit& fit, const std::string& reason, bool backfilled) {
+  capacity.Take(fit);
+  const PaiJobRecord* pai_job = state.FindPaiJob(fit.members.front()->job_id);
+  std::vector<pai::PlacedMember> placed;
+  for (size_t i = 0; i < fit.members.size(); ++i) {
+    pai::PlacedMember member;
+    if (const PaiMember* pai = PaiMemberOf(pai_job, fit.members[i]->task_id)) {
+      member.role = pai->role;
+      member.index = pai->index;
+    }
+    const AgentRecord* agent = state.FindAgent(fit.parts[i].agent_id());
+    member.host_ip = agent != nullptr && !agent->address.empty() ? agent->address : "127.0.0.1";
+    member.ports = fit.member_ports[i];
+    for (const auto& ports : member.ports) {
+      ports_given[fit.parts[i].agent_id()].insert(ports.ports().begin(), ports.ports().end());
+    }
+    placed.push_back(std::move(member));
+  }
+  for (size_t i = 0; i < fit.members.size(); ++i) {
+    const TaskRecord& member = *fit.members[i];
+    events::Envelope event;
+    auto* assigned = event.mutable_allocation_assigned();
+    assigned->set_task_id(member.task_id);
+    assigned->set_allocation_id(member.task_id + "." + std::to_string(member.allocation_count + 1));
+    assigned->set_agent_id(fit.parts[i].agent_id());
+    assigned->set_agent_incarnation(fit.parts[i].agent_incarnation());
+    *assigned->mutable_slot_ids() = fit.parts[i].slot_ids();
+    assigned->set_resource_pool(pool.pool_name());
+    assigned->set_backfilled(backfilled);
+    assigned->set_reason(reason + "; " + fit.how);
+    *assigned->mutable_spec() = member.spec;
+    if (pai_job != nullptr) {
+      for (auto& variable : pai::PlacementVariables(pai_job->submitted, placed, i)) {
+        assigned->mutable_spec()->add_environment_variables(std::move(variable));
+      }
+      for (const auto& ports : fit.member_ports[i]) *assigned->add_ports() = ports;
+    }
+    out->decisions.push_back(std::move(event));
+  }
 }
 
 void PoolPass::Preempt(const TaskRecord& victim, const std::string& reason,
@@ -88,7 +230,7 @@ void RunZeroSlot(PoolPass& pass, bool by_priority) {
   size_t position = 0;
   for (const TaskRecord* task : tasks) {
     ++position;
-    auto fit = pass.capacity.FindFit(0, false);
+    auto fit = pass.FitFor(*task, false);
     if (!fit) {
       pass.Wait(*task, [&] {
         return "needs a zero-slot place; every agent of pool " + pass.PoolName() +
@@ -207,7 +349,7 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
     const std::string& pool = only->resources.resource_pool();
     if (!refused_by_bindings(pool, *only)) {
       Queued& lists = queued[pool];
-      (only->resources.slots() == 0 ? lists.zero_slot_tasks : lists.slot_tasks).push_back(only);
+      (only->slots_asked() == 0 ? lists.zero_slot_tasks : lists.slot_tasks).push_back(only);
     }
   } else {
     for (const auto& [pool, pool_queue] : state.queues) {

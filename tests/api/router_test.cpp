@@ -109,7 +109,12 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
     const bool web_ui = pattern == "/" || pattern.rfind("/ui/", 0) == 0 ||
                         pattern.rfind("/det/interactive/", 0) == 0;
     const bool proxy = pattern.rfind("/proxy/{id}", 0) == 0;
-    EXPECT_EQ(pattern.rfind("/api/v1/", 0) == 0 || pattern == "/info" ||
+    // OpenPAI's REST API is also served under /pai, where Determined's paths cannot collide.
+    const bool openpai = pattern.rfind("/pai/api/v1/", 0) == 0;
+    if (openpai) {
+      EXPECT_EQ(route.errors, ErrorShape::kOpenPai);
+    }
+    EXPECT_EQ(pattern.rfind("/api/v1/", 0) == 0 || pattern == "/info" || openpai ||
                   pattern == "/checkpoints/{uuid}" || pattern == "/metrics" || web_ui || proxy,
               true);
     if (proxy) {
@@ -133,11 +138,13 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
       EXPECT_EQ(route.access, Access::kAgent);
     }
   }
-  // What the CLI reads before it logs in (its version check), the login itself, and the web
-  // UI's page and files.
-  EXPECT_EQ(public_routes, (std::set<std::string>{"/info", "/api/v1/master", "/api/v1/auth/login",
-                                                  "/", "/ui/{rest...}", "/ui/vendor/chart.js",
-                                                  "/det/interactive/{rest...}"}));
+  // What the CLI reads before it logs in (its version check), the logins (Determined's and
+  // OpenPAI's), and the web UI's page and files.
+  EXPECT_EQ(public_routes,
+            (std::set<std::string>{"/info", "/api/v1/master", "/api/v1/auth/login", "/api/v1/token",
+                                   "/pai/api/v1/token",  // OpenPAI's
+                                   "/", "/ui/{rest...}", "/ui/vendor/chart.js",
+                                   "/det/interactive/{rest...}"}));
 }
 
 }  // namespace

@@ -154,6 +154,11 @@ class History {
                      const std::string& incarnation, int& pid);
   // The registry part of AddWorkload for the experiment with this id (at task `t`).
   void AddRegistry(int64_t experiment, int t);
+  // An OpenPAI job of AddWorkload at task `t`: two workers placed as a gang with ports; the
+  // first attempt fails (one worker exits 3, the other is killed) and is retried; the second
+  // succeeds, or is stopped by its user when `t` is even.
+  void AddPaiJob(int t, const std::string& pool, const std::string& agent,
+                 const std::string& incarnation, int& pid);
   // The tenancy part of AddWorkload at task `t`: workspaces created, renamed, archived, pinned
   // and deleted, projects, roles given and taken, pool bindings, experiments moved.
   void AddTenancy(int t);

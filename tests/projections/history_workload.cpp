@@ -232,6 +232,87 @@ void History::AddTenancy(int t) {
   Stamp(std::move(event));
 }
 
+void History::AddPaiJob(int t, const std::string& pool, const std::string& agent,
+                        const std::string& incarnation, int& pid) {
+  const std::string id = std::to_string(t);
+  const std::string job_id = "pai-" + id;
+  events::Envelope submitted_event;
+  auto* job = submitted_event.mutable_pai_job_submitted();
+  job->set_job_id(job_id);
+  job->set_job_name("pai-job-" + id);
+  job->set_username("alice");
+  job->set_virtual_cluster(pool);
+  job->set_resource_pool(pool);
+  job->set_retry_count(1);
+  job->set_config_json("{\"jobName\": \"pai-job-" + id + "\"}");
+  auto* role = job->add_task_roles();
+  role->set_name("worker");
+  role->set_task_number(2);
+  role->set_gpu_number(1);
+  auto* port = role->add_port_list();
+  port->set_label("http");
+  port->set_port_number(1);
+  Stamp(std::move(submitted_event));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::vector<std::string> tasks;
+    for (int index = 0; index < 2; ++index) {
+      tasks.push_back(job_id + "." + std::to_string(attempt) + ".worker." + std::to_string(index));
+    }
+    events::Envelope started;
+    started.mutable_pai_job_attempt_started()->set_job_id(job_id);
+    started.mutable_pai_job_attempt_started()->set_attempt(attempt);
+    for (const auto& task : tasks) started.mutable_pai_job_attempt_started()->add_task_ids(task);
+    Stamp(std::move(started));
+    for (int index = 0; index < 2; ++index) {
+      auto* submitted = Submit(tasks[index], job_id, pool, 42, 1).mutable_task_submitted();
+      submitted->mutable_resources()->set_gang_size(2);
+      submitted->mutable_resources()->set_gang_rank(index);
+      auto* ref = submitted->mutable_pai();
+      ref->set_job_id(job_id);
+      ref->set_attempt(attempt);
+      ref->set_task_role("worker");
+      ref->set_task_index(index);
+    }
+    for (int index = 0; index < 2; ++index) {
+      auto* assigned = Assign(tasks[index], tasks[index] + ".1", agent, incarnation, {index})
+                           .mutable_allocation_assigned();
+      assigned->mutable_spec()->add_environment_variables("PAI_CONTAINER_HOST_IP=10.0.0." + id);
+      auto* ports = assigned->add_ports();
+      ports->set_label("http");
+      ports->add_ports(20000 + index);
+      Start(tasks[index], tasks[index] + ".1", agent, ++pid);
+    }
+    events::Envelope ended;
+    auto* end = ended.mutable_pai_job_attempt_ended();
+    end->set_job_id(job_id);
+    end->set_attempt(attempt);
+    end->set_trigger_task_role("worker");
+    end->set_trigger_task_index(0);
+    if (attempt == 0) {
+      Exit(tasks[0], tasks[0] + ".1", agent, 3, std::nullopt, "exited with code 3");
+      Kill(tasks[1], tasks[1] + ".1", agent);
+      Exit(tasks[1], tasks[1] + ".1", agent, std::nullopt, 15, "killed");
+      end->set_state("FAILED");
+      end->set_retrying(true);
+      end->set_exit_code(3);
+    } else if (t % 2 == 0) {
+      events::Envelope stop;
+      stop.mutable_pai_job_stop_requested()->set_job_id(job_id);
+      Stamp(std::move(stop));
+      for (const auto& task : tasks) {
+        Kill(task, task + ".1", agent);
+        Exit(task, task + ".1", agent, std::nullopt, 15, "the OpenPAI job was stopped");
+      }
+      end->set_state("STOPPED");
+    } else {
+      for (const auto& task : tasks) Exit(task, task + ".1", agent, 0, std::nullopt, "exited");
+      end->set_state("SUCCEEDED");
+      end->set_exit_code(0);
+    }
+    Stamp(std::move(ended));
+  }
+}
+
 void History::AddWorkload(int agents, int tasks) {
   const std::vector<std::string> pools = {"default", "gpu"};
   ConfigurePools(Pools(
@@ -264,6 +345,7 @@ void History::AddWorkload(int agents, int tasks) {
       AddRegistry(last_experiment_id_, t);
     }
     AddTenancy(t);
+    if (t % 15 == 7 || t == tasks - 1) AddPaiJob(t, pool, agent, incarnations[agent_index], pid);
     if (t % 7 == 6) {
       Kill(task, "", "");
       Exit(task, "", "", std::nullopt, std::nullopt, "killed while queued");

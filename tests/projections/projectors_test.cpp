@@ -484,7 +484,8 @@ TEST(DigestTest, TheWorkloadHoldsEverySchedulingEvent) {
   for (const auto& event : history.events()) types.insert(PayloadTypeName(event));
   for (const char* type :
        {"ResourcePoolsConfigured", "JobQueueChanged", "PreemptionRequested", "AllocationReleased",
-        "AllocationPartExited", "AllocationAssigned", "TaskExited", "KillRequested"}) {
+        "AllocationPartExited", "AllocationAssigned", "TaskExited", "KillRequested",
+        "PaiJobSubmitted", "PaiJobAttemptStarted", "PaiJobStopRequested", "PaiJobAttemptEnded"}) {
     EXPECT_TRUE(types.count(type)) << type;
   }
   bool gang = false, backfilled = false;
