@@ -85,7 +85,6 @@ void RunPriority(PoolPass& pass) {
     std::vector<const TaskRecord*> failures;
     for (size_t i = level_begin; i < level_end; ++i) {
       const TaskRecord& task = *queued[i];
-      const int32_t slots = task.slots_asked();
       auto fit = pass.FitFor(task, true);
       if (!fit) {
         failures.push_back(&task);
