@@ -75,6 +75,24 @@ class Reader {
 
 std::string Quoted(std::string_view path) { return "'" + std::string(path) + "'"; }
 
+// "12.3 MiB".
+std::string Mebibytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / kMiB);
+  return text;
+}
+
+int64_t TotalBytes(const std::vector<ContextFile>& files) {
+  int64_t total = 0;
+  for (const auto& file : files) total += static_cast<int64_t>(file.content.size());
+  return total;
+}
+
+bool EndsWith(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 // Why `path` is not a relative path that stays inside the context directory, or "" if it is.
 std::string PathProblem(std::string_view path) {
   if (path.empty()) return "a path is empty";
@@ -244,11 +262,8 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
     pending.push_back(std::move(file));
   }
   if (total_bytes > kMaxContextBytes) {
-    char mebibytes[32];
-    std::snprintf(mebibytes, sizeof mebibytes, "%.1f",
-                  static_cast<double>(total_bytes) / static_cast<double>(kMiB));
     return Status::ResourceExhausted(prefix + "the files total " + std::to_string(total_bytes) +
-                                     " bytes (" + mebibytes + " MiB), over the " +
+                                     " bytes (" + Mebibytes(total_bytes) + "), over the " +
                                      std::to_string(kMaxContextBytes / kMiB) + " MiB cap");
   }
   std::vector<TreeEntry> tree;
@@ -268,6 +283,44 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
     files.push_back({std::move(file.path), std::move(content), file.mode});
   }
   return files;
+}
+
+Result<std::vector<ContextFile>> AddPackages(std::vector<ContextFile> context,
+                                             std::vector<ContextFile> packages) {
+  const std::string directory = std::string(kPackagesDirectory) + "/";
+  for (const auto& file : context) {
+    if (file.path.rfind(directory, 0) == 0) {
+      return Status::InvalidArgument("modelDefinition: " + Quoted(file.path) + " is in " +
+                                     kPackagesDirectory +
+                                     "/, which holds the experiment's packages; rename it");
+    }
+  }
+  for (const auto& package : packages) {
+    const bool kind_known = EndsWith(package.path, ".whl") || EndsWith(package.path, ".tar.gz") ||
+                            EndsWith(package.path, ".tar.bz2") || EndsWith(package.path, ".zip");
+    if (package.path.find('/') != std::string::npos || !kind_known) {
+      return Status::InvalidArgument(
+          "packages: " + Quoted(package.path) +
+          " must be a file name (no directory) ending in .whl, .tar.gz, .tar.bz2 or .zip: a "
+          "Python wheel or source distribution");
+    }
+  }
+  const int64_t context_bytes = TotalBytes(context);
+  const int64_t package_bytes = TotalBytes(packages);
+  if (context_bytes + package_bytes > kMaxContextWithPackagesBytes) {
+    return Status::ResourceExhausted(
+        "the model definition (" + std::to_string(context_bytes) + " bytes, " +
+        Mebibytes(context_bytes) + ") and its packages (" + std::to_string(package_bytes) +
+        " bytes, " + Mebibytes(package_bytes) + ") total " + Mebibytes(context_bytes + package_bytes) +
+        ", over the " + std::to_string(kMaxContextWithPackagesBytes / kMiB) + " MiB cap");
+  }
+  for (auto& package : packages) {
+    package.path = directory + package.path;
+    context.push_back(std::move(package));
+  }
+  std::sort(context.begin(), context.end(),
+            [](const ContextFile& a, const ContextFile& b) { return a.path < b.path; });
+  return context;
 }
 
 ContextStore::ContextStore(std::string directory) : directory_(std::move(directory)) {}
