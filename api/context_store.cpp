@@ -18,6 +18,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/document_limits.h"
 #include "base/encoding.h"
 #include "base/files.h"
 
@@ -74,13 +75,6 @@ class Reader {
 };
 
 std::string Quoted(std::string_view path) { return "'" + std::string(path) + "'"; }
-
-// "12.3 MiB".
-std::string Mebibytes(int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / kMiB);
-  return text;
-}
 
 int64_t TotalBytes(const std::vector<ContextFile>& files) {
   int64_t total = 0;
@@ -262,8 +256,11 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
     pending.push_back(std::move(file));
   }
   if (total_bytes > kMaxContextBytes) {
+    char mebibytes[32];
+    std::snprintf(mebibytes, sizeof mebibytes, "%.1f",
+                  static_cast<double>(total_bytes) / static_cast<double>(kMiB));
     return Status::ResourceExhausted(prefix + "the files total " + std::to_string(total_bytes) +
-                                     " bytes (" + Mebibytes(total_bytes) + "), over the " +
+                                     " bytes (" + mebibytes + " MiB), over the " +
                                      std::to_string(kMaxContextBytes / kMiB) + " MiB cap");
   }
   std::vector<TreeEntry> tree;
@@ -305,15 +302,7 @@ Result<std::vector<ContextFile>> AddPackages(std::vector<ContextFile> context,
           "Python wheel or source distribution");
     }
   }
-  const int64_t context_bytes = TotalBytes(context);
-  const int64_t package_bytes = TotalBytes(packages);
-  if (context_bytes + package_bytes > kMaxContextWithPackagesBytes) {
-    return Status::ResourceExhausted(
-        "the model definition (" + std::to_string(context_bytes) + " bytes, " +
-        Mebibytes(context_bytes) + ") and its packages (" + std::to_string(package_bytes) +
-        " bytes, " + Mebibytes(package_bytes) + ") total " + Mebibytes(context_bytes + package_bytes) +
-        ", over the " + std::to_string(kMaxContextWithPackagesBytes / kMiB) + " MiB cap");
-  }
+  CAIRN_RETURN_IF_ERROR(CheckContextWithPackagesSize(TotalBytes(context), TotalBytes(packages)));
   for (auto& package : packages) {
     package.path = directory + package.path;
     context.push_back(std::move(package));

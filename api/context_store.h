@@ -50,14 +50,12 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
 // every trial's harness receives them with the model definition and installs them into the
 // prepared environment (agent/harness/cairn_harness/prepared_env.py).
 inline constexpr char kPackagesDirectory[] = ".cairn-packages";
-// PEDL's cap on a model definition and its packages together.
-inline constexpr int64_t kMaxContextWithPackagesBytes = 96ll * 1024 * 1024;
 
 // The context with `packages` (decoded by DecodeModelDefinition with field "packages") added
 // under kPackagesDirectory. InvalidArgument when a package's path is not a plain file name ending
 // in .whl, .tar.gz, .tar.bz2 or .zip, or when the model definition already has a
 // kPackagesDirectory; ResourceExhausted, naming both sizes, when the model definition and the
-// packages total more than kMaxContextWithPackagesBytes. Files come back sorted by path.
+// packages total more than kMaxContextWithPackagesBytes (base/document_limits.h). Files come back sorted by path.
 Result<std::vector<ContextFile>> AddPackages(std::vector<ContextFile> context,
                                              std::vector<ContextFile> packages);
 

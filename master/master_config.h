@@ -27,7 +27,7 @@ struct MasterConfig {
   // after this many idle seconds (master/idle_watch.h); 0 (a notebook's default) = never.
   int64_t notebook_timeout_seconds = 0;
   int64_t tensorboard_timeout_seconds = 300;
-  // A model definition and its packages may total 96 MiB (api/context_store.h), 128 MiB in
+  // A model definition and its packages may total 96 MiB (base/document_limits.h), 128 MiB in
   // base64: the default leaves room for that and the rest of the request.
   size_t max_request_body_bytes = 136u << 20;
   // `security:` (Determined's key names where it has them).
