@@ -55,7 +55,8 @@ inline constexpr char kPackagesDirectory[] = ".cairn-packages";
 // under kPackagesDirectory. InvalidArgument when a package's path is not a plain file name ending
 // in .whl, .tar.gz, .tar.bz2 or .zip, or when the model definition already has a
 // kPackagesDirectory; ResourceExhausted, naming both sizes, when the model definition and the
-// packages total more than kMaxContextWithPackagesBytes (base/document_limits.h). Files come back sorted by path.
+// packages total more than kMaxContextWithPackagesBytes (base/document_limits.h). Files come back
+// sorted by path.
 Result<std::vector<ContextFile>> AddPackages(std::vector<ContextFile> context,
                                              std::vector<ContextFile> packages);
 

@@ -65,10 +65,10 @@ Status CheckContextWithPackagesSize(int64_t context_bytes, int64_t package_bytes
                   static_cast<double>(bytes) / kMiB);
     return std::string(text);
   };
-  return Status::ResourceExhausted(
-      "the model definition (" + sized(context_bytes) + ") and its packages (" +
-      sized(package_bytes) + ") total " + sized(context_bytes + package_bytes) + ", over the " +
-      std::to_string(kMaxContextWithPackagesBytes >> 20) + " MiB cap");
+  return Status::ResourceExhausted("the model definition (" + sized(context_bytes) +
+                                   ") and its packages (" + sized(package_bytes) + ") total " +
+                                   sized(context_bytes + package_bytes) + ", over the " +
+                                   std::to_string(kMaxContextWithPackagesBytes >> 20) + " MiB cap");
 }
 
 }  // namespace cairn

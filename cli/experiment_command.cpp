@@ -97,9 +97,7 @@ ExperimentCommand::ExperimentCommand(CLI::App& cairn) {
   create_->add_option("context", context_, "the model definition directory")->required();
   create_->add_option("--package", packages_, "a local Python package to install (repeatable)")
       ->type_name("FILE");
-  create_->add_option("--master,-m", master_,
-                      "the master's URL (default $CAIRN_MASTER, $DET_MASTER, "
-                      "http://127.0.0.1:8080)");
+  AddMasterOption(*create_, master_);
 }
 
 bool ExperimentCommand::chosen() const { return experiment_->parsed(); }
@@ -118,10 +116,10 @@ int ExperimentCommand::Run(std::ostream& out, std::ostream& err) {
   auto client = http::Client::FromUrl(url, ca_file != nullptr ? ca_file : "");
   if (!client.ok()) return fail(client.status().message());
   // Up to 128 MiB of base64 to send and a context to store: more than a request's usual time.
-  auto answer = client->Request("POST", "/api/v1/experiments", body->dump(),
-                                {{"Authorization", "Bearer " + *token},
-                                 {"Content-Type", "application/json"}},
-                                std::chrono::minutes(5));
+  auto answer =
+      client->Request("POST", "/api/v1/experiments", body->dump(),
+                      {{"Authorization", "Bearer " + *token}, {"Content-Type", "application/json"}},
+                      std::chrono::minutes(5));
   if (!answer.ok()) return fail(answer.status().message());
   json reply = json::parse(answer->body, nullptr, false);
   if (answer->status != 200 || !reply.is_object() || !reply.contains("experiment")) {

@@ -13,8 +13,8 @@
 int main(int argc, char** argv) {
   using namespace cairn;
 
-  CLI::App app(
-      "Cairn's command-line tool: replay for operators, shell and experiment for users.", "cairn");
+  CLI::App app("Cairn's command-line tool: replay for operators, shell and experiment for users.",
+               "cairn");
   cli::Configure(app);
   log::Level log_level = log::Level::kInfo;
   cli::AddLogLevelOption(app, log_level);

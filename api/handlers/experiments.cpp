@@ -111,11 +111,11 @@ Result<commands::UpdateJob> JobUpdateOf(const json& resources, const std::string
 http::Response CreateExperiment(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
-  if (Status known = CheckKnownKeys(*body, "",
-                                    {"config", "modelDefinition", "activate", "parentId",
-                                     "projectId", "template", "validateOnly", "workspaceId",
-                                     "packages"},
-                                    {"unmanaged", "parentId"});
+  if (Status known =
+          CheckKnownKeys(*body, "",
+                         {"config", "modelDefinition", "activate", "parentId", "projectId",
+                          "template", "validateOnly", "workspaceId", "packages"},
+                         {"unmanaged", "parentId"});
       !known.ok()) {
     return Error(known);
   }

@@ -107,9 +107,10 @@ http::Response TrialDescription(Call& call) {
              {"environmentVariables", environment.environment_variables_cpu},
              {"environment",
               {{"image", environment.image},
-               {"environmentVariables", experiments::PerDeviceJson({environment.environment_variables_cpu,
-                                                   environment.environment_variables_cuda,
-                                                   environment.environment_variables_rocm})},
+               {"environmentVariables",
+                experiments::PerDeviceJson({environment.environment_variables_cpu,
+                                            environment.environment_variables_cuda,
+                                            environment.environment_variables_rocm})},
                {"runtimeCommands", experiments::PerDeviceJson(environment.runtime_commands)},
                {"runtimePackages", experiments::PerDeviceJson(environment.runtime_packages)}}}});
 }

@@ -76,7 +76,8 @@ Status CheckRuntimePackage(const Field& list, const std::string& entry) {
   if (entry.find_first_not_of(' ') == std::string::npos) {
     return Invalid(list, "a package is empty");
   }
-  if (entry.find_first_of("\n\r", 0) != std::string::npos || entry.find('\0') != std::string::npos) {
+  if (entry.find_first_of("\n\r", 0) != std::string::npos ||
+      entry.find('\0') != std::string::npos) {
     return Invalid(list, "'" + entry + "' holds a line break; give one requirement per entry");
   }
   if (entry[entry.find_first_not_of(' ')] == '-') {
@@ -110,25 +111,23 @@ Result<PerDeviceList> ReadPerDeviceList(const Field& field, const std::string& w
     CAIRN_ASSIGN_OR_RETURN(auto entries, ReadStringList(list, "a list of " + what));
     for (const auto& entry : entries) CAIRN_RETURN_IF_ERROR(check(list, entry));
     const std::string& device = per_device.keys()[i];
-    (device == "cpu"    ? lists.cpu
-     : device == "rocm" ? lists.rocm
-                        : lists.cuda) = std::move(entries);
+    (device == "cpu" ? lists.cpu : device == "rocm" ? lists.rocm : lists.cuda) = std::move(entries);
   }
   return lists;
 }
 
 Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
   CAIRN_ASSIGN_OR_RETURN(MapFields fields, MapFields::Read(field, "a map"));
-  CAIRN_RETURN_IF_ERROR(fields.Check({"image", "environment_variables",
-                                      "secret_environment_variables", "runtime_commands",
-                                      "runtime_packages"},
-                                     {{"ports", ""},
-                                      {"proxy_ports", ""},
-                                      {"registry_auth", ""},
-                                      {"force_pull_image", ""},
-                                      {"add_capabilities", ""},
-                                      {"drop_capabilities", ""},
-                                      {"pod_spec", ""}}));
+  CAIRN_RETURN_IF_ERROR(
+      fields.Check({"image", "environment_variables", "secret_environment_variables",
+                    "runtime_commands", "runtime_packages"},
+                   {{"ports", ""},
+                    {"proxy_ports", ""},
+                    {"registry_auth", ""},
+                    {"force_pull_image", ""},
+                    {"add_capabilities", ""},
+                    {"drop_capabilities", ""},
+                    {"pod_spec", ""}}));
   EnvironmentConfig e;
   e.image = nullptr;
   if (auto f = fields.Get("image")) {
@@ -262,12 +261,11 @@ json LengthToJson(const Length& length) { return {{LengthUnitName(length.unit), 
 // Determined's keys always; the runtime lists (Cairn's) only when given, so that a Determined
 // configuration's effective form stays Determined's.
 json EnvironmentToJson(const EnvironmentConfig& e) {
-  json environment = {
-      {"image", e.image},
-      {"environment_variables", PerDeviceJson({e.environment_variables_cpu,
-                                                 e.environment_variables_cuda,
-                                                 e.environment_variables_rocm})},
-      {"secret_environment_variables", e.secret_environment_variables}};
+  json environment = {{"image", e.image},
+                      {"environment_variables",
+                       PerDeviceJson({e.environment_variables_cpu, e.environment_variables_cuda,
+                                      e.environment_variables_rocm})},
+                      {"secret_environment_variables", e.secret_environment_variables}};
   if (!e.runtime_commands.empty()) {
     environment["runtime_commands"] = PerDeviceJson(e.runtime_commands);
   }

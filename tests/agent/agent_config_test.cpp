@@ -64,10 +64,9 @@ TEST(AgentConfigTest, AnHttpsMasterTakesTheCaFileByFlagOrKey) {
 }
 
 TEST(AgentConfigTest, TakesThePreparedEnvironmentSettingsByFlagOrKey) {
-  Result<CommandLine> by_flag =
-      Parse({"--master", "http://m:1", "--id", "a", "--env-cache-dir", "/cache", "--pip-index-url",
-             "https://pypi.internal/simple", "--pip-find-links", "/w1 /w2", "--pip-no-index",
-             "true"});
+  Result<CommandLine> by_flag = Parse({"--master", "http://m:1", "--id", "a", "--env-cache-dir",
+                                       "/cache", "--pip-index-url", "https://pypi.internal/simple",
+                                       "--pip-find-links", "/w1 /w2", "--pip-no-index", "true"});
   ASSERT_TRUE(by_flag.ok()) << by_flag.status().ToString();
   EXPECT_EQ(by_flag->config.env_cache_dir, "/cache");
   EXPECT_EQ(EffectiveEnvCacheDir(by_flag->config), "/cache");
@@ -84,7 +83,8 @@ TEST(AgentConfigTest, TakesThePreparedEnvironmentSettingsByFlagOrKey) {
   EXPECT_FALSE(from_yaml.pip_no_index);
 
   // The default cache is under the work root.
-  Result<CommandLine> defaults = Parse({"--master", "http://m:1", "--id", "a", "--work-root", "/w"});
+  Result<CommandLine> defaults =
+      Parse({"--master", "http://m:1", "--id", "a", "--work-root", "/w"});
   ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
   EXPECT_EQ(EffectiveEnvCacheDir(defaults->config), "/w/env-cache");
   EXPECT_FALSE(defaults->config.pip_no_index);

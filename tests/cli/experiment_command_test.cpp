@@ -67,12 +67,12 @@ TEST(ExperimentCreateBody, RefusesMissingFilesAndTooMuchBeforeSending) {
   auto no_package = ExperimentCreateBody(dir.Sub("experiment.yaml"), dir.Sub("context"),
                                          {dir.Sub("missing.whl")});
   ASSERT_FALSE(no_package.ok());
-  EXPECT_EQ(no_package.status().message(), "the package " + dir.Sub("missing.whl") +
-                                               " is not a file");
+  EXPECT_EQ(no_package.status().message(),
+            "the package " + dir.Sub("missing.whl") + " is not a file");
   auto no_context = ExperimentCreateBody(dir.Sub("experiment.yaml"), dir.Sub("nowhere"), {});
   ASSERT_FALSE(no_context.ok());
-  EXPECT_EQ(no_context.status().message(), "the context " + dir.Sub("nowhere") +
-                                               " is not a directory");
+  EXPECT_EQ(no_context.status().message(),
+            "the context " + dir.Sub("nowhere") + " is not a directory");
 
   // A sparse file: its size counts, and it is refused without being read.
   const std::string big = dir.Sub("big-1.0.tar.gz");

@@ -64,15 +64,15 @@ class PreparedEnvEndToEnd : public ExperimentEndToEnd {
 
   // The example's wheel (build-wheel.sh), and an agent that installs from it and nowhere else.
   void StartClusterWithWheels() {
-    FinishedProcess built = RunToEnd(
-        {"bash", ExamplePath("prepared-env") + "/build-wheel.sh", Wheels()},
-        std::chrono::seconds(60));
+    FinishedProcess built =
+        RunToEnd({"bash", ExamplePath("prepared-env") + "/build-wheel.sh", Wheels()},
+                 std::chrono::seconds(60));
     ASSERT_EQ(built.exit_code, 0) << built.Text();
     ASSERT_TRUE(fs::exists(Wheels() + "/prepared_features-1.0-py3-none-any.whl")) << built.Text();
     StartMaster();
-    cluster_->StartAgent("agent-1", 2,
-                         {"--pip-find-links", Wheels(), "--pip-no-index", "true",
-                          "--env-cache-dir", Cache()});
+    cluster_->StartAgent(
+        "agent-1", 2,
+        {"--pip-find-links", Wheels(), "--pip-no-index", "true", "--env-cache-dir", Cache()});
   }
 
   std::string ExampleConfig() {
@@ -146,8 +146,7 @@ TEST_F(PreparedEnvEndToEnd, TheFirstTrialBuildsTheEnvironmentAndTheSecondReusesI
   RecordProperty("build_seconds", std::to_string(first.build_seconds));
   RecordProperty("reuse_seconds", std::to_string(second.reuse_seconds));
   std::cout << "prepared environment " << first.built_hash << ": built in " << first.build_seconds
-            << " s by the first trial, reused in " << second.reuse_seconds
-            << " s by the second\n";
+            << " s by the first trial, reused in " << second.reuse_seconds << " s by the second\n";
   EXPECT_LT(second.reuse_seconds, first.build_seconds);
 }
 

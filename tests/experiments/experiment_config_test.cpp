@@ -270,13 +270,14 @@ std::string ErrorOf(const std::string& yaml, StatusCode expected_code) {
 // PEDL's custom trial environment: a plain list applies to every device type, a map gives each
 // its own (gpu is cuda's other name); the effective form keeps them and parses back to itself.
 TEST(ExperimentConfigTest, RuntimeCommandsAndPackagesHaveVariantsPerDeviceType) {
-  auto parsed = ParseExperimentConfig(Minimal("environment:\n"
-                                              "  runtime_commands:\n"
-                                              "    - echo one\n"
-                                              "    - apt-get install -y python3-pandas\n"
-                                              "  runtime_packages:\n"
-                                              "    cpu: [tensorflow-cpu==2.15]\n"
-                                              "    gpu: ['tensorflow[and-cuda]>=2.15', pandas]\n"));
+  auto parsed =
+      ParseExperimentConfig(Minimal("environment:\n"
+                                    "  runtime_commands:\n"
+                                    "    - echo one\n"
+                                    "    - apt-get install -y python3-pandas\n"
+                                    "  runtime_packages:\n"
+                                    "    cpu: [tensorflow-cpu==2.15]\n"
+                                    "    gpu: ['tensorflow[and-cuda]>=2.15', pandas]\n"));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   const EnvironmentConfig& e = parsed->environment;
   const std::vector<std::string> commands = {"echo one", "apt-get install -y python3-pandas"};
