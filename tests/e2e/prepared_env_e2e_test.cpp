@@ -4,6 +4,8 @@
 // builds and the second reuses, startup-hook.sh sourced inside it; and a local package uploaded
 // with the experiment (`cairn experiment create --package`, which sends POST /api/v1/experiments
 // `packages`), installed into an environment of its own hash.
+#include <sys/wait.h>
+
 #include <regex>
 
 #include "base/encoding.h"
@@ -31,12 +33,12 @@ EnvironmentLines ReadEnvironmentLines(const std::string& logs, const std::string
       "reusing prepared environment ([0-9a-f]+) built [^ ]+ \\(the build took [0-9.]+s; ready "
       "now in ([0-9.]+)s\\)");
   if (std::regex_search(logs, match, built)) {
-    lines.built_hash = match[1];
-    lines.build_seconds = std::stod(match[2]);
+    lines.built_hash = match[1].str();
+    lines.build_seconds = std::stod(match[2].str());
   }
   if (std::regex_search(logs, match, reused)) {
-    lines.reused_hash = match[1];
-    lines.reuse_seconds = std::stod(match[2]);
+    lines.reused_hash = match[1].str();
+    lines.reuse_seconds = std::stod(match[2].str());
   }
   const std::string hash = lines.built_hash.empty() ? lines.reused_hash : lines.built_hash;
   lines.hook_ran_inside =

@@ -332,7 +332,7 @@ TEST(ExperimentConfigTest, RuntimeListsAreValidated) {
                             "  runtime_packages: pandas\n"),
                     StatusCode::kInvalidArgument),
             "line 8: environment.runtime_packages: expected a list of pip requirements or a map "
-            "{cpu: [...], cuda: [...]}, got \"pandas\"");
+            "{cpu: [...], cuda: [...]}");
   EXPECT_EQ(ErrorOf(Minimal("environment:\n"
                             "  runtime_packages: [\"a\\nb\"]\n"),
                     StatusCode::kInvalidArgument),
