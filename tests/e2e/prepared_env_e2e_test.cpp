@@ -66,12 +66,12 @@ class PreparedEnvEndToEnd : public ExperimentEndToEnd {
 
   // The example's wheel (build-wheel.sh), and an agent that installs from it and nowhere else.
   void StartClusterWithWheels() {
+    StartMaster();  // makes the cluster's directory, where the wheels go
     FinishedProcess built =
         RunToEnd({"bash", ExamplePath("prepared-env") + "/build-wheel.sh", Wheels()},
                  std::chrono::seconds(60));
     ASSERT_EQ(built.exit_code, 0) << built.Text();
     ASSERT_TRUE(fs::exists(Wheels() + "/prepared_features-1.0-py3-none-any.whl")) << built.Text();
-    StartMaster();
     cluster_->StartAgent(
         "agent-1", 2,
         {"--pip-find-links", Wheels(), "--pip-no-index", "true", "--env-cache-dir", Cache()});
