@@ -20,7 +20,7 @@ struct EnvironmentLines {
   std::string built_hash;
   double build_seconds = -1;
   std::string reused_hash;
-  double reuse_seconds = -1;
+  double reuse_ms = -1;
   bool hook_ran_inside = false;
 };
 
@@ -31,14 +31,14 @@ EnvironmentLines ReadEnvironmentLines(const std::string& logs, const std::string
   static const std::regex built("built prepared environment ([0-9a-f]+) in ([0-9.]+)s");
   static const std::regex reused(
       "reusing prepared environment ([0-9a-f]+) built [^ ]+ \\(the build took [0-9.]+s; ready "
-      "now in ([0-9.]+)s\\)");
+      "now in ([0-9.]+) ms\\)");
   if (std::regex_search(logs, match, built)) {
     lines.built_hash = match[1].str();
     lines.build_seconds = std::stod(match[2].str());
   }
   if (std::regex_search(logs, match, reused)) {
     lines.reused_hash = match[1].str();
-    lines.reuse_seconds = std::stod(match[2].str());
+    lines.reuse_ms = std::stod(match[2].str());
   }
   const std::string hash = lines.built_hash.empty() ? lines.reused_hash : lines.built_hash;
   lines.hook_ran_inside =
@@ -146,7 +146,7 @@ TEST_F(PreparedEnvEndToEnd, TheFirstTrialBuildsTheEnvironmentAndTheSecondReusesI
   EXPECT_EQ(ReadyEnvironments(Cache()), std::vector<std::string>{first.built_hash});
 
   RecordProperty("build_seconds", std::to_string(first.build_seconds));
-  RecordProperty("reuse_seconds", std::to_string(second.reuse_seconds));
+  RecordProperty("reuse_ms", std::to_string(second.reuse_ms));
   std::cout << "prepared environment " << first.built_hash << ": built in " << first.build_seconds
             << " s by the first trial, reused in " << second.reuse_seconds << " s by the second\n";
   EXPECT_LT(second.reuse_seconds, first.build_seconds);

@@ -1,7 +1,7 @@
 """A trial's prepared environment: PEDL's custom trial environment on a Cairn agent.
 
-An experiment's `environment.runtime_commands` run in order, then its `environment.runtime_packages`
-and its local packages (uploaded with the experiment, in the context's `.cairn-packages/`) are
+An experiment's `environment.runtime_commands` run in order, then its local packages (uploaded with
+the experiment, in the context's `.cairn-packages/`) and its `environment.runtime_packages` are
 pip-installed, into a Python venv made with --system-site-packages (so everything the agent's
 Python has stays importable). The venv is built once per hash of what makes it (image, slot type,
 interpreter, commands, packages, local packages' digests) in the agent's cache directory
@@ -136,7 +136,7 @@ def ensure(plan, cache_dir):
     os.utime(os.path.join(env_dir, READY_FILE))
     runner.log(f"reusing prepared environment {plan.digest} built {ready.get('built')} "
                f"(the build took {ready.get('seconds')}s; ready now in "
-               f"{time.monotonic() - started:.2f}s)")
+               f"{(time.monotonic() - started) * 1000:.1f} ms)")
     return env_dir
 
 
@@ -170,10 +170,12 @@ def _build(plan, env_dir):
         for index, command in enumerate(plan.commands, 1):
             _run([shell, "-c", command], f"runtime command {index}: {command}", env=env,
                  cwd=env_dir)
-        requirements = plan.packages + [path for path, _ in plan.local_packages]
-        if requirements:
-            _run([python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-                  *requirements], "pip install " + " ".join(requirements), env=env)
+        # The local packages first, so that a requirement of runtime_packages can name a version
+        # only an upload has (pip does not match a requirement to a file of the same command).
+        for requirements in ([path for path, _ in plan.local_packages], plan.packages):
+            if requirements:
+                _run([python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                      *requirements], "pip install " + " ".join(requirements), env=env)
         ready = {
             "hash": plan.digest,
             "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
