@@ -88,6 +88,7 @@ TaskLaunchSettings LaunchSettingsFor(const AgentOptions& options) {
   settings.harness_dir = options.harness_dir;
   settings.agent_token = options.agent_token;
   settings.master_cert_file = options.master_cert_file;
+  settings.environments = options.environments;
   return settings;
 }
 

@@ -47,6 +47,8 @@ struct AgentOptions {
   // The CA file an https:// master is verified with ("" = the system's CAs); tasks get its path
   // as CAIRN_MASTER_CERT_FILE / DET_MASTER_CERT_FILE.
   std::string master_cert_file;
+  // Prepared trial environments: their cache and the package index (task_plan.h).
+  EnvironmentSettings environments;
   // Notebooks, shells and TensorBoards: where their services listen and what serves them.
   ServiceSettings services;
   // How long a service may take to answer before its task is killed as failed to start.

@@ -71,7 +71,11 @@ enum class Setting {
   kServiceAddress,
   kNotebookCommand,
   kSshdCommand,
-  kTensorboardCommand
+  kTensorboardCommand,
+  kEnvCacheDir,
+  kPipIndexUrl,
+  kPipFindLinks,
+  kPipNoIndex
 };
 
 Status ApplySetting(Setting setting, const std::string& source, const std::string& value,
@@ -119,6 +123,21 @@ Status ApplySetting(Setting setting, const std::string& source, const std::strin
     case Setting::kTensorboardCommand:
       config.tensorboard_command = value;
       break;
+    case Setting::kEnvCacheDir:
+      config.env_cache_dir = value;
+      break;
+    case Setting::kPipIndexUrl:
+      config.pip_index_url = value;
+      break;
+    case Setting::kPipFindLinks:
+      config.pip_find_links = value;
+      break;
+    case Setting::kPipNoIndex:
+      if (value != "true" && value != "false") {
+        return Status::InvalidArgument(source + ": expected true or false, got '" + value + "'");
+      }
+      config.pip_no_index = value == "true";
+      break;
   }
   return Status::Ok();
 }
@@ -138,6 +157,10 @@ const std::map<std::string, Setting>& YamlKeys() {
       {"notebook_command", Setting::kNotebookCommand},
       {"sshd_command", Setting::kSshdCommand},
       {"tensorboard_command", Setting::kTensorboardCommand},
+      {"env_cache_dir", Setting::kEnvCacheDir},
+      {"pip_index_url", Setting::kPipIndexUrl},
+      {"pip_find_links", Setting::kPipFindLinks},
+      {"pip_no_index", Setting::kPipNoIndex},
   };
   return keys;
 }
@@ -180,6 +203,15 @@ const std::vector<Flag>& Flags() {
        "the sshd shells run (default /usr/sbin/sshd, Debian's openssh-server)"},
       {"--tensorboard-command", Setting::kTensorboardCommand, "COMMAND",
        "the TensorBoard server TensorBoards run (default tensorboard; not a Debian package)"},
+      {"--env-cache-dir", Setting::kEnvCacheDir, "DIR",
+       "where trials' prepared environments (runtime_commands, runtime_packages) are built once "
+       "and reused (default: <work root>/env-cache); tasks get it as CAIRN_ENV_CACHE"},
+      {"--pip-index-url", Setting::kPipIndexUrl, "URL",
+       "the package index runtime_packages are installed from (PIP_INDEX_URL; default: pip's)"},
+      {"--pip-find-links", Setting::kPipFindLinks, "PATHS",
+       "directories or URLs of wheels pip also looks in, space-separated (PIP_FIND_LINKS)"},
+      {"--pip-no-index", Setting::kPipNoIndex, "true|false",
+       "install from --pip-find-links only, never an index (PIP_NO_INDEX; default false)"},
   };
   return flags;
 }
@@ -292,7 +324,8 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
                      "YAML with keys master, id, slots, resource_pool, work_root, "
                      "kill_grace_seconds, heartbeat_interval_seconds, agent_token_file, "
                      "master_cert_file, service_address, notebook_command, sshd_command, "
-                     "tensorboard_command; read first, so flags override it")
+                     "tensorboard_command, env_cache_dir, pip_index_url, pip_find_links, "
+                     "pip_no_index; read first, so flags override it")
           ->type_name("FILE");
   // Kept as text and applied after the file, by the same rules as its keys.
   std::vector<CLI::Option*> flag_options;
@@ -329,6 +362,11 @@ std::string EffectiveWorkRoot(const AgentConfig& config) {
   const char* tmp = std::getenv("TMPDIR");
   std::string base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
   return base + "/cairn-agent-" + config.agent_id;
+}
+
+std::string EffectiveEnvCacheDir(const AgentConfig& config) {
+  if (!config.env_cache_dir.empty()) return config.env_cache_dir;
+  return EffectiveWorkRoot(config) + "/env-cache";
 }
 
 }  // namespace cairn::agent

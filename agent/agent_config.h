@@ -32,6 +32,12 @@ struct AgentConfig {
   std::string notebook_command = "jupyter-notebook";
   std::string sshd_command = "/usr/sbin/sshd";
   std::string tensorboard_command = "tensorboard";
+  // Prepared trial environments (runtime_commands, runtime_packages): where they are cached
+  // ("" = <work root>/env-cache) and the package index pip installs them from.
+  std::string env_cache_dir;
+  std::string pip_index_url;
+  std::string pip_find_links;
+  bool pip_no_index = false;
 };
 
 struct CommandLine {
@@ -56,5 +62,7 @@ Status ValidateConfig(const AgentConfig& config);
 
 // The work root to use: config.work_root, or the default under $TMPDIR (or /tmp).
 std::string EffectiveWorkRoot(const AgentConfig& config);
+// The prepared environments' cache: config.env_cache_dir, or <effective work root>/env-cache.
+std::string EffectiveEnvCacheDir(const AgentConfig& config);
 
 }  // namespace cairn::agent

@@ -76,7 +76,11 @@ int main(int argc, char** argv) {
   options.services.notebook_command = config.notebook_command;
   options.services.sshd_command = config.sshd_command;
   options.services.tensorboard_command = config.tensorboard_command;
-  // Absolute, because tasks get the path and run in their own work directories.
+  // Absolute, because tasks get the paths and run in their own work directories.
+  options.environments.cache_dir = std::filesystem::absolute(EffectiveEnvCacheDir(config)).string();
+  options.environments.pip_index_url = config.pip_index_url;
+  options.environments.pip_find_links = config.pip_find_links;
+  options.environments.pip_no_index = config.pip_no_index;
   if (!config.master_cert_file.empty()) {
     options.master_cert_file = std::filesystem::absolute(config.master_cert_file).string();
   }

@@ -123,6 +123,12 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
   const int agents = std::max(order.parts_size(), 1);
   env.Set("CAIRN_NUM_AGENTS", std::to_string(agents));
   env.Set("CAIRN_AGENT_RANK", std::to_string(rank));
+  env.Set("CAIRN_SLOT_TYPE", any_gpu ? "cuda" : "cpu");
+  const EnvironmentSettings& environments = settings.environments;
+  if (!environments.cache_dir.empty()) env.Set("CAIRN_ENV_CACHE", environments.cache_dir);
+  if (!environments.pip_index_url.empty()) env.Set("PIP_INDEX_URL", environments.pip_index_url);
+  if (!environments.pip_find_links.empty()) env.Set("PIP_FIND_LINKS", environments.pip_find_links);
+  if (environments.pip_no_index) env.Set("PIP_NO_INDEX", "1");
   if (spec.task_type() == events::TASK_TYPE_TRIAL && !settings.harness_dir.empty()) {
     const char* existing = nullptr;
     for (const auto& entry : settings.base_env) {

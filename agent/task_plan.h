@@ -13,6 +13,15 @@
 
 namespace cairn::agent {
 
+// Where trials keep their prepared environments (runtime_commands and runtime_packages, built by
+// the harness: cairn_harness/prepared_env.py) and the package index pip installs from.
+struct EnvironmentSettings {
+  std::string cache_dir;       // absolute; tasks get it as CAIRN_ENV_CACHE
+  std::string pip_index_url;   // "" = pip's default; PIP_INDEX_URL
+  std::string pip_find_links;  // "" = none; PIP_FIND_LINKS (space-separated paths or URLs)
+  bool pip_no_index = false;   // PIP_NO_INDEX: find-links only
+};
+
 struct TaskLaunchSettings {
   std::string master_url;
   std::string agent_id;
@@ -26,6 +35,7 @@ struct TaskLaunchSettings {
   std::string agent_token;
   // The CA file the agent verifies an https:// master with; "" = none given.
   std::string master_cert_file;
+  EnvironmentSettings environments;
 };
 
 // This agent's part of an allocation (several agents share a gang), and its rank among them;
@@ -42,7 +52,9 @@ std::string DefaultWorkDir(const std::string& work_root, const std::string& allo
 // CAIRN_*, CUDA_VISIBLE_DEVICES (GPU uuids, or indexes when a uuid is unknown) when the slots
 // are GPUs, CAIRN_MASTER_CERT_FILE / DET_MASTER_CERT_FILE (the CA file that verifies an https://
 // master) when the agent has one, CAIRN_NUM_AGENTS / CAIRN_AGENT_RANK (a gang's size and this
-// part's rank), for
+// part's rank), CAIRN_SLOT_TYPE ("cuda" when the slots are GPUs, else "cpu": which variant of an
+// experiment's environment lists applies), CAIRN_ENV_CACHE and the PIP_* variables of
+// settings.environments that are set, for
 // trials PYTHONPATH with the harness directory first, then spec.environment_variables (a later
 // value of a name replaces an earlier one), and last CAIRN_ALLOCATION_TOKEN when the agent has a
 // token.

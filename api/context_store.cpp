@@ -18,6 +18,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/document_limits.h"
 #include "base/encoding.h"
 #include "base/files.h"
 
@@ -74,6 +75,17 @@ class Reader {
 };
 
 std::string Quoted(std::string_view path) { return "'" + std::string(path) + "'"; }
+
+int64_t TotalBytes(const std::vector<ContextFile>& files) {
+  int64_t total = 0;
+  for (const auto& file : files) total += static_cast<int64_t>(file.content.size());
+  return total;
+}
+
+bool EndsWith(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 // Why `path` is not a relative path that stays inside the context directory, or "" if it is.
 std::string PathProblem(std::string_view path) {
@@ -268,6 +280,36 @@ Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& mod
     files.push_back({std::move(file.path), std::move(content), file.mode});
   }
   return files;
+}
+
+Result<std::vector<ContextFile>> AddPackages(std::vector<ContextFile> context,
+                                             std::vector<ContextFile> packages) {
+  const std::string directory = std::string(kPackagesDirectory) + "/";
+  for (const auto& file : context) {
+    if (file.path.rfind(directory, 0) == 0) {
+      return Status::InvalidArgument("modelDefinition: " + Quoted(file.path) + " is in " +
+                                     kPackagesDirectory +
+                                     "/, which holds the experiment's packages; rename it");
+    }
+  }
+  for (const auto& package : packages) {
+    const bool kind_known = EndsWith(package.path, ".whl") || EndsWith(package.path, ".tar.gz") ||
+                            EndsWith(package.path, ".tar.bz2") || EndsWith(package.path, ".zip");
+    if (package.path.find('/') != std::string::npos || !kind_known) {
+      return Status::InvalidArgument(
+          "packages: " + Quoted(package.path) +
+          " must be a file name (no directory) ending in .whl, .tar.gz, .tar.bz2 or .zip: a "
+          "Python wheel or source distribution");
+    }
+  }
+  CAIRN_RETURN_IF_ERROR(CheckContextWithPackagesSize(TotalBytes(context), TotalBytes(packages)));
+  for (auto& package : packages) {
+    package.path = directory + package.path;
+    context.push_back(std::move(package));
+  }
+  std::sort(context.begin(), context.end(),
+            [](const ContextFile& a, const ContextFile& b) { return a.path < b.path; });
+  return context;
 }
 
 ContextStore::ContextStore(std::string directory) : directory_(std::move(directory)) {}

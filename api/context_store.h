@@ -45,6 +45,21 @@ inline constexpr size_t kMaxContextEntries = 100000;
 Result<std::vector<ContextFile>> DecodeModelDefinition(const nlohmann::json& model_definition,
                                                        std::string_view field = "modelDefinition");
 
+// PEDL's local packages (`pedl experiment create --package FILE`): Python wheels or source
+// distributions uploaded with an experiment, kept in its context under this directory so that
+// every trial's harness receives them with the model definition and installs them into the
+// prepared environment (agent/harness/cairn_harness/prepared_env.py).
+inline constexpr char kPackagesDirectory[] = ".cairn-packages";
+
+// The context with `packages` (decoded by DecodeModelDefinition with field "packages") added
+// under kPackagesDirectory. InvalidArgument when a package's path is not a plain file name ending
+// in .whl, .tar.gz, .tar.bz2 or .zip, or when the model definition already has a
+// kPackagesDirectory; ResourceExhausted, naming both sizes, when the model definition and the
+// packages total more than kMaxContextWithPackagesBytes (base/document_limits.h). Files come back
+// sorted by path.
+Result<std::vector<ContextFile>> AddPackages(std::vector<ContextFile> context,
+                                             std::vector<ContextFile> packages);
+
 // Contexts on disk, one immutable file per digest. Thread-safe: any number of threads may call
 // any method concurrently.
 class ContextStore {

@@ -1,6 +1,7 @@
 #include "base/document_limits.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 
 #include "base/json_shape_scanner.h"
@@ -53,6 +54,21 @@ Result<nlohmann::json> ParseJsonDocument(std::string_view text, const DocumentLi
   nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) return Status::InvalidArgument("malformed JSON " + what);
   return value;
+}
+
+Status CheckContextWithPackagesSize(int64_t context_bytes, int64_t package_bytes) {
+  if (context_bytes + package_bytes <= kMaxContextWithPackagesBytes) return Status::Ok();
+  constexpr double kMiB = 1024.0 * 1024.0;
+  auto sized = [&](int64_t bytes) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%lld bytes, %.1f MiB", static_cast<long long>(bytes),
+                  static_cast<double>(bytes) / kMiB);
+    return std::string(text);
+  };
+  return Status::ResourceExhausted("the model definition (" + sized(context_bytes) +
+                                   ") and its packages (" + sized(package_bytes) + ") total " +
+                                   sized(context_bytes + package_bytes) + ", over the " +
+                                   std::to_string(kMaxContextWithPackagesBytes >> 20) + " MiB cap");
 }
 
 }  // namespace cairn

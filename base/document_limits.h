@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -55,5 +56,12 @@ Result<nlohmann::json> ParseJsonDocument(std::string_view text, const DocumentLi
 
 // "what: " or "" when `what` is empty: the prefix of every refusal.
 std::string ErrorPrefix(const std::string& what);
+
+// PEDL's cap on an experiment's model definition and its local packages together (`--package`
+// uploads): checked by the master (api/context_store.h AddPackages) and, before uploading, by
+// `cairn experiment create`.
+inline constexpr int64_t kMaxContextWithPackagesBytes = 96ll * 1024 * 1024;
+// ResourceExhausted naming both sizes and their total when they exceed the cap.
+Status CheckContextWithPackagesSize(int64_t context_bytes, int64_t package_bytes);
 
 }  // namespace cairn

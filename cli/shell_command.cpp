@@ -54,6 +54,12 @@ Status WritePrivate(const std::string& path, const std::string& content) {
 
 }  // namespace
 
+void AddMasterOption(CLI::App& command, std::string& master) {
+  command.add_option("--master,-m", master,
+                     "the master's URL (default $CAIRN_MASTER, $DET_MASTER, "
+                     "http://127.0.0.1:8080)");
+}
+
 std::string MasterUrl(const std::string& flag) {
   std::string url = flag;
   if (url.empty()) url = Env("CAIRN_MASTER");
@@ -105,9 +111,7 @@ ShellCommand::ShellCommand(CLI::App& cairn) {
       "tunnel", "carry stdin/stdout to shell ID's sshd through the master (ssh's ProxyCommand)");
   for (CLI::App* command : {ssh_, tunnel_}) {
     command->add_option("id", task_id_, "the shell's id")->required();
-    command->add_option("--master,-m", master_,
-                        "the master's URL (default $CAIRN_MASTER, $DET_MASTER, "
-                        "http://127.0.0.1:8080)");
+    AddMasterOption(*command, master_);
   }
   ssh_->add_option("ssh_arguments", ssh_arguments_, "for ssh, after --");
 }

@@ -33,6 +33,8 @@ class ShellCommand {
   std::vector<std::string> ssh_arguments_;
 };
 
+// Adds --master/-m, whose value MasterUrl() reads.
+void AddMasterOption(CLI::App& command, std::string& master);
 // The master's URL: --master, else CAIRN_MASTER, else DET_MASTER, else http://127.0.0.1:8080;
 // "host:port" gets http://.
 std::string MasterUrl(const std::string& flag);

@@ -569,7 +569,7 @@ Result<TrialRunStart> DescribeLiveTrialRun(const DecisionState& state,
   start.checkpoint_batches = trial->checkpoint_batches;
   start.records_per_epoch = config.records_per_epoch;
   start.global_batch_size = config.global_batch_size.value_or(0);
-  start.environment_variables = config.environment.environment_variables_cpu;
+  start.environment = config.environment;
   start.context_digest = experiment->context_digest;
   return start;
 }

@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "commands/commands.h"
+#include "commands/experiments/experiment_config.h"
 #include "commands/scheduler/explain.h"
 #include "events.pb.h"
 
@@ -52,7 +53,9 @@ struct TrialRunStart {
   int64_t checkpoint_batches = 0;
   int64_t records_per_epoch = 0;
   int64_t global_batch_size = 0;
-  std::vector<std::string> environment_variables;
+  // The experiment's environment section; the harness picks each list's variant by the slot
+  // type of the agent it runs on.
+  experiments::EnvironmentConfig environment;
   std::string context_digest;  // the model definition in the context store
 };
 

@@ -27,7 +27,9 @@ struct MasterConfig {
   // after this many idle seconds (master/idle_watch.h); 0 (a notebook's default) = never.
   int64_t notebook_timeout_seconds = 0;
   int64_t tensorboard_timeout_seconds = 300;
-  size_t max_request_body_bytes = 128u << 20;
+  // A model definition and its packages may total 96 MiB (base/document_limits.h), 128 MiB in
+  // base64: the default leaves room for that and the rest of the request.
+  size_t max_request_body_bytes = 136u << 20;
   // `openpai:` OpenPAI jobs' PAI_DEFAULT_FS_URI (and so their default outputDir,
   // $PAI_DEFAULT_FS_URI/Output/$jobName). Empty: file://<data_dir>/pai-fs.
   std::string openpai_default_fs_uri;

@@ -16,6 +16,8 @@ PACKAGES=(
   openssh-client openssh-server
   # notebooks: Jupyter and the Python kernel agents start for them
   jupyter-notebook python3-ipykernel
+  # trials' prepared environments (runtime_packages): venvs made by the harness, pip inside them
+  python3-venv python3-pip
 )
 
 missing=()

@@ -111,10 +111,11 @@ Result<commands::UpdateJob> JobUpdateOf(const json& resources, const std::string
 http::Response CreateExperiment(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
-  if (Status known = CheckKnownKeys(*body, "",
-                                    {"config", "modelDefinition", "activate", "parentId",
-                                     "projectId", "template", "validateOnly", "workspaceId"},
-                                    {"unmanaged", "parentId"});
+  if (Status known =
+          CheckKnownKeys(*body, "",
+                         {"config", "modelDefinition", "activate", "parentId", "projectId",
+                          "template", "validateOnly", "workspaceId", "packages"},
+                         {"unmanaged", "parentId"});
       !known.ok()) {
     return Error(known);
   }
@@ -172,6 +173,13 @@ http::Response CreateExperiment(Call& call) {
   if (!files.ok()) return Error(files.status());
   if (Status entry = CheckEntrypointInContext(config->entrypoint, *files); !entry.ok()) {
     return Error(entry);
+  }
+  // Cairn's extension: PEDL's local packages, in the same shape as the model definition's files.
+  if (Present(*body, "packages")) {
+    auto packages = DecodeModelDefinition(body->at("packages"), "packages");
+    if (!packages.ok()) return Error(packages.status());
+    files = AddPackages(std::move(*files), std::move(*packages));
+    if (!files.ok()) return Error(files.status());
   }
   for (const char* flag : {"activate", "validateOnly"}) {
     if (Present(*body, flag) && !body->at(flag).is_boolean()) {

@@ -88,6 +88,7 @@ http::Response TrialDescription(Call& call) {
   auto start = call.services().writer->DescribeTrialRun(call.Param("id"));
   if (!start.ok()) return Error(start.status());
   json hparams = json::parse(start->hparams_json, nullptr, /*allow_exceptions=*/false);
+  const experiments::EnvironmentConfig& environment = start->environment;
   json latest = nullptr;
   if (!start->latest_checkpoint.empty()) {
     latest = {{"uuid", start->latest_checkpoint}, {"batches", start->checkpoint_batches}};
@@ -102,7 +103,16 @@ http::Response TrialDescription(Call& call) {
              {"batchesCompleted", start->checkpoint_batches},
              {"recordsPerEpoch", start->records_per_epoch},
              {"globalBatchSize", start->global_batch_size},
-             {"environmentVariables", start->environment_variables}});
+             // Before trial environments had variants per slot type (PROTOCOL.md section 1).
+             {"environmentVariables", environment.environment_variables_cpu},
+             {"environment",
+              {{"image", environment.image},
+               {"environmentVariables",
+                experiments::PerDeviceJson({environment.environment_variables_cpu,
+                                            environment.environment_variables_cuda,
+                                            environment.environment_variables_rocm})},
+               {"runtimeCommands", experiments::PerDeviceJson(environment.runtime_commands)},
+               {"runtimePackages", experiments::PerDeviceJson(environment.runtime_packages)}}}});
 }
 
 http::Response TrialContext(Call& call) {

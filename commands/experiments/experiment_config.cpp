@@ -52,20 +52,75 @@ Result<ResourcesConfig> ParseResources(const Field& field) {
   return r;
 }
 
-Status CheckEnvironmentVariables(const Field& field, const std::vector<std::string>& entries) {
-  for (const auto& entry : entries) {
-    const auto equals = entry.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      return Invalid(field, "expected entries like NAME=value, got '" + entry + "'");
-    }
+// Checks one entry of a per-device list; the entry's list is named in the error.
+using EntryCheck = Status (*)(const Field& list, const std::string& entry);
+
+Status CheckEnvironmentVariable(const Field& list, const std::string& entry) {
+  const auto equals = entry.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    return Invalid(list, "expected entries like NAME=value, got '" + entry + "'");
   }
   return Status::Ok();
+}
+
+Status CheckRuntimeCommand(const Field& list, const std::string& entry) {
+  if (entry.find_first_not_of(" \t\n") == std::string::npos) {
+    return Invalid(list, "a command is empty");
+  }
+  return Status::Ok();
+}
+
+// One pip requirement per entry (a name with version specifiers, or a URL); options are the
+// cluster's (its index), not the experiment's.
+Status CheckRuntimePackage(const Field& list, const std::string& entry) {
+  if (entry.find_first_not_of(' ') == std::string::npos) {
+    return Invalid(list, "a package is empty");
+  }
+  if (entry.find_first_of("\n\r", 0) != std::string::npos ||
+      entry.find('\0') != std::string::npos) {
+    return Invalid(list, "'" + entry + "' holds a line break; give one requirement per entry");
+  }
+  if (entry[entry.find_first_not_of(' ')] == '-') {
+    return Invalid(list, "'" + entry +
+                             "' is a pip option, not a requirement; the package index is the "
+                             "cluster's (agent flags --pip-index-url, --pip-find-links)");
+  }
+  return Status::Ok();
+}
+
+// A plain list (for every device type) or {cpu, cuda, rocm, gpu} (gpu: cuda's other name).
+Result<PerDeviceList> ReadPerDeviceList(const Field& field, const std::string& what,
+                                        EntryCheck check) {
+  const std::string expected = "a list of " + what + " or a map {cpu: [...], cuda: [...]}";
+  PerDeviceList lists;
+  if (field.node.IsSequence()) {
+    CAIRN_ASSIGN_OR_RETURN(lists.cpu, ReadStringList(field, expected));
+    for (const auto& entry : lists.cpu) CAIRN_RETURN_IF_ERROR(check(field, entry));
+    lists.cuda = lists.cpu;
+    lists.rocm = lists.cpu;
+    return lists;
+  }
+  CAIRN_ASSIGN_OR_RETURN(MapFields per_device, MapFields::Read(field, expected));
+  CAIRN_RETURN_IF_ERROR(per_device.Check({"cpu", "cuda", "rocm", "gpu"}));
+  if (per_device.Get("cuda") && per_device.Get("gpu")) {
+    return Invalid(*per_device.Get("gpu"), "gpu is another name for cuda; give one of them");
+  }
+  for (size_t i = 0; i < per_device.keys().size(); ++i) {
+    const Field& list = per_device.entries()[i];
+    if (fields::IsAbsent(list.node)) continue;
+    CAIRN_ASSIGN_OR_RETURN(auto entries, ReadStringList(list, "a list of " + what));
+    for (const auto& entry : entries) CAIRN_RETURN_IF_ERROR(check(list, entry));
+    const std::string& device = per_device.keys()[i];
+    (device == "cpu" ? lists.cpu : device == "rocm" ? lists.rocm : lists.cuda) = std::move(entries);
+  }
+  return lists;
 }
 
 Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
   CAIRN_ASSIGN_OR_RETURN(MapFields fields, MapFields::Read(field, "a map"));
   CAIRN_RETURN_IF_ERROR(
-      fields.Check({"image", "environment_variables", "secret_environment_variables"},
+      fields.Check({"image", "environment_variables", "secret_environment_variables",
+                    "runtime_commands", "runtime_packages"},
                    {{"ports", ""},
                     {"proxy_ports", ""},
                     {"registry_auth", ""},
@@ -93,26 +148,19 @@ Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
                            ReadStringList(*f, "a list of variable names"));
   }
   if (auto f = fields.Get("environment_variables")) {
-    const std::string expected = "a list like [NAME=value] or a map {cpu: [...], cuda: [...]}";
-    if (f->node.IsSequence()) {
-      CAIRN_ASSIGN_OR_RETURN(e.environment_variables_cpu, ReadStringList(*f, expected));
-      CAIRN_RETURN_IF_ERROR(CheckEnvironmentVariables(*f, e.environment_variables_cpu));
-      e.environment_variables_cuda = e.environment_variables_cpu;
-      e.environment_variables_rocm = e.environment_variables_cpu;
-    } else {
-      CAIRN_ASSIGN_OR_RETURN(MapFields per_device, MapFields::Read(*f, expected));
-      CAIRN_RETURN_IF_ERROR(per_device.Check({"cpu", "cuda", "rocm", "gpu"}));
-      for (size_t i = 0; i < per_device.keys().size(); ++i) {
-        const Field& list = per_device.entries()[i];
-        if (fields::IsAbsent(list.node)) continue;
-        CAIRN_ASSIGN_OR_RETURN(auto entries, ReadStringList(list, "a list like [NAME=value]"));
-        CAIRN_RETURN_IF_ERROR(CheckEnvironmentVariables(list, entries));
-        const std::string& device = per_device.keys()[i];
-        (device == "cpu"    ? e.environment_variables_cpu
-         : device == "rocm" ? e.environment_variables_rocm
-                            : e.environment_variables_cuda) = std::move(entries);
-      }
-    }
+    CAIRN_ASSIGN_OR_RETURN(auto variables,
+                           ReadPerDeviceList(*f, "NAME=value entries", CheckEnvironmentVariable));
+    e.environment_variables_cpu = std::move(variables.cpu);
+    e.environment_variables_cuda = std::move(variables.cuda);
+    e.environment_variables_rocm = std::move(variables.rocm);
+  }
+  if (auto f = fields.Get("runtime_commands")) {
+    CAIRN_ASSIGN_OR_RETURN(e.runtime_commands,
+                           ReadPerDeviceList(*f, "shell commands", CheckRuntimeCommand));
+  }
+  if (auto f = fields.Get("runtime_packages")) {
+    CAIRN_ASSIGN_OR_RETURN(e.runtime_packages,
+                           ReadPerDeviceList(*f, "pip requirements", CheckRuntimePackage));
   }
   return e;
 }
@@ -210,6 +258,23 @@ Result<std::string> ParseEntrypoint(const Field& field) {
 
 json LengthToJson(const Length& length) { return {{LengthUnitName(length.unit), length.value}}; }
 
+// Determined's keys always; the runtime lists (Cairn's) only when given, so that a Determined
+// configuration's effective form stays Determined's.
+json EnvironmentToJson(const EnvironmentConfig& e) {
+  json environment = {{"image", e.image},
+                      {"environment_variables",
+                       PerDeviceJson({e.environment_variables_cpu, e.environment_variables_cuda,
+                                      e.environment_variables_rocm})},
+                      {"secret_environment_variables", e.secret_environment_variables}};
+  if (!e.runtime_commands.empty()) {
+    environment["runtime_commands"] = PerDeviceJson(e.runtime_commands);
+  }
+  if (!e.runtime_packages.empty()) {
+    environment["runtime_packages"] = PerDeviceJson(e.runtime_packages);
+  }
+  return environment;
+}
+
 json BuildEffective(const ExperimentConfig& c) {
   json searcher = {{"name", SearcherNameText(c.searcher.name)},
                    {"metric", c.searcher.metric},
@@ -255,13 +320,7 @@ json BuildEffective(const ExperimentConfig& c) {
         {"weight", c.resources.weight},
         {"priority", optional_int(c.resources.priority)},
         {"resource_pool", c.resources.resource_pool}}},
-      {"environment",
-       {{"image", c.environment.image},
-        {"environment_variables",
-         {{"cpu", c.environment.environment_variables_cpu},
-          {"cuda", c.environment.environment_variables_cuda},
-          {"rocm", c.environment.environment_variables_rocm}}},
-        {"secret_environment_variables", c.environment.secret_environment_variables}}},
+      {"environment", EnvironmentToJson(c.environment)},
       {"checkpoint_storage", checkpoint_storage},
       {"max_restarts", c.max_restarts},
       {"entrypoint", c.entrypoint},
@@ -513,6 +572,10 @@ std::string CheckpointDirectory(const ExperimentConfig& config) {
   if (!storage.storage_path || storage.storage_path->empty()) return storage.host_path;
   if ((*storage.storage_path)[0] == '/') return *storage.storage_path;
   return storage.host_path + "/" + *storage.storage_path;
+}
+
+nlohmann::json PerDeviceJson(const PerDeviceList& lists) {
+  return {{"cpu", lists.cpu}, {"cuda", lists.cuda}, {"rocm", lists.rocm}};
 }
 
 }  // namespace cairn::experiments

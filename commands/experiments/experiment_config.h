@@ -60,12 +60,31 @@ struct ResourcesConfig {
   std::string resource_pool;    // "" = the default pool
 };
 
+// A list with a variant per device type: a plain list in the YAML applies to all three, a map
+// {cpu: [...], cuda: [...], rocm: [...]} (gpu: the same as cuda) gives each its own.
+struct PerDeviceList {
+  std::vector<std::string> cpu;
+  std::vector<std::string> cuda;
+  std::vector<std::string> rocm;
+  bool empty() const { return cpu.empty() && cuda.empty() && rocm.empty(); }
+};
+
+// {"cpu": [...], "cuda": [...], "rocm": [...]}.
+nlohmann::json PerDeviceJson(const PerDeviceList& lists);
+
 struct EnvironmentConfig {
-  nlohmann::json image;  // as written (string or {cpu, cuda, rocm}); recorded, not used
+  // As written (string or {cpu, cuda, rocm}); on a process agent it names the prepared
+  // environment's hash only.
+  nlohmann::json image;
   // "K=V" entries per device type; a plain list in the YAML applies to all three.
   std::vector<std::string> environment_variables_cpu;
   std::vector<std::string> environment_variables_cuda;
   std::vector<std::string> environment_variables_rocm;
+  // PEDL's custom trial environment (a Cairn extension to Determined's schema): shell commands
+  // run in order, then pip requirements installed, into the environment an agent prepares once
+  // per hash and reuses (agent/harness/cairn_harness/prepared_env.py).
+  PerDeviceList runtime_commands;
+  PerDeviceList runtime_packages;
   // Names whose values no person sees again once submitted (events/redaction.h).
   std::vector<std::string> secret_environment_variables;
 };

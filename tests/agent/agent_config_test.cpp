@@ -63,6 +63,37 @@ TEST(AgentConfigTest, AnHttpsMasterTakesTheCaFileByFlagOrKey) {
       << plain.status().message();
 }
 
+TEST(AgentConfigTest, TakesThePreparedEnvironmentSettingsByFlagOrKey) {
+  Result<CommandLine> by_flag = Parse({"--master", "http://m:1", "--id", "a", "--env-cache-dir",
+                                       "/cache", "--pip-index-url", "https://pypi.internal/simple",
+                                       "--pip-find-links", "/w1 /w2", "--pip-no-index", "true"});
+  ASSERT_TRUE(by_flag.ok()) << by_flag.status().ToString();
+  EXPECT_EQ(by_flag->config.env_cache_dir, "/cache");
+  EXPECT_EQ(EffectiveEnvCacheDir(by_flag->config), "/cache");
+  EXPECT_EQ(by_flag->config.pip_index_url, "https://pypi.internal/simple");
+  EXPECT_EQ(by_flag->config.pip_find_links, "/w1 /w2");
+  EXPECT_TRUE(by_flag->config.pip_no_index);
+
+  AgentConfig from_yaml;
+  ASSERT_TRUE(ApplyConfigYaml("env_cache_dir: /c\npip_find_links: /wheels\npip_no_index: false\n",
+                              "agent.yaml", from_yaml)
+                  .ok());
+  EXPECT_EQ(from_yaml.env_cache_dir, "/c");
+  EXPECT_EQ(from_yaml.pip_find_links, "/wheels");
+  EXPECT_FALSE(from_yaml.pip_no_index);
+
+  // The default cache is under the work root.
+  Result<CommandLine> defaults =
+      Parse({"--master", "http://m:1", "--id", "a", "--work-root", "/w"});
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(EffectiveEnvCacheDir(defaults->config), "/w/env-cache");
+  EXPECT_FALSE(defaults->config.pip_no_index);
+
+  Result<CommandLine> bad = Parse({"--master", "http://m:1", "--id", "a", "--pip-no-index", "yes"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "--pip-no-index: expected true or false, got 'yes'");
+}
+
 TEST(AgentConfigTest, HasDefaults) {
   Result<CommandLine> parsed = Parse({"--master", "http://m:1/", "--id", "a"});
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();

@@ -342,6 +342,28 @@ TEST(TaskPlanTest, SetsCudaVisibleDevicesForGpuSlots) {
   EXPECT_EQ(plan->work_dir, "/data/run");
 }
 
+// Prepared environments: the slot type picks the experiment's variants, the cache and the
+// cluster's package index come from the agent's flags (nothing when they are not given).
+TEST(TaskPlanTest, TellsTheTaskItsSlotTypeTheEnvironmentCacheAndThePackageIndex) {
+  TaskLaunchSettings settings = Settings();
+  settings.base_env.push_back("PIP_INDEX_URL=https://from-the-agents-own-environment");
+  auto plain = EnvMap(PlanTask(Order(), settings)->env);
+  EXPECT_EQ(plain["CAIRN_SLOT_TYPE"], "cpu");
+  EXPECT_EQ(plain.count("CAIRN_ENV_CACHE"), 0u);
+  EXPECT_EQ(plain["PIP_INDEX_URL"], "https://from-the-agents-own-environment");
+  EXPECT_EQ(plain.count("PIP_FIND_LINKS") + plain.count("PIP_NO_INDEX"), 0u);
+
+  settings.environments = {"/var/cache/cairn-env", "https://pypi.internal/simple",
+                           "/srv/wheels /srv/more-wheels", true};
+  settings.devices = {{0, "A100", "GPU-aaa", "cuda"}, {1, "A100", "GPU-bbb", "cuda"}};
+  auto env = EnvMap(PlanTask(Order(), settings)->env);
+  EXPECT_EQ(env["CAIRN_SLOT_TYPE"], "cuda");
+  EXPECT_EQ(env["CAIRN_ENV_CACHE"], "/var/cache/cairn-env");
+  EXPECT_EQ(env["PIP_INDEX_URL"], "https://pypi.internal/simple");
+  EXPECT_EQ(env["PIP_FIND_LINKS"], "/srv/wheels /srv/more-wheels");
+  EXPECT_EQ(env["PIP_NO_INDEX"], "1");
+}
+
 TEST(TaskPlanTest, RejectsBadOrders) {
   events::AllocationAssigned unknown_slot = Order();
   unknown_slot.add_slot_ids(7);

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/document_limits.h"
 #include "tests/support/test_support.h"
 
 namespace cairn {
@@ -250,6 +251,56 @@ TEST(DecodeModelDefinition, RefusesContextsOverTheCap) {
   ASSERT_TRUE(small.ok()) << small.status().ToString();
   EXPECT_EQ((*small)[0].content.size(), static_cast<size_t>(first_bytes));
   EXPECT_EQ((*small)[1].content, std::string(1, '\0'));
+}
+
+// PEDL's local packages: kept beside the model definition under .cairn-packages/.
+TEST(AddPackages, PutsPackagesBesideTheModelDefinition) {
+  std::vector<ContextFile> context = {{"model_def.py", "class T: pass\n", 0644},
+                                      {"zz/data.bin", "xyz", 0600}};
+  std::vector<ContextFile> packages = {{"features-1.0-py3-none-any.whl", "PK-wheel", 0644},
+                                       {"legacy-0.1.tar.gz", "sdist", 0644}};
+  auto combined = AddPackages(context, packages);
+  ASSERT_TRUE(combined.ok()) << combined.status().ToString();
+  std::vector<std::string> paths;
+  for (const auto& file : *combined) paths.push_back(file.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{".cairn-packages/features-1.0-py3-none-any.whl",
+                                             ".cairn-packages/legacy-0.1.tar.gz", "model_def.py",
+                                             "zz/data.bin"}));
+  EXPECT_EQ((*combined)[0].content, "PK-wheel");
+  EXPECT_EQ((*combined)[3].mode, 0600u);
+}
+
+TEST(AddPackages, RefusesWhatIsNoPackageAndAModelDefinitionUsingTheirDirectory) {
+  std::vector<ContextFile> context = {{"model_def.py", "", 0644}};
+  for (const char* name : {"notes.txt", "wheel.whl.exe", "dir/features-1.0-py3-none-any.whl"}) {
+    auto refused = AddPackages(context, {{name, "x", 0644}});
+    ASSERT_FALSE(refused.ok()) << name;
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(refused.status().message(),
+              "packages: '" + std::string(name) +
+                  "' must be a file name (no directory) ending in .whl, .tar.gz, .tar.bz2 or "
+                  ".zip: a Python wheel or source distribution");
+  }
+  auto clash = AddPackages({{".cairn-packages/mine.whl", "", 0644}}, {});
+  ASSERT_FALSE(clash.ok());
+  EXPECT_EQ(clash.status().message(),
+            "modelDefinition: '.cairn-packages/mine.whl' is in .cairn-packages/, which holds the "
+            "experiment's packages; rename it");
+}
+
+TEST(AddPackages, RefusesAModelDefinitionAndPackagesOverTheCapNamingBothSizes) {
+  ASSERT_EQ(kMaxContextWithPackagesBytes, 100663296);  // PEDL's 96 MB, as MiB
+  const size_t context_bytes = 40ll * 1024 * 1024;
+  const size_t package_bytes = kMaxContextWithPackagesBytes - context_bytes;
+  std::vector<ContextFile> context = {{"data.bin", std::string(context_bytes, 'c'), 0644}};
+  // Exactly at the cap is accepted; one byte more is not.
+  EXPECT_TRUE(AddPackages(context, {{"big.whl", std::string(package_bytes, 'p'), 0644}}).ok());
+  auto refused = AddPackages(context, {{"big.whl", std::string(package_bytes + 1, 'p'), 0644}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "the model definition (41943040 bytes, 40.0 MiB) and its packages (58720257 bytes, "
+            "56.0 MiB) total 100663297 bytes, 96.0 MiB, over the 96 MiB cap");
 }
 
 TEST(DecodeModelDefinition, RefusesTooManyEntries) {

@@ -267,6 +267,79 @@ std::string ErrorOf(const std::string& yaml, StatusCode expected_code) {
   return parsed.status().message();
 }
 
+// PEDL's custom trial environment: a plain list applies to every device type, a map gives each
+// its own (gpu is cuda's other name); the effective form keeps them and parses back to itself.
+TEST(ExperimentConfigTest, RuntimeCommandsAndPackagesHaveVariantsPerDeviceType) {
+  auto parsed =
+      ParseExperimentConfig(Minimal("environment:\n"
+                                    "  runtime_commands:\n"
+                                    "    - echo one\n"
+                                    "    - apt-get install -y python3-pandas\n"
+                                    "  runtime_packages:\n"
+                                    "    cpu: [tensorflow-cpu==2.15]\n"
+                                    "    gpu: ['tensorflow[and-cuda]>=2.15', pandas]\n"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const EnvironmentConfig& e = parsed->environment;
+  const std::vector<std::string> commands = {"echo one", "apt-get install -y python3-pandas"};
+  EXPECT_EQ(e.runtime_commands.cpu, commands);
+  EXPECT_EQ(e.runtime_commands.cuda, commands);
+  EXPECT_EQ(e.runtime_commands.rocm, commands);
+  EXPECT_EQ(e.runtime_packages.cpu, std::vector<std::string>{"tensorflow-cpu==2.15"});
+  EXPECT_EQ(e.runtime_packages.cuda,
+            (std::vector<std::string>{"tensorflow[and-cuda]>=2.15", "pandas"}));
+  EXPECT_TRUE(e.runtime_packages.rocm.empty());
+
+  const auto& effective = parsed->effective["environment"];
+  EXPECT_EQ(effective["runtime_packages"]["cuda"][1], "pandas");
+  EXPECT_EQ(effective["runtime_commands"]["rocm"][0], "echo one");
+  auto again = ParseExperimentConfig(parsed->effective.dump());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->effective, parsed->effective);
+  EXPECT_EQ(again->environment.runtime_packages.cuda, e.runtime_packages.cuda);
+
+  // Without them the effective environment is Determined's, key for key.
+  auto plain = ParseExperimentConfig(Minimal());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_FALSE(plain->effective["environment"].contains("runtime_commands"));
+  EXPECT_FALSE(plain->effective["environment"].contains("runtime_packages"));
+}
+
+TEST(ExperimentConfigTest, RuntimeListsAreValidated) {
+  EXPECT_EQ(ErrorOf(Minimal("environment:\n"
+                            "  runtime_packages: [--index-url=http://elsewhere, pandas]\n"),
+                    StatusCode::kInvalidArgument),
+            "line 8: environment.runtime_packages: '--index-url=http://elsewhere' is a pip "
+            "option, not a requirement; the package index is the cluster's (agent flags "
+            "--pip-index-url, --pip-find-links)");
+  EXPECT_EQ(ErrorOf(Minimal("environment:\n"
+                            "  runtime_commands:\n"
+                            "    cpu: ['  ']\n"),
+                    StatusCode::kInvalidArgument),
+            "line 9: environment.runtime_commands.cpu: a command is empty");
+  EXPECT_EQ(ErrorOf(Minimal("environment:\n"
+                            "  runtime_packages:\n"
+                            "    cuda: [a]\n"
+                            "    gpu: [b]\n"),
+                    StatusCode::kInvalidArgument),
+            "line 10: environment.runtime_packages.gpu: gpu is another name for cuda; give one "
+            "of them");
+  EXPECT_EQ(ErrorOf(Minimal("environment:\n"
+                            "  runtime_commands:\n"
+                            "    tpu: [echo]\n"),
+                    StatusCode::kInvalidArgument),
+            "line 9: environment.runtime_commands.tpu: unknown field");
+  EXPECT_EQ(ErrorOf(Minimal("environment:\n"
+                            "  runtime_packages: pandas\n"),
+                    StatusCode::kInvalidArgument),
+            "line 8: environment.runtime_packages: expected a list of pip requirements or a map "
+            "{cpu: [...], cuda: [...]}");
+  EXPECT_EQ(ErrorOf(Minimal("environment:\n"
+                            "  runtime_packages: [\"a\\nb\"]\n"),
+                    StatusCode::kInvalidArgument),
+            "line 8: environment.runtime_packages: 'a\nb' holds a line break; give one "
+            "requirement per entry");
+}
+
 TEST(ExperimentConfigTest, MaxLengthMustBeAUnitMap) {
   EXPECT_EQ(ErrorOf("entrypoint: model_def:Trial\n"
                     "searcher:\n"

@@ -1,15 +1,18 @@
 """The first phase of a trial process: fetch the trial and its context, prepare the environment.
 
-Then, when the context has a top-level startup-hook.sh, the process execs a shell that sources the
-hook and execs `python3 -m cairn_harness.run` (so whatever the hook exports, including a PATH to
-another python3, applies to the trial); otherwise the workload loop runs in this process.
+When the experiment asks for a prepared environment (runtime_commands, runtime_packages, local
+packages: prepared_env.py), it is built or reused and put first on PATH. Then, when the context
+has a top-level startup-hook.sh or there is a prepared environment, the process execs a shell that
+sources the hook (if any) and execs `python3 -m cairn_harness.run` (so whatever the hook exports,
+including a PATH to another python3, applies to the trial, and the hook itself runs inside the
+prepared environment); otherwise the workload loop runs in this process.
 """
 
 import json
 import os
 import sys
 
-from cairn_harness import runner, signals
+from cairn_harness import prepared_env, runner, signals
 from cairn_harness.context_files import write_context
 from cairn_harness.master_client import HarnessError
 
@@ -45,8 +48,14 @@ def _bootstrap():
                f"{len(written)} context files, entrypoint {trial_doc['entrypoint']}, "
                f"hparams {json.dumps(trial_doc.get('hparams') or {}, sort_keys=True)}")
     _apply_environment(trial_doc)
+    plan = prepared_env.plan_for(trial_doc, workdir)
+    if plan is not None:
+        env_dir = prepared_env.ensure(plan, os.environ.get(prepared_env.CACHE_ENV))
+        prepared_env.activate(env_dir)
+        runner.log(f"the trial runs in prepared environment {plan.digest}")
 
-    if not os.path.isfile(os.path.join(workdir, STARTUP_HOOK)):
+    has_hook = os.path.isfile(os.path.join(workdir, STARTUP_HOOK))
+    if plan is None and not has_hook:
         return runner.run_trial(trial_doc, client, workdir)
 
     trial_file = os.path.join(workdir, TRIAL_FILE_NAME)
@@ -58,12 +67,14 @@ def _bootstrap():
     # bash when the machine has it: Determined sources the hook with bash, and users' hooks rely on
     # that.
     shell = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
-    script = (f'. ./{STARTUP_HOOK} || {{ status=$?; '
-              f'echo "cairn-harness: error: {STARTUP_HOOK} failed with status $status" >&2; '
-              'exit 1; }\n'
-              f'export PYTHONPATH="${HARNESS_PATH_ENV}${{PYTHONPATH:+:$PYTHONPATH}}"\n'
+    # python3 is the prepared environment's when there is one (activate put it first on PATH).
+    script = (f'export PYTHONPATH="${HARNESS_PATH_ENV}${{PYTHONPATH:+:$PYTHONPATH}}"\n'
               'exec python3 -m cairn_harness.run\n')
-    runner.log(f"sourcing {STARTUP_HOOK}")
+    if has_hook:
+        script = (f'. ./{STARTUP_HOOK} || {{ status=$?; '
+                  f'echo "cairn-harness: error: {STARTUP_HOOK} failed with status $status" >&2; '
+                  'exit 1; }\n' + script)
+        runner.log(f"sourcing {STARTUP_HOOK}")
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(shell, [shell, "-c", script])
@@ -82,11 +93,18 @@ def _check_trial_doc(trial_doc):
 
 
 def _apply_environment(trial_doc):
-    """The trial's identity first, then the experiment's environment_variables (which win)."""
+    """The trial's identity first, then the experiment's environment_variables (which win): the
+    variant of this agent's slot type, or (from a master that sends no variants) the one list."""
     os.environ["CAIRN_TRIAL_ID"] = str(trial_doc.get("trialId"))
     os.environ["CAIRN_EXPERIMENT_ID"] = str(trial_doc.get("experimentId"))
     os.environ["CAIRN_HPARAMS"] = json.dumps(trial_doc.get("hparams") or {}, sort_keys=True)
-    for assignment in trial_doc.get("environmentVariables") or []:
+    environment = trial_doc.get("environment")
+    if isinstance(environment, dict) and environment.get("environmentVariables") is not None:
+        variables = prepared_env.variant(environment["environmentVariables"],
+                                         prepared_env.slot_type(), "environmentVariables")
+    else:
+        variables = trial_doc.get("environmentVariables") or []
+    for assignment in variables:
         name, separator, value = assignment.partition("=")
         if not separator or not name:
             raise HarnessError(f"environment variable {assignment!r} is not of the form K=V")
