@@ -16,6 +16,10 @@ PACKAGES=(
   openssh-client openssh-server
   # notebooks: Jupyter and the Python kernel agents start for them
   jupyter-notebook python3-ipykernel
+  # container agents (--runtime container): runc runs tasks, umoci unpacks OCI archives (and
+  # builds the tests' image from busybox-static), tini-static is each container's init, skopeo
+  # pulls from registries
+  runc umoci tini skopeo busybox-static
 )
 
 missing=()
