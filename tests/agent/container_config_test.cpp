@@ -32,7 +32,7 @@ TEST(ContainerConfigTest, ImageReferencesAreArchivesOrNames) {
 
   for (const char* bad :
        {"", "oci-archive:images/a.tar", "oci-archive:/a/../etc/a.tar", "oci-archive:", "/abs/name",
-        "-flag", "../up", "a/../b", "two words", "name;rm", "oci-archive:/a.tar:bad/tag"}) {
+        "-flag", "../up", "a/../b", "two words", "name;rm", "oci-archive:/a.tar:bad;tag"}) {
     EXPECT_EQ(ParseImageReference(bad).status().code(), StatusCode::kInvalidArgument) << bad;
   }
 }

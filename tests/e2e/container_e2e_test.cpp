@@ -76,7 +76,7 @@ TEST(ContainerEndToEnd, AContainerAgentRunsTheImageWithItsMountsAndKillsItWhole)
   std::filesystem::create_directories(shared);
   ASSERT_EQ(mkfifo((shared + "/held").c_str(), 0600), 0);
   std::string sleeper =
-      cluster.Submit({{"entrypoint", "setsid sh -c 'exec 3>/shared/held; sleep 600' & sleep 600"},
+      cluster.Submit({{"entrypoint", "setsid sh -c 'exec 3<>/shared/held; sleep 600' & sleep 600"},
                       {"environment", {{"image", "busybox"}}},
                       {"bind_mounts", {{{"host_path", shared}, {"container_path", "/shared"}}}}});
   // Opening the read end waits for the child to open the write end.
