@@ -68,11 +68,15 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
   std::unique_ptr<MasterClient> report_client = control_client->Clone();
   std::unique_ptr<ContainerRuntime> containers;
   if (options.container_runtime) {
+    // runc is in /usr/sbin, which an agent's own PATH may lack.
     const char* path = std::getenv("PATH");
-    CAIRN_ASSIGN_OR_RETURN(containers,
-                           ContainerRuntime::Create(
-                               {options.agent_id, options.work_root + "/.cairn-containers",
-                                options.image_dir, path != nullptr ? path : "/usr/sbin:/usr/bin"}));
+    std::string tools_path =
+        (path != nullptr && *path != '\0' ? std::string(path) + ":" : std::string()) +
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    CAIRN_ASSIGN_OR_RETURN(
+        containers,
+        ContainerRuntime::Create({options.agent_id, options.work_root + "/.cairn-containers",
+                                  options.image_dir, tools_path}));
   }
   return std::unique_ptr<Agent>(new Agent(std::move(options), std::move(control_client),
                                           std::move(report_client), std::move(containers)));
@@ -465,8 +469,15 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
                          "bind mounts and limits are not applied");
     }
     TaskLaunchSettings settings = launch_settings_;
-    // In a container the image's environment stands where the agent's would.
-    if (image) settings.base_env = image->defaults.env;
+    if (image) {
+      // In a container the image's environment stands where the agent's would; the prepared
+      // environments' cache the agent names stays (it is mounted, ContainerOf).
+      std::vector<std::string> env = image->defaults.env;
+      for (const auto& entry : launch_settings_.base_env) {
+        if (entry.rfind("CAIRN_ENV_CACHE=", 0) == 0) env.push_back(entry);
+      }
+      settings.base_env = std::move(env);
+    }
     CAIRN_ASSIGN_OR_RETURN(spec, PlanTask(assigned, settings));
     spec.preamble = std::move(preamble);
     if (service) CAIRN_RETURN_IF_ERROR(PlanServiceOf(assigned, spec, plan, port));

@@ -488,10 +488,10 @@ TEST_F(ContainerAgentTest, ATaskSeesOnlyItsOwnGpus) {
     ASSERT_EQ(mknod(path.c_str(), S_IFCHR | 0666, makedev(195, i)), 0) << path;
   }
   StartAgent(options);
-  events::Envelope order =
-      AssignInImage("c-gpus", {"sh", "-c",
-                               "ls /dev | grep nvidia; echo $CUDA_VISIBLE_DEVICES; "
-                               "cat /dev/nvidia1 2>&1; mknod /dev/nvidia0 c 195 0; cat /dev/nvidia0 2>&1"});
+  events::Envelope order = AssignInImage(
+      "c-gpus", {"sh", "-c",
+                 "ls /dev | grep nvidia; echo $CUDA_VISIBLE_DEVICES; "
+                 "cat /dev/nvidia1 2>&1; mknod /dev/nvidia0 c 195 0; cat /dev/nvidia0 2>&1"});
   order.mutable_allocation_assigned()->clear_slot_ids();
   order.mutable_allocation_assigned()->add_slot_ids(1);
   order.mutable_allocation_assigned()->add_slot_ids(3);
@@ -602,6 +602,27 @@ TEST_F(ContainerAgentTest, ATaskWithoutAnImageFailsWithoutADefaultImage) {
   nlohmann::json exited = WaitExited("c-none");
   EXPECT_EQ(exited["exitCode"], 127);
   EXPECT_NE(exited["reason"].get<std::string>().find("names no image"), std::string::npos);
+}
+
+TEST_F(ContainerAgentTest, AFailedPullSaysWhyWithoutThePassword) {
+  StartAgent(ContainerOptions());
+  events::Envelope order = Assign("c-pull", {"true"});
+  auto* spec = order.mutable_allocation_assigned()->mutable_spec();
+  // Nothing listens on port 1: skopeo's pull fails at once.
+  spec->set_image_cpu("127.0.0.1:1/team/trainer:1");
+  spec->mutable_registry_auth()->set_username("alice");
+  spec->mutable_registry_auth()->set_password("registry-pw-1234");
+  master_.Publish(order);
+  nlohmann::json exited = WaitExited("c-pull");
+  EXPECT_EQ(exited["exitCode"], 127);
+  const std::string reason = exited["reason"];
+  EXPECT_NE(reason.find("image 127.0.0.1:1/team/trainer:1"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("skopeo copy failed"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("registry-pw-1234"), std::string::npos) << reason;
+  // The credentials file skopeo read is gone with its pull directory.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_.Sub("work"))) {
+    EXPECT_NE(entry.path().filename(), "auth.json") << entry.path();
+  }
 }
 
 TEST_F(ContainerAgentTest, AnArchiveThatIsNotAnImageFailsTheTaskSayingSo) {
