@@ -50,8 +50,8 @@ Status ParseResources(const Field& field, CommandConfig& out) {
   CAIRN_ASSIGN_OR_RETURN(MapFields resources, MapFields::Read(field, "a map"));
   CAIRN_RETURN_IF_ERROR(
       resources.Check({"slots", "priority", "weight", "resource_pool", "max_slots", "preemptible"},
-                      {{"shm_size", "Cairn runs tasks as processes"},
-                       {"devices", "Cairn runs tasks as processes"}}));
+                      {{"shm_size", "a container's /dev/shm is 64 MB"},
+                       {"devices", "a container gets its slots' GPUs and nothing else"}}));
   if (auto slots = resources.Get("slots")) {
     CAIRN_ASSIGN_OR_RETURN(int value, fields::ReadSmallInt(*slots, 0, kMaxSlots));
     out.resources.set_slots(value);
