@@ -433,41 +433,11 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
   const bool service = IsInteractiveTask(assigned.spec().task_type());
   ServicePlan plan;
   int port = 0;
-  ProcessSpec spec;
   Status started = [&]() -> Status {
     CAIRN_ASSIGN_OR_RETURN(auto own, PartFor(assigned, options_.agent_id));
     CAIRN_ASSIGN_OR_RETURN(std::vector<SlotDevice> slots, SlotsOf(own.first, options_.devices));
-    std::string image_name = ImageFor(assigned.spec(), slots);
-    std::optional<UnpackedImage> image;
     std::vector<std::string> preamble;
-    if (containers_ != nullptr) {
-      if (image_name.empty()) image_name = options_.default_image;
-      if (image_name.empty()) {
-        return Status::FailedPrecondition(
-            "agent " + options_.agent_id +
-            " runs tasks in containers and the task names no image (environment.image), nor "
-            "has the agent a --default-image");
-      }
-      const auto& auth = assigned.spec().registry_auth();
-      CAIRN_ASSIGN_OR_RETURN(
-          image,
-          containers_->Image(image_name, {auth.username(), auth.password(), auth.server_address()},
-                             assigned.spec().force_pull_image()));
-      preamble.push_back("cairn-agent: running in " + image->note);
-    } else if (!image_name.empty() || assigned.spec().bind_mounts_size() > 0) {
-      const std::string what = image_name.empty() ? "bind_mounts" : "image " + image_name;
-      if (!options_.allow_images_on_host) {
-        return Status::FailedPrecondition(
-            "the task names " + what + ", but agent " + options_.agent_id +
-            " runs tasks as processes on its host (runtime: process); run it on a container "
-            "agent (--runtime container), or start this agent with --allow-images-on-host to "
-            "run such tasks on the host");
-      }
-      preamble.push_back("cairn-agent: WARNING: the task names " + what + ", but agent " +
-                         options_.agent_id +
-                         " runs it as a process on its host (--allow-images-on-host): the image, "
-                         "bind mounts and limits are not applied");
-    }
+    CAIRN_ASSIGN_OR_RETURN(std::optional<UnpackedImage> image, ImageOf(assigned, slots, preamble));
     TaskLaunchSettings settings = launch_settings_;
     if (image) {
       // In a container the image's environment stands where the agent's would; the prepared
@@ -478,7 +448,7 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
       }
       settings.base_env = std::move(env);
     }
-    CAIRN_ASSIGN_OR_RETURN(spec, PlanTask(assigned, settings));
+    CAIRN_ASSIGN_OR_RETURN(ProcessSpec spec, PlanTask(assigned, settings));
     spec.preamble = std::move(preamble);
     if (service) CAIRN_RETURN_IF_ERROR(PlanServiceOf(assigned, spec, plan, port));
     if (assigned.spec().work_dir().empty()) {
@@ -541,6 +511,44 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
     }
     for (auto& probe : finished) probe.thread.join();
   }
+}
+
+Result<std::optional<UnpackedImage>> Agent::ImageOf(const events::AllocationAssigned& assigned,
+                                                    const std::vector<SlotDevice>& slots,
+                                                    std::vector<std::string>& preamble) {
+  std::string image_name = ImageFor(assigned.spec(), slots);
+  if (containers_ != nullptr) {
+    if (image_name.empty()) image_name = options_.default_image;
+    if (image_name.empty()) {
+      return Status::FailedPrecondition(
+          "agent " + options_.agent_id +
+          " runs tasks in containers and the task names no image (environment.image), nor "
+          "has the agent a --default-image");
+    }
+    const auto& auth = assigned.spec().registry_auth();
+    CAIRN_ASSIGN_OR_RETURN(
+        UnpackedImage image,
+        containers_->Image(image_name, {auth.username(), auth.password(), auth.server_address()},
+                           assigned.spec().force_pull_image()));
+    preamble.push_back("cairn-agent: running in " + image.note);
+    return std::optional<UnpackedImage>(std::move(image));
+  }
+  if (image_name.empty() && assigned.spec().bind_mounts_size() == 0) {
+    return std::optional<UnpackedImage>();
+  }
+  const std::string what = image_name.empty() ? "bind_mounts" : "image " + image_name;
+  if (!options_.allow_images_on_host) {
+    return Status::FailedPrecondition(
+        "the task names " + what + ", but agent " + options_.agent_id +
+        " runs tasks as processes on its host (runtime: process); run it on a container "
+        "agent (--runtime container), or start this agent with --allow-images-on-host to "
+        "run such tasks on the host");
+  }
+  preamble.push_back("cairn-agent: WARNING: the task names " + what + ", but agent " +
+                     options_.agent_id +
+                     " runs it as a process on its host (--allow-images-on-host): the image, "
+                     "bind mounts and limits are not applied");
+  return std::optional<UnpackedImage>();
 }
 
 Result<ProcessSpec> Agent::ContainerOf(const events::AllocationAssigned& assigned,

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -113,6 +114,12 @@ class Agent {
   void LaunchOrders();
   void HandleOrder(const events::Envelope& order, int64_t received_micros);
   void RunAllocation(const events::AllocationAssigned& assigned);
+  // The image the task runs in here (none on a process agent): a container agent resolves the
+  // task's or its default image, a process agent refuses an image or bind mounts unless allowed
+  // on the host. What the task's log should begin with goes to `preamble`.
+  Result<std::optional<UnpackedImage>> ImageOf(const events::AllocationAssigned& assigned,
+                                               const std::vector<SlotDevice>& slots,
+                                               std::vector<std::string>& preamble);
   // On a container agent, what runs `spec` in `image`: runc, with the task's mounts (work dir,
   // harness, CA file, CAIRN_ENV_CACHE, bind_mounts) and its GPUs' device files.
   Result<ProcessSpec> ContainerOf(const events::AllocationAssigned& assigned,
