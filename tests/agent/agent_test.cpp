@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "tests/agent/fake_master.h"
 #include "tests/support/test_support.h"
@@ -594,6 +595,60 @@ TEST_F(ContainerAgentTest, TheMemoryLimitIsEnforcedAndReportedAsOutOfMemory) {
   EXPECT_EQ(beyond["reason"],
             "out of memory: the task reached its memory limit of 64 MB and was killed");
   EXPECT_TRUE(TaskOutput("c-mem-256").empty());
+}
+
+// The cgroup v1 hierarchy `controller` is mounted at ("" when it is not).
+std::string CgroupMount(const std::string& controller) {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string device, mount_point, type, options, rest;
+  while (mounts >> device >> mount_point >> type >> options && std::getline(mounts, rest)) {
+    if (type != "cgroup") continue;
+    std::stringstream split(options);
+    for (std::string option; std::getline(split, option, ',');) {
+      if (option == controller) return mount_point;
+    }
+  }
+  return "";
+}
+
+TEST_F(ContainerAgentTest, TheCpuLimitIsAQuotaOnTheTasksCgroup) {
+  StartAgent(ContainerOptions());
+  const std::string work_dir = dir_.Sub("work") + "/c-cpu";
+  std::filesystem::create_directories(work_dir);
+  ASSERT_EQ(mkfifo((work_dir + "/release").c_str(), 0600), 0);
+  // The task says where it is, then waits until the test has looked.
+  events::Envelope order = AssignInImage(
+      "c-cpu", {"sh", "-c", "grep :cpu: /proc/self/cgroup; read line < release; echo released"});
+  order.mutable_allocation_assigned()->mutable_spec()->set_cpus(2);
+  master_.Publish(order);
+  std::string cgroup_line;
+  ASSERT_TRUE(master_.WaitFor(
+      [&](const Calls& calls) {
+        for (const auto& call : calls) {
+          if (call.path != "/api/v1/task/logs") continue;
+          for (const auto& line : call.body["logs"]) {
+            std::string text = line["log"];
+            if (text.find(":cpu:/") != std::string::npos) cgroup_line = text;
+          }
+        }
+        return !cgroup_line.empty();
+      },
+      kTimeout));
+  // "1:cpu:/<agent's own>/cairn-agent-1/c-cpu/task": the limit is on the agent's level above.
+  std::string path = cgroup_line.substr(cgroup_line.find(":cpu:") + 5);
+  path.erase(path.find_last_not_of('\n') + 1);
+  ASSERT_TRUE(path.ends_with("/cairn-agent-1/c-cpu/task")) << path;
+  path.resize(path.size() - std::string("/task").size());
+  std::ifstream quota(CgroupMount("cpu") + path + "/cpu.cfs_quota_us");
+  std::ifstream period(CgroupMount("cpu") + path + "/cpu.cfs_period_us");
+  int64_t quota_us = 0, period_us = 0;
+  EXPECT_TRUE(quota >> quota_us);
+  EXPECT_TRUE(period >> period_us);
+  EXPECT_EQ(quota_us, 2 * period_us);
+  std::ofstream(work_dir + "/release") << "go\n";
+  EXPECT_EQ(WaitExited("c-cpu")["exitCode"], 0);
+  // The agent's cgroup is gone with the task.
+  EXPECT_FALSE(std::filesystem::exists(CgroupMount("cpu") + path));
 }
 
 TEST_F(ContainerAgentTest, ATaskWithoutAnImageFailsWithoutADefaultImage) {
