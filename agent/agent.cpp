@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "agent/kafka_placement_source.h"
 #include "agent/task_files.h"
@@ -64,8 +66,20 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
                          MasterClient::Create(options.master_url, options.agent_id, options.retry,
                                               CredentialOf(options), options.master_cert_file));
   std::unique_ptr<MasterClient> report_client = control_client->Clone();
-  return std::unique_ptr<Agent>(
-      new Agent(std::move(options), std::move(control_client), std::move(report_client)));
+  std::unique_ptr<ContainerRuntime> containers;
+  if (options.container_runtime) {
+    // runc is in /usr/sbin, which an agent's own PATH may lack.
+    const char* path = std::getenv("PATH");
+    std::string tools_path =
+        (path != nullptr && *path != '\0' ? std::string(path) + ":" : std::string()) +
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    CAIRN_ASSIGN_OR_RETURN(
+        containers,
+        ContainerRuntime::Create({options.agent_id, options.work_root + "/.cairn-containers",
+                                  options.image_dir, tools_path}));
+  }
+  return std::unique_ptr<Agent>(new Agent(std::move(options), std::move(control_client),
+                                          std::move(report_client), std::move(containers)));
 }
 
 namespace {
@@ -95,12 +109,14 @@ TaskLaunchSettings LaunchSettingsFor(const AgentOptions& options) {
 }  // namespace
 
 Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
-             std::unique_ptr<MasterClient> report_client)
+             std::unique_ptr<MasterClient> report_client,
+             std::unique_ptr<ContainerRuntime> containers)
     : options_(std::move(options)),
       incarnation_(NewUuid()),
       launch_settings_(LaunchSettingsFor(options_)),
       control_client_(std::move(control_client)),
       reporter_(std::make_unique<Reporter>(std::move(report_client), options_.reports)),
+      containers_(std::move(containers)),
       order_book_(options_.agent_id, incarnation_) {
   ProcessRunner::Callbacks callbacks;
   callbacks.on_started = [this](const std::string& allocation_id, pid_t pid) {
@@ -127,6 +143,8 @@ Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
       if (it != allocations_.end()) {
         report.task_id = it->second.task_id;
         if (exit.kill_requested) report.reason = it->second.kill_reason;
+        std::string note = containers_ ? containers_->TakeExitNote(allocation_id) : "";
+        if (report.reason.empty()) report.reason = note;
         // on_exit is the last callback of a process; the order book still remembers the id.
         allocations_.erase(it);
       }
@@ -414,12 +432,26 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
     std::lock_guard lock(mutex_);
     allocations_[allocation_id].task_id = assigned.task_id();
   }
-  const TaskLaunchSettings& settings = launch_settings_;
   const bool service = IsInteractiveTask(assigned.spec().task_type());
   ServicePlan plan;
   int port = 0;
   Status started = [&]() -> Status {
+    CAIRN_ASSIGN_OR_RETURN(auto own, PartFor(assigned, options_.agent_id));
+    CAIRN_ASSIGN_OR_RETURN(std::vector<SlotDevice> slots, SlotsOf(own.first, options_.devices));
+    std::vector<std::string> preamble;
+    CAIRN_ASSIGN_OR_RETURN(std::optional<UnpackedImage> image, ImageOf(assigned, slots, preamble));
+    TaskLaunchSettings settings = launch_settings_;
+    if (image) {
+      // In a container the image's environment stands where the agent's would; the prepared
+      // environments' cache the agent names stays (it is mounted, ContainerOf).
+      std::vector<std::string> env = image->defaults.env;
+      for (const auto& entry : launch_settings_.base_env) {
+        if (entry.rfind("CAIRN_ENV_CACHE=", 0) == 0) env.push_back(entry);
+      }
+      settings.base_env = std::move(env);
+    }
     CAIRN_ASSIGN_OR_RETURN(ProcessSpec spec, PlanTask(assigned, settings));
+    spec.preamble = std::move(preamble);
     if (service) CAIRN_RETURN_IF_ERROR(PlanServiceOf(assigned, spec, plan, port));
     if (assigned.spec().work_dir().empty()) {
       std::error_code error;
@@ -435,9 +467,17 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
       CAIRN_RETURN_IF_ERROR(WriteTaskFiles(files, spec.work_dir));
     }
     if (service) CAIRN_RETURN_IF_ERROR(WriteServiceFiles(plan));
-    CAIRN_ASSIGN_OR_RETURN(pid_t pid, runner_->Start(allocation_id, spec));
-    log::Info("agent", "allocation {} of task {} started, pid {}", allocation_id,
-              assigned.task_id(), pid);
+    if (image) {
+      CAIRN_ASSIGN_OR_RETURN(spec, ContainerOf(assigned, slots, *image, spec));
+    }
+    Result<pid_t> pid = runner_->Start(allocation_id, spec);
+    if (!pid.ok()) {
+      // Nothing was started: what the launch set up is released here.
+      if (spec.after_exit) spec.after_exit();
+      return pid.status();
+    }
+    log::Info("agent", "allocation {} of task {} started, pid {}{}", allocation_id,
+              assigned.task_id(), *pid, image ? " (in a container)" : "");
     return Status::Ok();
   }();
   if (!started.ok()) {
@@ -475,6 +515,100 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
   }
 }
 
+Result<std::optional<UnpackedImage>> Agent::ImageOf(const events::AllocationAssigned& assigned,
+                                                    const std::vector<SlotDevice>& slots,
+                                                    std::vector<std::string>& preamble) {
+  std::string image_name = ImageFor(assigned.spec(), slots);
+  if (containers_ != nullptr) {
+    if (image_name.empty()) image_name = options_.default_image;
+    if (image_name.empty()) {
+      return Status::FailedPrecondition(
+          "agent " + options_.agent_id +
+          " runs tasks in containers and the task names no image (environment.image), nor "
+          "has the agent a --default-image");
+    }
+    const auto& auth = assigned.spec().registry_auth();
+    CAIRN_ASSIGN_OR_RETURN(
+        UnpackedImage image,
+        containers_->Image(image_name, {auth.username(), auth.password(), auth.server_address()},
+                           assigned.spec().force_pull_image()));
+    preamble.push_back("cairn-agent: running in " + image.note);
+    return std::optional<UnpackedImage>(std::move(image));
+  }
+  if (image_name.empty() && assigned.spec().bind_mounts_size() == 0) {
+    return std::optional<UnpackedImage>();
+  }
+  const std::string what = image_name.empty() ? "bind_mounts" : "image " + image_name;
+  if (!options_.allow_images_on_host) {
+    return Status::FailedPrecondition(
+        "the task names " + what + ", but agent " + options_.agent_id +
+        " runs tasks as processes on its host (runtime: process); run it on a container "
+        "agent (--runtime container), or start this agent with --allow-images-on-host to "
+        "run such tasks on the host");
+  }
+  preamble.push_back("cairn-agent: WARNING: the task names " + what + ", but agent " +
+                     options_.agent_id +
+                     " runs it as a process on its host (--allow-images-on-host): the image, "
+                     "bind mounts and limits are not applied");
+  return std::optional<UnpackedImage>();
+}
+
+Result<ProcessSpec> Agent::ContainerOf(const events::AllocationAssigned& assigned,
+                                       const std::vector<SlotDevice>& slots,
+                                       const UnpackedImage& image, const ProcessSpec& spec) {
+  // Paths the task is told about are the host's: each is mounted at the same place.
+  std::vector<ContainerMount> mounts = {{spec.work_dir, spec.work_dir, false}};
+  auto value_of = [&](const std::string& name) {
+    std::string found;
+    for (const auto& entry : spec.env) {
+      if (entry.rfind(name + "=", 0) == 0) found = entry.substr(name.size() + 1);
+    }
+    return found;
+  };
+  if (assigned.spec().task_type() == events::TASK_TYPE_TRIAL && !options_.harness_dir.empty()) {
+    mounts.push_back({options_.harness_dir, options_.harness_dir, true});
+  }
+  if (!options_.master_cert_file.empty()) {
+    mounts.push_back({options_.master_cert_file, options_.master_cert_file, true});
+  }
+  // Prepared environments (runtime_packages) are cached per agent and named to the task.
+  const std::string env_cache = value_of("CAIRN_ENV_CACHE");
+  if (!env_cache.empty() && env_cache[0] == '/' && std::filesystem::is_directory(env_cache)) {
+    mounts.push_back({env_cache, env_cache, false});
+  }
+  for (const auto& mount : assigned.spec().bind_mounts()) {
+    if (!std::filesystem::exists(mount.host_path())) {
+      return Status::NotFound("bind mount " + mount.host_path() + " does not exist on agent " +
+                              options_.agent_id);
+    }
+    mounts.push_back({mount.host_path(), mount.container_path(), mount.read_only()});
+  }
+  std::vector<ContainerDevice> devices;
+  bool any_gpu = false;
+  for (const SlotDevice& slot : slots) {
+    if (slot.type != "cuda") continue;
+    any_gpu = true;
+    const std::string name = "nvidia" + std::to_string(slot.id);
+    CAIRN_ASSIGN_OR_RETURN(ContainerDevice device,
+                           CharacterDevice(options_.gpu_device_dir + "/" + name));
+    device.path = "/dev/" + name;
+    devices.push_back(device);
+  }
+  // The driver's shared devices, where this host has them.
+  for (const char* name : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset"}) {
+    if (!any_gpu) break;
+    auto device = CharacterDevice(options_.gpu_device_dir + "/" + name);
+    if (!device.ok()) continue;
+    device->path = std::string("/dev/") + name;
+    devices.push_back(*device);
+  }
+  ContainerLimits limits;
+  limits.cpus = assigned.spec().cpus();
+  limits.memory_mb = assigned.spec().memory_mb();
+  return containers_->Prepare(assigned.allocation_id(), image, spec, std::move(mounts),
+                              std::move(devices), limits);
+}
+
 Status Agent::PlanServiceOf(const events::AllocationAssigned& assigned, ProcessSpec& spec,
                             ServicePlan& plan, int& port) {
   CAIRN_ASSIGN_OR_RETURN(port, FreePort(options_.services.address));
@@ -483,7 +617,9 @@ Status Agent::PlanServiceOf(const events::AllocationAssigned& assigned, ProcessS
                                      options_.agent_token, port, spec.work_dir, CurrentUserName()));
   // A program that is not installed fails the task with words, not only "not found".
   const std::string& program = plan.argv[0];
-  if (program.find('/') == std::string::npos) {
+  if (containers_ != nullptr) {
+    // The program is the image's to have; its init says so when it is missing.
+  } else if (program.find('/') == std::string::npos) {
     std::string path;
     for (const auto& entry : spec.env) {
       if (entry.rfind("PATH=", 0) == 0) path = entry.substr(5);

@@ -11,11 +11,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "agent/container_runtime.h"
 #include "agent/http_placement_source.h"
 #include "agent/interactive_service.h"
 #include "agent/master_client.h"
@@ -53,6 +55,15 @@ struct AgentOptions {
   ServiceSettings services;
   // How long a service may take to answer before its task is killed as failed to start.
   std::chrono::milliseconds service_start_timeout{std::chrono::minutes(5)};
+  // How tasks run (PROTOCOL.md §5b): in containers (runc) when set, else as processes.
+  bool container_runtime = false;
+  // A process agent: run a task that names an image on the host anyway (a warning in its log).
+  bool allow_images_on_host = false;
+  // A container agent: where image names are looked up, and the image of tasks naming none.
+  std::string image_dir;
+  std::string default_image;
+  // Where a GPU slot's device file nvidia<id> is.
+  std::string gpu_device_dir = "/dev";
   // Tuning; the defaults are the production values.
   RetryPolicy retry;
   ReportQueue::Options reports;
@@ -95,7 +106,7 @@ class Agent {
   };
 
   Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
-        std::unique_ptr<MasterClient> report_client);
+        std::unique_ptr<MasterClient> report_client, std::unique_ptr<ContainerRuntime> containers);
   RegisterRequest MakeRegisterRequest() const;
   Result<std::unique_ptr<PlacementSource>> OpenPlacementSource(const Registration& registration);
   // Called on the placement thread: notes the order's arrival and queues it, so that reading
@@ -105,6 +116,17 @@ class Agent {
   void LaunchOrders();
   void HandleOrder(const events::Envelope& order, int64_t received_micros);
   void RunAllocation(const events::AllocationAssigned& assigned);
+  // The image the task runs in here (none on a process agent): a container agent resolves the
+  // task's or its default image, a process agent refuses an image or bind mounts unless allowed
+  // on the host. What the task's log should begin with goes to `preamble`.
+  Result<std::optional<UnpackedImage>> ImageOf(const events::AllocationAssigned& assigned,
+                                               const std::vector<SlotDevice>& slots,
+                                               std::vector<std::string>& preamble);
+  // On a container agent, what runs `spec` in `image`: runc, with the task's mounts (work dir,
+  // harness, CA file, CAIRN_ENV_CACHE, bind_mounts) and its GPUs' device files.
+  Result<ProcessSpec> ContainerOf(const events::AllocationAssigned& assigned,
+                                  const std::vector<SlotDevice>& slots, const UnpackedImage& image,
+                                  const ProcessSpec& spec);
   // A notebook's, shell's or TensorBoard's service: the plan that replaces the entrypoint.
   Status PlanServiceOf(const events::AllocationAssigned& assigned, ProcessSpec& spec,
                        ServicePlan& plan, int& port);
@@ -119,6 +141,7 @@ class Agent {
   const TaskLaunchSettings launch_settings_;
   std::unique_ptr<MasterClient> control_client_;  // register and heartbeat
   std::unique_ptr<Reporter> reporter_;
+  std::unique_ptr<ContainerRuntime> containers_;  // a container agent's; before runner_
   std::unique_ptr<ProcessRunner> runner_;  // after reporter_: its callbacks feed the reporter
   std::unique_ptr<PlacementSource> placement_;
 

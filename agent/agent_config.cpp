@@ -75,7 +75,13 @@ enum class Setting {
   kEnvCacheDir,
   kPipIndexUrl,
   kPipFindLinks,
-  kPipNoIndex
+  kPipNoIndex,
+  kRuntime,
+  kAllowImagesOnHost,
+  kImageDir,
+  kDefaultImage,
+  kArtificialGpus,
+  kGpuDeviceDir
 };
 
 Status ApplySetting(Setting setting, const std::string& source, const std::string& value,
@@ -138,6 +144,32 @@ Status ApplySetting(Setting setting, const std::string& source, const std::strin
       }
       config.pip_no_index = value == "true";
       break;
+    case Setting::kRuntime:
+      if (value != "process" && value != "container") {
+        return Status::InvalidArgument(source + " must be process or container, got '" + value +
+                                       "'");
+      }
+      config.runtime = value;
+      break;
+    case Setting::kAllowImagesOnHost:
+      if (value != "true" && value != "false") {
+        return Status::InvalidArgument(source + " must be true or false, got '" + value + "'");
+      }
+      config.allow_images_on_host = value == "true";
+      break;
+    case Setting::kImageDir:
+      config.image_dir = value;
+      break;
+    case Setting::kDefaultImage:
+      config.default_image = value;
+      break;
+    case Setting::kArtificialGpus: {
+      CAIRN_ASSIGN_OR_RETURN(config.artificial_gpus, ParseSlots(source, value));
+      break;
+    }
+    case Setting::kGpuDeviceDir:
+      config.gpu_device_dir = value;
+      break;
   }
   return Status::Ok();
 }
@@ -161,6 +193,12 @@ const std::map<std::string, Setting>& YamlKeys() {
       {"pip_index_url", Setting::kPipIndexUrl},
       {"pip_find_links", Setting::kPipFindLinks},
       {"pip_no_index", Setting::kPipNoIndex},
+      {"runtime", Setting::kRuntime},
+      {"allow_images_on_host", Setting::kAllowImagesOnHost},
+      {"image_dir", Setting::kImageDir},
+      {"default_image", Setting::kDefaultImage},
+      {"artificial_gpus", Setting::kArtificialGpus},
+      {"gpu_device_dir", Setting::kGpuDeviceDir},
   };
   return keys;
 }
@@ -212,6 +250,16 @@ const std::vector<Flag>& Flags() {
        "directories or URLs of wheels pip also looks in, space-separated (PIP_FIND_LINKS)"},
       {"--pip-no-index", Setting::kPipNoIndex, "true|false",
        "install from --pip-find-links only, never an index (PIP_NO_INDEX; default false)"},
+      {"--runtime", Setting::kRuntime, "process|container",
+       "run tasks as processes on this host (default) or in containers (runc; needs root)"},
+      {"--image-dir", Setting::kImageDir, "DIR",
+       "container runtime: image NAME is DIR/NAME.tar (an OCI archive) when there"},
+      {"--default-image", Setting::kDefaultImage, "IMAGE",
+       "container runtime: the image of tasks that name none (default: such tasks fail)"},
+      {"--artificial-gpus", Setting::kArtificialGpus, "N",
+       "offer N artificial GPU slots (tests, demos), device files <gpu-device-dir>/nvidia<i>"},
+      {"--gpu-device-dir", Setting::kGpuDeviceDir, "DIR",
+       "where the GPUs' device files nvidia<i> are (default /dev)"},
   };
   return flags;
 }
@@ -296,6 +344,20 @@ Status ValidateConfig(const AgentConfig& config) {
       return Status::InvalidArgument(std::string(flag) + " must not be empty");
     }
   }
+  if (config.slots && config.artificial_gpus) {
+    return Status::InvalidArgument("give --slots or --artificial-gpus, not both");
+  }
+  if (config.runtime != "container") {
+    for (const auto& [flag, value] : {std::pair{"--image-dir", &config.image_dir},
+                                      std::pair{"--default-image", &config.default_image}}) {
+      if (!value->empty()) {
+        return Status::InvalidArgument(std::string(flag) + " is for --runtime container");
+      }
+    }
+  } else if (config.allow_images_on_host) {
+    return Status::InvalidArgument(
+        "--allow-images-on-host is for --runtime process (a container agent runs images)");
+  }
   if (config.service_address.empty()) {
     return Status::InvalidArgument("--service-address must not be empty");
   }
@@ -325,13 +387,19 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
                      "kill_grace_seconds, heartbeat_interval_seconds, agent_token_file, "
                      "master_cert_file, service_address, notebook_command, sshd_command, "
                      "tensorboard_command, env_cache_dir, pip_index_url, pip_find_links, "
-                     "pip_no_index; read first, so flags override it")
+                     "pip_no_index, runtime, allow_images_on_host, image_dir, default_image, "
+                     "artificial_gpus, gpu_device_dir; read first, so flags override it")
           ->type_name("FILE");
   // Kept as text and applied after the file, by the same rules as its keys.
   std::vector<CLI::Option*> flag_options;
   for (const Flag& flag : Flags()) {
     flag_options.push_back(app.add_option(flag.name, flag.help)->type_name(flag.value_name));
   }
+  CLI::Option* allow_images =
+      app.add_flag("--allow-images-on-host")
+          ->description(
+              "process runtime: run a task that names an image on this host anyway (a "
+              "warning in its log); without it such a task fails");
   app.add_option("--trace-file", result.config.trace_file,
                  "append '<allocation id> <unix micros>' per order received")
       ->type_name("FILE");
@@ -353,6 +421,7 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     CAIRN_RETURN_IF_ERROR(ApplySetting(Flags()[i].setting, Flags()[i].name,
                                        flag_options[i]->as<std::string>(), result.config));
   }
+  if (allow_images->count() > 0) result.config.allow_images_on_host = true;
   CAIRN_RETURN_IF_ERROR(ValidateConfig(result.config));
   return result;
 }

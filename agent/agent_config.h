@@ -38,6 +38,19 @@ struct AgentConfig {
   std::string pip_index_url;
   std::string pip_find_links;
   bool pip_no_index = false;
+  // How tasks run: "process" (on the host, the default) or "container" (runc, PROTOCOL.md §5b).
+  std::string runtime = "process";
+  // A process agent runs a task that names an image on its host anyway, with a warning in the
+  // task's log; without it such a task fails.
+  bool allow_images_on_host = false;
+  // Container agents: where image names are looked up (<dir>/<name>.tar, an OCI archive), and
+  // the image of tasks that name none ("" = such tasks fail).
+  std::string image_dir;
+  std::string default_image;
+  // Artificial GPU slots (for tests and demos): N "cuda" slots whose device files are
+  // <gpu_device_dir>/nvidia<i>; unset = discover GPUs (or --slots).
+  std::optional<int> artificial_gpus;
+  std::string gpu_device_dir = "/dev";
 };
 
 struct CommandLine {

@@ -89,8 +89,15 @@ int main(int argc, char** argv) {
     if (!token.ok()) return UsageError("agent token: " + token.status().message());
     options.agent_token = std::move(token).value();
   }
+  options.container_runtime = config.runtime == "container";
+  options.allow_images_on_host = config.allow_images_on_host;
+  options.image_dir = config.image_dir;
+  options.default_image = config.default_image;
+  options.gpu_device_dir = config.gpu_device_dir;
   if (config.slots) {
     options.devices = ArtificialCpuSlots(*config.slots);
+  } else if (config.artificial_gpus) {
+    options.devices = ArtificialGpuSlots(*config.artificial_gpus);
   } else {
     const char* path = std::getenv("PATH");
     Result<std::vector<SlotDevice>> gpus = DiscoverGpus(path != nullptr ? path : "");

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "base/clock.h"
 #include "events/envelope_util.h"
@@ -154,6 +155,8 @@ struct ProcessRunner::Process {
   int stderr_fd = -1;
   int pid_fd = -1;
   int wake_fd = -1;  // an eventfd that Kill() writes to wake the supervising thread
+  std::vector<std::string> preamble;
+  std::function<void()> after_exit;  // only the supervising thread touches it
   std::thread thread;
   // Guarded by the runner's mutex_:
   bool exited = false;    // the leader has exited; its pid may no longer be signalled
@@ -224,6 +227,8 @@ Result<pid_t> ProcessRunner::Start(const std::string& key, const ProcessSpec& sp
 
   auto process = std::make_unique<Process>();
   process->key = key;
+  process->preamble = spec.preamble;
+  process->after_exit = spec.after_exit;
   int stdout_pipe[2], stderr_pipe[2];
   if (pipe2(stdout_pipe, O_CLOEXEC) != 0) return Status::IOError("pipe: " + ErrnoText(errno));
   process->stdout_fd = stdout_pipe[0];
@@ -362,6 +367,7 @@ void ProcessRunner::Supervise(Process* process) {
       callbacks_.on_line(line);
     };
   };
+  for (const auto& text : process->preamble) emitter(OutputStream::kStderr)(text + "\n");
   int* pipe_fds[2] = {&process->stdout_fd, &process->stderr_fd};
   const OutputStream streams[2] = {OutputStream::kStdout, OutputStream::kStderr};
 
@@ -445,6 +451,7 @@ void ProcessRunner::Supervise(Process* process) {
         while (waitid(P_PID, static_cast<id_t>(process->pid), &info, WEXITED) < 0 &&
                errno == EINTR) {
         }
+        if (process->after_exit) std::exchange(process->after_exit, nullptr)();
         leader_exited = true;
         drain_deadline = Clock::now() + ProcessRunner::kDrainAfterExit;
       } else if (errno != EINTR) {
@@ -462,6 +469,7 @@ void ProcessRunner::Supervise(Process* process) {
     }
     while (waitpid(process->pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (process->after_exit) std::exchange(process->after_exit, nullptr)();
     std::lock_guard lock(mutex_);
     process->exited = true;
     result.kill_requested = process->kill_requested;

@@ -28,6 +28,13 @@ struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] without a '/' is searched on the PATH of `env`
   std::vector<std::string> env;   // the complete environment, "KEY=VALUE"
   std::string work_dir;           // must exist
+  // Lines shipped first, on stderr, before anything the process prints (seq from 0): what the
+  // agent did for the task (the image it unpacked, a warning), so that the task's log says so.
+  std::vector<std::string> preamble;
+  // Called on the supervising thread once the leader has exited and its group was SIGKILLed,
+  // before the rest of the output is read: ends what the task left outside its group (a
+  // container's processes) and releases what its launch set up. Not called when Start fails.
+  std::function<void()> after_exit;
 };
 
 enum class OutputStream { kStdout, kStderr };

@@ -33,6 +33,14 @@ std::vector<SlotDevice> ArtificialCpuSlots(int count) {
   return slots;
 }
 
+std::vector<SlotDevice> ArtificialGpuSlots(int count) {
+  std::vector<SlotDevice> slots;
+  for (int i = 0; i < count; ++i) {
+    slots.push_back({i, "Artificial GPU", "GPU-artificial-" + std::to_string(i), "cuda"});
+  }
+  return slots;
+}
+
 Result<std::vector<SlotDevice>> ParseNvidiaSmiCsv(const std::string& output) {
   std::vector<SlotDevice> devices;
   std::istringstream lines(output);

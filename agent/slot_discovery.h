@@ -19,6 +19,10 @@ struct SlotDevice {
 // `count` artificial CPU slots with ids 0..count-1.
 std::vector<SlotDevice> ArtificialCpuSlots(int count);
 
+// `count` artificial GPU slots with ids 0..count-1 (uuids GPU-artificial-<id>): GPUs as far as
+// scheduling, CUDA_VISIBLE_DEVICES and a container's device mapping go, for tests and demos.
+std::vector<SlotDevice> ArtificialGpuSlots(int count);
+
 // Parses the output of `nvidia-smi --query-gpu=index,uuid,name --format=csv,noheader`
 // ("0, GPU-3f2…, NVIDIA A100-SXM4-40GB" per line). InvalidArgument on a malformed line.
 Result<std::vector<SlotDevice>> ParseNvidiaSmiCsv(const std::string& output);

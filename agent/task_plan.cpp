@@ -64,6 +64,28 @@ Result<std::pair<events::AllocationPart, int>> PartFor(const events::AllocationA
                           agent_id);
 }
 
+Result<std::vector<SlotDevice>> SlotsOf(const events::AllocationPart& part,
+                                        const std::vector<SlotDevice>& devices) {
+  std::vector<SlotDevice> slots;
+  for (int slot_id : part.slot_ids()) {
+    auto device = std::find_if(devices.begin(), devices.end(), [&](const SlotDevice& candidate) {
+      return candidate.id == slot_id;
+    });
+    if (device == devices.end()) {
+      return Status::InvalidArgument("slot " + std::to_string(slot_id) +
+                                     " is not a slot of this agent");
+    }
+    slots.push_back(*device);
+  }
+  return slots;
+}
+
+std::string ImageFor(const events::TaskSpec& spec, const std::vector<SlotDevice>& slots) {
+  bool gpu = std::any_of(slots.begin(), slots.end(),
+                         [](const SlotDevice& slot) { return slot.type == "cuda"; });
+  return gpu ? spec.image_gpu() : spec.image_cpu();
+}
+
 Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
                              const TaskLaunchSettings& settings) {
   const events::TaskSpec& spec = order.spec();
@@ -74,24 +96,17 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
       (spec.entrypoint().empty() || spec.entrypoint(0).empty())) {
     return Status::InvalidArgument("the task spec has no entrypoint");
   }
+  CAIRN_ASSIGN_OR_RETURN(std::vector<SlotDevice> slots, SlotsOf(part, settings.devices));
   std::string slot_ids = "[";
   std::string cuda_devices;
   bool any_gpu = false;
-  for (int slot_id : part.slot_ids()) {
-    const SlotDevice* device = nullptr;
-    for (const auto& candidate : settings.devices) {
-      if (candidate.id == slot_id) device = &candidate;
-    }
-    if (device == nullptr) {
-      return Status::InvalidArgument("slot " + std::to_string(slot_id) +
-                                     " is not a slot of this agent");
-    }
+  for (const SlotDevice& device : slots) {
     if (slot_ids.size() > 1) slot_ids += ",";
-    slot_ids += std::to_string(slot_id);
-    if (device->type == "cuda") {
+    slot_ids += std::to_string(device.id);
+    if (device.type == "cuda") {
       any_gpu = true;
       if (!cuda_devices.empty()) cuda_devices += ",";
-      cuda_devices += device->uuid.empty() ? std::to_string(device->id) : device->uuid;
+      cuda_devices += device.uuid.empty() ? std::to_string(device.id) : device.uuid;
     }
   }
   slot_ids += "]";

@@ -47,6 +47,15 @@ Result<std::pair<events::AllocationPart, int>> PartFor(const events::AllocationA
 // <work_root>/<allocation id with every character but [A-Za-z0-9._-] replaced by '_'>.
 std::string DefaultWorkDir(const std::string& work_root, const std::string& allocation_id);
 
+// The devices of this agent that `part` names, in its order; InvalidArgument for a slot id the
+// agent does not have.
+Result<std::vector<SlotDevice>> SlotsOf(const events::AllocationPart& part,
+                                        const std::vector<SlotDevice>& devices);
+
+// The image the task runs in on `slots`: spec.image_gpu when any of them is a GPU, else
+// spec.image_cpu (Determined's per-device-type images); "" = none.
+std::string ImageFor(const events::TaskSpec& spec, const std::vector<SlotDevice>& slots);
+
 // The environment is the agent's, then DET_MASTER, DET_TASK_ID, DET_ALLOCATION_ID,
 // DET_AGENT_ID, DET_TASK_TYPE, DET_SLOT_IDS ("[0,1]"), DET_RESOURCE_POOL, the same under
 // CAIRN_*, CUDA_VISIBLE_DEVICES (GPU uuids, or indexes when a uuid is unknown) when the slots

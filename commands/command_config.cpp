@@ -50,8 +50,8 @@ Status ParseResources(const Field& field, CommandConfig& out) {
   CAIRN_ASSIGN_OR_RETURN(MapFields resources, MapFields::Read(field, "a map"));
   CAIRN_RETURN_IF_ERROR(
       resources.Check({"slots", "priority", "weight", "resource_pool", "max_slots", "preemptible"},
-                      {{"shm_size", "Cairn runs tasks as processes"},
-                       {"devices", "Cairn runs tasks as processes"}}));
+                      {{"shm_size", "a container's /dev/shm is 64 MB"},
+                       {"devices", "a container gets its slots' GPUs and nothing else"}}));
   if (auto slots = resources.Get("slots")) {
     CAIRN_ASSIGN_OR_RETURN(int value, fields::ReadSmallInt(*slots, 0, kMaxSlots));
     out.resources.set_slots(value);
@@ -84,18 +84,126 @@ Status ParseResources(const Field& field, CommandConfig& out) {
   return Status::Ok();
 }
 
+// An image reference as the agent resolves it (agent/PROTOCOL.md §5b); the agent checks its form.
+Result<std::string> ReadImageName(const Field& field) {
+  CAIRN_ASSIGN_OR_RETURN(std::string name, fields::ReadString(field, "an image name"));
+  if (name.empty() || name.size() > 1024)
+    return fields::Invalid(field, "must be 1 to 1024 characters");
+  for (char c : name) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+      return fields::Invalid(field, "must not hold spaces or control characters");
+    }
+  }
+  return name;
+}
+
+// Determined's form: one image, or one per device type ({cpu, cuda}; "gpu" is cuda's old name).
+Status ParseImage(const Field& field, CommandConfig& out) {
+  json image;
+  if (field.node.IsMap()) {
+    CAIRN_ASSIGN_OR_RETURN(MapFields variants, MapFields::Read(field, "a map"));
+    CAIRN_RETURN_IF_ERROR(
+        variants.Check({"cpu", "cuda", "gpu"}, {{"rocm", "Cairn's agents offer no ROCm slots"}}));
+    if (variants.Contains("cuda") && variants.Contains("gpu")) {
+      return fields::Invalid(field, "give cuda or gpu (its old name), not both");
+    }
+    for (size_t i = 0; i < variants.keys().size(); ++i) {
+      if (fields::IsAbsent(variants.entries()[i].node)) continue;
+      CAIRN_ASSIGN_OR_RETURN(image[variants.keys()[i]], ReadImageName(variants.entries()[i]));
+    }
+  } else {
+    CAIRN_ASSIGN_OR_RETURN(std::string name, ReadImageName(field));
+    image = name;
+  }
+  SetTaskImage(image, out.spec);
+  out.effective["environment"]["image"] = image;
+  return Status::Ok();
+}
+
+// Determined's keys; the password travels to the agent in the task spec (redacted for every
+// person) and is left out of the config shown back.
+Status ParseRegistryAuth(const Field& field, CommandConfig& out) {
+  CAIRN_ASSIGN_OR_RETURN(MapFields auth, MapFields::Read(field, "a map"));
+  const char* kPassword = "give username and password";
+  CAIRN_RETURN_IF_ERROR(auth.Check({"username", "password", "serveraddress"},
+                                   {{"auth", kPassword},
+                                    {"identitytoken", kPassword},
+                                    {"registrytoken", kPassword},
+                                    {"email", "registries do not use it; leave it out"}}));
+  auto* spec_auth = out.spec.mutable_registry_auth();
+  CAIRN_ASSIGN_OR_RETURN(Field username, auth.Require("username", "alice"));
+  CAIRN_ASSIGN_OR_RETURN(Field password, auth.Require("password"));
+  CAIRN_ASSIGN_OR_RETURN(*spec_auth->mutable_username(), fields::ReadString(username));
+  CAIRN_ASSIGN_OR_RETURN(*spec_auth->mutable_password(), fields::ReadString(password));
+  if (auto server = auth.Get("serveraddress")) {
+    CAIRN_ASSIGN_OR_RETURN(*spec_auth->mutable_server_address(),
+                           fields::ReadString(*server, "a registry host"));
+  }
+  json shown = {{"username", spec_auth->username()}};
+  if (!spec_auth->server_address().empty()) shown["serveraddress"] = spec_auth->server_address();
+  out.effective["environment"]["registry_auth"] = shown;
+  return Status::Ok();
+}
+
+Status CheckMountPath(const Field& field, const std::string& path) {
+  if (path.empty() || path[0] != '/') return fields::Invalid(field, "must be an absolute path");
+  if (path == "/") return fields::Invalid(field, "must not be /");
+  if (path.find("/../") != std::string::npos || path.ends_with("/..") ||
+      path.find('\0') != std::string::npos) {
+    return fields::Invalid(field, "must not climb with '..'");
+  }
+  return Status::Ok();
+}
+
+// Determined's top-level bind_mounts: [{host_path, container_path, read_only}].
+Status ParseBindMounts(const Field& field, CommandConfig& out) {
+  if (!field.node.IsSequence()) return fields::Invalid(field, "expected a list of mounts");
+  json shown = json::array();
+  for (size_t i = 0; i < field.node.size(); ++i) {
+    const Field element = fields::Element(field, field.node[i], i);
+    CAIRN_ASSIGN_OR_RETURN(MapFields mount, MapFields::Read(element, "a map"));
+    CAIRN_RETURN_IF_ERROR(mount.Check({"host_path", "container_path", "read_only"},
+                                      {{"propagation", "mounts are private (rprivate)"}}));
+    auto* spec_mount = out.spec.add_bind_mounts();
+    for (const char* key : {"host_path", "container_path"}) {
+      CAIRN_ASSIGN_OR_RETURN(Field path_field, mount.Require(key, "/data"));
+      CAIRN_ASSIGN_OR_RETURN(std::string path, fields::ReadString(path_field, "a path"));
+      CAIRN_RETURN_IF_ERROR(CheckMountPath(path_field, path));
+      std::string key_name = key;
+      (key_name == "host_path" ? *spec_mount->mutable_host_path()
+                               : *spec_mount->mutable_container_path()) = path;
+    }
+    if (auto read_only = mount.Get("read_only")) {
+      CAIRN_ASSIGN_OR_RETURN(bool value, fields::ReadBool(*read_only));
+      spec_mount->set_read_only(value);
+    }
+    shown.push_back({{"host_path", spec_mount->host_path()},
+                     {"container_path", spec_mount->container_path()},
+                     {"read_only", spec_mount->read_only()}});
+  }
+  out.effective["bind_mounts"] = shown;
+  return Status::Ok();
+}
+
 Status ParseEnvironment(const Field& field, CommandConfig& out) {
   CAIRN_ASSIGN_OR_RETURN(MapFields environment, MapFields::Read(field, "a map"));
-  const char* kContainers = "Cairn runs tasks as processes, not containers";
-  CAIRN_RETURN_IF_ERROR(environment.Check({"environment_variables", "secret_environment_variables"},
-                                          {{"image", kContainers},
-                                           {"ports", kContainers},
+  const char* kContainers = "Cairn's containers share the host's network and capabilities";
+  CAIRN_RETURN_IF_ERROR(environment.Check({"environment_variables", "secret_environment_variables",
+                                           "image", "registry_auth", "force_pull_image"},
+                                          {{"ports", kContainers},
                                            {"proxy_ports", kContainers},
-                                           {"registry_auth", kContainers},
-                                           {"force_pull_image", kContainers},
-                                           {"pod_spec", kContainers},
+                                           {"pod_spec", "Cairn does not run on Kubernetes"},
                                            {"add_capabilities", kContainers},
                                            {"drop_capabilities", kContainers}}));
+  if (auto image = environment.Get("image")) CAIRN_RETURN_IF_ERROR(ParseImage(*image, out));
+  if (auto auth = environment.Get("registry_auth")) {
+    CAIRN_RETURN_IF_ERROR(ParseRegistryAuth(*auth, out));
+  }
+  if (auto force = environment.Get("force_pull_image")) {
+    CAIRN_ASSIGN_OR_RETURN(bool value, fields::ReadBool(*force));
+    out.spec.set_force_pull_image(value);
+    out.effective["environment"]["force_pull_image"] = value;
+  }
   if (auto secret = environment.Get("secret_environment_variables")) {
     CAIRN_ASSIGN_OR_RETURN(auto names, fields::ReadStringList(*secret, "a list of variable names"));
     for (const auto& name : names) out.spec.add_secret_variable_names(name);
@@ -160,6 +268,21 @@ Status ParseInteractive(const MapFields& map, events::TaskType type, CommandConf
 
 }  // namespace
 
+void SetTaskImage(const json& image, events::TaskSpec& spec) {
+  if (image.is_string()) {
+    spec.set_image_cpu(image.get<std::string>());
+    spec.set_image_gpu(image.get<std::string>());
+    return;
+  }
+  if (!image.is_object()) return;
+  auto variant = [&](const char* key) {
+    auto it = image.find(key);
+    return it != image.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  spec.set_image_cpu(variant("cpu"));
+  spec.set_image_gpu(variant("cuda").empty() ? variant("gpu") : variant("cuda"));
+}
+
 Result<int64_t> ParseIdleTimeout(const std::string& text) {
   const std::string expected =
       "expected a duration such as \"30s\", \"10m\", \"2h\" or \"1d\", or seconds";
@@ -200,11 +323,10 @@ Result<CommandConfig> ParseTaskConfig(const json& config, events::TaskType type)
   CAIRN_ASSIGN_OR_RETURN(MapFields map,
                          MapFields::Read(top, command ? "a map with an entrypoint" : "a map"));
   const char* kLater = "not supported by Cairn yet";
-  std::set<std::string> known = {"description",     "resources",    "environment",
-                                 "work_dir",        "idle_timeout", "notebook_idle_type",
-                                 "tensorboard_args"};
-  std::vector<fields::Refused> refused = {
-      {"bind_mounts", kLater}, {"debug", kLater}, {"pbs", kLater}, {"slurm", kLater}};
+  std::set<std::string> known = {"description",      "resources",    "environment",
+                                 "work_dir",         "idle_timeout", "notebook_idle_type",
+                                 "tensorboard_args", "bind_mounts"};
+  std::vector<fields::Refused> refused = {{"debug", kLater}, {"pbs", kLater}, {"slurm", kLater}};
   if (command) {
     known.insert("entrypoint");
   } else {
@@ -239,6 +361,7 @@ Result<CommandConfig> ParseTaskConfig(const json& config, events::TaskType type)
   if (auto environment = map.Get("environment")) {
     CAIRN_RETURN_IF_ERROR(ParseEnvironment(*environment, out));
   }
+  if (auto mounts = map.Get("bind_mounts")) CAIRN_RETURN_IF_ERROR(ParseBindMounts(*mounts, out));
   if (auto work_dir = map.Get("work_dir")) {
     CAIRN_ASSIGN_OR_RETURN(std::string value, fields::ReadString(*work_dir, "a directory"));
     if (!value.empty()) {

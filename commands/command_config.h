@@ -1,6 +1,7 @@
 // A command's, notebook's, shell's or TensorBoard's configuration as Determined's CLI sends it
 // (`config` of POST /api/v1/commands|notebooks|shells|tensorboards): entrypoint (commands only),
-// description, resources, environment variables, work_dir, idle_timeout and tensorboard_args.
+// description, resources, environment (variables, image, registry_auth, force_pull_image),
+// bind_mounts, work_dir, idle_timeout and tensorboard_args.
 // Read with base/fields.h; what Cairn does not have is refused by name. Pure.
 #pragma once
 
@@ -27,6 +28,11 @@ Result<CommandConfig> ParseTaskConfig(const nlohmann::json& config, events::Task
 inline Result<CommandConfig> ParseCommandConfig(const nlohmann::json& config) {
   return ParseTaskConfig(config, events::TASK_TYPE_COMMAND);
 }
+
+// Puts environment.image as Determined writes it (a name, or {cpu, cuda|gpu, rocm}, already
+// checked) into the spec: a name is both variants; rocm is left out (no ROCm slots). Anything
+// else sets nothing.
+void SetTaskImage(const nlohmann::json& image, events::TaskSpec& spec);
 
 // "30s", "10m", "2h", "1d", a bare number of seconds, or "0" (never): whole seconds.
 // InvalidArgument for anything else, negative or above a year.

@@ -21,7 +21,7 @@ namespace cairn::commands {
 #if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
 #define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
   static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 648);
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 696);
 CAIRN_SNAPSHOT_COVERS(JobRecord, 192);
 CAIRN_SNAPSHOT_COVERS(AgentRecord, 248);
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);

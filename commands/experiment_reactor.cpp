@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "commands/command_config.h"
 #include "commands/experiment_state.h"
 #include "commands/task_events.h"
 
@@ -202,6 +203,8 @@ class Round {
     spec->set_task_type(events::TASK_TYPE_TRIAL);
     for (const char* arg : kHarnessEntrypoint) spec->add_entrypoint(arg);
     spec->set_user(experiment.owner);
+    // Recorded with the experiment's configuration; the agent picks the cpu or cuda variant.
+    SetTaskImage(experiment.config->environment.image, *spec);
     spec->set_description(TrialName(trial.trial_id) + " of experiment " +
                           std::to_string(experiment.experiment_id) + " (" + experiment.name +
                           "), run " + std::to_string(trial.runs + 1));

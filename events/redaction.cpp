@@ -82,6 +82,10 @@ bool RedactConfigOf(Json& config, Audience audience) {
 
 void RedactSpec(events::TaskSpec& spec, Audience audience) {
   if (audience == Audience::kMachine) return;
+  // Like a variable marked secret: the agent pulling the image needs it, no person does.
+  if (!spec.registry_auth().password().empty()) {
+    spec.mutable_registry_auth()->set_password(kRedactedValue);
+  }
   const std::set<std::string> secret(spec.secret_variable_names().begin(),
                                      spec.secret_variable_names().end());
   nlohmann::json entries = nlohmann::json::array();

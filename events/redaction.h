@@ -40,8 +40,9 @@ std::string RedactConfigYaml(const std::string& yaml_text, Audience audience);
 // The user whose work the event is ("" for cluster events: agents, pools, users, ...).
 std::string OwnerOf(const events::Envelope& event);
 
-// The event as `audience` may see it: task specs' variables, configs and templates redacted, and
-// password hashes blanked for every audience.
+// The event as `audience` may see it: task specs' variables, configs and templates redacted, a
+// task spec's registry password kept for machines only, and password hashes blanked for every
+// audience.
 events::Envelope RedactedFor(const events::Envelope& event, Audience audience);
 
 }  // namespace cairn

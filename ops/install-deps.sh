@@ -18,6 +18,10 @@ PACKAGES=(
   jupyter-notebook python3-ipykernel
   # trials' prepared environments (runtime_packages): venvs made by the harness, pip inside them
   python3-venv python3-pip
+  # container agents (--runtime container): runc runs tasks, umoci unpacks OCI archives (and
+  # builds the tests' image from busybox-static), tini-static is each container's init, skopeo
+  # pulls from registries
+  runc umoci tini skopeo busybox-static
 )
 
 missing=()

@@ -68,10 +68,11 @@ echo $! > "$RUN_DIR/master.pid"
 URL=$(wait_for_line "$RUN_DIR/master.log" "cairn-master listening on" | awk '{print $4}')
 
 # runtime_packages come from $RUN_DIR/wheels (examples/prepared-env/build-wheel.sh fills it):
-# this machine reaches no Python package index.
+# this machine reaches no Python package index. A process agent on a developer's machine: tasks
+# that name an image (OpenPAI jobs always do) run here anyway, with a warning in their logs.
 mkdir -p "$RUN_DIR/wheels"
 "$BIN/cairn-agent" --master "$URL" --id local-agent --slots 4 --work-root "$RUN_DIR/agent-work" \
-  --pip-find-links "$RUN_DIR/wheels" --pip-no-index true \
+  --pip-find-links "$RUN_DIR/wheels" --pip-no-index true --allow-images-on-host \
   --agent-token-file "$DATA_DIR/agent-token" > "$RUN_DIR/agent.log" 2>&1 &
 echo $! > "$RUN_DIR/agent.pid"
 wait_for_line "$RUN_DIR/agent.log" "cairn-agent local-agent registered" > /dev/null

@@ -180,6 +180,13 @@ Result<events::PaiJobSubmitted> ParseJob(const std::string& body, const JobConte
   CAIRN_ASSIGN_OR_RETURN(std::string image, fields.String("image", true));
   job.set_image(image);
   CAIRN_ASSIGN_OR_RETURN(std::string auth_file, fields.String("authFile", false));
+  if (!auth_file.empty()) {
+    // An HDFS file Cairn cannot read; a half-read credential would fail later and obscurely.
+    return Status::NotSupported(
+        "authFile is not supported: Cairn does not read registry credentials from HDFS; use an "
+        "image the agents have (an OCI archive in their --image-dir) or a Determined command's "
+        "environment.registry_auth");
+  }
   job.set_auth_file(auth_file);
   CAIRN_ASSIGN_OR_RETURN(std::string cluster, fields.String("virtualCluster", false));
   job.set_virtual_cluster(cluster.empty() ? "default" : cluster);
@@ -291,6 +298,9 @@ std::vector<events::Envelope> AttemptSubmissions(const events::PaiJobSubmitted& 
       spec->set_user(job.username());
       spec->set_description("OpenPAI job " + job.job_name() + ", task " + role.name() + "[" +
                             std::to_string(index) + "], attempt " + std::to_string(attempt));
+      // One image for CPU and GPU tasks: OpenPAI names one per job.
+      spec->set_image_cpu(job.image());
+      spec->set_image_gpu(job.image());
       spec->set_cpus(role.cpu_number());
       spec->set_memory_mb(role.memory_mb());
       for (const auto& [name, value] : job_values) {

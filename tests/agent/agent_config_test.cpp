@@ -178,6 +178,53 @@ TEST(AgentConfigTest, ReadsTheConfigFileAndFlagsOverrideIt) {
   EXPECT_EQ(config.heartbeat_interval, 250ms);
 }
 
+TEST(AgentConfigTest, TheRuntimeIsAProcessUnlessAContainerIsAsked) {
+  const std::vector<std::string> base = {"--master", "http://127.0.0.1:8080", "--id", "n"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Parse(args);
+  };
+  Result<CommandLine> defaults = with({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->config.runtime, "process");
+  EXPECT_FALSE(defaults->config.allow_images_on_host);
+  EXPECT_EQ(defaults->config.gpu_device_dir, "/dev");
+
+  Result<CommandLine> allowing = with({"--allow-images-on-host"});
+  ASSERT_TRUE(allowing.ok()) << allowing.status().ToString();
+  EXPECT_TRUE(allowing->config.allow_images_on_host);
+
+  Result<CommandLine> container =
+      with({"--runtime", "container", "--image-dir", "/images", "--default-image", "base",
+            "--artificial-gpus", "2", "--gpu-device-dir", "/fake/dev"});
+  ASSERT_TRUE(container.ok()) << container.status().ToString();
+  EXPECT_EQ(container->config.runtime, "container");
+  EXPECT_EQ(container->config.image_dir, "/images");
+  EXPECT_EQ(container->config.default_image, "base");
+  EXPECT_EQ(container->config.artificial_gpus, 2);
+  EXPECT_EQ(container->config.gpu_device_dir, "/fake/dev");
+
+  cairn::testing::TempDir dir;
+  WriteFile(dir.Sub("agent.yaml"), "runtime: container\nimage_dir: /from-file\n");
+  Result<CommandLine> from_file = with({"--config", dir.Sub("agent.yaml")});
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  EXPECT_EQ(from_file->config.runtime, "container");
+  EXPECT_EQ(from_file->config.image_dir, "/from-file");
+
+  for (const auto& [extra, expected] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--runtime", "docker"}, "must be process or container"},
+           {{"--image-dir", "/images"}, "--image-dir is for --runtime container"},
+           {{"--runtime", "container", "--allow-images-on-host"}, "--allow-images-on-host"},
+           {{"--slots", "2", "--artificial-gpus", "2"}, "not both"}}) {
+    Result<CommandLine> refused = with(extra);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << expected;
+    EXPECT_NE(refused.status().message().find(expected), std::string::npos)
+        << refused.status().message();
+  }
+}
+
 TEST(AgentConfigTest, RejectsBadConfigFiles) {
   const std::vector<std::string> bad = {
       "master: http://m:1\nid: a\ncolour: blue\n",   // unknown key
@@ -208,6 +255,14 @@ TEST(SlotDiscoveryTest, MakesArtificialCpuSlots) {
   EXPECT_EQ(slots[2].id, 2);
   EXPECT_EQ(slots[2].type, "cpu");
   EXPECT_EQ(slots[2].brand, "Artificial");
+}
+
+TEST(SlotDiscoveryTest, MakesArtificialGpuSlots) {
+  auto slots = ArtificialGpuSlots(2);
+  ASSERT_EQ(slots.size(), 2u);
+  EXPECT_EQ(slots[1].id, 1);
+  EXPECT_EQ(slots[1].type, "cuda");
+  EXPECT_EQ(slots[1].uuid, "GPU-artificial-1");
 }
 
 TEST(SlotDiscoveryTest, ParsesNvidiaSmiOutput) {

@@ -2,11 +2,20 @@
 // reports out over HTTP.
 #include "agent/agent.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "tests/agent/fake_master.h"
 #include "tests/support/test_support.h"
@@ -357,6 +366,330 @@ TEST_F(AgentTest, WritesTheTraceFile) {
   ASSERT_TRUE(trace >> allocation_id >> micros);
   EXPECT_EQ(allocation_id, "alloc-t");
   EXPECT_GT(micros, 1700000000LL * 1000000);
+}
+
+TEST_F(AgentTest, AProcessAgentRefusesATaskThatNamesAnImage) {
+  StartAgent();
+  events::Envelope order = Assign("alloc-image", {"true"});
+  order.mutable_allocation_assigned()->mutable_spec()->set_image_cpu("team/trainer:1");
+  master_.Publish(order);
+  nlohmann::json exited = WaitExited("alloc-image");
+  EXPECT_EQ(exited["exitCode"], 127);
+  const std::string reason = exited["reason"];
+  EXPECT_NE(reason.find("image team/trainer:1"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("--allow-images-on-host"), std::string::npos) << reason;
+  EXPECT_EQ(master_.CallsTo(testing::AllocationPath("alloc-image", "started")).size(), 0u);
+}
+
+TEST_F(AgentTest, AllowedImagesRunOnTheHostWithAWarningFirstInTheLog) {
+  AgentOptions options = Options();
+  options.allow_images_on_host = true;
+  StartAgent(options);
+  events::Envelope order = Assign("alloc-host", {"sh", "-c", "echo ran"});
+  order.mutable_allocation_assigned()->mutable_spec()->set_image_cpu("team/trainer:1");
+  master_.Publish(order);
+  nlohmann::json exited = WaitExited("alloc-host");
+  EXPECT_EQ(exited["exitCode"], 0);
+  auto lines = LogLines("alloc-host");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["stdtype"], "stderr");
+  EXPECT_NE(lines[0]["log"].get<std::string>().find("WARNING"), std::string::npos);
+  EXPECT_NE(lines[0]["log"].get<std::string>().find("team/trainer:1"), std::string::npos);
+  EXPECT_EQ(lines[1]["log"], "ran\n");
+}
+
+// A container agent with runc, against an image built here from busybox-static (an OCI archive
+// made with umoci): no registry, no network.
+class ContainerAgentTest : public AgentTest {
+ protected:
+  static void SetUpTestSuite() {
+    if (geteuid() != 0) return;
+    image_dir_ = new cairn::testing::TempDir();
+    Status built =
+        cairn::testing::BuildBusyboxImage(image_dir_->Sub("busybox.tar"), image_dir_->path());
+    ASSERT_TRUE(built.ok()) << built.ToString();
+  }
+  static void TearDownTestSuite() {
+    delete image_dir_;
+    image_dir_ = nullptr;
+  }
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "runc, overlay mounts and cgroups need root";
+  }
+
+  AgentOptions ContainerOptions() {
+    AgentOptions options = Options();
+    options.container_runtime = true;
+    options.image_dir = image_dir_->path();
+    return options;
+  }
+
+  events::Envelope AssignInImage(const std::string& allocation_id, std::vector<std::string> argv) {
+    events::Envelope order = Assign(allocation_id, std::move(argv));
+    order.mutable_allocation_assigned()->mutable_spec()->set_image_cpu("busybox");
+    order.mutable_allocation_assigned()->mutable_spec()->set_image_gpu("busybox");
+    return order;
+  }
+
+  static void AddMount(events::Envelope& order, const std::string& host, const std::string& inside,
+                       bool read_only) {
+    auto* mount = order.mutable_allocation_assigned()->mutable_spec()->add_bind_mounts();
+    mount->set_host_path(host);
+    mount->set_container_path(inside);
+    mount->set_read_only(read_only);
+  }
+
+  // The task's output after the agent's own first line.
+  std::vector<std::string> TaskOutput(const std::string& allocation_id) {
+    std::vector<std::string> output;
+    for (const auto& [seq, line] : LogLines(allocation_id)) {
+      std::string text = line["log"];
+      if (text.rfind("cairn-agent:", 0) == 0) continue;
+      output.push_back(text);
+    }
+    return output;
+  }
+
+  static cairn::testing::TempDir* image_dir_;
+};
+
+cairn::testing::TempDir* ContainerAgentTest::image_dir_ = nullptr;
+
+TEST_F(ContainerAgentTest, RunsTheTaskInItsImageWithTheImagesEnvironmentAndItsWorkDir) {
+  StartAgent(ContainerOptions());
+  master_.Publish(
+      AssignInImage("c-image", {"sh", "-c",
+                                "cat /marker; echo $IMAGE_VARIABLE $DET_ALLOCATION_ID; pwd; "
+                                "echo written > out.txt"}));
+  nlohmann::json exited = WaitExited("c-image");
+  EXPECT_EQ(exited["exitCode"], 0);
+  auto lines = LogLines("c-image");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0]["log"].get<std::string>().find("image busybox from " +
+                                                    image_dir_->Sub("busybox.tar")),
+            std::string::npos)
+      << lines[0]["log"];
+  const std::string work_dir = dir_.Sub("work") + "/c-image";
+  EXPECT_EQ(TaskOutput("c-image"),
+            (std::vector<std::string>{"image-marker\n", "from-image c-image\n", work_dir + "\n"}));
+  std::ifstream written(work_dir + "/out.txt");
+  std::string content;
+  EXPECT_TRUE(std::getline(written, content));
+  EXPECT_EQ(content, "written");
+}
+
+TEST_F(ContainerAgentTest, ATaskSeesOnlyItsOwnGpus) {
+  AgentOptions options = ContainerOptions();
+  options.devices = ArtificialGpuSlots(4);
+  // Fake GPUs: character devices with NVIDIA's major number, which no driver here serves.
+  options.gpu_device_dir = dir_.Sub("dev");
+  std::filesystem::create_directories(options.gpu_device_dir);
+  for (int i = 0; i < 4; ++i) {
+    std::string path = options.gpu_device_dir + "/nvidia" + std::to_string(i);
+    ASSERT_EQ(mknod(path.c_str(), S_IFCHR | 0666, makedev(195, i)), 0) << path;
+  }
+  StartAgent(options);
+  events::Envelope order = AssignInImage(
+      "c-gpus", {"sh", "-c",
+                 "ls /dev | grep nvidia; echo $CUDA_VISIBLE_DEVICES; "
+                 "cat /dev/nvidia1 2>&1; mknod /dev/nvidia0 c 195 0; cat /dev/nvidia0 2>&1"});
+  order.mutable_allocation_assigned()->clear_slot_ids();
+  order.mutable_allocation_assigned()->add_slot_ids(1);
+  order.mutable_allocation_assigned()->add_slot_ids(3);
+  master_.Publish(order);
+  WaitExited("c-gpus");
+  // Its own device opens as far as the (absent) driver lets it (ENXIO); another GPU's node, made
+  // by hand (runc lets containers mknod), cannot be opened: the device cgroup refuses (EPERM).
+  EXPECT_EQ(
+      TaskOutput("c-gpus"),
+      (std::vector<std::string>{"nvidia1\n", "nvidia3\n", "GPU-artificial-1,GPU-artificial-3\n",
+                                "cat: can't open '/dev/nvidia1': No such device or address\n",
+                                "cat: can't open '/dev/nvidia0': Operation not permitted\n"}));
+}
+
+TEST_F(ContainerAgentTest, ATaskCannotWriteOutsideItsMounts) {
+  StartAgent(ContainerOptions());
+  const std::string writable = dir_.Sub("writable");
+  const std::string read_only = dir_.Sub("read-only");
+  const std::string unmounted = dir_.Sub("unmounted");
+  for (const auto& dir : {writable, read_only, unmounted}) std::filesystem::create_directories(dir);
+  events::Envelope order = AssignInImage(
+      "c-mounts", {"sh", "-c",
+                   "echo a > /data/a && echo wrote-data; echo b > /ro/b || echo refused-ro; "
+                   "mkdir -p " +
+                       unmounted + " && echo c > " + unmounted +
+                       "/c && echo wrote-c; "
+                       "echo d > /bin/d && echo wrote-image"});
+  AddMount(order, writable, "/data", false);
+  AddMount(order, read_only, "/ro", true);
+  master_.Publish(order);
+  EXPECT_EQ(WaitExited("c-mounts")["exitCode"], 0);
+  auto output = TaskOutput("c-mounts");
+  // What the task wrote outside its mounts went to its own copy of the image, not the host's.
+  EXPECT_EQ(std::count(output.begin(), output.end(), "wrote-data\n"), 1);
+  EXPECT_EQ(std::count(output.begin(), output.end(), "refused-ro\n"), 1);
+  EXPECT_TRUE(std::filesystem::exists(writable + "/a"));
+  EXPECT_FALSE(std::filesystem::exists(read_only + "/b"));
+  EXPECT_FALSE(std::filesystem::exists(unmounted + "/c"));
+  // Nor into the agent's unpacked image, which the next task starts from.
+  master_.Publish(AssignInImage("c-mounts-next", {"sh", "-c", "ls /bin/d 2>&1 || echo clean"}));
+  WaitExited("c-mounts-next");
+  auto next = TaskOutput("c-mounts-next");
+  EXPECT_EQ(std::count(next.begin(), next.end(), "clean\n"), 1);
+}
+
+TEST_F(ContainerAgentTest, AKillEndsEveryProcessOfTheContainer) {
+  StartAgent(ContainerOptions());
+  const std::string work_dir = dir_.Sub("work") + "/c-kill";
+  std::filesystem::create_directories(work_dir);
+  const std::string fifo = work_dir + "/held";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // A child in a session of its own holds the FIFO open: only its death closes it.
+  master_.Publish(
+      AssignInImage("c-kill", {"sh", "-c",
+                               "setsid sh -c 'exec 3<>held; echo child-ready; sleep 1000' & "
+                               "sleep 1000"}));
+  ASSERT_TRUE(master_.WaitFor(
+      [&](const Calls& calls) {
+        for (const auto& call : calls) {
+          if (call.path != "/api/v1/task/logs") continue;
+          for (const auto& line : call.body["logs"]) {
+            if (line["log"] == "child-ready\n") return true;
+          }
+        }
+        return false;
+      },
+      kTimeout));
+  int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  char byte;
+  EXPECT_EQ(read(reader, &byte, 1), -1) << "the child does not hold the FIFO";
+  master_.Publish(Kill("c-kill", "user asked"));
+  nlohmann::json exited = WaitExited("c-kill");
+  EXPECT_EQ(exited["reason"], "user asked");
+  pollfd hangup = {reader, POLLIN, 0};
+  ASSERT_EQ(poll(&hangup, 1, 10000), 1);
+  EXPECT_EQ(read(reader, &byte, 1), 0) << "a process of the container still holds the FIFO";
+  close(reader);
+}
+
+TEST_F(ContainerAgentTest, TheMemoryLimitIsEnforcedAndReportedAsOutOfMemory) {
+  StartAgent(ContainerOptions());
+  auto allocate = [&](const std::string& allocation_id, int megabytes) {
+    events::Envelope order =
+        AssignInImage(allocation_id, {"/usr/bin/python3", "-c",
+                                      "b = bytearray(" + std::to_string(megabytes) +
+                                          " * 1024 * 1024); print('allocated', len(b) >> 20)"});
+    order.mutable_allocation_assigned()->mutable_spec()->set_memory_mb(64);
+    AddMount(order, "/usr", "/usr", true);
+    master_.Publish(order);
+    return WaitExited(allocation_id);
+  };
+  nlohmann::json within = allocate("c-mem-16", 16);
+  EXPECT_EQ(within["exitCode"], 0);
+  EXPECT_FALSE(within.contains("reason"));
+  EXPECT_EQ(TaskOutput("c-mem-16"), (std::vector<std::string>{"allocated 16\n"}));
+
+  nlohmann::json beyond = allocate("c-mem-256", 256);
+  EXPECT_NE(beyond["exitCode"], 0);
+  EXPECT_EQ(beyond["reason"],
+            "out of memory: the task reached its memory limit of 64 MB and was killed");
+  EXPECT_TRUE(TaskOutput("c-mem-256").empty());
+}
+
+// The cgroup v1 hierarchy `controller` is mounted at ("" when it is not).
+std::string CgroupMount(const std::string& controller) {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string device, mount_point, type, options, rest;
+  while (mounts >> device >> mount_point >> type >> options && std::getline(mounts, rest)) {
+    if (type != "cgroup") continue;
+    std::stringstream split(options);
+    for (std::string option; std::getline(split, option, ',');) {
+      if (option == controller) return mount_point;
+    }
+  }
+  return "";
+}
+
+TEST_F(ContainerAgentTest, TheCpuLimitIsAQuotaOnTheTasksCgroup) {
+  StartAgent(ContainerOptions());
+  const std::string work_dir = dir_.Sub("work") + "/c-cpu";
+  std::filesystem::create_directories(work_dir);
+  ASSERT_EQ(mkfifo((work_dir + "/release").c_str(), 0600), 0);
+  // The task says where it is, then waits until the test has looked.
+  events::Envelope order = AssignInImage(
+      "c-cpu", {"sh", "-c", "grep :cpu: /proc/self/cgroup; read line < release; echo released"});
+  order.mutable_allocation_assigned()->mutable_spec()->set_cpus(2);
+  master_.Publish(order);
+  std::string cgroup_line;
+  ASSERT_TRUE(master_.WaitFor(
+      [&](const Calls& calls) {
+        for (const auto& call : calls) {
+          if (call.path != "/api/v1/task/logs") continue;
+          for (const auto& line : call.body["logs"]) {
+            std::string text = line["log"];
+            if (text.find(":cpu:/") != std::string::npos) cgroup_line = text;
+          }
+        }
+        return !cgroup_line.empty();
+      },
+      kTimeout));
+  // "1:cpu:/<agent's own>/cairn-agent-1/c-cpu/task": the limit is on the agent's level above.
+  std::string path = cgroup_line.substr(cgroup_line.find(":cpu:") + 5);
+  path.erase(path.find_last_not_of('\n') + 1);
+  ASSERT_TRUE(path.ends_with("/cairn-agent-1/c-cpu/task")) << path;
+  path.resize(path.size() - std::string("/task").size());
+  std::ifstream quota(CgroupMount("cpu") + path + "/cpu.cfs_quota_us");
+  std::ifstream period(CgroupMount("cpu") + path + "/cpu.cfs_period_us");
+  int64_t quota_us = 0, period_us = 0;
+  EXPECT_TRUE(quota >> quota_us);
+  EXPECT_TRUE(period >> period_us);
+  EXPECT_EQ(quota_us, 2 * period_us);
+  std::ofstream(work_dir + "/release") << "go\n";
+  EXPECT_EQ(WaitExited("c-cpu")["exitCode"], 0);
+  // The agent's cgroup is gone with the task.
+  EXPECT_FALSE(std::filesystem::exists(CgroupMount("cpu") + path));
+}
+
+TEST_F(ContainerAgentTest, ATaskWithoutAnImageFailsWithoutADefaultImage) {
+  StartAgent(ContainerOptions());
+  master_.Publish(Assign("c-none", {"true"}));
+  nlohmann::json exited = WaitExited("c-none");
+  EXPECT_EQ(exited["exitCode"], 127);
+  EXPECT_NE(exited["reason"].get<std::string>().find("names no image"), std::string::npos);
+}
+
+TEST_F(ContainerAgentTest, AFailedPullSaysWhyWithoutThePassword) {
+  StartAgent(ContainerOptions());
+  events::Envelope order = Assign("c-pull", {"true"});
+  auto* spec = order.mutable_allocation_assigned()->mutable_spec();
+  // Nothing listens on port 1: skopeo's pull fails at once.
+  spec->set_image_cpu("127.0.0.1:1/team/trainer:1");
+  spec->mutable_registry_auth()->set_username("alice");
+  spec->mutable_registry_auth()->set_password("registry-pw-1234");
+  master_.Publish(order);
+  nlohmann::json exited = WaitExited("c-pull");
+  EXPECT_EQ(exited["exitCode"], 127);
+  const std::string reason = exited["reason"];
+  EXPECT_NE(reason.find("image 127.0.0.1:1/team/trainer:1"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("skopeo copy failed"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("registry-pw-1234"), std::string::npos) << reason;
+  // The credentials file skopeo read is gone with its pull directory.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_.Sub("work"))) {
+    EXPECT_NE(entry.path().filename(), "auth.json") << entry.path();
+  }
+}
+
+TEST_F(ContainerAgentTest, AnArchiveThatIsNotAnImageFailsTheTaskSayingSo) {
+  StartAgent(ContainerOptions());
+  const std::string bogus = dir_.Sub("bogus.tar");
+  std::ofstream(bogus) << "not a tar file";
+  events::Envelope order = Assign("c-bogus", {"true"});
+  order.mutable_allocation_assigned()->mutable_spec()->set_image_cpu("oci-archive:" + bogus);
+  master_.Publish(order);
+  nlohmann::json exited = WaitExited("c-bogus");
+  EXPECT_EQ(exited["exitCode"], 127);
+  EXPECT_NE(exited["reason"].get<std::string>().find(bogus), std::string::npos) << exited;
 }
 
 }  // namespace

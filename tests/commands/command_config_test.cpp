@@ -82,5 +82,102 @@ TEST(CommandConfigTest, IdleTimeoutsAreDurationsInWholeSeconds) {
   }
 }
 
+TEST(CommandConfigTest, ImagesAreOneNameOrOnePerDeviceType) {
+  auto one = ParseCommandConfig(nlohmann::json::parse(
+      R"({"entrypoint": "true", "environment": {"image": "oci-archive:/images/a.tar"}})"));
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->spec.image_cpu(), "oci-archive:/images/a.tar");
+  EXPECT_EQ(one->spec.image_gpu(), "oci-archive:/images/a.tar");
+  EXPECT_EQ(one->effective["environment"]["image"], "oci-archive:/images/a.tar");
+
+  auto variants = ParseCommandConfig(nlohmann::json::parse(
+      R"({"entrypoint": "true", "environment": {"image": {"cpu": "team/cpu:1", "gpu": "team/gpu:1"},
+          "force_pull_image": true}})"));
+  ASSERT_TRUE(variants.ok()) << variants.status().ToString();
+  EXPECT_EQ(variants->spec.image_cpu(), "team/cpu:1");
+  EXPECT_EQ(variants->spec.image_gpu(), "team/gpu:1");
+  EXPECT_TRUE(variants->spec.force_pull_image());
+
+  for (const char* bad : {R"({"image": {"cpu": "a", "cuda": "b", "gpu": "c"}})",
+                          R"({"image": "two words"})", R"({"image": ""})", R"({"image": 3})"}) {
+    auto config =
+        ParseCommandConfig({{"entrypoint", "true"}, {"environment", nlohmann::json::parse(bad)}});
+    EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(config.status().message().find("config.environment.image"), std::string::npos)
+        << config.status().message();
+  }
+  auto rocm = ParseCommandConfig(
+      nlohmann::json::parse(R"({"entrypoint": "true", "environment": {"image": {"rocm": "r"}}})"));
+  EXPECT_EQ(rocm.status().code(), StatusCode::kNotSupported);
+}
+
+TEST(CommandConfigTest, BindMountsNeedAbsolutePaths) {
+  auto config = ParseCommandConfig(nlohmann::json::parse(
+      R"({"entrypoint": "true", "bind_mounts": [
+            {"host_path": "/srv/data", "container_path": "/data", "read_only": true},
+            {"host_path": "/scratch", "container_path": "/scratch"}]})"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ASSERT_EQ(config->spec.bind_mounts_size(), 2);
+  EXPECT_EQ(config->spec.bind_mounts(0).host_path(), "/srv/data");
+  EXPECT_EQ(config->spec.bind_mounts(0).container_path(), "/data");
+  EXPECT_TRUE(config->spec.bind_mounts(0).read_only());
+  EXPECT_FALSE(config->spec.bind_mounts(1).read_only());
+  EXPECT_EQ(config->effective["bind_mounts"].size(), 2u);
+
+  for (const char* bad : {R"([{"host_path": "data", "container_path": "/data"}])",
+                          R"([{"host_path": "/data", "container_path": "/"}])",
+                          R"([{"host_path": "/data/../etc", "container_path": "/x"}])",
+                          R"([{"container_path": "/data"}])", R"({"host_path": "/a"})"}) {
+    auto refused =
+        ParseCommandConfig({{"entrypoint", "true"}, {"bind_mounts", nlohmann::json::parse(bad)}});
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(refused.status().message().find("config.bind_mounts"), std::string::npos)
+        << refused.status().message();
+  }
+  auto propagation = ParseCommandConfig(nlohmann::json::parse(
+      R"({"entrypoint": "true", "bind_mounts": [
+            {"host_path": "/a", "container_path": "/a", "propagation": "shared"}]})"));
+  EXPECT_EQ(propagation.status().code(), StatusCode::kNotSupported);
+}
+
+TEST(CommandConfigTest, TheRegistryPasswordGoesToTheSpecButNotIntoTheShownConfig) {
+  auto config = ParseCommandConfig(nlohmann::json::parse(
+      R"({"entrypoint": "true", "environment": {"image": "registry.local:5000/team/a:1",
+          "registry_auth": {"username": "alice", "password": "s3cret-pw",
+                            "serveraddress": "registry.local:5000"}}})"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->spec.registry_auth().username(), "alice");
+  EXPECT_EQ(config->spec.registry_auth().password(), "s3cret-pw");
+  EXPECT_EQ(config->spec.registry_auth().server_address(), "registry.local:5000");
+  EXPECT_EQ(config->effective.dump().find("s3cret-pw"), std::string::npos);
+  EXPECT_EQ(config->effective["environment"]["registry_auth"]["username"], "alice");
+
+  auto token = ParseCommandConfig(nlohmann::json::parse(
+      R"({"entrypoint": "true", "environment": {"registry_auth": {"auth": "YTpi"}}})"));
+  EXPECT_EQ(token.status().code(), StatusCode::kNotSupported);
+  auto no_password = ParseCommandConfig(nlohmann::json::parse(
+      R"({"entrypoint": "true", "environment": {"registry_auth": {"username": "alice"}}})"));
+  EXPECT_EQ(no_password.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(CommandConfigTest, WhatContainersDoNotHaveIsStillRefusedByName) {
+  for (const char* key : {"ports", "proxy_ports", "pod_spec", "add_capabilities"}) {
+    auto config = ParseCommandConfig(
+        {{"entrypoint", "true"}, {"environment", {{key, nlohmann::json::object()}}}});
+    EXPECT_EQ(config.status().code(), StatusCode::kNotSupported) << key;
+  }
+}
+
+TEST(CommandConfigTest, SetTaskImageReadsDeterminedsShapes) {
+  events::TaskSpec spec;
+  SetTaskImage(nlohmann::json::parse(R"({"cpu": "c", "cuda": "g", "rocm": "r"})"), spec);
+  EXPECT_EQ(spec.image_cpu(), "c");
+  EXPECT_EQ(spec.image_gpu(), "g");
+  events::TaskSpec none;
+  SetTaskImage(nullptr, none);
+  EXPECT_EQ(none.image_cpu(), "");
+  EXPECT_EQ(none.image_gpu(), "");
+}
+
 }  // namespace
 }  // namespace cairn::commands

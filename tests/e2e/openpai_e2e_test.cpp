@@ -15,7 +15,8 @@ class OpenPaiEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
     cluster_.StartMaster();
-    cluster_.StartAgent("agent-1", 4);
+    // A process agent: OpenPAI jobs always name an image, which it runs on the host.
+    cluster_.StartAgent("agent-1", 4, {"--allow-images-on-host"});
     // The code on the cluster's default file system, as OpenPAI keeps it on HDFS.
     const std::filesystem::path code = cluster_.data_dir() + "/pai-fs/code/ps-workers";
     std::filesystem::create_directories(code);

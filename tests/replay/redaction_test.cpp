@@ -88,6 +88,20 @@ TEST(RedactionTest, EventsAreRedactedForTheirAudience) {
   EXPECT_EQ(EnvelopeToJson(user, Audience::kMachine).find("argon2id"), std::string::npos);
 }
 
+TEST(RedactionTest, ARegistryPasswordReachesOnlyAgents) {
+  events::Envelope event;
+  auto* assigned = event.mutable_allocation_assigned();
+  assigned->mutable_spec()->set_user("alice");
+  assigned->mutable_spec()->mutable_registry_auth()->set_username("alice");
+  assigned->mutable_spec()->mutable_registry_auth()->set_password("registry-pw-5678");
+  EXPECT_NE(EnvelopeToJson(event, Audience::kMachine).find("registry-pw-5678"), std::string::npos);
+  for (Audience person : {Audience::kOwner, Audience::kOthers}) {
+    const std::string shown = EnvelopeToJson(event, person);
+    EXPECT_EQ(shown.find("registry-pw-5678"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("alice"), std::string::npos) << shown;
+  }
+}
+
 TEST(RedactionTest, AudienceOfTheCaller) {
   EXPECT_EQ(AudienceOf(true, false, "", "alice"), Audience::kMachine);
   EXPECT_EQ(AudienceOf(false, true, "root", "alice"), Audience::kOwner);

@@ -175,4 +175,26 @@ FinishedProcess RunToEnd(const std::vector<std::string>& argv, std::chrono::mill
   return finished;
 }
 
+Status BuildBusyboxImage(const std::string& archive, const std::string& scratch_dir) {
+  const std::string layout = scratch_dir + "/layout";
+  const std::string bundle = scratch_dir + "/bundle";
+  const std::string rootfs = bundle + "/rootfs";
+  const std::string script =
+      "set -e; umoci init --layout " + layout + "; umoci new --image " + layout + ":1; " +
+      "umoci unpack --image " + layout + ":1 " + bundle + "; mkdir -p " + rootfs + "/bin " +
+      rootfs + "/usr " + rootfs + "/tmp " + rootfs + "/etc; cp /bin/busybox " + rootfs +
+      "/bin/busybox; for tool in sh cat ls echo sleep mkdir touch env setsid pwd mknod grep; do "
+      "ln -s busybox " +
+      rootfs + "/bin/$tool; done; ln -s usr/lib " + rootfs + "/lib; ln -s usr/lib64 " + rootfs +
+      "/lib64; echo image-marker > " + rootfs + "/marker; umoci repack --image " + layout + ":1 " +
+      bundle + "; umoci config --image " + layout +
+      ":1 --config.env PATH=/bin:/usr/bin --config.env IMAGE_VARIABLE=from-image; " + "tar -C " +
+      layout + " -cf " + archive + " .";
+  FinishedProcess built = RunToEnd({"/bin/sh", "-c", script}, std::chrono::seconds(120));
+  if (built.exit_code != 0) {
+    return Status::Internal("building the test image failed: " + built.Text());
+  }
+  return Status::Ok();
+}
+
 }  // namespace cairn::testing

@@ -84,4 +84,10 @@ struct FinishedProcess {
 };
 FinishedProcess RunToEnd(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
 
+// Builds a tiny OCI image offline into `archive` (an oci-archive, tag "1") with umoci: Debian's
+// busybox-static as /bin (sh, cat, ls, ...), /marker holding "image-marker", /lib and /lib64
+// pointing into /usr (bind-mount the host's /usr to run its python3), and in its config
+// PATH=/bin:/usr/bin and IMAGE_VARIABLE=from-image. The error quotes umoci's output.
+Status BuildBusyboxImage(const std::string& archive, const std::string& scratch_dir);
+
 }  // namespace cairn::testing
