@@ -11,10 +11,7 @@ PaiJobRecord* JobOfTask(DecisionState& state, const std::string& task_id) {
 }
 
 PaiMember* MemberOf(PaiJobRecord& job, const std::string& task_id) {
-  for (auto& member : job.members) {
-    if (member.task_id == task_id) return &member;
-  }
-  return nullptr;
+  return const_cast<PaiMember*>(FindPaiMember(&job, task_id));
 }
 
 void Decide(PaiJobRecord& job, const std::string& outcome, const std::string& reason,
@@ -59,6 +56,14 @@ void ApplyMemberExit(DecisionState& state, const events::TaskExited& exited) {
 }
 
 }  // namespace
+
+const PaiMember* FindPaiMember(const PaiJobRecord* job, const std::string& task_id) {
+  if (job == nullptr) return nullptr;
+  for (const auto& member : job->members) {
+    if (member.task_id == task_id) return &member;
+  }
+  return nullptr;
+}
 
 void ApplyPaiEvent(DecisionState& state, const events::Envelope& event) {
   switch (event.payload_case()) {

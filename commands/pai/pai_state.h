@@ -11,4 +11,7 @@ namespace cairn::commands {
 // TaskExited (called before the task record changes); other payloads are ignored.
 void ApplyPaiEvent(DecisionState& state, const events::Envelope& event);
 
+// The member of `job`'s current attempt that `task_id` is, or nullptr (also for a null job).
+const PaiMember* FindPaiMember(const PaiJobRecord* job, const std::string& task_id);
+
 }  // namespace cairn::commands

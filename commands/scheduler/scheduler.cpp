@@ -6,6 +6,7 @@
 #include <set>
 
 #include "commands/pai/pai_job.h"
+#include "commands/pai/pai_state.h"
 #include "commands/scheduler/policies.h"
 
 namespace cairn::commands {
@@ -61,14 +62,6 @@ std::vector<const TaskRecord*> GangOf(const TaskRecord& leader) {
   return members;
 }
 
-const PaiMember* PaiMemberOf(const PaiJobRecord* job, const std::string& task_id) {
-  if (job == nullptr) return nullptr;
-  for (const auto& member : job->members) {
-    if (member.task_id == task_id) return &member;
-  }
-  return nullptr;
-}
-
 // The ports OpenPAI tasks hold on `agent_id`: those of live tasks, and those this pass gave.
 std::set<int32_t> PortsInUse(const PoolPass& pass, const std::string& agent_id) {
   std::set<int32_t> ports;
@@ -100,7 +93,7 @@ std::optional<Fit> FitTask(const PoolPass& pass, const PoolCapacity& capacity,
   for (const TaskRecord* member : members) {
     auto fit = trial.FindFit(member->resources.slots(), allow_releasing);
     std::vector<events::PaiPorts> ports;
-    const PaiMember* pai = PaiMemberOf(pai_job, member->task_id);
+    const PaiMember* pai = FindPaiMember(pai_job, member->task_id);
     // An agent where the member's fixed ports are taken is passed over: the member tries the
     // next one the fitting policy gives, on a copy that excludes the agents tried.
     std::optional<PoolCapacity> elsewhere;
@@ -173,7 +166,7 @@ void PoolPass::AssignGang(const Fit& fit, const std::string& reason, bool backfi
   std::vector<pai::PlacedMember> placed;
   for (size_t i = 0; i < fit.members.size(); ++i) {
     pai::PlacedMember member;
-    if (const PaiMember* pai = PaiMemberOf(pai_job, fit.members[i]->task_id)) {
+    if (const PaiMember* pai = FindPaiMember(pai_job, fit.members[i]->task_id)) {
       member.role = pai->role;
       member.index = pai->index;
     }
