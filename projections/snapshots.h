@@ -27,8 +27,8 @@
 namespace cairn::projections {
 
 struct SnapshotPolicy {
-  uint64_t every_events = 100'000;  // 0 = take none
-  size_t keep = 16;                 // the newest ones kept; older ones are deleted
+  uint64_t every_events = 50'000;  // 0 = take none
+  size_t keep = 32;                // the newest ones kept; older ones are deleted
 };
 
 struct SnapshotInfo {

@@ -71,7 +71,9 @@ Result<double> TimeMasterStart(const std::string& self, const std::string& data_
   const std::string config = data_dir + "/bench-master.yaml";
   // The generator's pools (ops/bench/history_generator.cpp), so the master keeps them.
   std::ofstream(config) << "port: 0\ndata_dir: " << data_dir
-                        << "\nsnapshots:\n  every_events: 100000\n  keep: 16\n"
+                        << "\nsnapshots:\n  every_events: " << MasterConfig().snapshots.every_events
+                        << "\n  keep: " << MasterConfig().snapshots.keep
+                        << "\n"
                            "resource_manager:\n  type: agent\n  scheduler:\n    type: fair_share\n"
                            "  default_compute_resource_pool: default\n"
                            "  default_aux_resource_pool: cpu\n"
@@ -167,20 +169,24 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     // The master's projections and snapshots, as a first start builds them.
     fs::remove_all(data_dir + "/projections");
     fs::remove_all(data_dir + "/snapshots");
+    // The master's snapshot policy (master/master_config.h).
+    const auto& defaults = MasterConfig().snapshots;
+    const projections::SnapshotPolicy policy{defaults.every_events,
+                                             static_cast<size_t>(defaults.keep)};
     start = Clock::now();
     {
-      CAIRN_ASSIGN_OR_RETURN(auto live,
-                             Projections::Open(data_dir + "/projections", log.get(),
-                                               data_dir + "/snapshots", {100'000, 16}, {}));
+      CAIRN_ASSIGN_OR_RETURN(auto live, Projections::Open(data_dir + "/projections", log.get(),
+                                                          data_dir + "/snapshots", policy, {}));
       CAIRN_RETURN_IF_ERROR(live->WaitForOffset(end - 1, std::chrono::minutes(10)));
-      const uint64_t last_multiple = end / 100'000 * 100'000;
+      const uint64_t last_multiple = end / policy.every_events * policy.every_events;
       if (last_multiple > 0) {
         CAIRN_RETURN_IF_ERROR(live->WaitForSnapshot(last_multiple, std::chrono::minutes(5)));
       }
     }
     const double snapshotted_seconds = Seconds(start);
-    std::printf("%-58s %8.2f s  %9.0f events/s\n",
-                "the same fold with a snapshot every 100,000 events", snapshotted_seconds,
+    const std::string label =
+        "the same fold with a snapshot every " + std::to_string(policy.every_events) + " events";
+    std::printf("%-58s %8.2f s  %9.0f events/s\n", label.c_str(), snapshotted_seconds,
                 static_cast<double>(end) / snapshotted_seconds);
     snapshots = store->List();
     std::vector<double> snapshot_seconds;

@@ -480,6 +480,9 @@ TEST(MasterConfigSnapshots, EachIntervalIsReadAndCheckedApart) {
   EXPECT_EQ(config->snapshots.every_events, 200u);
   EXPECT_EQ(config->snapshots.write_side_every_events, 0u) << "0 turns them off";
   EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.write_side_every_events, 50'000u);
+  // The projections' defaults bound a past state's fold to 50,000 events and reach back 1.6M.
+  EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.every_events, 50'000u);
+  EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.keep, 32);
   ExpectError("data_dir: /d\nsnapshots:\n  write_side_every_events: 99\n",
               StatusCode::kInvalidArgument,
               "master.yaml:3: snapshots.write_side_every_events: must be 0 (no snapshots) or "
