@@ -85,9 +85,8 @@ std::string Exit(const TaskView& task) {
 
 const std::vector<std::string>& StateProjections() {
   static const std::vector<std::string> kRead = {
-      projections::kTasksProjector, projections::kAgentsProjector,
-      projections::kJobQueueProjector, projections::kExperimentsProjector,
-      projections::kRegistryProjector};
+      projections::kTasksProjector, projections::kAgentsProjector, projections::kJobQueueProjector,
+      projections::kExperimentsProjector, projections::kRegistryProjector};
   return kRead;
 }
 
@@ -134,6 +133,11 @@ Result<nlohmann::json> StateJson(Queries& state, uint64_t next_offset,
                                   experiment.deleted();
                          }),
           experiments.end());
+    }
+    if (options.experiment_limit > 0) {
+      document["experimentsTotal"] = experiments.size();
+      if (experiments.size() > options.experiment_limit)
+        experiments.resize(options.experiment_limit);
     }
     CAIRN_ASSIGN_OR_RETURN(document["experiments"], ToJsonArray(experiments));
   }

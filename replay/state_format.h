@@ -15,6 +15,9 @@ struct StateJsonOptions {
   bool experiments = false;  // "experiments": [...]
   // At most this many of the queue's jobs from its head (0 = all), with "jobQueueTotal".
   size_t queue_limit = 0;
+  // At most this many experiments, in id order (0 = all), with "experimentsTotal": only these are
+  // rendered, which is most of a past read's cost when thousands have not ended.
+  size_t experiment_limit = 0;
 };
 
 // The projections StateJson and PrintStateTable read (for PastProjections::Open).

@@ -8,8 +8,9 @@
 namespace cairn::api {
 
 namespace {
-// A page of the queue, as det job list reads it: the whole past queue can be 100,000 jobs.
-constexpr size_t kDefaultQueueLimit = 100;
+// A page of the queue (as det job list reads it) and of the experiments: the whole past queue
+// can be 100,000 jobs.
+constexpr size_t kDefaultPageRows = 100;
 }  // namespace
 
 http::Response GetHistoryState(Call& call) {
@@ -22,10 +23,11 @@ http::Response GetHistoryState(Call& call) {
     return Error(Status::InvalidArgument("give exactly one of at=OFFSET or time=RFC3339"));
   }
   // 0 = the whole queue. Checked before the past is opened, which costs a snapshot's copy.
-  auto limit = CountParam(request, "limit", kDefaultQueueLimit, 0, 100000);
+  auto limit = CountParam(request, "limit", kDefaultPageRows, 0, 100000);
   if (!limit.ok()) return Error(limit.status());
-  // The web UI shows a page of them: a thousand paused experiments are megabytes of JSON.
-  auto experiment_limit = CountParam(request, "experimentLimit", 0, 0, 100000);
+  // A page of the experiments not ended, 100 by default like the queue's: an overloaded past has
+  // thousands, megabytes of JSON whose rendering would be most of the read.
+  auto experiment_limit = CountParam(request, "experimentLimit", kDefaultPageRows, 0, 100000);
   if (!experiment_limit.ok()) return Error(experiment_limit.status());
   EventLog& log = *call.services().log;
   auto end = log.EndOffset();
@@ -44,19 +46,13 @@ http::Response GetHistoryState(Call& call) {
   auto past = projections::PastProjections::Open(call.services().projections->snapshots(), &log,
                                                  last_offset, *time, replay::StateProjections());
   if (!past.ok()) return Error(past.status());
-  auto state =
-      replay::StateJson(**past, (*past)->next_offset(),
-                        {.live_tasks_only = true, .experiments = true, .queue_limit = *limit});
+  auto state = replay::StateJson(**past, (*past)->next_offset(),
+                                 {.live_tasks_only = true,
+                                  .experiments = true,
+                                  .queue_limit = *limit,
+                                  .experiment_limit = *experiment_limit});
   if (!state.ok()) return Error(state.status());
   nlohmann::json& document = *state;
-  if (nlohmann::json& experiments = document["experiments"];
-      *experiment_limit > 0 && experiments.is_array()) {
-    document["experimentsTotal"] = experiments.size();
-    if (experiments.size() > *experiment_limit) {
-      experiments.erase(experiments.begin() + static_cast<std::ptrdiff_t>(*experiment_limit),
-                        experiments.end());
-    }
-  }
   const auto& base = (*past)->base();
   document["snapshot"] = base ? nlohmann::json{{"nextOffset", std::to_string(base->next_offset)}}
                               : nlohmann::json(nullptr);

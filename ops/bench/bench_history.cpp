@@ -49,6 +49,10 @@ using Clock = std::chrono::steady_clock;
 constexpr double kRebuildTarget = 200'000;
 constexpr double kRestartTargetSeconds = 2;
 constexpr double kPastStateTargetSeconds = 1;
+// What GET /api/v1/history/state reads by default, and the web UI's history page asks for: the
+// queue's first 100 jobs with their live tasks, the first 100 experiments not ended, the agents.
+constexpr replay::StateJsonOptions kPastRead = {
+    .live_tasks_only = true, .experiments = true, .queue_limit = 100, .experiment_limit = 100};
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -302,10 +306,7 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
                            projections::PastProjections::Open(store.get(), log.get(), offset, time,
                                                               replay::StateProjections()));
     opening.push_back(Seconds(start));
-    CAIRN_RETURN_IF_ERROR(
-        replay::StateJson(*past, past->next_offset(),
-                          {.live_tasks_only = true, .experiments = true, .queue_limit = 100})
-            .status());
+    CAIRN_RETURN_IF_ERROR(replay::StateJson(*past, past->next_offset(), kPastRead).status());
     from_snapshots.push_back(Seconds(start));
     if (i < 4 && !time) {
       start = Clock::now();
@@ -317,10 +318,7 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
                                      std::chrono::seconds(10)));
         for (const auto& event : batch) CAIRN_RETURN_IF_ERROR(state.Apply(event));
       }
-      CAIRN_RETURN_IF_ERROR(
-          replay::StateJson(state, state.next_offset(),
-                            {.live_tasks_only = true, .experiments = true, .queue_limit = 100})
-              .status());
+      CAIRN_RETURN_IF_ERROR(replay::StateJson(state, state.next_offset(), kPastRead).status());
       from_zero.push_back(Seconds(start));
     }
   }

@@ -360,8 +360,9 @@ TEST_F(ApiTest, AdminsReadTheMastersConfigurationAndRecentLogs) {
   EXPECT_EQ(Call("GET", "/api/v1/master/logs?offset=x").status, 400);
 }
 
-// The web UI's history shows a page of the experiments not ended at a moment, and how many.
-TEST_F(ApiTest, APastStateShowsAPageOfItsExperimentsOnRequest) {
+// A past state shows a page of the experiments not ended at a moment (100 by default), and how
+// many; experimentLimit=0 asks for all of them.
+TEST_F(ApiTest, APastStateShowsAPageOfItsExperiments) {
   for (int i = 0; i < 3; ++i) {
     CallJson("POST", "/api/v1/experiments", api_testing::CreateExperimentBody(false).dump());
   }
@@ -369,9 +370,12 @@ TEST_F(ApiTest, APastStateShowsAPageOfItsExperimentsOnRequest) {
   const std::string last = std::to_string(
       std::stoull(CallJson("GET", "/api/v1/master")["cairn"]["appliedOffset"].get<std::string>()) -
       1);
-  json whole = CallJson("GET", "/api/v1/history/state?at=" + last);
+  json whole = CallJson("GET", "/api/v1/history/state?experimentLimit=0&at=" + last);
   EXPECT_EQ(whole["experiments"].size(), 3u);
   EXPECT_FALSE(whole.contains("experimentsTotal"));
+  json by_default = CallJson("GET", "/api/v1/history/state?at=" + last);
+  EXPECT_EQ(by_default["experiments"], whole["experiments"]);
+  EXPECT_EQ(by_default["experimentsTotal"], 3);
   json page = CallJson("GET", "/api/v1/history/state?experimentLimit=2&at=" + last);
   ASSERT_EQ(page["experiments"].size(), 2u);
   EXPECT_EQ(page["experimentsTotal"], 3);
