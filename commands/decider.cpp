@@ -238,7 +238,7 @@ Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent&
                            " running allocation(s) ended with it");
     // A new process replaced the old one: its tasks are gone with it.
     for (const auto& allocation_id : known->allocations) {
-      const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
+      const TaskRecord& task = state.TaskOfLiveAllocation(allocation_id);
       decision.events.push_back(
           ExitOf(task, "agent " + known->agent_id + " restarted; the task was lost"));
     }
@@ -251,11 +251,9 @@ Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent&
 // allocation on that agent.
 Result<const TaskRecord*> ReportedTask(const DecisionState& state, const std::string& allocation_id,
                                        const std::string& task_id, const std::string& agent_id) {
-  auto it = state.allocation_to_task.find(allocation_id);
-  if (it == state.allocation_to_task.end()) {
-    return Status::NotFound("allocation " + allocation_id + " not found");
-  }
-  const TaskRecord& task = state.tasks.at(it->second);
+  auto allocation = state.FindAllocation(allocation_id);
+  if (!allocation) return Status::NotFound("allocation " + allocation_id + " not found");
+  const TaskRecord& task = *allocation->task;
   if (!task_id.empty() && task_id != task.task_id) {
     return Status::InvalidArgument("allocation " + allocation_id + " belongs to task " +
                                    task.task_id);
@@ -326,11 +324,9 @@ std::string DescribeExit(const ReportTaskExited& report, bool kill_requested) {
 }
 
 Result<Decision> DecideExited(const DecisionState& state, const ReportTaskExited& report) {
-  auto it = state.allocation_to_task.find(report.allocation_id);
-  if (it == state.allocation_to_task.end()) {
-    return Status::NotFound("allocation " + report.allocation_id + " not found");
-  }
-  const TaskRecord& task = state.tasks.at(it->second);
+  auto allocation = state.FindAllocation(report.allocation_id);
+  if (!allocation) return Status::NotFound("allocation " + report.allocation_id + " not found");
+  const TaskRecord& task = *allocation->task;
   if (task.allocation_id != report.allocation_id) {
     return Status::FailedPrecondition("allocation " + report.allocation_id + " is stale");
   }
@@ -434,7 +430,7 @@ Result<Decision> DecideDisable(const DecisionState& state, const DisableAgent& c
   decision.events.push_back(std::move(event));
   if (!command.drain) {
     for (const auto& allocation_id : agent->allocations) {
-      const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
+      const TaskRecord& task = state.TaskOfLiveAllocation(allocation_id);
       if (!task.kill_requested) {
         decision.events.push_back(KillOrderFor(task, "agent " + agent->agent_id + " disabled"));
       }

@@ -21,7 +21,7 @@ namespace cairn::commands {
 #if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
 #define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
   static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 696);
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 720);
 CAIRN_SNAPSHOT_COVERS(JobRecord, 192);
 CAIRN_SNAPSHOT_COVERS(AgentRecord, 248);
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);
@@ -29,7 +29,7 @@ CAIRN_SNAPSHOT_COVERS(SearcherInput, 24);
 CAIRN_SNAPSHOT_COVERS(TrialRecord, 424);
 CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 72);
 CAIRN_SNAPSHOT_COVERS(DecisionState::IdempotentCommand, 136);
-CAIRN_SNAPSHOT_COVERS(DecisionState, 1560);
+CAIRN_SNAPSHOT_COVERS(DecisionState, 1512);
 CAIRN_SNAPSHOT_COVERS(UserRecord, 112);
 CAIRN_SNAPSHOT_COVERS(SessionRecord, 16);
 CAIRN_SNAPSHOT_COVERS(IdentityState, 200);
@@ -60,6 +60,7 @@ void EncodeTask(const TaskRecord& task, snapshot::Task& out) {
   out.set_allocation_count(task.allocation_count);
   out.set_allocation_id(task.allocation_id);
   out.set_allocation_pool(task.allocation_pool);
+  for (const auto& agent : task.allocation_agents) out.add_allocation_agents(agent);
   for (const auto& part : task.parts) *out.add_parts() = part;
   for (const auto& agent : task.parts_exited) out.add_parts_exited(agent);
   out.set_agent_id(task.agent_id);
@@ -88,6 +89,7 @@ TaskRecord DecodeTask(snapshot::Task& in) {
   task.allocation_count = in.allocation_count();
   task.allocation_id = Take(in.mutable_allocation_id());
   task.allocation_pool = Take(in.mutable_allocation_pool());
+  task.allocation_agents.assign(in.allocation_agents().begin(), in.allocation_agents().end());
   task.parts.resize(static_cast<size_t>(in.parts_size()));
   for (int i = 0; i < in.parts_size(); ++i) task.parts[i].Swap(in.mutable_parts(i));
   task.parts_exited.insert(in.parts_exited().begin(), in.parts_exited().end());
@@ -577,12 +579,11 @@ std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anc
   }
   for (const auto& [id, agent] : state.agents) EncodeAgent(agent, *out.add_agents());
   *out.mutable_pools_config() = state.pools_config;
-  for (const auto& [allocation_id, agent_ids] : state.allocation_agents) {
+  for (const auto& [allocation_id, holding] : state.other_allocations) {
     auto* stored = out.add_allocations();
     stored->set_allocation_id(allocation_id);
-    auto task = state.allocation_to_task.find(allocation_id);
-    if (task != state.allocation_to_task.end()) stored->set_task_id(task->second);
-    for (const auto& agent_id : agent_ids) stored->add_agent_ids(agent_id);
+    stored->set_task_id(holding.task_id);
+    for (const auto& agent_id : holding.agent_ids) stored->add_agent_ids(agent_id);
   }
   for (const auto& [key, command] : state.idempotency) {
     auto* stored = out.add_idempotency();
@@ -715,14 +716,10 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
   }
   state.pools_config = in.pools_config();
   for (const auto& stored : in.allocations()) {
-    if (!stored.task_id().empty()) {
-      state.allocation_to_task.emplace_hint(state.allocation_to_task.end(), stored.allocation_id(),
-                                            stored.task_id());
-    }
-    state.allocation_agents
-        .emplace_hint(state.allocation_agents.end(), stored.allocation_id(),
-                      std::vector<std::string>())
-        ->second.assign(stored.agent_ids().begin(), stored.agent_ids().end());
+    state.other_allocations.emplace_hint(
+        state.other_allocations.end(), stored.allocation_id(),
+        DecisionState::AllocationHolding{stored.task_id(),
+                                         {stored.agent_ids().begin(), stored.agent_ids().end()}});
   }
   for (const auto& stored : in.idempotency()) {
     state.idempotency.emplace_hint(

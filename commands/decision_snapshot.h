@@ -21,7 +21,7 @@ namespace cairn::commands {
 
 // Bumped whenever DecisionState or the meaning of a stored field changes: a snapshot of another
 // format is not decoded (the log is folded from further back instead).
-inline constexpr uint32_t kDecisionSnapshotFormat = 1;
+inline constexpr uint32_t kDecisionSnapshotFormat = 2;  // 2: allocations kept per task
 
 // Which log a snapshot belongs to: the ids of its events at offset 0 and at next_offset - 1.
 struct LogAnchor {

@@ -1,6 +1,7 @@
 #include "commands/decision_state.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "commands/experiment_state.h"
 #include "commands/pai/pai_state.h"
@@ -53,7 +54,7 @@ std::vector<const TaskRecord*> ExpiredPreemptions(const DecisionState& state, in
   // Through the agents: the task table holds all of history.
   for (const auto& [agent_id, agent] : state.agents) {
     for (const auto& allocation_id : agent.allocations) {
-      const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
+      const TaskRecord& task = state.TaskOfLiveAllocation(allocation_id);
       if (task.preempting && !task.kill_requested && task.preemption_deadline <= now &&
           seen.insert(task.task_id).second) {
         expired.push_back(&task);
@@ -78,12 +79,39 @@ const TrialRecord* DecisionState::FindTrial(int64_t trial_id) const {
   return it == trials.end() ? nullptr : &it->second;
 }
 
+namespace {
+// "T" of the scheduler's allocation ids "T.<n>" (scheduler.cpp); "" for another form.
+std::string_view TaskIdPart(std::string_view allocation_id) {
+  const size_t dot = allocation_id.rfind('.');
+  return dot == std::string_view::npos ? std::string_view() : allocation_id.substr(0, dot);
+}
+}  // namespace
+
+std::optional<DecisionState::AllocationRef> DecisionState::FindAllocation(
+    std::string_view allocation_id) const {
+  if (auto other = other_allocations.find(std::string(allocation_id));
+      other != other_allocations.end()) {
+    const TaskRecord* task = FindTask(other->second.task_id);
+    if (task == nullptr) return std::nullopt;
+    if (task->allocation_id == allocation_id) return AllocationRef{task, &task->allocation_agents};
+    return AllocationRef{task, &other->second.agent_ids};
+  }
+  // "<task_id>.<n>": the task's latest allocation, or not an allocation at all.
+  const TaskRecord* task = FindTask(std::string(TaskIdPart(allocation_id)));
+  if (task == nullptr || task->allocation_id != allocation_id) return std::nullopt;
+  return AllocationRef{task, &task->allocation_agents};
+}
+
+const TaskRecord& DecisionState::TaskOfLiveAllocation(const std::string& allocation_id) const {
+  auto allocation = FindAllocation(allocation_id);
+  if (!allocation) throw std::out_of_range("no allocation " + allocation_id);
+  return *allocation->task;
+}
+
 const TrialRecord* DecisionState::FindTrialByAllocation(const std::string& allocation_id) const {
-  auto task_id = allocation_to_task.find(allocation_id);
-  if (task_id == allocation_to_task.end()) return nullptr;
-  const TaskRecord* task = FindTask(task_id->second);
-  if (task == nullptr || task->trial_id == 0) return nullptr;
-  return FindTrial(task->trial_id);
+  auto allocation = FindAllocation(allocation_id);
+  if (!allocation || allocation->task->trial_id == 0) return nullptr;
+  return FindTrial(allocation->task->trial_id);
 }
 
 QueueKey DecisionState::QueueKeyOf(const TaskRecord& task) const {
@@ -198,6 +226,9 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   state.Dequeue(task);
   task.state = TaskState::kAssigned;
   task.allocation_count++;
+  if (!task.allocation_id.empty()) {
+    state.other_allocations[task.allocation_id] = {task.task_id, std::move(task.allocation_agents)};
+  }
   task.allocation_id = assigned.allocation_id();
   task.allocation_pool = assigned.resource_pool();
   task.parts = AllocationPartsOf(assigned);
@@ -212,10 +243,11 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   task.preempting = false;
   task.backfilled = assigned.backfilled();
   task.last_reason = assigned.reason();
-  state.allocation_to_task[task.allocation_id] = task.task_id;
-  auto& holders = state.allocation_agents[task.allocation_id];
-  holders.clear();
-  for (const auto& part : task.parts) holders.push_back(part.agent_id());
+  task.allocation_agents.clear();
+  for (const auto& part : task.parts) task.allocation_agents.push_back(part.agent_id());
+  if (TaskIdPart(task.allocation_id) != task.task_id) {
+    state.other_allocations[task.allocation_id] = {task.task_id, {}};
+  }
   for (const auto& part : task.parts) {
     auto agent = state.agents.find(part.agent_id());
     if (agent == state.agents.end()) continue;

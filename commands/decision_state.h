@@ -41,9 +41,12 @@ struct TaskRecord {
   TaskState state = TaskState::kQueued;
   uint64_t submitted_offset = 0;
   int64_t submitted_time = 0;
-  int allocation_count = 0;  // allocations so far; numbers the next allocation id
-  std::string allocation_id;
+  int allocation_count = 0;     // allocations so far; numbers the next allocation id
+  std::string allocation_id;    // the latest allocation's; kept after it ends
   std::string allocation_pool;  // the pool the current allocation runs in
+  // The agents that held the latest allocation (its parts), kept after it ends: reports and logs
+  // about an allocation are taken only from an agent that held it (DecisionState::FindAllocation).
+  std::vector<std::string> allocation_agents;
   // Where the current allocation runs: one part per agent (several for a gang). agent_id,
   // agent_incarnation and slot_ids repeat the first part.
   std::vector<events::AllocationPart> parts;
@@ -289,10 +292,15 @@ struct DecisionState {
   std::map<std::string, JobRecord> jobs;
   std::map<std::string, AgentRecord> agents;
   events::ResourcePoolsConfigured pools_config = DefaultPoolsConfig();
-  std::map<std::string, std::string> allocation_to_task;
-  // Every allocation's agents (its parts), kept after it ends: reports and logs about an
-  // allocation are taken only from an agent that held it.
-  std::map<std::string, std::vector<std::string>> allocation_agents;
+  // Allocations the task records do not answer for (FindAllocation): a re-queued task's earlier
+  // allocations, and ids not of the scheduler's form "<task_id>.<n>" (their task_id only, while
+  // they are the task's latest). Most tasks have one allocation in their life, so this stays
+  // small, where maps of every allocation ever made cost about 370 bytes a task of history.
+  struct AllocationHolding {
+    std::string task_id;
+    std::vector<std::string> agent_ids;
+  };
+  std::map<std::string, AllocationHolding> other_allocations;
   std::map<std::string, PoolQueue> queues;  // queued tasks by pool; no entry for an empty one
   JobRanks live_jobs;                       // jobs with live tasks, in each pool's queue order
   // idempotency key -> what its command was and the entity it created or touched
@@ -338,6 +346,15 @@ struct DecisionState {
   bool IsCheckpointRegistered(std::string_view uuid) const {
     return registry.IsCheckpointRegistered(uuid);
   }
+  // The allocation named `allocation_id`, also after it ended: the task it was made for and the
+  // agents that held it. nullopt when no allocation had that id.
+  struct AllocationRef {
+    const TaskRecord* task = nullptr;
+    const std::vector<std::string>* agent_ids = nullptr;
+  };
+  std::optional<AllocationRef> FindAllocation(std::string_view allocation_id) const;
+  // The task of an allocation that is some agent's now (AgentRecord::allocations).
+  const TaskRecord& TaskOfLiveAllocation(const std::string& allocation_id) const;
   // The trial whose run holds `allocation_id`, or nullptr.
   const TrialRecord* FindTrialByAllocation(const std::string& allocation_id) const;
   QueueKey QueueKeyOf(const TaskRecord& task) const;

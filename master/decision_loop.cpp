@@ -191,12 +191,9 @@ Result<TrialRunStart> DecisionLoop::DescribeTrialRun(const std::string& allocati
 
 Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& allocation_id) {
   std::lock_guard lock(state_mutex_);
-  auto task = state_.allocation_to_task.find(allocation_id);
-  auto agents = state_.allocation_agents.find(allocation_id);
-  if (task == state_.allocation_to_task.end() || agents == state_.allocation_agents.end()) {
-    return Status::NotFound("allocation " + allocation_id + " not found");
-  }
-  return AllocationHolding{task->second, agents->second};
+  auto allocation = state_.FindAllocation(allocation_id);
+  if (!allocation) return Status::NotFound("allocation " + allocation_id + " not found");
+  return AllocationHolding{allocation->task->task_id, *allocation->agent_ids};
 }
 
 uint64_t DecisionLoop::writer_epoch() const { return my_epoch_.load(); }

@@ -79,9 +79,9 @@ std::vector<std::string> IdleWatch::CheckOnce(std::chrono::steady_clock::time_po
   loop_->Read([&](const commands::DecisionState& state) {
     for (const auto& [agent_id, agent] : state.agents) {
       for (const auto& allocation_id : agent.allocations) {
-        auto it = state.allocation_to_task.find(allocation_id);
-        if (it == state.allocation_to_task.end()) continue;
-        const commands::TaskRecord& task = state.tasks.at(it->second);
+        auto allocation = state.FindAllocation(allocation_id);
+        if (!allocation) continue;
+        const commands::TaskRecord& task = *allocation->task;
         const events::TaskType type = task.spec.task_type();
         if (!IsInteractiveTask(type) || !task.ready || task.kill_requested) continue;
         int64_t timeout = task.spec.idle_timeout_seconds();

@@ -559,7 +559,7 @@ class Simulator {
     if (agent == nullptr) return;
     std::set<std::string> task_ids;
     for (const auto& allocation_id : agent->allocations) {
-      task_ids.insert(state_.allocation_to_task.at(allocation_id));
+      task_ids.insert(state_.TaskOfLiveAllocation(allocation_id).task_id);
     }
     for (const auto& task_id : task_ids) {
       if (tasks_.count(task_id) && state_.tasks.at(task_id).holds_allocation()) Requeue(task_id);

@@ -40,7 +40,7 @@ PoolCapacity::PoolCapacity(const DecisionState& state, const events::ResourcePoo
   for (size_t at = 0; at < agents_.size(); ++at) {
     const std::string& agent_id = agents_[at].agent->agent_id;
     for (const auto& allocation_id : agents_[at].agent->allocations) {
-      const TaskRecord& task = state.tasks.at(state.allocation_to_task.at(allocation_id));
+      const TaskRecord& task = state.TaskOfLiveAllocation(allocation_id);
       if (!task.preempting && !task.kill_requested) continue;
       for (const auto& part : task.parts) {
         if (part.agent_id() != agent_id) continue;

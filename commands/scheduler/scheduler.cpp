@@ -253,9 +253,9 @@ std::vector<const TaskRecord*> RunningSlotTasks(const DecisionState& state,
   for (const auto& [agent_id, agent] : state.agents) {
     if (agent.resource_pool != pool_name) continue;
     for (const auto& allocation_id : agent.allocations) {
-      const std::string& task_id = state.allocation_to_task.at(allocation_id);
-      const TaskRecord& task = state.tasks.at(task_id);
-      if (task.holds_allocation() && task.resources.slots() > 0 && seen.insert(task_id).second) {
+      const TaskRecord& task = state.TaskOfLiveAllocation(allocation_id);
+      if (task.holds_allocation() && task.resources.slots() > 0 &&
+          seen.insert(task.task_id).second) {
         tasks.push_back(&task);
       }
     }

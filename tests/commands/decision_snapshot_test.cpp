@@ -105,6 +105,79 @@ TEST(DecisionSnapshotTest, RefusesBytesThatAreNotASnapshotOfThisFormat) {
   EXPECT_EQ(DecodeDecisionState(bytes).status().code(), StatusCode::kFailedPrecondition);
 }
 
+// Allocations are found from their ids: "<task>.<n>" through the task's record, earlier ones of a
+// re-queued task and ids of another form through DecisionState::other_allocations. Each keeps
+// the agents that held it after it ended, and a snapshot keeps all of it.
+TEST(DecisionSnapshotTest, FindsEveryAllocationAndItsAgentsAfterItEnds) {
+  DecisionState folded;
+  uint64_t offset = 0;
+  auto apply = [&](events::Envelope event) {
+    event.set_offset(offset++);
+    Apply(folded, event);
+  };
+  for (const char* agent : {"a1", "a2"}) {
+    events::Envelope registered;
+    registered.mutable_agent_registered()->set_agent_id(agent);
+    registered.mutable_agent_registered()->set_incarnation("i");
+    registered.mutable_agent_registered()->set_resource_pool(kDefaultPool);
+    registered.mutable_agent_registered()->set_slot_count(1);
+    apply(registered);
+  }
+  auto assign = [&](const std::string& task, const std::string& allocation,
+                    const std::string& agent) {
+    events::Envelope assigned;
+    auto* a = assigned.mutable_allocation_assigned();
+    a->set_task_id(task);
+    a->set_allocation_id(allocation);
+    a->set_agent_id(agent);
+    a->set_agent_incarnation("i");
+    a->set_resource_pool(kDefaultPool);
+    a->add_slot_ids(0);
+    apply(assigned);
+  };
+  auto release = [&](const std::string& task, const std::string& allocation) {
+    events::Envelope released;
+    released.mutable_allocation_released()->set_task_id(task);
+    released.mutable_allocation_released()->set_allocation_id(allocation);
+    apply(released);
+  };
+  for (const char* task : {"t", "u"}) {
+    events::Envelope submitted;
+    submitted.mutable_task_submitted()->set_task_id(task);
+    submitted.mutable_task_submitted()->mutable_resources()->set_slots(1);
+    submitted.mutable_task_submitted()->mutable_resources()->set_resource_pool(kDefaultPool);
+    apply(submitted);
+  }
+  assign("t", "t.1", "a1");
+  release("t", "t.1");
+  assign("t", "t.2", "a2");
+  assign("u", "by-hand", "a1");
+  events::Envelope exited;
+  exited.mutable_task_exited()->set_task_id("t");
+  exited.mutable_task_exited()->set_allocation_id("t.2");
+  apply(exited);
+
+  auto decoded = DecodeDecisionState(EncodeDecisionState(folded, {}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  for (const DecisionState* state : {&folded, &(*decoded)->state}) {
+    auto agents_of = [&](const std::string& allocation_id) -> std::string {
+      auto allocation = state->FindAllocation(allocation_id);
+      if (!allocation) return "none";
+      std::string text = allocation->task->task_id + ":";
+      for (const auto& agent : *allocation->agent_ids) text += " " + agent;
+      return text;
+    };
+    EXPECT_EQ(agents_of("t.1"), "t: a1");  // an earlier allocation of the re-queued task
+    EXPECT_EQ(agents_of("t.2"), "t: a2");  // the latest, after the task exited
+    EXPECT_EQ(agents_of("by-hand"), "u: a1");
+    EXPECT_EQ(agents_of("t.3"), "none");
+    EXPECT_EQ(agents_of("u.1"), "none");
+    EXPECT_EQ(agents_of("nobody.1"), "none");
+    EXPECT_EQ(agents_of("t"), "none");
+    EXPECT_EQ(state->TaskOfLiveAllocation("by-hand").task_id, "u");
+  }
+}
+
 TEST(DecisionSnapshotTest, KeepsTheIdentityTenancyAndRegistry) {
   testing::Cluster cluster;
   auto team = cluster.AddTeam();
