@@ -21,7 +21,7 @@ namespace cairn::commands {
 #if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
 #define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
   static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 720);
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 488);
 CAIRN_SNAPSHOT_COVERS(JobRecord, 192);
 CAIRN_SNAPSHOT_COVERS(AgentRecord, 248);
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);
@@ -52,7 +52,7 @@ std::string Take(std::string* field) { return std::move(*field); }
 void EncodeTask(const TaskRecord& task, snapshot::Task& out) {
   out.set_task_id(task.task_id);
   out.set_job_id(task.job_id);
-  *out.mutable_spec() = task.spec;
+  *out.mutable_spec() = *task.spec;
   *out.mutable_resources() = task.resources;
   out.set_state(static_cast<int32_t>(task.state));
   out.set_submitted_offset(task.submitted_offset);
@@ -81,9 +81,12 @@ TaskRecord DecodeTask(snapshot::Task& in) {
   TaskRecord task;
   task.task_id = Take(in.mutable_task_id());
   task.job_id = Take(in.mutable_job_id());
-  task.spec.Swap(in.mutable_spec());
   task.resources.Swap(in.mutable_resources());
   task.state = static_cast<TaskState>(in.state());
+  // An exited task's spec is what ForgetLiveDetails kept: shared again, not one per task.
+  task.spec = task.state == TaskState::kExited
+                  ? KeptTaskSpec(in.spec().task_type(), in.spec().preemptible())
+                  : std::make_shared<const events::TaskSpec>(std::move(*in.mutable_spec()));
   task.submitted_offset = in.submitted_offset();
   task.submitted_time = in.submitted_time();
   task.allocation_count = in.allocation_count();
@@ -670,19 +673,12 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
   std::vector<TaskRecord*> tasks;
   tasks.reserve(static_cast<size_t>(in.tasks_size()));
   for (auto& stored : *in.mutable_tasks()) {
-    TaskRecord task = DecodeTask(stored);
-    std::string id = task.task_id;
-    const size_t before = state.tasks.size();
-    auto it = state.tasks.emplace_hint(state.tasks.end(), std::move(id), std::move(task));
-    if (state.tasks.size() == before)
-      return Status::InvalidArgument("task " + it->first + " is stored twice");
-    tasks.push_back(&it->second);
+    auto [task, inserted] = state.tasks.Insert(DecodeTask(stored));
+    if (!inserted) return Status::InvalidArgument("task " + task->task_id + " is stored twice");
+    tasks.push_back(task);
   }
   for (auto& stored : *in.mutable_jobs()) {
-    JobRecord decoded_job = DecodeJob(stored);
-    std::string id = decoded_job.job_id;
-    JobRecord& job =
-        state.jobs.emplace_hint(state.jobs.end(), std::move(id), std::move(decoded_job))->second;
+    JobRecord& job = *state.jobs.Insert(DecodeJob(stored)).first;
     job.tasks.reserve(static_cast<size_t>(stored.tasks_size()));
     for (uint32_t index : stored.tasks()) {
       if (index >= tasks.size() || tasks[index]->job != nullptr) {

@@ -79,6 +79,27 @@ const TrialRecord* DecisionState::FindTrial(int64_t trial_id) const {
   return it == trials.end() ? nullptr : &it->second;
 }
 
+std::shared_ptr<const events::TaskSpec> KeptTaskSpec(events::TaskType type, bool preemptible) {
+  using Kept = std::shared_ptr<const events::TaskSpec>;
+  auto make = [](events::TaskType type, bool preemptible) {
+    auto spec = std::make_shared<events::TaskSpec>();
+    spec->set_task_type(type);
+    spec->set_preemptible(preemptible);
+    return Kept(std::move(spec));
+  };
+  // Built once (thread-safe): folds run on several threads.
+  static const std::vector<Kept> kByKind = [&] {
+    std::vector<Kept> kinds;
+    for (int type = events::TaskType_MIN; type <= events::TaskType_MAX; ++type) {
+      for (bool flag : {false, true})
+        kinds.push_back(make(static_cast<events::TaskType>(type), flag));
+    }
+    return kinds;
+  }();
+  if (type < events::TaskType_MIN || type > events::TaskType_MAX) return make(type, preemptible);
+  return kByKind[static_cast<size_t>(type - events::TaskType_MIN) * 2 + (preemptible ? 1 : 0)];
+}
+
 namespace {
 // "T" of the scheduler's allocation ids "T.<n>" (scheduler.cpp); "" for another form.
 std::string_view TaskIdPart(std::string_view allocation_id) {
@@ -168,10 +189,7 @@ void ReleaseAllocation(DecisionState& state, TaskRecord& task) {
 // allocation ran) goes, and the kind stays. With a long history exited tasks are most of the
 // state: this halves what each one keeps (bench_scheduling --only history).
 void ForgetLiveDetails(TaskRecord& task) {
-  events::TaskSpec kept;
-  kept.set_task_type(task.spec.task_type());
-  kept.set_preemptible(task.spec.preemptible());
-  task.spec.Swap(&kept);
+  task.spec = KeptTaskSpec(task.spec->task_type(), task.spec->preemptible());
   std::vector<events::AllocationPart>().swap(task.parts);
   std::vector<int32_t>().swap(task.slot_ids);
   task.parts_exited.clear();
@@ -184,16 +202,15 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
   TaskRecord task;
   task.task_id = submitted.task_id();
   task.job_id = submitted.job_id().empty() ? submitted.task_id() : submitted.job_id();
-  task.spec = submitted.spec();
+  task.spec = std::make_shared<const events::TaskSpec>(submitted.spec());
   task.resources = submitted.resources();
   task.submitted_offset = event.offset();
   task.submitted_time = event.time_unix_micros();
   task.trial_id = submitted.trial_id();
-  auto [job_it, new_job] = state.jobs.try_emplace(task.job_id);
-  JobRecord& job = job_it->second;
+  const bool new_job = state.jobs.count(task.job_id) == 0;
+  JobRecord& job = state.jobs.FindOrMake(task.job_id);
   if (new_job) {
-    job.job_id = task.job_id;
-    job.type = task.spec.task_type();
+    job.type = task.spec->task_type();
     job.resource_pool = task.resources.resource_pool();
     job.priority = task.resources.priority();
     job.weight = task.resources.weight();
@@ -202,7 +219,7 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
     job.submitted_offset = event.offset();
     job.workspace_id = WorkspaceOrUncategorized(submitted.workspace_id());
     job.submitted_time = event.time_unix_micros();
-    job.user = task.spec.user();
+    job.user = task.spec->user();
   } else {
     // A job's later tasks follow the job's current scheduling parameters.
     task.resources.set_resource_pool(job.resource_pool);
@@ -214,7 +231,7 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
     state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
   }
   task.job = &job;
-  TaskRecord& stored = state.tasks.emplace(task.task_id, std::move(task)).first->second;
+  TaskRecord& stored = *state.tasks.Insert(std::move(task)).first;
   job.tasks.push_back(&stored);
   state.Enqueue(stored);
 }

@@ -30,13 +30,18 @@ const char* TaskStateName(TaskState state);
 
 struct JobRecord;
 
+// The spec an exited task keeps: its kind and whether it was preemptible. One shared instance
+// per kind, so that the history's tasks hold a pointer where each held 248 bytes of TaskSpec.
+std::shared_ptr<const events::TaskSpec> KeptTaskSpec(events::TaskType type, bool preemptible);
+
 struct TaskRecord {
   std::string task_id;
   std::string job_id;
   // The job's record in DecisionState::jobs (whose nodes never move or go away), so that a
   // scheduling pass over many queued tasks reaches each one's job without a lookup.
   const JobRecord* job = nullptr;
-  events::TaskSpec spec;
+  // As submitted while the task lives (never changed); KeptTaskSpec once it exited.
+  std::shared_ptr<const events::TaskSpec> spec = KeptTaskSpec(events::TASK_TYPE_UNSPECIFIED, false);
   events::Resources resources;  // pool, priority, weight: the job's current values
   TaskState state = TaskState::kQueued;
   uint64_t submitted_offset = 0;
@@ -67,7 +72,7 @@ struct TaskRecord {
   int64_t trial_id = 0;     // the trial this task is a run of; 0 for other tasks
 
   bool preemptible() const {
-    return spec.task_type() == events::TASK_TYPE_TRIAL || spec.preemptible();
+    return spec->task_type() == events::TASK_TYPE_TRIAL || spec->preemptible();
   }
   bool holds_allocation() const {
     return state == TaskState::kAssigned || state == TaskState::kRunning ||
@@ -103,6 +108,47 @@ struct JobRecord {
   // The job may still get tasks although none is live (an experiment that is not over).
   bool open = false;
   bool accepts_changes() const { return live_tasks > 0 || open; }
+};
+
+// Records keyed by a view of their own id (`kId`, never changed once stored): the key costs no
+// second copy of the id, about 64 bytes a record for every task and job of history. A std::map
+// that offers only the insertions that key a record by itself.
+template <typename Record, std::string Record::*kId>
+class ByOwnId : private std::map<std::string_view, Record, std::less<>> {
+  using Map = std::map<std::string_view, Record, std::less<>>;
+
+ public:
+  using Map::at;
+  using Map::begin;
+  using Map::count;
+  using Map::empty;
+  using Map::end;
+  using Map::find;
+  using Map::lower_bound;
+  using Map::size;
+  using Map::upper_bound;
+  using typename Map::const_iterator;
+  using typename Map::iterator;
+
+  // Inserts `record` unless one with its id is stored already. Returns the stored record (the
+  // one already there, if any) and whether it was inserted. Records inserted in id order (a
+  // snapshot's) go in at the end without a search.
+  std::pair<Record*, bool> Insert(Record record) {
+    // The node is made apart and keyed once its record is in it, where the id will stay.
+    Map made;
+    auto node = made.extract(made.try_emplace(std::string_view(), std::move(record)).first);
+    node.key() = node.mapped().*kId;
+    const size_t before = size();
+    auto at = Map::insert(end(), std::move(node));
+    return {&at->second, size() != before};
+  }
+  // The record with this id, made with only its id if there is none.
+  Record& FindOrMake(std::string_view id) {
+    if (auto it = find(id); it != end()) return it->second;
+    Record made;
+    made.*kId = std::string(id);
+    return *Insert(std::move(made)).first;
+  }
 };
 
 // How a trial's last run ended, until the experiment reactor has acted on it.
@@ -288,8 +334,8 @@ inline constexpr int64_t kQueuePositionSpacing = int64_t{1} << 20;
 struct DecisionState {
   uint64_t next_offset = 0;  // the offset the next event gets (= events applied)
   uint64_t writer_epoch = 0;
-  std::map<std::string, TaskRecord> tasks;
-  std::map<std::string, JobRecord> jobs;
+  ByOwnId<TaskRecord, &TaskRecord::task_id> tasks;
+  ByOwnId<JobRecord, &JobRecord::job_id> jobs;
   std::map<std::string, AgentRecord> agents;
   events::ResourcePoolsConfigured pools_config = DefaultPoolsConfig();
   // Allocations the task records do not answer for (FindAllocation): a re-queued task's earlier

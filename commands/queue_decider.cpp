@@ -85,7 +85,7 @@ Result<Decision> DecideConfigurePools(const DecisionState& state, const Configur
   for (const auto& [job_id, job] : state.jobs) {
     if (job.accepts_changes() && !names.count(job.resource_pool)) {
       return Status::FailedPrecondition("resource pool " + job.resource_pool +
-                                        " still has live work (job " + job_id +
+                                        " still has live work (job " + std::string(job_id) +
                                         "); keep it in the configuration until that ends");
     }
   }

@@ -343,7 +343,7 @@ Result<Decision> DecideDeleteWorkspace(const DecisionState& state, const DeleteW
   for (const auto& [job_id, job] : state.jobs) {
     if (job.workspace_id == workspace->id && job.accepts_changes()) {
       return Status::FailedPrecondition("workspace " + workspace->name +
-                                        " still has live work (job " + job_id + ")");
+                                        " still has live work (job " + std::string(job_id) + ")");
     }
   }
   Envelope event;

@@ -83,10 +83,10 @@ TEST(ExplainTest, TheIndexAndTheOneTaskPassAgreeWithTheFullPassThroughRandomChan
     Strings live_jobs;
     Strings live_tasks;
     for (const auto& [job_id, job] : cluster.state.jobs) {
-      if (job.live_tasks > 0) live_jobs.push_back(job_id);
+      if (job.live_tasks > 0) live_jobs.push_back(job.job_id);
     }
     for (const auto& [task_id, task] : cluster.state.tasks) {
-      if (task.state != TaskState::kExited) live_tasks.push_back(task_id);
+      if (task.state != TaskState::kExited) live_tasks.push_back(task.task_id);
     }
     const int action = pick(10);
     if (action < 4 || live_jobs.empty()) {
