@@ -253,7 +253,7 @@ Result<const TaskRecord*> ReportedTask(const DecisionState& state, const std::st
                                        const std::string& task_id, const std::string& agent_id) {
   auto allocation = state.FindAllocation(allocation_id);
   if (!allocation) return Status::NotFound("allocation " + allocation_id + " not found");
-  const TaskRecord& task = *allocation->task;
+  const TaskRecord& task = *allocation;
   if (!task_id.empty() && task_id != task.task_id) {
     return Status::InvalidArgument("allocation " + allocation_id + " belongs to task " +
                                    task.task_id);
@@ -326,7 +326,7 @@ std::string DescribeExit(const ReportTaskExited& report, bool kill_requested) {
 Result<Decision> DecideExited(const DecisionState& state, const ReportTaskExited& report) {
   auto allocation = state.FindAllocation(report.allocation_id);
   if (!allocation) return Status::NotFound("allocation " + report.allocation_id + " not found");
-  const TaskRecord& task = *allocation->task;
+  const TaskRecord& task = *allocation;
   if (task.allocation_id != report.allocation_id) {
     return Status::FailedPrecondition("allocation " + report.allocation_id + " is stale");
   }

@@ -21,7 +21,7 @@ namespace cairn::commands {
 #if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
 #define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
   static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 488);
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 456);
 CAIRN_SNAPSHOT_COVERS(JobRecord, 192);
 CAIRN_SNAPSHOT_COVERS(AgentRecord, 248);
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);
@@ -51,7 +51,7 @@ std::string Take(std::string* field) { return std::move(*field); }
 
 void EncodeTask(const TaskRecord& task, snapshot::Task& out) {
   out.set_task_id(task.task_id);
-  out.set_job_id(task.job_id);
+  out.set_job_id(task.job_id());
   *out.mutable_spec() = *task.spec;
   *out.mutable_resources() = task.resources;
   out.set_state(static_cast<int32_t>(task.state));
@@ -60,7 +60,7 @@ void EncodeTask(const TaskRecord& task, snapshot::Task& out) {
   out.set_allocation_count(task.allocation_count);
   out.set_allocation_id(task.allocation_id);
   out.set_allocation_pool(task.allocation_pool);
-  for (const auto& agent : task.allocation_agents) out.add_allocation_agents(agent);
+  for (const auto& agent : task.more_agents) out.add_more_agents(agent);
   for (const auto& part : task.parts) *out.add_parts() = part;
   for (const auto& agent : task.parts_exited) out.add_parts_exited(agent);
   out.set_agent_id(task.agent_id);
@@ -80,7 +80,6 @@ void EncodeTask(const TaskRecord& task, snapshot::Task& out) {
 TaskRecord DecodeTask(snapshot::Task& in) {
   TaskRecord task;
   task.task_id = Take(in.mutable_task_id());
-  task.job_id = Take(in.mutable_job_id());
   task.resources.Swap(in.mutable_resources());
   task.state = static_cast<TaskState>(in.state());
   // An exited task's spec is what ForgetLiveDetails kept: shared again, not one per task.
@@ -92,7 +91,7 @@ TaskRecord DecodeTask(snapshot::Task& in) {
   task.allocation_count = in.allocation_count();
   task.allocation_id = Take(in.mutable_allocation_id());
   task.allocation_pool = Take(in.mutable_allocation_pool());
-  task.allocation_agents.assign(in.allocation_agents().begin(), in.allocation_agents().end());
+  task.more_agents.assign(in.more_agents().begin(), in.more_agents().end());
   task.parts.resize(static_cast<size_t>(in.parts_size()));
   for (int i = 0; i < in.parts_size(); ++i) task.parts[i].Swap(in.mutable_parts(i));
   task.parts_exited.insert(in.parts_exited().begin(), in.parts_exited().end());

@@ -108,31 +108,37 @@ std::string_view TaskIdPart(std::string_view allocation_id) {
 }
 }  // namespace
 
-std::optional<DecisionState::AllocationRef> DecisionState::FindAllocation(
-    std::string_view allocation_id) const {
-  if (auto other = other_allocations.find(std::string(allocation_id));
-      other != other_allocations.end()) {
-    const TaskRecord* task = FindTask(other->second.task_id);
-    if (task == nullptr) return std::nullopt;
-    if (task->allocation_id == allocation_id) return AllocationRef{task, &task->allocation_agents};
-    return AllocationRef{task, &other->second.agent_ids};
+const TaskRecord* DecisionState::FindAllocation(std::string_view allocation_id) const {
+  if (auto other = other_allocations.find(allocation_id); other != other_allocations.end()) {
+    return FindTask(other->second.task_id);
   }
   // "<task_id>.<n>": the task's latest allocation, or not an allocation at all.
   const TaskRecord* task = FindTask(std::string(TaskIdPart(allocation_id)));
-  if (task == nullptr || task->allocation_id != allocation_id) return std::nullopt;
-  return AllocationRef{task, &task->allocation_agents};
+  return task != nullptr && task->allocation_id == allocation_id ? task : nullptr;
+}
+
+std::vector<std::string> DecisionState::AllocationAgents(std::string_view allocation_id) const {
+  if (auto other = other_allocations.find(allocation_id);
+      other != other_allocations.end() && !other->second.agent_ids.empty()) {
+    return other->second.agent_ids;
+  }
+  const TaskRecord* task = FindAllocation(allocation_id);
+  if (task == nullptr || task->agent_id.empty()) return {};
+  std::vector<std::string> agents = {task->agent_id};
+  agents.insert(agents.end(), task->more_agents.begin(), task->more_agents.end());
+  return agents;
 }
 
 const TaskRecord& DecisionState::TaskOfLiveAllocation(const std::string& allocation_id) const {
-  auto allocation = FindAllocation(allocation_id);
-  if (!allocation) throw std::out_of_range("no allocation " + allocation_id);
-  return *allocation->task;
+  const TaskRecord* task = FindAllocation(allocation_id);
+  if (task == nullptr) throw std::out_of_range("no allocation " + allocation_id);
+  return *task;
 }
 
 const TrialRecord* DecisionState::FindTrialByAllocation(const std::string& allocation_id) const {
-  auto allocation = FindAllocation(allocation_id);
-  if (!allocation || allocation->task->trial_id == 0) return nullptr;
-  return FindTrial(allocation->task->trial_id);
+  const TaskRecord* task = FindAllocation(allocation_id);
+  if (task == nullptr || task->trial_id == 0) return nullptr;
+  return FindTrial(task->trial_id);
 }
 
 QueueKey DecisionState::QueueKeyOf(const TaskRecord& task) const {
@@ -201,14 +207,14 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
   if (state.tasks.count(submitted.task_id())) return;
   TaskRecord task;
   task.task_id = submitted.task_id();
-  task.job_id = submitted.job_id().empty() ? submitted.task_id() : submitted.job_id();
+  const std::string& job_id = submitted.job_id().empty() ? submitted.task_id() : submitted.job_id();
   task.spec = std::make_shared<const events::TaskSpec>(submitted.spec());
   task.resources = submitted.resources();
   task.submitted_offset = event.offset();
   task.submitted_time = event.time_unix_micros();
   task.trial_id = submitted.trial_id();
-  const bool new_job = state.jobs.count(task.job_id) == 0;
-  JobRecord& job = state.jobs.FindOrMake(task.job_id);
+  const bool new_job = state.jobs.count(job_id) == 0;
+  JobRecord& job = state.jobs.FindOrMake(job_id);
   if (new_job) {
     job.type = task.spec->task_type();
     job.resource_pool = task.resources.resource_pool();
@@ -243,9 +249,6 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   state.Dequeue(task);
   task.state = TaskState::kAssigned;
   task.allocation_count++;
-  if (!task.allocation_id.empty()) {
-    state.other_allocations[task.allocation_id] = {task.task_id, std::move(task.allocation_agents)};
-  }
   task.allocation_id = assigned.allocation_id();
   task.allocation_pool = assigned.resource_pool();
   task.parts = AllocationPartsOf(assigned);
@@ -260,8 +263,9 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   task.preempting = false;
   task.backfilled = assigned.backfilled();
   task.last_reason = assigned.reason();
-  task.allocation_agents.clear();
-  for (const auto& part : task.parts) task.allocation_agents.push_back(part.agent_id());
+  task.more_agents.clear();
+  for (size_t i = 1; i < task.parts.size(); ++i)
+    task.more_agents.push_back(task.parts[i].agent_id());
   if (TaskIdPart(task.allocation_id) != task.task_id) {
     state.other_allocations[task.allocation_id] = {task.task_id, {}};
   }
@@ -288,7 +292,7 @@ void ApplyTaskExited(DecisionState& state, const events::TaskExited& exited) {
   task.ready = false;
   task.last_reason = exited.reason();
   ForgetLiveDetails(task);
-  auto job_it = state.jobs.find(task.job_id);
+  auto job_it = state.jobs.find(task.job_id());
   if (job_it == state.jobs.end()) return;
   JobRecord& job = job_it->second;
   if (--job.live_tasks == 0) {
@@ -305,6 +309,9 @@ void ApplyAllocationReleased(DecisionState& state, const events::AllocationRelea
   }
   TaskRecord& task = it->second;
   ReleaseAllocation(state, task);
+  // Reports about it may still come from its agents, which the record forgets below.
+  state.other_allocations[task.allocation_id] = {task.task_id,
+                                                 state.AllocationAgents(task.allocation_id)};
   task.state = TaskState::kQueued;
   task.started = false;
   task.ready = false;
@@ -314,6 +321,7 @@ void ApplyAllocationReleased(DecisionState& state, const events::AllocationRelea
   task.parts.clear();
   task.parts_exited.clear();
   task.agent_id.clear();
+  task.more_agents.clear();
   task.agent_incarnation.clear();
   task.slot_ids.clear();
   task.last_reason = released.reason();

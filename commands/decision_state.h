@@ -36,10 +36,11 @@ std::shared_ptr<const events::TaskSpec> KeptTaskSpec(events::TaskType type, bool
 
 struct TaskRecord {
   std::string task_id;
-  std::string job_id;
   // The job's record in DecisionState::jobs (whose nodes never move or go away), so that a
-  // scheduling pass over many queued tasks reaches each one's job without a lookup.
+  // scheduling pass over many queued tasks reaches each one's job without a lookup. Every stored
+  // task has one.
   const JobRecord* job = nullptr;
+  const std::string& job_id() const;
   // As submitted while the task lives (never changed); KeptTaskSpec once it exited.
   std::shared_ptr<const events::TaskSpec> spec = KeptTaskSpec(events::TASK_TYPE_UNSPECIFIED, false);
   events::Resources resources;  // pool, priority, weight: the job's current values
@@ -49,14 +50,13 @@ struct TaskRecord {
   int allocation_count = 0;     // allocations so far; numbers the next allocation id
   std::string allocation_id;    // the latest allocation's; kept after it ends
   std::string allocation_pool;  // the pool the current allocation runs in
-  // The agents that held the latest allocation (its parts), kept after it ends: reports and logs
-  // about an allocation are taken only from an agent that held it (DecisionState::FindAllocation).
-  std::vector<std::string> allocation_agents;
   // Where the current allocation runs: one part per agent (several for a gang). agent_id,
   // agent_incarnation and slot_ids repeat the first part.
   std::vector<events::AllocationPart> parts;
   std::set<std::string> parts_exited;  // agents whose part of a gang already ended
-  std::string agent_id;
+  std::string agent_id;  // kept after the task exits (DecisionState::AllocationAgents)
+  // The allocation's agents after agent_id (a gang on several agents), kept like agent_id.
+  std::vector<std::string> more_agents;
   std::string agent_incarnation;
   std::vector<int32_t> slot_ids;
   bool started = false;
@@ -109,6 +109,8 @@ struct JobRecord {
   bool open = false;
   bool accepts_changes() const { return live_tasks > 0 || open; }
 };
+
+inline const std::string& TaskRecord::job_id() const { return job->job_id; }
 
 // Records keyed by a view of their own id (`kId`, never changed once stored): the key costs no
 // second copy of the id, about 64 bytes a record for every task and job of history. A std::map
@@ -338,15 +340,16 @@ struct DecisionState {
   ByOwnId<JobRecord, &JobRecord::job_id> jobs;
   std::map<std::string, AgentRecord> agents;
   events::ResourcePoolsConfigured pools_config = DefaultPoolsConfig();
-  // Allocations the task records do not answer for (FindAllocation): a re-queued task's earlier
-  // allocations, and ids not of the scheduler's form "<task_id>.<n>" (their task_id only, while
-  // they are the task's latest). Most tasks have one allocation in their life, so this stays
-  // small, where maps of every allocation ever made cost about 370 bytes a task of history.
+  // Allocations their task's record no longer answers for (FindAllocation, AllocationAgents):
+  // released ones (the task was re-queued), with the agents that held them; and ids not of the
+  // scheduler's form "<task_id>.<n>" while they are their task's latest, with no agents (the
+  // record answers). Most tasks have one allocation in their life, so this stays small, where
+  // maps of every allocation ever made cost about 370 bytes a task of history.
   struct AllocationHolding {
     std::string task_id;
     std::vector<std::string> agent_ids;
   };
-  std::map<std::string, AllocationHolding> other_allocations;
+  std::map<std::string, AllocationHolding, std::less<>> other_allocations;
   std::map<std::string, PoolQueue> queues;  // queued tasks by pool; no entry for an empty one
   JobRanks live_jobs;                       // jobs with live tasks, in each pool's queue order
   // idempotency key -> what its command was and the entity it created or touched
@@ -392,13 +395,12 @@ struct DecisionState {
   bool IsCheckpointRegistered(std::string_view uuid) const {
     return registry.IsCheckpointRegistered(uuid);
   }
-  // The allocation named `allocation_id`, also after it ended: the task it was made for and the
-  // agents that held it. nullopt when no allocation had that id.
-  struct AllocationRef {
-    const TaskRecord* task = nullptr;
-    const std::vector<std::string>* agent_ids = nullptr;
-  };
-  std::optional<AllocationRef> FindAllocation(std::string_view allocation_id) const;
+  // The task the allocation named `allocation_id` was made for, also after it ended; nullptr
+  // when no allocation had that id.
+  const TaskRecord* FindAllocation(std::string_view allocation_id) const;
+  // The agents that held the allocation (several for a gang), also after it ended; none when no
+  // allocation had that id.
+  std::vector<std::string> AllocationAgents(std::string_view allocation_id) const;
   // The task of an allocation that is some agent's now (AgentRecord::allocations).
   const TaskRecord& TaskOfLiveAllocation(const std::string& allocation_id) const;
   // The trial whose run holds `allocation_id`, or nullptr.

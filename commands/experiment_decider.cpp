@@ -389,7 +389,7 @@ Result<Decision> DecideDeleteCheckpoints(const DecisionState& state,
 Result<Decision> DecideReportWorkload(const DecisionState& state, const ReportWorkload& command) {
   auto allocation = state.FindAllocation(command.allocation_id);
   if (!allocation) return Status::NotFound("allocation " + command.allocation_id + " not found");
-  const TaskRecord& task = *allocation->task;
+  const TaskRecord& task = *allocation;
   const TrialRecord* trial = task.trial_id == 0 ? nullptr : state.FindTrial(task.trial_id);
   if (trial == nullptr) {
     return Status::InvalidArgument("allocation " + command.allocation_id + " is not a trial's");

@@ -92,7 +92,7 @@ Status AuthorizeForUser(const DecisionState& state, const UserRecord& user,
         } else if constexpr (std::is_same_v<T, KillTask>) {
           const TaskRecord* task = state.FindTask(c.task_id);
           if (task == nullptr) return Status::Ok();
-          return AuthorizeJobChange(state, user, state.jobs.at(task->job_id),
+          return AuthorizeJobChange(state, user, state.jobs.at(task->job_id()),
                                     "kill task " + task->task_id);
         } else if constexpr (std::is_same_v<T, UpdateJob>) {
           const JobRecord* job = state.FindJob(c.job_id);

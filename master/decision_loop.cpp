@@ -193,7 +193,7 @@ Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& al
   std::lock_guard lock(state_mutex_);
   auto allocation = state_.FindAllocation(allocation_id);
   if (!allocation) return Status::NotFound("allocation " + allocation_id + " not found");
-  return AllocationHolding{allocation->task->task_id, *allocation->agent_ids};
+  return AllocationHolding{allocation->task_id, state_.AllocationAgents(allocation_id)};
 }
 
 uint64_t DecisionLoop::writer_epoch() const { return my_epoch_.load(); }

@@ -81,7 +81,7 @@ std::vector<std::string> IdleWatch::CheckOnce(std::chrono::steady_clock::time_po
       for (const auto& allocation_id : agent.allocations) {
         auto allocation = state.FindAllocation(allocation_id);
         if (!allocation) continue;
-        const commands::TaskRecord& task = *allocation->task;
+        const commands::TaskRecord& task = *allocation;
         const events::TaskType type = task.spec->task_type();
         if (!IsInteractiveTask(type) || !task.ready || task.kill_requested) continue;
         int64_t timeout = task.spec->idle_timeout_seconds();

@@ -34,7 +34,7 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
   if (task == nullptr) return Status::NotFound("task " + task_id + " not found");
   TaskExplanation explanation;
   explanation.state = TaskStateName(task->state);
-  const JobRecord* job = state.FindJob(task->job_id);
+  const JobRecord* job = state.FindJob(task->job_id());
   const events::ResourcePoolConfig* pool = state.FindPool(task->resources.resource_pool());
   std::string scheduler =
       pool == nullptr

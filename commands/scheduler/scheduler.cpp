@@ -85,7 +85,7 @@ std::optional<Fit> FitTask(const PoolPass& pass, const PoolCapacity& capacity,
   if (!task.leads_gang()) return capacity.FindFit(task.resources.slots(), allow_releasing);
   const std::vector<const TaskRecord*> members = GangOf(task);
   if (members.size() != static_cast<size_t>(task.resources.gang_size())) return std::nullopt;
-  const PaiJobRecord* pai_job = pass.state.FindPaiJob(task.job_id);
+  const PaiJobRecord* pai_job = pass.state.FindPaiJob(task.job_id());
   // Each member by the pool's fitting policy on what the members before it left.
   PoolCapacity trial = capacity;
   std::map<std::string, std::set<int32_t>> ports_in_use;
@@ -162,7 +162,7 @@ void PoolPass::Assign(const TaskRecord& task, const Fit& fit, const std::string&
 
 void PoolPass::AssignGang(const Fit& fit, const std::string& reason, bool backfilled) {
   capacity.Take(fit);
-  const PaiJobRecord* pai_job = state.FindPaiJob(fit.members.front()->job_id);
+  const PaiJobRecord* pai_job = state.FindPaiJob(fit.members.front()->job_id());
   std::vector<pai::PlacedMember> placed;
   for (size_t i = 0; i < fit.members.size(); ++i) {
     pai::PlacedMember member;

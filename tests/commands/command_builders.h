@@ -238,7 +238,7 @@ class Cluster {
   std::vector<std::string> Holding(const std::string& job_id = "") const {
     std::vector<std::string> ids;
     for (const auto& [task_id, task] : state.tasks) {
-      if (task.holds_allocation() && (job_id.empty() || task.job_id == job_id)) {
+      if (task.holds_allocation() && (job_id.empty() || task.job_id() == job_id)) {
         ids.push_back(task.task_id);
       }
     }

@@ -161,10 +161,10 @@ TEST(DecisionSnapshotTest, FindsEveryAllocationAndItsAgentsAfterItEnds) {
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   for (const DecisionState* state : {&folded, &(*decoded)->state}) {
     auto agents_of = [&](const std::string& allocation_id) -> std::string {
-      auto allocation = state->FindAllocation(allocation_id);
-      if (!allocation) return "none";
-      std::string text = allocation->task->task_id + ":";
-      for (const auto& agent : *allocation->agent_ids) text += " " + agent;
+      const TaskRecord* task = state->FindAllocation(allocation_id);
+      if (task == nullptr) return state->AllocationAgents(allocation_id).empty() ? "none" : "?";
+      std::string text = task->task_id + ":";
+      for (const auto& agent : state->AllocationAgents(allocation_id)) text += " " + agent;
       return text;
     };
     EXPECT_EQ(agents_of("t.1"), "t: a1");  // an earlier allocation of the re-queued task
