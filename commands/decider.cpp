@@ -62,9 +62,9 @@ events::Envelope KillOrderFor(const TaskRecord& task, const std::string& reason,
   kill->set_task_id(task.task_id);
   kill->set_allocation_id(task.allocation_id);
   kill->set_agent_id(task.agent_id);
-  kill->set_agent_incarnation(task.agent_incarnation);
-  if (task.parts.size() > 1) {
-    for (const auto& part : task.parts) *kill->add_parts() = part;
+  kill->set_agent_incarnation(task.where().agent_incarnation);
+  if (task.where().parts.size() > 1) {
+    for (const auto& part : task.where().parts) *kill->add_parts() = part;
   }
   kill->set_reason(reason);
   kill->set_by_user(by == KillBy::kUser);
@@ -337,27 +337,28 @@ Result<Decision> DecideExited(const DecisionState& state, const ReportTaskExited
     return Status::InvalidArgument("an exit has an exit code or a signal, not both");
   }
   const bool failed = (report.exit_code && *report.exit_code != 0) || report.signal;
-  if (task.parts.size() <= 1 && !report.agent_id.empty() && report.agent_id != task.agent_id) {
+  if (task.where().parts.size() <= 1 && !report.agent_id.empty() &&
+      report.agent_id != task.agent_id) {
     // Only the agent running it knows whether the process ended.
     return Status::FailedPrecondition("allocation " + report.allocation_id +
                                       " is assigned to agent " + task.agent_id + ", not " +
                                       report.agent_id);
   }
-  if (task.parts.size() > 1) {
+  if (task.where().parts.size() > 1) {
     // One part of a gang: the allocation ends with its last part; a failed part takes the
     // others down with it.
     const std::string& agent_id = report.agent_id.empty() ? task.agent_id : report.agent_id;
     bool known = false;
     size_t running = 0;
-    for (const auto& part : task.parts) {
+    for (const auto& part : task.where().parts) {
       known |= part.agent_id() == agent_id;
-      running += !task.parts_exited.count(part.agent_id()) && part.agent_id() != agent_id;
+      running += !task.where().parts_exited.count(part.agent_id()) && part.agent_id() != agent_id;
     }
     if (!known) {
       return Status::FailedPrecondition("allocation " + report.allocation_id +
                                         " has no part on agent " + agent_id);
     }
-    if (task.parts_exited.count(agent_id)) return NoChange(task.task_id);
+    if (task.where().parts_exited.count(agent_id)) return NoChange(task.task_id);
     if (running > 0) {
       Decision decision{{}, task.task_id};
       events::Envelope event;

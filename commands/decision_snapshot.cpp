@@ -21,8 +21,9 @@ namespace cairn::commands {
 #if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
 #define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
   static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 456);
-CAIRN_SNAPSHOT_COVERS(JobRecord, 192);
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 296);
+CAIRN_SNAPSHOT_COVERS(Placement, 168);
+CAIRN_SNAPSHOT_COVERS(JobRecord, 176);
 CAIRN_SNAPSHOT_COVERS(AgentRecord, 248);
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);
 CAIRN_SNAPSHOT_COVERS(SearcherInput, 24);
@@ -59,20 +60,20 @@ void EncodeTask(const TaskRecord& task, snapshot::Task& out) {
   out.set_submitted_time(task.submitted_time);
   out.set_allocation_count(task.allocation_count);
   out.set_allocation_id(task.allocation_id);
-  out.set_allocation_pool(task.allocation_pool);
+  out.set_allocation_pool(task.where().allocation_pool);
   for (const auto& agent : task.more_agents) out.add_more_agents(agent);
-  for (const auto& part : task.parts) *out.add_parts() = part;
-  for (const auto& agent : task.parts_exited) out.add_parts_exited(agent);
+  for (const auto& part : task.where().parts) *out.add_parts() = part;
+  for (const auto& agent : task.where().parts_exited) out.add_parts_exited(agent);
   out.set_agent_id(task.agent_id);
-  out.set_agent_incarnation(task.agent_incarnation);
-  for (int32_t slot : task.slot_ids) out.add_slot_ids(slot);
+  out.set_agent_incarnation(task.where().agent_incarnation);
+  for (int32_t slot : task.where().slot_ids) out.add_slot_ids(slot);
   out.set_started(task.started);
   out.set_ready(task.ready);
   out.set_kill_requested(task.kill_requested);
   out.set_kill_by_user(task.kill_by_user);
   out.set_backfilled(task.backfilled);
   out.set_preempting(task.preempting);
-  out.set_preemption_deadline(task.preemption_deadline);
+  out.set_preemption_deadline(task.where().preemption_deadline);
   out.set_last_reason(task.last_reason);
   out.set_trial_id(task.trial_id);
 }
@@ -90,21 +91,26 @@ TaskRecord DecodeTask(snapshot::Task& in) {
   task.submitted_time = in.submitted_time();
   task.allocation_count = in.allocation_count();
   task.allocation_id = Take(in.mutable_allocation_id());
-  task.allocation_pool = Take(in.mutable_allocation_pool());
+  // Only live work has a placement: history's tasks decode without one, as they folded.
+  if (!in.allocation_pool().empty() || in.parts_size() > 0 || in.parts_exited_size() > 0 ||
+      !in.agent_incarnation().empty() || in.slot_ids_size() > 0 || in.preemption_deadline() != 0) {
+    Placement& placement = task.place();
+    placement.allocation_pool = Take(in.mutable_allocation_pool());
+    placement.parts.resize(static_cast<size_t>(in.parts_size()));
+    for (int i = 0; i < in.parts_size(); ++i) placement.parts[i].Swap(in.mutable_parts(i));
+    placement.parts_exited.insert(in.parts_exited().begin(), in.parts_exited().end());
+    placement.agent_incarnation = Take(in.mutable_agent_incarnation());
+    placement.slot_ids.assign(in.slot_ids().begin(), in.slot_ids().end());
+    placement.preemption_deadline = in.preemption_deadline();
+  }
   task.more_agents.assign(in.more_agents().begin(), in.more_agents().end());
-  task.parts.resize(static_cast<size_t>(in.parts_size()));
-  for (int i = 0; i < in.parts_size(); ++i) task.parts[i].Swap(in.mutable_parts(i));
-  task.parts_exited.insert(in.parts_exited().begin(), in.parts_exited().end());
   task.agent_id = Take(in.mutable_agent_id());
-  task.agent_incarnation = Take(in.mutable_agent_incarnation());
-  task.slot_ids.assign(in.slot_ids().begin(), in.slot_ids().end());
   task.started = in.started();
   task.ready = in.ready();
   task.kill_requested = in.kill_requested();
   task.kill_by_user = in.kill_by_user();
   task.backfilled = in.backfilled();
   task.preempting = in.preempting();
-  task.preemption_deadline = in.preemption_deadline();
   task.last_reason = Take(in.mutable_last_reason());
   task.trial_id = in.trial_id();
   return task;

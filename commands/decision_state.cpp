@@ -55,7 +55,7 @@ std::vector<const TaskRecord*> ExpiredPreemptions(const DecisionState& state, in
   for (const auto& [agent_id, agent] : state.agents) {
     for (const auto& allocation_id : agent.allocations) {
       const TaskRecord& task = state.TaskOfLiveAllocation(allocation_id);
-      if (task.preempting && !task.kill_requested && task.preemption_deadline <= now &&
+      if (task.preempting && !task.kill_requested && task.where().preemption_deadline <= now &&
           seen.insert(task.task_id).second) {
         expired.push_back(&task);
       }
@@ -156,14 +156,14 @@ size_t DecisionState::QueuedTaskCount() const {
 
 void DecisionState::Enqueue(const TaskRecord& task) {
   if (task.follows_gang()) return;
-  PoolQueue& pool = queues[task.resources.resource_pool()];
+  PoolQueue& pool = queues[task.pool()];
   auto& tasks_of_kind = task.slots_asked() == 0 ? pool.zero_slot_tasks : pool.slot_tasks;
   tasks_of_kind.emplace(QueueKeyOf(task), &task);
 }
 
 void DecisionState::Dequeue(const TaskRecord& task) {
   if (task.follows_gang()) return;
-  auto pool = queues.find(task.resources.resource_pool());
+  auto pool = queues.find(task.pool());
   if (pool == queues.end()) return;
   auto& tasks_of_kind =
       task.slots_asked() == 0 ? pool->second.zero_slot_tasks : pool->second.slot_tasks;
@@ -176,8 +176,8 @@ namespace {
 // Returns the allocation's slots (those of parts still running) to their agents.
 void ReleaseAllocation(DecisionState& state, TaskRecord& task) {
   if (task.allocation_id.empty()) return;
-  for (const auto& part : task.parts) {
-    if (task.parts_exited.count(part.agent_id())) continue;
+  for (const auto& part : task.where().parts) {
+    if (task.where().parts_exited.count(part.agent_id())) continue;
     auto agent = state.agents.find(part.agent_id());
     if (agent == state.agents.end() || agent->second.incarnation != part.agent_incarnation() ||
         agent->second.allocations.erase(task.allocation_id) == 0) {
@@ -196,9 +196,7 @@ void ReleaseAllocation(DecisionState& state, TaskRecord& task) {
 // state: this halves what each one keeps (bench_scheduling --only history).
 void ForgetLiveDetails(TaskRecord& task) {
   task.spec = KeptTaskSpec(task.spec->task_type(), task.spec->preemptible());
-  std::vector<events::AllocationPart>().swap(task.parts);
-  std::vector<int32_t>().swap(task.slot_ids);
-  task.parts_exited.clear();
+  task.placement.reset();
   task.last_reason.shrink_to_fit();
 }
 
@@ -213,11 +211,13 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
   task.submitted_offset = event.offset();
   task.submitted_time = event.time_unix_micros();
   task.trial_id = submitted.trial_id();
+  // Frees the record's copy of the pool's name: pool() reads the job's.
+  task.resources.set_allocated_resource_pool(nullptr);
   const bool new_job = state.jobs.count(job_id) == 0;
   JobRecord& job = state.jobs.FindOrMake(job_id);
   if (new_job) {
     job.type = task.spec->task_type();
-    job.resource_pool = task.resources.resource_pool();
+    job.resource_pool = submitted.resources().resource_pool();
     job.priority = task.resources.priority();
     job.weight = task.resources.weight();
     job.max_slots = task.resources.max_slots();
@@ -228,7 +228,6 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
     job.user = task.spec->user();
   } else {
     // A job's later tasks follow the job's current scheduling parameters.
-    task.resources.set_resource_pool(job.resource_pool);
     task.resources.set_priority(job.priority);
     task.resources.set_weight(job.weight);
     task.resources.set_max_slots(job.max_slots);
@@ -250,12 +249,13 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   task.state = TaskState::kAssigned;
   task.allocation_count++;
   task.allocation_id = assigned.allocation_id();
-  task.allocation_pool = assigned.resource_pool();
-  task.parts = AllocationPartsOf(assigned);
-  task.parts_exited.clear();
+  task.placement = std::make_unique<Placement>();
+  Placement& placement = *task.placement;
+  placement.allocation_pool = assigned.resource_pool();
+  placement.parts = AllocationPartsOf(assigned);
   task.agent_id = assigned.agent_id();
-  task.agent_incarnation = assigned.agent_incarnation();
-  task.slot_ids.assign(assigned.slot_ids().begin(), assigned.slot_ids().end());
+  placement.agent_incarnation = assigned.agent_incarnation();
+  placement.slot_ids.assign(assigned.slot_ids().begin(), assigned.slot_ids().end());
   task.started = false;
   task.ready = false;
   task.kill_requested = false;
@@ -264,12 +264,12 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   task.backfilled = assigned.backfilled();
   task.last_reason = assigned.reason();
   task.more_agents.clear();
-  for (size_t i = 1; i < task.parts.size(); ++i)
-    task.more_agents.push_back(task.parts[i].agent_id());
+  for (size_t i = 1; i < task.where().parts.size(); ++i)
+    task.more_agents.push_back(task.where().parts[i].agent_id());
   if (TaskIdPart(task.allocation_id) != task.task_id) {
     state.other_allocations[task.allocation_id] = {task.task_id, {}};
   }
-  for (const auto& part : task.parts) {
+  for (const auto& part : task.where().parts) {
     auto agent = state.agents.find(part.agent_id());
     if (agent == state.agents.end()) continue;
     agent->second.allocations.insert(task.allocation_id);
@@ -318,12 +318,9 @@ void ApplyAllocationReleased(DecisionState& state, const events::AllocationRelea
   task.kill_requested = false;
   task.preempting = false;
   task.backfilled = false;
-  task.parts.clear();
-  task.parts_exited.clear();
+  task.placement.reset();
   task.agent_id.clear();
   task.more_agents.clear();
-  task.agent_incarnation.clear();
-  task.slot_ids.clear();
   task.last_reason = released.reason();
   state.Enqueue(task);
 }
@@ -332,8 +329,8 @@ void ApplyAllocationPartExited(DecisionState& state, const events::AllocationPar
   auto it = state.tasks.find(exited.task_id());
   if (it == state.tasks.end() || it->second.allocation_id != exited.allocation_id()) return;
   TaskRecord& task = it->second;
-  if (task.parts_exited.count(exited.agent_id())) return;
-  for (const auto& part : task.parts) {
+  if (task.where().parts_exited.count(exited.agent_id())) return;
+  for (const auto& part : task.where().parts) {
     if (part.agent_id() != exited.agent_id()) continue;
     auto agent = state.agents.find(part.agent_id());
     if (agent != state.agents.end() && agent->second.incarnation == part.agent_incarnation() &&
@@ -341,7 +338,7 @@ void ApplyAllocationPartExited(DecisionState& state, const events::AllocationPar
       for (int32_t slot : part.slot_ids()) agent->second.used_slots.erase(slot);
     }
   }
-  task.parts_exited.insert(exited.agent_id());
+  task.place().parts_exited.insert(exited.agent_id());
 }
 
 void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& changed) {
@@ -368,7 +365,6 @@ void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& c
     if (task->state == TaskState::kExited) continue;
     task->resources.set_priority(job.priority);
     task->resources.set_weight(job.weight);
-    task->resources.set_resource_pool(job.resource_pool);
     task->resources.set_max_slots(job.max_slots);
   }
   for (TaskRecord* task : queued) state.Enqueue(*task);
@@ -492,7 +488,7 @@ void Apply(DecisionState& state, const events::Envelope& event) {
         break;
       }
       it->second.preempting = true;
-      it->second.preemption_deadline = preemption.deadline_unix_micros();
+      it->second.place().preemption_deadline = preemption.deadline_unix_micros();
       it->second.last_reason = preemption.reason();
       break;
     }

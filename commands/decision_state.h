@@ -34,6 +34,20 @@ struct JobRecord;
 // per kind, so that the history's tasks hold a pointer where each held 248 bytes of TaskSpec.
 std::shared_ptr<const events::TaskSpec> KeptTaskSpec(events::TaskType type, bool preemptible);
 
+// Where a task's current allocation runs. Only live work needs it: an exited task drops it
+// (ForgetLiveDetails), so that history's tasks hold a null pointer where each held 168 bytes.
+struct Placement {
+  std::string allocation_pool;  // the pool the allocation runs in
+  // One part per agent (several for a gang). TaskRecord::agent_id, agent_incarnation and
+  // slot_ids repeat the first part.
+  std::vector<events::AllocationPart> parts;
+  std::set<std::string> parts_exited;  // agents whose part of a gang already ended
+  std::string agent_incarnation;
+  std::vector<int32_t> slot_ids;
+  // Set by a preemption (TaskRecord::preempting): the allocation is killed at this time.
+  int64_t preemption_deadline = 0;
+};
+
 struct TaskRecord {
   std::string task_id;
   // The job's record in DecisionState::jobs (whose nodes never move or go away), so that a
@@ -43,22 +57,19 @@ struct TaskRecord {
   const std::string& job_id() const;
   // As submitted while the task lives (never changed); KeptTaskSpec once it exited.
   std::shared_ptr<const events::TaskSpec> spec = KeptTaskSpec(events::TASK_TYPE_UNSPECIFIED, false);
-  events::Resources resources;  // pool, priority, weight: the job's current values
+  // Priority, weight and max_slots are the job's current values; the pool is not kept here (each
+  // task's copy of the name was a heap string): it is the job's, pool().
+  events::Resources resources;
   TaskState state = TaskState::kQueued;
   uint64_t submitted_offset = 0;
   int64_t submitted_time = 0;
-  int allocation_count = 0;     // allocations so far; numbers the next allocation id
-  std::string allocation_id;    // the latest allocation's; kept after it ends
-  std::string allocation_pool;  // the pool the current allocation runs in
-  // Where the current allocation runs: one part per agent (several for a gang). agent_id,
-  // agent_incarnation and slot_ids repeat the first part.
-  std::vector<events::AllocationPart> parts;
-  std::set<std::string> parts_exited;  // agents whose part of a gang already ended
+  int allocation_count = 0;   // allocations so far; numbers the next allocation id
+  std::string allocation_id;  // the latest allocation's; kept after it ends
+  // Where the current allocation runs (none while queued or once exited): read it with where().
+  std::unique_ptr<Placement> placement;
   std::string agent_id;  // kept after the task exits (DecisionState::AllocationAgents)
   // The allocation's agents after agent_id (a gang on several agents), kept like agent_id.
   std::vector<std::string> more_agents;
-  std::string agent_incarnation;
-  std::vector<int32_t> slot_ids;
   bool started = false;
   bool ready = false;  // a notebook's, shell's or TensorBoard's service answers (TaskReady)
   bool kill_requested = false;
@@ -67,10 +78,20 @@ struct TaskRecord {
   // A preemption asked this allocation to give its slots back; it is released (and the task
   // re-queued) when it exits, or killed at the deadline.
   bool preempting = false;
-  int64_t preemption_deadline = 0;
   std::string last_reason;  // the latest decision about this task, in words
   int64_t trial_id = 0;     // the trial this task is a run of; 0 for other tasks
 
+  const std::string& pool() const;  // the job's pool, where the task queues and is placed
+  // The placement, or an empty one when there is none.
+  const Placement& where() const {
+    static const Placement kNowhere;
+    return placement ? *placement : kNowhere;
+  }
+  // The placement to change, made when there is none.
+  Placement& place() {
+    if (!placement) placement = std::make_unique<Placement>();
+    return *placement;
+  }
   bool preemptible() const {
     return spec->task_type() == events::TASK_TYPE_TRIAL || spec->preemptible();
   }
@@ -92,18 +113,19 @@ struct TaskRecord {
 // fair share divides slots among jobs, the queue orders jobs.
 struct JobRecord {
   std::string job_id;
-  events::TaskType type = events::TASK_TYPE_UNSPECIFIED;
   std::string resource_pool;
-  int32_t priority = kDefaultPriority;
+  std::string user;
+  // Its tasks in submission order: records of DecisionState::tasks, whose nodes never move.
+  std::vector<TaskRecord*> tasks;
   double weight = 1;
-  int32_t max_slots = 0;       // 0 = no cap
   int64_t queue_position = 0;  // smaller = further ahead among equal priorities
   uint64_t submitted_offset = 0;
   int64_t submitted_time = 0;
-  std::string user;
+  // The 4-byte fields together: every job of history has this record, and padding adds up.
+  events::TaskType type = events::TASK_TYPE_UNSPECIFIED;
+  int32_t priority = kDefaultPriority;
+  int32_t max_slots = 0;  // 0 = no cap
   int32_t workspace_id = kUncategorizedWorkspace;
-  // Its tasks in submission order: records of DecisionState::tasks, whose nodes never move.
-  std::vector<TaskRecord*> tasks;
   int live_tasks = 0;  // tasks not exited
   // The job may still get tasks although none is live (an experiment that is not over).
   bool open = false;
@@ -111,6 +133,7 @@ struct JobRecord {
 };
 
 inline const std::string& TaskRecord::job_id() const { return job->job_id; }
+inline const std::string& TaskRecord::pool() const { return job->resource_pool; }
 
 // Records keyed by a view of their own id (`kId`, never changed once stored): the key costs no
 // second copy of the id, about 64 bytes a record for every task and job of history. A std::map

@@ -9,6 +9,7 @@
 #include "base/files.h"
 #include "base/ids.h"
 #include "base/log.h"
+#include "base/memory.h"
 #include "base/password.h"
 #include "events/envelope_util.h"
 #include "events/kafka/placement_topic.h"
@@ -95,6 +96,8 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
       });
       if (!written.ok()) log::Warn("master", "no decision snapshot at startup: {}", written);
     }
+    // The fold's batches and the snapshot's encoding were transient: their pages go back.
+    ReturnFreedMemory();
     parts.decision_snapshotter->LogAdvanced(end);
     parts.decision_snapshotter->Start();
   }

@@ -285,8 +285,7 @@ class Simulator {
       Outcome outcome;
       outcome.facts = task.facts;
       outcome.first_start = task.first_start;
-      outcome.pool =
-          task.first_start ? task.first_pool : state_.tasks.at(task_id).resources.resource_pool();
+      outcome.pool = task.first_start ? task.first_pool : state_.tasks.at(task_id).pool();
       outcome.end = task.end;
       outcome.preemptions = task.preemptions;
       outcomes.push_back(std::move(outcome));
@@ -415,7 +414,7 @@ class Simulator {
       case Envelope::kAllocationAssigned: {
         auto* assigned = event.mutable_allocation_assigned();
         const TaskRecord* task = state_.FindTask(assigned->task_id());
-        if (task != nullptr) assigned->set_resource_pool(task->resources.resource_pool());
+        if (task != nullptr) assigned->set_resource_pool(task->pool());
         break;
       }
       case Envelope::kAgentRegistered: {

@@ -42,7 +42,7 @@ PoolCapacity::PoolCapacity(const DecisionState& state, const events::ResourcePoo
     for (const auto& allocation_id : agents_[at].agent->allocations) {
       const TaskRecord& task = state.TaskOfLiveAllocation(allocation_id);
       if (!task.preempting && !task.kill_requested) continue;
-      for (const auto& part : task.parts) {
+      for (const auto& part : task.where().parts) {
         if (part.agent_id() != agent_id) continue;
         for (int32_t slot : part.slot_ids()) {
           if (slot >= 0 && slot < static_cast<int32_t>(agents_[at].slots.size())) {
@@ -263,8 +263,8 @@ void PoolCapacity::Exclude(const std::string& agent_id) {
 }
 
 void PoolCapacity::MarkReleasing(const TaskRecord& task) {
-  for (const auto& part : task.parts) {
-    if (task.parts_exited.count(part.agent_id())) continue;
+  for (const auto& part : task.where().parts) {
+    if (task.where().parts_exited.count(part.agent_id())) continue;
     AgentSlots* agent = AgentById(part.agent_id());
     if (agent == nullptr) continue;
     for (int32_t slot : part.slot_ids()) {

@@ -35,7 +35,7 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
   TaskExplanation explanation;
   explanation.state = TaskStateName(task->state);
   const JobRecord* job = state.FindJob(task->job_id());
-  const events::ResourcePoolConfig* pool = state.FindPool(task->resources.resource_pool());
+  const events::ResourcePoolConfig* pool = state.FindPool(task->pool());
   std::string scheduler =
       pool == nullptr
           ? "unknown pool"
@@ -46,8 +46,8 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
   std::string& reason = explanation.reason;
   switch (task->state) {
     case TaskState::kQueued: {
-      reason = "QUEUED in pool " + task->resources.resource_pool() + " (" + scheduler +
-               "), priority " + std::to_string(task->resources.priority()) + ", needs " +
+      reason = "QUEUED in pool " + task->pool() + " (" + scheduler + "), priority " +
+               std::to_string(task->resources.priority()) + ", needs " +
                SlotsText(task->slots_asked());
       if (!task->last_reason.empty()) reason += "; last decision: " + task->last_reason;
       const QueuedTaskOutlook outlook = ExplainQueuedTask(state, now_unix_micros, *task, passes);
@@ -68,7 +68,7 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
     case TaskState::kRunning:
     case TaskState::kTerminating: {
       std::string where;
-      for (const auto& part : task->parts) {
+      for (const auto& part : task->where().parts) {
         where += (where.empty() ? "" : ", ") + part.agent_id() + " slots [";
         for (int i = 0; i < part.slot_ids_size(); ++i) {
           where += (i ? "," : "") + std::to_string(part.slot_ids(i));
@@ -76,10 +76,10 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
         where += "]";
       }
       reason = std::string(TaskStateName(task->state)) + " on " + where + " in pool " +
-               task->allocation_pool + " (" + scheduler + ")";
+               task->where().allocation_pool + " (" + scheduler + ")";
       if (task->preempting) {
         reason += "; being preempted (a kill is forced at " +
-                  FormatRfc3339(task->preemption_deadline) +
+                  FormatRfc3339(task->where().preemption_deadline) +
                   " if it has not released by then): " + task->last_reason;
       } else {
         reason += ": " + task->last_reason;

@@ -209,8 +209,8 @@ void PoolPass::Preempt(const TaskRecord& victim, const std::string& reason,
   preemption->set_task_id(victim.task_id);
   preemption->set_allocation_id(victim.allocation_id);
   preemption->set_agent_id(victim.agent_id);
-  preemption->set_agent_incarnation(victim.agent_incarnation);
-  for (const auto& part : victim.parts) *preemption->add_parts() = part;
+  preemption->set_agent_incarnation(victim.where().agent_incarnation);
+  for (const auto& part : victim.where().parts) *preemption->add_parts() = part;
   preemption->set_reason(reason);
   if (for_task != nullptr) preemption->set_for_task_id(for_task->task_id);
   const double grace = state.pools_config.preemption_grace_seconds();
@@ -337,16 +337,16 @@ SchedulingPass RunPass(const DecisionState& state, int64_t now_unix_micros, bool
       if (!refused_by_bindings(pool, *task)) to.push_back(task);
     }
   };
-  if (only != nullptr && !pools_with_agents.count(only->resources.resource_pool())) {
+  if (only != nullptr && !pools_with_agents.count(only->pool())) {
     // The others of its pool cannot change why it waits.
-    const std::string& pool = only->resources.resource_pool();
+    const std::string& pool = only->pool();
     if (!refused_by_bindings(pool, *only)) {
       Queued& lists = queued[pool];
       (only->slots_asked() == 0 ? lists.zero_slot_tasks : lists.slot_tasks).push_back(only);
     }
   } else {
     for (const auto& [pool, pool_queue] : state.queues) {
-      if (only != nullptr && pool != only->resources.resource_pool()) continue;
+      if (only != nullptr && pool != only->pool()) continue;
       std::optional<PoolCapacity> capacity;
       std::vector<const TaskRecord*> running;
       if (!explain_waiting) {
@@ -427,7 +427,7 @@ QueuedTaskOutlook OutlookIn(const SchedulingPass& pass, const TaskRecord& task) 
 
 QueuedTaskOutlook ExplainQueuedTask(const DecisionState& state, int64_t now_unix_micros,
                                     const TaskRecord& task, ExplainedPasses* passes) {
-  const std::string& pool = task.resources.resource_pool();
+  const std::string& pool = task.pool();
   const bool pool_has_agent =
       std::any_of(state.agents.begin(), state.agents.end(), [&](const auto& entry) {
         return entry.second.schedulable() && entry.second.resource_pool == pool;

@@ -10,7 +10,9 @@
 //   history the decider's heap with many tasks in history (1,000,000 by default, or --tasks N):
 //          every task submitted, placed, started and exited, then 100,000 queued behind; heap
 //          bytes per task (mallinfo2, in-process), against issue 17's budget for the master
-//          (1 GiB with 1M tasks in history, 256 MiB with 100k queued). Not in the default run.
+//          (1 GiB with 1M tasks in history, 256 MiB with 100k queued); then the same history
+//          written to a log and a real cairn-master started on it: its RSS once it answers and
+//          its projections caught up, and its peak while folding. Not in the default run.
 //   true   makespan of 1,000 `true` commands on one agent with 64 slots
 //   sleep  makespan of 100 `sleep 0.1` commands on one agent with 8 slots
 // Real cairn-master and cairn-agent processes on loopback for all but `pass`; makespans run from
@@ -41,6 +43,7 @@
 #include "commands/decision_state.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
+#include "events/event_log.h"
 #include "master/data_dir.h"
 #include "net/http_client.h"
 #include "net/session_login.h"
@@ -200,75 +203,88 @@ size_t HeapInUse() {
   return mallinfo2().uordblks;
 }
 
+// The history's events in order: kAgents agents of 8 slots, then `history_tasks` commands each
+// submitted, placed, started and exited. `emit` gets each one.
+constexpr int kHistoryAgents = 100;
+constexpr int kHistoryQueued = 100'000;
+
+// A task as the REST API submits one: a uuid-like id, a short command, its user.
+cairn::events::Envelope HistorySubmission(const std::string& id) {
+  cairn::events::Envelope event;
+  auto* submitted = event.mutable_task_submitted();
+  submitted->set_task_id(id);
+  submitted->set_job_id(id);
+  auto* spec = submitted->mutable_spec();
+  for (const char* part : {"python3", "train.py", "--epochs", "3"}) spec->add_entrypoint(part);
+  spec->set_task_type(cairn::events::TASK_TYPE_COMMAND);
+  spec->set_user("alice");
+  spec->set_description("Command (train.py)");
+  submitted->mutable_resources()->set_slots(1);
+  submitted->mutable_resources()->set_resource_pool(cairn::kDefaultPool);
+  return event;
+}
+
+void EmitHistory(int history_tasks, const std::function<void(cairn::events::Envelope)>& emit) {
+  for (int a = 0; a < kHistoryAgents; ++a) {
+    cairn::events::Envelope registered;
+    auto* r = registered.mutable_agent_registered();
+    r->set_agent_id("agent-" + std::to_string(a));
+    r->set_incarnation("inc-" + std::to_string(a));
+    r->set_resource_pool(cairn::kDefaultPool);
+    r->set_slot_count(8);
+    emit(std::move(registered));
+  }
+  char id[48];
+  for (int t = 0; t < history_tasks; ++t) {
+    std::snprintf(id, sizeof id, "c0ffee00-0000-4000-8000-%012d", t);
+    emit(HistorySubmission(id));
+    const std::string agent = "agent-" + std::to_string(t % kHistoryAgents);
+    const std::string allocation = std::string(id) + ".1";
+    cairn::events::Envelope assigned;
+    auto* as = assigned.mutable_allocation_assigned();
+    as->set_task_id(id);
+    as->set_allocation_id(allocation);
+    as->set_agent_id(agent);
+    as->set_agent_incarnation("inc-" + std::to_string(t % kHistoryAgents));
+    as->set_resource_pool(cairn::kDefaultPool);
+    as->add_slot_ids(0);
+    as->set_reason("fair share: job's fair share is 1 of 800 slots; best fit on agent");
+    emit(std::move(assigned));
+    cairn::events::Envelope started;
+    started.mutable_task_started()->set_task_id(id);
+    started.mutable_task_started()->set_allocation_id(allocation);
+    started.mutable_task_started()->set_agent_id(agent);
+    emit(std::move(started));
+    cairn::events::Envelope exited;
+    exited.mutable_task_exited()->set_task_id(id);
+    exited.mutable_task_exited()->set_allocation_id(allocation);
+    exited.mutable_task_exited()->set_agent_id(agent);
+    exited.mutable_task_exited()->set_exit_code(0);
+    exited.mutable_task_exited()->set_reason("exited with code 0");
+    emit(std::move(exited));
+  }
+}
+
+void EmitQueued(int queued, const std::function<void(cairn::events::Envelope)>& emit) {
+  char id[48];
+  for (int q = 0; q < queued; ++q) {
+    std::snprintf(id, sizeof id, "deadbeef-0000-4000-8000-%012d", q);
+    emit(HistorySubmission(id));
+  }
+}
+
 int RunHistory(int history_tasks) {
-  constexpr int kAgents = 100;
-  constexpr int kQueued = 100'000;
   const size_t heap_before = HeapInUse();
   auto start = Clock::now();
   int failed = 0;
   {
     cairn::commands::DecisionState state;
     auto apply = FoldInto(state);
-    for (int a = 0; a < kAgents; ++a) {
-      cairn::events::Envelope registered;
-      auto* r = registered.mutable_agent_registered();
-      r->set_agent_id("agent-" + std::to_string(a));
-      r->set_incarnation("inc-" + std::to_string(a));
-      r->set_resource_pool(cairn::kDefaultPool);
-      r->set_slot_count(8);
-      apply(std::move(registered));
-    }
-    // A task as the REST API submits one: a uuid-like id, a short command, its user.
-    auto submit = [&](const std::string& id) {
-      cairn::events::Envelope event;
-      auto* submitted = event.mutable_task_submitted();
-      submitted->set_task_id(id);
-      submitted->set_job_id(id);
-      auto* spec = submitted->mutable_spec();
-      for (const char* part : {"python3", "train.py", "--epochs", "3"}) spec->add_entrypoint(part);
-      spec->set_task_type(cairn::events::TASK_TYPE_COMMAND);
-      spec->set_user("alice");
-      spec->set_description("Command (train.py)");
-      submitted->mutable_resources()->set_slots(1);
-      submitted->mutable_resources()->set_resource_pool(cairn::kDefaultPool);
-      apply(std::move(event));
-    };
-    char id[48];
-    for (int t = 0; t < history_tasks; ++t) {
-      std::snprintf(id, sizeof id, "c0ffee00-0000-4000-8000-%012d", t);
-      submit(id);
-      const std::string agent = "agent-" + std::to_string(t % kAgents);
-      const std::string allocation = std::string(id) + ".1";
-      cairn::events::Envelope assigned;
-      auto* as = assigned.mutable_allocation_assigned();
-      as->set_task_id(id);
-      as->set_allocation_id(allocation);
-      as->set_agent_id(agent);
-      as->set_agent_incarnation("inc-" + std::to_string(t % kAgents));
-      as->set_resource_pool(cairn::kDefaultPool);
-      as->add_slot_ids(0);
-      as->set_reason("fair share: job's fair share is 1 of 800 slots; best fit on agent");
-      apply(std::move(assigned));
-      cairn::events::Envelope started;
-      started.mutable_task_started()->set_task_id(id);
-      started.mutable_task_started()->set_allocation_id(allocation);
-      started.mutable_task_started()->set_agent_id(agent);
-      apply(std::move(started));
-      cairn::events::Envelope exited;
-      exited.mutable_task_exited()->set_task_id(id);
-      exited.mutable_task_exited()->set_allocation_id(allocation);
-      exited.mutable_task_exited()->set_agent_id(agent);
-      exited.mutable_task_exited()->set_exit_code(0);
-      exited.mutable_task_exited()->set_reason("exited with code 0");
-      apply(std::move(exited));
-    }
+    EmitHistory(history_tasks, apply);
     const size_t heap_history = HeapInUse();
-    for (int q = 0; q < kQueued; ++q) {
-      std::snprintf(id, sizeof id, "deadbeef-0000-4000-8000-%012d", q);
-      submit(id);
-    }
+    EmitQueued(kHistoryQueued, apply);
     const size_t heap_queued = HeapInUse();
-    if (state.tasks.size() != static_cast<size_t>(history_tasks + kQueued)) {
+    if (state.tasks.size() != static_cast<size_t>(history_tasks + kHistoryQueued)) {
       failed = Fail("the state does not hold every task");
     }
     const double history_mib = static_cast<double>(heap_history - heap_before) / (1 << 20);
@@ -276,14 +292,14 @@ int RunHistory(int history_tasks) {
     std::printf(
         "history: %d tasks submitted, placed, started and exited, then %d queued, folded in "
         "%.1f s\n",
-        history_tasks, kQueued, MillisSince(start) / 1000);
+        history_tasks, kHistoryQueued, MillisSince(start) / 1000);
     char extra[96];
     std::snprintf(extra, sizeof extra, "  [%.0f bytes per task]",
                   static_cast<double>(heap_history - heap_before) / history_tasks);
     Report(("decider heap, " + std::to_string(history_tasks / 1000) + "k in history").c_str(),
            history_mib, "MiB", 1024.0 * history_tasks / 1'000'000, true, extra);
     std::snprintf(extra, sizeof extra, "  [%.0f bytes per task]",
-                  static_cast<double>(heap_queued - heap_history) / kQueued);
+                  static_cast<double>(heap_queued - heap_history) / kHistoryQueued);
     Report("decider heap, 100k queued", queued_mib, "MiB", 256, true, extra);
   }
   return failed;
@@ -372,6 +388,8 @@ class Cluster {
   }
 
   uint16_t port() const { return port_; }
+  // The master's data directory; a log written there before Start() is the master's history.
+  std::string data_dir() const { return dir_.Sub("data"); }
   pid_t master_pid() const { return master_ ? master_->pid() : 0; }
 
  private:
@@ -469,12 +487,76 @@ int RunSubmit() {
 }
 
 // The master's resident set, MiB (VmRSS), or -1.
-long ResidentMiB(pid_t pid) {
+// `field` of /proc/PID/status in MiB (VmRSS: resident now, VmHWM: its peak), or -1.
+long ResidentMiB(pid_t pid, const std::string& field = "VmRSS:") {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) / 1024;
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(field.size())) / 1024;
   }
   return -1;
+}
+
+// The master's memory with `history_tasks` tasks in its log's history: the events EmitHistory
+// makes written to a data directory, then a cairn-master started on it, measured once it
+// answers and its projections have applied the whole log (issue 17: RSS <= 1 GiB at 1M).
+int RunHistoryMaster(int history_tasks) {
+  Cluster cluster;
+  auto start = Clock::now();
+  uint64_t written = 0;
+  {
+    cairn::LogConfig config;
+    config.data_dir = cluster.data_dir();
+    auto log = cairn::OpenEventLog(config);
+    if (!log.ok()) return Fail(log.status().ToString());
+    std::vector<cairn::events::Envelope> batch;
+    cairn::Status status = cairn::Status::Ok();
+    auto flush = [&] {
+      if (status.ok() && !batch.empty()) status = (*log)->Append(batch).status();
+      batch.clear();
+    };
+    EmitHistory(history_tasks, [&](cairn::events::Envelope event) {
+      event.set_event_id("history-" + std::to_string(written));
+      event.set_time_unix_micros(1'700'000'000'000'000 + static_cast<int64_t>(written++));
+      event.set_actor("bench");
+      event.set_schema_version(cairn::kSchemaVersion);
+      batch.push_back(std::move(event));
+      if (batch.size() == 8192) flush();
+    });
+    flush();
+    if (!status.ok()) return Fail(status.ToString());
+  }
+  std::printf("history for a master: %llu events written in %.1f s\n",
+              static_cast<unsigned long long>(written), MillisSince(start) / 1000);
+  start = Clock::now();
+  if (cluster.Start(0) != 0) return 1;
+  auto client = cairn::http::Client::FromUrl("http://127.0.0.1:" + std::to_string(cluster.port()));
+  if (!client.ok()) return cluster.Fail(client.status().ToString());
+  // Ready: the master answers (its write side folded) and every projection applied the log.
+  // Asked every 100 ms: often enough to measure, rarely enough not to take a core from the fold.
+  while (true) {
+    auto reply = client->Request("GET", "/api/v1/master");
+    if (reply.ok() && reply->status == 200) {
+      auto body = nlohmann::json::parse(reply->body, nullptr, false);
+      if (!body.is_discarded() &&
+          std::stoull(body["cairn"].value("appliedOffset", "0")) >= written) {
+        break;
+      }
+    }
+    if (MillisSince(start) > 30 * 60 * 1000) return cluster.Fail("the master never caught up");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double ready_s = MillisSince(start) / 1000;
+  const long rss = ResidentMiB(cluster.master_pid());
+  const long peak = ResidentMiB(cluster.master_pid(), "VmHWM:");
+  char extra[160];
+  std::snprintf(extra, sizeof extra,
+                "  [heap and other anonymous %ld MiB, mapped files %ld MiB; ready in %.1f s; "
+                "peak while folding %ld MiB]",
+                ResidentMiB(cluster.master_pid(), "RssAnon:"),
+                ResidentMiB(cluster.master_pid(), "RssFile:"), ready_s, peak);
+  Report(("master RSS, " + std::to_string(history_tasks / 1000) + "k tasks in history").c_str(),
+         static_cast<double>(rss), "MiB", 1024.0 * history_tasks / 1'000'000, true, extra);
+  return 0;
 }
 
 // Submission rate and latency at each queue size: one master, the queue grown between the
@@ -715,7 +797,7 @@ int main(int argc, char** argv) {
   if (wanted("submit")) failed |= RunSubmit();
   // Minutes at 100k, so only when asked for.
   if (only == "curve") failed |= RunSubmitCurve(curve_sizes);
-  if (only == "history") failed |= RunHistory(history_tasks);
+  if (only == "history") failed |= RunHistory(history_tasks) | RunHistoryMaster(history_tasks);
   if (wanted("true"))
     failed |= RunMakespan("1000 true", 1000, 64, R"(["true"])", 4, 3.0, 0, "30-45 s");
   if (wanted("sleep"))

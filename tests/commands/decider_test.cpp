@@ -50,7 +50,7 @@ TEST_F(DeciderTest, QueuedTaskIsPlacedWhenAnAgentRegisters) {
   EXPECT_EQ(Task("t1").state, TaskState::kAssigned);
   EXPECT_EQ(Task("t1").agent_id, "a1");
   EXPECT_EQ(Task("t1").allocation_id, "t1.1");
-  EXPECT_EQ(Task("t1").slot_ids, std::vector<int32_t>{0});
+  EXPECT_EQ(Task("t1").where().slot_ids, std::vector<int32_t>{0});
   // The default pool is fair share: the reason says so, and names the job's share (1 of 2 slots:
   // its whole demand).
   const std::string& reason = last_events_.back().allocation_assigned().reason();
@@ -65,7 +65,7 @@ TEST_F(DeciderTest, BestFitPicksTheAgentWithFewestFreeSlots) {
   EXPECT_EQ(Task("t1").agent_id, "small");
   ASSERT_TRUE(Submit("t2", 2).ok());
   EXPECT_EQ(Task("t2").agent_id, "big");
-  EXPECT_EQ(Task("t2").slot_ids, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(Task("t2").where().slot_ids, (std::vector<int32_t>{0, 1}));
 }
 
 TEST_F(DeciderTest, PriorityThenSubmissionOrderDecidesWhoGetsScarceSlots) {
@@ -125,7 +125,7 @@ TEST_F(DeciderTest, AForcedTaskTooBigWaitsWithoutBlockingSmallerOnes) {
   RegisterAgent("a2", 2);
   RegisterAgent("a3", 2);
   EXPECT_EQ(Task("huge").state, TaskState::kAssigned);
-  EXPECT_EQ(Task("huge").parts.size(), 2u);
+  EXPECT_EQ(Task("huge").where().parts.size(), 2u);
 }
 
 TEST_F(DeciderTest, AgentsJoinOnlyConfiguredPools) {
@@ -149,7 +149,7 @@ TEST_F(DeciderTest, ZeroSlotTasksNeedNoSlots) {
   ASSERT_TRUE(Submit("gpu", 1).ok());
   ASSERT_TRUE(Submit("cpu", 0).ok());
   EXPECT_EQ(Task("cpu").state, TaskState::kAssigned);
-  EXPECT_TRUE(Task("cpu").slot_ids.empty());
+  EXPECT_TRUE(Task("cpu").where().slot_ids.empty());
 }
 
 TEST_F(DeciderTest, ExitFreesSlotsForTheNextTask) {

@@ -148,7 +148,7 @@ TEST(ExplainTest, TheIndexAndTheOneTaskPassAgreeWithTheFullPassThroughRandomChan
       if (task.state != TaskState::kQueued) continue;
       // The pool queues the pass walks hold exactly the queued tasks.
       ++queued_count;
-      const auto pool_queue = state.queues.find(task.resources.resource_pool());
+      const auto pool_queue = state.queues.find(task.pool());
       ASSERT_NE(pool_queue, state.queues.end()) << task_id << " at step " << step;
       const auto& of_kind = task.resources.slots() == 0 ? pool_queue->second.zero_slot_tasks
                                                         : pool_queue->second.slot_tasks;

@@ -64,7 +64,7 @@ class RawState {
     preemption->set_task_id(task_id);
     preemption->set_allocation_id(task.allocation_id);
     preemption->set_agent_id(task.agent_id);
-    preemption->set_agent_incarnation(task.agent_incarnation);
+    preemption->set_agent_incarnation(task.where().agent_incarnation);
     preemption->set_deadline_unix_micros(kNow + 1'000'000);
     Apply(std::move(event));
   }

@@ -102,7 +102,7 @@ TEST(FittingTest, AFailedGangPartKillsTheRestAndTheLastPartEndsTheTask) {
     RUN_OK(cluster, Agent("g1", 8));
     RUN_OK(cluster, Agent("g2", 8));
     RUN_OK(cluster, Submission("big", {.slots = 16}));
-    ASSERT_EQ(cluster.Task("big").parts.size(), 2u);
+    ASSERT_EQ(cluster.Task("big").where().parts.size(), 2u);
     RUN_OK(cluster, Exit("big", failure ? 1 : 0, "g1"));
     auto part = cluster.Last(events::Envelope::kAllocationPartExited);
     ASSERT_EQ(part.size(), 1u);
@@ -176,7 +176,7 @@ TEST(ZeroSlotTest, AZeroSlotTaskStartsWhileSlotWorkWaits) {
   // Less important than the blocked task, yet it needs no slot: it starts.
   RUN_OK(cluster, Submission("cpu", {.slots = 0, .priority = 90}));
   EXPECT_EQ(cluster.Assigned(), Strings{"cpu"});
-  EXPECT_TRUE(cluster.Task("cpu").slot_ids.empty());
+  EXPECT_TRUE(cluster.Task("cpu").where().slot_ids.empty());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,8 +20,9 @@ void ExpectNoSlotDoubleBooked(const DecisionState& state, int step, uint32_t see
   std::map<std::string, std::set<int32_t>> held;
   for (const auto& [task_id, task] : state.tasks) {
     if (!task.holds_allocation()) continue;
-    for (const auto& part : task.parts) {
-      if (task.parts_exited.count(part.agent_id())) continue;  // that gang part gave its slots back
+    for (const auto& part : task.where().parts) {
+      if (task.where().parts_exited.count(part.agent_id()))
+        continue;  // that gang part gave its slots back
       auto agent = state.agents.find(part.agent_id());
       ASSERT_NE(agent, state.agents.end()) << "seed " << seed << " step " << step;
       for (int32_t slot : part.slot_ids()) {
@@ -65,12 +66,15 @@ TEST(SlotCapacityPropertyTest, RandomHistoriesNeverDoubleBookASlot) {
           if (tasks.empty()) break;
           const TaskRecord& task = cluster.Task(tasks[pick(static_cast<int>(tasks.size()))]);
           if (task.allocation_id.empty()) break;
-          const bool holder = !task.parts.empty() && task.parts[0].agent_id() == agent;
+          const bool holder =
+              !task.where().parts.empty() && task.where().parts[0].agent_id() == agent;
           const bool running = task.holds_allocation();
+          const bool gang = task.where().parts.size() > 1;
           ReportTaskExited exited{
               task.allocation_id, task.task_id, agent, pick(2), std::nullopt, ""};
+          // Read before Run: commands_snapshot_test replaces the state (and `task`) in it.
           auto decision = cluster.Run(exited);
-          if (running && !holder && task.parts.size() <= 1) {
+          if (running && !holder && !gang) {
             EXPECT_FALSE(decision.ok()) << "seed " << seed << " step " << step << ": an exit from "
                                         << agent << " for " << exited.allocation_id << " was taken";
             ++refused_forgeries;

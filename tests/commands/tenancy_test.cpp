@@ -168,7 +168,7 @@ TEST_F(TenancyTest, BoundPoolsTakeOnlyTheirWorkspacesWorkAndDefaultsRouteIt) {
   SubmitTask team_default = OneSlotSubmit("t2");
   team_default.workspace_id = 2;
   ASSERT_TRUE(RunAs("alice", team_default).ok());
-  EXPECT_EQ(cluster.Task("t2").resources.resource_pool(), "default");
+  EXPECT_EQ(cluster.Task("t2").pool(), "default");
   // A workspace's default compute pool routes its work there.
   UpdateWorkspace defaults;
   defaults.workspace_id = 2;
@@ -177,7 +177,7 @@ TEST_F(TenancyTest, BoundPoolsTakeOnlyTheirWorkspacesWorkAndDefaultsRouteIt) {
   SubmitTask routed = OneSlotSubmit("t3");
   routed.workspace_id = 2;
   ASSERT_TRUE(RunAs("alice", routed).ok());
-  EXPECT_EQ(cluster.Task("t3").resources.resource_pool(), "gpu");
+  EXPECT_EQ(cluster.Task("t3").pool(), "gpu");
   // A job may not move into a pool bound to others.
   UpdateJob move;
   move.job_id = "u2";

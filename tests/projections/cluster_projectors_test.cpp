@@ -116,15 +116,15 @@ TEST(PoolProjectorTest, UsageEqualsTheWriteSidesStateAtEveryOffset) {
     std::map<std::string, int> aux;
     for (const auto& [id, task] : decision.tasks) {
       if (!task.holds_allocation()) continue;
-      std::vector<events::AllocationPart> parts = task.parts;
+      std::vector<events::AllocationPart> parts = task.where().parts;
       if (parts.empty()) {
         events::AllocationPart& only = parts.emplace_back();
         only.set_agent_id(task.agent_id);
-        only.set_agent_incarnation(task.agent_incarnation);
-        only.mutable_slot_ids()->Add(task.slot_ids.begin(), task.slot_ids.end());
+        only.set_agent_incarnation(task.where().agent_incarnation);
+        only.mutable_slot_ids()->Add(task.where().slot_ids.begin(), task.where().slot_ids.end());
       }
       for (const auto& part : parts) {
-        if (task.parts_exited.count(part.agent_id())) continue;
+        if (task.where().parts_exited.count(part.agent_id())) continue;
         // A new incarnation of an agent runs nothing of the old process's (the synthetic
         // history leaves out the exits a real decider writes first).
         const commands::AgentRecord* agent = decision.FindAgent(part.agent_id());
