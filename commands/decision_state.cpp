@@ -26,12 +26,12 @@ const char* TaskStateName(TaskState state) {
   return "UNKNOWN";
 }
 
-const TaskRecord* DecisionState::FindTask(const std::string& task_id) const {
+const TaskRecord* DecisionState::FindTask(std::string_view task_id) const {
   auto it = tasks.find(task_id);
   return it == tasks.end() ? nullptr : &it->second;
 }
 
-const JobRecord* DecisionState::FindJob(const std::string& job_id) const {
+const JobRecord* DecisionState::FindJob(std::string_view job_id) const {
   auto it = jobs.find(job_id);
   return it == jobs.end() ? nullptr : &it->second;
 }
@@ -113,7 +113,7 @@ const TaskRecord* DecisionState::FindAllocation(std::string_view allocation_id) 
     return FindTask(other->second.task_id);
   }
   // "<task_id>.<n>": the task's latest allocation, or not an allocation at all.
-  const TaskRecord* task = FindTask(std::string(TaskIdPart(allocation_id)));
+  const TaskRecord* task = FindTask(TaskIdPart(allocation_id));
   return task != nullptr && task->allocation_id == allocation_id ? task : nullptr;
 }
 

@@ -406,8 +406,8 @@ struct DecisionState {
   std::map<std::string, std::string> pai_task_to_job;
   std::set<std::string> dirty_pai_jobs;
 
-  const TaskRecord* FindTask(const std::string& task_id) const;
-  const JobRecord* FindJob(const std::string& job_id) const;
+  const TaskRecord* FindTask(std::string_view task_id) const;
+  const JobRecord* FindJob(std::string_view job_id) const;
   const AgentRecord* FindAgent(const std::string& agent_id) const;
   const events::ResourcePoolConfig* FindPool(const std::string& pool_name) const;
   const ExperimentRecord* FindExperiment(int64_t experiment_id) const;
