@@ -13,7 +13,6 @@
 #include "base/encoding.h"
 #include "base/files.h"
 #include "base/log.h"
-#include "base/memory.h"
 
 namespace cairn {
 
@@ -223,9 +222,6 @@ void DecisionSnapshotter::Run() {
     lock.unlock();
     const auto started = std::chrono::steady_clock::now();
     Status taken = Take(target);
-    // The second state it folded and the snapshot's bytes are as large as the writer's state:
-    // given back, or the master would stay at that peak.
-    ReturnFreedMemory();
     lock.lock();
     if (taken.ok()) {
       newest_ = target;

@@ -10,7 +10,6 @@
 #include <filesystem>
 
 #include "base/log.h"
-#include "base/memory.h"
 #include "projections/rocks_views.h"
 
 namespace cairn::projections {
@@ -388,8 +387,6 @@ void ProjectionEngine::Run() {
     last_error_ = status;
     progress_.wait_for(lock, kRetryDelay, [this] { return stopping_; });
   };
-  constexpr size_t kTrimAfterEvents = 100'000;
-  size_t applied_since_trim = 0;
   while (true) {
     {
       std::lock_guard lock(mutex_);
@@ -406,15 +403,7 @@ void ProjectionEngine::Run() {
     }
     MaybeSnapshot();
     auto events = reader_->Next(options_.max_batch_events, kTailWait);
-    const size_t batch_size = events.ok() ? events->size() : 0;
     Status status = events.ok() ? Dispatch(std::move(events).value()) : events.status();
-    // Back at the log's tail after a long catch-up (a start, a rebuild): the batches' pages go
-    // back to the kernel, or the master would stay at the catch-up's peak.
-    applied_since_trim += batch_size;
-    if (batch_size < options_.max_batch_events && applied_since_trim >= kTrimAfterEvents) {
-      ReturnFreedMemory();
-      applied_since_trim = 0;
-    }
     if (!status.ok()) {
       Status drained = Drain();
       reader_.reset();  // reopened at the lowest checkpoint; applied events are skipped
