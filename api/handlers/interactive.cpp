@@ -292,6 +292,13 @@ http::Response KillTensorboard(Call& call) { return Kill(call, kTensorboard); }
 http::Response ProxyToTask(Call& call) {
   auto task = LoadServedTask(call);
   if (!task.ok()) return Error(task.status());
+  // A projection behind the log may still show the task starting or stopping after it ended (or
+  // became ready): before answering so, it catches up with the log and the task is read again.
+  // A running task, the path of every proxied byte, does not wait.
+  if ((!task->ready() || task->state() != views::TASK_STATE_RUNNING) && call.CatchUp().ok()) {
+    task = LoadServedTask(call);
+    if (!task.ok()) return Error(task.status());
+  }
   if (task->state() == views::TASK_STATE_TERMINATED) {
     return Error(Status::NotFound(TaskTypeName(task->task_type()) + " " + task->task_id() +
                                   " has ended (" + task->exit_reason() + ")"));
