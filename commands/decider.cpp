@@ -251,8 +251,7 @@ Result<Decision> DecideRegister(const DecisionState& state, const RegisterAgent&
 // allocation on that agent.
 Result<const TaskRecord*> ReportedTask(const DecisionState& state, const std::string& allocation_id,
                                        const std::string& task_id, const std::string& agent_id) {
-  auto allocation = state.FindAllocation(allocation_id);
-  if (!allocation) return Status::NotFound("allocation " + allocation_id + " not found");
+  CAIRN_ASSIGN_OR_RETURN(const TaskRecord* allocation, state.AllocationNamed(allocation_id));
   const TaskRecord& task = *allocation;
   if (!task_id.empty() && task_id != task.task_id) {
     return Status::InvalidArgument("allocation " + allocation_id + " belongs to task " +
@@ -324,8 +323,7 @@ std::string DescribeExit(const ReportTaskExited& report, bool kill_requested) {
 }
 
 Result<Decision> DecideExited(const DecisionState& state, const ReportTaskExited& report) {
-  auto allocation = state.FindAllocation(report.allocation_id);
-  if (!allocation) return Status::NotFound("allocation " + report.allocation_id + " not found");
+  CAIRN_ASSIGN_OR_RETURN(const TaskRecord* allocation, state.AllocationNamed(report.allocation_id));
   const TaskRecord& task = *allocation;
   if (task.allocation_id != report.allocation_id) {
     return Status::FailedPrecondition("allocation " + report.allocation_id + " is stale");

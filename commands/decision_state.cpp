@@ -129,6 +129,14 @@ std::vector<std::string> DecisionState::AllocationAgents(std::string_view alloca
   return agents;
 }
 
+Result<const TaskRecord*> DecisionState::AllocationNamed(std::string_view allocation_id) const {
+  const TaskRecord* task = FindAllocation(allocation_id);
+  if (task == nullptr) {
+    return Status::NotFound("allocation " + std::string(allocation_id) + " not found");
+  }
+  return task;
+}
+
 const TaskRecord& DecisionState::TaskOfLiveAllocation(const std::string& allocation_id) const {
   const TaskRecord* task = FindAllocation(allocation_id);
   if (task == nullptr) throw std::out_of_range("no allocation " + allocation_id);
@@ -213,8 +221,8 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
   task.trial_id = submitted.trial_id();
   // Frees the record's copy of the pool's name: pool() reads the job's.
   task.resources.set_allocated_resource_pool(nullptr);
-  const bool new_job = state.jobs.count(job_id) == 0;
-  JobRecord& job = state.jobs.FindOrMake(job_id);
+  auto [job_record, new_job] = state.jobs.FindOrMake(job_id);
+  JobRecord& job = *job_record;
   if (new_job) {
     job.type = task.spec->task_type();
     job.resource_pool = submitted.resources().resource_pool();
@@ -264,12 +272,12 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   task.backfilled = assigned.backfilled();
   task.last_reason = assigned.reason();
   task.more_agents.clear();
-  for (size_t i = 1; i < task.where().parts.size(); ++i)
-    task.more_agents.push_back(task.where().parts[i].agent_id());
+  for (size_t i = 1; i < placement.parts.size(); ++i)
+    task.more_agents.push_back(placement.parts[i].agent_id());
   if (TaskIdPart(task.allocation_id) != task.task_id) {
     state.other_allocations[task.allocation_id] = {task.task_id, {}};
   }
-  for (const auto& part : task.where().parts) {
+  for (const auto& part : placement.parts) {
     auto agent = state.agents.find(part.agent_id());
     if (agent == state.agents.end()) continue;
     agent->second.allocations.insert(task.allocation_id);

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/status.h"
 #include "commands/experiments/experiment_config.h"
 #include "commands/experiments/searcher.h"
 #include "commands/identity.h"
@@ -38,8 +39,8 @@ std::shared_ptr<const events::TaskSpec> KeptTaskSpec(events::TaskType type, bool
 // (ForgetLiveDetails), so that history's tasks hold a null pointer where each held 168 bytes.
 struct Placement {
   std::string allocation_pool;  // the pool the allocation runs in
-  // One part per agent (several for a gang). TaskRecord::agent_id, agent_incarnation and
-  // slot_ids repeat the first part.
+  // One part per agent (several for a gang). TaskRecord::agent_id and, here, agent_incarnation
+  // and slot_ids repeat the first part.
   std::vector<events::AllocationPart> parts;
   std::set<std::string> parts_exited;  // agents whose part of a gang already ended
   std::string agent_incarnation;
@@ -167,12 +168,12 @@ class ByOwnId : private std::map<std::string_view, Record, std::less<>> {
     auto at = Map::insert(end(), std::move(node));
     return {&at->second, size() != before};
   }
-  // The record with this id, made with only its id if there is none.
-  Record& FindOrMake(std::string_view id) {
-    if (auto it = find(id); it != end()) return it->second;
+  // The record with this id, made with only its id if there is none; and whether it was made.
+  std::pair<Record*, bool> FindOrMake(std::string_view id) {
+    if (auto it = find(id); it != end()) return {&it->second, false};
     Record made;
     made.*kId = std::string(id);
-    return *Insert(std::move(made)).first;
+    return Insert(std::move(made));
   }
 };
 
@@ -421,6 +422,9 @@ struct DecisionState {
   // The task the allocation named `allocation_id` was made for, also after it ended; nullptr
   // when no allocation had that id.
   const TaskRecord* FindAllocation(std::string_view allocation_id) const;
+  // FindAllocation for a caller that names it (an agent's report, a trial's workload): NotFound,
+  // saying which, when no allocation had that id.
+  Result<const TaskRecord*> AllocationNamed(std::string_view allocation_id) const;
   // The agents that held the allocation (several for a gang), also after it ended; none when no
   // allocation had that id.
   std::vector<std::string> AllocationAgents(std::string_view allocation_id) const;

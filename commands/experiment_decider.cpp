@@ -387,8 +387,8 @@ Result<Decision> DecideDeleteCheckpoints(const DecisionState& state,
 }
 
 Result<Decision> DecideReportWorkload(const DecisionState& state, const ReportWorkload& command) {
-  auto allocation = state.FindAllocation(command.allocation_id);
-  if (!allocation) return Status::NotFound("allocation " + command.allocation_id + " not found");
+  CAIRN_ASSIGN_OR_RETURN(const TaskRecord* allocation,
+                         state.AllocationNamed(command.allocation_id));
   const TaskRecord& task = *allocation;
   const TrialRecord* trial = task.trial_id == 0 ? nullptr : state.FindTrial(task.trial_id);
   if (trial == nullptr) {

@@ -169,7 +169,7 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
   }
   // The experiment is a job from the start: its queue position and scheduling parameters hold
   // while it is paused and between its trials' runs.
-  JobRecord& job = state.jobs.FindOrMake(created.job_id());
+  JobRecord& job = *state.jobs.FindOrMake(created.job_id()).first;
   job.type = events::TASK_TYPE_TRIAL;
   job.resource_pool = created.resources().resource_pool();
   job.priority = created.resources().priority();

@@ -191,9 +191,8 @@ Result<TrialRunStart> DecisionLoop::DescribeTrialRun(const std::string& allocati
 
 Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& allocation_id) {
   std::lock_guard lock(state_mutex_);
-  auto allocation = state_.FindAllocation(allocation_id);
-  if (!allocation) return Status::NotFound("allocation " + allocation_id + " not found");
-  return AllocationHolding{allocation->task_id, state_.AllocationAgents(allocation_id)};
+  CAIRN_ASSIGN_OR_RETURN(const commands::TaskRecord* task, state_.AllocationNamed(allocation_id));
+  return AllocationHolding{task->task_id, state_.AllocationAgents(allocation_id)};
 }
 
 uint64_t DecisionLoop::writer_epoch() const { return my_epoch_.load(); }
