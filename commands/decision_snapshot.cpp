@@ -1,8 +1,8 @@
 #include "commands/decision_snapshot.h"
 
-#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
 #include <future>
@@ -560,92 +560,229 @@ void DecodeRegistry(const snapshot::Registry& in, RegistryState& registry) {
 
 }  // namespace
 
-std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anchor) {
-  // Hundreds of thousands of small messages: on an arena they cost a pointer bump each, and
-  // nothing to free one by one.
-  google::protobuf::Arena arena;
-  snapshot::DecisionSnapshot& out =
-      *google::protobuf::Arena::CreateMessage<snapshot::DecisionSnapshot>(&arena);
-  out.set_format(kDecisionSnapshotFormat);
-  out.set_next_offset(state.next_offset);
-  out.set_first_event_id(anchor.first_event_id);
-  out.set_last_event_id(anchor.last_event_id);
-  out.set_writer_epoch(state.writer_epoch);
-  // A job names its tasks by their index in the list: decoding then links them without a
-  // lookup by id.
-  std::unordered_map<const TaskRecord*, uint32_t> task_index;
-  task_index.reserve(state.tasks.size());
-  out.mutable_tasks()->Reserve(static_cast<int>(state.tasks.size()));
-  for (const auto& [id, task] : state.tasks) {
-    task_index.emplace(&task, static_cast<uint32_t>(task_index.size()));
-    EncodeTask(task, *out.add_tasks());
-  }
-  for (const auto& [id, job] : state.jobs) {
-    snapshot::Job& stored = *out.add_jobs();
-    EncodeJob(job, stored);
-    for (const TaskRecord* task : job.tasks) stored.add_tasks(task_index.at(task));
-  }
-  for (const auto& [id, agent] : state.agents) EncodeAgent(agent, *out.add_agents());
-  *out.mutable_pools_config() = state.pools_config;
-  for (const auto& [allocation_id, holding] : state.other_allocations) {
-    auto* stored = out.add_allocations();
-    stored->set_allocation_id(allocation_id);
-    stored->set_task_id(holding.task_id);
-    for (const auto& agent_id : holding.agent_ids) stored->add_agent_ids(agent_id);
-  }
-  for (const auto& [key, command] : state.idempotency) {
-    auto* stored = out.add_idempotency();
-    stored->set_key(key);
-    stored->set_command(command.command);
-    stored->set_actor(command.actor);
-    stored->set_entity_id(command.entity_id);
-    stored->set_request_fingerprint(command.request_fingerprint);
-    stored->set_time_unix_micros(command.time_unix_micros);
-  }
-  for (const auto& [time, key] : state.idempotency_by_time) {
-    auto* stored = out.add_idempotency_by_time();
-    stored->set_time_unix_micros(time);
-    stored->set_key(key);
-  }
-  for (const auto& [id, experiment] : state.experiments) {
-    EncodeExperiment(experiment, *out.add_experiments());
-  }
-  for (const auto& [id, trial] : state.trials) EncodeTrial(trial, *out.add_trials());
-  for (const auto& [uuid, checkpoint] : state.checkpoints) {
-    auto* stored = out.add_checkpoints();
-    stored->set_uuid(checkpoint.uuid);
-    stored->set_experiment_id(checkpoint.experiment_id);
-    stored->set_trial_id(checkpoint.trial_id);
-    stored->set_total_batches(checkpoint.total_batches);
-    stored->set_size_bytes(checkpoint.size_bytes);
-    stored->set_deleted(checkpoint.deleted);
-  }
-  for (const auto& uuid : state.deleted_checkpoints) out.add_deleted_checkpoints(uuid);
-  for (const auto& [name, saved] : state.templates) *out.add_templates() = saved;
-  EncodeIdentity(state.identity, *out.mutable_identity());
-  EncodeTenancy(state.tenancy, *out.mutable_tenancy());
-  EncodeRegistry(state.registry, *out.mutable_registry());
-  out.set_last_experiment_id(state.last_experiment_id);
-  out.set_last_trial_id(state.last_trial_id);
-  for (int64_t id : state.dirty_experiments) out.add_dirty_experiments(id);
-  for (const auto& [id, job] : state.pai_jobs) EncodePaiJob(job, *out.add_pai_jobs());
-  for (const auto& id : state.dirty_pai_jobs) out.add_dirty_pai_jobs(id);
+namespace {
 
-  std::string bytes(out.ByteSizeLong(), '\0');
+using Snapshot = snapshot::DecisionSnapshot;
+using google::protobuf::internal::WireFormatLite;
+
+// The lists that hold a record per task, job, experiment, trial or checkpoint: written and read
+// one record at a time, so that neither side ever holds the whole state a second time as a
+// message tree (at a million tasks that tree was larger than the state itself).
+bool IsStreamedList(int field_number) {
+  switch (field_number) {
+    case Snapshot::kTasksFieldNumber:
+    case Snapshot::kJobsFieldNumber:
+    case Snapshot::kExperimentsFieldNumber:
+    case Snapshot::kTrialsFieldNumber:
+    case Snapshot::kCheckpointsFieldNumber:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Writes a DecisionSnapshot's fields in field-number order: a part (a message holding only some
+// fields) at a time, or a list's records one by one. The bytes are those that serializing the
+// whole message at once gives, so any protobuf reader (protoc --decode) still reads them.
+class SnapshotWriter {
+ public:
+  explicit SnapshotWriter(std::string& bytes) : stream_(&bytes), coded_(&stream_) {
+    coded_.SetSerializationDeterministic(true);
+  }
+  void Part(const Snapshot& part) {
+    part.ByteSizeLong();  // SerializeWithCachedSizes reads the sizes this caches
+    part.SerializeWithCachedSizes(&coded_);
+  }
+  void Record(int field_number, const google::protobuf::MessageLite& record) {
+    coded_.WriteTag(
+        WireFormatLite::MakeTag(field_number, WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+    coded_.WriteVarint32(static_cast<uint32_t>(record.ByteSizeLong()));
+    record.SerializeWithCachedSizes(&coded_);
+  }
+
+ private:
+  google::protobuf::io::StringOutputStream stream_;
+  google::protobuf::io::CodedOutputStream coded_;
+};
+
+}  // namespace
+
+std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anchor) {
+  std::string bytes;
   {
-    google::protobuf::io::ArrayOutputStream stream(bytes.data(), static_cast<int>(bytes.size()));
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    out.SerializeWithCachedSizes(&coded);
+    SnapshotWriter writer(bytes);  // its destructor trims `bytes` to what was written
+    Snapshot head;
+    head.set_format(kDecisionSnapshotFormat);
+    head.set_next_offset(state.next_offset);
+    head.set_last_event_id(anchor.last_event_id);
+    head.set_first_event_id(anchor.first_event_id);
+    head.set_writer_epoch(state.writer_epoch);
+    writer.Part(head);
+    // A job names its tasks by their index in the list: decoding then links them without a
+    // lookup by id.
+    std::unordered_map<const TaskRecord*, uint32_t> task_index;
+    task_index.reserve(state.tasks.size());
+    {
+      snapshot::Task stored;  // one message, cleared and refilled: its buffers are reused
+      for (const auto& [id, task] : state.tasks) {
+        task_index.emplace(&task, static_cast<uint32_t>(task_index.size()));
+        stored.Clear();
+        EncodeTask(task, stored);
+        writer.Record(Snapshot::kTasksFieldNumber, stored);
+      }
+    }
+    {
+      snapshot::Job stored;
+      for (const auto& [id, job] : state.jobs) {
+        stored.Clear();
+        EncodeJob(job, stored);
+        for (const TaskRecord* task : job.tasks) stored.add_tasks(task_index.at(task));
+        writer.Record(Snapshot::kJobsFieldNumber, stored);
+      }
+    }
+    task_index = {};
+    Snapshot middle;  // agents to idempotency: one per agent or recent request, not per task
+    for (const auto& [id, agent] : state.agents) EncodeAgent(agent, *middle.add_agents());
+    *middle.mutable_pools_config() = state.pools_config;
+    for (const auto& [allocation_id, holding] : state.other_allocations) {
+      auto* stored = middle.add_allocations();
+      stored->set_allocation_id(allocation_id);
+      stored->set_task_id(holding.task_id);
+      for (const auto& agent_id : holding.agent_ids) stored->add_agent_ids(agent_id);
+    }
+    for (const auto& [key, command] : state.idempotency) {
+      auto* stored = middle.add_idempotency();
+      stored->set_key(key);
+      stored->set_command(command.command);
+      stored->set_actor(command.actor);
+      stored->set_entity_id(command.entity_id);
+      stored->set_request_fingerprint(command.request_fingerprint);
+      stored->set_time_unix_micros(command.time_unix_micros);
+    }
+    for (const auto& [time, key] : state.idempotency_by_time) {
+      auto* stored = middle.add_idempotency_by_time();
+      stored->set_time_unix_micros(time);
+      stored->set_key(key);
+    }
+    writer.Part(middle);
+    middle.Clear();
+    {
+      snapshot::Experiment stored;
+      for (const auto& [id, experiment] : state.experiments) {
+        stored.Clear();
+        EncodeExperiment(experiment, stored);
+        writer.Record(Snapshot::kExperimentsFieldNumber, stored);
+      }
+    }
+    {
+      snapshot::Trial stored;
+      for (const auto& [id, trial] : state.trials) {
+        stored.Clear();
+        EncodeTrial(trial, stored);
+        writer.Record(Snapshot::kTrialsFieldNumber, stored);
+      }
+    }
+    {
+      snapshot::Checkpoint stored;  // every field set each time: nothing to clear
+      for (const auto& [uuid, checkpoint] : state.checkpoints) {
+        stored.set_uuid(checkpoint.uuid);
+        stored.set_experiment_id(checkpoint.experiment_id);
+        stored.set_trial_id(checkpoint.trial_id);
+        stored.set_total_batches(checkpoint.total_batches);
+        stored.set_size_bytes(checkpoint.size_bytes);
+        stored.set_deleted(checkpoint.deleted);
+        writer.Record(Snapshot::kCheckpointsFieldNumber, stored);
+      }
+    }
+    Snapshot tail;
+    for (const auto& uuid : state.deleted_checkpoints) tail.add_deleted_checkpoints(uuid);
+    for (const auto& [name, saved] : state.templates) *tail.add_templates() = saved;
+    EncodeIdentity(state.identity, *tail.mutable_identity());
+    EncodeTenancy(state.tenancy, *tail.mutable_tenancy());
+    EncodeRegistry(state.registry, *tail.mutable_registry());
+    tail.set_last_experiment_id(state.last_experiment_id);
+    tail.set_last_trial_id(state.last_trial_id);
+    for (int64_t id : state.dirty_experiments) tail.add_dirty_experiments(id);
+    for (const auto& [id, job] : state.pai_jobs) EncodePaiJob(job, *tail.add_pai_jobs());
+    for (const auto& id : state.dirty_pai_jobs) tail.add_dirty_pai_jobs(id);
+    writer.Part(tail);
   }
   return bytes;
 }
 
-Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_view bytes) {
-  snapshot::DecisionSnapshot in;
-  if (!in.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+namespace {
+
+// A snapshot split as SnapshotWriter wrote it: each streamed list's records as byte ranges of
+// the input, and every other field gathered into one small message.
+struct SplitSnapshot {
+  Snapshot rest;
+  std::vector<std::string_view> tasks, jobs, experiments, trials, checkpoints;
+};
+
+Status Split(std::string_view bytes, SplitSnapshot& split) {
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  google::protobuf::io::CodedInputStream input(data, static_cast<int>(bytes.size()));
+  std::string rest;
+  bool whole = false;  // every field read to its end (a failed Skip also stops at the end)
+  while (true) {
+    const int field_start = input.CurrentPosition();
+    const uint32_t tag = input.ReadTag();
+    if (tag == 0) {  // the end, or a malformed tag
+      whole = static_cast<size_t>(field_start) == bytes.size();
+      break;
+    }
+    const int field_number = WireFormatLite::GetTagFieldNumber(tag);
+    if (IsStreamedList(field_number) &&
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t length = 0;
+      if (!input.ReadVarint32(&length)) break;
+      const int record_start = input.CurrentPosition();
+      if (!input.Skip(static_cast<int>(length))) break;
+      const std::string_view record = bytes.substr(static_cast<size_t>(record_start), length);
+      switch (field_number) {
+        case Snapshot::kTasksFieldNumber:
+          split.tasks.push_back(record);
+          break;
+        case Snapshot::kJobsFieldNumber:
+          split.jobs.push_back(record);
+          break;
+        case Snapshot::kExperimentsFieldNumber:
+          split.experiments.push_back(record);
+          break;
+        case Snapshot::kTrialsFieldNumber:
+          split.trials.push_back(record);
+          break;
+        default:
+          split.checkpoints.push_back(record);
+          break;
+      }
+      continue;
+    }
+    if (!WireFormatLite::SkipField(&input, tag)) break;
+    rest.append(bytes.substr(static_cast<size_t>(field_start),
+                             static_cast<size_t>(input.CurrentPosition() - field_start)));
+  }
+  if (!whole || !split.rest.ParseFromString(rest)) {
     return Status::InvalidArgument("the decision snapshot does not parse");
   }
+  return Status::Ok();
+}
+
+// `stored`, cleared, holds the record `bytes`.
+template <typename Message>
+Status ParseRecord(std::string_view bytes, Message& stored) {
+  if (!stored.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::InvalidArgument("a record of the decision snapshot does not parse");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_view bytes) {
+  SplitSnapshot split;
+  CAIRN_RETURN_IF_ERROR(Split(bytes, split));
+  const Snapshot& in = split.rest;
   if (in.format() != kDecisionSnapshotFormat) {
     return Status::FailedPrecondition("the decision snapshot has format " +
                                       std::to_string(in.format()) + "; this build reads format " +
@@ -656,7 +793,9 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
   std::map<int64_t, ExperimentRecord> experiments;
   auto experiments_decoded = std::async(std::launch::async, [&]() -> Status {
     ConfigCache configs;
-    for (auto& stored : *in.mutable_experiments()) {
+    snapshot::Experiment stored;
+    for (std::string_view record : split.experiments) {
+      CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
       CAIRN_ASSIGN_OR_RETURN(ExperimentRecord experiment, DecodeExperiment(stored, configs));
       const int64_t id = experiment.experiment_id;
       experiments.emplace_hint(experiments.end(), id, std::move(experiment));
@@ -676,25 +815,33 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
   state.next_offset = in.next_offset();
   state.writer_epoch = in.writer_epoch();
   std::vector<TaskRecord*> tasks;
-  tasks.reserve(static_cast<size_t>(in.tasks_size()));
-  for (auto& stored : *in.mutable_tasks()) {
-    auto [task, inserted] = state.tasks.Insert(DecodeTask(stored));
-    if (!inserted) return Status::InvalidArgument("task " + task->task_id + " is stored twice");
-    tasks.push_back(task);
+  tasks.reserve(split.tasks.size());
+  {
+    snapshot::Task stored;  // one message, refilled per record: its buffers are reused
+    for (std::string_view record : split.tasks) {
+      CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
+      auto [task, inserted] = state.tasks.Insert(DecodeTask(stored));
+      if (!inserted) return Status::InvalidArgument("task " + task->task_id + " is stored twice");
+      tasks.push_back(task);
+    }
   }
-  for (auto& stored : *in.mutable_jobs()) {
-    JobRecord& job = *state.jobs.Insert(DecodeJob(stored)).first;
-    job.tasks.reserve(static_cast<size_t>(stored.tasks_size()));
-    for (uint32_t index : stored.tasks()) {
-      if (index >= tasks.size() || tasks[index]->job != nullptr) {
-        return Status::InvalidArgument("job " + job.job_id + " names task index " +
-                                       std::to_string(index) +
-                                       ", which no task or another job has");
+  {
+    snapshot::Job stored;
+    for (std::string_view record : split.jobs) {
+      CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
+      JobRecord& job = *state.jobs.Insert(DecodeJob(stored)).first;
+      job.tasks.reserve(static_cast<size_t>(stored.tasks_size()));
+      for (uint32_t index : stored.tasks()) {
+        if (index >= tasks.size() || tasks[index]->job != nullptr) {
+          return Status::InvalidArgument("job " + job.job_id + " names task index " +
+                                         std::to_string(index) +
+                                         ", which no task or another job has");
+        }
+        TaskRecord* task = tasks[index];
+        task->job = &job;
+        job.tasks.push_back(task);
+        if (task->state != TaskState::kExited) job.live_tasks++;
       }
-      TaskRecord* task = tasks[index];
-      task->job = &job;
-      job.tasks.push_back(task);
-      if (task->state != TaskState::kExited) job.live_tasks++;
     }
   }
   for (const TaskRecord* task : tasks) {
@@ -734,14 +881,23 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
   }
   CAIRN_RETURN_IF_ERROR(experiments_decoded.get());
   state.experiments = std::move(experiments);
-  for (auto& stored : *in.mutable_trials()) {
-    state.trials.emplace_hint(state.trials.end(), stored.trial_id(), DecodeTrial(stored));
+  {
+    snapshot::Trial stored;
+    for (std::string_view record : split.trials) {
+      CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
+      const int64_t id = stored.trial_id();
+      state.trials.emplace_hint(state.trials.end(), id, DecodeTrial(stored));
+    }
   }
-  for (const auto& stored : in.checkpoints()) {
-    state.checkpoints.emplace_hint(
-        state.checkpoints.end(), stored.uuid(),
-        CheckpointRecord{stored.uuid(), stored.experiment_id(), stored.trial_id(),
-                         stored.total_batches(), stored.size_bytes(), stored.deleted()});
+  {
+    snapshot::Checkpoint stored;
+    for (std::string_view record : split.checkpoints) {
+      CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
+      state.checkpoints.emplace_hint(
+          state.checkpoints.end(), stored.uuid(),
+          CheckpointRecord{stored.uuid(), stored.experiment_id(), stored.trial_id(),
+                           stored.total_batches(), stored.size_bytes(), stored.deleted()});
+    }
   }
   state.deleted_checkpoints.assign(in.deleted_checkpoints().begin(),
                                    in.deleted_checkpoints().end());

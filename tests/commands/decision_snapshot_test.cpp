@@ -4,10 +4,13 @@
 // test with the state round-tripped through a snapshot before each command.
 #include "commands/decision_snapshot.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "decision_snapshot.pb.h"
 #include "events/memory_log.h"
 #include "ops/bench/history_generator.h"
 #include "tests/commands/command_builders.h"
@@ -92,6 +95,37 @@ TEST_F(GeneratedHistory, DecodedSnapshotFoldedOnEqualsTheWholeFold) {
       }
     }
   }
+}
+
+// The encoder writes the big lists a record at a time and the decoder reads them so: the bytes
+// must still be exactly the whole message's, so that protoc and any protobuf reader read them.
+TEST_F(GeneratedHistory, StreamedBytesAreTheWholeMessagesBytes) {
+  auto state = Fold(*events_, 0, events_->size(), std::make_unique<DecisionState>());
+  const std::string bytes = EncodeDecisionState(*state, {"first", "last"});
+  snapshot::DecisionSnapshot whole;
+  ASSERT_TRUE(whole.ParseFromString(bytes));
+  ASSERT_GT(whole.tasks_size(), 0);
+  ASSERT_GT(whole.trials_size(), 0);
+  ASSERT_GT(whole.checkpoints_size(), 0);
+  std::string reserialized;
+  {
+    google::protobuf::io::StringOutputStream stream(&reserialized);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    whole.SerializeToCodedStream(&coded);
+  }
+  EXPECT_TRUE(reserialized == bytes);
+  EXPECT_EQ(static_cast<int>(state->tasks.size()), whole.tasks_size());
+  EXPECT_EQ(static_cast<int>(state->jobs.size()), whole.jobs_size());
+
+  // Cut short, inside a record or after its last field: refused, never misread.
+  EXPECT_EQ(
+      DecodeDecisionState(std::string_view(bytes).substr(0, bytes.size() - 1)).status().code(),
+      StatusCode::kInvalidArgument);
+  const size_t first_task = bytes.find(whole.tasks(0).task_id());
+  ASSERT_NE(first_task, std::string::npos);
+  EXPECT_EQ(DecodeDecisionState(std::string_view(bytes).substr(0, first_task + 2)).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(DecisionSnapshotTest, RefusesBytesThatAreNotASnapshotOfThisFormat) {
