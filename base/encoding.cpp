@@ -86,11 +86,27 @@ std::string HexLower(const unsigned char* bytes, size_t size) {
 }
 
 Result<std::string> Sha256Hex(std::string_view bytes) {
+  Sha256 hash;
+  hash.Update(bytes);
+  return hash.FinishHex();
+}
+
+Sha256::Sha256() : context_(EVP_MD_CTX_new()) {
+  ok_ = context_ != nullptr && EVP_DigestInit_ex(context_, EVP_sha256(), nullptr) == 1;
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(context_); }
+
+void Sha256::Update(std::string_view bytes) {
+  ok_ = ok_ && EVP_DigestUpdate(context_, bytes.data(), bytes.size()) == 1;
+}
+
+Result<std::string> Sha256::FinishHex() {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    return Status::Internal("SHA-256 failed");
-  }
+  ok_ = ok_ && EVP_DigestFinal_ex(context_, digest, &length) == 1;
+  if (!ok_) return Status::Internal("SHA-256 failed");
+  ok_ = false;  // finished: a second call is an error, not the digest of nothing
   return HexLower(digest, length);
 }
 

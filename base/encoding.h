@@ -9,6 +9,8 @@
 
 #include "base/status.h"
 
+struct evp_md_ctx_st;  // <openssl/types.h>: EVP_MD_CTX
+
 namespace cairn {
 
 // Lowercase hex of raw bytes (digests in ids and file names).
@@ -27,6 +29,22 @@ std::string ValidUtf8Prefix(std::string_view text, size_t max_bytes = std::strin
 
 // Lowercase hex SHA-256 of `bytes`.
 Result<std::string> Sha256Hex(std::string_view bytes);
+
+// SHA-256 of bytes that come in pieces (a file read a block at a time).
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void Update(std::string_view bytes);
+  // Lowercase hex of everything given to Update; once.
+  Result<std::string> FinishHex();
+
+ private:
+  ::evp_md_ctx_st* context_;  // OpenSSL's EVP_MD_CTX
+  bool ok_;
+};
 
 // Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
 // U+10FFFF): what JSON may carry.

@@ -18,7 +18,7 @@ Status ErrnoStatus(const std::string& what, const std::string& path) {
   return Status::IOError(what + " " + path + ": " + std::strerror(error));
 }
 
-// Closes on every path; Close() reports a failing close (a deferred write error).
+// Closes on every path unless released.
 class Fd {
  public:
   explicit Fd(int fd) : fd_(fd) {}
@@ -28,7 +28,7 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
-  bool Close() { return ::close(std::exchange(fd_, -1)) == 0; }
+  int Release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -49,24 +49,42 @@ Status SyncDirectory(const std::string& directory) {
   return Status::Ok();
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
+Result<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path, mode_t mode) {
   const std::string temporary = path + ".tmp";
-  Fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  Fd fd(::open(temporary.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
   if (fd.get() < 0) return ErrnoStatus("cannot create", temporary);
   // The mode of a temporary left by an earlier attempt is not changed by open.
   if (::fchmod(fd.get(), mode) != 0) return ErrnoStatus("cannot chmod", temporary);
+  const int raw = fd.get();
+  std::unique_ptr<AtomicFile> file(new AtomicFile(path, raw));
+  (void)fd.Release();
+  return file;
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temporary_.c_str());
+}
+
+Status AtomicFile::Commit() {
+  if (::fsync(fd_) != 0) return ErrnoStatus("cannot fsync", temporary_);
+  if (::close(std::exchange(fd_, -1)) != 0) return ErrnoStatus("cannot close", temporary_);
+  if (::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    return ErrnoStatus("cannot rename onto", path_);
+  }
+  committed_ = true;
+  return SyncDirectory(DirectoryOf(path_));
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
+  CAIRN_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(path, mode));
   while (!bytes.empty()) {
-    const ssize_t written = ::write(fd.get(), bytes.data(), bytes.size());
+    const ssize_t written = ::write(file->fd(), bytes.data(), bytes.size());
     if (written < 0 && errno == EINTR) continue;
-    if (written < 0) return ErrnoStatus("cannot write", temporary);
+    if (written < 0) return ErrnoStatus("cannot write", file->temporary());
     bytes.remove_prefix(static_cast<size_t>(written));
   }
-  if (::fsync(fd.get()) != 0) return ErrnoStatus("cannot fsync", temporary);
-  if (!fd.Close()) return ErrnoStatus("cannot close", temporary);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    return ErrnoStatus("cannot rename onto", path);
-  }
-  return SyncDirectory(DirectoryOf(path));
+  return file->Commit();
 }
 
 Result<std::string> ReadWholeFile(const std::string& path) {

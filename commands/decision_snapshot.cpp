@@ -586,9 +586,10 @@ bool IsStreamedList(int field_number) {
 // whole message at once gives, so any protobuf reader (protoc --decode) still reads them.
 class SnapshotWriter {
  public:
-  explicit SnapshotWriter(std::string& bytes) : stream_(&bytes), coded_(&stream_) {
+  explicit SnapshotWriter(google::protobuf::io::ZeroCopyOutputStream& out) : coded_(&out) {
     coded_.SetSerializationDeterministic(true);
   }
+  bool failed() { return coded_.HadError(); }
   void Part(const Snapshot& part) {
     part.ByteSizeLong();  // SerializeWithCachedSizes reads the sizes this caches
     part.SerializeWithCachedSizes(&coded_);
@@ -601,7 +602,6 @@ class SnapshotWriter {
   }
 
  private:
-  google::protobuf::io::StringOutputStream stream_;
   google::protobuf::io::CodedOutputStream coded_;
 };
 
@@ -610,7 +610,16 @@ class SnapshotWriter {
 std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anchor) {
   std::string bytes;
   {
-    SnapshotWriter writer(bytes);  // its destructor trims `bytes` to what was written
+    google::protobuf::io::StringOutputStream out(&bytes);  // trimmed when destroyed
+    EncodeDecisionStateTo(state, anchor, out);             // a string does not fail
+  }
+  return bytes;
+}
+
+bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
+                           google::protobuf::io::ZeroCopyOutputStream& out) {
+  {
+    SnapshotWriter writer(out);
     Snapshot head;
     head.set_format(kDecisionSnapshotFormat);
     head.set_next_offset(state.next_offset);
@@ -706,8 +715,9 @@ std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anc
     for (const auto& [id, job] : state.pai_jobs) EncodePaiJob(job, *tail.add_pai_jobs());
     for (const auto& id : state.dirty_pai_jobs) tail.add_dirty_pai_jobs(id);
     writer.Part(tail);
-  }
-  return bytes;
+    if (writer.failed()) return false;
+  }  // the coded stream hands back what it buffered on destruction
+  return true;
 }
 
 namespace {

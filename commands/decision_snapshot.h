@@ -17,6 +17,10 @@
 #include "base/status.h"
 #include "commands/decision_state.h"
 
+namespace google::protobuf::io {
+class ZeroCopyOutputStream;
+}
+
 namespace cairn::commands {
 
 // Bumped whenever DecisionState or the meaning of a stored field changes: a snapshot of another
@@ -31,6 +35,11 @@ struct LogAnchor {
 
 // The state's bytes; the same state always gives the same bytes.
 std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anchor);
+// The same bytes, written to `out` a record at a time: nothing as large as the state is held.
+// Allocates and writes, nothing else (no locks, no logging), so a forked child may call it.
+// False when `out` failed.
+bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
+                           google::protobuf::io::ZeroCopyOutputStream& out);
 
 struct DecodedDecisionState {
   DecisionState state;

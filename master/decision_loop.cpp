@@ -299,7 +299,6 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     metrics_.append.Observe(SecondsSince(append_started));
     if (appended.ok()) {
       metrics_.events_appended += to_append.size();
-      if (options_.on_appended) options_.on_appended(appended->last + 1);
     }
     if (!appended.ok()) {
       log::Error("decision_loop", "append failed ({}); reloading state from the log",
@@ -342,18 +341,26 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     }
   }
   uint64_t end = first_offset + to_append.size();
-  std::lock_guard lock(state_mutex_);  // the replies read the state this batch left
-  // Before anyone hears of the batch: a logout is refused no later than it is acknowledged.
-  if (std::any_of(to_append.begin(), to_append.end(), IsIdentityEvent)) PublishIdentity();
-  if (std::any_of(to_append.begin(), to_append.end(), IsTenancyEvent)) PublishTenancy();
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (answers[i]->ok()) {
-      Outcome& outcome = answers[i]->value();
-      outcome.offset = last_event_index[i] != SIZE_MAX ? first_offset + last_event_index[i]
-                                                       : (end == 0 ? 0 : end - 1);
-      FillReply(batch[i]->command, outcome);
+  {
+    std::lock_guard lock(state_mutex_);  // the replies read the state this batch left
+    // Before anyone hears of the batch: a logout is refused no later than it is acknowledged.
+    if (std::any_of(to_append.begin(), to_append.end(), IsIdentityEvent)) PublishIdentity();
+    if (std::any_of(to_append.begin(), to_append.end(), IsTenancyEvent)) PublishTenancy();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (answers[i]->ok()) {
+        Outcome& outcome = answers[i]->value();
+        outcome.offset = last_event_index[i] != SIZE_MAX ? first_offset + last_event_index[i]
+                                                         : (end == 0 ? 0 : end - 1);
+        FillReply(batch[i]->command, outcome);
+      }
+      batch[i]->promise.set_value(std::move(*answers[i]));
     }
-    batch[i]->promise.set_value(std::move(*answers[i]));
+  }
+  // The state is the log's up to its end, which is this batch's last event (unless the log
+  // moved under the writer and was folded again: then the next batch says so). Only this thread
+  // changes the state, so the hook reads it without the lock.
+  if (options_.on_appended && !to_append.empty() && state_.next_offset == end) {
+    options_.on_appended(state_, to_append.back().event_id());
   }
 }
 

@@ -41,8 +41,10 @@ class DecisionLoop : public Writer {
     // Where the fold starts, at startup and on a reload after a failed append: the newest
     // snapshot that checks out, then the log's tail. nullptr: the whole log.
     const DecisionSnapshotStore* snapshots = nullptr;
-    // Called on the writer thread after each durable append, with the log's new end offset.
-    std::function<void(uint64_t)> on_appended{};
+    // Called on the writer thread after each durable append has been answered, with the state
+    // it left (the log's up to the appended events, the last of which has the id given). The
+    // state must not be kept: the writer changes it once the call returns.
+    std::function<void(const DecisionState&, const std::string& last_event_id)> on_appended{};
   };
 
   // `log` must outlive the loop.

@@ -75,10 +75,14 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
                            DecisionSnapshotStore::Open(DecisionSnapshotDir(parts.config.data_dir),
                                                        kDecisionSnapshotsKept));
     parts.decision_snapshotter = std::make_unique<DecisionSnapshotter>(
-        parts.log.get(), parts.decision_snapshots.get(), every_events);
+        parts.log.get(), parts.decision_snapshots.get(), every_events,
+        parts.config.snapshots.write_side_forks ? DecisionSnapshotter::Copy::kFork
+                                                : DecisionSnapshotter::Copy::kFold);
     options.snapshots = parts.decision_snapshots.get();
-    options.on_appended = [snapshotter = parts.decision_snapshotter.get()](uint64_t end) {
-      snapshotter->LogAdvanced(end);
+    options.on_appended = [snapshotter = parts.decision_snapshotter.get()](
+                              const commands::DecisionState& state,
+                              const std::string& last_event_id) {
+      snapshotter->StateAdvanced(state, last_event_id);
     };
   }
   parts.loop = std::make_unique<commands::DecisionLoop>(parts.log.get(), options);
@@ -96,9 +100,9 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
       });
       if (!written.ok()) log::Warn("master", "no decision snapshot at startup: {}", written);
     }
-    // The fold's batches and the snapshot's encoding were transient: their pages go back.
+    // The fold's batches were transient: their pages go back (before the first fork, which
+    // would otherwise share them).
     ReturnFreedMemory();
-    parts.decision_snapshotter->LogAdvanced(end);
     parts.decision_snapshotter->Start();
   }
   return Status::Ok();
@@ -344,8 +348,9 @@ void Master::Stop() {
   if (parts_->relay) parts_->relay->Stop();
   if (parts_->checkpoint_collector) parts_->checkpoint_collector->Stop();
   if (parts_->idle_watch) parts_->idle_watch->Stop();
-  if (parts_->loop) parts_->loop->Stop();
+  // A snapshot being taken finishes first: its process dies with the writer thread.
   if (parts_->decision_snapshotter) parts_->decision_snapshotter->Stop();
+  if (parts_->loop) parts_->loop->Stop();
   if (parts_->projections) parts_->projections->Stop();
 }
 

@@ -126,7 +126,8 @@ Status ParseSnapshots(const std::string& source, const YAML::Node& root,
     return Status::InvalidArgument(Where(source, node, "snapshots") + ": expected a map");
   }
   CAIRN_RETURN_IF_ERROR(
-      CheckKeys(source, node, "snapshots.", {"every_events", "write_side_every_events", "keep"}));
+      CheckKeys(source, node, "snapshots.",
+                {"every_events", "write_side_every_events", "write_side_copy", "keep"}));
   for (auto [key, field] :
        {std::pair{"every_events", &snapshots.every_events},
         std::pair{"write_side_every_events", &snapshots.write_side_every_events}}) {
@@ -138,6 +139,17 @@ Status ParseSnapshots(const std::string& source, const YAML::Node& root,
                                      ": must be 0 (no snapshots) or between 100 and 1000000000");
     }
     *field = static_cast<uint64_t>(every);
+  }
+  if (IsSet(node["write_side_copy"])) {
+    CAIRN_ASSIGN_OR_RETURN(std::string copy,
+                           Scalar<std::string>(source, node["write_side_copy"],
+                                               "snapshots.write_side_copy", "fork or fold"));
+    if (copy != "fork" && copy != "fold") {
+      return Status::InvalidArgument(
+          Where(source, node["write_side_copy"], "snapshots.write_side_copy") +
+          ": must be fork or fold");
+    }
+    snapshots.write_side_forks = copy == "fork";
   }
   if (IsSet(node["keep"])) {
     CAIRN_ASSIGN_OR_RETURN(snapshots.keep,
@@ -349,6 +361,7 @@ std::string MasterConfigJson(const MasterConfig& config) {
       {"snapshots",
        {{"every_events", config.snapshots.every_events},
         {"write_side_every_events", config.snapshots.write_side_every_events},
+        {"write_side_copy", config.snapshots.write_side_forks ? "fork" : "fold"},
         {"keep", config.snapshots.keep}}},
       {"max_request_body_bytes", config.max_request_body_bytes},
       {"openpai", {{"default_fs_uri", config.openpai_default_fs_uri}}},

@@ -66,6 +66,12 @@ struct MasterConfig {
     // past), and 32 of them reach back as far as 16 did.
     uint64_t every_events = 50'000;
     uint64_t write_side_every_events = 50'000;
+    // `write_side_copy`: how a write-side snapshot sees the state without stopping the writer.
+    // "fork" (true): a forked child's copy-on-write view of the writer's own state; its memory
+    // is the pages the writer changes meanwhile, its price page faults in the writer.
+    // "fold" (false): a thread decodes the newest snapshot and folds the log on into a second
+    // state; its price a second state's memory and the fold's CPU (master/decision_snapshots.h).
+    bool write_side_forks = true;
     int keep = 32;
   } snapshots;
   // `web:`: the web UI the master serves at "/". An empty root is web/ where it is installed

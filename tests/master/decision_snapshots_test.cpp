@@ -1,6 +1,7 @@
 // The write side's snapshots on disk (master/decision_snapshots.h): the newest usable one is
 // restored, a damaged one or one of another log is passed over, only the newest are kept, and the
-// background thread takes one at each multiple of its interval equal to a fold of the log.
+// writer's forked child (or a folding thread) takes one at each multiple of its interval, equal
+// to the writer's state at the fork (or to a fold of the log).
 #include "master/decision_snapshots.h"
 
 #include <gtest/gtest.h>
@@ -122,21 +123,73 @@ TEST_F(DecisionSnapshotsTest, OpeningRemovesWhatACrashLeftHalfWritten) {
   EXPECT_TRUE((*reopened)->Offsets().empty());
 }
 
-TEST_F(DecisionSnapshotsTest, TheThreadTakesOneAtEachMultipleEqualToAFold) {
-  DecisionSnapshotter snapshotter(log_.get(), store_.get(), 1000);
+std::string EventIdAt(EventLog& log, uint64_t offset) {
+  auto reader = log.OpenReader(offset);
+  EXPECT_TRUE(reader.ok());
+  auto events = (*reader)->Next(1, 0ms);
+  EXPECT_TRUE(events.ok() && events->size() == 1);
+  return events.ok() && !events->empty() ? events->front().event_id() : "";
+}
+
+// snapshots.write_side_copy: fold. The thread folds a second state to each multiple the log
+// passed, from the newest snapshot on.
+TEST_F(DecisionSnapshotsTest, TheFoldingThreadTakesOneAtEachMultipleEqualToAFold) {
+  DecisionSnapshotter snapshotter(log_.get(), store_.get(), 1000, DecisionSnapshotter::Copy::kFold);
   snapshotter.Start();
-  snapshotter.LogAdvanced(1500);
+  snapshotter.StateAdvanced(FoldTo(*log_, 1500), "");
   ASSERT_TRUE(snapshotter.WaitForSnapshot(1000, 60s));
   auto end = log_->EndOffset();
   ASSERT_TRUE(end.ok());
-  snapshotter.LogAdvanced(*end);  // from the snapshot at 1000 on, to the last multiple
+  snapshotter.StateAdvanced(FoldTo(*log_, *end), "");  // from 1000 on, to the last multiple
   const uint64_t last = *end / 1000 * 1000;
   ASSERT_TRUE(snapshotter.WaitForSnapshot(last, 60s));
   snapshotter.Stop();
   EXPECT_EQ(store_->Offsets().back(), last);
   auto restored = store_->RestoreNewest(*log_, *end);
   ASSERT_NE(restored.state, nullptr);
-  EXPECT_EQ(Encoded(*restored.state), Encoded(FoldTo(*log_, last)));
+  EXPECT_TRUE(Encoded(*restored.state) == Encoded(FoldTo(*log_, last)));
+}
+
+// The writer forks at each multiple; the child writes the state as it was at the fork, whatever
+// the writer does to its own copy meanwhile.
+TEST_F(DecisionSnapshotsTest, AForkedChildWritesTheWritersStateAtEachMultiple) {
+  DecisionSnapshotter snapshotter(log_.get(), store_.get(), 1000);
+  snapshotter.Start();
+  commands::DecisionState state = FoldTo(*log_, 999);
+  snapshotter.StateAdvanced(state, EventIdAt(*log_, 998));  // no multiple passed: nothing
+  EXPECT_TRUE(store_->Offsets().empty());
+  EXPECT_TRUE(std::filesystem::is_empty(store_->dir()));  // no temporary either: no child
+
+  auto end = log_->EndOffset();
+  ASSERT_TRUE(end.ok());
+  ASSERT_GE(*end, 3000u);
+  auto reader = log_->OpenReader(999);
+  ASSERT_TRUE(reader.ok());
+  auto fold_to = [&](uint64_t offset) {
+    auto events = (*reader)->Next(offset - state.next_offset, 0ms);
+    ASSERT_TRUE(events.ok());
+    ASSERT_EQ(events->size(), offset - state.next_offset);
+    for (const auto& event : *events) commands::Apply(state, event);
+  };
+  fold_to(1500);
+  snapshotter.StateAdvanced(state, EventIdAt(*log_, 1499));
+  fold_to(*end);  // at once, while the child may still be encoding the state at 1500
+  ASSERT_TRUE(snapshotter.WaitForSnapshot(1500, 60s));
+  EXPECT_EQ(store_->Offsets(), std::vector<uint64_t>{1500});
+  auto restored = store_->RestoreNewest(*log_, 1500);  // checks the anchor's event ids too
+  ASSERT_NE(restored.state, nullptr);
+  EXPECT_TRUE(Encoded(*restored.state) == Encoded(FoldTo(*log_, 1500)));
+
+  snapshotter.StateAdvanced(state, EventIdAt(*log_, *end - 1));
+  ASSERT_TRUE(snapshotter.WaitForSnapshot(*end, 60s));
+  snapshotter.Stop();
+  EXPECT_EQ(store_->Offsets(), (std::vector<uint64_t>{1500, *end}));
+  restored = store_->RestoreNewest(*log_, *end);
+  ASSERT_NE(restored.state, nullptr);
+  EXPECT_TRUE(Encoded(*restored.state) == Encoded(state));
+  for (const auto& entry : std::filesystem::directory_iterator(store_->dir())) {
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+  }
 }
 
 }  // namespace
