@@ -101,11 +101,11 @@ class DecisionSnapshotStore {
 // that second state's memory, once per interval (at 100k queued the master's RSS went from 260
 // to 420 MiB while it ran; at 1M tasks in history it would double a GiB), and the fold's CPU.
 //
-// The child does only what is safe after fork() in a threaded process: it allocates (glibc's
-// malloc is fork-safe), encodes and writes to a descriptor opened before the fork. No logging,
-// no log reads, no OpenSSL (locks another thread may have held at the fork). It closes every
-// other descriptor at once (a socket the master closes must not stay open in it) and dies with
-// the thread that forked it.
+// The child does only what is safe after fork() in a threaded process: it allocates (jemalloc,
+// which the master links, and glibc's malloc both hold their locks across fork()), encodes and
+// writes to a descriptor opened before the fork. No logging, no log reads, no OpenSSL (locks
+// another thread may have held at the fork). It closes every other descriptor at once (a socket
+// the master closes must not stay open in it) and dies with the thread that forked it.
 class DecisionSnapshotter {
  public:
   enum class Copy { kFork, kFold };
