@@ -594,6 +594,17 @@ class SnapshotWriter {
     part.ByteSizeLong();  // SerializeWithCachedSizes reads the sizes this caches
     part.SerializeWithCachedSizes(&coded_);
   }
+  // Each record of `records` (a map), encoded by `encode` into one message that is cleared and
+  // refilled (its buffers reused), as an element of the list `field_number`.
+  template <typename Message, typename Map, typename Encode>
+  void Records(int field_number, const Map& records, Encode&& encode) {
+    Message stored;
+    for (const auto& [key, record] : records) {
+      stored.Clear();
+      encode(record, stored);
+      Record(field_number, stored);
+    }
+  }
   void Record(int field_number, const google::protobuf::MessageLite& record) {
     coded_.WriteTag(
         WireFormatLite::MakeTag(field_number, WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
@@ -631,24 +642,19 @@ bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
     // lookup by id.
     std::unordered_map<const TaskRecord*, uint32_t> task_index;
     task_index.reserve(state.tasks.size());
-    {
-      snapshot::Task stored;  // one message, cleared and refilled: its buffers are reused
-      for (const auto& [id, task] : state.tasks) {
-        task_index.emplace(&task, static_cast<uint32_t>(task_index.size()));
-        stored.Clear();
-        EncodeTask(task, stored);
-        writer.Record(Snapshot::kTasksFieldNumber, stored);
-      }
-    }
-    {
-      snapshot::Job stored;
-      for (const auto& [id, job] : state.jobs) {
-        stored.Clear();
-        EncodeJob(job, stored);
-        for (const TaskRecord* task : job.tasks) stored.add_tasks(task_index.at(task));
-        writer.Record(Snapshot::kJobsFieldNumber, stored);
-      }
-    }
+    writer.Records<snapshot::Task>(Snapshot::kTasksFieldNumber, state.tasks,
+                                   [&](const TaskRecord& task, snapshot::Task& stored) {
+                                     task_index.emplace(&task,
+                                                        static_cast<uint32_t>(task_index.size()));
+                                     EncodeTask(task, stored);
+                                   });
+    writer.Records<snapshot::Job>(Snapshot::kJobsFieldNumber, state.jobs,
+                                  [&](const JobRecord& job, snapshot::Job& stored) {
+                                    EncodeJob(job, stored);
+                                    for (const TaskRecord* task : job.tasks) {
+                                      stored.add_tasks(task_index.at(task));
+                                    }
+                                  });
     task_index = {};
     Snapshot middle;  // agents to idempotency: one per agent or recent request, not per task
     for (const auto& [id, agent] : state.agents) EncodeAgent(agent, *middle.add_agents());
@@ -675,34 +681,19 @@ bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
     }
     writer.Part(middle);
     middle.Clear();
-    {
-      snapshot::Experiment stored;
-      for (const auto& [id, experiment] : state.experiments) {
-        stored.Clear();
-        EncodeExperiment(experiment, stored);
-        writer.Record(Snapshot::kExperimentsFieldNumber, stored);
-      }
-    }
-    {
-      snapshot::Trial stored;
-      for (const auto& [id, trial] : state.trials) {
-        stored.Clear();
-        EncodeTrial(trial, stored);
-        writer.Record(Snapshot::kTrialsFieldNumber, stored);
-      }
-    }
-    {
-      snapshot::Checkpoint stored;  // every field set each time: nothing to clear
-      for (const auto& [uuid, checkpoint] : state.checkpoints) {
-        stored.set_uuid(checkpoint.uuid);
-        stored.set_experiment_id(checkpoint.experiment_id);
-        stored.set_trial_id(checkpoint.trial_id);
-        stored.set_total_batches(checkpoint.total_batches);
-        stored.set_size_bytes(checkpoint.size_bytes);
-        stored.set_deleted(checkpoint.deleted);
-        writer.Record(Snapshot::kCheckpointsFieldNumber, stored);
-      }
-    }
+    writer.Records<snapshot::Experiment>(Snapshot::kExperimentsFieldNumber, state.experiments,
+                                         EncodeExperiment);
+    writer.Records<snapshot::Trial>(Snapshot::kTrialsFieldNumber, state.trials, EncodeTrial);
+    writer.Records<snapshot::Checkpoint>(
+        Snapshot::kCheckpointsFieldNumber, state.checkpoints,
+        [](const CheckpointRecord& checkpoint, snapshot::Checkpoint& stored) {
+          stored.set_uuid(checkpoint.uuid);
+          stored.set_experiment_id(checkpoint.experiment_id);
+          stored.set_trial_id(checkpoint.trial_id);
+          stored.set_total_batches(checkpoint.total_batches);
+          stored.set_size_bytes(checkpoint.size_bytes);
+          stored.set_deleted(checkpoint.deleted);
+        });
     Snapshot tail;
     for (const auto& uuid : state.deleted_checkpoints) tail.add_deleted_checkpoints(uuid);
     for (const auto& [name, saved] : state.templates) *tail.add_templates() = saved;
