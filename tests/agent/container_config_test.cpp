@@ -68,7 +68,11 @@ TEST(ContainerConfigTest, TheOciConfigRunsTheTaskUnderInitWithItsMountsAndOnlyIt
   json config = OciConfig(plan);
 
   EXPECT_EQ(config["process"]["args"], json({"/.cairn-init", "-g", "--", "python3", "train.py"}));
-  EXPECT_EQ(config["process"]["env"], json(plan.env));
+  // tini's warnings silenced (they are not the task's output), unless the task asks for them.
+  EXPECT_EQ(config["process"]["env"],
+            json({"PATH=/bin", "CUDA_VISIBLE_DEVICES=GPU-b", "TINI_VERBOSITY=0"}));
+  plan.env.push_back("TINI_VERBOSITY=2");
+  EXPECT_EQ(OciConfig(plan)["process"]["env"], json(plan.env));
   EXPECT_EQ(config["process"]["cwd"], "/work/alloc-1");
   EXPECT_EQ(config["process"]["terminal"], false);
   EXPECT_EQ(config["root"]["path"], plan.rootfs);
