@@ -565,22 +565,6 @@ namespace {
 using Snapshot = snapshot::DecisionSnapshot;
 using google::protobuf::internal::WireFormatLite;
 
-// The lists that hold a record per task, job, experiment, trial or checkpoint: written and read
-// one record at a time, so that neither side ever holds the whole state a second time as a
-// message tree (at a million tasks that tree was larger than the state itself).
-bool IsStreamedList(int field_number) {
-  switch (field_number) {
-    case Snapshot::kTasksFieldNumber:
-    case Snapshot::kJobsFieldNumber:
-    case Snapshot::kExperimentsFieldNumber:
-    case Snapshot::kTrialsFieldNumber:
-    case Snapshot::kCheckpointsFieldNumber:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Writes a DecisionSnapshot's fields in field-number order: a part (a message holding only some
 // fields) at a time, or a list's records one by one. The bytes are those that serializing the
 // whole message at once gives, so any protobuf reader (protoc --decode) still reads them.
@@ -680,7 +664,6 @@ bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
       stored->set_key(key);
     }
     writer.Part(middle);
-    middle.Clear();
     writer.Records<snapshot::Experiment>(Snapshot::kExperimentsFieldNumber, state.experiments,
                                          EncodeExperiment);
     writer.Records<snapshot::Trial>(Snapshot::kTrialsFieldNumber, state.trials, EncodeTrial);
@@ -713,11 +696,31 @@ bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
 
 namespace {
 
-// A snapshot split as SnapshotWriter wrote it: each streamed list's records as byte ranges of
-// the input, and every other field gathered into one small message.
+// A snapshot split as SnapshotWriter wrote it: each list with a record per task, job,
+// experiment, trial or checkpoint as byte ranges of the input (read one record at a time, so the
+// whole state is never held a second time as a message tree: at a million tasks that tree was
+// larger than the state), and every other field gathered into one small message.
 struct SplitSnapshot {
   Snapshot rest;
   std::vector<std::string_view> tasks, jobs, experiments, trials, checkpoints;
+
+  // The list whose records field `field_number` holds; nullptr for the fields in `rest`.
+  std::vector<std::string_view>* ListOf(int field_number) {
+    switch (field_number) {
+      case Snapshot::kTasksFieldNumber:
+        return &tasks;
+      case Snapshot::kJobsFieldNumber:
+        return &jobs;
+      case Snapshot::kExperimentsFieldNumber:
+        return &experiments;
+      case Snapshot::kTrialsFieldNumber:
+        return &trials;
+      case Snapshot::kCheckpointsFieldNumber:
+        return &checkpoints;
+      default:
+        return nullptr;
+    }
+  }
 };
 
 Status Split(std::string_view bytes, SplitSnapshot& split) {
@@ -732,31 +735,14 @@ Status Split(std::string_view bytes, SplitSnapshot& split) {
       whole = static_cast<size_t>(field_start) == bytes.size();
       break;
     }
-    const int field_number = WireFormatLite::GetTagFieldNumber(tag);
-    if (IsStreamedList(field_number) &&
+    std::vector<std::string_view>* list = split.ListOf(WireFormatLite::GetTagFieldNumber(tag));
+    if (list != nullptr &&
         WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       uint32_t length = 0;
       if (!input.ReadVarint32(&length)) break;
       const int record_start = input.CurrentPosition();
       if (!input.Skip(static_cast<int>(length))) break;
-      const std::string_view record = bytes.substr(static_cast<size_t>(record_start), length);
-      switch (field_number) {
-        case Snapshot::kTasksFieldNumber:
-          split.tasks.push_back(record);
-          break;
-        case Snapshot::kJobsFieldNumber:
-          split.jobs.push_back(record);
-          break;
-        case Snapshot::kExperimentsFieldNumber:
-          split.experiments.push_back(record);
-          break;
-        case Snapshot::kTrialsFieldNumber:
-          split.trials.push_back(record);
-          break;
-        default:
-          split.checkpoints.push_back(record);
-          break;
-      }
+      list->push_back(bytes.substr(static_cast<size_t>(record_start), length));
       continue;
     }
     if (!WireFormatLite::SkipField(&input, tag)) break;

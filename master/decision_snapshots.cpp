@@ -154,11 +154,10 @@ Status DecisionSnapshotStore::Seal(AtomicFile& file) const {
 }
 
 Status DecisionSnapshotStore::Write(const commands::DecisionState& state, EventLog& log) const {
+  CAIRN_ASSIGN_OR_RETURN(auto file, Begin(state.next_offset));  // refuses offset 0
   commands::LogAnchor anchor;
-  if (state.next_offset == 0) return Status::InvalidArgument("an empty state needs no snapshot");
   CAIRN_ASSIGN_OR_RETURN(anchor.first_event_id, EventIdAt(log, 0));
   CAIRN_ASSIGN_OR_RETURN(anchor.last_event_id, EventIdAt(log, state.next_offset - 1));
-  CAIRN_ASSIGN_OR_RETURN(auto file, Begin(state.next_offset));
   {
     google::protobuf::io::FileOutputStream out(file->fd());
     if (!commands::EncodeDecisionStateTo(state, anchor, out) || !out.Flush()) {

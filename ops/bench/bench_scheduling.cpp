@@ -32,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -334,9 +335,9 @@ class Cluster {
  public:
   ~Cluster() { Stop(); }
 
-  // The master's log lines that contain `text`.
-  std::vector<std::string> MasterLogLines(const std::string& text) {
-    std::ifstream in(dir_.Sub("master.log"));
+  // The lines of one process's log ("master.log", "agent.log") that contain `text`.
+  std::vector<std::string> LogLines(const char* name, const std::string& text = "") {
+    std::ifstream in(dir_.Sub(name));
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) {
       if (line.find(text) != std::string::npos) lines.push_back(line);
@@ -347,10 +348,8 @@ class Cluster {
   // Prints why, and the end of each process's log, to stderr.
   int Fail(const std::string& why) {
     for (const char* name : {"master.log", "agent.log"}) {
-      std::ifstream in(dir_.Sub(name));
-      if (!in) continue;
-      std::vector<std::string> lines;
-      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      if (!std::filesystem::exists(dir_.Sub(name))) continue;
+      const std::vector<std::string> lines = LogLines(name);
       std::fprintf(stderr, "--- last lines of %s\n", name);
       for (size_t i = lines.size() > 20 ? lines.size() - 20 : 0; i < lines.size(); ++i)
         std::fprintf(stderr, "%s\n", lines[i].c_str());
@@ -656,7 +655,7 @@ int RunSubmitCurve(const std::vector<int>& sizes) {
   }
   // A write-side snapshot is a forked child's (master/decision_snapshots.h): not in the RSS
   // above, so what each cost is shown from the master's log.
-  for (const std::string& line : cluster.MasterLogLines("took the write side's snapshot")) {
+  for (const std::string& line : cluster.LogLines("master.log", "took the write side's snapshot")) {
     std::printf("  master: %s\n", line.substr(line.find("took")).c_str());
   }
   std::printf(
