@@ -7,6 +7,8 @@ PACKAGES=(
   librdkafka-dev protobuf-compiler libprotobuf-dev librocksdb-dev libyaml-cpp-dev
   libboost-dev libboost-system-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libsodium-dev libjemalloc-dev
+  # open-addressing hash maps (absl::flat_hash_map) for the projections' bulk loads
+  libabsl-dev
   # consumers without Cairn code: kcat and the example Python consumer (examples/gpu_hours)
   kcat python3-confluent-kafka python3-protobuf
   # the web UI's charts (served by the master) and its browser tests (tests/web)

@@ -2,12 +2,14 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "base/log.h"
 #include "projections/rocks_views.h"
@@ -81,6 +83,19 @@ std::vector<std::string> ExistingFamilies(const std::string& dir) {
 
 }  // namespace
 
+struct ProjectionEngine::Pending {
+  Pending(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family, bool family_is_empty,
+          views::ProjectorCheckpoint from)
+      : store(db, family, family_is_empty), checkpoint(std::move(from)) {}
+  RocksBatchStore store;
+  views::ProjectorCheckpoint checkpoint;  // as applied into `store`
+};
+
+ProjectionEngine::Slot::Slot(std::unique_ptr<Projector> projector)
+    : projector(std::move(projector)) {}
+ProjectionEngine::Slot::Slot(Slot&&) noexcept = default;
+ProjectionEngine::Slot::~Slot() = default;
+
 Result<std::unique_ptr<ProjectionEngine>> ProjectionEngine::Open(const std::string& dir,
                                                                  EventLog* log,
                                                                  EngineOptions options) {
@@ -94,7 +109,7 @@ Result<std::unique_ptr<ProjectionEngine>> ProjectionEngine::Open(const std::stri
   std::unique_ptr<ProjectionEngine> engine(new ProjectionEngine(dir, log, std::move(options)));
   for (const auto& name : engine->options_.projectors) {
     CAIRN_ASSIGN_OR_RETURN(auto projector, MakeProjector(name));
-    engine->slots_.push_back(Slot{std::move(projector), nullptr, {}});
+    engine->slots_.emplace_back(std::move(projector));
   }
   std::error_code error;
   std::filesystem::create_directories(dir, error);
@@ -135,6 +150,9 @@ Status ProjectionEngine::OpenDb() {
     }
     RocksReader reader(db_.get(), slot.family, nullptr);
     CAIRN_ASSIGN_OR_RETURN(slot.checkpoint, ReadCheckpoint(reader));
+    std::unique_ptr<rocksdb::Iterator> any(db_->NewIterator(rocksdb::ReadOptions(), slot.family));
+    any->SeekToFirst();
+    slot.family_is_empty = !any->Valid() && any->status().ok();
   }
   std::string identity;
   rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), kLogIdentityKey, &identity);
@@ -223,17 +241,32 @@ uint64_t ProjectionEngine::MinNextOffset() const {
 }
 
 Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& events) {
-  views::ProjectorCheckpoint checkpoint = slot.checkpoint;
-  RocksBatchStore store(db_.get(), slot.family);
+  const bool bulk = options_.bulk_load_bytes > 0;
+  if (bulk && !slot.pending) {
+    slot.pending =
+        std::make_unique<Pending>(db_.get(), slot.family, slot.family_is_empty, slot.checkpoint);
+  }
+  std::optional<RocksBatchStore> batch_store;
+  RocksBatchStore& store = bulk ? slot.pending->store : batch_store.emplace(db_.get(), slot.family);
+  views::ProjectorCheckpoint checkpoint = bulk ? slot.pending->checkpoint : slot.checkpoint;
   bool applied = false;
   for (const auto& event : events) {
     if (event.offset() < checkpoint.next_offset()) continue;  // applied before a restart
-    CAIRN_RETURN_IF_ERROR(ApplyEvent(*slot.projector, event, store, checkpoint));
+    Status status = ApplyEvent(*slot.projector, event, store, checkpoint);
+    if (!status.ok()) {
+      slot.pending.reset();  // partly applied: dropped, and applied again from the checkpoint
+      return status;
+    }
     applied = true;
   }
   if (!applied) return Status::Ok();
   checkpoint.set_view_format(kViewFormat);
   CAIRN_RETURN_IF_ERROR(store.PutMessage(kCheckpointKey, checkpoint));
+  if (bulk) {
+    slot.pending->checkpoint = checkpoint;
+    if (store.ApproximateBytes() < options_.bulk_load_bytes) return Status::Ok();
+    return IngestPending(slot);
+  }
   rocksdb::WriteBatch batch;
   CAIRN_RETURN_IF_ERROR(store.WriteTo(&batch));
   rocksdb::WriteOptions write_options;
@@ -242,6 +275,60 @@ Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& ev
                                   "write " + slot.projector->name() + " projection"));
   slot.checkpoint = checkpoint;
   return Status::Ok();
+}
+
+Status ProjectionEngine::IngestPending(Slot& slot) {
+  if (!slot.pending) return Status::Ok();
+  std::unique_ptr<Pending> pending = std::move(slot.pending);
+  // In the DB's directory, so that ingesting it is a rename of a link on the same file system.
+  const std::string path = dir_ + "/bulk-" + slot.projector->name() + "-" +
+                           std::to_string(pending->checkpoint.next_offset()) + ".sst";
+  rocksdb::SstFileWriter table(rocksdb::EnvOptions(), db_->GetOptions(slot.family), slot.family);
+  Status status = FromRocks(table.Open(path), "create " + path);
+  size_t written = 0;
+  if (status.ok()) {
+    auto changes = pending->store.WriteTo(table);
+    status = changes.status();
+    if (changes.ok()) written = *changes;
+    // A file with no keys cannot be finished; none means no event was applied.
+    if (status.ok() && written > 0) status = FromRocks(table.Finish(), "write " + path);
+  }
+  if (status.ok() && written > 0) {
+    rocksdb::IngestExternalFileOptions ingest;
+    ingest.move_files = true;
+    ingest.write_global_seqno = false;  // recorded in the manifest, not written into the file
+    status = FromRocks(db_->IngestExternalFile(slot.family, {path}, ingest), "ingest " + path);
+  }
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);  // moved in, or a failed attempt's leftover
+  if (!status.ok() || written == 0) return status;
+  slot.checkpoint = pending->checkpoint;
+  slot.family_is_empty = false;
+  ++bulk_files_ingested_;
+  return Status::Ok();
+}
+
+Status ProjectionEngine::ForEachSlot(bool parallel, const std::function<Status(Slot&)>& work) {
+  // Each projector commits on its own, so projectors can work side by side.
+  std::vector<std::future<Status>> others;
+  if (parallel) {
+    for (size_t i = 1; i < slots_.size(); ++i) {
+      others.push_back(
+          std::async(std::launch::async, [this, i, &work] { return work(slots_[i]); }));
+    }
+  }
+  Status result;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Status status = i == 0 || others.empty() ? work(slots_[i]) : others[i - 1].get();
+    if (!status.ok() && result.ok()) result = status;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    applied_offset_ = MinNextOffset();
+    PublishOffsets();
+  }
+  progress_.notify_all();
+  return result;
 }
 
 Status ProjectionEngine::ApplyBatch(const std::vector<Envelope>& events) {
@@ -253,26 +340,8 @@ Status ProjectionEngine::ApplyBatch(const std::vector<Envelope>& events) {
                   "record log identity"));
     identity_recorded_ = true;
   }
-  // Each projector commits its own WriteBatch, so projectors can apply side by side.
-  std::vector<std::future<Status>> others;
-  if (events.size() >= kParallelBatchEvents) {
-    for (size_t i = 1; i < slots_.size(); ++i) {
-      others.push_back(std::async(std::launch::async,
-                                  [this, i, &events] { return ApplyToSlot(slots_[i], events); }));
-    }
-  }
-  Status result;
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    Status status = i == 0 || others.empty() ? ApplyToSlot(slots_[i], events) : others[i - 1].get();
-    if (!status.ok() && result.ok()) result = status;
-  }
-  {
-    std::lock_guard lock(mutex_);
-    applied_offset_ = MinNextOffset();
-    PublishOffsets();
-  }
-  progress_.notify_all();
-  return result;
+  return ForEachSlot(events.size() >= kParallelBatchEvents,
+                     [&](Slot& slot) { return ApplyToSlot(slot, events); });
 }
 
 Status ProjectionEngine::Dispatch(std::vector<Envelope> events) {
@@ -298,7 +367,13 @@ Status ProjectionEngine::CatchUp(std::optional<uint64_t> last_offset,
   }
   Status status = CatchUpLoop(end, until_time);
   Status drained = Drain();
-  if (!status.ok() || !drained.ok()) reader_.reset();
+  if (status.ok() && drained.ok() && options_.bulk_load_bytes > 0) {
+    drained = ForEachSlot(/*parallel=*/true, [this](Slot& slot) { return IngestPending(slot); });
+  }
+  if (!status.ok() || !drained.ok()) {
+    for (auto& slot : slots_) slot.pending.reset();
+    reader_.reset();
+  }
   return status.ok() ? drained : status;
 }
 
@@ -367,6 +442,10 @@ void ProjectionEngine::MaybeSnapshot() {
 void ProjectionEngine::Start() {
   std::lock_guard lock(mutex_);
   if (thread_.joinable() || stopping_) return;
+  if (options_.bulk_load_bytes > 0) {
+    log::Error("projections", "a bulk-loading engine does not follow the log (CatchUp only)");
+    return;
+  }
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -471,7 +550,6 @@ Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
   }
 
   // A secondary keeps its own info log in a scratch directory and never writes to `dir`.
-  // temp_directory_path() fails (and its throwing form throws) when TMPDIR is not a directory.
   std::error_code temp_error;
   std::filesystem::path temp_dir = std::filesystem::temp_directory_path(temp_error);
   if (temp_error || temp_dir.empty()) temp_dir = "/tmp";

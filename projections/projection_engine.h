@@ -23,6 +23,8 @@
 
 namespace cairn::projections {
 
+class RocksBatchStore;
+
 // The layout of the views this build writes, recorded in every checkpoint. Bump it when a view,
 // a key or the meaning of either changes: a DB of another layout is wiped and rebuilt on open.
 // 2: job views aggregate live tasks and follow JobQueueChanged; allocation indexes.
@@ -45,6 +47,14 @@ struct EngineOptions {
   // thread. 0 = never.
   uint64_t snapshot_every_events = 0;
   std::function<void(ProjectionEngine&)> take_snapshot;
+  // Bulk loading, for a fresh rebuild (0 = off). Each projector keeps its changes in memory
+  // across batches, up to about this many bytes, then writes them as one sorted table file that
+  // the DB ingests: no memtable inserts, no flushes, no compaction of intermediate versions, and
+  // no reads of the DB while the family is still empty. Applied events become readable (and
+  // AppliedOffset advances) only when their file is ingested: at the budget, and when CatchUp
+  // returns. An error drops what was not ingested yet; the next CatchUp reapplies it. For
+  // CatchUp only: an engine in this mode does not Start.
+  size_t bulk_load_bytes = 0;
 };
 
 // One projector's position and view digest.
@@ -91,15 +101,25 @@ class ProjectionEngine {
   // once the engine is stopped.
   Status WaitForOffset(uint64_t offset, std::chrono::milliseconds timeout);
 
+  // How many table files bulk loading ingested (EngineOptions::bulk_load_bytes).
+  uint64_t BulkFilesIngested() const { return bulk_files_ingested_.load(); }
+
   // Runs `read` over one consistent snapshot of the named projector's views.
   Status Read(const std::string& projector, const std::function<Status(ViewReader&)>& read);
   Result<ProjectionSummary> Summarize(const std::string& projector);
 
  private:
+  // A bulk load's changes not yet ingested (EngineOptions::bulk_load_bytes).
+  struct Pending;
   struct Slot {
+    Slot(std::unique_ptr<Projector> projector);
+    Slot(Slot&&) noexcept;
+    ~Slot();
     std::unique_ptr<Projector> projector;
     rocksdb::ColumnFamilyHandle* family = nullptr;
     views::ProjectorCheckpoint checkpoint;  // as committed
+    bool family_is_empty = false;           // no key written yet (bulk loads skip reads)
+    std::unique_ptr<Pending> pending;
   };
 
   ProjectionEngine(std::string dir, EventLog* log, EngineOptions options)
@@ -109,6 +129,11 @@ class ProjectionEngine {
   Status CheckLogIdentity();
   Status ApplyBatch(const std::vector<Envelope>& events);
   Status ApplyToSlot(Slot& slot, const std::vector<Envelope>& events);
+  // Writes the slot's pending changes as a table file and ingests it.
+  Status IngestPending(Slot& slot);
+  // Runs `work` on every slot, on one thread each when `parallel`, then publishes the offsets.
+  // Returns the first error.
+  Status ForEachSlot(bool parallel, const std::function<Status(Slot&)>& work);
   // Applies `events` after the batch in flight; a large batch is applied on another thread
   // while the caller reads the next one. Returns the in-flight batch's error, if any.
   Status Dispatch(std::vector<Envelope> events);
@@ -134,6 +159,7 @@ class ProjectionEngine {
   uint64_t snapshot_due_ = 0;      // the applied offset at which the next snapshot is taken
 
   std::atomic<uint64_t> applied_offset_{0};
+  std::atomic<uint64_t> bulk_files_ingested_{0};
   std::vector<std::pair<std::string, uint64_t>> projector_offsets_;  // under mutex_
   mutable std::mutex mutex_;
   std::condition_variable progress_;  // applied_offset_ advanced, or stopping_ changed

@@ -1,10 +1,15 @@
 #include "projections/rocks_views.h"
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 namespace cairn::projections {
 
 namespace {
+
+// What an entry costs beyond its key's and value's bytes: the hash node, the strings' headers.
+constexpr size_t kEntryOverheadBytes = 96;
 
 rocksdb::Slice ToSlice(std::string_view bytes) {
   return rocksdb::Slice(bytes.data(), bytes.size());
@@ -28,8 +33,11 @@ Result<RocksBatchStore::Entry*> RocksBatchStore::Find(std::string_view key) {
   if (it != entries_.end()) return &it->second;
   Entry entry;
   std::string value;
-  rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), family_, ToSlice(key), &value);
+  rocksdb::Status status = family_is_empty_
+                               ? rocksdb::Status::NotFound()
+                               : db_->Get(rocksdb::ReadOptions(), family_, ToSlice(key), &value);
   if (status.ok()) {
+    bytes_ += value.size();
     entry.value = std::move(value);
     entry.in_db = InDb::kPresent;
   } else if (status.IsNotFound()) {
@@ -37,14 +45,26 @@ Result<RocksBatchStore::Entry*> RocksBatchStore::Find(std::string_view key) {
   } else {
     return FromRocks(status, "projection read");
   }
+  bytes_ += key.size() + kEntryOverheadBytes;
   return &entries_.emplace(std::string(key), std::move(entry)).first->second;
 }
 
 RocksBatchStore::Entry& RocksBatchStore::Slot(std::string_view key) {
   auto it = entries_.find(key);
-  if (it == entries_.end()) it = entries_.emplace(std::string(key), Entry()).first;
+  if (it == entries_.end()) {
+    Entry entry;
+    if (family_is_empty_) entry.in_db = InDb::kAbsent;
+    it = entries_.emplace(std::string(key), std::move(entry)).first;
+    bytes_ += key.size() + kEntryOverheadBytes;
+  }
   it->second.dirty = true;
   return it->second;
+}
+
+void RocksBatchStore::SetValue(Entry& entry, std::optional<std::string> value) {
+  if (entry.value) bytes_ -= entry.value->size();
+  if (value) bytes_ += value->size();
+  entry.value = std::move(value);
 }
 
 Result<std::optional<std::string>> RocksBatchStore::Get(std::string_view key) {
@@ -53,12 +73,12 @@ Result<std::optional<std::string>> RocksBatchStore::Get(std::string_view key) {
 }
 
 Status RocksBatchStore::Put(std::string_view key, std::string_view value) {
-  Slot(key).value = std::string(value);
+  SetValue(Slot(key), std::string(value));
   return Status::Ok();
 }
 
 Status RocksBatchStore::Delete(std::string_view key) {
-  Slot(key).value.reset();
+  SetValue(Slot(key), std::nullopt);
   return Status::Ok();
 }
 
@@ -73,27 +93,53 @@ Result<bool> RocksBatchStore::GetMessage(std::string_view key,
 Status RocksBatchStore::PutMessage(std::string_view key,
                                    const google::protobuf::MessageLite& message) {
   Entry& entry = Slot(key);
-  if (!entry.value) entry.value.emplace();
+  if (entry.value) {
+    bytes_ -= entry.value->size();
+  } else {
+    entry.value.emplace();
+  }
   SerializeDeterministic(message, &*entry.value);
+  bytes_ += entry.value->size();
   return Status::Ok();
+}
+
+std::optional<const std::string*> RocksBatchStore::Change(const std::string& key,
+                                                          const Entry& entry) const {
+  if (!entry.dirty) return std::nullopt;
+  if (entry.value) return &*entry.value;
+  // Written blind (never read): KeyMayExist answers from memory whether the DB may have it.
+  std::string ignored;
+  bool absent = entry.in_db == InDb::kAbsent ||
+                (entry.in_db == InDb::kUnknown &&
+                 !db_->KeyMayExist(rocksdb::ReadOptions(), family_, key, &ignored));
+  if (absent) return std::nullopt;
+  return nullptr;
 }
 
 Status RocksBatchStore::WriteTo(rocksdb::WriteBatch* batch) const {
   for (const auto& [key, entry] : entries_) {
-    if (!entry.dirty) continue;
-    if (!entry.value) {
-      // Written blind (never read): KeyMayExist answers from memory whether the DB may have it.
-      std::string ignored;
-      bool absent = entry.in_db == InDb::kAbsent ||
-                    (entry.in_db == InDb::kUnknown &&
-                     !db_->KeyMayExist(rocksdb::ReadOptions(), family_, key, &ignored));
-      if (absent) continue;
-    }
+    auto change = Change(key, entry);
+    if (!change) continue;
     rocksdb::Status status =
-        entry.value ? batch->Put(family_, key, *entry.value) : batch->Delete(family_, key);
+        *change ? batch->Put(family_, key, **change) : batch->Delete(family_, key);
     CAIRN_RETURN_IF_ERROR(FromRocks(status, "projection batch"));
   }
   return Status::Ok();
+}
+
+Result<size_t> RocksBatchStore::WriteTo(rocksdb::SstFileWriter& table) const {
+  std::vector<std::pair<const std::string*, const std::string*>> changes;
+  changes.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) {
+    if (auto change = Change(key, entry)) changes.emplace_back(&key, *change);
+  }
+  std::sort(changes.begin(), changes.end(),
+            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  for (const auto& [key, value] : changes) {
+    rocksdb::Status status = value ? table.Put(*key, *value) : table.Delete(*key);
+    CAIRN_RETURN_IF_ERROR(FromRocks(status, "projection table file"));
+  }
+  return changes.size();
 }
 
 Result<std::optional<std::string>> RocksReader::Get(std::string_view key) {

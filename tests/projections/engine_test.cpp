@@ -9,6 +9,7 @@
 
 #include "events/memory_log.h"
 #include "projections/job_queue_projector.h"
+#include "projections/projection_engine.h"
 #include "projections/projections.h"
 #include "tests/projections/history.h"
 #include "tests/projections/projection_checks.h"
@@ -320,6 +321,67 @@ TEST(RebuildTest, RefusesADirectoryInUseAndUnknownProjections) {
   EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
   auto unknown = RebuildProjections(dir.Sub("other"), &log, {"nope"}, std::nullopt);
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+}
+
+std::unique_ptr<projections::ProjectionEngine> MustOpenBulk(const std::string& dir, EventLog& log,
+                                                            size_t bulk_load_bytes, size_t batch) {
+  projections::EngineOptions options;
+  options.max_batch_events = batch;
+  options.write_ahead_log = false;
+  options.bulk_load_bytes = bulk_load_bytes;
+  auto opened = projections::ProjectionEngine::Open(dir, &log, options);
+  EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+  return opened.ok() ? std::move(opened).value() : nullptr;
+}
+
+std::map<std::string, std::string> EngineDigests(projections::ProjectionEngine& engine) {
+  std::map<std::string, std::string> digests;
+  for (const auto& name : ProjectorNames()) {
+    auto summary = engine.Summarize(name);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    if (summary.ok()) digests[name] = summary->digest;
+  }
+  return digests;
+}
+
+// A budget this small ingests a file after almost every batch: later batches read views back
+// from the DB, and delete views earlier files hold (tombstones in a table file).
+TEST(BulkLoadTest, ManySmallFilesEqualTheFold) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(4, 300);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  auto engine = MustOpenBulk(dir.Sub("bulk"), log, /*bulk_load_bytes=*/2048, /*batch=*/300);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->CatchUp(std::nullopt).ok());
+  EXPECT_EQ(engine->AppliedOffset(), history.events().size());
+  EXPECT_GT(engine->BulkFilesIngested(), 2 * ProjectorNames().size());
+  EXPECT_EQ(EngineDigests(*engine), FoldDigests(history, history.last_offset()));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.Sub("bulk"))) {
+    EXPECT_EQ(entry.path().filename().string().rfind("bulk-", 0), std::string::npos)
+        << "a table file was left beside the DB: " << entry.path();
+  }
+}
+
+// With a budget never reached, nothing is in the DB until CatchUp returns; a second CatchUp
+// continues from the first one's files.
+TEST(BulkLoadTest, EachCatchUpIngestsWhatItApplied) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(3, 200);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  const uint64_t middle = history.last_offset() / 2;
+  auto engine = MustOpenBulk(dir.Sub("bulk"), log, size_t{1} << 30, /*batch=*/1000);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->CatchUp(middle).ok());
+  EXPECT_EQ(engine->AppliedOffset(), middle + 1);
+  EXPECT_EQ(engine->BulkFilesIngested(), ProjectorNames().size());
+  EXPECT_EQ(EngineDigests(*engine), FoldDigests(history, middle));
+  ASSERT_TRUE(engine->CatchUp(std::nullopt).ok());
+  EXPECT_EQ(engine->AppliedOffset(), history.events().size());
+  EXPECT_EQ(EngineDigests(*engine), FoldDigests(history, history.last_offset()));
 }
 
 TEST(SummarizeDirTest, ReadsALiveDatabaseAsASecondary) {
