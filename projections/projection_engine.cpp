@@ -283,7 +283,9 @@ Status ProjectionEngine::IngestPending(Slot& slot) {
   // In the DB's directory, so that ingesting it is a rename of a link on the same file system.
   const std::string path = dir_ + "/bulk-" + slot.projector->name() + "-" +
                            std::to_string(pending->checkpoint.next_offset()) + ".sst";
-  rocksdb::SstFileWriter table(rocksdb::EnvOptions(), db_->GetOptions(slot.family), slot.family);
+  // The file is read right after (digests, queries): its pages stay cached.
+  rocksdb::SstFileWriter table(rocksdb::EnvOptions(), db_->GetOptions(slot.family), slot.family,
+                               /*invalidate_page_cache=*/false);
   Status status = FromRocks(table.Open(path), "create " + path);
   size_t written = 0;
   if (status.ok()) {

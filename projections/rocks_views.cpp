@@ -127,16 +127,45 @@ Status RocksBatchStore::WriteTo(rocksdb::WriteBatch* batch) const {
   return Status::Ok();
 }
 
+namespace {
+
+// A change to write, with the key's first bytes inline: sorting a bulk load's million keys by
+// comparing heap strings was one cache miss per comparison and most of the ingest's time.
+struct SortableChange {
+  static constexpr size_t kInlineWords = 3;
+  SortableChange(const std::string* key, const std::string* value) : key(key), value(value) {
+    for (size_t word = 0; word < kInlineWords; ++word) {
+      uint64_t bits = 0;  // big-endian, zero-padded: integer order is byte order
+      for (size_t i = 0; i < 8; ++i) {
+        const size_t at = word * 8 + i;
+        bits = bits << 8 | (at < key->size() ? static_cast<unsigned char>((*key)[at]) : 0);
+      }
+      prefix[word] = bits;
+    }
+  }
+  bool operator<(const SortableChange& other) const {
+    for (size_t word = 0; word < kInlineWords; ++word) {
+      if (prefix[word] != other.prefix[word]) return prefix[word] < other.prefix[word];
+    }
+    return *key < *other.key;  // equal padded prefixes: the whole keys decide ("a" < "a\0")
+  }
+  uint64_t prefix[kInlineWords];
+  const std::string* key;
+  const std::string* value;  // nullptr = a delete
+};
+
+}  // namespace
+
 Result<size_t> RocksBatchStore::WriteTo(rocksdb::SstFileWriter& table) const {
-  std::vector<std::pair<const std::string*, const std::string*>> changes;
+  std::vector<SortableChange> changes;
   changes.reserve(entries_.size());
   for (const auto& [key, entry] : entries_) {
     if (auto change = Change(key, entry)) changes.emplace_back(&key, *change);
   }
-  std::sort(changes.begin(), changes.end(),
-            [](const auto& a, const auto& b) { return *a.first < *b.first; });
-  for (const auto& [key, value] : changes) {
-    rocksdb::Status status = value ? table.Put(*key, *value) : table.Delete(*key);
+  std::sort(changes.begin(), changes.end());
+  for (const auto& change : changes) {
+    rocksdb::Status status =
+        change.value ? table.Put(*change.key, *change.value) : table.Delete(*change.key);
     CAIRN_RETURN_IF_ERROR(FromRocks(status, "projection table file"));
   }
   return changes.size();

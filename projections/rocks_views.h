@@ -3,6 +3,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/hash/hash.h>
 #include <rocksdb/db.h>
 #include <rocksdb/sst_file_writer.h>
 #include <rocksdb/write_batch.h>
@@ -61,7 +62,7 @@ class RocksBatchStore : public ViewStore {
   const bool family_is_empty_;
   struct KeyHash {
     using is_transparent = void;
-    size_t operator()(std::string_view key) const { return std::hash<std::string_view>()(key); }
+    size_t operator()(std::string_view key) const { return absl::Hash<std::string_view>()(key); }
   };
   // Open addressing: a bulk load (projection_engine.h) holds millions of keys, and a lookup here
   // is most of a projector's cost; std::unordered_map's chained nodes took twice the cache misses.
