@@ -241,7 +241,7 @@ uint64_t ProjectionEngine::MinNextOffset() const {
 }
 
 Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& events) {
-  const bool bulk = options_.bulk_load_bytes > 0;
+  const bool bulk = bulk_;
   if (bulk && !slot.pending) {
     slot.pending =
         std::make_unique<Pending>(db_.get(), slot.family, slot.family_is_empty, slot.checkpoint);
@@ -263,9 +263,8 @@ Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& ev
   checkpoint.set_view_format(kViewFormat);
   CAIRN_RETURN_IF_ERROR(store.PutMessage(kCheckpointKey, checkpoint));
   if (bulk) {
-    slot.pending->checkpoint = checkpoint;
-    if (store.ApproximateBytes() < options_.bulk_load_bytes) return Status::Ok();
-    return IngestPending(slot);
+    slot.pending->checkpoint = checkpoint;  // ingested with the others (ApplyBatch)
+    return Status::Ok();
   }
   rocksdb::WriteBatch batch;
   CAIRN_RETURN_IF_ERROR(store.WriteTo(&batch));
@@ -342,8 +341,16 @@ Status ProjectionEngine::ApplyBatch(const std::vector<Envelope>& events) {
                   "record log identity"));
     identity_recorded_ = true;
   }
-  return ForEachSlot(events.size() >= kParallelBatchEvents,
-                     [&](Slot& slot) { return ApplyToSlot(slot, events); });
+  CAIRN_RETURN_IF_ERROR(ForEachSlot(events.size() >= kParallelBatchEvents,
+                                    [&](Slot& slot) { return ApplyToSlot(slot, events); }));
+  if (!bulk_) return Status::Ok();
+  size_t pending_bytes = 0;
+  for (const auto& slot : slots_) {
+    if (slot.pending) pending_bytes += slot.pending->store.ApproximateBytes();
+  }
+  if (pending_bytes < options_.bulk_load_bytes) return Status::Ok();
+  // All projectors together, so AppliedOffset (their lowest offset) advances.
+  return ForEachSlot(/*parallel=*/true, [this](Slot& slot) { return IngestPending(slot); });
 }
 
 Status ProjectionEngine::Dispatch(std::vector<Envelope> events) {
@@ -367,11 +374,13 @@ Status ProjectionEngine::CatchUp(std::optional<uint64_t> last_offset,
   if (!reader_ || reader_->position() != MinNextOffset()) {
     CAIRN_ASSIGN_OR_RETURN(reader_, log_->OpenReader(MinNextOffset()));
   }
+  bulk_ = options_.bulk_load_bytes > 0 && end >= MinNextOffset() + options_.bulk_load_min_events;
   Status status = CatchUpLoop(end, until_time);
   Status drained = Drain();
-  if (status.ok() && drained.ok() && options_.bulk_load_bytes > 0) {
+  if (status.ok() && drained.ok() && bulk_) {
     drained = ForEachSlot(/*parallel=*/true, [this](Slot& slot) { return IngestPending(slot); });
   }
+  bulk_ = false;
   if (!status.ok() || !drained.ok()) {
     for (auto& slot : slots_) slot.pending.reset();
     reader_.reset();
@@ -380,8 +389,13 @@ Status ProjectionEngine::CatchUp(std::optional<uint64_t> last_offset,
 }
 
 Status ProjectionEngine::CatchUpLoop(uint64_t end, std::optional<int64_t> until_time) {
+  const size_t batch_events = bulk_ ? options_.bulk_batch_events : options_.max_batch_events;
   while (reader_->position() < end) {
-    size_t wanted = std::min<uint64_t>(options_.max_batch_events, end - reader_->position());
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return Status::Unavailable("projections are stopping");
+    }
+    size_t wanted = std::min<uint64_t>(batch_events, end - reader_->position());
     CAIRN_ASSIGN_OR_RETURN(auto events, reader_->Next(wanted, kReadAvailableWait));
     if (events.empty()) {
       return Status::Unavailable(log_->Describe() + " returned nothing at offset " +
@@ -444,10 +458,6 @@ void ProjectionEngine::MaybeSnapshot() {
 void ProjectionEngine::Start() {
   std::lock_guard lock(mutex_);
   if (thread_.joinable() || stopping_) return;
-  if (options_.bulk_load_bytes > 0) {
-    log::Error("projections", "a bulk-loading engine does not follow the log (CatchUp only)");
-    return;
-  }
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -460,6 +470,30 @@ void ProjectionEngine::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void ProjectionEngine::CatchUpInBulkIfFarBehind() {
+  if (options_.bulk_load_bytes == 0) return;
+  auto end = log_->EndOffset();
+  const uint64_t from = MinNextOffset();
+  if (!end.ok() || *end < from + options_.bulk_load_min_events) return;
+  if (options_.snapshot_every_events > 0 && snapshot_due_ == 0) {
+    // A catch-up past a snapshot multiple takes one when it ends (MaybeSnapshot), so a lost
+    // projection DB does not mean this fold again.
+    snapshot_due_ = (from / options_.snapshot_every_events + 1) * options_.snapshot_every_events;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  Status status = CatchUp(std::nullopt);
+  if (!status.ok()) {
+    log::Warn("projections",
+              "catching up in bulk from offset {} stopped ({}); following the log "
+              "a batch at a time from offset {}",
+              from, status, MinNextOffset());
+    return;
+  }
+  log::Info("projections", "caught up in bulk from offset {} to {} in {:.2f} s", from,
+            MinNextOffset(),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+}
+
 void ProjectionEngine::Run() {
   auto report = [this](const Status& status) {
     log::Error("projections", "{}; retrying in {} s", status,
@@ -468,6 +502,7 @@ void ProjectionEngine::Run() {
     last_error_ = status;
     progress_.wait_for(lock, kRetryDelay, [this] { return stopping_; });
   };
+  CatchUpInBulkIfFarBehind();
   while (true) {
     {
       std::lock_guard lock(mutex_);

@@ -47,14 +47,18 @@ struct EngineOptions {
   // thread. 0 = never.
   uint64_t snapshot_every_events = 0;
   std::function<void(ProjectionEngine&)> take_snapshot;
-  // Bulk loading, for a fresh rebuild (0 = off). Each projector keeps its changes in memory
-  // across batches, up to about this many bytes, then writes them as one sorted table file that
-  // the DB ingests: no memtable inserts, no flushes, no compaction of intermediate versions, and
-  // no reads of the DB while the family is still empty. Applied events become readable (and
-  // AppliedOffset advances) only when their file is ingested: at the budget, and when CatchUp
-  // returns. An error drops what was not ingested yet; the next CatchUp reapplies it. For
-  // CatchUp only: an engine in this mode does not Start.
-  size_t bulk_load_bytes = 0;
+  // Bulk loading: a CatchUp at least `bulk_load_min_events` behind the log (a rebuild, a first
+  // start on a long log, a start from an old snapshot) reads `bulk_batch_events` at a time and
+  // keeps the projectors' changes in memory across batches, up to about `bulk_load_bytes` in
+  // all, then writes each projector's as one sorted table file that the DB ingests: no memtable
+  // inserts, no flushes, no compaction of intermediate versions, and no reads of a family that
+  // is still empty. Its events become readable (AppliedOffset advances) only when their files
+  // are ingested: at the budget, and when the CatchUp ends. An error drops what was not
+  // ingested yet; it is applied again. The background thread catches up this way once when it
+  // starts, then follows the log `max_batch_events` at a time. 0 bytes = never.
+  size_t bulk_load_bytes = size_t{128} << 20;
+  uint64_t bulk_load_min_events = 10000;
+  size_t bulk_batch_events = 20000;  // each batch is a thread per projector
 };
 
 // One projector's position and view digest.
@@ -76,7 +80,8 @@ class ProjectionEngine {
 
   // Applies on the calling thread every event up to the log end seen now, or up to and
   // including `last_offset`, and with `until_time` only the events before the first one later
-  // than it. Not while the background thread runs.
+  // than it; in bulk when that is far enough (EngineOptions::bulk_load_bytes). Not while the
+  // background thread runs.
   Status CatchUp(std::optional<uint64_t> last_offset,
                  std::optional<int64_t> until_time = std::nullopt);
 
@@ -141,6 +146,8 @@ class ProjectionEngine {
   Status Drain();
   Status CatchUpLoop(uint64_t end, std::optional<int64_t> until_time);
   void MaybeSnapshot();
+  // At the background thread's start: CatchUp (in bulk) when the log is far enough ahead.
+  void CatchUpInBulkIfFarBehind();
   Result<Slot*> FindSlot(const std::string& projector);
   uint64_t MinNextOffset() const;
   void PublishOffsets();  // under mutex_
@@ -156,6 +163,7 @@ class ProjectionEngine {
   bool identity_recorded_ = false;
   std::unique_ptr<LogReader> reader_;
   std::future<Status> in_flight_;  // the batch being applied while the next one is read
+  bool bulk_ = false;              // this CatchUp loads in bulk
   uint64_t snapshot_due_ = 0;      // the applied offset at which the next snapshot is taken
 
   std::atomic<uint64_t> applied_offset_{0};

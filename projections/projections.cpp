@@ -239,9 +239,10 @@ Result<projections::ProjectionSummary> Projections::Summary(const std::string& p
 }
 
 namespace {
-// Per projector. The largest projection of the 1M-event benchmark history (tasks) holds about
-// 120 MiB of changes, so it is ingested as one table file.
-constexpr size_t kRebuildBulkLoadBytes = size_t{256} << 20;
+// In all. The projections of the 1M-event benchmark history hold about 420 MiB of changes at
+// its end (tasks 120, job queue 120, experiments 85, task order 60), so each is ingested as one
+// table file.
+constexpr size_t kRebuildBulkLoadBytes = size_t{512} << 20;
 }  // namespace
 
 Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
@@ -258,6 +259,8 @@ Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
   // Rebuilt whole or not at all: closing the DB flushes what its memtables hold.
   options.write_ahead_log = false;
   options.bulk_load_bytes = kRebuildBulkLoadBytes;
+  options.bulk_load_min_events = 0;
+  options.bulk_batch_events = max_batch_events;
   CAIRN_ASSIGN_OR_RETURN(auto engine, projections::ProjectionEngine::Open(out_dir, log, options));
   CAIRN_RETURN_IF_ERROR(engine->CatchUp(last_offset));
   // Each digest reads all of its projection's views; side by side, they take about the time of

@@ -1,4 +1,5 @@
-// Follows the embedded log in --data DIR into DIR/projections with tiny batches, printing
+// Follows the embedded log in --data DIR into DIR/projections with tiny batches (with --bulk
+// BYTES, catching up in bulk with that budget per projector and files ingested), printing
 // "start N", "applied N" after progress, then "digest NAME HEX" lines and "done N" once it
 // has applied the whole log. The crash test kills it with SIGKILL while it works.
 #include <cstdio>
@@ -13,19 +14,24 @@ int main(int argc, char** argv) {
   using namespace std::chrono_literals;
   std::string data_dir;
   size_t batch = 3;
+  size_t bulk_bytes = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--data") {
       data_dir = argv[i + 1];
     } else if (flag == "--batch") {
       batch = std::strtoul(argv[i + 1], nullptr, 10);
+    } else if (flag == "--bulk") {
+      bulk_bytes = std::strtoul(argv[i + 1], nullptr, 10);
     } else {
-      std::cerr << "usage: cairn_projection_crash_helper --data DIR [--batch N]" << std::endl;
+      std::cerr << "usage: cairn_projection_crash_helper --data DIR [--batch N] [--bulk BYTES]"
+                << std::endl;
       return 2;
     }
   }
   if (data_dir.empty() || batch == 0) {
-    std::cerr << "usage: cairn_projection_crash_helper --data DIR [--batch N]" << std::endl;
+    std::cerr << "usage: cairn_projection_crash_helper --data DIR [--batch N] [--bulk BYTES]"
+              << std::endl;
     return 2;
   }
   cairn::LogConfig config;
@@ -43,6 +49,9 @@ int main(int argc, char** argv) {
   }
   cairn::projections::EngineOptions options;
   options.max_batch_events = batch;
+  options.bulk_load_bytes = bulk_bytes;
+  options.bulk_load_min_events = 1;
+  options.bulk_batch_events = batch;
   auto projections = cairn::Projections::Open(data_dir + "/projections", log->get(), options);
   if (!projections.ok()) {
     std::cerr << projections.status().ToString() << std::endl;

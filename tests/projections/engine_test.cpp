@@ -332,6 +332,8 @@ std::unique_ptr<projections::ProjectionEngine> MustOpenBulk(const std::string& d
   options.max_batch_events = batch;
   options.write_ahead_log = false;
   options.bulk_load_bytes = bulk_load_bytes;
+  options.bulk_load_min_events = 0;
+  options.bulk_batch_events = batch;
   auto opened = projections::ProjectionEngine::Open(dir, &log, options);
   EXPECT_TRUE(opened.ok()) << opened.status().ToString();
   return opened.ok() ? std::move(opened).value() : nullptr;
