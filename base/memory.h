@@ -15,8 +15,9 @@ inline constexpr size_t kLargeRequestBytes = size_t{1} << 20;
 // after the first large free, and later large buffers stay in the heap.
 void KeepLargeAllocationsReturnable();
 
-// Returns free heap pages to the kernel (malloc_trim). Costs a walk of the arenas: call it after
-// rare large work, not per request.
+// Returns free heap pages to the kernel: jemalloc's arenas purged when the process runs on
+// jemalloc, else malloc_trim. Costs a walk of the arenas: call it after rare large work, not per
+// request.
 void ReturnFreedMemory();
 
 }  // namespace cairn

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "base/log.h"
+#include "base/memory.h"
 #include "projections/rocks_views.h"
 
 namespace cairn::projections {
@@ -489,6 +490,8 @@ void ProjectionEngine::CatchUpInBulkIfFarBehind() {
               from, status, MinNextOffset());
     return;
   }
+  // Its stores were transient: their pages go back rather than staying in the allocator.
+  ReturnFreedMemory();
   log::Info("projections", "caught up in bulk from offset {} to {} in {:.2f} s", from,
             MinNextOffset(),
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
