@@ -484,6 +484,10 @@ void ProjectionEngine::CatchUpInBulkIfFarBehind() {
   const auto started = std::chrono::steady_clock::now();
   Status status = CatchUp(std::nullopt);
   if (!status.ok()) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;  // stopped mid-way: nothing to warn about
+    }
     log::Warn("projections",
               "catching up in bulk from offset {} stopped ({}); following the log "
               "a batch at a time from offset {}",
@@ -590,6 +594,7 @@ Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
   }
 
   // A secondary keeps its own info log in a scratch directory and never writes to `dir`.
+  // temp_directory_path() fails (and its throwing form throws) when TMPDIR is not a directory.
   std::error_code temp_error;
   std::filesystem::path temp_dir = std::filesystem::temp_directory_path(temp_error);
   if (temp_error || temp_dir.empty()) temp_dir = "/tmp";

@@ -1,7 +1,8 @@
 // The live side of the projections: one RocksDB per projection directory with one column family
 // per projector, fed from the EventLog in batches. Each projector's checkpoint (applied offset
-// and newest writer epoch) is written in the same WriteBatch as its view changes, so a crash
-// never applies an event twice or loses one. Used through projections/projections.h.
+// and newest writer epoch) is written in the same WriteBatch as its view changes (in bulk
+// loads, the same ingested table file), so a crash never applies an event twice or loses one.
+// Used through projections/projections.h.
 #pragma once
 
 #include <rocksdb/db.h>
@@ -119,7 +120,7 @@ class ProjectionEngine {
   // A bulk load's changes not yet ingested (EngineOptions::bulk_load_bytes).
   struct Pending;
   struct Slot {
-    Slot(std::unique_ptr<Projector> projector);
+    explicit Slot(std::unique_ptr<Projector> projector);
     Slot(Slot&&) noexcept;
     ~Slot();
     std::unique_ptr<Projector> projector;
