@@ -165,16 +165,19 @@ Status EstablishTheAgentToken(Master::Parts& parts) {
 }
 
 // 4. The read side follows the log from where each projection stopped (its own offset), in the
-// background; reads wait for the offset they need.
+// background, first in bulk when far behind (snapshots.catch_up_bulk_mib); reads wait for the
+// offset they need.
 // A projection DB that is missing or does not open is restored from the newest snapshot that
 // checks out (projections/snapshots.h); snapshots are taken in the background as configured.
 Status FollowWithTheProjections(Master::Parts& parts) {
   const auto& snapshots = parts.config.snapshots;
+  projections::EngineOptions options;
+  options.bulk_load_bytes = static_cast<size_t>(snapshots.catch_up_bulk_mib) << 20;
   CAIRN_ASSIGN_OR_RETURN(
       parts.projections,
       Projections::Open(parts.config.data_dir + "/projections", parts.log.get(),
                         parts.config.data_dir + "/snapshots",
-                        {snapshots.every_events, static_cast<size_t>(snapshots.keep)}));
+                        {snapshots.every_events, static_cast<size_t>(snapshots.keep)}, options));
   return Status::Ok();
 }
 

@@ -125,9 +125,9 @@ Status ParseSnapshots(const std::string& source, const YAML::Node& root,
   if (!node.IsMap()) {
     return Status::InvalidArgument(Where(source, node, "snapshots") + ": expected a map");
   }
-  CAIRN_RETURN_IF_ERROR(
-      CheckKeys(source, node, "snapshots.",
-                {"every_events", "write_side_every_events", "write_side_copy", "keep"}));
+  CAIRN_RETURN_IF_ERROR(CheckKeys(
+      source, node, "snapshots.",
+      {"every_events", "write_side_every_events", "write_side_copy", "keep", "catch_up_bulk_mib"}));
   for (auto [key, field] :
        {std::pair{"every_events", &snapshots.every_events},
         std::pair{"write_side_every_events", &snapshots.write_side_every_events}}) {
@@ -150,6 +150,17 @@ Status ParseSnapshots(const std::string& source, const YAML::Node& root,
           ": must be fork or fold");
     }
     snapshots.write_side_forks = copy == "fork";
+  }
+  if (IsSet(node["catch_up_bulk_mib"])) {
+    CAIRN_ASSIGN_OR_RETURN(int64_t mib,
+                           Scalar<int64_t>(source, node["catch_up_bulk_mib"],
+                                           "snapshots.catch_up_bulk_mib", "an integer"));
+    if (mib < 0 || mib > 65536) {
+      return Status::InvalidArgument(
+          Where(source, node["catch_up_bulk_mib"], "snapshots.catch_up_bulk_mib") +
+          ": must be between 0 (a batch at a time) and 65536");
+    }
+    snapshots.catch_up_bulk_mib = static_cast<uint64_t>(mib);
   }
   if (IsSet(node["keep"])) {
     CAIRN_ASSIGN_OR_RETURN(snapshots.keep,
@@ -362,7 +373,8 @@ std::string MasterConfigJson(const MasterConfig& config) {
        {{"every_events", config.snapshots.every_events},
         {"write_side_every_events", config.snapshots.write_side_every_events},
         {"write_side_copy", config.snapshots.write_side_forks ? "fork" : "fold"},
-        {"keep", config.snapshots.keep}}},
+        {"keep", config.snapshots.keep},
+        {"catch_up_bulk_mib", config.snapshots.catch_up_bulk_mib}}},
       {"max_request_body_bytes", config.max_request_body_bytes},
       {"openpai", {{"default_fs_uri", config.openpai_default_fs_uri}}},
       {"web", {{"root", config.web.root}, {"chart_js", config.web.chart_js}}},

@@ -73,6 +73,10 @@ struct MasterConfig {
     // state; its price a second state's memory and the fold's CPU (master/decision_snapshots.h).
     bool write_side_forks = true;
     int keep = 32;
+    // `catch_up_bulk_mib`: the memory the projections may hold while catching up in bulk, far
+    // behind the log (a first start, a new view layout, an old snapshot; projections/README.md).
+    // 0 = a batch at a time, about 3× slower. 32 is EngineOptions' default.
+    uint64_t catch_up_bulk_mib = 32;
   } snapshots;
   // `web:`: the web UI the master serves at "/". An empty root is web/ where it is installed
   // (<prefix>/share/cairn/web beside <prefix>/bin) or else the source tree's; chart_js is the

@@ -496,6 +496,20 @@ TEST(MasterConfigSnapshots, EachIntervalIsReadAndCheckedApart) {
       Parse("data_dir: /d\nsnapshots:\n  write_side_copy: fork\n")->snapshots.write_side_forks);
   ExpectError("data_dir: /d\nsnapshots:\n  write_side_copy: thread\n", StatusCode::kInvalidArgument,
               "master.yaml:3: snapshots.write_side_copy: must be fork or fold");
+  EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.catch_up_bulk_mib, 32u);
+  EXPECT_EQ(
+      Parse("data_dir: /d\nsnapshots:\n  catch_up_bulk_mib: 0\n")->snapshots.catch_up_bulk_mib, 0u);
+  EXPECT_EQ(
+      Parse("data_dir: /d\nsnapshots:\n  catch_up_bulk_mib: 256\n")->snapshots.catch_up_bulk_mib,
+      256u);
+  ExpectError("data_dir: /d\nsnapshots:\n  catch_up_bulk_mib: -1\n", StatusCode::kInvalidArgument,
+              "master.yaml:3: snapshots.catch_up_bulk_mib: must be between 0 (a batch at a time) "
+              "and 65536");
+  auto words = Parse("data_dir: /d\nsnapshots:\n  catch_up_bulk_mib: lots\n");
+  ASSERT_FALSE(words.ok());
+  EXPECT_EQ(words.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(words.status().message().find("snapshots.catch_up_bulk_mib"), std::string::npos)
+      << words.status().ToString();
 }
 
 }  // namespace
