@@ -1,8 +1,11 @@
 #include "base/memory.h"
 
 #include <malloc.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <cstddef>
+#include <cstdio>
 
 // jemalloc's control interface, present when the binary links jemalloc (cairn_use_jemalloc):
 // weak, so binaries on glibc's malloc resolve it to null.
@@ -24,6 +27,35 @@ void ReturnFreedMemory() {
     return;
   }
   malloc_trim(0);
+}
+
+bool EndHugePages() { return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0; }
+
+ProcessMemory MeasureProcessMemory() {
+  ProcessMemory memory;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    unsigned long long size = 0, resident = 0;
+    if (std::fscanf(statm, "%llu %llu", &size, &resident) == 2) {
+      memory.resident_bytes = resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    }
+    std::fclose(statm);
+  }
+  if (mallctl != nullptr) {
+    // jemalloc's statistics are refreshed when "epoch" is written.
+    uint64_t epoch = 1;
+    size_t length = sizeof(epoch);
+    mallctl("epoch", &epoch, &length, &epoch, length);
+    size_t value = 0;
+    length = sizeof(value);
+    if (mallctl("stats.allocated", &value, &length, nullptr, 0) == 0) {
+      memory.heap_allocated_bytes = value;
+    }
+    length = sizeof(value);
+    if (mallctl("stats.resident", &value, &length, nullptr, 0) == 0) {
+      memory.heap_resident_bytes = value;
+    }
+  }
+  return memory;
 }
 
 }  // namespace cairn

@@ -270,7 +270,7 @@ Result<const TaskRecord*> ReportedTask(const DecisionState& state, const std::st
 Result<Decision> DecideReady(const DecisionState& state, const ReportTaskReady& report) {
   CAIRN_ASSIGN_OR_RETURN(const TaskRecord* task, ReportedTask(state, report.allocation_id,
                                                               report.task_id, report.agent_id));
-  if (!IsInteractiveTask(task->spec->task_type())) {
+  if (!IsInteractiveTask(task->task_type)) {
     return Status::InvalidArgument("task " + task->task_id +
                                    " is not a notebook, shell or TensorBoard: it has no service");
   }

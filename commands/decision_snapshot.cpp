@@ -21,7 +21,7 @@ namespace cairn::commands {
 #if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
 #define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
   static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 296);
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 312);
 CAIRN_SNAPSHOT_COVERS(Placement, 168);
 CAIRN_SNAPSHOT_COVERS(JobRecord, 176);
 CAIRN_SNAPSHOT_COVERS(AgentRecord, 248);
@@ -53,7 +53,9 @@ std::string Take(std::string* field) { return std::move(*field); }
 void EncodeTask(const TaskRecord& task, snapshot::Task& out) {
   out.set_task_id(task.task_id);
   out.set_job_id(task.job_id());
-  *out.mutable_spec() = *task.spec;
+  if (!out.mutable_spec()->ParseFromString(task.packed_spec)) out.clear_spec();
+  out.mutable_spec()->set_task_type(task.task_type);
+  out.mutable_spec()->set_preemptible(task.spec_preemptible);
   *out.mutable_resources() = task.resources;
   out.set_state(static_cast<int32_t>(task.state));
   out.set_submitted_offset(task.submitted_offset);
@@ -83,10 +85,10 @@ TaskRecord DecodeTask(snapshot::Task& in) {
   task.task_id = Take(in.mutable_task_id());
   task.resources.Swap(in.mutable_resources());
   task.state = static_cast<TaskState>(in.state());
-  // An exited task's spec is what ForgetLiveDetails kept: shared again, not one per task.
-  task.spec = task.state == TaskState::kExited
-                  ? KeptTaskSpec(in.spec().task_type(), in.spec().preemptible())
-                  : std::make_shared<const events::TaskSpec>(std::move(*in.mutable_spec()));
+  task.task_type = in.spec().task_type();
+  task.spec_preemptible = in.spec().preemptible();
+  // An exited task's spec is what ForgetLiveDetails kept: its kind and preemptibility.
+  if (task.state != TaskState::kExited) in.spec().SerializeToString(&task.packed_spec);
   task.submitted_offset = in.submitted_offset();
   task.submitted_time = in.submitted_time();
   task.allocation_count = in.allocation_count();

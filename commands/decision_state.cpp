@@ -79,25 +79,11 @@ const TrialRecord* DecisionState::FindTrial(int64_t trial_id) const {
   return it == trials.end() ? nullptr : &it->second;
 }
 
-std::shared_ptr<const events::TaskSpec> KeptTaskSpec(events::TaskType type, bool preemptible) {
-  using Kept = std::shared_ptr<const events::TaskSpec>;
-  auto make = [](events::TaskType type, bool preemptible) {
-    auto spec = std::make_shared<events::TaskSpec>();
-    spec->set_task_type(type);
-    spec->set_preemptible(preemptible);
-    return Kept(std::move(spec));
-  };
-  // Built once (thread-safe): folds run on several threads.
-  static const std::vector<Kept> kByKind = [&] {
-    std::vector<Kept> kinds;
-    for (int type = events::TaskType_MIN; type <= events::TaskType_MAX; ++type) {
-      for (bool flag : {false, true})
-        kinds.push_back(make(static_cast<events::TaskType>(type), flag));
-    }
-    return kinds;
-  }();
-  if (type < events::TaskType_MIN || type > events::TaskType_MAX) return make(type, preemptible);
-  return kByKind[static_cast<size_t>(type - events::TaskType_MIN) * 2 + (preemptible ? 1 : 0)];
+events::TaskSpec TaskRecord::Spec() const {
+  events::TaskSpec spec;
+  // Serialized by ApplyTaskSubmitted or DecodeTask from a message: it parses.
+  spec.ParseFromString(packed_spec);
+  return spec;
 }
 
 namespace {
@@ -203,7 +189,7 @@ void ReleaseAllocation(DecisionState& state, TaskRecord& task) {
 // allocation ran) goes, and the kind stays. With a long history exited tasks are most of the
 // state: this halves what each one keeps (bench_scheduling --only history).
 void ForgetLiveDetails(TaskRecord& task) {
-  task.spec = KeptTaskSpec(task.spec->task_type(), task.spec->preemptible());
+  std::string().swap(task.packed_spec);
   task.placement.reset();
   task.last_reason.shrink_to_fit();
 }
@@ -214,7 +200,9 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
   TaskRecord task;
   task.task_id = submitted.task_id();
   const std::string& job_id = submitted.job_id().empty() ? submitted.task_id() : submitted.job_id();
-  task.spec = std::make_shared<const events::TaskSpec>(submitted.spec());
+  submitted.spec().SerializeToString(&task.packed_spec);
+  task.task_type = submitted.spec().task_type();
+  task.spec_preemptible = submitted.spec().preemptible();
   task.resources = submitted.resources();
   task.submitted_offset = event.offset();
   task.submitted_time = event.time_unix_micros();
@@ -224,7 +212,7 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
   auto [job_record, new_job] = state.jobs.FindOrMake(job_id);
   JobRecord& job = *job_record;
   if (new_job) {
-    job.type = task.spec->task_type();
+    job.type = task.task_type;
     job.resource_pool = submitted.resources().resource_pool();
     job.priority = task.resources.priority();
     job.weight = task.resources.weight();
@@ -233,7 +221,7 @@ void ApplyTaskSubmitted(DecisionState& state, const events::Envelope& event) {
     job.submitted_offset = event.offset();
     job.workspace_id = WorkspaceOrUncategorized(submitted.workspace_id());
     job.submitted_time = event.time_unix_micros();
-    job.user = task.spec->user();
+    job.user = submitted.spec().user();
   } else {
     // A job's later tasks follow the job's current scheduling parameters.
     task.resources.set_priority(job.priority);

@@ -31,10 +31,6 @@ const char* TaskStateName(TaskState state);
 
 struct JobRecord;
 
-// The spec an exited task keeps: its kind and whether it was preemptible. One shared instance
-// per kind, so that the history's tasks hold a pointer where each held 248 bytes of TaskSpec.
-std::shared_ptr<const events::TaskSpec> KeptTaskSpec(events::TaskType type, bool preemptible);
-
 // Where a task's current allocation runs. Only live work needs it: an exited task drops it
 // (ForgetLiveDetails), so that history's tasks hold a null pointer where each held 168 bytes.
 struct Placement {
@@ -56,12 +52,16 @@ struct TaskRecord {
   // task has one.
   const JobRecord* job = nullptr;
   const std::string& job_id() const;
-  // As submitted while the task lives (never changed); KeptTaskSpec once it exited.
-  std::shared_ptr<const events::TaskSpec> spec = KeptTaskSpec(events::TASK_TYPE_UNSPECIFIED, false);
+  // As submitted (an events::TaskSpec, serialized) while the task lives, read with Spec() when it
+  // is placed; empty once it exited (ForgetLiveDetails). Bytes rather than the message: a parsed
+  // spec keeps each string in an allocation of its own, about three times the bytes, and a long
+  // queue is mostly specs.
+  std::string packed_spec;
   // Priority, weight and max_slots are the job's current values; the pool is not kept here (each
   // task's copy of the name was a heap string): it is the job's, pool().
   events::Resources resources;
   TaskState state = TaskState::kQueued;
+  events::TaskType task_type = events::TASK_TYPE_UNSPECIFIED;  // the spec's; kept after exit
   uint64_t submitted_offset = 0;
   int64_t submitted_time = 0;
   int allocation_count = 0;   // allocations so far; numbers the next allocation id
@@ -79,8 +79,9 @@ struct TaskRecord {
   // A preemption asked this allocation to give its slots back; it is released (and the task
   // re-queued) when it exits, or killed at the deadline.
   bool preempting = false;
-  std::string last_reason;  // the latest decision about this task, in words
-  int64_t trial_id = 0;     // the trial this task is a run of; 0 for other tasks
+  bool spec_preemptible = false;  // the spec's; kept after exit
+  std::string last_reason;        // the latest decision about this task, in words
+  int64_t trial_id = 0;           // the trial this task is a run of; 0 for other tasks
 
   const std::string& pool() const;  // the job's pool, where the task queues and is placed
   // The placement, or an empty one when there is none.
@@ -93,9 +94,9 @@ struct TaskRecord {
     if (!placement) placement = std::make_unique<Placement>();
     return *placement;
   }
-  bool preemptible() const {
-    return spec->task_type() == events::TASK_TYPE_TRIAL || spec->preemptible();
-  }
+  // The spec as submitted; an empty one once the task exited.
+  events::TaskSpec Spec() const;
+  bool preemptible() const { return task_type == events::TASK_TYPE_TRIAL || spec_preemptible; }
   bool holds_allocation() const {
     return state == TaskState::kAssigned || state == TaskState::kRunning ||
            state == TaskState::kTerminating;

@@ -82,9 +82,9 @@ std::vector<std::string> IdleWatch::CheckOnce(std::chrono::steady_clock::time_po
         auto allocation = state.FindAllocation(allocation_id);
         if (!allocation) continue;
         const commands::TaskRecord& task = *allocation;
-        const events::TaskType type = task.spec->task_type();
+        const events::TaskType type = task.task_type;
         if (!IsInteractiveTask(type) || !task.ready || task.kill_requested) continue;
-        int64_t timeout = task.spec->idle_timeout_seconds();
+        int64_t timeout = task.Spec().idle_timeout_seconds();
         if (timeout == 0 && type == events::TASK_TYPE_NOTEBOOK) {
           timeout = options_.notebook_timeout_seconds;
         }

@@ -105,6 +105,8 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
     ReturnFreedMemory();
     parts.decision_snapshotter->Start();
   }
+  // The fold is done: from here on the heap is long-lived small objects (base/memory.h).
+  if (!EndHugePages()) log::Warn("master", "transparent huge pages stay on: prctl refused");
   return Status::Ok();
 }
 

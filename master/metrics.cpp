@@ -1,5 +1,6 @@
 #include "master/metrics.h"
 
+#include "base/memory.h"
 #include "base/metrics.h"
 
 namespace cairn {
@@ -47,10 +48,12 @@ std::string RenderMasterMetrics(const commands::DecisionLoop& writer, Projection
       const std::string& name = pool.config().pool_name();
       slots[name] = pool.usage().slots();
       used_slots[name] = pool.usage().used_slots();
-      if (auto page = projections.JobQueuePage(name, 0, 0, false); page.ok()) {
-        queued[name] = static_cast<double>(page->total);
-      }
+      queued[name] = 0;
     }
+  }
+  // The pools' counts only: reading the queue itself would cost the scrape O(queue).
+  if (auto lengths = projections.JobQueueLengths(); lengths.ok()) {
+    for (const auto& [name, count] : *lengths) queued[name] = static_cast<double>(count);
   }
   RenderFamily(out, "cairn_job_queue_jobs", "gauge",
                "Jobs in the pool's queue (queued or running).", "pool", queued);
@@ -71,6 +74,23 @@ std::string RenderMasterMetrics(const commands::DecisionLoop& writer, Projection
     }
   }
   RenderFamily(out, "cairn_agents", "gauge", "Agents by state.", "state", agents);
+
+  ProcessMemory process = MeasureProcessMemory();
+  auto storage = projections.MeasureMemory();
+  std::map<std::string, double> memory{
+      {"resident", static_cast<double>(process.resident_bytes)},
+      {"rocksdb_memtables", static_cast<double>(storage.memtable_bytes)},
+      {"rocksdb_block_cache", static_cast<double>(storage.block_cache_bytes)},
+      {"rocksdb_table_readers", static_cast<double>(storage.table_reader_bytes)}};
+  if (process.heap_resident_bytes > 0) {
+    memory["heap_allocated"] = static_cast<double>(process.heap_allocated_bytes);
+    memory["heap_resident"] = static_cast<double>(process.heap_resident_bytes);
+  }
+  RenderFamily(out, "cairn_memory_bytes", "gauge",
+               "The master's memory: resident (the kernel's count); heap_allocated and "
+               "heap_resident (jemalloc's: in use, and held); RocksDB's memtables, shared block "
+               "cache and table readers (all within the heap).",
+               "part", memory);
   return out;
 }
 

@@ -325,10 +325,8 @@ class PriorityPools {
 
 }  // namespace
 
-Result<JobQueuePage> ReadJobQueuePage(ViewReader& reader, const std::string& pool, size_t offset,
-                                      size_t limit, bool descending) {
-  CAIRN_ASSIGN_OR_RETURN(PriorityPools priority_pools, PriorityPools::Read(reader));
-  // The pools with queued jobs, in name order, with how many each has.
+Result<std::vector<std::pair<std::string, size_t>>> ReadJobQueueLengths(ViewReader& reader,
+                                                                        const std::string& pool) {
   std::vector<std::pair<std::string, size_t>> counts;
   const std::string count_prefix =
       pool.empty() ? std::string(kPoolCountPrefix) : PoolCountKey(pool);
@@ -349,6 +347,13 @@ Result<JobQueuePage> ReadJobQueuePage(ViewReader& reader, const std::string& poo
     return true;
   }));
   CAIRN_RETURN_IF_ERROR(bad_count);
+  return counts;
+}
+
+Result<JobQueuePage> ReadJobQueuePage(ViewReader& reader, const std::string& pool, size_t offset,
+                                      size_t limit, bool descending) {
+  CAIRN_ASSIGN_OR_RETURN(PriorityPools priority_pools, PriorityPools::Read(reader));
+  CAIRN_ASSIGN_OR_RETURN(auto counts, ReadJobQueueLengths(reader, pool));
   JobQueuePage page;
   for (const auto& [name, count] : counts) page.total += count;
   // Descending is ascending read from the other end, then reversed.

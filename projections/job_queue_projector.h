@@ -40,6 +40,11 @@ class JobQueueProjector : public Projector {
 // job id.
 Result<std::vector<views::JobView>> ReadJobQueue(ViewReader& reader, const std::string& pool);
 
+// How many jobs each pool's queue holds ("" = every pool with any), in pool-name order: a key
+// per pool read, whatever the queue's length.
+Result<std::vector<std::pair<std::string, size_t>>> ReadJobQueueLengths(ViewReader& reader,
+                                                                        const std::string& pool);
+
 // Jobs [offset, offset + limit) of the same queue (limit 0: to the end), counted from its end
 // when `descending`, and how many it holds in all. Reads the page and the pools' counts, not the
 // whole queue: the first page of `det job list` costs the same with 100,000 jobs queued as with

@@ -537,6 +537,20 @@ void ProjectionEngine::Run() {
   if (!drained.ok()) log::Error("projections", "{}", drained);
 }
 
+ProjectionEngine::StorageMemory ProjectionEngine::MeasureMemory() const {
+  StorageMemory memory;
+  if (!db_) return memory;
+  uint64_t value = 0;
+  if (db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &value)) {
+    memory.memtable_bytes = value;
+  }
+  if (db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kEstimateTableReadersMem, &value)) {
+    memory.table_reader_bytes = value;
+  }
+  memory.block_cache_bytes = SharedBlockCache()->GetUsage();
+  return memory;
+}
+
 Status ProjectionEngine::WaitForOffset(uint64_t offset, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   progress_.wait_for(lock, timeout, [&] { return applied_offset_.load() > offset || stopping_; });

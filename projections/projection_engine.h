@@ -112,6 +112,14 @@ class ProjectionEngine {
   // How many table files bulk loading ingested (EngineOptions::bulk_load_bytes).
   uint64_t BulkFilesIngested() const { return bulk_files_ingested_.load(); }
 
+  // What RocksDB holds in memory for the views. Thread-safe.
+  struct StorageMemory {
+    uint64_t memtable_bytes = 0;      // writes not yet flushed, every family
+    uint64_t block_cache_bytes = 0;   // the block cache every projection DB of the process shares
+    uint64_t table_reader_bytes = 0;  // open table files' indexes and filters
+  };
+  StorageMemory MeasureMemory() const;
+
   // Runs `read` over one consistent snapshot of the named projector's views.
   Status Read(const std::string& projector, const std::function<Status(ViewReader&)>& read);
   Result<ProjectionSummary> Summarize(const std::string& projector);

@@ -64,6 +64,9 @@ class Projections : public Queries {
   std::vector<std::pair<std::string, uint64_t>> ProjectionOffsets() const {
     return engine_->ProjectorOffsets();
   }
+  projections::ProjectionEngine::StorageMemory MeasureMemory() const {
+    return engine_->MeasureMemory();
+  }
   // Blocks until every event <= offset is applied: OK, or DeadlineExceeded after `timeout`, or
   // Unavailable once stopped.
   Status WaitForOffset(uint64_t offset, std::chrono::milliseconds timeout);

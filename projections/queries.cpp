@@ -60,6 +60,12 @@ Result<std::vector<JobView>> Queries::JobQueue(const std::string& pool) {
   });
 }
 
+Result<std::vector<std::pair<std::string, size_t>>> Queries::JobQueueLengths() {
+  return ReadFrom<std::vector<std::pair<std::string, size_t>>>(
+      projections::kJobQueueProjector,
+      [](ViewReader& reader) { return projections::ReadJobQueueLengths(reader, ""); });
+}
+
 Result<projections::JobQueuePage> Queries::JobQueuePage(const std::string& pool, size_t offset,
                                                         size_t limit, bool descending) {
   return ReadFrom<projections::JobQueuePage>(

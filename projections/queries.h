@@ -52,6 +52,8 @@ class Queries {
   // One page of it (job_queue_projector.h's ReadJobQueuePage).
   Result<projections::JobQueuePage> JobQueuePage(const std::string& pool, size_t offset,
                                                  size_t limit, bool descending);
+  // How many jobs each pool's queue holds, without reading them (ReadJobQueueLengths).
+  Result<std::vector<std::pair<std::string, size_t>>> JobQueueLengths();
 
   // Experiments (nullopt / empty for unknown ids).
   Result<std::optional<ExperimentView>> GetExperiment(int64_t experiment_id);

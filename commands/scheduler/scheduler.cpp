@@ -156,7 +156,7 @@ void PoolPass::Assign(const TaskRecord& task, const Fit& fit, const std::string&
   assigned->set_resource_pool(pool.pool_name());
   assigned->set_backfilled(backfilled);
   assigned->set_reason(reason + "; " + fit.how);
-  *assigned->mutable_spec() = *task.spec;
+  *assigned->mutable_spec() = task.Spec();
   out->decisions.push_back(std::move(event));
 }
 
@@ -190,7 +190,7 @@ void PoolPass::AssignGang(const Fit& fit, const std::string& reason, bool backfi
     assigned->set_resource_pool(pool.pool_name());
     assigned->set_backfilled(backfilled);
     assigned->set_reason(reason + "; " + fit.how);
-    *assigned->mutable_spec() = *member.spec;
+    *assigned->mutable_spec() = member.Spec();
     if (pai_job != nullptr) {
       for (auto& variable : pai::PlacementVariables(pai_job->submitted, placed, i)) {
         assigned->mutable_spec()->add_environment_variables(std::move(variable));

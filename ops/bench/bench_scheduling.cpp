@@ -32,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -40,6 +41,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -575,6 +577,27 @@ int RunHistoryMaster(int history_tasks) {
   return 0;
 }
 
+// Where the master's memory is now, from its GET /metrics (cairn_memory_bytes), in MiB.
+void PrintMemoryParts(cairn::http::Client& client) {
+  auto metrics = client.Request("GET", "/metrics");
+  if (!metrics.ok() || metrics->status != 200) return;
+  std::map<std::string, double> parts;
+  const std::string prefix = "cairn_memory_bytes{part=\"";
+  std::istringstream lines(metrics->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    const size_t name_end = line.find('"', prefix.size());
+    if (name_end == std::string::npos) continue;
+    parts[line.substr(prefix.size(), name_end - prefix.size())] =
+        std::strtod(line.c_str() + line.find(' ', name_end) + 1, nullptr) / (1 << 20);
+  }
+  std::printf(
+      "%10s now: RSS %.0f MiB; heap in use %.0f of %.0f held; of that RocksDB memtables %.0f, "
+      "block cache %.0f, table readers %.0f\n",
+      "", parts["resident"], parts["heap_allocated"], parts["heap_resident"],
+      parts["rocksdb_memtables"], parts["rocksdb_block_cache"], parts["rocksdb_table_readers"]);
+}
+
 // Submission rate and latency at each queue size: one master, the queue grown between the
 // measurements by the same clients (the measured submissions stay queued too).
 int RunSubmitCurve(const std::vector<int>& sizes) {
@@ -650,6 +673,7 @@ int RunSubmitCurve(const std::vector<int>& sizes) {
     }
     std::printf("%10s RSS over the next 10 s, idle: lowest %ld MiB, highest %ld MiB\n", "", low,
                 high);
+    PrintMemoryParts(*clients[0]);
     std::fflush(stdout);
     queued += kClients * kPerClient;
   }

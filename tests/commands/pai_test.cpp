@@ -225,10 +225,11 @@ TEST_F(PaiJobs, EveryPaiVariableIsInTheSeedsFormat) {
   EXPECT_EQ(ps["PAI_TASK_ROLE_worker_HOST_LIST"], w1["PAI_TASK_ROLE_worker_HOST_LIST"]);
   // Limits travel with the task for a container agent to enforce.
   const TaskRecord& worker = cluster.Task("pai-1.0.worker.1");
-  EXPECT_EQ(worker.spec->cpus(), 2);
-  EXPECT_EQ(worker.spec->memory_mb(), 200);
-  EXPECT_EQ(worker.spec->image_gpu(), "cairn/base");  // the job's image, for a container agent
-  EXPECT_EQ(worker.spec->image_cpu(), "cairn/base");
+  const events::TaskSpec spec = worker.Spec();
+  EXPECT_EQ(spec.cpus(), 2);
+  EXPECT_EQ(spec.memory_mb(), 200);
+  EXPECT_EQ(spec.image_gpu(), "cairn/base");  // the job's image, for a container agent
+  EXPECT_EQ(spec.image_cpu(), "cairn/base");
   EXPECT_EQ(worker.resources.slots(), 1);
 }
 

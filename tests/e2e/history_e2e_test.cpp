@@ -151,6 +151,18 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   EXPECT_TRUE(Contains(exposition, "cairn_snapshot_offset ")) << exposition;
   EXPECT_TRUE(Contains(exposition, "cairn_log_append_seconds_bucket{le=\"+Inf\"} ")) << exposition;
   EXPECT_TRUE(Contains(exposition, "cairn_agents{state=\"connected\"} 0\n")) << exposition;
+  // Where the memory is: the kernel's count, jemalloc's (the master runs on it), RocksDB's.
+  auto memory = [&](const std::string& part) {
+    const std::string key = "cairn_memory_bytes{part=\"" + part + "\"} ";
+    const size_t at = exposition.find(key);
+    return at == std::string::npos ? -1.0
+                                   : std::strtod(exposition.c_str() + at + key.size(), nullptr);
+  };
+  EXPECT_GT(memory("resident"), 1 << 20) << exposition;
+  EXPECT_GT(memory("heap_allocated"), 0) << exposition;
+  EXPECT_LE(memory("heap_allocated"), memory("heap_resident")) << exposition;
+  EXPECT_GT(memory("rocksdb_memtables"), 0) << exposition;
+  EXPECT_GE(memory("rocksdb_block_cache"), 0) << exposition;
 
   cluster.ExpectRebuiltProjectionsEqualLive();
 }
