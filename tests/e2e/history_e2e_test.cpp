@@ -163,6 +163,13 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   EXPECT_LE(memory("heap_allocated"), memory("heap_resident")) << exposition;
   EXPECT_GT(memory("rocksdb_memtables"), 0) << exposition;
   EXPECT_GE(memory("rocksdb_block_cache"), 0) << exposition;
+  // Serving, the master runs without transparent huge pages (base/memory.h, EndHugePages).
+  std::ifstream status("/proc/" + std::to_string(cluster.master_pid()) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("THP_enabled:", 0) == 0) {
+      EXPECT_EQ(line.back(), '0') << line;
+    }
+  }
 
   cluster.ExpectRebuiltProjectionsEqualLive();
 }
