@@ -229,6 +229,7 @@ void DecisionSnapshotter::Start() {
   {
     std::lock_guard lock(mutex_);
     newest_ = std::max(newest_, store_->NewestOffset());  // one written since construction
+    started_ = true;
   }
   thread_ = std::thread(&DecisionSnapshotter::Run, this);
 }
@@ -309,7 +310,7 @@ void DecisionSnapshotter::StateAdvanced(const commands::DecisionState& state,
   }
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || child_ || offset / every_events_ <= newest_ / every_events_ ||
+    if (!started_ || stopping_ || child_ || offset / every_events_ <= newest_ / every_events_ ||
         offset / every_events_ <= failed_at_ / every_events_) {
       return;
     }

@@ -122,7 +122,9 @@ class DecisionSnapshotter {
   // On the writer thread, after a durable append left `state` at its next_offset, the append's
   // last event being `last_event_id`. Returns at once unless the state passed a multiple of
   // every_events since the newest snapshot and none is being taken; then forks (kFork) or wakes
-  // the thread (kFold, which snapshots at the multiple).
+  // the thread (kFold, which snapshots at the multiple). Before Start() it takes none: a master
+  // that starts decides about its startup snapshot itself, and the writer's first append (its
+  // epoch claim) would otherwise fork a second writer of the same file.
   void StateAdvanced(const commands::DecisionState& state, const std::string& last_event_id);
 
   // Blocks until a snapshot at `offset` or later was written; false on timeout, once stopped or
@@ -156,6 +158,7 @@ class DecisionSnapshotter {
   uint64_t log_end_ = 0;        // as far as the writer said (kFold)
   uint64_t newest_ = 0;         // the newest snapshot's offset
   uint64_t failed_at_ = 0;      // an offset whose snapshot failed: none before the next multiple
+  bool started_ = false;
   bool stopping_ = false;
   std::thread thread_;
 };

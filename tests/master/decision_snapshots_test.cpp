@@ -154,6 +154,9 @@ TEST_F(DecisionSnapshotsTest, TheFoldingThreadTakesOneAtEachMultipleEqualToAFold
 // the writer does to its own copy meanwhile.
 TEST_F(DecisionSnapshotsTest, AForkedChildWritesTheWritersStateAtEachMultiple) {
   DecisionSnapshotter snapshotter(log_.get(), store_.get(), 1000);
+  // Before Start nothing is taken, multiple or not: the starting master writes its own.
+  snapshotter.StateAdvanced(FoldTo(*log_, 1500), EventIdAt(*log_, 1499));
+  EXPECT_TRUE(std::filesystem::is_empty(store_->dir()));  // not even a temporary: no child
   snapshotter.Start();
   commands::DecisionState state = FoldTo(*log_, 999);
   snapshotter.StateAdvanced(state, EventIdAt(*log_, 998));  // no multiple passed: nothing
