@@ -584,6 +584,26 @@ Result<ProjectionSummary> ProjectionEngine::Summarize(const std::string& project
   return SummarizeFamily(db_.get(), slot->family, snapshot.get(), projector);
 }
 
+Result<std::vector<ProjectionSummary>> ProjectionEngine::SummarizeAll(
+    const std::vector<std::string>& projectors) {
+  std::vector<std::future<Result<ProjectionSummary>>> digests;
+  for (const auto& name : projectors) {
+    digests.push_back(std::async(std::launch::async, [this, &name] { return Summarize(name); }));
+  }
+  std::vector<ProjectionSummary> summaries;
+  Status first_error;
+  for (auto& digest : digests) {  // every one waited for: they read this engine
+    auto summary = digest.get();
+    if (!summary.ok()) {
+      if (first_error.ok()) first_error = summary.status();
+      continue;
+    }
+    summaries.push_back(std::move(summary).value());
+  }
+  if (!first_error.ok()) return first_error;
+  return summaries;
+}
+
 Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
     const std::string& dir, const std::vector<std::string>& names) {
   std::vector<std::string> families;

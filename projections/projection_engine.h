@@ -123,6 +123,10 @@ class ProjectionEngine {
   // Runs `read` over one consistent snapshot of the named projector's views.
   Status Read(const std::string& projector, const std::function<Status(ViewReader&)>& read);
   Result<ProjectionSummary> Summarize(const std::string& projector);
+  // The named projectors' summaries, in that order, taken on one thread each: every digest is a
+  // scan of its views, so side by side they take about the time of the largest. The first error,
+  // once all are done.
+  Result<std::vector<ProjectionSummary>> SummarizeAll(const std::vector<std::string>& projectors);
 
  private:
   // A bulk load's changes not yet ingested (EngineOptions::bulk_load_bytes).

@@ -133,23 +133,15 @@ Result<std::unique_ptr<projections::ProjectionEngine>> OpenOrRestore(
     if (status.ok()) {
       auto engine = projections::ProjectionEngine::Open(dir, log, options);
       status = engine.status();
-      // Each projection's digest is a scan of its views: side by side, they take the time of the
-      // largest rather than of all (a master's restart waits for them).
-      std::vector<std::future<Result<projections::ProjectionSummary>>> summaries;
-      for (const auto& expected : it->projections) {
-        if (!status.ok()) break;
-        summaries.push_back(std::async(std::launch::async, [&engine, &expected] {
-          return (*engine)->Summarize(expected.name);
-        }));
-      }
-      for (size_t i = 0; i < summaries.size(); ++i) {
+      std::vector<std::string> names;
+      for (const auto& expected : it->projections) names.push_back(expected.name);
+      auto summaries = status.ok() ? (*engine)->SummarizeAll(names)
+                                   : Result<std::vector<projections::ProjectionSummary>>(status);
+      status = summaries.status();
+      for (size_t i = 0; status.ok() && i < summaries->size(); ++i) {
         const auto& expected = it->projections[i];
-        auto summary = summaries[i].get();
-        if (!status.ok()) continue;  // every future is waited for before `engine` goes
-        if (!summary.ok()) {
-          status = summary.status();
-        } else if (summary->next_offset != expected.next_offset ||
-                   summary->digest != expected.digest) {
+        const auto& summary = (*summaries)[i];
+        if (summary.next_offset != expected.next_offset || summary.digest != expected.digest) {
           status =
               Status::Corruption(expected.name + " does not match the digest it was taken with");
         }
@@ -273,19 +265,7 @@ Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
   options.bulk_batch_events = max_batch_events;
   CAIRN_ASSIGN_OR_RETURN(auto engine, projections::ProjectionEngine::Open(out_dir, log, options));
   CAIRN_RETURN_IF_ERROR(engine->CatchUp(last_offset));
-  // Each digest reads all of its projection's views; side by side, they take about the time of
-  // the largest rather than of all of them.
-  std::vector<std::future<Result<projections::ProjectionSummary>>> digests;
-  for (const auto& name : options.projectors) {
-    digests.push_back(
-        std::async(std::launch::async, [&engine, &name] { return engine->Summarize(name); }));
-  }
-  std::vector<projections::ProjectionSummary> summaries;
-  for (auto& digest : digests) {
-    CAIRN_ASSIGN_OR_RETURN(auto summary, digest.get());
-    summaries.push_back(std::move(summary));
-  }
-  return summaries;
+  return engine->SummarizeAll(options.projectors);
 }
 
 struct ProjectionState::Part {

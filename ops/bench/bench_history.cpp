@@ -283,35 +283,30 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
         start_and_stop("master start, no write-side snapshot: the whole log", false));
     CAIRN_RETURN_IF_ERROR(
         start_and_stop("master restart, write-side snapshot at the log's end", true));
-    {
-      // The longest tail a running master leaves: its last snapshot one interval back.
-      fs::remove_all(DecisionSnapshotDir(data_dir));
+    // A write-side snapshot `behind` events before the log's end, folded from the newest one at
+    // or below that point (none: from offset 0).
+    auto write_side_snapshot = [&](uint64_t behind) -> Status {
       CAIRN_ASSIGN_OR_RETURN(auto writable, OpenEventLog(log_config));
       CAIRN_ASSIGN_OR_RETURN(uint64_t now_end, writable->EndOffset());
-      const uint64_t interval = MasterConfig().snapshots.write_side_every_events;
-      commands::DecisionState state;
-      CAIRN_RETURN_IF_ERROR(FoldLogInto(state, *writable, now_end - interval));
       CAIRN_ASSIGN_OR_RETURN(auto store, DecisionSnapshotStore::Open(DecisionSnapshotDir(data_dir),
                                                                      kDecisionSnapshotsKept));
-      CAIRN_RETURN_IF_ERROR(store->Write(state, *writable));
-    }
+      auto restored = store->RestoreNewest(*writable, now_end - behind);
+      auto state =
+          restored.state ? std::move(restored.state) : std::make_unique<commands::DecisionState>();
+      CAIRN_RETURN_IF_ERROR(FoldLogInto(*state, *writable, now_end - behind));
+      return store->Write(*state, *writable);
+    };
+    // The longest tail a running master leaves: its last snapshot one interval back.
+    const uint64_t interval = MasterConfig().snapshots.write_side_every_events;
+    fs::remove_all(DecisionSnapshotDir(data_dir));
+    CAIRN_RETURN_IF_ERROR(write_side_snapshot(interval));
     char what[80];
-    std::snprintf(
-        what, sizeof what, "master restart, the longest tail (%llu events)",
-        static_cast<unsigned long long>(MasterConfig().snapshots.write_side_every_events));
+    std::snprintf(what, sizeof what, "master restart, the longest tail (%llu events)",
+                  static_cast<unsigned long long>(interval));
     CAIRN_RETURN_IF_ERROR(start_and_stop(what, true));
-    {
-      // The projections' restore alone: the write side's snapshot at the log's end again (a
-      // master takes none before its first write after starting, and that one wrote nothing).
-      CAIRN_ASSIGN_OR_RETURN(auto writable, OpenEventLog(log_config));
-      CAIRN_ASSIGN_OR_RETURN(uint64_t now_end, writable->EndOffset());
-      CAIRN_ASSIGN_OR_RETURN(auto store, DecisionSnapshotStore::Open(DecisionSnapshotDir(data_dir),
-                                                                     kDecisionSnapshotsKept));
-      auto restored = store->RestoreNewest(*writable, now_end);
-      if (!restored.state) return Status::Internal("the longest tail's snapshot is gone");
-      CAIRN_RETURN_IF_ERROR(FoldLogInto(*restored.state, *writable, now_end));
-      CAIRN_RETURN_IF_ERROR(store->Write(*restored.state, *writable));
-    }
+    // The projections' restore alone: the write side's snapshot at the log's end again (a master
+    // takes none before its first write after starting, and that one wrote nothing).
+    CAIRN_RETURN_IF_ERROR(write_side_snapshot(0));
     fs::remove_all(data_dir + "/projections");
     CAIRN_RETURN_IF_ERROR(
         start_and_stop("master restart, projections lost: newest snapshot + tail", true));

@@ -32,7 +32,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -41,7 +40,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -581,21 +579,15 @@ int RunHistoryMaster(int history_tasks) {
 void PrintMemoryParts(cairn::http::Client& client) {
   auto metrics = client.Request("GET", "/metrics");
   if (!metrics.ok() || metrics->status != 200) return;
-  std::map<std::string, double> parts;
-  const std::string prefix = "cairn_memory_bytes{part=\"";
-  std::istringstream lines(metrics->body);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(prefix, 0) != 0) continue;
-    const size_t name_end = line.find('"', prefix.size());
-    if (name_end == std::string::npos) continue;
-    parts[line.substr(prefix.size(), name_end - prefix.size())] =
-        std::strtod(line.c_str() + line.find(' ', name_end) + 1, nullptr) / (1 << 20);
-  }
+  auto part = [&](const std::string& name) {
+    const std::string series = "cairn_memory_bytes{part=\"" + name + "\"}";
+    return cairn::testing::PrometheusSample(metrics->body, series).value_or(0) / (1 << 20);
+  };
   std::printf(
       "%10s now: RSS %.0f MiB; heap in use %.0f of %.0f held; of that RocksDB memtables %.0f, "
       "block cache %.0f, table readers %.0f\n",
-      "", parts["resident"], parts["heap_allocated"], parts["heap_resident"],
-      parts["rocksdb_memtables"], parts["rocksdb_block_cache"], parts["rocksdb_table_readers"]);
+      "", part("resident"), part("heap_allocated"), part("heap_resident"),
+      part("rocksdb_memtables"), part("rocksdb_block_cache"), part("rocksdb_table_readers"));
 }
 
 // Submission rate and latency at each queue size: one master, the queue grown between the

@@ -153,10 +153,8 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   EXPECT_TRUE(Contains(exposition, "cairn_agents{state=\"connected\"} 0\n")) << exposition;
   // Where the memory is: the kernel's count, jemalloc's (the master runs on it), RocksDB's.
   auto memory = [&](const std::string& part) {
-    const std::string key = "cairn_memory_bytes{part=\"" + part + "\"} ";
-    const size_t at = exposition.find(key);
-    return at == std::string::npos ? -1.0
-                                   : std::strtod(exposition.c_str() + at + key.size(), nullptr);
+    return cairn::testing::PrometheusSample(exposition, "cairn_memory_bytes{part=\"" + part + "\"}")
+        .value_or(-1.0);
   };
   EXPECT_GT(memory("resident"), 1 << 20) << exposition;
   EXPECT_GT(memory("heap_allocated"), 0) << exposition;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -41,6 +42,17 @@ int RawConnection(uint16_t port) {
     return -1;
   }
   return fd;
+}
+
+std::optional<double> PrometheusSample(const std::string& exposition, const std::string& series) {
+  // A sample is a line of its own: the series, a space, the value.
+  const std::string key = series + " ";
+  for (size_t at = exposition.find(key); at != std::string::npos;
+       at = exposition.find(key, at + 1)) {
+    if (at != 0 && exposition[at - 1] != '\n') continue;
+    return std::strtod(exposition.c_str() + at + key.size(), nullptr);
+  }
+  return std::nullopt;
 }
 
 std::string BinaryPath(const std::string& name) {

@@ -36,6 +36,10 @@ class TempDir {
 // A plain TCP connection to 127.0.0.1:`port`, for sending what no client would; -1 on failure.
 int RawConnection(uint16_t port);
 
+// The value of one sample of a Prometheus text exposition (GET /metrics), named as the text
+// writes it: `cairn_memory_bytes{part="resident"}`. nullopt when the exposition has none.
+std::optional<double> PrometheusSample(const std::string& exposition, const std::string& series);
+
 // The path of a binary of this build, e.g. BinaryPath("cairn-master").
 std::string BinaryPath(const std::string& name);
 
