@@ -1,11 +1,12 @@
 #include "master/decision_loop.h"
 
 #include <algorithm>
-#include <future>
+#include <optional>
 
 #include "base/clock.h"
 #include "base/ids.h"
 #include "base/log.h"
+#include "base/notification.h"
 #include "commands/experiment_decider.h"
 #include "commands/scheduler/explain.h"
 #include "commands/scheduler/scheduler.h"
@@ -14,10 +15,23 @@
 
 namespace cairn::commands {
 
+// A command on its way through the writer, and the caller waiting for its answer.
 struct DecisionLoop::Pending {
   Command command;
   CommandMeta meta;
-  std::promise<Result<Outcome>> promise;
+
+  void Answer(Result<Outcome> result) {
+    answer = std::move(result);
+    answered.Notify();  // both sides hold the Pending: it outlives this call
+  }
+  Result<Outcome> AwaitAnswer() {
+    answered.Wait();
+    return std::move(*answer);
+  }
+
+ private:
+  std::optional<Result<Outcome>> answer;
+  Notification answered;
 };
 
 DecisionLoop::DecisionLoop(EventLog* log, Options options)
@@ -159,14 +173,13 @@ Result<Outcome> DecisionLoop::Execute(Command command, CommandMeta meta) {
   auto pending = std::make_shared<Pending>();
   pending->command = std::move(command);
   pending->meta = std::move(meta);
-  auto future = pending->promise.get_future();
   {
     std::lock_guard lock(queue_mutex_);
     if (stopping_) return Status::Unavailable("the master is shutting down");
     queue_.push_back(pending);
   }
   queue_changed_.notify_one();
-  return future.get();
+  return pending->AwaitAnswer();
 }
 
 void DecisionLoop::Read(const std::function<void(const DecisionState&)>& reader) const {
@@ -230,8 +243,8 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     Status reloaded = Replay();
     if (!reloaded.ok()) {
       for (auto& pending : batch) {
-        pending->promise.set_value(Status::Unavailable("the master cannot read its log back (" +
-                                                       reloaded.message() + "); retry later"));
+        pending->Answer(Status::Unavailable("the master cannot read its log back (" +
+                                            reloaded.message() + "); retry later"));
       }
       return;
     }
@@ -244,7 +257,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
   {
     std::lock_guard lock(state_mutex_);
     if (!fenced_reason_.empty()) {
-      for (auto& pending : batch) pending->promise.set_value(Status::Unavailable(fenced_reason_));
+      for (auto& pending : batch) pending->Answer(Status::Unavailable(fenced_reason_));
       return;
     }
     first_offset = state_.next_offset;
@@ -311,7 +324,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
       }
       // Some of the batch may have landed; clients retry with their idempotency keys.
       for (size_t i = 0; i < batch.size(); ++i) {
-        batch[i]->promise.set_value(answers[i]->ok() ? appended.status() : answers[i]->status());
+        batch[i]->Answer(answers[i]->ok() ? appended.status() : answers[i]->status());
       }
       return;
     }
@@ -333,7 +346,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
       if (!reloaded.ok() || !fenced.empty()) {
         Status failure = !reloaded.ok() ? reloaded : Status::Unavailable(fenced);
         for (size_t i = 0; i < batch.size(); ++i) {
-          batch[i]->promise.set_value(answers[i]->ok() ? failure : answers[i]->status());
+          batch[i]->Answer(answers[i]->ok() ? failure : answers[i]->status());
         }
         return;
       }
@@ -353,7 +366,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
                                                          : (end == 0 ? 0 : end - 1);
         FillReply(batch[i]->command, outcome);
       }
-      batch[i]->promise.set_value(std::move(*answers[i]));
+      batch[i]->Answer(std::move(*answers[i]));
     }
   }
   // The state is the log's up to its end, which is this batch's last event (unless the log

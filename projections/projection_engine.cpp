@@ -241,7 +241,8 @@ uint64_t ProjectionEngine::MinNextOffset() const {
   return lowest;
 }
 
-Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& events) {
+Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& events,
+                                     rocksdb::WriteBatch* shared) {
   const bool bulk = bulk_;
   if (bulk && !slot.pending) {
     slot.pending =
@@ -267,14 +268,51 @@ Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& ev
     slot.pending->checkpoint = checkpoint;  // ingested with the others (ApplyBatch)
     return Status::Ok();
   }
+  if (shared != nullptr) {
+    // Committed with the other projectors' changes in one write (ApplyBatch).
+    shared->SetSavePoint();
+    Status staged = store.WriteTo(shared);
+    if (!staged.ok()) {
+      (void)shared->RollbackToSavePoint();
+      return staged;
+    }
+    slot.staged = std::move(checkpoint);
+    return Status::Ok();
+  }
   rocksdb::WriteBatch batch;
   CAIRN_RETURN_IF_ERROR(store.WriteTo(&batch));
-  rocksdb::WriteOptions write_options;
-  write_options.disableWAL = !options_.write_ahead_log;
-  CAIRN_RETURN_IF_ERROR(FromRocks(db_->Write(write_options, &batch),
+  CAIRN_RETURN_IF_ERROR(FromRocks(db_->Write(ViewWriteOptions(), &batch),
                                   "write " + slot.projector->name() + " projection"));
   slot.checkpoint = checkpoint;
   return Status::Ok();
+}
+
+rocksdb::WriteOptions ProjectionEngine::ViewWriteOptions() const {
+  rocksdb::WriteOptions write_options;
+  write_options.disableWAL = !options_.write_ahead_log;
+  return write_options;
+}
+
+Status ProjectionEngine::ApplyInOneWrite(const std::vector<Envelope>& events) {
+  // A small batch (a submission or two, live) is applied projector after projector on this
+  // thread and committed in one RocksDB write, not one per projector: the write path's mutexes
+  // and WAL record were most of a small batch's cost. A projector that fails keeps its
+  // checkpoint and the others commit, as when each commits on its own.
+  rocksdb::WriteBatch batch;
+  Status result;
+  for (auto& slot : slots_) {
+    Status status = ApplyToSlot(slot, events, &batch);
+    if (!status.ok() && result.ok()) result = status;
+  }
+  Status written = batch.Count() == 0
+                       ? Status::Ok()
+                       : FromRocks(db_->Write(ViewWriteOptions(), &batch), "write projections");
+  for (auto& slot : slots_) {
+    if (written.ok() && slot.staged) slot.checkpoint = std::move(*slot.staged);
+    slot.staged.reset();
+  }
+  PublishProgress();
+  return written.ok() ? result : written;
 }
 
 Status ProjectionEngine::IngestPending(Slot& slot) {
@@ -324,13 +362,26 @@ Status ProjectionEngine::ForEachSlot(bool parallel, const std::function<Status(S
     Status status = i == 0 || others.empty() ? work(slots_[i]) : others[i - 1].get();
     if (!status.ok() && result.ok()) result = status;
   }
+  PublishProgress();
+  return result;
+}
+
+void ProjectionEngine::PublishProgress() {
+  // Only the callers whose offset is now applied are woken, each on its own condition variable,
+  // after the lock is let go: with one shared condition variable every batch woke every waiting
+  // request thread, most of them only to sleep again, and a wake under the lock sent the woken
+  // thread straight back to sleep on the mutex.
+  std::vector<std::shared_ptr<std::condition_variable>> due;
   {
     std::lock_guard lock(mutex_);
     applied_offset_ = MinNextOffset();
     PublishOffsets();
+    for (auto waiter = waiters_.begin();
+         waiter != waiters_.end() && waiter->first < applied_offset_.load(); ++waiter) {
+      due.push_back(waiter->second);
+    }
   }
-  progress_.notify_all();
-  return result;
+  for (const auto& waiter : due) waiter->notify_one();
 }
 
 Status ProjectionEngine::ApplyBatch(const std::vector<Envelope>& events) {
@@ -342,8 +393,12 @@ Status ProjectionEngine::ApplyBatch(const std::vector<Envelope>& events) {
                   "record log identity"));
     identity_recorded_ = true;
   }
-  CAIRN_RETURN_IF_ERROR(ForEachSlot(events.size() >= kParallelBatchEvents,
-                                    [&](Slot& slot) { return ApplyToSlot(slot, events); }));
+  if (events.size() < kParallelBatchEvents && !bulk_) {
+    CAIRN_RETURN_IF_ERROR(ApplyInOneWrite(events));
+  } else {
+    CAIRN_RETURN_IF_ERROR(ForEachSlot(events.size() >= kParallelBatchEvents,
+                                      [&](Slot& slot) { return ApplyToSlot(slot, events); }));
+  }
   if (!bulk_) return Status::Ok();
   size_t pending_bytes = 0;
   for (const auto& slot : slots_) {
@@ -466,6 +521,7 @@ void ProjectionEngine::Stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    for (auto& [offset, waiter] : waiters_) waiter->notify_one();
   }
   progress_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -553,7 +609,12 @@ ProjectionEngine::StorageMemory ProjectionEngine::MeasureMemory() const {
 
 Status ProjectionEngine::WaitForOffset(uint64_t offset, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  progress_.wait_for(lock, timeout, [&] { return applied_offset_.load() > offset || stopping_; });
+  if (applied_offset_.load() <= offset && !stopping_) {
+    auto woken = std::make_shared<std::condition_variable>();
+    auto waiter = waiters_.emplace(offset, woken);
+    woken->wait_for(lock, timeout, [&] { return applied_offset_.load() > offset || stopping_; });
+    waiters_.erase(waiter);
+  }
   if (applied_offset_.load() > offset) return Status::Ok();
   if (stopping_) return Status::Unavailable("projections are stopped");
   std::string message =

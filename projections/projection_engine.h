@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -140,6 +141,8 @@ class ProjectionEngine {
     views::ProjectorCheckpoint checkpoint;  // as committed
     bool family_is_empty = false;           // no key written yet (bulk loads skip reads)
     std::unique_ptr<Pending> pending;
+    // The checkpoint of changes staged in a shared write (ApplyInOneWrite), not yet committed.
+    std::optional<views::ProjectorCheckpoint> staged;
   };
 
   ProjectionEngine(std::string dir, EventLog* log, EngineOptions options)
@@ -148,7 +151,14 @@ class ProjectionEngine {
   void CloseDb();
   Status CheckLogIdentity();
   Status ApplyBatch(const std::vector<Envelope>& events);
-  Status ApplyToSlot(Slot& slot, const std::vector<Envelope>& events);
+  // Applies `events` to the slot: into its pending bulk load, into `shared` (committed by the
+  // caller), or in a write of its own when `shared` is null.
+  Status ApplyToSlot(Slot& slot, const std::vector<Envelope>& events,
+                     rocksdb::WriteBatch* shared = nullptr);
+  Status ApplyInOneWrite(const std::vector<Envelope>& events);
+  rocksdb::WriteOptions ViewWriteOptions() const;
+  // Publishes the applied offset and wakes the callers waiting for it.
+  void PublishProgress();
   // Writes the slot's pending changes as a table file and ingests it.
   Status IngestPending(Slot& slot);
   // Runs `work` on every slot, on one thread each when `parallel`, then publishes the offsets.
@@ -185,7 +195,9 @@ class ProjectionEngine {
   std::atomic<uint64_t> bulk_files_ingested_{0};
   std::vector<std::pair<std::string, uint64_t>> projector_offsets_;  // under mutex_
   mutable std::mutex mutex_;
-  std::condition_variable progress_;  // applied_offset_ advanced, or stopping_ changed
+  std::condition_variable progress_;  // stopping_ changed (the retry wait)
+  // WaitForOffset's callers: the offset each waits for, and what wakes it. Under mutex_.
+  std::multimap<uint64_t, std::shared_ptr<std::condition_variable>> waiters_;
   bool stopping_ = false;
   bool stopped_ = false;
   Status last_error_;

@@ -54,7 +54,6 @@ Status LogCore::Open() {
     CAIRN_RETURN_IF_ERROR(AcquireLock());
   }
   CAIRN_RETURN_IF_ERROR(LoadSegments());
-  if (!options_.read_only) appender_ = std::thread([this] { AppenderLoop(); });
   return Status::Ok();
 }
 
@@ -184,11 +183,11 @@ Result<Segment> LogCore::CreateSegment(uint64_t base_offset) {
 
 void LogCore::Close() {
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     stopping_ = true;
+    // Batches already queued are still committed, by their own callers.
+    committed_.wait(lock, [&] { return queue_.empty(); });
   }
-  queue_changed_.notify_all();
-  if (appender_.joinable()) appender_.join();
   active_fd_.Reset();
   lock_fd_.Reset();
 }
@@ -245,50 +244,44 @@ Result<OffsetRange> LogCore::Append(const std::vector<Envelope>& batch) {
   if (!failure_.ok()) return failure_;
   if (stopping_) return Status::Unavailable("embedded log " + dir_ + " is closing");
   queue_.push_back(&request);
-  queue_changed_.notify_one();
-  committed_.wait(lock, [&] { return request.done; });
+  // The caller at the queue's front commits its batch and every batch queued behind it; the
+  // others wait for it. The master's one writer so commits on its own thread, with no hand-off
+  // to an appender thread and back for each batch.
+  committed_.wait(lock, [&] { return request.done || queue_.front() == &request; });
+  if (!request.done) CommitGroup(lock);
   if (!request.status.ok()) return request.status;
   return request.range;
 }
 
-void LogCore::AppenderLoop() {
-  std::vector<AppendRequest*> group;
+void LogCore::CommitGroup(std::unique_lock<std::mutex>& lock) {
+  const auto take = static_cast<std::ptrdiff_t>(std::min(queue_.size(), kMaxBatchesPerGroup));
+  // The group stays at the queue's front while it is written: no one else leads meanwhile.
+  std::vector<AppendRequest*> group(queue_.begin(), queue_.begin() + take);
+  Status status = failure_;
+  lock.unlock();
   std::vector<IndexEntry> new_index;
-  while (true) {
-    Status failure;
-    {
-      std::unique_lock lock(mutex_);
-      queue_changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      size_t take = std::min(queue_.size(), kMaxBatchesPerGroup);
-      group.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
-      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
-      failure = failure_;
-    }
-    new_index.clear();
-    Status status = failure;
-    if (status.ok()) status = RollIfFull(group);
-    if (status.ok()) status = WriteGroup(group, &new_index);
-    {
-      std::lock_guard lock(mutex_);
-      if (status.ok()) {
-        Segment& active = segments_.back();
-        active.bytes = active_bytes_;
-        active.end_offset = next_offset_;
-        active.index.insert(active.index.end(), new_index.begin(), new_index.end());
-        end_offset_ = next_offset_;
-      } else if (failure_.ok()) {
-        failure_ = status;
-        log::Error("embedded_log", "{} refuses further appends: {}", dir_, status);
-      }
-      for (AppendRequest* request : group) {
-        request->status = status;
-        request->done = true;
-      }
-    }
-    committed_.notify_all();
-    if (status.ok()) appended_.notify_all();
+  if (status.ok()) status = RollIfFull(group);
+  if (status.ok()) status = WriteGroup(group, &new_index);
+  lock.lock();
+  if (status.ok()) {
+    Segment& active = segments_.back();
+    active.bytes = active_bytes_;
+    active.end_offset = next_offset_;
+    active.index.insert(active.index.end(), new_index.begin(), new_index.end());
+    end_offset_ = next_offset_;
+  } else if (failure_.ok()) {
+    failure_ = status;
+    log::Error("embedded_log", "{} refuses further appends: {}", dir_, status);
   }
+  for (AppendRequest* request : group) {
+    request->status = status;
+    request->done = true;
+  }
+  queue_.erase(queue_.begin(), queue_.begin() + take);
+  lock.unlock();
+  // The group's callers, and the next front (the next group's leader).
+  committed_.notify_all();
+  if (status.ok()) appended_.notify_all();
 }
 
 // Starts a new segment when `group` would push the active one past the size limit; a group is

@@ -1,14 +1,13 @@
-// The embedded log's engine: the segments, the one appender thread that group-commits every
-// queued batch with one pwritev + fdatasync, recovery of a torn tail at open, and what readers
-// wait on. embedded_log.cpp puts the EventLog and LogReader interfaces over it. Internal to
-// events/embedded/.
+// The embedded log's engine: the segments, the group commit (the caller at the queue's front
+// writes every queued batch with one pwritev + fdatasync), recovery of a torn tail at open, and
+// what readers wait on. embedded_log.cpp puts the EventLog and LogReader interfaces over it.
+// Internal to events/embedded/.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "events/embedded/segment_file.h"
@@ -16,8 +15,9 @@
 
 namespace cairn::embedded {
 
-// One caller's batch on its way through the appender. The caller serializes the records (header
-// placeholders + payloads) and waits; the appender fills in offsets and CRCs, writes and syncs.
+// One caller's batch on its way into the log. The caller serializes the records (header
+// placeholders + payloads) and queues it; the group's leader (the caller at the queue's front)
+// fills in offsets and CRCs, writes and syncs.
 struct AppendRequest {
   std::string bytes;
   std::vector<size_t> record_starts;
@@ -34,7 +34,7 @@ class LogCore {
   LogCore(std::string dir, EmbeddedLogOptions options) : dir_(std::move(dir)), options_(options) {}
 
   Status Open();
-  // Stops the appender after it has drained the queue, and releases the LOCK.
+  // Refuses further appends, waits until the queued ones are committed, and releases the LOCK.
   void Close();
 
   Result<OffsetRange> Append(const std::vector<Envelope>& batch);
@@ -66,7 +66,9 @@ class LogCore {
   Status RecoverTail(int fd, Segment* segment, bool is_last);
   Result<Segment> CreateSegment(uint64_t base_offset);
   Status RefreshLocked();
-  void AppenderLoop();
+  // Called by the queue's front with the lock held; writes and syncs the group it leads, wakes
+  // its callers and the next leader. Returns with the lock released.
+  void CommitGroup(std::unique_lock<std::mutex>& lock);
   Status RollIfFull(const std::vector<AppendRequest*>& group);
   Status WriteGroup(const std::vector<AppendRequest*>& group, std::vector<IndexEntry>* new_index);
 
@@ -75,20 +77,18 @@ class LogCore {
   Fd lock_fd_;
 
   std::mutex mutex_;
-  std::condition_variable queue_changed_;  // appender waits: new requests or stop
-  std::condition_variable committed_;      // appending callers wait: their request is done
-  std::condition_variable appended_;       // readers wait: the durable end moved
+  std::condition_variable committed_;  // appending callers wait: done, or at the queue's front
+  std::condition_variable appended_;   // readers wait: the durable end moved
   std::vector<Segment> segments_;
-  uint64_t end_offset_ = 0;  // durable end (read-only: the end seen in the files)
-  std::vector<AppendRequest*> queue_;
+  uint64_t end_offset_ = 0;            // durable end (read-only: the end seen in the files)
+  std::vector<AppendRequest*> queue_;  // the front one leads the next commit group
   Status failure_;  // set once a write or sync failed; every later append gets it
   bool stopping_ = false;
-  std::thread appender_;
 
   // Read-only: the last segment, kept open to follow the writer.
   Fd tail_fd_;
 
-  // Owned by the appender thread (read-write only).
+  // Owned by the commit group's leader (read-write only).
   Fd active_fd_;
   uint64_t active_bytes_ = 0;
   uint64_t next_offset_ = 0;

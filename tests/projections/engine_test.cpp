@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "events/memory_log.h"
 #include "projections/job_queue_projector.h"
@@ -155,6 +156,36 @@ TEST(ProjectionsTest, WaitForOffsetTimesOutAndStopWakesWaiters) {
   auto tasks = live->ListTasks();
   ASSERT_TRUE(tasks.ok());
   EXPECT_EQ(tasks->size(), 1u);
+}
+
+// Callers waiting for different offsets (request threads after their writes) each return once
+// their own offset is applied, and not before, as the events land one at a time.
+TEST(ProjectionsTest, EachWaiterReturnsOnceItsOwnOffsetIsApplied) {
+  TempDir dir;
+  MemoryEventLog log;
+  auto live = MustOpen(dir.path(), log);
+  ASSERT_NE(live, nullptr);
+  constexpr uint64_t kWaiters = 6;
+  std::vector<Status> statuses(kWaiters);
+  std::vector<uint64_t> applied_on_return(kWaiters);
+  std::vector<std::thread> waiters;
+  for (uint64_t offset = 0; offset < kWaiters; ++offset) {
+    waiters.emplace_back([&, offset] {
+      statuses[offset] = live->WaitForOffset(offset, testing::kProjectionWait);
+      applied_on_return[offset] = live->AppliedOffset();
+    });
+  }
+  History history;
+  for (uint64_t offset = 0; offset < kWaiters; ++offset) {
+    history.Submit("t" + std::to_string(offset), "j" + std::to_string(offset), "default", 1, 1);
+  }
+  ASSERT_EQ(history.events().size(), kWaiters);
+  for (const auto& event : history.events()) ASSERT_TRUE(log.Append({event}).ok());
+  for (auto& waiter : waiters) waiter.join();
+  for (uint64_t offset = 0; offset < kWaiters; ++offset) {
+    EXPECT_TRUE(statuses[offset].ok()) << offset << ": " << statuses[offset].ToString();
+    EXPECT_GT(applied_on_return[offset], offset);
+  }
 }
 
 TEST(ProjectionsTest, ReopenResumesFromTheCheckpoint) {
