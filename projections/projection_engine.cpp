@@ -269,7 +269,7 @@ Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& ev
     return Status::Ok();
   }
   if (shared != nullptr) {
-    // Committed with the other projectors' changes in one write (ApplyBatch).
+    // Committed with the other projectors' changes in one write (ApplyInOneWrite).
     shared->SetSavePoint();
     Status staged = store.WriteTo(shared);
     if (!staged.ok()) {
