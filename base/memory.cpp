@@ -31,6 +31,15 @@ void ReturnFreedMemory() {
 
 bool EndHugePages() { return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0; }
 
+ScopedHugePagesOff::ScopedHugePagesOff() {
+  // PR_GET_THP_DISABLE: 1 when they are already off (EndHugePages, or an outer scope).
+  restore_ = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 0 && EndHugePages();
+}
+
+ScopedHugePagesOff::~ScopedHugePagesOff() {
+  if (restore_) prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0);
+}
+
 ProcessMemory MeasureProcessMemory() {
   ProcessMemory memory;
   if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {

@@ -9,6 +9,7 @@
 
 #include "base/crash_points.h"
 #include "base/log.h"
+#include "base/memory.h"
 
 namespace cairn {
 
@@ -263,6 +264,9 @@ Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
   options.bulk_load_bytes = kRebuildBulkLoadBytes;
   options.bulk_load_min_events = 0;
   options.bulk_batch_events = max_batch_events;
+  // A rebuild is run by a tool or a benchmark on its own, so the process-wide switch is its to
+  // make (base/memory.h).
+  ScopedHugePagesOff huge_pages_off;
   CAIRN_ASSIGN_OR_RETURN(auto engine, projections::ProjectionEngine::Open(out_dir, log, options));
   CAIRN_RETURN_IF_ERROR(engine->CatchUp(last_offset));
   return engine->SummarizeAll(options.projectors);

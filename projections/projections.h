@@ -91,7 +91,8 @@ class Projections : public Queries {
 
 // Builds a fresh projection DB in `out_dir` (absent or empty) from offset 0 of `log`, up to and
 // including `last_offset` when given, else to the log's current end. `names` empty = every
-// projection. Returns each projection's summary.
+// projection. Returns each projection's summary. Transparent huge pages are off, process-wide,
+// while it runs (ScopedHugePagesOff, base/memory.h): a rebuild has its process to itself.
 Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
     const std::string& out_dir, EventLog* log, const std::vector<std::string>& names,
     std::optional<uint64_t> last_offset, size_t max_batch_events = 50000);

@@ -37,6 +37,20 @@ TEST(ProcessMemoryTest, ResidentBytesCountPagesTheProcessTouches) {
   EXPECT_EQ(after.heap_resident_bytes, 0u);
 }
 
+TEST(ProcessMemoryTest, ScopedHugePagesOffRestoresWhatWasThere) {
+  if (StatusLine("THP_enabled").empty()) GTEST_SKIP() << "this kernel does not report THP_enabled";
+  const std::string before = StatusLine("THP_enabled");
+  {
+    ScopedHugePagesOff off;
+    EXPECT_EQ(StatusLine("THP_enabled"), "0");
+    {
+      ScopedHugePagesOff nested;  // already off: leaves them so when it ends
+    }
+    EXPECT_EQ(StatusLine("THP_enabled"), "0");
+  }
+  EXPECT_EQ(StatusLine("THP_enabled"), before);
+}
+
 TEST(ProcessMemoryTest, EndHugePagesTurnsThemOffForTheProcess) {
   if (StatusLine("THP_enabled").empty()) GTEST_SKIP() << "this kernel does not report THP_enabled";
   ASSERT_TRUE(EndHugePages());
