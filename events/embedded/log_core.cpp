@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdio>
@@ -96,29 +97,59 @@ Status LogCore::LoadSegments() {
     CAIRN_ASSIGN_OR_RETURN(Segment first, CreateSegment(0));
     segments_.push_back(std::move(first));
   }
-  for (size_t i = 0; i < bases.size(); ++i) {
+  // Every segment is scanned (each record's CRC checked) before the log opens. The scans do not
+  // depend on each other until their offsets are chained below, so they run side by side, one
+  // thread a core: a 270 MB log's scan was a third of a master's restart beyond its fold.
+  struct Scanned {
     Segment segment;
-    segment.base_offset = bases[i];
-    segment.path = dir_ + "/" + SegmentFileName(bases[i]);
-    segment.end_offset = bases[i];
+    Fd fd;
+    Status status;
+  };
+  std::vector<Scanned> scanned(bases.size());
+  std::atomic<size_t> next_scan{0};
+  auto scan = [&] {
+    for (size_t i = next_scan++; i < bases.size(); i = next_scan++) {
+      Scanned& out = scanned[i];
+      out.segment.base_offset = bases[i];
+      out.segment.path = dir_ + "/" + SegmentFileName(bases[i]);
+      out.segment.end_offset = bases[i];
+      const bool is_last = i + 1 == bases.size();
+      auto fd = OpenFile(out.segment.path, is_last && !options_.read_only ? O_RDWR : O_RDONLY);
+      if (!fd.ok()) {
+        out.status = fd.status();
+        continue;
+      }
+      out.fd = std::move(fd).value();
+      out.status = ScanForward(out.fd.get(), &out.segment);
+      // The last segment's torn tail is cut below, once every segment before it checked out.
+      if (out.status.ok() && !is_last) out.status = RecoverTail(out.fd.get(), &out.segment, false);
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(bases.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> scanners;
+  for (size_t t = 1; t < threads; ++t) scanners.emplace_back(scan);
+  scan();
+  for (auto& scanner : scanners) scanner.join();
+
+  for (size_t i = 0; i < bases.size(); ++i) {
+    Scanned& result = scanned[i];
     uint64_t expected = segments_.empty() ? 0 : segments_.back().end_offset;
     if (bases[i] != expected) {
-      return Status::Corruption("embedded log " + dir_ + ": segment " + segment.path +
+      return Status::Corruption("embedded log " + dir_ + ": segment " + result.segment.path +
                                 " starts at offset " + std::to_string(bases[i]) +
                                 " but the log before it ends at " + std::to_string(expected) +
                                 " (a segment is missing or damaged)");
     }
-    bool is_last = i + 1 == bases.size();
-    int flags = is_last && !options_.read_only ? O_RDWR : O_RDONLY;
-    CAIRN_ASSIGN_OR_RETURN(Fd fd, OpenFile(segment.path, flags));
-    CAIRN_RETURN_IF_ERROR(ScanForward(fd.get(), &segment));
-    CAIRN_RETURN_IF_ERROR(RecoverTail(fd.get(), &segment, is_last));
-    segments_.push_back(std::move(segment));
+    CAIRN_RETURN_IF_ERROR(result.status);
+    const bool is_last = i + 1 == bases.size();
+    if (is_last) CAIRN_RETURN_IF_ERROR(RecoverTail(result.fd.get(), &result.segment, true));
+    segments_.push_back(std::move(result.segment));
     if (is_last) {
       if (options_.read_only) {
-        tail_fd_ = std::move(fd);
+        tail_fd_ = std::move(result.fd);
       } else {
-        active_fd_ = std::move(fd);
+        active_fd_ = std::move(result.fd);
       }
     }
   }
