@@ -122,7 +122,9 @@ Status LogCore::LoadSegments() {
       out.fd = std::move(fd).value();
       out.status = ScanForward(out.fd.get(), &out.segment);
       // The last segment's torn tail is cut below, once every segment before it checked out.
-      if (out.status.ok() && !is_last) out.status = RecoverTail(out.fd.get(), &out.segment, false);
+      if (is_last) continue;
+      if (out.status.ok()) out.status = RecoverTail(out.fd.get(), &out.segment, false);
+      out.fd.Reset();  // a sealed segment is reopened by its readers: a long log holds no fds
     }
   };
   const size_t threads =
