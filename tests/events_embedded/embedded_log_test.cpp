@@ -2,6 +2,7 @@
 // under concurrent appenders, segment rolls, torn-tail recovery, corruption detection, read-only
 // followers and the single-writer lock.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -160,6 +161,31 @@ TEST_F(EmbeddedLogTest, ReopenContinuesOffsets) {
   EXPECT_EQ(range->first, 10u);
   EXPECT_EQ(range->last, 14u);
   ExpectLogHoldsTestEvents(*log, 15);
+}
+
+// The segments are scanned side by side at open; a sealed one's file is closed once scanned, so
+// opening a log of many segments never holds a file per segment: it opens under a file limit
+// far below its segment count.
+TEST_F(EmbeddedLogTest, ALogOfManySegmentsOpensUnderALowFileLimit) {
+  {
+    auto log = Open(SmallSegments());
+    ASSERT_NE(log, nullptr);
+    for (int i = 0; i < 40; ++i) ASSERT_TRUE(log->Append(TestEvents(i * 5, 5)).ok());
+  }
+  const size_t segments = SegmentFiles(log_dir_).size();
+  ASSERT_GE(segments, 20u);
+  const auto open_files = static_cast<rlim_t>(std::distance(
+      std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator()));
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = open_files + 8;  // the LOCK, the last segment, a few scans at a time
+  ASSERT_LT(low.rlim_cur, open_files + segments);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  auto log = OpenEmbeddedLog(log_dir_, SmallSegments());
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ExpectLogHoldsTestEvents(**log, 200);
 }
 
 TEST_F(EmbeddedLogTest, ConcurrentAppendersGetContiguousBatchesAndAllLand) {
