@@ -52,6 +52,8 @@ class RocksBatchStore : public ViewStore {
   // The entry for `key`, read from the DB on first use.
   Result<Entry*> Find(std::string_view key);
   Entry& Slot(std::string_view key);
+  // The entry for `key`, added empty (`*added`) when the batch has none.
+  Entry* Lookup(std::string_view key, bool* added);
   // The key's final state in the DB's terms: nullopt when it needs no write, else its value
   // (nullptr = a delete).
   std::optional<const std::string*> Change(const std::string& key, const Entry& entry) const;
@@ -68,6 +70,9 @@ class RocksBatchStore : public ViewStore {
   // is most of a projector's cost; std::unordered_map's chained nodes took twice the cache misses.
   absl::flat_hash_map<std::string, Entry, KeyHash, std::equal_to<>> entries_;
   size_t bytes_ = 0;
+  // The key last looked up and its entry: a view read and then written is found once.
+  std::string_view last_key_;
+  Entry* last_entry_ = nullptr;
 };
 
 // Reads one column family at `snapshot` (nullptr = the latest state).
