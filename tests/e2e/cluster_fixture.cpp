@@ -104,7 +104,22 @@ http::Client Cluster::Client() const {
   http::Client client("127.0.0.1", port_,
                       http::ClientOptions{!certificates_.ca_file.empty(), certificates_.ca_file});
   client.SetDefaultHeader("Authorization", "Bearer " + token_);
+  if (std::string seen = SeenOffset(); !seen.empty())
+    client.SetDefaultHeader("Cairn-Min-Offset", seen);
   return client;
+}
+
+std::string Cluster::SeenOffset() const {
+  const uint64_t end = seen_end_.load();
+  return end == 0 ? "" : std::to_string(end - 1);
+}
+
+void Cluster::NoteSeen(const json& event) {
+  if (!event.is_object() || !event.contains("offset")) return;
+  const uint64_t next = std::stoull(event["offset"].get<std::string>()) + 1;
+  uint64_t seen = seen_end_.load();
+  while (next > seen && !seen_end_.compare_exchange_weak(seen, next)) {
+  }
 }
 
 void Cluster::StopMaster(int signal_number) {
@@ -184,6 +199,7 @@ json Cluster::WaitForEvent(const std::function<bool(const json&)>& predicate) {
       client.StreamLines("GET", "/api/v1/events?from=0&follow=true", [&](std::string_view line) {
         if (line.empty()) return true;  // a keep-alive line
         json event = json::parse(line);
+        NoteSeen(event);
         if (!predicate(event)) return true;
         found = event;
         return false;
@@ -197,6 +213,7 @@ std::vector<json> Cluster::AllEvents() {
   auto client = Client();
   auto status = client.StreamLines("GET", "/api/v1/events?from=0", [&](std::string_view line) {
     events.push_back(json::parse(line));
+    NoteSeen(events.back());
     return true;
   });
   EXPECT_TRUE(status.ok()) << status.ToString();
@@ -226,6 +243,7 @@ std::vector<json> Cluster::FollowEventsUntil(
       client.StreamLines("GET", "/api/v1/events?from=0&follow=true", [&](std::string_view line) {
         if (line.empty()) return true;  // a keep-alive line
         events.push_back(json::parse(line));
+        NoteSeen(events.back());
         satisfied = done(events);
         return !satisfied;
       });

@@ -2,6 +2,7 @@
 // they need (on streams and lines, never on sleeps).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -70,8 +71,12 @@ class Cluster {
   }
   const std::string& data_dir() const { return data_dir_; }
   const TempDir& dir() const { return dir_; }
-  // A client logged in as Determined's default user, and that user's session token.
+  // A client logged in as Determined's default user, and that user's session token. Its reads
+  // see every event this fixture has read from the log (it sends Cairn-Min-Offset): the log runs
+  // ahead of the projections, so a read right after an event was seen would otherwise race them.
   http::Client Client() const;
+  // The Cairn-Min-Offset value for that: the newest offset read from the log, "" before any.
+  std::string SeenOffset() const;
   const std::string& token() const { return token_; }
 
   // POSTs a command and returns its id.
@@ -105,6 +110,9 @@ class Cluster {
   TestCertificates certificates_;  // set by ServeHttps
   std::string token_;              // determined's session, from the master's latest start
   std::unique_ptr<ChildProcess> master_;
+  // One past the newest offset read from the log through the event stream (0: none yet).
+  mutable std::atomic<uint64_t> seen_end_{0};
+  void NoteSeen(const json& event);
   std::vector<std::unique_ptr<ChildProcess>> agents_;
 };
 
