@@ -21,6 +21,7 @@
 #include "master/idle_watch.h"
 #include "master/metrics.h"
 #include "net/http_server.h"
+#include "projections/projection_engine.h"
 #include "projections/projections.h"
 
 namespace cairn {
@@ -173,6 +174,9 @@ Status EstablishTheAgentToken(Master::Parts& parts) {
 // checks out (projections/snapshots.h); snapshots are taken in the background as configured.
 Status FollowWithTheProjections(Master::Parts& parts) {
   const auto& snapshots = parts.config.snapshots;
+  // At 100k queued, with a snapshot's flush compacting while submissions came in, submission
+  // p99 fell from 9.4-11.7 ms to 6.8-8.1 ms (bench_scheduling --only curve --queued 100000).
+  projections::LowerCompactionPriority();
   projections::EngineOptions options;
   options.bulk_load_bytes = static_cast<size_t>(snapshots.catch_up_bulk_mib) << 20;
   CAIRN_ASSIGN_OR_RETURN(

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include "base/log.h"
@@ -663,6 +664,15 @@ Result<std::vector<ProjectionSummary>> ProjectionEngine::SummarizeAll(
   }
   if (!first_error.ok()) return first_error;
   return summaries;
+}
+
+void LowerCompactionPriority() {
+  static std::once_flag lowered;
+  std::call_once(lowered, [] {
+    rocksdb::Env::Default()
+        ->LowerThreadPoolCPUPriority(rocksdb::Env::Priority::LOW, rocksdb::CpuPriority::kLow)
+        .PermitUncheckedError();
+  });
 }
 
 Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
