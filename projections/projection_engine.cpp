@@ -667,6 +667,8 @@ Result<std::vector<ProjectionSummary>> ProjectionEngine::SummarizeAll(
 }
 
 void LowerCompactionPriority() {
+  // kLow is nice 19 in RocksDB's POSIX environment; each thread of the pool lowers itself before
+  // its next job.
   static std::once_flag lowered;
   std::call_once(lowered, [] {
     rocksdb::Env::Default()

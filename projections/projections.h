@@ -27,6 +27,11 @@
 
 namespace cairn {
 
+// The thread that digests and publishes the projections' snapshots runs under this name at this
+// nice value: background work, yielding the cores to the threads requests wait for.
+inline constexpr char kSnapshotThreadName[] = "cairn-snapshots";
+inline constexpr int kBackgroundNice = 19;
+
 class Projections : public Queries {
  public:
   // Opens (creating when missing) the projection DB in `dir` and starts following `log`, which

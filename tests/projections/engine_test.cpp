@@ -52,6 +52,29 @@ std::unique_ptr<Projections> MustOpen(const std::string& dir, EventLog& log, siz
   return opened.ok() ? std::move(opened).value() : nullptr;
 }
 
+// The master's compactions yield to requests (LowerCompactionPriority): a compaction run after
+// the call runs at nice 19. Process-wide, as in the master; ctest runs each test in a process of
+// its own.
+TEST(ProjectionsTest, CompactionsRunAtNice19OnceLowered) {
+  projections::LowerCompactionPriority();
+  TempDir dir;
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(options, dir.Sub("db"), &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  for (int table = 0; table < 2; ++table) {  // two level-0 tables to compact
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "key", std::to_string(table)).ok());
+    ASSERT_TRUE(db->Flush(rocksdb::FlushOptions()).ok());
+  }
+  // A manual compaction runs on the low-priority pool, and returns once done.
+  ASSERT_TRUE(db->CompactRange(rocksdb::CompactRangeOptions(), nullptr, nullptr).ok());
+  const std::vector<int> nices = testing::NiceOfThreadsNamed("rocksdb:low");
+  EXPECT_GE(std::count(nices.begin(), nices.end(), 19), 1)
+      << "no compaction thread at nice 19 among " << nices.size();
+  ASSERT_TRUE(db->Close().ok());
+}
+
 // A master upgraded to a build with more projections keeps its projection directory: the new
 // projections start from offset 0 and catch up while the old ones continue where they were.
 TEST(ProjectionsTest, AProjectionAddedLaterCatchesUpFromTheStart) {

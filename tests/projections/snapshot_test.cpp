@@ -95,6 +95,13 @@ TEST_F(SnapshotTest, EachSnapshotHoldsExactlyAFoldToItsOffsetAndOnlyTheNewestAre
   EXPECT_EQ(live->LatestSnapshot()->next_offset, snapshots.back().next_offset);
 }
 
+TEST_F(SnapshotTest, SnapshotsAreDigestedOnANamedThreadAtBackgroundPriority) {
+  auto live = FollowToTheEnd();
+  ASSERT_NE(live, nullptr);
+  // Published, so the thread has been running: one thread, niced, whatever it does now.
+  EXPECT_EQ(testing::NiceOfThreadsNamed(kSnapshotThreadName), std::vector<int>{kBackgroundNice});
+}
+
 TEST_F(SnapshotTest, TimeTravelFromTheNearestSnapshotEqualsAFoldFromTheStart) {
   auto live = FollowToTheEnd(/*keep=*/16);
   ASSERT_NE(live, nullptr);

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 extern char** environ;
 
@@ -57,6 +59,21 @@ std::optional<double> PrometheusSample(const std::string& exposition, const std:
 
 std::string BinaryPath(const std::string& name) {
   return std::string(CAIRN_BINARY_DIR) + "/bin/" + name;
+}
+
+std::vector<int> NiceOfThreadsNamed(const std::string& prefix) {
+  std::vector<int> nices;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task", error)) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name.rfind(prefix, 0) != 0) continue;
+    errno = 0;
+    const int nice = ::getpriority(PRIO_PROCESS,
+                                   static_cast<id_t>(std::stoul(entry.path().filename().string())));
+    if (errno == 0) nices.push_back(nice);  // else the thread has ended meanwhile
+  }
+  return nices;
 }
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<std::string>& argv,

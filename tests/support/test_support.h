@@ -43,6 +43,9 @@ std::optional<double> PrometheusSample(const std::string& exposition, const std:
 // The path of a binary of this build, e.g. BinaryPath("cairn-master").
 std::string BinaryPath(const std::string& name);
 
+// The nice value of each of this process's threads whose name starts with `prefix`.
+std::vector<int> NiceOfThreadsNamed(const std::string& prefix);
+
 // A real child process. Its stdout is captured line by line (stderr is inherited so it shows in
 // the test log). The destructor kills (SIGKILL) and reaps it if it still runs.
 class ChildProcess {
