@@ -90,9 +90,12 @@ class ProjectionEngine {
                  std::optional<int64_t> until_time = std::nullopt);
 
   // A RocksDB checkpoint of the DB, every projector at the same offset, in `target_dir` (which
-  // must not exist): its table files hard-linked, the memtables flushed first so that it holds no
-  // log to replay. Returns the offset it holds every event below. On the engine's own thread
-  // (take_snapshot), or while that thread is not running.
+  // must not exist): its table files hard-linked, and what the memtables hold since their last
+  // flush as a copy of the write-ahead log (replayed by whoever opens it), unless that log has
+  // grown past 32 MiB (kCheckpointLogBytes) or the DB keeps none: then the memtables are flushed
+  // first.
+  // Returns the offset it holds every event below. On the engine's own thread (take_snapshot),
+  // or while that thread is not running.
   Result<uint64_t> CreateCheckpoint(const std::string& target_dir);
   // The latest event time among the applied events.
   int64_t MaxEventTime() const;
@@ -190,6 +193,7 @@ class ProjectionEngine {
   std::future<Status> in_flight_;  // the batch being applied while the next one is read
   bool bulk_ = false;              // this CatchUp loads in bulk
   uint64_t snapshot_due_ = 0;      // the applied offset at which the next snapshot is taken
+  bool flushed_ahead_ = false;     // the memtables' flush ahead of it is under way
 
   std::atomic<uint64_t> applied_offset_{0};
   std::atomic<uint64_t> bulk_files_ingested_{0};
