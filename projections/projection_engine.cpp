@@ -516,9 +516,9 @@ void ProjectionEngine::MaybeSnapshot() {
     snapshot_due_ = (applied / options_.snapshot_every_events + 1) * options_.snapshot_every_events;
   }
   if (applied < snapshot_due_) {
-    // The checkpoint flushes every memtable while the projections wait (123-134 ms at 100k
-    // queued, every request waiting with them): a twentieth of an interval ahead, a flush in the
-    // background leaves the checkpoint only what came since (CreateCheckpoint).
+    // The checkpoint copies the write-ahead log written since the memtables' last flush, or
+    // flushes them while the projections wait (CreateCheckpoint): a flush in the background a
+    // twentieth of an interval ahead keeps that log to a few MiB.
     if (!flushed_ahead_ && applied + options_.snapshot_every_events / 20 >= snapshot_due_) {
       flushed_ahead_ = true;
       rocksdb::FlushOptions ahead;

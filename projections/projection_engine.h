@@ -92,10 +92,9 @@ class ProjectionEngine {
   // A RocksDB checkpoint of the DB, every projector at the same offset, in `target_dir` (which
   // must not exist): its table files hard-linked, and what the memtables hold since their last
   // flush as a copy of the write-ahead log (replayed by whoever opens it), unless that log has
-  // grown past 32 MiB (kCheckpointLogBytes) or the DB keeps none: then the memtables are flushed
-  // first.
-  // Returns the offset it holds every event below. On the engine's own thread (take_snapshot),
-  // or while that thread is not running.
+  // grown past 8 MiB (kCheckpointLogBytes) or the DB keeps none: then the memtables are flushed
+  // first. Returns the offset it holds every event below. On the engine's own thread
+  // (take_snapshot), or while that thread is not running.
   Result<uint64_t> CreateCheckpoint(const std::string& target_dir);
   // The latest event time among the applied events.
   int64_t MaxEventTime() const;

@@ -676,7 +676,9 @@ int RunSubmitCurve(const std::vector<int>& sizes) {
   }
   // And the projections' snapshots: their checkpoint pauses the projections (requests wait).
   for (const std::string& line : cluster.LogLines("master.log", "published in")) {
-    const std::string text = line.substr(line.find("snapshot at offset"));
+    const size_t at = line.find("snapshot at offset");
+    if (at == std::string::npos) continue;
+    const std::string text = line.substr(at);
     std::printf("  master: %s)\n", text.substr(0, text.find("; ")).c_str());
   }
   std::printf(
