@@ -1,9 +1,8 @@
 #include "api/bulk_reads.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <future>
+
+#include "base/thread_priority.h"
 
 namespace cairn::api {
 
@@ -34,8 +33,7 @@ http::Response BulkReadPool::Run(const std::function<http::Response()>& work) {
 }
 
 void BulkReadPool::Work(int nice) {
-  // On Linux the nice value is per thread: this one only.
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice);
+  SetThisThreadNice(nice);
   while (true) {
     std::function<void()> next;
     {

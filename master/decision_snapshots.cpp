@@ -4,7 +4,6 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "base/encoding.h"
 #include "base/files.h"
 #include "base/log.h"
+#include "base/thread_priority.h"
 
 namespace cairn {
 
@@ -391,7 +391,7 @@ Status DecisionSnapshotter::Fold(uint64_t offset) {
 
 void DecisionSnapshotter::Run() {
   // Below the writer and the request threads: checksumming a child's file, or a fold, waits.
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+  SetThisThreadNice(10);
   std::unique_lock lock(mutex_);
   while (true) {
     // Stopping waits for a child being waited for: a snapshot being taken is finished first.

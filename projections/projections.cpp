@@ -1,9 +1,5 @@
 #include "projections/projections.h"
 
-#include <pthread.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -14,6 +10,7 @@
 #include "base/crash_points.h"
 #include "base/log.h"
 #include "base/memory.h"
+#include "base/thread_priority.h"
 
 namespace cairn {
 
@@ -78,10 +75,9 @@ class Projections::Snapshotter {
 
   void Run() {
     // Digesting a snapshot reads every view (at 100k queued, 0.5-0.8 s of a core): at nice 19 it
-    // takes the idle time, not the cores the writer and the projections need. (Per thread on
-    // Linux.) Named, for top -H and perf.
-    ::pthread_setname_np(::pthread_self(), kSnapshotThreadName);
-    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kBackgroundNice);
+    // takes the idle time, not the cores the writer and the projections need.
+    NameThisThread(kSnapshotThreadName);
+    SetThisThreadNice(kBackgroundNice);
     std::unique_lock lock(mutex_);
     while (true) {
       wakeup_.wait(lock, [this] { return stopping_ || !pending_.empty(); });

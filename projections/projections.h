@@ -27,10 +27,9 @@
 
 namespace cairn {
 
-// The thread that digests and publishes the projections' snapshots runs under this name at this
-// nice value: background work, yielding the cores to the threads requests wait for.
+// The thread that digests and publishes the projections' snapshots runs under this name, at
+// kBackgroundNice (base/thread_priority.h).
 inline constexpr char kSnapshotThreadName[] = "cairn-snapshots";
-inline constexpr int kBackgroundNice = 19;
 
 class Projections : public Queries {
  public:

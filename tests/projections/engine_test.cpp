@@ -52,17 +52,24 @@ std::unique_ptr<Projections> MustOpen(const std::string& dir, EventLog& log, siz
   return opened.ok() ? std::move(opened).value() : nullptr;
 }
 
+// A RocksDB database with default options, nullptr when it does not open.
+std::unique_ptr<rocksdb::DB> OpenPlainDb(const std::string& path) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status opened = rocksdb::DB::Open(options, path, &raw);
+  EXPECT_TRUE(opened.ok()) << opened.ToString();
+  return std::unique_ptr<rocksdb::DB>(opened.ok() ? raw : nullptr);
+}
+
 // The master's compactions yield to requests (LowerCompactionPriority): a compaction run after
 // the call runs at nice 19. Process-wide, as in the master; ctest runs each test in a process of
 // its own.
 TEST(ProjectionsTest, CompactionsRunAtNice19OnceLowered) {
   projections::LowerCompactionPriority();
   TempDir dir;
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(options, dir.Sub("db"), &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
+  std::unique_ptr<rocksdb::DB> db = OpenPlainDb(dir.Sub("db"));
+  ASSERT_NE(db, nullptr);
   for (int table = 0; table < 2; ++table) {  // two level-0 tables to compact
     ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "key", std::to_string(table)).ok());
     ASSERT_TRUE(db->Flush(rocksdb::FlushOptions()).ok());
@@ -447,11 +454,8 @@ TEST(BulkLoadTest, EachCatchUpIngestsWhatItApplied) {
 // keys equal there, shorter than it, or holding zero bytes must still come out in byte order.
 TEST(BulkLoadTest, TableFilesHoldKeysInByteOrder) {
   TempDir dir;
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(options, dir.Sub("db"), &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
+  std::unique_ptr<rocksdb::DB> db = OpenPlainDb(dir.Sub("db"));
+  ASSERT_NE(db, nullptr);
   const std::string shared(30, 'k');
   std::vector<std::string> keys = {"b",
                                    "a",
@@ -471,7 +475,7 @@ TEST(BulkLoadTest, TableFilesHoldKeysInByteOrder) {
   ASSERT_TRUE(store.Delete("gone").ok());  // never in the DB: no tombstone
 
   const std::string path = dir.Sub("keys.sst");
-  rocksdb::SstFileWriter table(rocksdb::EnvOptions(), options);
+  rocksdb::SstFileWriter table(rocksdb::EnvOptions(), db->GetOptions());
   ASSERT_TRUE(table.Open(path).ok());
   auto written = store.WriteTo(table);
   ASSERT_TRUE(written.ok()) << written.status().ToString();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/files.h"
+#include "base/thread_priority.h"
 #include "events/memory_log.h"
 #include "projections/projection_engine.h"
 #include "projections/projections.h"
