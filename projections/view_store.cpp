@@ -95,13 +95,21 @@ Result<std::string> DigestViews(ViewReader& reader) {
   if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
     return Status::Internal("SHA-256 initialisation failed");
   }
+  // The framed keys and values are gathered and hashed 64 KiB at a time: the same bytes in the
+  // same order, so the same digest, without four EVP calls per entry (a third of a digest's CPU
+  // went to them).
+  constexpr size_t kHashChunk = size_t{64} << 10;
   bool hashed = true;
-  std::string frame;
+  std::string pending;
+  pending.reserve(2 * kHashChunk);
+  auto hash_pending = [&] {
+    hashed = hashed && EVP_DigestUpdate(context.get(), pending.data(), pending.size()) == 1;
+    pending.clear();
+  };
   auto hash_framed = [&](std::string_view bytes) {
-    frame.clear();
-    AppendBigEndian64(&frame, bytes.size());
-    hashed = hashed && EVP_DigestUpdate(context.get(), frame.data(), frame.size()) == 1 &&
-             EVP_DigestUpdate(context.get(), bytes.data(), bytes.size()) == 1;
+    AppendBigEndian64(&pending, bytes.size());
+    pending.append(bytes);
+    if (pending.size() >= kHashChunk) hash_pending();
   };
   CAIRN_RETURN_IF_ERROR(reader.Scan("", [&](std::string_view key, std::string_view value) {
     if (IsBookkeepingKey(key)) return true;
@@ -109,6 +117,7 @@ Result<std::string> DigestViews(ViewReader& reader) {
     hash_framed(value);
     return hashed;
   }));
+  hash_pending();
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   if (!hashed || EVP_DigestFinal_ex(context.get(), digest, &length) != 1) {

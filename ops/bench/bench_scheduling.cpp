@@ -37,6 +37,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -512,6 +513,23 @@ long ResidentMiB(pid_t pid, const std::string& field = "VmRSS:") {
   return -1;
 }
 
+// The CPU seconds the process has used: its threads' (utime + stime), and with `reaped` also
+// that of its children it has waited for (cutime + cstime: a write-side snapshot's forked child).
+// From /proc/<pid>/stat, fields 14-17, in clock ticks.
+double CpuSeconds(pid_t pid, bool reaped) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t name_end = text.rfind(')');  // the command name may hold spaces
+  if (name_end == std::string::npos) return 0;
+  std::istringstream fields(text.substr(name_end + 2));
+  std::string field;
+  double ticks = 0;
+  for (int number = 3; number <= 17 && fields >> field; ++number) {
+    if (number == 14 || number == 15 || (reaped && number >= 16)) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 // The master's memory with `history_tasks` tasks in its log's history: the events EmitHistory
 // makes written to a data directory, then a cairn-master started on it, measured once it
 // answers and its projections have applied the whole log (issue 17: RSS <= 1 GiB at 1M).
@@ -608,8 +626,11 @@ int RunSubmitCurve(const std::vector<int>& sizes) {
       "curve: master without agents, %d keep-alive clients, %d submissions measured at "
       "each size\n",
       kClients, kClients * kPerClient);
-  std::printf("%10s %12s %9s %9s %9s %10s %14s %18s %18s\n", "queued", "submits/s", "p50 ms",
-              "p99 ms", "max ms", "RSS MiB", "rate/first", "queue page p50/95", "task p50/95");
+  // CPU per submission is the master's work whatever else the machine does: the rates move
+  // +-15-30% between runs on this VM, the work far less.
+  std::printf("%10s %12s %9s %9s %9s %10s %14s %18s %18s %16s\n", "queued", "submits/s", "p50 ms",
+              "p99 ms", "max ms", "RSS MiB", "rate/first", "queue page p50/95", "task p50/95",
+              "master CPU us");
   std::fflush(stdout);
   int queued = 0;
   double first_rate = 0;
@@ -621,10 +642,13 @@ int RunSubmitCurve(const std::vector<int>& sizes) {
       queued += per_client * kClients;
     }
     std::vector<double> latencies;
+    const double cpu_before = CpuSeconds(cluster.master_pid(), /*reaped=*/true);
     auto start = Clock::now();
     if (!SubmitParallel(clients, kPerClient, body, &latencies))
       return cluster.Fail("measured submission failed");
     const double rate = kClients * kPerClient / (MillisSince(start) / 1000.0);
+    const double cpu_us_per_submission = (CpuSeconds(cluster.master_pid(), true) - cpu_before) *
+                                         1e6 / (kClients * kPerClient);
     if (first_rate == 0) first_rate = rate;
     const int queued_at_start = queued;
     // The reads of `det job list` (its first page) and of one task, one client, one at a time.
@@ -650,10 +674,11 @@ int RunSubmitCurve(const std::vector<int>& sizes) {
                   Percentile(page_ms, 0.95));
     std::snprintf(task_figures, sizeof task_figures, "%.2f / %.2f", Percentile(task_ms, 0.5),
                   Percentile(task_ms, 0.95));
-    std::printf("%10d %12.0f %9.2f %9.2f %9.2f %10ld %14.2f %18s %18s\n", queued_at_start, rate,
-                Percentile(latencies, 0.5), Percentile(latencies, 0.99),
+    std::printf("%10d %12.0f %9.2f %9.2f %9.2f %10ld %14.2f %18s %18s %16.0f\n", queued_at_start,
+                rate, Percentile(latencies, 0.5), Percentile(latencies, 0.99),
                 *std::max_element(latencies.begin(), latencies.end()),
-                ResidentMiB(cluster.master_pid()), rate / first_rate, page_figures, task_figures);
+                ResidentMiB(cluster.master_pid()), rate / first_rate, page_figures, task_figures,
+                cpu_us_per_submission);
     // The RSS above is one moment: its lowest and highest over the next 10 s, every 100 ms
     // (background work comes and goes: projection snapshots, compactions).
     long low = ResidentMiB(cluster.master_pid()), high = low;
