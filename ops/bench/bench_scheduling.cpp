@@ -37,10 +37,10 @@
 #include <functional>
 #include <iterator>
 #include <map>
-#include <sstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -647,8 +647,8 @@ int RunSubmitCurve(const std::vector<int>& sizes) {
     if (!SubmitParallel(clients, kPerClient, body, &latencies))
       return cluster.Fail("measured submission failed");
     const double rate = kClients * kPerClient / (MillisSince(start) / 1000.0);
-    const double cpu_us_per_submission = (CpuSeconds(cluster.master_pid(), true) - cpu_before) *
-                                         1e6 / (kClients * kPerClient);
+    const double cpu_us_per_submission =
+        (CpuSeconds(cluster.master_pid(), true) - cpu_before) * 1e6 / (kClients * kPerClient);
     if (first_rate == 0) first_rate = rate;
     const int queued_at_start = queued;
     // The reads of `det job list` (its first page) and of one task, one client, one at a time.
