@@ -7,6 +7,7 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/notification.h"
+#include "base/thread_priority.h"
 #include "commands/experiment_decider.h"
 #include "commands/scheduler/explain.h"
 #include "commands/scheduler/scheduler.h"
@@ -211,6 +212,7 @@ Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& al
 uint64_t DecisionLoop::writer_epoch() const { return my_epoch_.load(); }
 
 void DecisionLoop::Run() {
+  NameThisThread("cairn-decider");
   while (true) {
     std::deque<std::shared_ptr<Pending>> batch;
     {

@@ -19,6 +19,7 @@
 
 #include "base/log.h"
 #include "base/memory.h"
+#include "base/thread_priority.h"
 #include "net/http_request_parse.h"
 #include "net/stream_pump.h"
 #include "net/tls_context.h"
@@ -190,6 +191,7 @@ void Server::Impl::AcceptLoop() {
 }
 
 void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
+  NameThisThread("cairn-http");
   beast::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   // Finds peers that vanished without a FIN (a crashed host) on long-lived streams.

@@ -14,6 +14,7 @@
 
 #include "base/log.h"
 #include "base/memory.h"
+#include "base/thread_priority.h"
 #include "projections/rocks_views.h"
 
 namespace cairn::projections {
@@ -580,6 +581,7 @@ void ProjectionEngine::CatchUpInBulkIfFarBehind() {
 }
 
 void ProjectionEngine::Run() {
+  NameThisThread("cairn-projector");
   auto report = [this](const Status& status) {
     log::Error("projections", "{}; retrying in {} s", status,
                std::chrono::duration_cast<std::chrono::seconds>(kRetryDelay).count());

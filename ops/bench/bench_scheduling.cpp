@@ -9,7 +9,11 @@
 //          a share of the first (issue 17: flat means >= 0.8x at 100k), and what each write-side
 //          snapshot cost (a forked child's; from the master's log). The log passes offset
 //          100,000, a snapshot, as the 100k measurement starts: --write-side-every 0 measures
-//          the queue alone. Not in the default run.
+//          the queue alone. And the master's CPU per submission, split by thread (the threads
+//          a submission waits for, and the background work): in the window, and counted on
+//          through 10 idle seconds, so that the snapshots and compactions the window's
+//          submissions set off are included; --measure 50000 (one snapshot interval) makes that
+//          each size's amortized cost. Not in the default run.
 //   history the decider's heap with many tasks in history (1,000,000 by default, or --tasks N):
 //          every task submitted, placed, started and exited, then 100,000 queued behind; heap
 //          bytes per task (mallinfo2, in-process), against issue 17's budget for the master
@@ -22,7 +26,7 @@
 // the first submission to the last TaskExited in the event log (the master's clock, same host).
 // The Slurm figures are quoted baselines for this machine, not measured here.
 //   build/bin/bench_scheduling [--only pass|submit|curve|true|sleep] [--queued N,N,...]
-//                              [--write-side-every EVENTS]
+//                              [--write-side-every EVENTS] [--measure N]
 #include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
@@ -513,12 +517,9 @@ long ResidentMiB(pid_t pid, const std::string& field = "VmRSS:") {
   return -1;
 }
 
-// The CPU seconds the process has used: its threads' (utime + stime), and with `reaped` also
-// that of its children it has waited for (cutime + cstime: a write-side snapshot's forked child).
-// From /proc/<pid>/stat, fields 14-17, in clock ticks.
-double CpuSeconds(pid_t pid, bool reaped) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+// The seconds of CPU in a /proc stat line: utime + stime (fields 14 and 15), and with `reaped`
+// also cutime + cstime (16, 17: the children the process waited for), in clock ticks.
+double CpuSecondsOfStat(const std::string& text, bool reaped) {
   const size_t name_end = text.rfind(')');  // the command name may hold spaces
   if (name_end == std::string::npos) return 0;
   std::istringstream fields(text.substr(name_end + 2));
@@ -529,6 +530,54 @@ double CpuSeconds(pid_t pid, bool reaped) {
   }
   return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
+
+std::string ReadText(const std::string& path) {
+  std::ifstream file(path);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+// Where a process's CPU went, by the names its threads give themselves: the master names the
+// threads a submission waits for (cairn-http, cairn-decider, cairn-projector) and its background
+// work (rocksdb:* compactions and flushes, cairn-snapshots digesting projection snapshots); a
+// write-side snapshot is a forked child's, counted once reaped. "other" is the rest, threads that
+// ended included.
+struct CpuSplit {
+  std::map<std::string, double> seconds;  // by part
+  static CpuSplit Of(pid_t pid) {
+    CpuSplit split;
+    const std::string proc = "/proc/" + std::to_string(pid);
+    const std::string process = ReadText(proc + "/stat");
+    const double total = CpuSecondsOfStat(process, /*reaped=*/false);
+    split.seconds["write-side child"] = CpuSecondsOfStat(process, true) - total;
+    double named = 0;
+    std::error_code error;
+    for (const auto& task : std::filesystem::directory_iterator(proc + "/task", error)) {
+      const std::string stat = ReadText(task.path().string() + "/stat");
+      const size_t open = stat.find('('), close = stat.rfind(')');
+      if (open == std::string::npos || close == std::string::npos) continue;
+      std::string name = stat.substr(open + 1, close - open - 1);
+      if (name.rfind("rocksdb:", 0) == 0) name = "rocksdb";
+      if (name != "cairn-http" && name != "cairn-decider" && name != "cairn-projector" &&
+          name != "rocksdb" && name != "cairn-snapshots") {
+        continue;
+      }
+      const double seconds = CpuSecondsOfStat(stat, false);
+      split.seconds[name] += seconds;
+      named += seconds;
+    }
+    split.seconds["other"] = total - named;
+    return split;
+  }
+  double Of(const std::string& part) const {
+    auto it = seconds.find(part);
+    return it == seconds.end() ? 0 : it->second;
+  }
+  double Total() const {
+    double sum = 0;
+    for (const auto& [part, value] : seconds) sum += value;
+    return sum;
+  }
+};
 
 // The master's memory with `history_tasks` tasks in its log's history: the events EmitHistory
 // makes written to a data directory, then a cairn-master started on it, measured once it
@@ -610,9 +659,9 @@ void PrintMemoryParts(cairn::http::Client& client) {
 
 // Submission rate and latency at each queue size: one master, the queue grown between the
 // measurements by the same clients (the measured submissions stay queued too).
-int RunSubmitCurve(const std::vector<int>& sizes) {
+int RunSubmitCurve(const std::vector<int>& sizes, int measured) {
   constexpr int kClients = 8;
-  constexpr int kPerClient = 1000;
+  const int kPerClient = std::max(1, measured / kClients);
   Cluster cluster;
   if (cluster.Start(0) != 0) return 1;
   auto clients = MakeClients(cluster.port(), kClients);
@@ -642,13 +691,16 @@ int RunSubmitCurve(const std::vector<int>& sizes) {
       queued += per_client * kClients;
     }
     std::vector<double> latencies;
-    const double cpu_before = CpuSeconds(cluster.master_pid(), /*reaped=*/true);
+    const CpuSplit cpu_before = CpuSplit::Of(cluster.master_pid());
     auto start = Clock::now();
     if (!SubmitParallel(clients, kPerClient, body, &latencies))
       return cluster.Fail("measured submission failed");
     const double rate = kClients * kPerClient / (MillisSince(start) / 1000.0);
-    const double cpu_us_per_submission =
-        (CpuSeconds(cluster.master_pid(), true) - cpu_before) * 1e6 / (kClients * kPerClient);
+    const CpuSplit cpu_after = CpuSplit::Of(cluster.master_pid());
+    auto us_per_submission = [&](double seconds) {
+      return seconds * 1e6 / (kClients * kPerClient);
+    };
+    const double cpu_us_per_submission = us_per_submission(cpu_after.Total() - cpu_before.Total());
     if (first_rate == 0) first_rate = rate;
     const int queued_at_start = queued;
     // The reads of `det job list` (its first page) and of one task, one client, one at a time.
@@ -691,6 +743,24 @@ int RunSubmitCurve(const std::vector<int>& sizes) {
     std::printf("%10s RSS over the next 10 s, idle: lowest %ld MiB, highest %ld MiB\n", "", low,
                 high);
     PrintMemoryParts(*clients[0]);
+    // The window's work by thread, and the same counted on through the 10 idle seconds above:
+    // the background work the window's submissions set off (a snapshot taken as the window ends,
+    // its compactions) finished by then. With --measure 50000, one snapshot interval, that is
+    // each size's amortized cost; the reads above add about 100 requests to it.
+    const CpuSplit cpu_settled = CpuSplit::Of(cluster.master_pid());
+    auto print_parts = [&](const char* title, const CpuSplit& until) {
+      std::string parts;
+      for (const auto& [part, seconds] : until.seconds) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%s%s %.0f", parts.empty() ? "" : ", ", part.c_str(),
+                      std::max(0.0, us_per_submission(seconds - cpu_before.Of(part))));
+        parts += text;
+      }
+      std::printf("%10s master CPU us per submission, %s: %.0f = %s\n", "", title,
+                  us_per_submission(until.Total() - cpu_before.Total()), parts.c_str());
+    };
+    print_parts("in the window", cpu_after);
+    print_parts("with the background work it set off", cpu_settled);
     std::fflush(stdout);
     queued += kClients * kPerClient;
   }
@@ -814,13 +884,16 @@ int RunMakespan(const char* name, int count, int slots, const std::string& entry
 int main(int argc, char** argv) {
   constexpr const char* kUsage =
       "usage: bench_scheduling [--only pass|submit|curve|history|true|sleep] [--queued N,N,...] "
-      "[--tasks N] [--write-side-every EVENTS]\n"
+      "[--tasks N] [--write-side-every EVENTS] [--measure N]\n"
       "  --write-side-every: the masters' write-side snapshot interval (default 50000; 0: none),\n"
-      "  to tell a snapshot's cost from the queue's in the curve\n";
+      "  to tell a snapshot's cost from the queue's in the curve\n"
+      "  --measure: submissions measured at each size of the curve (default 8000); 50000, one\n"
+      "  snapshot interval, gives each size its amortized share of the snapshots\n";
   std::string only;
   std::vector<int> curve_sizes = {0, 10'000, 100'000};
   bool sizes_given = false;
   int history_tasks = 1'000'000;
+  int measured = 8000;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--only" && i + 1 < argc) {
@@ -833,6 +906,14 @@ int main(int argc, char** argv) {
         return 2;
       }
       history_tasks = std::stoi(number);
+    } else if (arg == "--measure" && i + 1 < argc) {
+      const std::string number = argv[++i];
+      if (number.empty() || number.size() > 7 ||
+          number.find_first_not_of("0123456789") != std::string::npos || std::stoi(number) < 8) {
+        std::fprintf(stderr, "bench_scheduling: --measure wants a count of at least 8\n%s", kUsage);
+        return 2;
+      }
+      measured = std::stoi(number);
     } else if (arg == "--write-side-every" && i + 1 < argc) {
       const std::string number = argv[++i];
       if (number.empty() || number.size() > 9 ||
@@ -887,7 +968,7 @@ int main(int argc, char** argv) {
   }
   if (wanted("submit")) failed |= RunSubmit();
   // Minutes at 100k, so only when asked for.
-  if (only == "curve") failed |= RunSubmitCurve(curve_sizes);
+  if (only == "curve") failed |= RunSubmitCurve(curve_sizes, measured);
   if (only == "history") failed |= RunHistory(history_tasks) | RunHistoryMaster(history_tasks);
   if (wanted("true"))
     failed |= RunMakespan("1000 true", 1000, 64, R"(["true"])", 4, 3.0, 0, "30-45 s");

@@ -10,6 +10,7 @@
 #include "events/envelope_util.h"
 #include "events/memory_log.h"
 #include "tests/commands/command_builders.h"
+#include "tests/support/test_support.h"
 
 namespace cairn::commands {
 namespace {
@@ -36,6 +37,19 @@ TEST(DecisionLoopTest, StartClaimsANewEpochEachTime) {
   auto events = ReadAll(log);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[1].writer_epoch_claimed().master_id(), "m2");
+}
+
+// The writer's thread is named, for top -H, perf and bench_scheduling's CPU split by thread.
+TEST(DecisionLoopTest, TheWriterRunsOnAThreadNamedCairnDecider) {
+  MemoryEventLog log;
+  EXPECT_TRUE(cairn::testing::NiceOfThreadsNamed("cairn-decider").empty());
+  {
+    DecisionLoop loop(&log, {"m1"});
+    ASSERT_TRUE(loop.Start().ok());
+    ASSERT_TRUE(loop.Execute(testing::OneSlotSubmit("t1"), Meta()).ok());  // the writer ran
+    EXPECT_EQ(cairn::testing::NiceOfThreadsNamed("cairn-decider").size(), 1u);
+  }
+  EXPECT_TRUE(cairn::testing::NiceOfThreadsNamed("cairn-decider").empty());
 }
 
 TEST(DecisionLoopTest, AnswersCarryTheDurableOffsetAndEnvelopeMetadata) {

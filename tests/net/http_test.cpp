@@ -1,5 +1,6 @@
 // The HTTP server and client over real loopback sockets.
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -32,6 +33,23 @@ TEST(HttpTest, RoundTripsRequestsOnAKeptAliveConnection) {
     EXPECT_EQ(response->body, "POST /a b q=x y body=payload h=v");
   }
   EXPECT_EQ(calls.load(), 3);
+}
+
+// Each connection is served on a thread named for top -H and perf, and for bench_scheduling,
+// which splits the master's CPU by thread name.
+TEST(HttpTest, RequestsAreServedOnThreadsNamedCairnHttp) {
+  Server server({}, [&](const Request&) {
+    char name[16] = {};
+    ::pthread_getname_np(::pthread_self(), name, sizeof name);
+    Response response;
+    response.body = name;
+    return response;
+  });
+  ASSERT_TRUE(server.Start().ok());
+  Client client("127.0.0.1", server.port());
+  auto response = client.Request("GET", "/");
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->body, "cairn-http");
 }
 
 TEST(HttpTest, OversizedBodiesGet413) {
