@@ -22,11 +22,12 @@ void KeepLargeAllocationsReturnable();
 void ReturnFreedMemory();
 
 // Ends transparent huge pages for the rest of the process's life (prctl PR_SET_THP_DISABLE);
-// pages already huge stay until they are freed. For a master once its startup fold is done:
-// huge pages fold a long log about 30% faster (base/jemalloc_conf.cpp), but a server's heap is
+// pages already huge stay until they are freed. A master calls it first thing: a server's heap is
 // mostly long-lived small objects, and a 2 MiB page held for a few of them costs more memory than
 // the TLB misses cost time (bench_scheduling --only curve: 30-35 MiB less at 100,000 queued, the
-// same submission rate). Returns false where the kernel refuses.
+// same submission rate). It once kept them through its startup fold, which they had made ~30%
+// faster; on this VM they no longer did, and zeroing each on first touch was 40% of a restart's
+// CPU (master/master.cpp has the figures). Returns false where the kernel refuses.
 bool EndHugePages();
 
 // Transparent huge pages off for the object's lifetime, then as they were: process-wide, so only

@@ -161,7 +161,7 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   EXPECT_LE(memory("heap_allocated"), memory("heap_resident")) << exposition;
   EXPECT_GT(memory("rocksdb_memtables"), 0) << exposition;
   EXPECT_GE(memory("rocksdb_block_cache"), 0) << exposition;
-  // Serving, the master runs without transparent huge pages (base/memory.h, EndHugePages). A
+  // The master runs without transparent huge pages (base/memory.h, EndHugePages). A
   // kernel reports THP_enabled for every process or for none: this one's says which.
   auto thp_line = [](const std::string& status_path) {
     std::ifstream status(status_path);
