@@ -93,7 +93,18 @@ Status RocksBatchStore::Put(std::string_view key, std::string_view value) {
 }
 
 Status RocksBatchStore::Delete(std::string_view key) {
-  SetValue(Slot(key), std::nullopt);
+  Entry& entry = Slot(key);
+  if (family_is_empty_ && entry.in_db == InDb::kAbsent) {
+    // Never in the DB and now gone: the same as no entry, which a family with no keys answers
+    // without a read. Kept, such keys were most of a rebuild's entries (a queued job's index
+    // keys, a task's index, live from submission to exit), every lookup probing past them.
+    if (entry.value) bytes_ -= entry.value->size();
+    bytes_ -= key.size() + kEntryOverheadBytes;
+    if (last_entry_ == &entry) last_entry_ = nullptr;
+    entries_.erase(key);
+    return Status::Ok();
+  }
+  SetValue(entry, std::nullopt);
   return Status::Ok();
 }
 

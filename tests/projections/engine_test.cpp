@@ -493,6 +493,38 @@ TEST(BulkLoadTest, TableFilesHoldKeysInByteOrder) {
   EXPECT_EQ(read, keys);
 }
 
+// In a family with no keys yet (a rebuild's bulk load), a key created and deleted again holds no
+// entry: the bulk store's memory and its table stay those of the live keys, however many keys
+// came and went (a queued job's index keys, a task's index).
+TEST(BulkLoadTest, AKeyTheFamilyNeverHadLeavesNoEntryOnceDeleted) {
+  TempDir dir;
+  std::unique_ptr<rocksdb::DB> db = OpenPlainDb(dir.Sub("db"));
+  ASSERT_NE(db, nullptr);
+  projections::RocksBatchStore store(db.get(), db->DefaultColumnFamily(),
+                                     /*family_is_empty=*/true);
+  ASSERT_TRUE(store.Put("kept", "v").ok());
+  const size_t live_bytes = store.ApproximateBytes();
+  for (int i = 0; i < 1000; ++i) {
+    const std::string key = "index/" + std::to_string(i);
+    ASSERT_TRUE(store.Put(key, std::string(100, 'x')).ok());
+    auto read = store.Get(key);  // the entry read last, then gone
+    ASSERT_TRUE(read.ok() && read->has_value());
+    ASSERT_TRUE(store.Delete(key).ok());
+  }
+  EXPECT_EQ(store.ApproximateBytes(), live_bytes);
+  // Written again after its delete, a key reads back as written, and a deleted one as absent.
+  ASSERT_TRUE(store.Put("index/7", "back").ok());
+  EXPECT_EQ(store.Get("index/7").value(), std::optional<std::string>("back"));
+  EXPECT_EQ(store.Get("index/8").value(), std::nullopt);
+
+  const std::string path = dir.Sub("live.sst");
+  rocksdb::SstFileWriter table(rocksdb::EnvOptions(), db->GetOptions());
+  ASSERT_TRUE(table.Open(path).ok());
+  auto written = store.WriteTo(table);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(*written, 2u) << "only kept and index/7";
+}
+
 TEST(SummarizeDirTest, ReadsALiveDatabaseAsASecondary) {
   TempDir dir;
   MemoryEventLog log;
