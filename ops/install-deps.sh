@@ -9,6 +9,8 @@ PACKAGES=(
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libsodium-dev libjemalloc-dev
   # open-addressing hash maps (absl::flat_hash_map) for the projections' bulk loads
   libabsl-dev
+  # the embedded log's record CRC, with carry-less multiplication
+  libisal-dev
   # consumers without Cairn code: kcat and the example Python consumer (examples/gpu_hours)
   kcat python3-confluent-kafka python3-protobuf
   # the web UI's charts (served by the master) and its browser tests (tests/web)

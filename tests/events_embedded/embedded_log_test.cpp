@@ -3,18 +3,40 @@
 // followers and the single-writer lock.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <zlib.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <ostream>
+#include <random>
 #include <thread>
 
+#include "events/embedded/segment_file.h"
 #include "tests/events_embedded/log_test_util.h"
 #include "tests/support/test_support.h"
 
 namespace cairn::testing {
 namespace {
+
+// The format's CRC is zlib's CRC-32 (LOG_FORMAT.md): a log written by any Cairn reads back in any
+// other, whichever implementation computes it. Lengths around the vector widths and records'.
+TEST(RecordCrcTest, IsZlibsCrc32OfThePayloadThenTheHeaderTail) {
+  std::mt19937 random(38);
+  std::string bytes(70000, '\0');
+  for (char& byte : bytes) byte = static_cast<char>(random());
+  for (size_t length : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{63}, size_t{64},
+                        size_t{65}, size_t{284}, size_t{4096}, size_t{65537}}) {
+    const auto* data = reinterpret_cast<const Bytef*>(bytes.data());
+    const uint32_t zlib_payload = static_cast<uint32_t>(crc32_z(0, data, length));
+    EXPECT_EQ(embedded::PayloadCrc(bytes.data(), length), zlib_payload) << length;
+    const char* header = bytes.data() + 100;
+    const uint32_t zlib_record = static_cast<uint32_t>(
+        crc32_z(zlib_payload, data + 100 + embedded::kCrcCoveredHeaderStart,
+                embedded::kHeaderBytes - embedded::kCrcCoveredHeaderStart));
+    EXPECT_EQ(embedded::RecordCrc(zlib_payload, header), zlib_record) << length;
+  }
+}
 
 using std::chrono::milliseconds;
 
