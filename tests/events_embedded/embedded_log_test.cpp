@@ -31,9 +31,9 @@ TEST(RecordCrcTest, IsZlibsCrc32OfThePayloadThenTheHeaderTail) {
     const uint32_t zlib_payload = static_cast<uint32_t>(crc32_z(0, data, length));
     EXPECT_EQ(embedded::PayloadCrc(bytes.data(), length), zlib_payload) << length;
     const char* header = bytes.data() + 100;
-    const uint32_t zlib_record = static_cast<uint32_t>(
-        crc32_z(zlib_payload, data + 100 + embedded::kCrcCoveredHeaderStart,
-                embedded::kHeaderBytes - embedded::kCrcCoveredHeaderStart));
+    const uint32_t zlib_record =
+        static_cast<uint32_t>(crc32_z(zlib_payload, data + 100 + embedded::kCrcCoveredHeaderStart,
+                                      embedded::kHeaderBytes - embedded::kCrcCoveredHeaderStart));
     EXPECT_EQ(embedded::RecordCrc(zlib_payload, header), zlib_record) << length;
   }
 }
