@@ -14,4 +14,13 @@ void SetThisThreadNice(int nice);
 // Names the calling thread; the kernel keeps the first 15 bytes.
 void NameThisThread(const char* name);
 
+// The names of the master's threads (top -H, perf, and bench_scheduling's CPU split by thread).
+// The threads a request waits for:
+inline constexpr char kHttpThreadName[] = "cairn-http";            // one per connection
+inline constexpr char kDeciderThreadName[] = "cairn-decider";      // the single writer
+inline constexpr char kProjectorThreadName[] = "cairn-projector";  // the projections' follower
+// Background work, niced:
+inline constexpr char kSnapshotThreadName[] = "cairn-snapshots";  // projection snapshot digests
+inline constexpr char kWriteSideSnapshotThreadName[] = "cairn-ws-snaps";
+
 }  // namespace cairn

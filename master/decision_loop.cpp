@@ -212,7 +212,7 @@ Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& al
 uint64_t DecisionLoop::writer_epoch() const { return my_epoch_.load(); }
 
 void DecisionLoop::Run() {
-  NameThisThread("cairn-decider");
+  NameThisThread(kDeciderThreadName);
   while (true) {
     std::deque<std::shared_ptr<Pending>> batch;
     {

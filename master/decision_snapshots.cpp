@@ -392,7 +392,7 @@ Status DecisionSnapshotter::Fold(uint64_t offset) {
 void DecisionSnapshotter::Run() {
   // Below the writer and the request threads: checksumming a child's file, or a fold, waits.
   SetThisThreadNice(10);
-  NameThisThread("cairn-ws-snaps");
+  NameThisThread(kWriteSideSnapshotThreadName);
   std::unique_lock lock(mutex_);
   while (true) {
     // Stopping waits for a child being waited for: a snapshot being taken is finished first.

@@ -191,7 +191,7 @@ void Server::Impl::AcceptLoop() {
 }
 
 void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
-  NameThisThread("cairn-http");
+  NameThisThread(kHttpThreadName);
   beast::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   // Finds peers that vanished without a FIN (a crashed host) on long-lived streams.

@@ -581,7 +581,7 @@ void ProjectionEngine::CatchUpInBulkIfFarBehind() {
 }
 
 void ProjectionEngine::Run() {
-  NameThisThread("cairn-projector");
+  NameThisThread(kProjectorThreadName);
   auto report = [this](const Status& status) {
     log::Error("projections", "{}; retrying in {} s", status,
                std::chrono::duration_cast<std::chrono::seconds>(kRetryDelay).count());

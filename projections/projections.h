@@ -27,10 +27,6 @@
 
 namespace cairn {
 
-// The thread that digests and publishes the projections' snapshots runs under this name, at
-// kBackgroundNice (base/thread_priority.h).
-inline constexpr char kSnapshotThreadName[] = "cairn-snapshots";
-
 class Projections : public Queries {
  public:
   // Opens (creating when missing) the projection DB in `dir` and starts following `log`, which

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/thread_priority.h"
 #include "commands/decision_state.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
@@ -531,7 +532,9 @@ double CpuSecondsOfStat(const std::string& text, bool reaped) {
   return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-std::string ReadText(const std::string& path) {
+// A /proc file's text; empty when the process or thread has gone. Read as a stream:
+// ReadWholeFile (base/files.h) sizes its read by the file's size, which /proc reports as 0.
+std::string ReadProcText(const std::string& path) {
   std::ifstream file(path);
   return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
 }
@@ -546,19 +549,20 @@ struct CpuSplit {
   static CpuSplit Of(pid_t pid) {
     CpuSplit split;
     const std::string proc = "/proc/" + std::to_string(pid);
-    const std::string process = ReadText(proc + "/stat");
+    const std::string process = ReadProcText(proc + "/stat");
     const double total = CpuSecondsOfStat(process, /*reaped=*/false);
     split.seconds["write-side child"] = CpuSecondsOfStat(process, true) - total;
     double named = 0;
     std::error_code error;
     for (const auto& task : std::filesystem::directory_iterator(proc + "/task", error)) {
-      const std::string stat = ReadText(task.path().string() + "/stat");
+      const std::string stat = ReadProcText(task.path().string() + "/stat");
       const size_t open = stat.find('('), close = stat.rfind(')');
       if (open == std::string::npos || close == std::string::npos) continue;
       std::string name = stat.substr(open + 1, close - open - 1);
       if (name.rfind("rocksdb:", 0) == 0) name = "rocksdb";
-      if (name != "cairn-http" && name != "cairn-decider" && name != "cairn-projector" &&
-          name != "rocksdb" && name != "cairn-snapshots") {
+      if (name != cairn::kHttpThreadName && name != cairn::kDeciderThreadName &&
+          name != cairn::kProjectorThreadName && name != "rocksdb" &&
+          name != cairn::kSnapshotThreadName) {
         continue;
       }
       const double seconds = CpuSecondsOfStat(stat, false);

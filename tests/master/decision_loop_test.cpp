@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/ids.h"
+#include "base/thread_priority.h"
 #include "events/envelope_util.h"
 #include "events/memory_log.h"
 #include "tests/commands/command_builders.h"
@@ -42,14 +43,14 @@ TEST(DecisionLoopTest, StartClaimsANewEpochEachTime) {
 // The writer's thread is named, for top -H, perf and bench_scheduling's CPU split by thread.
 TEST(DecisionLoopTest, TheWriterRunsOnAThreadNamedCairnDecider) {
   MemoryEventLog log;
-  EXPECT_TRUE(cairn::testing::NiceOfThreadsNamed("cairn-decider").empty());
+  EXPECT_TRUE(cairn::testing::NiceOfThreadsNamed(kDeciderThreadName).empty());
   {
     DecisionLoop loop(&log, {"m1"});
     ASSERT_TRUE(loop.Start().ok());
     ASSERT_TRUE(loop.Execute(testing::OneSlotSubmit("t1"), Meta()).ok());  // the writer ran
-    EXPECT_EQ(cairn::testing::NiceOfThreadsNamed("cairn-decider").size(), 1u);
+    EXPECT_EQ(cairn::testing::NiceOfThreadsNamed(kDeciderThreadName).size(), 1u);
   }
-  EXPECT_TRUE(cairn::testing::NiceOfThreadsNamed("cairn-decider").empty());
+  EXPECT_TRUE(cairn::testing::NiceOfThreadsNamed(kDeciderThreadName).empty());
 }
 
 TEST(DecisionLoopTest, AnswersCarryTheDurableOffsetAndEnvelopeMetadata) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "base/thread_priority.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "tests/support/test_support.h"
@@ -49,7 +50,7 @@ TEST(HttpTest, RequestsAreServedOnThreadsNamedCairnHttp) {
   Client client("127.0.0.1", server.port());
   auto response = client.Request("GET", "/");
   ASSERT_TRUE(response.ok()) << response.status().ToString();
-  EXPECT_EQ(response->body, "cairn-http");
+  EXPECT_EQ(response->body, kHttpThreadName);
 }
 
 TEST(HttpTest, OversizedBodiesGet413) {

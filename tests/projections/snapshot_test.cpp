@@ -125,7 +125,7 @@ TEST_F(SnapshotTest, SnapshotsAreDigestedOnANamedThreadAtBackgroundPriority) {
   // Published, so the thread has been running: one thread, niced, whatever it does now.
   EXPECT_EQ(testing::NiceOfThreadsNamed(kSnapshotThreadName), std::vector<int>{kBackgroundNice});
   // And the projections follow the log on their own named thread, at the requests' priority.
-  EXPECT_EQ(testing::NiceOfThreadsNamed("cairn-projector"), std::vector<int>{0});
+  EXPECT_EQ(testing::NiceOfThreadsNamed(kProjectorThreadName), std::vector<int>{0});
 }
 
 TEST_F(SnapshotTest, TimeTravelFromTheNearestSnapshotEqualsAFoldFromTheStart) {
