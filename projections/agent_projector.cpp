@@ -83,16 +83,17 @@ Status OnAssigned(const events::AllocationAssigned& assigned, ViewStore& store) 
       assigned.parts_size() > 1 || assigned.spec().task_type() == events::TASK_TYPE_TRIAL;
   std::vector<std::string> holders;
   ScratchArena scratch;
-  views::AgentView& agent = *scratch.Create<views::AgentView>();
+  views::AgentView* scratch_agent = scratch.Create<views::AgentView>();
   for (const auto& part : AllocationPartsOf(assigned)) {
     if (part.agent_id().empty()) continue;
     const std::string key = AgentKey(part.agent_id());
-    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
+    CAIRN_ASSIGN_OR_RETURN(views::AgentView * found, OpenView(store, key, scratch_agent));
     // An assignment addressed to an older process of the agent is stale.
-    if (!exists ||
-        (!part.agent_incarnation().empty() && part.agent_incarnation() != agent.incarnation())) {
+    if (found == nullptr ||
+        (!part.agent_incarnation().empty() && part.agent_incarnation() != found->incarnation())) {
       continue;
     }
+    views::AgentView& agent = *found;
     auto* allocation = agent.add_allocations();
     allocation->set_allocation_id(assigned.allocation_id());
     allocation->set_task_id(assigned.task_id());
@@ -112,17 +113,17 @@ Status OnPreemptionRequested(const events::PreemptionRequested& preemption, View
   if (named.empty()) named.push_back(preemption.agent_id());
   std::vector<std::string> holders;
   ScratchArena scratch;
-  views::AgentView& agent = *scratch.Create<views::AgentView>();
+  views::AgentView* scratch_agent = scratch.Create<views::AgentView>();
   for (const auto& agent_id : named) {
     const std::string key = AgentKey(agent_id);
-    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
-    if (!exists) continue;
-    for (auto& allocation : *agent.mutable_allocations()) {
+    CAIRN_ASSIGN_OR_RETURN(views::AgentView * agent, OpenView(store, key, scratch_agent));
+    if (agent == nullptr) continue;
+    for (auto& allocation : *agent->mutable_allocations()) {
       if (allocation.allocation_id() != preemption.allocation_id()) continue;
       holders.push_back(agent_id);
       if (allocation.indexed()) return Status::Ok();  // a gang's or a trial's: indexed already
       allocation.set_indexed(true);
-      CAIRN_RETURN_IF_ERROR(store.PutMessage(key, agent));
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(key, *agent));
     }
   }
   if (holders.empty()) return Status::Ok();
@@ -140,12 +141,12 @@ Status OnAllocationEnded(const std::string& allocation_id, const std::string& on
   std::vector<std::string> ending =
       only_agent.empty() ? holders : std::vector<std::string>{only_agent};
   ScratchArena scratch;
-  views::AgentView& agent = *scratch.Create<views::AgentView>();
+  views::AgentView* scratch_agent = scratch.Create<views::AgentView>();
   for (const auto& agent_id : ending) {
     const std::string key = AgentKey(agent_id);
-    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
-    if (exists && RemoveAllocation(agent, allocation_id)) {
-      CAIRN_RETURN_IF_ERROR(store.PutMessage(key, agent));
+    CAIRN_ASSIGN_OR_RETURN(views::AgentView * agent, OpenView(store, key, scratch_agent));
+    if (agent != nullptr && RemoveAllocation(*agent, allocation_id)) {
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(key, *agent));
     }
     holders.erase(std::remove(holders.begin(), holders.end(), agent_id), holders.end());
   }
@@ -160,15 +161,15 @@ Status OnTaskExited(const events::TaskExited& exited, ViewStore& store) {
   if (!exited.agent_id().empty()) {
     const std::string key = AgentKey(exited.agent_id());
     ScratchArena scratch;
-    views::AgentView& agent = *scratch.Create<views::AgentView>();
-    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
+    CAIRN_ASSIGN_OR_RETURN(views::AgentView * agent,
+                           OpenView(store, key, scratch.Create<views::AgentView>()));
     indexed = false;
-    if (exists) {
-      for (const auto& allocation : agent.allocations()) {
+    if (agent != nullptr) {
+      for (const auto& allocation : agent->allocations()) {
         if (allocation.allocation_id() == exited.allocation_id()) indexed = allocation.indexed();
       }
-      if (RemoveAllocation(agent, exited.allocation_id())) {
-        CAIRN_RETURN_IF_ERROR(store.PutMessage(key, agent));
+      if (RemoveAllocation(*agent, exited.allocation_id())) {
+        CAIRN_RETURN_IF_ERROR(store.PutMessage(key, *agent));
       }
     }
   }
@@ -217,8 +218,10 @@ Status AgentProjector::Apply(const Envelope& event, ViewStore& store) const {
   if (agent_id.empty()) return Status::Ok();
   const std::string key = AgentKey(agent_id);
   ScratchArena scratch;
-  views::AgentView& agent = *scratch.Create<views::AgentView>();
-  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
+  views::AgentView* scratch_agent = scratch.Create<views::AgentView>();
+  CAIRN_ASSIGN_OR_RETURN(views::AgentView * found, OpenView(store, key, scratch_agent));
+  const bool exists = found != nullptr;
+  views::AgentView& agent = exists ? *found : *scratch_agent;
   if (event.has_agent_registered()) {
     OnRegistered(event, exists, agent);
   } else if (!exists || !OnLaterEvent(event, agent)) {

@@ -84,16 +84,16 @@ Result<std::optional<TrialAndExperiment>> LoadTrial(ViewStore& store, ScratchAre
                                                     int64_t trial_id, int64_t experiment_id) {
   if (trial_id <= 0) return std::optional<TrialAndExperiment>();
   TrialAndExperiment loaded;
-  loaded.trial = scratch.Create<views::TrialView>();
-  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(TrialKey(trial_id), loaded.trial));
-  if (!exists) return std::optional<TrialAndExperiment>();
+  CAIRN_ASSIGN_OR_RETURN(loaded.trial,
+                         OpenView(store, TrialKey(trial_id), scratch.Create<views::TrialView>()));
+  if (loaded.trial == nullptr) return std::optional<TrialAndExperiment>();
   if (experiment_id != 0 && loaded.trial->experiment_id() != experiment_id) {
     return std::optional<TrialAndExperiment>();
   }
-  loaded.experiment = scratch.Create<views::ExperimentView>();
-  CAIRN_ASSIGN_OR_RETURN(
-      exists, store.GetMessage(ExperimentKey(loaded.trial->experiment_id()), loaded.experiment));
-  if (!exists) {
+  CAIRN_ASSIGN_OR_RETURN(loaded.experiment,
+                         OpenView(store, ExperimentKey(loaded.trial->experiment_id()),
+                                  scratch.Create<views::ExperimentView>()));
+  if (loaded.experiment == nullptr) {
     return Status::Corruption("experiments: trial " + std::to_string(trial_id) +
                               " names missing experiment " +
                               std::to_string(loaded.trial->experiment_id()));
@@ -554,13 +554,14 @@ Status OnTaskEvent(const Envelope& event, ViewStore& store) {
   if (task_id.empty()) return Status::Ok();
   const std::string index_key = NameKey(kTaskPrefix, task_id);
   ScratchArena scratch;
-  views::TrialView& trial = *scratch.Create<views::TrialView>();
+  views::TrialView* absent = scratch.Create<views::TrialView>();
   if (event.has_task_submitted()) {
     const int64_t trial_id = event.task_submitted().trial_id();
     CAIRN_ASSIGN_OR_RETURN(auto existing, store.Get(index_key));
     if (existing) return Status::Ok();  // a task is submitted once
-    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(TrialKey(trial_id), &trial));
-    if (!exists) return Status::Ok();
+    CAIRN_ASSIGN_OR_RETURN(views::TrialView * found, OpenView(store, TrialKey(trial_id), absent));
+    if (found == nullptr) return Status::Ok();
+    views::TrialView& trial = *found;
     // The index outlives the run, so that a repeated submission is recognised as one.
     CAIRN_RETURN_IF_ERROR(store.Put(index_key, std::to_string(trial_id)));
     trial.set_task_id(task_id);
@@ -574,11 +575,12 @@ Status OnTaskEvent(const Envelope& event, ViewStore& store) {
   const std::optional<int64_t> trial_id = ParseId(*trial_id_text);
   if (!trial_id)
     return Status::Corruption("experiments: task index holds '" + *trial_id_text + "'");
-  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(TrialKey(*trial_id), &trial));
-  if (!exists) {
+  CAIRN_ASSIGN_OR_RETURN(views::TrialView * found, OpenView(store, TrialKey(*trial_id), absent));
+  if (found == nullptr) {
     return Status::Corruption("experiments: task " + task_id + " names missing trial " +
                               *trial_id_text);
   }
+  views::TrialView& trial = *found;
   if (trial.task_id() != task_id || !OnRunEvent(event, trial)) return Status::Ok();
   return PutTrial(store, event, trial);
 }

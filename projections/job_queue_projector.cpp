@@ -122,8 +122,10 @@ Status OnSubmitted(const Envelope& event, ViewStore& store) {
   const std::string& job_id = submitted.job_id().empty() ? submitted.task_id() : submitted.job_id();
   const std::string job_key = JobKey(job_id);
   ScratchArena scratch;
-  views::JobView& job = *scratch.Create<views::JobView>();
-  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
+  views::JobView* absent = scratch.Create<views::JobView>();
+  CAIRN_ASSIGN_OR_RETURN(views::JobView * found, OpenView(store, job_key, absent));
+  const bool exists = found != nullptr;
+  views::JobView& job = exists ? *found : *absent;
   if (!exists) {
     // The job's first task sets its parameters and names it; later tasks follow the job.
     const auto& resources = submitted.resources();
@@ -214,9 +216,10 @@ bool OnTaskEvent(const Envelope& event, views::JobView& job, views::JobTask& tas
 Status OnJobQueueChanged(const events::JobQueueChanged& changed, ViewStore& store) {
   const std::string job_key = JobKey(changed.job_id());
   ScratchArena scratch;
-  views::JobView& job = *scratch.Create<views::JobView>();
-  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
-  if (!exists) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(views::JobView * found,
+                         OpenView(store, job_key, scratch.Create<views::JobView>()));
+  if (found == nullptr) return Status::Ok();
+  views::JobView& job = *found;
   const bool listed = job.tasks_size() > 0;
   if (listed) CAIRN_RETURN_IF_ERROR(UnlistJob(job, store));
   job.set_priority(changed.priority());
@@ -245,9 +248,10 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
       const std::string job_key =
           JobKey(moved ? event.experiment_moved().job_id() : event.experiment_updated().job_id());
       ScratchArena scratch;
-      views::JobView& job = *scratch.Create<views::JobView>();
-      CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
-      if (!exists) return Status::Ok();
+      CAIRN_ASSIGN_OR_RETURN(views::JobView * found,
+                             OpenView(store, job_key, scratch.Create<views::JobView>()));
+      if (found == nullptr) return Status::Ok();
+      views::JobView& job = *found;
       if (moved) {
         job.set_workspace_id(event.experiment_moved().workspace_id());
       } else {
@@ -274,9 +278,11 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
   if (!job_id) return Status::Ok();
   const std::string job_key = JobKey(*job_id);
   ScratchArena scratch;
-  views::JobView& job = *scratch.Create<views::JobView>();
-  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(job_key, &job));
-  if (!exists) return Status::Corruption("job_queue: task index names missing job " + *job_id);
+  CAIRN_ASSIGN_OR_RETURN(views::JobView * found,
+                         OpenView(store, job_key, scratch.Create<views::JobView>()));
+  if (found == nullptr)
+    return Status::Corruption("job_queue: task index names missing job " + *job_id);
+  views::JobView& job = *found;
   const int task = FindTask(job, task_id);
   if (task < 0) {
     return Status::Corruption("job_queue: job " + *job_id + " lacks its task " + task_id);

@@ -44,8 +44,9 @@ Status AddToPool(const std::string& pool, const views::PoolUsage& delta, int sig
                  ViewStore& store) {
   if (pool.empty() || (delta.agents() == 0 && delta.cuda_agents() == 0)) return Status::Ok();
   const std::string key = KeyOf(kUsagePrefix, pool);
-  views::PoolUsage usage;
-  CAIRN_RETURN_IF_ERROR(store.GetMessage(key, &usage).status());
+  views::PoolUsage absent;
+  CAIRN_ASSIGN_OR_RETURN(views::PoolUsage * found, OpenView(store, key, &absent));
+  views::PoolUsage& usage = found != nullptr ? *found : absent;
   usage.set_agents(usage.agents() + sign * delta.agents());
   usage.set_slots(usage.slots() + sign * delta.slots());
   usage.set_used_slots(usage.used_slots() + sign * delta.used_slots());
@@ -61,8 +62,10 @@ template <typename Change>
 Status UpdateAgent(const std::string& agent_id, ViewStore& store, Change change) {
   if (agent_id.empty()) return Status::Ok();
   const std::string key = KeyOf(kPoolAgentPrefix, agent_id);
-  views::PoolAgent agent;
-  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &agent));
+  views::PoolAgent absent;
+  CAIRN_ASSIGN_OR_RETURN(views::PoolAgent * found, OpenView(store, key, &absent));
+  const bool exists = found != nullptr;
+  views::PoolAgent& agent = exists ? *found : absent;
   const views::PoolUsage before = ContributionOf(agent);
   const std::string pool_before = agent.resource_pool();
   if (!change(exists, agent)) return Status::Ok();

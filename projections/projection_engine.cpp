@@ -94,7 +94,8 @@ std::vector<std::string> ExistingFamilies(const std::string& dir) {
 struct ProjectionEngine::Pending {
   Pending(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family, bool family_is_empty,
           views::ProjectorCheckpoint from)
-      : store(db, family, family_is_empty), checkpoint(std::move(from)) {}
+      : store(db, family, family_is_empty, /*keep_parsed_views=*/true),
+        checkpoint(std::move(from)) {}
   RocksBatchStore store;
   views::ProjectorCheckpoint checkpoint;  // as applied into `store`
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <typeinfo>
 #include <vector>
 
 namespace cairn::projections {
@@ -10,6 +11,13 @@ namespace {
 
 // What an entry costs beyond its key's and value's bytes: the hash node, the strings' headers.
 constexpr size_t kEntryOverheadBytes = 96;
+// What a view kept parsed costs per byte of its serialization: its fields at their full widths,
+// a heap string for each string field.
+constexpr size_t kParsedBytesPerSerializedByte = 3;
+
+bool SameType(const google::protobuf::MessageLite& a, const google::protobuf::MessageLite& b) {
+  return typeid(a) == typeid(b);
+}
 
 rocksdb::Slice ToSlice(std::string_view bytes) {
   return rocksdb::Slice(bytes.data(), bytes.size());
@@ -80,10 +88,40 @@ void RocksBatchStore::SetValue(Entry& entry, std::optional<std::string> value) {
   if (entry.value) bytes_ -= entry.value->size();
   if (value) bytes_ += value->size();
   entry.value = std::move(value);
+  DropParsed(entry);
+}
+
+void RocksBatchStore::DropParsed(Entry& entry) {
+  bytes_ -= entry.parsed_bytes;
+  entry.parsed.reset();
+  entry.parsed_bytes = 0;
+  entry.value_stale = false;
+}
+
+void RocksBatchStore::Serialize(Entry& entry) {
+  if (!entry.value_stale) return;
+  bytes_ -= entry.value->size();
+  SerializeDeterministic(*entry.parsed, &*entry.value);
+  bytes_ += entry.value->size();
+  entry.value_stale = false;
+}
+
+void RocksBatchStore::KeepParsed(Entry& entry, const google::protobuf::MessageLite& message) {
+  if (entry.parsed.get() == &message) return;  // changed in place (OpenMessage)
+  if (entry.parsed && SameType(*entry.parsed, message)) {
+    entry.parsed->Clear();  // keeps its strings and elements for the copy to reuse
+  } else {
+    DropParsed(entry);
+    entry.parsed.reset(message.New());
+    entry.parsed_bytes = kParsedBytesPerSerializedByte * message.ByteSizeLong();
+    bytes_ += entry.parsed_bytes;
+  }
+  entry.parsed->CheckTypeAndMergeFrom(message);
 }
 
 Result<std::optional<std::string>> RocksBatchStore::Get(std::string_view key) {
   CAIRN_ASSIGN_OR_RETURN(Entry * entry, Find(key));
+  Serialize(*entry);
   return entry->value;
 }
 
@@ -99,7 +137,7 @@ Status RocksBatchStore::Delete(std::string_view key) {
     // without a read. Kept, such keys were most of a rebuild's entries (a queued job's index
     // keys, a task's index, live from submission to exit), every lookup probing past them.
     if (entry.value) bytes_ -= entry.value->size();
-    bytes_ -= key.size() + kEntryOverheadBytes;
+    bytes_ -= entry.parsed_bytes + key.size() + kEntryOverheadBytes;
     if (last_entry_ == &entry) last_entry_ = nullptr;
     entries_.erase(key);
     return Status::Ok();
@@ -111,19 +149,44 @@ Status RocksBatchStore::Delete(std::string_view key) {
 Result<bool> RocksBatchStore::GetMessage(std::string_view key,
                                          google::protobuf::MessageLite* message) {
   CAIRN_ASSIGN_OR_RETURN(Entry * entry, Find(key));
+  if (entry->parsed && SameType(*entry->parsed, *message)) {
+    message->Clear();
+    message->CheckTypeAndMergeFrom(*entry->parsed);
+    return true;
+  }
   if (!entry->value) return false;
+  Serialize(*entry);  // kept as another type: read through its bytes
   CAIRN_RETURN_IF_ERROR(ParseView(*entry->value, key, message));
   return true;
+}
+
+Result<google::protobuf::MessageLite*> RocksBatchStore::OpenMessage(
+    std::string_view key, google::protobuf::MessageLite* scratch) {
+  if (!keep_parsed_views_) return ViewStore::OpenMessage(key, scratch);
+  CAIRN_ASSIGN_OR_RETURN(Entry * entry, Find(key));
+  if (entry->parsed && SameType(*entry->parsed, *scratch)) return entry->parsed.get();
+  if (!entry->value) return nullptr;
+  // Read from the DB (or kept as another type): parsed once, then changed in place.
+  Serialize(*entry);
+  std::unique_ptr<google::protobuf::MessageLite> parsed(scratch->New());
+  CAIRN_RETURN_IF_ERROR(ParseView(*entry->value, key, parsed.get()));
+  DropParsed(*entry);
+  entry->parsed = std::move(parsed);
+  entry->parsed_bytes = kParsedBytesPerSerializedByte * entry->value->size();
+  bytes_ += entry->parsed_bytes;
+  return entry->parsed.get();
 }
 
 Status RocksBatchStore::PutMessage(std::string_view key,
                                    const google::protobuf::MessageLite& message) {
   Entry& entry = Slot(key);
-  if (entry.value) {
-    bytes_ -= entry.value->size();
-  } else {
-    entry.value.emplace();
+  if (!entry.value) entry.value.emplace();
+  if (keep_parsed_views_) {
+    KeepParsed(entry, message);
+    entry.value_stale = true;
+    return Status::Ok();
   }
+  bytes_ -= entry.value->size();
   SerializeDeterministic(message, &*entry.value);
   bytes_ += entry.value->size();
   return Status::Ok();
@@ -142,8 +205,9 @@ std::optional<const std::string*> RocksBatchStore::Change(const std::string& key
   return nullptr;
 }
 
-Status RocksBatchStore::WriteTo(rocksdb::WriteBatch* batch) const {
-  for (const auto& [key, entry] : entries_) {
+Status RocksBatchStore::WriteTo(rocksdb::WriteBatch* batch) {
+  for (auto& [key, entry] : entries_) {
+    Serialize(entry);
     auto change = Change(key, entry);
     if (!change) continue;
     rocksdb::Status status =
@@ -182,10 +246,12 @@ struct SortableChange {
 
 }  // namespace
 
-Result<size_t> RocksBatchStore::WriteTo(rocksdb::SstFileWriter& table) const {
+Result<size_t> RocksBatchStore::WriteTo(rocksdb::SstFileWriter& table) {
   std::vector<SortableChange> changes;
   changes.reserve(entries_.size());
-  for (const auto& [key, entry] : entries_) {
+  for (auto& [key, entry] : entries_) {
+    Serialize(entry);
+    DropParsed(entry);
     if (auto change = Change(key, entry)) changes.emplace_back(&key, *change);
   }
   std::sort(changes.begin(), changes.end());

@@ -8,6 +8,8 @@
 #include <rocksdb/sst_file_writer.h>
 #include <rocksdb/write_batch.h>
 
+#include <memory>
+
 #include "projections/view_store.h"
 
 namespace cairn::projections {
@@ -21,23 +23,33 @@ Status FromRocks(const rocksdb::Status& status, const std::string& what);
 class RocksBatchStore : public ViewStore {
  public:
   // `family_is_empty`: the family holds no key yet (a fresh rebuild), so a key missing from the
-  // batch is absent without asking the DB.
+  // batch is absent without asking the DB. `keep_parsed_views`: the store keeps each view a
+  // projector writes as a message, serialized only when WriteTo (or a Get of its bytes) needs
+  // it, and OpenMessage changes it in place. For a bulk load, where every event about a view
+  // read it and wrote it back: parsed never, serialized once. A batch of a few events reads a
+  // view from the DB and writes it once, so it would gain nothing.
   RocksBatchStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family,
-                  bool family_is_empty = false)
-      : db_(db), family_(family), family_is_empty_(family_is_empty) {}
+                  bool family_is_empty = false, bool keep_parsed_views = false)
+      : db_(db),
+        family_(family),
+        family_is_empty_(family_is_empty),
+        keep_parsed_views_(keep_parsed_views) {}
   Result<std::optional<std::string>> Get(std::string_view key) override;
   Status Put(std::string_view key, std::string_view value) override;
   Status Delete(std::string_view key) override;
   Result<bool> GetMessage(std::string_view key, google::protobuf::MessageLite* message) override;
   Status PutMessage(std::string_view key, const google::protobuf::MessageLite& message) override;
+  Result<google::protobuf::MessageLite*> OpenMessage(
+      std::string_view key, google::protobuf::MessageLite* scratch) override;
 
   // Adds every key this batch changed, with its final value, to `batch`. A key created and
   // deleted within the batch is left out (no tombstone for a key the DB never had).
-  Status WriteTo(rocksdb::WriteBatch* batch) const;
+  Status WriteTo(rocksdb::WriteBatch* batch);
   // The same changes as one table file for IngestExternalFile, keys in byte order as the file
   // needs them (a deleted key as a tombstone). Returns how many keys were written: a file with
-  // none cannot be finished, so the caller skips it.
-  Result<size_t> WriteTo(rocksdb::SstFileWriter& table) const;
+  // none cannot be finished, so the caller skips it. The store's last use: the views it kept
+  // parsed are let go as they are serialized.
+  Result<size_t> WriteTo(rocksdb::SstFileWriter& table);
 
   // About how much memory the batch holds: keys, values and per-entry overhead.
   size_t ApproximateBytes() const { return bytes_; }
@@ -45,8 +57,13 @@ class RocksBatchStore : public ViewStore {
  private:
   enum class InDb { kUnknown, kAbsent, kPresent };  // the key before this batch
   struct Entry {
-    std::optional<std::string> value;  // nullopt = absent
-    bool dirty = false;                // false: read from the DB, unchanged
+    std::optional<std::string> value;  // nullopt = absent; stale while `parsed` is newer
+    // keep_parsed_views: the view as a message; `value` is its serialization, brought up to
+    // date only when needed (`value_stale` until then).
+    std::unique_ptr<google::protobuf::MessageLite> parsed;
+    size_t parsed_bytes = 0;  // what `parsed` is charged in ApproximateBytes
+    bool value_stale = false;
+    bool dirty = false;  // false: read from the DB, unchanged
     InDb in_db = InDb::kUnknown;
   };
   // The entry for `key`, read from the DB on first use.
@@ -58,10 +75,17 @@ class RocksBatchStore : public ViewStore {
   // (nullptr = a delete).
   std::optional<const std::string*> Change(const std::string& key, const Entry& entry) const;
   void SetValue(Entry& entry, std::optional<std::string> value);
+  // `entry.parsed` let go.
+  void DropParsed(Entry& entry);
+  // Brings a parsed view's `value` up to date.
+  void Serialize(Entry& entry);
+  // The view of `entry` kept as a copy of `message`, in the same message when it is one.
+  void KeepParsed(Entry& entry, const google::protobuf::MessageLite& message);
 
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* family_;
   const bool family_is_empty_;
+  const bool keep_parsed_views_;
   struct KeyHash {
     using is_transparent = void;
     size_t operator()(std::string_view key) const { return absl::Hash<std::string_view>()(key); }

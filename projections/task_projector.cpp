@@ -182,14 +182,15 @@ Status OnJobQueueChanged(const Envelope& event, ViewStore& store) {
   std::vector<std::string> task_ids = list ? SplitIds(*list) : std::vector<std::string>();
   task_ids.push_back(changed.job_id());
   ScratchArena scratch;
-  views::TaskView& task = *scratch.Create<views::TaskView>();
+  views::TaskView* scratch_task = scratch.Create<views::TaskView>();
   for (const auto& task_id : task_ids) {
     const std::string key = TaskKey(task_id);
-    CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &task));
-    if (!exists || task.job_id() != changed.job_id() ||
-        task.state() == views::TASK_STATE_TERMINATED) {
+    CAIRN_ASSIGN_OR_RETURN(views::TaskView * found, OpenView(store, key, scratch_task));
+    if (found == nullptr || found->job_id() != changed.job_id() ||
+        found->state() == views::TASK_STATE_TERMINATED) {
       continue;
     }
+    views::TaskView& task = *found;
     task.set_priority(changed.priority());
     task.set_weight(changed.weight());
     task.set_resource_pool(changed.resource_pool());
@@ -238,8 +239,10 @@ Status TaskProjector::Apply(const Envelope& event, ViewStore& store) const {
   if (task_id.empty()) return Status::Ok();
   const std::string key = TaskKey(task_id);
   ScratchArena scratch;
-  views::TaskView& task = *scratch.Create<views::TaskView>();
-  CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(key, &task));
+  views::TaskView* scratch_task = scratch.Create<views::TaskView>();
+  CAIRN_ASSIGN_OR_RETURN(views::TaskView * found, OpenView(store, key, scratch_task));
+  const bool exists = found != nullptr;
+  views::TaskView& task = exists ? *found : *scratch_task;
   if (event.has_task_submitted()) {
     if (exists) return Status::Ok();  // a task is submitted once; a repeat changes nothing
     OnSubmitted(event, task);

@@ -57,6 +57,12 @@ Status ParseView(std::string_view bytes, std::string_view key,
                             std::string(key) + "'");
 }
 
+Result<google::protobuf::MessageLite*> ViewStore::OpenMessage(
+    std::string_view key, google::protobuf::MessageLite* scratch) {
+  CAIRN_ASSIGN_OR_RETURN(bool exists, GetMessage(key, scratch));
+  return exists ? scratch : nullptr;
+}
+
 Result<bool> MemoryViewStore::GetMessage(std::string_view key,
                                          google::protobuf::MessageLite* message) {
   auto it = entries_.find(key);

@@ -39,7 +39,23 @@ class ViewStore {
   // deterministic serialization. Stores parse and serialize in place, without copying bytes.
   virtual Result<bool> GetMessage(std::string_view key, google::protobuf::MessageLite* message) = 0;
   virtual Status PutMessage(std::string_view key, const google::protobuf::MessageLite& message) = 0;
+
+  // Reads the view at `key` to change it in place: the message to change, nullptr when absent.
+  // A store that keeps its views parsed (a bulk load's, rocks_views.h) returns its own copy, so
+  // an event about a view neither parses nor copies it; other stores parse it into `scratch`
+  // (of the view's type) and return that. Contract: change the view only to write it back with
+  // PutMessage(key, *view), and use the pointer only until the next write of `key` (a Put or a
+  // Delete lets the store's copy go).
+  virtual Result<google::protobuf::MessageLite*> OpenMessage(
+      std::string_view key, google::protobuf::MessageLite* scratch);
 };
+
+// OpenMessage, typed: `scratch`'s type is the view's.
+template <typename View>
+Result<View*> OpenView(ViewStore& store, std::string_view key, View* scratch) {
+  CAIRN_ASSIGN_OR_RETURN(google::protobuf::MessageLite * view, store.OpenMessage(key, scratch));
+  return static_cast<View*>(view);  // a store's own copy is always of `scratch`'s type
+}
 
 // What queries and digests read: point reads and ordered prefix scans over one consistent state.
 class ViewReader {

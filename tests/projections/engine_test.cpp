@@ -62,6 +62,20 @@ std::unique_ptr<rocksdb::DB> OpenPlainDb(const std::string& path) {
   return std::unique_ptr<rocksdb::DB>(opened.ok() ? raw : nullptr);
 }
 
+// Writes the store's changes as the table file `path` and ingests it into `db`: how many keys
+// the file holds, or the first step that failed.
+Result<size_t> IngestStore(projections::RocksBatchStore& store, rocksdb::DB& db,
+                           const std::string& path) {
+  rocksdb::SstFileWriter table(rocksdb::EnvOptions(), db.GetOptions());
+  CAIRN_RETURN_IF_ERROR(projections::FromRocks(table.Open(path), "open " + path));
+  CAIRN_ASSIGN_OR_RETURN(size_t written, store.WriteTo(table));
+  if (written == 0) return written;  // a file with no keys cannot be finished
+  CAIRN_RETURN_IF_ERROR(projections::FromRocks(table.Finish(), "finish " + path));
+  CAIRN_RETURN_IF_ERROR(projections::FromRocks(
+      db.IngestExternalFile({path}, rocksdb::IngestExternalFileOptions()), "ingest " + path));
+  return written;
+}
+
 // The master's compactions yield to requests (LowerCompactionPriority): a compaction run after
 // the call runs at nice 19. Process-wide, as in the master; ctest runs each test in a process of
 // its own.
@@ -475,13 +489,9 @@ TEST(BulkLoadTest, TableFilesHoldKeysInByteOrder) {
   ASSERT_TRUE(store.Delete("gone").ok());  // never in the DB: no tombstone
 
   const std::string path = dir.Sub("keys.sst");
-  rocksdb::SstFileWriter table(rocksdb::EnvOptions(), db->GetOptions());
-  ASSERT_TRUE(table.Open(path).ok());
-  auto written = store.WriteTo(table);
+  auto written = IngestStore(store, *db, path);
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   EXPECT_EQ(*written, keys.size());
-  ASSERT_TRUE(table.Finish().ok());
-  ASSERT_TRUE(db->IngestExternalFile({path}, rocksdb::IngestExternalFileOptions()).ok());
 
   std::sort(keys.begin(), keys.end());
   std::vector<std::string> read;
@@ -518,11 +528,86 @@ TEST(BulkLoadTest, AKeyTheFamilyNeverHadLeavesNoEntryOnceDeleted) {
   EXPECT_EQ(store.Get("index/8").value(), std::nullopt);
 
   const std::string path = dir.Sub("live.sst");
-  rocksdb::SstFileWriter table(rocksdb::EnvOptions(), db->GetOptions());
-  ASSERT_TRUE(table.Open(path).ok());
-  auto written = store.WriteTo(table);
+  auto written = IngestStore(store, *db, path);
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   EXPECT_EQ(*written, 2u) << "only kept and index/7";
+}
+
+// A bulk load's store keeps the views it is given as messages: OpenView hands out the store's
+// own copy to change in place (no parse, no copy), and the bytes written are the serialization
+// of the view as last put, the same as a store that serializes at every put.
+TEST(BulkLoadTest, AViewKeptParsedIsChangedInPlaceAndSerializedWhenWritten) {
+  TempDir dir;
+  std::unique_ptr<rocksdb::DB> db = OpenPlainDb(dir.Sub("db"));
+  ASSERT_NE(db, nullptr);
+  projections::RocksBatchStore store(db.get(), db->DefaultColumnFamily(),
+                                     /*family_is_empty=*/true, /*keep_parsed_views=*/true);
+  const size_t empty_bytes = store.ApproximateBytes();
+  views::TaskView scratch;
+  auto absent = projections::OpenView(store, "task/t1", &scratch);
+  ASSERT_TRUE(absent.ok());
+  EXPECT_EQ(*absent, nullptr);
+  scratch.set_task_id("t1");
+  ASSERT_TRUE(store.PutMessage("task/t1", scratch).ok());
+
+  auto kept = projections::OpenView(store, "task/t1", &scratch);
+  ASSERT_TRUE(kept.ok() && *kept != nullptr);
+  views::TaskView* view = *kept;
+  EXPECT_NE(view, &scratch) << "the store's own copy, not the scratch message";
+  EXPECT_EQ(view->task_id(), "t1");
+  view->set_slots(4);
+  ASSERT_TRUE(store.PutMessage("task/t1", *view).ok());
+  auto again = projections::OpenView(store, "task/t1", &scratch);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, view) << "opened again without a copy";
+  EXPECT_EQ(view->slots(), 4);
+
+  views::TaskView expected;
+  expected.set_task_id("t1");
+  expected.set_slots(4);
+  std::string expected_bytes;
+  projections::SerializeDeterministic(expected, &expected_bytes);
+  EXPECT_EQ(store.Get("task/t1").value(), std::optional<std::string>(expected_bytes));
+  views::TaskView copy;
+  ASSERT_TRUE(store.GetMessage("task/t1", &copy).value());
+  EXPECT_EQ(copy.slots(), 4);
+
+  // A view put and deleted again leaves no cost behind.
+  const size_t one_view_bytes = store.ApproximateBytes();
+  scratch.set_task_id("t2");
+  ASSERT_TRUE(store.PutMessage("task/t2", scratch).ok());
+  auto second = projections::OpenView(store, "task/t2", &scratch);
+  ASSERT_TRUE(second.ok() && *second != nullptr);
+  (*second)->set_slots(2);
+  ASSERT_TRUE(store.PutMessage("task/t2", **second).ok());
+  ASSERT_TRUE(store.Delete("task/t2").ok());
+  EXPECT_EQ(store.ApproximateBytes(), one_view_bytes);
+  EXPECT_GT(one_view_bytes, empty_bytes);
+  EXPECT_EQ(store.Get("task/t2").value(), std::nullopt);
+
+  const std::string path = dir.Sub("views.sst");
+  auto written = IngestStore(store, *db, path);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(*written, 1u);
+  std::string stored;
+  ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), "task/t1", &stored).ok());
+  EXPECT_EQ(stored, expected_bytes);
+
+  // A view the DB holds is parsed once, changed in place, and written as changed.
+  projections::RocksBatchStore next(db.get(), db->DefaultColumnFamily(),
+                                    /*family_is_empty=*/false, /*keep_parsed_views=*/true);
+  auto read = projections::OpenView(next, "task/t1", &scratch);
+  ASSERT_TRUE(read.ok() && *read != nullptr);
+  EXPECT_EQ((*read)->slots(), 4);
+  (*read)->set_slots(8);
+  ASSERT_TRUE(next.PutMessage("task/t1", **read).ok());
+  rocksdb::WriteBatch batch;
+  ASSERT_TRUE(next.WriteTo(&batch).ok());
+  ASSERT_TRUE(db->Write(rocksdb::WriteOptions(), &batch).ok());
+  ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), "task/t1", &stored).ok());
+  views::TaskView reread;
+  ASSERT_TRUE(reread.ParseFromString(stored));
+  EXPECT_EQ(reread.slots(), 8);
 }
 
 TEST(SummarizeDirTest, ReadsALiveDatabaseAsASecondary) {
