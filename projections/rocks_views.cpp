@@ -223,7 +223,9 @@ namespace {
 // comparing heap strings was one cache miss per comparison and most of the ingest's time.
 struct SortableChange {
   static constexpr size_t kInlineWords = 3;
-  SortableChange(const std::string* key, const std::string* value) : key(key), value(value) {
+  SortableChange(const std::string* key, const std::string* value,
+                 const google::protobuf::MessageLite* view)
+      : key(key), value(value), view(view) {
     for (size_t word = 0; word < kInlineWords; ++word) {
       uint64_t bits = 0;  // big-endian, zero-padded: integer order is byte order
       for (size_t i = 0; i < 8; ++i) {
@@ -241,23 +243,33 @@ struct SortableChange {
   }
   uint64_t prefix[kInlineWords];
   const std::string* key;
-  const std::string* value;  // nullptr = a delete
+  const std::string* value;                   // nullptr = a delete
+  const google::protobuf::MessageLite* view;  // not nullptr: the value is its serialization
 };
 
 }  // namespace
 
-Result<size_t> RocksBatchStore::WriteTo(rocksdb::SstFileWriter& table) {
+Result<size_t> RocksBatchStore::WriteTo(rocksdb::SstFileWriter& table) const {
   std::vector<SortableChange> changes;
   changes.reserve(entries_.size());
-  for (auto& [key, entry] : entries_) {
-    Serialize(entry);
-    DropParsed(entry);
-    if (auto change = Change(key, entry)) changes.emplace_back(&key, *change);
+  for (const auto& [key, entry] : entries_) {
+    auto change = Change(key, entry);
+    if (!change) continue;
+    changes.emplace_back(&key, *change,
+                         *change && entry.value_stale ? entry.parsed.get() : nullptr);
   }
   std::sort(changes.begin(), changes.end());
+  // A view kept parsed is serialized right before the table takes it, into one reused buffer:
+  // the bulk load's hundreds of megabytes of views are never held serialized all at once.
+  std::string serialized;
   for (const auto& change : changes) {
-    rocksdb::Status status =
-        change.value ? table.Put(*change.key, *change.value) : table.Delete(*change.key);
+    rocksdb::Status status;
+    if (change.view != nullptr) {
+      SerializeDeterministic(*change.view, &serialized);
+      status = table.Put(*change.key, serialized);
+    } else {
+      status = change.value ? table.Put(*change.key, *change.value) : table.Delete(*change.key);
+    }
     CAIRN_RETURN_IF_ERROR(FromRocks(status, "projection table file"));
   }
   return changes.size();

@@ -47,9 +47,8 @@ class RocksBatchStore : public ViewStore {
   Status WriteTo(rocksdb::WriteBatch* batch);
   // The same changes as one table file for IngestExternalFile, keys in byte order as the file
   // needs them (a deleted key as a tombstone). Returns how many keys were written: a file with
-  // none cannot be finished, so the caller skips it. The store's last use: the views it kept
-  // parsed are let go as they are serialized.
-  Result<size_t> WriteTo(rocksdb::SstFileWriter& table);
+  // none cannot be finished, so the caller skips it.
+  Result<size_t> WriteTo(rocksdb::SstFileWriter& table) const;
 
   // About how much memory the batch holds: keys, values and per-entry overhead.
   size_t ApproximateBytes() const { return bytes_; }
