@@ -432,6 +432,30 @@ Status ProjectionEngine::Drain() {
 
 Status ProjectionEngine::CatchUp(std::optional<uint64_t> last_offset,
                                  std::optional<int64_t> until_time) {
+  return CatchUpThen(last_offset, until_time, nullptr);
+}
+
+Result<std::vector<ProjectionSummary>> ProjectionEngine::CatchUpAndSummarize(
+    std::optional<uint64_t> last_offset) {
+  std::vector<std::optional<ProjectionSummary>> early(slots_.size());
+  CAIRN_RETURN_IF_ERROR(CatchUpThen(last_offset, std::nullopt, [&](Slot& slot) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(early[&slot - slots_.data()], Summarize(slot.projector->name()));
+    return Status::Ok();
+  }));
+  std::vector<std::string> late;  // no bulk load: nothing applied, or a batch at a time
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!early[i]) late.push_back(slots_[i].projector->name());
+  }
+  CAIRN_ASSIGN_OR_RETURN(auto late_summaries, SummarizeAll(late));
+  std::vector<ProjectionSummary> summaries;
+  auto next_late = late_summaries.begin();
+  for (auto& summary : early) summaries.push_back(summary ? std::move(*summary) : *next_late++);
+  return summaries;
+}
+
+Status ProjectionEngine::CatchUpThen(std::optional<uint64_t> last_offset,
+                                     std::optional<int64_t> until_time,
+                                     const std::function<Status(Slot&)>& after_ingest) {
   CAIRN_RETURN_IF_ERROR(Drain());
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
   if (last_offset) end = std::min(end, *last_offset + 1);
@@ -442,7 +466,10 @@ Status ProjectionEngine::CatchUp(std::optional<uint64_t> last_offset,
   Status status = CatchUpLoop(end, until_time);
   Status drained = Drain();
   if (status.ok() && drained.ok() && bulk_) {
-    drained = ForEachSlot(/*parallel=*/true, [this](Slot& slot) { return IngestPending(slot); });
+    drained = ForEachSlot(/*parallel=*/true, [&](Slot& slot) {
+      CAIRN_RETURN_IF_ERROR(IngestPending(slot));
+      return after_ingest ? after_ingest(slot) : Status::Ok();
+    });
   }
   bulk_ = false;
   if (!status.ok() || !drained.ok()) {

@@ -88,6 +88,10 @@ class ProjectionEngine {
   // background thread runs.
   Status CatchUp(std::optional<uint64_t> last_offset,
                  std::optional<int64_t> until_time = std::nullopt);
+  // CatchUp, then every projector's summary (SummarizeAll), each taken as soon as that
+  // projector's last table file is in while the others may still be writing theirs: a rebuild
+  // ends on its largest projection, and the smaller ones' digests fill the time.
+  Result<std::vector<ProjectionSummary>> CatchUpAndSummarize(std::optional<uint64_t> last_offset);
 
   // A RocksDB checkpoint of the DB, every projector at the same offset, in `target_dir` (which
   // must not exist): its table files hard-linked, and what the memtables hold since their last
@@ -172,6 +176,10 @@ class ProjectionEngine {
   // Waits for the batch in flight and returns its status.
   Status Drain();
   Status CatchUpLoop(uint64_t end, std::optional<int64_t> until_time);
+  // CatchUp; a bulk load's last files ingested, `after_ingest` runs for each projector on the
+  // thread that ingested its file.
+  Status CatchUpThen(std::optional<uint64_t> last_offset, std::optional<int64_t> until_time,
+                     const std::function<Status(Slot&)>& after_ingest);
   void MaybeSnapshot();
   // At the background thread's start: CatchUp (in bulk) when the log is far enough ahead.
   void CatchUpInBulkIfFarBehind();

@@ -275,8 +275,7 @@ Result<std::vector<projections::ProjectionSummary>> RebuildProjections(
   // make (base/memory.h).
   ScopedHugePagesOff huge_pages_off;
   CAIRN_ASSIGN_OR_RETURN(auto engine, projections::ProjectionEngine::Open(out_dir, log, options));
-  CAIRN_RETURN_IF_ERROR(engine->CatchUp(last_offset));
-  return engine->SummarizeAll(options.projectors);
+  return engine->CatchUpAndSummarize(last_offset);
 }
 
 struct ProjectionState::Part {

@@ -464,6 +464,36 @@ TEST(BulkLoadTest, EachCatchUpIngestsWhatItApplied) {
   EXPECT_EQ(EngineDigests(*engine), FoldDigests(history, history.last_offset()));
 }
 
+// A rebuild's summaries are taken as each projection's last file is ingested; with bulk loading
+// off (no files) they are taken after the catch-up. Either way: every projector, in order, at
+// the log's end, with the fold's digests.
+TEST(BulkLoadTest, CatchUpAndSummarizeEqualsTheFoldWithAndWithoutFiles) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(3, 200);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  const auto fold = FoldDigests(history, history.last_offset());
+  for (size_t bulk_load_bytes : {size_t{1} << 30, size_t{0}}) {
+    SCOPED_TRACE("bulk_load_bytes " + std::to_string(bulk_load_bytes));
+    auto engine = MustOpenBulk(dir.Sub("engine-" + std::to_string(bulk_load_bytes)), log,
+                               bulk_load_bytes, 500);
+    ASSERT_NE(engine, nullptr);
+    auto summaries = engine->CatchUpAndSummarize(std::nullopt);
+    ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
+    EXPECT_EQ(engine->BulkFilesIngested() > 0, bulk_load_bytes > 0);
+    std::vector<std::string> names;
+    std::map<std::string, std::string> digests;
+    for (const auto& summary : *summaries) {
+      names.push_back(summary.name);
+      digests[summary.name] = summary.digest;
+      EXPECT_EQ(summary.next_offset, history.events().size()) << summary.name;
+    }
+    EXPECT_EQ(names, ProjectorNames());
+    EXPECT_EQ(digests, fold);
+  }
+}
+
 // A table file needs its keys in byte order; the sort compares the first 24 bytes inline, so
 // keys equal there, shorter than it, or holding zero bytes must still come out in byte order.
 TEST(BulkLoadTest, TableFilesHoldKeysInByteOrder) {
