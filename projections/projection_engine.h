@@ -175,7 +175,15 @@ class ProjectionEngine {
   Status Dispatch(std::vector<Envelope> events);
   // Waits for the batch in flight and returns its status.
   Status Drain();
-  Status CatchUpLoop(uint64_t end, std::optional<int64_t> until_time);
+  // Reads the log up to `end` (and `until_time`), a batch at a time, handing each to `dispatch`.
+  Status CatchUpLoop(uint64_t end, std::optional<int64_t> until_time,
+                     const std::function<Status(std::vector<Envelope>)>& dispatch);
+  // A bulk CatchUp: each projector applies the batches on a thread of its own (its lane), up to
+  // kLaneDepth batches behind the reader, then ingests its last file and runs `after_ingest`.
+  Status CatchUpInLanes(uint64_t end, std::optional<int64_t> until_time,
+                        const std::function<Status(Slot&)>& after_ingest);
+  // Writes the log's identity before the first batch from offset 0 is applied.
+  Status RecordLogIdentity(const std::vector<Envelope>& events);
   // CatchUp; a bulk load's last files ingested, `after_ingest` runs for each projector on the
   // thread that ingested its file.
   Status CatchUpThen(std::optional<uint64_t> last_offset, std::optional<int64_t> until_time,

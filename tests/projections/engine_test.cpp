@@ -494,6 +494,65 @@ TEST(BulkLoadTest, CatchUpAndSummarizeEqualsTheFoldWithAndWithoutFiles) {
   }
 }
 
+// Each projector applies a bulk load's batches in a lane of its own: one that fails (here on a
+// view it cannot parse) stops the reader and every other lane, and the catch-up returns its
+// error instead of waiting for it; the failed projector stays where it was.
+TEST(BulkLoadTest, ALaneThatFailsEndsTheCatchUpWithItsError) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.Submit("early", "early", "default", 0, 1);
+  history.AddWorkload(3, 200);
+  const uint64_t middle = history.last_offset() / 2;
+  history.Kill("early", "", "");  // read back from the DB past the middle
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  {
+    auto engine = MustOpenBulk(dir.Sub("bulk"), log, size_t{1} << 30, /*batch=*/100);
+    ASSERT_NE(engine, nullptr);
+    ASSERT_TRUE(engine->CatchUp(middle).ok());
+  }
+  {
+    // Every task view unparsable, behind the engine's back.
+    std::vector<std::string> families;
+    ASSERT_TRUE(
+        rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir.Sub("bulk"), &families).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const auto& family : families) {
+      descriptors.emplace_back(family, rocksdb::ColumnFamilyOptions());
+    }
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(
+        rocksdb::DB::Open(rocksdb::DBOptions(), dir.Sub("bulk"), descriptors, &handles, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    auto tasks = std::find(families.begin(), families.end(), "tasks");
+    ASSERT_NE(tasks, families.end());
+    rocksdb::ColumnFamilyHandle* family = handles[tasks - families.begin()];
+    std::vector<std::string> keys;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), family));
+    for (it->Seek("task/"); it->Valid() && it->key().starts_with("task/"); it->Next()) {
+      keys.push_back(it->key().ToString());
+    }
+    it.reset();
+    ASSERT_FALSE(keys.empty());
+    for (const auto& key : keys) {
+      ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), family, key, "\xff\xff\xff").ok());
+    }
+    for (auto* handle : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(handle).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  auto engine = MustOpenBulk(dir.Sub("bulk"), log, size_t{1} << 30, /*batch=*/100);
+  ASSERT_NE(engine, nullptr);
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the same again: nothing was left waiting
+    Status status = engine->CatchUp(std::nullopt);
+    EXPECT_EQ(status.code(), StatusCode::kCorruption) << status.ToString();
+    EXPECT_EQ(engine->AppliedOffset(), middle + 1);
+  }
+  for (const auto& [name, offset] : engine->ProjectorOffsets()) {
+    EXPECT_EQ(offset, name == "tasks" ? middle + 1 : history.events().size()) << name;
+  }
+}
+
 // A table file needs its keys in byte order; the sort compares the first 24 bytes inline, so
 // keys equal there, shorter than it, or holding zero bytes must still come out in byte order.
 TEST(BulkLoadTest, TableFilesHoldKeysInByteOrder) {
