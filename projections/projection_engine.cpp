@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <system_error>
 
 #include "base/log.h"
 #include "base/memory.h"
@@ -508,8 +509,9 @@ Status ProjectionEngine::CatchUpInLanes(uint64_t end, std::optional<int64_t> unt
   };
 
   // A lane applies every batch handed to it, then ingests what it applied, whatever another
-  // lane did: each projector commits on its own. One that fails stops there (its changes not
-  // yet ingested are dropped, to be applied again from its checkpoint) and stops the reader.
+  // lane did: each projector commits on its own (a stop, or the reader's error, still commits
+  // the batches already handed out). One that fails stops there (its changes not yet ingested
+  // are dropped, to be applied again from its checkpoint) and stops the reader.
   auto run_lane = [&](size_t index) -> Status {
     Slot& slot = slots_[index];
     Lane& lane = lanes[index];
@@ -521,7 +523,13 @@ Status ProjectionEngine::CatchUpInLanes(uint64_t end, std::optional<int64_t> unt
       lane.batches.pop_front();
       lane.busy = true;
       lock.unlock();
-      Status status = ApplyToSlot(slot, *batch);
+      Status status;
+      try {
+        status = ApplyToSlot(slot, *batch);
+      } catch (const std::exception& error) {  // as an error, or the reader would wait forever
+        slot.pending.reset();
+        status = Status::Internal("projector " + slot.projector->name() + ": " + error.what());
+      }
       const size_t bytes = slot.pending ? slot.pending->store.ApproximateBytes() : 0;
       batch.reset();
       lock.lock();
@@ -541,8 +549,18 @@ Status ProjectionEngine::CatchUpInLanes(uint64_t end, std::optional<int64_t> unt
     return status;
   };
   std::vector<std::future<Status>> threads;
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    threads.push_back(std::async(std::launch::async, run_lane, i));
+  try {
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      threads.push_back(std::async(std::launch::async, run_lane, i));
+    }
+  } catch (const std::system_error& error) {
+    {
+      std::lock_guard lock(mutex);
+      closed = true;  // the lanes started have nothing to apply: they end at once
+    }
+    changed.notify_all();
+    for (auto& thread : threads) (void)thread.get();
+    return Status::Unavailable(std::string("cannot start a projector's lane: ") + error.what());
   }
 
   Status read = CatchUpLoop(end, until_time, [&](std::vector<Envelope> events) -> Status {

@@ -107,16 +107,20 @@ void RocksBatchStore::Serialize(Entry& entry) {
 }
 
 void RocksBatchStore::KeepParsed(Entry& entry, const google::protobuf::MessageLite& message) {
-  if (entry.parsed.get() == &message) return;  // changed in place (OpenMessage)
-  if (entry.parsed && SameType(*entry.parsed, message)) {
-    entry.parsed->Clear();  // keeps its strings and elements for the copy to reuse
-  } else {
-    DropParsed(entry);
-    entry.parsed.reset(message.New());
-    entry.parsed_bytes = kParsedBytesPerSerializedByte * message.ByteSizeLong();
-    bytes_ += entry.parsed_bytes;
+  if (entry.parsed.get() != &message) {  // else changed in place (OpenMessage)
+    if (entry.parsed && SameType(*entry.parsed, message)) {
+      entry.parsed->Clear();  // keeps its strings and elements for the copy to reuse
+    } else {
+      DropParsed(entry);
+      entry.parsed.reset(message.New());
+    }
+    entry.parsed->CheckTypeAndMergeFrom(message);
   }
-  entry.parsed->CheckTypeAndMergeFrom(message);
+  // Charged again at every put: views grow (a job's tasks, an agent's allocations, a trial's
+  // metrics), and the budget bounds the memory only if it sees them grow.
+  bytes_ -= entry.parsed_bytes;
+  entry.parsed_bytes = kParsedBytesPerSerializedByte * entry.parsed->ByteSizeLong();
+  bytes_ += entry.parsed_bytes;
 }
 
 Result<std::optional<std::string>> RocksBatchStore::Get(std::string_view key) {
@@ -149,6 +153,7 @@ Status RocksBatchStore::Delete(std::string_view key) {
 Result<bool> RocksBatchStore::GetMessage(std::string_view key,
                                          google::protobuf::MessageLite* message) {
   CAIRN_ASSIGN_OR_RETURN(Entry * entry, Find(key));
+  if (entry->parsed.get() == message) return true;  // the store's own, opened before
   if (entry->parsed && SameType(*entry->parsed, *message)) {
     message->Clear();
     message->CheckTypeAndMergeFrom(*entry->parsed);

@@ -44,8 +44,9 @@ class ViewStore {
   // A store that keeps its views parsed (a bulk load's, rocks_views.h) returns its own copy, so
   // an event about a view neither parses nor copies it; other stores parse it into `scratch`
   // (of the view's type) and return that. Contract: change the view only to write it back with
-  // PutMessage(key, *view), and use the pointer only until the next write of `key` (a Put or a
-  // Delete lets the store's copy go).
+  // PutMessage(key, *view), and use the pointer only until `key` is deleted or written with
+  // anything else than the view itself (a Delete, a Put, a PutMessage of another message, an
+  // OpenMessage as another type: each lets the store's copy go).
   virtual Result<google::protobuf::MessageLite*> OpenMessage(
       std::string_view key, google::protobuf::MessageLite* scratch);
 };

@@ -650,6 +650,14 @@ TEST(BulkLoadTest, AViewKeptParsedIsChangedInPlaceAndSerializedWhenWritten) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, view) << "opened again without a copy";
   EXPECT_EQ(view->slots(), 4);
+  // A view that grows in place is charged for it (the budget bounds a bulk load's memory).
+  const size_t before_growing = store.ApproximateBytes();
+  view->set_description(std::string(1000, 'd'));
+  ASSERT_TRUE(store.PutMessage("task/t1", *view).ok());
+  EXPECT_GE(store.ApproximateBytes(), before_growing + 1000);
+  view->clear_description();
+  ASSERT_TRUE(store.PutMessage("task/t1", *view).ok());
+  EXPECT_EQ(store.ApproximateBytes(), before_growing);
 
   views::TaskView expected;
   expected.set_task_id("t1");
