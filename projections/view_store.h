@@ -45,8 +45,8 @@ class ViewStore {
   // an event about a view neither parses nor copies it; other stores parse it into `scratch`
   // (of the view's type) and return that. Contract: change the view only to write it back with
   // PutMessage(key, *view), and use the pointer only until `key` is deleted or written with
-  // anything else than the view itself (a Delete, a Put, a PutMessage of another message, an
-  // OpenMessage as another type: each lets the store's copy go).
+  // anything else than the view itself (a Delete, a Put or an OpenMessage as another type lets
+  // the store's copy go; a PutMessage of another message replaces what it holds).
   virtual Result<google::protobuf::MessageLite*> OpenMessage(
       std::string_view key, google::protobuf::MessageLite* scratch);
 };
