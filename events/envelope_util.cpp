@@ -31,7 +31,8 @@ bool IsInteractiveTask(events::TaskType type) {
 
 std::string ServicePath(const std::string& task_id) { return "/proxy/" + task_id + "/"; }
 
-std::string TaskIdOf(const events::Envelope& event) {
+const std::string& TaskIdOf(const events::Envelope& event) {
+  static const std::string kNone;
   using E = events::Envelope;
   switch (event.payload_case()) {
     case E::kTaskSubmitted:
@@ -53,7 +54,7 @@ std::string TaskIdOf(const events::Envelope& event) {
     case E::kAllocationPartExited:
       return event.allocation_part_exited().task_id();
     default:
-      return "";
+      return kNone;
   }
 }
 

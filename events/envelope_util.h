@@ -27,8 +27,8 @@ bool IsInteractiveTask(events::TaskType type);
 std::string ServicePath(const std::string& task_id);
 
 // The task an event is about: TaskSubmitted, AllocationAssigned, TaskStarted, KillRequested,
-// TaskExited; "" for every other event.
-std::string TaskIdOf(const events::Envelope& event);
+// TaskExited; "" for every other event. A reference into `event` (or to an empty string).
+const std::string& TaskIdOf(const events::Envelope& event);
 
 // The task id or agent id the event is about ("" for WriterEpochClaimed).
 std::string EntityIdOf(const events::Envelope& event);

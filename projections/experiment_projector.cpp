@@ -550,7 +550,7 @@ bool OnRunEvent(const Envelope& event, views::TrialView& trial) {
 }
 
 Status OnTaskEvent(const Envelope& event, ViewStore& store) {
-  const std::string task_id = TaskIdOf(event);
+  const std::string& task_id = TaskIdOf(event);
   if (task_id.empty()) return Status::Ok();
   const std::string index_key = NameKey(kTaskPrefix, task_id);
   ScratchArena scratch;

@@ -272,7 +272,7 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
     default:
       return Status::Ok();  // starts, kills and preemption requests leave the queue as it is
   }
-  const std::string task_id = TaskIdOf(event);
+  const std::string& task_id = TaskIdOf(event);
   const std::string index_key = TaskIndexKey(task_id);
   CAIRN_ASSIGN_OR_RETURN(auto job_id, store.Get(index_key));
   if (!job_id) return Status::Ok();

@@ -235,7 +235,7 @@ std::string TaskKey(const std::string& task_id) {
 
 Status TaskProjector::Apply(const Envelope& event, ViewStore& store) const {
   if (event.has_job_queue_changed()) return OnJobQueueChanged(event, store);
-  const std::string task_id = TaskIdOf(event);
+  const std::string& task_id = TaskIdOf(event);
   if (task_id.empty()) return Status::Ok();
   const std::string key = TaskKey(task_id);
   ScratchArena scratch;

@@ -318,7 +318,7 @@ class Simulator {
     std::optional<Envelope> event = Translated(recorded);
     if (!event) return;
     Apply(*event);
-    const std::string task_id = TaskIdOf(*event);
+    const std::string& task_id = TaskIdOf(*event);
     SimTask* task = Find(task_id);
     if (event->has_task_submitted()) Begin(task_id);
     if (task == nullptr) return;
