@@ -26,8 +26,9 @@ bool IsInteractiveTask(events::TaskType type);
 // URL, TensorBoard's path prefix): Determined's serviceAddress "/proxy/<task id>/".
 std::string ServicePath(const std::string& task_id);
 
-// The task an event is about: TaskSubmitted, AllocationAssigned, TaskStarted, KillRequested,
-// TaskExited; "" for every other event. A reference into `event` (or to an empty string).
+// The task an event is about (submitted, assigned, started, ready, asked to stop or preempted,
+// released, a gang part or the whole exited); "" for every other event. A reference into `event`
+// (or to an empty string).
 const std::string& TaskIdOf(const events::Envelope& event);
 
 // The task id or agent id the event is about ("" for WriterEpochClaimed).

@@ -276,7 +276,7 @@ Status ProjectionEngine::ApplyToSlot(Slot& slot, const std::vector<Envelope>& ev
   checkpoint.set_view_format(kViewFormat);
   CAIRN_RETURN_IF_ERROR(store.PutMessage(kCheckpointKey, checkpoint));
   if (bulk) {
-    slot.pending->checkpoint = checkpoint;  // ingested with the others (ApplyBatch)
+    slot.pending->checkpoint = checkpoint;  // in the table file with the views (IngestPending)
     return Status::Ok();
   }
   if (shared != nullptr) {

@@ -119,8 +119,12 @@ void RocksBatchStore::KeepParsed(Entry& entry, const google::protobuf::MessageLi
   }
   // Charged again at every put: views grow (a job's tasks, an agent's allocations, a trial's
   // metrics), and the budget bounds the memory only if it sees them grow.
+  ChargeParsed(entry, entry.parsed->ByteSizeLong());
+}
+
+void RocksBatchStore::ChargeParsed(Entry& entry, size_t serialized_bytes) {
   bytes_ -= entry.parsed_bytes;
-  entry.parsed_bytes = kParsedBytesPerSerializedByte * entry.parsed->ByteSizeLong();
+  entry.parsed_bytes = kParsedBytesPerSerializedByte * serialized_bytes;
   bytes_ += entry.parsed_bytes;
 }
 
@@ -141,8 +145,8 @@ Status RocksBatchStore::Delete(std::string_view key) {
     // Never in the DB and now gone: the same as no entry, which a family with no keys answers
     // without a read. Kept, such keys were most of a rebuild's entries (a queued job's index
     // keys, a task's index, live from submission to exit), every lookup probing past them.
-    if (entry.value) bytes_ -= entry.value->size();
-    bytes_ -= entry.parsed_bytes + key.size() + kEntryOverheadBytes;
+    SetValue(entry, std::nullopt);
+    bytes_ -= key.size() + kEntryOverheadBytes;
     if (last_entry_ == &entry) last_entry_ = nullptr;
     entries_.erase(key);
     return Status::Ok();
@@ -178,8 +182,7 @@ Result<google::protobuf::MessageLite*> RocksBatchStore::OpenMessage(
   CAIRN_RETURN_IF_ERROR(ParseView(*entry->value, key, parsed.get()));
   DropParsed(*entry);
   entry->parsed = std::move(parsed);
-  entry->parsed_bytes = kParsedBytesPerSerializedByte * entry->value->size();
-  bytes_ += entry->parsed_bytes;
+  ChargeParsed(*entry, entry->value->size());
   return entry->parsed.get();
 }
 

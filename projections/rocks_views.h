@@ -80,6 +80,8 @@ class RocksBatchStore : public ViewStore {
   void Serialize(Entry& entry);
   // The view of `entry` kept as a copy of `message`, in the same message when it is one.
   void KeepParsed(Entry& entry, const google::protobuf::MessageLite& message);
+  // Charges `entry.parsed` in ApproximateBytes for a view of `serialized_bytes`.
+  void ChargeParsed(Entry& entry, size_t serialized_bytes);
 
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* family_;
