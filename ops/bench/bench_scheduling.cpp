@@ -36,6 +36,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -544,8 +545,11 @@ std::string ReadProcText(const std::string& path) {
 // work (rocksdb:* compactions and flushes, cairn-snapshots digesting projection snapshots); a
 // write-side snapshot is a forked child's, counted once reaped. "other" is the rest, threads that
 // ended included.
+// Also how long each part's threads were runnable but waited for a core (schedstat's run delay):
+// on 2 cores, the time a request's threads queue behind other work.
 struct CpuSplit {
-  std::map<std::string, double> seconds;  // by part
+  std::map<std::string, double> seconds;          // by part
+  std::map<std::string, double> waiting_seconds;  // by part, the named threads only
   static CpuSplit Of(pid_t pid) {
     CpuSplit split;
     const std::string proc = "/proc/" + std::to_string(pid);
@@ -568,6 +572,9 @@ struct CpuSplit {
       const double seconds = CpuSecondsOfStat(stat, false);
       split.seconds[name] += seconds;
       named += seconds;
+      std::istringstream schedstat(ReadProcText(task.path().string() + "/schedstat"));
+      double running_ns = 0, waiting_ns = 0;
+      if (schedstat >> running_ns >> waiting_ns) split.waiting_seconds[name] += waiting_ns / 1e9;
     }
     split.seconds["other"] = total - named;
     return split;
@@ -695,12 +702,30 @@ int RunSubmitCurve(const std::vector<int>& sizes, int measured) {
       queued += per_client * kClients;
     }
     std::vector<double> latencies;
+    // The writer's durable appends (GET /metrics, cairn_log_append_seconds): how many, and their
+    // mean. The writer decides a batch, then appends it and waits for the fsync, so its share of
+    // the window (appends x mean) says how close the single writer is to being the bound.
+    auto appends = [&] {
+      std::pair<double, double> sum_and_count{0, 0};
+      auto metrics = clients[0]->Request("GET", "/metrics");
+      if (!metrics.ok() || metrics->status != 200) return sum_and_count;
+      auto sample = [&](const char* series) {
+        return cairn::testing::PrometheusSample(metrics->body, series).value_or(0);
+      };
+      sum_and_count = {sample("cairn_log_append_seconds_sum"),
+                       sample("cairn_log_append_seconds_count")};
+      return sum_and_count;
+    };
+    const auto appends_before = appends();
     const CpuSplit cpu_before = CpuSplit::Of(cluster.master_pid());
     auto start = Clock::now();
     if (!SubmitParallel(clients, kPerClient, body, &latencies))
       return cluster.Fail("measured submission failed");
-    const double rate = kClients * kPerClient / (MillisSince(start) / 1000.0);
+    const auto end = Clock::now();
+    const double window_seconds = std::chrono::duration<double>(end - start).count();
+    const double rate = kClients * kPerClient / window_seconds;
     const CpuSplit cpu_after = CpuSplit::Of(cluster.master_pid());
+    const auto appends_after = appends();  // after the CPU reading: its own request is not counted
     auto us_per_submission = [&](double seconds) {
       return seconds * 1e6 / (kClients * kPerClient);
     };
@@ -735,6 +760,21 @@ int RunSubmitCurve(const std::vector<int>& sizes, int measured) {
                 *std::max_element(latencies.begin(), latencies.end()),
                 ResidentMiB(cluster.master_pid()), rate / first_rate, page_figures, task_figures,
                 cpu_us_per_submission);
+    const double append_count = appends_after.second - appends_before.second;
+    const double append_seconds = appends_after.first - appends_before.first;
+    if (append_count > 0) {
+      std::printf(
+          "%10s the writer's appends in the window: %.0f, %.2f submissions each, %.3f ms each "
+          "on average: %.0f%% of the window\n",
+          "", append_count, kClients * kPerClient / append_count,
+          append_seconds * 1000 / append_count, 100 * append_seconds / window_seconds);
+    }
+    // For `perf report --time`: the window on the clock `perf record -k CLOCK_MONOTONIC` uses.
+    if (std::getenv("CAIRN_BENCH_WINDOWS") != nullptr) {
+      std::printf("%10s the window on CLOCK_MONOTONIC: %.6f,%.6f\n", "",
+                  std::chrono::duration<double>(start.time_since_epoch()).count(),
+                  std::chrono::duration<double>(end.time_since_epoch()).count());
+    }
     // The RSS above is one moment: its lowest and highest over the next 10 s, every 100 ms
     // (background work comes and goes: projection snapshots, compactions).
     long low = ResidentMiB(cluster.master_pid()), high = low;
@@ -764,6 +804,22 @@ int RunSubmitCurve(const std::vector<int>& sizes, int measured) {
                   us_per_submission(until.Total() - cpu_before.Total()), parts.c_str());
     };
     print_parts("in the window", cpu_after);
+    {
+      std::string parts;
+      for (const auto& [part, seconds] : cpu_after.waiting_seconds) {
+        auto before = cpu_before.waiting_seconds.find(part);
+        char text[64];
+        std::snprintf(
+            text, sizeof text, "%s%s %.0f", parts.empty() ? "" : ", ", part.c_str(),
+            us_per_submission(seconds -
+                              (before == cpu_before.waiting_seconds.end() ? 0 : before->second)));
+        parts += text;
+      }
+      std::printf(
+          "%10s master threads' us per submission runnable but waiting for a core, in "
+          "the window: %s\n",
+          "", parts.c_str());
+    }
     print_parts("with the background work it set off", cpu_settled);
     std::fflush(stdout);
     queued += kClients * kPerClient;
