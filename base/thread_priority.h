@@ -4,7 +4,7 @@
 
 namespace cairn {
 
-// The nice value of work nobody waits for: snapshot digests, compactions (RocksDB's own pool).
+// The nice value of work nobody waits for: publishing snapshots, compactions (RocksDB's own pool).
 inline constexpr int kBackgroundNice = 19;
 
 // Sets the calling thread's nice value; on Linux it is the thread's own, not the process's. Best
@@ -20,7 +20,8 @@ inline constexpr char kHttpThreadName[] = "cairn-http";            // one per co
 inline constexpr char kDeciderThreadName[] = "cairn-decider";      // the single writer
 inline constexpr char kProjectorThreadName[] = "cairn-projector";  // the projections' follower
 // Background work, niced:
-inline constexpr char kSnapshotThreadName[] = "cairn-snapshots";  // projection snapshot digests
+inline constexpr char kSnapshotThreadName[] =
+    "cairn-snapshots";  // projection snapshots' publishing
 inline constexpr char kWriteSideSnapshotThreadName[] = "cairn-ws-snaps";
 
 }  // namespace cairn

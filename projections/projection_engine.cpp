@@ -39,14 +39,16 @@ constexpr auto kReadAvailableWait = std::chrono::seconds(10);
 
 Result<ProjectionSummary> SummarizeFamily(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family,
                                           const rocksdb::Snapshot* snapshot,
-                                          const std::string& name) {
+                                          const std::string& name, Digests digests) {
   RocksReader reader(db, family, snapshot);
   ProjectionSummary summary;
   summary.name = name;
   CAIRN_ASSIGN_OR_RETURN(auto checkpoint, ReadCheckpoint(reader));
   summary.next_offset = checkpoint.next_offset();
   summary.newest_epoch = checkpoint.newest_epoch();
-  CAIRN_ASSIGN_OR_RETURN(summary.digest, DigestViews(reader));
+  if (digests == Digests::kCompute) {
+    CAIRN_ASSIGN_OR_RETURN(summary.digest, DigestViews(reader));
+  }
   return summary;
 }
 
@@ -815,21 +817,23 @@ Status ProjectionEngine::Read(const std::string& projector,
   return read(reader);
 }
 
-Result<ProjectionSummary> ProjectionEngine::Summarize(const std::string& projector) {
+Result<ProjectionSummary> ProjectionEngine::Summarize(const std::string& projector,
+                                                      Digests digests) {
   CAIRN_ASSIGN_OR_RETURN(Slot * slot, FindSlot(projector));
   ScopedSnapshot snapshot(db_.get());
-  return SummarizeFamily(db_.get(), slot->family, snapshot.get(), projector);
+  return SummarizeFamily(db_.get(), slot->family, snapshot.get(), projector, digests);
 }
 
 Result<std::vector<ProjectionSummary>> ProjectionEngine::SummarizeAll(
-    const std::vector<std::string>& projectors) {
-  std::vector<std::future<Result<ProjectionSummary>>> digests;
+    const std::vector<std::string>& projectors, Digests digests) {
+  std::vector<std::future<Result<ProjectionSummary>>> taken;
   for (const auto& name : projectors) {
-    digests.push_back(std::async(std::launch::async, [this, &name] { return Summarize(name); }));
+    taken.push_back(std::async(std::launch::async,
+                               [this, &name, digests] { return Summarize(name, digests); }));
   }
   std::vector<ProjectionSummary> summaries;
   Status first_error;
-  for (auto& digest : digests) {  // every one waited for: they read this engine
+  for (auto& digest : taken) {  // every one waited for: they read this engine
     auto summary = digest.get();
     if (!summary.ok()) {
       if (first_error.ok()) first_error = summary.status();
@@ -839,6 +843,10 @@ Result<std::vector<ProjectionSummary>> ProjectionEngine::SummarizeAll(
   }
   if (!first_error.ok()) return first_error;
   return summaries;
+}
+
+Status ProjectionEngine::VerifyChecksums() {
+  return FromRocks(db_->VerifyChecksum(), "verify the table files' checksums");
 }
 
 void LowerCompactionPriority() {
@@ -852,8 +860,9 @@ void LowerCompactionPriority() {
   });
 }
 
-Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
-    const std::string& dir, const std::vector<std::string>& names) {
+Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(const std::string& dir,
+                                                              const std::vector<std::string>& names,
+                                                              Digests digests) {
   std::vector<std::string> families;
   rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir, &families);
   if (!listed.ok()) {
@@ -910,7 +919,7 @@ Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
     if (!result.ok()) break;
     for (size_t i = 0; i < families.size(); ++i) {
       if (families[i] != name) continue;
-      auto summary = SummarizeFamily(db.get(), handles[i], nullptr, name);
+      auto summary = SummarizeFamily(db.get(), handles[i], nullptr, name, digests);
       if (!summary.ok()) {
         result = summary.status();
         break;

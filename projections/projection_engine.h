@@ -70,8 +70,11 @@ struct ProjectionSummary {
   std::string name;
   uint64_t next_offset = 0;  // every event below it is applied
   uint64_t newest_epoch = 0;
-  std::string digest;  // hex SHA-256 of the views (see DigestViews)
+  std::string digest;  // hex SHA-256 of the views (see DigestViews); empty when not asked for
 };
+
+// Whether a summary scans the views for their digest, or reads only the projector's checkpoint.
+enum class Digests { kCompute, kSkip };
 
 class ProjectionEngine {
  public:
@@ -129,11 +132,17 @@ class ProjectionEngine {
 
   // Runs `read` over one consistent snapshot of the named projector's views.
   Status Read(const std::string& projector, const std::function<Status(ViewReader&)>& read);
-  Result<ProjectionSummary> Summarize(const std::string& projector);
+  Result<ProjectionSummary> Summarize(const std::string& projector,
+                                      Digests digests = Digests::kCompute);
   // The named projectors' summaries, in that order, taken on one thread each: every digest is a
   // scan of its views, so side by side they take about the time of the largest. The first error,
   // once all are done.
-  Result<std::vector<ProjectionSummary>> SummarizeAll(const std::vector<std::string>& projectors);
+  Result<std::vector<ProjectionSummary>> SummarizeAll(const std::vector<std::string>& projectors,
+                                                      Digests digests = Digests::kCompute);
+  // Reads every block of every table file and checks its checksum (RocksDB's VerifyChecksum):
+  // Corruption when a byte of the stored views changed. A fraction of a digest's cost (no view is
+  // parsed or hashed, and the blocks are read in file order).
+  Status VerifyChecksums();
 
  private:
   // A bulk load's changes not yet ingested (EngineOptions::bulk_load_bytes).
@@ -232,7 +241,8 @@ void LowerCompactionPriority();
 
 // Summaries of the projectors in an existing projection directory, opened as a RocksDB secondary
 // so it works while a master owns the directory. `names` empty = every projector present.
-Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
-    const std::string& dir, const std::vector<std::string>& names);
+Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(const std::string& dir,
+                                                              const std::vector<std::string>& names,
+                                                              Digests digests = Digests::kCompute);
 
 }  // namespace cairn::projections

@@ -38,8 +38,9 @@ class Projections : public Queries {
 
   // The same, with snapshots (projections/snapshots.h) in `snapshot_dir`: taken in the
   // background as `policy` says, and used when the DB in `dir` is missing or cannot be opened:
-  // the newest snapshot whose digests check out, else an older one, else a fold from offset 0,
-  // each step logged.
+  // the newest snapshot that checks out (every table block's checksum, each projector at the
+  // offset recorded, and the digests of a snapshot that has them), else an older one, else a
+  // fold from offset 0, each step logged.
   static Result<std::unique_ptr<Projections>> Open(const std::string& dir, EventLog* log,
                                                    const std::string& snapshot_dir,
                                                    projections::SnapshotPolicy policy,

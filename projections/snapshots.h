@@ -1,5 +1,5 @@
 // Snapshots of the projection DB: RocksDB checkpoints taken at log offsets, each with the offset,
-// the latest event time of its prefix and every projection's digest. They serve two purposes:
+// the latest event time of its prefix and every projection's offset. They serve two purposes:
 //  * a master whose projection DB is lost or corrupt starts from the newest valid snapshot plus
 //    the log's tail instead of folding the whole log (Projections::Open);
 //  * "the cluster as of offset N or time T" starts from the newest snapshot at or before it plus
@@ -36,10 +36,14 @@ struct SnapshotInfo {
   uint64_t next_offset = 0;                // every event below it is in the snapshot
   int64_t max_event_time_unix_micros = 0;  // the latest event time among them
   uint32_t view_format = 0;
-  std::vector<ProjectionSummary> projections;  // each one's digest at next_offset
-  uint64_t bytes = 0;                          // the snapshot's files
-  double seconds_to_take = 0;                  // checkpoint, digests and publication
-  int64_t published_unix_micros = 0;           // by the clock of the machine that took it
+  // Each one's position (next_offset, newest epoch). Snapshots published before stop 40 also
+  // carry each one's digest; later ones leave it empty: a restore checks the table files' block
+  // checksums instead (ProjectionEngine::VerifyChecksums), and a digest costs a scan of every
+  // view at every snapshot (0.5-0.8 s of a core at 100k queued).
+  std::vector<ProjectionSummary> projections;
+  uint64_t bytes = 0;                 // the snapshot's files
+  double seconds_to_take = 0;         // checkpoint and publication
+  int64_t published_unix_micros = 0;  // by the clock of the machine that took it
 };
 
 class SnapshotStore {
@@ -58,9 +62,9 @@ class SnapshotStore {
   // A fresh directory for a checkpoint in the making (tmp-...).
   Result<std::string> NewTemporaryDir(uint64_t next_offset) const;
 
-  // Finishes a checkpoint made in `temporary_dir` at `next_offset`: computes each projection's
-  // digest from it, writes and syncs SNAPSHOT, and publishes it by renaming. Then deletes the
-  // oldest snapshots beyond `keep`.
+  // Finishes a checkpoint made in `temporary_dir` at `next_offset`: opens it to read each
+  // projection's offset (every one must be at `next_offset`), writes and syncs SNAPSHOT, and
+  // publishes it by renaming. Then deletes the oldest snapshots beyond `keep`.
   Result<SnapshotInfo> Publish(const std::string& temporary_dir, uint64_t next_offset,
                                int64_t max_event_time_unix_micros, size_t keep,
                                double seconds_so_far);

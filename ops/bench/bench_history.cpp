@@ -227,7 +227,7 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     for (const auto& snapshot : snapshots) snapshot_seconds.push_back(snapshot.seconds_to_take);
     if (!snapshots.empty()) {
       std::printf(
-          "snapshots: %zu, each taken in p50 %.2f s / max %.2f s (checkpoint, digests, "
+          "snapshots: %zu, each taken in p50 %.2f s / max %.2f s (checkpoint and "
           "publication; off the projections' thread but the checkpoint), newest %.1f MiB\n",
           snapshots.size(), Percentile(snapshot_seconds, 0.5), Percentile(snapshot_seconds, 1.0),
           static_cast<double>(snapshots.back().bytes) / (1 << 20));

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/files.h"
 #include "events/memory_log.h"
 #include "projections/job_queue_projector.h"
 #include "projections/projection_engine.h"
@@ -446,6 +447,39 @@ TEST(BulkLoadTest, ManySmallFilesEqualTheFold) {
 
 // With a budget never reached, nothing is in the DB until CatchUp returns; a second CatchUp
 // continues from the first one's files.
+// A restored snapshot is checked by its table files' block checksums (projections.cpp,
+// OpenOrRestore): a flipped byte in any stored view is Corruption, not a silently wrong view.
+TEST(BulkLoadTest, AFlippedByteInATableFileFailsItsChecksums) {
+  TempDir dir;
+  MemoryEventLog log;
+  History history;
+  history.AddWorkload(4, 300);
+  ASSERT_TRUE(history.AppendTo(log).ok());
+  {
+    auto engine = MustOpenBulk(dir.Sub("bulk"), log, /*bulk_load_bytes=*/1 << 20, /*batch=*/300);
+    ASSERT_NE(engine, nullptr);
+    ASSERT_TRUE(engine->CatchUp(std::nullopt).ok());
+    ASSERT_GT(engine->BulkFilesIngested(), 0u);
+    EXPECT_TRUE(engine->VerifyChecksums().ok());
+  }
+  std::string largest;
+  uintmax_t largest_bytes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.Sub("bulk"))) {
+    if (entry.path().extension() == ".sst" && entry.file_size() > largest_bytes) {
+      largest = entry.path().string();
+      largest_bytes = entry.file_size();
+    }
+  }
+  ASSERT_FALSE(largest.empty()) << "the bulk load left no table file";
+  auto bytes = ReadWholeFile(largest);
+  ASSERT_TRUE(bytes.ok());
+  (*bytes)[bytes->size() / 3] ^= 0x5a;  // inside a data block: the footer and index are at the end
+  ASSERT_TRUE(WriteFileAtomically(largest, *bytes).ok());
+  auto engine = MustOpenBulk(dir.Sub("bulk"), log, /*bulk_load_bytes=*/1 << 20, /*batch=*/300);
+  ASSERT_NE(engine, nullptr);
+  EXPECT_EQ(engine->VerifyChecksums().code(), StatusCode::kCorruption);
+}
+
 TEST(BulkLoadTest, EachCatchUpIngestsWhatItApplied) {
   TempDir dir;
   MemoryEventLog log;
