@@ -13,7 +13,11 @@
 //          a submission waits for, and the background work): in the window, and counted on
 //          through 10 idle seconds, so that the snapshots and compactions the window's
 //          submissions set off are included; --measure 50000 (one snapshot interval) makes that
-//          each size's amortized cost. Not in the default run.
+//          each size's amortized cost. Also per thread in the window: the time runnable but
+//          waiting for a core, the minor page faults (copy-on-write after a write-side fork),
+//          and the writer's appends (count, mean, share of the window). CAIRN_BENCH_WINDOWS=1
+//          prints each window for `perf record -k CLOCK_MONOTONIC` / `perf report --time`. Not
+//          in the default run.
 //   history the decider's heap with many tasks in history (1,000,000 by default, or --tasks N):
 //          every task submitted, placed, started and exited, then 100,000 queued behind; heap
 //          bytes per task (mallinfo2, in-process), against issue 17's budget for the master
@@ -546,10 +550,11 @@ std::string ReadProcText(const std::string& path) {
 // write-side snapshot is a forked child's, counted once reaped. "other" is the rest, threads that
 // ended included.
 // Also how long each part's threads were runnable but waited for a core (schedstat's run delay):
-// on 2 cores, the time a request's threads queue behind other work.
+// on 2 cores, the time a request's threads queue behind other work; and their minor page faults.
 struct CpuSplit {
   std::map<std::string, double> seconds;          // by part
   std::map<std::string, double> waiting_seconds;  // by part, the named threads only
+  std::map<std::string, double> faults;           // by part, minor page faults
   static CpuSplit Of(pid_t pid) {
     CpuSplit split;
     const std::string proc = "/proc/" + std::to_string(pid);
@@ -572,6 +577,13 @@ struct CpuSplit {
       const double seconds = CpuSecondsOfStat(stat, false);
       split.seconds[name] += seconds;
       named += seconds;
+      {
+        std::istringstream fields(stat.substr(close + 2));
+        std::string field;
+        for (int number = 3; number <= 10 && fields >> field; ++number) {
+          if (number == 10) split.faults[name] += std::stod(field);
+        }
+      }
       std::istringstream schedstat(ReadProcText(task.path().string() + "/schedstat"));
       double running_ns = 0, waiting_ns = 0;
       if (schedstat >> running_ns >> waiting_ns) split.waiting_seconds[name] += waiting_ns / 1e9;
@@ -804,22 +816,25 @@ int RunSubmitCurve(const std::vector<int>& sizes, int measured) {
                   us_per_submission(until.Total() - cpu_before.Total()), parts.c_str());
     };
     print_parts("in the window", cpu_after);
-    {
+    // Per submission in the window, by part: a count the threads keep (CpuSplit's other maps).
+    auto print_per_submission = [&](const char* what, const char* format, double scale,
+                                    const std::map<std::string, double> CpuSplit::*counts) {
       std::string parts;
-      for (const auto& [part, seconds] : cpu_after.waiting_seconds) {
-        auto before = cpu_before.waiting_seconds.find(part);
+      for (const auto& [part, after] : cpu_after.*counts) {
+        auto before = (cpu_before.*counts).find(part);
+        const double window = after - (before == (cpu_before.*counts).end() ? 0 : before->second);
         char text[64];
-        std::snprintf(
-            text, sizeof text, "%s%s %.0f", parts.empty() ? "" : ", ", part.c_str(),
-            us_per_submission(seconds -
-                              (before == cpu_before.waiting_seconds.end() ? 0 : before->second)));
+        std::snprintf(text, sizeof text, format, parts.empty() ? "" : ", ", part.c_str(),
+                      window * scale / (kClients * kPerClient));
         parts += text;
       }
-      std::printf(
-          "%10s master threads' us per submission runnable but waiting for a core, in "
-          "the window: %s\n",
-          "", parts.c_str());
-    }
+      std::printf("%10s master threads' %s per submission, in the window: %s\n", "", what,
+                  parts.c_str());
+    };
+    print_per_submission("us runnable but waiting for a core", "%s%s %.0f", 1e6,
+                         &CpuSplit::waiting_seconds);
+    // Copy-on-write after a write-side snapshot's fork lands here, in the threads that write.
+    print_per_submission("page faults", "%s%s %.2f", 1, &CpuSplit::faults);
     print_parts("with the background work it set off", cpu_settled);
     std::fflush(stdout);
     queued += kClients * kPerClient;
