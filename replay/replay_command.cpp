@@ -141,7 +141,8 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
   CLI::App* digest = AddSubcommand(
       replay, "digest",
       "Print the applied offset and digest of the live projections in DIR/projections (opened "
-      "as a RocksDB secondary, so the master may be running), and the log's end.",
+      "as a RocksDB secondary, so the master may be running), or of the snapshot published at "
+      "offset N (--snapshot), and the log's end.",
       Digest);
   digest->add_option("--data", options_.data_dir, "the master's data directory")
       ->required()
@@ -153,6 +154,11 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
       ->type_name("P")
       ->needs(kafka)
       ->capture_default_str();
+  digest
+      ->add_option("--snapshot", options_.snapshot_offset,
+                   "the snapshot published at offset N (DIR/snapshots/snap-N) instead")
+      ->type_name("N")
+      ->check(Number(false));
   digest->add_option("--projection", options_.projection, "the projection to digest")
       ->type_name("NAME")
       ->check(CLI::IsMember(projections))

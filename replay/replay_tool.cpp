@@ -283,8 +283,24 @@ Status Rebuild(const ReplayOptions& options, std::ostream& out) {
 
 Status Digest(const ReplayOptions& options, std::ostream& out) {
   const std::string data_dir = options.data_dir.value_or("");
+  std::string projection_dir = data_dir + "/projections";
+  if (options.snapshot_offset) {
+    // A snapshot's metadata records each projection's offset, not its digest: computed here.
+    auto store = projections::SnapshotStore::OpenExisting(data_dir + "/snapshots");
+    std::string offsets;
+    projection_dir.clear();
+    for (const auto& snapshot : store->List()) {
+      if (snapshot.next_offset == *options.snapshot_offset) projection_dir = snapshot.path;
+      offsets += (offsets.empty() ? "" : ", ") + std::to_string(snapshot.next_offset);
+    }
+    if (projection_dir.empty()) {
+      return Status::NotFound("no snapshot at offset " + std::to_string(*options.snapshot_offset) +
+                              " in " + store->dir() +
+                              (offsets.empty() ? " (it holds none)" : "; it holds: " + offsets));
+    }
+  }
   CAIRN_ASSIGN_OR_RETURN(auto summaries, projections::SummarizeProjectionDir(
-                                             data_dir + "/projections", ProjectionNames(options)));
+                                             projection_dir, ProjectionNames(options)));
   PrintSummaries(summaries, out);
   // The log's end tells whether the projections had caught up; a data dir without its log (a
   // copy of the projections alone) is still worth a digest.
@@ -308,10 +324,9 @@ Status State(const ReplayOptions& options, std::ostream& out) {
   std::error_code error;
   if (options.data_dir && window.stop > 0 && std::filesystem::is_directory(snapshot_dir, error)) {
     auto store = projections::SnapshotStore::OpenExisting(snapshot_dir);
-    CAIRN_ASSIGN_OR_RETURN(auto past,
-                           projections::PastProjections::Open(store.get(), window.log.get(),
-                                                              window.stop - 1, window.at_time,
-                                                              StateProjections()));
+    CAIRN_ASSIGN_OR_RETURN(auto past, projections::PastProjections::Open(
+                                          store.get(), window.log.get(), window.stop - 1,
+                                          window.at_time, StateProjections()));
     if (past->base()) {
       log::Info("replay", "started from snapshot {} (offset {})", past->base()->path,
                 past->base()->next_offset);

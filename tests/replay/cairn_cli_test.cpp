@@ -318,6 +318,46 @@ TEST_F(CairnCliTest, RebuildAndLiveDigestAgree) {
   EXPECT_EQ(partial_summaries["job_queue"].second, FoldDigests(middle)["job_queue"]);
 }
 
+// A snapshot's metadata holds no digests: `digest --snapshot N` computes them from its files, and
+// they are the fold's to that offset.
+TEST_F(CairnCliTest, DigestOfASnapshotIsTheFoldToItsOffset) {
+  TempDir master;
+  LogConfig config;
+  config.data_dir = master.path();
+  auto log = OpenEventLog(config);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_TRUE(history().AppendTo(**log).ok());
+  uint64_t taken = 0;
+  {
+    auto live = Projections::Open(master.path() + "/projections", log->get(),
+                                  master.path() + "/snapshots", {/*every_events=*/100, 4});
+    ASSERT_TRUE(live.ok()) << live.status().ToString();
+    ASSERT_TRUE((*live)->WaitForOffset(history().last_offset(), 30s).ok());
+    ASSERT_TRUE((*live)->WaitForSnapshot(100, 30s).ok());
+    taken = (*live)->LatestSnapshot()->next_offset;
+  }
+  ASSERT_GT(taken, 0u);
+  CliRun digest = RunCairn({"replay", "digest", "--data", master.path(), "--snapshot",
+                            std::to_string(taken), "--projection", "all"});
+  ASSERT_EQ(digest.exit_code, 0) << digest.text();
+  auto summaries = ParseSummaries(digest);
+  ASSERT_EQ(summaries.size(), projections::ProjectorNames().size());
+  const auto expected = FoldDigests(taken - 1);
+  for (const auto& [name, summary] : summaries) {
+    EXPECT_EQ(summary.first, taken) << name;
+    EXPECT_EQ(summary.second, expected.at(name)) << name;
+  }
+
+  // An offset with no snapshot says which offsets have one.
+  testing::FinishedProcess missing =
+      testing::RunToEnd({testing::BinaryPath("cairn"), "replay", "digest", "--data", master.path(),
+                         "--snapshot", "7"},
+                        60s);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.Text().find("no snapshot at offset 7"), std::string::npos) << missing.Text();
+  EXPECT_NE(missing.Text().find(std::to_string(taken)), std::string::npos) << missing.Text();
+}
+
 // The command line's plumbing (the log, --at-offset, --format); the fold's figures are checked
 // by hand in usage_test.cpp.
 TEST_F(CairnCliTest, UsageFoldsTheLogUpToTheOffsetAsked) {
