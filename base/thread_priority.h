@@ -20,8 +20,7 @@ inline constexpr char kHttpThreadName[] = "cairn-http";            // one per co
 inline constexpr char kDeciderThreadName[] = "cairn-decider";      // the single writer
 inline constexpr char kProjectorThreadName[] = "cairn-projector";  // the projections' follower
 // Background work, niced:
-inline constexpr char kSnapshotThreadName[] =
-    "cairn-snapshots";  // projection snapshots' publishing
+inline constexpr char kSnapshotThreadName[] = "cairn-snapshots";  // publishes projection snapshots
 inline constexpr char kWriteSideSnapshotThreadName[] = "cairn-ws-snaps";
 
 }  // namespace cairn

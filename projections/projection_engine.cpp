@@ -817,23 +817,21 @@ Status ProjectionEngine::Read(const std::string& projector,
   return read(reader);
 }
 
-Result<ProjectionSummary> ProjectionEngine::Summarize(const std::string& projector,
-                                                      Digests digests) {
+Result<ProjectionSummary> ProjectionEngine::Summarize(const std::string& projector) {
   CAIRN_ASSIGN_OR_RETURN(Slot * slot, FindSlot(projector));
   ScopedSnapshot snapshot(db_.get());
-  return SummarizeFamily(db_.get(), slot->family, snapshot.get(), projector, digests);
+  return SummarizeFamily(db_.get(), slot->family, snapshot.get(), projector, Digests::kCompute);
 }
 
 Result<std::vector<ProjectionSummary>> ProjectionEngine::SummarizeAll(
-    const std::vector<std::string>& projectors, Digests digests) {
-  std::vector<std::future<Result<ProjectionSummary>>> taken;
+    const std::vector<std::string>& projectors) {
+  std::vector<std::future<Result<ProjectionSummary>>> digests;
   for (const auto& name : projectors) {
-    taken.push_back(std::async(std::launch::async,
-                               [this, &name, digests] { return Summarize(name, digests); }));
+    digests.push_back(std::async(std::launch::async, [this, &name] { return Summarize(name); }));
   }
   std::vector<ProjectionSummary> summaries;
   Status first_error;
-  for (auto& digest : taken) {  // every one waited for: they read this engine
+  for (auto& digest : digests) {  // every one waited for: they read this engine
     auto summary = digest.get();
     if (!summary.ok()) {
       if (first_error.ok()) first_error = summary.status();

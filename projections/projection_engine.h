@@ -132,16 +132,15 @@ class ProjectionEngine {
 
   // Runs `read` over one consistent snapshot of the named projector's views.
   Status Read(const std::string& projector, const std::function<Status(ViewReader&)>& read);
-  Result<ProjectionSummary> Summarize(const std::string& projector,
-                                      Digests digests = Digests::kCompute);
+  Result<ProjectionSummary> Summarize(const std::string& projector);
   // The named projectors' summaries, in that order, taken on one thread each: every digest is a
   // scan of its views, so side by side they take about the time of the largest. The first error,
   // once all are done.
-  Result<std::vector<ProjectionSummary>> SummarizeAll(const std::vector<std::string>& projectors,
-                                                      Digests digests = Digests::kCompute);
+  Result<std::vector<ProjectionSummary>> SummarizeAll(const std::vector<std::string>& projectors);
   // Reads every block of every table file and checks its checksum (RocksDB's VerifyChecksum):
-  // Corruption when a byte of the stored views changed. A fraction of a digest's cost (no view is
-  // parsed or hashed, and the blocks are read in file order).
+  // Corruption when a byte of a table file changed. Table files only: views still in the
+  // memtables came from the write-ahead log, whose records RocksDB checked as it replayed them.
+  // A fraction of a digest's cost (no view is parsed or hashed; blocks are read in file order).
   Status VerifyChecksums();
 
  private:

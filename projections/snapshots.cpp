@@ -70,7 +70,7 @@ Result<SnapshotInfo> ReadMetadata(const std::string& path) {
       summary.name = projection.at("name").get<std::string>();
       summary.next_offset = projection.at("next_offset").get<uint64_t>();
       summary.newest_epoch = projection.at("newest_epoch").get<uint64_t>();
-      // Snapshots published before stop 40 carry each projection's digest; later ones do not.
+      // Snapshots published by earlier builds carry each projection's digest; later ones do not.
       summary.digest = projection.value("digest", std::string());
       info.projections.push_back(std::move(summary));
     }

@@ -36,10 +36,11 @@ struct SnapshotInfo {
   uint64_t next_offset = 0;                // every event below it is in the snapshot
   int64_t max_event_time_unix_micros = 0;  // the latest event time among them
   uint32_t view_format = 0;
-  // Each one's position (next_offset, newest epoch). Snapshots published before stop 40 also
+  // Each one's position (next_offset, newest epoch). Snapshots published by earlier builds also
   // carry each one's digest; later ones leave it empty: a restore checks the table files' block
-  // checksums instead (ProjectionEngine::VerifyChecksums), and a digest costs a scan of every
-  // view at every snapshot (0.5-0.8 s of a core at 100k queued).
+  // checksums and each projector's offset instead (CheckRestored, projections.cpp), and a digest
+  // costs a scan of every view at every snapshot (0.5-0.8 s of a core at 100k queued). A build
+  // from before this change skips these snapshots (it requires the digest) and folds instead.
   std::vector<ProjectionSummary> projections;
   uint64_t bytes = 0;                 // the snapshot's files
   double seconds_to_take = 0;         // checkpoint and publication

@@ -156,9 +156,10 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
       ->capture_default_str();
   digest
       ->add_option("--snapshot", options_.snapshot_offset,
-                   "the snapshot published at offset N (DIR/snapshots/snap-N) instead")
+                   "the snapshot published at offset N (DIR/snapshots/snap-<N in 20 digits>) "
+                   "instead")
       ->type_name("N")
-      ->check(Number(false));
+      ->check(Number(true));
   digest->add_option("--projection", options_.projection, "the projection to digest")
       ->type_name("NAME")
       ->check(CLI::IsMember(projections))

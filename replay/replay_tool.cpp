@@ -294,9 +294,10 @@ Status Digest(const ReplayOptions& options, std::ostream& out) {
       offsets += (offsets.empty() ? "" : ", ") + std::to_string(snapshot.next_offset);
     }
     if (projection_dir.empty()) {
-      return Status::NotFound("no snapshot at offset " + std::to_string(*options.snapshot_offset) +
-                              " in " + store->dir() +
-                              (offsets.empty() ? " (it holds none)" : "; it holds: " + offsets));
+      return Status::NotFound(
+          "no snapshot at offset " + std::to_string(*options.snapshot_offset) + " in " +
+          store->dir() +
+          (offsets.empty() ? " (it holds none that can be read)" : "; it holds: " + offsets));
     }
   }
   CAIRN_ASSIGN_OR_RETURN(auto summaries, projections::SummarizeProjectionDir(

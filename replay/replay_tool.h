@@ -30,7 +30,8 @@ struct ReplayOptions {
   std::string out_dir;                // rebuild
   std::string projection = "all";     // rebuild, digest: a projector's name or "all"
   std::optional<uint64_t> to_offset;  // rebuild
-  // digest: the snapshot published at this offset (DIR/snapshots/snap-N) instead of the live DB.
+  // digest: the snapshot published at this offset (DIR/snapshots/snap-<N, 20 digits>) instead of
+  // the live DB.
   std::optional<uint64_t> snapshot_offset;
   // state, explain, experiment, usage: after offset N (inclusive), or after the events up to
   // time T.

@@ -546,15 +546,19 @@ std::string ReadProcText(const std::string& path) {
 
 // Where a process's CPU went, by the names its threads give themselves: the master names the
 // threads a submission waits for (cairn-http, cairn-decider, cairn-projector) and its background
-// work (rocksdb:* compactions and flushes, cairn-snapshots digesting projection snapshots); a
+// work (rocksdb:* compactions and flushes, cairn-snapshots publishing projection snapshots); a
 // write-side snapshot is a forked child's, counted once reaped. "other" is the rest, threads that
 // ended included.
 // Also how long each part's threads were runnable but waited for a core (schedstat's run delay):
 // on 2 cores, the time a request's threads queue behind other work; and their minor page faults.
 struct CpuSplit {
-  std::map<std::string, double> seconds;          // by part
-  std::map<std::string, double> waiting_seconds;  // by part, the named threads only
-  std::map<std::string, double> faults;           // by part, minor page faults
+  std::map<std::string, double> seconds;  // by part
+  struct ThreadCounts {
+    std::string part;
+    double waiting_seconds = 0;  // runnable, not running
+    double faults = 0;           // minor page faults
+  };
+  std::map<std::string, ThreadCounts> threads;  // by thread id, the named threads only
   static CpuSplit Of(pid_t pid) {
     CpuSplit split;
     const std::string proc = "/proc/" + std::to_string(pid);
@@ -577,16 +581,16 @@ struct CpuSplit {
       const double seconds = CpuSecondsOfStat(stat, false);
       split.seconds[name] += seconds;
       named += seconds;
-      {
-        std::istringstream fields(stat.substr(close + 2));
-        std::string field;
-        for (int number = 3; number <= 10 && fields >> field; ++number) {
-          if (number == 10) split.faults[name] += std::stod(field);
-        }
+      ThreadCounts& counts = split.threads[task.path().filename().string()];
+      counts.part = name;
+      std::istringstream fields(stat.substr(close + 2));  // from field 3 on
+      std::string field;
+      for (int number = 3; number <= 10 && fields >> field; ++number) {
+        if (number == 10) counts.faults = std::stod(field);
       }
       std::istringstream schedstat(ReadProcText(task.path().string() + "/schedstat"));
       double running_ns = 0, waiting_ns = 0;
-      if (schedstat >> running_ns >> waiting_ns) split.waiting_seconds[name] += waiting_ns / 1e9;
+      if (schedstat >> running_ns >> waiting_ns) counts.waiting_seconds = waiting_ns / 1e9;
     }
     split.seconds["other"] = total - named;
     return split;
@@ -599,6 +603,17 @@ struct CpuSplit {
     double sum = 0;
     for (const auto& [part, value] : seconds) sum += value;
     return sum;
+  }
+  // A thread count's growth since `before`, by part, over the threads alive at both readings (a
+  // connection's thread may come or go between them).
+  std::map<std::string, double> Since(const CpuSplit& before, double ThreadCounts::*count) const {
+    std::map<std::string, double> parts;
+    for (const auto& [id, counts] : threads) {
+      auto earlier = before.threads.find(id);
+      if (earlier != before.threads.end())
+        parts[counts.part] += counts.*count - earlier->second.*count;
+    }
+    return parts;
   }
 };
 
@@ -717,16 +732,20 @@ int RunSubmitCurve(const std::vector<int>& sizes, int measured) {
     // The writer's durable appends (GET /metrics, cairn_log_append_seconds): how many, and their
     // mean. The writer decides a batch, then appends it and waits for the fsync, so its share of
     // the window (appends x mean) says how close the single writer is to being the bound.
+    struct Appends {
+      double seconds = 0;
+      double count = 0;
+    };
     auto appends = [&] {
-      std::pair<double, double> sum_and_count{0, 0};
+      Appends so_far;
       auto metrics = clients[0]->Request("GET", "/metrics");
-      if (!metrics.ok() || metrics->status != 200) return sum_and_count;
+      if (!metrics.ok() || metrics->status != 200) return so_far;
       auto sample = [&](const char* series) {
         return cairn::testing::PrometheusSample(metrics->body, series).value_or(0);
       };
-      sum_and_count = {sample("cairn_log_append_seconds_sum"),
-                       sample("cairn_log_append_seconds_count")};
-      return sum_and_count;
+      so_far.seconds = sample("cairn_log_append_seconds_sum");
+      so_far.count = sample("cairn_log_append_seconds_count");
+      return so_far;
     };
     const auto appends_before = appends();
     const CpuSplit cpu_before = CpuSplit::Of(cluster.master_pid());
@@ -772,8 +791,8 @@ int RunSubmitCurve(const std::vector<int>& sizes, int measured) {
                 *std::max_element(latencies.begin(), latencies.end()),
                 ResidentMiB(cluster.master_pid()), rate / first_rate, page_figures, task_figures,
                 cpu_us_per_submission);
-    const double append_count = appends_after.second - appends_before.second;
-    const double append_seconds = appends_after.first - appends_before.first;
+    const double append_count = appends_after.count - appends_before.count;
+    const double append_seconds = appends_after.seconds - appends_before.seconds;
     if (append_count > 0) {
       std::printf(
           "%10s the writer's appends in the window: %.0f, %.2f submissions each, %.3f ms each "
@@ -816,13 +835,11 @@ int RunSubmitCurve(const std::vector<int>& sizes, int measured) {
                   us_per_submission(until.Total() - cpu_before.Total()), parts.c_str());
     };
     print_parts("in the window", cpu_after);
-    // Per submission in the window, by part: a count the threads keep (CpuSplit's other maps).
+    // Per submission in the window, by part: a count each thread keeps (CpuSplit::ThreadCounts).
     auto print_per_submission = [&](const char* what, const char* format, double scale,
-                                    const std::map<std::string, double> CpuSplit::*counts) {
+                                    double CpuSplit::ThreadCounts::*count) {
       std::string parts;
-      for (const auto& [part, after] : cpu_after.*counts) {
-        auto before = (cpu_before.*counts).find(part);
-        const double window = after - (before == (cpu_before.*counts).end() ? 0 : before->second);
+      for (const auto& [part, window] : cpu_after.Since(cpu_before, count)) {
         char text[64];
         std::snprintf(text, sizeof text, format, parts.empty() ? "" : ", ", part.c_str(),
                       window * scale / (kClients * kPerClient));
@@ -832,9 +849,9 @@ int RunSubmitCurve(const std::vector<int>& sizes, int measured) {
                   parts.c_str());
     };
     print_per_submission("us runnable but waiting for a core", "%s%s %.0f", 1e6,
-                         &CpuSplit::waiting_seconds);
+                         &CpuSplit::ThreadCounts::waiting_seconds);
     // Copy-on-write after a write-side snapshot's fork lands here, in the threads that write.
-    print_per_submission("page faults", "%s%s %.2f", 1, &CpuSplit::faults);
+    print_per_submission("page faults", "%s%s %.2f", 1, &CpuSplit::ThreadCounts::faults);
     print_parts("with the background work it set off", cpu_settled);
     std::fflush(stdout);
     queued += kClients * kPerClient;

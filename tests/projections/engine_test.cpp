@@ -445,10 +445,8 @@ TEST(BulkLoadTest, ManySmallFilesEqualTheFold) {
   }
 }
 
-// With a budget never reached, nothing is in the DB until CatchUp returns; a second CatchUp
-// continues from the first one's files.
 // A restored snapshot is checked by its table files' block checksums (projections.cpp,
-// OpenOrRestore): a flipped byte in any stored view is Corruption, not a silently wrong view.
+// CheckRestored): a flipped byte in a table file is Corruption, not a silently wrong view.
 TEST(BulkLoadTest, AFlippedByteInATableFileFailsItsChecksums) {
   TempDir dir;
   MemoryEventLog log;
@@ -480,6 +478,8 @@ TEST(BulkLoadTest, AFlippedByteInATableFileFailsItsChecksums) {
   EXPECT_EQ(engine->VerifyChecksums().code(), StatusCode::kCorruption);
 }
 
+// With a budget never reached, nothing is in the DB until CatchUp returns; a second CatchUp
+// continues from the first one's files.
 TEST(BulkLoadTest, EachCatchUpIngestsWhatItApplied) {
   TempDir dir;
   MemoryEventLog log;
