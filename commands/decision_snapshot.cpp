@@ -838,7 +838,7 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
       return Status::InvalidArgument("task " + task->task_id + " belongs to no job");
     }
   }
-  for (auto& [id, job] : state.jobs) {
+  for (const auto& [id, job] : state.jobs) {
     if (job.live_tasks > 0) {
       state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
     }

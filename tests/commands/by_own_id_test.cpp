@@ -1,0 +1,96 @@
+// ByOwnId (commands/decision_state.h): the ordered map of tasks and jobs keyed by a view of each
+// record's own id, whose records live apart from the tree's nodes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iterator>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands/decision_state.h"
+
+namespace cairn::commands {
+namespace {
+
+using Jobs = ByOwnId<JobRecord, &JobRecord::job_id>;
+
+JobRecord Job(std::string id, int32_t priority) {
+  JobRecord job;
+  job.job_id = std::move(id);
+  job.priority = priority;
+  return job;
+}
+
+TEST(ByOwnIdTest, IteratesInIdOrderWhateverTheInsertionOrderAndRecordsNeverMove) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 500; ++i) ids.push_back("job-" + std::to_string(100000 + i * 7919 % 500));
+  std::shuffle(ids.begin(), ids.end(), std::mt19937(7));
+  Jobs jobs;
+  std::vector<const JobRecord*> stored;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto [record, inserted] = jobs.Insert(Job(ids[i], static_cast<int32_t>(i)));
+    EXPECT_TRUE(inserted) << ids[i];
+    stored.push_back(record);
+  }
+  ASSERT_EQ(jobs.size(), ids.size());
+  // Every record is where its insertion said, after all the insertions that followed.
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(&jobs.at(ids[i]), stored[i]);
+    EXPECT_EQ(stored[i]->job_id, ids[i]);
+    EXPECT_EQ(stored[i]->priority, static_cast<int32_t>(i));
+  }
+  std::vector<std::string> walked;
+  for (const auto& [id, job] : jobs) {
+    EXPECT_EQ(id, job.job_id);
+    walked.push_back(std::string(id));
+  }
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(walked, ids);
+}
+
+TEST(ByOwnIdTest, ASecondRecordWithAnIdKeepsTheFirst) {
+  Jobs jobs;
+  JobRecord* first = jobs.Insert(Job("a", 1)).first;
+  auto [again, inserted] = jobs.Insert(Job("a", 2));
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(jobs.at("a").priority, 1);
+  auto [made, was_made] = jobs.FindOrMake("b");
+  EXPECT_TRUE(was_made);
+  EXPECT_EQ(made->job_id, "b");
+  EXPECT_EQ(jobs.FindOrMake("b").first, made);
+  EXPECT_FALSE(jobs.FindOrMake("b").second);
+  EXPECT_EQ(jobs.size(), 2u);
+}
+
+TEST(ByOwnIdTest, ReadsAndChangesThroughItsIteratorsAsThroughAStdMaps) {
+  Jobs jobs;
+  for (const char* id : {"b", "d", "f"}) jobs.Insert(Job(id, 0));
+  // Changed through an iterator: `it->second` is the stored record.
+  auto it = jobs.find(std::string("d"));
+  ASSERT_NE(it, jobs.end());
+  it->second.priority = 42;
+  EXPECT_EQ(jobs.at("d").priority, 42);
+  EXPECT_EQ(jobs.find("c"), jobs.end());
+  EXPECT_EQ(jobs.count("f"), 1u);
+  EXPECT_EQ(jobs.count("g"), 0u);
+  EXPECT_EQ(jobs.lower_bound("c")->first, "d");
+  EXPECT_EQ(jobs.upper_bound("d")->first, "f");
+  EXPECT_EQ(jobs.lower_bound("g"), jobs.end());
+  EXPECT_EQ(std::prev(jobs.end())->first, "f");
+  EXPECT_EQ(std::next(jobs.begin())->first, "d");
+  EXPECT_THROW(jobs.at("zzz"), std::out_of_range);
+  // Read through a const view; a mutable iterator converts and compares as a std::map's does.
+  const Jobs& view = jobs;
+  Jobs::const_iterator at = jobs.find("b");
+  EXPECT_EQ(at, view.begin());
+  EXPECT_EQ(view.find("d")->second.priority, 42);
+  EXPECT_EQ(std::distance(view.begin(), view.end()), 3);
+  EXPECT_FALSE(view.empty());
+  EXPECT_EQ(&view.at("f"), &jobs.at("f"));
+}
+
+}  // namespace
+}  // namespace cairn::commands
