@@ -818,7 +818,10 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
     snapshot::Job stored;
     for (std::string_view record : split.jobs) {
       CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
-      JobRecord& job = *state.jobs.Insert(DecodeJob(stored)).first;
+      auto [stored_job, inserted] = state.jobs.Insert(DecodeJob(stored));
+      if (!inserted)
+        return Status::InvalidArgument("job " + stored_job->job_id + " is stored twice");
+      JobRecord& job = *stored_job;
       job.tasks.reserve(static_cast<size_t>(stored.tasks_size()));
       for (uint32_t index : stored.tasks()) {
         if (index >= tasks.size() || tasks[index]->job != nullptr) {

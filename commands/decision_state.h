@@ -49,7 +49,7 @@ struct Placement {
 
 struct TaskRecord {
   std::string task_id;
-  // The job's record in DecisionState::jobs (whose nodes never move or go away), so that a
+  // The job's record in DecisionState::jobs (whose records never move or go away), so that a
   // scheduling pass over many queued tasks reaches each one's job without a lookup. Every stored
   // task has one.
   const JobRecord* job = nullptr;
@@ -119,7 +119,7 @@ struct JobRecord {
   std::string job_id;
   std::string resource_pool;
   std::string user;
-  // Its tasks in submission order: records of DecisionState::tasks, whose nodes never move.
+  // Its tasks in submission order: records of DecisionState::tasks, which never move.
   std::vector<TaskRecord*> tasks;
   double weight = 1;
   int64_t queue_position = 0;  // smaller = further ahead among equal priorities
@@ -148,10 +148,16 @@ inline const std::string& TaskRecord::pool() const { return job->resource_pool; 
 // writer changes them, and an insertion rebalances the tree, writing to nodes at random. With the
 // records inside the nodes (a task's node 384 bytes), those writes spread over every page of
 // every task and job, and at 100k queued the writer copied 2.0 pages per submission while a
-// snapshot's child lived (54 MiB); 64-byte nodes keep the tree on a sixth of the pages. Records
-// stay where they are for their life, so pointers to them (JobRecord::tasks) stay valid.
+// snapshot's child lived (54 MiB); 64-byte nodes keep the tree on a sixth of the pages (with
+// jemalloc, whose size classes put the nodes on pages of their own; glibc's malloc would lay
+// each node between two records). Records stay where they are for their life, so pointers to
+// them (JobRecord::tasks) stay valid.
 //
-// Iterators read like a std::map's: `it->first` is the id, `it->second` the record.
+// Iterators read like a std::map's (`it->first` is the id, `it->second` the record) except that
+// `*it` is a pair of views made on the spot: `auto& e = *it` does not compile (use `const auto&`
+// or `auto&&`); `auto e = *it` views the stored record rather than copying it; `&it->first` is
+// not an address to keep; and on a mutable map `const auto& [id, record]` still gives a mutable
+// record (read through std::as_const(map) for a const one).
 template <typename Record, std::string Record::*kId>
 class ByOwnId {
   using Tree = std::map<std::string_view, std::unique_ptr<Record>, std::less<>>;
@@ -176,6 +182,8 @@ class ByOwnId {
     using reference = Entry;
     using pointer = Arrow;
     using difference_type = std::ptrdiff_t;
+    // Bidirectional though `reference` is a value (as vector<bool>'s): std::prev, std::next and
+    // std::distance choose by the tag, and C++20's std::bidirectional_iterator holds.
     using iterator_category = std::bidirectional_iterator_tag;
 
     Iterator() = default;
@@ -223,32 +231,16 @@ class ByOwnId {
   const_iterator end() const { return const_iterator(tree_.end()); }
   size_t size() const { return tree_.size(); }
   bool empty() const { return tree_.empty(); }
-  template <typename Key>
-  size_t count(const Key& id) const {
-    return tree_.count(id);
-  }
-  template <typename Key>
-  iterator find(const Key& id) {
-    return iterator(tree_.find(id));
-  }
-  template <typename Key>
-  const_iterator find(const Key& id) const {
-    return const_iterator(tree_.find(id));
-  }
-  template <typename Key>
-  iterator lower_bound(const Key& id) {
-    return iterator(tree_.lower_bound(id));
-  }
-  template <typename Key>
-  const_iterator lower_bound(const Key& id) const {
+  // Lookups by any string (std::less<> compares views).
+  size_t count(std::string_view id) const { return tree_.count(id); }
+  iterator find(std::string_view id) { return iterator(tree_.find(id)); }
+  const_iterator find(std::string_view id) const { return const_iterator(tree_.find(id)); }
+  iterator lower_bound(std::string_view id) { return iterator(tree_.lower_bound(id)); }
+  const_iterator lower_bound(std::string_view id) const {
     return const_iterator(tree_.lower_bound(id));
   }
-  template <typename Key>
-  iterator upper_bound(const Key& id) {
-    return iterator(tree_.upper_bound(id));
-  }
-  template <typename Key>
-  const_iterator upper_bound(const Key& id) const {
+  iterator upper_bound(std::string_view id) { return iterator(tree_.upper_bound(id)); }
+  const_iterator upper_bound(std::string_view id) const {
     return const_iterator(tree_.upper_bound(id));
   }
   // std::out_of_range when there is none, as a std::map's.
@@ -269,7 +261,7 @@ class ByOwnId {
   std::pair<Record*, bool> FindOrMake(std::string_view id) {
     if (auto it = tree_.find(id); it != tree_.end()) return {it->second.get(), false};
     Record made;
-    made.*kId = std::string(id);
+    made.*kId = id;
     return Insert(std::move(made));
   }
 
@@ -436,7 +428,7 @@ struct PaiJobRecord {
 using QueueKey = std::tuple<int32_t, int64_t, uint64_t>;
 
 // One resource pool's queued tasks in queue order, each with its record (in
-// DecisionState::tasks, whose nodes never move), slot tasks apart from zero-slot ones: a
+// DecisionState::tasks, whose records never move), slot tasks apart from zero-slot ones: a
 // scheduling pass over a pool walks exactly the tasks it schedules, without a lookup per task.
 struct PoolQueue {
   using Tasks = std::pmr::map<QueueKey, const TaskRecord*>;

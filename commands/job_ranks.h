@@ -22,7 +22,7 @@ class JobRanks {
   // A job with these queue parameters became live, or stopped being live. Its queue parameters
   // change by Remove with the old ones, then Add with the new. Add keeps a view of `job_id`, which
   // must stay where it is, unchanged, until the job is removed (DecisionState passes the
-  // JobRecord's own id: its nodes never move, and a job's id never changes).
+  // JobRecord's own id: its records never move, and a job's id never changes).
   void Add(const std::string& pool, int32_t priority, int64_t position, const std::string& job_id);
   void Remove(const std::string& pool, int32_t priority, int64_t position,
               const std::string& job_id);

@@ -7,6 +7,8 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "commands/decision_state.h"
@@ -15,6 +17,16 @@ namespace cairn::commands {
 namespace {
 
 using Jobs = ByOwnId<JobRecord, &JobRecord::job_id>;
+
+// Iterators as a std::map's: bidirectional, a mutable one converts to a const one and not back,
+// and a const one reads a const record.
+static_assert(std::bidirectional_iterator<Jobs::iterator>);
+static_assert(std::bidirectional_iterator<Jobs::const_iterator>);
+static_assert(std::is_convertible_v<Jobs::iterator, Jobs::const_iterator>);
+static_assert(!std::is_convertible_v<Jobs::const_iterator, Jobs::iterator>);
+static_assert(
+    std::is_same_v<decltype((*std::declval<const Jobs&>().begin()).second), const JobRecord&>);
+static_assert(std::is_same_v<decltype((*std::declval<Jobs&>().begin()).second), JobRecord&>);
 
 JobRecord Job(std::string id, int32_t priority) {
   JobRecord job;
@@ -86,10 +98,39 @@ TEST(ByOwnIdTest, ReadsAndChangesThroughItsIteratorsAsThroughAStdMaps) {
   const Jobs& view = jobs;
   Jobs::const_iterator at = jobs.find("b");
   EXPECT_EQ(at, view.begin());
+  // Mutable and const iterators compare either way round.
+  EXPECT_EQ(jobs.find("b"), view.begin());
+  EXPECT_EQ(view.begin(), jobs.find("b"));
+  EXPECT_NE(jobs.find("d"), view.begin());
+  EXPECT_NE(view.begin(), jobs.find("d"));
+  Jobs::iterator walk = jobs.begin();
+  EXPECT_EQ((walk++)->first, "b");
+  EXPECT_EQ(walk->first, "d");
+  EXPECT_EQ((walk--)->first, "d");
+  EXPECT_EQ(walk->first, "b");
+  EXPECT_EQ(view.lower_bound("c")->first, "d");
+  EXPECT_EQ(view.upper_bound("f"), view.end());
+  EXPECT_THROW(view.at("zzz"), std::out_of_range);
   EXPECT_EQ(view.find("d")->second.priority, 42);
   EXPECT_EQ(std::distance(view.begin(), view.end()), 3);
   EXPECT_FALSE(view.empty());
   EXPECT_EQ(&view.at("f"), &jobs.at("f"));
+}
+
+// A snapshot's records come in id order: each goes in at the end, and in order.
+TEST(ByOwnIdTest, RecordsInsertedInIdOrderAreAllThereInThatOrder) {
+  Jobs jobs;
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_TRUE(jobs.Insert(Job("job-" + std::to_string(1000 + i), i)).second);
+  }
+  ASSERT_EQ(jobs.size(), 100u);
+  int expected = 0;
+  for (const auto& [id, job] : std::as_const(jobs)) {
+    EXPECT_EQ(id, "job-" + std::to_string(1000 + expected));
+    EXPECT_EQ(job.priority, expected);
+    ++expected;
+  }
+  EXPECT_EQ(expected, 100);
 }
 
 }  // namespace

@@ -139,6 +139,27 @@ TEST(DecisionSnapshotTest, RefusesBytesThatAreNotASnapshotOfThisFormat) {
   EXPECT_EQ(DecodeDecisionState(bytes).status().code(), StatusCode::kFailedPrecondition);
 }
 
+// A record stored twice is refused, not merged: the second copy of a job would have been dropped
+// and its tasks attached to the first.
+TEST(DecisionSnapshotTest, RefusesAJobStoredTwice) {
+  DecisionState state;
+  events::Envelope submitted;
+  submitted.set_offset(0);
+  submitted.mutable_task_submitted()->set_task_id("t");
+  submitted.mutable_task_submitted()->mutable_resources()->set_slots(1);
+  submitted.mutable_task_submitted()->mutable_resources()->set_resource_pool(kDefaultPool);
+  Apply(state, submitted);
+  snapshot::DecisionSnapshot whole;
+  ASSERT_TRUE(whole.ParseFromString(EncodeDecisionState(state, {})));
+  ASSERT_EQ(whole.jobs_size(), 1);
+  ASSERT_TRUE(DecodeDecisionState(whole.SerializeAsString()).ok());
+  *whole.add_jobs() = whole.jobs(0);
+  auto decoded = DecodeDecisionState(whole.SerializeAsString());
+  EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(decoded.status().message().find("job t is stored twice"), std::string::npos)
+      << decoded.status().ToString();
+}
+
 // Allocations are found from their ids: "<task>.<n>" through the task's record, earlier ones of a
 // re-queued task and ids of another form through DecisionState::other_allocations. Each keeps
 // the agents that held it after it ended, and a snapshot keeps all of it.
