@@ -39,16 +39,14 @@ constexpr auto kReadAvailableWait = std::chrono::seconds(10);
 
 Result<ProjectionSummary> SummarizeFamily(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family,
                                           const rocksdb::Snapshot* snapshot,
-                                          const std::string& name, Digests digests) {
+                                          const std::string& name) {
   RocksReader reader(db, family, snapshot);
   ProjectionSummary summary;
   summary.name = name;
   CAIRN_ASSIGN_OR_RETURN(auto checkpoint, ReadCheckpoint(reader));
   summary.next_offset = checkpoint.next_offset();
   summary.newest_epoch = checkpoint.newest_epoch();
-  if (digests == Digests::kCompute) {
-    CAIRN_ASSIGN_OR_RETURN(summary.digest, DigestViews(reader));
-  }
+  CAIRN_ASSIGN_OR_RETURN(summary.digest, DigestViews(reader));
   return summary;
 }
 
@@ -361,18 +359,15 @@ Status ProjectionEngine::IngestPending(Slot& slot) {
   return Status::Ok();
 }
 
-Status ProjectionEngine::ForEachSlot(bool parallel, const std::function<Status(Slot&)>& work) {
+Status ProjectionEngine::ForEachSlot(const std::function<Status(Slot&)>& work) {
   // Each projector commits on its own, so projectors can work side by side.
   std::vector<std::future<Status>> others;
-  if (parallel) {
-    for (size_t i = 1; i < slots_.size(); ++i) {
-      others.push_back(
-          std::async(std::launch::async, [this, i, &work] { return work(slots_[i]); }));
-    }
+  for (size_t i = 1; i < slots_.size(); ++i) {
+    others.push_back(std::async(std::launch::async, [this, i, &work] { return work(slots_[i]); }));
   }
   Status result;
   for (size_t i = 0; i < slots_.size(); ++i) {
-    Status status = i == 0 || others.empty() ? work(slots_[i]) : others[i - 1].get();
+    Status status = i == 0 ? work(slots_[i]) : others[i - 1].get();
     if (!status.ok() && result.ok()) result = status;
   }
   PublishProgress();
@@ -412,7 +407,7 @@ Status ProjectionEngine::ApplyBatch(const std::vector<Envelope>& events) {
   CAIRN_RETURN_IF_ERROR(RecordLogIdentity(events));
   // (A bulk load applies its batches in lanes: CatchUpInLanes.)
   if (events.size() < kParallelBatchEvents) return ApplyInOneWrite(events);
-  return ForEachSlot(/*parallel=*/true, [&](Slot& slot) { return ApplyToSlot(slot, events); });
+  return ForEachSlot([&](Slot& slot) { return ApplyToSlot(slot, events); });
 }
 
 Status ProjectionEngine::Dispatch(std::vector<Envelope> events) {
@@ -586,7 +581,7 @@ Status ProjectionEngine::CatchUpInLanes(uint64_t end, std::optional<int64_t> unt
     changed.wait(lock, [&] { return !failed.ok() || idle(); });
     if (!failed.ok()) return failed;
     for (auto& lane : lanes) lane.pending_bytes = 0;
-    return ForEachSlot(/*parallel=*/true, [this](Slot& slot) { return IngestPending(slot); });
+    return ForEachSlot([this](Slot& slot) { return IngestPending(slot); });
   });
   {
     std::lock_guard lock(mutex);
@@ -820,7 +815,7 @@ Status ProjectionEngine::Read(const std::string& projector,
 Result<ProjectionSummary> ProjectionEngine::Summarize(const std::string& projector) {
   CAIRN_ASSIGN_OR_RETURN(Slot * slot, FindSlot(projector));
   ScopedSnapshot snapshot(db_.get());
-  return SummarizeFamily(db_.get(), slot->family, snapshot.get(), projector, Digests::kCompute);
+  return SummarizeFamily(db_.get(), slot->family, snapshot.get(), projector);
 }
 
 Result<std::vector<ProjectionSummary>> ProjectionEngine::SummarizeAll(
@@ -843,6 +838,18 @@ Result<std::vector<ProjectionSummary>> ProjectionEngine::SummarizeAll(
   return summaries;
 }
 
+std::vector<ProjectionSummary> ProjectionEngine::Positions() const {
+  std::vector<ProjectionSummary> positions;
+  for (const auto& slot : slots_) {
+    ProjectionSummary position;
+    position.name = slot.projector->name();
+    position.next_offset = slot.checkpoint.next_offset();
+    position.newest_epoch = slot.checkpoint.newest_epoch();
+    positions.push_back(std::move(position));
+  }
+  return positions;
+}
+
 Status ProjectionEngine::VerifyChecksums() {
   return FromRocks(db_->VerifyChecksum(), "verify the table files' checksums");
 }
@@ -858,9 +865,8 @@ void LowerCompactionPriority() {
   });
 }
 
-Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(const std::string& dir,
-                                                              const std::vector<std::string>& names,
-                                                              Digests digests) {
+Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
+    const std::string& dir, const std::vector<std::string>& names) {
   std::vector<std::string> families;
   rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir, &families);
   if (!listed.ok()) {
@@ -917,7 +923,7 @@ Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(const std::string&
     if (!result.ok()) break;
     for (size_t i = 0; i < families.size(); ++i) {
       if (families[i] != name) continue;
-      auto summary = SummarizeFamily(db.get(), handles[i], nullptr, name, digests);
+      auto summary = SummarizeFamily(db.get(), handles[i], nullptr, name);
       if (!summary.ok()) {
         result = summary.status();
         break;

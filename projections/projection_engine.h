@@ -70,11 +70,8 @@ struct ProjectionSummary {
   std::string name;
   uint64_t next_offset = 0;  // every event below it is applied
   uint64_t newest_epoch = 0;
-  std::string digest;  // hex SHA-256 of the views (see DigestViews); empty when not asked for
+  std::string digest;  // hex SHA-256 of the views (see DigestViews); empty in a position
 };
-
-// Whether a summary scans the views for their digest, or reads only the projector's checkpoint.
-enum class Digests { kCompute, kSkip };
 
 class ProjectionEngine {
  public:
@@ -103,6 +100,9 @@ class ProjectionEngine {
   // first. Returns the offset it holds every event below. On the engine's own thread
   // (take_snapshot), or while that thread is not running.
   Result<uint64_t> CreateCheckpoint(const std::string& target_dir);
+  // Each projector's name, next offset and newest epoch, from its checkpoint, without a digest.
+  // On the engine's own thread, or while that thread is not running.
+  std::vector<ProjectionSummary> Positions() const;
   // The latest event time among the applied events.
   int64_t MaxEventTime() const;
   // Each projector's next offset (every event below it applied), in the engine's order.
@@ -175,9 +175,9 @@ class ProjectionEngine {
   void PublishProgress();
   // Writes the slot's pending changes as a table file and ingests it.
   Status IngestPending(Slot& slot);
-  // Runs `work` on every slot, on one thread each when `parallel`, then publishes the offsets.
-  // Returns the first error.
-  Status ForEachSlot(bool parallel, const std::function<Status(Slot&)>& work);
+  // Runs `work` on every slot, one thread each, then publishes the offsets. Returns the first
+  // error.
+  Status ForEachSlot(const std::function<Status(Slot&)>& work);
   // Applies `events` after the batch in flight; a large batch is applied on another thread
   // while the caller reads the next one. Returns the in-flight batch's error, if any.
   Status Dispatch(std::vector<Envelope> events);
@@ -240,8 +240,7 @@ void LowerCompactionPriority();
 
 // Summaries of the projectors in an existing projection directory, opened as a RocksDB secondary
 // so it works while a master owns the directory. `names` empty = every projector present.
-Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(const std::string& dir,
-                                                              const std::vector<std::string>& names,
-                                                              Digests digests = Digests::kCompute);
+Result<std::vector<ProjectionSummary>> SummarizeProjectionDir(
+    const std::string& dir, const std::vector<std::string>& names);
 
 }  // namespace cairn::projections

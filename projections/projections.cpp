@@ -18,8 +18,8 @@ namespace cairn {
 using projections::ViewReader;
 
 // Takes the engine's snapshots: the checkpoint on the engine's thread (hard links and a copy of
-// the write-ahead log), the publication (opening the checkpoint to read each projector's offset,
-// the metadata, the rename) on a thread of its own, so the projections never wait for it.
+// the write-ahead log, with each projector's position), the publication (the metadata, its sync,
+// the rename) on a thread of its own, so the projections never wait for it.
 class Projections::Snapshotter {
  public:
   Snapshotter(std::unique_ptr<projections::SnapshotStore> store, projections::SnapshotPolicy policy)
@@ -76,9 +76,8 @@ class Projections::Snapshotter {
   };
 
   void Run() {
-    // Publishing opens the checkpoint, replaying its copy of the write-ahead log (at 100k queued
-    // about 0.1 s of a core): at nice 19 it takes the idle time, not the cores the writer and
-    // the projections need.
+    // Publishing measures the checkpoint's files and syncs their directory: at nice 19 it takes
+    // the idle time, not the cores the writer and the projections need.
     NameThisThread(kSnapshotThreadName);
     SetThisThreadNice(kBackgroundNice);
     std::unique_lock lock(mutex_);
@@ -89,9 +88,7 @@ class Projections::Snapshotter {
       pending_.pop_front();
       lock.unlock();
       CrashPoint("snapshot-publish");
-      auto published =
-          store_->Publish(job.checkpoint.dir, job.checkpoint.next_offset,
-                          job.checkpoint.max_event_time_unix_micros, policy_.keep, job.seconds);
+      auto published = store_->Publish(job.checkpoint, policy_.keep, job.seconds);
       lock.lock();
       if (!published.ok()) {
         log::Warn("snapshots", "snapshot at offset {} not published: {}",

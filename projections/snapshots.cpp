@@ -159,20 +159,20 @@ Result<std::string> SnapshotStore::NewScratchDir() const {
   return TemporaryScratchDir();
 }
 
-Result<SnapshotInfo> SnapshotStore::Publish(const std::string& temporary_dir, uint64_t next_offset,
-                                            int64_t max_event_time_unix_micros, size_t keep,
+Result<SnapshotInfo> SnapshotStore::Publish(const Checkpointed& checkpoint, size_t keep,
                                             double seconds_so_far) {
+  const std::string& temporary_dir = checkpoint.dir;
+  const uint64_t next_offset = checkpoint.next_offset;
   const auto start = std::chrono::steady_clock::now();
   const std::string holder = fs::path(temporary_dir).parent_path().string();
   SnapshotInfo info;
   info.next_offset = next_offset;
-  info.max_event_time_unix_micros = max_event_time_unix_micros;
+  info.max_event_time_unix_micros = checkpoint.max_event_time_unix_micros;
   info.view_format = kViewFormat;
-  // Each projector's position, read from the checkpoint as it will be opened. Not its digest: a
-  // scan of every view, 0.5-0.8 s of a core at 100k queued, once per interval, only to be
-  // compared at a restore that RocksDB's own block checksums serve (VerifyChecksums).
-  CAIRN_ASSIGN_OR_RETURN(info.projections,
-                         SummarizeProjectionDir(temporary_dir, {}, Digests::kSkip));
+  // Each projection's position (not its digest: a scan of every view, 0.5-0.8 s of a core at
+  // 100k queued, once per interval, only to be compared at a restore that RocksDB's own block
+  // checksums and these offsets serve).
+  info.projections = checkpoint.projections;
   for (const auto& summary : info.projections) {
     if (summary.next_offset != next_offset) {
       return Status::Internal("snapshot at " + std::to_string(next_offset) + ": " + summary.name +
@@ -238,6 +238,7 @@ Result<Checkpointed> CheckpointInto(ProjectionEngine& engine, const SnapshotStor
   }
   made.next_offset = *offset;
   made.max_event_time_unix_micros = engine.MaxEventTime();
+  made.projections = engine.Positions();
   return made;
 }
 

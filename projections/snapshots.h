@@ -47,6 +47,8 @@ struct SnapshotInfo {
   int64_t published_unix_micros = 0;  // by the clock of the machine that took it
 };
 
+struct Checkpointed;  // below
+
 class SnapshotStore {
  public:
   // Opens (creating) `dir` and removes what a crash left unfinished (tmp-*, scratch-*).
@@ -63,12 +65,11 @@ class SnapshotStore {
   // A fresh directory for a checkpoint in the making (tmp-...).
   Result<std::string> NewTemporaryDir(uint64_t next_offset) const;
 
-  // Finishes a checkpoint made in `temporary_dir` at `next_offset`: opens it to read each
-  // projection's offset (every one must be at `next_offset`), writes and syncs SNAPSHOT, and
-  // publishes it by renaming. Then deletes the oldest snapshots beyond `keep`.
-  Result<SnapshotInfo> Publish(const std::string& temporary_dir, uint64_t next_offset,
-                               int64_t max_event_time_unix_micros, size_t keep,
-                               double seconds_so_far);
+  // Finishes a checkpoint (CheckpointInto): writes and syncs SNAPSHOT with the positions the
+  // engine had when it took it (every one must be at its offset), and publishes it by renaming.
+  // Then deletes the oldest snapshots beyond `keep`. The checkpoint is not opened here: a
+  // restore checks what it holds (CheckRestored, projections.cpp).
+  Result<SnapshotInfo> Publish(const Checkpointed& checkpoint, size_t keep, double seconds_so_far);
 
   // Copies `snapshot` into `target` (absent or empty) so that it can be opened and written:
   // table files are hard-linked (they never change), the rest copied.
@@ -86,6 +87,7 @@ struct Checkpointed {
   std::string dir;  // a temporary directory of the store, for Publish
   uint64_t next_offset = 0;
   int64_t max_event_time_unix_micros = 0;
+  std::vector<ProjectionSummary> projections;  // each one's position, no digest
 };
 
 // Takes a checkpoint of `engine`'s DB at its applied offset into a new temporary directory of
