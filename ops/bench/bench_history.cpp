@@ -248,15 +248,22 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     std::printf("%-58s %8.2f s  %9.0f events/s\n",
                 "write side: decision state folded from offset 0", fold_seconds,
                 static_cast<double>(end) / fold_seconds);
-    start = Clock::now();
-    const std::string bytes = commands::EncodeDecisionState(state, {});
-    const double encode_seconds = Seconds(start);
+    // Encoded three times, the fastest reported: on this VM one run swings by 20%.
+    std::string bytes;
+    double encode_seconds = 0;
+    for (int run = 0; run < 3; ++run) {
+      start = Clock::now();
+      bytes = commands::EncodeDecisionState(state, {});
+      const double seconds = Seconds(start);
+      encode_seconds = run == 0 ? seconds : std::min(encode_seconds, seconds);
+    }
     start = Clock::now();
     auto decoded = commands::DecodeDecisionState(bytes);
     const double decode_seconds = Seconds(start);  // a restart keeps it: its freeing not counted
     CAIRN_RETURN_IF_ERROR(decoded.status());
     std::printf(
-        "write side's snapshot: %.1f MiB (%zu tasks, %zu experiments), encoded in %.2f s, "
+        "write side's snapshot: %.1f MiB (%zu tasks, %zu experiments), encoded in %.2f s (fastest "
+        "of 3), "
         "decoded in %.2f s (%.1fx faster than the fold)\n",
         static_cast<double>(bytes.size()) / (1 << 20), state.tasks.size(), state.experiments.size(),
         encode_seconds, decode_seconds, fold_seconds / decode_seconds);

@@ -8,6 +8,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "decision_snapshot.pb.h"
@@ -137,6 +138,169 @@ TEST(DecisionSnapshotTest, RefusesBytesThatAreNotASnapshotOfThisFormat) {
   ASSERT_EQ(bytes[0], '\x08');
   bytes[1] = static_cast<char>(kDecisionSnapshotFormat + 1);
   EXPECT_EQ(DecodeDecisionState(bytes).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// The reference for a task's and a job's bytes: snapshot::Task and snapshot::Job filled through
+// protobuf's generated setters, as the encoder did before it wrote their fields itself.
+snapshot::Task ReferenceTask(const TaskRecord& task) {
+  snapshot::Task out;
+  out.set_task_id(task.task_id);
+  out.set_job_id(task.job_id());
+  if (!out.mutable_spec()->ParseFromString(task.packed_spec)) out.clear_spec();
+  out.mutable_spec()->set_task_type(task.task_type);
+  out.mutable_spec()->set_preemptible(task.spec_preemptible);
+  *out.mutable_resources() = task.resources;
+  out.set_state(static_cast<int32_t>(task.state));
+  out.set_submitted_offset(task.submitted_offset);
+  out.set_submitted_time(task.submitted_time);
+  out.set_allocation_count(task.allocation_count);
+  out.set_allocation_id(task.allocation_id);
+  out.set_allocation_pool(task.where().allocation_pool);
+  for (const auto& agent : task.more_agents) out.add_more_agents(agent);
+  for (const auto& part : task.where().parts) *out.add_parts() = part;
+  for (const auto& agent : task.where().parts_exited) out.add_parts_exited(agent);
+  out.set_agent_id(task.agent_id);
+  out.set_agent_incarnation(task.where().agent_incarnation);
+  for (int32_t slot : task.where().slot_ids) out.add_slot_ids(slot);
+  out.set_started(task.started);
+  out.set_ready(task.ready);
+  out.set_kill_requested(task.kill_requested);
+  out.set_kill_by_user(task.kill_by_user);
+  out.set_backfilled(task.backfilled);
+  out.set_preempting(task.preempting);
+  out.set_preemption_deadline(task.where().preemption_deadline);
+  out.set_last_reason(task.last_reason);
+  out.set_trial_id(task.trial_id);
+  return out;
+}
+
+snapshot::Job ReferenceJob(const JobRecord& job) {
+  snapshot::Job out;
+  out.set_job_id(job.job_id);
+  out.set_type(job.type);
+  out.set_resource_pool(job.resource_pool);
+  out.set_priority(job.priority);
+  out.set_weight(job.weight);
+  out.set_max_slots(job.max_slots);
+  out.set_queue_position(job.queue_position);
+  out.set_submitted_offset(job.submitted_offset);
+  out.set_submitted_time(job.submitted_time);
+  out.set_user(job.user);
+  out.set_workspace_id(job.workspace_id);
+  out.set_open(job.open);
+  return out;
+}
+
+// The encoder writes a task's and a job's fields itself (commands/decision_snapshot.cpp,
+// WireAppender): every field, with negative numbers, -0.0 and a gang's placement, must come out
+// as the generated serializer writes it, and the tasks in their jobs' order with each job naming
+// its run of indexes.
+TEST(DecisionSnapshotTest, HandWrittenRecordsAreTheGeneratedBytes) {
+  DecisionState state;
+  auto add_job = [&](const std::string& id, double weight, int32_t priority) -> JobRecord& {
+    JobRecord job;
+    job.job_id = id;
+    job.resource_pool = "gpus";
+    job.user = "ada";
+    job.weight = weight;
+    job.priority = priority;
+    job.max_slots = 7;
+    job.queue_position = -5;
+    job.submitted_offset = 9;
+    job.submitted_time = -1;
+    job.type = events::TASK_TYPE_TRIAL;
+    job.workspace_id = 4;
+    job.open = true;
+    return *state.jobs.Insert(std::move(job)).first;
+  };
+  // Job "b" sorts after "a" but its task "a-task" sorts before "b-task" of job "a": the list is
+  // in job order, not id order.
+  JobRecord& first = add_job("a", -0.0, -3);
+  JobRecord& second = add_job("b", 2.5, 0);
+  auto add_task = [&](TaskRecord task, JobRecord& job) -> TaskRecord& {
+    task.job = &job;
+    TaskRecord& stored = *state.tasks.Insert(std::move(task)).first;
+    job.tasks.push_back(&stored);
+    return stored;
+  };
+  TaskRecord live;
+  live.task_id = "b-task";
+  events::TaskSpec spec;
+  spec.set_task_type(events::TASK_TYPE_TRIAL);
+  spec.set_preemptible(true);
+  spec.add_entrypoint("python3");
+  spec.add_environment_variables("A=1");
+  spec.set_memory_mb(-2);
+  spec.SerializeToString(&live.packed_spec);
+  live.task_type = events::TASK_TYPE_TRIAL;
+  live.spec_preemptible = true;
+  live.resources.set_slots(2);
+  live.resources.set_priority(-3);
+  live.resources.set_gang_size(2);
+  live.resources.set_gang_slots(4);
+  live.state = TaskState::kTerminating;
+  live.submitted_offset = 1ULL << 40;
+  live.submitted_time = -99;
+  live.allocation_count = 3;
+  live.allocation_id = "b-task.3";
+  Placement& placement = live.place();
+  placement.allocation_pool = "gpus";
+  for (const char* agent : {"a1", "a2"}) {
+    events::AllocationPart& part = placement.parts.emplace_back();
+    part.set_agent_id(agent);
+    part.set_agent_incarnation("i");
+    part.add_slot_ids(0);
+    part.add_slot_ids(-1);
+  }
+  placement.parts_exited = {"a2", "a3"};
+  placement.agent_incarnation = "i";
+  placement.slot_ids = {0, -1, 300};
+  placement.preemption_deadline = -7;
+  live.agent_id = "a1";
+  live.more_agents = {"a2"};
+  live.started = live.ready = live.kill_requested = live.kill_by_user = true;
+  live.backfilled = live.preempting = true;
+  live.last_reason = "preempted";
+  live.trial_id = -4;
+  add_task(std::move(live), first);
+  TaskRecord exited;  // ForgetLiveDetails kept its kind and preemptibility only
+  exited.task_id = "a-task";
+  exited.task_type = events::TASK_TYPE_COMMAND;
+  exited.spec_preemptible = true;
+  exited.state = TaskState::kExited;
+  exited.last_reason = "done";
+  add_task(std::move(exited), first);
+  TaskRecord plain;  // every field at its default but its id
+  plain.task_id = "c-task";
+  add_task(std::move(plain), second);
+
+  const std::string bytes = EncodeDecisionState(state, {});
+  snapshot::DecisionSnapshot whole;
+  ASSERT_TRUE(whole.ParseFromString(bytes));
+  ASSERT_EQ(whole.tasks_size(), 3);
+  ASSERT_EQ(whole.jobs_size(), 2);
+  std::vector<std::string> order;
+  for (const auto& task : whole.tasks()) order.push_back(task.task_id());
+  EXPECT_EQ(order, (std::vector<std::string>{"b-task", "a-task", "c-task"}));
+  for (const auto& stored : whole.tasks()) {
+    SCOPED_TRACE(stored.task_id());
+    EXPECT_EQ(stored.SerializeAsString(),
+              ReferenceTask(state.tasks.at(stored.task_id())).SerializeAsString());
+  }
+  for (int i = 0; i < whole.jobs_size(); ++i) {
+    snapshot::Job reference = ReferenceJob(state.jobs.at(whole.jobs(i).job_id()));
+    for (uint32_t index : i == 0 ? std::vector<uint32_t>{0, 1} : std::vector<uint32_t>{2}) {
+      reference.add_tasks(index);
+    }
+    EXPECT_EQ(whole.jobs(i).SerializeAsString(), reference.SerializeAsString());
+  }
+  EXPECT_TRUE(std::signbit(whole.jobs(0).weight()));
+  // And what decodes is what was encoded, each task under its job.
+  auto decoded = DecodeDecisionState(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_TRUE(EncodeDecisionState((*decoded)->state, {}) == bytes);
+  EXPECT_EQ((*decoded)->state.tasks.at("a-task").job_id(), "a");
+  EXPECT_EQ((*decoded)->state.jobs.at("b").tasks.size(), 1u);
 }
 
 // A record stored twice is refused, not merged: the second copy of a job would have been dropped
