@@ -24,14 +24,14 @@ namespace cairn::commands {
   static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
 CAIRN_SNAPSHOT_COVERS(TaskRecord, 312);
 CAIRN_SNAPSHOT_COVERS(Placement, 168);
-CAIRN_SNAPSHOT_COVERS(JobRecord, 176);
+CAIRN_SNAPSHOT_COVERS(JobRecord, 184);
 CAIRN_SNAPSHOT_COVERS(AgentRecord, 248);
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);
 CAIRN_SNAPSHOT_COVERS(SearcherInput, 24);
 CAIRN_SNAPSHOT_COVERS(TrialRecord, 424);
 CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 72);
 CAIRN_SNAPSHOT_COVERS(DecisionState::IdempotentCommand, 136);
-CAIRN_SNAPSHOT_COVERS(DecisionState, 1512);
+CAIRN_SNAPSHOT_COVERS(DecisionState, 1576);
 CAIRN_SNAPSHOT_COVERS(UserRecord, 112);
 CAIRN_SNAPSHOT_COVERS(SessionRecord, 16);
 CAIRN_SNAPSHOT_COVERS(IdentityState, 200);
@@ -228,8 +228,9 @@ TaskRecord DecodeTask(snapshot::Task& in) {
   return task;
 }
 
-// The job's snapshot::Job, its tasks named by their indexes in the snapshot's list of tasks,
-// appended to scratch.bytes (cleared first).
+// The job's snapshot::Job, appended to scratch.bytes (cleared first). Its tasks are named by
+// their indexes in the snapshot's list of tasks (a whole snapshot) or, without indexes, by
+// their ids (a delta).
 void EncodeJob(const JobRecord& job, const std::vector<uint32_t>& task_indexes,
                RecordScratch& scratch) {
   using Job = snapshot::Job;
@@ -248,6 +249,9 @@ void EncodeJob(const JobRecord& job, const std::vector<uint32_t>& task_indexes,
   out.Int64(Job::kWorkspaceIdFieldNumber, job.workspace_id);
   out.Bool(Job::kOpenFieldNumber, job.open);
   out.Packed(Job::kTasksFieldNumber, task_indexes);
+  if (task_indexes.empty()) {
+    for (const TaskRecord* task : job.tasks) out.Delimited(Job::kTaskIdsFieldNumber, task->task_id);
+  }
 }
 
 JobRecord DecodeJob(snapshot::Job& in) {
@@ -725,19 +729,40 @@ class SnapshotWriter {
   google::protobuf::io::CodedOutputStream coded_;
 };
 
-}  // namespace
-
-std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anchor) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream out(&bytes);  // trimmed when destroyed
-    EncodeDecisionStateTo(state, anchor, out);             // a string does not fail
+// Every task and job, for a whole snapshot. The tasks in their jobs' order (jobs by id, each
+// job's tasks in submission order), so that each job names its tasks by a run of consecutive
+// indexes and decoding links them without a lookup by id. Nothing here maps a task to its index:
+// at 100k queued that map was a fifth of a forked snapshot's time, its probes missing the cache.
+// (Commands, whose task and job share an id, come out in id order; decoding inserts any other
+// task by a search.) False when a task is in no job's list, or in two.
+bool EncodeAllTasksAndJobs(const DecisionState& state, SnapshotWriter& writer,
+                           RecordScratch& scratch) {
+  std::vector<const JobRecord*> jobs;
+  jobs.reserve(state.jobs.size());
+  size_t tasks_written = 0;
+  for (const auto& [id, job] : state.jobs) {
+    jobs.push_back(&job);
+    for (const TaskRecord* task : job.tasks) {
+      EncodeTask(*task, scratch);
+      writer.RecordBytes(Snapshot::kTasksFieldNumber, scratch.bytes);
+    }
+    tasks_written += job.tasks.size();
   }
-  return bytes;
+  // Every task is in its job's list (ApplyTaskSubmitted): a snapshot without one is refused.
+  if (tasks_written != state.tasks.size()) return false;
+  std::vector<uint32_t> indexes;
+  uint32_t next_index = 0;
+  for (const JobRecord* job : jobs) {
+    indexes.resize(job->tasks.size());
+    for (uint32_t& index : indexes) index = next_index++;
+    EncodeJob(*job, indexes, scratch);
+    writer.RecordBytes(Snapshot::kJobsFieldNumber, scratch.bytes);
+  }
+  return true;
 }
 
-bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
-                           google::protobuf::io::ZeroCopyOutputStream& out) {
+bool EncodeTo(const DecisionState& state, const LogAnchor& anchor, const DecisionDelta* delta,
+              google::protobuf::io::ZeroCopyOutputStream& out) {
   {
     SnapshotWriter writer(out);
     Snapshot head;
@@ -747,32 +772,19 @@ bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
     head.set_first_event_id(anchor.first_event_id);
     head.set_writer_epoch(state.writer_epoch);
     writer.Part(head);
-    // The tasks in their jobs' order (jobs by id, each job's tasks in submission order), so that
-    // each job names its tasks by a run of consecutive indexes and decoding links them without a
-    // lookup by id. Nothing here maps a task to its index: at 100k queued that map was a fifth
-    // of a forked snapshot's time, its probes missing the cache. (Commands, whose task and job
-    // share an id, come out in id order; decoding inserts any other task by a search.)
-    std::vector<const JobRecord*> jobs;
-    jobs.reserve(state.jobs.size());
     RecordScratch scratch;
-    size_t tasks_written = 0;
-    for (const auto& [id, job] : state.jobs) {
-      jobs.push_back(&job);
-      for (const TaskRecord* task : job.tasks) {
+    if (delta != nullptr) {
+      // The tasks and jobs that changed, a job naming its tasks by id.
+      for (const TaskRecord* task : delta->tasks) {
         EncodeTask(*task, scratch);
         writer.RecordBytes(Snapshot::kTasksFieldNumber, scratch.bytes);
       }
-      tasks_written += job.tasks.size();
-    }
-    // Every task is in its job's list (ApplyTaskSubmitted): a snapshot without one is refused.
-    if (tasks_written != state.tasks.size()) return false;
-    std::vector<uint32_t> indexes;
-    uint32_t next_index = 0;
-    for (const JobRecord* job : jobs) {
-      indexes.resize(job->tasks.size());
-      for (uint32_t& index : indexes) index = next_index++;
-      EncodeJob(*job, indexes, scratch);
-      writer.RecordBytes(Snapshot::kJobsFieldNumber, scratch.bytes);
+      for (const JobRecord* job : delta->jobs) {
+        EncodeJob(*job, {}, scratch);
+        writer.RecordBytes(Snapshot::kJobsFieldNumber, scratch.bytes);
+      }
+    } else if (!EncodeAllTasksAndJobs(state, writer, scratch)) {
+      return false;
     }
     Snapshot middle;  // agents to idempotency: one per agent or recent request, not per task
     for (const auto& [id, agent] : state.agents) EncodeAgent(agent, *middle.add_agents());
@@ -822,10 +834,36 @@ bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
     for (int64_t id : state.dirty_experiments) tail.add_dirty_experiments(id);
     for (const auto& [id, job] : state.pai_jobs) EncodePaiJob(job, *tail.add_pai_jobs());
     for (const auto& id : state.dirty_pai_jobs) tail.add_dirty_pai_jobs(id);
+    if (delta != nullptr) {
+      tail.set_base_offset(delta->base_offset);
+      tail.set_parent_offset(delta->parent_offset);
+    }
     writer.Part(tail);
     if (writer.failed()) return false;
   }  // the coded stream hands back what it buffered on destruction
   return true;
+}
+
+}  // namespace
+
+std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anchor) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream out(&bytes);  // trimmed when destroyed
+    EncodeDecisionStateTo(state, anchor, out);             // a string does not fail
+  }
+  return bytes;
+}
+
+bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
+                           google::protobuf::io::ZeroCopyOutputStream& out) {
+  return EncodeTo(state, anchor, nullptr, out);
+}
+
+bool EncodeDecisionDeltaTo(const DecisionState& state, const LogAnchor& anchor,
+                           const DecisionDelta& delta,
+                           google::protobuf::io::ZeroCopyOutputStream& out) {
+  return EncodeTo(state, anchor, &delta, out);
 }
 
 namespace {
@@ -900,22 +938,132 @@ Status ParseRecord(std::string_view bytes, Message& stored) {
 
 }  // namespace
 
-Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_view bytes) {
-  SplitSnapshot split;
-  CAIRN_RETURN_IF_ERROR(Split(bytes, split));
-  const Snapshot& in = split.rest;
-  if (in.format() != kDecisionSnapshotFormat) {
-    return Status::FailedPrecondition("the decision snapshot has format " +
-                                      std::to_string(in.format()) + "; this build reads format " +
-                                      std::to_string(kDecisionSnapshotFormat));
+namespace {
+
+Status CheckFormat(const Snapshot& in) {
+  if (in.format() != kDecisionSnapshotFormat && in.format() != 2) {
+    return Status::FailedPrecondition(
+        "the decision snapshot has format " + std::to_string(in.format()) +
+        "; this build reads formats 2 and " + std::to_string(kDecisionSnapshotFormat));
   }
+  return Status::Ok();
+}
+
+// A whole snapshot's tasks and jobs, each job linked to its tasks by their indexes.
+Status DecodeWholeTasksAndJobs(const SplitSnapshot& split, DecisionState& state) {
+  std::vector<TaskRecord*> tasks;
+  tasks.reserve(split.tasks.size());
+  {
+    snapshot::Task stored;  // one message, refilled per record: its buffers are reused
+    for (std::string_view record : split.tasks) {
+      CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
+      auto [task, inserted] = state.tasks.Insert(DecodeTask(stored));
+      if (!inserted) return Status::InvalidArgument("task " + task->task_id + " is stored twice");
+      tasks.push_back(task);
+    }
+  }
+  snapshot::Job stored;
+  for (std::string_view record : split.jobs) {
+    CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
+    auto [stored_job, inserted] = state.jobs.Insert(DecodeJob(stored));
+    if (!inserted) return Status::InvalidArgument("job " + stored_job->job_id + " is stored twice");
+    JobRecord& job = *stored_job;
+    job.tasks.reserve(static_cast<size_t>(stored.tasks_size()));
+    for (uint32_t index : stored.tasks()) {
+      if (index >= tasks.size() || tasks[index]->job != nullptr) {
+        return Status::InvalidArgument("job " + job.job_id + " names task index " +
+                                       std::to_string(index) +
+                                       ", which no task or another job has");
+      }
+      TaskRecord* task = tasks[index];
+      task->job = &job;
+      job.tasks.push_back(task);
+    }
+  }
+  return Status::Ok();
+}
+
+// A delta's tasks and jobs over the state its chain gave so far: a changed record replaces the
+// stored one where it is (records never move: the jobs' and queues' pointers stay right), a new
+// one is inserted, and each job listed takes the tasks its ids name.
+Status ApplyDeltaTasksAndJobs(const SplitSnapshot& split, DecisionState& state) {
+  {
+    snapshot::Task stored;
+    for (std::string_view record : split.tasks) {
+      CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
+      TaskRecord task = DecodeTask(stored);
+      auto existing = std::as_const(state.tasks).find(task.task_id);
+      if (existing == state.tasks.end()) {
+        state.tasks.Insert(std::move(task));  // its job, in this delta too, links it below
+        continue;
+      }
+      task.job = existing->second.job;  // a task never changes jobs
+      state.tasks.Replace(std::move(task));
+    }
+  }
+  snapshot::Job stored;
+  for (std::string_view record : split.jobs) {
+    CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
+    if (stored.tasks_size() > 0) {
+      return Status::InvalidArgument("job " + stored.job_id() +
+                                     " names its tasks by index in a delta snapshot");
+    }
+    JobRecord decoded = DecodeJob(stored);
+    JobRecord& job = state.jobs.count(decoded.job_id) > 0
+                         ? *state.jobs.Replace(std::move(decoded))
+                         : *state.jobs.Insert(std::move(decoded)).first;
+    job.tasks.reserve(static_cast<size_t>(stored.task_ids_size()));
+    for (const std::string& task_id : stored.task_ids()) {
+      auto it = state.tasks.find(task_id);
+      if (it == state.tasks.end() || (it->second.job != nullptr && it->second.job != &job)) {
+        return Status::InvalidArgument("job " + job.job_id + " names task " + task_id +
+                                       ", which no task or another job has");
+      }
+      it->second.job = &job;
+      job.tasks.push_back(&it->second);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_view bytes) {
+  return DecodeDecisionChain({bytes});
+}
+
+Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionChain(
+    const std::vector<std::string_view>& chain) {
+  if (chain.empty()) return Status::InvalidArgument("no decision snapshot to decode");
+  std::vector<SplitSnapshot> splits(chain.size());
+  for (size_t i = 0; i < chain.size(); ++i) {
+    CAIRN_RETURN_IF_ERROR(Split(chain[i], splits[i]));
+    const Snapshot& link = splits[i].rest;
+    CAIRN_RETURN_IF_ERROR(CheckFormat(link));
+    if (i == 0 && link.base_offset() != 0) {
+      return Status::InvalidArgument("the decision snapshot at offset " +
+                                     std::to_string(link.next_offset()) +
+                                     " is a delta: it needs the whole snapshot at offset " +
+                                     std::to_string(link.base_offset()) + " before it");
+    }
+    if (i > 0 && (link.base_offset() != splits[0].rest.next_offset() ||
+                  link.parent_offset() != splits[i - 1].rest.next_offset() ||
+                  link.next_offset() <= link.parent_offset())) {
+      return Status::InvalidArgument(
+          "the decision snapshot at offset " + std::to_string(link.next_offset()) +
+          " does not follow the one at " + std::to_string(splits[i - 1].rest.next_offset()));
+    }
+  }
+  // Everything but the tasks and jobs comes whole from the newest.
+  const SplitSnapshot& newest = splits.back();
+  const Snapshot& in = newest.rest;
   // The experiments (each configuration parsed and searcher rebuilt) share nothing with the
   // tasks and jobs: they are decoded on a second thread meanwhile.
   std::map<int64_t, ExperimentRecord> experiments;
   auto experiments_decoded = std::async(std::launch::async, [&]() -> Status {
     ConfigCache configs;
     snapshot::Experiment stored;
-    for (std::string_view record : split.experiments) {
+    for (std::string_view record : newest.experiments) {
       CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
       CAIRN_ASSIGN_OR_RETURN(ExperimentRecord experiment, DecodeExperiment(stored, configs));
       const int64_t id = experiment.experiment_id;
@@ -935,50 +1083,23 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
   DecisionState& state = decoded->state;
   state.next_offset = in.next_offset();
   state.writer_epoch = in.writer_epoch();
-  std::vector<TaskRecord*> tasks;
-  tasks.reserve(split.tasks.size());
-  {
-    snapshot::Task stored;  // one message, refilled per record: its buffers are reused
-    for (std::string_view record : split.tasks) {
-      CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
-      auto [task, inserted] = state.tasks.Insert(DecodeTask(stored));
-      if (!inserted) return Status::InvalidArgument("task " + task->task_id + " is stored twice");
-      tasks.push_back(task);
-    }
+  CAIRN_RETURN_IF_ERROR(DecodeWholeTasksAndJobs(splits[0], state));
+  for (size_t i = 1; i < splits.size(); ++i) {
+    CAIRN_RETURN_IF_ERROR(ApplyDeltaTasksAndJobs(splits[i], state));
   }
-  {
-    snapshot::Job stored;
-    for (std::string_view record : split.jobs) {
-      CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
-      auto [stored_job, inserted] = state.jobs.Insert(DecodeJob(stored));
-      if (!inserted)
-        return Status::InvalidArgument("job " + stored_job->job_id + " is stored twice");
-      JobRecord& job = *stored_job;
-      job.tasks.reserve(static_cast<size_t>(stored.tasks_size()));
-      for (uint32_t index : stored.tasks()) {
-        if (index >= tasks.size() || tasks[index]->job != nullptr) {
-          return Status::InvalidArgument("job " + job.job_id + " names task index " +
-                                         std::to_string(index) +
-                                         ", which no task or another job has");
-        }
-        TaskRecord* task = tasks[index];
-        task->job = &job;
-        job.tasks.push_back(task);
-        if (task->state != TaskState::kExited) job.live_tasks++;
-      }
+  // What the tasks and jobs derive: each job's live tasks, the live jobs' ranks, the queues.
+  for (const auto& [id, task] : std::as_const(state.tasks)) {
+    if (task.job == nullptr) {
+      return Status::InvalidArgument("task " + task.task_id + " belongs to no job");
     }
+    if (task.state != TaskState::kExited) state.jobs.Changed(*task.job).live_tasks++;
   }
-  for (const TaskRecord* task : tasks) {
-    if (task->job == nullptr) {
-      return Status::InvalidArgument("task " + task->task_id + " belongs to no job");
-    }
-  }
-  for (const auto& [id, job] : state.jobs) {
+  for (const auto& [id, job] : std::as_const(state.jobs)) {
     if (job.live_tasks > 0) {
       state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
     }
   }
-  for (const auto& [id, task] : state.tasks) {
+  for (const auto& [id, task] : std::as_const(state.tasks)) {
     if (task.state == TaskState::kQueued) state.Enqueue(task);
   }
   for (const auto& stored : in.agents()) {
@@ -1007,7 +1128,7 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
   state.experiments = std::move(experiments);
   {
     snapshot::Trial stored;
-    for (std::string_view record : split.trials) {
+    for (std::string_view record : newest.trials) {
       CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
       const int64_t id = stored.trial_id();
       state.trials.emplace_hint(state.trials.end(), id, DecodeTrial(stored));
@@ -1015,7 +1136,7 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
   }
   {
     snapshot::Checkpoint stored;
-    for (std::string_view record : split.checkpoints) {
+    for (std::string_view record : newest.checkpoints) {
       CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
       state.checkpoints.emplace_hint(
           state.checkpoints.end(), stored.uuid(),

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "commands/decision_state.h"
@@ -24,8 +25,9 @@ class ZeroCopyOutputStream;
 namespace cairn::commands {
 
 // Bumped whenever DecisionState or the meaning of a stored field changes: a snapshot of another
-// format is not decoded (the log is folded from further back instead).
-inline constexpr uint32_t kDecisionSnapshotFormat = 2;  // 2: allocations kept per task
+// format is not decoded (the log is folded from further back instead). This build also reads
+// format 2, which had no deltas and meant the same.
+inline constexpr uint32_t kDecisionSnapshotFormat = 3;  // 3: deltas; 2: allocations per task
 
 // Which log a snapshot belongs to: the ids of its events at offset 0 and at next_offset - 1.
 struct LogAnchor {
@@ -41,14 +43,36 @@ std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anc
 bool EncodeDecisionStateTo(const DecisionState& state, const LogAnchor& anchor,
                            google::protobuf::io::ZeroCopyOutputStream& out);
 
+// A delta snapshot: the tasks and jobs that changed since the snapshot at parent_offset
+// (ByOwnId::TakeChanged), on the chain that starts with the whole snapshot at base_offset. The
+// rest of the state (agents, experiments, identity, ...: what grows with the cluster, not with
+// the queue or the history of tasks) is written whole, as in a whole snapshot. So a snapshot's
+// cost follows what changed, not how many tasks the state holds.
+struct DecisionDelta {
+  uint64_t base_offset = 0;
+  uint64_t parent_offset = 0;
+  std::vector<const TaskRecord*> tasks;
+  std::vector<const JobRecord*> jobs;
+};
+// A delta's bytes for `state`, as EncodeDecisionStateTo writes a whole snapshot's.
+bool EncodeDecisionDeltaTo(const DecisionState& state, const LogAnchor& anchor,
+                           const DecisionDelta& delta,
+                           google::protobuf::io::ZeroCopyOutputStream& out);
+
 struct DecodedDecisionState {
   DecisionState state;
   LogAnchor anchor;
 };
 
 // The state `bytes` hold. InvalidArgument when they do not parse or do not hold a state this
-// build can rebuild (a searcher's configuration no longer parses), FailedPrecondition for another
-// format: either way the caller folds the log from further back.
+// build can rebuild (a searcher's configuration no longer parses) or are a delta,
+// FailedPrecondition for another format: either way the caller folds the log from further back.
 Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_view bytes);
+
+// The state a chain gives: a whole snapshot, then deltas each following the one before it (its
+// parent_offset that one's next_offset, its base_offset the first's). The anchor is the last
+// one's. Errors as DecodeDecisionState's; InvalidArgument for a chain whose links do not follow.
+Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionChain(
+    const std::vector<std::string_view>& chain);
 
 }  // namespace cairn::commands

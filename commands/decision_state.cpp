@@ -342,8 +342,8 @@ void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& c
   if (job_it == state.jobs.end()) return;
   JobRecord& job = job_it->second;
   // Queued tasks are keyed by the job's priority and position: re-key them around the change.
-  std::vector<TaskRecord*> queued;
-  for (TaskRecord* task : job.tasks) {
+  std::vector<const TaskRecord*> queued;
+  for (const TaskRecord* task : job.tasks) {
     if (task->state == TaskState::kQueued) {
       state.Dequeue(*task);
       queued.push_back(task);
@@ -357,13 +357,14 @@ void ApplyJobQueueChanged(DecisionState& state, const events::JobQueueChanged& c
   job.queue_position = changed.queue_position();
   job.max_slots = changed.max_slots();
   if (live) state.live_jobs.Add(job.resource_pool, job.priority, job.queue_position, job.job_id);
-  for (TaskRecord* task : job.tasks) {
+  for (const TaskRecord* task : job.tasks) {
     if (task->state == TaskState::kExited) continue;
-    task->resources.set_priority(job.priority);
-    task->resources.set_weight(job.weight);
-    task->resources.set_max_slots(job.max_slots);
+    TaskRecord& changing = state.tasks.Changed(*task);
+    changing.resources.set_priority(job.priority);
+    changing.resources.set_weight(job.weight);
+    changing.resources.set_max_slots(job.max_slots);
   }
-  for (TaskRecord* task : queued) state.Enqueue(*task);
+  for (const TaskRecord* task : queued) state.Enqueue(*task);
 }
 
 void ApplyAgentRegistered(DecisionState& state, const events::Envelope& event) {

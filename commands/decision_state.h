@@ -14,6 +14,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -66,7 +67,10 @@ struct TaskRecord {
   events::TaskType task_type = events::TASK_TYPE_UNSPECIFIED;  // the spec's; kept after exit
   uint64_t submitted_offset = 0;
   int64_t submitted_time = 0;
-  int allocation_count = 0;   // allocations so far; numbers the next allocation id
+  int allocation_count = 0;  // allocations so far; numbers the next allocation id
+  // Change tracking for incremental snapshots (ByOwnId): not part of the state. (In the padding
+  // before allocation_id: a task's record stays 312 bytes.)
+  uint32_t change_stamp = 0;
   std::string allocation_id;  // the latest allocation's; kept after it ends
   // Where the current allocation runs (none while queued or once exited): read it with where().
   std::unique_ptr<Placement> placement;
@@ -119,8 +123,9 @@ struct JobRecord {
   std::string job_id;
   std::string resource_pool;
   std::string user;
-  // Its tasks in submission order: records of DecisionState::tasks, which never move.
-  std::vector<TaskRecord*> tasks;
+  // Its tasks in submission order: records of DecisionState::tasks, which never move. Const:
+  // a task is changed through DecisionState::tasks, which tracks what changed (ByOwnId).
+  std::vector<const TaskRecord*> tasks;
   double weight = 1;
   int64_t queue_position = 0;  // smaller = further ahead among equal priorities
   uint64_t submitted_offset = 0;
@@ -133,6 +138,7 @@ struct JobRecord {
   int live_tasks = 0;  // tasks not exited
   // The job may still get tasks although none is live (an experiment that is not over).
   bool open = false;
+  uint32_t change_stamp = 0;  // change tracking for incremental snapshots (ByOwnId)
   bool accepts_changes() const { return live_tasks > 0 || open; }
 };
 
@@ -158,6 +164,15 @@ inline const std::string& TaskRecord::pool() const { return job->resource_pool; 
 // or `auto&&`); `auto e = *it` views the stored record rather than copying it; `&it->first` is
 // not an address to keep; and on a mutable map `const auto& [id, record]` still gives a mutable
 // record (read through std::as_const(map) for a const one).
+//
+// It tracks which records changed, for incremental write-side snapshots (master/
+// decision_snapshots.h): once TakeChanged was first called, every record handed out mutable (by
+// dereferencing a mutable iterator, by a mutable at(), Insert, FindOrMake or Changed) counts as
+// changed, once, until the next TakeChanged.
+// Conservative by construction: no record can be changed without being handed out mutable
+// (pointers kept elsewhere, as JobRecord::tasks, are const), and one handed out and left as it
+// was only makes a snapshot larger. Record::change_stamp holds the tracking's generation when it
+// was last counted, so that counting is a compare, not a lookup.
 template <typename Record, std::string Record::*kId>
 class ByOwnId {
   using Tree = std::map<std::string_view, std::unique_ptr<Record>, std::less<>>;
@@ -187,12 +202,16 @@ class ByOwnId {
     using iterator_category = std::bidirectional_iterator_tag;
 
     Iterator() = default;
-    explicit Iterator(TreeIterator at) : at_(at) {}
+    // `owner` counts the records a mutable iterator hands out; none for a const one.
+    Iterator(TreeIterator at, ByOwnId* owner) : at_(at), owner_(owner) {}
     // iterator -> const_iterator, as a std::map's converts.
     template <bool kOther>
     requires(kConst && !kOther) Iterator(const Iterator<kOther>& other) : at_(other.at_) {}
 
-    Entry operator*() const { return Entry{at_->first, *at_->second}; }
+    Entry operator*() const {
+      if constexpr (!kConst) owner_->Count(*at_->second);
+      return Entry{at_->first, *at_->second};
+    }
     Arrow operator->() const { return Arrow{**this}; }
     Iterator& operator++() {
       ++at_;
@@ -221,30 +240,31 @@ class ByOwnId {
     template <bool>
     friend class Iterator;
     TreeIterator at_;
+    ByOwnId* owner_ = nullptr;
   };
   using iterator = Iterator<false>;
   using const_iterator = Iterator<true>;
 
-  iterator begin() { return iterator(tree_.begin()); }
-  iterator end() { return iterator(tree_.end()); }
-  const_iterator begin() const { return const_iterator(tree_.begin()); }
-  const_iterator end() const { return const_iterator(tree_.end()); }
+  iterator begin() { return Mutable(tree_.begin()); }
+  iterator end() { return Mutable(tree_.end()); }
+  const_iterator begin() const { return const_iterator(tree_.begin(), nullptr); }
+  const_iterator end() const { return const_iterator(tree_.end(), nullptr); }
   size_t size() const { return tree_.size(); }
   bool empty() const { return tree_.empty(); }
   // Lookups by any string (std::less<> compares views).
   size_t count(std::string_view id) const { return tree_.count(id); }
-  iterator find(std::string_view id) { return iterator(tree_.find(id)); }
-  const_iterator find(std::string_view id) const { return const_iterator(tree_.find(id)); }
-  iterator lower_bound(std::string_view id) { return iterator(tree_.lower_bound(id)); }
+  iterator find(std::string_view id) { return Mutable(tree_.find(id)); }
+  const_iterator find(std::string_view id) const { return const_iterator(tree_.find(id), nullptr); }
+  iterator lower_bound(std::string_view id) { return Mutable(tree_.lower_bound(id)); }
   const_iterator lower_bound(std::string_view id) const {
-    return const_iterator(tree_.lower_bound(id));
+    return const_iterator(tree_.lower_bound(id), nullptr);
   }
-  iterator upper_bound(std::string_view id) { return iterator(tree_.upper_bound(id)); }
+  iterator upper_bound(std::string_view id) { return Mutable(tree_.upper_bound(id)); }
   const_iterator upper_bound(std::string_view id) const {
-    return const_iterator(tree_.upper_bound(id));
+    return const_iterator(tree_.upper_bound(id), nullptr);
   }
   // std::out_of_range when there is none, as a std::map's.
-  Record& at(std::string_view id) { return *tree_.at(id); }
+  Record& at(std::string_view id) { return Count(*tree_.at(id)); }
   const Record& at(std::string_view id) const { return *tree_.at(id); }
 
   // Inserts `record` unless one with its id is stored already. Returns the stored record (the
@@ -252,21 +272,61 @@ class ByOwnId {
   // snapshot's) go in at the end without a search.
   std::pair<Record*, bool> Insert(Record record) {
     auto owned = std::make_unique<Record>(std::move(record));
+    owned->change_stamp = 0;                    // a copy's stamp says nothing about this map
     const std::string_view id = (*owned).*kId;  // the key views the record's own id
     const size_t before = tree_.size();
     auto at = tree_.emplace_hint(tree_.end(), id, std::move(owned));
-    return {at->second.get(), tree_.size() != before};
+    return {&Count(*at->second), tree_.size() != before};
   }
   // The record with this id, made with only its id if there is none; and whether it was made.
   std::pair<Record*, bool> FindOrMake(std::string_view id) {
-    if (auto it = tree_.find(id); it != tree_.end()) return {it->second.get(), false};
+    if (auto it = tree_.find(id); it != tree_.end()) return {&Count(*it->second), false};
     Record made;
     made.*kId = id;
     return Insert(std::move(made));
   }
 
+  // Replaces the record with `with`'s id by `with`, where it is (pointers to it stay right); the
+  // key then views the new record's id (assigning a record over a stored one would leave the key
+  // viewing the freed bytes of the old one's id). nullptr when none has that id.
+  Record* Replace(Record with) {
+    auto node = tree_.extract(std::string_view(with.*kId));
+    if (node.empty()) return nullptr;
+    Record& stored = *node.mapped();
+    stored = std::move(with);
+    node.key() = stored.*kId;
+    tree_.insert(std::move(node));
+    return &Count(stored);
+  }
+  // A record of this map, reached through a const pointer, to change: counted as changed.
+  Record& Changed(const Record& record) { return Count(const_cast<Record&>(record)); }
+  // The records counted as changed since the last call (each once, in the order first counted);
+  // counting starts anew. Counting is off until the first call: a state no snapshot is taken
+  // of (a replay tool's, or a master's without write-side snapshots) keeps no list.
+  std::vector<const Record*> TakeChanged() {
+    counting_ = true;
+    ++generation_;
+    return std::exchange(changed_, {});
+  }
+  size_t changed_count() const { return changed_.size(); }
+  // Whether every change since the last TakeChanged was counted: false for a map that never had
+  // one (decoded, folded anew), whose changes no list holds.
+  bool counting() const { return counting_; }
+
  private:
+  iterator Mutable(typename Tree::iterator at) { return iterator(at, this); }
+  Record& Count(Record& record) {
+    if (counting_ && record.change_stamp != generation_) {
+      record.change_stamp = generation_;
+      changed_.push_back(&record);
+    }
+    return record;
+  }
+
   Tree tree_;
+  std::vector<const Record*> changed_;
+  uint32_t generation_ = 1;  // a record's stamp 0: never counted
+  bool counting_ = false;
 };
 
 // How a trial's last run ended, until the experiment reactor has acted on it.

@@ -101,15 +101,21 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 Status DecisionLoop::Replay() {
   const auto started = std::chrono::steady_clock::now();
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log_->EndOffset());
-  std::unique_ptr<DecisionState> fresh;
-  if (options_.snapshots != nullptr) fresh = options_.snapshots->RestoreNewest(*log_, end).state;
+  DecisionSnapshotStore::Restored restored;
+  if (options_.snapshots != nullptr) restored = options_.snapshots->RestoreNewest(*log_, end);
+  std::unique_ptr<DecisionState> fresh = std::move(restored.state);
   const uint64_t from = fresh ? fresh->next_offset : 0;
   if (!fresh) fresh = std::make_unique<DecisionState>();
   CAIRN_RETURN_IF_ERROR(FoldLogInto(*fresh, *log_, end));
+  const std::string chain =
+      restored.chain.size() > 1
+          ? " (the snapshot a whole one and " + std::to_string(restored.chain.size() - 1) +
+                " deltas after it)"
+          : "";
   log::Info("decision_loop",
-            "folded the write side's state to offset {} in {:.2f} s: {} the log's {} events {}",
+            "folded the write side's state to offset {} in {:.2f} s: {} the log's {} events {}{}",
             end, SecondsSince(started), from > 0 ? "a decision snapshot and" : "all", end - from,
-            from > 0 ? "after offset " + std::to_string(from) : "from offset 0");
+            from > 0 ? "after offset " + std::to_string(from) : "from offset 0", chain);
   std::lock_guard lock(state_mutex_);
   state_ = std::move(*fresh);
   explained_ = {};  // it may have explained a state at this offset that the log never took

@@ -43,8 +43,9 @@ class DecisionLoop : public Writer {
     const DecisionSnapshotStore* snapshots = nullptr;
     // Called on the writer thread after each durable append has been answered, with the state
     // it left (the log's up to the appended events, the last of which has the id given). The
-    // state must not be kept: the writer changes it once the call returns.
-    std::function<void(const DecisionState&, const std::string& last_event_id)> on_appended{};
+    // state must not be kept: the writer changes it once the call returns. Mutable only for its
+    // change tracking (ByOwnId::TakeChanged): what the log means must not change.
+    std::function<void(DecisionState&, const std::string& last_event_id)> on_appended{};
   };
 
   // `log` must outlive the loop.

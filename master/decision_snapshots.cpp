@@ -26,8 +26,14 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kPrefix = "decision-";
-constexpr const char* kSuffix = ".snap";
-constexpr std::string_view kHeader = "cairn-decision-snapshot sha256=";
+constexpr const char* kWholeSuffix = ".snap";
+constexpr const char* kDeltaSuffix = ".delta";
+// The first line: a whole snapshot's "cairn-decision-snapshot sha256=<hex>", a delta's
+// "cairn-decision-delta sha256=<hex> base=<20 digits> parent=<20 digits>" (what its chain needs,
+// readable without reading the file; the body holds the same offsets, and decoding checks them).
+constexpr std::string_view kWholeHeader = "cairn-decision-snapshot sha256=";
+constexpr std::string_view kDeltaHeader = "cairn-decision-delta sha256=";
+constexpr std::string_view kDigestField = "sha256=";
 constexpr size_t kDigestHexLength = 64;
 
 Status WriteAt(int fd, std::string_view bytes, off_t at, const std::string& path) {
@@ -86,27 +92,54 @@ Result<std::unique_ptr<DecisionSnapshotStore>> DecisionSnapshotStore::Open(const
       new DecisionSnapshotStore(dir, std::max<size_t>(keep, 1)));
 }
 
-std::string DecisionSnapshotStore::PathOf(uint64_t offset) const {
+std::string DecisionSnapshotStore::PathOf(uint64_t offset, bool delta) const {
   char name[64];
-  std::snprintf(name, sizeof name, "%s%020" PRIu64 "%s", kPrefix, offset, kSuffix);
+  std::snprintf(name, sizeof name, "%s%020" PRIu64 "%s", kPrefix, offset,
+                delta ? kDeltaSuffix : kWholeSuffix);
   return dir_ + "/" + name;
+}
+
+std::vector<DecisionSnapshotStore::Entry> DecisionSnapshotStore::Entries() const {
+  std::vector<Entry> entries;
+  std::error_code error;
+  for (const auto& file : fs::directory_iterator(dir_, error)) {
+    const std::string name = file.path().filename().string();
+    const std::string extension = file.path().extension().string();
+    const bool delta = extension == kDeltaSuffix;
+    const size_t prefix = std::char_traits<char>::length(kPrefix);
+    if (name.rfind(kPrefix, 0) != 0 || (!delta && extension != kWholeSuffix) ||
+        name.size() != prefix + 20 + extension.size()) {
+      continue;
+    }
+    const std::string number = name.substr(prefix, 20);
+    if (number.find_first_not_of("0123456789") != std::string::npos) continue;
+    Entry entry{std::stoull(number), delta, 0, 0};
+    if (delta) {
+      // base and parent from the first line; one that does not read is no link of any chain.
+      char line[160] = {};
+      const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      const ssize_t count = ::pread(fd, line, sizeof line - 1, 0);
+      ::close(fd);
+      unsigned long long base = 0, parent = 0;
+      if (count <= 0 || std::string_view(line).rfind(kDeltaHeader, 0) != 0 ||
+          std::sscanf(line + kDeltaHeader.size() + kDigestHexLength, " base=%20llu parent=%20llu",
+                      &base, &parent) != 2) {
+        continue;
+      }
+      entry.base = base;
+      entry.parent = parent;
+    }
+    entries.push_back(entry);
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.offset < b.offset; });
+  return entries;
 }
 
 std::vector<uint64_t> DecisionSnapshotStore::Offsets() const {
   std::vector<uint64_t> offsets;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir_, error)) {
-    const std::string name = entry.path().filename().string();
-    const size_t digits = name.size() - std::char_traits<char>::length(kPrefix) -
-                          std::char_traits<char>::length(kSuffix);
-    if (name.rfind(kPrefix, 0) != 0 || entry.path().extension() != kSuffix || digits != 20) {
-      continue;
-    }
-    const std::string number = name.substr(std::char_traits<char>::length(kPrefix), digits);
-    if (number.find_first_not_of("0123456789") != std::string::npos) continue;
-    offsets.push_back(std::stoull(number));
-  }
-  std::sort(offsets.begin(), offsets.end());
+  for (const Entry& entry : Entries()) offsets.push_back(entry.offset);
   return offsets;
 }
 
@@ -116,11 +149,29 @@ uint64_t DecisionSnapshotStore::NewestOffset() const {
 }
 
 Result<std::unique_ptr<AtomicFile>> DecisionSnapshotStore::Begin(uint64_t offset) const {
+  return Create(offset, false,
+                std::string(kWholeHeader) + std::string(kDigestHexLength, '0') + "\n");
+}
+
+Result<std::unique_ptr<AtomicFile>> DecisionSnapshotStore::BeginDelta(uint64_t offset,
+                                                                      uint64_t base,
+                                                                      uint64_t parent) const {
+  if (base == 0 || parent < base || offset <= parent) {
+    return Status::InvalidArgument("a delta at offset " + std::to_string(offset) +
+                                   " cannot follow " + std::to_string(parent) + " on base " +
+                                   std::to_string(base));
+  }
+  char links[64];
+  std::snprintf(links, sizeof links, " base=%020" PRIu64 " parent=%020" PRIu64 "\n", base, parent);
+  return Create(offset, true,
+                std::string(kDeltaHeader) + std::string(kDigestHexLength, '0') + links);
+}
+
+Result<std::unique_ptr<AtomicFile>> DecisionSnapshotStore::Create(uint64_t offset, bool delta,
+                                                                  const std::string& line) const {
   if (offset == 0) return Status::InvalidArgument("an empty state needs no snapshot");
   // Mode 0600: like the log, a snapshot holds password hashes and session-token digests.
-  CAIRN_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(PathOf(offset), 0600));
-  std::string line(kHeader);
-  line.append(kDigestHexLength, '0').append("\n");
+  CAIRN_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(PathOf(offset, delta), 0600));
   CAIRN_RETURN_IF_ERROR(WriteAt(file->fd(), line, 0, file->temporary()));
   if (::lseek(file->fd(), static_cast<off_t>(line.size()), SEEK_SET) < 0) {
     return Status::IOError("cannot seek in " + file->temporary());
@@ -129,38 +180,75 @@ Result<std::unique_ptr<AtomicFile>> DecisionSnapshotStore::Begin(uint64_t offset
 }
 
 Status DecisionSnapshotStore::Seal(AtomicFile& file) const {
+  // The first line, as Begin or BeginDelta wrote it: where the digest goes and the body starts.
+  char line[160] = {};
+  const ssize_t count = ::pread(file.fd(), line, sizeof line - 1, 0);
+  const char* newline = count > 0 ? std::strchr(line, '\n') : nullptr;
+  const char* digest_at = count > 0 ? std::strstr(line, kDigestField.data()) : nullptr;
+  if (newline == nullptr || digest_at == nullptr) {
+    return Status::IOError("cannot read back the first line of " + file.temporary());
+  }
   // The body as it reached the file (not as an encoder meant it): read back a block at a time.
-  const off_t body_start = static_cast<off_t>(kHeader.size() + kDigestHexLength + 1);
+  const off_t body_start = static_cast<off_t>(newline - line + 1);
   Sha256 hash;
   std::string block(1 << 20, '\0');
   for (off_t at = body_start;;) {
-    const ssize_t count = ::pread(file.fd(), block.data(), block.size(), at);
-    if (count < 0 && errno == EINTR) continue;
-    if (count < 0) return Status::IOError("cannot read back " + file.temporary());
-    if (count == 0) break;
-    hash.Update(std::string_view(block.data(), static_cast<size_t>(count)));
-    at += count;
+    const ssize_t read = ::pread(file.fd(), block.data(), block.size(), at);
+    if (read < 0 && errno == EINTR) continue;
+    if (read < 0) return Status::IOError("cannot read back " + file.temporary());
+    if (read == 0) break;
+    hash.Update(std::string_view(block.data(), static_cast<size_t>(read)));
+    at += read;
   }
   CAIRN_ASSIGN_OR_RETURN(std::string digest, hash.FinishHex());
-  CAIRN_RETURN_IF_ERROR(
-      WriteAt(file.fd(), digest, static_cast<off_t>(kHeader.size()), file.temporary()));
+  CAIRN_RETURN_IF_ERROR(WriteAt(file.fd(), digest,
+                                static_cast<off_t>(digest_at - line + kDigestField.size()),
+                                file.temporary()));
   CAIRN_RETURN_IF_ERROR(file.Commit());
-  std::vector<uint64_t> offsets = Offsets();
-  for (size_t i = 0; i + keep_ < offsets.size(); ++i) {
-    std::error_code error;
-    fs::remove(PathOf(offsets[i]), error);
+  // Kept: the newest `keep` whole snapshots and every delta after the oldest of them. A delta
+  // before it belongs to a chain whose base is gone.
+  std::vector<Entry> entries = Entries();
+  std::vector<uint64_t> wholes;
+  for (const Entry& entry : entries) {
+    if (!entry.delta) wholes.push_back(entry.offset);
+  }
+  if (wholes.size() > keep_) {
+    const uint64_t oldest_kept = wholes[wholes.size() - keep_];
+    for (const Entry& entry : entries) {
+      std::error_code error;
+      if (entry.offset < oldest_kept) fs::remove(PathOf(entry.offset, entry.delta), error);
+    }
   }
   return Status::Ok();
 }
 
 Status DecisionSnapshotStore::Write(const commands::DecisionState& state, EventLog& log) const {
-  CAIRN_ASSIGN_OR_RETURN(auto file, Begin(state.next_offset));  // refuses offset 0
+  return WriteEncoded(state, log, nullptr);
+}
+
+Status DecisionSnapshotStore::WriteDelta(commands::DecisionState& state, EventLog& log,
+                                         uint64_t base, uint64_t parent) const {
+  const commands::DecisionDelta delta{base, parent, state.tasks.TakeChanged(),
+                                      state.jobs.TakeChanged()};
+  return WriteEncoded(state, log, &delta);
+}
+
+Status DecisionSnapshotStore::WriteEncoded(const commands::DecisionState& state, EventLog& log,
+                                           const commands::DecisionDelta* delta) const {
+  // Begin refuses offset 0, BeginDelta a delta that follows nothing.
+  CAIRN_ASSIGN_OR_RETURN(
+      auto file, delta != nullptr
+                     ? BeginDelta(state.next_offset, delta->base_offset, delta->parent_offset)
+                     : Begin(state.next_offset));
   commands::LogAnchor anchor;
   CAIRN_ASSIGN_OR_RETURN(anchor.first_event_id, EventIdAt(log, 0));
   CAIRN_ASSIGN_OR_RETURN(anchor.last_event_id, EventIdAt(log, state.next_offset - 1));
   {
     google::protobuf::io::FileOutputStream out(file->fd());
-    if (!commands::EncodeDecisionStateTo(state, anchor, out) || !out.Flush()) {
+    const bool encoded = delta != nullptr
+                             ? commands::EncodeDecisionDeltaTo(state, anchor, *delta, out)
+                             : commands::EncodeDecisionStateTo(state, anchor, out);
+    if (!encoded || !out.Flush()) {
       return Status::IOError("cannot write " + file->temporary() + ": " +
                              std::strerror(out.GetErrno()));
     }
@@ -168,51 +256,102 @@ Status DecisionSnapshotStore::Write(const commands::DecisionState& state, EventL
   return Seal(*file);
 }
 
-Result<std::unique_ptr<commands::DecodedDecisionState>> DecisionSnapshotStore::Read(
-    uint64_t offset) const {
-  CAIRN_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(PathOf(offset)));
+Result<std::string> DecisionSnapshotStore::ReadBody(const Entry& entry) const {
+  CAIRN_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(PathOf(entry.offset, entry.delta)));
   const size_t line_end = file.find('\n');
-  if (file.rfind(kHeader, 0) != 0 || line_end == std::string::npos) {
+  const std::string_view header = entry.delta ? kDeltaHeader : kWholeHeader;
+  if (file.rfind(header, 0) != 0 || line_end == std::string::npos ||
+      line_end < header.size() + kDigestHexLength) {
     return Status::Corruption("it does not start with its checksum line");
   }
-  const std::string_view body = std::string_view(file).substr(line_end + 1);
-  CAIRN_ASSIGN_OR_RETURN(std::string digest, Sha256Hex(body));
-  if (file.compare(kHeader.size(), line_end - kHeader.size(), digest) != 0) {
+  CAIRN_ASSIGN_OR_RETURN(std::string digest,
+                         Sha256Hex(std::string_view(file).substr(line_end + 1)));
+  if (file.compare(header.size(), kDigestHexLength, digest) != 0) {
     return Status::Corruption("its checksum does not match its contents");
   }
-  CAIRN_ASSIGN_OR_RETURN(auto decoded, commands::DecodeDecisionState(body));
-  if (decoded->state.next_offset != offset) {
-    return Status::Corruption("it holds offset " + std::to_string(decoded->state.next_offset));
-  }
-  return decoded;
+  file.erase(0, line_end + 1);
+  return file;
 }
 
 DecisionSnapshotStore::Restored DecisionSnapshotStore::RestoreNewest(EventLog& log,
                                                                      uint64_t end) const {
-  std::vector<uint64_t> offsets = Offsets();
-  std::optional<Result<std::string>> first;  // the log's first event id, read once if needed
-  for (auto it = offsets.rbegin(); it != offsets.rend(); ++it) {
-    const uint64_t offset = *it;
-    if (offset > end || offset == 0) continue;
-    auto decoded = Read(offset);
-    Status usable = decoded.status();
-    if (usable.ok()) {
-      // Another log's snapshot (a data directory pointed at a new log) must not be continued.
-      if (!first) first = EventIdAt(log, 0);
-      auto last = EventIdAt(log, offset - 1);
-      if (!first->ok() || !last.ok()) {
-        usable = !first->ok() ? first->status() : last.status();
-      } else if (**first != (*decoded)->anchor.first_event_id ||
-                 *last != (*decoded)->anchor.last_event_id) {
-        usable = Status::FailedPrecondition("it was taken from another log");
-      }
+  const std::vector<Entry> entries = Entries();
+  std::vector<uint64_t> unusable;  // offsets of files found unusable: no chain goes through them
+  auto usable = [&](uint64_t offset) {
+    return std::find(unusable.begin(), unusable.end(), offset) == unusable.end();
+  };
+  auto find = [&](uint64_t offset) -> const Entry* {
+    for (const Entry& entry : entries) {
+      if (entry.offset == offset) return &entry;
     }
-    if (!usable.ok()) {
-      log::Warn("decision_snapshots", "passing over {}: {}", PathOf(offset), usable);
+    return nullptr;
+  };
+  std::optional<Result<std::string>> first;  // the log's first event id, read once if needed
+  for (auto candidate = entries.rbegin(); candidate != entries.rend(); ++candidate) {
+    if (candidate->offset > end || candidate->offset == 0 || !usable(candidate->offset)) continue;
+    // The chain back to its whole snapshot, oldest first.
+    std::vector<const Entry*> chain{&*candidate};
+    while (chain.front()->delta) {
+      const Entry* parent = find(chain.front()->parent);
+      if (parent == nullptr || !usable(parent->offset) ||
+          (parent->delta ? parent->base : parent->offset) != candidate->base) {
+        break;
+      }
+      chain.insert(chain.begin(), parent);
+    }
+    const std::string path = PathOf(candidate->offset, candidate->delta);
+    if (chain.front()->delta) {
+      log::Warn("decision_snapshots",
+                "passing over {}: the snapshots before it on its chain are "
+                "gone or unusable",
+                path);
+      unusable.push_back(candidate->offset);
       continue;
     }
-    return {std::make_unique<commands::DecisionState>(std::move((*decoded)->state)),
-            std::move((*decoded)->anchor)};
+    std::vector<std::string> bodies;
+    Status status = Status::Ok();
+    for (const Entry* link : chain) {
+      auto body = ReadBody(*link);
+      if (!body.ok()) {
+        status = body.status();
+        log::Warn("decision_snapshots", "passing over {}: {}", PathOf(link->offset, link->delta),
+                  status);
+        unusable.push_back(link->offset);
+        break;
+      }
+      bodies.push_back(std::move(body).value());
+    }
+    if (!status.ok()) continue;
+    std::vector<std::string_view> views(bodies.begin(), bodies.end());
+    auto decoded = commands::DecodeDecisionChain(views);
+    bodies = {};  // the bytes, as large as the state, go before the state is used
+    status = decoded.status();
+    if (status.ok() && (*decoded)->state.next_offset != candidate->offset) {
+      status =
+          Status::Corruption("it holds offset " + std::to_string((*decoded)->state.next_offset));
+    }
+    if (status.ok()) {
+      // Another log's snapshot (a data directory pointed at a new log) must not be continued.
+      if (!first) first = EventIdAt(log, 0);
+      auto last = EventIdAt(log, candidate->offset - 1);
+      if (!first->ok() || !last.ok()) {
+        status = !first->ok() ? first->status() : last.status();
+      } else if (**first != (*decoded)->anchor.first_event_id ||
+                 *last != (*decoded)->anchor.last_event_id) {
+        status = Status::FailedPrecondition("it was taken from another log");
+      }
+    }
+    if (!status.ok()) {
+      log::Warn("decision_snapshots", "passing over {} ({} on its chain): {}", path, chain.size(),
+                status);
+      unusable.push_back(candidate->offset);
+      continue;
+    }
+    Restored restored{std::make_unique<commands::DecisionState>(std::move((*decoded)->state)),
+                      std::move((*decoded)->anchor),
+                      {}};
+    for (const Entry* link : chain) restored.chain.push_back(link->offset);
+    return restored;
   }
   return {};
 }
@@ -267,7 +406,8 @@ uint64_t PrivateKibOfThisProcess() {
 // The forked child: encodes the state it was forked with into `fd`, reports its private memory
 // on `report_fd` and exits. Never returns.
 [[noreturn]] void EncodeInChild(const commands::DecisionState& state,
-                                const commands::LogAnchor& anchor, int fd, int report_fd,
+                                const commands::LogAnchor& anchor,
+                                const commands::DecisionDelta* delta, int fd, int report_fd,
                                 pid_t parent) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(3);  // the parent died before the line above
@@ -285,7 +425,9 @@ uint64_t PrivateKibOfThisProcess() {
   bool written = false;
   try {
     google::protobuf::io::FileOutputStream out(fd);
-    written = commands::EncodeDecisionStateTo(state, anchor, out) && out.Flush();
+    written = (delta != nullptr ? commands::EncodeDecisionDeltaTo(state, anchor, *delta, out)
+                                : commands::EncodeDecisionStateTo(state, anchor, out)) &&
+              out.Flush();
   } catch (...) {  // std::bad_alloc: the parent hears of it from the exit status
   }
   const uint64_t kib = PrivateKibOfThisProcess();
@@ -295,7 +437,7 @@ uint64_t PrivateKibOfThisProcess() {
 
 }  // namespace
 
-void DecisionSnapshotter::StateAdvanced(const commands::DecisionState& state,
+void DecisionSnapshotter::StateAdvanced(commands::DecisionState& state,
                                         const std::string& last_event_id) {
   const uint64_t offset = state.next_offset;
   if (copy_ == Copy::kFold) {
@@ -308,32 +450,50 @@ void DecisionSnapshotter::StateAdvanced(const commands::DecisionState& state,
     if (due) changed_.notify_all();
     return;
   }
+  uint64_t base = 0, parent = 0;  // the chain this snapshot continues; base 0: a whole one
   {
     std::lock_guard lock(mutex_);
     if (!started_ || stopping_ || child_ || offset / every_events_ <= newest_ / every_events_ ||
         offset / every_events_ <= failed_at_ / every_events_) {
       return;
     }
+    // A delta, unless the chain would hold more records than the state (a restore decodes the
+    // whole snapshot and every delta on its chain: at most about twice the state) or as many
+    // deltas as a chain may, or the state did not count its changes since the last snapshot
+    // (the writer replaced it by a fresh fold after a failed append).
+    const size_t changed = state.tasks.changed_count() + state.jobs.changed_count();
+    if (chain_base_ != 0 && chain_deltas_ < kMaxDeltasPerChain && state.tasks.counting() &&
+        state.jobs.counting() &&
+        chain_records_ + changed <= state.tasks.size() + state.jobs.size()) {
+      base = chain_base_;
+      parent = chain_parent_;
+    }
   }
   auto fail = [&](const Status& status) {
     log::Warn("decision_snapshots", "no snapshot at offset {}: {}", offset, status);
     std::lock_guard lock(mutex_);
     failed_at_ = offset;
+    chain_base_ = 0;  // the changes taken for it are nowhere: the next one is whole
   };
   if (first_event_id_.empty()) {
     auto first = EventIdAt(*log_, 0);
     if (!first.ok()) return fail(first.status());
     first_event_id_ = *first;
   }
-  auto file = store_->Begin(offset);
+  // What changed since the last snapshot; counting starts anew (the first call starts it).
+  commands::DecisionDelta delta{base, parent, state.tasks.TakeChanged(), state.jobs.TakeChanged()};
+  auto file = base != 0 ? store_->BeginDelta(offset, base, parent) : store_->Begin(offset);
   if (!file.ok()) return fail(file.status());
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) return fail(Status::IOError("cannot create a pipe"));
   const commands::LogAnchor anchor{first_event_id_, last_event_id};
-  const pid_t parent = ::getpid();
+  const pid_t parent_pid = ::getpid();
   const auto started = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
-  if (pid == 0) EncodeInChild(state, anchor, (*file)->fd(), report[1], parent);
+  if (pid == 0) {
+    EncodeInChild(state, anchor, base != 0 ? &delta : nullptr, (*file)->fd(), report[1],
+                  parent_pid);
+  }
   const double fork_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   ::close(report[1]);
@@ -341,9 +501,20 @@ void DecisionSnapshotter::StateAdvanced(const commands::DecisionState& state,
     ::close(report[0]);
     return fail(Status::Unavailable(std::string("cannot fork: ") + std::strerror(errno)));
   }
+  const size_t records = delta.tasks.size() + delta.jobs.size();
   {
     std::lock_guard lock(mutex_);
-    child_ = Child{pid, offset, std::move(*file), report[0], started, fork_ms};
+    child_ = Child{pid, offset, std::move(*file), report[0], started, fork_ms, base, records};
+    // The chain goes on from this one (a failure ends it: Run sets chain_base_ to 0).
+    if (base != 0) {
+      chain_deltas_++;
+      chain_records_ += records;
+    } else {
+      chain_base_ = offset;
+      chain_deltas_ = 0;
+      chain_records_ = 0;
+    }
+    chain_parent_ = offset;
   }
   changed_.notify_all();
 }
@@ -414,10 +585,14 @@ void DecisionSnapshotter::Run() {
     if (taken.ok()) {
       newest_ = std::max(newest_, offset);
       if (child) {
+        const std::string what =
+            child->base != 0 ? fmt::format("a delta of {} tasks and jobs on the snapshot at {}",
+                                           child->records, child->base)
+                             : std::string("whole");
         log::Info("decision_snapshots",
-                  "took the write side's snapshot at offset {} in {:.2f} s (the writer paused "
-                  "{:.1f} ms to fork; the copy held {:.1f} MiB of its own)",
-                  offset, seconds, child->fork_ms, static_cast<double>(private_kib) / 1024);
+                  "took the write side's snapshot at offset {} in {:.2f} s ({}; the writer "
+                  "paused {:.1f} ms to fork; the copy held {:.1f} MiB of its own)",
+                  offset, seconds, what, child->fork_ms, static_cast<double>(private_kib) / 1024);
       } else {
         log::Info("decision_snapshots",
                   "took the write side's snapshot at offset {} in {:.2f} s (folded on a second "
@@ -426,6 +601,7 @@ void DecisionSnapshotter::Run() {
       }
     } else {
       failed_at_ = offset;
+      chain_base_ = 0;  // nothing may follow a snapshot that is not there: the next is whole
       log::Warn("decision_snapshots", "no snapshot at offset {}: {}", offset, taken);
     }
     changed_.notify_all();

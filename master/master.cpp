@@ -81,8 +81,7 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
                                                 : DecisionSnapshotter::Copy::kFold);
     options.snapshots = parts.decision_snapshots.get();
     options.on_appended = [snapshotter = parts.decision_snapshotter.get()](
-                              const commands::DecisionState& state,
-                              const std::string& last_event_id) {
+                              commands::DecisionState& state, const std::string& last_event_id) {
       snapshotter->StateAdvanced(state, last_event_id);
     };
   }

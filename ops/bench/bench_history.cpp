@@ -262,9 +262,8 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     const double decode_seconds = Seconds(start);  // a restart keeps it: its freeing not counted
     CAIRN_RETURN_IF_ERROR(decoded.status());
     std::printf(
-        "write side's snapshot: %.1f MiB (%zu tasks, %zu experiments), encoded in %.2f s (fastest "
-        "of 3), "
-        "decoded in %.2f s (%.1fx faster than the fold)\n",
+        "write side's snapshot: %.1f MiB (%zu tasks, %zu experiments), encoded in %.2f s "
+        "(fastest of 3), decoded in %.2f s (%.1fx faster than the fold)\n",
         static_cast<double>(bytes.size()) / (1 << 20), state.tasks.size(), state.experiments.size(),
         encode_seconds, decode_seconds, fold_seconds / decode_seconds);
   }
@@ -310,6 +309,33 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     char what[80];
     std::snprintf(what, sizeof what, "master restart, the longest tail (%llu events)",
                   static_cast<unsigned long long>(interval));
+    CAIRN_RETURN_IF_ERROR(start_and_stop(what, true));
+    // The longest chain a running master leaves (master/decision_snapshots.h): a whole snapshot,
+    // then a delta at each interval, as many as a chain may hold (or until the deltas would hold
+    // more records than the state), and the longest tail after the last.
+    {
+      CAIRN_ASSIGN_OR_RETURN(auto writable, OpenEventLog(log_config));
+      CAIRN_ASSIGN_OR_RETURN(uint64_t now_end, writable->EndOffset());
+      fs::remove_all(DecisionSnapshotDir(data_dir));
+      CAIRN_ASSIGN_OR_RETURN(auto store, DecisionSnapshotStore::Open(DecisionSnapshotDir(data_dir),
+                                                                     kDecisionSnapshotsKept));
+      const uint64_t base = now_end - (kMaxDeltasPerChain + 1) * interval;
+      commands::DecisionState state;
+      CAIRN_RETURN_IF_ERROR(FoldLogInto(state, *writable, base));
+      CAIRN_RETURN_IF_ERROR(store->Write(state, *writable));
+      state.tasks.TakeChanged();  // counting starts with the whole snapshot
+      state.jobs.TakeChanged();
+      size_t deltas = 0, records = 0;
+      for (uint64_t parent = base; deltas < kMaxDeltasPerChain; parent += interval, ++deltas) {
+        CAIRN_RETURN_IF_ERROR(FoldLogInto(state, *writable, parent + interval));
+        const size_t changed = state.tasks.changed_count() + state.jobs.changed_count();
+        if (records + changed > state.tasks.size() + state.jobs.size()) break;
+        CAIRN_RETURN_IF_ERROR(store->WriteDelta(state, *writable, base, parent));
+        records += changed;
+      }
+      std::snprintf(what, sizeof what, "master restart, the longest chain (%zu deltas, %zuk recs)",
+                    deltas, records / 1000);
+    }
     CAIRN_RETURN_IF_ERROR(start_and_stop(what, true));
     // The projections' restore alone: the write side's snapshot at the log's end again (a master
     // takes none before its first write after starting, and that one wrote nothing).

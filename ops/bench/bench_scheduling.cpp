@@ -8,8 +8,9 @@
 //          --queued N,N,...): rate, p50/p99 and the master's RSS at each size, and each rate as
 //          a share of the first (issue 17: flat means >= 0.8x at 100k), and what each write-side
 //          snapshot cost (a forked child's; from the master's log). The log passes offset
-//          100,000, a snapshot, as the 100k measurement starts: --write-side-every 0 measures
-//          the queue alone. And the master's CPU per submission, split by thread (the threads
+//          100,000, a snapshot, as the 100k measurement starts (a delta: the tasks and jobs of the
+//          50,000 submissions since the one before): --write-side-every 0 measures the queue
+//          alone. And the master's CPU per submission, split by thread (the threads
 //          a submission waits for, and the background work): in the window, and counted on
 //          through 10 idle seconds, so that the snapshots and compactions the window's
 //          submissions set off are included; --measure 50000 (one snapshot interval) makes that

@@ -133,5 +133,56 @@ TEST(ByOwnIdTest, RecordsInsertedInIdOrderAreAllThereInThatOrder) {
   EXPECT_EQ(expected, 100);
 }
 
+// Change tracking (for incremental snapshots): off until TakeChanged first runs; then every
+// record handed out mutable counts, once, and nothing read through a const view does.
+TEST(ByOwnIdTest, CountsEveryRecordHandedOutMutableOnceUntilTaken) {
+  Jobs jobs;
+  for (const char* id : {"a", "b", "c", "d", "e"}) jobs.Insert(Job(id, 0));
+  jobs.at("a").priority = 1;
+  EXPECT_EQ(jobs.changed_count(), 0u);  // not counting yet
+  EXPECT_TRUE(jobs.TakeChanged().empty());
+  auto ids = [](const std::vector<const JobRecord*>& records) {
+    std::vector<std::string> out;
+    for (const JobRecord* record : records) out.push_back(record->job_id);
+    return out;
+  };
+  const Jobs& view = jobs;
+  EXPECT_EQ(view.find("b")->second.priority, 0);  // const: not counted
+  EXPECT_EQ(view.at("c").priority, 0);
+  for (const auto& [id, job] : view) EXPECT_FALSE(id.empty());
+  EXPECT_EQ(jobs.changed_count(), 0u);
+  EXPECT_EQ(jobs.find("zz"), jobs.end());                // found nothing, counted nothing
+  jobs.find("c")->second.priority = 3;                   // a mutable iterator's record
+  jobs.at("c").priority = 4;                             // again: still once
+  jobs.Insert(Job("f", 0));                              // inserted
+  jobs.FindOrMake("b");                                  // found mutable
+  jobs.Changed(view.at("e")).priority = 5;               // through a const pointer
+  EXPECT_EQ(jobs.find("d"), std::next(jobs.find("c")));  // iterators compared, not read
+  EXPECT_EQ(ids(jobs.TakeChanged()), (std::vector<std::string>{"c", "f", "b", "e"}));
+  EXPECT_TRUE(jobs.TakeChanged().empty());       // counting started anew
+  for (auto&& [id, job] : jobs) job.priority++;  // a mutable walk counts them all
+  EXPECT_EQ(jobs.changed_count(), jobs.size());
+  EXPECT_EQ(jobs.TakeChanged().size(), jobs.size());
+}
+
+// Replace puts a new record where the old one was, and the map still finds it by its id (its
+// key views the new record's id: assigning over the stored record left it viewing freed bytes).
+TEST(ByOwnIdTest, ReplaceKeepsTheRecordsPlaceAndItsKey) {
+  Jobs jobs;
+  const std::string long_id(64, 'j');  // not kept inside the string: its bytes are on the heap
+  JobRecord* stored = jobs.Insert(Job(long_id, 1)).first;
+  jobs.Insert(Job("k", 2));
+  JobRecord* replaced = jobs.Replace(Job(long_id, 7));
+  EXPECT_EQ(replaced, stored);
+  EXPECT_EQ(stored->priority, 7);
+  for (int i = 0; i < 100; ++i)
+    jobs.Insert(Job(std::string(64, 'a' + i % 26) + std::to_string(i), 0));
+  ASSERT_NE(jobs.find(long_id), jobs.end());
+  EXPECT_EQ(&jobs.at(long_id), stored);
+  EXPECT_EQ(jobs.find(long_id)->first.data(), stored->job_id.data());
+  EXPECT_EQ(jobs.Replace(Job("none", 0)), nullptr);
+  EXPECT_EQ(jobs.count("none"), 0u);
+}
+
 }  // namespace
 }  // namespace cairn::commands

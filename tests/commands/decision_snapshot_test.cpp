@@ -8,6 +8,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -96,6 +97,97 @@ TEST_F(GeneratedHistory, DecodedSnapshotFoldedOnEqualsTheWholeFold) {
       }
     }
   }
+}
+
+std::string EncodedDelta(DecisionState& state, uint64_t base, uint64_t parent) {
+  DecisionDelta delta{base, parent, state.tasks.TakeChanged(), state.jobs.TakeChanged()};
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream out(&bytes);
+    EXPECT_TRUE(EncodeDecisionDeltaTo(state, {"first", "last"}, delta, out));
+  }
+  return bytes;
+}
+
+// A whole snapshot and the deltas after it (each the tasks and jobs the state counted as changed
+// since the one before: ByOwnId::TakeChanged) decode to the state at the last delta, at cuts all
+// over a history of commands, experiments, preemptions and agents coming and going; and folded
+// on, to the whole fold. A delta holds only what changed.
+TEST_F(GeneratedHistory, AWholeSnapshotAndItsDeltasDecodeToTheStateAtTheLast) {
+  const auto& events = *events_;
+  auto whole = Fold(events, 0, events.size(), std::make_unique<DecisionState>());
+  const std::string expected = EncodeDecisionState(*whole, {"first", "last"});
+  std::mt19937_64 random(5);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<size_t> cuts;
+    for (int i = 0; i < 4; ++i) cuts.push_back(1 + random() % (events.size() - 1));
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    SCOPED_TRACE("cuts from " + std::to_string(cuts.front()));
+    auto state = Fold(events, 0, cuts.front(), std::make_unique<DecisionState>());
+    std::vector<std::string> chain{EncodeDecisionState(*state, {"first", "last"})};
+    state->tasks.TakeChanged();  // counting starts with the whole snapshot
+    state->jobs.TakeChanged();
+    for (size_t i = 1; i < cuts.size(); ++i) {
+      state = Fold(events, cuts[i - 1], cuts[i], std::move(state));
+      const size_t changed = state->tasks.changed_count() + state->jobs.changed_count();
+      EXPECT_LT(changed, state->tasks.size() + state->jobs.size());
+      chain.push_back(EncodedDelta(*state, cuts.front(), cuts[i - 1]));
+      std::vector<std::string_view> views(chain.begin(), chain.end());
+      auto decoded = DecodeDecisionChain(views);
+      ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+      EXPECT_EQ((*decoded)->state.next_offset, cuts[i]);
+      EXPECT_TRUE(EncodeDecisionState((*decoded)->state, {"first", "last"}) ==
+                  EncodeDecisionState(*state, {"first", "last"}));
+      EXPECT_EQ((*decoded)->state.QueuedTaskCount(), state->QueuedTaskCount());
+      snapshot::DecisionSnapshot stored;
+      ASSERT_TRUE(stored.ParseFromString(chain.back()));
+      EXPECT_EQ(static_cast<size_t>(stored.tasks_size() + stored.jobs_size()), changed);
+    }
+    std::vector<std::string_view> views(chain.begin(), chain.end());
+    auto decoded = DecodeDecisionChain(views);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    auto restored = std::make_unique<DecisionState>(std::move((*decoded)->state));
+    restored = Fold(events, cuts.back(), events.size(), std::move(restored));
+    EXPECT_TRUE(EncodeDecisionState(*restored, {"first", "last"}) == expected);
+  }
+}
+
+// Issue 17's shape, for snapshots: a delta after the same 100 submissions holds the same records
+// and about the same bytes with 1,000 or 20,000 tasks already queued, where a whole snapshot
+// grows with the queue.
+TEST(DecisionSnapshotTest, ADeltasSizeFollowsTheChangesNotTheQueue) {
+  auto submit = [](DecisionState& state, int count) {
+    for (int i = 0; i < count; ++i) {
+      events::Envelope submitted;
+      submitted.set_offset(state.next_offset);
+      auto* task = submitted.mutable_task_submitted();
+      task->set_task_id("task-" + std::to_string(state.next_offset));
+      task->mutable_resources()->set_slots(1);
+      task->mutable_resources()->set_resource_pool(kDefaultPool);
+      task->mutable_spec()->add_entrypoint("true");
+      Apply(state, submitted);
+    }
+  };
+  std::vector<size_t> delta_bytes, delta_records, whole_bytes;
+  for (int queued : {1000, 20000}) {
+    DecisionState state;
+    submit(state, queued);
+    state.tasks.TakeChanged();  // a snapshot here: counting starts
+    state.jobs.TakeChanged();
+    submit(state, 100);
+    const std::string delta = EncodedDelta(state, 1, 1);
+    snapshot::DecisionSnapshot stored;
+    ASSERT_TRUE(stored.ParseFromString(delta));
+    delta_records.push_back(static_cast<size_t>(stored.tasks_size() + stored.jobs_size()));
+    delta_bytes.push_back(delta.size());
+    whole_bytes.push_back(EncodeDecisionState(state, {"first", "last"}).size());
+  }
+  EXPECT_EQ(delta_records, (std::vector<size_t>{200, 200}));
+  // The same records, their ids and offsets a digit or a byte longer: within 10%, where the
+  // whole snapshot grew with the queue, twentyfold.
+  EXPECT_LT(delta_bytes[1], delta_bytes[0] * 11 / 10);
+  EXPECT_GT(whole_bytes[1], whole_bytes[0] * 10);
 }
 
 // The encoder writes the big lists a record at a time and the decoder reads them so: the bytes

@@ -46,6 +46,14 @@ commands::DecisionState FoldTo(EventLog& log, uint64_t offset) {
   return state;
 }
 
+std::string EventIdAt(EventLog& log, uint64_t offset) {
+  auto reader = log.OpenReader(offset);
+  EXPECT_TRUE(reader.ok());
+  auto events = (*reader)->Next(1, 0ms);
+  EXPECT_TRUE(events.ok() && events->size() == 1);
+  return events.ok() && !events->empty() ? events->front().event_id() : "";
+}
+
 std::string Encoded(const commands::DecisionState& state) {
   return commands::EncodeDecisionState(state, {});
 }
@@ -123,12 +131,92 @@ TEST_F(DecisionSnapshotsTest, OpeningRemovesWhatACrashLeftHalfWritten) {
   EXPECT_TRUE((*reopened)->Offsets().empty());
 }
 
-std::string EventIdAt(EventLog& log, uint64_t offset) {
-  auto reader = log.OpenReader(offset);
-  EXPECT_TRUE(reader.ok());
-  auto events = (*reader)->Next(1, 0ms);
-  EXPECT_TRUE(events.ok() && events->size() == 1);
-  return events.ok() && !events->empty() ? events->front().event_id() : "";
+// Folds `state` on to `offset`, in the log's order.
+void FoldOn(EventLog& log, commands::DecisionState& state, uint64_t offset) {
+  auto reader = log.OpenReader(state.next_offset);
+  ASSERT_TRUE(reader.ok());
+  auto events = (*reader)->Next(offset - state.next_offset, 0ms);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), offset - state.next_offset);
+  for (const auto& event : *events) commands::Apply(state, event);
+}
+
+// Writes `state` as a delta on the chain (base, parent), as a forked child writes one.
+void WriteDelta(DecisionSnapshotStore& store, EventLog& log, commands::DecisionState& state,
+                uint64_t base, uint64_t parent) {
+  Status written = store.WriteDelta(state, log, base, parent);
+  ASSERT_TRUE(written.ok()) << written.ToString();
+}
+
+// A restore decodes the whole snapshot and every delta after it on the chain; a damaged delta
+// ends the chain there (the longest good prefix serves), and a delta whose chain misses a link
+// serves nothing.
+TEST_F(DecisionSnapshotsTest, RestoresAChainAndFallsBackToItsLongestGoodPrefix) {
+  commands::DecisionState state = FoldTo(*log_, 1000);
+  ASSERT_TRUE(store_->Write(state, *log_).ok());
+  state.tasks.TakeChanged();  // counting starts with the whole snapshot
+  state.jobs.TakeChanged();
+  for (uint64_t parent : {1000, 1500, 2000}) {
+    FoldOn(*log_, state, parent + 500);
+    WriteDelta(*store_, *log_, state, 1000, parent);
+  }
+  ASSERT_EQ(store_->Offsets(), (std::vector<uint64_t>{1000, 1500, 2000, 2500}));
+  auto restored = store_->RestoreNewest(*log_, 3000);
+  ASSERT_NE(restored.state, nullptr);
+  EXPECT_EQ(restored.chain, (std::vector<uint64_t>{1000, 1500, 2000, 2500}));
+  EXPECT_TRUE(Encoded(*restored.state) == Encoded(state));
+  EXPECT_TRUE(Encoded(*restored.state) == Encoded(FoldTo(*log_, 2500)));
+  // Below the newest: the chain to the newest snapshot at or below the end.
+  restored = store_->RestoreNewest(*log_, 2200);
+  EXPECT_EQ(restored.chain, (std::vector<uint64_t>{1000, 1500, 2000}));
+
+  const std::string delta_2000 = store_->dir() + "/decision-00000000000000002000.delta";
+  {
+    std::fstream file(delta_2000, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(-10, std::ios::end);
+    file.put('\x7f');
+  }
+  restored = store_->RestoreNewest(*log_, 3000);
+  ASSERT_NE(restored.state, nullptr);
+  EXPECT_EQ(restored.chain, (std::vector<uint64_t>{1000, 1500}));
+  EXPECT_TRUE(Encoded(*restored.state) == Encoded(FoldTo(*log_, 1500)));
+
+  std::filesystem::remove(store_->dir() + "/decision-00000000000000001500.delta");
+  restored = store_->RestoreNewest(*log_, 3000);
+  ASSERT_NE(restored.state, nullptr);
+  EXPECT_EQ(restored.chain, std::vector<uint64_t>{1000});
+
+  std::filesystem::remove(FileOf(1000));
+  EXPECT_EQ(store_->RestoreNewest(*log_, 3000).state, nullptr);
+}
+
+// The newest two whole snapshots are kept, with the deltas after the older of them; a delta
+// refuses to follow nothing.
+TEST_F(DecisionSnapshotsTest, KeepsTheNewestTwoChains) {
+  commands::DecisionState state = FoldTo(*log_, 1000);
+  ASSERT_TRUE(store_->Write(state, *log_).ok());
+  state.tasks.TakeChanged();
+  state.jobs.TakeChanged();
+  FoldOn(*log_, state, 1500);
+  WriteDelta(*store_, *log_, state, 1000, 1000);
+  FoldOn(*log_, state, 2000);
+  ASSERT_TRUE(store_->Write(state, *log_).ok());
+  state.tasks.TakeChanged();
+  state.jobs.TakeChanged();
+  FoldOn(*log_, state, 2500);
+  WriteDelta(*store_, *log_, state, 2000, 2000);
+  EXPECT_EQ(store_->Offsets(), (std::vector<uint64_t>{1000, 1500, 2000, 2500}));
+  FoldOn(*log_, state, 2700);
+  ASSERT_TRUE(store_->Write(state, *log_).ok());
+  EXPECT_EQ(store_->Offsets(), (std::vector<uint64_t>{2000, 2500, 2700}));
+  auto entries = store_->Entries();
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_TRUE(entries[1].delta);
+  EXPECT_EQ(entries[1].base, 2000u);
+  EXPECT_EQ(entries[1].parent, 2000u);
+  EXPECT_FALSE(entries[2].delta);
+  EXPECT_EQ(store_->BeginDelta(2800, 0, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->BeginDelta(2800, 2700, 2900).status().code(), StatusCode::kInvalidArgument);
 }
 
 // snapshots.write_side_copy: fold. The thread folds a second state to each multiple the log
@@ -136,11 +224,13 @@ std::string EventIdAt(EventLog& log, uint64_t offset) {
 TEST_F(DecisionSnapshotsTest, TheFoldingThreadTakesOneAtEachMultipleEqualToAFold) {
   DecisionSnapshotter snapshotter(log_.get(), store_.get(), 1000, DecisionSnapshotter::Copy::kFold);
   snapshotter.Start();
-  snapshotter.StateAdvanced(FoldTo(*log_, 1500), "");
+  commands::DecisionState at_1500 = FoldTo(*log_, 1500);
+  snapshotter.StateAdvanced(at_1500, "");
   ASSERT_TRUE(snapshotter.WaitForSnapshot(1000, 60s));
   auto end = log_->EndOffset();
   ASSERT_TRUE(end.ok());
-  snapshotter.StateAdvanced(FoldTo(*log_, *end), "");  // from 1000 on, to the last multiple
+  commands::DecisionState at_end = FoldTo(*log_, *end);
+  snapshotter.StateAdvanced(at_end, "");  // from 1000 on, to the last multiple
   const uint64_t last = *end / 1000 * 1000;
   ASSERT_TRUE(snapshotter.WaitForSnapshot(last, 60s));
   snapshotter.Stop();
@@ -155,7 +245,8 @@ TEST_F(DecisionSnapshotsTest, TheFoldingThreadTakesOneAtEachMultipleEqualToAFold
 TEST_F(DecisionSnapshotsTest, AForkedChildWritesTheWritersStateAtEachMultiple) {
   DecisionSnapshotter snapshotter(log_.get(), store_.get(), 1000);
   // Before Start nothing is taken, multiple or not: the starting master writes its own.
-  snapshotter.StateAdvanced(FoldTo(*log_, 1500), EventIdAt(*log_, 1499));
+  commands::DecisionState before_start = FoldTo(*log_, 1500);
+  snapshotter.StateAdvanced(before_start, EventIdAt(*log_, 1499));
   EXPECT_TRUE(std::filesystem::is_empty(store_->dir()));  // not even a temporary: no child
   snapshotter.Start();
   commands::DecisionState state = FoldTo(*log_, 999);
@@ -187,12 +278,46 @@ TEST_F(DecisionSnapshotsTest, AForkedChildWritesTheWritersStateAtEachMultiple) {
   ASSERT_TRUE(snapshotter.WaitForSnapshot(*end, 60s));
   snapshotter.Stop();
   EXPECT_EQ(store_->Offsets(), (std::vector<uint64_t>{1500, *end}));
+  // The second is a delta on the first: what changed since, not the whole state.
+  auto entries = store_->Entries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_FALSE(entries[0].delta);
+  EXPECT_TRUE(entries[1].delta);
+  EXPECT_EQ(entries[1].base, 1500u);
+  EXPECT_EQ(entries[1].parent, 1500u);
   restored = store_->RestoreNewest(*log_, *end);
   ASSERT_NE(restored.state, nullptr);
+  EXPECT_EQ(restored.chain, (std::vector<uint64_t>{1500, *end}));
   EXPECT_TRUE(Encoded(*restored.state) == Encoded(state));
   for (const auto& entry : std::filesystem::directory_iterator(store_->dir())) {
     EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
   }
+}
+
+// A delta holds what the state counted since the snapshot before it. A state that did not count
+// (the writer's, replaced by a fresh fold after a failed append) gets a whole snapshot: a delta
+// of it would leave out every change the fresh fold made.
+TEST_F(DecisionSnapshotsTest, AStateThatDidNotCountItsChangesGetsAWholeSnapshot) {
+  DecisionSnapshotter snapshotter(log_.get(), store_.get(), 500);
+  snapshotter.Start();
+  commands::DecisionState state = FoldTo(*log_, 600);
+  snapshotter.StateAdvanced(state, EventIdAt(*log_, 599));
+  ASSERT_TRUE(snapshotter.WaitForSnapshot(600, 60s));
+  FoldOn(*log_, state, 1100);
+  snapshotter.StateAdvanced(state, EventIdAt(*log_, 1099));
+  ASSERT_TRUE(snapshotter.WaitForSnapshot(1100, 60s));
+  commands::DecisionState refolded = FoldTo(*log_, 1600);
+  snapshotter.StateAdvanced(refolded, EventIdAt(*log_, 1599));
+  ASSERT_TRUE(snapshotter.WaitForSnapshot(1600, 60s));
+  snapshotter.Stop();
+  auto entries = store_->Entries();
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_FALSE(entries[0].delta);
+  EXPECT_TRUE(entries[1].delta);
+  EXPECT_FALSE(entries[2].delta) << "a delta of a state that counted nothing";
+  auto restored = store_->RestoreNewest(*log_, 1600);
+  ASSERT_NE(restored.state, nullptr);
+  EXPECT_TRUE(Encoded(*restored.state) == Encoded(FoldTo(*log_, 1600)));
 }
 
 }  // namespace
