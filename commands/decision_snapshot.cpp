@@ -1009,15 +1009,23 @@ Status ApplyDeltaTasksAndJobs(const SplitSnapshot& split, DecisionState& state) 
                                      " names its tasks by index in a delta snapshot");
     }
     JobRecord decoded = DecodeJob(stored);
+    // The stored job's tasks are unlinked, then linked again from the list: a task listed twice,
+    // or by two jobs, is refused here, and one the list left out belongs to no job at the end.
+    if (auto existing = std::as_const(state.jobs).find(decoded.job_id);
+        existing != state.jobs.end()) {
+      for (const TaskRecord* task : existing->second.tasks)
+        state.tasks.Changed(*task).job = nullptr;
+    }
     JobRecord& job = state.jobs.count(decoded.job_id) > 0
                          ? *state.jobs.Replace(std::move(decoded))
                          : *state.jobs.Insert(std::move(decoded)).first;
     job.tasks.reserve(static_cast<size_t>(stored.task_ids_size()));
     for (const std::string& task_id : stored.task_ids()) {
       auto it = state.tasks.find(task_id);
-      if (it == state.tasks.end() || (it->second.job != nullptr && it->second.job != &job)) {
+      if (it == state.tasks.end() || it->second.job != nullptr) {
         return Status::InvalidArgument("job " + job.job_id + " names task " + task_id +
-                                       ", which no task or another job has");
+                                       ", which no task has or which another job or this one "
+                                       "named already");
       }
       it->second.job = &job;
       job.tasks.push_back(&it->second);
@@ -1026,6 +1034,10 @@ Status ApplyDeltaTasksAndJobs(const SplitSnapshot& split, DecisionState& state) 
   return Status::Ok();
 }
 
+// Decodes `chain`, keeping `blamed` at the link being read.
+Result<std::unique_ptr<DecodedDecisionState>> DecodeChain(
+    const std::vector<std::string_view>& chain, size_t& blamed);
+
 }  // namespace
 
 Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_view bytes) {
@@ -1033,10 +1045,23 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_vi
 }
 
 Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionChain(
-    const std::vector<std::string_view>& chain) {
+    const std::vector<std::string_view>& chain, size_t* failed_link) {
   if (chain.empty()) return Status::InvalidArgument("no decision snapshot to decode");
+  // Which link an error is blamed on: the one whose bytes were being read; the newest for what
+  // comes whole from it, and for what derives from every link.
+  size_t blamed = chain.size() - 1;
+  auto decoded = DecodeChain(chain, blamed);
+  if (!decoded.ok() && failed_link != nullptr) *failed_link = blamed;
+  return decoded;
+}
+
+namespace {
+
+Result<std::unique_ptr<DecodedDecisionState>> DecodeChain(
+    const std::vector<std::string_view>& chain, size_t& blamed) {
   std::vector<SplitSnapshot> splits(chain.size());
   for (size_t i = 0; i < chain.size(); ++i) {
+    blamed = i;
     CAIRN_RETURN_IF_ERROR(Split(chain[i], splits[i]));
     const Snapshot& link = splits[i].rest;
     CAIRN_RETURN_IF_ERROR(CheckFormat(link));
@@ -1048,7 +1073,8 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionChain(
     }
     if (i > 0 && (link.base_offset() != splits[0].rest.next_offset() ||
                   link.parent_offset() != splits[i - 1].rest.next_offset() ||
-                  link.next_offset() <= link.parent_offset())) {
+                  link.next_offset() <= link.parent_offset() ||
+                  link.first_event_id() != splits[0].rest.first_event_id())) {
       return Status::InvalidArgument(
           "the decision snapshot at offset " + std::to_string(link.next_offset()) +
           " does not follow the one at " + std::to_string(splits[i - 1].rest.next_offset()));
@@ -1083,10 +1109,13 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionChain(
   DecisionState& state = decoded->state;
   state.next_offset = in.next_offset();
   state.writer_epoch = in.writer_epoch();
+  blamed = 0;
   CAIRN_RETURN_IF_ERROR(DecodeWholeTasksAndJobs(splits[0], state));
   for (size_t i = 1; i < splits.size(); ++i) {
+    blamed = i;
     CAIRN_RETURN_IF_ERROR(ApplyDeltaTasksAndJobs(splits[i], state));
   }
+  blamed = splits.size() - 1;
   // What the tasks and jobs derive: each job's live tasks, the live jobs' ranks, the queues.
   for (const auto& [id, task] : std::as_const(state.tasks)) {
     if (task.job == nullptr) {
@@ -1165,5 +1194,7 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionChain(
   state.dirty_pai_jobs.insert(in.dirty_pai_jobs().begin(), in.dirty_pai_jobs().end());
   return decoded;
 }
+
+}  // namespace
 
 }  // namespace cairn::commands

@@ -70,9 +70,11 @@ struct DecodedDecisionState {
 Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionState(std::string_view bytes);
 
 // The state a chain gives: a whole snapshot, then deltas each following the one before it (its
-// parent_offset that one's next_offset, its base_offset the first's). The anchor is the last
-// one's. Errors as DecodeDecisionState's; InvalidArgument for a chain whose links do not follow.
+// parent_offset that one's next_offset, its base_offset the first's, the same log's first event).
+// The anchor is the last one's. Errors as DecodeDecisionState's; InvalidArgument for a chain whose
+// links do not follow. On an error, `failed_link` (when given) says which link it is blamed on,
+// so that a caller passes over every chain through it.
 Result<std::unique_ptr<DecodedDecisionState>> DecodeDecisionChain(
-    const std::vector<std::string_view>& chain);
+    const std::vector<std::string_view>& chain, size_t* failed_link = nullptr);
 
 }  // namespace cairn::commands

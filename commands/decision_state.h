@@ -290,12 +290,19 @@ class ByOwnId {
   // key then views the new record's id (assigning a record over a stored one would leave the key
   // viewing the freed bytes of the old one's id). nullptr when none has that id.
   Record* Replace(Record with) {
-    auto node = tree_.extract(std::string_view(with.*kId));
-    if (node.empty()) return nullptr;
-    Record& stored = *node.mapped();
+    auto at = tree_.find(std::string_view(with.*kId));
+    if (at == tree_.end()) return nullptr;
+    Record& stored = *at->second;
+    // The stored id's bytes go back into the stored record (the ids are equal), so that the key
+    // usually still views them; when they did not (a string implementation that copied), the
+    // node is keyed again.
+    std::swap(stored.*kId, with.*kId);
     stored = std::move(with);
-    node.key() = stored.*kId;
-    tree_.insert(std::move(node));
+    if ((stored.*kId).data() != at->first.data()) {
+      auto node = tree_.extract(at);
+      node.key() = stored.*kId;
+      tree_.insert(std::move(node));
+    }
     return &Count(stored);
   }
   // A record of this map, reached through a const pointer, to change: counted as changed.

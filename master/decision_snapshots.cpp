@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 
 #include "base/encoding.h"
 #include "base/files.h"
@@ -113,7 +114,7 @@ std::vector<DecisionSnapshotStore::Entry> DecisionSnapshotStore::Entries() const
     }
     const std::string number = name.substr(prefix, 20);
     if (number.find_first_not_of("0123456789") != std::string::npos) continue;
-    Entry entry{std::stoull(number), delta, 0, 0};
+    Entry entry{std::stoull(number), delta, 0, 0, true};
     if (delta) {
       // base and parent from the first line; one that does not read is no link of any chain.
       char line[160] = {};
@@ -121,25 +122,29 @@ std::vector<DecisionSnapshotStore::Entry> DecisionSnapshotStore::Entries() const
       if (fd < 0) continue;
       const ssize_t count = ::pread(fd, line, sizeof line - 1, 0);
       ::close(fd);
+      // Links that do not read, or do not go back (a flipped digit could name the delta itself),
+      // make the file no link of any chain; it is still listed, for retention to remove.
       unsigned long long base = 0, parent = 0;
-      if (count <= 0 || std::string_view(line).rfind(kDeltaHeader, 0) != 0 ||
-          std::sscanf(line + kDeltaHeader.size() + kDigestHexLength, " base=%20llu parent=%20llu",
-                      &base, &parent) != 2) {
-        continue;
-      }
-      entry.base = base;
-      entry.parent = parent;
+      entry.readable = count > 0 && std::string_view(line).rfind(kDeltaHeader, 0) == 0 &&
+                       std::sscanf(line + kDeltaHeader.size() + kDigestHexLength,
+                                   " base=%20llu parent=%20llu", &base, &parent) == 2 &&
+                       base > 0 && base <= parent && parent < entry.offset;
+      entry.base = entry.readable ? base : 0;
+      entry.parent = entry.readable ? parent : 0;
     }
     entries.push_back(entry);
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.offset < b.offset; });
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.offset, a.delta) < std::tie(b.offset, b.delta);
+  });
   return entries;
 }
 
 std::vector<uint64_t> DecisionSnapshotStore::Offsets() const {
   std::vector<uint64_t> offsets;
-  for (const Entry& entry : Entries()) offsets.push_back(entry.offset);
+  for (const Entry& entry : Entries()) {
+    if (entry.readable) offsets.push_back(entry.offset);
+  }
   return offsets;
 }
 
@@ -276,36 +281,37 @@ Result<std::string> DecisionSnapshotStore::ReadBody(const Entry& entry) const {
 DecisionSnapshotStore::Restored DecisionSnapshotStore::RestoreNewest(EventLog& log,
                                                                      uint64_t end) const {
   const std::vector<Entry> entries = Entries();
-  std::vector<uint64_t> unusable;  // offsets of files found unusable: no chain goes through them
-  auto usable = [&](uint64_t offset) {
-    return std::find(unusable.begin(), unusable.end(), offset) == unusable.end();
+  std::vector<const Entry*> unusable;  // files found unusable: no chain goes through them
+  auto usable = [&](const Entry* entry) {
+    return entry->readable && std::find(unusable.begin(), unusable.end(), entry) == unusable.end();
   };
-  auto find = [&](uint64_t offset) -> const Entry* {
+  // A link's parent: the whole snapshot at its base, or the delta on the same chain before it.
+  auto parent_of = [&](const Entry& link) -> const Entry* {
+    const bool whole = link.parent == link.base;
     for (const Entry& entry : entries) {
-      if (entry.offset == offset) return &entry;
+      if (entry.offset == link.parent && entry.delta == !whole &&
+          (whole || entry.base == link.base)) {
+        return &entry;
+      }
     }
     return nullptr;
   };
   std::optional<Result<std::string>> first;  // the log's first event id, read once if needed
   for (auto candidate = entries.rbegin(); candidate != entries.rend(); ++candidate) {
-    if (candidate->offset > end || candidate->offset == 0 || !usable(candidate->offset)) continue;
-    // The chain back to its whole snapshot, oldest first.
+    if (candidate->offset > end || candidate->offset == 0 || !usable(&*candidate)) continue;
+    // The chain back to its whole snapshot, oldest first (each parent's offset is below its
+    // link's: Entries refuses a delta whose links do not go back).
     std::vector<const Entry*> chain{&*candidate};
     while (chain.front()->delta) {
-      const Entry* parent = find(chain.front()->parent);
-      if (parent == nullptr || !usable(parent->offset) ||
-          (parent->delta ? parent->base : parent->offset) != candidate->base) {
-        break;
-      }
+      const Entry* parent = parent_of(*chain.front());
+      if (parent == nullptr || !usable(parent)) break;
       chain.insert(chain.begin(), parent);
     }
     const std::string path = PathOf(candidate->offset, candidate->delta);
     if (chain.front()->delta) {
       log::Warn("decision_snapshots",
-                "passing over {}: the snapshots before it on its chain are "
-                "gone or unusable",
-                path);
-      unusable.push_back(candidate->offset);
+                "passing over {}: the snapshots before it on its chain are gone or unusable", path);
+      unusable.push_back(&*candidate);
       continue;
     }
     std::vector<std::string> bodies;
@@ -316,16 +322,26 @@ DecisionSnapshotStore::Restored DecisionSnapshotStore::RestoreNewest(EventLog& l
         status = body.status();
         log::Warn("decision_snapshots", "passing over {}: {}", PathOf(link->offset, link->delta),
                   status);
-        unusable.push_back(link->offset);
+        unusable.push_back(link);
         break;
       }
       bodies.push_back(std::move(body).value());
     }
     if (!status.ok()) continue;
     std::vector<std::string_view> views(bodies.begin(), bodies.end());
-    auto decoded = commands::DecodeDecisionChain(views);
+    size_t failed_link = chain.size() - 1;
+    auto decoded = commands::DecodeDecisionChain(views, &failed_link);
     bodies = {};  // the bytes, as large as the state, go before the state is used
     status = decoded.status();
+    if (!status.ok()) {
+      // The link the decoding failed in is passed over, and every chain through it: none is
+      // decoded again.
+      const Entry* failed = chain[std::min(failed_link, chain.size() - 1)];
+      log::Warn("decision_snapshots", "passing over {}: {}", PathOf(failed->offset, failed->delta),
+                status);
+      unusable.push_back(failed);
+      continue;
+    }
     if (status.ok() && (*decoded)->state.next_offset != candidate->offset) {
       status =
           Status::Corruption("it holds offset " + std::to_string((*decoded)->state.next_offset));
@@ -344,7 +360,7 @@ DecisionSnapshotStore::Restored DecisionSnapshotStore::RestoreNewest(EventLog& l
     if (!status.ok()) {
       log::Warn("decision_snapshots", "passing over {} ({} on its chain): {}", path, chain.size(),
                 status);
-      unusable.push_back(candidate->offset);
+      unusable.push_back(&*candidate);
       continue;
     }
     Restored restored{std::make_unique<commands::DecisionState>(std::move((*decoded)->state)),

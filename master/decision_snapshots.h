@@ -64,10 +64,13 @@ class DecisionSnapshotStore {
     bool delta = false;
     uint64_t base = 0;
     uint64_t parent = 0;
+    // False for a delta whose first line does not read or whose links do not go back
+    // (0 < base <= parent < offset): no link of any chain, listed for retention to remove.
+    bool readable = true;
   };
-  // The files, oldest first; a delta whose first line does not read is left out.
+  // The files, oldest first (a whole snapshot before a delta at the same offset).
   std::vector<Entry> Entries() const;
-  // The snapshots' offsets, whole or delta, oldest first.
+  // The snapshots' offsets, whole or readable delta, oldest first.
   std::vector<uint64_t> Offsets() const;
 
   // Writes `state`, folded from `log`, as the whole snapshot at its next_offset, then removes the

@@ -190,6 +190,50 @@ TEST(DecisionSnapshotTest, ADeltasSizeFollowsTheChangesNotTheQueue) {
   EXPECT_GT(whole_bytes[1], whole_bytes[0] * 10);
 }
 
+// A delta's job lists its tasks by id: one listed twice, or one its job no longer lists, is
+// refused rather than decoded into a job with a task twice or a task with no job.
+TEST(DecisionSnapshotTest, RefusesADeltaWhoseJobListsATaskTwiceOrLeavesOneOut) {
+  DecisionState state;
+  events::Envelope submitted;
+  submitted.set_offset(0);
+  submitted.mutable_task_submitted()->set_task_id("t");
+  submitted.mutable_task_submitted()->mutable_resources()->set_slots(1);
+  submitted.mutable_task_submitted()->mutable_resources()->set_resource_pool(kDefaultPool);
+  Apply(state, submitted);
+  const std::string base = EncodeDecisionState(state, {"first", "last"});
+  state.tasks.TakeChanged();
+  state.jobs.TakeChanged();
+  events::Envelope killed;
+  killed.set_offset(1);
+  killed.mutable_kill_requested()->set_task_id("t");
+  Apply(state, killed);
+  state.jobs.Changed(state.jobs.at("t"));  // the job in the delta too
+  snapshot::DecisionSnapshot delta;
+  ASSERT_TRUE(delta.ParseFromString(EncodedDelta(state, 1, 1)));
+  ASSERT_EQ(delta.jobs_size(), 1);
+  ASSERT_EQ(delta.jobs(0).task_ids_size(), 1);
+  ASSERT_TRUE(DecodeDecisionChain({base, delta.SerializeAsString()}).ok());
+  snapshot::DecisionSnapshot twice = delta;
+  twice.mutable_jobs(0)->add_task_ids("t");
+  auto decoded = DecodeDecisionChain({base, twice.SerializeAsString()});
+  EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument);
+  snapshot::DecisionSnapshot left_out = delta;
+  left_out.mutable_jobs(0)->clear_task_ids();
+  size_t failed_link = 9;
+  decoded = DecodeDecisionChain({base, left_out.SerializeAsString()}, &failed_link);
+  EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(decoded.status().message().find("belongs to no job"), std::string::npos);
+  EXPECT_EQ(failed_link, 1u);
+  // A delta alone, or after a delta that is not its parent, is refused too.
+  EXPECT_EQ(DecodeDecisionChain({delta.SerializeAsString()}).status().code(),
+            StatusCode::kInvalidArgument);
+  snapshot::DecisionSnapshot elsewhere = delta;
+  elsewhere.set_parent_offset(7);
+  failed_link = 9;
+  EXPECT_FALSE(DecodeDecisionChain({base, elsewhere.SerializeAsString()}, &failed_link).ok());
+  EXPECT_EQ(failed_link, 1u);
+}
+
 // The encoder writes the big lists a record at a time and the decoder reads them so: the bytes
 // must still be exactly the whole message's, so that protoc and any protobuf reader read them.
 TEST_F(GeneratedHistory, StreamedBytesAreTheWholeMessagesBytes) {

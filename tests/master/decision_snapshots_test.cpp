@@ -190,6 +190,48 @@ TEST_F(DecisionSnapshotsTest, RestoresAChainAndFallsBackToItsLongestGoodPrefix) 
   EXPECT_EQ(store_->RestoreNewest(*log_, 3000).state, nullptr);
 }
 
+// Rewrites the parent a delta's first line names (the line is not under its checksum; the body
+// holds the same offsets, and decoding checks them).
+void SetParentInFirstLine(const std::string& path, uint64_t parent) {
+  const std::string before_parent = "cairn-decision-delta sha256=" + std::string(64, '0') +
+                                    " base=" + std::string(20, '0') + " parent=";
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%020llu", static_cast<unsigned long long>(parent));
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(static_cast<std::streamoff>(before_parent.size()));
+  file.write(digits, 20);
+}
+
+// A delta whose first line names itself as its parent (a flipped digit) is no link of any chain
+// (the walk back must end); one whose first line and body disagree fails to decode, and only it
+// is passed over: the chain before it serves.
+TEST_F(DecisionSnapshotsTest, ADeltaWhoseLinksAreWrongIsPassedOverAlone) {
+  commands::DecisionState state = FoldTo(*log_, 1000);
+  ASSERT_TRUE(store_->Write(state, *log_).ok());
+  state.tasks.TakeChanged();
+  state.jobs.TakeChanged();
+  for (uint64_t parent : {1000, 1500}) {
+    FoldOn(*log_, state, parent + 500);
+    WriteDelta(*store_, *log_, state, 1000, parent);
+  }
+  const std::string delta_1500 = store_->dir() + "/decision-00000000000000001500.delta";
+  const std::string delta_2000 = store_->dir() + "/decision-00000000000000002000.delta";
+  SetParentInFirstLine(delta_2000, 1000);  // the body says 1500
+  auto restored = store_->RestoreNewest(*log_, 3000);
+  ASSERT_NE(restored.state, nullptr);
+  EXPECT_EQ(restored.chain, (std::vector<uint64_t>{1000, 1500}));
+  EXPECT_TRUE(Encoded(*restored.state) == Encoded(FoldTo(*log_, 1500)));
+
+  SetParentInFirstLine(delta_1500, 1500);  // itself
+  auto entries = store_->Entries();
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_FALSE(entries[1].readable);
+  EXPECT_EQ(store_->Offsets(), (std::vector<uint64_t>{1000, 2000}));
+  restored = store_->RestoreNewest(*log_, 3000);
+  ASSERT_NE(restored.state, nullptr);
+  EXPECT_EQ(restored.chain, std::vector<uint64_t>{1000});
+}
+
 // The newest two whole snapshots are kept, with the deltas after the older of them; a delta
 // refuses to follow nothing.
 TEST_F(DecisionSnapshotsTest, KeepsTheNewestTwoChains) {
