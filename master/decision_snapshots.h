@@ -41,9 +41,12 @@ namespace cairn {
 // and one to fall back on. (Time travel reads the projections' snapshots; the write side needs
 // only its latest state.)
 inline constexpr size_t kDecisionSnapshotsKept = 2;
-// The most deltas a chain holds before the next snapshot is whole: a bound on the files a
-// restore reads, where the records it decodes are bounded by the state's size.
-inline constexpr size_t kMaxDeltasPerChain = 8;
+// The most deltas a chain holds before the next snapshot is whole: a bound on what a restore
+// decodes beyond the whole snapshot (the records are bounded by the state's size too). With the
+// 1M-event history a restart from the longest chain of 8 took 1.72-2.08 s against 1.20 s from a
+// whole snapshot and the same tail (cairn-bench-history --only restart); 4 keeps it in 2 s, and
+// a whole snapshot's cost is still spread over five intervals.
+inline constexpr size_t kMaxDeltasPerChain = 4;
 
 // Applies the log's events from state.next_offset up to `end` (exclusive) to `state`: a start, a
 // snapshot and the tools fold the write side this one way. `stopping`, when given, is asked
