@@ -228,10 +228,12 @@ TaskRecord DecodeTask(snapshot::Task& in) {
   return task;
 }
 
-// The job's snapshot::Job, appended to scratch.bytes (cleared first). Its tasks are named by
-// their indexes in the snapshot's list of tasks (a whole snapshot) or, without indexes, by
-// their ids (a delta).
-void EncodeJob(const JobRecord& job, const std::vector<uint32_t>& task_indexes,
+// How a job names its tasks: by their indexes in the snapshot's list of tasks (a whole
+// snapshot), or by their ids (a delta, whose tasks may be in the snapshots before it).
+enum class TasksNamed { kByIndex, kById };
+
+// The job's snapshot::Job, appended to scratch.bytes (cleared first).
+void EncodeJob(const JobRecord& job, TasksNamed named, const std::vector<uint32_t>& task_indexes,
                RecordScratch& scratch) {
   using Job = snapshot::Job;
   scratch.bytes.clear();
@@ -249,7 +251,7 @@ void EncodeJob(const JobRecord& job, const std::vector<uint32_t>& task_indexes,
   out.Int64(Job::kWorkspaceIdFieldNumber, job.workspace_id);
   out.Bool(Job::kOpenFieldNumber, job.open);
   out.Packed(Job::kTasksFieldNumber, task_indexes);
-  if (task_indexes.empty()) {
+  if (named == TasksNamed::kById) {
     for (const TaskRecord* task : job.tasks) out.Delimited(Job::kTaskIdsFieldNumber, task->task_id);
   }
 }
@@ -755,7 +757,7 @@ bool EncodeAllTasksAndJobs(const DecisionState& state, SnapshotWriter& writer,
   for (const JobRecord* job : jobs) {
     indexes.resize(job->tasks.size());
     for (uint32_t& index : indexes) index = next_index++;
-    EncodeJob(*job, indexes, scratch);
+    EncodeJob(*job, TasksNamed::kByIndex, indexes, scratch);
     writer.RecordBytes(Snapshot::kJobsFieldNumber, scratch.bytes);
   }
   return true;
@@ -780,7 +782,7 @@ bool EncodeTo(const DecisionState& state, const LogAnchor& anchor, const Decisio
         writer.RecordBytes(Snapshot::kTasksFieldNumber, scratch.bytes);
       }
       for (const JobRecord* job : delta->jobs) {
-        EncodeJob(*job, {}, scratch);
+        EncodeJob(*job, TasksNamed::kById, {}, scratch);
         writer.RecordBytes(Snapshot::kJobsFieldNumber, scratch.bytes);
       }
     } else if (!EncodeAllTasksAndJobs(state, writer, scratch)) {
