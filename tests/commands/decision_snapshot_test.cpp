@@ -34,6 +34,18 @@ std::vector<events::Envelope> ReadAll(EventLog& log) {
   return all;
 }
 
+// Applies the submission of a one-slot task `task_id` (its own job) at the state's next offset.
+void SubmitTask(DecisionState& state, const std::string& task_id) {
+  events::Envelope submitted;
+  submitted.set_offset(state.next_offset);
+  auto* task = submitted.mutable_task_submitted();
+  task->set_task_id(task_id);
+  task->mutable_resources()->set_slots(1);
+  task->mutable_resources()->set_resource_pool(kDefaultPool);
+  task->mutable_spec()->add_entrypoint("true");
+  Apply(state, submitted);
+}
+
 std::unique_ptr<DecisionState> Fold(const std::vector<events::Envelope>& events, size_t from,
                                     size_t to, std::unique_ptr<DecisionState> state) {
   for (size_t i = from; i < to; ++i) Apply(*state, events[i]);
@@ -158,16 +170,7 @@ TEST_F(GeneratedHistory, AWholeSnapshotAndItsDeltasDecodeToTheStateAtTheLast) {
 // grows with the queue.
 TEST(DecisionSnapshotTest, ADeltasSizeFollowsTheChangesNotTheQueue) {
   auto submit = [](DecisionState& state, int count) {
-    for (int i = 0; i < count; ++i) {
-      events::Envelope submitted;
-      submitted.set_offset(state.next_offset);
-      auto* task = submitted.mutable_task_submitted();
-      task->set_task_id("task-" + std::to_string(state.next_offset));
-      task->mutable_resources()->set_slots(1);
-      task->mutable_resources()->set_resource_pool(kDefaultPool);
-      task->mutable_spec()->add_entrypoint("true");
-      Apply(state, submitted);
-    }
+    for (int i = 0; i < count; ++i) SubmitTask(state, "task-" + std::to_string(state.next_offset));
   };
   std::vector<size_t> delta_bytes, delta_records, whole_bytes;
   for (int queued : {1000, 20000}) {
@@ -194,12 +197,7 @@ TEST(DecisionSnapshotTest, ADeltasSizeFollowsTheChangesNotTheQueue) {
 // refused rather than decoded into a job with a task twice or a task with no job.
 TEST(DecisionSnapshotTest, RefusesADeltaWhoseJobListsATaskTwiceOrLeavesOneOut) {
   DecisionState state;
-  events::Envelope submitted;
-  submitted.set_offset(0);
-  submitted.mutable_task_submitted()->set_task_id("t");
-  submitted.mutable_task_submitted()->mutable_resources()->set_slots(1);
-  submitted.mutable_task_submitted()->mutable_resources()->set_resource_pool(kDefaultPool);
-  Apply(state, submitted);
+  SubmitTask(state, "t");
   const std::string base = EncodeDecisionState(state, {"first", "last"});
   state.tasks.TakeChanged();
   state.jobs.TakeChanged();
@@ -443,12 +441,7 @@ TEST(DecisionSnapshotTest, HandWrittenRecordsAreTheGeneratedBytes) {
 // and its tasks attached to the first.
 TEST(DecisionSnapshotTest, RefusesAJobStoredTwice) {
   DecisionState state;
-  events::Envelope submitted;
-  submitted.set_offset(0);
-  submitted.mutable_task_submitted()->set_task_id("t");
-  submitted.mutable_task_submitted()->mutable_resources()->set_slots(1);
-  submitted.mutable_task_submitted()->mutable_resources()->set_resource_pool(kDefaultPool);
-  Apply(state, submitted);
+  SubmitTask(state, "t");
   snapshot::DecisionSnapshot whole;
   ASSERT_TRUE(whole.ParseFromString(EncodeDecisionState(state, {})));
   ASSERT_EQ(whole.jobs_size(), 1);
