@@ -181,9 +181,9 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
 }
 
 // The write side's snapshots (master/decision_snapshots.h): after a kill -9 the master decodes the
-// newest one and folds only the events after it, and decides as if it had folded the whole log:
-// the same queue, the same idempotency keys, the same tasks to kill. A snapshot damaged on disk is
-// passed over for the one before it.
+// newest one (a whole snapshot and the delta on it) and folds only the events after it, and decides
+// as if it had folded the whole log: the same queue, the same idempotency keys, the same tasks to
+// kill. A snapshot damaged on disk is passed over for the one before it.
 TEST(HistoryE2eTest, AMasterRestartsFromTheWriteSidesSnapshotAndDecidesAsIfItFoldedTheLog) {
   Cluster cluster("snapshots:\n  write_side_every_events: 100\n");
   const std::string snapshots = cluster.data_dir() + "/decision-snapshots";
@@ -200,14 +200,18 @@ TEST(HistoryE2eTest, AMasterRestartsFromTheWriteSidesSnapshotAndDecidesAsIfItFol
   const std::string keyed = submit_with_key("before-the-snapshot");
   ASSERT_FALSE(keyed.empty());
   ASSERT_EQ(SubmitCommands(cluster, 230), 230);
+  // The first snapshot is whole, the next a delta on it (the commands submitted since).
   auto taken = cluster.master().WaitForLine(
-      [](const std::string& line) { return Contains(line, "took the write side's snapshot at"); },
+      [](const std::string& line) {
+        return Contains(line, "took the write side's snapshot at") && Contains(line, "a delta of");
+      },
       60s);
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   const json queue_before = cluster.Get("/api/v1/job-queues-v2?limit=1000&offset=0");
   cluster.StopMaster(SIGKILL);
   const std::vector<std::string> written = EntriesOf(snapshots, "decision-");
-  ASSERT_FALSE(written.empty());
+  ASSERT_GE(written.size(), 2u);
+  EXPECT_TRUE(written.back().ends_with(".delta")) << written.back();
 
   auto restart_and_expect_the_same = [&](const std::string& expected_line) {
     cluster.StartMaster({}, /*with_stderr=*/true);
@@ -218,7 +222,7 @@ TEST(HistoryE2eTest, AMasterRestartsFromTheWriteSidesSnapshotAndDecidesAsIfItFol
               queue_before["jobs"]);
     EXPECT_EQ(submit_with_key("before-the-snapshot"), keyed) << "the key is still known";
   };
-  restart_and_expect_the_same("a decision snapshot and the log's");
+  restart_and_expect_the_same("deltas after it)");  // the whole snapshot and its delta
 
   // The newest snapshot damaged: the one before it serves (or the whole log, when it is the only
   // one), with a line saying so.
