@@ -848,6 +848,15 @@ bool EncodeTo(const DecisionState& state, const LogAnchor& anchor, const Decisio
 
 }  // namespace
 
+DecisionDelta TakeDelta(DecisionState& state, uint64_t base_offset, uint64_t parent_offset) {
+  return {base_offset, parent_offset, state.tasks.TakeChanged(), state.jobs.TakeChanged()};
+}
+
+std::optional<size_t> CountedChanges(const DecisionState& state) {
+  if (!state.tasks.counting() || !state.jobs.counting()) return std::nullopt;
+  return state.tasks.changed_count() + state.jobs.changed_count();
+}
+
 std::string EncodeDecisionState(const DecisionState& state, const LogAnchor& anchor) {
   std::string bytes;
   {

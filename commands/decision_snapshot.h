@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,15 @@ struct DecisionDelta {
   std::vector<const TaskRecord*> tasks;
   std::vector<const JobRecord*> jobs;
 };
+// The tasks and jobs `state` counted as changed since the last call, as the delta on the chain
+// (base_offset, parent_offset); counting starts anew (the first call starts it: ByOwnId).
+DecisionDelta TakeDelta(DecisionState& state, uint64_t base_offset, uint64_t parent_offset);
+// At a whole snapshot: what changed before it is in it; counting starts from here.
+inline void StartCountingChanges(DecisionState& state) { TakeDelta(state, 0, 0); }
+// The tasks and jobs counted as changed so far; nullopt when the state is not counting (decoded
+// or folded anew since its last snapshot), so that no delta can say what changed.
+std::optional<size_t> CountedChanges(const DecisionState& state);
+
 // A delta's bytes for `state`, as EncodeDecisionStateTo writes a whole snapshot's.
 bool EncodeDecisionDeltaTo(const DecisionState& state, const LogAnchor& anchor,
                            const DecisionDelta& delta,

@@ -233,8 +233,7 @@ Status DecisionSnapshotStore::Write(const commands::DecisionState& state, EventL
 
 Status DecisionSnapshotStore::WriteDelta(commands::DecisionState& state, EventLog& log,
                                          uint64_t base, uint64_t parent) const {
-  const commands::DecisionDelta delta{base, parent, state.tasks.TakeChanged(),
-                                      state.jobs.TakeChanged()};
+  const commands::DecisionDelta delta = commands::TakeDelta(state, base, parent);
   return WriteEncoded(state, log, &delta);
 }
 
@@ -477,10 +476,9 @@ void DecisionSnapshotter::StateAdvanced(commands::DecisionState& state,
     // whole snapshot and every delta on its chain: at most about twice the state) or as many
     // deltas as a chain may, or the state did not count its changes since the last snapshot
     // (the writer replaced it by a fresh fold after a failed append).
-    const size_t changed = state.tasks.changed_count() + state.jobs.changed_count();
-    if (chain_base_ != 0 && chain_deltas_ < kMaxDeltasPerChain && state.tasks.counting() &&
-        state.jobs.counting() &&
-        chain_records_ + changed <= state.tasks.size() + state.jobs.size()) {
+    const std::optional<size_t> changed = commands::CountedChanges(state);
+    if (chain_base_ != 0 && chain_deltas_ < kMaxDeltasPerChain && changed &&
+        chain_records_ + *changed <= state.tasks.size() + state.jobs.size()) {
       base = chain_base_;
       parent = chain_parent_;
     }
@@ -497,7 +495,7 @@ void DecisionSnapshotter::StateAdvanced(commands::DecisionState& state,
     first_event_id_ = *first;
   }
   // What changed since the last snapshot; counting starts anew (the first call starts it).
-  commands::DecisionDelta delta{base, parent, state.tasks.TakeChanged(), state.jobs.TakeChanged()};
+  commands::DecisionDelta delta = commands::TakeDelta(state, base, parent);
   auto file = base != 0 ? store_->BeginDelta(offset, base, parent) : store_->Begin(offset);
   if (!file.ok()) return fail(file.status());
   int report[2];

@@ -323,12 +323,11 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
       commands::DecisionState state;
       CAIRN_RETURN_IF_ERROR(FoldLogInto(state, *writable, base));
       CAIRN_RETURN_IF_ERROR(store->Write(state, *writable));
-      state.tasks.TakeChanged();  // counting starts with the whole snapshot
-      state.jobs.TakeChanged();
+      commands::StartCountingChanges(state);
       size_t deltas = 0, records = 0;
       for (uint64_t parent = base; deltas < kMaxDeltasPerChain; parent += interval, ++deltas) {
         CAIRN_RETURN_IF_ERROR(FoldLogInto(state, *writable, parent + interval));
-        const size_t changed = state.tasks.changed_count() + state.jobs.changed_count();
+        const size_t changed = commands::CountedChanges(state).value_or(0);
         if (records + changed > state.tasks.size() + state.jobs.size()) break;
         CAIRN_RETURN_IF_ERROR(store->WriteDelta(state, *writable, base, parent));
         records += changed;

@@ -112,7 +112,7 @@ TEST_F(GeneratedHistory, DecodedSnapshotFoldedOnEqualsTheWholeFold) {
 }
 
 std::string EncodedDelta(DecisionState& state, uint64_t base, uint64_t parent) {
-  DecisionDelta delta{base, parent, state.tasks.TakeChanged(), state.jobs.TakeChanged()};
+  DecisionDelta delta = TakeDelta(state, base, parent);
   std::string bytes;
   {
     google::protobuf::io::StringOutputStream out(&bytes);
@@ -138,11 +138,11 @@ TEST_F(GeneratedHistory, AWholeSnapshotAndItsDeltasDecodeToTheStateAtTheLast) {
     SCOPED_TRACE("cuts from " + std::to_string(cuts.front()));
     auto state = Fold(events, 0, cuts.front(), std::make_unique<DecisionState>());
     std::vector<std::string> chain{EncodeDecisionState(*state, {"first", "last"})};
-    state->tasks.TakeChanged();  // counting starts with the whole snapshot
-    state->jobs.TakeChanged();
+    StartCountingChanges(*state);  // counting starts with the whole snapshot
     for (size_t i = 1; i < cuts.size(); ++i) {
       state = Fold(events, cuts[i - 1], cuts[i], std::move(state));
-      const size_t changed = state->tasks.changed_count() + state->jobs.changed_count();
+      ASSERT_TRUE(CountedChanges(*state).has_value());
+      const size_t changed = *CountedChanges(*state);
       EXPECT_LT(changed, state->tasks.size() + state->jobs.size());
       chain.push_back(EncodedDelta(*state, cuts.front(), cuts[i - 1]));
       std::vector<std::string_view> views(chain.begin(), chain.end());
@@ -152,6 +152,8 @@ TEST_F(GeneratedHistory, AWholeSnapshotAndItsDeltasDecodeToTheStateAtTheLast) {
       EXPECT_TRUE(EncodeDecisionState((*decoded)->state, {"first", "last"}) ==
                   EncodeDecisionState(*state, {"first", "last"}));
       EXPECT_EQ((*decoded)->state.QueuedTaskCount(), state->QueuedTaskCount());
+      EXPECT_FALSE(CountedChanges((*decoded)->state).has_value())
+          << "a decoded state counts nothing";
       snapshot::DecisionSnapshot stored;
       ASSERT_TRUE(stored.ParseFromString(chain.back()));
       EXPECT_EQ(static_cast<size_t>(stored.tasks_size() + stored.jobs_size()), changed);
@@ -176,8 +178,7 @@ TEST(DecisionSnapshotTest, ADeltasSizeFollowsTheChangesNotTheQueue) {
   for (int queued : {1000, 20000}) {
     DecisionState state;
     submit(state, queued);
-    state.tasks.TakeChanged();  // a snapshot here: counting starts
-    state.jobs.TakeChanged();
+    StartCountingChanges(state);  // a snapshot here: counting starts
     submit(state, 100);
     const std::string delta = EncodedDelta(state, 1, 1);
     snapshot::DecisionSnapshot stored;
@@ -199,8 +200,7 @@ TEST(DecisionSnapshotTest, RefusesADeltaWhoseJobListsATaskTwiceOrLeavesOneOut) {
   DecisionState state;
   SubmitTask(state, "t");
   const std::string base = EncodeDecisionState(state, {"first", "last"});
-  state.tasks.TakeChanged();
-  state.jobs.TakeChanged();
+  StartCountingChanges(state);
   events::Envelope killed;
   killed.set_offset(1);
   killed.mutable_kill_requested()->set_task_id("t");

@@ -154,8 +154,7 @@ void WriteDelta(DecisionSnapshotStore& store, EventLog& log, commands::DecisionS
 TEST_F(DecisionSnapshotsTest, RestoresAChainAndFallsBackToItsLongestGoodPrefix) {
   commands::DecisionState state = FoldTo(*log_, 1000);
   ASSERT_TRUE(store_->Write(state, *log_).ok());
-  state.tasks.TakeChanged();  // counting starts with the whole snapshot
-  state.jobs.TakeChanged();
+  commands::StartCountingChanges(state);  // counting starts with the whole snapshot
   for (uint64_t parent : {1000, 1500, 2000}) {
     FoldOn(*log_, state, parent + 500);
     WriteDelta(*store_, *log_, state, 1000, parent);
@@ -208,8 +207,7 @@ void SetParentInFirstLine(const std::string& path, uint64_t parent) {
 TEST_F(DecisionSnapshotsTest, ADeltaWhoseLinksAreWrongIsPassedOverAlone) {
   commands::DecisionState state = FoldTo(*log_, 1000);
   ASSERT_TRUE(store_->Write(state, *log_).ok());
-  state.tasks.TakeChanged();
-  state.jobs.TakeChanged();
+  commands::StartCountingChanges(state);
   for (uint64_t parent : {1000, 1500}) {
     FoldOn(*log_, state, parent + 500);
     WriteDelta(*store_, *log_, state, 1000, parent);
@@ -237,14 +235,12 @@ TEST_F(DecisionSnapshotsTest, ADeltaWhoseLinksAreWrongIsPassedOverAlone) {
 TEST_F(DecisionSnapshotsTest, KeepsTheNewestTwoChains) {
   commands::DecisionState state = FoldTo(*log_, 1000);
   ASSERT_TRUE(store_->Write(state, *log_).ok());
-  state.tasks.TakeChanged();
-  state.jobs.TakeChanged();
+  commands::StartCountingChanges(state);
   FoldOn(*log_, state, 1500);
   WriteDelta(*store_, *log_, state, 1000, 1000);
   FoldOn(*log_, state, 2000);
   ASSERT_TRUE(store_->Write(state, *log_).ok());
-  state.tasks.TakeChanged();
-  state.jobs.TakeChanged();
+  commands::StartCountingChanges(state);
   FoldOn(*log_, state, 2500);
   WriteDelta(*store_, *log_, state, 2000, 2000);
   EXPECT_EQ(store_->Offsets(), (std::vector<uint64_t>{1000, 1500, 2000, 2500}));
