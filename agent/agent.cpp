@@ -222,8 +222,8 @@ Result<Registration> Agent::Start() {
 Result<std::unique_ptr<PlacementSource>> Agent::OpenPlacementSource(
     const Registration& registration) {
   if (registration.transport == "http") {
-    CAIRN_ASSIGN_OR_RETURN(http::Client client,
-                           http::Client::FromUrl(options_.master_url, options_.master_cert_file));
+    CAIRN_ASSIGN_OR_RETURN(net::Client client,
+                           net::Client::FromUrl(options_.master_url, options_.master_cert_file));
     if (!options_.agent_token.empty()) {
       client.SetDefaultHeader("Authorization", "Bearer " + CredentialOf(options_));
     }

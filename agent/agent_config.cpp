@@ -12,11 +12,11 @@
 #include "base/command_line.h"
 #include "base/fields.h"
 #include "base/yaml_json.h"
+#include "events/limits.h"
 
 namespace cairn::agent {
 namespace {
 
-constexpr int kMaxSlots = 4096;
 constexpr double kMaxSeconds = 24 * 3600;
 
 Result<int> ParseSlots(const std::string& source, const std::string& text) {
@@ -25,9 +25,9 @@ Result<int> ParseSlots(const std::string& source, const std::string& text) {
     return Status::InvalidArgument(source + " must be a whole number of slots, got '" + text + "'");
   }
   int value = std::stoi(text);
-  if (value < 1 || value > kMaxSlots) {
-    return Status::InvalidArgument(source + " must be between 1 and " + std::to_string(kMaxSlots) +
-                                   ", got " + text);
+  if (value < 1 || value > kMaxSlotsPerAgent) {
+    return Status::InvalidArgument(source + " must be between 1 and " +
+                                   std::to_string(kMaxSlotsPerAgent) + ", got " + text);
   }
   return value;
 }
@@ -380,7 +380,7 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
       "It prints 'cairn-agent ID registered with URL (N slots, pool P)' once registered; SIGTERM "
       "or SIGINT stops it cleanly.",
       "cairn-agent");
-  cli::Configure(app);
+  command_line::Configure(app);
   CLI::Option* config_file =
       app.add_option("--config",
                      "YAML with keys master, id, slots, resource_pool, work_root, "
@@ -403,10 +403,11 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   app.add_option("--trace-file", result.config.trace_file,
                  "append '<allocation id> <unix micros>' per order received")
       ->type_name("FILE");
-  cli::AddLogLevelOption(app, result.log_level);
+  command_line::AddLogLevelOption(app, result.log_level);
 
-  if (std::optional<cli::Stop> stop = cli::Parse(app, args)) {
-    if (stop->kind == cli::Stop::Kind::kUsageError) return Status::InvalidArgument(stop->text);
+  if (std::optional<command_line::Stop> stop = command_line::Parse(app, args)) {
+    if (stop->kind == command_line::Stop::Kind::kUsageError)
+      return Status::InvalidArgument(stop->text);
     result.exit_text = stop->text;
     return result;
   }

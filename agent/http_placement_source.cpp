@@ -12,7 +12,7 @@ using Clock = std::chrono::steady_clock;
 // A stream that lasted this long was a working connection: the next reconnect starts over with
 // the initial back-off.
 constexpr std::chrono::seconds kHealthyStream(5);
-// http::Client::Cancel() only reaches a call that has begun; Stop() repeats it this often until
+// net::Client::Cancel() only reaches a call that has begun; Stop() repeats it this often until
 // Run() has returned.
 constexpr std::chrono::milliseconds kCancelRepeat(50);
 // The master writes a keep-alive line on an idle stream every 15 s; three missed mean the
@@ -21,7 +21,7 @@ constexpr std::chrono::milliseconds kStreamIdleTimeout(45000);
 
 }  // namespace
 
-HttpPlacementSource::HttpPlacementSource(http::Client client, std::string agent_id, uint64_t from,
+HttpPlacementSource::HttpPlacementSource(net::Client client, std::string agent_id, uint64_t from,
                                          Options options)
     : client_(std::move(client)),
       agent_id_(std::move(agent_id)),
@@ -42,7 +42,7 @@ void HttpPlacementSource::Run(const OrderHandler& handler) {
   while (!stopped_) {
     uint64_t from = next_offset_;
     std::string target = "/api/v1/events?from=" + std::to_string(from) +
-                         "&follow=true&agent=" + http::PercentEncode(agent_id_);
+                         "&follow=true&agent=" + net::PercentEncode(agent_id_);
     Clock::time_point connected_at = Clock::now();
     bool got_order = false;
     Status status = client_.StreamLines(

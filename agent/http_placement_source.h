@@ -24,7 +24,7 @@ class HttpPlacementSource : public PlacementSource {
     std::chrono::milliseconds max_backoff{3000};
   };
 
-  HttpPlacementSource(http::Client client, std::string agent_id, uint64_t from, Options options);
+  HttpPlacementSource(net::Client client, std::string agent_id, uint64_t from, Options options);
 
   void Run(const OrderHandler& handler) override;
   void Stop() override;
@@ -35,7 +35,7 @@ class HttpPlacementSource : public PlacementSource {
   uint64_t next_offset() const { return next_offset_.load(); }
 
  private:
-  http::Client client_;
+  net::Client client_;
   const std::string agent_id_;
   const Options options_;
   std::atomic<uint64_t> next_offset_;

@@ -93,7 +93,7 @@ std::string FirstLine(int fd, int timeout_ms) {
 bool Answers(const ServicePlan& plan, const std::string& address, int port) {
   if (plan.probe == ServicePlan::Probe::kHttp) {
     // Any status below 400: a redirect to a login page is an answer too.
-    http::Client client(address, static_cast<uint16_t>(port));
+    net::Client client(address, static_cast<uint16_t>(port));
     auto answer = client.Request("GET", plan.probe_path, "", {}, std::chrono::seconds(5));
     return answer.ok() && answer->status > 0 && answer->status < 400;
   }

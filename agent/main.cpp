@@ -23,7 +23,7 @@ namespace {
 constexpr int kExitFailure = 1;
 
 int UsageError(const std::string& message) {
-  return cairn::cli::UsageError("cairn-agent", message);
+  return cairn::command_line::UsageError("cairn-agent", message);
 }
 
 }  // namespace

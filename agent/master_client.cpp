@@ -53,7 +53,7 @@ bool Retryable(const Status& status) {
 }
 
 std::string AllocationPath(const std::string& allocation_id, const char* action) {
-  return "/api/v1/allocations/" + http::PercentEncode(allocation_id) + "/" + action;
+  return "/api/v1/allocations/" + net::PercentEncode(allocation_id) + "/" + action;
 }
 
 }  // namespace
@@ -79,12 +79,12 @@ Result<std::unique_ptr<MasterClient>> MasterClient::Create(const std::string& ma
                                                            std::string agent_id, RetryPolicy policy,
                                                            std::string agent_token,
                                                            const std::string& master_cert_file) {
-  CAIRN_ASSIGN_OR_RETURN(http::Client client, http::Client::FromUrl(master_url, master_cert_file));
+  CAIRN_ASSIGN_OR_RETURN(net::Client client, net::Client::FromUrl(master_url, master_cert_file));
   return std::make_unique<MasterClient>(std::move(client), std::move(agent_id), policy,
                                         std::move(agent_token));
 }
 
-MasterClient::MasterClient(http::Client client, std::string agent_id, RetryPolicy policy,
+MasterClient::MasterClient(net::Client client, std::string agent_id, RetryPolicy policy,
                            std::string agent_token)
     : client_(std::move(client)),
       agent_id_(std::move(agent_id)),
@@ -95,7 +95,7 @@ MasterClient::MasterClient(http::Client client, std::string agent_id, RetryPolic
 
 std::unique_ptr<MasterClient> MasterClient::Clone() const {
   return std::make_unique<MasterClient>(
-      http::Client(client_.host(), client_.port(), client_.options()), agent_id_, policy_,
+      net::Client(client_.host(), client_.port(), client_.options()), agent_id_, policy_,
       agent_token_);
 }
 
@@ -113,7 +113,7 @@ Result<std::string> MasterClient::Attempt(const std::string& method, const std::
                                           std::chrono::milliseconds timeout) {
   if (cancelled_) return Status::Unavailable("cancelled");
   CAIRN_ASSIGN_OR_RETURN(
-      http::ClientResponse response,
+      net::ClientResponse response,
       client_.Request(method, target, body, {{"content-type", "application/json"}}, timeout));
   CAIRN_RETURN_IF_ERROR(StatusFromHttp(response.status, response.body));
   return std::move(response.body);
@@ -214,8 +214,8 @@ Status MasterClient::ShipLogs(const LogBatch& batch) {
 
 Result<std::string> MasterClient::FetchTaskFiles(const std::string& allocation_id) {
   return CallWithRetries("the files of allocation " + allocation_id, "GET",
-                         "/api/v1/agents/" + http::PercentEncode(agent_id_) + "/allocations/" +
-                             http::PercentEncode(allocation_id) + "/files",
+                         "/api/v1/agents/" + net::PercentEncode(agent_id_) + "/allocations/" +
+                             net::PercentEncode(allocation_id) + "/files",
                          "");
 }
 

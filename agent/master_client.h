@@ -46,7 +46,7 @@ struct Registration {
 };
 
 // The Status an HTTP answer maps to (net/http_client.h).
-using http::StatusFromHttp;
+using net::StatusFromHttp;
 
 // Parses a register answer; offsets may be JSON strings or numbers.
 Result<Registration> ParseRegistration(const std::string& body);
@@ -61,7 +61,7 @@ class MasterClient {
                                                       std::string agent_id, RetryPolicy policy,
                                                       std::string agent_token = "",
                                                       const std::string& master_cert_file = "");
-  MasterClient(http::Client client, std::string agent_id, RetryPolicy policy,
+  MasterClient(net::Client client, std::string agent_id, RetryPolicy policy,
                std::string agent_token = "");
 
   // Another client to the same master, for the same agent and policy, with its own connection
@@ -94,7 +94,7 @@ class MasterClient {
   Result<std::string> CallWithRetries(const std::string& what, const std::string& method,
                                       const std::string& target, const std::string& body);
 
-  http::Client client_;
+  net::Client client_;
   const std::string agent_id_;
   const RetryPolicy policy_;
   const std::string agent_token_;  // a secret: never logged

@@ -14,7 +14,8 @@
 namespace cairn::agent {
 
 // Where trials keep their prepared environments (runtime_commands and runtime_packages, built by
-// the harness: cairn_harness/prepared_env.py) and the package index pip installs from.
+// the harness: agent/harness/cairn_harness/prepared_env.py) and the package index pip installs
+// from.
 struct EnvironmentSettings {
   std::string cache_dir;       // absolute; tasks get it as CAIRN_ENV_CACHE
   std::string pip_index_url;   // "" = pip's default; PIP_INDEX_URL

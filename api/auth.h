@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "commands/identity.h"
+#include "commands/identity/identity.h"
 
 namespace cairn::api {
 

@@ -19,8 +19,8 @@ BulkReadPool::~BulkReadPool() {
   for (auto& worker : workers_) worker.join();
 }
 
-http::Response BulkReadPool::Run(const std::function<http::Response()>& work) {
-  std::packaged_task<http::Response()> task(work);
+net::Response BulkReadPool::Run(const std::function<net::Response()>& work) {
+  std::packaged_task<net::Response()> task(work);
   auto answer = task.get_future();
   {
     std::lock_guard lock(mutex_);

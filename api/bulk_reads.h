@@ -1,8 +1,9 @@
 // Bulk reads (lists that render many entities) run on a few threads of their own at a lower CPU
 // priority, so that under load they use the cores single-entity reads and submissions leave
 // idle, instead of making those wait: one page of 100 commands costs about as much as a hundred
-// GET /api/v1/tasks/{id}, and with lists served on the connection threads, 200 clients pushed the
-// p99 of every read past 70 ms. A route opts in in the route table: Bulk<ListCommands>.
+// GET /api/v1/tasks/{id}, and with lists served on the connection threads, a mixed load pushed up
+// the p99 of every read (docs/benchmarks.md, "HTTP edge"). A route opts in in the route table:
+// Bulk<ListCommands>.
 #pragma once
 
 #include <condition_variable>
@@ -27,7 +28,7 @@ class BulkReadPool {
   BulkReadPool& operator=(const BulkReadPool&) = delete;
 
   // Runs `work` on a worker and returns its answer; the caller's thread waits.
-  http::Response Run(const std::function<http::Response()>& work);
+  net::Response Run(const std::function<net::Response()>& work);
 
  private:
   void Work(int nice);
@@ -41,7 +42,7 @@ class BulkReadPool {
 
 // A route handler run on the API's bulk read pool (on the calling thread when it has none).
 template <RouteHandler handler>
-http::Response Bulk(Call& call) {
+net::Response Bulk(Call& call) {
   BulkReadPool* pool = call.services().bulk_reads;
   if (pool == nullptr) return handler(call);
   return pool->Run([&call] { return handler(call); });

@@ -9,7 +9,7 @@
 
 namespace cairn::api {
 
-Call::Call(const Services& services, const http::Request& request, Params params)
+Call::Call(const Services& services, const net::Request& request, Params params)
     : services_(services),
       request_(request),
       params_(std::move(params)),
@@ -68,7 +68,7 @@ Status Call::Admit(Access access) {
   return Status::Ok();
 }
 
-void Call::RecordAccessDenied(const http::Response& refusal) {
+void Call::RecordAccessDenied(const net::Response& refusal) {
   auto body = nlohmann::json::parse(refusal.body, nullptr, /*allow_exceptions=*/false);
   std::string reason = body.is_object() && body.contains("message") && body["message"].is_string()
                            ? body["message"].get<std::string>()

@@ -24,13 +24,13 @@ enum class Access;
 class Call {
  public:
   using Params = std::map<std::string, std::string, std::less<>>;
-  Call(const Services& services, const http::Request& request, Params params);
+  Call(const Services& services, const net::Request& request, Params params);
 
   // Lets the caller in for a route with `access`, or says why not; reads the user's token.
   Status Admit(Access access);
 
   const Services& services() const { return services_; }
-  const http::Request& request() const { return request_; }
+  const net::Request& request() const { return request_; }
   // A path parameter of the route ("{id}" -> Param("id")); "" when the route has none so named.
   const std::string& Param(std::string_view name) const;
   const User& user() const { return user_; }
@@ -47,10 +47,11 @@ class Call {
   // The same user as the write side holds it (without its password hash), for role checks.
   const commands::UserRecord& user_record() const { return user_record_; }
   // Appends AccessDenied for this request, refused with `refusal` (a 403), as the caller.
-  void RecordAccessDenied(const http::Response& refusal);
+  void RecordAccessDenied(const net::Response& refusal);
   // PermissionDenied (403) naming what only an admin may do, unless the caller is one.
   Status RequireAdmin(const std::string& what) const;
-  // Reads of a workspace's work: whether the caller holds a role there (commands/tenancy.h).
+  // Reads of a workspace's work: whether the caller holds a role there
+  // (commands/tenancy/tenancy.h).
   bool CanView(int32_t workspace_id) const;
   // PermissionDenied naming `permission` unless the caller holds it in `workspace_id`.
   Status Require(commands::Permission permission, int32_t workspace_id,
@@ -86,7 +87,7 @@ class Call {
   Status WaitForRequestedOffset();
 
   const Services& services_;
-  const http::Request& request_;
+  const net::Request& request_;
   Params params_;
   User user_;
   commands::UserRecord user_record_;  // without its password hash

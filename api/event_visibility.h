@@ -21,8 +21,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "commands/identity.h"
-#include "commands/tenancy.h"
+#include "commands/identity/identity.h"
+#include "commands/tenancy/tenancy.h"
 #include "events.pb.h"
 
 namespace cairn::api {

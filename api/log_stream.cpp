@@ -10,12 +10,12 @@ namespace cairn::api {
 
 using nlohmann::json;
 
-http::Response StreamTaskLogs(const Services& services, bool follow,
-                              std::function<LogSources()> sources) {
-  http::Response response;
+net::Response StreamTaskLogs(const Services& services, bool follow,
+                             std::function<LogSources()> sources) {
+  net::Response response;
   response.content_type = "application/x-ndjson";
   response.stream = [task_logs = services.task_logs, stopping = services.stopping, follow,
-                     sources = std::move(sources)](const http::ChunkWriter& write) {
+                     sources = std::move(sources)](const net::ChunkWriter& write) {
     std::map<std::string, std::string> cursors;  // task id -> where its reading stopped
     int64_t line_number = 0;
     while (!stopping->load()) {

@@ -22,7 +22,7 @@ struct LogSources {
 // Streams every line of the sources' tasks in order. With `follow`, keeps going (calling
 // `sources` again to see new tasks and the end) until the sources have ended and every line is
 // out, or the master stops; without, returns what is there now.
-http::Response StreamTaskLogs(const Services& services, bool follow,
-                              std::function<LogSources()> sources);
+net::Response StreamTaskLogs(const Services& services, bool follow,
+                             std::function<LogSources()> sources);
 
 }  // namespace cairn::api

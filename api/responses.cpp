@@ -69,8 +69,8 @@ int HttpStatus(StatusCode code) {
 
 }  // namespace
 
-http::Response Error(const Status& status) {
-  http::Response response;
+net::Response Error(const Status& status) {
+  net::Response response;
   response.status = HttpStatus(status.code());
   response.body = json{
       {"code", GrpcCode(status.code())},
@@ -80,7 +80,7 @@ http::Response Error(const Status& status) {
   return response;
 }
 
-http::Response OpenPaiError(const Status& status, const std::string& code) {
+net::Response OpenPaiError(const Status& status, const std::string& code) {
   std::string name = code;
   if (name.empty()) {
     switch (status.code()) {
@@ -108,22 +108,22 @@ http::Response OpenPaiError(const Status& status, const std::string& code) {
         break;
     }
   }
-  http::Response response;
+  net::Response response;
   response.status = HttpStatus(status.code());
   response.body = json{{"code", name}, {"message", status.message()}}.dump(
       -1, ' ', false, json::error_handler_t::replace);
   return response;
 }
 
-http::Response Ok(const json& body, std::optional<uint64_t> offset) {
-  http::Response response;
+net::Response Ok(const json& body, std::optional<uint64_t> offset) {
+  net::Response response;
   // A stored string that is not UTF-8 (from before checks existed) must not turn a read into a 500.
   response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   if (offset) response.headers.emplace_back("Cairn-Offset", std::to_string(*offset));
   return response;
 }
 
-Result<Paging> ReadPaging(const http::Request& request) {
+Result<Paging> ReadPaging(const net::Request& request) {
   Paging paging;
   for (const char* name : {"offset", "limit"}) {
     std::string text = request.QueryParam(name);
@@ -136,8 +136,8 @@ Result<Paging> ReadPaging(const http::Request& request) {
   return paging;
 }
 
-http::Response MethodNotAllowed(const http::Request& request) {
-  http::Response response = Error(
+net::Response MethodNotAllowed(const net::Request& request) {
+  net::Response response = Error(
       Status::InvalidArgument("method " + request.method + " is not allowed on " + request.path));
   response.status = 405;
   return response;

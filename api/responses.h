@@ -16,22 +16,22 @@
 namespace cairn::api {
 
 // {"code": <grpc code>, "message": ..., "details": []} with the matching HTTP status.
-http::Response Error(const Status& status);
+net::Response Error(const Status& status);
 // OpenPAI's error shape {"code": "<Name>Error", "message": ...} with the matching HTTP status;
 // `code` "" names it by the status (InvalidParametersError, UnauthorizedUserError,
 // ForbiddenUserError, NotFoundError, ConflictError, NotImplementedError, UnknownError).
-http::Response OpenPaiError(const Status& status, const std::string& code = "");
+net::Response OpenPaiError(const Status& status, const std::string& code = "");
 // 200 with `body`; `offset` goes to the Cairn-Offset header.
-http::Response Ok(const nlohmann::json& body, std::optional<uint64_t> offset = std::nullopt);
+net::Response Ok(const nlohmann::json& body, std::optional<uint64_t> offset = std::nullopt);
 // 405 naming the method and path.
-http::Response MethodNotAllowed(const http::Request& request);
+net::Response MethodNotAllowed(const net::Request& request);
 
 // ?offset=&limit= (limit 0 = all).
 struct Paging {
   size_t offset = 0;
   size_t limit = 0;
 };
-Result<Paging> ReadPaging(const http::Request& request);
+Result<Paging> ReadPaging(const net::Request& request);
 
 // One page of `items` and Determined's pagination object for it.
 template <typename T>

@@ -29,7 +29,7 @@ RestApi::RestApi(Services services)
   services_.bulk_reads = bulk_reads_.get();
 }
 
-http::Response RestApi::Handle(const http::Request& request) const {
+net::Response RestApi::Handle(const net::Request& request) const {
   return router_.Handle(services_, request);
 }
 

@@ -19,7 +19,7 @@ class RestApi {
  public:
   explicit RestApi(Services services);
 
-  http::Response Handle(const http::Request& request) const;
+  net::Response Handle(const net::Request& request) const;
   const Router& router() const { return router_; }
 
  private:

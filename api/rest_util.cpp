@@ -5,11 +5,11 @@
 #include "base/clock.h"
 #include "base/document_limits.h"
 
-namespace cairn {
+namespace cairn::api {
 
 using nlohmann::json;
 
-Result<json> ParseBody(const http::Request& request, bool allow_empty) {
+Result<json> ParseBody(const net::Request& request, bool allow_empty) {
   if (request.body.empty()) {
     if (allow_empty) return json::object();
     return Status::InvalidArgument("a JSON body is required");
@@ -52,7 +52,7 @@ Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::j
   return std::optional<std::vector<std::string>>(std::move(list));
 }
 
-Result<size_t> CountParam(const http::Request& request, const std::string& name, size_t fallback,
+Result<size_t> CountParam(const net::Request& request, const std::string& name, size_t fallback,
                           size_t min, size_t max) {
   const std::string text = request.QueryParam(name);
   if (text.empty()) return fallback;
@@ -64,7 +64,7 @@ Result<size_t> CountParam(const http::Request& request, const std::string& name,
   return static_cast<size_t>(std::stoul(text));
 }
 
-Result<std::optional<int64_t>> OptionalTimeParam(const http::Request& request,
+Result<std::optional<int64_t>> OptionalTimeParam(const net::Request& request,
                                                  const std::string& name) {
   const std::string text = request.QueryParam(name);
   if (text.empty()) return std::optional<int64_t>();
@@ -76,4 +76,4 @@ Result<std::optional<int64_t>> OptionalTimeParam(const http::Request& request,
   return std::optional<int64_t>(*micros);
 }
 
-}  // namespace cairn
+}  // namespace cairn::api

@@ -11,10 +11,10 @@
 #include "base/status.h"
 #include "net/http_types.h"
 
-namespace cairn {
+namespace cairn::api {
 
 // Malformed JSON and a body that is not an object are the caller's error.
-Result<nlohmann::json> ParseBody(const http::Request& request, bool allow_empty = false);
+Result<nlohmann::json> ParseBody(const net::Request& request, bool allow_empty = false);
 
 // A positive integer id from a path segment, or InvalidArgument naming `what`.
 Result<int64_t> ParseId(const std::string& text, const std::string& what);
@@ -28,10 +28,10 @@ Result<std::optional<std::string>> OptionalString(const nlohmann::json& body, co
 Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::json& body);
 // Query parameter `name` as a count in [min, max]; `fallback` when absent. A bad one is an
 // InvalidArgument naming the range.
-Result<size_t> CountParam(const http::Request& request, const std::string& name, size_t fallback,
+Result<size_t> CountParam(const net::Request& request, const std::string& name, size_t fallback,
                           size_t min, size_t max);
 // Query parameter `name` as a time (RFC 3339 or unix seconds); nullopt when absent.
-Result<std::optional<int64_t>> OptionalTimeParam(const http::Request& request,
+Result<std::optional<int64_t>> OptionalTimeParam(const net::Request& request,
                                                  const std::string& name);
 
 using fields::CheckKnownKeys;
@@ -40,4 +40,4 @@ using fields::GetInt32;
 using fields::GetString;
 using fields::Present;
 
-}  // namespace cairn
+}  // namespace cairn::api

@@ -1,5 +1,5 @@
 // Every route of Cairn's REST API, in one table (route_table.cpp): Determined's /api/v1 shapes
-// (shared/reference/determined-rest.md) so the `det` CLI works unchanged, the agent protocol
+// (README.md, "REST API") so the `det` CLI works unchanged, the agent protocol
 // (agent/PROTOCOL.md), the trial harness's protocol (agent/harness/PROTOCOL.md) and Cairn's own
 // event stream. A new route is one line there plus its handler in api/handlers/.
 #pragma once

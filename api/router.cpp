@@ -34,7 +34,7 @@ std::vector<std::string> SplitPath(std::string_view target) {
   while (start < path.size()) {
     size_t slash = path.find('/', start);
     if (slash == std::string_view::npos) slash = path.size();
-    if (slash > start) segments.push_back(http::PercentDecode(path.substr(start, slash - start)));
+    if (slash > start) segments.push_back(net::PercentDecode(path.substr(start, slash - start)));
     start = slash + 1;
   }
   return segments;
@@ -134,7 +134,7 @@ Router::Found Router::Find(std::string_view method, std::string_view target) con
   return found;
 }
 
-http::Response Router::Handle(const Services& services, const http::Request& request) const {
+net::Response Router::Handle(const Services& services, const net::Request& request) const {
   // Ids in paths and queries end up in JSON answers and events, which hold only UTF-8.
   bool valid_text = IsValidUtf8(request.path);
   for (const auto& [name, value] : request.query)
@@ -151,7 +151,7 @@ http::Response Router::Handle(const Services& services, const http::Request& req
   if (Status allowed = call.Admit(found.route->access); !allowed.ok()) {
     return found.route->errors == ErrorShape::kOpenPai ? OpenPaiError(allowed) : Error(allowed);
   }
-  http::Response response = found.route->handler(call);
+  net::Response response = found.route->handler(call);
   // A signed-in user refused a change is kept for the audit trail (AccessDenied). Reads are not:
   // a refused read changes nothing and would let anyone fill the log.
   if (response.status == 403 && !call.user().username.empty() && request.method != "GET" &&

@@ -27,7 +27,7 @@ enum class Access {
 };
 const char* AccessName(Access access);
 
-using RouteHandler = http::Response (*)(Call& call);
+using RouteHandler = net::Response (*)(Call& call);
 
 // How a route's refusals look: grpc-gateway's {code: <number>, message, details} as Determined
 // answers, or OpenPAI's {code: "<Name>Error", message}.
@@ -46,7 +46,7 @@ class Router {
   // Fails (InvalidArgument) on a malformed pattern or two routes with one method and pattern.
   static Result<Router> Build(std::vector<Route> routes);
 
-  http::Response Handle(const Services& services, const http::Request& request) const;
+  net::Response Handle(const Services& services, const net::Request& request) const;
 
   using Params = std::map<std::string, std::string, std::less<>>;
   struct Found {

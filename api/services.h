@@ -8,10 +8,10 @@
 #include <string>
 
 #include "api/auth.h"
-#include "api/context_store.h"
-#include "api/task_log_store.h"
 #include "commands/writer.h"
+#include "events/context_store.h"
 #include "events/event_log.h"
+#include "events/task_log_store.h"
 #include "projections/projections.h"
 
 namespace cairn::api {

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-namespace cairn::cli {
+namespace cairn::command_line {
 namespace {
 
 // A command's help shows its subcommands with all their options, all the way down, rather than
@@ -106,4 +106,4 @@ int UsageError(std::string_view command, std::string_view message) {
   return kExitUsage;
 }
 
-}  // namespace cairn::cli
+}  // namespace cairn::command_line

@@ -11,7 +11,7 @@
 
 #include "base/log.h"
 
-namespace cairn::cli {
+namespace cairn::command_line {
 
 inline constexpr int kExitUsage = 2;
 
@@ -41,4 +41,4 @@ int Finish(const Stop& stop);
 // Prints "<command>: <message>" and where to find the help on stderr; returns 2.
 int UsageError(std::string_view command, std::string_view message);
 
-}  // namespace cairn::cli
+}  // namespace cairn::command_line

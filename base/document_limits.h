@@ -27,8 +27,8 @@ struct DocumentLimits {
 
 // A request body: it may carry a whole uploaded context (base64 file "content"s inside the JSON),
 // so its size is bounded by the server's body limit instead; but not its shape, and no other
-// string in it may be larger than a config may be. Refusing those in the pre-scan costs
-// milliseconds where parsing a 16 MiB string would cost half a second.
+// string in it may be larger than a config may be. Refusing those in the pre-scan costs far less
+// than parsing them would (docs/benchmarks.md, "HTTP edge").
 inline constexpr DocumentLimits kRequestBodyLimits{~size_t{0}, 64, 2'000'000, size_t{1} << 20,
                                                    "content"};
 
@@ -58,7 +58,7 @@ Result<nlohmann::json> ParseJsonDocument(std::string_view text, const DocumentLi
 std::string ErrorPrefix(const std::string& what);
 
 // PEDL's cap on an experiment's model definition and its local packages together (`--package`
-// uploads): checked by the master (api/context_store.h AddPackages) and, before uploading, by
+// uploads): checked by the master (events/context_store.h AddPackages) and, before uploading, by
 // `cairn experiment create`.
 inline constexpr int64_t kMaxContextWithPackagesBytes = 96ll * 1024 * 1024;
 // ResourceExhausted naming both sizes and their total when they exceed the cap.

@@ -19,9 +19,10 @@ bool IsCanonicalUuid(const std::string& text) {
 
 namespace {
 
-// CSPRNG bytes drawn a block at a time per thread: one RAND_bytes call per 16-byte id was 3% of a
-// busy master's CPU (OpenSSL's DRBG takes a lock and reseeds its checks on every call). The block
-// is never reused, so each id is as unpredictable as before.
+// CSPRNG bytes drawn a block at a time per thread: one RAND_bytes call per 16-byte id took a
+// noticeable share of a busy master's CPU (OpenSSL's DRBG takes a lock and reseeds its checks on
+// every call; docs/benchmarks.md, "HTTP edge"). The block is never reused, so each id is as
+// unpredictable as before.
 void RandomBytes(unsigned char* out, size_t size) {
   constexpr size_t kBlockBytes = 4096;
   thread_local unsigned char block[kBlockBytes];

@@ -3,10 +3,10 @@
 // over them.
 //
 // thp / metadata_thp: back its extents with transparent huge pages where the kernel offers them
-// on request (Debian's default, "madvise"), for the tools' folds and decodes of long logs
-// (ops/bench/bench_history.cpp once measured the 1,000,000-event fold 30% faster with them). A
-// master ends them before it allocates (EndHugePages, base/memory.h), and a bulk rebuild while it
-// runs (ScopedHugePagesOff): for both, zeroing 2 MiB on each first touch cost more than the TLB
+// on request (Debian's default, "madvise"), for the tools' folds and decodes of long logs, which
+// they once made faster (docs/benchmarks.md, "Memory allocator and huge pages"). A master ends
+// them before it allocates (EndHugePages, base/memory.h), and a bulk rebuild while it runs
+// (ScopedHugePagesOff): for both, zeroing each 2 MiB page on first touch cost more than the TLB
 // misses it saved.
 // background_thread: returns freed memory to the system off the request path.
 extern "C" {

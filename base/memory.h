@@ -24,17 +24,16 @@ void ReturnFreedMemory();
 // Ends transparent huge pages for the rest of the process's life (prctl PR_SET_THP_DISABLE);
 // pages already huge stay until they are freed. A master calls it first thing: a server's heap is
 // mostly long-lived small objects, and a 2 MiB page held for a few of them costs more memory than
-// the TLB misses cost time (bench_scheduling --only curve: 30-35 MiB less at 100,000 queued, the
-// same submission rate). It once kept them through its startup fold, which they had made ~30%
-// faster; on this VM they no longer did, and zeroing each on first touch was 40% of a restart's
-// CPU (master/master.cpp has the figures). Returns false where the kernel refuses.
+// the TLB misses cost time. It once kept them through its startup fold; they no longer made that
+// faster, and zeroing each on first touch slowed restarts (docs/benchmarks.md, "Memory allocator
+// and huge pages"). Returns false where the kernel refuses.
 bool EndHugePages();
 
 // Transparent huge pages off for the object's lifetime, then as they were: process-wide, so only
 // for work that has the process to itself. For a bulk rebuild of the projections (`cairn replay
-// rebuild`): its tables and batches are touched once and freed, and each first touch of a huge
-// page zeroes 2 MiB. A 1,000,000-event rebuild spent 17% of its CPU zeroing pages; without huge
-// pages it took 5.9 s instead of 6.5-7.3 s (cairn-bench-history --only rebuild).
+// rebuild`): its tables and batches are touched once and freed, and zeroing each 2 MiB page on
+// first touch cost more than the TLB misses saved (docs/benchmarks.md, "Memory allocator and
+// huge pages").
 class ScopedHugePagesOff {
  public:
   ScopedHugePagesOff();

@@ -1,5 +1,5 @@
 // Cairn's one error vocabulary. Every fallible function returns a Status or a Result<T>;
-// api/ maps the codes to HTTP once. It lives in events/, the bottom layer, so that every
+// api/ maps the codes to HTTP once. It lives in base/, the bottom layer, so that every
 // module can use it.
 #pragma once
 

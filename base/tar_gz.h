@@ -21,8 +21,9 @@ class TarGzWriter {
   using Sink = std::function<bool(std::string_view)>;
 
   // How hard deflate works. Checkpoints are mostly incompressible floats: stored as they are
-  // (still a valid gzip stream) they go out at memory speed, where level 1 spends ~50 MB/s of a
-  // core finding nothing to save. Source files compress well and are small.
+  // (still a valid gzip stream) they go out at memory speed, where level 1 keeps a core busy
+  // finding nothing to save (docs/benchmarks.md, "HTTP edge"). Source files compress well and are
+  // small.
   enum class Compression { kStore, kFast };
 
   explicit TarGzWriter(Sink sink, Compression compression = Compression::kFast);

@@ -113,7 +113,7 @@ int ExperimentCommand::Run(std::ostream& out, std::ostream& err) {
   auto token = SessionToken(url);
   if (!token.ok()) return fail(token.status().message());
   const char* ca_file = std::getenv("DET_MASTER_CERT_FILE");
-  auto client = http::Client::FromUrl(url, ca_file != nullptr ? ca_file : "");
+  auto client = net::Client::FromUrl(url, ca_file != nullptr ? ca_file : "");
   if (!client.ok()) return fail(client.status().message());
   // Up to 128 MiB of base64 to send and a context to store: more than a request's usual time.
   auto answer =

@@ -130,13 +130,13 @@ int ShellCommand::Tunnel(std::ostream& err) {
     return 1;
   }
   auto target =
-      http::WebSocketTarget::FromUrl(url, "/proxy/" + task_id_ + "/", Env("DET_MASTER_CERT_FILE"));
+      net::WebSocketTarget::FromUrl(url, "/proxy/" + task_id_ + "/", Env("DET_MASTER_CERT_FILE"));
   if (!target.ok()) {
     err << "cairn shell tunnel: " << target.status().message() << "\n";
     return 1;
   }
   target->headers["Authorization"] = "Bearer " + *token;
-  Status piped = http::PipeWebSocket(*target, STDIN_FILENO, STDOUT_FILENO);
+  Status piped = net::PipeWebSocket(*target, STDIN_FILENO, STDOUT_FILENO);
   if (!piped.ok()) {
     err << "cairn shell tunnel: " << piped.message() << "\n";
     return 1;
@@ -151,7 +151,7 @@ int ShellCommand::Ssh(std::ostream& err) {
     err << "cairn shell ssh: " << token.status().message() << "\n";
     return 1;
   }
-  auto client = http::Client::FromUrl(url, Env("DET_MASTER_CERT_FILE"));
+  auto client = net::Client::FromUrl(url, Env("DET_MASTER_CERT_FILE"));
   if (!client.ok()) {
     err << "cairn shell ssh: " << client.status().message() << "\n";
     return 1;

@@ -1,25 +1,20 @@
-// The decider: (decision state, command) -> events, or a typed refusal. Pure: no I/O, no clock,
-// no randomness (ids and times arrive inside the command and its meta).
+// The dispatcher of the write side: (decision state, command) -> events, or a typed refusal.
+// It answers a retried idempotency key, checks who may run the command, and routes it to the
+// domain that owns it (commands/<domain>/*_decider.h: DecideCommand and MayRun overloads). After
+// each batch it runs the domains' reactors and the scheduler (DecideFollowUps). Pure: no I/O, no
+// clock, no randomness (ids and times arrive inside the command and its meta).
 #pragma once
 
+#include <cstdint>
 #include <functional>
-#include <string>
-#include <vector>
 
 #include "base/status.h"
 #include "commands/commands.h"
+#include "commands/decision.h"
 #include "commands/decision_state.h"
 #include "events.pb.h"
 
 namespace cairn::commands {
-
-struct Decision {
-  std::vector<events::Envelope> events;  // payloads only; the writer fills the envelope
-  std::string entity_id;                 // the task or agent the command was about
-};
-
-// The decision of a command that changes nothing (a retry, a kill of an ended task).
-inline Decision NoChange(std::string entity_id) { return Decision{{}, std::move(entity_id)}; }
 
 // Validates `command` against `state` and returns the events it causes. A command that changes
 // nothing (a retry, a kill of an ended task) yields no events. A command whose idempotency key
@@ -27,15 +22,18 @@ inline Decision NoChange(std::string entity_id) { return Decision{{}, std::move(
 Result<Decision> Decide(const DecisionState& state, const Command& command,
                         const CommandMeta& meta);
 
-// The seeds' routing of a task that names no pool: TensorBoards, and commands, shells and
-// notebooks that ask for no slot, go to the default aux pool; everything else (experiments'
-// trials included) to the default compute pool.
-bool IsAuxTask(const events::TaskSpec& spec, int32_t slots);
+// OK when the command's actor may run it. Users are checked against their roles (and ownership
+// of the work the command changes) by the command's domain (MayRun); agents, allocations and the
+// system act only through the routes made for them, so they are not. A refusal is
+// PermissionDenied naming the permission.
+Status AuthorizeCommand(const DecisionState& state, const Command& command,
+                        const CommandMeta& meta);
 
 // What the writer decides after every batch that wrote events, in order: the experiment
-// reactor's rounds (commands/experiment_reactor.h), then one scheduling pass at `now`. `record`
-// must stamp the event, Apply it to `state` and keep it; `actor` names who decided
-// ("system:experiments", "system:scheduler").
+// reactor's rounds (commands/experiments/experiment_reactor.h), the OpenPAI job controller's
+// (commands/pai/pai_decider.h), then one scheduling pass at `now`. `record` must stamp the event,
+// Apply it to `state` and keep it; `actor` names who decided ("system:experiments",
+// "system:openpai", "system:scheduler").
 void DecideFollowUps(DecisionState& state, int64_t now,
                      const std::function<void(events::Envelope event, const char* actor)>& record);
 

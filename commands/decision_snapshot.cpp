@@ -12,37 +12,44 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/field_count.h"
 #include "decision_snapshot.pb.h"
 
 namespace cairn::commands {
 
-// A field added to one of these records must be added to the snapshot too (or derived on
-// decoding): these sizes make the build say so. Update them with the snapshot's fields, and bump
-// kDecisionSnapshotFormat when an old snapshot would decode to a different meaning.
-#if defined(__x86_64__) && defined(__GLIBCXX__)  // the sizes below are those of this ABI
-#define CAIRN_SNAPSHOT_COVERS(Record, bytes) \
-  static_assert(sizeof(Record) == (bytes), #Record " changed: update commands/decision_snapshot")
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 312);
-CAIRN_SNAPSHOT_COVERS(Placement, 168);
-CAIRN_SNAPSHOT_COVERS(JobRecord, 184);
-CAIRN_SNAPSHOT_COVERS(AgentRecord, 248);
-CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 432);
-CAIRN_SNAPSHOT_COVERS(SearcherInput, 24);
-CAIRN_SNAPSHOT_COVERS(TrialRecord, 424);
-CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 72);
-CAIRN_SNAPSHOT_COVERS(DecisionState::IdempotentCommand, 136);
-CAIRN_SNAPSHOT_COVERS(DecisionState, 1576);
-CAIRN_SNAPSHOT_COVERS(UserRecord, 112);
-CAIRN_SNAPSHOT_COVERS(SessionRecord, 16);
-CAIRN_SNAPSHOT_COVERS(IdentityState, 200);
-CAIRN_SNAPSHOT_COVERS(WorkspaceRecord, 160);
-CAIRN_SNAPSHOT_COVERS(ProjectRecord, 80);
-CAIRN_SNAPSHOT_COVERS(TenancyState, 248);
-CAIRN_SNAPSHOT_COVERS(ModelVersionRecord, 72);
-CAIRN_SNAPSHOT_COVERS(ModelRecord, 136);
-CAIRN_SNAPSHOT_COVERS(RegistryState, 152);
+// A field added to one of these records must be added to the snapshot (or derived on decoding)
+// and to tests/commands/snapshot_coverage_test.cpp, which fills every field and round-trips it:
+// these counts make the build say so, on every platform (base/field_count.h). Update them with
+// the snapshot's fields, and bump kDecisionSnapshotFormat when an old snapshot would decode to a
+// different meaning. TenancyState is left out: it has a constructor (it holds the built-in
+// workspace and project), so it is no aggregate and FieldCount cannot count it; the coverage test
+// unpacks it with a structured binding instead, which stops compiling when a field is added.
+#define CAIRN_SNAPSHOT_COVERS(Record, fields)     \
+  static_assert(FieldCount<Record>() == (fields), \
+                #Record " changed: update commands/decision_snapshot and its coverage test")
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 23);
+CAIRN_SNAPSHOT_COVERS(Placement, 6);
+CAIRN_SNAPSHOT_COVERS(JobRecord, 15);
+CAIRN_SNAPSHOT_COVERS(AgentRecord, 12);
+CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 20);
+CAIRN_SNAPSHOT_COVERS(SearcherInput, 4);
+CAIRN_SNAPSHOT_COVERS(experiments::SearcherOp, 5);
+CAIRN_SNAPSHOT_COVERS(TrialRecord, 24);
+CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 6);
+CAIRN_SNAPSHOT_COVERS(DecisionState::AllocationHolding, 2);
+CAIRN_SNAPSHOT_COVERS(DecisionState::IdempotentCommand, 5);
+CAIRN_SNAPSHOT_COVERS(DecisionState, 26);
+CAIRN_SNAPSHOT_COVERS(UserRecord, 6);
+CAIRN_SNAPSHOT_COVERS(SessionRecord, 2);
+CAIRN_SNAPSHOT_COVERS(IdentityState, 5);
+CAIRN_SNAPSHOT_COVERS(WorkspaceRecord, 8);
+CAIRN_SNAPSHOT_COVERS(ProjectRecord, 7);
+CAIRN_SNAPSHOT_COVERS(ModelVersionRecord, 3);
+CAIRN_SNAPSHOT_COVERS(ModelRecord, 7);
+CAIRN_SNAPSHOT_COVERS(RegistryState, 5);
+CAIRN_SNAPSHOT_COVERS(PaiMember, 6);
+CAIRN_SNAPSHOT_COVERS(PaiJobRecord, 12);
 #undef CAIRN_SNAPSHOT_COVERS
-#endif
 
 namespace {
 

@@ -1,7 +1,7 @@
-// Read-side fencing, the one rule every reader of the log applies (architecture rule 1): a master
-// that starts claims a new writer epoch with WriterEpochClaimed; events written afterwards under an
-// older epoch come from a master that was fenced off, and never happened. The write side's state,
-// the projectors, the placement relay and the event stream all fold the log through this.
+// Read-side fencing, the one rule every reader of the log applies (docs/architecture.md, rule 2): a
+// master that starts claims a new writer epoch with WriterEpochClaimed; events written afterwards
+// under an older epoch come from a master that was fenced off, and never happened. The write side's
+// state, the projectors, the placement relay and the event stream all fold the log through this.
 #pragma once
 
 #include <algorithm>

@@ -13,8 +13,14 @@ events::ResourcePoolsConfigured DefaultPoolsConfig() {
   config.set_default_compute_pool(kDefaultPool);
   config.set_default_aux_pool(kDefaultPool);
   config.set_source("defaults");
-  config.set_preemption_grace_seconds(3600);
+  config.set_preemption_grace_seconds(kDefaultPreemptionGraceSeconds);
   return config;
+}
+
+std::string PoolNamesOf(const events::ResourcePoolsConfigured& config) {
+  std::string names;
+  for (const auto& pool : config.pools()) names += (names.empty() ? "" : ", ") + pool.pool_name();
+  return names;
 }
 
 }  // namespace cairn

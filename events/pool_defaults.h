@@ -4,19 +4,18 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "events.pb.h"
+#include "events/limits.h"
 
 namespace cairn {
-
-// Determined's default priority; lower numbers are more important.
-inline constexpr int32_t kDefaultPriority = 42;
-// Zero-slot (aux) containers one agent may run at once (Determined's default).
-inline constexpr int32_t kMaxZeroSlotContainersPerAgent = 100;
-inline constexpr const char* kDefaultPool = "default";
 
 // One pool, "default" (fair share, best fit, 100 aux containers per agent), the default for
 // compute and aux tasks; a 3600 s preemption grace period; source "defaults".
 events::ResourcePoolsConfigured DefaultPoolsConfig();
+
+// "a, b, c": the pools of `config` by name, for messages.
+std::string PoolNamesOf(const events::ResourcePoolsConfigured& config);
 
 }  // namespace cairn

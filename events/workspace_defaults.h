@@ -1,5 +1,5 @@
 // The built-in workspace and project every cluster has, as events carry their ids. Shared by the
-// write side (commands/tenancy.h), the projections and the edge.
+// write side (commands/tenancy/tenancy.h), the projections and the edge.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 
 namespace cairn {
 
-AgentHeartbeats::AgentHeartbeats(commands::DecisionLoop* loop, std::chrono::milliseconds timeout)
+AgentHeartbeats::AgentHeartbeats(DecisionLoop* loop, std::chrono::milliseconds timeout)
     : loop_(loop), timeout_(timeout) {}
 
 AgentHeartbeats::~AgentHeartbeats() { Stop(); }

@@ -18,7 +18,7 @@ namespace cairn {
 
 class AgentHeartbeats : public api::AgentLiveness {
  public:
-  AgentHeartbeats(commands::DecisionLoop* loop, std::chrono::milliseconds timeout);
+  AgentHeartbeats(DecisionLoop* loop, std::chrono::milliseconds timeout);
   ~AgentHeartbeats() override;
 
   void Record(const std::string& agent_id) override;
@@ -27,7 +27,7 @@ class AgentHeartbeats : public api::AgentLiveness {
 
  private:
   void Monitor();
-  commands::DecisionLoop* loop_;
+  DecisionLoop* loop_;
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;
   std::condition_variable stop_requested_;

@@ -18,7 +18,7 @@ namespace cairn {
 class CheckpointCollector {
  public:
   // `loop` must outlive the collector.
-  explicit CheckpointCollector(commands::DecisionLoop* loop) : loop_(loop) {}
+  explicit CheckpointCollector(DecisionLoop* loop) : loop_(loop) {}
   ~CheckpointCollector() { Stop(); }
 
   // Sweeps now and then every `period` on its own thread.
@@ -29,7 +29,7 @@ class CheckpointCollector {
   size_t SweepOnce();
 
  private:
-  commands::DecisionLoop* loop_;
+  DecisionLoop* loop_;
   std::mutex mutex_;
   std::condition_variable wakeup_;
   bool stopping_ = false;

@@ -8,13 +8,42 @@
 #include "base/log.h"
 #include "base/notification.h"
 #include "base/thread_priority.h"
-#include "commands/experiment_decider.h"
+#include "commands/experiments/experiment_decider.h"
 #include "commands/scheduler/explain.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
 #include "master/decision_snapshots.h"
 
-namespace cairn::commands {
+namespace cairn {
+
+// The writer is the master's; what it decides with is the write side's.
+using commands::AgentRecord;
+using commands::AllocationHolding;
+using commands::Apply;
+using commands::ClaimWriterEpoch;
+using commands::Command;
+using commands::CommandMeta;
+using commands::CommandName;
+using commands::Decide;
+using commands::DecideFollowUps;
+using commands::Decision;
+using commands::DecisionState;
+using commands::DescribeLiveTrialRun;
+using commands::ExpiredPreemptions;
+using commands::ExpirePreemptions;
+using commands::ExplainTask;
+using commands::IdentityState;
+using commands::LoginThrottle;
+using commands::Outcome;
+using commands::RecordedWorkloadAnswer;
+using commands::RegisterAgent;
+using commands::ReportWorkload;
+using commands::TaskExplanation;
+using commands::TaskRecord;
+using commands::TenancyState;
+using commands::TrialRunStart;
+using commands::UserRecord;
+using commands::Writer;
 
 // A command on its way through the writer, and the caller waiting for its answer.
 struct DecisionLoop::Pending {
@@ -107,11 +136,11 @@ Status DecisionLoop::Replay() {
   const uint64_t from = fresh ? fresh->next_offset : 0;
   if (!fresh) fresh = std::make_unique<DecisionState>();
   CAIRN_RETURN_IF_ERROR(FoldLogInto(*fresh, *log_, end));
-  const std::string chain =
-      restored.chain.size() > 1
-          ? " (the snapshot a whole one and " + std::to_string(restored.chain.size() - 1) +
-                " deltas after it)"
-          : "";
+  const std::string chain = restored.chain.size() > 1
+                                ? " (the snapshot a whole one and " +
+                                      std::to_string(restored.chain.size() - 1) +
+                                      " deltas after it)"
+                                : "";
   log::Info("decision_loop",
             "folded the write side's state to offset {} in {:.2f} s: {} the log's {} events {}{}",
             end, SecondsSince(started), from > 0 ? "a decision snapshot and" : "all", end - from,
@@ -385,4 +414,4 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
   }
 }
 
-}  // namespace cairn::commands
+}  // namespace cairn

@@ -25,19 +25,17 @@
 #include "events/event_log.h"
 
 namespace cairn {
+
 class DecisionSnapshotStore;  // master/decision_snapshots.h
-}
 
-namespace cairn::commands {
-
-class DecisionLoop : public Writer {
+class DecisionLoop : public commands::Writer {
  public:
   struct Options {
     std::string master_id;
     size_t max_commands_per_batch = 1024;
     // How often the preemption timer looks for grace periods that ended.
     std::chrono::milliseconds preemption_check_period{250};
-    LoginThrottle login_throttle{};
+    commands::LoginThrottle login_throttle{};
     // Where the fold starts, at startup and on a reload after a failed append: the newest
     // snapshot that checks out, then the log's tail. nullptr: the whole log.
     const DecisionSnapshotStore* snapshots = nullptr;
@@ -45,7 +43,7 @@ class DecisionLoop : public Writer {
     // it left (the log's up to the appended events, the last of which has the id given). The
     // state must not be kept: the writer changes it once the call returns. Mutable only for its
     // change tracking (ByOwnId::TakeChanged): what the log means must not change.
-    std::function<void(DecisionState&, const std::string& last_event_id)> on_appended{};
+    std::function<void(commands::DecisionState&, const std::string& last_event_id)> on_appended{};
   };
 
   // `log` must outlive the loop.
@@ -58,16 +56,17 @@ class DecisionLoop : public Writer {
   void Stop();
 
   // Writer (commands/writer.h). Thread-safe.
-  Result<Outcome> Execute(Command command, CommandMeta meta) override;
-  Status Check(const Command& command, const CommandMeta& meta) override;
-  Result<TaskExplanation> Explain(const std::string& task_id, int64_t now_unix_micros) override;
-  Result<TrialRunStart> DescribeTrialRun(const std::string& allocation_id) override;
-  Result<AllocationHolding> DescribeAllocation(const std::string& allocation_id) override;
+  Result<commands::Outcome> Execute(commands::Command command, commands::CommandMeta meta) override;
+  Status Check(const commands::Command& command, const commands::CommandMeta& meta) override;
+  Result<commands::TaskExplanation> Explain(const std::string& task_id,
+                                            int64_t now_unix_micros) override;
+  Result<commands::TrialRunStart> DescribeTrialRun(const std::string& allocation_id) override;
+  Result<commands::AllocationHolding> DescribeAllocation(const std::string& allocation_id) override;
   uint64_t writer_epoch() const override;
-  Result<UserRecord> Authenticate(const std::string& token_sha256, int64_t now) override;
+  Result<commands::UserRecord> Authenticate(const std::string& token_sha256, int64_t now) override;
   LoginSubject DescribeLogin(const std::string& username, int64_t now) override;
-  std::optional<UserRecord> FindUser(const std::string& username) override;
-  std::shared_ptr<const TenancyState> Tenancy() override;
+  std::optional<commands::UserRecord> FindUser(const std::string& username) override;
+  std::shared_ptr<const commands::TenancyState> Tenancy() override;
 
   // What the writer measures of itself, for GET /metrics. Thread-safe.
   struct Metrics {
@@ -79,15 +78,15 @@ class DecisionLoop : public Writer {
 
   // Thread-safe. Runs `reader` on the current decision state under its lock; keep it short. For
   // the master's own services (checkpoint collection); the edge asks through Writer.
-  void Read(const std::function<void(const DecisionState&)>& reader) const;
+  void Read(const std::function<void(const commands::DecisionState&)>& reader) const;
 
  private:
   struct Pending;
   void Run();
   void RunPreemptionTimer();
   void ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch);
-  // What a command's caller needs back beyond the offset (Outcome); under state_mutex_.
-  void FillReply(const Command& command, Outcome& outcome) const;
+  // What a command's caller needs back beyond the offset (commands::Outcome); under state_mutex_.
+  void FillReply(const commands::Command& command, commands::Outcome& outcome) const;
   Status Replay();
   // Copies the state's identity and tenancy for the lock-free-of-the-writer lookups above; under
   // state_mutex_ or on the writer thread.
@@ -98,9 +97,9 @@ class DecisionLoop : public Writer {
   Options options_;
   Metrics metrics_;
   mutable std::mutex state_mutex_;
-  DecisionState state_;
+  commands::DecisionState state_;
   // Explain's passes over pools with agents for the current state; under state_mutex_.
-  ExplainedPasses explained_;
+  commands::ExplainedPasses explained_;
   // Set once at Start; read by every GET /api/v1/master, so without the state's lock.
   std::atomic<uint64_t> my_epoch_{0};
   std::string fenced_reason_;  // non-empty once a newer master took over
@@ -110,8 +109,8 @@ class DecisionLoop : public Writer {
   // The identity as of the last durable batch, read on every request (Authenticate): its own
   // lock, so a request never waits for a batch being decided.
   mutable std::shared_mutex identity_mutex_;
-  IdentityState identity_;
-  std::shared_ptr<const TenancyState> tenancy_;  // replaced whole, never changed in place
+  commands::IdentityState identity_;
+  std::shared_ptr<const commands::TenancyState> tenancy_;  // replaced whole, never changed in place
 
   std::mutex queue_mutex_;
   std::condition_variable queue_changed_;
@@ -122,4 +121,4 @@ class DecisionLoop : public Writer {
   std::condition_variable timer_wakeup_;  // its own: the writer's must never wake the timer
 };
 
-}  // namespace cairn::commands
+}  // namespace cairn

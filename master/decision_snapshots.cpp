@@ -435,8 +435,8 @@ uint64_t PrivateKibOfThisProcess() {
     ::close_range(static_cast<unsigned>(low + 1), static_cast<unsigned>(high - 1), 0);
   ::close_range(static_cast<unsigned>(high + 1), ~0U, 0);
   // At the writer's priority, not below: a niced child lives longer under load, and every page
-  // the writer changes meanwhile is copied (at 100k queued, nice 10 took 2.7-3.0 s and 66-78
-  // MiB of copies; nice 0 takes 1.0-1.4 s and 26-40 MiB, for the same CPU).
+  // the writer changes meanwhile is copied: more copies for no less CPU (docs/benchmarks.md,
+  // "Write-side snapshots").
   bool written = false;
   try {
     google::protobuf::io::FileOutputStream out(fd);

@@ -42,10 +42,10 @@ namespace cairn {
 // only its latest state.)
 inline constexpr size_t kDecisionSnapshotsKept = 2;
 // The most deltas a chain holds before the next snapshot is whole: a bound on what a restore
-// decodes beyond the whole snapshot (the records are bounded by the state's size too). With the
-// 1M-event history a restart from the longest chain of 8 took 1.72-2.08 s against 1.20 s from a
-// whole snapshot and the same tail (cairn-bench-history --only restart); 4 keeps it in 2 s, and
-// a whole snapshot's cost is still spread over five intervals.
+// decodes beyond the whole snapshot (the records are bounded by the state's size too). 4 keeps a
+// restart from the longest chain within the 2 s target, which 8 did not always
+// (docs/benchmarks.md, "Write-side snapshots"), and a whole snapshot's cost is still spread over
+// five intervals.
 inline constexpr size_t kMaxDeltasPerChain = 4;
 
 // Applies the log's events from state.next_offset up to `end` (exclusive) to `state`: a start, a
@@ -134,16 +134,16 @@ class DecisionSnapshotStore {
 // cost follows the tasks and jobs that changed, not how many the state holds, and a restore
 // decodes at most about twice the state. This object's thread waits
 // for the child, then checksums and publishes the file. The writer pauses for fork() itself
-// (copying page tables: 5-22 ms at 100k queued); the memory a snapshot costs is the pages the
+// (copying page tables, longer as the state grows); the memory a snapshot costs is the pages the
 // writer changes while the child runs, which the log line reports with the pause. The price is
 // paid in the writer's page faults: every page it writes after a fork faults once (and is
-// copied while the child lives). At 100k queued a window with a snapshot measured ~20% fewer
-// submissions and twice the p99 of kFold's (bench_scheduling --only curve).
+// copied while the child lives), so a window with a snapshot takes fewer submissions, at a
+// higher p99, than with kFold (docs/benchmarks.md, "Write-side snapshots").
 //
 // kFold: this object's thread, at low priority, decodes the newest snapshot (or starts from
 // offset 0), folds the log up to the multiple into a second state and writes that, whole. The price
-// is that second state's memory, once per interval (at 100k queued the master's RSS went from 260
-// to 420 MiB while it ran; at 1M tasks in history it would double a GiB), and the fold's CPU.
+// is that second state's memory, once per interval (docs/benchmarks.md, "Write-side snapshots"),
+// and the fold's CPU.
 //
 // The child does only what is safe after fork() in a threaded process: it allocates (jemalloc,
 // which the master links, and glibc's malloc both hold their locks across fork()), encodes and

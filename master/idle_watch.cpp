@@ -11,7 +11,7 @@
 
 namespace cairn {
 
-IdleWatch::IdleWatch(commands::DecisionLoop* loop, Projections* projections, Options options)
+IdleWatch::IdleWatch(DecisionLoop* loop, Projections* projections, Options options)
     : loop_(loop), projections_(projections), options_(std::move(options)) {}
 
 void IdleWatch::Start() {
@@ -45,7 +45,7 @@ std::optional<std::chrono::steady_clock::time_point> IdleWatch::KernelActivity(
     const std::string& task_id, std::chrono::steady_clock::time_point now) {
   auto task = projections_->GetTask(task_id);
   if (!task.ok() || !*task || !(*task)->ready()) return std::nullopt;
-  http::Client client((*task)->service_host(), static_cast<uint16_t>((*task)->service_port()));
+  net::Client client((*task)->service_host(), static_cast<uint16_t>((*task)->service_port()));
   const std::map<std::string, std::string> headers = {
       {"Authorization",
        "token " + DeriveTaskToken(options_.agent_token, kJupyterTokenPurpose, task_id)}};

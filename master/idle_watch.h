@@ -32,7 +32,7 @@ class IdleWatch {
   };
 
   // `loop` and `projections` must outlive the watch.
-  IdleWatch(commands::DecisionLoop* loop, Projections* projections, Options options);
+  IdleWatch(DecisionLoop* loop, Projections* projections, Options options);
   ~IdleWatch() { Stop(); }
 
   void Start();
@@ -48,7 +48,7 @@ class IdleWatch {
   std::optional<std::chrono::steady_clock::time_point> KernelActivity(
       const std::string& task_id, std::chrono::steady_clock::time_point now);
 
-  commands::DecisionLoop* loop_;
+  DecisionLoop* loop_;
   Projections* projections_;
   const Options options_;
   std::mutex mutex_;

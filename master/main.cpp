@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
       "the REST API and the agent protocol. It prints 'cairn-master listening on URL' once it "
       "serves; SIGTERM or SIGINT stops it cleanly.",
       "cairn-master");
-  cli::Configure(app);
+  command_line::Configure(app);
   std::string config_path;
   app.add_option("--config", config_path,
                  "the master's configuration (port, data_dir, log backend, resource pools); see "
@@ -31,9 +31,9 @@ int main(int argc, char** argv) {
       ->required()
       ->type_name("FILE");
   log::Level log_level = log::Level::kInfo;
-  cli::AddLogLevelOption(app, log_level);
-  if (auto stop = cli::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
-    return cli::Finish(*stop);
+  command_line::AddLogLevelOption(app, log_level);
+  if (auto stop = command_line::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    return command_line::Finish(*stop);
   }
   log::Init("cairn-master", log_level);
   KeepLargeAllocationsReturnable();
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   auto config = LoadMasterConfig(config_path);
   if (!config.ok()) {
     log::Error("master", "{}", config.status());
-    return cli::kExitUsage;
+    return command_line::kExitUsage;
   }
   // Block the stop signals before any thread starts so only sigwait below receives them.
   sigset_t stop_signals;

@@ -2,17 +2,17 @@
 
 #include <filesystem>
 
-#include "api/context_store.h"
 #include "api/rest_api.h"
-#include "api/task_log_store.h"
 #include "base/clock.h"
 #include "base/files.h"
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/memory.h"
 #include "base/password.h"
+#include "events/context_store.h"
 #include "events/envelope_util.h"
 #include "events/kafka/placement_topic.h"
+#include "events/task_log_store.h"
 #include "master/agent_heartbeats.h"
 #include "master/checkpoint_collector.h"
 #include "master/data_dir.h"
@@ -34,7 +34,7 @@ struct Master::Parts {
   std::unique_ptr<TaskLogStore> task_logs;
   std::unique_ptr<DecisionSnapshotStore> decision_snapshots;
   std::unique_ptr<DecisionSnapshotter> decision_snapshotter;
-  std::unique_ptr<commands::DecisionLoop> loop;
+  std::unique_ptr<DecisionLoop> loop;
   std::unique_ptr<Projections> projections;
   std::unique_ptr<PlacementRelay> relay;
   std::unique_ptr<AgentHeartbeats> heartbeats;
@@ -43,7 +43,7 @@ struct Master::Parts {
   std::unique_ptr<IdleWatch> idle_watch;
   std::unique_ptr<api::RestApi> api;
   std::atomic<api::RestApi*> ready_api{nullptr};  // set once startup is done
-  std::unique_ptr<http::Server> server;
+  std::unique_ptr<net::Server> server;
   std::string agent_token;  // a secret: never logged
   bool stopped = false;
 };
@@ -65,7 +65,7 @@ Status BindServer(Master::Parts& parts);
 // in the background at the projections' interval.
 Status ReplayAndClaimTheLog(Master::Parts& parts) {
   CAIRN_ASSIGN_OR_RETURN(parts.log, OpenEventLog(parts.config.log));
-  commands::DecisionLoop::Options options;
+  DecisionLoop::Options options;
   options.master_id = parts.master_id;
   options.login_throttle.max_failures = parts.config.security.max_failed_logins;
   options.login_throttle.window_micros =
@@ -85,7 +85,7 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
       snapshotter->StateAdvanced(state, last_event_id);
     };
   }
-  parts.loop = std::make_unique<commands::DecisionLoop>(parts.log.get(), options);
+  parts.loop = std::make_unique<DecisionLoop>(parts.log.get(), options);
   CAIRN_RETURN_IF_ERROR(parts.loop->Start());
   if (parts.decision_snapshotter) {
     // A start that folded more than two intervals (a first start on an old log, or snapshots
@@ -171,8 +171,9 @@ Status EstablishTheAgentToken(Master::Parts& parts) {
 // checks out (projections/snapshots.h); snapshots are taken in the background as configured.
 Status FollowWithTheProjections(Master::Parts& parts) {
   const auto& snapshots = parts.config.snapshots;
-  // At 100k queued, with a snapshot's flush compacting while submissions came in, submission
-  // p99 fell from 9.4-11.7 ms to 6.8-8.1 ms (bench_scheduling --only curve --queued 100000).
+  // Compactions at low priority: when a snapshot's flush sets them off while submissions come
+  // in, they would otherwise take the cores the submissions wait for and raise their p99
+  // (docs/benchmarks.md, "Projections: snapshots and compactions").
   projections::LowerCompactionPriority();
   projections::EngineOptions options;
   options.bulk_load_bytes = static_cast<size_t>(snapshots.catch_up_bulk_mib) << 20;
@@ -285,7 +286,7 @@ void ServeTheApi(Master::Parts& parts) {
 }
 
 Status BindServer(Master::Parts& parts) {
-  http::Server::Options options;
+  net::Server::Options options;
   options.address = parts.config.listen_address;
   options.port = parts.config.port;
   options.max_body_bytes = parts.config.max_request_body_bytes;
@@ -297,10 +298,10 @@ Status BindServer(Master::Parts& parts) {
   options.tls_cert_file = parts.config.security.tls.cert;
   options.tls_key_file = parts.config.security.tls.key;
   std::atomic<api::RestApi*>* ready_api = &parts.ready_api;
-  parts.server = std::make_unique<http::Server>(options, [ready_api](const http::Request& request) {
+  parts.server = std::make_unique<net::Server>(options, [ready_api](const net::Request& request) {
     api::RestApi* api = ready_api->load();
     if (api != nullptr) return api->Handle(request);
-    http::Response starting;
+    net::Response starting;
     starting.status = 503;
     starting.body =
         R"({"code":14,"message":"the master is starting: replaying its log","details":[]})";
@@ -323,10 +324,8 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   if (ec)
     return Status::IOError("cannot restrict data_dir " + config.data_dir + ": " + ec.message());
   // No transparent huge pages in a master, from its start on (base/memory.h): its heap is
-  // long-lived small objects, and at startup each first touch of a huge page zeroed 2 MiB (40% of
-  // a restart's CPU). Restarting on the 1M-event history, seven pairs alternated with huge pages
-  // until the fold was done: 1.21-1.68 s with the write side's longest tail (1.45-1.72), 1.35-1.74
-  // s with the projections lost (1.56-2.06), the whole log's fold no slower (7.7-8.9 s, 7.9-10.2).
+  // long-lived small objects, and zeroing each huge page on first touch made restarts slower
+  // without making the fold faster (docs/benchmarks.md, "Memory allocator and huge pages").
   if (!EndHugePages()) log::Warn("master", "transparent huge pages stay on: prctl refused");
   CAIRN_RETURN_IF_ERROR(BindServer(*parts));
   CAIRN_RETURN_IF_ERROR(ReplayAndClaimTheLog(*parts));

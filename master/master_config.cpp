@@ -12,21 +12,21 @@
 #include <sstream>
 #include <utility>
 
+#include "base/config_fields.h"
 #include "base/fields.h"
 #include "base/yaml_json.h"
-#include "commands/config_fields.h"
+#include "commands/agents/pools_config.h"
 #include "commands/decision_state.h"
-#include "commands/pools_config.h"
 
 namespace cairn {
 
 namespace {
 
-using master_config::CheckKeys;
-using master_config::IsSet;
-using master_config::ParsePools;
-using master_config::Scalar;
-using master_config::Where;
+using commands::ParsePools;
+using config_fields::CheckKeys;
+using config_fields::IsSet;
+using config_fields::Scalar;
+using config_fields::Where;
 
 // `security.tls`: Determined's keys, cert and key, both or neither.
 Status ParseTls(const std::string& source, const YAML::Node& node,

@@ -62,8 +62,8 @@ struct MasterConfig {
   // and folds the log after it: the interval bounds that tail.
   struct Snapshots {
     // 50,000: a past state folds at most that many events after its snapshot (at 100,000 the
-    // fold alone took a 1M-event history's time travel past 1 s at p95; bench_history --only
-    // past), and 32 of them reach back as far as 16 did.
+    // fold alone made time travel miss its target; docs/benchmarks.md, "Projections: snapshots
+    // and compactions"), and 32 of them reach back as far as 16 did.
     uint64_t every_events = 50'000;
     uint64_t write_side_every_events = 50'000;
     // `write_side_copy`: how a write-side snapshot sees the state without stopping the writer.
@@ -75,7 +75,8 @@ struct MasterConfig {
     int keep = 32;
     // `catch_up_bulk_mib`: the memory the projections may hold while catching up in bulk, far
     // behind the log (a first start, a new view layout, an old snapshot; projections/README.md).
-    // 0 = a batch at a time, about 3× slower. 32 is EngineOptions' default.
+    // 0 = a batch at a time, several times slower (docs/benchmarks.md, "Projections: memtables
+    // and bulk loads"). 32 is EngineOptions' default.
     uint64_t catch_up_bulk_mib = 32;
   } snapshots;
   // `web:`: the web UI the master serves at "/". An empty root is web/ where it is installed

@@ -5,8 +5,8 @@
 
 namespace cairn {
 
-std::string RenderMasterMetrics(const commands::DecisionLoop& writer, Projections& projections,
-                                EventLog& log, int64_t now_unix_micros) {
+std::string RenderMasterMetrics(const DecisionLoop& writer, Projections& projections, EventLog& log,
+                                int64_t now_unix_micros) {
   using metrics::RenderFamily;
   using metrics::RenderValue;
   std::string out;

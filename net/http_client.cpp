@@ -15,12 +15,12 @@
 #include "base/encoding.h"
 #include "net/tls_context.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
-using tcp = net::ip::tcp;
+using tcp = asio::ip::tcp;
 
 namespace {
 
@@ -42,8 +42,8 @@ struct Client::Impl {
   std::string host;
   uint16_t port = 0;
   ClientOptions options;
-  net::io_context io;
-  std::unique_ptr<net::ssl::context> tls;  // loaded with the first HTTPS connection
+  asio::io_context io;
+  std::unique_ptr<asio::ssl::context> tls;  // loaded with the first HTTPS connection
   std::unique_ptr<Connection> stream;
   beast::flat_buffer buffer;
   std::mutex fd_mutex;  // guards active_fd for Cancel()
@@ -100,7 +100,7 @@ Status Client::Impl::Handshake(TlsStream& stream, std::chrono::milliseconds time
   ExpectServerName(stream.native_handle(), host);
   beast::error_code ec;
   beast::get_lowest_layer(stream).expires_after(timeout);
-  stream.async_handshake(net::ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
+  stream.async_handshake(asio::ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
   Run();
   if (!ec) return Status::Ok();
   return ClientHandshakeFailure(stream.native_handle(), host + ":" + std::to_string(port),
@@ -362,4 +362,4 @@ const std::string& Client::host() const { return impl_->host; }
 uint16_t Client::port() const { return impl_->port; }
 const ClientOptions& Client::options() const { return impl_->options; }
 
-}  // namespace cairn::http
+}  // namespace cairn::net

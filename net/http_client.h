@@ -13,7 +13,7 @@
 
 #include "base/status.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 struct ClientResponse {
   int status = 0;
@@ -86,4 +86,4 @@ class Client {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace cairn::http
+}  // namespace cairn::net

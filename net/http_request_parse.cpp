@@ -10,7 +10,7 @@
 #include "base/encoding.h"
 #include "base/json_shape_scanner.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 namespace bhttp = boost::beast::http;
 
@@ -125,4 +125,4 @@ ParsedRequest ParseRequest(std::string_view bytes, const RequestLimits& limits) 
   return parsed;
 }
 
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -13,7 +13,7 @@
 #include "base/status.h"
 #include "net/http_types.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 struct RequestLimits {
   size_t max_header_bytes = 64 * 1024;  // the request line and the fields
@@ -90,4 +90,4 @@ struct ParsedRequest {
 };
 ParsedRequest ParseRequest(std::string_view bytes, const RequestLimits& limits);
 
-}  // namespace cairn::http
+}  // namespace cairn::net

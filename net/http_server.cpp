@@ -25,22 +25,22 @@
 #include "net/tls_context.h"
 #include "net/websocket.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
-using tcp = net::ip::tcp;
+using tcp = asio::ip::tcp;
 
 namespace {
 
 // A connection that ended the way connections end (the client left, a timeout, Stop()), as
 // opposed to a request Beast could not parse.
 bool IsDisconnect(const beast::error_code& ec) {
-  return ec == bhttp::error::end_of_stream || ec == net::error::connection_reset ||
-         ec == net::error::eof || ec == net::error::operation_aborted ||
-         ec == net::error::bad_descriptor || ec == net::error::not_connected ||
-         ec == net::error::timed_out || ec == net::ssl::error::stream_truncated;
+  return ec == bhttp::error::end_of_stream || ec == asio::error::connection_reset ||
+         ec == asio::error::eof || ec == asio::error::operation_aborted ||
+         ec == asio::error::bad_descriptor || ec == asio::error::not_connected ||
+         ec == asio::error::timed_out || ec == asio::ssl::error::stream_truncated;
 }
 
 }  // namespace
@@ -48,8 +48,8 @@ bool IsDisconnect(const beast::error_code& ec) {
 struct Server::Impl {
   Options options;
   Handler handler;
-  std::unique_ptr<net::ssl::context> tls;  // set when serving HTTPS
-  net::io_context io;
+  std::unique_ptr<asio::ssl::context> tls;  // set when serving HTTPS
+  asio::io_context io;
   tcp::acceptor acceptor{io};
   uint16_t bound_port = 0;
   std::thread accept_thread;
@@ -95,11 +95,11 @@ void ReadRequest(Stream& stream, beast::flat_buffer& buffer, RequestParser& pars
     if (parser.state() != ParseState::kNeedMoreBytes) return;
     if (parser.TakeContinueRequest()) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      net::write(stream, net::const_buffer(kContinue.data(), kContinue.size()), ec);
+      asio::write(stream, asio::const_buffer(kContinue.data(), kContinue.size()), ec);
       if (ec) return;
     }
     buffer.commit(stream.read_some(buffer.prepare(64 * 1024), ec));
-    if (ec == net::error::eof && parser.started()) {
+    if (ec == asio::error::eof && parser.started()) {
       ec = {};
       parser.FeedEndOfStream();
       return;
@@ -195,14 +195,14 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
   beast::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   // Finds peers that vanished without a FIN (a crashed host) on long-lived streams.
-  socket.set_option(net::socket_base::keep_alive(true), ec);
+  socket.set_option(asio::socket_base::keep_alive(true), ec);
   std::string remote;
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) remote = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   if (tls) {
-    net::ssl::stream<ConnectionSocket> stream(
+    asio::ssl::stream<ConnectionSocket> stream(
         ConnectionSocket(socket, options.read_timeout, options.idle_timeout), *tls);
-    stream.handshake(net::ssl::stream_base::server, ec);
+    stream.handshake(asio::ssl::stream_base::server, ec);
     if (ec) {
       // Plain HTTP on the HTTPS port, an untrusting client, a scanner: only this connection ends.
       log::Debug("http_server", "TLS handshake with {} failed: {}", remote, ec.message());
@@ -290,8 +290,8 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
           return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
         }
         beast::error_code write_ec;
-        net::write(stream, bhttp::make_chunk(net::const_buffer(chunk.data(), chunk.size())),
-                   write_ec);
+        asio::write(stream, bhttp::make_chunk(asio::const_buffer(chunk.data(), chunk.size())),
+                    write_ec);
         return !write_ec;
       };
       try {
@@ -300,7 +300,7 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
         log::Error("http_server", "stream for {} {} threw: {}", request.method, request.path,
                    e.what());
       }
-      net::write(stream, bhttp::make_chunk_last(), ec);
+      asio::write(stream, bhttp::make_chunk_last(), ec);
       break;
     }
     bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), 11};
@@ -361,7 +361,7 @@ void Server::Impl::ServeTunnel(uint64_t id, Stream& stream, ConnectionSocket& tr
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         "Sec-WebSocket-Accept: " +
         accept + "\r\n\r\n";
-    net::write(stream, net::buffer(switching), ec);
+    asio::write(stream, asio::buffer(switching), ec);
   }
   ConnectionSocket upstream(upstream_socket, options.read_timeout, options.idle_timeout);
   if (!ec) transport.StartPumping(ec);
@@ -414,13 +414,13 @@ Status Server::Start() {
                            ServerTlsContext(options.tls_cert_file, options.tls_key_file));
   }
   beast::error_code ec;
-  auto address = net::ip::make_address(impl_->options.address, ec);
+  auto address = asio::ip::make_address(impl_->options.address, ec);
   if (ec) return Status::InvalidArgument("bad listen address: " + impl_->options.address);
   tcp::endpoint endpoint(address, impl_->options.port);
   impl_->acceptor.open(endpoint.protocol(), ec);
-  if (!ec) impl_->acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) impl_->acceptor.bind(endpoint, ec);
-  if (!ec) impl_->acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     return Status::Unavailable("cannot listen on " + impl_->options.address + ":" +
                                std::to_string(impl_->options.port) + ": " + ec.message());
@@ -455,4 +455,4 @@ void Server::Stop() {
   impl_->connections_done.wait(lock, [&] { return impl_->open_sockets.empty(); });
 }
 
-}  // namespace cairn::http
+}  // namespace cairn::net

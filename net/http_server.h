@@ -14,7 +14,7 @@
 #include "base/status.h"
 #include "net/http_types.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 class Server {
  public:
@@ -61,4 +61,4 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace cairn::http
+}  // namespace cairn::net

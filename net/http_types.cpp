@@ -1,6 +1,6 @@
 #include "net/http_types.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 std::string Request::QueryParam(const std::string& name) const {
   auto it = query.find(name);
@@ -79,4 +79,4 @@ std::multimap<std::string, std::string> ParseQuery(std::string_view query) {
   return out;
 }
 
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -1,5 +1,5 @@
 // Plain HTTP request/response values shared by Cairn's server and client; no Beast types leak
-// out of api/http/*.cpp, so only two translation units pay for Beast's compile time.
+// out of net/'s .cpp files, so only the few translation units there pay for Beast's compile time.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace cairn::http {
+namespace cairn::net {
 
 struct Request {
   std::string method;                             // "GET", "POST", ...
@@ -93,4 +93,4 @@ std::multimap<std::string, std::string> ParseQuery(std::string_view query);
 std::string PercentDecode(std::string_view text, bool plus_is_space = false);
 std::string PercentEncode(std::string_view text);
 
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace cairn::http {
+namespace cairn::net {
 
 Result<std::string> LogIn(Client& client, const std::string& username,
                           const std::string& password) {
@@ -23,4 +23,4 @@ Result<std::string> LogIn(Client& client, const std::string& username,
   return token;
 }
 
-}  // namespace cairn::http
+}  // namespace cairn::net

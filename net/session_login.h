@@ -8,7 +8,7 @@
 #include "base/status.h"
 #include "net/http_client.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 // Logs `client` in as `username`; on success the client sends "Authorization: Bearer <token>"
 // from now on and the token is returned. A refused login is Unauthenticated with the master's
@@ -16,4 +16,4 @@ namespace cairn::http {
 Result<std::string> LogIn(Client& client, const std::string& username,
                           const std::string& password = "");
 
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -12,10 +12,10 @@
 
 #include "net/websocket.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
 
 ConnectionSocket::ConnectionSocket(tcp::socket& socket, std::chrono::milliseconds read_timeout,
                                    std::chrono::milliseconds idle_timeout)
@@ -29,7 +29,7 @@ bool ConnectionSocket::WaitReadable(boost::system::error_code& ec) {
   pollfd readable{socket_.native_handle(), POLLIN, 0};
   int ready = ::poll(&readable, 1, timeout_ms);
   if (ready == 0) {
-    ec = net::error::timed_out;
+    ec = asio::error::timed_out;
     return false;
   }
   if (ready < 0) {
@@ -48,9 +48,9 @@ bool ConnectionSocket::Flush() {
   while (has_queued_output()) {
     boost::system::error_code ec;
     size_t sent = socket_.write_some(
-        net::buffer(queued_.data() + queued_sent_, queued_.size() - queued_sent_), ec);
+        asio::buffer(queued_.data() + queued_sent_, queued_.size() - queued_sent_), ec);
     queued_sent_ += sent;
-    if (ec == net::error::would_block || ec == net::error::try_again) return true;
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return true;
     if (ec) return false;
   }
   queued_.clear();
@@ -58,7 +58,7 @@ bool ConnectionSocket::Flush() {
   return true;
 }
 
-Result<tcp::socket> ConnectTcp(net::io_context& io, const std::string& host, uint16_t port,
+Result<tcp::socket> ConnectTcp(asio::io_context& io, const std::string& host, uint16_t port,
                                std::chrono::milliseconds timeout) {
   const std::string target = host + ":" + std::to_string(port);
   boost::system::error_code ec;
@@ -101,7 +101,7 @@ Result<tcp::socket> ConnectTcp(net::io_context& io, const std::string& host, uin
     socket.non_blocking(false, ec);
     socket.set_option(tcp::no_delay(true), ec);
     // Finds peers that vanished without a FIN on connections that may stay quiet for long.
-    socket.set_option(net::socket_base::keep_alive(true), ec);
+    socket.set_option(asio::socket_base::keep_alive(true), ec);
     return socket;
   }
   return Status::Unavailable("cannot connect to " + target + ": " + reason);
@@ -442,4 +442,4 @@ Status PumpWebSocket(PumpEnd& websocket, PumpEnd& bytes, std::string_view receiv
   return WebSocketSession(websocket, bytes, options).Run(received);
 }
 
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -26,7 +26,7 @@
 
 #include "base/status.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 // The most a pump reads at once, and the most it lets wait to be sent on one end before it stops
 // reading the other.
@@ -273,4 +273,4 @@ struct WebSocketPumpOptions {
 Status PumpWebSocket(PumpEnd& websocket, PumpEnd& bytes, std::string_view received,
                      const WebSocketPumpOptions& options);
 
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace cairn::http {
+namespace cairn::net {
 
 namespace ssl = boost::asio::ssl;
 
@@ -86,4 +86,4 @@ Status ClientHandshakeFailure(SSL* ssl, const std::string& server, const std::st
   return Status::Unavailable("TLS handshake with " + server + " failed: " + ec.message());
 }
 
-}  // namespace cairn::http
+}  // namespace cairn::net

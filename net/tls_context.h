@@ -10,7 +10,7 @@
 
 #include "base/status.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 // A server context with this certificate chain and private key (PEM). InvalidArgument naming the
 // file when one cannot be read or parsed, or when the key does not match the certificate.
@@ -31,4 +31,4 @@ void ExpectServerName(SSL* ssl, const std::string& host);
 Status ClientHandshakeFailure(SSL* ssl, const std::string& server, const std::string& ca_file,
                               const boost::system::error_code& ec);
 
-}  // namespace cairn::http
+}  // namespace cairn::net

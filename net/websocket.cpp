@@ -4,7 +4,7 @@
 
 #include "base/encoding.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 namespace {
 
@@ -210,4 +210,4 @@ Result<std::optional<WebSocketFrame>> WebSocketDecoder::Next() {
   return std::optional<WebSocketFrame>(std::move(frame));
 }
 
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -14,7 +14,7 @@
 #include "base/status.h"
 #include "net/http_types.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 enum class WebSocketOpcode : uint8_t {
   kContinuation = 0x0,
@@ -87,4 +87,4 @@ class WebSocketDecoder {
   Status error_;
 };
 
-}  // namespace cairn::http
+}  // namespace cairn::net

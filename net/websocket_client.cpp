@@ -15,12 +15,12 @@
 #include "net/tls_context.h"
 #include "net/websocket.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
-using tcp = net::ip::tcp;
+using tcp = asio::ip::tcp;
 
 namespace {
 
@@ -87,7 +87,7 @@ Status Converse(Stream& stream, ConnectionSocket& socket, const WebSocketTarget&
   CAIRN_ASSIGN_OR_RETURN(const std::string key, RandomKey());
   CAIRN_ASSIGN_OR_RETURN(const std::string request, UpgradeRequest(target, key));
   beast::error_code ec;
-  net::write(stream, net::buffer(request), ec);
+  asio::write(stream, asio::buffer(request), ec);
   if (ec) {
     return Status::Unavailable("sending the WebSocket upgrade to " + server +
                                " failed: " + ec.message());
@@ -145,16 +145,16 @@ Result<WebSocketTarget> WebSocketTarget::FromUrl(const std::string& url, std::st
 }
 
 Status PipeWebSocket(const WebSocketTarget& target, int in_fd, int out_fd) {
-  net::io_context io;
+  asio::io_context io;
   CAIRN_ASSIGN_OR_RETURN(tcp::socket socket,
                          ConnectTcp(io, target.host, target.port, target.timeout));
   ConnectionSocket transport(socket, target.timeout, target.timeout);
   if (!target.transport.tls) return Converse(transport, transport, target, in_fd, out_fd);
   CAIRN_ASSIGN_OR_RETURN(auto context, ClientTlsContext(target.transport.ca_file));
-  net::ssl::stream<ConnectionSocket> stream(transport, *context);
+  asio::ssl::stream<ConnectionSocket> stream(transport, *context);
   ExpectServerName(stream.native_handle(), target.host);
   beast::error_code ec;
-  stream.handshake(net::ssl::stream_base::client, ec);
+  stream.handshake(asio::ssl::stream_base::client, ec);
   if (ec) {
     return ClientHandshakeFailure(stream.native_handle(),
                                   target.host + ":" + std::to_string(target.port),
@@ -163,4 +163,4 @@ Status PipeWebSocket(const WebSocketTarget& target, int in_fd, int out_fd) {
   return Converse(stream, stream.next_layer(), target, in_fd, out_fd);
 }
 
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -11,7 +11,7 @@
 #include "base/status.h"
 #include "net/http_client.h"
 
-namespace cairn::http {
+namespace cairn::net {
 
 struct WebSocketTarget {
   std::string host;
@@ -46,4 +46,4 @@ struct WebSocketTarget {
 // another code than 1000 or 1001, or the connection ending without a close, is Unavailable.
 Status PipeWebSocket(const WebSocketTarget& target, int in_fd, int out_fd);
 
-}  // namespace cairn::http
+}  // namespace cairn::net

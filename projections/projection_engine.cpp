@@ -52,18 +52,19 @@ Result<ProjectionSummary> SummarizeFamily(rocksdb::DB* db, rocksdb::ColumnFamily
 
 // Memory is bounded for the whole database, not per column family. By default each family
 // (one per projector, a dozen) may hold two 64 MiB memtables and builds its own 32 MiB block
-// cache, so the master's RSS grew with history: 379 MiB with 100k commands queued.
+// cache, so the master's RSS grew with history (docs/benchmarks.md, "Projections: memtables and
+// bulk loads").
 constexpr size_t kMemtableBytesPerDatabase = size_t{64} << 20;
 // A memtable reserves its arena blocks (1/8 of this) and its bloom filter (5% of it) up front,
 // and those count against the database's budget: at RocksDB's default of 64 MiB a dozen empty
-// memtables took most of it, and at a 32 MiB budget every write forced a flush (29 submissions
-// per second). Small memtables leave the budget to data.
+// memtables took most of it, and at a 32 MiB budget every write forced a flush. Small memtables
+// leave the budget to data.
 constexpr size_t kMemtableBytesPerFamily = size_t{8} << 20;
 constexpr size_t kBlockCacheBytes = size_t{32} << 20;
 // A checkpoint copies up to this much write-ahead log rather than flush the memtables. The flush
-// ahead of a live snapshot leaves about half a second of submissions, 2-4 MiB; a catch-up at full
-// speed writes more, and its snapshots are flushed as before: whoever opens a snapshot replays
-// its log (a past state read from one with 24 MiB of log took 0.75 s at p50, was 0.46 s).
+// ahead of a live snapshot leaves well under that; a catch-up at full speed writes more, and its
+// snapshots are flushed as before: whoever opens a snapshot replays its log, and a long one made
+// past states read from it slower (docs/benchmarks.md, "Projections: snapshots and compactions").
 constexpr uint64_t kCheckpointLogBytes = uint64_t{8} << 20;
 
 // One block cache for every family of every projection database in the process.
@@ -477,9 +478,9 @@ Status ProjectionEngine::CatchUpThen(std::optional<uint64_t> last_offset,
 namespace {
 
 // How many batches a lane may hold that it has not started: the reader hands out the next batch
-// once every lane has started the last one. Two measured no faster on the 1M-event rebuild and
-// held ~50 MB more; a master's first start on 4M events peaked at 1,027-1,105 MiB with two,
-// 1,006-1,032 MiB with one (a batch there is 20,000 events, parsed).
+// once every lane has started the last one. Two were no faster and held more memory (a first
+// start's batch is 20,000 events, parsed; docs/benchmarks.md, "Projections: memtables and bulk
+// loads").
 constexpr size_t kLaneDepth = 1;
 
 }  // namespace
@@ -487,9 +488,9 @@ constexpr size_t kLaneDepth = 1;
 Status ProjectionEngine::CatchUpInLanes(uint64_t end, std::optional<int64_t> until_time,
                                         const std::function<Status(Slot&)>& after_ingest) {
   // A batch at a time with every projector on it, each batch waited for its slowest projector
-  // while the other core idled (a rebuild kept 1.75 of 2 cores busy). In lanes a projector
-  // goes on to the next batch, and the first done ingests its file and digests it while the
-  // slowest is still applying.
+  // while the other core idled (docs/benchmarks.md, "Projections: memtables and bulk loads"). In
+  // lanes a projector goes on to the next batch, and the first done ingests its file and digests
+  // it while the slowest is still applying.
   using Batch = std::shared_ptr<const std::vector<Envelope>>;
   struct Lane {
     std::deque<Batch> batches;
@@ -642,8 +643,9 @@ Result<uint64_t> ProjectionEngine::CreateCheckpoint(const std::string& target_di
   CAIRN_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), "checkpoint"));
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
   // Flushing twelve memtables here paused the projections, and every request waiting on them,
-  // for 123-134 ms at 100k queued; with a flush ahead (MaybeSnapshot) 56-91 ms, the flushes'
-  // fixed costs. Copying the log written since the flush ahead takes 19-28 ms.
+  // even after a flush ahead (MaybeSnapshot): the flushes' fixed costs. Copying the log written
+  // since the flush ahead pauses them less (docs/benchmarks.md, "Projections: snapshots and
+  // compactions").
   const uint64_t log_size_for_flush = options_.write_ahead_log ? kCheckpointLogBytes : 0;
   CAIRN_RETURN_IF_ERROR(FromRocks(checkpoint->CreateCheckpoint(target_dir, log_size_for_flush),
                                   "checkpoint projections into " + target_dir));

@@ -58,8 +58,8 @@ struct EngineOptions {
   // are ingested: at the budget, and when the CatchUp ends. An error drops what was not
   // ingested yet; it is applied again. The background thread catches up this way once when it
   // starts, then follows the log `max_batch_events` at a time. 0 bytes = never.
-  // 32 MiB: a master started on 4M events of history (bench_scheduling --only history) is
-  // ready as soon with it as with 64 (32 s; 97 s a batch at a time), and peaks 75 MiB lower.
+  // 32 MiB: a master started on a long history is ready as soon with it as with 64, and peaks
+  // lower (docs/benchmarks.md, "Projections: memtables and bulk loads").
   size_t bulk_load_bytes = size_t{32} << 20;
   uint64_t bulk_load_min_events = 10000;
   size_t bulk_batch_events = 20000;  // each batch is a thread per projector
@@ -233,9 +233,9 @@ class ProjectionEngine {
 
 // Process-wide and for good: RocksDB's compactions run at nice 19 from now on, yielding the cores
 // to the threads a request waits for and taking the idle time. For a server (the master); a batch
-// rebuild, which waits for its compactions, is faster without (history rebuild 5.4-6.1 s against
-// 5.8-6.4 s lowered). Under a burst compactions fall behind and catch up after; RocksDB's own
-// write slowdown (at 20 level-0 files) bounds how far.
+// rebuild, which waits for its compactions, is faster without (docs/benchmarks.md, "Projections:
+// snapshots and compactions"). Under a burst compactions fall behind and catch up after;
+// RocksDB's own write slowdown (at 20 level-0 files) bounds how far.
 void LowerCompactionPriority();
 
 // Summaries of the projectors in an existing projection directory, opened as a RocksDB secondary

@@ -272,9 +272,9 @@ Result<projections::ProjectionSummary> Projections::Summary(const std::string& p
 }
 
 namespace {
-// In all. The projections of the 1M-event benchmark history hold about 700 MiB of changes at
-// its end as counted (views kept parsed count 5x their bytes), so each is ingested as one table
-// file.
+// In all: more than the projections of the 1M-event benchmark history hold at its end as counted
+// (views kept parsed count 5x their bytes), so each is ingested as one table file
+// (docs/benchmarks.md, "Projections: memtables and bulk loads").
 constexpr size_t kRebuildBulkLoadBytes = size_t{1024} << 20;
 }  // namespace
 

@@ -12,8 +12,8 @@ namespace {
 // What an entry costs beyond its key's and value's bytes: the hash node, the strings' headers.
 constexpr size_t kEntryOverheadBytes = 96;
 // What a view kept parsed costs per byte of its serialization: its fields at their full widths,
-// a heap string for each string field. Measured: the 1M-event rebuild's peak grew by ~250 MB for
-// ~65 MB of views kept parsed instead of serialized, about 5x.
+// a heap string for each string field. Measured on the 1M-event rebuild's peak
+// (docs/benchmarks.md, "Projections: memtables and bulk loads").
 constexpr size_t kParsedBytesPerSerializedByte = 5;
 
 bool SameType(const google::protobuf::MessageLite& a, const google::protobuf::MessageLite& b) {
@@ -39,7 +39,8 @@ Status FromRocks(const rocksdb::Status& status, const std::string& what) {
 
 RocksBatchStore::Entry* RocksBatchStore::Lookup(std::string_view key, bool* added) {
   // A projector reads a view and writes it back: the second touch of the same key skips the
-  // hashing and probing (a rebuild spent 12% of its CPU in them).
+  // hashing and probing, a notable share of a rebuild's CPU (docs/benchmarks.md, "Projections:
+  // memtables and bulk loads").
   if (last_entry_ != nullptr && key == last_key_) {
     *added = false;
     return last_entry_;

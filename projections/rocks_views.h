@@ -92,7 +92,8 @@ class RocksBatchStore : public ViewStore {
     size_t operator()(std::string_view key) const { return absl::Hash<std::string_view>()(key); }
   };
   // Open addressing: a bulk load (projection_engine.h) holds millions of keys, and a lookup here
-  // is most of a projector's cost; std::unordered_map's chained nodes took twice the cache misses.
+  // is most of a projector's cost; std::unordered_map's chained nodes took more cache misses
+  // (docs/benchmarks.md, "Projections: memtables and bulk loads").
   absl::flat_hash_map<std::string, Entry, KeyHash, std::equal_to<>> entries_;
   size_t bytes_ = 0;
   // The key last looked up and its entry: a view read and then written is found once.

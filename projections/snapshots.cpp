@@ -169,9 +169,9 @@ Result<SnapshotInfo> SnapshotStore::Publish(const Checkpointed& checkpoint, size
   info.next_offset = next_offset;
   info.max_event_time_unix_micros = checkpoint.max_event_time_unix_micros;
   info.view_format = kViewFormat;
-  // Each projection's position (not its digest: a scan of every view, 0.5-0.8 s of a core at
-  // 100k queued, once per interval, only to be compared at a restore that RocksDB's own block
-  // checksums and these offsets serve).
+  // Each projection's position (not its digest: a scan of every view, once per interval, only to
+  // be compared at a restore that RocksDB's own block checksums and these offsets serve;
+  // docs/benchmarks.md, "Projections: snapshots and compactions").
   info.projections = checkpoint.projections;
   for (const auto& summary : info.projections) {
     if (summary.next_offset != next_offset) {

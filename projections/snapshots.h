@@ -39,8 +39,9 @@ struct SnapshotInfo {
   // Each one's position (next_offset, newest epoch). Snapshots published by earlier builds also
   // carry each one's digest; later ones leave it empty: a restore checks the table files' block
   // checksums and each projector's offset instead (CheckRestored, projections.cpp), and a digest
-  // costs a scan of every view at every snapshot (0.5-0.8 s of a core at 100k queued). A build
-  // from before this change skips these snapshots (it requires the digest) and folds instead.
+  // costs a scan of every view at every snapshot (docs/benchmarks.md, "Projections: snapshots
+  // and compactions"). A build from before this change skips these snapshots (it requires the
+  // digest) and folds instead.
   std::vector<ProjectionSummary> projections;
   uint64_t bytes = 0;                 // the snapshot's files
   double seconds_to_take = 0;         // checkpoint and publication

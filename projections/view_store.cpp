@@ -102,9 +102,9 @@ Result<std::string> DigestViews(ViewReader& reader) {
     return Status::Internal("SHA-256 initialisation failed");
   }
   // The framed keys and values are gathered and hashed 64 KiB at a time: the same bytes in the
-  // same order, so the same digest, in one EVP call per chunk instead of four per entry (hashing
-  // was a third of a digest's CPU; cairn replay digest on the 1M-event history now takes 1.10-1.44
-  // CPU-s, was 1.28-1.51).
+  // same order, so the same digest, in one EVP call per chunk instead of four per entry: hashing
+  // was a large share of a digest's CPU (docs/benchmarks.md, "Projections: snapshots and
+  // compactions").
   constexpr size_t kHashChunk = size_t{64} << 10;
   bool hashed = true;
   std::string pending;

@@ -309,8 +309,8 @@ int ReplayCommand::Run(std::ostream& out, std::ostream& err) const {
     err << "cairn replay " << subcommand.app->get_name() << ": " << status.message() << "\n";
     return 1;
   }
-  assert(false && "cli::Parse lets no command line through without a replay subcommand");
-  return cli::kExitUsage;
+  assert(false && "command_line::Parse lets no command line through without a replay subcommand");
+  return command_line::kExitUsage;
 }
 
 }  // namespace cairn::replay

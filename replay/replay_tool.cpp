@@ -10,7 +10,7 @@
 #include "base/files.h"
 #include "base/log.h"
 #include "commands/decision_state.h"
-#include "commands/experiment_state.h"
+#include "commands/experiments/experiment_state.h"
 #include "commands/scheduler/explain.h"
 #include "events/envelope_util.h"
 #include "events/event_log.h"

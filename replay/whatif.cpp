@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "base/clock.h"
-#include "commands/decider.h"
 #include "commands/decision_state.h"
 #include "commands/scheduler/scheduler.h"
+#include "commands/tasks/task_decider.h"
 #include "events/envelope_util.h"
 #include "events/workspace_defaults.h"
 

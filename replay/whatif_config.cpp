@@ -6,8 +6,8 @@
 
 #include "base/fields.h"
 #include "base/yaml_json.h"
-#include "commands/config_fields.h"
-#include "commands/pools_config.h"
+#include "commands/agents/pools_config.h"
+#include "events/limits.h"
 
 namespace cairn::replay {
 
@@ -24,9 +24,8 @@ Result<WhatIfJobRule> ParseJobRule(const fields::Field& entry) {
     CAIRN_ASSIGN_OR_RETURN(parsed.workspace, fields::ReadString(*workspace, "a workspace name"));
   }
   if (auto priority = rule.Get("priority")) {
-    CAIRN_ASSIGN_OR_RETURN(parsed.priority,
-                           fields::ReadSmallInt(*priority, master_config::kMinPriority,
-                                                master_config::kMaxPriority, "a priority"));
+    CAIRN_ASSIGN_OR_RETURN(
+        parsed.priority, fields::ReadSmallInt(*priority, kMinPriority, kMaxPriority, "a priority"));
   }
   if (auto weight = rule.Get("weight")) {
     CAIRN_ASSIGN_OR_RETURN(double value, fields::ReadNumber(*weight, "a weight"));
@@ -66,7 +65,7 @@ Result<WhatIfConfig> ParseUnguarded(const std::string& yaml_text, const std::str
   if (!root.IsMap()) return Status::InvalidArgument(source + ": expected a map at the top");
   WhatIfConfig config;
   config.source = source;
-  CAIRN_ASSIGN_OR_RETURN(config.pools, master_config::ParsePools(source, root));
+  CAIRN_ASSIGN_OR_RETURN(config.pools, commands::ParsePools(source, root));
   CAIRN_ASSIGN_OR_RETURN(fields::MapFields top,
                          fields::MapFields::Read(fields::Root(root, source), "a map"));
   if (auto section = top.Get("whatif")) CAIRN_RETURN_IF_ERROR(ParseWhatIfSection(*section, config));

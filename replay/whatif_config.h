@@ -1,5 +1,5 @@
 // The configuration `cairn replay whatif --config FILE` simulates under: a master.yaml's resource
-// pools and schedulers, read by the master's own parser (commands/pools_config.h), plus an
+// pools and schedulers, read by the master's own parser (commands/agents/pools_config.h), plus an
 // optional `whatif.jobs` list that gives matching jobs another priority or weight. Pure: text in,
 // configuration out.
 #pragma once

@@ -3,9 +3,9 @@
 #include <set>
 #include <tuple>
 
-#include "api/context_store.h"
 #include "api/rest_util.h"
 #include "base/clock.h"
+#include "events/context_store.h"
 
 namespace cairn::api {
 
@@ -34,7 +34,7 @@ Result<commands::AllocationHolding> RequireHolder(Call& call, const std::string&
 
 }  // namespace
 
-http::Response AllocationFiles(Call& call) {
+net::Response AllocationFiles(Call& call) {
   const std::string& agent_id = call.Param("id");
   const std::string& allocation_id = call.Param("allocationId");
   auto holding = RequireHolder(call, agent_id, allocation_id, "");
@@ -50,12 +50,12 @@ http::Response AllocationFiles(Call& call) {
   }
   auto files = call.services().contexts->GetHarnessJson((*task)->context_digest());
   if (!files.ok()) return Error(files.status());
-  http::Response response;
+  net::Response response;
   response.body = std::move(*files);
   return response;
 }
 
-http::Response RegisterAgent(Call& call) {
+net::Response RegisterAgent(Call& call) {
   const std::string& id = call.Param("id");
   if (Status own = call.RequireAgent(id); !own.ok()) return Error(own);
   auto body = call.Body();
@@ -120,7 +120,7 @@ http::Response RegisterAgent(Call& call) {
             outcome->offset);
 }
 
-http::Response AgentHeartbeat(Call& call) {
+net::Response AgentHeartbeat(Call& call) {
   const std::string& id = call.Param("id");
   if (Status own = call.RequireAgent(id); !own.ok()) return Error(own);
   auto body = call.Body(/*allow_empty=*/true);
@@ -148,7 +148,7 @@ namespace {
 
 enum class AllocationEvent { kStarted, kReady, kExited };
 
-http::Response AllocationReport(Call& call, AllocationEvent what) {
+net::Response AllocationReport(Call& call, AllocationEvent what) {
   const std::string& allocation_id = call.Param("id");
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
@@ -197,17 +197,17 @@ http::Response AllocationReport(Call& call, AllocationEvent what) {
 
 }  // namespace
 
-http::Response AllocationStarted(Call& call) {
+net::Response AllocationStarted(Call& call) {
   return AllocationReport(call, AllocationEvent::kStarted);
 }
-http::Response AllocationReady(Call& call) {
+net::Response AllocationReady(Call& call) {
   return AllocationReport(call, AllocationEvent::kReady);
 }
-http::Response AllocationExited(Call& call) {
+net::Response AllocationExited(Call& call) {
   return AllocationReport(call, AllocationEvent::kExited);
 }
 
-http::Response PostTaskLogs(Call& call) {
+net::Response PostTaskLogs(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   if (!Present(*body, "logs") || !body->at("logs").is_array()) {

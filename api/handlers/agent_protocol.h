@@ -7,15 +7,15 @@
 namespace cairn::api {
 
 // The files the allocation's task was submitted with, for its agent.
-http::Response AllocationFiles(
+net::Response AllocationFiles(
     Call& call);  // GET /api/v1/agents/{id}/allocations/{allocationId}/files
-http::Response RegisterAgent(Call& call);      // POST /api/v1/agents/{id}/register
-http::Response AgentHeartbeat(Call& call);     // POST /api/v1/agents/{id}/heartbeat
-http::Response AllocationStarted(Call& call);  // POST /api/v1/allocations/{id}/started
-http::Response AllocationExited(Call& call);
+net::Response RegisterAgent(Call& call);      // POST /api/v1/agents/{id}/register
+net::Response AgentHeartbeat(Call& call);     // POST /api/v1/agents/{id}/heartbeat
+net::Response AllocationStarted(Call& call);  // POST /api/v1/allocations/{id}/started
+net::Response AllocationExited(Call& call);
 // POST /api/v1/allocations/{id}/ready {taskId, agentId, serviceHost, servicePort, serviceUser}:
 // an interactive task's service answers.
-http::Response AllocationReady(Call& call);  // POST /api/v1/allocations/{id}/exited
-http::Response PostTaskLogs(Call& call);     // POST /api/v1/task/logs
+net::Response AllocationReady(Call& call);  // POST /api/v1/allocations/{id}/exited
+net::Response PostTaskLogs(Call& call);     // POST /api/v1/task/logs
 
 }  // namespace cairn::api

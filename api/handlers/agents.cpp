@@ -7,7 +7,7 @@ namespace cairn::api {
 
 using nlohmann::json;
 
-http::Response ListAgents(Call& call) {
+net::Response ListAgents(Call& call) {
   auto agents = call.services().projections->ListAgents();
   if (!agents.ok()) return Error(agents.status());
   json list = json::array();
@@ -16,7 +16,7 @@ http::Response ListAgents(Call& call) {
       {{"agents", list}, {"pagination", {{"endIndex", list.size()}, {"total", list.size()}}}});
 }
 
-http::Response GetAgent(Call& call) {
+net::Response GetAgent(Call& call) {
   const std::string& id = call.Param("id");
   auto agent = call.services().projections->GetAgent(id);
   if (!agent.ok()) return Error(agent.status());
@@ -26,7 +26,7 @@ http::Response GetAgent(Call& call) {
 
 namespace {
 
-http::Response SetAgentEnabled(Call& call, bool enable) {
+net::Response SetAgentEnabled(Call& call, bool enable) {
   const std::string& id = call.Param("id");
   bool drain = false;
   if (!enable && !call.request().body.empty()) {
@@ -48,7 +48,7 @@ http::Response SetAgentEnabled(Call& call, bool enable) {
 
 }  // namespace
 
-http::Response EnableAgent(Call& call) { return SetAgentEnabled(call, true); }
-http::Response DisableAgent(Call& call) { return SetAgentEnabled(call, false); }
+net::Response EnableAgent(Call& call) { return SetAgentEnabled(call, true); }
+net::Response DisableAgent(Call& call) { return SetAgentEnabled(call, false); }
 
 }  // namespace cairn::api

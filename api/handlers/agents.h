@@ -5,9 +5,9 @@
 
 namespace cairn::api {
 
-http::Response ListAgents(Call& call);    // GET /api/v1/agents
-http::Response GetAgent(Call& call);      // GET /api/v1/agents/{id}
-http::Response EnableAgent(Call& call);   // POST /api/v1/agents/{id}/enable
-http::Response DisableAgent(Call& call);  // POST /api/v1/agents/{id}/disable {"drain": bool}
+net::Response ListAgents(Call& call);    // GET /api/v1/agents
+net::Response GetAgent(Call& call);      // GET /api/v1/agents/{id}
+net::Response EnableAgent(Call& call);   // POST /api/v1/agents/{id}/enable
+net::Response DisableAgent(Call& call);  // POST /api/v1/agents/{id}/disable {"drain": bool}
 
 }  // namespace cairn::api

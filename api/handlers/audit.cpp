@@ -14,9 +14,9 @@ constexpr size_t kMaxLimit = 10000;
 
 }  // namespace
 
-http::Response ListAudit(Call& call) {
+net::Response ListAudit(Call& call) {
   if (Status admin = call.RequireAdmin("read the audit trail"); !admin.ok()) return Error(admin);
-  const http::Request& request = call.request();
+  const net::Request& request = call.request();
   replay::AuditQuery query;
   query.actor = request.QueryParam("actor");
   query.entity = request.QueryParam("entity");

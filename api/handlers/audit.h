@@ -10,6 +10,6 @@ namespace cairn::api {
 //                   &includeSystem=true&limit=N
 // (offsets inclusive: the web UI's history asks for the events around a moment)
 // -> {"records": [{offset, time, actor, action, subjects, event}], "truncated": bool}
-http::Response ListAudit(Call& call);
+net::Response ListAudit(Call& call);
 
 }  // namespace cairn::api

@@ -78,7 +78,7 @@ Result<LoggedIn> LogIn(Call& call, const std::string& username, const std::strin
   return logged_in;
 }
 
-http::Response Login(Call& call) {
+net::Response Login(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   auto username = GetString(*body, "username", "username", true);
@@ -87,7 +87,7 @@ http::Response Login(Call& call) {
   if (!cli_hash.ok()) return Error(cli_hash.status());
   auto logged_in = LogIn(call, *username, *cli_hash);
   if (!logged_in.ok()) {
-    http::Response response = Error(logged_in.status());
+    net::Response response = Error(logged_in.status());
     // 429 Too Many Requests, not ResourceExhausted's usual 413: the request was fine.
     if (logged_in.status().code() == StatusCode::kResourceExhausted) {
       response.status = 429;
@@ -99,13 +99,13 @@ http::Response Login(Call& call) {
 }
 
 // POST /api/v1/auth/logout: ends the caller's session; the token is refused from now on.
-http::Response Logout(Call& call) {
+net::Response Logout(Call& call) {
   if (call.token().empty()) return Ok(json::object());
   auto outcome = call.Execute(commands::EndSession{SessionTokenSha256(call.token()), "logout"});
   if (!outcome.ok()) return Error(outcome.status());
   return Ok(json::object(), outcome->offset);
 }
 
-http::Response Me(Call& call) { return Ok({{"user", UserJson(call.user())}}); }
+net::Response Me(Call& call) { return Ok({{"user", UserJson(call.user())}}); }
 
 }  // namespace cairn::api

@@ -8,9 +8,9 @@
 
 namespace cairn::api {
 
-http::Response Login(Call& call);   // POST /api/v1/auth/login
-http::Response Logout(Call& call);  // POST /api/v1/auth/logout
-http::Response Me(Call& call);      // GET /api/v1/me
+net::Response Login(Call& call);   // POST /api/v1/auth/login
+net::Response Logout(Call& call);  // POST /api/v1/auth/logout
+net::Response Me(Call& call);      // GET /api/v1/me
 
 // A session started for a user whose password checked out.
 struct LoggedIn {

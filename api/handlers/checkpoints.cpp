@@ -108,8 +108,8 @@ Status SortCheckpoints(std::vector<views::CheckpointView>& checkpoints, const st
 
 }  // namespace
 
-http::Response ListCheckpointsOf(Call& call, const std::string& id,
-                                 std::optional<int64_t> trial_id) {
+net::Response ListCheckpointsOf(Call& call, const std::string& id,
+                                std::optional<int64_t> trial_id) {
   auto experiment = LoadExperiment(call, id);
   if (!experiment.ok()) return Error(experiment.status());
   auto paging = call.ReadPaging();
@@ -118,7 +118,7 @@ http::Response ListCheckpointsOf(Call& call, const std::string& id,
   auto checkpoints =
       projections->ListCheckpoints(experiment->experiment_id(), trial_id.value_or(0));
   if (!checkpoints.ok()) return Error(checkpoints.status());
-  const http::Request& request = call.request();
+  const net::Request& request = call.request();
   if (Status sorted =
           SortCheckpoints(*checkpoints, request.QueryParam("sortByAttr"),
                           request.QueryParam("orderBy"), experiment->smaller_is_better());
@@ -149,13 +149,13 @@ Result<std::optional<json>> CheckpointWithTrainingJson(Call& call, const std::st
   return std::optional<json>(Render(call, *found));
 }
 
-http::Response GetCheckpointRoute(Call& call) {
+net::Response GetCheckpointRoute(Call& call) {
   auto loaded = LoadCheckpoint(call, call.Param("uuid"));
   if (!loaded.ok()) return Error(loaded.status());
   return Ok({{"checkpoint", Render(call, *loaded)}});
 }
 
-http::Response DownloadCheckpoint(Call& call) {
+net::Response DownloadCheckpoint(Call& call) {
   const std::string& uuid = call.Param("uuid");
   auto loaded = LoadCheckpoint(call, uuid);
   if (!loaded.ok()) return Error(loaded.status());
@@ -193,10 +193,10 @@ http::Response DownloadCheckpoint(Call& call) {
   if (error)
     return Error(Status::IOError("cannot list " + directory.string() + ": " + error.message()));
   std::sort(entries.begin(), entries.end());
-  http::Response response;
+  net::Response response;
   response.content_type = "application/gzip";
   response.stream = [directory, within, entries = std::move(entries),
-                     uuid](const http::ChunkWriter& write) {
+                     uuid](const net::ChunkWriter& write) {
     TarGzWriter archive([&write](std::string_view bytes) { return write(bytes); },
                         TarGzWriter::Compression::kStore);
     for (const auto& [path, is_directory] : entries) {
@@ -217,7 +217,7 @@ http::Response DownloadCheckpoint(Call& call) {
   return response;
 }
 
-http::Response DeleteCheckpointsRoute(Call& call) {
+net::Response DeleteCheckpointsRoute(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   if (Status known = CheckKnownKeys(*body, "", {"checkpointUuids"}, {}); !known.ok()) {

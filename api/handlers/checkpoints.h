@@ -14,15 +14,15 @@
 
 namespace cairn::api {
 
-http::Response GetCheckpointRoute(Call& call);      // GET /api/v1/checkpoints/{uuid}
-http::Response DownloadCheckpoint(Call& call);      // GET /checkpoints/{uuid} (application/gzip)
-http::Response DeleteCheckpointsRoute(Call& call);  // DELETE /api/v1/checkpoints
+net::Response GetCheckpointRoute(Call& call);      // GET /api/v1/checkpoints/{uuid}
+net::Response DownloadCheckpoint(Call& call);      // GET /checkpoints/{uuid} (application/gzip)
+net::Response DeleteCheckpointsRoute(Call& call);  // DELETE /api/v1/checkpoints
 
 // One page of an experiment's checkpoints (trial_id unset) or one trial's, sorted as asked
 // (`sortByAttr`: SORT_BY_SEARCHER_METRIC puts the best first; `orderBy` flips; default: by when
 // they were saved).
-http::Response ListCheckpointsOf(Call& call, const std::string& experiment_id,
-                                 std::optional<int64_t> trial_id);
+net::Response ListCheckpointsOf(Call& call, const std::string& experiment_id,
+                                std::optional<int64_t> trial_id);
 
 // v1Checkpoint `uuid` with its training metadata (its experiment's configuration redacted for
 // the caller, its trial's hyperparameters), whoever may see its experiment: for readers that

@@ -5,14 +5,14 @@
 #include <set>
 #include <vector>
 
-#include "api/context_store.h"
 #include "api/handlers/templates.h"
 #include "api/render/task_json.h"
 #include "api/rest_util.h"
 #include "base/ids.h"
 #include "base/yaml_json.h"
-#include "commands/command_config.h"
 #include "commands/experiments/template_merge.h"
+#include "commands/tasks/command_config.h"
+#include "events/context_store.h"
 
 namespace cairn::api {
 
@@ -79,7 +79,7 @@ Result<LaunchedTask> LaunchTaskOfBody(
   } else if (type == events::TASK_TYPE_COMMAND) {
     return Status::InvalidArgument("config: required, a map with an entrypoint");
   }
-  // The config itself is the write side's to read (commands/command_config.h).
+  // The config itself is the write side's to read (commands/tasks/command_config.h).
   CAIRN_ASSIGN_OR_RETURN(auto config, commands::ParseTaskConfig(submitted_config, type));
   std::string context_digest;
   if (Present(body, "files") && !(body.at("files").is_array() && body.at("files").empty())) {
@@ -118,7 +118,7 @@ Result<LaunchedTask> LaunchTaskOfBody(
   return LaunchedTask{std::move(task), outcome->offset};
 }
 
-http::Response LaunchCommand(Call& call) {
+net::Response LaunchCommand(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   auto launched = LaunchTaskOfBody(call, *body, events::TASK_TYPE_COMMAND, {}, nullptr);
@@ -142,7 +142,7 @@ std::function<bool(const views::TaskView&)> TaskListFilter(Call& call) {
   };
 }
 
-http::Response ListCommands(Call& call) {
+net::Response ListCommands(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
   const auto shown = TaskListFilter(call);
@@ -194,7 +194,7 @@ http::Response ListCommands(Call& call) {
   return Ok({{"commands", list}});
 }
 
-http::Response GetCommand(Call& call) {
+net::Response GetCommand(Call& call) {
   const std::string& id = call.Param("id");
   auto task = LoadTask(call, id);
   if (!task.ok()) return Error(task.status());
@@ -205,13 +205,13 @@ http::Response GetCommand(Call& call) {
              {"config", ConfigOf(*task, call.AudienceFor(task->user()))}});
 }
 
-http::Response KillCommand(Call& call) {
+net::Response KillCommand(Call& call) {
   return KillTask(call, call.Param("id"), /*as_command=*/true);
 }
 
 namespace {
 
-http::Response SetPriority(Call& call, const std::string& kind) {
+net::Response SetPriority(Call& call, const std::string& kind) {
   const std::string& id = call.Param("id");
   static const std::map<std::string, std::pair<std::string, events::TaskType>> kKinds = {
       {"commands", {"command", events::TASK_TYPE_COMMAND}},
@@ -250,12 +250,12 @@ http::Response SetPriority(Call& call, const std::string& kind) {
 
 }  // namespace
 
-http::Response SetCommandPriority(Call& call) { return SetPriority(call, "commands"); }
-http::Response SetNotebookPriority(Call& call) { return SetPriority(call, "notebooks"); }
-http::Response SetShellPriority(Call& call) { return SetPriority(call, "shells"); }
-http::Response SetTensorboardPriority(Call& call) { return SetPriority(call, "tensorboards"); }
+net::Response SetCommandPriority(Call& call) { return SetPriority(call, "commands"); }
+net::Response SetNotebookPriority(Call& call) { return SetPriority(call, "notebooks"); }
+net::Response SetShellPriority(Call& call) { return SetPriority(call, "shells"); }
+net::Response SetTensorboardPriority(Call& call) { return SetPriority(call, "tensorboards"); }
 
-http::Response KillTask(Call& call, const std::string& id, bool as_command) {
+net::Response KillTask(Call& call, const std::string& id, bool as_command) {
   auto outcome = call.Execute(commands::KillTask{id, "killed by " + call.user().username});
   if (!outcome.ok()) return Error(outcome.status());
   // The kill is durable: answer 200 even when the projections are slow to show it.

@@ -11,16 +11,16 @@
 
 namespace cairn::api {
 
-http::Response LaunchCommand(Call& call);  // POST /api/v1/commands
+net::Response LaunchCommand(Call& call);  // POST /api/v1/commands
 // GET /api/v1/commands[?offset=&limit=&orderBy=ORDER_BY_DESC (newest first)&users=&workspaceId=]
-http::Response ListCommands(Call& call);
-http::Response GetCommand(Call& call);   // GET /api/v1/commands/{id}
-http::Response KillCommand(Call& call);  // POST /api/v1/commands/{id}/kill
+net::Response ListCommands(Call& call);
+net::Response GetCommand(Call& call);   // GET /api/v1/commands/{id}
+net::Response KillCommand(Call& call);  // POST /api/v1/commands/{id}/kill
 // POST /api/v1/{commands,notebooks,shells,tensorboards}/{id}/set_priority
-http::Response SetCommandPriority(Call& call);
-http::Response SetNotebookPriority(Call& call);
-http::Response SetShellPriority(Call& call);
-http::Response SetTensorboardPriority(Call& call);
+net::Response SetCommandPriority(Call& call);
+net::Response SetNotebookPriority(Call& call);
+net::Response SetShellPriority(Call& call);
+net::Response SetTensorboardPriority(Call& call);
 
 // Whether a task belongs in the caller's list of tasks: one they may see, in ?workspaceId= and of
 // one of ?users= when those are given.
@@ -40,6 +40,6 @@ Result<LaunchedTask> LaunchTaskOfBody(Call& call, const nlohmann::json& body, ev
 // Shared with the task routes: the task or NotFound, and a user's kill of any task (answered
 // with the command's new shape when `as_command`).
 Result<views::TaskView> LoadTask(Call& call, const std::string& task_id);
-http::Response KillTask(Call& call, const std::string& id, bool as_command);
+net::Response KillTask(Call& call, const std::string& id, bool as_command);
 
 }  // namespace cairn::api

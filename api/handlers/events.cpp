@@ -11,8 +11,8 @@ namespace cairn::api {
 
 using nlohmann::json;
 
-http::Response EventStream(Call& call) {
-  const http::Request& request = call.request();
+net::Response EventStream(Call& call) {
+  const net::Request& request = call.request();
   replay::EventStreamOptions options;
   std::string from_text = request.QueryParam("from");
   if (!from_text.empty()) {
@@ -47,7 +47,7 @@ http::Response EventStream(Call& call) {
   std::shared_ptr<replay::EventStream> stream = std::move(*opened);
   const std::atomic<bool>* stopping = call.services().stopping;
   const uint64_t stop_at = *end;
-  http::Response response;
+  net::Response response;
   response.content_type = "application/x-ndjson";
   // Who sees which secrets, per event: the stream outlives the call, so keep only that.
   // People other than admins see only what their workspaces allow (api/event_visibility.h).
@@ -73,7 +73,7 @@ http::Response EventStream(Call& call) {
     return AudienceOf(agent, admin, caller, OwnerOf(event));
   };
   response.stream = [stream, stopping, follow, stop_at, audience_for,
-                     visibility](const http::ChunkWriter& write) {
+                     visibility](const net::ChunkWriter& write) {
     auto last_write = std::chrono::steady_clock::now();
     while (!stopping->load()) {
       if (!follow && stream->position() >= stop_at) return;

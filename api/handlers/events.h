@@ -7,6 +7,6 @@
 namespace cairn::api {
 
 // GET /api/v1/events?from=OFFSET&follow=true[&agent=ID][&type=T,...]
-http::Response EventStream(Call& call);
+net::Response EventStream(Call& call);
 
 }  // namespace cairn::api

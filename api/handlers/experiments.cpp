@@ -5,6 +5,7 @@
 
 #include "api/handlers/checkpoints.h"
 #include "api/handlers/experiment_common.h"
+#include "api/handlers/job_queue.h"
 #include "api/handlers/templates.h"
 #include "api/render/experiment_json.h"
 #include "api/rest_util.h"
@@ -39,7 +40,7 @@ Status CheckEntrypointInContext(const std::string& entrypoint,
                                  entrypoint + "'");
 }
 
-http::Response Action(Call& call, commands::ExperimentAction::Kind kind) {
+net::Response Action(Call& call, commands::ExperimentAction::Kind kind) {
   auto id = ParseId(call.Param("id"), "experiment");
   if (!id.ok()) return Error(id.status());
   auto outcome = call.ExecuteAndShow(commands::ExperimentAction{*id, kind});
@@ -85,30 +86,9 @@ Result<commands::UpdateExperiment> ExperimentEdit(const json& body, const json& 
   return edit;
 }
 
-// The job change a PATCH's `resources` asks for (det experiment set priority|weight|max-slots).
-Result<commands::UpdateJob> JobUpdateOf(const json& resources, const std::string& job_id) {
-  if (!resources.is_object()) return Status::InvalidArgument("resources must be an object");
-  CAIRN_RETURN_IF_ERROR(
-      CheckKnownKeys(resources, "resources", {"priority", "weight", "maxSlots", "resourcePool"}));
-  commands::UpdateJob update;
-  update.job_id = job_id;
-  CAIRN_ASSIGN_OR_RETURN(update.priority, GetInt32(resources, "priority", "resources.priority"));
-  CAIRN_ASSIGN_OR_RETURN(update.max_slots, GetInt32(resources, "maxSlots", "resources.maxSlots"));
-  CAIRN_ASSIGN_OR_RETURN(std::string pool,
-                         GetString(resources, "resourcePool", "resources.resourcePool", false));
-  if (!pool.empty()) update.resource_pool = pool;
-  if (Present(resources, "weight")) {
-    if (!resources.at("weight").is_number()) {
-      return Status::InvalidArgument("resources.weight must be a number");
-    }
-    update.weight = resources.at("weight").get<double>();
-  }
-  return update;
-}
-
 }  // namespace
 
-http::Response CreateExperiment(Call& call) {
+net::Response CreateExperiment(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   if (Status known =
@@ -224,7 +204,7 @@ http::Response CreateExperiment(Call& call) {
   return Ok({{"experiment", *rendered}, {"config", config->effective}}, outcome->offset);
 }
 
-http::Response ListExperiments(Call& call) {
+net::Response ListExperiments(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
   auto experiments = call.services().projections->ListExperiments();
@@ -264,7 +244,7 @@ http::Response ListExperiments(Call& call) {
   return Ok({{"experiments", list}, {"pagination", pagination}});
 }
 
-http::Response GetExperiment(Call& call) {
+net::Response GetExperiment(Call& call) {
   const std::string& id = call.Param("id");
   auto experiment = LoadExperiment(call, id);
   if (!experiment.ok()) return Error(experiment.status());
@@ -273,7 +253,7 @@ http::Response GetExperiment(Call& call) {
   return Ok({{"experiment", *rendered}, {"jobSummary", nullptr}});
 }
 
-http::Response ExperimentTrials(Call& call) {
+net::Response ExperimentTrials(Call& call) {
   const std::string& id = call.Param("id");
   auto experiment = LoadExperiment(call, id);
   if (!experiment.ok()) return Error(experiment.status());
@@ -287,33 +267,33 @@ http::Response ExperimentTrials(Call& call) {
   return Ok({{"trials", list}, {"pagination", pagination}});
 }
 
-http::Response ExperimentCheckpoints(Call& call) {
+net::Response ExperimentCheckpoints(Call& call) {
   return ListCheckpointsOf(call, call.Param("id"), std::nullopt);
 }
 
-http::Response ArchiveExperiment(Call& call) {
+net::Response ArchiveExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kArchive);
 }
-http::Response UnarchiveExperiment(Call& call) {
+net::Response UnarchiveExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kUnarchive);
 }
-http::Response DeleteExperiment(Call& call) {
+net::Response DeleteExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kDelete);
 }
-http::Response ActivateExperiment(Call& call) {
+net::Response ActivateExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kActivate);
 }
-http::Response PauseExperiment(Call& call) {
+net::Response PauseExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kPause);
 }
-http::Response CancelExperiment(Call& call) {
+net::Response CancelExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kCancel);
 }
-http::Response KillExperiment(Call& call) {
+net::Response KillExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kKill);
 }
 
-http::Response PatchExperiment(Call& call) {
+net::Response PatchExperiment(Call& call) {
   const std::string& id_text = call.Param("id");
   auto id = ParseId(id_text, "experiment");
   if (!id.ok()) return Error(id.status());
@@ -330,8 +310,10 @@ http::Response PatchExperiment(Call& call) {
   auto edit = ExperimentEdit(*body, ExperimentJson(*current, 0, Audience::kOwner), *id);
   if (!edit.ok()) return Error(edit.status());
   if (Present(*body, "resources")) {
-    auto update = JobUpdateOf(body->at("resources"), current->job_id());
+    auto update =
+        ParseJobUpdate(body->at("resources"), "resources", JobUpdateShape::kExperimentResources);
     if (!update.ok()) return Error(update.status());
+    update->job_id = current->job_id();
     edit->job_change = std::move(*update);
   }
   // One command, so that a refused part leaves the other undone too.
@@ -348,7 +330,7 @@ http::Response PatchExperiment(Call& call) {
 
 namespace cairn::api {
 
-http::Response ContinueExperimentRoute(Call& call) {
+net::Response ContinueExperimentRoute(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   if (Status known = CheckKnownKeys(*body, "", {"id", "overrideConfig"}, {}); !known.ok()) {
@@ -385,7 +367,7 @@ http::Response ContinueExperimentRoute(Call& call) {
   return Ok({{"experiment", *rendered}, {"config", shown}}, outcome->offset);
 }
 
-http::Response ExperimentModelDef(Call& call) {
+net::Response ExperimentModelDef(Call& call) {
   auto experiment = LoadExperiment(call, call.Param("id"));
   if (!experiment.ok()) return Error(experiment.status());
   auto files = call.services().contexts->Get(experiment->context_digest());

@@ -6,20 +6,20 @@
 
 namespace cairn::api {
 
-http::Response CreateExperiment(Call& call);         // POST /api/v1/experiments
-http::Response ListExperiments(Call& call);          // GET /api/v1/experiments[?users=]
-http::Response GetExperiment(Call& call);            // GET /api/v1/experiments/{id}
-http::Response PatchExperiment(Call& call);          // PATCH /api/v1/experiments/{id}
-http::Response ExperimentTrials(Call& call);         // GET /api/v1/experiments/{id}/trials
-http::Response ExperimentCheckpoints(Call& call);    // GET /api/v1/experiments/{id}/checkpoints
-http::Response ActivateExperiment(Call& call);       // POST /api/v1/experiments/{id}/activate
-http::Response PauseExperiment(Call& call);          // POST /api/v1/experiments/{id}/pause
-http::Response CancelExperiment(Call& call);         // POST /api/v1/experiments/{id}/cancel
-http::Response KillExperiment(Call& call);           // POST /api/v1/experiments/{id}/kill
-http::Response ArchiveExperiment(Call& call);        // POST /api/v1/experiments/{id}/archive
-http::Response UnarchiveExperiment(Call& call);      // POST /api/v1/experiments/{id}/unarchive
-http::Response DeleteExperiment(Call& call);         // DELETE /api/v1/experiments/{id}
-http::Response ContinueExperimentRoute(Call& call);  // POST /api/v1/experiments/continue
-http::Response ExperimentModelDef(Call& call);       // GET /api/v1/experiments/{id}/model_def
+net::Response CreateExperiment(Call& call);         // POST /api/v1/experiments
+net::Response ListExperiments(Call& call);          // GET /api/v1/experiments[?users=]
+net::Response GetExperiment(Call& call);            // GET /api/v1/experiments/{id}
+net::Response PatchExperiment(Call& call);          // PATCH /api/v1/experiments/{id}
+net::Response ExperimentTrials(Call& call);         // GET /api/v1/experiments/{id}/trials
+net::Response ExperimentCheckpoints(Call& call);    // GET /api/v1/experiments/{id}/checkpoints
+net::Response ActivateExperiment(Call& call);       // POST /api/v1/experiments/{id}/activate
+net::Response PauseExperiment(Call& call);          // POST /api/v1/experiments/{id}/pause
+net::Response CancelExperiment(Call& call);         // POST /api/v1/experiments/{id}/cancel
+net::Response KillExperiment(Call& call);           // POST /api/v1/experiments/{id}/kill
+net::Response ArchiveExperiment(Call& call);        // POST /api/v1/experiments/{id}/archive
+net::Response UnarchiveExperiment(Call& call);      // POST /api/v1/experiments/{id}/unarchive
+net::Response DeleteExperiment(Call& call);         // DELETE /api/v1/experiments/{id}
+net::Response ContinueExperimentRoute(Call& call);  // POST /api/v1/experiments/continue
+net::Response ExperimentModelDef(Call& call);       // GET /api/v1/experiments/{id}/model_def
 
 }  // namespace cairn::api

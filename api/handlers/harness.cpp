@@ -84,7 +84,7 @@ Result<commands::ReportWorkload> ParseReport(const std::string& allocation_id, c
 
 }  // namespace
 
-http::Response TrialDescription(Call& call) {
+net::Response TrialDescription(Call& call) {
   auto start = call.services().writer->DescribeTrialRun(call.Param("id"));
   if (!start.ok()) return Error(start.status());
   json hparams = json::parse(start->hparams_json, nullptr, /*allow_exceptions=*/false);
@@ -115,17 +115,17 @@ http::Response TrialDescription(Call& call) {
                {"runtimePackages", experiments::PerDeviceJson(environment.runtime_packages)}}}});
 }
 
-http::Response TrialContext(Call& call) {
+net::Response TrialContext(Call& call) {
   auto start = call.services().writer->DescribeTrialRun(call.Param("id"));
   if (!start.ok()) return Error(start.status());
   auto files = call.services().contexts->GetHarnessJson(start->context_digest);
   if (!files.ok()) return Error(files.status());
-  http::Response response;
+  net::Response response;
   response.body = std::move(*files);
   return response;
 }
 
-http::Response ReportWorkload(Call& call) {
+net::Response ReportWorkload(Call& call) {
   const std::string& allocation_id = call.Param("id");
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());

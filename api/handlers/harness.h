@@ -6,8 +6,8 @@
 
 namespace cairn::api {
 
-http::Response TrialDescription(Call& call);  // GET /api/v1/allocations/{id}/trial
-http::Response TrialContext(Call& call);      // GET /api/v1/allocations/{id}/context
-http::Response ReportWorkload(Call& call);    // POST /api/v1/allocations/{id}/workloads
+net::Response TrialDescription(Call& call);  // GET /api/v1/allocations/{id}/trial
+net::Response TrialContext(Call& call);      // GET /api/v1/allocations/{id}/context
+net::Response ReportWorkload(Call& call);    // POST /api/v1/allocations/{id}/workloads
 
 }  // namespace cairn::api

@@ -13,9 +13,9 @@ namespace {
 constexpr size_t kDefaultPageRows = 100;
 }  // namespace
 
-http::Response GetHistoryState(Call& call) {
+net::Response GetHistoryState(Call& call) {
   if (Status admin = call.RequireAdmin("read the cluster's past"); !admin.ok()) return Error(admin);
-  const http::Request& request = call.request();
+  const net::Request& request = call.request();
   const std::string at = request.QueryParam("at");
   auto time = OptionalTimeParam(request, "time");
   if (!time.ok()) return Error(time.status());

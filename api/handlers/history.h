@@ -13,6 +13,6 @@ namespace cairn::api {
 // -> {"asOf": {"nextOffset", "lastEventTime"}, "snapshot": {"nextOffset"} | null,
 //     "jobQueue": [...], "tasks": [the queue's jobs' live tasks], "experiments": [not ended],
 //     "agents": [...], "models": [...], "nextOffset"}
-http::Response GetHistoryState(Call& call);
+net::Response GetHistoryState(Call& call);
 
 }  // namespace cairn::api

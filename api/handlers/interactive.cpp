@@ -11,7 +11,7 @@
 #include "base/ssh_keys.h"
 #include "base/task_secrets.h"
 #include "commands/experiments/experiment_config.h"
-#include "commands/tenancy.h"
+#include "commands/tenancy/tenancy.h"
 #include "events/envelope_util.h"
 
 namespace cairn::api {
@@ -148,7 +148,7 @@ Status AddLogdirs(Call& call, const json& body, commands::SubmitTask& submit) {
   return Status::Ok();
 }
 
-http::Response Launch(Call& call, const Kind& kind) {
+net::Response Launch(Call& call, const Kind& kind) {
   auto body = call.Body(/*allow_empty=*/true);
   if (!body.ok()) return Error(body.status());
   std::vector<std::string> extra_keys;
@@ -166,7 +166,7 @@ http::Response Launch(Call& call, const Kind& kind) {
             launched->offset);
 }
 
-http::Response List(Call& call, const Kind& kind) {
+net::Response List(Call& call, const Kind& kind) {
   const auto shown = TaskListFilter(call);
   json list = json::array();
   Projections* projections = call.services().projections;
@@ -185,14 +185,14 @@ http::Response List(Call& call, const Kind& kind) {
   return Ok({{kind.plural, list}});
 }
 
-http::Response Get(Call& call, const Kind& kind) {
+net::Response Get(Call& call, const Kind& kind) {
   auto task = LoadKind(call, kind, call.Param("id"));
   if (!task.ok()) return Error(task.status());
   return Ok({{kind.singular, NtscJson(call, *task)},
              {"config", ConfigOf(*task, call.AudienceFor(task->user()))}});
 }
 
-http::Response Kill(Call& call, const Kind& kind) {
+net::Response Kill(Call& call, const Kind& kind) {
   const std::string& id = call.Param("id");
   auto task = LoadKind(call, kind, id);
   if (!task.ok()) return Error(task.status());
@@ -223,7 +223,7 @@ Result<views::TaskView> LoadServedTask(Call& call) {
 
 }  // namespace
 
-std::string UpstreamRequest(const http::Request& request, const std::string& authorization) {
+std::string UpstreamRequest(const net::Request& request, const std::string& authorization) {
   static const std::set<std::string> kDropped = {"authorization",
                                                  "connection",
                                                  "keep-alive",
@@ -276,20 +276,20 @@ std::string UpstreamRequest(const http::Request& request, const std::string& aut
   return head + request.body;
 }
 
-http::Response LaunchNotebook(Call& call) { return Launch(call, kNotebook); }
-http::Response LaunchShell(Call& call) { return Launch(call, kShell); }
-http::Response LaunchTensorboard(Call& call) { return Launch(call, kTensorboard); }
-http::Response ListNotebooks(Call& call) { return List(call, kNotebook); }
-http::Response ListShells(Call& call) { return List(call, kShell); }
-http::Response ListTensorboards(Call& call) { return List(call, kTensorboard); }
-http::Response GetNotebook(Call& call) { return Get(call, kNotebook); }
-http::Response GetShell(Call& call) { return Get(call, kShell); }
-http::Response GetTensorboard(Call& call) { return Get(call, kTensorboard); }
-http::Response KillNotebook(Call& call) { return Kill(call, kNotebook); }
-http::Response KillShell(Call& call) { return Kill(call, kShell); }
-http::Response KillTensorboard(Call& call) { return Kill(call, kTensorboard); }
+net::Response LaunchNotebook(Call& call) { return Launch(call, kNotebook); }
+net::Response LaunchShell(Call& call) { return Launch(call, kShell); }
+net::Response LaunchTensorboard(Call& call) { return Launch(call, kTensorboard); }
+net::Response ListNotebooks(Call& call) { return List(call, kNotebook); }
+net::Response ListShells(Call& call) { return List(call, kShell); }
+net::Response ListTensorboards(Call& call) { return List(call, kTensorboard); }
+net::Response GetNotebook(Call& call) { return Get(call, kNotebook); }
+net::Response GetShell(Call& call) { return Get(call, kShell); }
+net::Response GetTensorboard(Call& call) { return Get(call, kTensorboard); }
+net::Response KillNotebook(Call& call) { return Kill(call, kNotebook); }
+net::Response KillShell(Call& call) { return Kill(call, kShell); }
+net::Response KillTensorboard(Call& call) { return Kill(call, kTensorboard); }
 
-http::Response ProxyToTask(Call& call) {
+net::Response ProxyToTask(Call& call) {
   auto task = LoadServedTask(call);
   if (!task.ok()) return Error(task.status());
   // A projection behind the log may still show the task starting or stopping after it ended (or
@@ -308,14 +308,14 @@ http::Response ProxyToTask(Call& call) {
                                      " is not ready yet (" + NtscState(*task) +
                                      "); try again shortly"));
   }
-  auto tunnel = std::make_shared<http::Tunnel>();
+  auto tunnel = std::make_shared<net::Tunnel>();
   tunnel->host = task->service_host();
   tunnel->port = static_cast<uint16_t>(task->service_port());
   if (task->task_type() == events::TASK_TYPE_SHELL) {
     // SSH inside a WebSocket, as Determined's CLI tunnels it: unwrapped into sshd's stream.
-    tunnel->mode = http::Tunnel::Mode::kWebSocketToTcp;
+    tunnel->mode = net::Tunnel::Mode::kWebSocketToTcp;
   } else {
-    tunnel->mode = http::Tunnel::Mode::kRaw;
+    tunnel->mode = net::Tunnel::Mode::kRaw;
     std::string authorization;
     if (task->task_type() == events::TASK_TYPE_NOTEBOOK) {
       // Jupyter only answers requests with the task's token, which only the master and the
@@ -330,15 +330,15 @@ http::Response ProxyToTask(Call& call) {
                           id = task->task_id()](size_t bytes) { record(id, bytes); };
     call.services().on_proxy_traffic(task->task_id(), 0);
   }
-  http::Response response;
+  net::Response response;
   response.tunnel = std::move(tunnel);
   return response;
 }
 
-http::Response SetProxyCookie(Call& call) {
+net::Response SetProxyCookie(Call& call) {
   auto task = LoadServedTask(call);
   if (!task.ok()) return Error(task.status());
-  http::Response response = Ok({{"serviceAddress", ServicePath(task->task_id())}});
+  net::Response response = Ok({{"serviceAddress", ServicePath(task->task_id())}});
   std::string cookie = std::string(kProxyCookieName) + "=" + call.token() +
                        "; Path=" + ServicePath(task->task_id()) + "; HttpOnly; SameSite=Strict";
   if (call.services().facts.tls) cookie += "; Secure";
@@ -346,8 +346,8 @@ http::Response SetProxyCookie(Call& call) {
   return response;
 }
 
-http::Response InteractivePage(Call& call) {
-  http::Response response;
+net::Response InteractivePage(Call& call) {
+  net::Response response;
   response.content_type = "text/html; charset=utf-8";
   response.headers.emplace_back("Content-Security-Policy",
                                 "default-src 'self'; script-src 'self' 'unsafe-inline'");

@@ -14,39 +14,39 @@
 
 namespace cairn::api {
 
-http::Response LaunchNotebook(Call& call);     // POST /api/v1/notebooks
-http::Response LaunchShell(Call& call);        // POST /api/v1/shells
-http::Response LaunchTensorboard(Call& call);  // POST /api/v1/tensorboards
+net::Response LaunchNotebook(Call& call);     // POST /api/v1/notebooks
+net::Response LaunchShell(Call& call);        // POST /api/v1/shells
+net::Response LaunchTensorboard(Call& call);  // POST /api/v1/tensorboards
 // GET /api/v1/{notebooks,shells,tensorboards}[?users=&workspaceId=]
-http::Response ListNotebooks(Call& call);
-http::Response ListShells(Call& call);
-http::Response ListTensorboards(Call& call);
+net::Response ListNotebooks(Call& call);
+net::Response ListShells(Call& call);
+net::Response ListTensorboards(Call& call);
 // GET /api/v1/{notebooks,shells,tensorboards}/{id}; a shell's private key only for its owner.
-http::Response GetNotebook(Call& call);
-http::Response GetShell(Call& call);
-http::Response GetTensorboard(Call& call);
+net::Response GetNotebook(Call& call);
+net::Response GetShell(Call& call);
+net::Response GetTensorboard(Call& call);
 // POST /api/v1/{notebooks,shells,tensorboards}/{id}/kill
-http::Response KillNotebook(Call& call);
-http::Response KillShell(Call& call);
-http::Response KillTensorboard(Call& call);
+net::Response KillNotebook(Call& call);
+net::Response KillShell(Call& call);
+net::Response KillTensorboard(Call& call);
 
 // Any method on /proxy/{id}/...: the task's service, for its owner, its workspace's admins and
 // cluster admins (a bearer token, or the cookie POST .../proxy-cookie set). 404 for a task that
 // is not an interactive one the caller may see, 503 while it is not ready, 502 when the agent's
 // service cannot be reached.
-http::Response ProxyToTask(Call& call);
+net::Response ProxyToTask(Call& call);
 // POST /api/v1/tasks/{id}/proxy-cookie: sets the cookie a browser reaches /proxy/{id}/ with
 // (HttpOnly, SameSite=Strict, the proxy's path only); the same people as the proxy.
-http::Response SetProxyCookie(Call& call);
+net::Response SetProxyCookie(Call& call);
 // GET /det/interactive/{rest...}: the page Determined's CLI opens for a notebook or TensorBoard;
 // it logs in if needed, sets the proxy cookie and goes to the service.
-http::Response InteractivePage(Call& call);
+net::Response InteractivePage(Call& call);
 
 // The request the upstream service gets (pure; exposed for tests): the same method, target and
 // headers, without hop-by-hop headers and without the caller's Cairn credentials (the
 // Authorization bearer token and the proxy cookie), with `authorization` (e.g. Jupyter's
 // "token ...") when not empty, "Connection: close" unless it is a WebSocket upgrade, the body's
 // Content-Length, and X-Forwarded-For/-Host.
-std::string UpstreamRequest(const http::Request& request, const std::string& authorization);
+std::string UpstreamRequest(const net::Request& request, const std::string& authorization);
 
 }  // namespace cairn::api

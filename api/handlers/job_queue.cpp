@@ -17,7 +17,7 @@ namespace {
 
 constexpr size_t kMaxExplainedJobs = 200;
 
-http::Response ListJobs(Call& call, bool wrapped) {
+net::Response ListJobs(Call& call, bool wrapped) {
   auto paging = ReadPaging(call.request());
   if (!paging.ok()) return Error(paging.status());
   const std::string explain = call.request().QueryParam("explain");
@@ -84,10 +84,10 @@ http::Response ListJobs(Call& call, bool wrapped) {
 
 }  // namespace
 
-http::Response JobQueueV2(Call& call) { return ListJobs(call, /*wrapped=*/true); }
-http::Response JobQueue(Call& call) { return ListJobs(call, /*wrapped=*/false); }
+net::Response JobQueueV2(Call& call) { return ListJobs(call, /*wrapped=*/true); }
+net::Response JobQueue(Call& call) { return ListJobs(call, /*wrapped=*/false); }
 
-http::Response JobQueueStats(Call& call) {
+net::Response JobQueueStats(Call& call) {
   auto pools = call.services().projections->ListPools();
   if (!pools.ok()) return Error(pools.status());
   std::vector<std::string> pool_names;
@@ -116,93 +116,64 @@ http::Response JobQueueStats(Call& call) {
   return Ok({{"results", results}});
 }
 
-namespace {
-
-// Reads one entry of a job queue update; type errors are the caller's.
-Result<commands::UpdateJob> ParseJobUpdate(const json& entry, const std::string& path) {
-  if (!entry.is_object()) return Status::InvalidArgument(path + " must be an object");
-  CAIRN_RETURN_IF_ERROR(CheckKnownKeys(
-      entry, path,
-      {"jobId", "priority", "weight", "resourcePool", "aheadOf", "behindOf", "maxSlots"}));
+Result<commands::UpdateJob> ParseJobUpdate(const json& object, const std::string& path,
+                                           JobUpdateShape shape) {
+  if (!object.is_object()) return Status::InvalidArgument(path + " must be an object");
+  const std::string at = path + ".";
+  if (shape == JobUpdateShape::kQueueEntry) {
+    CAIRN_RETURN_IF_ERROR(CheckKnownKeys(
+        object, path,
+        {"jobId", "priority", "weight", "resourcePool", "aheadOf", "behindOf", "maxSlots"}));
+  } else {
+    CAIRN_RETURN_IF_ERROR(
+        CheckKnownKeys(object, path, {"priority", "weight", "maxSlots", "resourcePool"}));
+  }
   commands::UpdateJob update;
-  CAIRN_ASSIGN_OR_RETURN(update.job_id, GetString(entry, "jobId", path + ".jobId", true));
-  if (update.job_id.empty()) return Status::InvalidArgument(path + ".jobId must not be empty");
-  CAIRN_ASSIGN_OR_RETURN(update.priority, GetInt32(entry, "priority", path + ".priority"));
-  CAIRN_ASSIGN_OR_RETURN(update.max_slots, GetInt32(entry, "maxSlots", path + ".maxSlots"));
-  if (Present(entry, "weight")) {
-    if (!entry.at("weight").is_number()) {
-      return Status::InvalidArgument(path + ".weight must be a number");
+  if (shape == JobUpdateShape::kQueueEntry) {
+    CAIRN_ASSIGN_OR_RETURN(update.job_id, GetString(object, "jobId", at + "jobId", true));
+    if (update.job_id.empty()) return Status::InvalidArgument(at + "jobId must not be empty");
+    CAIRN_ASSIGN_OR_RETURN(update.ahead_of, GetString(object, "aheadOf", at + "aheadOf", false));
+    CAIRN_ASSIGN_OR_RETURN(update.behind_of, GetString(object, "behindOf", at + "behindOf", false));
+  }
+  CAIRN_ASSIGN_OR_RETURN(update.priority, GetInt32(object, "priority", at + "priority"));
+  CAIRN_ASSIGN_OR_RETURN(update.max_slots, GetInt32(object, "maxSlots", at + "maxSlots"));
+  if (Present(object, "weight")) {
+    if (!object.at("weight").is_number()) {
+      return Status::InvalidArgument(at + "weight must be a number");
     }
-    update.weight = entry.at("weight").get<double>();
+    update.weight = object.at("weight").get<double>();
   }
   CAIRN_ASSIGN_OR_RETURN(std::string pool,
-                         GetString(entry, "resourcePool", path + ".resourcePool", false));
+                         GetString(object, "resourcePool", at + "resourcePool", false));
   if (!pool.empty()) update.resource_pool = pool;
-  CAIRN_ASSIGN_OR_RETURN(update.ahead_of, GetString(entry, "aheadOf", path + ".aheadOf", false));
-  CAIRN_ASSIGN_OR_RETURN(update.behind_of, GetString(entry, "behindOf", path + ".behindOf", false));
   return update;
 }
 
-// Determined's way of reporting several failed updates at once; all NotFound stays a 404, any
-// other mix is the request's fault (400).
-Status JobUpdateErrors(const std::vector<Status>& errors) {
-  std::string message = "encountered the following errors: ";
-  bool all_not_found = true;
-  for (size_t i = 0; i < errors.size(); ++i) {
-    message += (i ? "; " : "") + errors[i].message();
-    all_not_found &= errors[i].code() == StatusCode::kNotFound;
-  }
-  return all_not_found ? Status::NotFound(message) : Status::InvalidArgument(message);
-}
-
-}  // namespace
-
-http::Response UpdateJobQueue(Call& call) {
+net::Response UpdateJobQueue(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   if (Status known = CheckKnownKeys(*body, "", {"updates"}); !known.ok()) return Error(known);
   if (!Present(*body, "updates") || !body->at("updates").is_array()) {
     return Error(Status::InvalidArgument("updates must be a list"));
   }
-  // All or nothing: every update is read and decided against the current state before any is
-  // executed, so a body with one bad update changes nothing.
-  std::vector<commands::UpdateJob> updates;
+  // All or nothing: the write side decides every update against the same state and writes all
+  // of them or none (commands::UpdateJobs).
+  commands::UpdateJobs change;
   std::vector<Status> errors;
   const json& entries = body->at("updates");
   for (size_t i = 0; i < entries.size(); ++i) {
-    auto update = ParseJobUpdate(entries[i], "updates[" + std::to_string(i) + "]");
+    auto update = ParseJobUpdate(entries[i], "updates[" + std::to_string(i) + "]",
+                                 JobUpdateShape::kQueueEntry);
     if (update.ok()) {
-      updates.push_back(std::move(*update));
+      change.updates.push_back(std::move(*update));
     } else {
       errors.push_back(update.status());
     }
   }
-  if (!errors.empty()) return Error(JobUpdateErrors(errors));
-  // One command per update; an idempotency key is made per update so that the updates of one
-  // request are not taken for retries of each other.
-  auto meta_for = [&](size_t i) {
-    commands::CommandMeta meta = call.Meta(call.UserActor());
-    if (!meta.idempotency_key.empty()) meta.idempotency_key += "#" + std::to_string(i);
-    return meta;
-  };
-  for (size_t i = 0; i < updates.size(); ++i) {
-    Status decision = call.services().writer->Check(updates[i], meta_for(i));
-    if (!decision.ok()) errors.push_back(decision);
-  }
-  if (!errors.empty()) return Error(JobUpdateErrors(errors));
-  std::optional<uint64_t> offset;
-  for (size_t i = 0; i < updates.size(); ++i) {
-    auto outcome = call.services().writer->Execute(updates[i], meta_for(i));
-    if (!outcome.ok()) {
-      // The state moved between the check and this update (another writer, or an earlier
-      // update of this request); say how far the request got.
-      Status failed = outcome.status();
-      return Error(Status(failed.code(), "update " + std::to_string(i) + " of " +
-                                             std::to_string(updates.size()) + " failed after " +
-                                             std::to_string(i) + " applied: " + failed.message()));
-    }
-    offset = std::max(offset.value_or(0), outcome->offset);
-  }
+  if (!errors.empty()) return Error(commands::CombinedJobUpdateErrors(errors));
+  auto outcome = call.Execute(std::move(change));
+  if (!outcome.ok()) return Error(outcome.status());
+  const std::optional<uint64_t> offset = outcome->offset;
   // Answer once the queue shows the change, so the caller's next read sees it. The updates are
   // durable either way: a slow projection only delays what reads show.
   if (offset) static_cast<void>(call.WaitFor(*offset));

@@ -12,15 +12,15 @@ namespace cairn::api {
 
 using nlohmann::json;
 
-http::Response Metrics(Call& call) {
+net::Response Metrics(Call& call) {
   if (!call.services().metrics) return Error(Status::NotSupported("this master has no metrics"));
-  http::Response response;
+  net::Response response;
   response.content_type = "text/plain; version=0.0.4";
   response.body = call.services().metrics();
   return response;
 }
 
-http::Response Info(Call& call) {
+net::Response Info(Call& call) {
   const MasterFacts& facts = call.services().facts;
   return Ok({{"version", kDeterminedApiVersion},
              {"master_id", facts.master_id},
@@ -32,7 +32,7 @@ http::Response Info(Call& call) {
              {"cairn_version", kCairnVersion}});
 }
 
-http::Response MasterInfo(Call& call) {
+net::Response MasterInfo(Call& call) {
   const Services& services = call.services();
   const MasterFacts& facts = services.facts;
   return Ok({{"version", kDeterminedApiVersion},
@@ -51,7 +51,7 @@ http::Response MasterInfo(Call& call) {
                {"appliedOffset", std::to_string(services.projections->AppliedOffset())}}}});
 }
 
-http::Response MasterConfigRoute(Call& call) {
+net::Response MasterConfigRoute(Call& call) {
   if (Status admin = call.RequireAdmin("read the master's configuration"); !admin.ok()) {
     return Error(admin);
   }
@@ -75,7 +75,7 @@ const char* LogLevelJson(log::Level level) {
   }
 }
 
-Result<int64_t> QueryInt(const http::Request& request, const char* name) {
+Result<int64_t> QueryInt(const net::Request& request, const char* name) {
   const std::string text = request.QueryParam(name);
   if (text.empty()) return 0;
   int64_t value = 0;
@@ -88,7 +88,7 @@ Result<int64_t> QueryInt(const http::Request& request, const char* name) {
 
 }  // namespace
 
-http::Response MasterLogs(Call& call) {
+net::Response MasterLogs(Call& call) {
   if (Status admin = call.RequireAdmin("read the master's logs"); !admin.ok()) return Error(admin);
   auto offset = QueryInt(call.request(), "offset");
   auto limit = QueryInt(call.request(), "limit");
@@ -100,10 +100,10 @@ http::Response MasterLogs(Call& call) {
   // when negative (det master logs --tail N).
   const int64_t newest = log::LastLineId();
   const int64_t after = *offset >= 0 ? *offset : std::max<int64_t>(0, newest + *offset);
-  http::Response response;
+  net::Response response;
   response.content_type = "application/x-ndjson";
   response.stream = [after, remaining = *limit == 0 ? INT64_MAX : *limit, follow,
-                     stopping = call.services().stopping](const http::ChunkWriter& write) mutable {
+                     stopping = call.services().stopping](const net::ChunkWriter& write) mutable {
     int64_t last = after;
     while (remaining > 0) {
       auto lines = log::RecentLines(last, static_cast<size_t>(std::min<int64_t>(remaining, 500)));

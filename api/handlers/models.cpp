@@ -126,7 +126,7 @@ int32_t VersionOf(const commands::Outcome& outcome) {
 
 // Runs a registry command and answers with the model as it is now ({"model": v1Model}), or with
 // {} when `show_model` is false.
-http::Response RunModelCommand(Call& call, commands::Command command, bool show_model) {
+net::Response RunModelCommand(Call& call, commands::Command command, bool show_model) {
   auto outcome = call.ExecuteAndShow(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
   if (!show_model) return Ok(json::object(), outcome->offset);
@@ -137,8 +137,8 @@ http::Response RunModelCommand(Call& call, commands::Command command, bool show_
 }
 
 // The version as it is now: {"modelVersion": v1ModelVersion}.
-http::Response VersionAnswer(Call& call, int32_t model_id, int32_t number,
-                             std::optional<uint64_t> offset) {
+net::Response VersionAnswer(Call& call, int32_t model_id, int32_t number,
+                            std::optional<uint64_t> offset) {
   Queries& projections = *call.services().projections;
   auto model = projections.GetModel(model_id);
   if (!model.ok()) return Error(model.status());
@@ -199,7 +199,7 @@ Result<std::set<int32_t>> IntParams(const Call& call, const std::string& name) {
 }
 
 Result<ModelFilter> ReadModelFilter(const Call& call) {
-  const http::Request& request = call.request();
+  const net::Request& request = call.request();
   ModelFilter filter;
   const std::string archived = request.QueryParam("archived");
   if (archived == "true" || archived == "false") {
@@ -294,7 +294,7 @@ Result<std::pair<json, Texts>> ReadBody(Call& call, const std::set<std::string>&
   return std::make_pair(std::move(body), std::move(texts));
 }
 
-http::Response SetArchived(Call& call, bool archived) {
+net::Response SetArchived(Call& call, bool archived) {
   auto model = LoadModel(call);
   if (!model.ok()) return Error(model.status());
   commands::UpdateModel command;
@@ -305,7 +305,7 @@ http::Response SetArchived(Call& call, bool archived) {
 
 }  // namespace
 
-http::Response CreateModel(Call& call) {
+net::Response CreateModel(Call& call) {
   auto read = ReadBody(
       call, {"name", "description", "labels", "metadata", "notes", "workspaceId", "workspaceName"});
   if (!read.ok()) return Error(read.status());
@@ -323,7 +323,7 @@ http::Response CreateModel(Call& call) {
   return RunModelCommand(call, std::move(command), /*show_model=*/true);
 }
 
-http::Response ListModels(Call& call) {
+net::Response ListModels(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
   auto filter = ReadModelFilter(call);
@@ -343,13 +343,13 @@ http::Response ListModels(Call& call) {
   return Ok({{"models", list}, {"pagination", pagination}});
 }
 
-http::Response GetModel(Call& call) {
+net::Response GetModel(Call& call) {
   auto model = LoadModel(call);
   if (!model.ok()) return Error(model.status());
   return Ok({{"model", ModelJson(*model)}});
 }
 
-http::Response PatchModel(Call& call) {
+net::Response PatchModel(Call& call) {
   auto model = LoadModel(call);
   if (!model.ok()) return Error(model.status());
   auto read = ReadBody(
@@ -369,16 +369,16 @@ http::Response PatchModel(Call& call) {
   return RunModelCommand(call, std::move(command), /*show_model=*/true);
 }
 
-http::Response ArchiveModel(Call& call) { return SetArchived(call, true); }
-http::Response UnarchiveModel(Call& call) { return SetArchived(call, false); }
+net::Response ArchiveModel(Call& call) { return SetArchived(call, true); }
+net::Response UnarchiveModel(Call& call) { return SetArchived(call, false); }
 
-http::Response DeleteModelRoute(Call& call) {
+net::Response DeleteModelRoute(Call& call) {
   auto model = LoadModel(call);
   if (!model.ok()) return Error(model.status());
   return RunModelCommand(call, commands::DeleteModel{model->id()}, /*show_model=*/false);
 }
 
-http::Response ListModelVersions(Call& call) {
+net::Response ListModelVersions(Call& call) {
   auto model = LoadModel(call);
   if (!model.ok()) return Error(model.status());
   auto paging = call.ReadPaging();
@@ -404,7 +404,7 @@ http::Response ListModelVersions(Call& call) {
   return Ok({{"model", ModelJson(*model)}, {"modelVersions", list}, {"pagination", pagination}});
 }
 
-http::Response RegisterModelVersion(Call& call) {
+net::Response RegisterModelVersion(Call& call) {
   auto model = LoadModel(call);
   if (!model.ok()) return Error(model.status());
   auto read = ReadBody(
@@ -432,13 +432,13 @@ http::Response RegisterModelVersion(Call& call) {
   return VersionAnswer(call, model->id(), VersionOf(*outcome), outcome->offset);
 }
 
-http::Response GetModelVersion(Call& call) {
+net::Response GetModelVersion(Call& call) {
   auto path = LoadVersionPath(call);
   if (!path.ok()) return Error(path.status());
   return VersionAnswer(call, path->first.id(), path->second, std::nullopt);
 }
 
-http::Response PatchModelVersion(Call& call) {
+net::Response PatchModelVersion(Call& call) {
   auto path = LoadVersionPath(call);
   if (!path.ok()) return Error(path.status());
   const auto& [model, number] = *path;
@@ -458,14 +458,14 @@ http::Response PatchModelVersion(Call& call) {
   return VersionAnswer(call, model.id(), number, outcome->offset);
 }
 
-http::Response DeleteModelVersionRoute(Call& call) {
+net::Response DeleteModelVersionRoute(Call& call) {
   auto path = LoadVersionPath(call);
   if (!path.ok()) return Error(path.status());
   return RunModelCommand(call, commands::DeleteModelVersion{path->first.id(), path->second},
                          /*show_model=*/false);
 }
 
-http::Response ModelLabels(Call& call) {
+net::Response ModelLabels(Call& call) {
   const std::string workspace = call.request().QueryParam("workspaceId");
   auto models = call.services().projections->ListModels();
   if (!models.ok()) return Error(models.status());

@@ -7,20 +7,20 @@
 
 namespace cairn::api {
 
-http::Response CreateModel(Call& call);        // POST /api/v1/models
-http::Response ListModels(Call& call);         // GET /api/v1/models
-http::Response GetModel(Call& call);           // GET /api/v1/models/{modelName}
-http::Response PatchModel(Call& call);         // PATCH /api/v1/models/{modelName}
-http::Response ArchiveModel(Call& call);       // POST /api/v1/models/{modelName}/archive
-http::Response UnarchiveModel(Call& call);     // POST /api/v1/models/{modelName}/unarchive
-http::Response DeleteModelRoute(Call& call);   // DELETE /api/v1/models/{modelName}
-http::Response ListModelVersions(Call& call);  // GET /api/v1/models/{modelName}/versions
+net::Response CreateModel(Call& call);        // POST /api/v1/models
+net::Response ListModels(Call& call);         // GET /api/v1/models
+net::Response GetModel(Call& call);           // GET /api/v1/models/{modelName}
+net::Response PatchModel(Call& call);         // PATCH /api/v1/models/{modelName}
+net::Response ArchiveModel(Call& call);       // POST /api/v1/models/{modelName}/archive
+net::Response UnarchiveModel(Call& call);     // POST /api/v1/models/{modelName}/unarchive
+net::Response DeleteModelRoute(Call& call);   // DELETE /api/v1/models/{modelName}
+net::Response ListModelVersions(Call& call);  // GET /api/v1/models/{modelName}/versions
 // POST /api/v1/models/{modelName}/versions
-http::Response RegisterModelVersion(Call& call);
+net::Response RegisterModelVersion(Call& call);
 // GET, PATCH, DELETE /api/v1/models/{modelName}/versions/{modelVersionNum}
-http::Response GetModelVersion(Call& call);
-http::Response PatchModelVersion(Call& call);
-http::Response DeleteModelVersionRoute(Call& call);
-http::Response ModelLabels(Call& call);  // GET /api/v1/model/labels
+net::Response GetModelVersion(Call& call);
+net::Response PatchModelVersion(Call& call);
+net::Response DeleteModelVersionRoute(Call& call);
+net::Response ModelLabels(Call& call);  // GET /api/v1/model/labels
 
 }  // namespace cairn::api

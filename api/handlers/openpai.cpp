@@ -116,11 +116,11 @@ Result<views::PaiJobView> JobInPath(Call& call) {
   return std::move(**view);
 }
 
-http::Response JobError(const cairn::Status& status) {
+net::Response JobError(const cairn::Status& status) {
   return OpenPaiError(status, status.code() == StatusCode::kNotFound ? "NoJobError" : "");
 }
 
-http::Response ListJobsOf(Call& call, const std::string& username) {
+net::Response ListJobsOf(Call& call, const std::string& username) {
   auto jobs = call.services().projections->ListPaiJobs();
   if (!jobs.ok()) return OpenPaiError(jobs.status());
   // Newest first, as OpenPAI lists them.
@@ -163,7 +163,7 @@ json VirtualCluster(const views::PoolView& pool, const std::vector<views::PaiJob
 // POST /api/v1/token {username, password, expiration}: OpenPAI's login. The password is plain
 // text, as OpenPAI's clients send it. A refusal does not tell an unknown user from a wrong
 // password (both 400 IncorrectPassworkError, OpenPAI's spelling), unlike OpenPAI's NoUserError.
-http::Response PaiToken(Call& call) {
+net::Response PaiToken(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return OpenPaiError(body.status());
   if (Status known = CheckKnownKeys(*body, "", {"username", "password", "expiration"});
@@ -192,12 +192,12 @@ http::Response PaiToken(Call& call) {
   auto logged_in = LogIn(call, *username, CliPasswordHash(*password), lifetime);
   if (!logged_in.ok()) {
     if (logged_in.status().code() == StatusCode::kResourceExhausted) {
-      http::Response response = OpenPaiError(logged_in.status(), "TooManyRequestsError");
+      net::Response response = OpenPaiError(logged_in.status(), "TooManyRequestsError");
       response.status = 429;
       response.headers.emplace_back("Retry-After", "60");
       return response;
     }
-    http::Response response = OpenPaiError(logged_in.status(), "IncorrectPassworkError");
+    net::Response response = OpenPaiError(logged_in.status(), "IncorrectPassworkError");
     if (logged_in.status().code() == StatusCode::kPermissionDenied) response.status = 400;
     return response;
   }
@@ -207,13 +207,13 @@ http::Response PaiToken(Call& call) {
             logged_in->offset);
 }
 
-http::Response PaiListJobs(Call& call) {
+net::Response PaiListJobs(Call& call) {
   return ListJobsOf(call, call.request().QueryParam("username"));
 }
 
-http::Response PaiListUserJobs(Call& call) { return ListJobsOf(call, call.Param("username")); }
+net::Response PaiListUserJobs(Call& call) { return ListJobsOf(call, call.Param("username")); }
 
-http::Response PaiSubmitJob(Call& call) {
+net::Response PaiSubmitJob(Call& call) {
   const std::string& username = call.Param("username");
   if (username != call.user().username) {
     return OpenPaiError(
@@ -239,19 +239,19 @@ http::Response PaiSubmitJob(Call& call) {
         return OpenPaiError(outcome.status());
     }
   }
-  http::Response response =
+  net::Response response =
       Ok({{"message", "update job " + job->job_name() + " successfully"}}, outcome->offset);
   response.status = 202;
   return response;
 }
 
-http::Response PaiJobStatus(Call& call) {
+net::Response PaiJobStatus(Call& call) {
   auto view = JobInPath(call);
   if (!view.ok()) return JobError(view.status());
   return Ok(StatusJson(*view));
 }
 
-http::Response PaiJobConfig(Call& call) {
+net::Response PaiJobConfig(Call& call) {
   auto view = JobInPath(call);
   if (!view.ok()) return JobError(view.status());
   json config = json::parse(view->submitted().config_json(), nullptr, false);
@@ -262,7 +262,7 @@ http::Response PaiJobConfig(Call& call) {
   return Ok(config);
 }
 
-http::Response PaiJobSsh(Call& call) {
+net::Response PaiJobSsh(Call& call) {
   auto view = JobInPath(call);
   if (!view.ok()) return JobError(view.status());
   return OpenPaiError(
@@ -271,7 +271,7 @@ http::Response PaiJobSsh(Call& call) {
       "NoJobSshInfoError");
 }
 
-http::Response PaiExecutionType(Call& call) {
+net::Response PaiExecutionType(Call& call) {
   auto view = JobInPath(call);
   if (!view.ok()) return JobError(view.status());
   auto body = call.Body();
@@ -294,13 +294,13 @@ http::Response PaiExecutionType(Call& call) {
   }
   auto outcome = call.ExecuteAndShow(commands::StopPaiJob{view->submitted().job_id()});
   if (!outcome.ok()) return JobError(outcome.status());
-  http::Response response =
+  net::Response response =
       Ok({{"message", "execute job " + name + " successfully"}}, outcome->offset);
   response.status = 202;
   return response;
 }
 
-http::Response PaiVirtualClusters(Call& call) {
+net::Response PaiVirtualClusters(Call& call) {
   auto pools = call.services().projections->ListPools();
   if (!pools.ok()) return OpenPaiError(pools.status());
   auto jobs = call.services().projections->ListPaiJobs();
@@ -310,7 +310,7 @@ http::Response PaiVirtualClusters(Call& call) {
   return Ok(clusters);
 }
 
-http::Response PaiVirtualCluster(Call& call) {
+net::Response PaiVirtualCluster(Call& call) {
   const std::string& name = call.Param("vc");
   auto pools = call.services().projections->ListPools();
   if (!pools.ok()) return OpenPaiError(pools.status());
@@ -325,14 +325,14 @@ http::Response PaiVirtualCluster(Call& call) {
                       "NoVirtualClusterError");
 }
 
-http::Response PaiChangeVirtualCluster(Call& call) {
+net::Response PaiChangeVirtualCluster(Call& call) {
   return OpenPaiError(cairn::Status::NotSupported(
       "virtual clusters are Cairn's resource pools, configured in master.yaml "
       "(resource_pools:); they cannot be changed over REST (asked: " +
       call.Param("vc") + ")"));
 }
 
-http::Response PaiChangeUser(Call& /*call*/) {
+net::Response PaiChangeUser(Call& /*call*/) {
   return OpenPaiError(cairn::Status::NotSupported(
       "manage users with Determined's API (POST /api/v1/users, det user create) or the web UI"));
 }

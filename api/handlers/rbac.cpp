@@ -6,7 +6,7 @@
 #include "api/render/tenancy_json.h"
 #include "api/render/user_json.h"
 #include "api/rest_util.h"
-#include "commands/tenancy.h"
+#include "commands/tenancy/tenancy.h"
 
 namespace cairn::api {
 
@@ -20,7 +20,7 @@ json RoleList(const std::vector<events::Role>& roles) {
   return list;
 }
 
-http::Response AnswerRoles(Call& call, std::vector<events::Role> roles) {
+net::Response AnswerRoles(Call& call, std::vector<events::Role> roles) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
   auto body = call.Body(/*allow_empty=*/true);
@@ -82,7 +82,7 @@ Result<commands::ChangeRoles> ReadAssignments(Call& call, bool remove) {
   return change;
 }
 
-http::Response ChangeAssignments(Call& call, bool remove) {
+net::Response ChangeAssignments(Call& call, bool remove) {
   auto change = ReadAssignments(call, remove);
   if (!change.ok()) return Error(change.status());
   auto outcome = call.ExecuteAndShow(*change);
@@ -92,9 +92,9 @@ http::Response ChangeAssignments(Call& call, bool remove) {
 
 }  // namespace
 
-http::Response SearchRoles(Call& call) { return AnswerRoles(call, commands::AllRoles()); }
+net::Response SearchRoles(Call& call) { return AnswerRoles(call, commands::AllRoles()); }
 
-http::Response SearchAssignableRoles(Call& call) {
+net::Response SearchAssignableRoles(Call& call) {
   auto body = call.Body(/*allow_empty=*/true);
   if (!body.ok()) return Error(body.status());
   std::vector<events::Role> roles = commands::AllRoles();
@@ -103,7 +103,7 @@ http::Response SearchAssignableRoles(Call& call) {
   return AnswerRoles(call, roles);
 }
 
-http::Response RolesByIds(Call& call) {
+net::Response RolesByIds(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   if (!Present(*body, "roleIds") || !body->at("roleIds").is_array()) {
@@ -120,7 +120,7 @@ http::Response RolesByIds(Call& call) {
   return Ok({{"roles", roles}});
 }
 
-http::Response RolesOfUser(Call& call) {
+net::Response RolesOfUser(Call& call) {
   auto user_id = ParseInt32Id(call.Param("userId"), "user");
   if (!user_id.ok()) return Error(user_id.status());
   auto assignments = call.services().projections->ListRoleAssignments();
@@ -141,7 +141,7 @@ http::Response RolesOfUser(Call& call) {
   return Ok({{"roles", roles}});
 }
 
-http::Response WorkspaceMembers(Call& call) {
+net::Response WorkspaceMembers(Call& call) {
   auto workspace_id = ParseInt32Id(call.Param("id"), "workspace");
   if (!workspace_id.ok()) return Error(workspace_id.status());
   if (!call.CanView(*workspace_id)) {
@@ -171,10 +171,10 @@ http::Response WorkspaceMembers(Call& call) {
       {{"assignments", roles}, {"groups", json::array()}, {"usersAssignedDirectly", members}});
 }
 
-http::Response AddRoleAssignments(Call& call) { return ChangeAssignments(call, false); }
-http::Response RemoveRoleAssignments(Call& call) { return ChangeAssignments(call, true); }
+net::Response AddRoleAssignments(Call& call) { return ChangeAssignments(call, false); }
+net::Response RemoveRoleAssignments(Call& call) { return ChangeAssignments(call, true); }
 
-http::Response PermissionsSummary(Call& call) {
+net::Response PermissionsSummary(Call& call) {
   const commands::TenancyState& tenancy = call.tenancy();
   const commands::UserRecord& me = call.user_record();
   // The caller's effective role in every workspace, grouped by role.
@@ -208,7 +208,7 @@ http::Response PermissionsSummary(Call& call) {
   return Ok({{"roles", RoleList({used.begin(), used.end()})}, {"assignments", assignments}});
 }
 
-http::Response GroupsNotSupported(Call&) {
+net::Response GroupsNotSupported(Call&) {
   return Error(
       Status::NotSupported("user groups are not supported: assign roles to users "
                            "(det rbac assign-role ROLE -u USER [-w WORKSPACE])"));

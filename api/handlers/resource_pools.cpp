@@ -6,7 +6,7 @@ namespace cairn::api {
 
 using nlohmann::json;
 
-http::Response ListResourcePools(Call& call) {
+net::Response ListResourcePools(Call& call) {
   auto pools = call.services().projections->ListPools();
   if (!pools.ok()) return Error(pools.status());
   json list = json::array();

@@ -6,6 +6,6 @@
 
 namespace cairn::api {
 
-http::Response ListResourcePools(Call& call);  // GET /api/v1/resource-pools
+net::Response ListResourcePools(Call& call);  // GET /api/v1/resource-pools
 
 }  // namespace cairn::api

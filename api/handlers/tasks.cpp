@@ -9,7 +9,7 @@ namespace cairn::api {
 
 using nlohmann::json;
 
-http::Response ListTasks(Call& call) {
+net::Response ListTasks(Call& call) {
   auto tasks = call.services().projections->ListTasks();
   if (!tasks.ok()) return Error(tasks.status());
   json summaries = json::object();
@@ -36,7 +36,7 @@ http::Response ListTasks(Call& call) {
   return Ok({{"allocationIdToSummary", summaries}});
 }
 
-http::Response GetTask(Call& call) {
+net::Response GetTask(Call& call) {
   const std::string& id = call.Param("id");
   auto task = LoadTask(call, id);
   if (!task.ok()) return Error(task.status());
@@ -44,7 +44,7 @@ http::Response GetTask(Call& call) {
   // A live task is explained on request (?explain=true) by the scheduler as things are now: what
   // it waits for, where it runs and why, and the jobs ahead of it. Only on request: that reads
   // the writer's state, which waits while the writer decides a batch, and the plain read must
-  // not (under load, explaining every read tripled its p99).
+  // not (under load, explaining every read raised its p99; docs/benchmarks.md, "HTTP edge").
   const std::string explain = call.request().QueryParam("explain");
   if (explain != "true" && explain != "1") return Ok({{"task", out}});
   if (task->state() == views::TASK_STATE_TERMINATED) return Ok({{"task", out}});
@@ -64,7 +64,7 @@ http::Response GetTask(Call& call) {
   return Ok({{"task", out}});
 }
 
-http::Response TaskLogs(Call& call) {
+net::Response TaskLogs(Call& call) {
   const std::string& id = call.Param("id");
   auto task = LoadTask(call, id);
   if (!task.ok()) return Error(task.status());
@@ -81,7 +81,7 @@ http::Response TaskLogs(Call& call) {
   });
 }
 
-http::Response KillTaskRoute(Call& call) {
+net::Response KillTaskRoute(Call& call) {
   return KillTask(call, call.Param("id"), /*as_command=*/false);
 }
 

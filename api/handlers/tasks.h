@@ -6,9 +6,9 @@
 
 namespace cairn::api {
 
-http::Response ListTasks(Call& call);      // GET /api/v1/tasks
-http::Response GetTask(Call& call);        // GET /api/v1/tasks/{id}
-http::Response TaskLogs(Call& call);       // GET /api/v1/tasks/{id}/logs[?follow=true]
-http::Response KillTaskRoute(Call& call);  // POST /api/v1/tasks/{id}/kill
+net::Response ListTasks(Call& call);      // GET /api/v1/tasks
+net::Response GetTask(Call& call);        // GET /api/v1/tasks/{id}
+net::Response TaskLogs(Call& call);       // GET /api/v1/tasks/{id}/logs[?follow=true]
+net::Response KillTaskRoute(Call& call);  // POST /api/v1/tasks/{id}/kill
 
 }  // namespace cairn::api

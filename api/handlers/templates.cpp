@@ -17,14 +17,14 @@ json TemplateJson(const events::TemplateSaved& saved, const Call& call) {
   return {{"name", saved.name()}, {"config", shown}, {"workspaceId", saved.workspace_id()}};
 }
 
-http::Response GetTemplateNamed(Call& call, const std::string& name) {
+net::Response GetTemplateNamed(Call& call, const std::string& name) {
   auto saved = call.services().projections->GetTemplate(name);
   if (!saved.ok()) return Error(saved.status());
   if (!*saved) return Error(Status::NotFound("template " + name + " not found"));
   return Ok({{"template", TemplateJson(**saved, call)}});
 }
 
-http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
+net::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
   const std::string& name = call.Param("name");
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
@@ -72,7 +72,7 @@ http::Response SaveTemplate(Call& call, commands::SaveTemplate::Mode mode) {
 
 }  // namespace
 
-http::Response ListTemplates(Call& call) {
+net::Response ListTemplates(Call& call) {
   auto templates = call.services().projections->ListTemplates();
   if (!templates.ok()) return Error(templates.status());
   json list = json::array();
@@ -90,15 +90,15 @@ Result<std::string> TemplateText(Call& call, const std::string& name) {
   return saved->config_yaml();
 }
 
-http::Response GetTemplate(Call& call) { return GetTemplateNamed(call, call.Param("name")); }
-http::Response CreateTemplate(Call& call) {
+net::Response GetTemplate(Call& call) { return GetTemplateNamed(call, call.Param("name")); }
+net::Response CreateTemplate(Call& call) {
   return SaveTemplate(call, commands::SaveTemplate::Mode::kCreate);
 }
-http::Response UpdateTemplate(Call& call) {
+net::Response UpdateTemplate(Call& call) {
   return SaveTemplate(call, commands::SaveTemplate::Mode::kUpdate);
 }
 
-http::Response DeleteTemplate(Call& call) {
+net::Response DeleteTemplate(Call& call) {
   const std::string& name = call.Param("name");
   // Answer once the templates projection shows it gone, so the caller's next read agrees.
   auto outcome = call.ExecuteAndShow(commands::DeleteTemplate{name});

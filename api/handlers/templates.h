@@ -5,11 +5,11 @@
 
 namespace cairn::api {
 
-http::Response ListTemplates(Call& call);   // GET /api/v1/templates
-http::Response GetTemplate(Call& call);     // GET /api/v1/templates/{name}
-http::Response CreateTemplate(Call& call);  // POST /api/v1/templates/{name}
-http::Response UpdateTemplate(Call& call);  // PATCH /api/v1/templates/{name}
-http::Response DeleteTemplate(Call& call);  // DELETE /api/v1/templates/{name}
+net::Response ListTemplates(Call& call);   // GET /api/v1/templates
+net::Response GetTemplate(Call& call);     // GET /api/v1/templates/{name}
+net::Response CreateTemplate(Call& call);  // POST /api/v1/templates/{name}
+net::Response UpdateTemplate(Call& call);  // PATCH /api/v1/templates/{name}
+net::Response DeleteTemplate(Call& call);  // DELETE /api/v1/templates/{name}
 
 // The saved template's YAML text, for merging under a submitted configuration; NotFound when
 // there is none the caller may see.

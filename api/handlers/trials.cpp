@@ -4,20 +4,20 @@
 #include "api/handlers/experiment_common.h"
 #include "api/log_stream.h"
 #include "api/render/experiment_json.h"
-#include "commands/experiment_state.h"
+#include "commands/experiments/experiment_state.h"
 
 namespace cairn::api {
 
 using nlohmann::json;
 
-http::Response GetTrial(Call& call) {
+net::Response GetTrial(Call& call) {
   const std::string& id = call.Param("id");
   auto trial = LoadTrial(call, id);
   if (!trial.ok()) return Error(trial.status());
   return Ok({{"trial", TrialJson(*trial)}});
 }
 
-http::Response TrialWorkloads(Call& call) {
+net::Response TrialWorkloads(Call& call) {
   const std::string& id = call.Param("id");
   auto trial = LoadTrial(call, id);
   if (!trial.ok()) return Error(trial.status());
@@ -31,7 +31,7 @@ http::Response TrialWorkloads(Call& call) {
   return Ok({{"workloads", list}, {"pagination", pagination}});
 }
 
-http::Response TrialLogs(Call& call) {
+net::Response TrialLogs(Call& call) {
   const std::string& id = call.Param("id");
   auto trial = LoadTrial(call, id);
   if (!trial.ok()) return Error(trial.status());
@@ -56,7 +56,7 @@ http::Response TrialLogs(Call& call) {
   });
 }
 
-http::Response KillTrialRoute(Call& call) {
+net::Response KillTrialRoute(Call& call) {
   auto trial = LoadTrial(call, call.Param("id"));
   if (!trial.ok()) return Error(trial.status());
   auto outcome = call.ExecuteAndShow(commands::KillTrial{trial->trial_id()});
@@ -64,7 +64,7 @@ http::Response KillTrialRoute(Call& call) {
   return Ok(json::object(), outcome->offset);
 }
 
-http::Response TrialCheckpoints(Call& call) {
+net::Response TrialCheckpoints(Call& call) {
   const std::string& id = call.Param("id");
   auto trial = LoadTrial(call, id);
   if (!trial.ok()) return Error(trial.status());

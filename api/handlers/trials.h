@@ -6,10 +6,10 @@
 
 namespace cairn::api {
 
-http::Response GetTrial(Call& call);          // GET /api/v1/trials/{id}
-http::Response TrialWorkloads(Call& call);    // GET /api/v1/trials/{id}/workloads
-http::Response TrialLogs(Call& call);         // GET /api/v1/trials/{id}/logs[?follow=true]
-http::Response TrialCheckpoints(Call& call);  // GET /api/v1/trials/{id}/checkpoints
-http::Response KillTrialRoute(Call& call);    // POST /api/v1/trials/{id}/kill
+net::Response GetTrial(Call& call);          // GET /api/v1/trials/{id}
+net::Response TrialWorkloads(Call& call);    // GET /api/v1/trials/{id}/workloads
+net::Response TrialLogs(Call& call);         // GET /api/v1/trials/{id}/logs[?follow=true]
+net::Response TrialCheckpoints(Call& call);  // GET /api/v1/trials/{id}/checkpoints
+net::Response KillTrialRoute(Call& call);    // POST /api/v1/trials/{id}/kill
 
 }  // namespace cairn::api

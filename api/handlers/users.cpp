@@ -17,7 +17,7 @@ namespace {
 Result<int32_t> UserIdParam(const Call& call) { return ParseInt32Id(call.Param("userId"), "user"); }
 
 // The user as the projections show it once `offset` is applied.
-http::Response AnswerUser(Call& call, int32_t user_id, uint64_t offset) {
+net::Response AnswerUser(Call& call, int32_t user_id, uint64_t offset) {
   if (Status waited = call.WaitFor(offset); !waited.ok()) return Error(waited);
   auto user = call.services().projections->GetUser(user_id);
   if (!user.ok()) return Error(user.status());
@@ -56,13 +56,13 @@ Result<std::optional<bool>> OptionalBool(const json& body, const char* key) {
 
 }  // namespace
 
-http::Response ListUsers(Call& call) {
+net::Response ListUsers(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
   auto users = call.services().projections->ListUsers();
   if (!users.ok()) return Error(users.status());
   // Filters as Determined's GetUsers: active, admin, name (in the username or display name).
-  const http::Request& request = call.request();
+  const net::Request& request = call.request();
   std::vector<views::UserView> kept;
   for (auto& user : *users) {
     bool keep = true;
@@ -92,7 +92,7 @@ http::Response ListUsers(Call& call) {
   return Ok({{"users", list}, {"pagination", pagination}});
 }
 
-http::Response GetUser(Call& call) {
+net::Response GetUser(Call& call) {
   auto id = UserIdParam(call);
   if (!id.ok()) return Error(id.status());
   auto user = call.services().projections->GetUser(*id);
@@ -101,7 +101,7 @@ http::Response GetUser(Call& call) {
   return Ok({{"user", UserJson(**user)}});
 }
 
-http::Response GetUserByName(Call& call) {
+net::Response GetUserByName(Call& call) {
   const std::string& username = call.Param("username");
   auto user = call.services().projections->GetUserByName(username);
   if (!user.ok()) return Error(user.status());
@@ -111,7 +111,7 @@ http::Response GetUserByName(Call& call) {
 
 // Body: {"user": {"username", "admin", "active", "displayName"}, "password", "isHashed"}. A
 // user created without a password has a blank one, as in Determined.
-http::Response CreateUser(Call& call) {
+net::Response CreateUser(Call& call) {
   if (Status admin = call.RequireAdmin("create users"); !admin.ok()) return Error(admin);
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
@@ -156,7 +156,7 @@ http::Response CreateUser(Call& call) {
 }
 
 // Body: v1PatchUser — any of username, displayName, admin, active, password (+ isHashed).
-http::Response PatchUser(Call& call) {
+net::Response PatchUser(Call& call) {
   auto id = UserIdParam(call);
   if (!id.ok()) return Error(id.status());
   auto body = call.Body();
@@ -212,7 +212,7 @@ http::Response PatchUser(Call& call) {
 }
 
 // The older route: the body is the CLI-hashed password as a JSON string, or {"password": ...}.
-http::Response SetUserPassword(Call& call) {
+net::Response SetUserPassword(Call& call) {
   auto id = UserIdParam(call);
   if (!id.ok()) return Error(id.status());
   if (*id != call.user().id) {

@@ -7,11 +7,11 @@
 
 namespace cairn::api {
 
-http::Response ListUsers(Call& call);        // GET /api/v1/users
-http::Response CreateUser(Call& call);       // POST /api/v1/users
-http::Response GetUser(Call& call);          // GET /api/v1/users/{userId}
-http::Response GetUserByName(Call& call);    // GET /api/v1/users/{username}/by-username
-http::Response PatchUser(Call& call);        // PATCH /api/v1/users/{userId}
-http::Response SetUserPassword(Call& call);  // POST /api/v1/users/{userId}/password
+net::Response ListUsers(Call& call);        // GET /api/v1/users
+net::Response CreateUser(Call& call);       // POST /api/v1/users
+net::Response GetUser(Call& call);          // GET /api/v1/users/{userId}
+net::Response GetUserByName(Call& call);    // GET /api/v1/users/{username}/by-username
+net::Response PatchUser(Call& call);        // PATCH /api/v1/users/{userId}
+net::Response SetUserPassword(Call& call);  // POST /api/v1/users/{userId}/password
 
 }  // namespace cairn::api

@@ -16,10 +16,10 @@ constexpr const char* kPagePolicy =
 
 // Sends `path` (already resolved) as `content_type`; a request that holds the current version
 // (If-None-Match) gets 304 without the body.
-http::Response SendFile(const Call& call, const std::string& path, const std::string& content_type,
-                        const char* cache_control) {
+net::Response SendFile(const Call& call, const std::string& path, const std::string& content_type,
+                       const char* cache_control) {
   const std::string tag = StaticFileTag(path);
-  http::Response response;
+  net::Response response;
   response.content_type = content_type;
   response.headers = {{"Cache-Control", cache_control}, {"X-Content-Type-Options", "nosniff"}};
   if (!tag.empty()) response.headers.emplace_back("ETag", tag);
@@ -38,28 +38,28 @@ constexpr const char* kRevalidate = "no-cache";
 
 }  // namespace
 
-http::Response WebUiPage(Call& call) {
+net::Response WebUiPage(Call& call) {
   const std::string& root = call.services().facts.web_root;
   auto page = ResolveStaticFile(root, "index.html");
   if (!page.ok()) {
     return Error(Status::NotFound("the web UI is not installed: no index.html in " + root +
                                   " (set web.root in master.yaml)"));
   }
-  http::Response response = SendFile(call, *page, "text/html; charset=utf-8", kRevalidate);
+  net::Response response = SendFile(call, *page, "text/html; charset=utf-8", kRevalidate);
   response.headers.emplace_back("Content-Security-Policy", kPagePolicy);
   response.headers.emplace_back("X-Frame-Options", "DENY");
   response.headers.emplace_back("Referrer-Policy", "no-referrer");
   return response;
 }
 
-http::Response WebUiFile(Call& call) {
+net::Response WebUiFile(Call& call) {
   const std::string& relative = call.Param("rest");
   auto file = ResolveStaticFile(call.services().facts.web_root, relative);
   if (!file.ok()) return Error(file.status());
   return SendFile(call, *file, StaticContentType(relative).value_or(""), kRevalidate);
 }
 
-http::Response WebUiChart(Call& call) {
+net::Response WebUiChart(Call& call) {
   const std::string& path = call.services().facts.chart_js_file;
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {

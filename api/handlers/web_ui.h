@@ -7,8 +7,8 @@
 
 namespace cairn::api {
 
-http::Response WebUiPage(Call& call);   // GET /
-http::Response WebUiFile(Call& call);   // GET /ui/{rest...}
-http::Response WebUiChart(Call& call);  // GET /ui/vendor/chart.js
+net::Response WebUiPage(Call& call);   // GET /
+net::Response WebUiFile(Call& call);   // GET /ui/{rest...}
+net::Response WebUiChart(Call& call);  // GET /ui/vendor/chart.js
 
 }  // namespace cairn::api

@@ -53,7 +53,7 @@ int32_t EntityNumber(const std::string& entity_id) {
 }
 
 // The workspace as the projections show it (after a write: ExecuteAndShow waited for them).
-http::Response AnswerWorkspace(Call& call, int32_t id, uint64_t offset, bool created) {
+net::Response AnswerWorkspace(Call& call, int32_t id, uint64_t offset, bool created) {
   auto workspace = LoadWorkspace(call, id);
   if (!workspace.ok()) return Error(workspace.status());
   json body = {{"workspace", WorkspaceJson(*workspace, call.user().id, UsernamesById(call))}};
@@ -61,7 +61,7 @@ http::Response AnswerWorkspace(Call& call, int32_t id, uint64_t offset, bool cre
   return Ok(body, offset);
 }
 
-http::Response AnswerProject(Call& call, int32_t id, uint64_t offset) {
+net::Response AnswerProject(Call& call, int32_t id, uint64_t offset) {
   auto project = LoadProject(call, id);
   if (!project.ok()) return Error(project.status());
   auto workspace = call.services().projections->GetWorkspace(project->workspace_id());
@@ -72,14 +72,14 @@ http::Response AnswerProject(Call& call, int32_t id, uint64_t offset) {
 
 // Runs a command and answers `body` once the projections show it (a client reads its own
 // writes), or why not.
-http::Response ExecuteAndAnswer(Call& call, commands::Command command,
-                                const json& body = json::object()) {
+net::Response ExecuteAndAnswer(Call& call, commands::Command command,
+                               const json& body = json::object()) {
   auto outcome = call.ExecuteAndShow(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
   return Ok(body, outcome->offset);
 }
 
-http::Response SetWorkspaceArchived(Call& call, bool archived) {
+net::Response SetWorkspaceArchived(Call& call, bool archived) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadWorkspace(call, *id); !visible.ok()) return Error(visible.status());
@@ -89,14 +89,14 @@ http::Response SetWorkspaceArchived(Call& call, bool archived) {
   return ExecuteAndAnswer(call, update);
 }
 
-http::Response SetWorkspacePinned(Call& call, bool pinned) {
+net::Response SetWorkspacePinned(Call& call, bool pinned) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadWorkspace(call, *id); !visible.ok()) return Error(visible.status());
   return ExecuteAndAnswer(call, commands::PinWorkspace{*id, pinned});
 }
 
-http::Response SetProjectArchived(Call& call, bool archived) {
+net::Response SetProjectArchived(Call& call, bool archived) {
   auto id = IdParam(call, "project");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadProject(call, *id); !visible.ok()) return Error(visible.status());
@@ -141,7 +141,7 @@ Result<std::vector<int32_t>> BoundWorkspaces(Call& call, const json& body) {
   return ids;
 }
 
-http::Response ChangePoolBindings(Call& call, commands::SetPoolBindings::Mode mode) {
+net::Response ChangePoolBindings(Call& call, commands::SetPoolBindings::Mode mode) {
   auto body = call.Body(/*allow_empty=*/mode == commands::SetPoolBindings::Mode::kReplace);
   if (!body.ok()) return Error(body.status());
   auto ids = BoundWorkspaces(call, *body);
@@ -163,12 +163,12 @@ std::map<int32_t, std::string> UsernamesById(Call& call) {
   return names;
 }
 
-http::Response ListWorkspaces(Call& call) {
+net::Response ListWorkspaces(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
   auto workspaces = call.services().projections->ListWorkspaces();
   if (!workspaces.ok()) return Error(workspaces.status());
-  const http::Request& request = call.request();
+  const net::Request& request = call.request();
   const std::string exact = request.QueryParam("nameCaseSensitive");
   const std::string name = AsciiLower(request.QueryParam("name"));
   const std::string archived = request.QueryParam("archived");
@@ -198,7 +198,7 @@ http::Response ListWorkspaces(Call& call) {
   return Ok({{"workspaces", list}, {"pagination", pagination}});
 }
 
-http::Response CreateWorkspaceRoute(Call& call) {
+net::Response CreateWorkspaceRoute(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   Status checked =
@@ -225,7 +225,7 @@ http::Response CreateWorkspaceRoute(Call& call) {
   return AnswerWorkspace(call, EntityNumber(outcome->entity_id), outcome->offset, true);
 }
 
-http::Response GetWorkspace(Call& call) {
+net::Response GetWorkspace(Call& call) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   auto workspace = LoadWorkspace(call, *id);
@@ -233,7 +233,7 @@ http::Response GetWorkspace(Call& call) {
   return Ok({{"workspace", WorkspaceJson(*workspace, call.user().id, UsernamesById(call))}});
 }
 
-http::Response PatchWorkspace(Call& call) {
+net::Response PatchWorkspace(Call& call) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadWorkspace(call, *id); !visible.ok()) return Error(visible.status());
@@ -268,7 +268,7 @@ http::Response PatchWorkspace(Call& call) {
   return AnswerWorkspace(call, *id, outcome->offset, false);
 }
 
-http::Response DeleteWorkspaceRoute(Call& call) {
+net::Response DeleteWorkspaceRoute(Call& call) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadWorkspace(call, *id); !visible.ok()) return Error(visible.status());
@@ -276,12 +276,12 @@ http::Response DeleteWorkspaceRoute(Call& call) {
   return ExecuteAndAnswer(call, commands::DeleteWorkspace{*id}, {{"completed", true}});
 }
 
-http::Response ArchiveWorkspace(Call& call) { return SetWorkspaceArchived(call, true); }
-http::Response UnarchiveWorkspace(Call& call) { return SetWorkspaceArchived(call, false); }
-http::Response PinWorkspaceRoute(Call& call) { return SetWorkspacePinned(call, true); }
-http::Response UnpinWorkspace(Call& call) { return SetWorkspacePinned(call, false); }
+net::Response ArchiveWorkspace(Call& call) { return SetWorkspaceArchived(call, true); }
+net::Response UnarchiveWorkspace(Call& call) { return SetWorkspaceArchived(call, false); }
+net::Response PinWorkspaceRoute(Call& call) { return SetWorkspacePinned(call, true); }
+net::Response UnpinWorkspace(Call& call) { return SetWorkspacePinned(call, false); }
 
-http::Response ListWorkspaceProjects(Call& call) {
+net::Response ListWorkspaceProjects(Call& call) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   auto workspace = LoadWorkspace(call, *id);
@@ -308,7 +308,7 @@ http::Response ListWorkspaceProjects(Call& call) {
   return Ok({{"projects", list}, {"pagination", pagination}});
 }
 
-http::Response CreateProjectRoute(Call& call) {
+net::Response CreateProjectRoute(Call& call) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadWorkspace(call, *id); !visible.ok()) return Error(visible.status());
@@ -335,7 +335,7 @@ http::Response CreateProjectRoute(Call& call) {
   return AnswerProject(call, EntityNumber(outcome->entity_id), outcome->offset);
 }
 
-http::Response WorkspacePools(Call& call) {
+net::Response WorkspacePools(Call& call) {
   auto id = IdParam(call, "workspace");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadWorkspace(call, *id); !visible.ok()) return Error(visible.status());
@@ -352,13 +352,13 @@ http::Response WorkspacePools(Call& call) {
   return Ok({{"resourcePools", page}, {"pagination", pagination}});
 }
 
-http::Response GetProject(Call& call) {
+net::Response GetProject(Call& call) {
   auto id = IdParam(call, "project");
   if (!id.ok()) return Error(id.status());
   return AnswerProject(call, *id, 0);
 }
 
-http::Response PatchProject(Call& call) {
+net::Response PatchProject(Call& call) {
   auto id = IdParam(call, "project");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadProject(call, *id); !visible.ok()) return Error(visible.status());
@@ -383,17 +383,17 @@ http::Response PatchProject(Call& call) {
   return AnswerProject(call, *id, outcome->offset);
 }
 
-http::Response DeleteProjectRoute(Call& call) {
+net::Response DeleteProjectRoute(Call& call) {
   auto id = IdParam(call, "project");
   if (!id.ok()) return Error(id.status());
   if (auto visible = LoadProject(call, *id); !visible.ok()) return Error(visible.status());
   return ExecuteAndAnswer(call, commands::DeleteProject{*id}, {{"completed", true}});
 }
 
-http::Response ArchiveProject(Call& call) { return SetProjectArchived(call, true); }
-http::Response UnarchiveProject(Call& call) { return SetProjectArchived(call, false); }
+net::Response ArchiveProject(Call& call) { return SetProjectArchived(call, true); }
+net::Response UnarchiveProject(Call& call) { return SetProjectArchived(call, false); }
 
-http::Response MoveExperimentRoute(Call& call) {
+net::Response MoveExperimentRoute(Call& call) {
   auto experiment = LoadExperiment(call, call.Param("id"));
   if (!experiment.ok()) return Error(experiment.status());
   if (!call.CanView(experiment->workspace_id())) {
@@ -417,7 +417,7 @@ http::Response MoveExperimentRoute(Call& call) {
                           commands::MoveExperiment{experiment->experiment_id(), **destination});
 }
 
-http::Response ListPoolBindings(Call& call) {
+net::Response ListPoolBindings(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
   auto bindings = call.services().projections->ListPoolBindings();
@@ -438,13 +438,13 @@ http::Response ListPoolBindings(Call& call) {
   return Ok({{"workspaceIds", page}, {"pagination", pagination}});
 }
 
-http::Response AddPoolBindings(Call& call) {
+net::Response AddPoolBindings(Call& call) {
   return ChangePoolBindings(call, commands::SetPoolBindings::Mode::kAdd);
 }
-http::Response RemovePoolBindings(Call& call) {
+net::Response RemovePoolBindings(Call& call) {
   return ChangePoolBindings(call, commands::SetPoolBindings::Mode::kRemove);
 }
-http::Response ReplacePoolBindings(Call& call) {
+net::Response ReplacePoolBindings(Call& call) {
   return ChangePoolBindings(call, commands::SetPoolBindings::Mode::kReplace);
 }
 

@@ -3,10 +3,10 @@
 #include <string_view>
 
 #include "base/clock.h"
-#include "commands/tenancy.h"
+#include "commands/tenancy/tenancy.h"
 #include "events/envelope_util.h"
 
-namespace cairn {
+namespace cairn::api {
 
 using nlohmann::json;
 
@@ -226,4 +226,4 @@ json CheckpointJson(const views::CheckpointView& checkpoint, const CheckpointOri
           {"cairn", cairn}};
 }
 
-}  // namespace cairn
+}  // namespace cairn::api

@@ -8,7 +8,7 @@
 #include "events/redaction.h"
 #include "views.pb.h"
 
-namespace cairn {
+namespace cairn::api {
 
 // v1Experiment. `num_trials` is the experiment's trial count (view.trial_ids_size()).
 // `audience` (events/redaction.h) decides which secrets of its configs show.
@@ -46,4 +46,4 @@ nlohmann::json CheckpointJson(const views::CheckpointView& checkpoint,
 // trial states).
 std::string ExperimentStateJson(events::ExperimentState state);
 
-}  // namespace cairn
+}  // namespace cairn::api

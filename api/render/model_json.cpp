@@ -4,7 +4,7 @@
 #include "base/clock.h"
 #include "events/workspace_defaults.h"
 
-namespace cairn {
+namespace cairn::api {
 
 using nlohmann::json;
 
@@ -52,4 +52,4 @@ json ModelVersionJson(const views::ModelVersionView& version, const views::Model
           {"lastUpdatedTime", FormatRfc3339(version.last_updated_time_unix_micros())}};
 }
 
-}  // namespace cairn
+}  // namespace cairn::api

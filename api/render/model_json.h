@@ -6,7 +6,7 @@
 
 #include "views.pb.h"
 
-namespace cairn {
+namespace cairn::api {
 
 // v1Model.
 nlohmann::json ModelJson(const views::ModelView& model);
@@ -15,4 +15,4 @@ nlohmann::json ModelJson(const views::ModelView& model);
 nlohmann::json ModelVersionJson(const views::ModelVersionView& version,
                                 const views::ModelView& model, nlohmann::json checkpoint);
 
-}  // namespace cairn
+}  // namespace cairn::api

@@ -4,7 +4,7 @@
 
 #include "api/auth.h"
 #include "base/clock.h"
-#include "commands/tenancy.h"
+#include "commands/tenancy/tenancy.h"
 #include "events/envelope_util.h"
 
 namespace cairn::api {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "base/encoding.h"
-#include "commands/tenancy.h"
+#include "commands/tenancy/tenancy.h"
 
 namespace cairn::api {
 

@@ -11,6 +11,7 @@
 #include "base/fields.h"
 #include "base/yaml_json.h"
 #include "commands/experiments/experiment_config_parts.h"
+#include "events/limits.h"
 
 namespace cairn::experiments {
 
@@ -44,7 +45,7 @@ Result<ResourcesConfig> ParseResources(const Field& field) {
     if (!(r.weight > 0) || !std::isfinite(r.weight)) return Invalid(*f, "must be greater than 0");
   }
   if (auto f = fields.Get("priority")) {
-    CAIRN_ASSIGN_OR_RETURN(r.priority, ReadSmallInt(*f, 1, 99));
+    CAIRN_ASSIGN_OR_RETURN(r.priority, ReadSmallInt(*f, kMinPriority, kMaxPriority));
   }
   if (auto f = fields.Get("resource_pool")) {
     CAIRN_ASSIGN_OR_RETURN(r.resource_pool, ReadString(*f, "a resource pool name"));

@@ -56,8 +56,9 @@ struct ResourcesConfig {
   int slots_per_trial = 1;
   std::optional<int> max_slots;
   double weight = 1;
-  std::optional<int> priority;  // 1..99; absent = the pool's default, filled by the scheduler
-  std::string resource_pool;    // "" = the default pool
+  std::optional<int>
+      priority;  // kMinPriority..kMaxPriority; absent = the pool's default, filled by the scheduler
+  std::string resource_pool;  // "" = the default pool
 };
 
 // A list with a variant per device type: a plain list in the YAML applies to all three, a map

@@ -1,11 +1,11 @@
 #include "commands/pai/pai_decider.h"
 
 #include "commands/pai/pai_job.h"
-#include "commands/queue_decider.h"
 #include "commands/scheduler/capacity.h"
 #include "commands/scheduler/scheduler.h"
-#include "commands/task_events.h"
-#include "commands/tenancy_decider.h"
+#include "commands/tasks/task_events.h"
+#include "commands/tenancy/tenancy_decider.h"
+#include "events/limits.h"
 
 namespace cairn::commands {
 namespace {
@@ -28,7 +28,7 @@ events::Envelope AttemptStarted(const std::string& job_id, int32_t attempt,
 // container); the gang as a whole must fit the pool with every agent idle.
 Status CheckJobCanEverFit(const DecisionState& state, const events::PaiJobSubmitted& job) {
   const events::ResourcePoolConfig* pool = state.FindPool(job.resource_pool());
-  if (pool == nullptr) return NoSuchPool(state, job.resource_pool());
+  if (pool == nullptr) return state.NoSuchPool(job.resource_pool());
   PoolCapacity capacity = PoolCapacity::AllIdle(state, *pool);
   if (capacity.agent_count() == 0) return Status::Ok();  // it waits for agents to join
   for (const auto& role : job.task_roles()) {
@@ -60,7 +60,8 @@ Status CheckJobCanEverFit(const DecisionState& state, const events::PaiJobSubmit
 
 }  // namespace
 
-Result<Decision> DecideSubmitPaiJob(const DecisionState& state, const SubmitPaiJob& command) {
+Result<Decision> DecideCommand(const DecisionState& state, const SubmitPaiJob& command,
+                               const CommandMeta&) {
   events::PaiJobSubmitted job = command.job;
   // The read side tells an OpenPAI task by its id alone: "pai-<no dot>.<attempt>.<role>.<index>".
   if (!IsSafeId(job.job_id()) || job.job_id().rfind("pai-", 0) != 0 ||
@@ -86,7 +87,7 @@ Result<Decision> DecideSubmitPaiJob(const DecisionState& state, const SubmitPaiJ
   job.set_resource_pool(pool);
   CAIRN_RETURN_IF_ERROR(CheckJobCanEverFit(state, job));
   const events::ResourcePoolConfig* config = state.FindPool(pool);
-  if (config == nullptr) return NoSuchPool(state, pool);
+  if (config == nullptr) return state.NoSuchPool(pool);
   events::Resources resources;
   resources.set_resource_pool(pool);
   const int32_t pool_default = config->scheduler().default_priority();
@@ -106,7 +107,8 @@ Result<Decision> DecideSubmitPaiJob(const DecisionState& state, const SubmitPaiJ
   return decision;
 }
 
-Result<Decision> DecideStopPaiJob(const DecisionState& state, const StopPaiJob& command) {
+Result<Decision> DecideCommand(const DecisionState& state, const StopPaiJob& command,
+                               const CommandMeta&) {
   const PaiJobRecord* job = state.FindPaiJob(command.job_id);
   if (job == nullptr) return Status::NotFound("job " + command.job_id + " not found");
   if (job->ended() || job->stop_requested) return NoChange(command.job_id);
@@ -121,6 +123,19 @@ Result<Decision> DecideStopPaiJob(const DecisionState& state, const StopPaiJob& 
     }
   }
   return decision;
+}
+
+Status MayRun(const DecisionState& state, const UserRecord& user, const SubmitPaiJob& command) {
+  return Authorize(state.tenancy, user, Permission::kCreateNsc, command.job.workspace_id(),
+                   "submit an OpenPAI job");
+}
+
+Status MayRun(const DecisionState& state, const UserRecord& user, const StopPaiJob& command) {
+  const PaiJobRecord* pai_job = state.FindPaiJob(command.job_id);
+  if (pai_job == nullptr) return Status::Ok();
+  const JobRecord* job = state.FindJob(command.job_id);
+  if (job == nullptr) return Status::Ok();
+  return AuthorizeJobChange(state, user, *job, "stop OpenPAI job " + pai_job->submitted.job_name());
 }
 
 std::vector<events::Envelope> ReactToPaiJobs(const DecisionState& state) {

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "events/limits.h"
+
 namespace cairn::commands::pai {
 namespace {
 
@@ -97,7 +99,7 @@ Result<events::PaiTaskRole> ParseRole(const json& node, const std::string& where
   role.set_cpu_number(cpus);
   CAIRN_ASSIGN_OR_RETURN(int32_t memory, fields.Integer("memoryMB", true, 100));
   role.set_memory_mb(memory);
-  CAIRN_ASSIGN_OR_RETURN(int32_t gpus, fields.Integer("gpuNumber", true, 0, 4096));
+  CAIRN_ASSIGN_OR_RETURN(int32_t gpus, fields.Integer("gpuNumber", true, 0, kMaxSlotsPerTask));
   role.set_gpu_number(gpus);
   CAIRN_ASSIGN_OR_RETURN(std::string command, fields.String("command", true));
   role.set_command(command);

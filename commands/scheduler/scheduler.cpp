@@ -5,8 +5,7 @@
 #include <optional>
 #include <set>
 
-#include "commands/pai/pai_job.h"
-#include "commands/pai/pai_state.h"
+#include "commands/scheduler/gang_hooks.h"
 #include "commands/scheduler/policies.h"
 
 namespace cairn::commands {
@@ -62,17 +61,10 @@ std::vector<const TaskRecord*> GangOf(const TaskRecord& leader) {
   return members;
 }
 
-// The ports OpenPAI tasks hold on `agent_id`: those of live tasks, and those this pass gave.
-std::set<int32_t> PortsInUse(const PoolPass& pass, const std::string& agent_id) {
-  std::set<int32_t> ports;
-  for (const auto& [job_id, job] : pass.state.pai_jobs) {
-    if (job.ended()) continue;
-    for (const auto& member : job.members) {
-      if (member.exited || member.agent_id != agent_id) continue;
-      for (const auto& labelled : member.ports)
-        ports.insert(labelled.ports().begin(), labelled.ports().end());
-    }
-  }
+// The ports held on `agent_id`: by live work, and those this pass gave.
+std::set<int32_t> PortsInUse(const PoolPass& pass, const GangHooks& hooks,
+                             const std::string& agent_id) {
+  std::set<int32_t> ports = hooks.PortsHeld(pass.state, agent_id);
   auto given = pass.ports_given.find(agent_id);
   if (given != pass.ports_given.end()) ports.insert(given->second.begin(), given->second.end());
   return ports;
@@ -85,7 +77,7 @@ std::optional<Fit> FitTask(const PoolPass& pass, const PoolCapacity& capacity,
   if (!task.leads_gang()) return capacity.FindFit(task.resources.slots(), allow_releasing);
   const std::vector<const TaskRecord*> members = GangOf(task);
   if (members.size() != static_cast<size_t>(task.resources.gang_size())) return std::nullopt;
-  const PaiJobRecord* pai_job = pass.state.FindPaiJob(task.job_id());
+  const GangHooks* hooks = GangHooksOf(pass.state, task.job_id());
   // Each member by the pool's fitting policy on what the members before it left.
   PoolCapacity trial = capacity;
   std::map<std::string, std::set<int32_t>> ports_in_use;
@@ -93,16 +85,16 @@ std::optional<Fit> FitTask(const PoolPass& pass, const PoolCapacity& capacity,
   for (const TaskRecord* member : members) {
     auto fit = trial.FindFit(member->resources.slots(), allow_releasing);
     std::vector<events::PaiPorts> ports;
-    const PaiMember* pai = FindPaiMember(pai_job, member->task_id);
+    const bool holds_ports = hooks != nullptr && hooks->HoldsPorts(pass.state, *member);
     // An agent where the member's fixed ports are taken is passed over: the member tries the
     // next one the fitting policy gives, on a copy that excludes the agents tried.
     std::optional<PoolCapacity> elsewhere;
-    while (fit && fit->parts.size() == 1 && pai != nullptr) {
+    while (fit && fit->parts.size() == 1 && holds_ports) {
       const std::string& agent_id = fit->parts[0].agent_id();
       auto [in_use, fresh] = ports_in_use.try_emplace(agent_id);
-      if (fresh) in_use->second = PortsInUse(pass, agent_id);
+      if (fresh) in_use->second = PortsInUse(pass, *hooks, agent_id);
       std::set<int32_t> taken = in_use->second;
-      auto chosen = pai::ChoosePorts(pai_job->submitted.task_roles(pai->role), taken);
+      auto chosen = hooks->ChoosePorts(pass.state, *member, taken);
       if (chosen.ok()) {
         in_use->second = std::move(taken);
         ports = std::move(*chosen);
@@ -162,14 +154,11 @@ void PoolPass::Assign(const TaskRecord& task, const Fit& fit, const std::string&
 
 void PoolPass::AssignGang(const Fit& fit, const std::string& reason, bool backfilled) {
   capacity.Take(fit);
-  const PaiJobRecord* pai_job = state.FindPaiJob(fit.members.front()->job_id());
-  std::vector<pai::PlacedMember> placed;
+  const GangHooks* hooks = GangHooksOf(state, fit.members.front()->job_id());
+  std::vector<GangHooks::PlacedMember> placed;
   for (size_t i = 0; i < fit.members.size(); ++i) {
-    pai::PlacedMember member;
-    if (const PaiMember* pai = FindPaiMember(pai_job, fit.members[i]->task_id)) {
-      member.role = pai->role;
-      member.index = pai->index;
-    }
+    GangHooks::PlacedMember member;
+    member.task = fit.members[i];
     const AgentRecord* agent = state.FindAgent(fit.parts[i].agent_id());
     member.host_ip = agent != nullptr && !agent->address.empty() ? agent->address : "127.0.0.1";
     member.ports = fit.member_ports[i];
@@ -191,8 +180,8 @@ void PoolPass::AssignGang(const Fit& fit, const std::string& reason, bool backfi
     assigned->set_backfilled(backfilled);
     assigned->set_reason(reason + "; " + fit.how);
     *assigned->mutable_spec() = member.Spec();
-    if (pai_job != nullptr) {
-      for (auto& variable : pai::PlacementVariables(pai_job->submitted, placed, i)) {
+    if (hooks != nullptr) {
+      for (auto& variable : hooks->PlacementVariables(state, placed, i)) {
         assigned->mutable_spec()->add_environment_variables(std::move(variable));
       }
       for (const auto& ports : fit.member_ports[i]) *assigned->add_ports() = ports;

@@ -98,7 +98,8 @@ Status LogCore::LoadSegments() {
   }
   // Every segment is scanned (each record's CRC checked) before the log opens. The scans do not
   // depend on each other until their offsets are chained below, so they run side by side, one
-  // thread a core: a 270 MB log's scan was a third of a master's restart beyond its fold.
+  // thread a core: a long log's scan was a large part of a master's restart beyond its fold
+  // (docs/benchmarks.md, "Event log").
   struct Scanned {
     Segment segment;
     Fd fd;

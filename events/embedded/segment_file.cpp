@@ -36,8 +36,8 @@ uint64_t GetU64(const char* in) {
 
 // zlib's CRC-32 (the format's, LOG_FORMAT.md), computed by ISA-L's crc32_gzip_refl: the same
 // polynomial, reflection and chaining, with carry-less multiplication. zlib's table-driven one
-// was 4% of a rebuild's CPU and a good part of every start's scan of the log; on 284-byte
-// records ISA-L's is 9x faster here.
+// cost a share of a rebuild's CPU and a good part of every start's scan of the log; on the log's
+// small records ISA-L's is several times faster (docs/benchmarks.md, "Event log").
 uint32_t PayloadCrc(const char* payload, size_t length) {
   return crc32_gzip_refl(0, reinterpret_cast<const unsigned char*>(payload), length);
 }

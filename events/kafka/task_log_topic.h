@@ -1,7 +1,8 @@
 // Task logs on Kafka: the topic "<prefix>.tasklogs", one TaskLogRecord (events.proto) per line a
 // task wrote, keyed by task id (murmur2, as Java clients hash), so one task's lines share a
 // partition and stay in order there. The master publishes every line it accepts before it
-// answers the agent, and keeps a local copy that it rebuilds from the topic (api/task_log_store).
+// answers the agent, and keeps a local copy that it rebuilds from the topic
+// (events/task_log_store.h).
 // Not the event log: these records carry no envelope, offset or writer epoch (docs/events.md).
 #pragma once
 

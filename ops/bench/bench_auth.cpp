@@ -3,7 +3,7 @@
 //   1. the per-request check, exactly as Call::Admit does it (parse the bearer header, SHA-256
 //      the token, look the session up in the writer's in-memory identity), timed over 200,000
 //      calls with 1 and with 10,000 live sessions;
-//   2. the per-command authorization (commands/tenancy_decider.h AuthorizeCommand, as the
+//   2. the per-command authorization (commands/tenancy/tenancy_decider.h AuthorizeCommand, as the
 //      decider runs it before a submission) plus the edge's read check (TenancyState::Allows),
 //      with 10,000 users, 1,000 workspaces and a role for every user in ten of them;
 //   3. REST submissions through an in-process master (8 keep-alive clients, every request
@@ -25,8 +25,8 @@
 #include "base/clock.h"
 #include "base/password.h"
 #include "commands/decision_state.h"
-#include "commands/identity.h"
-#include "commands/tenancy_decider.h"
+#include "commands/identity/identity.h"
+#include "commands/tenancy/tenancy_decider.h"
 #include "events/event_log.h"
 #include "master/decision_loop.h"
 #include "master/master.h"
@@ -52,7 +52,7 @@ double CheckMicros(const std::string& dir, int sessions) {
   config.data_dir = dir;
   auto log = cairn::OpenEventLog(config);
   if (!log.ok()) return -1;
-  cairn::commands::DecisionLoop loop(log->get(), {});
+  cairn::DecisionLoop loop(log->get(), {});
   if (!loop.Start().ok()) return -1;
   cairn::commands::CommandMeta meta{"system:bench", "bench", "", cairn::NowUnixMicros()};
   auto hash = cairn::HashPassword(cairn::CliPasswordHash("pw"));
@@ -149,10 +149,10 @@ int main() {
   if (!master.ok()) return Fail(master.status().ToString());
   constexpr int kClients = 8;
   constexpr int kPerClient = 500;
-  std::vector<cairn::http::Client> clients;
+  std::vector<cairn::net::Client> clients;
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back("127.0.0.1", (*master)->port());
-    if (!cairn::http::LogIn(clients.back(), "determined").ok()) return Fail("login failed");
+    if (!cairn::net::LogIn(clients.back(), "determined").ok()) return Fail("login failed");
   }
   const std::string body = R"({"config":{"entrypoint":["true"]},"force":true})";
   std::atomic<int> failures{0};

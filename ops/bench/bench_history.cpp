@@ -96,7 +96,7 @@ Result<double> TimeMasterStart(const std::string& self, const std::string& data_
           [](const std::string& l) { return l.rfind("cairn-master listening on", 0) == 0; },
           std::chrono::minutes(5)));
   const std::string url = line.substr(line.rfind(' ') + 1);
-  CAIRN_ASSIGN_OR_RETURN(auto client, http::Client::FromUrl(url, ""));
+  CAIRN_ASSIGN_OR_RETURN(auto client, net::Client::FromUrl(url, ""));
   // The master answers 503 while it replays; the first 200 is the end of its start. Asked every
   // 10 ms: often enough to measure, rarely enough not to take a core from the replay.
   while (true) {
@@ -413,7 +413,7 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
 int main(int argc, char** argv) {
   CLI::App app("Benchmarks Cairn's history at scale: rebuild, snapshots, restart, time travel.",
                "cairn-bench-history");
-  cli::Configure(app);
+  command_line::Configure(app);
   std::string data_dir;
   uint64_t events = 1'000'000;
   int samples = 20;
@@ -426,8 +426,8 @@ int main(int argc, char** argv) {
                  "only these measurements (rebuild, snapshots, fold, restart, past); the snapshots "
                  "are taken anyway when the data directory has none")
       ->check(CLI::IsMember({"rebuild", "snapshots", "fold", "restart", "past"}));
-  if (auto stop = cli::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
-    return cli::Finish(*stop);
+  if (auto stop = command_line::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    return command_line::Finish(*stop);
   }
   Phases phases;
   if (!only.empty()) {

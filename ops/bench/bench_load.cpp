@@ -47,10 +47,10 @@ using cairn::testing::ChildProcess;
 
 namespace {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
-using tcp = net::ip::tcp;
+using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
@@ -107,7 +107,7 @@ std::optional<std::string> CommandId(const std::string& body) {
 
 class LoadClient : public std::enable_shared_from_this<LoadClient> {
  public:
-  LoadClient(net::io_context& io, tcp::endpoint endpoint, Shared& shared)
+  LoadClient(asio::io_context& io, tcp::endpoint endpoint, Shared& shared)
       : socket_(io), endpoint_(endpoint), shared_(shared) {}
 
   void Start() {
@@ -302,8 +302,8 @@ int Run(const Options& options) {
     }
   }
 
-  cairn::http::Client setup("127.0.0.1", port);
-  auto token = cairn::http::LogIn(setup, "determined");
+  cairn::net::Client setup("127.0.0.1", port);
+  auto token = cairn::net::LogIn(setup, "determined");
   if (!token.ok()) return Fail("login: " + token.status().ToString());
   // A few tasks to read from the first request on.
   std::vector<std::string> seeded;
@@ -318,9 +318,9 @@ int Run(const Options& options) {
   // One io_context per generator thread, the clients dealt out among them.
   const int threads = std::min(options.generator_threads, options.clients);
   std::vector<std::unique_ptr<Shared>> lanes;
-  std::vector<std::unique_ptr<net::io_context>> contexts;
-  std::vector<std::unique_ptr<net::steady_timer>> deadlines;
-  const tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), port);
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  std::vector<std::unique_ptr<asio::steady_timer>> deadlines;
+  const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
   for (int t = 0; t < threads; ++t) {
     auto& shared = *lanes.emplace_back(std::make_unique<Shared>());
     shared.token = *token;
@@ -330,7 +330,7 @@ int Run(const Options& options) {
     if (options.list_limit > 0) {
       shared.list_target += "?limit=" + std::to_string(options.list_limit);
     }
-    contexts.push_back(std::make_unique<net::io_context>(1));
+    contexts.push_back(std::make_unique<asio::io_context>(1));
   }
   const double master_cpu_before = ProcessCpuSeconds((*master)->pid());
   const double own_cpu_before = OwnCpuSeconds();
@@ -341,7 +341,7 @@ int Run(const Options& options) {
   for (int t = 0; t < threads; ++t) {
     Shared* shared = lanes[t].get();
     deadlines.push_back(
-        std::make_unique<net::steady_timer>(*contexts[t], std::chrono::seconds(options.seconds)));
+        std::make_unique<asio::steady_timer>(*contexts[t], std::chrono::seconds(options.seconds)));
     deadlines.back()->async_wait([shared](beast::error_code) { shared->stopping = true; });
   }
   std::vector<std::thread> runners;

@@ -430,8 +430,8 @@ class Cluster {
 
 // Submits `per_client` commands from each of `clients` (one keep-alive connection each, in its
 // own thread). Returns false if any submission failed; `latencies_ms` gets each request's time.
-bool SubmitParallel(const std::vector<std::unique_ptr<cairn::http::Client>>& clients,
-                    int per_client, const std::function<std::string(int client, int i)>& body,
+bool SubmitParallel(const std::vector<std::unique_ptr<cairn::net::Client>>& clients, int per_client,
+                    const std::function<std::string(int client, int i)>& body,
                     std::vector<double>* latencies_ms) {
   std::atomic<bool> ok{true};
   std::vector<std::vector<double>> per_thread(clients.size());
@@ -461,12 +461,12 @@ bool SubmitParallel(const std::vector<std::unique_ptr<cairn::http::Client>>& cli
   return ok;
 }
 
-std::vector<std::unique_ptr<cairn::http::Client>> MakeClients(uint16_t port, int count) {
-  std::vector<std::unique_ptr<cairn::http::Client>> clients;
+std::vector<std::unique_ptr<cairn::net::Client>> MakeClients(uint16_t port, int count) {
+  std::vector<std::unique_ptr<cairn::net::Client>> clients;
   for (int i = 0; i < count; ++i) {
-    clients.push_back(std::make_unique<cairn::http::Client>("127.0.0.1", port));
+    clients.push_back(std::make_unique<cairn::net::Client>("127.0.0.1", port));
     // Each client has its session, as each user of a cluster would.
-    if (!cairn::http::LogIn(*clients.back(), "determined").ok()) return {};
+    if (!cairn::net::LogIn(*clients.back(), "determined").ok()) return {};
   }
   return clients;
 }
@@ -651,7 +651,7 @@ int RunHistoryMaster(int history_tasks) {
               static_cast<unsigned long long>(written), MillisSince(start) / 1000);
   start = Clock::now();
   if (cluster.Start(0) != 0) return 1;
-  auto client = cairn::http::Client::FromUrl("http://127.0.0.1:" + std::to_string(cluster.port()));
+  auto client = cairn::net::Client::FromUrl("http://127.0.0.1:" + std::to_string(cluster.port()));
   if (!client.ok()) return cluster.Fail(client.status().ToString());
   // Ready: the master answers (its write side folded) and every projection applied the log.
   // Asked every 100 ms: often enough to measure, rarely enough not to take a core from the fold.
@@ -682,7 +682,7 @@ int RunHistoryMaster(int history_tasks) {
 }
 
 // Where the master's memory is now, from its GET /metrics (cairn_memory_bytes), in MiB.
-void PrintMemoryParts(cairn::http::Client& client) {
+void PrintMemoryParts(cairn::net::Client& client) {
   auto metrics = client.Request("GET", "/metrics");
   if (!metrics.ok() || metrics->status != 200) return;
   auto part = [&](const std::string& name) {
@@ -903,8 +903,8 @@ int RunMakespan(const char* name, int count, int slots, const std::string& entry
   }
   const int64_t last_ack = cairn::NowUnixMicros();
   // Follow the log until every task has exited.
-  cairn::http::Client reader("127.0.0.1", cluster.port());
-  if (!cairn::http::LogIn(reader, "determined").ok()) return cluster.Fail("login failed");
+  cairn::net::Client reader("127.0.0.1", cluster.port());
+  if (!cairn::net::LogIn(reader, "determined").ok()) return cluster.Fail("login failed");
   std::map<std::string, TaskTimes> tasks;
   int exited = 0;
   cairn::Status streamed = reader.StreamLines(

@@ -89,8 +89,8 @@ int Run(const std::string& mode, int count, Figures* figures) {
            .ok()) {
     return Fail("agent did not register");
   }
-  cairn::http::Client client("127.0.0.1", port);
-  if (!cairn::http::LogIn(client, "determined").ok()) return Fail("login failed");
+  cairn::net::Client client("127.0.0.1", port);
+  if (!cairn::net::LogIn(client, "determined").ok()) return Fail("login failed");
   std::string body = R"({"config":{"entrypoint":["true"]}})";
   // Warm-up, until the agent holds the warm-up orders: the first order also pays for the
   // agent's consumer joining its group (Kafka: about 3 s on the mock).

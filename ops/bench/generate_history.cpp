@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   using namespace cairn;
   CLI::App app("Writes a realistic cluster history into a master's data directory.",
                "cairn-generate-history");
-  cli::Configure(app);
+  command_line::Configure(app);
   bench::HistoryOptions options;
   std::string data_dir;
   app.add_option("--data", data_dir, "the master's data directory (its log must be empty)")
@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
   app.add_option("--events", options.events, "how many events")->capture_default_str();
   app.add_option("--seed", options.seed, "the simulation's seed")->capture_default_str();
   app.add_option("--users", options.users, "how many users")->capture_default_str();
-  if (auto stop = cli::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
-    return cli::Finish(*stop);
+  if (auto stop = command_line::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    return command_line::Finish(*stop);
   }
   LogConfig config;
   config.data_dir = data_dir;

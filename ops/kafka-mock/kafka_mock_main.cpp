@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
       "and for benchmarks. Prints 'cairn-kafka-mock bootstraps: HOST:PORT,...' and runs until "
       "SIGTERM or SIGINT.",
       "cairn-kafka-mock");
-  cli::Configure(app);
+  command_line::Configure(app);
   int brokers = 3;
   std::string topic_prefix = "cairn";
   int placement_partitions = 4;
@@ -43,9 +43,9 @@ int main(int argc, char** argv) {
                  "also write the bootstrap list to FILE (removed on exit)")
       ->type_name("FILE");
   log::Level log_level = log::Level::kInfo;
-  cli::AddLogLevelOption(app, log_level);
-  if (auto stop = cli::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
-    return cli::Finish(*stop);
+  command_line::AddLogLevelOption(app, log_level);
+  if (auto stop = command_line::Parse(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    return command_line::Finish(*stop);
   }
   log::Init("cairn-kafka-mock", log_level);
 

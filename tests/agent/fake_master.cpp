@@ -20,14 +20,14 @@ bool Matches(const FakeMaster::Call& call, const std::string& path_suffix,
          (path_part.empty() || call.path.find(path_part) != std::string::npos);
 }
 
-http::Response JsonResponse(int status, const json& body) {
-  http::Response response;
+net::Response JsonResponse(int status, const json& body) {
+  net::Response response;
   response.status = status;
   response.body = body.dump();
   return response;
 }
 
-http::Response ErrorResponse(int status, int code, const std::string& message) {
+net::Response ErrorResponse(int status, int code, const std::string& message) {
   return JsonResponse(status, {{"code", code}, {"message", message}, {"details", json::array()}});
 }
 
@@ -70,10 +70,10 @@ FakeMaster::~FakeMaster() {
 }
 
 Status FakeMaster::Serve(uint16_t port) {
-  http::Server::Options options;
+  net::Server::Options options;
   options.port = port;
-  auto server = std::make_unique<http::Server>(
-      options, [this](const http::Request& request) { return Handle(request); });
+  auto server = std::make_unique<net::Server>(
+      options, [this](const net::Request& request) { return Handle(request); });
   CAIRN_RETURN_IF_ERROR(server->Start());
   std::lock_guard lock(mutex_);
   port_ = server->port();
@@ -112,7 +112,7 @@ void FakeMaster::ForgetAgents() {
 }
 
 void FakeMaster::Restart() {
-  std::unique_ptr<http::Server> old;
+  std::unique_ptr<net::Server> old;
   uint16_t port;
   {
     std::lock_guard lock(mutex_);
@@ -188,7 +188,7 @@ bool FakeMaster::WaitFor(const std::function<bool(const std::vector<Call>&)>& do
   return changed_.wait_for(lock, timeout, [&] { return done(calls_); });
 }
 
-http::Response FakeMaster::Handle(const http::Request& request) {
+net::Response FakeMaster::Handle(const net::Request& request) {
   Call call;
   call.method = request.method;
   call.path = request.path;
@@ -209,7 +209,7 @@ http::Response FakeMaster::Handle(const http::Request& request) {
   }
 
   std::lock_guard lock(mutex_);
-  http::Response response = JsonResponse(200, json::object());
+  net::Response response = JsonResponse(200, json::object());
   bool failed = false;
   if (down_) {
     response = ErrorResponse(503, 14, "restarting");
@@ -255,11 +255,11 @@ bool FakeMaster::IsDown() const {
   return down_;
 }
 
-http::Response FakeMaster::StreamEvents(const http::Request& request) {
+net::Response FakeMaster::StreamEvents(const net::Request& request) {
   uint64_t from = std::strtoull(request.QueryParam("from").c_str(), nullptr, 10);
-  http::Response response;
+  net::Response response;
   response.content_type = "application/x-ndjson";
-  response.stream = [this, from](const http::ChunkWriter& write) {
+  response.stream = [this, from](const net::ChunkWriter& write) {
     std::unique_lock lock(mutex_);
     const uint64_t generation = stream_generation_;
     uint64_t next = from;

@@ -1,5 +1,5 @@
 // A stand-in for the Cairn master in agent tests: serves PROTOCOL.md's endpoints on
-// 127.0.0.1 (port 0) with http::Server, records every call, and lets a test publish orders,
+// 127.0.0.1 (port 0) with net::Server, records every call, and lets a test publish orders,
 // drop event streams, make reports fail or hold them unanswered, forget registrations and restart.
 #pragma once
 
@@ -79,17 +79,17 @@ class FakeMaster {
                std::chrono::milliseconds timeout) const;
 
  private:
-  http::Response Handle(const http::Request& request);
+  net::Response Handle(const net::Request& request);
   // Stamps the call's arrival and holds it while HoldCalls() asks for that.
   void Arrive(Call& call);
-  http::Response StreamEvents(const http::Request& request);
+  net::Response StreamEvents(const net::Request& request);
   Status Serve(uint16_t port);
   bool IsDown() const;
 
   const uint64_t first_offset_;
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
-  std::unique_ptr<http::Server> server_;
+  std::unique_ptr<net::Server> server_;
   uint16_t port_ = 0;
   std::vector<Call> calls_;
   std::map<uint64_t, std::string> orders_;  // offset -> JSON line

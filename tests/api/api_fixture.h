@@ -121,29 +121,29 @@ class ApiTest : public ::testing::Test {
     auto master = Master::Start(config);
     ASSERT_TRUE(master.ok()) << master.status().ToString();
     master_ = std::move(*master);
-    client_ = std::make_unique<http::Client>("127.0.0.1", master_->port());
+    client_ = std::make_unique<net::Client>("127.0.0.1", master_->port());
     agent_token_ = AgentTokenOf(config.data_dir);
     // Calls act as Determined's default user unless a test logs in as another or clears token_.
     LoginAs("determined");
   }
 
   // Another connection, presenting the test's session (for streams).
-  http::Client LoggedInClient() const {
-    http::Client client("127.0.0.1", master_->port());
+  net::Client LoggedInClient() const {
+    net::Client client("127.0.0.1", master_->port());
     client.SetDefaultHeader("Authorization", token_.empty() ? "" : "Bearer " + token_);
     return client;
   }
 
-  http::ClientResponse Call(const std::string& method, const std::string& target,
-                            const std::string& body = "",
-                            std::map<std::string, std::string> headers = {}) {
+  net::ClientResponse Call(const std::string& method, const std::string& target,
+                           const std::string& body = "",
+                           std::map<std::string, std::string> headers = {}) {
     if (!headers.count("Authorization")) {
       const std::string token = TokenForRoute(method, target, token_, agent_token_);
       if (!token.empty()) headers["Authorization"] = "Bearer " + token;
     }
     auto response = client_->Request(method, target, body, headers);
     EXPECT_TRUE(response.ok()) << response.status().ToString();
-    return response.ok() ? *response : http::ClientResponse{};
+    return response.ok() ? *response : net::ClientResponse{};
   }
 
   json CallJson(const std::string& method, const std::string& target, const std::string& body = "",
@@ -167,7 +167,7 @@ class ApiTest : public ::testing::Test {
   // The events so far as the caller presenting `token` reads them.
   std::vector<json> EventsAs(const std::string& token) {
     std::vector<json> events;
-    http::Client streamer("127.0.0.1", master_->port());
+    net::Client streamer("127.0.0.1", master_->port());
     auto status = streamer.StreamLines("GET", "/api/v1/events?from=0",
                                        [&](std::string_view line) {
                                          events.push_back(json::parse(line));
@@ -235,7 +235,7 @@ class ApiTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::unique_ptr<Master> master_;
-  std::unique_ptr<http::Client> client_;
+  std::unique_ptr<net::Client> client_;
   std::string token_;        // the session calls present (LoginAs)
   std::string agent_token_;  // the master's (<data dir>/agent-token)
 };

@@ -211,7 +211,7 @@ TEST_F(ApiTest, TheAgentProtocolRunsACommandsWholeStory) {
   std::string id = Submit({{"entrypoint", {"echo", "hi"}}});
   // The placement reaches the agent's filtered tail.
   std::vector<json> orders;
-  http::Client streamer = LoggedInClient();
+  net::Client streamer = LoggedInClient();
   ASSERT_TRUE(streamer
                   .StreamLines("GET", "/api/v1/events?from=0&agent=a1",
                                [&](std::string_view line) {

@@ -27,7 +27,7 @@ class DeterminedShapesTest : public ::testing::Test {
     auto master = Master::Start(config);
     ASSERT_TRUE(master.ok()) << master.status().ToString();
     master_ = std::move(*master);
-    client_ = std::make_unique<http::Client>("127.0.0.1", master_->port());
+    client_ = std::make_unique<net::Client>("127.0.0.1", master_->port());
     agent_token_ = api_testing::AgentTokenOf(config.data_dir);
     LogInAsDetermined();
   }
@@ -71,7 +71,7 @@ class DeterminedShapesTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::unique_ptr<Master> master_;
-  std::unique_ptr<http::Client> client_;
+  std::unique_ptr<net::Client> client_;
   std::string token_;
   std::string agent_token_;
 };

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace cairn {
+namespace cairn::api {
 namespace {
 
 using nlohmann::json;
@@ -243,4 +243,4 @@ TEST(ExperimentJsonTest, ACheckpointHasItsFilesMetadataAndMetrics) {
 }
 
 }  // namespace
-}  // namespace cairn
+}  // namespace cairn::api

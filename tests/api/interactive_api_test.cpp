@@ -17,10 +17,10 @@ namespace {
 class EchoService {
  public:
   EchoService()
-      : server_({}, [this](const http::Request& request) {
+      : server_({}, [this](const net::Request& request) {
           std::lock_guard lock(mutex_);
           seen_.push_back(request);
-          http::Response response;
+          net::Response response;
           response.body = json{{"path", request.path},
                                {"method", request.method},
                                {"body", request.body},
@@ -39,8 +39,8 @@ class EchoService {
 
  private:
   std::mutex mutex_;
-  std::vector<http::Request> seen_;
-  http::Server server_;
+  std::vector<net::Request> seen_;
+  net::Server server_;
 };
 
 class InteractiveApiTest : public ApiTest {
@@ -72,12 +72,12 @@ class InteractiveApiTest : public ApiTest {
              "/api/v1/tasks/" + task_id + "?minOffset=" + ready["offset"].get<std::string>());
   }
 
-  http::ClientResponse Proxy(const std::string& target, std::map<std::string, std::string> headers,
-                             const std::string& method = "GET", const std::string& body = "") {
-    http::Client client("127.0.0.1", master_->port());
+  net::ClientResponse Proxy(const std::string& target, std::map<std::string, std::string> headers,
+                            const std::string& method = "GET", const std::string& body = "") {
+    net::Client client("127.0.0.1", master_->port());
     auto response = client.Request(method, target, body, headers);
     EXPECT_TRUE(response.ok()) << response.status().ToString();
-    return response.ok() ? *response : http::ClientResponse{};
+    return response.ok() ? *response : net::ClientResponse{};
   }
 
   std::string CreateUser(const std::string& name) {
@@ -219,7 +219,7 @@ TEST_F(InteractiveApiTest, ATensorboardNeedsExperimentsItCanSeeAndIsAnAuxTask) {
 }
 
 TEST(UpstreamRequestTest, PassesTheRequestOnWithoutTheCallersCredentials) {
-  http::Request request;
+  net::Request request;
   request.method = "POST";
   request.target = "/proxy/t1/api/kernels?x=1";
   request.headers = {{"authorization", "Bearer secret-session"},

@@ -12,16 +12,16 @@ namespace cairn::api {
 namespace {
 
 // Each handler answers with its name and the parameters it was given.
-http::Response Named(const std::string& name, Call& call) {
-  http::Response response;
+net::Response Named(const std::string& name, Call& call) {
+  net::Response response;
   response.body = name + " id=" + call.Param("id") + " rest=" + call.Param("rest");
   return response;
 }
-http::Response GetThing(Call& call) { return Named("get-thing", call); }
-http::Response KillThing(Call& call) { return Named("kill-thing", call); }
-http::Response AnyAction(Call& call) { return Named("any-action", call); }
-http::Response Rest(Call& call) { return Named("rest", call); }
-http::Response ListThings(Call& call) { return Named("list", call); }
+net::Response GetThing(Call& call) { return Named("get-thing", call); }
+net::Response KillThing(Call& call) { return Named("kill-thing", call); }
+net::Response AnyAction(Call& call) { return Named("any-action", call); }
+net::Response Rest(Call& call) { return Named("rest", call); }
+net::Response ListThings(Call& call) { return Named("list", call); }
 
 Router TestRouter() {
   auto router = Router::Build({
@@ -35,8 +35,8 @@ Router TestRouter() {
   return std::move(router).value();
 }
 
-http::Response Send(const Router& router, const std::string& method, const std::string& target) {
-  http::Request request;
+net::Response Send(const Router& router, const std::string& method, const std::string& target) {
+  net::Request request;
   request.method = method;
   request.target = target;
   request.path = target.substr(0, target.find('?'));

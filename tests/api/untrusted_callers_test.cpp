@@ -31,8 +31,8 @@ class UntrustedCallersTest : public ApiTest {
   }
 
   // Calls as `agent_id` with its own credential (base/password.h AgentCredential).
-  http::ClientResponse AsAgent(const std::string& agent_id, const std::string& method,
-                               const std::string& target, const json& body) {
+  net::ClientResponse AsAgent(const std::string& agent_id, const std::string& method,
+                              const std::string& target, const json& body) {
     return Call(method, target, body.dump(),
                 {{"Authorization", "Bearer " + AgentCredential(agent_token_, agent_id)}});
   }

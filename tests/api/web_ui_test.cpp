@@ -48,12 +48,12 @@ class WebUiTest : public ::testing::Test {
     master_ = std::move(*master);
   }
 
-  http::ClientResponse Get(const std::string& target,
-                           std::map<std::string, std::string> headers = {}) {
-    http::Client client("127.0.0.1", master_->port());
+  net::ClientResponse Get(const std::string& target,
+                          std::map<std::string, std::string> headers = {}) {
+    net::Client client("127.0.0.1", master_->port());
     auto response = client.Request("GET", target, "", headers);
     EXPECT_TRUE(response.ok()) << response.status().ToString();
-    return response.ok() ? *response : http::ClientResponse{};
+    return response.ok() ? *response : net::ClientResponse{};
   }
 
   static constexpr const char* kSecret = "the secret beside the UI";

@@ -1,5 +1,5 @@
-// A command's configuration (commands/command_config.h) as `det cmd run` sends it.
-#include "commands/command_config.h"
+// A command's configuration (commands/tasks/command_config.h) as `det cmd run` sends it.
+#include "commands/tasks/command_config.h"
 
 #include <gtest/gtest.h>
 

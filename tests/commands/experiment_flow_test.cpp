@@ -7,9 +7,9 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "commands/experiment_reactor.h"
-#include "commands/experiment_state.h"
 #include "commands/experiments/experiment_config.h"
+#include "commands/experiments/experiment_reactor.h"
+#include "commands/experiments/experiment_state.h"
 #include "tests/commands/command_builders.h"
 
 namespace cairn::commands {

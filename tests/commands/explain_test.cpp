@@ -1,7 +1,7 @@
 // Explaining one task stays cheap with a long queue and says what the whole scheduling pass
-// would: the ranked index of live jobs (commands/job_ranks.h) against a walk of every job, and
-// the one-task pass (ExplainQueuedTask, with and without kept passes) against Schedule's reasons
-// for every queued task.
+// would: the ranked index of live jobs (commands/tasks/job_ranks.h) against a walk of every job,
+// and the one-task pass (ExplainQueuedTask, with and without kept passes) against Schedule's
+// reasons for every queued task.
 #include "commands/scheduler/explain.h"
 
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <random>
 
-#include "commands/job_ranks.h"
 #include "commands/scheduler/scheduler.h"
+#include "commands/tasks/job_ranks.h"
 #include "tests/commands/scheduler_support.h"
 
 namespace cairn::commands {

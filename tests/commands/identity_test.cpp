@@ -1,6 +1,6 @@
-// The identity decisions and fold (commands/identity.h), with values: who may log in, which
-// sessions live, what a deactivation or password change ends, and the login throttle.
-#include "commands/identity.h"
+// The identity decisions and fold (commands/identity/identity.h), with values: who may log in,
+// which sessions live, what a deactivation or password change ends, and the login throttle.
+#include "commands/identity/identity.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // who may change and delete what, and the checkpoints registered versions keep.
 #include <gtest/gtest.h>
 
-#include "commands/registry_decider.h"
+#include "commands/registry/registry_decider.h"
 #include "tests/commands/command_builders.h"
 #include "tests/commands/scheduler_support.h"
 

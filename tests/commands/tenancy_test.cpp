@@ -1,6 +1,6 @@
 // Workspaces, projects, roles and pool bindings on the write side: who may do what, what the
 // decider refuses, and the scheduler keeping work in the pools its workspace may use.
-#include "commands/tenancy.h"
+#include "commands/tenancy/tenancy.h"
 
 #include <gtest/gtest.h>
 

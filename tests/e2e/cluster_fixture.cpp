@@ -93,16 +93,16 @@ void Cluster::StartMaster(const std::vector<std::string>& extra_env, bool with_s
   ASSERT_NE(line->find(certificates_.ca_file.empty() ? " http://" : " https://"), std::string::npos)
       << "the master announces the scheme it serves: " << *line;
   port_ = static_cast<uint16_t>(std::stoi(line->substr(line->rfind(':') + 1)));
-  auto client = http::Client::FromUrl(url(), certificates_.ca_file);
+  auto client = net::Client::FromUrl(url(), certificates_.ca_file);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
-  auto token = http::LogIn(*client, "determined");
+  auto token = net::LogIn(*client, "determined");
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   token_ = *token;
 }
 
-http::Client Cluster::Client() const {
-  http::Client client("127.0.0.1", port_,
-                      http::ClientOptions{!certificates_.ca_file.empty(), certificates_.ca_file});
+net::Client Cluster::Client() const {
+  net::Client client("127.0.0.1", port_,
+                     net::ClientOptions{!certificates_.ca_file.empty(), certificates_.ca_file});
   client.SetDefaultHeader("Authorization", "Bearer " + token_);
   if (std::string seen = SeenOffset(); !seen.empty())
     client.SetDefaultHeader("Cairn-Min-Offset", seen);

@@ -74,7 +74,7 @@ class Cluster {
   // A client logged in as Determined's default user, and that user's session token. Its reads
   // see every event this fixture has read from the log (it sends Cairn-Min-Offset): the log runs
   // ahead of the projections, so a read right after an event was seen would otherwise race them.
-  http::Client Client() const;
+  net::Client Client() const;
   // The Cairn-Min-Offset value for that: the newest offset read from the log, "" before any.
   std::string SeenOffset() const;
   const std::string& token() const { return token_; }

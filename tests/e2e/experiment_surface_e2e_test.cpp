@@ -12,7 +12,7 @@
 namespace cairn::testing::experiment_e2e {
 namespace {
 
-using http::ClientResponse;
+using net::ClientResponse;
 
 // Extracts a .tar.gz held in memory into `directory` with the system's tar; its exit code.
 int ExtractTarGz(const TempDir& dir, const std::string& archive, const std::string& directory) {
@@ -35,7 +35,7 @@ class ExperimentSurfaceTest : public ExperimentEndToEnd {
   }
 
   ClientResponse Raw(const std::string& method, const std::string& target) {
-    http::Client client = cluster_->Client();
+    net::Client client = cluster_->Client();
     auto response = client.Request(method, target);
     EXPECT_TRUE(response.ok()) << response.status().ToString();
     return response.ok() ? *response : ClientResponse{};

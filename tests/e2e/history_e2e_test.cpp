@@ -91,7 +91,7 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   auto reply = cluster.Call("GET", "/api/v1/history/state?at=" + std::to_string(snapshot_offset));
   EXPECT_EQ(reply.status, 403) << "determined is not an admin";
   auto admin = cluster.Client();
-  ASSERT_TRUE(http::LogIn(admin, "admin").ok());
+  ASSERT_TRUE(net::LogIn(admin, "admin").ok());
   auto past =
       admin.Request("GET", "/api/v1/history/state?limit=0&at=" + std::to_string(snapshot_offset));
   ASSERT_TRUE(past.ok());
@@ -132,7 +132,7 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(paged["jobQueue"][i], state["jobQueue"][i]);
 
   // The measures: the queue as the job-queue API counts it, each projection's lag, the snapshot.
-  auto anonymous = http::Client::FromUrl(cluster.url(), "");
+  auto anonymous = net::Client::FromUrl(cluster.url(), "");
   ASSERT_TRUE(anonymous.ok());
   auto refused = anonymous->Request("GET", "/metrics", "", {});
   ASSERT_TRUE(refused.ok());

@@ -35,16 +35,16 @@ json WaitForExit(Cluster& cluster, const std::string& task_id) {
   });
 }
 
-http::ClientResponse Request(Cluster& cluster, const std::string& method, const std::string& target,
-                             const std::string& token, const std::string& body = "") {
-  http::Client client(
+net::ClientResponse Request(Cluster& cluster, const std::string& method, const std::string& target,
+                            const std::string& token, const std::string& body = "") {
+  net::Client client(
       "127.0.0.1",
       static_cast<uint16_t>(std::stoi(cluster.url().substr(cluster.url().rfind(':') + 1))));
   std::map<std::string, std::string> headers;
   if (!token.empty()) headers["Authorization"] = "Bearer " + token;
   auto response = client.Request(method, target, body, headers);
   EXPECT_TRUE(response.ok()) << response.status().ToString();
-  return response.ok() ? *response : http::ClientResponse{};
+  return response.ok() ? *response : net::ClientResponse{};
 }
 
 // A user of the cluster other than the notebook's owner; returns its session token.
@@ -96,8 +96,8 @@ class TextWebSocket {
   }
 
   void Send(const std::string& text) {
-    const std::string frame = http::EncodeMaskedWebSocketFrame(http::WebSocketOpcode::kText, text,
-                                                               {0x12, 0x34, 0x56, 0x78});
+    const std::string frame = net::EncodeMaskedWebSocketFrame(net::WebSocketOpcode::kText, text,
+                                                              {0x12, 0x34, 0x56, 0x78});
     ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL);
   }
 
@@ -107,7 +107,7 @@ class TextWebSocket {
       auto frame = decoder_.Next();
       if (!frame.ok()) return "";
       if (*frame) {
-        if ((*frame)->opcode == http::WebSocketOpcode::kText) return (*frame)->payload;
+        if ((*frame)->opcode == net::WebSocketOpcode::kText) return (*frame)->payload;
         continue;
       }
       std::string more = Receive(1000);
@@ -126,7 +126,7 @@ class TextWebSocket {
   }
 
   int fd_ = -1;
-  http::WebSocketDecoder decoder_{http::WebSocketDecoder::Peer::kServer, 16u << 20};
+  net::WebSocketDecoder decoder_{net::WebSocketDecoder::Peer::kServer, 16u << 20};
 };
 
 int PortOf(const Cluster& cluster) {
@@ -196,7 +196,7 @@ TEST(InteractiveE2eTest, ANotebookRunsCodeThroughTheProxyAndSurvivesAMasterKill)
   EXPECT_EQ(Request(cluster, "GET", "/proxy/" + id + "/api/status", "").status, 401);
   const std::string bob = OtherUser(cluster, "bob");
   EXPECT_EQ(Request(cluster, "GET", "/proxy/" + id + "/api/status", bob).status, 403);
-  http::Client direct("127.0.0.1", static_cast<uint16_t>(ready["taskReady"]["servicePort"]));
+  net::Client direct("127.0.0.1", static_cast<uint16_t>(ready["taskReady"]["servicePort"]));
   auto around = direct.Request("GET", "/proxy/" + id + "/api/status");
   ASSERT_TRUE(around.ok());
   EXPECT_EQ(around->status, 403) << "Jupyter must refuse a request without the task's token";

@@ -32,8 +32,8 @@ class OpenPaiEndToEnd : public ::testing::Test {
   Reply Request(const std::string& method, const std::string& target, const std::string& token,
                 const json& body = nullptr) {
     const std::string url = cluster_.url();
-    http::Client client("127.0.0.1",
-                        static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1))));
+    net::Client client("127.0.0.1",
+                       static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1))));
     std::map<std::string, std::string> headers{{"Content-Type", "application/json"}};
     if (!token.empty()) headers["Authorization"] = "Bearer " + token;
     // Reads see the events the test has read from the log (Cluster::Client does the same).

@@ -10,11 +10,11 @@ namespace {
 
 class TensorboardEndToEnd : public ExperimentEndToEnd {
  protected:
-  http::ClientResponse Get(const std::string& target) {
+  net::ClientResponse Get(const std::string& target) {
     auto client = cluster_->Client();
     auto response = client.Request("GET", target);
     EXPECT_TRUE(response.ok()) << response.status().ToString();
-    return response.ok() ? *response : http::ClientResponse{};
+    return response.ok() ? *response : net::ClientResponse{};
   }
 
   // Launches a TensorBoard over `experiment`; returns its id.
@@ -64,8 +64,8 @@ TEST_F(TensorboardEndToEnd, ServesTheMetricsTheTrialReported) {
   }
   ASSERT_TRUE(reported.count("validation/validation_loss")) << "the example reports it";
   for (const auto& [tag, points] : reported) {
-    auto scalars = Get(prefix + "/data/plugin/scalars/scalars?run=" + http::PercentEncode(run) +
-                       "&tag=" + http::PercentEncode(tag));
+    auto scalars = Get(prefix + "/data/plugin/scalars/scalars?run=" + net::PercentEncode(run) +
+                       "&tag=" + net::PercentEncode(tag));
     ASSERT_EQ(scalars.status, 200) << tag << ": " << scalars.body;
     std::map<int64_t, double> served;
     for (const auto& point : json::parse(scalars.body)) {

@@ -39,7 +39,7 @@ TEST(TlsEndToEnd, AnAgentThatVerifiesTheMasterRunsACommandAndATrialOverHttps) {
   });
 
   // Plain HTTP to the HTTPS port gets nowhere, and the master keeps serving.
-  auto plain = http::Client("127.0.0.1", cluster.Client().port()).Request("GET", "/info");
+  auto plain = net::Client("127.0.0.1", cluster.Client().port()).Request("GET", "/info");
   EXPECT_FALSE(plain.ok() && plain->status == 200);
   EXPECT_EQ(cluster.Get("/api/v1/agents")["agents"].size(), 1u);
 }

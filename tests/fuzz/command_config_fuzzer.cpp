@@ -1,12 +1,13 @@
 // Fuzz target: the `config` of POST /api/v1/commands (`det cmd run`) as its handler reads it:
-// JSON, then the command configuration (commands/command_config.h). A configuration it accepts must
-// get as far as the log: its effective configuration dumps as JSON (the handler stores that) and
-// its task spec and resources survive a protobuf round trip (the decider writes them in an event).
+// JSON, then the command configuration (commands/tasks/command_config.h). A configuration it
+// accepts must get as far as the log: its effective configuration dumps as JSON (the handler stores
+// that) and its task spec and resources survive a protobuf round trip (the decider writes them in
+// an event).
 #include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "base/document_limits.h"
-#include "commands/command_config.h"
+#include "commands/tasks/command_config.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // Fuzz target: an uploaded model definition (`modelDefinition` of POST /api/v1/experiments,
 // what `det experiment create` packs from a directory) as the master unpacks it
-// (DecodeModelDefinition, api/context_store.h). The body is JSON; whatever it decodes to must
+// (DecodeModelDefinition, events/context_store.h). The body is JSON; whatever it decodes to must
 // be safe to lay out under a directory: relative paths without "." or "..", each once and none
 // under another file, permission bits only, within the size cap, sorted. Then it is stored and
 // read back as a trial's harness gets it (ContextStore), which must give the same files.
@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "api/context_store.h"
 #include "base/document_limits.h"
+#include "events/context_store.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -11,10 +11,10 @@
 
 namespace {
 
-using cairn::http::ParsedRequest;
-using cairn::http::ParseState;
-using cairn::http::RequestLimits;
-using cairn::http::RequestParser;
+using cairn::net::ParsedRequest;
+using cairn::net::ParseState;
+using cairn::net::RequestLimits;
+using cairn::net::RequestParser;
 
 constexpr RequestLimits kLimits{/*max_header_bytes=*/2048, /*max_body_bytes=*/1024,
                                 /*body_shape=*/std::nullopt, /*body_shape_exempt_prefix=*/{}};
@@ -49,7 +49,7 @@ ParsedRequest ParseInPieces(std::string_view bytes, size_t piece_size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  const ParsedRequest whole = cairn::http::ParseRequest(bytes, kLimits);
+  const ParsedRequest whole = cairn::net::ParseRequest(bytes, kLimits);
   if (whole.state == ParseState::kComplete) {
     FUZZ_CHECK(whole.consumed <= bytes.size());
     FUZZ_CHECK(whole.request.body.size() <= kLimits.max_body_bytes);

@@ -13,8 +13,8 @@
 namespace {
 
 using cairn::StatusCode;
-using cairn::http::WebSocketDecoder;
-using cairn::http::WebSocketFrame;
+using cairn::net::WebSocketDecoder;
+using cairn::net::WebSocketFrame;
 
 // A small cap, so that frames over it are reached too.
 constexpr uint64_t kMaxPayload = 4096;
@@ -64,9 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string encoded;
   for (const WebSocketFrame& frame : whole.frames) {
     encoded += peer == WebSocketDecoder::Peer::kClient
-                   ? cairn::http::EncodeMaskedWebSocketFrame(frame.opcode, frame.payload,
-                                                             {0xA1, 0x00, 0x5C, 0xFF}, frame.fin)
-                   : cairn::http::EncodeWebSocketFrame(frame.opcode, frame.payload, frame.fin);
+                   ? cairn::net::EncodeMaskedWebSocketFrame(frame.opcode, frame.payload,
+                                                            {0xA1, 0x00, 0x5C, 0xFF}, frame.fin)
+                   : cairn::net::EncodeWebSocketFrame(frame.opcode, frame.payload, frame.fin);
   }
   const Decoded again = Decode(peer, encoded, encoded.size() + 1);
   FUZZ_CHECK(again.refusal == StatusCode::kOk);

@@ -217,16 +217,16 @@ class FakeTensorBoardTest : public ::testing::Test {
     auto first = server_->WaitForLine([](const std::string&) { return true; }, kTimeout);
     ASSERT_TRUE(first.ok()) << first.status().ToString();
     ASSERT_EQ(first->rfind("listening on ", 0), 0u) << *first;
-    client_ = std::make_unique<http::Client>("127.0.0.1", std::stoi(first->substr(13)));
+    client_ = std::make_unique<net::Client>("127.0.0.1", std::stoi(first->substr(13)));
   }
 
-  http::ClientResponse Get(const std::string& target) {
+  net::ClientResponse Get(const std::string& target) {
     auto response = client_->Request("GET", target);
     EXPECT_TRUE(response.ok()) << response.status().ToString();
-    return response.ok() ? *response : http::ClientResponse{};
+    return response.ok() ? *response : net::ClientResponse{};
   }
   json GetJson(const std::string& target) {
-    http::ClientResponse response = Get(target);
+    net::ClientResponse response = Get(target);
     EXPECT_EQ(response.status, 200) << target << ": " << response.body;
     return json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   }
@@ -239,7 +239,7 @@ class FakeTensorBoardTest : public ::testing::Test {
 
   TempDir dir_;
   std::unique_ptr<ChildProcess> server_;
-  std::unique_ptr<http::Client> client_;
+  std::unique_ptr<net::Client> client_;
 };
 
 TEST_F(FakeTensorBoardTest, ServesRunsTagsAndScalarsOfTheHarnessFilesUnderThePrefix) {
@@ -284,7 +284,7 @@ TEST_F(FakeTensorBoardTest, ServesRunsTagsAndScalarsOfTheHarnessFilesUnderThePre
   EXPECT_EQ(more[2][1], 300);
   EXPECT_EQ(more[2][2], 0.25);
 
-  http::ClientResponse page = Get("/proxy/task-9/");
+  net::ClientResponse page = Get("/proxy/task-9/");
   EXPECT_EQ(page.status, 200);
   EXPECT_NE(page.body.find("experiment/3/trial/12"), std::string::npos) << page.body;
 }
@@ -293,7 +293,7 @@ TEST_F(FakeTensorBoardTest, AnswersLikeTensorBoardOutsideItsRoutes) {
   WriteWithHarness(storage(), {Report(11, "training", 100, {{"loss", 0.75}})});
   StartServer({"--logdir", logdir()});
 
-  http::ClientResponse bare = Get("/proxy/task-9");
+  net::ClientResponse bare = Get("/proxy/task-9");
   EXPECT_EQ(bare.status, 301);
   EXPECT_EQ(bare.headers["location"], "/proxy/task-9/");
   EXPECT_EQ(Get("/").status, 404);

@@ -344,8 +344,8 @@ resource_pools:
   - pool_name: "gpu pool"
 )",
               StatusCode::kInvalidArgument,
-              "master.yaml:3: resource_pools[0].pool_name: must be 1 to 128 letters, digits, '-', "
-              "'_' or '.', got 'gpu pool'");
+              "master.yaml:3: resource_pools[0].pool_name: must be letters, digits, '-', '_', "
+              "'.'; at most 128, got 'gpu pool'");
   ExpectError(R"(data_dir: /tmp/cairn
 resource_pools:
   - pool_name: default

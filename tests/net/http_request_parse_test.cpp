@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace cairn::http {
+namespace cairn::net {
 namespace {
 
 constexpr RequestLimits kSmallLimits{/*max_header_bytes=*/256, /*max_body_bytes=*/16,
@@ -131,4 +131,4 @@ TEST(HttpRequestParseTest, Http10AndConnectionCloseAreNotKeptAlive) {
 }
 
 }  // namespace
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -11,7 +11,7 @@
 #include "net/http_server.h"
 #include "tests/support/test_support.h"
 
-namespace cairn::http {
+namespace cairn::net {
 namespace {
 
 using testing::RawConnection;
@@ -246,4 +246,4 @@ TEST(HttpTest, UrlsAreParsedStrictly) {
 }
 
 }  // namespace
-}  // namespace cairn::http
+}  // namespace cairn::net

@@ -12,7 +12,7 @@
 #include "tests/support/test_certificates.h"
 #include "tests/support/test_support.h"
 
-namespace cairn::http {
+namespace cairn::net {
 namespace {
 
 using testing::MakeTestCertificates;
@@ -208,4 +208,4 @@ TEST_F(HttpsTest, AMissingCaFileIsInvalidArgumentNamingIt) {
 }
 
 }  // namespace
-}  // namespace cairn::http
+}  // namespace cairn::net

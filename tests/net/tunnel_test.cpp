@@ -23,7 +23,7 @@
 #include "tests/support/test_certificates.h"
 #include "tests/support/test_support.h"
 
-namespace cairn::http {
+namespace cairn::net {
 namespace {
 
 using testing::RawConnection;
@@ -669,4 +669,4 @@ TEST(WebSocketClientTest, AnAnswerOtherThan101IsItsStatusAndBadInputIsRefused) {
 }
 
 }  // namespace
-}  // namespace cairn::http
+}  // namespace cairn::net

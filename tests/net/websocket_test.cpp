@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace cairn::http {
+namespace cairn::net {
 namespace {
 
 std::string Bytes(std::initializer_list<int> values) {
@@ -225,4 +225,4 @@ TEST(WebSocketTest, AnErrorSticksWhateverComesAfter) {
 }
 
 }  // namespace
-}  // namespace cairn::http
+}  // namespace cairn::net

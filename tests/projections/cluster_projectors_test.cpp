@@ -153,7 +153,7 @@ TEST(PoolProjectorTest, UsageEqualsTheWriteSidesStateAtEveryOffset) {
   }
 }
 
-// The tenancy projection shows what the write side holds (commands/tenancy.h), all along a
+// The tenancy projection shows what the write side holds (commands/tenancy/tenancy.h), all along a
 // history where workspaces, projects, roles and bindings come and go and experiments move.
 TEST(TenancyProjectorTest, ViewsEqualTheWriteSidesStateAtEveryOffset) {
   History history;

@@ -73,7 +73,7 @@ class History {
   events::Envelope& SaveTemplate(const std::string& name, const std::string& config_yaml);
   events::Envelope& DeleteTemplate(const std::string& name);
 
-  // The model registry (commands/model_registry.h).
+  // The model registry (commands/registry/model_registry.h).
   events::Envelope& CreateModel(int32_t model_id, const std::string& name,
                                 const std::string& description, int32_t workspace_id = 1);
   events::Envelope& RegisterVersion(int32_t model_id, int32_t version, int32_t version_id,
@@ -83,7 +83,7 @@ class History {
   events::Envelope& DeleteVersion(int32_t model_id, int32_t version);
   events::Envelope& DeleteModel(int32_t model_id);
 
-  // Identity: users and sessions (commands/identity.h).
+  // Identity: users and sessions (commands/identity/identity.h).
   events::Envelope& CreateUser(int32_t user_id, const std::string& username, bool admin = false);
   events::Envelope& RenameUser(int32_t user_id, const std::string& username);
   events::Envelope& SetUserActive(int32_t user_id, bool active);

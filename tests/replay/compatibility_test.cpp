@@ -97,10 +97,10 @@ TEST(CompatibilityTest, AMasterStartsOnAV1LogAndServesWhatItRecorded) {
       [](const std::string& line) { return line.rfind("cairn-master listening on ", 0) == 0; },
       60s);
   ASSERT_TRUE(listening.ok()) << listening.status().ToString();
-  auto client = http::Client::FromUrl(listening->substr(listening->rfind(' ') + 1));
+  auto client = net::Client::FromUrl(listening->substr(listening->rfind(' ') + 1));
   ASSERT_TRUE(client.ok());
   // The old log has no users: the new master made Determined's built-in ones as it started.
-  ASSERT_TRUE(http::LogIn(*client, "determined").ok());
+  ASSERT_TRUE(net::LogIn(*client, "determined").ok());
 
   // The grid search: completed, its six trials and their checkpoints.
   auto experiment = client->Request("GET", "/api/v1/experiments/1");

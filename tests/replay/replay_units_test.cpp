@@ -13,13 +13,13 @@ namespace {
 using cairn::testing::History;
 
 // Parses `cairn ARGS` as the binary does; nullopt when the command line passes every check.
-std::optional<cli::Stop> ParseCairn(const std::vector<std::string>& args) {
+std::optional<command_line::Stop> ParseCairn(const std::vector<std::string>& args) {
   CLI::App app("", "cairn");
-  cli::Configure(app);
+  command_line::Configure(app);
   log::Level log_level = log::Level::kInfo;
-  cli::AddLogLevelOption(app, log_level);
+  command_line::AddLogLevelOption(app, log_level);
   ReplayCommand replay(app);
-  return cli::Parse(app, args);
+  return command_line::Parse(app, args);
 }
 
 TEST(ReplayCommandTest, AcceptsSpaceAndEqualsForms) {
@@ -54,9 +54,9 @@ TEST(ReplayCommandTest, RejectsEveryMistakeWithAMessageNamingTheFlag) {
   for (const auto& [extra, named] : cases) {
     std::vector<std::string> args = dump;
     args.insert(args.end(), extra.begin(), extra.end());
-    std::optional<cli::Stop> stop = ParseCairn(args);
+    std::optional<command_line::Stop> stop = ParseCairn(args);
     ASSERT_TRUE(stop) << extra[0];
-    EXPECT_EQ(stop->kind, cli::Stop::Kind::kUsageError) << extra[0];
+    EXPECT_EQ(stop->kind, command_line::Stop::Kind::kUsageError) << extra[0];
     EXPECT_EQ(stop->command, "cairn replay dump") << extra[0];
     EXPECT_NE(stop->text.find(named), std::string::npos) << stop->text;
     // One line, except that an unknown event type is answered with the known ones (about 20
@@ -87,9 +87,9 @@ TEST(ReplayCommandTest, ChecksWhatFlagsExcludeAndNeed) {
   for (const auto& args : bad) {
     std::string joined;
     for (const auto& arg : args) joined += arg + " ";
-    std::optional<cli::Stop> stop = ParseCairn(args);
+    std::optional<command_line::Stop> stop = ParseCairn(args);
     ASSERT_TRUE(stop) << joined;
-    EXPECT_EQ(stop->kind, cli::Stop::Kind::kUsageError) << joined;
+    EXPECT_EQ(stop->kind, command_line::Stop::Kind::kUsageError) << joined;
   }
   const std::vector<std::vector<std::string>> good = {
       {"replay", "state", "--kafka", "k:1", "--topic-prefix", "p", "--at-time",
@@ -101,7 +101,7 @@ TEST(ReplayCommandTest, ChecksWhatFlagsExcludeAndNeed) {
       {"replay", "digest", "--data", "/d", "--kafka", "k:1", "--log-level", "debug"},
   };
   for (const auto& args : good) {
-    std::optional<cli::Stop> stop = ParseCairn(args);
+    std::optional<command_line::Stop> stop = ParseCairn(args);
     EXPECT_FALSE(stop) << stop->text;
   }
 }

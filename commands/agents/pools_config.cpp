@@ -1,0 +1,360 @@
+#include "commands/agents/pools_config.h"
+
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "base/config_fields.h"
+#include "commands/scheduler/scheduler.h"
+#include "events/limits.h"
+#include "events/pool_defaults.h"
+
+namespace cairn::commands {
+
+using namespace config_fields;
+
+namespace {
+
+events::SchedulerConfig DefaultScheduler() {
+  events::SchedulerConfig scheduler;
+  scheduler.set_type(events::SCHEDULER_TYPE_FAIR_SHARE);
+  scheduler.set_fitting_policy(events::FITTING_POLICY_BEST);
+  scheduler.set_preemption(false);
+  scheduler.set_default_priority(kDefaultPriority);
+  return scheduler;
+}
+
+// One `scheduler:` block at `path`. Fields it leaves unset take the scheduler defaults, never
+// values from another block: that is what makes a pool's override all or nothing.
+Result<events::SchedulerConfig> ParseScheduler(const std::string& source, const YAML::Node& node,
+                                               const std::string& path) {
+  events::SchedulerConfig scheduler = DefaultScheduler();
+  if (!IsSet(node)) return scheduler;
+  if (!node.IsMap()) return Status::InvalidArgument(Where(source, node, path) + ": expected a map");
+  CAIRN_RETURN_IF_ERROR(CheckKeys(
+      source, node, path + ".", {"type", "fitting_policy", "preemption", "default_priority"},
+      {{"allow_heterogeneous_fits", "heterogeneous fits are not supported"}}));
+
+  const std::string type_field = path + ".type";
+  CAIRN_ASSIGN_OR_RETURN(std::string type, OptionalString(source, node["type"], type_field,
+                                                          "fair_share, priority or round_robin"));
+  if (type.empty() || type == "fair_share") {
+    scheduler.set_type(events::SCHEDULER_TYPE_FAIR_SHARE);
+  } else if (type == "priority") {
+    scheduler.set_type(events::SCHEDULER_TYPE_PRIORITY);
+  } else if (type == "round_robin") {
+    scheduler.set_type(events::SCHEDULER_TYPE_ROUND_ROBIN);
+  } else {
+    return Status::InvalidArgument(Where(source, node["type"], type_field) +
+                                   ": must be fair_share, priority or round_robin, got '" + type +
+                                   "'");
+  }
+
+  const std::string fitting_field = path + ".fitting_policy";
+  CAIRN_ASSIGN_OR_RETURN(std::string fitting, OptionalString(source, node["fitting_policy"],
+                                                             fitting_field, "best or worst"));
+  if (fitting.empty() || fitting == "best") {
+    scheduler.set_fitting_policy(events::FITTING_POLICY_BEST);
+  } else if (fitting == "worst") {
+    scheduler.set_fitting_policy(events::FITTING_POLICY_WORST);
+  } else {
+    return Status::InvalidArgument(Where(source, node["fitting_policy"], fitting_field) +
+                                   ": must be best or worst, got '" + fitting + "'");
+  }
+
+  if (const YAML::Node preemption = node["preemption"]; IsSet(preemption)) {
+    const std::string field = path + ".preemption";
+    CAIRN_ASSIGN_OR_RETURN(bool enabled, Scalar<bool>(source, preemption, field, "true or false"));
+    if (enabled && scheduler.type() != events::SCHEDULER_TYPE_PRIORITY) {
+      return Status::InvalidArgument(Where(source, preemption, field) +
+                                     ": only the priority scheduler preempts, and " + type_field +
+                                     " is " + commands::SchedulerTypeName(scheduler.type()));
+    }
+    scheduler.set_preemption(enabled);
+  }
+
+  if (const YAML::Node priority = node["default_priority"]; IsSet(priority)) {
+    const std::string field = path + ".default_priority";
+    CAIRN_ASSIGN_OR_RETURN(int value, Scalar<int>(source, priority, field, "an integer"));
+    if (value < kMinPriority || value > kMaxPriority) {
+      return Status::InvalidArgument(
+          Where(source, priority, field) + ": must be between " + std::to_string(kMinPriority) +
+          " and " + std::to_string(kMaxPriority) + ", got " + std::to_string(value));
+    }
+    scheduler.set_default_priority(value);
+  }
+  return scheduler;
+}
+
+// `key` under `map`, or its deprecated `alias` when `key` is not set; never both, so that two
+// different values cannot silently disagree. `*field` becomes the name actually used.
+Result<YAML::Node> FieldOrAlias(const std::string& source, const YAML::Node& map,
+                                const std::string& prefix, const std::string& key,
+                                const std::string& alias, std::string* field) {
+  const YAML::Node current = map[key];
+  const YAML::Node deprecated = map[alias];
+  if (IsSet(current) && IsSet(deprecated)) {
+    return Status::InvalidArgument(Where(source, KeyNode(map, alias), prefix + alias) +
+                                   ": deprecated name of " + prefix + key +
+                                   "; set only one of them");
+  }
+  *field = prefix + (IsSet(deprecated) ? alias : key);
+  return IsSet(deprecated) ? deprecated : current;
+}
+
+// A default pool as configured, with where it was said (or where it would have been said) so
+// that an unknown pool can be reported at a line.
+struct DefaultPoolChoice {
+  std::string name = kDefaultPool;
+  std::string field;
+  YAML::Node node;
+  bool explicitly_set = false;
+};
+
+Status ParseDefaultPool(const std::string& source, const YAML::Node& resource_manager,
+                        const std::string& key, const std::string& alias,
+                        DefaultPoolChoice* choice) {
+  std::string field;
+  CAIRN_ASSIGN_OR_RETURN(YAML::Node node, FieldOrAlias(source, resource_manager,
+                                                       "resource_manager.", key, alias, &field));
+  if (!IsSet(node)) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(choice->name, Scalar<std::string>(source, node, field, "a pool name"));
+  if (choice->name.empty()) {
+    return Status::InvalidArgument(Where(source, node, field) + ": must name a resource pool");
+  }
+  choice->field = field;
+  choice->node = node;
+  choice->explicitly_set = true;
+  return Status::Ok();
+}
+
+Status ParseTaskContainerDefaults(const std::string& source, const YAML::Node& node,
+                                  events::ResourcePoolsConfigured* pools) {
+  if (!IsSet(node)) return Status::Ok();
+  if (!node.IsMap()) {
+    return Status::InvalidArgument(Where(source, node, "task_container_defaults") +
+                                   ": expected a map");
+  }
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) {
+      return Status::InvalidArgument(Where(source, entry.first, "task_container_defaults.<key>") +
+                                     ": a key must be a plain name");
+    }
+    const std::string field = "task_container_defaults." + entry.first.Scalar();
+    if (entry.first.Scalar() != "preemption_timeout") {
+      return Status::NotSupported(Where(source, entry.first, field) +
+                                  ": not supported; of task_container_defaults Cairn reads only "
+                                  "preemption_timeout");
+    }
+    if (!IsSet(entry.second)) continue;
+    CAIRN_ASSIGN_OR_RETURN(double seconds,
+                           Scalar<double>(source, entry.second, field, "a number of seconds"));
+    if (!std::isfinite(seconds) || seconds <= 0 || seconds > kMaxPreemptionGraceSeconds) {
+      return Status::InvalidArgument(Where(source, entry.second, field) +
+                                     ": must be more than 0 and at most 86400 seconds");
+    }
+    pools->set_preemption_grace_seconds(seconds);
+  }
+  return Status::Ok();
+}
+
+events::ResourcePoolConfig PoolNamedDefault(const events::SchedulerConfig& scheduler) {
+  events::ResourcePoolConfig pool;
+  pool.set_pool_name(kDefaultPool);
+  *pool.mutable_scheduler() = scheduler;
+  pool.set_scheduler_from_pool(false);
+  pool.set_max_aux_containers_per_agent(kMaxZeroSlotContainersPerAgent);
+  return pool;
+}
+
+// One entry of `resource_pools`, at `path`, given the cluster-wide scheduler it may inherit.
+Result<events::ResourcePoolConfig> ParsePool(const std::string& source, const YAML::Node& node,
+                                             const std::string& path,
+                                             const events::SchedulerConfig& cluster_scheduler) {
+  if (!node.IsMap()) {
+    return Status::InvalidArgument(Where(source, node, path) +
+                                   ": expected a map with at least pool_name");
+  }
+  CAIRN_RETURN_IF_ERROR(CheckKeys(
+      source, node, path + ".",
+      {"pool_name", "description", "scheduler", "max_aux_containers_per_agent",
+       "max_cpu_containers_per_agent"},
+      {{"provider",
+        "dynamic agents (provider) are not supported; start agents by hand with --pool NAME"},
+       {"task_container_defaults",
+        "per-pool task container defaults are not supported; only the top-level "
+        "task_container_defaults.preemption_timeout is"}}));
+  events::ResourcePoolConfig pool;
+
+  const std::string name_field = path + ".pool_name";
+  if (!IsSet(node["pool_name"])) {
+    return Status::InvalidArgument(Where(source, node, name_field) + ": required");
+  }
+  CAIRN_ASSIGN_OR_RETURN(std::string name,
+                         Scalar<std::string>(source, node["pool_name"], name_field, "a pool name"));
+  if (!IsSafeId(name)) {
+    return Status::InvalidArgument(Where(source, node["pool_name"], name_field) + ": must be " +
+                                   SafeIdRuleText() + ", got '" + name + "'");
+  }
+  pool.set_pool_name(name);
+
+  CAIRN_ASSIGN_OR_RETURN(std::string description, OptionalString(source, node["description"],
+                                                                 path + ".description", "text"));
+  pool.set_description(description);
+
+  // A blank `scheduler:` (no value, or {}) sets nothing, so the pool inherits; any field set
+  // makes the pool's block the whole scheduler.
+  const YAML::Node scheduler = node["scheduler"];
+  if (IsSet(scheduler) && !(scheduler.IsMap() && scheduler.size() == 0)) {
+    CAIRN_ASSIGN_OR_RETURN(*pool.mutable_scheduler(),
+                           ParseScheduler(source, scheduler, path + ".scheduler"));
+    pool.set_scheduler_from_pool(true);
+  } else {
+    *pool.mutable_scheduler() = cluster_scheduler;
+    pool.set_scheduler_from_pool(false);
+  }
+
+  pool.set_max_aux_containers_per_agent(kMaxZeroSlotContainersPerAgent);
+  std::string aux_field;
+  CAIRN_ASSIGN_OR_RETURN(YAML::Node aux,
+                         FieldOrAlias(source, node, path + ".", "max_aux_containers_per_agent",
+                                      "max_cpu_containers_per_agent", &aux_field));
+  if (IsSet(aux)) {
+    CAIRN_ASSIGN_OR_RETURN(int containers,
+                           Scalar<int>(source, aux, aux_field, "a number of containers"));
+    if (containers < 0) {
+      return Status::InvalidArgument(Where(source, aux, aux_field) + ": must be 0 or more, got " +
+                                     std::to_string(containers));
+    }
+    pool.set_max_aux_containers_per_agent(containers);
+  }
+  return pool;
+}
+
+// The pools of a document that uses the current format (or says nothing about pools).
+Status ParseCurrentPools(const std::string& source, const YAML::Node& root,
+                         events::ResourcePoolsConfigured* pools) {
+  const YAML::Node resource_manager = root["resource_manager"];
+  events::SchedulerConfig cluster_scheduler = DefaultScheduler();
+  DefaultPoolChoice compute;
+  compute.field = "resource_manager.default_compute_resource_pool";
+  DefaultPoolChoice aux;
+  aux.field = "resource_manager.default_aux_resource_pool";
+  if (IsSet(resource_manager)) {
+    if (!resource_manager.IsMap()) {
+      return Status::InvalidArgument(Where(source, resource_manager, "resource_manager") +
+                                     ": expected a map");
+    }
+    CAIRN_RETURN_IF_ERROR(CheckKeys(
+        source, resource_manager, "resource_manager.",
+        {"type", "scheduler", "default_compute_resource_pool", "default_aux_resource_pool",
+         "default_gpu_resource_pool", "default_cpu_resource_pool"}));
+    CAIRN_ASSIGN_OR_RETURN(std::string type, OptionalString(source, resource_manager["type"],
+                                                            "resource_manager.type", "agent"));
+    if (!type.empty() && type != "agent") {
+      return Status::NotSupported(Where(source, resource_manager["type"], "resource_manager.type") +
+                                  ": only the agent resource manager is supported, got '" + type +
+                                  "'");
+    }
+    CAIRN_ASSIGN_OR_RETURN(cluster_scheduler, ParseScheduler(source, resource_manager["scheduler"],
+                                                             "resource_manager.scheduler"));
+    CAIRN_RETURN_IF_ERROR(ParseDefaultPool(source, resource_manager,
+                                           "default_compute_resource_pool",
+                                           "default_gpu_resource_pool", &compute));
+    CAIRN_RETURN_IF_ERROR(ParseDefaultPool(source, resource_manager, "default_aux_resource_pool",
+                                           "default_cpu_resource_pool", &aux));
+  }
+
+  const YAML::Node list = root["resource_pools"];
+  if (!IsSet(list)) {
+    *pools->add_pools() = PoolNamedDefault(cluster_scheduler);
+  } else {
+    if (!list.IsSequence()) {
+      return Status::InvalidArgument(Where(source, list, "resource_pools") +
+                                     ": expected a list of pools");
+    }
+    if (list.size() == 0) {
+      return Status::InvalidArgument(Where(source, list, "resource_pools") +
+                                     ": must list at least one pool");
+    }
+    std::map<std::string, size_t> index_by_name;
+    size_t index = 0;
+    for (const YAML::Node& entry : list) {
+      const std::string path = "resource_pools[" + std::to_string(index) + "]";
+      CAIRN_ASSIGN_OR_RETURN(events::ResourcePoolConfig pool,
+                             ParsePool(source, entry, path, cluster_scheduler));
+      auto [first, inserted] = index_by_name.emplace(pool.pool_name(), index);
+      if (!inserted) {
+        return Status::InvalidArgument(
+            Where(source, entry["pool_name"], path + ".pool_name") + ": duplicate pool name '" +
+            pool.pool_name() + "' (also resource_pools[" + std::to_string(first->second) + "])");
+      }
+      *pools->add_pools() = std::move(pool);
+      ++index;
+    }
+  }
+
+  for (DefaultPoolChoice* choice : {&compute, &aux}) {
+    bool configured = false;
+    for (const auto& pool : pools->pools()) configured |= pool.pool_name() == choice->name;
+    if (configured) continue;
+    if (choice->explicitly_set) {
+      return Status::InvalidArgument(Where(source, choice->node, choice->field) +
+                                     ": no resource pool named '" + choice->name +
+                                     "' (configured: " + PoolNamesOf(*pools) + ")");
+    }
+    // Not written, so the error points at the section that should have said it.
+    const YAML::Node section = IsSet(resource_manager) ? KeyNode(root, "resource_manager")
+                                                       : KeyNode(root, "resource_pools");
+    return Status::InvalidArgument(Where(source, section, choice->field) +
+                                   ": not set, so it is 'default', but no resource pool is named "
+                                   "'default' (configured: " +
+                                   PoolNamesOf(*pools) + ")");
+  }
+  pools->set_default_compute_pool(compute.name);
+  pools->set_default_aux_pool(aux.name);
+  return Status::Ok();
+}
+
+}  // namespace
+
+// The pools of a whole document: the legacy format (top-level `scheduler`, one pool "default")
+// or the current one, plus the preemption grace period.
+Result<events::ResourcePoolsConfigured> ParsePools(const std::string& source,
+                                                   const YAML::Node& root) {
+  events::ResourcePoolsConfigured pools;
+  pools.set_source(source);
+  pools.set_preemption_grace_seconds(kDefaultPreemptionGraceSeconds);
+  CAIRN_RETURN_IF_ERROR(
+      ParseTaskContainerDefaults(source, root["task_container_defaults"], &pools));
+
+  const char* legacy_key = root["scheduler"]     ? "scheduler"
+                           : root["provisioner"] ? "provisioner"
+                                                 : nullptr;
+  const char* current_key = root["resource_manager"] ? "resource_manager"
+                            : root["resource_pools"] ? "resource_pools"
+                                                     : nullptr;
+  if (legacy_key && current_key) {
+    return Status::InvalidArgument(
+        Where(source, KeyNode(root, legacy_key), legacy_key) +
+        ": the legacy format (top-level scheduler/provisioner) cannot be mixed with " +
+        current_key + "; move it to resource_manager.scheduler or resource_pools");
+  }
+  if (root["provisioner"]) {
+    return Status::NotSupported(
+        Where(source, KeyNode(root, "provisioner"), "provisioner") +
+        ": dynamic agents (provisioner) are not supported; start agents by hand with --pool NAME");
+  }
+  if (legacy_key) {
+    CAIRN_ASSIGN_OR_RETURN(events::SchedulerConfig scheduler,
+                           ParseScheduler(source, root["scheduler"], "scheduler"));
+    *pools.add_pools() = PoolNamedDefault(scheduler);
+    pools.set_default_compute_pool(kDefaultPool);
+    pools.set_default_aux_pool(kDefaultPool);
+    return pools;
+  }
+  CAIRN_RETURN_IF_ERROR(ParseCurrentPools(source, root, &pools));
+  return pools;
+}
+
+}  // namespace cairn::commands

@@ -1,0 +1,269 @@
+#include "commands/identity/identity.h"
+
+#include <algorithm>
+
+#include "base/encoding.h"
+
+namespace cairn::commands {
+namespace {
+
+using events::Envelope;
+
+// Failed logins remembered per username: enough for any sane throttle, bounded against floods.
+constexpr size_t kFailuresKept = 64;
+
+Envelope SessionEndedEvent(const std::string& token_sha256, int32_t user_id,
+                           const std::string& reason) {
+  Envelope event;
+  auto* ended = event.mutable_session_ended();
+  ended->set_token_sha256(token_sha256);
+  ended->set_user_id(user_id);
+  ended->set_reason(reason);
+  return event;
+}
+
+// Ends every live session of `user_id`, oldest token first (map order: deterministic).
+void EndSessionsOf(const IdentityState& state, int32_t user_id, const std::string& reason,
+                   std::vector<Envelope>& events) {
+  for (const auto& [token_sha256, session] : state.sessions) {
+    if (session.user_id == user_id)
+      events.push_back(SessionEndedEvent(token_sha256, user_id, reason));
+  }
+}
+
+int ActiveAdmins(const IdentityState& state) {
+  int admins = 0;
+  for (const auto& [id, user] : state.users) admins += user.admin && user.active ? 1 : 0;
+  return admins;
+}
+
+}  // namespace
+
+const UserRecord* IdentityState::FindUser(int32_t user_id) const {
+  auto it = users.find(user_id);
+  return it == users.end() ? nullptr : &it->second;
+}
+
+const UserRecord* IdentityState::FindUser(const std::string& username) const {
+  auto it = user_ids.find(username);
+  return it == user_ids.end() ? nullptr : FindUser(it->second);
+}
+
+const UserRecord* IdentityState::SessionUser(const std::string& token_sha256, int64_t now) const {
+  auto it = sessions.find(token_sha256);
+  if (it == sessions.end() || it->second.expires_unix_micros <= now) return nullptr;
+  const UserRecord* user = FindUser(it->second.user_id);
+  return user != nullptr && user->active ? user : nullptr;
+}
+
+bool IdentityState::Throttled(const std::string& username, int64_t now,
+                              const LoginThrottle& throttle) const {
+  auto it = failures.find(username);
+  if (it == failures.end() || throttle.max_failures <= 0) return false;
+  int recent = 0;
+  for (int64_t time : it->second) recent += time > now - throttle.window_micros ? 1 : 0;
+  return recent >= throttle.max_failures;
+}
+
+void ApplyIdentity(IdentityState& state, const Envelope& event) {
+  switch (event.payload_case()) {
+    case Envelope::kUserCreated: {
+      const auto& created = event.user_created();
+      UserRecord& user = state.users[created.user_id()];
+      user = UserRecord{created.user_id(), created.username(), created.display_name(),
+                        created.admin(),   created.active(),   created.password_hash()};
+      state.user_ids[created.username()] = created.user_id();
+      state.last_user_id = std::max(state.last_user_id, created.user_id());
+      break;
+    }
+    case Envelope::kUserUpdated: {
+      const auto& updated = event.user_updated();
+      auto it = state.users.find(updated.user_id());
+      if (it == state.users.end()) break;
+      UserRecord& user = it->second;
+      if (updated.has_username()) {
+        state.user_ids.erase(user.username);
+        user.username = updated.username();
+        state.user_ids[user.username] = user.id;
+      }
+      if (updated.has_display_name()) user.display_name = updated.display_name();
+      if (updated.has_admin()) user.admin = updated.admin();
+      if (updated.has_active()) user.active = updated.active();
+      break;
+    }
+    case Envelope::kUserPasswordChanged: {
+      auto it = state.users.find(event.user_password_changed().user_id());
+      if (it != state.users.end()) {
+        it->second.password_hash = event.user_password_changed().password_hash();
+      }
+      break;
+    }
+    case Envelope::kSessionStarted: {
+      const auto& started = event.session_started();
+      // Forget the sessions that expired by now: the state holds only what can still be used.
+      std::erase_if(state.sessions, [&](const auto& entry) {
+        return entry.second.expires_unix_micros <= event.time_unix_micros();
+      });
+      state.sessions[started.token_sha256()] =
+          SessionRecord{started.user_id(), started.expires_unix_micros()};
+      if (const UserRecord* user = state.FindUser(started.user_id())) {
+        state.failures.erase(user->username);
+      }
+      break;
+    }
+    case Envelope::kSessionEnded:
+      state.sessions.erase(event.session_ended().token_sha256());
+      break;
+    case Envelope::kLoginFailed: {
+      if (event.login_failed().throttled()) break;
+      // Forget failures older than any throttling window can reach: a flood of made-up names
+      // must not grow the state (and every replay) without bound.
+      const int64_t oldest_kept = event.time_unix_micros() - kLongestFailureWindowMicros;
+      std::erase_if(state.failures,
+                    [&](const auto& entry) { return entry.second.back() < oldest_kept; });
+      auto& times = state.failures[event.login_failed().username()];
+      times.push_back(event.time_unix_micros());
+      while (times.size() > kFailuresKept) times.pop_front();
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+Status CheckUsername(const std::string& username) {
+  if (username.empty()) return Status::InvalidArgument("username: must not be empty");
+  if (username.size() > 128) return Status::InvalidArgument("username: longer than 128 characters");
+  for (unsigned char c : username) {
+    if (c <= ' ' || c == 0x7f || c == '/') {
+      return Status::InvalidArgument("username: '" + username +
+                                     "' holds whitespace, a control character or '/'");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Envelope>> DecideCreateUser(const IdentityState& state,
+                                               const CreateUser& command) {
+  CAIRN_RETURN_IF_ERROR(CheckUsername(command.username));
+  if (state.FindUser(command.username) != nullptr) {
+    return Status::AlreadyExists("user " + command.username + " already exists");
+  }
+  if (command.password_hash.empty()) return Status::Internal("a user needs a password hash");
+  Envelope event;
+  auto* created = event.mutable_user_created();
+  created->set_user_id(state.last_user_id + 1);
+  created->set_username(command.username);
+  created->set_display_name(command.display_name);
+  created->set_admin(command.admin);
+  created->set_active(command.active);
+  created->set_password_hash(command.password_hash);
+  return std::vector<Envelope>{std::move(event)};
+}
+
+Result<std::vector<Envelope>> DecideUpdateUser(const IdentityState& state,
+                                               const UpdateUser& command) {
+  const UserRecord* user = state.FindUser(command.user_id);
+  if (user == nullptr) {
+    return Status::NotFound("user " + std::to_string(command.user_id) + " not found");
+  }
+  if (command.username && *command.username != user->username) {
+    CAIRN_RETURN_IF_ERROR(CheckUsername(*command.username));
+    if (state.FindUser(*command.username) != nullptr) {
+      return Status::AlreadyExists("user " + *command.username + " already exists");
+    }
+  }
+  const bool loses_admin =
+      user->admin && user->active &&
+      ((command.admin && !*command.admin) || (command.active && !*command.active));
+  if (loses_admin && ActiveAdmins(state) <= 1) {
+    return Status::FailedPrecondition("user " + user->username +
+                                      " is the last active admin; make another user admin first");
+  }
+  std::vector<Envelope> events;
+  Envelope event;
+  auto* updated = event.mutable_user_updated();
+  updated->set_user_id(user->id);
+  bool changes = false;
+  if (command.username && *command.username != user->username) {
+    updated->set_username(*command.username);
+    changes = true;
+  }
+  if (command.display_name && *command.display_name != user->display_name) {
+    updated->set_display_name(*command.display_name);
+    changes = true;
+  }
+  if (command.admin && *command.admin != user->admin) {
+    updated->set_admin(*command.admin);
+    changes = true;
+  }
+  if (command.active && *command.active != user->active) {
+    updated->set_active(*command.active);
+    changes = true;
+  }
+  if (changes) events.push_back(std::move(event));
+  if (command.active && !*command.active && user->active) {
+    EndSessionsOf(state, user->id, "user deactivated", events);
+  }
+  if (command.password_hash) {
+    Envelope changed;
+    changed.mutable_user_password_changed()->set_user_id(user->id);
+    changed.mutable_user_password_changed()->set_password_hash(*command.password_hash);
+    events.push_back(std::move(changed));
+    if (!(command.active && !*command.active)) {
+      EndSessionsOf(state, user->id, "password changed", events);
+    }
+  }
+  return events;
+}
+
+Result<std::vector<Envelope>> DecideStartSession(const IdentityState& state,
+                                                 const StartSession& command, int64_t now) {
+  const UserRecord* user = state.FindUser(command.user_id);
+  // The same answer whether the user is gone, inactive or changed password meanwhile: a login
+  // must not tell which usernames exist.
+  if (user == nullptr || !user->active || user->password_hash != command.checked_password_hash) {
+    return Status::PermissionDenied("invalid credentials");
+  }
+  if (command.expires_unix_micros <= now) return Status::InvalidArgument("session already expired");
+  if (state.sessions.count(command.token_sha256)) return Status::AlreadyExists("token reused");
+  Envelope event;
+  auto* started = event.mutable_session_started();
+  started->set_token_sha256(command.token_sha256);
+  started->set_user_id(user->id);
+  started->set_expires_unix_micros(command.expires_unix_micros);
+  return std::vector<Envelope>{std::move(event)};
+}
+
+Result<std::vector<Envelope>> DecideEndSession(const IdentityState& state,
+                                               const EndSession& command) {
+  auto it = state.sessions.find(command.token_sha256);
+  // Ending an ended session is done already (logout is safe to repeat).
+  if (it == state.sessions.end()) return std::vector<Envelope>{};
+  return std::vector<Envelope>{
+      SessionEndedEvent(command.token_sha256, it->second.user_id, command.reason)};
+}
+
+std::vector<Envelope> DecideRecordLoginFailure(const RecordLoginFailure& command) {
+  Envelope event;
+  auto* failed = event.mutable_login_failed();
+  // Whatever name an anonymous caller sent, cut between characters: protobuf refuses to read back
+  // a string field that is not UTF-8, so a cut character would make the whole log unreadable.
+  failed->set_username(ValidUtf8Prefix(command.username, 128));
+  failed->set_reason(command.reason);
+  failed->set_throttled(command.throttled);
+  return {std::move(event)};
+}
+
+std::vector<Envelope> DecideRecordAccessDenied(const RecordAccessDenied& command) {
+  Envelope event;
+  auto* denied = event.mutable_access_denied();
+  // The path is percent-decoded bytes (%FF included) and the reason may quote the caller: made
+  // valid UTF-8 for the same reason as a failed login's name.
+  denied->set_method(ValidUtf8Prefix(command.method, 16));
+  denied->set_path(ValidUtf8Prefix(command.path, 1024));
+  denied->set_reason(ValidUtf8Prefix(command.reason, 1024));
+  return {std::move(event)};
+}
+
+}  // namespace cairn::commands

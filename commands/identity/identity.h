@@ -1,0 +1,130 @@
+// Users and their sessions, on the write side: the state the identity events fold into, and the
+// pure decisions over it. Passwords reach here already hashed (base/password.h): hashing is slow
+// and salted, so the edge does it, and the decider only records the result. A login's password
+// is checked at the edge against the hash this state holds; the decider then starts the session
+// only if that hash is still the user's (a change in between refuses the login).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "events.pb.h"
+
+namespace cairn::commands {
+
+struct UserRecord {
+  int32_t id = 0;
+  std::string username;
+  std::string display_name;
+  bool admin = false;
+  bool active = true;
+  std::string password_hash;  // argon2id (base/password.h)
+};
+
+struct SessionRecord {
+  int32_t user_id = 0;
+  int64_t expires_unix_micros = 0;
+};
+
+// How many failed logins within a window stop further attempts for a username (Determined has
+// no throttle; Slurm sites get it from PAM). Refused attempts do not extend the window.
+struct LoginThrottle {
+  int max_failures = 5;
+  int64_t window_micros = int64_t{5} * 60 * 1'000'000;
+};
+// The longest window master.yaml allows (security.failed_login_window_seconds <= 86400):
+// failures older than this are forgotten whatever the configured window.
+inline constexpr int64_t kLongestFailureWindowMicros = int64_t{86400} * 1'000'000;
+
+struct IdentityState {
+  std::map<int32_t, UserRecord> users;
+  std::map<std::string, int32_t> user_ids;              // by username
+  std::map<std::string, SessionRecord> sessions;        // live sessions, by token SHA-256
+  std::map<std::string, std::deque<int64_t>> failures;  // username -> times of failed logins
+  int32_t last_user_id = 0;
+
+  const UserRecord* FindUser(int32_t user_id) const;
+  const UserRecord* FindUser(const std::string& username) const;
+  // The live session's user; nullptr when the token is unknown, ended or expired by `now`, or
+  // its user is deactivated.
+  const UserRecord* SessionUser(const std::string& token_sha256, int64_t now) const;
+  // Whether logins as `username` are refused at `now` for too many recent failures.
+  bool Throttled(const std::string& username, int64_t now, const LoginThrottle& throttle) const;
+};
+
+// Folds an identity event into the state; other events are ignored. Sessions expired by the
+// event's time are forgotten, so the state holds only live sessions.
+void ApplyIdentity(IdentityState& state, const events::Envelope& event);
+
+// --- Commands ---------------------------------------------------------------------------------
+
+struct CreateUser {
+  static constexpr const char* kName = "CreateUser";
+  std::string username;
+  std::string display_name;
+  bool admin = false;
+  bool active = true;
+  std::string password_hash;
+};
+
+// Changes what is set. Deactivating a user or changing their password ends their sessions.
+struct UpdateUser {
+  static constexpr const char* kName = "UpdateUser";
+  int32_t user_id = 0;
+  std::optional<std::string> username{};
+  std::optional<std::string> display_name{};
+  std::optional<bool> admin{};
+  std::optional<bool> active{};
+  std::optional<std::string> password_hash{};
+};
+
+struct StartSession {
+  static constexpr const char* kName = "StartSession";
+  int32_t user_id = 0;
+  std::string token_sha256;
+  std::string checked_password_hash;  // the hash the edge verified the password against
+  int64_t expires_unix_micros = 0;
+};
+
+struct EndSession {
+  static constexpr const char* kName = "EndSession";
+  std::string token_sha256;
+  std::string reason;
+};
+
+struct RecordLoginFailure {
+  static constexpr const char* kName = "RecordLoginFailure";
+  std::string username;
+  std::string reason;
+  bool throttled = false;
+};
+
+// A refused change, for the audit trail (AccessDenied).
+struct RecordAccessDenied {
+  static constexpr const char* kName = "RecordAccessDenied";
+  std::string method;
+  std::string path;
+  std::string reason;
+};
+
+// Each returns the events to append, or why the command is refused.
+Result<std::vector<events::Envelope>> DecideCreateUser(const IdentityState& state,
+                                                       const CreateUser& command);
+Result<std::vector<events::Envelope>> DecideUpdateUser(const IdentityState& state,
+                                                       const UpdateUser& command);
+Result<std::vector<events::Envelope>> DecideStartSession(const IdentityState& state,
+                                                         const StartSession& command, int64_t now);
+Result<std::vector<events::Envelope>> DecideEndSession(const IdentityState& state,
+                                                       const EndSession& command);
+std::vector<events::Envelope> DecideRecordLoginFailure(const RecordLoginFailure& command);
+std::vector<events::Envelope> DecideRecordAccessDenied(const RecordAccessDenied& command);
+
+// A username Determined's CLI and Cairn's keys can carry: 1-128 characters, no whitespace, no
+// control characters, no '/'.
+Status CheckUsername(const std::string& username);
+
+}  // namespace cairn::commands

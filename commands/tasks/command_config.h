@@ -1,0 +1,41 @@
+// A command's, notebook's, shell's or TensorBoard's configuration as Determined's CLI sends it
+// (`config` of POST /api/v1/commands|notebooks|shells|tensorboards): entrypoint (commands only),
+// description, resources, environment (variables, image, registry_auth, force_pull_image),
+// bind_mounts, work_dir, idle_timeout and tensorboard_args.
+// Read with base/fields.h; what Cairn does not have is refused by name. Pure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/status.h"
+#include "events.pb.h"
+
+namespace cairn::commands {
+
+struct CommandConfig {
+  events::TaskSpec spec;        // entrypoint, description, environment, work_dir, preemptible
+  events::Resources resources;  // slots (default 1), priority, weight, max_slots, pool
+  // What the user asked for, in Determined's shape, shown back as the command's config.
+  nlohmann::json effective;
+};
+
+// `config` is the JSON object of the request; errors name the field ("config.resources.slots").
+// `type` is the kind of task it configures: a command needs an entrypoint, the others refuse one
+// (the agent starts Jupyter, sshd or TensorBoard itself). Slots default to 1, and to 0 for a
+// TensorBoard, as in Determined.
+Result<CommandConfig> ParseTaskConfig(const nlohmann::json& config, events::TaskType type);
+inline Result<CommandConfig> ParseCommandConfig(const nlohmann::json& config) {
+  return ParseTaskConfig(config, events::TASK_TYPE_COMMAND);
+}
+
+// Puts environment.image as Determined writes it (a name, or {cpu, cuda|gpu, rocm}, already
+// checked) into the spec: a name is both variants; rocm is left out (no ROCm slots). Anything
+// else sets nothing.
+void SetTaskImage(const nlohmann::json& image, events::TaskSpec& spec);
+
+// "30s", "10m", "2h", "1d", a bare number of seconds, or "0" (never): whole seconds.
+// InvalidArgument for anything else, negative or above a year.
+Result<int64_t> ParseIdleTimeout(const std::string& text);
+
+}  // namespace cairn::commands

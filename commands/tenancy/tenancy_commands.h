@@ -1,0 +1,92 @@
+// The tenancy domain's commands: workspaces, projects, moving experiments between projects, role
+// assignments and pool bindings. Unset fields keep their value. Decided by
+// commands/tenancy/tenancy_decider.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "events.pb.h"
+
+namespace cairn::commands {
+
+// Workspaces and projects (commands/tenancy/tenancy.h). Unset fields keep their value.
+struct CreateWorkspace {
+  static constexpr const char* kName = "CreateWorkspace";
+  std::string name;
+  std::string default_compute_pool;
+  std::string default_aux_pool;
+};
+
+struct UpdateWorkspace {
+  static constexpr const char* kName = "UpdateWorkspace";
+  int32_t workspace_id = 0;
+  std::optional<std::string> name{};
+  std::optional<bool> archived{};
+  std::optional<std::string> default_compute_pool{};
+  std::optional<std::string> default_aux_pool{};
+};
+
+// Only a workspace without experiments and live tasks; its empty projects go with it.
+struct DeleteWorkspace {
+  static constexpr const char* kName = "DeleteWorkspace";
+  int32_t workspace_id = 0;
+};
+
+struct PinWorkspace {
+  static constexpr const char* kName = "PinWorkspace";
+  int32_t workspace_id = 0;
+  bool pinned = true;
+};
+
+struct CreateProject {
+  static constexpr const char* kName = "CreateProject";
+  int32_t workspace_id = 0;
+  std::string name;
+  std::string description;
+};
+
+struct UpdateProject {
+  static constexpr const char* kName = "UpdateProject";
+  int32_t project_id = 0;
+  std::optional<std::string> name{};
+  std::optional<std::string> description{};
+  std::optional<bool> archived{};
+};
+
+// Only a project without experiments.
+struct DeleteProject {
+  static constexpr const char* kName = "DeleteProject";
+  int32_t project_id = 0;
+};
+
+struct MoveExperiment {
+  static constexpr const char* kName = "MoveExperiment";
+  int64_t experiment_id = 0;
+  int32_t project_id = 0;
+};
+
+// Assigns (or removes) roles; all or none are applied.
+struct ChangeRoles {
+  static constexpr const char* kName = "ChangeRoles";
+  struct Assignment {
+    int32_t user_id = 0;
+    int32_t workspace_id = 0;  // 0 = every workspace
+    events::Role role = events::ROLE_UNSPECIFIED;
+  };
+  std::vector<Assignment> assignments;
+  bool remove = false;
+};
+
+// Binds a resource pool to workspaces, unbinds it, or replaces its bindings.
+struct SetPoolBindings {
+  static constexpr const char* kName = "SetPoolBindings";
+  enum class Mode { kAdd, kRemove, kReplace };
+  std::string pool_name;
+  std::vector<int32_t> workspace_ids;
+  Mode mode = Mode::kAdd;
+};
+
+}  // namespace cairn::commands

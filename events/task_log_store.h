@@ -1,0 +1,80 @@
+// Task logs: the high-volume stdout/stderr lines agents ship. They are kept apart from the
+// control-plane log, so that they never slow its decisions, in their own RocksDB under
+// <data_dir>/tasklogs. A line is stored once per (task, allocation, seq), so an agent's retried
+// batch is harmless. On the Kafka backend the topic "<prefix>.tasklogs"
+// (events/kafka/task_log_topic.h) is the record and the RocksDB a cache of it: a line is stored
+// only after the topic acknowledged it, and a lost directory is rebuilt from the topic when the
+// master starts. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rocksdb {
+class ColumnFamilyHandle;
+class DB;
+}  // namespace rocksdb
+
+namespace cairn {
+
+struct TaskLogLine {
+  std::string task_id;
+  std::string allocation_id;
+  std::string agent_id;
+  int64_t seq = 0;
+  int64_t timestamp_unix_micros = 0;
+  std::string stdtype;  // "stdout" | "stderr"
+  std::string text;     // the line, with its trailing newline
+};
+
+class TaskLogStore {
+ public:
+  // The embedded backend: the store in `dir` is the only record of the lines.
+  static Result<std::unique_ptr<TaskLogStore>> Open(const std::string& dir);
+  // The Kafka backend: the store in `dir` caches the task-log topic of `topic_prefix`. Returns
+  // once the cache holds every line the topic held when it was called (all of them for an empty
+  // `dir`); from then on a thread keeps reading the topic into it. Unavailable when the brokers
+  // give nothing for `catch_up_stall` while lines are still missing.
+  static Result<std::unique_ptr<TaskLogStore>> OpenMirrored(
+      const std::string& dir, const std::string& brokers, const std::string& topic_prefix,
+      std::chrono::milliseconds catch_up_stall = std::chrono::seconds(60));
+  ~TaskLogStore();
+
+  // Stores the lines; mirrored, only once the topic has acknowledged them all (a failure there
+  // stores nothing, and the agent sends them again).
+  Status Append(const std::vector<TaskLogLine>& lines);
+
+  // Up to `limit` lines of `task_id` after `*cursor` ("" = from the start), in allocation and
+  // seq order; advances `*cursor` past them.
+  Result<std::vector<TaskLogLine>> Read(const std::string& task_id, std::string* cursor,
+                                        size_t limit);
+
+  // A counter bumped by every Append; WaitForAppend blocks until it passes `seen` or timeout.
+  uint64_t version() const;
+  void WaitForAppend(uint64_t seen, std::chrono::milliseconds timeout) const;
+
+ private:
+  class Mirror;
+  TaskLogStore() = default;
+  // Writes `lines` (and, from the mirror, the topic positions they bring the cache to) at once.
+  Status Store(const std::vector<TaskLogLine>& lines, const std::vector<std::string>& position_keys,
+               const std::vector<std::string>& position_values);
+
+  std::unique_ptr<rocksdb::DB> db_;
+  // The mirror's topic positions, in a column family of their own.
+  std::unique_ptr<rocksdb::ColumnFamilyHandle> positions_;
+  std::unique_ptr<rocksdb::ColumnFamilyHandle> lines_;
+  std::unique_ptr<Mirror> mirror_;  // Kafka backend only
+  mutable std::mutex mutex_;
+  mutable std::condition_variable appended_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace cairn

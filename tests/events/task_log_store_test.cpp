@@ -1,0 +1,171 @@
+// The task-log store over a real RocksDB: alone (the embedded backend), and as a cache of the
+// task-log topic on librdkafka's mock cluster (the Kafka backend), where a lost directory is
+// rebuilt from the topic and a line the topic did not acknowledge is not stored.
+#include "events/task_log_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "events/kafka/task_log_topic.h"
+#include "tests/events_kafka/mock_cluster.h"
+#include "tests/support/test_support.h"
+
+namespace cairn {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+TaskLogLine Line(const std::string& task_id, const std::string& allocation_id, int64_t seq,
+                 const std::string& text, const std::string& stdtype = "stdout") {
+  return TaskLogLine{task_id, allocation_id, "agent-1", seq, 1'700'000'000'000'000 + seq,
+                     stdtype, text};
+}
+
+// Every line of `task_id`, as "allocation/seq/stdtype/agent/timestamp: text".
+std::vector<std::string> ReadAll(TaskLogStore& store, const std::string& task_id) {
+  std::vector<std::string> shown;
+  std::string cursor;
+  for (;;) {
+    auto lines = store.Read(task_id, &cursor, 2);
+    EXPECT_TRUE(lines.ok()) << lines.status().ToString();
+    if (!lines.ok() || lines->empty()) return shown;
+    for (const TaskLogLine& line : *lines) {
+      shown.push_back(line.allocation_id + "/" + std::to_string(line.seq) + "/" + line.stdtype +
+                      "/" + line.agent_id + "/" + std::to_string(line.timestamp_unix_micros) +
+                      ": " + line.text);
+    }
+  }
+}
+
+const std::vector<TaskLogLine> kLines = {
+    Line("train", "train.1", 1, "epoch 1\n"),
+    Line("train", "train.1", 0, "starting\n"),
+    Line("train", "train.1", 2, "loss nan\n", "stderr"),
+    Line("train", "train.2", 0, "resumed\n"),
+    Line("other", "other.1", 0, "hello\n"),
+};
+
+const std::vector<std::string> kTrainLines = {
+    "train.1/0/stdout/agent-1/1700000000000000: starting\n",
+    "train.1/1/stdout/agent-1/1700000000000001: epoch 1\n",
+    "train.1/2/stderr/agent-1/1700000000000002: loss nan\n",
+    "train.2/0/stdout/agent-1/1700000000000000: resumed\n",
+};
+
+TEST(TaskLogStoreTest, KeepsEachLineOnceInAllocationAndSeqOrderAcrossReopens) {
+  TempDir dir;
+  {
+    auto store = TaskLogStore::Open(dir.Sub("tasklogs"));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    const uint64_t before = (*store)->version();
+    ASSERT_TRUE((*store)->Append(kLines).ok());
+    ASSERT_TRUE((*store)->Append({kLines[0], kLines[2]}).ok());  // an agent's retry
+    EXPECT_EQ((*store)->version(), before + 2);
+    EXPECT_EQ(ReadAll(**store, "train"), kTrainLines);
+  }
+  auto reopened = TaskLogStore::Open(dir.Sub("tasklogs"));
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(ReadAll(**reopened, "train"), kTrainLines);
+  EXPECT_EQ(ReadAll(**reopened, "other").size(), 1u);
+  EXPECT_TRUE(ReadAll(**reopened, "nobody").empty());
+}
+
+class MirroredTaskLogStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto kafka = testing::MockKafkaCluster::Start(3);
+    ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
+    kafka_ = std::move(*kafka);
+    ASSERT_TRUE(kafka_->CreateCairnTopics("logs").ok());
+  }
+
+  Result<std::unique_ptr<TaskLogStore>> OpenMirrored(const std::string& dir) {
+    return TaskLogStore::OpenMirrored(dir, kafka_->bootstraps(), "logs", 20s);
+  }
+
+  // Every record on the topic, read as a consumer without Cairn's store would.
+  std::vector<events::TaskLogRecord> TopicRecords() {
+    auto reader = TaskLogTopicReader::Open(kafka_->bootstraps(), "logs", {});
+    EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+    std::vector<events::TaskLogRecord> records;
+    if (!reader.ok()) return records;
+    for (int polls = 0; polls < 100 && !(*reader)->ReachedEndsAtOpen(); ++polls) {
+      auto batch = (*reader)->Next(100, 200ms);
+      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+      if (!batch.ok()) break;
+      records.insert(records.end(), batch->begin(), batch->end());
+    }
+    EXPECT_TRUE((*reader)->ReachedEndsAtOpen());
+    return records;
+  }
+
+  std::unique_ptr<testing::MockKafkaCluster> kafka_;
+  TempDir dir_;
+};
+
+TEST_F(MirroredTaskLogStoreTest, ALostDirectoryIsRebuiltFromTheTopic) {
+  const std::string data = dir_.Sub("tasklogs");
+  {
+    auto store = OpenMirrored(data);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->Append(kLines).ok());
+    ASSERT_TRUE((*store)->Append({kLines[1]}).ok());
+    // Served from the local copy at once: an agent's lines are readable when its POST returns.
+    EXPECT_EQ(ReadAll(**store, "train"), kTrainLines);
+  }
+  // The topic holds every accepted line, the retry included.
+  std::vector<events::TaskLogRecord> records = TopicRecords();
+  EXPECT_EQ(records.size(), kLines.size() + 1);
+
+  std::filesystem::remove_all(data);
+  auto rebuilt = OpenMirrored(data);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
+  EXPECT_EQ(ReadAll(**rebuilt, "train"), kTrainLines);
+  EXPECT_EQ(ReadAll(**rebuilt, "other").size(), 1u);
+}
+
+TEST_F(MirroredTaskLogStoreTest, ACacheCatchesUpWithLinesAnotherMasterAccepted) {
+  const std::string first = dir_.Sub("first");
+  {
+    auto store = OpenMirrored(first);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->Append({kLines[0], kLines[1]}).ok());
+  }
+  {
+    // Another master (its own directory) takes over and accepts more lines.
+    auto other = OpenMirrored(dir_.Sub("second"));
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    EXPECT_EQ(ReadAll(**other, "train").size(), 2u);
+    ASSERT_TRUE((*other)->Append({kLines[2], kLines[3]}).ok());
+  }
+  auto again = OpenMirrored(first);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(ReadAll(**again, "train"), kTrainLines);
+}
+
+TEST_F(MirroredTaskLogStoreTest, ALineTheTopicRefusedIsNotStored) {
+  auto store = OpenMirrored(dir_.Sub("tasklogs"));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  // A permanent refusal from the brokers (no retry can fix it).
+  kafka_->PushProduceErrors(
+      std::vector<rd_kafka_resp_err_t>(10, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE));
+  Status appended = (*store)->Append({kLines[0]});
+  EXPECT_EQ(appended.code(), StatusCode::kUnavailable) << appended.ToString();
+  EXPECT_TRUE(ReadAll(**store, "train").empty());
+  kafka_->ClearRequestErrors(testing::kProduceApiKey);
+  // The agent sends the line again; now it is durable, then stored.
+  ASSERT_TRUE((*store)->Append({kLines[0]}).ok());
+  EXPECT_EQ(ReadAll(**store, "train").size(), 1u);
+}
+
+TEST_F(MirroredTaskLogStoreTest, AMissingTopicIsAClearError) {
+  auto store = TaskLogStore::OpenMirrored(dir_.Sub("tasklogs"), kafka_->bootstraps(), "absent");
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("absent.tasklogs"), std::string::npos)
+      << store.status().ToString();
+}
+
+}  // namespace
+}  // namespace cairn
