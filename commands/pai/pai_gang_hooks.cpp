@@ -1,5 +1,8 @@
 #include "commands/pai/pai_gang_hooks.h"
 
+#include <map>
+#include <string_view>
+
 #include "commands/pai/pai_job.h"
 #include "commands/pai/pai_state.h"
 
@@ -36,24 +39,30 @@ class PaiHooks final : public GangHooks {
     return pai::ChoosePorts(job->submitted.task_roles(pai->role), taken);
   }
 
-  std::vector<std::string> PlacementVariables(const DecisionState& state,
-                                              const std::vector<PlacedMember>& placed,
-                                              size_t which) const override {
-    const PaiJobRecord* job = state.FindPaiJob(placed.at(which).task->job_id());
-    if (job == nullptr) return {};
+  std::vector<std::vector<std::string>> PlacementVariables(
+      const DecisionState& state, const std::vector<PlacedMember>& placed) const override {
+    std::vector<std::vector<std::string>> variables(placed.size());
+    if (placed.empty()) return variables;
+    const PaiJobRecord* job = state.FindPaiJob(placed.front().task->job_id());
+    if (job == nullptr) return variables;
+    std::map<std::string_view, const PaiMember*> by_task;
+    for (const auto& member : job->members) by_task.emplace(member.task_id, &member);
     std::vector<pai::PlacedMember> members;
     members.reserve(placed.size());
     for (const auto& one : placed) {
       pai::PlacedMember member;
-      if (const PaiMember* pai = FindPaiMember(job, one.task->task_id)) {
-        member.role = pai->role;
-        member.index = pai->index;
+      if (auto pai = by_task.find(one.task->task_id); pai != by_task.end()) {
+        member.role = pai->second->role;
+        member.index = pai->second->index;
       }
       member.host_ip = one.host_ip;
       member.ports = one.ports;
       members.push_back(std::move(member));
     }
-    return pai::PlacementVariables(job->submitted, members, which);
+    for (size_t i = 0; i < placed.size(); ++i) {
+      variables[i] = pai::PlacementVariables(job->submitted, members, i);
+    }
+    return variables;
   }
 
  private:

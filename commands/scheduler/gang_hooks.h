@@ -41,10 +41,10 @@ class GangHooks {
     std::string host_ip;
     std::vector<events::PaiPorts> ports;
   };
-  // The environment variables ("NAME=value") of `placed[which]` once the gang is placed.
-  virtual std::vector<std::string> PlacementVariables(const DecisionState& state,
-                                                      const std::vector<PlacedMember>& placed,
-                                                      size_t which) const = 0;
+  // The environment variables ("NAME=value") of each of `placed` once the gang is placed, in
+  // their order.
+  virtual std::vector<std::vector<std::string>> PlacementVariables(
+      const DecisionState& state, const std::vector<PlacedMember>& placed) const = 0;
 };
 
 // The hooks of the job `job_id`'s owner, or nullptr when no owner adds anything to its placement.

@@ -167,6 +167,8 @@ void PoolPass::AssignGang(const Fit& fit, const std::string& reason, bool backfi
     }
     placed.push_back(std::move(member));
   }
+  std::vector<std::vector<std::string>> variables;
+  if (hooks != nullptr) variables = hooks->PlacementVariables(state, placed);
   for (size_t i = 0; i < fit.members.size(); ++i) {
     const TaskRecord& member = *fit.members[i];
     events::Envelope event;
@@ -181,7 +183,7 @@ void PoolPass::AssignGang(const Fit& fit, const std::string& reason, bool backfi
     assigned->set_reason(reason + "; " + fit.how);
     *assigned->mutable_spec() = member.Spec();
     if (hooks != nullptr) {
-      for (auto& variable : hooks->PlacementVariables(state, placed, i)) {
+      for (auto& variable : variables[i]) {
         assigned->mutable_spec()->add_environment_variables(std::move(variable));
       }
       for (const auto& ports : fit.member_ports[i]) *assigned->add_ports() = ports;
