@@ -14,6 +14,7 @@
 #include "commands/pai/pai_commands.h"
 #include "commands/registry/registry_commands.h"
 #include "commands/tasks/task_commands.h"
+#include "commands/templates/template_commands.h"
 #include "commands/tenancy/tenancy_commands.h"
 
 namespace cairn::commands {

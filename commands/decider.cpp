@@ -13,6 +13,7 @@
 #include "commands/scheduler/gang_hooks.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/tasks/task_decider.h"
+#include "commands/templates/template_decider.h"
 #include "commands/tenancy/tenancy_decider.h"
 
 namespace cairn::commands {

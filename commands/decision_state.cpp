@@ -7,6 +7,7 @@
 #include "commands/experiments/experiment_state.h"
 #include "commands/pai/pai_state.h"
 #include "commands/tasks/task_state.h"
+#include "commands/templates/template_state.h"
 #include "events/envelope_util.h"
 #include "events/epoch_fence.h"
 
@@ -217,6 +218,10 @@ void Apply(DecisionState& state, const events::Envelope& event) {
     case events::Envelope::kAgentDisabled:
       ApplyAgentEvent(state, event);
       break;
+    case events::Envelope::kTemplateSaved:
+    case events::Envelope::kTemplateDeleted:
+      ApplyTemplateEvent(state, event);
+      break;
     case events::Envelope::kPaiJobSubmitted:
     case events::Envelope::kPaiJobAttemptStarted:
     case events::Envelope::kPaiJobStopRequested:
@@ -224,7 +229,7 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       ApplyPaiEvent(state, event);
       break;
     default:
-      // Experiments, trials, checkpoints, templates, the model registry; unknown or future
+      // Experiments, trials, checkpoints, the model registry; unknown or future
       // payloads are skipped.
       if (!ApplyExperimentEvent(state, event)) ApplyRegistryEvent(state.registry, event);
       break;

@@ -39,7 +39,8 @@ DOMAINS = {
     "tenancy": {"identity"},
     "registry": {"tenancy"},
     "scheduler": set(),  # knows gangs, not their owners: scheduler/gang_hooks.h
-    "tasks": {"scheduler", "tenancy"},
+    "templates": {"tenancy"},
+    "tasks": {"scheduler", "tenancy", "templates"},
     "agents": {"tasks", "scheduler"},
     "experiments": {"tasks", "scheduler", "tenancy"},
     "pai": {"tasks", "scheduler", "tenancy"},

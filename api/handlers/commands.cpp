@@ -10,7 +10,6 @@
 #include "api/rest_util.h"
 #include "base/ids.h"
 #include "base/yaml_json.h"
-#include "commands/experiments/template_merge.h"
 #include "commands/tasks/command_config.h"
 #include "events/context_store.h"
 
@@ -30,22 +29,14 @@ Result<views::TaskView> LoadTask(Call& call, const std::string& task_id) {
 
 namespace {
 
-// The request's config with its template (template_name, as Determined's CLI sends it, or
-// templateName) merged under it, as experiments take theirs.
-Result<json> CommandConfigWithTemplate(Call& call, const json& body) {
-  const json& config = body.at("config");
+// The template a launch names: template_name, as Determined's CLI sends it, or templateName.
+Result<std::string> TemplateNameOf(const json& body) {
   std::string template_name;
   for (const char* key : {"template_name", "templateName"}) {
     CAIRN_ASSIGN_OR_RETURN(std::string name, GetString(body, key, key, false));
     if (!name.empty()) template_name = name;
   }
-  if (template_name.empty()) return config;
-  if (!config.is_object()) return Status::InvalidArgument("config: must be a map");
-  CAIRN_ASSIGN_OR_RETURN(std::string template_text, TemplateText(call, template_name));
-  CAIRN_ASSIGN_OR_RETURN(std::string merged,
-                         experiments::ApplyTemplate(template_text, JsonToYamlText(config)));
-  CAIRN_ASSIGN_OR_RETURN(nlohmann::ordered_json merged_json, YamlTextToJson(merged, "config"));
-  return json::parse(merged_json.dump());
+  return template_name;
 }
 
 }  // namespace
@@ -72,15 +63,16 @@ Result<LaunchedTask> LaunchTaskOfBody(
       !(body.at("data").is_string() && body.at("data").get<std::string>().empty())) {
     return Status::NotSupported("command data is not supported by Cairn yet");
   }
-  // A command needs one (its entrypoint); the other kinds are started from an empty one.
-  json submitted_config = json::object();
+  // A command needs one (its entrypoint); the other kinds are started from an empty one. The
+  // write side reads it, under its template as the write side holds it
+  // (commands::SubmitTask::Request).
+  commands::SubmitTask::Request request;
   if (Present(body, "config")) {
-    CAIRN_ASSIGN_OR_RETURN(submitted_config, CommandConfigWithTemplate(call, body));
+    request.config_json = body.at("config").dump();
   } else if (type == events::TASK_TYPE_COMMAND) {
     return Status::InvalidArgument("config: required, a map with an entrypoint");
   }
-  // The config itself is the write side's to read (commands/tasks/command_config.h).
-  CAIRN_ASSIGN_OR_RETURN(auto config, commands::ParseTaskConfig(submitted_config, type));
+  CAIRN_ASSIGN_OR_RETURN(request.template_name, TemplateNameOf(body));
   std::string context_digest;
   if (Present(body, "files") && !(body.at("files").is_array() && body.at("files").empty())) {
     // det cmd run -c DIR: the directory's files, in the experiment's modelDefinition form; the
@@ -92,13 +84,11 @@ Result<LaunchedTask> LaunchTaskOfBody(
   commands::SubmitTask submit;
   submit.task_id = NewUuid();
   submit.job_id = submit.task_id;
-  submit.spec = std::move(config.spec);
   submit.spec.set_task_type(type);
   submit.spec.set_user(call.user().username);
   submit.spec.set_context_digest(context_digest);
-  submit.resources = std::move(config.resources);
   submit.force = force;
-  submit.config_json = config.effective.dump();
+  submit.request = std::move(request);
   CAIRN_ASSIGN_OR_RETURN(auto workspace_id, GetInt32(body, "workspaceId", "workspaceId"));
   // 0 or none: the built-in Uncategorized workspace, as Determined defaults it.
   submit.workspace_id = WorkspaceOrUncategorized(workspace_id.value_or(0));

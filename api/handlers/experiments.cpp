@@ -13,7 +13,7 @@
 #include "base/tar_gz.h"
 #include "base/yaml_json.h"
 #include "commands/experiments/experiment_config.h"
-#include "commands/experiments/template_merge.h"
+#include "commands/templates/template_merge.h"
 
 namespace cairn::api {
 
@@ -114,7 +114,7 @@ net::Response CreateExperiment(Call& call) {
   if (!template_name.ok()) return Error(template_name.status());
   std::string name = *template_name;
   if (name.empty()) {
-    auto named = experiments::TemplateNameOf(config_text);
+    auto named = templates::TemplateNameOf(config_text);
     if (!named.ok()) return Error(named.status());
     if (*named) name = **named;
   }
@@ -122,7 +122,7 @@ net::Response CreateExperiment(Call& call) {
   if (!name.empty()) {
     auto text = TemplateText(call, name);
     if (!text.ok()) return Error(text.status());
-    auto applied = experiments::ApplyTemplate(*text, config_text);
+    auto applied = templates::ApplyTemplate(*text, config_text);
     if (!applied.ok()) return Error(applied.status());
     merged = *applied;
   }
@@ -347,8 +347,8 @@ net::Response ContinueExperimentRoute(Call& call) {
   // a submitted one.
   const nlohmann::ordered_json current =
       nlohmann::ordered_json::parse(experiment->config_json(), nullptr, false);
-  auto merged = experiments::ApplyTemplate(JsonToYamlText(current),
-                                           override_yaml->empty() ? "{}" : *override_yaml);
+  auto merged = templates::ApplyTemplate(JsonToYamlText(current),
+                                         override_yaml->empty() ? "{}" : *override_yaml);
   if (!merged.ok()) return Error(merged.status());
   auto config = experiments::ParseExperimentConfig(*merged);
   if (!config.ok()) return Error(config.status());

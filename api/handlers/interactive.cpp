@@ -129,22 +129,9 @@ Status AddLogdirs(Call& call, const json& body, commands::SubmitTask& submit) {
     submit.spec.add_tensorboard_logdirs("trial_" + std::to_string(id) + ":" + directory +
                                         "/trial/" + std::to_string(id));
   }
-  // Shown back as Determined shows them.
-  json config = json::parse(submit.config_json);
-  config["experimentIds"] = experiment_ids;
-  config["trialIds"] = trial_ids;
-  submit.config_json = config.dump();
-  if (submit.spec.description() == "TensorBoard") {
-    std::string what;
-    for (int64_t id : experiment_ids) what += (what.empty() ? "" : ", ") + std::to_string(id);
-    std::string trials;
-    for (int64_t id : trial_ids) trials += (trials.empty() ? "" : ", ") + std::to_string(id);
-    std::string description = "TensorBoard (";
-    if (!what.empty()) description += "Experiments " + what;
-    if (!trials.empty())
-      description += (what.empty() ? "" : "; ") + std::string("Trials ") + trials;
-    submit.spec.set_description(description + ")");
-  }
+  // Shown back in its configuration, and in its description, by the write side.
+  submit.request->experiment_ids = std::move(experiment_ids);
+  submit.request->trial_ids = std::move(trial_ids);
   return Status::Ok();
 }
 

@@ -1,5 +1,5 @@
 // The experiments domain's commands: create, act on, change, continue an experiment; kill a
-// trial; delete checkpoints; a trial process's workload reports; configuration templates.
+// trial; delete checkpoints; a trial process's workload reports.
 // Decided by commands/experiments/experiment_decider.h.
 #pragma once
 
@@ -74,20 +74,6 @@ struct ReportWorkload {
   int64_t batches = 0;                 // TRAIN
   std::string metrics_json;            // TRAIN, VALIDATE: {name: finite number}
   events::CheckpointSaved checkpoint;  // CHECKPOINT: uuid, total_batches, size, resources, metadata
-};
-
-struct SaveTemplate {
-  static constexpr const char* kName = "SaveTemplate";
-  enum class Mode { kCreate, kUpdate };
-  std::string name;
-  std::string config_yaml;
-  int32_t workspace_id = 1;
-  Mode mode = Mode::kCreate;
-};
-
-struct DeleteTemplate {
-  static constexpr const char* kName = "DeleteTemplate";
-  std::string name;
 };
 
 }  // namespace cairn::commands

@@ -7,7 +7,6 @@
 
 #include "base/ids.h"
 #include "commands/experiments/experiment_state.h"
-#include "commands/experiments/template_merge.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/tasks/task_decider.h"
 #include "commands/tasks/task_events.h"
@@ -499,42 +498,6 @@ Result<Decision> DecideCommand(const DecisionState& state, const ReportWorkload&
   return decision;
 }
 
-Result<Decision> DecideCommand(const DecisionState& state, const SaveTemplate& command,
-                               const CommandMeta&) {
-  if (!IsSafeId(command.name)) {
-    return Status::InvalidArgument("bad template name '" + command.name +
-                                   "' (letters, digits, '-', '_', '.'; at most 128)");
-  }
-  const bool exists = state.templates.count(command.name) > 0;
-  if (command.mode == SaveTemplate::Mode::kCreate && exists) {
-    return Status::AlreadyExists("template " + command.name + " already exists");
-  }
-  if (command.mode == SaveTemplate::Mode::kUpdate && !exists) {
-    return Status::NotFound("template " + command.name + " not found");
-  }
-  CAIRN_RETURN_IF_ERROR(experiments::CheckTemplate(command.config_yaml));
-  events::Envelope event;
-  auto* saved = event.mutable_template_saved();
-  saved->set_name(command.name);
-  saved->set_config_yaml(command.config_yaml);
-  saved->set_workspace_id(command.workspace_id);
-  if (exists &&
-      state.templates.at(command.name).SerializeAsString() == saved->SerializeAsString()) {
-    return Decision{{}, command.name};
-  }
-  return Decision{{std::move(event)}, command.name};
-}
-
-Result<Decision> DecideCommand(const DecisionState& state, const DeleteTemplate& command,
-                               const CommandMeta&) {
-  if (!state.templates.count(command.name)) {
-    return Status::NotFound("template " + command.name + " not found");
-  }
-  events::Envelope event;
-  event.mutable_template_deleted()->set_name(command.name);
-  return Decision{{std::move(event)}, command.name};
-}
-
 std::optional<events::TrialWorkloadAssigned> RecordedWorkloadAnswer(const DecisionState& state,
                                                                     const ReportWorkload& report) {
   const TrialRecord* trial = state.FindTrialByAllocation(report.allocation_id);
@@ -617,29 +580,6 @@ Status MayRun(const DecisionState& state, const UserRecord& user,
 // A trial process reports through its allocation's route, never as a user.
 Status MayRun(const DecisionState&, const UserRecord&, const ReportWorkload&) {
   return Status::Ok();
-}
-
-namespace {
-
-// A template's workspace: the stored one's, or for a new one the workspace it is saved to.
-Status MayChangeTemplate(const DecisionState& state, const UserRecord& user,
-                         const std::string& name, int32_t new_workspace_id) {
-  auto existing = state.templates.find(name);
-  const int32_t workspace_id = existing != state.templates.end()
-                                   ? WorkspaceOrUncategorized(existing->second.workspace_id())
-                                   : new_workspace_id;
-  return Authorize(state.tenancy, user, Permission::kUpdateTemplates, workspace_id,
-                   "change template " + name);
-}
-
-}  // namespace
-
-Status MayRun(const DecisionState& state, const UserRecord& user, const SaveTemplate& command) {
-  return MayChangeTemplate(state, user, command.name, command.workspace_id);
-}
-
-Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteTemplate& command) {
-  return MayChangeTemplate(state, user, command.name, kUncategorizedWorkspace);
 }
 
 }  // namespace cairn::commands

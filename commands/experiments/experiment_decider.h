@@ -1,5 +1,5 @@
 // The experiments domain's decisions (commands/experiments/experiment_commands.h): experiment,
-// workload and template commands, and who may run each (MayRun). Pure, like the rest of the
+// and workload commands, and who may run each (MayRun). Pure, like the rest of the
 // decider; what follows from their events (the searcher's decisions, trial runs, restarts, the next
 // workload) is the experiment reactor's.
 #pragma once
@@ -28,14 +28,10 @@ Result<Decision> DecideCommand(const DecisionState& state, const DeleteCheckpoin
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const ReportWorkload& command,
                                const CommandMeta& meta);
-Result<Decision> DecideCommand(const DecisionState& state, const SaveTemplate& command,
-                               const CommandMeta& meta);
-Result<Decision> DecideCommand(const DecisionState& state, const DeleteTemplate& command,
-                               const CommandMeta& meta);
 
 // Who may: create work in the experiment's workspace (create, continue), change it as its owner or
-// a workspace admin (act, update, kill a trial, delete its checkpoints), change templates in
-// the template's workspace. Workload reports come from trial processes, never users.
+// a workspace admin (act, update, kill a trial, delete its checkpoints). Workload reports come
+// from trial processes, never users.
 Status MayRun(const DecisionState& state, const UserRecord& user, const CreateExperiment& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ExperimentAction& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateExperiment& command);
@@ -44,8 +40,6 @@ Status MayRun(const DecisionState& state, const UserRecord& user,
               const ContinueExperiment& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteCheckpoints& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ReportWorkload& command);
-Status MayRun(const DecisionState& state, const UserRecord& user, const SaveTemplate& command);
-Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteTemplate& command);
 
 // The answer to `report` that the experiment reactor recorded, once it has: the live run's
 // conversation reached the report's sequence and is not waiting for an answer.

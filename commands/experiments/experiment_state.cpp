@@ -458,12 +458,6 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
     case E::kExperimentContinued:
       ApplyExperimentContinued(state, event.experiment_continued());
       return true;
-    case E::kTemplateSaved:
-      state.templates[event.template_saved().name()] = event.template_saved();
-      return true;
-    case E::kTemplateDeleted:
-      state.templates.erase(event.template_deleted().name());
-      return true;
     default:
       return false;
   }

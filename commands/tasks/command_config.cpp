@@ -225,19 +225,6 @@ Status ParseEnvironment(const Field& field, CommandConfig& out) {
   return Status::Ok();
 }
 
-const char* KindName(events::TaskType type) {
-  switch (type) {
-    case events::TASK_TYPE_NOTEBOOK:
-      return "Notebook";
-    case events::TASK_TYPE_SHELL:
-      return "Shell";
-    case events::TASK_TYPE_TENSORBOARD:
-      return "TensorBoard";
-    default:
-      return "Command";
-  }
-}
-
 Status ParseInteractive(const MapFields& map, events::TaskType type, CommandConfig& out) {
   if (auto field = map.Get("idle_timeout")) {
     std::string text;
@@ -380,6 +367,19 @@ Result<CommandConfig> ParseTaskConfig(const json& config, events::TaskType type)
   if (out.resources.max_slots() != 0) resources["max_slots"] = out.resources.max_slots();
   if (out.spec.preemptible()) resources["preemptible"] = true;
   return out;
+}
+
+const char* KindName(events::TaskType type) {
+  switch (type) {
+    case events::TASK_TYPE_NOTEBOOK:
+      return "Notebook";
+    case events::TASK_TYPE_SHELL:
+      return "Shell";
+    case events::TASK_TYPE_TENSORBOARD:
+      return "TensorBoard";
+    default:
+      return "Command";
+  }
 }
 
 }  // namespace cairn::commands

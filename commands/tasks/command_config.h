@@ -34,6 +34,10 @@ inline Result<CommandConfig> ParseCommandConfig(const nlohmann::json& config) {
 // else sets nothing.
 void SetTaskImage(const nlohmann::json& image, events::TaskSpec& spec);
 
+// "Command", "Notebook", "Shell" or "TensorBoard": a task's kind as a default description names
+// it (a TensorBoard's is then made to name its experiments and trials).
+const char* KindName(events::TaskType type);
+
 // "30s", "10m", "2h", "1d", a bare number of seconds, or "0" (never): whole seconds.
 // InvalidArgument for anything else, negative or above a year.
 Result<int64_t> ParseIdleTimeout(const std::string& text);

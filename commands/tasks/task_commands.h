@@ -24,6 +24,19 @@ struct SubmitTask {
   std::string config_json;
   // Queue a task even if it can never fit its pool (it then waits for agents to join).
   bool force = false;
+  // The configuration as the user sent it, for the write side to read under the template it
+  // names, as that template is when the command is decided (`det cmd run`, and every notebook,
+  // shell and TensorBoard launch). When set, the decider fills the spec's configured fields,
+  // `resources` and `config_json` from it (commands/tasks/command_config.h), and `spec` carries
+  // only what is not the user's to configure: its kind, user, context and TensorBoard logdirs.
+  struct Request {
+    std::string config_json = "{}";  // the request's `config`, as JSON text
+    std::string template_name;       // "" = none
+    // A TensorBoard's experiments and trials, shown back in its configuration.
+    std::vector<int64_t> experiment_ids;
+    std::vector<int64_t> trial_ids;
+  };
+  std::optional<Request> request;
   int32_t workspace_id = 1;  // the workspace its job belongs to (a later task: the job's)
 };
 

@@ -2,9 +2,15 @@
 
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
+#include "base/yaml_json.h"
 #include "commands/scheduler/scheduler.h"
+#include "commands/tasks/command_config.h"
 #include "commands/tasks/task_events.h"
+#include "commands/templates/template_decider.h"
 #include "commands/tenancy/tenancy_decider.h"
 #include "events/envelope_util.h"
 #include "events/limits.h"
@@ -49,6 +55,58 @@ std::string DescribeExit(const ReportTaskExited& report, bool kill_requested) {
   return text;
 }
 
+// "TensorBoard (Experiments 1, 2; Trials 7)": what a TensorBoard with the default description
+// shows, as Determined names it.
+std::string TensorBoardDescription(const std::vector<int64_t>& experiment_ids,
+                                   const std::vector<int64_t>& trial_ids) {
+  auto joined = [](const std::vector<int64_t>& ids) {
+    std::string text;
+    for (int64_t id : ids) text += (text.empty() ? "" : ", ") + std::to_string(id);
+    return text;
+  };
+  std::string description = "TensorBoard (";
+  if (!experiment_ids.empty()) description += "Experiments " + joined(experiment_ids);
+  if (!trial_ids.empty()) {
+    description +=
+        (experiment_ids.empty() ? "" : "; ") + std::string("Trials ") + joined(trial_ids);
+  }
+  return description + ")";
+}
+
+// The submission `submit.request` configures: its configuration merged under its template (as
+// the state holds the template now) and read as Determined's CLI sends it, over the spec the edge
+// filled.
+Result<SubmitTask> ReadRequest(const DecisionState& state, const SubmitTask& submit,
+                               const CommandMeta& meta) {
+  const SubmitTask::Request& request = *submit.request;
+  nlohmann::json config = nlohmann::json::parse(request.config_json, nullptr, false);
+  if (config.is_discarded()) return Status::InvalidArgument("config: not JSON");
+  if (!request.template_name.empty()) {
+    if (!config.is_object()) return Status::InvalidArgument("config: must be a map");
+    CAIRN_ASSIGN_OR_RETURN(std::string merged, ConfigWithTemplate(state, request.template_name,
+                                                                  JsonToYamlText(config), meta));
+    CAIRN_ASSIGN_OR_RETURN(nlohmann::ordered_json merged_json, YamlTextToJson(merged, "config"));
+    config = nlohmann::json::parse(merged_json.dump());
+  }
+  const events::TaskType type = submit.spec.task_type();
+  CAIRN_ASSIGN_OR_RETURN(CommandConfig read, ParseTaskConfig(config, type));
+  SubmitTask configured = submit;
+  configured.request.reset();
+  configured.spec = std::move(read.spec);
+  configured.spec.MergeFrom(submit.spec);
+  configured.resources = std::move(read.resources);
+  if (type == events::TASK_TYPE_TENSORBOARD) {
+    read.effective["experimentIds"] = request.experiment_ids;
+    read.effective["trialIds"] = request.trial_ids;
+    if (configured.spec.description() == KindName(events::TASK_TYPE_TENSORBOARD)) {
+      configured.spec.set_description(
+          TensorBoardDescription(request.experiment_ids, request.trial_ids));
+    }
+  }
+  configured.config_json = read.effective.dump();
+  return configured;
+}
+
 }  // namespace
 
 bool IsAuxTask(const events::TaskSpec& spec, int32_t slots) {
@@ -57,7 +115,11 @@ bool IsAuxTask(const events::TaskSpec& spec, int32_t slots) {
 }
 
 Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& submit,
-                               const CommandMeta&) {
+                               const CommandMeta& meta) {
+  if (submit.request) {
+    CAIRN_ASSIGN_OR_RETURN(SubmitTask configured, ReadRequest(state, submit, meta));
+    return DecideCommand(state, configured, meta);
+  }
   if (!IsSafeId(submit.task_id))
     return Status::InvalidArgument("bad task id '" + submit.task_id + "'");
   if (state.tasks.count(submit.task_id)) {

@@ -1,13 +1,13 @@
 // Configuration templates merged under user configurations with Determined's rules
 // (shared/reference/determined.md §d).
-#include "commands/experiments/template_merge.h"
+#include "commands/templates/template_merge.h"
 
 #include <gtest/gtest.h>
 
 #include "base/yaml_json.h"
 #include "commands/experiments/experiment_config.h"
 
-namespace cairn::experiments {
+namespace cairn::templates {
 namespace {
 
 using nlohmann::ordered_json;
@@ -155,7 +155,7 @@ TEST(TemplateMergeTest, TheMergedTextParsesAsAnExperimentConfig) {
       "searcher:\n  name: grid\n  metric: loss\n  max_length: {batches: 10}\n"
       "hyperparameters:\n  lr: 0.01\n");
   ASSERT_TRUE(merged.ok()) << merged.status().ToString();
-  auto config = ParseExperimentConfig(*merged);
+  auto config = experiments::ParseExperimentConfig(*merged);
   ASSERT_TRUE(config.ok()) << config.status().ToString() << "\n" << *merged;
   EXPECT_EQ(config->checkpoint_storage->host_path, "/mnt/ckpt");
   EXPECT_EQ(config->entrypoint, "model_def:Trial");
@@ -199,4 +199,4 @@ TEST(TemplateMergeTest, StringsThatOnlyReadBackQuotedSurviveTheYamlText) {
 }
 
 }  // namespace
-}  // namespace cairn::experiments
+}  // namespace cairn::templates

@@ -1,4 +1,4 @@
-// Fuzz target: configuration templates (commands/experiments/template_merge.h) as the experiment
+// Fuzz target: configuration templates (commands/templates/template_merge.h) as the experiment
 // handler uses them: the input is a template's text, a NUL byte, then an experiment
 // configuration's text. The template is checked as `det template set` would, the configuration's
 // template name read, the two merged, and the merge parsed as the experiment's configuration.
@@ -7,7 +7,7 @@
 
 #include "base/encoding.h"
 #include "commands/experiments/experiment_config.h"
-#include "commands/experiments/template_merge.h"
+#include "commands/templates/template_merge.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -19,9 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Both arrive as strings of a JSON body.
   if (!cairn::IsValidUtf8(template_text) || !cairn::IsValidUtf8(config_text)) return 0;
 
-  (void)cairn::experiments::CheckTemplate(template_text);
-  (void)cairn::experiments::TemplateNameOf(config_text);
-  auto merged = cairn::experiments::ApplyTemplate(template_text, config_text);
+  (void)cairn::templates::CheckTemplate(template_text);
+  (void)cairn::templates::TemplateNameOf(config_text);
+  auto merged = cairn::templates::ApplyTemplate(template_text, config_text);
   if (!merged.ok()) return 0;
   auto config = cairn::experiments::ParseExperimentConfig(*merged);
   if (config.ok()) (void)config->effective.dump();

@@ -1,4 +1,4 @@
-#include "commands/experiments/template_merge.h"
+#include "commands/templates/template_merge.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -7,7 +7,7 @@
 
 #include "base/yaml_json.h"
 
-namespace cairn::experiments {
+namespace cairn::templates {
 
 namespace {
 
@@ -199,4 +199,4 @@ Result<std::string> ApplyTemplate(const std::string& template_yaml,
   return JsonToYamlText(merged);
 }
 
-}  // namespace cairn::experiments
+}  // namespace cairn::templates

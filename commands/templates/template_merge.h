@@ -1,7 +1,8 @@
 // Configuration templates: the merge of a stored template under a user's experiment configuration,
-// with Determined's rules (shared/reference/determined.md §d). The result is the effective
-// configuration's text, which the caller parses (experiment_config.h) and stores with the
-// experiment, so later edits of the template do not change it. Pure functions.
+// with Determined's rules (below). The result is the effective configuration's text, which the
+// caller parses (an experiment's: commands/experiments/experiment_config.h; a command's:
+// commands/tasks/command_config.h) and stores with the work, so later edits of the template do not
+// change it. Pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,7 +11,7 @@
 
 #include "base/status.h"
 
-namespace cairn::experiments {
+namespace cairn::templates {
 
 // Checks that `template_yaml` can be a template: a map (or empty) without a `template` key of its
 // own (a template cannot use another template). The API calls it when a template is saved.
@@ -40,4 +41,4 @@ Result<nlohmann::ordered_json> MergeTemplate(const nlohmann::ordered_json& templ
 // ParseExperimentConfig. Errors name the document ("template: line 3: ...").
 Result<std::string> ApplyTemplate(const std::string& template_yaml, const std::string& config_yaml);
 
-}  // namespace cairn::experiments
+}  // namespace cairn::templates
