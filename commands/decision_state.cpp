@@ -71,20 +71,12 @@ const TrialRecord* DecisionState::FindTrial(int64_t trial_id) const {
   return it == trials.end() ? nullptr : &it->second;
 }
 
-namespace {
-// "T" of the scheduler's allocation ids "T.<n>" (scheduler.cpp); "" for another form.
-std::string_view TaskIdPart(std::string_view allocation_id) {
-  const size_t dot = allocation_id.rfind('.');
-  return dot == std::string_view::npos ? std::string_view() : allocation_id.substr(0, dot);
-}
-}  // namespace
-
 const TaskRecord* DecisionState::FindAllocation(std::string_view allocation_id) const {
   if (auto other = other_allocations.find(allocation_id); other != other_allocations.end()) {
     return FindTask(other->second.task_id);
   }
   // "<task_id>.<n>": the task's latest allocation, or not an allocation at all.
-  const TaskRecord* task = FindTask(TaskIdPart(allocation_id));
+  const TaskRecord* task = FindTask(TaskIdOfAllocation(allocation_id));
   return task != nullptr && task->allocation_id == allocation_id ? task : nullptr;
 }
 

@@ -132,8 +132,6 @@ Result<commands::UpdateJob> ParseJobUpdate(const json& object, const std::string
   if (shape == JobUpdateShape::kQueueEntry) {
     CAIRN_ASSIGN_OR_RETURN(update.job_id, GetString(object, "jobId", at + "jobId", true));
     if (update.job_id.empty()) return Status::InvalidArgument(at + "jobId must not be empty");
-    CAIRN_ASSIGN_OR_RETURN(update.ahead_of, GetString(object, "aheadOf", at + "aheadOf", false));
-    CAIRN_ASSIGN_OR_RETURN(update.behind_of, GetString(object, "behindOf", at + "behindOf", false));
   }
   CAIRN_ASSIGN_OR_RETURN(update.priority, GetInt32(object, "priority", at + "priority"));
   CAIRN_ASSIGN_OR_RETURN(update.max_slots, GetInt32(object, "maxSlots", at + "maxSlots"));
@@ -146,6 +144,10 @@ Result<commands::UpdateJob> ParseJobUpdate(const json& object, const std::string
   CAIRN_ASSIGN_OR_RETURN(std::string pool,
                          GetString(object, "resourcePool", at + "resourcePool", false));
   if (!pool.empty()) update.resource_pool = pool;
+  if (shape == JobUpdateShape::kQueueEntry) {
+    CAIRN_ASSIGN_OR_RETURN(update.ahead_of, GetString(object, "aheadOf", at + "aheadOf", false));
+    CAIRN_ASSIGN_OR_RETURN(update.behind_of, GetString(object, "behindOf", at + "behindOf", false));
+  }
   return update;
 }
 

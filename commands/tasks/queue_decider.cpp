@@ -230,7 +230,7 @@ Status CombinedJobUpdateErrors(const std::vector<Status>& errors) {
 
 Result<Decision> DecideCommand(const DecisionState& state, const UpdateJobs& command,
                                const CommandMeta&) {
-  if (command.updates.empty()) return Status::InvalidArgument("updates: give at least one");
+  if (command.updates.empty()) return NoChange("job-queue");
   Decision decision;
   decision.entity_id = command.updates.size() == 1 ? command.updates[0].job_id : "job-queue";
   QueueChanges jobs(state);

@@ -25,4 +25,9 @@ events::TaskSpec TaskRecord::Spec() const {
   return spec;
 }
 
+std::string_view TaskIdOfAllocation(std::string_view allocation_id) {
+  const size_t dot = allocation_id.rfind('.');
+  return dot == std::string_view::npos ? std::string_view() : allocation_id.substr(0, dot);
+}
+
 }  // namespace cairn::commands

@@ -9,6 +9,7 @@
 #include <memory_resource>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -133,6 +134,10 @@ struct JobRecord {
 
 inline const std::string& TaskRecord::job_id() const { return job->job_id; }
 inline const std::string& TaskRecord::pool() const { return job->resource_pool; }
+
+// "T" of an allocation id of the scheduler's form "T.<n>" (commands/scheduler/scheduler.cpp);
+// "" for another form.
+std::string_view TaskIdOfAllocation(std::string_view allocation_id);
 
 // Orders queued tasks: priority (lower first), then the job's queue position, then the task's
 // submission order (its TaskSubmitted's offset, unique per task).

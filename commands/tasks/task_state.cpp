@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "events/envelope_util.h"
+
 namespace cairn::commands {
 
 namespace {
@@ -101,7 +103,7 @@ void ApplyAllocationAssigned(DecisionState& state, const events::AllocationAssig
   task.more_agents.clear();
   for (size_t i = 1; i < placement.parts.size(); ++i)
     task.more_agents.push_back(placement.parts[i].agent_id());
-  if (TaskIdPart(task.allocation_id) != task.task_id) {
+  if (TaskIdOfAllocation(task.allocation_id) != task.task_id) {
     state.other_allocations[task.allocation_id] = {task.task_id, {}};
   }
   for (const auto& part : placement.parts) {
