@@ -1,6 +1,6 @@
 // A task's configuration read on the write side (commands::SubmitTask::Request): merged under its
-// template as the decision state holds it when the command is decided, and the templates room's
-// own commands.
+// template as the decision state holds it when the command is decided; the templates room's own
+// commands; a job-queue request with nothing in it.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -99,6 +99,27 @@ TEST_F(TemplateDeciderTest, AMissingOrUnseenTemplateIsNotFoundAndABadConfigIsRef
   EXPECT_NE(bad.status().message().find("config.resources.slots"), std::string::npos)
       << bad.status().ToString();
   EXPECT_FALSE(cluster_.state.tasks.count("t4"));
+}
+
+TEST_F(TemplateDeciderTest, ANotebookLaunchedWithATemplateAndNoConfigTakesTheTemplate) {
+  ASSERT_TRUE(Save("big", "resources:\n  slots: 2\n").ok());
+  SubmitTask submit;
+  submit.task_id = "nb1";
+  submit.spec.set_task_type(events::TASK_TYPE_NOTEBOOK);
+  submit.request = SubmitTask::Request{};  // no `config` in the request: "{}"
+  submit.request->template_name = "big";
+  ASSERT_TRUE(cluster_.Run(submit).ok());
+  EXPECT_EQ(cluster_.Task("nb1").resources.slots(), 2);
+  submit.task_id = "nb2";
+  submit.request->template_name = "";
+  ASSERT_TRUE(cluster_.Run(submit).ok());
+  EXPECT_EQ(cluster_.Task("nb2").resources.slots(), 1);  // Determined's default for a notebook
+}
+
+TEST_F(TemplateDeciderTest, AnEmptyJobQueueRequestChangesNothing) {
+  auto decision = cluster_.Run(UpdateJobs{});
+  ASSERT_TRUE(decision.ok()) << decision.status().ToString();
+  EXPECT_TRUE(decision->events.empty());
 }
 
 TEST_F(TemplateDeciderTest, ATensorBoardIsNamedAfterItsExperimentsAndShowsThem) {
