@@ -47,10 +47,6 @@ class Writer {
   // Blocks until the command's events are durable, or returns why it was refused.
   virtual Result<Outcome> Execute(Command command, CommandMeta meta) = 0;
 
-  // Decides `command` against the current state without writing anything: OK when Execute would
-  // accept it now (a later command may still change that).
-  virtual Status Check(const Command& command, const CommandMeta& meta) = 0;
-
   // Why a live task is where it is, as the scheduler sees it now (scheduler/explain.h).
   virtual Result<TaskExplanation> Explain(const std::string& task_id, int64_t now_unix_micros) = 0;
 

@@ -223,11 +223,6 @@ void DecisionLoop::Read(const std::function<void(const DecisionState&)>& reader)
   reader(state_);
 }
 
-Status DecisionLoop::Check(const Command& command, const CommandMeta& meta) {
-  std::lock_guard lock(state_mutex_);
-  return Decide(state_, command, meta).status();
-}
-
 Result<TaskExplanation> DecisionLoop::Explain(const std::string& task_id, int64_t now_unix_micros) {
   std::lock_guard lock(state_mutex_);
   return ExplainTask(state_, task_id, now_unix_micros, &explained_);
