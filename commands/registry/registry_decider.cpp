@@ -350,55 +350,27 @@ std::string ModelEntity(int32_t model_id, int32_t version) {
   return entity;
 }
 
-Result<Decision> DecideCommand(const DecisionState& state, const CreateModel& command,
+template <RegistryCommand T>
+Result<Decision> DecideCommand(const DecisionState& state, const T& command,
                                const CommandMeta& meta) {
   return DecideOne(state, command, ActingUser(state, meta));
 }
-Status MayRun(const DecisionState& state, const UserRecord& user, const CreateModel& command) {
+
+template <RegistryCommand T>
+Status MayRun(const DecisionState& state, const UserRecord& user, const T& command) {
   return AuthorizeOne(state, user, command);
 }
 
-Result<Decision> DecideCommand(const DecisionState& state, const UpdateModel& command,
-                               const CommandMeta& meta) {
-  return DecideOne(state, command, ActingUser(state, meta));
-}
-Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateModel& command) {
-  return AuthorizeOne(state, user, command);
-}
-
-Result<Decision> DecideCommand(const DecisionState& state, const DeleteModel& command,
-                               const CommandMeta& meta) {
-  return DecideOne(state, command, ActingUser(state, meta));
-}
-Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteModel& command) {
-  return AuthorizeOne(state, user, command);
-}
-
-Result<Decision> DecideCommand(const DecisionState& state, const RegisterModelVersion& command,
-                               const CommandMeta& meta) {
-  return DecideOne(state, command, ActingUser(state, meta));
-}
-Status MayRun(const DecisionState& state, const UserRecord& user,
-              const RegisterModelVersion& command) {
-  return AuthorizeOne(state, user, command);
-}
-
-Result<Decision> DecideCommand(const DecisionState& state, const UpdateModelVersion& command,
-                               const CommandMeta& meta) {
-  return DecideOne(state, command, ActingUser(state, meta));
-}
-Status MayRun(const DecisionState& state, const UserRecord& user,
-              const UpdateModelVersion& command) {
-  return AuthorizeOne(state, user, command);
-}
-
-Result<Decision> DecideCommand(const DecisionState& state, const DeleteModelVersion& command,
-                               const CommandMeta& meta) {
-  return DecideOne(state, command, ActingUser(state, meta));
-}
-Status MayRun(const DecisionState& state, const UserRecord& user,
-              const DeleteModelVersion& command) {
-  return AuthorizeOne(state, user, command);
-}
+// The registry's commands, each decided and authorised by the templates above.
+#define CAIRN_REGISTRY_COMMAND(T)                                                              \
+  template Result<Decision> DecideCommand(const DecisionState&, const T&, const CommandMeta&); \
+  template Status MayRun(const DecisionState&, const UserRecord&, const T&);
+CAIRN_REGISTRY_COMMAND(CreateModel)
+CAIRN_REGISTRY_COMMAND(UpdateModel)
+CAIRN_REGISTRY_COMMAND(DeleteModel)
+CAIRN_REGISTRY_COMMAND(RegisterModelVersion)
+CAIRN_REGISTRY_COMMAND(UpdateModelVersion)
+CAIRN_REGISTRY_COMMAND(DeleteModelVersion)
+#undef CAIRN_REGISTRY_COMMAND
 
 }  // namespace cairn::commands
