@@ -139,6 +139,10 @@ Result<commands::Outcome> Call::ExecuteAs(commands::Command command, const std::
   return services_.writer->Execute(std::move(command), Meta(actor));
 }
 
+Result<commands::Decision> Call::Preview(const commands::Command& command) const {
+  return services_.writer->Preview(command, Meta(UserActor()));
+}
+
 Result<commands::Outcome> Call::ExecuteAndShow(commands::Command command) {
   CAIRN_ASSIGN_OR_RETURN(commands::Outcome outcome, Execute(std::move(command)));
   CAIRN_RETURN_IF_ERROR(WaitFor(outcome.offset));

@@ -70,6 +70,8 @@ class Call {
   // Runs `command` for the calling user.
   Result<commands::Outcome> Execute(commands::Command command);
   Result<commands::Outcome> ExecuteAs(commands::Command command, const std::string& actor);
+  // The decision `command` would get for the calling user now; nothing is written.
+  Result<commands::Decision> Preview(const commands::Command& command) const;
   // Runs `command` for the calling user and waits until the projections show it, so the answer
   // (and the caller's next read) sees the write.
   Result<commands::Outcome> ExecuteAndShow(commands::Command command);

@@ -46,6 +46,9 @@ class Writer {
 
   // Blocks until the command's events are durable, or returns why it was refused.
   virtual Result<Outcome> Execute(Command command, CommandMeta meta) = 0;
+  // The decision `command` would get now, authorisation included, with nothing written
+  // (Determined's validateOnly). A later Execute may decide differently.
+  virtual Result<Decision> Preview(const Command& command, const CommandMeta& meta) = 0;
 
   // Why a live task is where it is, as the scheduler sees it now (scheduler/explain.h).
   virtual Result<TaskExplanation> Explain(const std::string& task_id, int64_t now_unix_micros) = 0;

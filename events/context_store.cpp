@@ -312,9 +312,15 @@ Result<std::vector<ContextFile>> AddPackages(std::vector<ContextFile> context,
   return context;
 }
 
-ContextStore::ContextStore(std::string directory) : directory_(std::move(directory)) {}
+namespace {
 
-Result<StoredContext> ContextStore::Put(const std::vector<ContextFile>& files) {
+// A context's canonical encoding and what it describes, or why the files are not a context.
+struct EncodedContext {
+  StoredContext described;
+  std::string encoding;
+};
+
+Result<EncodedContext> EncodeContext(const std::vector<ContextFile>& files) {
   std::vector<const ContextFile*> sorted;
   std::vector<TreeEntry> tree;
   sorted.reserve(files.size());
@@ -354,7 +360,22 @@ Result<StoredContext> ContextStore::Put(const std::vector<ContextFile>& files) {
   CAIRN_ASSIGN_OR_RETURN(std::string hex, Sha256Hex(encoding));
   stored.digest = std::string(kDigestPrefix) + hex;
   stored.file_count = sorted.size();
+  return EncodedContext{std::move(stored), std::move(encoding)};
+}
 
+}  // namespace
+
+Result<StoredContext> DescribeContext(const std::vector<ContextFile>& files) {
+  CAIRN_ASSIGN_OR_RETURN(EncodedContext encoded, EncodeContext(files));
+  return std::move(encoded.described);
+}
+
+ContextStore::ContextStore(std::string directory) : directory_(std::move(directory)) {}
+
+Result<StoredContext> ContextStore::Put(const std::vector<ContextFile>& files) {
+  CAIRN_ASSIGN_OR_RETURN(EncodedContext encoded, EncodeContext(files));
+  const std::string& encoding = encoded.encoding;
+  const std::string hex = encoded.described.digest.substr(kDigestPrefix.size());
   std::lock_guard<std::mutex> lock(put_mutex_);
   std::error_code error;
   if (std::filesystem::create_directories(directory_, error)) {
@@ -369,10 +390,10 @@ Result<StoredContext> ContextStore::Put(const std::vector<ContextFile>& files) {
   // Same name and size: the same context, stored before. (A damaged copy of the right size is
   // Get's to report; rewriting on every Put to guard against it would cost a full write.)
   if (::stat(path.c_str(), &info) == 0 && static_cast<size_t>(info.st_size) == encoding.size()) {
-    return stored;
+    return encoded.described;
   }
   CAIRN_RETURN_IF_ERROR(WriteFileAtomically(path, encoding));
-  return stored;
+  return encoded.described;
 }
 
 Result<std::vector<ContextFile>> ContextStore::Get(const std::string& digest) const {

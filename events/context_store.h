@@ -60,6 +60,10 @@ inline constexpr char kPackagesDirectory[] = ".cairn-packages";
 Result<std::vector<ContextFile>> AddPackages(std::vector<ContextFile> context,
                                              std::vector<ContextFile> packages);
 
+// What ContextStore::Put would store and answer for `files`, with nothing written (a request that
+// only validates). The same errors as Put's.
+Result<StoredContext> DescribeContext(const std::vector<ContextFile>& files);
+
 // Contexts on disk, one immutable file per digest. Thread-safe: any number of threads may call
 // any method concurrently.
 class ContextStore {

@@ -218,6 +218,11 @@ Result<Outcome> DecisionLoop::Execute(Command command, CommandMeta meta) {
   return pending->AwaitAnswer();
 }
 
+Result<Decision> DecisionLoop::Preview(const Command& command, const CommandMeta& meta) {
+  std::lock_guard lock(state_mutex_);
+  return commands::Decide(state_, command, meta);
+}
+
 void DecisionLoop::Read(const std::function<void(const DecisionState&)>& reader) const {
   std::lock_guard lock(state_mutex_);
   reader(state_);

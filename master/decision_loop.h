@@ -57,6 +57,8 @@ class DecisionLoop : public commands::Writer {
 
   // Writer (commands/writer.h). Thread-safe.
   Result<commands::Outcome> Execute(commands::Command command, commands::CommandMeta meta) override;
+  Result<commands::Decision> Preview(const commands::Command& command,
+                                     const commands::CommandMeta& meta) override;
   Result<commands::TaskExplanation> Explain(const std::string& task_id,
                                             int64_t now_unix_micros) override;
   Result<commands::TrialRunStart> DescribeTrialRun(const std::string& allocation_id) override;

@@ -42,7 +42,7 @@ DOMAINS = {
     "templates": {"tenancy"},
     "tasks": {"scheduler", "tenancy", "templates"},
     "agents": {"tasks", "scheduler"},
-    "experiments": {"tasks", "scheduler", "tenancy"},
+    "experiments": {"tasks", "scheduler", "tenancy", "templates"},
     "pai": {"tasks", "scheduler", "tenancy"},
     "proto": set(),
 }

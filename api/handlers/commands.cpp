@@ -5,7 +5,6 @@
 #include <set>
 #include <vector>
 
-#include "api/handlers/templates.h"
 #include "api/render/task_json.h"
 #include "api/rest_util.h"
 #include "base/ids.h"

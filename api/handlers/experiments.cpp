@@ -6,14 +6,12 @@
 #include "api/handlers/checkpoints.h"
 #include "api/handlers/experiment_common.h"
 #include "api/handlers/job_queue.h"
-#include "api/handlers/templates.h"
 #include "api/render/experiment_json.h"
 #include "api/rest_util.h"
 #include "base/encoding.h"
 #include "base/tar_gz.h"
 #include "base/yaml_json.h"
-#include "commands/experiments/experiment_config.h"
-#include "commands/templates/template_merge.h"
+#include "events/context_store.h"
 
 namespace cairn::api {
 
@@ -21,49 +19,12 @@ using nlohmann::json;
 
 namespace {
 
-// The context must hold the entrypoint's module, or every trial would fail the same way.
-Status CheckEntrypointInContext(const std::string& entrypoint,
-                                const std::vector<ContextFile>& files) {
-  auto colon = entrypoint.find(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == entrypoint.size()) {
-    return Status::InvalidArgument("entrypoint: '" + entrypoint +
-                                   "' must name the trial class as module:Class");
-  }
-  std::string module = entrypoint.substr(0, colon);
-  for (char& c : module) {
-    if (c == '.') c = '/';
-  }
-  for (const auto& file : files) {
-    if (file.path == module + ".py" || file.path == module + "/__init__.py") return Status::Ok();
-  }
-  return Status::InvalidArgument("entrypoint: the model definition has no " + module + ".py for '" +
-                                 entrypoint + "'");
-}
-
 net::Response Action(Call& call, commands::ExperimentAction::Kind kind) {
   auto id = ParseId(call.Param("id"), "experiment");
   if (!id.ok()) return Error(id.status());
   auto outcome = call.ExecuteAndShow(commands::ExperimentAction{*id, kind});
   if (!outcome.ok()) return Error(outcome.status());
   return Ok(json::object(), outcome->offset);
-}
-
-// The project a new experiment goes to: the request's projectId, else the config's workspace
-// and project by name, else Uncategorized (Determined's order).
-Result<int32_t> ExperimentProject(Call& call, const json& body,
-                                  const experiments::ExperimentConfig& config) {
-  CAIRN_ASSIGN_OR_RETURN(auto requested, GetInt32(body, "projectId", "projectId"));
-  if (requested.value_or(0) > 0) return *requested;
-  if (config.workspace.empty()) return kUncategorizedProject;
-  const commands::TenancyState& tenancy = call.tenancy();
-  const commands::WorkspaceRecord* workspace = tenancy.FindWorkspace(config.workspace);
-  const commands::ProjectRecord* project =
-      workspace != nullptr ? tenancy.FindProject(workspace->id, config.project) : nullptr;
-  if (project == nullptr || !call.CanView(workspace->id)) {
-    return Status::NotFound("workspace/project '" + config.workspace + "/" + config.project +
-                            "' not found");
-  }
-  return project->id;
 }
 
 // The name, description, notes and labels a PATCH changes. Determined's CLI sends all four as
@@ -112,48 +73,10 @@ net::Response CreateExperiment(Call& call) {
   }
   auto template_name = GetString(*body, "template", "template", false);
   if (!template_name.ok()) return Error(template_name.status());
-  std::string name = *template_name;
-  if (name.empty()) {
-    auto named = templates::TemplateNameOf(config_text);
-    if (!named.ok()) return Error(named.status());
-    if (*named) name = **named;
-  }
-  std::string merged = config_text;
-  if (!name.empty()) {
-    auto text = TemplateText(call, name);
-    if (!text.ok()) return Error(text.status());
-    auto applied = templates::ApplyTemplate(*text, config_text);
-    if (!applied.ok()) return Error(applied.status());
-    merged = *applied;
-  }
-  auto config = experiments::ParseExperimentConfig(merged);
-  if (!config.ok()) return Error(config.status());
-  if (!config->checkpoint_storage) {
-    nlohmann::ordered_json effective = config->effective;
-    effective["checkpoint_storage"] = {
-        {"type", "shared_fs"},     {"host_path", call.services().facts.default_checkpoint_dir},
-        {"storage_path", nullptr}, {"save_experiment_best", 0},
-        {"save_trial_best", 1},    {"save_trial_latest", 1}};
-    config = experiments::ParseExperimentConfig(effective.dump());
-    if (!config.ok()) return Error(config.status());
-  }
-  if (config->checkpoint_storage->host_path.empty() ||
-      config->checkpoint_storage->host_path[0] != '/') {
-    return Error(Status::InvalidArgument("checkpoint_storage.host_path: must be an absolute path"));
-  }
-  if (!config->experiment_seed) {
-    std::random_device random;
-    experiments::SetExperimentSeed(*config, random());
-  }
-  if (!Present(*body, "modelDefinition")) {
-    return Error(
-        Status::InvalidArgument("modelDefinition is required: the directory with the trial class"));
-  }
-  auto files = DecodeModelDefinition(body->at("modelDefinition"));
+  // None is the write side's to refuse, after the configuration's own errors.
+  Result<std::vector<ContextFile>> files = std::vector<ContextFile>{};
+  if (Present(*body, "modelDefinition")) files = DecodeModelDefinition(body->at("modelDefinition"));
   if (!files.ok()) return Error(files.status());
-  if (Status entry = CheckEntrypointInContext(config->entrypoint, *files); !entry.ok()) {
-    return Error(entry);
-  }
   // Cairn's extension: PEDL's local packages, in the same shape as the model definition's files.
   if (Present(*body, "packages")) {
     auto packages = DecodeModelDefinition(body->at("packages"), "packages");
@@ -166,42 +89,43 @@ net::Response CreateExperiment(Call& call) {
       return Error(Status::InvalidArgument(std::string(flag) + " must be true or false"));
     }
   }
-  auto project_id = ExperimentProject(call, *body, *config);
+  auto project_id = GetInt32(*body, "projectId", "projectId");
   if (!project_id.ok()) return Error(project_id.status());
   const bool validate_only = Present(*body, "validateOnly") && body->at("validateOnly").get<bool>();
+
+  commands::CreateExperiment command;
+  auto& request = command.request.emplace();
+  request.config_yaml = std::move(config_text);
+  request.template_name = std::move(*template_name);
+  request.project_id = std::max(0, project_id->value_or(0));
+  for (const auto& file : *files) request.context_paths.push_back(file.path);
+  request.default_checkpoint_dir = call.services().facts.default_checkpoint_dir;
+  request.seed_if_unset = std::random_device()();
+  auto& created = command.created;
+  if (!files->empty()) {
+    auto context = validate_only ? DescribeContext(*files) : call.services().contexts->Put(*files);
+    if (!context.ok()) return Error(context.status());
+    created.set_context_digest(context->digest);
+    created.set_context_bytes(context->total_bytes);
+  }
+  created.set_owner(call.user().username);
+  created.set_activate(Present(*body, "activate") && body->at("activate").get<bool>());
   if (validate_only) {
+    auto decision = call.Preview(command);
+    if (!decision.ok()) return Error(decision.status());
     // Determined answers with an empty experiment, every field at its zero value, which its CLI
     // (`det experiment create --test`) parses before it reports success.
     return Ok({{"experiment", ExperimentJson(views::ExperimentView{}, 0, Audience::kOwner)},
-               {"config", config->effective}});
+               {"config", json::parse(decision->events.at(0).experiment_created().config_json())}});
   }
-  auto stored = call.services().contexts->Put(*files);
-  if (!stored.ok()) return Error(stored.status());
-
-  commands::CreateExperiment command;
-  auto& created = command.created;
-  created.set_name(config->name);
-  created.set_owner(call.user().username);
-  created.set_original_config(config_text);
-  created.set_config_json(config->effective.dump());
-  created.set_seed(*config->experiment_seed);
-  created.set_context_digest(stored->digest);
-  created.set_context_bytes(stored->total_bytes);
-  created.set_template_name(name);
-  created.set_activate(Present(*body, "activate") && body->at("activate").get<bool>());
-  created.set_project_id(*project_id);
-  auto* resources = created.mutable_resources();
-  resources->set_resource_pool(config->resources.resource_pool);
-  resources->set_priority(config->resources.priority.value_or(0));
-  resources->set_weight(config->resources.weight);
-  resources->set_max_slots(config->resources.max_slots.value_or(0));
   auto outcome = call.ExecuteAndShow(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
   auto experiment = LoadExperiment(call, outcome->entity_id);
   if (!experiment.ok()) return Error(experiment.status());
   auto rendered = ExperimentWithTrials(call, *experiment);
   if (!rendered.ok()) return Error(rendered.status());
-  return Ok({{"experiment", *rendered}, {"config", config->effective}}, outcome->offset);
+  return Ok({{"experiment", *rendered}, {"config", json::parse(experiment->config_json())}},
+            outcome->offset);
 }
 
 net::Response ListExperiments(Call& call) {
@@ -341,20 +265,8 @@ net::Response ContinueExperimentRoute(Call& call) {
   if (!*id || **id <= 0) return Error(Status::InvalidArgument("id: the experiment to continue"));
   auto override_yaml = GetString(*body, "overrideConfig", "overrideConfig", false);
   if (!override_yaml.ok()) return Error(override_yaml.status());
-  auto experiment = LoadExperiment(call, std::to_string(**id));
-  if (!experiment.ok()) return Error(experiment.status());
-  // The override goes over the configuration the experiment ran with, as a template goes under
-  // a submitted one.
-  const nlohmann::ordered_json current =
-      nlohmann::ordered_json::parse(experiment->config_json(), nullptr, false);
-  auto merged = templates::ApplyTemplate(JsonToYamlText(current),
-                                         override_yaml->empty() ? "{}" : *override_yaml);
-  if (!merged.ok()) return Error(merged.status());
-  auto config = experiments::ParseExperimentConfig(*merged);
-  if (!config.ok()) return Error(config.status());
   commands::ContinueExperiment command;
   command.experiment_id = **id;
-  command.config_json = config->effective.dump();
   command.override_yaml = *override_yaml;
   auto outcome = call.ExecuteAndShow(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
@@ -362,7 +274,7 @@ net::Response ContinueExperimentRoute(Call& call) {
   if (!continued.ok()) return Error(continued.status());
   auto rendered = ExperimentWithTrials(call, *continued);
   if (!rendered.ok()) return Error(rendered.status());
-  json shown = json::parse(config->effective.dump());
+  json shown = json::parse(continued->config_json());
   RedactConfig(shown, call.AudienceFor(continued->owner()));
   return Ok({{"experiment", *rendered}, {"config", shown}}, outcome->offset);
 }

@@ -82,14 +82,6 @@ net::Response ListTemplates(Call& call) {
        {"pagination", {{"startIndex", 0}, {"endIndex", list.size()}, {"total", list.size()}}}});
 }
 
-Result<std::string> TemplateText(Call& call, const std::string& name) {
-  CAIRN_ASSIGN_OR_RETURN(auto saved, call.services().projections->GetTemplate(name));
-  if (!saved || !call.CanView(WorkspaceOrUncategorized(saved->workspace_id()))) {
-    return Status::NotFound("template " + name + " not found");
-  }
-  return saved->config_yaml();
-}
-
 net::Response GetTemplate(Call& call) { return GetTemplateNamed(call, call.Param("name")); }
 net::Response CreateTemplate(Call& call) {
   return SaveTemplate(call, commands::SaveTemplate::Mode::kCreate);

@@ -13,12 +13,30 @@
 
 namespace cairn::commands {
 
-// A new experiment. The edge has merged the template, parsed and validated the configuration
-// (filling defaults, the checkpoint storage and the seed) and stored the model definition;
-// `created` carries all of it. experiment_id and job_id are decided, not taken from the caller.
+// A new experiment. The edge has stored the model definition (`created` carries its digest and
+// size, the owner and `activate`). experiment_id and job_id are decided, not taken from the
+// caller. With a `request`, the decider makes the configuration from it: merged under its
+// template as the log holds the template then, parsed with defaults, the master's checkpoint
+// storage and a seed filled in, the entrypoint checked against the model definition, and the
+// project resolved; `created`'s configuration, seed, template and resources are its output.
+// Without one, `created` is taken as already made (tools that write histories).
 struct CreateExperiment {
   static constexpr const char* kName = "CreateExperiment";
+  struct Request {
+    std::string config_yaml;    // the configuration as the user sent it (YAML or JSON text)
+    std::string template_name;  // the request's `template`; "" = the config's `template:`, or none
+    // The request's projectId; 0 = the configuration's workspace and project by name, else
+    // Uncategorized (Determined's order).
+    int32_t project_id = 0;
+    std::vector<std::string> context_paths;  // the model definition's files, for the entrypoint
+    // For a configuration without checkpoint_storage: the master's default directory.
+    std::string default_checkpoint_dir;
+    // For a configuration without reproducibility.experiment_seed: drawn by the edge, so the
+    // decision stays pure; recorded in the event either way.
+    uint32_t seed_if_unset = 0;
+  };
   events::ExperimentCreated created;
+  std::optional<Request> request;
 };
 
 // A user's action on a whole experiment. Archive, unarchive and delete need a terminal one.
@@ -49,12 +67,11 @@ struct KillTrial {
 };
 
 // det experiment continue: a terminal single-trial experiment trains on from its latest
-// checkpoint. The edge merged the override into the configuration and validated it.
+// checkpoint, its configuration with `override_yaml` merged over it.
 struct ContinueExperiment {
   static constexpr const char* kName = "ContinueExperiment";
   int64_t experiment_id = 0;
-  std::string config_json;  // the effective configuration after the override
-  std::string override_yaml;
+  std::string override_yaml;  // YAML or JSON text; "" = none
 };
 
 // det checkpoint delete: checkpoints a user removes by hand (the collector deletes the files).

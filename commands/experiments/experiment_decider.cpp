@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/ids.h"
+#include "commands/experiments/experiment_request.h"
 #include "commands/experiments/experiment_state.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/tasks/task_decider.h"
@@ -74,8 +75,11 @@ std::vector<std::string> CheckpointsDeletedWith(const DecisionState& state,
 }  // namespace
 
 Result<Decision> DecideCommand(const DecisionState& state, const CreateExperiment& command,
-                               const CommandMeta&) {
+                               const CommandMeta& meta) {
   events::ExperimentCreated created = command.created;
+  if (command.request) {
+    CAIRN_ASSIGN_OR_RETURN(created, ConfigureExperiment(state, command, meta));
+  }
   CAIRN_ASSIGN_OR_RETURN(auto config, experiments::ParseExperimentConfig(created.config_json()));
   CAIRN_RETURN_IF_ERROR(experiments::NewSearcher(config, created.seed()).status());
   if (config.entrypoint.empty()) {
@@ -303,25 +307,23 @@ Result<Decision> DecideCommand(const DecisionState& state, const ContinueExperim
                                       std::to_string(experiment->trial_ids.size()) +
                                       " trials; only a single-trial experiment can be continued");
   }
-  CAIRN_ASSIGN_OR_RETURN(auto config, experiments::ParseExperimentConfig(command.config_json));
+  CAIRN_ASSIGN_OR_RETURN(auto config, ContinuedConfig(*experiment, command.override_yaml));
   if (config.searcher.name != experiments::SearcherName::kSingle) {
     return Status::InvalidArgument("searcher.name: continue needs the single searcher");
   }
   // The run resumes the same trial's checkpoints as the same owner's code: what it runs, with
   // which secrets and hyperparameters, and where its checkpoints are stay as they were.
-  if (experiment->config != nullptr) {
-    for (const char* field :
-         {"entrypoint", "environment", "hyperparameters", "checkpoint_storage", "bind_mounts"}) {
-      if (config.effective.value(field, nlohmann::ordered_json()) !=
-          experiment->config->effective.value(field, nlohmann::ordered_json())) {
-        return Status::InvalidArgument(std::string(field) +
-                                       ": cannot change when an experiment continues");
-      }
+  for (const char* field :
+       {"entrypoint", "environment", "hyperparameters", "checkpoint_storage", "bind_mounts"}) {
+    if (config.effective.value(field, nlohmann::ordered_json()) !=
+        experiment->config->effective.value(field, nlohmann::ordered_json())) {
+      return Status::InvalidArgument(std::string(field) +
+                                     ": cannot change when an experiment continues");
     }
-    if (config.resources.slots_per_trial != experiment->config->resources.slots_per_trial) {
-      return Status::InvalidArgument(
-          "resources.slots_per_trial: cannot change when an experiment continues");
-    }
+  }
+  if (config.resources.slots_per_trial != experiment->config->resources.slots_per_trial) {
+    return Status::InvalidArgument(
+        "resources.slots_per_trial: cannot change when an experiment continues");
   }
   CAIRN_RETURN_IF_ERROR(CheckWorkspaceTakesWork(state, experiment->workspace_id));
   const TrialRecord& trial = state.trials.at(experiment->trial_ids.front());
@@ -339,7 +341,7 @@ Result<Decision> DecideCommand(const DecisionState& state, const ContinueExperim
   auto* continued = event.mutable_experiment_continued();
   continued->set_experiment_id(experiment->experiment_id);
   continued->set_trial_id(trial.trial_id);
-  continued->set_config_json(command.config_json);
+  continued->set_config_json(config.effective.dump());
   continued->set_override_yaml(command.override_yaml);
   continued->set_owner(experiment->owner);
   return Decision{{std::move(event)}, std::to_string(experiment->experiment_id)};

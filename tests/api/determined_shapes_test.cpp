@@ -4,6 +4,7 @@
 // replays its calls and checks the answers' shapes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "master/master.h"
@@ -280,7 +281,22 @@ TEST_F(DeterminedShapesTest, ExperimentCreateValidateOnly) {
               "projectId", "projectOwnerId", "searcherType", "startTime", "username"},
              "v1Experiment");
   EXPECT_EQ(validated["experiment"]["id"], 0);
+  // The configuration is the one the write side would record: defaults and storage filled in.
+  EXPECT_TRUE(validated["config"]["checkpoint_storage"]["host_path"].is_string())
+      << validated.dump();
+
+  // What the write side refuses, validation refuses too, with nothing stored.
+  body["config"] =
+      "entrypoint: missing:Trial\nsearcher:\n  name: single\n  metric: loss\n"
+      "  max_length: {batches: 1}\n";
+  auto refused = client_->Request("POST", "/api/v1/experiments", body.dump(), Session());
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->status, 400) << refused->body;
+  EXPECT_NE(refused->body.find("the model definition has no missing.py"), std::string::npos)
+      << refused->body;
   EXPECT_EQ(Call("GET", "/api/v1/experiments")["experiments"].size(), 0u);
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("data") + "/contexts"))
+      << "validateOnly stored the model definition";
 }
 
 TEST_F(DeterminedShapesTest, ExperimentActionsAndSetPriority) {
