@@ -1,0 +1,85 @@
+#include "commands/tenancy/tenancy_snapshot.h"
+
+#include "commands/proto/snapshot_codec.h"
+
+namespace cairn::commands {
+
+CAIRN_SNAPSHOT_COVERS(WorkspaceRecord, 8);
+CAIRN_SNAPSHOT_COVERS(ProjectRecord, 7);
+
+void EncodeTenancy(const TenancyState& tenancy, snapshot::Tenancy& out) {
+  for (const auto& [id, workspace] : tenancy.workspaces) {
+    auto* stored = out.add_workspaces();
+    stored->set_id(workspace.id);
+    stored->set_name(workspace.name);
+    stored->set_owner_user_id(workspace.owner_user_id);
+    stored->set_archived(workspace.archived);
+    stored->set_immutable(workspace.immutable);
+    stored->set_default_compute_pool(workspace.default_compute_pool);
+    stored->set_default_aux_pool(workspace.default_aux_pool);
+    for (int32_t user : workspace.pinned_by) stored->add_pinned_by(user);
+  }
+  for (const auto& [id, project] : tenancy.projects) {
+    auto* stored = out.add_projects();
+    stored->set_id(project.id);
+    stored->set_workspace_id(project.workspace_id);
+    stored->set_name(project.name);
+    stored->set_description(project.description);
+    stored->set_owner_user_id(project.owner_user_id);
+    stored->set_archived(project.archived);
+    stored->set_immutable(project.immutable);
+  }
+  for (const auto& [who, role] : tenancy.roles) {
+    auto* stored = out.add_roles();
+    stored->set_user_id(who.first);
+    stored->set_workspace_id(who.second);
+    stored->set_role(role);
+  }
+  for (const auto& [pool, workspaces] : tenancy.pool_bindings) {
+    auto* stored = out.add_pool_bindings();
+    stored->set_pool(pool);
+    for (int32_t workspace : workspaces) stored->add_workspace_ids(workspace);
+  }
+  out.set_last_workspace_id(tenancy.last_workspace_id);
+  out.set_last_project_id(tenancy.last_project_id);
+}
+
+void DecodeTenancy(const snapshot::Tenancy& in, TenancyState& tenancy) {
+  // The snapshot holds the built-in workspace and project like any other.
+  tenancy.workspaces.clear();
+  tenancy.workspace_ids.clear();
+  tenancy.projects.clear();
+  for (const auto& stored : in.workspaces()) {
+    WorkspaceRecord& workspace = tenancy.workspaces[stored.id()];
+    workspace.id = stored.id();
+    workspace.name = stored.name();
+    workspace.owner_user_id = stored.owner_user_id();
+    workspace.archived = stored.archived();
+    workspace.immutable = stored.immutable();
+    workspace.default_compute_pool = stored.default_compute_pool();
+    workspace.default_aux_pool = stored.default_aux_pool();
+    workspace.pinned_by.insert(stored.pinned_by().begin(), stored.pinned_by().end());
+    tenancy.workspace_ids[workspace.name] = workspace.id;
+  }
+  for (const auto& stored : in.projects()) {
+    ProjectRecord& project = tenancy.projects[stored.id()];
+    project.id = stored.id();
+    project.workspace_id = stored.workspace_id();
+    project.name = stored.name();
+    project.description = stored.description();
+    project.owner_user_id = stored.owner_user_id();
+    project.archived = stored.archived();
+    project.immutable = stored.immutable();
+  }
+  for (const auto& role : in.roles()) {
+    tenancy.roles[{role.user_id(), role.workspace_id()}] = role.role();
+  }
+  for (const auto& binding : in.pool_bindings()) {
+    tenancy.pool_bindings[binding.pool()].insert(binding.workspace_ids().begin(),
+                                                 binding.workspace_ids().end());
+  }
+  tenancy.last_workspace_id = in.last_workspace_id();
+  tenancy.last_project_id = in.last_project_id();
+}
+
+}  // namespace cairn::commands
