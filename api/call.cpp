@@ -16,6 +16,18 @@ Call::Call(const Services& services, const net::Request& request, Params params)
       correlation_id_(NewUuid()) {}
 
 Status Call::Admit(Access access) {
+  CAIRN_RETURN_IF_ERROR(Authenticate(access));
+  // A read waits for the offset it asks for; so does an agent following the event stream.
+  const bool user_read =
+      (access == Access::kUser || access == Access::kProxyUser || access == Access::kUserOrAgent) &&
+      request_.method == "GET";
+  if (user_read || (access == Access::kUserOrAgent && agent_caller_)) {
+    return WaitForRequestedOffset();
+  }
+  return Status::Ok();
+}
+
+Status Call::Authenticate(Access access) {
   if (access == Access::kPublic) return Status::Ok();
   // The proxy's requests come from a browser too: without a bearer token, its cookie (set for
   // that one task's path) names the user.
@@ -52,7 +64,7 @@ Status Call::Admit(Access access) {
       return Status::Ok();
     case Access::kUserOrAgent:
       agent_caller_ = agent;
-      if (agent) return WaitForRequestedOffset();
+      if (agent) return Status::Ok();
       break;
     case Access::kUser:
     case Access::kProxyUser:
@@ -64,7 +76,6 @@ Status Call::Admit(Access access) {
   user_ = UserFrom(record);
   record.password_hash.clear();
   user_record_ = std::move(record);
-  if (request_.method == "GET") return WaitForRequestedOffset();
   return Status::Ok();
 }
 

@@ -26,8 +26,12 @@ class Call {
   using Params = std::map<std::string, std::string, std::less<>>;
   Call(const Services& services, const net::Request& request, Params params);
 
-  // Lets the caller in for a route with `access`, or says why not; reads the user's token.
+  // Lets the caller in for a route with `access`, or says why not; reads the user's token. A read
+  // then waits for the offset it asks for (?minOffset=).
   Status Admit(Access access);
+  // Admit's check of the credential alone, from the request's head: what the server asks before
+  // it reads a body (Router::AdmitBody).
+  Status Authenticate(Access access);
 
   const Services& services() const { return services_; }
   const net::Request& request() const { return request_; }

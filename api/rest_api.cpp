@@ -33,4 +33,8 @@ net::Response RestApi::Handle(const net::Request& request) const {
   return router_.Handle(services_, request);
 }
 
+net::BodyAdmission RestApi::AdmitBody(const net::Request& head) const {
+  return router_.AdmitBody(services_, head);
+}
+
 }  // namespace cairn::api

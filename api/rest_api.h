@@ -20,6 +20,8 @@ class RestApi {
   explicit RestApi(Services services);
 
   net::Response Handle(const net::Request& request) const;
+  // Router::AdmitBody: for the server, before it reads a request's body.
+  net::BodyAdmission AdmitBody(const net::Request& head) const;
   const Router& router() const { return router_; }
 
  private:

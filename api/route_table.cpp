@@ -244,6 +244,14 @@ std::vector<Route> RouteTable() {
     for (const Route& route : openpai) patterns.push_back(std::string("/pai") + route.pattern);
     return patterns;
   }();
+  // The routes whose bodies carry files (a model definition, a command's context), the proxy's
+  // uploads and agents' log batches: every other body is a small JSON document (BodySize).
+  for (Route& route : table) {
+    for (RouteHandler large : {LaunchCommand, LaunchNotebook, LaunchShell, LaunchTensorboard,
+                               CreateExperiment, ProxyToTask, PostTaskLogs}) {
+      if (route.handler == large) route.body = BodySize::kLarge;
+    }
+  }
   std::vector<Route> routes = std::move(table);
   size_t i = 0;
   for (Route route : openpai) {

@@ -134,6 +134,23 @@ Router::Found Router::Find(std::string_view method, std::string_view target) con
   return found;
 }
 
+net::BodyAdmission Router::AdmitBody(const Services& services, const net::Request& head) const {
+  net::BodyAdmission admission;
+  Found found = Find(head.method, head.target);
+  if (found.route == nullptr) {
+    admission.refusal = Handle(services, head);
+    return admission;
+  }
+  Call call(services, head, std::move(found.params));
+  if (Status allowed = call.Authenticate(found.route->access); !allowed.ok()) {
+    admission.refusal =
+        found.route->errors == ErrorShape::kOpenPai ? OpenPaiError(allowed) : Error(allowed);
+    return admission;
+  }
+  admission.max_body_bytes = found.route->body == BodySize::kLarge ? SIZE_MAX : kSmallBodyBytes;
+  return admission;
+}
+
 net::Response Router::Handle(const Services& services, const net::Request& request) const {
   // Ids in paths and queries end up in JSON answers and events, which hold only UTF-8.
   bool valid_text = IsValidUtf8(request.path);

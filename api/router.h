@@ -33,12 +33,19 @@ using RouteHandler = net::Response (*)(Call& call);
 // answers, or OpenPAI's {code: "<Name>Error", message}.
 enum class ErrorShape { kDetermined, kOpenPai };
 
+// How much body a route takes: most take one small JSON document; a few take files (a model
+// definition, a command's context, the proxy's uploads) or agents' log batches, up to the
+// master's max_request_body_bytes.
+enum class BodySize { kSmall, kLarge };
+inline constexpr size_t kSmallBodyBytes = size_t{4} << 20;
+
 struct Route {
   const char* method;   // "GET", "POST", ...; "*" = any method
   const char* pattern;  // "/api/v1/tasks/{id}/logs"; a last segment "{rest...}" takes 1+ segments
   Access access;
   RouteHandler handler;
   ErrorShape errors = ErrorShape::kDetermined;
+  BodySize body = BodySize::kSmall;
 };
 
 class Router {
@@ -47,6 +54,10 @@ class Router {
   static Result<Router> Build(std::vector<Route> routes);
 
   net::Response Handle(const Services& services, const net::Request& request) const;
+  // Whether a request whose `head` has arrived may send its body, and how large: the route's
+  // access rule checked on the head's credential (so an anonymous body is never read), its
+  // BodySize the limit; no route is refused as Handle would refuse it.
+  net::BodyAdmission AdmitBody(const Services& services, const net::Request& head) const;
 
   using Params = std::map<std::string, std::string, std::less<>>;
   struct Found {

@@ -285,6 +285,15 @@ void ServeTheApi(Master::Parts& parts) {
   parts.ready_api = parts.api.get();
 }
 
+// What every request gets while the master replays its log.
+net::Response StartingResponse() {
+  net::Response starting;
+  starting.status = 503;
+  starting.body =
+      R"({"code":14,"message":"the master is starting: replaying its log","details":[]})";
+  return starting;
+}
+
 Status BindServer(Master::Parts& parts) {
   net::Server::Options options;
   options.address = parts.config.listen_address;
@@ -298,14 +307,14 @@ Status BindServer(Master::Parts& parts) {
   options.tls_cert_file = parts.config.security.tls.cert;
   options.tls_key_file = parts.config.security.tls.key;
   std::atomic<api::RestApi*>* ready_api = &parts.ready_api;
+  options.admit_head = [ready_api](const net::Request& head) {
+    api::RestApi* api = ready_api->load();
+    if (api != nullptr) return api->AdmitBody(head);
+    return net::BodyAdmission{StartingResponse(), 0};  // no body is worth reading yet
+  };
   parts.server = std::make_unique<net::Server>(options, [ready_api](const net::Request& request) {
     api::RestApi* api = ready_api->load();
-    if (api != nullptr) return api->Handle(request);
-    net::Response starting;
-    starting.status = 503;
-    starting.body =
-        R"({"code":14,"message":"the master is starting: replaying its log","details":[]})";
-    return starting;
+    return api != nullptr ? api->Handle(request) : StartingResponse();
   });
   return parts.server->Start();
 }

@@ -46,9 +46,13 @@ bool IsDisconnect(const beast::error_code& ec) {
 }  // namespace
 
 struct Server::Impl {
+  Impl(Options server_options, Handler request_handler)
+      : options(std::move(server_options)), handler(std::move(request_handler)) {}
+
   Options options;
   Handler handler;
   std::unique_ptr<asio::ssl::context> tls;  // set when serving HTTPS
+  BodyBudget body_budget{options.max_buffered_body_bytes};
   asio::io_context io;
   tcp::acceptor acceptor{io};
   uint16_t bound_port = 0;
@@ -135,13 +139,23 @@ void RefuseBody(Stream& stream, ConnectionSocket& transport,
   }
 }
 
+bhttp::response<bhttp::string_body> BeastResponse(Response response, bool keep_alive) {
+  bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), 11};
+  res.set(bhttp::field::content_type, response.content_type);
+  for (const auto& [name, value] : response.headers) res.set(name, value);
+  res.body() = std::move(response.body);
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
 bhttp::response<bhttp::string_body> SimpleResponse(int status, const std::string& message,
                                                    bool keep_alive) {
   bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), 11};
   res.set(bhttp::field::content_type, "application/json");
   // The codes are gRPC's, as in every error body of the API: 8 resource exhausted, 14
-  // unavailable, 3 invalid argument.
-  const int code = status == 413 || status == 431 ? 8 : status == 502 ? 14 : 3;
+  // unavailable, 3 invalid argument (408: the request was not sent in time).
+  const int code = status == 413 || status == 431 ? 8 : status == 502 || status == 503 ? 14 : 3;
   res.body() =
       "{\"code\":" + std::to_string(code) + ",\"message\":\"" + message + "\",\"details\":[]}";
   res.keep_alive(keep_alive);
@@ -231,9 +245,25 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
     // Nothing of a next request read yet: wait for one, but not forever. Stop() shuts the
     // socket down, which ends the wait too.
     if (buffer.size() == 0) transport.AwaitNextRequest();
-    RequestParser parser({options.max_header_bytes, options.max_body_bytes,
-                          options.json_body_limits, options.json_body_exempt_prefix});
+    RequestLimits limits;
+    limits.max_header_bytes = options.max_header_bytes;
+    limits.max_body_bytes = options.max_body_bytes;
+    limits.body_shape = options.json_body_limits;
+    limits.body_shape_exempt_prefix = options.json_body_exempt_prefix;
+    limits.admit_head = options.admit_head;
+    limits.budget = &body_budget;
+    RequestParser parser(limits, remote);
     ReadRequest(stream, buffer, parser, ec);
+    if (parser.state() == ParseState::kHeadRefused) {
+      RefuseBody(stream, transport, BeastResponse(parser.TakeHeadRefusal(), false));
+      break;
+    }
+    if (parser.state() == ParseState::kBudgetExhausted) {
+      RefuseBody(
+          stream, transport,
+          SimpleResponse(503, "the master holds too many request bodies; retry later", false));
+      break;
+    }
     if (parser.state() == ParseState::kHeaderTooLarge) {
       auto res = SimpleResponse(431, "request header fields too large", false);
       bhttp::write(stream, res, ec);
@@ -256,7 +286,7 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
       break;
     }
     bool keep_alive = parser.keep_alive();
-    Request request = parser.TakeRequest(remote);
+    Request request = parser.TakeRequest();
     const bool large_request = request.body.size() >= kLargeRequestBytes;
     Response response;
     try {
@@ -303,13 +333,7 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
       asio::write(stream, bhttp::make_chunk_last(), ec);
       break;
     }
-    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), 11};
-    res.set(bhttp::field::content_type, response.content_type);
-    for (const auto& [name, value] : response.headers) res.set(name, value);
-    res.body() = std::move(response.body);
-    res.keep_alive(keep_alive);
-    res.prepare_payload();
-    bhttp::write(stream, res, ec);
+    bhttp::write(stream, BeastResponse(std::move(response), keep_alive), ec);
     if (large_request) {
       // Free the body (and what handling it allocated) now, not when the connection ends.
       request = Request{};
@@ -397,10 +421,8 @@ void Server::Impl::ServeTunnel(uint64_t id, Stream& stream, ConnectionSocket& tr
   upstream_socket.close(ec);
 }
 
-Server::Server(Options options, Handler handler) : impl_(std::make_unique<Impl>()) {
-  impl_->options = std::move(options);
-  impl_->handler = std::move(handler);
-}
+Server::Server(Options options, Handler handler)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
 
 Server::~Server() { Stop(); }
 

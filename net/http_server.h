@@ -22,8 +22,13 @@ class Server {
     std::string address = "127.0.0.1";
     uint16_t port = 0;                   // 0 picks a free port
     size_t max_body_bytes = 128u << 20;  // larger bodies get 413
-    size_t max_connections = 4096;       // beyond this new connections get 503; also capped
-                                         // below the process's open-file limit
+    // Asked about each request with a body once its head is read, before a byte of the body is
+    // stored (net/http_types.h): who may not call the route is answered without it.
+    HeadAdmission admit_head;
+    // The body bytes held across all connections at once; a body that would pass it gets 503.
+    size_t max_buffered_body_bytes = 512u << 20;
+    size_t max_connections = 4096;  // beyond this new connections get 503; also capped
+                                    // below the process's open-file limit
     // A kept-alive connection with no new request for this long is closed.
     std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
     // A request whose next bytes do not arrive within this long is dropped (a client that

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -86,6 +87,16 @@ struct Response {
 };
 
 using Handler = std::function<Response(const Request&)>;
+
+// What happens to a request whose head has arrived and whose body has not been read: the server
+// asks before it stores a byte of the body, so that a caller who may not call the route costs
+// nothing but its head.
+struct BodyAdmission {
+  std::optional<Response> refusal;  // set: this is the answer; the body is never read
+  size_t max_body_bytes = 0;        // else: the most this request's body may hold (413 beyond)
+};
+// Called with the head (every field of Request but `body`) of each request that has a body.
+using HeadAdmission = std::function<BodyAdmission(const Request& head)>;
 
 // Splits "a=1&b=x%20y" into decoded pairs.
 std::multimap<std::string, std::string> ParseQuery(std::string_view query);

@@ -16,8 +16,8 @@ using cairn::net::ParseState;
 using cairn::net::RequestLimits;
 using cairn::net::RequestParser;
 
-constexpr RequestLimits kLimits{/*max_header_bytes=*/2048, /*max_body_bytes=*/1024,
-                                /*body_shape=*/std::nullopt, /*body_shape_exempt_prefix=*/{}};
+const RequestLimits kLimits{/*max_header_bytes=*/2048, /*max_body_bytes=*/1024,
+                            /*body_shape=*/std::nullopt, /*body_shape_exempt_prefix=*/{}};
 
 // As the server reads: a buffer of unparsed bytes, extended piece by piece.
 ParsedRequest ParseInPieces(std::string_view bytes, size_t piece_size) {
@@ -40,7 +40,7 @@ ParsedRequest ParseInPieces(std::string_view bytes, size_t piece_size) {
   parsed.consumed = consumed;
   if (parsed.state == ParseState::kComplete) {
     parsed.keep_alive = parser.keep_alive();
-    parsed.request = parser.TakeRequest("");
+    parsed.request = parser.TakeRequest();
   }
   return parsed;
 }

@@ -8,9 +8,9 @@
 namespace cairn::net {
 namespace {
 
-constexpr RequestLimits kSmallLimits{/*max_header_bytes=*/256, /*max_body_bytes=*/16,
-                                     /*body_shape=*/std::nullopt,
-                                     /*body_shape_exempt_prefix=*/{}};
+const RequestLimits kSmallLimits{/*max_header_bytes=*/256, /*max_body_bytes=*/16,
+                                 /*body_shape=*/std::nullopt,
+                                 /*body_shape_exempt_prefix=*/{}};
 
 TEST(HttpRequestParseTest, ReadsARequestWithItsQueryHeadersAndBody) {
   const std::string bytes =
@@ -33,7 +33,7 @@ TEST(HttpRequestParseTest, ReadsARequestWithItsQueryHeadersAndBody) {
 TEST(HttpRequestParseTest, BytesFedOneAtATimeGiveTheSameRequest) {
   const std::string bytes =
       "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
-  RequestParser parser({});
+  RequestParser parser({}, "10.0.0.1:5");
   std::string unparsed;
   for (char byte : bytes) {
     ASSERT_EQ(parser.state(), ParseState::kNeedMoreBytes);
@@ -42,7 +42,9 @@ TEST(HttpRequestParseTest, BytesFedOneAtATimeGiveTheSameRequest) {
   }
   ASSERT_EQ(parser.state(), ParseState::kComplete);
   EXPECT_TRUE(unparsed.empty());
-  EXPECT_EQ(parser.TakeRequest("10.0.0.1:5").body, "abcde");
+  Request request = parser.TakeRequest();
+  EXPECT_EQ(request.body, "abcde");
+  EXPECT_EQ(request.remote_address, "10.0.0.1:5");
 }
 
 TEST(HttpRequestParseTest, RefusesWhatTheServerAnswers431And413And400) {
