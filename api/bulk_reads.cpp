@@ -32,6 +32,54 @@ net::Response BulkReadPool::Run(const std::function<net::Response()>& work) {
   return answer.get();
 }
 
+net::Response BulkReadPool::RunShared(const std::string& key,
+                                      const std::function<net::Response()>& work) {
+  std::unique_lock lock(mutex_);
+  std::shared_ptr<SharedRender>& waiting = waiting_[key];
+  std::shared_ptr<SharedRender> render = waiting;
+  if (render == nullptr) {
+    render = waiting = std::make_shared<SharedRender>();
+    // This request waits until the render is done, so `work` (and what it refers to) lives.
+    render->work = work;
+    queue_.push_back([this, key, render] {
+      {
+        std::lock_guard begun(mutex_);
+        auto found = waiting_.find(key);
+        if (found != waiting_.end() && found->second == render) waiting_.erase(found);
+      }
+      net::Response answer;
+      try {
+        answer = render->work();
+      } catch (const std::exception&) {
+        answer.status = 500;
+        answer.body = R"({"code":13,"message":"internal error","details":[]})";
+      }
+      {
+        std::lock_guard done(mutex_);
+        render->answer = std::make_shared<const net::Response>(std::move(answer));
+      }
+      rendered_.notify_all();
+    });
+    queued_.notify_one();
+  }
+  ++render->joined;
+  rendered_.wait(lock, [&] { return render->answer != nullptr; });
+  std::shared_ptr<const net::Response> answer = render->answer;
+  lock.unlock();
+  return *answer;
+}
+
+size_t BulkReadPool::Joined(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  auto found = waiting_.find(key);
+  return found == waiting_.end() ? 0 : found->second->joined;
+}
+
+std::string SharedRenderKey(const Call& call) {
+  return call.user().username + (call.user().admin ? " admin " : " ") + call.request().method +
+         " " + call.request().target;
+}
+
 void BulkReadPool::Work(int nice) {
   SetThisThreadNice(nice);
   while (true) {

@@ -9,7 +9,10 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -30,22 +33,62 @@ class BulkReadPool {
   // Runs `work` on a worker and returns its answer; the caller's thread waits.
   net::Response Run(const std::function<net::Response()>& work);
 
+  // As Run, but requests with the same `key` (the same caller asking the same thing) share a
+  // render: one that has not begun yet is joined, and sees everything the joiner would (it
+  // begins after the joiner arrived). So a crowd asking for a big list costs one render per
+  // worker's turn, not one each. `work` runs at most once, for the request that queued it.
+  net::Response RunShared(const std::string& key, const std::function<net::Response()>& work);
+  // How many requests wait for the render with `key` that has not begun (0: none queued).
+  size_t Joined(const std::string& key);
+
  private:
+  // A render that requests with one key share, and its answer once done.
+  struct SharedRender {
+    std::function<net::Response()> work;
+    size_t joined = 0;
+    std::shared_ptr<const net::Response> answer;  // set when done
+  };
+
   void Work(int nice);
 
   std::mutex mutex_;
   std::condition_variable queued_;
+  std::condition_variable rendered_;
   std::deque<std::function<void()>> queue_;
+  // By key, the shared render queued and not begun (the one a newcomer joins).
+  std::map<std::string, std::shared_ptr<SharedRender>> waiting_;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };
 
-// A route handler run on the API's bulk read pool (on the calling thread when it has none).
+// The pages of at most this many rows that a paged list serves on the caller's own thread: they
+// cost a page's reads, like a single entity, and must not queue behind a big render.
+inline constexpr size_t kLightPageRows = 100;
+
+// Who asks for what: the caller (what they may see and how it is redacted) and the target (the
+// path and query).
+std::string SharedRenderKey(const Call& call);
+
+// A route handler run on the API's bulk read pool (on the calling thread when it has none),
+// its render shared by the caller's identical requests waiting at the same time.
 template <RouteHandler handler>
 net::Response Bulk(Call& call) {
   BulkReadPool* pool = call.services().bulk_reads;
   if (pool == nullptr) return handler(call);
-  return pool->Run([&call] { return handler(call); });
+  return pool->RunShared(SharedRenderKey(call), [&call] { return handler(call); });
 }
+
+// Bulk, but a page of at most kLightPageRows (`?limit=`) with no filter that needs every row
+// (`states`) runs on the caller's thread: for lists whose page is read from an ordered index.
+template <RouteHandler handler>
+net::Response BulkUnlessSmallPage(Call& call) {
+  auto paging = call.ReadPaging();
+  if (paging.ok() && paging->limit > 0 && paging->limit <= kLightPageRows &&
+      call.request().QueryParams("states").empty()) {
+    return handler(call);
+  }
+  return Bulk<handler>(call);
+}
+
 
 }  // namespace cairn::api

@@ -135,8 +135,8 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/agents/{id}/disable",             kUser,       DisableAgent},
 
       // The job queue.
-      {"GET",    "/api/v1/job-queues-v2",                   kUser,       Bulk<JobQueueV2>},
-      {"GET",    "/api/v1/job-queues",                      kUser,       Bulk<JobQueue>},
+      {"GET",    "/api/v1/job-queues-v2",                   kUser,       BulkUnlessSmallPage<JobQueueV2>},
+      {"GET",    "/api/v1/job-queues",                      kUser,       BulkUnlessSmallPage<JobQueue>},
       {"POST",   "/api/v1/job-queues",                      kUser,       UpdateJobQueue},
       {"GET",    "/api/v1/job-queues/stats",                kUser,       JobQueueStats},
 

@@ -1,10 +1,12 @@
 #include "net/http_server.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/stream.hpp>
@@ -58,14 +60,30 @@ struct Server::Impl {
   uint16_t bound_port = 0;
   std::thread accept_thread;
 
+  // An open connection, as the accept loop and Stop() see it.
+  struct Connection {
+    int fd = -1;
+    std::string address;  // the client's IP address
+    // Steady-clock nanoseconds since it began waiting for a next request; 0 while it is not
+    // (ConnectionSocket keeps it).
+    std::atomic<int64_t> idle_since{0};
+  };
+
   std::mutex mutex;
   std::condition_variable connections_done;
-  std::map<uint64_t, int> open_sockets;      // connection id -> native fd, for Stop()
-  std::map<uint64_t, int> tunnel_upstreams;  // connection id -> its tunnel's upstream fd
+  std::map<uint64_t, Connection> open_sockets;    // by connection id
+  std::map<std::string, size_t> open_by_address;  // how many connections each address has
+  std::map<uint64_t, int> tunnel_upstreams;       // connection id -> its tunnel's upstream fd
   uint64_t next_connection_id = 0;
   bool stopping = false;
 
   void AcceptLoop();
+  // Makes room for a connection from `address` when it has max_connections_per_address or the
+  // server max_connections: ends the longest-idle connection (of that address, or of anyone),
+  // which a client may always reopen. False when every connection in the way is busy.
+  bool MakeRoom(const std::string& address);
+  // Serves the connection on a thread of its own with a connection-sized stack.
+  bool StartServing(uint64_t id, tcp::socket& socket);
   void Serve(uint64_t id, tcp::socket socket);
   // The request loop, one for plain and TLS connections: `stream` carries HTTP, `transport` is
   // the socket beneath it.
@@ -178,7 +196,9 @@ void Server::Impl::AcceptLoop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       continue;
     }
-    if (open_sockets.size() >= options.max_connections) {
+    const auto endpoint = socket.remote_endpoint(ec);
+    const std::string address = ec ? std::string() : endpoint.address().to_string();
+    if (!MakeRoom(address)) {
       lock.unlock();
       // Under TLS a plain answer would be noise to the client (and a handshake here would stall
       // the accept loop): it is just closed.
@@ -189,19 +209,75 @@ void Server::Impl::AcceptLoop() {
       socket.close(ec);
       continue;
     }
-    uint64_t id = next_connection_id++;
-    open_sockets[id] = socket.native_handle();
+    const uint64_t id = next_connection_id++;
+    Connection& connection = open_sockets[id];
+    connection.fd = socket.native_handle();
+    connection.address = address;
+    // Idle until its first request arrives (a TLS handshake in progress included).
+    connection.idle_since = std::chrono::steady_clock::now().time_since_epoch().count();
+    ++open_by_address[address];
     lock.unlock();
-    try {
-      std::thread(&Impl::Serve, this, id, std::move(socket)).detach();
-    } catch (const std::system_error&) {
+    if (!StartServing(id, socket)) {
       // No thread to serve it: refuse this connection, keep serving the others.
       socket.close(ec);
       std::lock_guard relock(mutex);
+      if (--open_by_address[address] == 0) open_by_address.erase(address);
       open_sockets.erase(id);
       connections_done.notify_all();
     }
   }
+}
+
+bool Server::Impl::MakeRoom(const std::string& address) {
+  const auto from_address = open_by_address.find(address);
+  const bool address_full = from_address != open_by_address.end() &&
+                            from_address->second >= options.max_connections_per_address;
+  if (!address_full && open_sockets.size() < options.max_connections) return true;
+  Connection* longest_idle = nullptr;
+  int64_t since = 0;
+  for (auto& [id, connection] : open_sockets) {
+    const int64_t idle_since = connection.idle_since.load();
+    if (idle_since == 0 || (address_full && connection.address != address)) continue;
+    if (longest_idle == nullptr || idle_since < since) {
+      longest_idle = &connection;
+      since = idle_since;
+    }
+  }
+  // Claimed, so the next accept picks another; its thread ends when it sees the shutdown.
+  if (longest_idle == nullptr || !longest_idle->idle_since.compare_exchange_strong(since, 0)) {
+    return false;
+  }
+  ::shutdown(longest_idle->fd, SHUT_RDWR);
+  return true;
+}
+
+bool Server::Impl::StartServing(uint64_t id, tcp::socket& socket) {
+  struct Start {
+    Impl* impl;
+    uint64_t id;
+    tcp::socket socket;
+  };
+  auto start = std::make_unique<Start>(Start{this, id, std::move(socket)});
+  pthread_attr_t attributes;
+  if (pthread_attr_init(&attributes) != 0) return false;
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attributes, options.connection_stack_bytes);
+  pthread_t thread;
+  const int started = pthread_create(
+      &thread, &attributes,
+      [](void* argument) -> void* {
+        std::unique_ptr<Start> start(static_cast<Start*>(argument));
+        start->impl->Serve(start->id, std::move(start->socket));
+        return nullptr;
+      },
+      start.get());
+  pthread_attr_destroy(&attributes);
+  if (started != 0) {
+    socket = std::move(start->socket);  // the caller closes it
+    return false;
+  }
+  start.release();  // the thread owns it now
+  return true;
 }
 
 void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
@@ -213,9 +289,16 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
   std::string remote;
   auto endpoint = socket.remote_endpoint(ec);
   if (!ec) remote = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  std::atomic<int64_t>* idle_since;
+  {
+    std::lock_guard lock(mutex);
+    idle_since = &open_sockets.at(id).idle_since;
+  }
   if (tls) {
     asio::ssl::stream<ConnectionSocket> stream(
-        ConnectionSocket(socket, options.read_timeout, options.idle_timeout), *tls);
+        ConnectionSocket(socket, options.read_timeout, options.idle_timeout,
+                         options.request_timeout, idle_since),
+        *tls);
     stream.handshake(asio::ssl::stream_base::server, ec);
     if (ec) {
       // Plain HTTP on the HTTPS port, an untrusting client, a scanner: only this connection ends.
@@ -224,12 +307,15 @@ void Server::Impl::Serve(uint64_t id, tcp::socket socket) {
       ServeRequests(id, stream, stream.next_layer(), remote);
     }
   } else {
-    ConnectionSocket transport(socket, options.read_timeout, options.idle_timeout);
+    ConnectionSocket transport(socket, options.read_timeout, options.idle_timeout,
+                               options.request_timeout, idle_since);
     ServeRequests(id, transport, transport, remote);
   }
   socket.shutdown(tcp::socket::shutdown_both, ec);
   std::lock_guard lock(mutex);
   // Erased before closing, so Stop() never shuts down a descriptor number reused meanwhile.
+  const std::string& address = open_sockets.at(id).address;
+  if (--open_by_address[address] == 0) open_by_address.erase(address);
   open_sockets.erase(id);
   socket.close(ec);
   connections_done.notify_all();
@@ -244,7 +330,11 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
   while (true) {
     // Nothing of a next request read yet: wait for one, but not forever. Stop() shuts the
     // socket down, which ends the wait too.
-    if (buffer.size() == 0) transport.AwaitNextRequest();
+    if (buffer.size() == 0) {
+      transport.AwaitNextRequest();
+    } else {
+      transport.BeginRequest();
+    }
     RequestLimits limits;
     limits.max_header_bytes = options.max_header_bytes;
     limits.max_body_bytes = options.max_body_bytes;
@@ -265,8 +355,7 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
       break;
     }
     if (parser.state() == ParseState::kHeaderTooLarge) {
-      auto res = SimpleResponse(431, "request header fields too large", false);
-      bhttp::write(stream, res, ec);
+      RefuseBody(stream, transport, SimpleResponse(431, "request header fields too large", false));
       break;
     }
     if (parser.state() == ParseState::kBodyTooLarge) {
@@ -276,6 +365,12 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
     if (parser.state() == ParseState::kBodyRefused) {
       RefuseBody(stream, transport,
                  SimpleResponse(400, JsonEscaped(parser.refusal().message()), false));
+      break;
+    }
+    if (ec == asio::error::timed_out && parser.started()) {
+      // Begun and not sent whole in time (the stall or the request timeout).
+      auto res = SimpleResponse(408, "the request was not sent in time", false);
+      bhttp::write(stream, res, ec);
       break;
     }
     if (ec || parser.state() != ParseState::kComplete) {
@@ -467,7 +562,7 @@ void Server::Stop() {
     impl_->stopping = true;
     // shutdown() wakes threads blocked in accept/read on these descriptors.
     if (impl_->acceptor.is_open()) ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
-    for (const auto& [id, fd] : impl_->open_sockets) ::shutdown(fd, SHUT_RDWR);
+    for (const auto& [id, connection] : impl_->open_sockets) ::shutdown(connection.fd, SHUT_RDWR);
     for (const auto& [id, fd] : impl_->tunnel_upstreams) ::shutdown(fd, SHUT_RDWR);
   }
   if (impl_->accept_thread.joinable()) impl_->accept_thread.join();

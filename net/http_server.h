@@ -27,13 +27,23 @@ class Server {
     HeadAdmission admit_head;
     // The body bytes held across all connections at once; a body that would pass it gets 503.
     size_t max_buffered_body_bytes = 512u << 20;
-    size_t max_connections = 4096;  // beyond this new connections get 503; also capped
-                                    // below the process's open-file limit
+    // Beyond either cap a new connection ends the longest-idle one in its way (of its address,
+    // or of anyone; idle: waiting for a request, its first included), or gets 503 when every
+    // one is busy. max_connections is also capped below
+    // the process's open-file limit.
+    size_t max_connections = 4096;
+    size_t max_connections_per_address = 256;
+    // Each connection's thread: handlers run on it; no request body or JSON nests deep enough to
+    // need more (DocumentLimits).
+    size_t connection_stack_bytes = size_t{1} << 20;
     // A kept-alive connection with no new request for this long is closed.
     std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
     // A request whose next bytes do not arrive within this long is dropped (a client that
     // starts a request and stalls must not hold a thread for ever).
     std::chrono::milliseconds read_timeout = std::chrono::seconds(30);
+    // A request (and a TLS handshake) must arrive whole within this, from its first byte, however
+    // slowly its bytes come (408). The largest body takes about a second on a 1 Gbit/s link.
+    std::chrono::milliseconds request_timeout = std::chrono::minutes(2);
     size_t max_header_bytes = 64 * 1024;  // larger request heads get 431
     // When set, every body is JSON: one nested too deep, with too many values or too long a
     // string gets a 400 naming the limit as soon as the bytes that break it are read, and the

@@ -18,16 +18,65 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 ConnectionSocket::ConnectionSocket(tcp::socket& socket, std::chrono::milliseconds read_timeout,
-                                   std::chrono::milliseconds idle_timeout)
+                                   std::chrono::milliseconds idle_timeout,
+                                   std::chrono::milliseconds request_timeout,
+                                   std::atomic<int64_t>* idle_since)
     : socket_(socket),
       read_timeout_ms_(static_cast<int>(read_timeout.count())),
-      idle_timeout_ms_(static_cast<int>(idle_timeout.count())) {}
+      idle_timeout_ms_(static_cast<int>(idle_timeout.count())),
+      request_timeout_(request_timeout),
+      idle_since_(idle_since) {
+  boost::system::error_code ec;
+  socket_.non_blocking(true, ec);
+  BeginRequest();  // the handshake, if any, and the first request's wait are bounded too
+}
+
+void ConnectionSocket::BeginRequest() {
+  if (request_timeout_.count() > 0) deadline_ = std::chrono::steady_clock::now() + request_timeout_;
+}
+
+bool ConnectionSocket::WouldBlock(const boost::system::error_code& ec) {
+  return ec == asio::error::would_block || ec == asio::error::try_again;
+}
 
 bool ConnectionSocket::WaitReadable(boost::system::error_code& ec) {
-  const int timeout_ms = awaiting_request_ ? idle_timeout_ms_ : read_timeout_ms_;
+  const bool awaiting = awaiting_request_;
   awaiting_request_ = false;
+  int timeout_ms = read_timeout_ms_;
+  if (awaiting) {
+    timeout_ms = idle_timeout_ms_;
+    if (idle_since_ != nullptr) {
+      idle_since_->store(std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+  } else if (deadline_ != std::chrono::steady_clock::time_point::max()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline_ - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ec = asio::error::timed_out;
+      return false;
+    }
+    timeout_ms = static_cast<int>(std::min<int64_t>(timeout_ms, left.count()));
+  }
   pollfd readable{socket_.native_handle(), POLLIN, 0};
-  int ready = ::poll(&readable, 1, timeout_ms);
+  const int ready = ::poll(&readable, 1, timeout_ms);
+  if (awaiting) {
+    if (idle_since_ != nullptr) idle_since_->store(0);
+    if (ready > 0) BeginRequest();
+  }
+  if (ready == 0) {
+    ec = asio::error::timed_out;
+    return false;
+  }
+  if (ready < 0) {
+    ec = boost::system::error_code(errno, boost::system::system_category());
+    return false;
+  }
+  return true;
+}
+
+bool ConnectionSocket::WaitWritable(boost::system::error_code& ec) {
+  pollfd writable{socket_.native_handle(), POLLOUT, 0};
+  const int ready = ::poll(&writable, 1, read_timeout_ms_);
   if (ready == 0) {
     ec = asio::error::timed_out;
     return false;

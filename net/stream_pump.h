@@ -13,6 +13,7 @@
 
 #include <poll.h>
 
+#include <atomic>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/stream.hpp>
@@ -33,16 +34,24 @@ namespace cairn::net {
 inline constexpr size_t kPumpChunkBytes = 64 * 1024;
 
 // The TCP socket under a connection's stream (Beast's HTTP, and under TLS OpenSSL's through an
-// ssl::stream). Until StartPumping() every read waits at most a set time for bytes: a peer that
-// starts a request, or a handshake, and stalls is dropped. (SO_RCVTIMEO would not do: Asio's
-// blocking read polls again, without a limit, when recv times out.) Not thread-safe.
+// ssl::stream). Until StartPumping() every read and write waits at most a set time for the peer:
+// one that starts a request, or a handshake, and stalls, or stops reading an answer, is dropped;
+// and a request (from its first byte, or from the connection's start for the handshake) must
+// arrive whole within the request timeout however its bytes trickle in. (SO_RCVTIMEO would not
+// do: Asio's blocking read polls again, without a limit, when recv times out; so the socket is
+// non-blocking and the waits are poll's.) Not thread-safe.
 class ConnectionSocket {
  public:
   using executor_type = boost::asio::ip::tcp::socket::executor_type;
   using lowest_layer_type = boost::asio::ip::tcp::socket::lowest_layer_type;
 
+  // `request_timeout` 0: no deadline per request. `idle_since`, when given, holds the steady
+  // clock's nanoseconds since the connection began waiting for a next request, and 0 while it is
+  // not waiting (the server evicts the longest-idle connection when it is full).
   ConnectionSocket(boost::asio::ip::tcp::socket& socket, std::chrono::milliseconds read_timeout,
-                   std::chrono::milliseconds idle_timeout);
+                   std::chrono::milliseconds idle_timeout,
+                   std::chrono::milliseconds request_timeout = std::chrono::milliseconds(0),
+                   std::atomic<int64_t>* idle_since = nullptr);
 
   executor_type get_executor() { return socket_.get_executor(); }
   lowest_layer_type& lowest_layer() { return socket_.lowest_layer(); }
@@ -50,8 +59,11 @@ class ConnectionSocket {
   int native_handle() { return socket_.native_handle(); }
 
   // The next read waits for a new request on a kept-alive connection: up to the idle timeout
-  // instead of the read timeout (an idle connection holds a thread and a descriptor).
+  // instead of the read timeout (an idle connection holds a thread and a descriptor); the
+  // request's deadline starts when its first bytes arrive.
   void AwaitNextRequest() { awaiting_request_ = true; }
+  // A request whose bytes are already at hand (pipelined) starts its deadline now.
+  void BeginRequest();
 
   // Switches to pumping, for good: reads no longer wait (would_block when nothing has arrived,
   // and no timeout: a quiet tunnel is not a stalled request), writes are queued for Flush().
@@ -62,8 +74,12 @@ class ConnectionSocket {
 
   template <class MutableBufferSequence>
   size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
-    if (!pumping_ && !WaitReadable(ec)) return 0;
-    return socket_.read_some(buffers, ec);
+    if (pumping_) return socket_.read_some(buffers, ec);
+    while (true) {
+      if (!WaitReadable(ec)) return 0;
+      const size_t n = socket_.read_some(buffers, ec);
+      if (!WouldBlock(ec)) return n;
+    }
   }
   template <class MutableBufferSequence>
   size_t read_some(const MutableBufferSequence& buffers) {
@@ -74,7 +90,11 @@ class ConnectionSocket {
   }
   template <class ConstBufferSequence>
   size_t write_some(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
-    if (!pumping_) return socket_.write_some(buffers, ec);
+    while (!pumping_) {
+      const size_t n = socket_.write_some(buffers, ec);
+      if (!WouldBlock(ec)) return n;
+      if (!WaitWritable(ec)) return 0;
+    }
     ec = {};
     size_t taken = 0;
     for (auto it = boost::asio::buffer_sequence_begin(buffers);
@@ -94,12 +114,19 @@ class ConnectionSocket {
   }
 
  private:
-  // Waits for bytes up to the read (or idle) timeout; false with `ec` set when none came.
+  // Waits for bytes up to the read (or idle) timeout and the request's deadline; false with
+  // `ec` set when none came.
   bool WaitReadable(boost::system::error_code& ec);
+  // Waits for room to send up to the read timeout; false with `ec` set when none came.
+  bool WaitWritable(boost::system::error_code& ec);
+  static bool WouldBlock(const boost::system::error_code& ec);
 
   boost::asio::ip::tcp::socket& socket_;
   int read_timeout_ms_;
   int idle_timeout_ms_;
+  std::chrono::milliseconds request_timeout_;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+  std::atomic<int64_t>* idle_since_;
   bool awaiting_request_ = false;
   bool pumping_ = false;
   std::string queued_;  // pumping: bytes written and not yet sent, from queued_sent_ on

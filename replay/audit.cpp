@@ -160,14 +160,14 @@ std::string AuditLine(const AuditRecord& record) {
   return line;
 }
 
-nlohmann::json AuditRecordJson(const AuditRecord& record, const events::Envelope& event) {
-  return {
-      {"offset", std::to_string(record.offset)},
-      {"time", FormatRfc3339(record.time_unix_micros)},
-      {"actor", record.actor},
-      {"action", record.action},
-      {"subjects", record.subjects},
-      {"event", nlohmann::json::parse(EnvelopeToJson(event, Audience::kOwner), nullptr, false)}};
+nlohmann::json AuditRecordJson(const AuditRecord& record, const events::Envelope& event,
+                               Audience audience) {
+  return {{"offset", std::to_string(record.offset)},
+          {"time", FormatRfc3339(record.time_unix_micros)},
+          {"actor", record.actor},
+          {"action", record.action},
+          {"subjects", record.subjects},
+          {"event", nlohmann::json::parse(EnvelopeToJson(event, audience), nullptr, false)}};
 }
 
 }  // namespace cairn::replay

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "events.pb.h"
+#include "events/redaction.h"
 
 namespace cairn::replay {
 
@@ -59,6 +60,7 @@ std::string AuditLine(const AuditRecord& record);
 
 // {"offset", "time", "actor", "action", "subjects", "event"}: the record and its whole event
 // (secrets blanked, as everywhere events leave the master).
-nlohmann::json AuditRecordJson(const AuditRecord& record, const events::Envelope& event);
+nlohmann::json AuditRecordJson(const AuditRecord& record, const events::Envelope& event,
+                               Audience audience);
 
 }  // namespace cairn::replay

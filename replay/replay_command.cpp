@@ -113,6 +113,9 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
       ->type_name("N")
       ->check(Number(false));
   AddTimeRange(dump, "--since", filter.since_micros, "--until", filter.until_micros);
+  dump->add_flag("--reveal", options_.reveal,
+                 "show environment values and credentials as an admin sees them (variables "
+                 "marked secret stay hidden); without it they are NAME=********");
   dump->callback([&filter] {
     if (filter.to_offset && *filter.to_offset < filter.from_offset) {
       throw CLI::ValidationError("--to-offset", "is before --from-offset");
@@ -205,6 +208,8 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
       ->type_name("WHAT");
   AddTimeRange(audit, "--since", query.since_micros, "--until", query.until_micros);
   audit->add_flag("--include-system", query.include_system, "also the master's own decisions");
+  audit->add_flag("--reveal", options_.reveal,
+                  "JSON events with environment values and credentials as an admin sees them");
   audit->add_option("--format", options_.format, "lines of text, or JSON lines with each event")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

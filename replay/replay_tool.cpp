@@ -230,13 +230,18 @@ int64_t ExperimentIdOf(const events::Envelope& event) {
 
 }  // namespace
 
+// Whom the output is for: an admin who asked to see values (--reveal), else anyone.
+Audience AudienceOf(const ReplayOptions& options) {
+  return options.reveal ? Audience::kOwner : Audience::kOthers;
+}
+
 Status Dump(const ReplayOptions& options, std::ostream& out) {
   const EventFilter& filter = options.filter;
   CAIRN_ASSIGN_OR_RETURN(std::unique_ptr<EventLog> log, OpenEventLog(LogConfigFrom(options)));
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log->EndOffset());
   uint64_t stop = filter.to_offset ? std::min(end, *filter.to_offset + 1) : end;
   Status status = ReadLog(*log, filter.from_offset, stop, [&](const events::Envelope& event) {
-    if (filter.Matches(event)) out << EnvelopeToJson(event, Audience::kOwner) << "\n";
+    if (filter.Matches(event)) out << EnvelopeToJson(event, AudienceOf(options)) << "\n";
     return true;
   });
   out.flush();
@@ -258,7 +263,7 @@ Status Audit(const ReplayOptions& options, std::ostream& out) {
   Status status =
       ScanAudit(*log, options.audit, [&](const AuditRecord& record, const events::Envelope& event) {
         if (options.format == "json") {
-          out << AuditRecordJson(record, event).dump() << "\n";
+          out << AuditRecordJson(record, event, AudienceOf(options)).dump() << "\n";
         } else {
           out << AuditLine(record) << "\n";
         }

@@ -26,7 +26,10 @@ struct ReplayOptions {
   std::optional<std::string> brokers;
   std::string topic_prefix = "cairn";
 
-  EventFilter filter;                 // dump
+  EventFilter filter;  // dump
+  // dump, audit: values shown as an admin sees them (all but the variables marked secret);
+  // without it, as everyone else does (`NAME=********`).
+  bool reveal = false;
   std::string out_dir;                // rebuild
   std::string projection = "all";     // rebuild, digest: a projector's name or "all"
   std::optional<uint64_t> to_offset;  // rebuild

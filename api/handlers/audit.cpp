@@ -43,18 +43,18 @@ net::Response ListAudit(Call& call) {
   if (!to_offset.ok()) return Error(to_offset.status());
   nlohmann::json records = nlohmann::json::array();
   bool truncated = false;
-  Status scanned =
-      replay::ScanAudit(*call.services().log, query,
-                        [&](const replay::AuditRecord& record, const events::Envelope& event) {
-                          if (record.offset < *from_offset) return true;
-                          if (record.offset > *to_offset) return false;
-                          if (records.size() == limit) {
-                            truncated = true;
-                            return false;
-                          }
-                          records.push_back(replay::AuditRecordJson(record, event));
-                          return true;
-                        });
+  Status scanned = replay::ScanAudit(
+      *call.services().log, query,
+      [&](const replay::AuditRecord& record, const events::Envelope& event) {
+        if (record.offset < *from_offset) return true;
+        if (record.offset > *to_offset) return false;
+        if (records.size() == limit) {
+          truncated = true;
+          return false;
+        }
+        records.push_back(replay::AuditRecordJson(record, event, Audience::kOwner));
+        return true;
+      });
   if (!scanned.ok()) return Error(scanned);
   return Ok({{"records", std::move(records)}, {"truncated", truncated}});
 }

@@ -64,6 +64,7 @@ class Cluster {
                   const std::vector<std::string>& extra_args = {});
   ChildProcess& agent(size_t index) { return *agents_[index]; }
   pid_t master_pid() const { return master_->pid(); }
+  uint16_t port() const { return port_; }
 
   std::string url() const {
     return (certificates_.ca_file.empty() ? "http" : "https") + std::string("://127.0.0.1:") +

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace cairn::net {
 namespace {
@@ -130,6 +131,115 @@ TEST(HttpRequestParseTest, Http10AndConnectionCloseAreNotKeptAlive) {
   EXPECT_FALSE(ParseRequest("GET / HTTP/1.0\r\n\r\n", {}).keep_alive);
   EXPECT_TRUE(ParseRequest("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", {}).keep_alive);
   EXPECT_FALSE(ParseRequest("GET / HTTP/1.1\r\nConnection: close\r\n\r\n", {}).keep_alive);
+}
+
+// As the server reads: the unparsed bytes, extended by `pieces` one after another.
+ParseState FeedPieces(RequestParser& parser, const std::vector<std::string>& pieces,
+                      size_t* consumed = nullptr) {
+  std::string unparsed;
+  size_t used = 0;
+  for (const auto& piece : pieces) {
+    if (parser.state() != ParseState::kNeedMoreBytes) break;
+    unparsed += piece;
+    const size_t taken = parser.Feed(unparsed);
+    unparsed.erase(0, taken);
+    used += taken;
+  }
+  if (consumed != nullptr) *consumed = used;
+  return parser.state();
+}
+
+TEST(HttpRequestParseTest, TheHeadLimitCountsEveryPieceHoweverTheHeadIsSplit) {
+  // Each piece ends one byte into the next line: Beast consumes the whole lines before it and
+  // checks its own limit against the rest alone, which never grows.
+  const std::string line = "X-Pad: " + std::string(31, 'a') + "\r\n";  // 40 bytes
+  std::vector<std::string> pieces = {"GET / HTTP/1.1\r\n" + line.substr(0, 1)};
+  for (int i = 0; i < 100; ++i) pieces.push_back(line.substr(1) + line.substr(0, 1));
+  RequestParser parser(kSmallLimits);
+  EXPECT_EQ(FeedPieces(parser, pieces), ParseState::kHeaderTooLarge);
+
+  // Just under the limit, split the same way, is a request.
+  std::vector<std::string> small = {"GET / HTTP/1.1\r\n" + line.substr(0, 1)};
+  for (int i = 0; i < 4; ++i) small.push_back(line.substr(1) + line.substr(0, 1));
+  small.push_back(line.substr(1) + "\r\n");
+  RequestParser fits(kSmallLimits);
+  EXPECT_EQ(FeedPieces(fits, small), ParseState::kComplete);
+}
+
+TEST(HttpRequestParseTest, TrailersAreRefusedAndNeverTakeAHeadersPlace) {
+  const std::string bytes =
+      "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n"
+      "Authorization: Bearer forged\r\n\r\n";
+  EXPECT_EQ(ParseRequest(bytes, {}).state, ParseState::kMalformed);
+  // Nor may a trailer grow without end while it waits to be parsed.
+  RequestParser parser(kSmallLimits);
+  EXPECT_EQ(FeedPieces(parser, {"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n"
+                                "X-Long: " +
+                                std::string(1000, 'a')}),
+            ParseState::kHeaderTooLarge);
+}
+
+TEST(HttpRequestParseTest, ARefusedHeadCostsNoBodyAndAnAdmittedOneItsOwnLimit) {
+  std::vector<Request> heads;
+  RequestLimits limits;
+  limits.admit_head = [&](const Request& head) {
+    heads.push_back(head);
+    BodyAdmission admission;
+    if (head.Header("authorization").empty()) {
+      admission.refusal = Response{401, "application/json", "{}", {}, nullptr, nullptr};
+    }
+    admission.max_body_bytes = 8;
+    return admission;
+  };
+  const std::string head = "POST /x HTTP/1.1\r\nContent-Length: 104857600\r\n\r\n";
+  RequestParser anonymous(limits, "10.1.1.1:9");
+  size_t consumed = 0;
+  EXPECT_EQ(FeedPieces(anonymous, {head + "abc"}, &consumed), ParseState::kHeadRefused);
+  EXPECT_EQ(consumed, head.size()) << "not a byte of the body is taken";
+  EXPECT_EQ(anonymous.TakeHeadRefusal().status, 401);
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_EQ(heads[0].path, "/x");
+  EXPECT_EQ(heads[0].remote_address, "10.1.1.1:9");
+  EXPECT_TRUE(heads[0].body.empty());
+
+  // A caller the route admits may send no more than the route takes: said from the head alone.
+  RequestParser declared(limits);
+  EXPECT_EQ(FeedPieces(declared, {"POST /x HTTP/1.1\r\nAuthorization: Bearer t\r\n"
+                                  "Content-Length: 9\r\n\r\n"}),
+            ParseState::kBodyTooLarge);
+  RequestParser chunked(limits);
+  EXPECT_EQ(FeedPieces(chunked, {"POST /x HTTP/1.1\r\nAuthorization: Bearer t\r\n"
+                                 "Transfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n",
+                                 "5\r\nfghij\r\n"}),
+            ParseState::kBodyTooLarge);
+  RequestParser fits(limits);
+  EXPECT_EQ(FeedPieces(fits, {"POST /x HTTP/1.1\r\nAuthorization: Bearer t\r\n"
+                              "Content-Length: 8\r\n\r\n12345678"}),
+            ParseState::kComplete);
+  EXPECT_EQ(fits.TakeRequest().body, "12345678");
+  // A request without a body is the handler's to judge, not the admission's.
+  const size_t asked = heads.size();
+  EXPECT_EQ(ParseRequest("GET /y HTTP/1.1\r\n\r\n", limits).state, ParseState::kComplete);
+  EXPECT_EQ(heads.size(), asked);
+}
+
+TEST(HttpRequestParseTest, BodiesHeldAtOnceStayWithinTheBudgetAndGiveItBackWhenDone) {
+  BodyBudget budget(10);
+  RequestLimits limits;
+  limits.budget = &budget;
+  const std::string head = "POST /x HTTP/1.1\r\nContent-Length: 100\r\n\r\n";
+  {
+    RequestParser first(limits);
+    EXPECT_EQ(FeedPieces(first, {head + "123456"}), ParseState::kNeedMoreBytes);
+    EXPECT_EQ(budget.held(), 6u) << "counted as the bytes arrive, not as declared";
+    RequestParser second(limits);
+    EXPECT_EQ(FeedPieces(second, {head + "12345"}), ParseState::kBudgetExhausted);
+    EXPECT_EQ(budget.held(), 6u);
+  }
+  EXPECT_EQ(budget.held(), 0u);
+  RequestParser later(limits);
+  EXPECT_EQ(FeedPieces(later, {"POST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789"}),
+            ParseState::kComplete);
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // The HTTP server and client over real loopback sockets.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "base/thread_priority.h"
 #include "net/http_client.h"
@@ -160,6 +163,15 @@ TEST(HttpTest, OversizedHeadersGet431) {
   EXPECT_EQ(fine->status, 200);
 }
 
+// Everything the peer sends until it closes the connection.
+std::string ReadUntilClosed(int fd) {
+  std::string received;
+  char chunk[4096];
+  ssize_t n;
+  while ((n = ::read(fd, chunk, sizeof chunk)) > 0) received.append(chunk, static_cast<size_t>(n));
+  return received;
+}
+
 TEST(HttpTest, ARequestThatStallsHalfWayIsDropped) {
   Server::Options options;
   options.read_timeout = std::chrono::milliseconds(100);
@@ -169,9 +181,68 @@ TEST(HttpTest, ARequestThatStallsHalfWayIsDropped) {
   ASSERT_GE(fd, 0);
   const std::string start = "GET /x HTTP/1.1\r\nHost: a\r\n";  // and never the blank line
   ASSERT_EQ(::write(fd, start.data(), start.size()), static_cast<ssize_t>(start.size()));
-  char byte;
-  EXPECT_EQ(::read(fd, &byte, 1), 0) << "the server closes a connection whose request stalls";
+  std::string answer = ReadUntilClosed(fd);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 408", 0), 0u)
+      << "the server answers 408 and closes a connection whose request stalls: " << answer;
   ::close(fd);
+}
+
+TEST(HttpTest, ARequestTricklingInPastItsDeadlineIsCutThoughEachByteComesInTime) {
+  Server::Options options;
+  options.read_timeout = std::chrono::seconds(10);
+  options.request_timeout = std::chrono::milliseconds(300);
+  Server server(options, [](const Request&) { return Response{}; });
+  ASSERT_TRUE(server.Start().ok());
+  const int fd = RawConnection(server.port());
+  ASSERT_GE(fd, 0);
+  // A byte every 20 ms never stalls the read, yet 300 bytes need 6 s: the deadline ends it.
+  const std::string head = "GET /x HTTP/1.1\r\nX-Slow: " + std::string(300, 'a');
+  size_t sent = 0;
+  for (; sent < head.size(); ++sent) {
+    if (::send(fd, &head[sent], 1, MSG_NOSIGNAL) != 1) break;
+    pollfd answered{fd, POLLIN, 0};
+    if (::poll(&answered, 1, 20) > 0) break;
+  }
+  EXPECT_LT(sent, head.size()) << "the server waited for every byte";
+  std::string answer = ReadUntilClosed(fd);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 408", 0), 0u) << answer;
+  ::close(fd);
+}
+
+TEST(HttpTest, AFullAddressLetsItsLongestIdleConnectionGoButNeverABusyOne) {
+  Server::Options options;
+  options.max_connections_per_address = 3;
+  Server server(options, [](const Request&) { return Response{}; });
+  ASSERT_TRUE(server.Start().ok());
+  // Idle connections (nothing sent) make room: the oldest is closed for each newcomer.
+  std::vector<int> idle;
+  for (int i = 0; i < 6; ++i) idle.push_back(RawConnection(server.port()));
+  char byte;
+  EXPECT_EQ(::read(idle[0], &byte, 1), 0) << "the longest-idle connection was let go";
+  Client client("127.0.0.1", server.port());
+  auto answer = client.Request("GET", "/");
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  EXPECT_EQ(answer->status, 200);
+  for (int fd : idle) ::close(fd);
+
+  // Connections in the middle of a request are never let go: the next one is refused.
+  Server busy_server(options, [](const Request&) { return Response{}; });
+  ASSERT_TRUE(busy_server.Start().ok());
+  std::vector<int> busy;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = RawConnection(busy_server.port());
+    const std::string head =
+        "POST /x HTTP/1.1\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n";
+    ASSERT_EQ(::write(fd, head.data(), head.size()), static_cast<ssize_t>(head.size()));
+    char continued[64];
+    // "100 Continue": the server has read the head, so this connection is busy for sure.
+    ASSERT_GT(::read(fd, continued, sizeof continued), 0);
+    busy.push_back(fd);
+  }
+  const int refused = RawConnection(busy_server.port());
+  EXPECT_EQ(ReadUntilClosed(refused).rfind("HTTP/1.1 503", 0), 0u);
+  ::close(refused);
+  for (int fd : busy) ::close(fd);
 }
 
 TEST(HttpTest, StreamsLinesUntilTheServerEndsTheResponse) {

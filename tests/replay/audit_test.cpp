@@ -93,7 +93,7 @@ TEST(AuditTest, ALineSaysWhenWhoWhatAndToWhatAndJsonBlanksSecrets) {
   ASSERT_TRUE(record.has_value());
   EXPECT_EQ(AuditLine(*record),
             "1970-01-01T00:01:40.000000Z  #0  user:admin  UserCreated  user/3 user/bob");
-  const std::string json = AuditRecordJson(*record, story[0]).dump();
+  const std::string json = AuditRecordJson(*record, story[0], Audience::kOwner).dump();
   EXPECT_NE(json.find("\"actor\":\"user:admin\""), std::string::npos) << json;
   EXPECT_EQ(json.find("secret"), std::string::npos) << "password hashes are blanked: " << json;
 }

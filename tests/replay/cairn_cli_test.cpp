@@ -121,17 +121,31 @@ TempDir* CairnCliTest::dir_ = nullptr;
 History* CairnCliTest::history_ = nullptr;
 
 TEST_F(CairnCliTest, DumpPrintsEveryEventAsJsonLines) {
-  CliRun run = RunCairn({"replay", "dump", "--data", data()});
-  ASSERT_EQ(run.exit_code, 0);
-  auto events = ParseDump(run);
-  ASSERT_EQ(events.size(), history().events().size());
-  for (size_t i = 0; i < events.size(); ++i) {
-    // JSON has no room for fields this build does not know, and password hashes never leave
-    // the master; everything else survives.
-    events::Envelope original = RedactedFor(history().events()[i], Audience::kOwner);
-    original.DiscardUnknownFields();
-    EXPECT_EQ(events[i].SerializeAsString(), original.SerializeAsString()) << i;
+  // Values of environment variables and credentials as anyone may see them, unless an admin asks
+  // for them (--reveal); variables marked secret never.
+  for (const auto& [flags, audience] :
+       {std::pair{std::vector<std::string>{}, Audience::kOthers},
+        std::pair{std::vector<std::string>{"--reveal"}, Audience::kOwner}}) {
+    std::vector<std::string> args = {"replay", "dump", "--data", data()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    CliRun run = RunCairn(args);
+    ASSERT_EQ(run.exit_code, 0);
+    auto events = ParseDump(run);
+    ASSERT_EQ(events.size(), history().events().size());
+    int differ_by_audience = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+      // JSON has no room for fields this build does not know, and password hashes never leave
+      // the master; everything else survives.
+      events::Envelope original = RedactedFor(history().events()[i], audience);
+      original.DiscardUnknownFields();
+      EXPECT_EQ(events[i].SerializeAsString(), original.SerializeAsString()) << i;
+      differ_by_audience +=
+          RedactedFor(history().events()[i], Audience::kOthers).SerializeAsString() !=
+          RedactedFor(history().events()[i], Audience::kOwner).SerializeAsString();
+    }
+    EXPECT_GT(differ_by_audience, 0) << "the history has no value to hide";
   }
+  CliRun run = RunCairn({"replay", "dump", "--data", data()});
   int users = 0;
   for (const auto& event : history().events()) users += event.has_user_created() ? 1 : 0;
   ASSERT_GT(users, 0) << "the history has no user to redact";

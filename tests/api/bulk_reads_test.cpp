@@ -1,0 +1,89 @@
+// The bulk read pool (api/bulk_reads.h): identical requests waiting together share one render,
+// and a render that has begun is never joined (it might miss what the newcomer must see).
+#include "api/bulk_reads.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+#include <vector>
+
+namespace cairn::api {
+namespace {
+
+// Holds the pool's only worker until released, so that renders queue behind it.
+class Blocker {
+ public:
+  explicit Blocker(BulkReadPool& pool)
+      : done_(std::async(std::launch::async, [this, &pool] {
+          return pool.Run([this] {
+            started_.store(true);
+            while (!released_.load()) std::this_thread::yield();
+            return net::Response{};
+          });
+        })) {
+    while (!started_.load()) std::this_thread::yield();
+  }
+  void Release() {
+    released_.store(true);
+    done_.get();
+  }
+
+ private:
+  std::atomic<bool> started_{false};
+  std::atomic<bool> released_{false};
+  std::future<net::Response> done_;
+};
+
+TEST(BulkReadPoolTest, RequestsThatWaitTogetherShareOneRender) {
+  BulkReadPool pool(1, 0);
+  Blocker blocker(pool);
+  std::atomic<int> renders{0};
+  auto render = [&] {
+    net::Response answer;
+    answer.body = "render " + std::to_string(++renders);
+    return answer;
+  };
+  std::vector<std::future<net::Response>> answers;
+  for (int i = 0; i < 5; ++i) {
+    answers.push_back(std::async(std::launch::async, [&] { return pool.RunShared("k", render); }));
+  }
+  // Another caller's request is never joined to theirs.
+  auto other = std::async(std::launch::async, [&] { return pool.RunShared("other", render); });
+  while (pool.Joined("k") < 5 || pool.Joined("other") < 1) std::this_thread::yield();
+  blocker.Release();
+  for (auto& answer : answers) EXPECT_EQ(answer.get().body, "render 1");
+  EXPECT_EQ(other.get().body, "render 2");
+  EXPECT_EQ(renders.load(), 2);
+}
+
+TEST(BulkReadPoolTest, ARenderThatHasBegunIsNotJoined) {
+  BulkReadPool pool(1, 0);
+  std::atomic<bool> begun{false};
+  std::atomic<bool> finish{false};
+  std::atomic<int> renders{0};
+  auto first = std::async(std::launch::async, [&] {
+    return pool.RunShared("k", [&] {
+      ++renders;
+      begun.store(true);
+      while (!finish.load()) std::this_thread::yield();
+      return net::Response{200, "application/json", "first", {}, nullptr, nullptr};
+    });
+  });
+  while (!begun.load()) std::this_thread::yield();
+  auto second = std::async(std::launch::async, [&] {
+    return pool.RunShared("k", [&] {
+      ++renders;
+      return net::Response{200, "application/json", "second", {}, nullptr, nullptr};
+    });
+  });
+  while (pool.Joined("k") < 1) std::this_thread::yield();
+  finish.store(true);
+  EXPECT_EQ(first.get().body, "first");
+  EXPECT_EQ(second.get().body, "second") << "a newcomer gets a render that began after it came";
+  EXPECT_EQ(renders.load(), 2);
+}
+
+}  // namespace
+}  // namespace cairn::api
