@@ -54,6 +54,11 @@ net::Response BulkReadPool::RunShared(const std::string& key,
         answer.status = 500;
         answer.body = R"({"code":13,"message":"internal error","details":[]})";
       }
+      // Every waiter sends the same bytes: shared, never copied per answer.
+      if (!answer.shared_body) {
+        answer.shared_body = std::make_shared<const std::string>(std::move(answer.body));
+        answer.body.clear();
+      }
       {
         std::lock_guard done(mutex_);
         render->answer = std::make_shared<const net::Response>(std::move(answer));

@@ -428,7 +428,18 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
       asio::write(stream, bhttp::make_chunk_last(), ec);
       break;
     }
-    bhttp::write(stream, BeastResponse(std::move(response), keep_alive), ec);
+    if (response.shared_body) {
+      bhttp::response<bhttp::span_body<const char>> shared{
+          static_cast<bhttp::status>(response.status), 11};
+      shared.set(bhttp::field::content_type, response.content_type);
+      for (const auto& [name, value] : response.headers) shared.set(name, value);
+      shared.body() = {response.shared_body->data(), response.shared_body->size()};
+      shared.keep_alive(keep_alive);
+      shared.prepare_payload();
+      bhttp::write(stream, shared, ec);
+    } else {
+      bhttp::write(stream, BeastResponse(std::move(response), keep_alive), ec);
+    }
     if (large_request) {
       // Free the body (and what handling it allocated) now, not when the connection ends.
       request = Request{};

@@ -84,6 +84,9 @@ struct Response {
   // tunnel whose request is not a valid WebSocket upgrade gets a 400. The connection closes
   // when the tunnel ends.
   std::shared_ptr<Tunnel> tunnel;
+  // When set, the body instead of `body`: one answer's bytes sent to many requests without a
+  // copy each (api/bulk_reads.h shares a big list's render so).
+  std::shared_ptr<const std::string> shared_body;
 };
 
 using Handler = std::function<Response(const Request&)>;

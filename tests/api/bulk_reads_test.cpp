@@ -12,6 +12,18 @@
 namespace cairn::api {
 namespace {
 
+// A shared render's answer carries its bytes once, for every request (shared_body).
+std::string BodyOf(const net::Response& answer) {
+  EXPECT_TRUE(answer.body.empty());
+  return answer.shared_body ? *answer.shared_body : "(no shared body)";
+}
+
+net::Response Answer(std::string body) {
+  net::Response answer;
+  answer.body = std::move(body);
+  return answer;
+}
+
 // Holds the pool's only worker until released, so that renders queue behind it.
 class Blocker {
  public:
@@ -40,11 +52,7 @@ TEST(BulkReadPoolTest, RequestsThatWaitTogetherShareOneRender) {
   BulkReadPool pool(1, 0);
   Blocker blocker(pool);
   std::atomic<int> renders{0};
-  auto render = [&] {
-    net::Response answer;
-    answer.body = "render " + std::to_string(++renders);
-    return answer;
-  };
+  auto render = [&] { return Answer("render " + std::to_string(++renders)); };
   std::vector<std::future<net::Response>> answers;
   for (int i = 0; i < 5; ++i) {
     answers.push_back(std::async(std::launch::async, [&] { return pool.RunShared("k", render); }));
@@ -53,8 +61,8 @@ TEST(BulkReadPoolTest, RequestsThatWaitTogetherShareOneRender) {
   auto other = std::async(std::launch::async, [&] { return pool.RunShared("other", render); });
   while (pool.Joined("k") < 5 || pool.Joined("other") < 1) std::this_thread::yield();
   blocker.Release();
-  for (auto& answer : answers) EXPECT_EQ(answer.get().body, "render 1");
-  EXPECT_EQ(other.get().body, "render 2");
+  for (auto& answer : answers) EXPECT_EQ(BodyOf(answer.get()), "render 1");
+  EXPECT_EQ(BodyOf(other.get()), "render 2");
   EXPECT_EQ(renders.load(), 2);
 }
 
@@ -68,20 +76,20 @@ TEST(BulkReadPoolTest, ARenderThatHasBegunIsNotJoined) {
       ++renders;
       begun.store(true);
       while (!finish.load()) std::this_thread::yield();
-      return net::Response{200, "application/json", "first", {}, nullptr, nullptr};
+      return Answer("first");
     });
   });
   while (!begun.load()) std::this_thread::yield();
   auto second = std::async(std::launch::async, [&] {
     return pool.RunShared("k", [&] {
       ++renders;
-      return net::Response{200, "application/json", "second", {}, nullptr, nullptr};
+      return Answer("second");
     });
   });
   while (pool.Joined("k") < 1) std::this_thread::yield();
   finish.store(true);
-  EXPECT_EQ(first.get().body, "first");
-  EXPECT_EQ(second.get().body, "second") << "a newcomer gets a render that began after it came";
+  EXPECT_EQ(BodyOf(first.get()), "first");
+  EXPECT_EQ(BodyOf(second.get()), "second") << "a newcomer gets a render that began after it came";
   EXPECT_EQ(renders.load(), 2);
 }
 

@@ -186,7 +186,8 @@ TEST(HttpRequestParseTest, ARefusedHeadCostsNoBodyAndAnAdmittedOneItsOwnLimit) {
     heads.push_back(head);
     BodyAdmission admission;
     if (head.Header("authorization").empty()) {
-      admission.refusal = Response{401, "application/json", "{}", {}, nullptr, nullptr};
+      admission.refusal.emplace();
+      admission.refusal->status = 401;
     }
     admission.max_body_bytes = 8;
     return admission;
