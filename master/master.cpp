@@ -1,6 +1,7 @@
 #include "master/master.h"
 
 #include <filesystem>
+#include <future>
 
 #include "api/rest_api.h"
 #include "base/clock.h"
@@ -45,6 +46,9 @@ struct Master::Parts {
   std::atomic<api::RestApi*> ready_api{nullptr};  // set once startup is done
   std::unique_ptr<net::Server> server;
   std::string agent_token;  // a secret: never logged
+  // The blank-password check of the built-in users made before this start: an argon2id
+  // verification each, off the startup's path.
+  std::future<void> blank_password_check;
   bool stopped = false;
 };
 
@@ -118,16 +122,24 @@ Status RecordThePools(Master::Parts& parts) {
 // 3b. Determined's built-in users exist from the first start: admin and determined, with the
 // password master.yaml gives (security.initial_user_password) or a blank one. While either
 // password is blank, every start says so.
+void WarnOfBlankPassword(const std::string& username) {
+  log::Warn("master",
+            "user '{}' has a blank password: anyone who reaches this master can act as it; set "
+            "one with `det user change-password {}`",
+            username, username);
+}
+
 Status RecordTheBuiltInUsers(Master::Parts& parts) {
   commands::CommandMeta meta{"system:master", parts.master_id, "", NowUnixMicros()};
   const std::string& initial = parts.config.security.initial_user_password;
   const std::string blank = CliPasswordHash("");
+  std::vector<std::pair<std::string, std::string>> made_before;  // username, password hash
   for (const auto& [username, admin] : {std::pair{"admin", true}, std::pair{"determined", false}}) {
     std::optional<commands::UserRecord> user = parts.loop->FindUser(username);
-    // Made now, its password is the configured one; made before, only the hash can tell.
-    bool blank_password = initial.empty();
+    // Made now, its password is the configured one; made before, only the hash can tell (in
+    // the background: each verification costs tens of milliseconds, by design).
     if (user) {
-      blank_password = user->active && VerifyPassword(user->password_hash, blank);
+      if (user->active) made_before.emplace_back(username, user->password_hash);
     } else {
       CAIRN_ASSIGN_OR_RETURN(std::string hash, HashPassword(CliPasswordHash(initial)));
       commands::CreateUser create{username, "", admin, true, std::move(hash)};
@@ -137,13 +149,14 @@ Status RecordTheBuiltInUsers(Master::Parts& parts) {
         return created.status();
       }
     }
-    if (blank_password) {
-      log::Warn("master",
-                "user '{}' has a blank password: anyone who reaches this master can act as it; "
-                "set one with `det user change-password {}`",
-                username, username);
-    }
+    if (!user && initial.empty()) WarnOfBlankPassword(username);
   }
+  parts.blank_password_check =
+      std::async(std::launch::async, [blank, made_before = std::move(made_before)] {
+        for (const auto& [username, hash] : made_before) {
+          if (VerifyPassword(hash, blank)) WarnOfBlankPassword(username);
+        }
+      });
   return Status::Ok();
 }
 

@@ -316,16 +316,22 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     {
       CAIRN_ASSIGN_OR_RETURN(auto writable, OpenEventLog(log_config));
       CAIRN_ASSIGN_OR_RETURN(uint64_t now_end, writable->EndOffset());
+      if (now_end < 2 * interval) {
+        return Status::InvalidArgument("the restart phase needs a log of at least " +
+                                       std::to_string(2 * interval) + " events");
+      }
       fs::remove_all(DecisionSnapshotDir(data_dir));
       CAIRN_ASSIGN_OR_RETURN(auto store, DecisionSnapshotStore::Open(DecisionSnapshotDir(data_dir),
                                                                      kDecisionSnapshotsKept));
-      const uint64_t base = now_end - (kMaxDeltasPerChain + 1) * interval;
+      // A log too short for a full chain (and a tail) gets as many links as it holds.
+      const uint64_t links = std::min<uint64_t>(kMaxDeltasPerChain, now_end / interval - 1);
+      const uint64_t base = now_end - (links + 1) * interval;
       commands::DecisionState state;
       CAIRN_RETURN_IF_ERROR(FoldLogInto(state, *writable, base));
       CAIRN_RETURN_IF_ERROR(store->Write(state, *writable));
       commands::StartCountingChanges(state);
       size_t deltas = 0, records = 0;
-      for (uint64_t parent = base; deltas < kMaxDeltasPerChain; parent += interval, ++deltas) {
+      for (uint64_t parent = base; deltas < links; parent += interval, ++deltas) {
         CAIRN_RETURN_IF_ERROR(FoldLogInto(state, *writable, parent + interval));
         const size_t changed = commands::CountedChanges(state).value_or(0);
         if (records + changed > state.tasks.size() + state.jobs.size()) break;

@@ -479,7 +479,8 @@ TEST(MasterConfigSnapshots, EachIntervalIsReadAndCheckedApart) {
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->snapshots.every_events, 200u);
   EXPECT_EQ(config->snapshots.write_side_every_events, 0u) << "0 turns them off";
-  EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.write_side_every_events, 50'000u);
+  EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.write_side_every_events,
+            MasterConfig().snapshots.write_side_every_events);
   // The projections' defaults bound a past state's fold to 50,000 events and reach back 1.6M.
   EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.every_events, 50'000u);
   EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.keep, 32);
