@@ -11,12 +11,15 @@
 // Targets on 2 cores, 200 clients (TargetP99Millis): light reads p99 <= 50 ms, the unpaged list
 // of 5,000 commands <= 500 ms, submissions <= 100 ms, 0 errors.
 //   build/bin/bench_load [--clients N] [--seconds D] [--read-share F] [--agent-slots S]
-//                        [--list-limit L] [--preload N] [--generator-threads T] [--master PATH]
+//                        [--list-limit L] [--preload N] [--list-preloaded]
+//                        [--generator-threads T] [--master PATH]
 // --agent-slots S also starts a real cairn-agent with S slots (default 0: no agent, every
 // submission stays queued). --list-limit L asks GET /api/v1/commands for a page of L commands
 // (default 100, the page size of Determined's CLI tables; 0: all of them, which grows with every
 // submission). --preload N submits N commands before the clients start (issue 43's mix:
-// --preload 5000 --list-limit 0). --master runs another cairn-master binary (an older build).
+// --preload 5000 --list-limit 0 --list-preloaded: the list asks for the preloading user's
+// commands and the run's submissions are another user's, so it holds 5,000 throughout).
+// --master runs another cairn-master binary (an older build).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -63,6 +66,7 @@ struct Options {
   int agent_slots = 0;
   int list_limit = 100;
   int preload = 0;  // commands submitted before the clients start
+  bool list_preloaded = false;
   int generator_threads = 4;
   std::string master_binary;  // "" = this build's cairn-master
 };
@@ -135,6 +139,7 @@ struct RouteFigures {
 // needs a lock.
 struct Shared {
   std::string token;
+  std::string submit_token;  // the run's submissions: another user's with --list-preloaded
   std::string list_target = "/api/v1/commands";
   double read_share = 0.7;
   std::vector<std::string> task_ids;  // submitted so far: what GET /api/v1/tasks/{id} asks for
@@ -194,7 +199,8 @@ class LoadClient : public std::enable_shared_from_this<LoadClient> {
     request_ = bhttp::request<bhttp::string_body>();
     request_.version(11);
     request_.set(bhttp::field::host, "127.0.0.1");
-    request_.set(bhttp::field::authorization, "Bearer " + shared_.token);
+    request_.set(bhttp::field::authorization,
+                 "Bearer " + (route_ == kSubmit ? shared_.submit_token : shared_.token));
     request_.keep_alive(true);
     switch (route_) {
       case kGetTask: {
@@ -363,6 +369,11 @@ int Run(const Options& options) {
 
   cairn::net::Client setup("127.0.0.1", port);
   auto token = cairn::net::LogIn(setup, "determined");
+  // --list-preloaded: the run's submissions are admin's, and the list asks for determined's
+  // alone (the preloaded ones), so it holds the same commands throughout.
+  cairn::net::Client admin_setup("127.0.0.1", port);
+  auto submit_token = options.list_preloaded ? cairn::net::LogIn(admin_setup, "admin") : token;
+  if (!submit_token.ok()) return Fail("login: " + submit_token.status().ToString());
   if (!token.ok()) return Fail("login: " + token.status().ToString());
   // A few tasks to read from the first request on (and --preload more, for lists that long).
   std::vector<std::string> seeded;
@@ -383,11 +394,15 @@ int Run(const Options& options) {
   for (int t = 0; t < threads; ++t) {
     auto& shared = *lanes.emplace_back(std::make_unique<Shared>());
     shared.token = *token;
+    shared.submit_token = *submit_token;
     shared.read_share = options.read_share;
     shared.random.seed(42 + t);
     shared.task_ids = seeded;
     if (options.list_limit > 0) {
       shared.list_target += "?limit=" + std::to_string(options.list_limit);
+    }
+    if (options.list_preloaded) {
+      shared.list_target += (options.list_limit > 0 ? "&" : "?") + std::string("users=determined");
     }
     contexts.push_back(std::make_unique<asio::io_context>(1));
   }
@@ -495,6 +510,8 @@ int main(int argc, char** argv) {
       options.read_share = std::stod(argv[++i]);
     } else if (arg == "--agent-slots" && has_value) {
       options.agent_slots = std::stoi(argv[++i]);
+    } else if (arg == "--list-preloaded") {
+      options.list_preloaded = true;
     } else if (arg == "--preload" && has_value) {
       options.preload = std::stoi(argv[++i]);
     } else if (arg == "--list-limit" && has_value) {
@@ -506,7 +523,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_load [--clients N] [--seconds D] [--read-share F] "
-                   "[--agent-slots S] [--list-limit L] [--preload N] [--generator-threads T] "
+                   "[--agent-slots S] [--list-limit L] [--preload N] [--list-preloaded] "
+                   "[--generator-threads T] "
                    "[--master PATH]\n");
       return 2;
     }

@@ -129,5 +129,22 @@ TEST_F(EdgeSiegeTest, AHeadOfManySmallHeadersIsRefusedHoweverItIsSent) {
   }
 }
 
+// Not the siege, but the start it restarts into: the built-in users' blank passwords are checked
+// beside the startup now (each check is a deliberate argon2id cost), and still said on every start.
+TEST(BlankPasswordWarningTest, EveryStartSaysABuiltInUserHasABlankPassword) {
+  Cluster cluster;
+  for (int start = 0; start < 2; ++start) {  // made now, then made before
+    cluster.StartMaster({}, /*with_stderr=*/true);
+    for (const char* user : {"admin", "determined"}) {
+      const std::string said = std::string("user '") + user + "' has a blank password";
+      auto line = cluster.master().WaitForLine(
+          [&](const std::string& line) { return line.find(said) != std::string::npos; },
+          std::chrono::seconds(30));
+      EXPECT_TRUE(line.ok()) << "start " << start << ": " << said;
+    }
+    cluster.StopMaster(SIGTERM);
+  }
+}
+
 }  // namespace
 }  // namespace cairn::testing
