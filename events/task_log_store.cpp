@@ -215,6 +215,7 @@ Result<std::unique_ptr<TaskLogStore>> TaskLogStore::Open(const std::string& dir)
   options.create_if_missing = true;
   options.create_missing_column_families = true;
   options.IncreaseParallelism(2);
+  options.max_file_opening_threads = 1;  // as the projections' (projections/projection_engine)
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options)},
       {kPositionsFamily, rocksdb::ColumnFamilyOptions(options)}};

@@ -330,6 +330,11 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
                                      ": required when log.backend is kafka");
     }
   }
+  const auto snapshots = root["snapshots"];
+  if (config.log.backend == "kafka" &&
+      !(IsSet(snapshots) && IsSet(snapshots["write_side_every_events"]))) {
+    config.snapshots.write_side_every_events = MasterConfig::Snapshots::kKafkaWriteSideEveryEvents;
+  }
   return config;
 }
 

@@ -142,6 +142,9 @@ Status ProjectionEngine::OpenDb() {
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.db_write_buffer_size = kMemtableBytesPerDatabase;
+  // Table files are opened by the opening thread: RocksDB's default of 16 threads a column
+  // family made a start create hundreds of threads to open a few files.
+  db_options.max_file_opening_threads = 1;
   std::vector<std::string> names = ExistingFamilies(dir_);
   if (std::find(names.begin(), names.end(), rocksdb::kDefaultColumnFamilyName) == names.end()) {
     names.push_back(rocksdb::kDefaultColumnFamilyName);

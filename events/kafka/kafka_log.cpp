@@ -20,6 +20,8 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr int32_t kPartition = 0;
+// How long a new reader waits for its partition's leader before assign() (then it looks later).
+constexpr int kReaderMetadataTimeoutMs = 5000;
 
 // How to make a topic keep every event, for the refusals below.
 std::string KeepEverythingAdvice(const std::string& topic) {
@@ -399,6 +401,17 @@ Result<std::unique_ptr<LogReader>> KafkaEventLog::OpenReader(uint64_t from) {
                                       {"queued.max.messages.kbytes", "16384"},
                                   });
   CAIRN_ASSIGN_OR_RETURN(kafka::Client consumer, kafka::NewConsumer(settings));
+  // The partition's leader, known before assign(): a consumer assigned while it is unknown looks
+  // it up on librdkafka's next one-second metadata tick, and a master's start opens several
+  // readers. (Best effort: assign() finds the leader without it, only later.)
+  if (rd_kafka_topic_t* topic = rd_kafka_topic_new(consumer.get(), topic_.c_str(), nullptr)) {
+    const struct rd_kafka_metadata* metadata = nullptr;
+    if (rd_kafka_metadata(consumer.get(), 0, topic, &metadata, kReaderMetadataTimeoutMs) ==
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_metadata_destroy(metadata);
+    }
+    rd_kafka_topic_destroy(topic);
+  }
   kafka::PartitionList assignment(rd_kafka_topic_partition_list_new(1));
   rd_kafka_topic_partition_list_add(assignment.get(), topic_.c_str(), kPartition)->offset =
       static_cast<int64_t>(from);

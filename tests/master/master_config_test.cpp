@@ -481,6 +481,15 @@ TEST(MasterConfigSnapshots, EachIntervalIsReadAndCheckedApart) {
   EXPECT_EQ(config->snapshots.write_side_every_events, 0u) << "0 turns them off";
   EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.write_side_every_events,
             MasterConfig().snapshots.write_side_every_events);
+  // On Kafka a shorter interval bounds the restart's fold, unless master.yaml says otherwise.
+  const std::string kafka = "data_dir: /d\nlog:\n  backend: kafka\n  brokers: b:9092\n";
+  EXPECT_EQ(Parse(kafka)->snapshots.write_side_every_events,
+            MasterConfig::Snapshots::kKafkaWriteSideEveryEvents);
+  EXPECT_NE(MasterConfig::Snapshots::kKafkaWriteSideEveryEvents,
+            MasterConfig().snapshots.write_side_every_events);
+  EXPECT_EQ(Parse(kafka + "snapshots:\n  write_side_every_events: 70000\n")
+                ->snapshots.write_side_every_events,
+            70'000u);
   // The projections' defaults bound a past state's fold to 50,000 events and reach back 1.6M.
   EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.every_events, 50'000u);
   EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.keep, 32);
