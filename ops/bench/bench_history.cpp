@@ -11,9 +11,10 @@
 //   * the state at random past moments (offsets and times): from the nearest snapshot plus the
 //     tail, beside a fold from offset 0 of the same moments (target p95 <= 1 s);
 //   * disk bytes per event of the log, the projections and the snapshots.
-// Usage: cairn-bench-history [--data DIR] [--events N] [--samples N] [--only PHASE ...]
+// Usage: cairn-bench-history [--data DIR] [--events N] [--samples N] [--only PHASE ...] [--kafka]
 //   --data DIR: a master data directory whose log cairn-generate-history wrote (kept, so a
 //   second run skips generation); without it a temporary one is generated and removed.
+//   --kafka: the log on librdkafka's mock cluster (started in this process, generated each run).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@
 #include "projections/projections.h"
 #include "projections/snapshots.h"
 #include "replay/state_format.h"
+#include "tests/events_kafka/mock_cluster.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -73,8 +75,13 @@ std::string BinaryBeside(const std::string& self, const std::string& name) {
 
 // Starts cairn-master on `data_dir` and returns the seconds until GET /api/v1/master answers.
 Result<double> TimeMasterStart(const std::string& self, const std::string& data_dir,
+                               const LogConfig& log_config,
                                std::unique_ptr<testing::ChildProcess>* master) {
   const std::string config = data_dir + "/bench-master.yaml";
+  const std::string kafka_log = log_config.backend != "kafka"
+                                    ? ""
+                                    : "log:\n  backend: kafka\n  brokers: " + log_config.brokers +
+                                          "\n  topic_prefix: " + log_config.topic_prefix + "\n";
   // The generator's pools (ops/bench/history_generator.cpp), so the master keeps them.
   std::ofstream(config) << "port: 0\ndata_dir: " << data_dir
                         << "\nsnapshots:\n  every_events: " << MasterConfig().snapshots.every_events
@@ -86,7 +93,8 @@ Result<double> TimeMasterStart(const std::string& self, const std::string& data_
                            "resource_pools:\n  - pool_name: default\n  - pool_name: a100\n"
                            "    scheduler:\n      type: priority\n      preemption: true\n"
                            "  - pool_name: cpu\n    max_aux_containers_per_agent: 32\n"
-                           "task_container_defaults:\n  preemption_timeout: 30\n";
+                           "task_container_defaults:\n  preemption_timeout: 30\n"
+                        << kafka_log;
   const auto start = Clock::now();
   CAIRN_ASSIGN_OR_RETURN(*master, testing::ChildProcess::Start(
                                       {BinaryBeside(self, "cairn-master"), "--config", config}));
@@ -122,8 +130,15 @@ struct Phases {
 };
 
 Status Run(const std::string& self, std::string data_dir, uint64_t events, int samples,
-           Phases phases) {
+           Phases phases, bool kafka) {
   std::unique_ptr<testing::TempDir> temp;
+  // On Kafka the log lives in librdkafka's mock cluster, in this process: generated each run.
+  std::unique_ptr<testing::MockKafkaCluster> cluster;
+  if (kafka) {
+    CAIRN_ASSIGN_OR_RETURN(cluster, testing::MockKafkaCluster::Start(3));
+    CAIRN_RETURN_IF_ERROR(cluster->CreateCairnTopics("cairn"));
+    data_dir.clear();
+  }
   if (data_dir.empty()) {
     temp = std::make_unique<testing::TempDir>();
     data_dir = temp->Sub("data");
@@ -134,6 +149,11 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
               data_dir.c_str());
   LogConfig log_config;
   log_config.data_dir = data_dir;
+  if (kafka) {
+    log_config.backend = "kafka";
+    log_config.brokers = cluster->bootstraps();
+    std::printf("log: Kafka (librdkafka's mock cluster, 3 brokers, in this process)\n");
+  }
   CAIRN_ASSIGN_OR_RETURN(auto log, OpenEventLog(log_config));
   CAIRN_ASSIGN_OR_RETURN(uint64_t end, log->EndOffset());
   if (end == 0) {
@@ -274,7 +294,7 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
     log.reset();  // the master owns the log now
     std::unique_ptr<testing::ChildProcess> master;
     auto start_and_stop = [&](const char* what, bool against_target) -> Status {
-      CAIRN_ASSIGN_OR_RETURN(double seconds, TimeMasterStart(self, data_dir, &master));
+      CAIRN_ASSIGN_OR_RETURN(double seconds, TimeMasterStart(self, data_dir, log_config, &master));
       CAIRN_RETURN_IF_ERROR(StopMaster(master));
       std::printf("%-58s %8.2f s", what, seconds);
       if (against_target) {
@@ -303,7 +323,8 @@ Status Run(const std::string& self, std::string data_dir, uint64_t events, int s
       return store->Write(*state, *writable);
     };
     // The longest tail a running master leaves: its last snapshot one interval back.
-    const uint64_t interval = MasterConfig().snapshots.write_side_every_events;
+    const uint64_t interval = kafka ? MasterConfig::Snapshots::kKafkaWriteSideEveryEvents
+                                    : MasterConfig().snapshots.write_side_every_events;
     fs::remove_all(DecisionSnapshotDir(data_dir));
     CAIRN_RETURN_IF_ERROR(write_side_snapshot(interval));
     char what[80];
@@ -428,6 +449,9 @@ int main(int argc, char** argv) {
   app.add_option("--events", events, "events to generate when the log is empty")
       ->capture_default_str();
   app.add_option("--samples", samples, "past moments to read")->capture_default_str();
+  bool kafka = false;
+  app.add_flag("--kafka", kafka,
+               "the log on Kafka (librdkafka's mock cluster in this process; --data is ignored)");
   app.add_option("--only", only,
                  "only these measurements (rebuild, snapshots, fold, restart, past); the snapshots "
                  "are taken anyway when the data directory has none")
@@ -443,7 +467,7 @@ int main(int argc, char** argv) {
     phases = {chosen("rebuild"), chosen("snapshots"), chosen("fold"), chosen("restart"),
               chosen("past")};
   }
-  Status status = Run(argv[0], data_dir, events, samples, phases);
+  Status status = Run(argv[0], data_dir, events, samples, phases, kafka);
   if (!status.ok()) {
     std::fprintf(stderr, "cairn-bench-history: %s\n", status.ToString().c_str());
     return 1;

@@ -12,7 +12,8 @@ cairn_use_jemalloc(cairn-generate-history)
 
 add_executable(cairn-bench-history ${CMAKE_CURRENT_LIST_DIR}/bench_history.cpp)
 target_link_libraries(cairn-bench-history PRIVATE cairn_history_generator cairn_projections
-                      cairn_replay_lib cairn_master_lib cairn_net cairn_test_support)
+                      cairn_replay_lib cairn_master_lib cairn_net cairn_test_support
+                      cairn_kafka_mock)
 add_dependencies(cairn-bench-history cairn-master)
 cairn_target_options(cairn-bench-history)
 cairn_use_jemalloc(cairn-bench-history)
