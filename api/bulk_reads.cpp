@@ -2,9 +2,17 @@
 
 #include <future>
 
+#include "base/gzip.h"
 #include "base/thread_priority.h"
 
 namespace cairn::api {
+
+namespace {
+
+// Below this a shared answer goes out as it is: gzip would save less than it costs.
+constexpr size_t kGzipFromBytes = 64 * 1024;
+
+}  // namespace
 
 BulkReadPool::BulkReadPool(int threads, int nice) {
   for (int i = 0; i < threads; ++i) workers_.emplace_back(&BulkReadPool::Work, this, nice);
@@ -58,6 +66,12 @@ net::Response BulkReadPool::RunShared(const std::string& key,
       if (!answer.shared_body) {
         answer.shared_body = std::make_shared<const std::string>(std::move(answer.body));
         answer.body.clear();
+      }
+      // Big lists go to most callers gzipped (Determined's CLI and browsers ask for it): once here.
+      if (answer.shared_body->size() >= kGzipFromBytes) {
+        if (auto gzipped = GzipFast(*answer.shared_body); gzipped.ok()) {
+          answer.shared_gzip_body = std::make_shared<const std::string>(std::move(*gzipped));
+        }
       }
       {
         std::lock_guard done(mutex_);

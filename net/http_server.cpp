@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/gzip.h"
 #include "base/log.h"
 #include "base/memory.h"
 #include "base/thread_priority.h"
@@ -429,11 +430,16 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
       break;
     }
     if (response.shared_body) {
+      const bool gzipped =
+          response.shared_gzip_body && AcceptsGzip(request.Header("accept-encoding"));
+      const std::string& bytes = gzipped ? *response.shared_gzip_body : *response.shared_body;
       bhttp::response<bhttp::span_body<const char>> shared{
           static_cast<bhttp::status>(response.status), 11};
       shared.set(bhttp::field::content_type, response.content_type);
       for (const auto& [name, value] : response.headers) shared.set(name, value);
-      shared.body() = {response.shared_body->data(), response.shared_body->size()};
+      if (response.shared_gzip_body) shared.set(bhttp::field::vary, "Accept-Encoding");
+      if (gzipped) shared.set(bhttp::field::content_encoding, "gzip");
+      shared.body() = {bytes.data(), bytes.size()};
       shared.keep_alive(keep_alive);
       shared.prepare_payload();
       bhttp::write(stream, shared, ec);

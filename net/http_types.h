@@ -87,6 +87,9 @@ struct Response {
   // When set, the body instead of `body`: one answer's bytes sent to many requests without a
   // copy each (api/bulk_reads.h shares a big list's render so).
   std::shared_ptr<const std::string> shared_body;
+  // With shared_body, the same bytes gzipped once, for a request whose Accept-Encoding takes
+  // gzip (sent with Content-Encoding: gzip).
+  std::shared_ptr<const std::string> shared_gzip_body;
 };
 
 using Handler = std::function<Response(const Request&)>;

@@ -202,6 +202,8 @@ class LoadClient : public std::enable_shared_from_this<LoadClient> {
     request_.set(bhttp::field::authorization,
                  "Bearer " + (route_ == kSubmit ? shared_.submit_token : shared_.token));
     request_.keep_alive(true);
+    // As Determined's CLI (python-requests) asks: big lists come back gzipped.
+    request_.set(bhttp::field::accept_encoding, "gzip, deflate");
     switch (route_) {
       case kGetTask: {
         std::uniform_int_distribution<size_t> pick(0, shared_.task_ids.size() - 1);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "base/gzip.h"
 #include "base/log.h"
 #include "tests/api/api_fixture.h"
 
@@ -385,4 +386,22 @@ TEST_F(ApiTest, APastStateShowsAPageOfItsExperiments) {
 }
 
 }  // namespace
+// A big list is rendered once and sent gzipped to a caller whose Accept-Encoding takes it
+// (Determined's CLI, browsers), the same bytes as the plain answer once inflated.
+TEST_F(ApiTest, ABigListGoesGzippedToCallersThatAskAndPlainToOthers) {
+  for (int i = 0; i < 150; ++i) ASSERT_FALSE(Submit({{"entrypoint", {"true"}}}).empty());
+  net::ClientResponse plain = Call("GET", "/api/v1/commands");
+  ASSERT_EQ(plain.status, 200);
+  ASSERT_GT(plain.body.size(), 64u * 1024) << "the list should be big enough to be gzipped";
+  EXPECT_EQ(plain.headers.count("content-encoding"), 0u);
+  net::ClientResponse gzipped =
+      Call("GET", "/api/v1/commands", "", {{"Accept-Encoding", "gzip, deflate"}});
+  ASSERT_EQ(gzipped.status, 200);
+  EXPECT_EQ(gzipped.headers["content-encoding"], "gzip");
+  EXPECT_LT(gzipped.body.size(), plain.body.size() / 4);
+  auto inflated = Gunzip(gzipped.body);
+  ASSERT_TRUE(inflated.ok()) << inflated.status().ToString();
+  EXPECT_EQ(json::parse(*inflated), json::parse(plain.body));
+}
+
 }  // namespace cairn
