@@ -115,10 +115,14 @@ net::Response OpenPaiError(const Status& status, const std::string& code) {
   return response;
 }
 
+std::string JsonText(const json& value) {
+  // A stored string that is not UTF-8 (from before checks existed) must not turn a read into a 500.
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 net::Response Ok(const json& body, std::optional<uint64_t> offset) {
   net::Response response;
-  // A stored string that is not UTF-8 (from before checks existed) must not turn a read into a 500.
-  response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  response.body = JsonText(body);
   if (offset) response.headers.emplace_back("Cairn-Offset", std::to_string(*offset));
   return response;
 }

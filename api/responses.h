@@ -23,6 +23,8 @@ net::Response Error(const Status& status);
 net::Response OpenPaiError(const Status& status, const std::string& code = "");
 // 200 with `body`; `offset` goes to the Cairn-Offset header.
 net::Response Ok(const nlohmann::json& body, std::optional<uint64_t> offset = std::nullopt);
+// `value` as an answer's text, the way Ok writes it (invalid UTF-8 replaced, never a throw).
+std::string JsonText(const nlohmann::json& value);
 // 405 naming the method and path.
 net::Response MethodNotAllowed(const net::Request& request);
 

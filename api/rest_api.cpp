@@ -19,14 +19,18 @@ Router BuildRouter() {
 // 0 a worker gets about a tenth of a core.
 constexpr int kBulkReadThreads = 2;
 constexpr int kBulkReadNice = 10;
+// Rendered entities kept for lists: a few lists' worth of a big cluster's.
+constexpr size_t kRenderCacheBytes = size_t{64} << 20;
 
 }  // namespace
 
 RestApi::RestApi(Services services)
     : bulk_reads_(std::make_unique<BulkReadPool>(kBulkReadThreads, kBulkReadNice)),
+      renders_(std::make_unique<RenderCache>(kRenderCacheBytes)),
       services_(std::move(services)),
       router_(BuildRouter()) {
   services_.bulk_reads = bulk_reads_.get();
+  services_.renders = renders_.get();
 }
 
 net::Response RestApi::Handle(const net::Request& request) const {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "api/bulk_reads.h"
+#include "api/render_cache.h"
 #include "api/router.h"
 #include "api/services.h"
 #include "net/http_types.h"
@@ -26,6 +27,7 @@ class RestApi {
 
  private:
   std::unique_ptr<BulkReadPool> bulk_reads_;
+  std::unique_ptr<RenderCache> renders_;
   Services services_;
   Router router_;
 };

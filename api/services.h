@@ -16,6 +16,8 @@
 
 namespace cairn::api {
 
+class RenderCache;
+
 // Hears that an agent is alive (its heartbeats); the master turns silence into disconnects.
 class AgentLiveness {
  public:
@@ -61,6 +63,8 @@ struct Services {
   std::function<std::string()> metrics;
   // Where lists run (api/bulk_reads.h); null: on the connection's own thread.
   BulkReadPool* bulk_reads = nullptr;
+  // Entities' rendered JSON, for lists assembled from pieces (api/render_cache.h); null: none.
+  RenderCache* renders = nullptr;
   // What agents present (api/call.cpp checks it; allocations present tokens derived from it).
   // A secret: never logged or shown.
   std::string agent_token;

@@ -312,6 +312,7 @@ Status BindServer(Master::Parts& parts) {
   options.address = parts.config.listen_address;
   options.port = parts.config.port;
   options.max_body_bytes = parts.config.max_request_body_bytes;
+  options.max_connections_per_address = parts.config.max_connections_per_address;
   // Every route takes JSON (api/rest_util.h's ParseBody checks the same limits again): a body
   // that breaks them is refused while it is read, before it costs its full size.
   options.json_body_limits = kRequestBodyLimits;

@@ -225,9 +225,9 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
   CAIRN_RETURN_IF_ERROR(CheckKeys(
       source_name, root, "",
       {"port", "listen_address", "data_dir", "log", "cluster_name", "agent_timeout_seconds",
-       "notebook_timeout", "tensorboard_timeout", "max_request_body_bytes", "resource_manager",
-       "resource_pools", "scheduler", "provisioner", "task_container_defaults", "security",
-       "snapshots", "web", "openpai"}));
+       "notebook_timeout", "tensorboard_timeout", "max_request_body_bytes",
+       "max_connections_per_address", "resource_manager", "resource_pools", "scheduler",
+       "provisioner", "task_container_defaults", "security", "snapshots", "web", "openpai"}));
   if (root["port"]) {
     CAIRN_ASSIGN_OR_RETURN(int port, Scalar<int>(source_name, root["port"], "port", "an integer"));
     if (port < 0 || port > 65535) {
@@ -294,6 +294,17 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
           ": must be at least 1024");
     }
     config.max_request_body_bytes = static_cast<size_t>(bytes);
+  }
+  if (root["max_connections_per_address"]) {
+    CAIRN_ASSIGN_OR_RETURN(int64_t connections,
+                           Scalar<int64_t>(source_name, root["max_connections_per_address"],
+                                           "max_connections_per_address", "an integer"));
+    if (connections < 1) {
+      return Status::InvalidArgument(
+          Where(source_name, root["max_connections_per_address"], "max_connections_per_address") +
+          ": must be at least 1");
+    }
+    config.max_connections_per_address = static_cast<size_t>(connections);
   }
   config.log.data_dir = config.data_dir;
   CAIRN_RETURN_IF_ERROR(ParseSnapshots(source_name, root, config.snapshots));
@@ -381,6 +392,7 @@ std::string MasterConfigJson(const MasterConfig& config) {
         {"keep", config.snapshots.keep},
         {"catch_up_bulk_mib", config.snapshots.catch_up_bulk_mib}}},
       {"max_request_body_bytes", config.max_request_body_bytes},
+      {"max_connections_per_address", config.max_connections_per_address},
       {"openpai", {{"default_fs_uri", config.openpai_default_fs_uri}}},
       {"web", {{"root", config.web.root}, {"chart_js", config.web.chart_js}}},
       {"log", log},

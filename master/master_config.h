@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "events.pb.h"
 #include "events/event_log.h"
+#include "net/http_server.h"
 
 namespace cairn {
 
@@ -30,6 +31,9 @@ struct MasterConfig {
   // A model definition and its packages may total 96 MiB (base/document_limits.h), 128 MiB in
   // base64: the default leaves room for that and the rest of the request.
   size_t max_request_body_bytes = 136u << 20;
+  // Connections one client address may hold (net/http_server.h): agents behind one NAT address
+  // hold a few each, so a site with many needs more.
+  size_t max_connections_per_address = net::Server::Options().max_connections_per_address;
   // `openpai:` OpenPAI jobs' PAI_DEFAULT_FS_URI (and so their default outputDir,
   // $PAI_DEFAULT_FS_URI/Output/$jobName). Empty: file://<data_dir>/pai-fs.
   std::string openpai_default_fs_uri;

@@ -17,6 +17,21 @@ namespace cairn::net {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
+namespace {
+
+// Waits up to `timeout_ms` for `events` on `fd`; false with `ec` set (timed_out, or poll's error)
+// when they did not come.
+bool PollFor(int fd, short events, int timeout_ms, boost::system::error_code& ec) {
+  pollfd waited{fd, events, 0};
+  const int ready = ::poll(&waited, 1, timeout_ms);
+  if (ready > 0) return true;
+  ec = ready == 0 ? boost::system::error_code(asio::error::timed_out)
+                  : boost::system::error_code(errno, boost::system::system_category());
+  return false;
+}
+
+}  // namespace
+
 ConnectionSocket::ConnectionSocket(tcp::socket& socket, std::chrono::milliseconds read_timeout,
                                    std::chrono::milliseconds idle_timeout,
                                    std::chrono::milliseconds request_timeout,
@@ -57,35 +72,16 @@ bool ConnectionSocket::WaitReadable(boost::system::error_code& ec) {
     }
     timeout_ms = static_cast<int>(std::min<int64_t>(timeout_ms, left.count()));
   }
-  pollfd readable{socket_.native_handle(), POLLIN, 0};
-  const int ready = ::poll(&readable, 1, timeout_ms);
+  const bool ready = PollFor(socket_.native_handle(), POLLIN, timeout_ms, ec);
   if (awaiting) {
     if (idle_since_ != nullptr) idle_since_->store(0);
-    if (ready > 0) BeginRequest();
+    if (ready) BeginRequest();
   }
-  if (ready == 0) {
-    ec = asio::error::timed_out;
-    return false;
-  }
-  if (ready < 0) {
-    ec = boost::system::error_code(errno, boost::system::system_category());
-    return false;
-  }
-  return true;
+  return ready;
 }
 
 bool ConnectionSocket::WaitWritable(boost::system::error_code& ec) {
-  pollfd writable{socket_.native_handle(), POLLOUT, 0};
-  const int ready = ::poll(&writable, 1, read_timeout_ms_);
-  if (ready == 0) {
-    ec = asio::error::timed_out;
-    return false;
-  }
-  if (ready < 0) {
-    ec = boost::system::error_code(errno, boost::system::system_category());
-    return false;
-  }
-  return true;
+  return PollFor(socket_.native_handle(), POLLOUT, read_timeout_ms_, ec);
 }
 
 void ConnectionSocket::StartPumping(boost::system::error_code& ec) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/render/task_json.h"
+#include "api/render_cache.h"
 #include "api/rest_util.h"
 #include "base/ids.h"
 #include "base/yaml_json.h"
@@ -139,11 +140,27 @@ net::Response ListCommands(Call& call) {
   if (paging->offset == 0 && paging->limit == 0) {
     auto tasks = call.services().projections->ListTasks();
     if (!tasks.ok()) return Error(tasks.status());
+    // Assembled from each command's rendered text, kept by the version of its view: the same
+    // bytes as rendering the whole list, at the cost of the commands that changed.
+    net::Response answer;
+    answer.body = R"({"commands":[)";
+    bool first = true;
     for (const auto& task : *tasks) {
       if (task.task_type() != events::TASK_TYPE_COMMAND || !shown(task)) continue;
-      list.push_back(CommandJson(task, call.UserIdOf(task.user())));
+      const int user_id = call.UserIdOf(task.user());
+      auto render = [&] { return JsonText(CommandJson(task, user_id)); };
+      if (!first) answer.body += ',';
+      first = false;
+      RenderCache* renders = call.services().renders;
+      answer.body += renders == nullptr
+                         ? render()
+                         : renders->Get("command " + task.task_id() + " @" +
+                                            std::to_string(task.last_event_offset()) + " user " +
+                                            std::to_string(user_id),
+                                        render);
     }
-    return Ok({{"commands", list}});
+    answer.body += "]}";
+    return answer;
   }
   // A page (Determined's offset and limit): walk the commands in submission order (newest first
   // with ORDER_BY_DESC, as the web UI lists them) and read only as many as the page needs, not

@@ -404,4 +404,22 @@ TEST_F(ApiTest, ABigListGoesGzippedToCallersThatAskAndPlainToOthers) {
   EXPECT_EQ(json::parse(*inflated), json::parse(plain.body));
 }
 
+// The whole list is assembled from each command's kept rendering: a command that changes shows
+// its new state in the next list, never the kept one.
+TEST_F(ApiTest, AListedCommandShowsItsChangeInTheNextList) {
+  const std::string id = Submit({{"entrypoint", {"sleep", "1000"}}});
+  ASSERT_FALSE(id.empty());
+  auto listed = [&] {
+    const json answer = CallJson("GET", "/api/v1/commands");
+    for (const auto& command : answer["commands"]) {
+      if (command["id"] == id) return command;
+    }
+    return json();
+  };
+  EXPECT_EQ(listed()["cairn"]["killRequested"], false);
+  EXPECT_EQ(listed(), listed()) << "kept and rendered alike";
+  Call("POST", "/api/v1/commands/" + id + "/kill", "{}");
+  EXPECT_EQ(listed()["cairn"]["killRequested"], true);
+}
+
 }  // namespace cairn

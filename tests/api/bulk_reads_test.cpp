@@ -1,5 +1,6 @@
 // The bulk read pool (api/bulk_reads.h): identical requests waiting together share one render,
-// and a render that has begun is never joined (it might miss what the newcomer must see).
+// and a render that has begun is never joined (it might miss what the newcomer must see); the
+// cache of rendered entities lists are assembled from (api/render_cache.h).
 #include "api/bulk_reads.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 #include <future>
 #include <thread>
 #include <vector>
+
+#include "api/render_cache.h"
 
 namespace cairn::api {
 namespace {
@@ -91,6 +94,18 @@ TEST(BulkReadPoolTest, ARenderThatHasBegunIsNotJoined) {
   EXPECT_EQ(BodyOf(first.get()), "first");
   EXPECT_EQ(BodyOf(second.get()), "second") << "a newcomer gets a render that began after it came";
   EXPECT_EQ(renders.load(), 2);
+}
+
+TEST(RenderCacheTest, RendersAKeyOnceAndForgetsEverythingPastItsCap) {
+  RenderCache cache(100);
+  int renders = 0;
+  auto render = [&] { return "text " + std::to_string(++renders); };
+  EXPECT_EQ(cache.Get("task a @1", render), "text 1");
+  EXPECT_EQ(cache.Get("task a @1", render), "text 1") << "kept";
+  EXPECT_EQ(cache.Get("task a @2", render), "text 2") << "a new version is a new key";
+  const std::string big(90, 'x');
+  EXPECT_EQ(cache.Get("big", [&] { return big; }), big);
+  EXPECT_EQ(cache.Get("task a @1", render), "text 3") << "emptied past its cap";
 }
 
 }  // namespace

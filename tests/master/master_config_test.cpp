@@ -481,6 +481,11 @@ TEST(MasterConfigSnapshots, EachIntervalIsReadAndCheckedApart) {
   EXPECT_EQ(config->snapshots.write_side_every_events, 0u) << "0 turns them off";
   EXPECT_EQ(Parse("data_dir: /d\n")->snapshots.write_side_every_events,
             MasterConfig().snapshots.write_side_every_events);
+  // Many agents behind one NAT address need more connections from it than the default.
+  EXPECT_EQ(Parse("data_dir: /d\nmax_connections_per_address: 2000\n")->max_connections_per_address,
+            2000u);
+  ExpectError("data_dir: /d\nmax_connections_per_address: 0\n", StatusCode::kInvalidArgument,
+              "master.yaml:2: max_connections_per_address: must be at least 1");
   // On Kafka a shorter interval bounds the restart's fold, unless master.yaml says otherwise.
   const std::string kafka = "data_dir: /d\nlog:\n  backend: kafka\n  brokers: b:9092\n";
   EXPECT_EQ(Parse(kafka)->snapshots.write_side_every_events,

@@ -1,0 +1,23 @@
+#include "api/render_cache.h"
+
+namespace cairn::api {
+
+std::string RenderCache::Get(const std::string& key, const std::function<std::string()>& render) {
+  {
+    std::lock_guard lock(mutex_);
+    auto found = texts_.find(key);
+    if (found != texts_.end()) return found->second;
+  }
+  std::string text = render();
+  std::lock_guard lock(mutex_);
+  if (bytes_ + key.size() + text.size() > max_bytes_) {
+    // Whole versions of every entity turn over together as they change: dropping all is as good
+    // as any order, and costs nothing to keep.
+    texts_.clear();
+    bytes_ = 0;
+  }
+  if (texts_.emplace(key, text).second) bytes_ += key.size() + text.size();
+  return text;
+}
+
+}  // namespace cairn::api
