@@ -55,27 +55,31 @@ net::Response BulkReadPool::RunShared(const std::string& key,
         auto found = waiting_.find(key);
         if (found != waiting_.end() && found->second == render) waiting_.erase(found);
       }
-      net::Response answer;
+      // Whatever happens, every waiter gets an answer: a thrown render is a 500.
+      std::shared_ptr<const net::Response> done;
       try {
-        answer = render->work();
-      } catch (const std::exception&) {
-        answer.status = 500;
-        answer.body = R"({"code":13,"message":"internal error","details":[]})";
-      }
-      // Every waiter sends the same bytes: shared, never copied per answer.
-      if (!answer.shared_body) {
-        answer.shared_body = std::make_shared<const std::string>(std::move(answer.body));
-        answer.body.clear();
-      }
-      // Big lists go to most callers gzipped (Determined's CLI and browsers ask for it): once here.
-      if (answer.shared_body->size() >= kGzipFromBytes) {
-        if (auto gzipped = GzipFast(*answer.shared_body); gzipped.ok()) {
-          answer.shared_gzip_body = std::make_shared<const std::string>(std::move(*gzipped));
+        net::Response answer = render->work();
+        // Every waiter sends the same bytes: shared, never copied per answer.
+        if (!answer.shared_body) {
+          answer.shared_body = std::make_shared<const std::string>(std::move(answer.body));
+          answer.body.clear();
         }
+        // Big lists go to most callers gzipped (Determined's CLI and browsers ask): once here.
+        if (answer.shared_body->size() >= kGzipFromBytes) {
+          if (auto gzipped = GzipFast(*answer.shared_body); gzipped.ok()) {
+            answer.shared_gzip_body = std::make_shared<const std::string>(std::move(*gzipped));
+          }
+        }
+        done = std::make_shared<const net::Response>(std::move(answer));
+      } catch (...) {
+        net::Response failed;
+        failed.status = 500;
+        failed.body = R"({"code":13,"message":"internal error","details":[]})";
+        done = std::make_shared<const net::Response>(std::move(failed));
       }
       {
-        std::lock_guard done(mutex_);
-        render->answer = std::make_shared<const net::Response>(std::move(answer));
+        std::lock_guard finished(mutex_);
+        render->answer = std::move(done);
       }
       rendered_.notify_all();
     });

@@ -9,14 +9,16 @@ std::string RenderCache::Get(const std::string& key, const std::function<std::st
     if (found != texts_.end()) return found->second;
   }
   std::string text = render();
+  const size_t bytes = key.size() + text.size();
+  if (bytes > max_bytes_) return text;  // never kept: it alone would pass the cap
   std::lock_guard lock(mutex_);
-  if (bytes_ + key.size() + text.size() > max_bytes_) {
+  if (bytes_ + bytes > max_bytes_) {
     // Whole versions of every entity turn over together as they change: dropping all is as good
     // as any order, and costs nothing to keep.
     texts_.clear();
     bytes_ = 0;
   }
-  if (texts_.emplace(key, text).second) bytes_ += key.size() + text.size();
+  if (texts_.emplace(key, text).second) bytes_ += bytes;
   return text;
 }
 

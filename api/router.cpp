@@ -147,7 +147,9 @@ net::BodyAdmission Router::AdmitBody(const Services& services, const net::Reques
         found.route->errors == ErrorShape::kOpenPai ? OpenPaiError(allowed) : Error(allowed);
     return admission;
   }
-  admission.max_body_bytes = found.route->body == BodySize::kLarge ? SIZE_MAX : kSmallBodyBytes;
+  admission.max_body_bytes = found.route->access == Access::kPublic  ? kPublicBodyBytes
+                             : found.route->body == BodySize::kLarge ? SIZE_MAX
+                                                                     : kSmallBodyBytes;
   return admission;
 }
 

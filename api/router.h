@@ -38,6 +38,8 @@ enum class ErrorShape { kDetermined, kOpenPai };
 // master's max_request_body_bytes.
 enum class BodySize { kSmall, kLarge };
 inline constexpr size_t kSmallBodyBytes = size_t{4} << 20;
+// Any body of a route anyone may call (a login): an anonymous caller's body costs at most this.
+inline constexpr size_t kPublicBodyBytes = size_t{64} << 10;
 
 struct Route {
   const char* method;   // "GET", "POST", ...; "*" = any method

@@ -61,6 +61,9 @@ struct Server::Impl {
   uint16_t bound_port = 0;
   std::thread accept_thread;
 
+  // idle_since of a connection the accept loop let go (ConnectionSocket::kLetGo).
+  static constexpr int64_t kLetGo = ConnectionSocket::kLetGo;
+
   // An open connection, as the accept loop and Stop() see it.
   struct Connection {
     int fd = -1;
@@ -138,6 +141,11 @@ std::string JsonEscaped(const std::string& text) {
   return quoted.substr(1, quoted.size() - 2);
 }
 
+// How long, and how much, a refused request's remaining bytes are read and dropped: enough for
+// a client on a fast link to finish sending and read the answer, never a thread for a trickle.
+constexpr auto kRefusalDrainTime = std::chrono::seconds(2);
+constexpr size_t kRefusalDrainBytes = 64u << 20;
+
 // Answers a request refused before its body was read to the end, and ends the connection. The
 // client may still be sending: some of that is read and dropped, so that it gets to read the
 // answer instead of a reset. (Under TLS these are records nobody decrypts.)
@@ -150,8 +158,10 @@ void RefuseBody(Stream& stream, ConnectionSocket& transport,
   const int fd = transport.lowest_layer().native_handle();
   char sink[64 * 1024];
   size_t drained = 0;
+  const auto until = std::chrono::steady_clock::now() + kRefusalDrainTime;
   pollfd more{fd, POLLIN, 0};
-  while (drained < (64u << 20) && ::poll(&more, 1, 200) > 0) {
+  while (drained < kRefusalDrainBytes && std::chrono::steady_clock::now() < until &&
+         ::poll(&more, 1, 200) > 0) {
     ssize_t n = ::recv(fd, sink, sizeof sink, 0);
     if (n <= 0) break;
     drained += static_cast<size_t>(n);
@@ -234,22 +244,24 @@ bool Server::Impl::MakeRoom(const std::string& address) {
   const bool address_full = from_address != open_by_address.end() &&
                             from_address->second >= options.max_connections_per_address;
   if (!address_full && open_sockets.size() < options.max_connections) return true;
-  Connection* longest_idle = nullptr;
-  int64_t since = 0;
+  std::vector<std::pair<int64_t, Connection*>> idle;  // by how long they have waited
   for (auto& [id, connection] : open_sockets) {
     const int64_t idle_since = connection.idle_since.load();
-    if (idle_since == 0 || (address_full && connection.address != address)) continue;
-    if (longest_idle == nullptr || idle_since < since) {
-      longest_idle = &connection;
-      since = idle_since;
+    if (idle_since <= 0 || (address_full && connection.address != address)) continue;
+    idle.emplace_back(idle_since, &connection);
+  }
+  std::sort(idle.begin(), idle.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [since, connection] : idle) {
+    // Claimed, so its thread (which claims it back when a request arrives) knows it was let go
+    // and the next accept picks another; it ends when it sees the shutdown.
+    int64_t expected = since;
+    if (connection->idle_since.compare_exchange_strong(expected, kLetGo)) {
+      ::shutdown(connection->fd, SHUT_RDWR);
+      return true;
     }
   }
-  // Claimed, so the next accept picks another; its thread ends when it sees the shutdown.
-  if (longest_idle == nullptr || !longest_idle->idle_since.compare_exchange_strong(since, 0)) {
-    return false;
-  }
-  ::shutdown(longest_idle->fd, SHUT_RDWR);
-  return true;
+  return false;
 }
 
 bool Server::Impl::StartServing(uint64_t id, tcp::socket& socket) {
@@ -262,7 +274,10 @@ bool Server::Impl::StartServing(uint64_t id, tcp::socket& socket) {
   pthread_attr_t attributes;
   if (pthread_attr_init(&attributes) != 0) return false;
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attributes, options.connection_stack_bytes);
+  if (pthread_attr_setstacksize(&attributes, options.connection_stack_bytes) != 0) {
+    log::Warn("http_server", "connection_stack_bytes {} refused; the default stack is used",
+              options.connection_stack_bytes);
+  }
   pthread_t thread;
   const int started = pthread_create(
       &thread, &attributes,
@@ -399,6 +414,8 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
       break;
     }
     if (response.stream) {
+      // A follower reads when it likes (a paused pager): only an idle connection's patience.
+      transport.SetWriteTimeout(options.idle_timeout);
       bhttp::response<bhttp::empty_body> head{static_cast<bhttp::status>(response.status), 11};
       head.set(bhttp::field::content_type, response.content_type);
       for (const auto& [name, value] : response.headers) head.set(name, value);

@@ -39,6 +39,7 @@ ConnectionSocket::ConnectionSocket(tcp::socket& socket, std::chrono::millisecond
     : socket_(socket),
       read_timeout_ms_(static_cast<int>(read_timeout.count())),
       idle_timeout_ms_(static_cast<int>(idle_timeout.count())),
+      write_timeout_ms_(read_timeout_ms_),
       request_timeout_(request_timeout),
       idle_since_(idle_since) {
   boost::system::error_code ec;
@@ -58,10 +59,17 @@ bool ConnectionSocket::WaitReadable(boost::system::error_code& ec) {
   const bool awaiting = awaiting_request_;
   awaiting_request_ = false;
   int timeout_ms = read_timeout_ms_;
+  int64_t waiting_since = 0;
   if (awaiting) {
     timeout_ms = idle_timeout_ms_;
     if (idle_since_ != nullptr) {
-      idle_since_->store(std::chrono::steady_clock::now().time_since_epoch().count());
+      waiting_since = std::chrono::steady_clock::now().time_since_epoch().count();
+      int64_t before = idle_since_->load();
+      // Let go already (between requests): this connection serves nothing more.
+      if (before == kLetGo || !idle_since_->compare_exchange_strong(before, waiting_since)) {
+        ec = asio::error::eof;
+        return false;
+      }
     }
   } else if (deadline_ != std::chrono::steady_clock::time_point::max()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -74,14 +82,19 @@ bool ConnectionSocket::WaitReadable(boost::system::error_code& ec) {
   }
   const bool ready = PollFor(socket_.native_handle(), POLLIN, timeout_ms, ec);
   if (awaiting) {
-    if (idle_since_ != nullptr) idle_since_->store(0);
+    // Claimed back; a failed claim means the server let this connection go meanwhile, and the
+    // request that arrived is not served (its client sees the connection close).
+    if (idle_since_ != nullptr && !idle_since_->compare_exchange_strong(waiting_since, 0)) {
+      ec = asio::error::eof;
+      return false;
+    }
     if (ready) BeginRequest();
   }
   return ready;
 }
 
 bool ConnectionSocket::WaitWritable(boost::system::error_code& ec) {
-  return PollFor(socket_.native_handle(), POLLOUT, read_timeout_ms_, ec);
+  return PollFor(socket_.native_handle(), POLLOUT, write_timeout_ms_, ec);
 }
 
 void ConnectionSocket::StartPumping(boost::system::error_code& ec) {

@@ -64,6 +64,12 @@ class ConnectionSocket {
   void AwaitNextRequest() { awaiting_request_ = true; }
   // A request whose bytes are already at hand (pipelined) starts its deadline now.
   void BeginRequest();
+  // How long a write waits for the peer to take bytes (the read timeout until set).
+  void SetWriteTimeout(std::chrono::milliseconds timeout) {
+    write_timeout_ms_ = static_cast<int>(timeout.count());
+  }
+  // idle_since's value once the server let this connection go: its next request is not served.
+  static constexpr int64_t kLetGo = -1;
 
   // Switches to pumping, for good: reads no longer wait (would_block when nothing has arrived,
   // and no timeout: a quiet tunnel is not a stalled request), writes are queued for Flush().
@@ -124,6 +130,7 @@ class ConnectionSocket {
   boost::asio::ip::tcp::socket& socket_;
   int read_timeout_ms_;
   int idle_timeout_ms_;
+  int write_timeout_ms_;
   std::chrono::milliseconds request_timeout_;
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   std::atomic<int64_t>* idle_since_;
