@@ -90,5 +90,4 @@ net::Response BulkUnlessSmallPage(Call& call) {
   return Bulk<handler>(call);
 }
 
-
 }  // namespace cairn::api
