@@ -168,10 +168,17 @@ void RefuseBody(Stream& stream, ConnectionSocket& transport,
   }
 }
 
+// The status line and headers of `response`, over a body of type Body.
+template <class Body>
+bhttp::response<Body> BeastHead(const Response& response) {
+  bhttp::response<Body> head{static_cast<bhttp::status>(response.status), 11};
+  head.set(bhttp::field::content_type, response.content_type);
+  for (const auto& [name, value] : response.headers) head.set(name, value);
+  return head;
+}
+
 bhttp::response<bhttp::string_body> BeastResponse(Response response, bool keep_alive) {
-  bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), 11};
-  res.set(bhttp::field::content_type, response.content_type);
-  for (const auto& [name, value] : response.headers) res.set(name, value);
+  auto res = BeastHead<bhttp::string_body>(response);
   res.body() = std::move(response.body);
   res.keep_alive(keep_alive);
   res.prepare_payload();
@@ -416,9 +423,7 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
     if (response.stream) {
       // A follower reads when it likes (a paused pager): only an idle connection's patience.
       transport.SetWriteTimeout(options.idle_timeout);
-      bhttp::response<bhttp::empty_body> head{static_cast<bhttp::status>(response.status), 11};
-      head.set(bhttp::field::content_type, response.content_type);
-      for (const auto& [name, value] : response.headers) head.set(name, value);
+      auto head = BeastHead<bhttp::empty_body>(response);
       head.chunked(true);
       head.keep_alive(false);
       bhttp::response_serializer<bhttp::empty_body> serializer{head};
@@ -450,10 +455,7 @@ void Server::Impl::ServeRequests(uint64_t id, Stream& stream, ConnectionSocket& 
       const bool gzipped =
           response.shared_gzip_body && AcceptsGzip(request.Header("accept-encoding"));
       const std::string& bytes = gzipped ? *response.shared_gzip_body : *response.shared_body;
-      bhttp::response<bhttp::span_body<const char>> shared{
-          static_cast<bhttp::status>(response.status), 11};
-      shared.set(bhttp::field::content_type, response.content_type);
-      for (const auto& [name, value] : response.headers) shared.set(name, value);
+      auto shared = BeastHead<bhttp::span_body<const char>>(response);
       if (response.shared_gzip_body) shared.set(bhttp::field::vary, "Accept-Encoding");
       if (gzipped) shared.set(bhttp::field::content_encoding, "gzip");
       shared.body() = {bytes.data(), bytes.size()};

@@ -20,8 +20,9 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr int32_t kPartition = 0;
-// How long a new reader waits for its partition's leader before assign() (then it looks later).
-constexpr int kReaderMetadataTimeoutMs = 5000;
+// How long a new reader waits for its partition's leader before assign(): no longer than the
+// metadata tick it saves (then assign() looks on that tick, as before).
+constexpr int kReaderMetadataTimeoutMs = 1000;
 
 // How to make a topic keep every event, for the refusals below.
 std::string KeepEverythingAdvice(const std::string& topic) {

@@ -10,7 +10,6 @@
 #include <csignal>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/e2e/cluster_fixture.h"
@@ -18,27 +17,15 @@
 namespace cairn::testing {
 namespace {
 
-// A field of /proc/<pid>/status in KiB (VmHWM, VmPeak, ...), or a count (Threads).
+// A field of the master's /proc status (ProcStatusField), failing the test when it is missing.
 int64_t ProcStatus(pid_t pid, const std::string& field) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
-  }
-  ADD_FAILURE() << "no " << field << " for pid " << pid;
-  return -1;
+  std::optional<int64_t> value = ProcStatusField(pid, field);
+  EXPECT_TRUE(value.has_value()) << "no " << field << " for pid " << pid;
+  return value.value_or(-1);
 }
 
-// What the peer sends until it closes the connection (at most 64 KiB: an answer's head).
-std::string ReadAnswer(int fd) {
-  std::string received;
-  char chunk[4096];
-  ssize_t n;
-  while (received.size() < 65536 && (n = ::read(fd, chunk, sizeof chunk)) > 0) {
-    received.append(chunk, static_cast<size_t>(n));
-  }
-  return received;
-}
+// An answer's head: what the master sends before it closes the connection, 64 KiB at most.
+std::string ReadAnswer(int fd) { return ReadUntilClosed(fd, 64 * 1024); }
 
 class EdgeSiegeTest : public ::testing::Test {
  protected:
@@ -150,13 +137,15 @@ TEST_F(EdgeSiegeTest, ARouteAnyoneMayCallTakesOnlyASmallBodyAndARefusalIsNotHeld
   ASSERT_EQ(::send(trickle, anonymous.data(), anonymous.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(anonymous.size()));
   // The server half-closes after its 401 and reads on for a while so the client can see it;
-  // once that ends, the connection is gone and a byte sent fails.
+  // once that ends, the connection is reset. A byte every 100 ms at most: each wait ends early
+  // when the reset comes (poll reports POLLERR/POLLHUP whatever events are asked).
   int sent = 0;
   for (; sent < 100; ++sent) {
     if (::send(trickle, "x", 1, MSG_NOSIGNAL) != 1) break;
     char ignored[4096];
     (void)::recv(trickle, ignored, sizeof ignored, MSG_DONTWAIT);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the trickle's pace
+    pollfd reset{trickle, 0, 0};
+    if (::poll(&reset, 1, 100) > 0 && (reset.revents & (POLLERR | POLLHUP)) != 0) break;
   }
   EXPECT_LT(sent, 100) << "the connection was held for 10 s of trickling";
   ::close(trickle);

@@ -14,13 +14,9 @@ namespace {
 
 // The master's peak resident set (VmHWM), in MiB.
 int64_t PeakResidentMiB(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) / 1024;
-  }
-  ADD_FAILURE() << "no VmHWM for pid " << pid;
-  return -1;
+  std::optional<int64_t> kib = ProcStatusField(pid, "VmHWM");
+  EXPECT_TRUE(kib.has_value()) << "no VmHWM for pid " << pid;
+  return kib ? *kib / 1024 : -1;
 }
 
 // "billion laughs": level i is a list of nine aliases to level i-1; 13 KB of text that stands for

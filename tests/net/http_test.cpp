@@ -18,6 +18,7 @@ namespace cairn::net {
 namespace {
 
 using testing::RawConnection;
+using testing::ReadUntilClosed;
 
 TEST(HttpTest, RoundTripsRequestsOnAKeptAliveConnection) {
   std::atomic<int> calls{0};
@@ -161,15 +162,6 @@ TEST(HttpTest, OversizedHeadersGet431) {
   auto fine = Client("127.0.0.1", server.port()).Request("GET", "/x", "", {{"X-Small", "h"}});
   ASSERT_TRUE(fine.ok());
   EXPECT_EQ(fine->status, 200);
-}
-
-// Everything the peer sends until it closes the connection.
-std::string ReadUntilClosed(int fd) {
-  std::string received;
-  char chunk[4096];
-  ssize_t n;
-  while ((n = ::read(fd, chunk, sizeof chunk)) > 0) received.append(chunk, static_cast<size_t>(n));
-  return received;
 }
 
 TEST(HttpTest, ARequestThatStallsHalfWayIsDropped) {

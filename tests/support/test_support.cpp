@@ -46,6 +46,25 @@ int RawConnection(uint16_t port) {
   return fd;
 }
 
+std::string ReadUntilClosed(int fd, size_t max_bytes) {
+  std::string received;
+  char chunk[4096];
+  ssize_t n;
+  while (received.size() < max_bytes && (n = ::read(fd, chunk, sizeof chunk)) > 0) {
+    received.append(chunk, static_cast<size_t>(n));
+  }
+  return received;
+}
+
+std::optional<int64_t> ProcStatusField(pid_t pid, const std::string& field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return std::nullopt;
+}
+
 std::optional<double> PrometheusSample(const std::string& exposition, const std::string& series) {
   // A sample is a line of its own: the series, a space, the value.
   const std::string key = series + " ";

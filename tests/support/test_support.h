@@ -35,6 +35,12 @@ class TempDir {
 
 // A plain TCP connection to 127.0.0.1:`port`, for sending what no client would; -1 on failure.
 int RawConnection(uint16_t port);
+// What the peer sends on `fd` until it closes the connection (or `max_bytes` of it).
+std::string ReadUntilClosed(int fd, size_t max_bytes = size_t{1} << 20);
+
+// A field of /proc/<pid>/status as a number (sizes in kB: VmRSS, VmHWM, VmSize; counts:
+// Threads); nullopt when the process or the field is not there.
+std::optional<int64_t> ProcStatusField(pid_t pid, const std::string& field);
 
 // The value of one sample of a Prometheus text exposition (GET /metrics), named as the text
 // writes it: `cairn_memory_bytes{part="resident"}`. nullopt when the exposition has none.
