@@ -100,6 +100,7 @@ TaskLaunchSettings LaunchSettingsFor(const AgentOptions& options) {
   settings.devices = options.devices;
   settings.base_env = CurrentEnvironment();
   settings.harness_dir = options.harness_dir;
+  settings.determined_package_dir = options.determined_package_dir;
   settings.agent_token = options.agent_token;
   settings.master_cert_file = options.master_cert_file;
   settings.environments = options.environments;

@@ -38,6 +38,8 @@ struct AgentOptions {
   std::string resource_pool = "default";
   std::string work_root;    // tasks without a work dir run in <work_root>/<allocation id>
   std::string harness_dir;  // the cairn_harness package's parent, put on trials' PYTHONPATH
+  // Where Determined's Python package is, for trials whose environment has none ("" = none).
+  std::string determined_package_dir;
   std::vector<SlotDevice> devices;
   std::chrono::milliseconds kill_grace{10000};
   std::chrono::milliseconds heartbeat_interval{2000};

@@ -75,6 +75,7 @@ enum class Setting {
   kEnvCacheDir,
   kPipIndexUrl,
   kPipFindLinks,
+  kDeterminedPackageDir,
   kPipNoIndex,
   kRuntime,
   kAllowImagesOnHost,
@@ -138,6 +139,9 @@ Status ApplySetting(Setting setting, const std::string& source, const std::strin
     case Setting::kPipFindLinks:
       config.pip_find_links = value;
       break;
+    case Setting::kDeterminedPackageDir:
+      config.determined_package_dir = value;
+      break;
     case Setting::kPipNoIndex:
       if (value != "true" && value != "false") {
         return Status::InvalidArgument(source + ": expected true or false, got '" + value + "'");
@@ -192,6 +196,7 @@ const std::map<std::string, Setting>& YamlKeys() {
       {"env_cache_dir", Setting::kEnvCacheDir},
       {"pip_index_url", Setting::kPipIndexUrl},
       {"pip_find_links", Setting::kPipFindLinks},
+      {"determined_package_dir", Setting::kDeterminedPackageDir},
       {"pip_no_index", Setting::kPipNoIndex},
       {"runtime", Setting::kRuntime},
       {"allow_images_on_host", Setting::kAllowImagesOnHost},
@@ -248,6 +253,10 @@ const std::vector<Flag>& Flags() {
        "the package index runtime_packages are installed from (PIP_INDEX_URL; default: pip's)"},
       {"--pip-find-links", Setting::kPipFindLinks, "PATHS",
        "directories or URLs of wheels pip also looks in, space-separated (PIP_FIND_LINKS)"},
+      {"--determined-package-dir", Setting::kDeterminedPackageDir, "DIR",
+       "where Determined's Python package is (the directory holding determined/), for trials "
+       "that run Determined's own code when their environment has none (default: the "
+       "environment's)"},
       {"--pip-no-index", Setting::kPipNoIndex, "true|false",
        "install from --pip-find-links only, never an index (PIP_NO_INDEX; default false)"},
       {"--runtime", Setting::kRuntime, "process|container",
@@ -387,7 +396,8 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
                      "kill_grace_seconds, heartbeat_interval_seconds, agent_token_file, "
                      "master_cert_file, service_address, notebook_command, sshd_command, "
                      "tensorboard_command, env_cache_dir, pip_index_url, pip_find_links, "
-                     "pip_no_index, runtime, allow_images_on_host, image_dir, default_image, "
+                     "determined_package_dir, pip_no_index, runtime, allow_images_on_host, "
+                     "image_dir, default_image, "
                      "artificial_gpus, gpu_device_dir; read first, so flags override it")
           ->type_name("FILE");
   // Kept as text and applied after the file, by the same rules as its keys.

@@ -37,6 +37,8 @@ struct AgentConfig {
   std::string env_cache_dir;
   std::string pip_index_url;
   std::string pip_find_links;
+  // Where Determined's Python package is, for trials whose environment has none; "" = none.
+  std::string determined_package_dir;
   bool pip_no_index = false;
   // How tasks run: "process" (on the host, the default) or "container" (runc, PROTOCOL.md §5b).
   std::string runtime = "process";

@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   options.resource_pool = config.resource_pool;
   options.work_root = EffectiveWorkRoot(config);
   options.harness_dir = HarnessDir();
+  if (!config.determined_package_dir.empty()) {
+    options.determined_package_dir =
+        std::filesystem::absolute(config.determined_package_dir).string();
+  }
   options.kill_grace = config.kill_grace;
   options.heartbeat_interval = config.heartbeat_interval;
   options.trace_file = config.trace_file;

@@ -157,6 +157,16 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
   if (!settings.agent_token.empty()) {
     env.Set("CAIRN_ALLOCATION_TOKEN", AllocationToken(settings.agent_token, order.allocation_id()));
   }
+  if (spec.task_type() == events::TASK_TYPE_TRIAL) {
+    // What Determined's package authenticates with and requires (its harness never logs in).
+    if (!settings.agent_token.empty()) {
+      env.Set("DET_SESSION_TOKEN", TaskSessionToken(settings.agent_token, order.allocation_id()));
+    }
+    env.Set("DET_USER", spec.user());
+    if (!settings.determined_package_dir.empty()) {
+      env.Set("CAIRN_DETERMINED_PATH", settings.determined_package_dir);
+    }
+  }
 
   ProcessSpec process;
   process.argv.assign(spec.entrypoint().begin(), spec.entrypoint().end());

@@ -32,6 +32,8 @@ struct TaskLaunchSettings {
   std::vector<std::string> base_env;  // the agent's own environment, "KEY=VALUE"
   // Where the trial harness (the cairn_harness Python package) is: put on PYTHONPATH for trials.
   std::string harness_dir;
+  // Where Determined's Python package is (trials get it as CAIRN_DETERMINED_PATH); "" = none.
+  std::string determined_package_dir;
   // The master's agent token: the task's CAIRN_ALLOCATION_TOKEN is derived from it.
   std::string agent_token;
   // The CA file the agent verifies an https:// master with; "" = none given.
@@ -67,7 +69,8 @@ std::string ImageFor(const events::TaskSpec& spec, const std::vector<SlotDevice>
 // settings.environments that are set, for
 // trials PYTHONPATH with the harness directory first, then spec.environment_variables (a later
 // value of a name replaces an earlier one), and last CAIRN_ALLOCATION_TOKEN when the agent has a
-// token.
+// token, with, for trials, DET_SESSION_TOKEN (base/password.h TaskSessionToken), DET_USER (the
+// owner) and CAIRN_DETERMINED_PATH when the agent names Determined's package.
 // InvalidArgument for an empty entrypoint, a slot id this agent does not have, or an
 // environment variable that is not NAME=VALUE.
 Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,

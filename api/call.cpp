@@ -18,9 +18,9 @@ Call::Call(const Services& services, const net::Request& request, Params params)
 Status Call::Admit(Access access) {
   CAIRN_RETURN_IF_ERROR(Authenticate(access));
   // A read waits for the offset it asks for; so does an agent following the event stream.
-  const bool user_read =
-      (access == Access::kUser || access == Access::kProxyUser || access == Access::kUserOrAgent) &&
-      request_.method == "GET";
+  const bool user_read = (access == Access::kUser || access == Access::kProxyUser ||
+                          access == Access::kUserOrAgent || access == Access::kUserOrTask) &&
+                         request_.method == "GET";
   if (user_read || (access == Access::kUserOrAgent && agent_caller_)) {
     return WaitForRequestedOffset();
   }
@@ -32,15 +32,27 @@ Status Call::Authenticate(Access access) {
   // The proxy's requests come from a browser too: without a bearer token, its cookie (set for
   // that one task's path) names the user.
   const std::string authorization = request_.Header("authorization");
-  if (access == Access::kProxyUser && authorization.rfind("Bearer ", 0) != 0) {
+  // Determined's package sends its task's token in grpc-gateway's metadata header.
+  const std::string task_header = request_.Header("grpc-metadata-x-allocation-token");
+  if ((access == Access::kTask || access == Access::kUserOrTask) && !task_header.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(token_, BearerToken(task_header));
+  } else if (access == Access::kProxyUser && authorization.rfind("Bearer ", 0) != 0) {
     token_ = CookieValue(request_.Header("cookie"), kProxyCookieName);
   } else {
     CAIRN_ASSIGN_OR_RETURN(token_, BearerToken(authorization));
   }
   if (token_.empty()) {
-    return Status::Unauthenticated(access == Access::kAgent || access == Access::kAllocation
+    return Status::Unauthenticated(access == Access::kAgent || access == Access::kAllocation ||
+                                           access == Access::kTask
                                        ? "this route needs the agent's or the task's token"
                                        : "Please use 'det user login' to log in first");
+  }
+  if (access == Access::kTask || access == Access::kUserOrTask) {
+    if (auto allocation = AllocationOfTaskSession(services_.agent_token, token_)) {
+      task_allocation_ = std::move(*allocation);
+      return Status::Ok();
+    }
+    if (access == Access::kTask) return Status::Unauthenticated("not a task's session token");
   }
   // An agent's own credential names it; the shared agent token names no one in particular.
   if (auto agent_id = AgentOfCredential(services_.agent_token, token_)) {
@@ -68,6 +80,8 @@ Status Call::Authenticate(Access access) {
       break;
     case Access::kUser:
     case Access::kProxyUser:
+    case Access::kTask:
+    case Access::kUserOrTask:
       break;
   }
   // A live session's token names the user.

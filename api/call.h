@@ -43,6 +43,9 @@ class Call {
   // The agent whose own credential (base/password.h AgentCredential) the caller presented; "" for
   // the shared agent token, which may speak for any agent.
   const std::string& calling_agent() const { return calling_agent_; }
+  // The allocation whose task session token the caller presented (Access::kTask, kUserOrTask);
+  // "" for a user.
+  const std::string& task_allocation() const { return task_allocation_; }
   // PermissionDenied unless the caller may speak for `agent_id`.
   Status RequireAgent(const std::string& agent_id) const;
   // Who the caller is to `owner`'s work, for secrets (events/redaction.h): an agent sees them,
@@ -102,6 +105,7 @@ class Call {
   std::string correlation_id_;
   bool agent_caller_ = false;
   std::string calling_agent_;
+  std::string task_allocation_;
 };
 
 // How long a call waits for the projections to show a write before it answers.

@@ -153,6 +153,14 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewExperiment(event.trial_kill_requested().experiment_id());
     case Case::kExperimentContinued:
       return CanViewExperiment(event.experiment_continued().experiment_id());
+    case Case::kTrialMetricsReported:
+      return CanViewExperiment(event.trial_metrics_reported().experiment_id());
+    case Case::kTrialProgressReported:
+      return CanViewExperiment(event.trial_progress_reported().experiment_id());
+    case Case::kTrialPreemptionAcknowledged:
+      return CanViewExperiment(event.trial_preemption_acknowledged().experiment_id());
+    case Case::kTrialEarlyExitReported:
+      return CanViewExperiment(event.trial_early_exit_reported().experiment_id());
     case Case::kTemplateSaved:
       return CanView(event.template_saved().workspace_id());
     case Case::kModelCreated:

@@ -7,6 +7,7 @@
 #include "api/handlers/auth.h"
 #include "api/handlers/checkpoints.h"
 #include "api/handlers/commands.h"
+#include "api/handlers/determined_trials.h"
 #include "api/handlers/events.h"
 #include "api/handlers/experiments.h"
 #include "api/handlers/harness.h"
@@ -157,13 +158,28 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/experiments/{id}/archive",        kUser,       ArchiveExperiment},
       {"POST",   "/api/v1/experiments/{id}/unarchive",      kUser,       UnarchiveExperiment},
       {"GET",    "/api/v1/experiments/{id}/model_def",      kUser,       ExperimentModelDef},
+      {"GET",    "/api/v1/experiments/{id}/searcher/best_searcher_validation_metric", kUserOrTask,
+                                                                      BestSearcherValidationMetric},
       {"*",      "/api/v1/experiments/{id}/{what}",         kUser,       ExperimentActionNotSupported},
       {"*",      "/api/v1/experiments/{id}/{what}/{rest...}", kUser,     ExperimentPathNotSupported},
-      {"GET",    "/api/v1/trials/{id}",                     kUser,       GetTrial},
+      {"GET",    "/api/v1/trials/metrics/trial_metrics",    kUser,       Bulk<TrialMetrics>},
+      {"GET",    "/api/v1/trials/metrics/training_metrics", kUser,       Bulk<TrialTrainingMetrics>},
+      {"GET",    "/api/v1/trials/metrics/validation_metrics", kUser,     Bulk<TrialValidationMetrics>},
+      {"GET",    "/api/v1/trials/{id}",                     kUserOrTask, GetTrialForUserOrTask},
       {"GET",    "/api/v1/trials/{id}/workloads",           kUser,       Bulk<TrialWorkloads>},
       {"GET",    "/api/v1/trials/{id}/logs",                kUser,       TrialLogs},
       {"GET",    "/api/v1/trials/{id}/checkpoints",         kUser,       TrialCheckpoints},
       {"POST",   "/api/v1/trials/{id}/kill",                kUser,       KillTrialRoute},
+      // Determined's trial-side API: its package's calls from a trial (determined_trials.h).
+      {"POST",   "/api/v1/trials/{id}/metrics",             kTask,       ReportTrialMetrics},
+      {"POST",   "/api/v1/trials/{id}/progress",            kTask,       ReportTrialProgress},
+      {"POST",   "/api/v1/trials/{id}/early_exit",          kTask,       ReportTrialEarlyExit},
+      {"POST",   "/api/v1/trials/{id}/runner/metadata",     kTask,       TrialRunnerMetadata},
+      {"POST",   "/api/v1/checkpoints",                     kTask,       ReportCheckpoint},
+      {"POST",   "/api/v1/runs/start",                      kTask,       StartRun},
+      {"*",      "/api/v1/runs/{rest...}",                  kUserOrTask, ExperimentPathNotSupported},
+      {"GET",    "/api/v1/allocations/{id}/signals/preemption", kTask,   PreemptionSignal},
+      {"POST",   "/api/v1/allocations/{id}/signals/ack_preemption", kTask, AcknowledgePreemption},
       {"*",      "/api/v1/trials/{rest...}",                kUser,       ExperimentPathNotSupported},
       {"GET",    "/api/v1/templates",                       kUser,       ListTemplates},
       {"GET",    "/api/v1/templates/{name}",                kUser,       GetTemplate},

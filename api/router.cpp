@@ -19,6 +19,10 @@ const char* AccessName(Access access) {
       return "user or agent";
     case Access::kProxyUser:
       return "user (token or proxy cookie)";
+    case Access::kTask:
+      return "task (its session token)";
+    case Access::kUserOrTask:
+      return "user or task";
   }
   return "unknown";
 }

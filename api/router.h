@@ -24,6 +24,10 @@ enum class Access {
   kUserOrAgent,  // either: the event stream, which agents also follow for their placements
   kProxyUser,    // a user as kUser, whose token may also come in the proxy's cookie (a browser
                  // reaching a notebook or TensorBoard at /proxy/{id}/)
+  kTask,         // a process running Determined's package: its task session token
+                 // (DET_SESSION_TOKEN, base/password.h TaskSessionToken), which names its
+                 // allocation (Call::task_allocation); the handler checks what it may reach
+  kUserOrTask,   // either: reads Determined's package makes and users make too
 };
 const char* AccessName(Access access);
 

@@ -71,7 +71,29 @@ std::string HmacHex(std::string_view key, std::string_view message) {
   return HexLower(mac, sizeof mac);
 }
 
+// "<prefix><name>.<hex HMAC of purpose + name>": a credential that names what it is for.
+std::string NamedCredential(std::string_view agent_token, std::string_view prefix,
+                            std::string_view purpose, std::string_view name) {
+  return std::string(prefix) + std::string(name) + "." +
+         HmacHex(agent_token, std::string(purpose) + std::string(name));
+}
+
+std::optional<std::string> NameOfCredential(std::string_view agent_token, std::string_view prefix,
+                                            std::string_view purpose, std::string_view token) {
+  if (agent_token.empty() || token.substr(0, prefix.size()) != prefix) return std::nullopt;
+  const size_t dot = token.rfind('.');
+  if (dot == std::string_view::npos || dot <= prefix.size()) return std::nullopt;
+  std::string name(token.substr(prefix.size(), dot - prefix.size()));
+  if (!SecretsEqual(token, NamedCredential(agent_token, prefix, purpose, name))) {
+    return std::nullopt;
+  }
+  return name;
+}
+
+// "agent:" and "task:" keep an agent's credential, a task's and an allocation token of the same
+// name apart.
 constexpr std::string_view kAgentCredentialPrefix = "cairn-agent.";
+constexpr std::string_view kTaskSessionPrefix = "cairn-task.";
 
 }  // namespace
 
@@ -80,22 +102,20 @@ std::string AllocationToken(std::string_view agent_token, std::string_view alloc
 }
 
 std::string AgentCredential(std::string_view agent_token, std::string_view agent_id) {
-  // "agent:" keeps an agent's credential apart from an allocation token of the same name.
-  return std::string(kAgentCredentialPrefix) + std::string(agent_id) + "." +
-         HmacHex(agent_token, "agent:" + std::string(agent_id));
+  return NamedCredential(agent_token, kAgentCredentialPrefix, "agent:", agent_id);
 }
 
 std::optional<std::string> AgentOfCredential(std::string_view agent_token, std::string_view token) {
-  if (agent_token.empty() ||
-      token.substr(0, kAgentCredentialPrefix.size()) != kAgentCredentialPrefix) {
-    return std::nullopt;
-  }
-  const size_t dot = token.rfind('.');
-  if (dot <= kAgentCredentialPrefix.size()) return std::nullopt;
-  std::string agent_id(
-      token.substr(kAgentCredentialPrefix.size(), dot - kAgentCredentialPrefix.size()));
-  if (!SecretsEqual(token, AgentCredential(agent_token, agent_id))) return std::nullopt;
-  return agent_id;
+  return NameOfCredential(agent_token, kAgentCredentialPrefix, "agent:", token);
+}
+
+std::string TaskSessionToken(std::string_view agent_token, std::string_view allocation_id) {
+  return NamedCredential(agent_token, kTaskSessionPrefix, "task:", allocation_id);
+}
+
+std::optional<std::string> AllocationOfTaskSession(std::string_view agent_token,
+                                                   std::string_view token) {
+  return NameOfCredential(agent_token, kTaskSessionPrefix, "task:", token);
 }
 
 Result<std::string> ReadTokenFile(const std::string& path) {

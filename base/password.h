@@ -39,6 +39,14 @@ std::string AgentCredential(std::string_view agent_token, std::string_view agent
 // The agent id `token` is a valid credential of (under `agent_token`); nullopt for anything else.
 std::optional<std::string> AgentOfCredential(std::string_view agent_token, std::string_view token);
 
+// The session token of a process running Determined's package (its DET_SESSION_TOKEN):
+// "cairn-task.<allocation id>.<hex HMAC-SHA-256 of "task:" + the id under the agent token>". It
+// names its allocation, so Determined's trial routes, keyed by trial, know whose run calls.
+std::string TaskSessionToken(std::string_view agent_token, std::string_view allocation_id);
+// The allocation `token` is a valid task session token of; nullopt for anything else.
+std::optional<std::string> AllocationOfTaskSession(std::string_view agent_token,
+                                                   std::string_view token);
+
 // A token kept in a file (the agent token): its content without trailing whitespace.
 // InvalidArgument when the file cannot be read or holds no token; the message never holds it.
 Result<std::string> ReadTokenFile(const std::string& path);

@@ -6,6 +6,7 @@
 // master's single writer (master/decision_loop.h). Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -56,6 +57,11 @@ class Writer {
   // The start of the live trial run holding `allocation_id`; NotFound when the allocation is not
   // a live trial run's (it ended, or was never one).
   virtual Result<TrialRunStart> DescribeTrialRun(const std::string& allocation_id) = 0;
+  // Determined's preemption signal for the live trial run holding `allocation_id`: true as soon as
+  // it should stop (commands::TrialRunShouldStop, also when the run is no longer live), false
+  // when `timeout` passes first or the writer stops.
+  virtual bool AwaitTrialStop(const std::string& allocation_id,
+                              std::chrono::milliseconds timeout) = 0;
   // The task and agents of an allocation, current or ended; NotFound for one never assigned.
   virtual Result<AllocationHolding> DescribeAllocation(const std::string& allocation_id) = 0;
 

@@ -89,6 +89,10 @@ std::string EntityIdOf(const events::Envelope& event) {
       return std::to_string(event.trial_workload_reported().trial_id());
     case E::kCheckpointSaved:
       return std::to_string(event.checkpoint_saved().trial_id());
+    case E::kTrialMetricsReported:
+      return std::to_string(event.trial_metrics_reported().trial_id());
+    case E::kTrialProgressReported:
+      return std::to_string(event.trial_progress_reported().trial_id());
     case E::kTemplateSaved:
       return event.template_saved().name();
     case E::kTemplateDeleted:

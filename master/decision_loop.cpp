@@ -201,6 +201,11 @@ void DecisionLoop::Stop() {
   }
   queue_changed_.notify_all();
   timer_wakeup_.notify_all();
+  {
+    std::lock_guard lock(state_mutex_);
+    state_watch_closed_ = true;
+  }
+  state_changed_.notify_all();
   if (preemption_timer_.joinable()) preemption_timer_.join();
   if (writer_.joinable()) writer_.join();
 }
@@ -236,6 +241,14 @@ Result<TaskExplanation> DecisionLoop::Explain(const std::string& task_id, int64_
 Result<TrialRunStart> DecisionLoop::DescribeTrialRun(const std::string& allocation_id) {
   std::lock_guard lock(state_mutex_);
   return DescribeLiveTrialRun(state_, allocation_id);
+}
+
+bool DecisionLoop::AwaitTrialStop(const std::string& allocation_id,
+                                  std::chrono::milliseconds timeout) {
+  std::unique_lock lock(state_mutex_);
+  return state_changed_.wait_for(lock, timeout, [&] {
+    return state_watch_closed_ || commands::TrialRunShouldStop(state_, allocation_id);
+  }) && !state_watch_closed_;
 }
 
 Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& allocation_id) {
@@ -406,6 +419,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
       batch[i]->Answer(std::move(*answers[i]));
     }
   }
+  if (!to_append.empty()) state_changed_.notify_all();
   // The state is the log's up to its end, which is this batch's last event (unless the log
   // moved under the writer and was folded again: then the next batch says so). Only this thread
   // changes the state, so the hook reads it without the lock.

@@ -63,6 +63,7 @@ class DecisionLoop : public commands::Writer {
                                             int64_t now_unix_micros) override;
   Result<commands::TrialRunStart> DescribeTrialRun(const std::string& allocation_id) override;
   Result<commands::AllocationHolding> DescribeAllocation(const std::string& allocation_id) override;
+  bool AwaitTrialStop(const std::string& allocation_id, std::chrono::milliseconds timeout) override;
   uint64_t writer_epoch() const override;
   Result<commands::UserRecord> Authenticate(const std::string& token_sha256, int64_t now) override;
   LoginSubject DescribeLogin(const std::string& username, int64_t now) override;
@@ -99,6 +100,10 @@ class DecisionLoop : public commands::Writer {
   Metrics metrics_;
   mutable std::mutex state_mutex_;
   commands::DecisionState state_;
+  // Notified whenever a batch changed the state or the loop stops (waited on under state_mutex_):
+  // what long polls of the state (AwaitTrialStop) wait on.
+  std::condition_variable state_changed_;
+  bool state_watch_closed_ = false;  // under state_mutex_: the loop stopped
   // Explain's passes over pools with agents for the current state; under state_mutex_.
   commands::ExplainedPasses explained_;
   // Set once at Start; read by every GET /api/v1/master, so without the state's lock.

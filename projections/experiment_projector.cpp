@@ -356,41 +356,51 @@ Status AttachToCheckpoint(ViewStore& store, const views::TrialView& trial, bool 
   return store.PutMessage(key, checkpoint);
 }
 
-Status OnWorkloadReported(const Envelope& event, ViewStore& store) {
-  const auto& reported = event.trial_workload_reported();
-  const bool training = reported.completed() == events::WORKLOAD_KIND_TRAIN;
-  const bool validation = reported.completed() == events::WORKLOAD_KIND_VALIDATE;
-  // Sequence 0 reports nothing; a completed checkpoint is recorded by CheckpointSaved.
-  if (reported.sequence() == 0 || (!training && !validation)) return Status::Ok();
+// One metrics report of a trial: a workload row, and the trial's latest (and best) results.
+struct MetricsReport {
+  int64_t trial_id = 0;
+  int64_t experiment_id = 0;
+  events::WorkloadKind kind = events::WORKLOAD_KIND_UNSPECIFIED;  // TRAIN, VALIDATE, or custom
+  std::string group;  // Determined's group; "" for Cairn's harness
+  int64_t total_batches = 0;
+  int64_t num_inputs = 0;
+  const std::string* metrics_json = nullptr;
+};
+
+Status RecordMetrics(const Envelope& event, ViewStore& store, const MetricsReport& report) {
   ScratchArena scratch;
   CAIRN_ASSIGN_OR_RETURN(auto loaded,
-                         LoadTrial(store, scratch, reported.trial_id(), reported.experiment_id()));
+                         LoadTrial(store, scratch, report.trial_id, report.experiment_id));
   if (!loaded) return Status::Ok();
   views::TrialView& trial = *loaded->trial;
   const views::ExperimentView& experiment = *loaded->experiment;
+  const bool training = report.kind == events::WORKLOAD_KIND_TRAIN;
+  const bool validation = report.kind == events::WORKLOAD_KIND_VALIDATE;
 
   views::WorkloadView& workload = *scratch.Create<views::WorkloadView>();
   workload.set_trial_id(trial.trial_id());
-  workload.set_kind(reported.completed());
-  workload.set_total_batches(reported.total_batches());
-  if (training) workload.set_num_inputs(reported.batches());
-  workload.set_metrics_json(reported.metrics_json());
+  workload.set_kind(report.kind);
+  workload.set_group(report.group);
+  workload.set_total_batches(report.total_batches);
+  workload.set_num_inputs(report.num_inputs);
+  workload.set_metrics_json(*report.metrics_json);
   workload.set_end_time_unix_micros(event.time_unix_micros());
   workload.set_offset(event.offset());
   CAIRN_RETURN_IF_ERROR(store.PutMessage(WorkloadKey(trial.trial_id(), event.offset()), workload));
+  if (!training && !validation) return PutTrial(store, event, trial);
 
   views::MetricsResult& result = *scratch.Create<views::MetricsResult>();
-  result.set_total_batches(reported.total_batches());
-  result.set_num_inputs(workload.num_inputs());
-  result.set_metrics_json(reported.metrics_json());
+  result.set_total_batches(report.total_batches);
+  result.set_num_inputs(report.num_inputs);
+  result.set_metrics_json(*report.metrics_json);
   result.set_end_time_unix_micros(event.time_unix_micros());
   trial.set_total_batches_processed(
-      std::max(trial.total_batches_processed(), reported.total_batches()));
+      std::max(trial.total_batches_processed(), report.total_batches));
   if (training) {
     *trial.mutable_latest_training() = result;
   } else {
     const std::optional<double> metric =
-        MetricValue(reported.metrics_json(), experiment.searcher_metric());
+        MetricValue(*report.metrics_json, experiment.searcher_metric());
     if (metric) result.set_searcher_metric(*metric);
     *trial.mutable_latest_validation() = result;
     const auto& best = trial.best_validation();
@@ -401,6 +411,39 @@ Status OnWorkloadReported(const Envelope& event, ViewStore& store) {
   }
   CAIRN_RETURN_IF_ERROR(AttachToCheckpoint(store, trial, validation, result));
   return PutTrial(store, event, trial);
+}
+
+Status OnWorkloadReported(const Envelope& event, ViewStore& store) {
+  const auto& reported = event.trial_workload_reported();
+  const bool training = reported.completed() == events::WORKLOAD_KIND_TRAIN;
+  const bool validation = reported.completed() == events::WORKLOAD_KIND_VALIDATE;
+  // Sequence 0 reports nothing; a completed checkpoint is recorded by CheckpointSaved.
+  if (reported.sequence() == 0 || (!training && !validation)) return Status::Ok();
+  return RecordMetrics(
+      event, store,
+      {reported.trial_id(), reported.experiment_id(), reported.completed(), "",
+       reported.total_batches(), training ? reported.batches() : 0, &reported.metrics_json()});
+}
+
+Status OnMetricsReported(const Envelope& event, ViewStore& store) {
+  const auto& reported = event.trial_metrics_reported();
+  const events::WorkloadKind kind = reported.group() == "training" ? events::WORKLOAD_KIND_TRAIN
+                                    : reported.group() == "validation"
+                                        ? events::WORKLOAD_KIND_VALIDATE
+                                        : events::WORKLOAD_KIND_UNSPECIFIED;
+  return RecordMetrics(event, store,
+                       {reported.trial_id(), reported.experiment_id(), kind, reported.group(),
+                        reported.steps_completed(), 0, &reported.metrics_json()});
+}
+
+Status OnProgressReported(const Envelope& event, ViewStore& store) {
+  const auto& reported = event.trial_progress_reported();
+  ScratchArena scratch;
+  CAIRN_ASSIGN_OR_RETURN(auto loaded,
+                         LoadTrial(store, scratch, reported.trial_id(), reported.experiment_id()));
+  if (!loaded) return Status::Ok();
+  loaded->trial->set_progress(reported.progress());
+  return PutTrial(store, event, *loaded->trial);
 }
 
 Status OnCheckpointSaved(const Envelope& event, ViewStore& store) {
@@ -619,6 +662,10 @@ Status ExperimentProjector::Apply(const Envelope& event, ViewStore& store) const
       return OnExperimentContinued(event, store);
     case Envelope::kTrialWorkloadReported:
       return OnWorkloadReported(event, store);
+    case Envelope::kTrialMetricsReported:
+      return OnMetricsReported(event, store);
+    case Envelope::kTrialProgressReported:
+      return OnProgressReported(event, store);
     case Envelope::kCheckpointSaved:
       return OnCheckpointSaved(event, store);
     case Envelope::kCheckpointsDeleted:

@@ -105,6 +105,15 @@ net::Response TrialDescription(Call& call) {
              {"globalBatchSize", start->global_batch_size},
              // Before trial environments had variants per slot type (PROTOCOL.md section 1).
              {"environmentVariables", environment.environment_variables_cpu},
+             // For a run of Determined's own package (cairn_harness/determined_mode.py).
+             {"determined",
+              {{"entrypointArgv", start->entrypoint_argv},
+               {"taskId", start->task_id},
+               {"trialRunId", start->run},
+               {"trialSeed", start->trial_seed},
+               {"config", start->determined_config},
+               {"rendezvous",
+                {{"addresses", start->container_addresses}, {"slots", start->container_slots}}}}},
              {"environment",
               {{"image", environment.image},
                {"environmentVariables",

@@ -11,5 +11,9 @@ net::Response TrialWorkloads(Call& call);    // GET /api/v1/trials/{id}/workload
 net::Response TrialLogs(Call& call);         // GET /api/v1/trials/{id}/logs[?follow=true]
 net::Response TrialCheckpoints(Call& call);  // GET /api/v1/trials/{id}/checkpoints
 net::Response KillTrialRoute(Call& call);    // POST /api/v1/trials/{id}/kill
+// Determined's metric reads, by group, of the trials ?trialIds= names:
+net::Response TrialMetrics(Call& call);            // GET /api/v1/trials/metrics/trial_metrics
+net::Response TrialTrainingMetrics(Call& call);    // .../metrics/training_metrics
+net::Response TrialValidationMetrics(Call& call);  // .../metrics/validation_metrics
 
 }  // namespace cairn::api

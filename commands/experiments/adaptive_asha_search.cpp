@@ -1,8 +1,11 @@
-// adaptive_asha, the legacy (Determined <= 0.37) promotion-based variant of
-// shared/reference/determined.md §b.6: brackets chosen by mode, each an asynchronous successive
-// halving search whose rungs train to max_length / divisor^k; a rung promotes the top
-// 1/divisor of its results to the next rung as they arrive, and once every trial has reported at
-// rung 0, the trials no rung can promote any more are closed.
+// adaptive_asha: brackets chosen by mode, each an asynchronous successive halving search whose
+// rungs train to max_length / divisor^k. Two rules, by how the configuration gives the length:
+//  - max_length (Determined <= 0.37, shared/reference/determined.md §b.6): promotion. A rung
+//    promotes the top 1/divisor of its results to the next rung as they arrive, and once every
+//    trial has reported at rung 0, the trials no rung can promote any more are closed.
+//  - max_time + time_metric (Determined 0.38, §b.4): stopping. A trial that reaches a rung goes on
+//    while it ranks in the top 1/divisor of that rung's results so far, and is stopped (closed)
+//    otherwise; every stop makes room for a new trial while max_trials lasts.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -40,8 +43,18 @@ std::string FormatNumber(double value) {
 
 std::string FormatResult(double raw) { return std::isnan(raw) ? "exited" : FormatMetric(raw); }
 
-// One bracket: an asynchronous successive halving search with its own rungs and budget.
-class AshaBracket {
+// What the tournament asks of a bracket: its own trials' results.
+class Bracket {
+ public:
+  virtual ~Bracket() = default;
+  virtual void Start(SearchActions& actions) = 0;
+  virtual void OnValidation(int request_id, double metric, SearchActions& actions) = 0;
+  virtual void OnTrialExitedEarly(int request_id, SearchActions& actions) = 0;
+  virtual double Progress() const = 0;
+};
+
+// One promotion bracket: an asynchronous successive halving search with its own rungs and budget.
+class AshaBracket final : public Bracket {
  public:
   AshaBracket(int index, int bracket_count, AshaBracketPlan plan, const SearchContext& context,
               Rng& rng)
@@ -53,19 +66,19 @@ class AshaBracket {
     for (int64_t length : plan_.rung_lengths_batches) rungs_.push_back({length, {}, 0});
   }
 
-  void Start(SearchActions& actions) {
+  void Start(SearchActions& actions) override {
     const int initial = std::min(plan_.max_concurrent_trials, plan_.max_trials);
     for (int i = 0; i < initial; ++i) CreateTrial(actions);
   }
 
-  void OnValidation(int request_id, double metric, SearchActions& actions) {
+  void OnValidation(int request_id, double metric, SearchActions& actions) override {
     // Rungs rank by "smaller is better"; a larger-is-better metric is negated, NaN is the worst.
     double value = context_.config.searcher.smaller_is_better ? metric : -metric;
     if (std::isnan(value)) value = kWorst;
     Report(request_id, value, metric, actions);
   }
 
-  void OnTrialExitedEarly(int request_id, SearchActions& actions) {
+  void OnTrialExitedEarly(int request_id, SearchActions& actions) override {
     Trial& trial = trials_.at(request_id);
     trial.exited = true;
     // A trial that was training counts as the worst result of its rung. A waiting one keeps its
@@ -75,7 +88,7 @@ class AshaBracket {
 
   // Trials reported at rung 0 against max_trials, with 20% headroom for the later rungs; once
   // rung 0 is complete, at least the share of finished trials.
-  double Progress() const {
+  double Progress() const override {
     const double max_trials = plan_.max_trials;
     double progress = rungs_[0].entries.size() / (1.2 * max_trials);
     if (rungs_[0].entries.size() >= static_cast<size_t>(plan_.max_trials)) {
@@ -245,14 +258,141 @@ class AshaBracket {
   int created_ = 0;
 };
 
+// One stopping bracket (Determined 0.38's async_halving): trials train on; at each rung a trial
+// continues while it ranks within the top max(1, floor(results / divisor)) of that rung's results
+// so far (a new value goes before equal ones), and is closed otherwise or at the top rung. Each
+// validation that completes a rung is judged at that rung only; the next rung takes the next one.
+class StoppingBracket final : public Bracket {
+ public:
+  StoppingBracket(int index, int bracket_count, AshaBracketPlan plan, const SearchContext& context,
+                  Rng& rng)
+      : index_(index),
+        bracket_count_(bracket_count),
+        plan_(std::move(plan)),
+        context_(context),
+        rng_(rng),
+        rung_values_(plan_.rung_lengths_batches.size()) {}
+
+  void Start(SearchActions& actions) override {
+    const int initial = std::min(plan_.max_concurrent_trials, plan_.max_trials);
+    for (int i = 0; i < initial; ++i) CreateTrial(actions);
+  }
+
+  void OnValidation(int request_id, double metric, SearchActions& actions) override {
+    double value = context_.config.searcher.smaller_is_better ? metric : -metric;
+    if (std::isnan(value)) value = kWorst;
+    Trial& trial = trials_.at(request_id);
+    const size_t rung = static_cast<size_t>(trial.rung);
+    auto& values = rung_values_[rung];
+    const auto position = std::lower_bound(values.begin(), values.end(), value);
+    const size_t rank = static_cast<size_t>(position - values.begin());
+    values.insert(position, value);
+    const std::string& name = context_.config.searcher.metric;
+    const std::string at = "rung " + std::to_string(rung) + " of " +
+                           std::to_string(rung_values_.size()) + " (" + TimeMetric() + " " +
+                           std::to_string(plan_.rung_lengths_batches[rung]) + ")";
+    if (rung + 1 == rung_values_.size()) {
+      Stop(request_id, "completed the top " + at + ": " + name + "=" + FormatResult(metric),
+           actions);
+      return;
+    }
+    const size_t keep = std::max<size_t>(
+        1, static_cast<size_t>(std::floor(values.size() / context_.config.searcher.divisor)));
+    if (rank >= keep) {
+      Stop(request_id,
+           "stopped at " + at + ": " + name + "=" + FormatResult(metric) + " ranks " +
+               std::to_string(rank + 1) + " of " + std::to_string(values.size()) +
+               ", outside the top " + std::to_string(keep),
+           actions);
+      return;
+    }
+    trial.rung = static_cast<int>(rung + 1);
+    const int64_t next = plan_.rung_lengths_batches[rung + 1];
+    actions.TrainTo(request_id, next,
+                    "continues past " + at + ": " + name + "=" + FormatResult(metric) + " ranks " +
+                        std::to_string(rank + 1) + " of " + std::to_string(values.size()) +
+                        "; next rung at " + TimeMetric() + " " + std::to_string(next));
+  }
+
+  void OnTrialExitedEarly(int request_id, SearchActions& actions) override {
+    Trial& trial = trials_.at(request_id);
+    if (trial.done) return;
+    auto& values = rung_values_[static_cast<size_t>(trial.rung)];
+    values.insert(std::upper_bound(values.begin(), values.end(), kWorst), kWorst);
+    trial.done = true;
+    ++finished_;
+    if (created_ < plan_.max_trials) CreateTrial(actions);
+  }
+
+  double Progress() const override {
+    const double max_trials = plan_.max_trials;
+    double progress = rung_values_[0].size() / (1.2 * max_trials);
+    if (rung_values_[0].size() >= static_cast<size_t>(plan_.max_trials)) {
+      progress = std::max(progress, finished_ / max_trials);
+    }
+    return std::min(progress, 1.0);
+  }
+
+ private:
+  struct Trial {
+    int rung = 0;
+    bool done = false;
+  };
+
+  std::string TimeMetric() const {
+    const auto& metric = context_.config.searcher.time_metric;
+    return metric.empty() ? "batches" : metric;
+  }
+
+  void Stop(int request_id, std::string reason, SearchActions& actions) {
+    Trial& trial = trials_.at(request_id);
+    trial.done = true;
+    ++finished_;
+    actions.CloseTrial(request_id, std::move(reason));
+    if (created_ < plan_.max_trials) CreateTrial(actions);
+  }
+
+  void CreateTrial(SearchActions& actions) {
+    ++created_;
+    nlohmann::json hparams = SampleSpace(context_.config.hyperparameters, rng_);
+    const std::string reason = "bracket " + std::to_string(index_ + 1) + " of " +
+                               std::to_string(bracket_count_) + " (" +
+                               std::to_string(rung_values_.size()) + " rungs, stopping), trial " +
+                               std::to_string(created_) + " of " +
+                               std::to_string(plan_.max_trials) + ": " + DescribePoint(hparams);
+    const int id = actions.CreateTrial(std::move(hparams), reason);
+    trials_[id] = Trial{};
+    actions.TrainTo(
+        id, plan_.rung_lengths_batches[0],
+        "rung 0: reach " + TimeMetric() + " " + std::to_string(plan_.rung_lengths_batches[0]));
+  }
+
+  const int index_;
+  const int bracket_count_;
+  const AshaBracketPlan plan_;
+  const SearchContext& context_;
+  Rng& rng_;
+  std::vector<std::vector<double>> rung_values_;  // per rung, ascending (smaller is better)
+  std::map<int, Trial> trials_;
+  int created_ = 0;
+  int finished_ = 0;
+};
+
 class AdaptiveAshaSearch final : public SearchMethod {
  public:
   AdaptiveAshaSearch(const SearchContext& context, std::vector<AshaBracketPlan> plan)
       : context_(context), rng_(context.seed) {
     const int count = static_cast<int>(plan.size());
+    // Determined 0.38's length form (max_time + time_metric) means its stopping rule.
+    const bool stopping = !context_.config.searcher.time_metric.empty();
     for (int i = 0; i < count; ++i) {
-      brackets_.push_back(
-          std::make_unique<AshaBracket>(i, count, std::move(plan[i]), context_, rng_));
+      if (stopping) {
+        brackets_.push_back(
+            std::make_unique<StoppingBracket>(i, count, std::move(plan[i]), context_, rng_));
+      } else {
+        brackets_.push_back(
+            std::make_unique<AshaBracket>(i, count, std::move(plan[i]), context_, rng_));
+      }
     }
   }
 
@@ -307,7 +447,7 @@ class AdaptiveAshaSearch final : public SearchMethod {
 
   SearchContext context_;
   Rng rng_;
-  std::vector<std::unique_ptr<AshaBracket>> brackets_;
+  std::vector<std::unique_ptr<Bracket>> brackets_;
   std::map<int, size_t> owner_;
 };
 

@@ -93,4 +93,20 @@ struct ReportWorkload {
   events::CheckpointSaved checkpoint;  // CHECKPOINT: uuid, total_batches, size, resources, metadata
 };
 
+// A trial process running Determined's package reports through Determined's trial-side REST API
+// (api/handlers/trial_reports.h). Refused unless `allocation_id` is the live run of `trial_id`.
+// A retry of the last report of its kind (the package retries a POST whose answer was lost)
+// writes nothing and is answered as the first was.
+struct ReportTrial {
+  static constexpr const char* kName = "ReportTrial";
+  enum class Kind { kMetrics, kProgress, kCheckpoint, kPreemptionAck, kEarlyExit };
+  Kind kind = Kind::kMetrics;
+  int64_t trial_id = 0;
+  std::string allocation_id;
+  events::TrialMetricsReported metrics;  // kMetrics: group, steps, avg and batch metrics, run id
+  double progress = 0;                   // kProgress: 0..1
+  events::CheckpointSaved checkpoint;    // kCheckpoint: uuid, total_batches, resources, metadata
+  std::string reason;                    // kEarlyExit: EXITED_REASON_*
+};
+
 }  // namespace cairn::commands

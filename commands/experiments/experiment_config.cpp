@@ -221,40 +221,50 @@ Result<CheckpointStorageConfig> ParseCheckpointStorage(const Field& field) {
   return c;
 }
 
-bool IsIdentifier(const std::string& text, bool allow_dots) {
-  if (text.empty()) return false;
-  bool at_start = true;
-  for (char ch : text) {
-    const bool letter = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
-    const bool digit = ch >= '0' && ch <= '9';
-    if (allow_dots && ch == '.') {
-      if (at_start) return false;
-      at_start = true;
-      continue;
+// Determined's launcher runs a "module:Class" through its trial harness, any other string with
+// sh -c and a list as it is; Cairn does the same (agent/harness/cairn_harness/determined_mode.py).
+Status ParseEntrypoint(const Field& field, ExperimentConfig& c) {
+  if (field.node.IsSequence()) {
+    CAIRN_ASSIGN_OR_RETURN(c.entrypoint_argv, ReadStringList(field, "a list of strings"));
+    if (c.entrypoint_argv.empty() || c.entrypoint_argv[0].empty()) {
+      return Invalid(field, "the command list must name a program first");
     }
-    if (!letter && !(digit && !at_start)) return false;
-    at_start = false;
+    c.entrypoint = c.entrypoint_argv[0];
+    for (size_t i = 1; i < c.entrypoint_argv.size(); ++i)
+      c.entrypoint += " " + c.entrypoint_argv[i];
+    return Status::Ok();
   }
-  return !at_start;
+  CAIRN_ASSIGN_OR_RETURN(c.entrypoint,
+                         ReadString(field, "a command or a trial class (module:Class)"));
+  if (c.entrypoint.find_first_not_of(" \t\n") == std::string::npos) {
+    return Invalid(field, "must name a command or a trial class, e.g. python3 train.py");
+  }
+  return Status::Ok();
 }
 
-Result<std::string> ParseEntrypoint(const Field& field) {
-  const std::string hint = "give the trial class as module:Class, e.g. model_def:MNistTrial";
-  if (field.node.IsSequence()) {
-    return Unsupported({field.node, field.path + " as a command list", field.line, field.source},
-                       hint);
+// Determined's trial-harness settings: Cairn's own harness has no use for them, Determined's
+// package reads them from the configuration, so they pass through with their types checked.
+Status ParseTrialSettings(const MapFields& fields, ExperimentConfig& c) {
+  if (auto f = fields.Get("checkpoint_policy")) {
+    CAIRN_ASSIGN_OR_RETURN(std::string policy, ReadString(*f, "one of best, all, none"));
+    if (policy != "best" && policy != "all" && policy != "none") {
+      return Invalid(*f, "unknown checkpoint_policy '" + policy + "'; expected best, all or none");
+    }
+    c.trial_settings["checkpoint_policy"] = policy;
   }
-  CAIRN_ASSIGN_OR_RETURN(std::string entrypoint, ReadString(field, "module:Class"));
-  const auto colon = entrypoint.find(':');
-  if (colon == std::string::npos || entrypoint.find_first_of(" \t") != std::string::npos) {
-    return Unsupported({field.node, field.path + " as a command", field.line, field.source}, hint);
+  for (const char* key : {"perform_initial_validation", "debug"}) {
+    if (auto f = fields.Get(key)) {
+      CAIRN_ASSIGN_OR_RETURN(bool value, ReadBool(*f));
+      c.trial_settings[key] = value;
+    }
   }
-  if (!IsIdentifier(entrypoint.substr(0, colon), true) ||
-      !IsIdentifier(entrypoint.substr(colon + 1), false)) {
-    return Invalid(field,
-                   "expected module:Class, e.g. model_def:MNistTrial, got '" + entrypoint + "'");
+  for (const char* key : {"profiling", "optimizations"}) {
+    if (auto f = fields.Get(key)) {
+      if (!f->node.IsMap()) return Invalid(*f, "expected a map");
+      CAIRN_ASSIGN_OR_RETURN(c.trial_settings[key], JsonOf(*f));
+    }
   }
-  return entrypoint;
+  return Status::Ok();
 }
 
 json LengthToJson(const Length& length) { return {{LengthUnitName(length.unit), length.value}}; }
@@ -279,8 +289,12 @@ json EnvironmentToJson(const EnvironmentConfig& e) {
 json BuildEffective(const ExperimentConfig& c) {
   json searcher = {{"name", SearcherNameText(c.searcher.name)},
                    {"metric", c.searcher.metric},
-                   {"smaller_is_better", c.searcher.smaller_is_better},
-                   {"max_length", LengthToJson(c.searcher.max_length)}};
+                   {"smaller_is_better", c.searcher.smaller_is_better}};
+  if (c.searcher.max_length_given) searcher["max_length"] = LengthToJson(c.searcher.max_length);
+  if (!c.searcher.time_metric.empty()) {
+    searcher["time_metric"] = c.searcher.time_metric;
+    searcher["max_time"] = c.searcher.max_time.value_or(0);
+  }
   if (c.searcher.name == SearcherName::kRandom || c.searcher.name == SearcherName::kAdaptiveAsha) {
     searcher["max_trials"] = c.searcher.max_trials;
   }
@@ -306,7 +320,7 @@ json BuildEffective(const ExperimentConfig& c) {
                           {"save_trial_best", s.save_trial_best},
                           {"save_trial_latest", s.save_trial_latest}};
   }
-  return {
+  json effective = {
       {"name", c.name},
       {"workspace", c.workspace},
       {"project", c.project},
@@ -332,20 +346,18 @@ json BuildEffective(const ExperimentConfig& c) {
       {"reproducibility",
        {{"experiment_seed", c.experiment_seed ? json(*c.experiment_seed) : json()}}},
   };
+  if (!c.entrypoint_argv.empty()) effective["entrypoint"] = c.entrypoint_argv;
+  for (const auto& [key, value] : c.trial_settings.items()) effective[key] = value;
+  return effective;
 }
 
 const std::vector<Refused>& RefusedTopLevel() {
   static const std::vector<Refused> refused = {
       {"bind_mounts", ""},
-      {"checkpoint_policy", ""},
-      {"perform_initial_validation", ""},
       {"preemption_timeout", ""},
       {"log_policies", ""},
       {"retention_policy", ""},
-      {"profiling", ""},
-      {"optimizations", ""},
       {"integrations", ""},
-      {"debug", ""},
       {"slurm", ""},
       {"pbs", ""},
       {"security", ""},
@@ -365,12 +377,30 @@ Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
   if (auto t = fields.Get("template")) {
     return Invalid(*t, "the template must be applied before the configuration is parsed");
   }
-  CAIRN_RETURN_IF_ERROR(
-      fields.Check({"name", "description", "labels", "data", "hyperparameters", "searcher",
-                    "resources", "environment", "checkpoint_storage", "max_restarts", "entrypoint",
-                    "min_validation_period", "min_checkpoint_period", "records_per_epoch",
-                    "scheduling_unit", "reproducibility", "workspace", "project"},
-                   RefusedTopLevel()));
+  CAIRN_RETURN_IF_ERROR(fields.Check({"name",
+                                      "description",
+                                      "labels",
+                                      "data",
+                                      "hyperparameters",
+                                      "searcher",
+                                      "resources",
+                                      "environment",
+                                      "checkpoint_storage",
+                                      "max_restarts",
+                                      "entrypoint",
+                                      "min_validation_period",
+                                      "min_checkpoint_period",
+                                      "records_per_epoch",
+                                      "scheduling_unit",
+                                      "reproducibility",
+                                      "workspace",
+                                      "project",
+                                      "checkpoint_policy",
+                                      "perform_initial_validation",
+                                      "profiling",
+                                      "optimizations",
+                                      "debug"},
+                                     RefusedTopLevel()));
 
   ExperimentConfig c;
   if (auto f = fields.Get("name")) {
@@ -422,11 +452,20 @@ Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
   }
   CAIRN_ASSIGN_OR_RETURN(Field entrypoint,
                          fields.Require("entrypoint", "entrypoint: model_def:MyTrial"));
-  CAIRN_ASSIGN_OR_RETURN(c.entrypoint, ParseEntrypoint(entrypoint));
+  CAIRN_RETURN_IF_ERROR(ParseEntrypoint(entrypoint, c));
+  CAIRN_RETURN_IF_ERROR(ParseTrialSettings(fields, c));
+  if (c.searcher.open_ended && c.entrypoint_argv.empty() && IsTrialClassEntrypoint(c.entrypoint)) {
+    return Invalid(searcher,
+                   "a trial class entrypoint (" + c.entrypoint +
+                       ") trains to the searcher's length: give max_length: {batches: N}, or "
+                       "max_time and time_metric");
+  }
   std::vector<std::pair<Field, Length>> lengths;
   {
     CAIRN_ASSIGN_OR_RETURN(MapFields searcher_fields, MapFields::Read(searcher, "a map"));
-    lengths.emplace_back(*searcher_fields.Get("max_length"), c.searcher.max_length);
+    if (c.searcher.max_length_given && c.searcher.time_metric.empty()) {
+      lengths.emplace_back(*searcher_fields.Get("max_length"), c.searcher.max_length);
+    }
   }
   for (const char* key : {"min_validation_period", "min_checkpoint_period"}) {
     if (auto f = fields.Get(key)) {
@@ -552,6 +591,56 @@ Result<int64_t> LengthInBatches(const ExperimentConfig& config, const Length& le
 void SetExperimentSeed(ExperimentConfig& config, uint32_t seed) {
   config.experiment_seed = seed;
   config.effective["reproducibility"]["experiment_seed"] = seed;
+}
+
+bool IsTrialClassEntrypoint(const std::string& entrypoint) {
+  const auto colon = entrypoint.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == entrypoint.size()) return false;
+  auto all_of = [&](size_t from, size_t to, bool dots) {
+    for (size_t i = from; i < to; ++i) {
+      const char ch = entrypoint[i];
+      const bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                        (ch >= '0' && ch <= '9') || ch == '_';
+      if (!word && !(dots && ch == '.')) return false;
+    }
+    return true;
+  };
+  return all_of(0, colon, true) && all_of(colon + 1, entrypoint.size(), false);
+}
+
+nlohmann::json DeterminedTrialConfig(const ExperimentConfig& config) {
+  json trial = config.effective;
+  // Determined's defaults for what its harness reads (its master fills them the same way).
+  const json defaults = {
+      {"checkpoint_policy", "best"},
+      {"perform_initial_validation", false},
+      {"debug", false},
+      {"profiling",
+       {{"enabled", false},
+        {"begin_on_batch", 0},
+        {"end_after_batch", nullptr},
+        {"sync_timings", true}}},
+      {"optimizations",
+       {{"aggregation_frequency", 1},
+        {"average_aggregated_gradients", true},
+        {"average_training_metrics", true},
+        {"gradient_compression", false},
+        {"grad_updates_size_file", nullptr},
+        {"mixed_precision", "O0"},
+        {"tensor_fusion_threshold", 64},
+        {"tensor_fusion_cycle_time", 1},
+        {"auto_tune_tensor_fusion", false}}},
+  };
+  for (const auto& [key, value] : defaults.items()) {
+    if (!trial.contains(key)) {
+      trial[key] = value;
+    } else if (value.is_object() && trial[key].is_object()) {
+      for (const auto& [inner, inner_value] : value.items()) {
+        if (!trial[key].contains(inner)) trial[key][inner] = inner_value;
+      }
+    }
+  }
+  return trial;
 }
 
 Result<ExperimentConfig> ParseExperimentConfig(const std::string& yaml_text) {

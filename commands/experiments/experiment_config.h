@@ -43,7 +43,17 @@ struct SearcherConfig {
   SearcherName name = SearcherName::kSingle;
   std::string metric;
   bool smaller_is_better = true;
+  // The length the searcher trains trials to: max_length as given, max_time in the units of
+  // time_metric (Determined 0.38), or kOpenEndedBatches when neither is given.
   Length max_length;
+  bool max_length_given = false;  // max_length was in the configuration (the package reads it)
+  // Determined 0.38's length: trials put `time_metric` (e.g. "batches") in their validation
+  // metrics and the searcher compares it with max_time. "" = lengths are counted in batches.
+  std::string time_metric;
+  std::optional<int64_t> max_time;
+  // Neither max_length nor max_time: each trial runs until its own code ends (a Core API script
+  // under single, grid or random search).
+  bool open_ended = false;
   int max_trials = 1;              // random, adaptive_asha (required there); 1 for single
   int max_concurrent_trials = 16;  // random, grid, adaptive_asha; 0 = no limit; 1 for single
   double divisor = 4;              // adaptive_asha, > 1
@@ -115,7 +125,14 @@ struct ExperimentConfig {
   // Absent: the master's default storage applies; the caller fills it in before storing.
   std::optional<CheckpointStorageConfig> checkpoint_storage;
   int max_restarts = 5;
-  std::string entrypoint;  // "module:Class"
+  // A trial class ("module:Class", Determined's legacy form and Cairn's harness) or a command
+  // (a string run by sh -c, or entrypoint_argv when given as a list), as Determined's launcher
+  // runs it.
+  std::string entrypoint;
+  std::vector<std::string> entrypoint_argv;
+  // Determined's trial-harness settings Cairn passes to the trial unchanged (checkpoint_policy,
+  // perform_initial_validation, profiling, optimizations, debug), as given.
+  nlohmann::json trial_settings = nlohmann::json::object();
   Length min_validation_period;
   Length min_checkpoint_period;
   int64_t records_per_epoch = 0;            // required (> 0) when a length is in epochs
@@ -129,6 +146,17 @@ struct ExperimentConfig {
   // what is stored with the experiment. Parsing its dump() gives the same configuration back.
   nlohmann::json effective;
 };
+
+// A searcher length no trial reaches: an open-ended trial runs until its code ends.
+inline constexpr int64_t kOpenEndedBatches = int64_t{1} << 50;
+
+// True for Determined's trial-class form "module:Class" ([A-Za-z0-9_.]+:[A-Za-z0-9_]+), the one
+// its launcher hands to the legacy harness; anything else is a command.
+bool IsTrialClassEntrypoint(const std::string& entrypoint);
+
+// The configuration as Determined's package reads it in a trial (DET_EXPERIMENT_CONFIG): the
+// effective configuration with the harness's own settings' defaults filled in.
+nlohmann::json DeterminedTrialConfig(const ExperimentConfig& config);
 
 // Parses an experiment configuration (YAML or JSON text). A `template` key is refused: apply the
 // template first (template_merge.h) and parse the merged text.

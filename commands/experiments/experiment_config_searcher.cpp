@@ -153,7 +153,8 @@ Result<SearcherConfig> ParseSearcher(const Field& field) {
   SearcherConfig s;
   CAIRN_ASSIGN_OR_RETURN(Field name_field, fields.Require("name", "name: single"));
   CAIRN_ASSIGN_OR_RETURN(s.name, ReadSearcherName(name_field));
-  std::set<std::string> known = {"name", "metric", "smaller_is_better", "max_length"};
+  std::set<std::string> known = {"name",       "metric",      "smaller_is_better",
+                                 "max_length", "time_metric", "max_time"};
   switch (s.name) {
     case SearcherName::kSingle:
       break;
@@ -171,8 +172,6 @@ Result<SearcherConfig> ParseSearcher(const Field& field) {
   const std::vector<Refused> refused = {
       {"source_trial_id", "warm starts come later"},
       {"source_checkpoint_uuid", "warm starts come later"},
-      {"max_time", "give the length as max_length"},
-      {"time_metric", "give the length as max_length"},
       {"stop_once", "adaptive_asha promotes trials (stop_once: false)"},
   };
   // A field of another searcher is a mistake in this one, not an unsupported feature.
@@ -186,10 +185,33 @@ Result<SearcherConfig> ParseSearcher(const Field& field) {
   if (auto f = fields.Get("smaller_is_better")) {
     CAIRN_ASSIGN_OR_RETURN(s.smaller_is_better, ReadBool(*f));
   }
-  CAIRN_ASSIGN_OR_RETURN(Field max_length, fields.Require("max_length",
-                                                          "max_length: {batches: "
-                                                          "1000}"));
-  CAIRN_ASSIGN_OR_RETURN(s.max_length, ReadLength(max_length, 1));
+  if (auto f = fields.Get("max_length")) {
+    CAIRN_ASSIGN_OR_RETURN(s.max_length, ReadLength(*f, 1));
+    s.max_length_given = true;
+  }
+  auto time_metric = fields.Get("time_metric");
+  auto max_time = fields.Get("max_time");
+  if (time_metric.has_value() != max_time.has_value()) {
+    return Invalid(time_metric ? *time_metric : *max_time,
+                   "max_time and time_metric go together: the searcher compares max_time with "
+                   "the time_metric value of each validation");
+  }
+  if (time_metric) {
+    CAIRN_ASSIGN_OR_RETURN(s.time_metric, ReadString(*time_metric, "a metric name"));
+    if (s.time_metric.empty()) return Invalid(*time_metric, "must not be empty");
+    CAIRN_ASSIGN_OR_RETURN(int64_t units, ReadInt(*max_time, 1, kOpenEndedBatches - 1));
+    s.max_time = units;
+    // The searcher counts in the time metric's units from here on.
+    s.max_length = Length{LengthUnit::kBatches, units};
+  } else if (!s.max_length_given) {
+    if (s.name == SearcherName::kAdaptiveAsha) {
+      return Invalid(field,
+                     "adaptive_asha needs a length: max_time and time_metric (e.g. max_time: 100, "
+                     "time_metric: batches), or max_length: {batches: N}");
+    }
+    s.open_ended = true;
+    s.max_length = Length{LengthUnit::kBatches, kOpenEndedBatches};
+  }
 
   if (s.name == SearcherName::kSingle) {
     s.max_trials = 1;

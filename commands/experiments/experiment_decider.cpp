@@ -83,7 +83,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const CreateExperimen
   CAIRN_ASSIGN_OR_RETURN(auto config, experiments::ParseExperimentConfig(created.config_json()));
   CAIRN_RETURN_IF_ERROR(experiments::NewSearcher(config, created.seed()).status());
   if (config.entrypoint.empty()) {
-    return Status::InvalidArgument("entrypoint: required (the trial class, as module:Class)");
+    return Status::InvalidArgument(
+        "entrypoint: required (a command, or a trial class as module:Class)");
   }
   if (!config.checkpoint_storage || config.checkpoint_storage->host_path.empty()) {
     return Status::InvalidArgument("checkpoint_storage.host_path: required");
@@ -534,6 +535,24 @@ Result<TrialRunStart> DescribeLiveTrialRun(const DecisionState& state,
   start.global_batch_size = config.global_batch_size.value_or(0);
   start.environment = config.environment;
   start.context_digest = experiment->context_digest;
+  start.entrypoint_argv = config.entrypoint_argv;
+  start.task_id = task->task_id;
+  start.run = trial->runs;
+  // Determined draws a trial's seed from the experiment's; this one is derived, so replay agrees.
+  start.trial_seed = static_cast<uint32_t>(
+      (experiment->searcher_seed + 2654435761u * static_cast<uint64_t>(trial->request_id)) %
+      2147483647u);
+  start.determined_config = experiments::DeterminedTrialConfig(config);
+  auto add_container = [&](const std::string& agent_id, int32_t slots) {
+    const AgentRecord* agent = state.FindAgent(agent_id);
+    start.container_addresses.push_back(
+        agent == nullptr || agent->address.empty() ? "127.0.0.1" : agent->address);
+    start.container_slots.push_back(slots);
+  };
+  for (const auto& part : task->where().parts) add_container(part.agent_id(), part.slot_ids_size());
+  if (start.container_addresses.empty()) {
+    add_container(task->agent_id, static_cast<int32_t>(task->where().slot_ids.size()));
+  }
   return start;
 }
 

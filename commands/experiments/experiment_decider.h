@@ -28,6 +28,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const DeleteCheckpoin
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const ReportWorkload& command,
                                const CommandMeta& meta);
+Result<Decision> DecideCommand(const DecisionState& state, const ReportTrial& command,
+                               const CommandMeta& meta);
 
 // Who may: create work in the experiment's workspace (create, continue), change it as its owner or
 // a workspace admin (act, update, kill a trial, delete its checkpoints). Workload reports come
@@ -40,6 +42,12 @@ Status MayRun(const DecisionState& state, const UserRecord& user,
               const ContinueExperiment& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteCheckpoints& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ReportWorkload& command);
+Status MayRun(const DecisionState& state, const UserRecord& user, const ReportTrial& command);
+
+// Whether the live trial run holding `allocation_id` should stop now (Determined's preemption
+// signal): the scheduler preempts or kills it, its experiment is not active, the searcher closed
+// the trial, or a user killed it. True also when the allocation is no live trial run's any more.
+bool TrialRunShouldStop(const DecisionState& state, const std::string& allocation_id);
 
 // The answer to `report` that the experiment reactor recorded, once it has: the live run's
 // conversation reached the report's sequence and is not waiting for an answer.

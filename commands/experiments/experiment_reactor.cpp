@@ -162,6 +162,11 @@ class Round {
         End(experiment, trial, events::EXPERIMENT_STATE_CANCELED,
             "its run was killed (" + trial.last_exit_reason + ")");
         return;
+      case TrialRunExit::kFinished:
+        End(experiment, trial, events::EXPERIMENT_STATE_COMPLETED,
+            trial.early_exit.empty() ? "its code finished (" + trial.last_exit_reason + ")"
+                                     : "its code exited early (" + trial.early_exit + ")");
+        return;
       default:
         break;
     }

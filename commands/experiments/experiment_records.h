@@ -18,7 +18,9 @@
 namespace cairn::commands {
 
 // How a trial's last run ended, until the experiment reactor has acted on it.
-enum class TrialRunExit { kNone, kClean, kFailed, kKilled };
+// kFinished: a run of a command entrypoint (Determined's launcher runs it; it drives itself)
+// exited 0 unasked: its code is done, so the trial is.
+enum class TrialRunExit { kNone, kClean, kFailed, kKilled, kFinished };
 
 struct TrialRecord {
   int64_t trial_id = 0;
@@ -46,6 +48,11 @@ struct TrialRecord {
   int64_t batches = 0;  // the process's model: batches trained (from its checkpoint on)
   int64_t last_validation_batches = 0;
   bool kill_requested = false;  // det trial kill: it ends CANCELED once no run is live
+  // Determined's trial-side API (ReportTrial): the last report of each kind, to know a retry
+  // ("metrics/<group>", "progress", "checkpoint").
+  std::map<std::string, std::string> last_reports;
+  std::string preemption_acked;  // the allocation that acknowledged its preemption signal
+  std::string early_exit;        // why its code gave up (EXITED_REASON_*); "" = it did not
 
   bool ended() const {
     return state == events::EXPERIMENT_STATE_COMPLETED ||

@@ -12,14 +12,15 @@ namespace cairn::commands {
 
 namespace {
 
-// The model definition must hold the entrypoint's module, or every trial would fail the same way.
-Status CheckEntrypointInContext(const std::string& entrypoint,
+// The model definition must hold a trial class's module, or every trial would fail the same way.
+// A command is the user's to get right, as in Determined (it may run what the image has).
+Status CheckEntrypointInContext(const experiments::ExperimentConfig& config,
                                 const std::vector<std::string>& context_paths) {
-  const auto colon = entrypoint.find(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == entrypoint.size()) {
-    return Status::InvalidArgument("entrypoint: '" + entrypoint +
-                                   "' must name the trial class as module:Class");
+  const std::string& entrypoint = config.entrypoint;
+  if (!config.entrypoint_argv.empty() || !experiments::IsTrialClassEntrypoint(entrypoint)) {
+    return Status::Ok();
   }
+  const auto colon = entrypoint.find(':');
   std::string module = entrypoint.substr(0, colon);
   for (char& c : module) {
     if (c == '.') c = '/';
@@ -92,7 +93,7 @@ Result<events::ExperimentCreated> ConfigureExperiment(const DecisionState& state
     return Status::InvalidArgument(
         "modelDefinition is required: the directory with the trial class");
   }
-  CAIRN_RETURN_IF_ERROR(CheckEntrypointInContext(config.entrypoint, request.context_paths));
+  CAIRN_RETURN_IF_ERROR(CheckEntrypointInContext(config, request.context_paths));
   CAIRN_ASSIGN_OR_RETURN(int32_t project_id,
                          ExperimentProject(state, request.project_id, config, meta));
 

@@ -10,7 +10,7 @@ namespace cairn::commands {
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 20);
 CAIRN_SNAPSHOT_COVERS(SearcherInput, 4);
 CAIRN_SNAPSHOT_COVERS(experiments::SearcherOp, 5);
-CAIRN_SNAPSHOT_COVERS(TrialRecord, 24);
+CAIRN_SNAPSHOT_COVERS(TrialRecord, 27);
 CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 6);
 
 void EncodeExperiment(const ExperimentRecord& experiment, snapshot::Experiment& out) {
@@ -141,6 +141,9 @@ void EncodeTrial(const TrialRecord& trial, snapshot::Trial& out) {
   out.set_batches(trial.batches);
   out.set_last_validation_batches(trial.last_validation_batches);
   out.set_kill_requested(trial.kill_requested);
+  out.mutable_last_reports()->insert(trial.last_reports.begin(), trial.last_reports.end());
+  out.set_preemption_acked(trial.preemption_acked);
+  out.set_early_exit(trial.early_exit);
 }
 
 TrialRecord DecodeTrial(snapshot::Trial& in) {
@@ -171,6 +174,9 @@ TrialRecord DecodeTrial(snapshot::Trial& in) {
   trial.batches = in.batches();
   trial.last_validation_batches = in.last_validation_batches();
   trial.kill_requested = in.kill_requested();
+  trial.last_reports.insert(in.last_reports().begin(), in.last_reports().end());
+  trial.preemption_acked = in.preemption_acked();
+  trial.early_exit = in.early_exit();
   return trial;
 }
 

@@ -6,6 +6,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/encoding.h"
+
 namespace cairn::commands {
 
 const char* ExperimentStateText(events::ExperimentState state) {
@@ -43,6 +45,51 @@ std::string TrialRunTaskId(int64_t experiment_id, int64_t trial_id, int run) {
 
 std::string LegacyTrialRunTaskId(int64_t trial_id, int run) {
   return "trial-" + std::to_string(trial_id) + "-" + std::to_string(run);
+}
+
+std::optional<double> MetricValue(const nlohmann::json& metrics, const std::string& name) {
+  if (!metrics.is_object()) return std::nullopt;
+  auto it = metrics.find(name);
+  if (it == metrics.end()) return std::nullopt;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) {
+    const auto& text = it->get_ref<const std::string&>();
+    if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    if (text == "Infinity") return std::numeric_limits<double>::infinity();
+    if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<std::string, std::string>> TrialReportIdentity(
+    const events::Envelope& event) {
+  std::string key;
+  std::string identity;
+  switch (event.payload_case()) {
+    case events::Envelope::kTrialMetricsReported:
+      key = "metrics/" + event.trial_metrics_reported().group();
+      event.trial_metrics_reported().SerializeToString(&identity);  // no maps: deterministic
+      break;
+    case events::Envelope::kTrialProgressReported:
+      key = "progress";
+      event.trial_progress_reported().SerializeToString(&identity);
+      break;
+    case events::Envelope::kCheckpointSaved: {
+      const auto& saved = event.checkpoint_saved();
+      key = "checkpoint";
+      int64_t resource_bytes = 0;
+      for (const auto& [path, bytes] : saved.resources()) resource_bytes += bytes;
+      identity = saved.uuid() + "\n" + std::to_string(saved.total_batches()) + "\n" +
+                 std::to_string(saved.resources_size()) + "\n" + std::to_string(resource_bytes) +
+                 "\n" + saved.metadata_json() + "\n" + saved.allocation_id();
+      break;
+    }
+    default:
+      return std::nullopt;
+  }
+  // Kept per trial in the decision state: a digest, not the report.
+  auto digest = Sha256Hex(identity);
+  return std::make_pair(std::move(key), digest.ok() ? *digest : identity.substr(0, 256));
 }
 
 double SearcherMetricOf(const experiments::ExperimentConfig& config,
@@ -225,7 +272,57 @@ void ApplyWorkloadReported(DecisionState& state, const events::TrialWorkloadRepo
   }
 }
 
-void ApplyCheckpointSaved(DecisionState& state, const events::CheckpointSaved& saved) {
+bool RunsCommand(const experiments::ExperimentConfig& config) {
+  return !config.entrypoint_argv.empty() || !experiments::IsTrialClassEntrypoint(config.entrypoint);
+}
+
+// A report of Determined's package: training feeds the searcher's progress, a validation its
+// decisions, at the length the searcher counts in (max_time's time_metric, else steps).
+void ApplyMetricsReported(DecisionState& state, const events::Envelope& event) {
+  const auto& reported = event.trial_metrics_reported();
+  TrialRecord* trial = FindTrial(state, reported.trial_id());
+  if (trial == nullptr) return;
+  if (auto identity = TrialReportIdentity(event)) {
+    trial->last_reports[identity->first] = std::move(identity->second);
+  }
+  ExperimentRecord* experiment = FindExperiment(state, trial->experiment_id);
+  if (experiment == nullptr || experiment->config == nullptr) return;
+  const bool training = reported.group() == "training";
+  if (!training && reported.group() != "validation") return;
+  const auto& searcher = experiment->config->searcher;
+  const auto metrics = nlohmann::json::parse(reported.metrics_json(), nullptr, false);
+  int64_t length = reported.steps_completed();
+  if (!searcher.time_metric.empty()) {
+    auto time = MetricValue(metrics, searcher.time_metric);
+    if (!time || !std::isfinite(*time)) return;  // not on the searcher's clock
+    length = static_cast<int64_t>(std::floor(*time));
+  }
+  const bool feed = experiment->searcher && !trial->ended();
+  if (training) {
+    if (feed) {
+      FeedSearcher(*experiment, {SearcherInput::Kind::kTrained, trial->request_id, length, 0});
+    }
+    return;
+  }
+  const double metric =
+      MetricValue(metrics, searcher.metric).value_or(std::numeric_limits<double>::quiet_NaN());
+  trial->searcher_metric[reported.steps_completed()] = metric;
+  trial->validated_at = std::max(trial->validated_at, length);
+  trial->last_validation_batches = reported.steps_completed();
+  if (feed && experiment->running()) {
+    AddOps(*experiment, FeedSearcher(*experiment, {SearcherInput::Kind::kValidated,
+                                                   trial->request_id, length, metric}));
+  }
+  state.dirty_experiments.insert(experiment->experiment_id);
+}
+
+void ApplyCheckpointSaved(DecisionState& state, const events::Envelope& event) {
+  const auto& saved = event.checkpoint_saved();
+  if (TrialRecord* trial = FindTrial(state, saved.trial_id())) {
+    if (auto identity = TrialReportIdentity(event)) {
+      trial->last_reports[identity->first] = std::move(identity->second);
+    }
+  }
   if (state.checkpoints.count(saved.uuid())) return;
   CheckpointRecord& checkpoint = state.checkpoints[saved.uuid()];
   checkpoint.uuid = saved.uuid();
@@ -284,13 +381,18 @@ void ApplyTrialTaskEvent(DecisionState& state, const events::Envelope& event) {
         trial->last_exit = TrialRunExit::kKilled;
       } else if (clean && told_to_exit) {
         trial->last_exit = TrialRunExit::kClean;
+      } else if (clean && experiment != nullptr && experiment->config != nullptr &&
+                 RunsCommand(*experiment->config)) {
+        // A command (Determined's launcher runs it) drives itself: a clean exit nobody asked
+        // for is its code's end. A trial class must be told to exit (Cairn's harness asks).
+        trial->last_exit = TrialRunExit::kFinished;
       } else {
         // A crash, a lost agent, a kill the system made (a failed gang part, a disabled agent),
         // or a clean exit the master did not ask for: the run stopped short of its work.
         trial->last_exit = TrialRunExit::kFailed;
       }
       trial->last_exit_reason = exited.reason();
-      if (clean && !told_to_exit && !stop_wanted) {
+      if (trial->last_exit == TrialRunExit::kFailed && clean && !told_to_exit && !stop_wanted) {
         trial->last_exit_reason += " before the master told it to exit";
       }
       trial->task_id.clear();
@@ -418,7 +520,28 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
       return true;
     }
     case E::kCheckpointSaved:
-      ApplyCheckpointSaved(state, event.checkpoint_saved());
+      ApplyCheckpointSaved(state, event);
+      return true;
+    case E::kTrialMetricsReported:
+      ApplyMetricsReported(state, event);
+      return true;
+    case E::kTrialProgressReported:
+      if (TrialRecord* trial = FindTrial(state, event.trial_progress_reported().trial_id())) {
+        if (auto identity = TrialReportIdentity(event)) {
+          trial->last_reports[identity->first] = std::move(identity->second);
+        }
+      }
+      return true;
+    case E::kTrialPreemptionAcknowledged:
+      if (TrialRecord* trial = FindTrial(state, event.trial_preemption_acknowledged().trial_id())) {
+        trial->preemption_acked = event.trial_preemption_acknowledged().allocation_id();
+      }
+      return true;
+    case E::kTrialEarlyExitReported:
+      if (TrialRecord* trial = FindTrial(state, event.trial_early_exit_reported().trial_id())) {
+        trial->early_exit = event.trial_early_exit_reported().reason();
+        state.dirty_experiments.insert(trial->experiment_id);
+      }
       return true;
     case E::kCheckpointsDeleted:
       for (const auto& uuid : event.checkpoints_deleted().uuids()) {

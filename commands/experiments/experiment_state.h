@@ -2,6 +2,11 @@
 // decision state, and the trial side of the task events. Called by Apply (decision_state.cpp).
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "commands/decision_state.h"
 #include "events.pb.h"
 
@@ -29,5 +34,15 @@ const char* ExperimentStateText(events::ExperimentState state);
 // absent or not a number, which the searchers rank worst.
 double SearcherMetricOf(const experiments::ExperimentConfig& config,
                         const std::string& metrics_json);
+
+// A metric's value as Determined's package sends it: a JSON number, or "NaN", "Infinity",
+// "-Infinity"; nullopt when absent or anything else.
+std::optional<double> MetricValue(const nlohmann::json& metrics, const std::string& name);
+
+// Which kind of trial report `event` is ("metrics/<group>", "progress", "checkpoint") and a
+// digest of what tells it from another of its kind, so that a retry is known
+// (TrialRecord::last_reports); nullopt for other events.
+std::optional<std::pair<std::string, std::string>> TrialReportIdentity(
+    const events::Envelope& event);
 
 }  // namespace cairn::commands

@@ -31,10 +31,8 @@ class FixedLengthSearch final : public SearchMethod {
   void OnValidation(int request_id, double metric, SearchActions& actions) override {
     ++finished_;
     trained_.erase(request_id);
-    actions.CloseTrial(request_id, "reached max_length (" +
-                                       std::to_string(context_.max_length_batches) +
-                                       " batches): " + context_.config.searcher.metric + "=" +
-                                       FormatMetric(metric));
+    actions.CloseTrial(request_id, LengthText("reached ") + ": " + context_.config.searcher.metric +
+                                       "=" + FormatMetric(metric));
     LaunchNext(actions);
   }
 
@@ -59,14 +57,22 @@ class FixedLengthSearch final : public SearchMethod {
   }
 
  private:
+  std::string LengthText(const std::string& verb) const {
+    const auto& searcher = context_.config.searcher;
+    if (searcher.open_ended) return "no length: it runs until its code ends";
+    if (!searcher.time_metric.empty()) {
+      return verb + "max_time: " + searcher.time_metric + " " +
+             std::to_string(context_.max_length_batches);
+    }
+    return verb + "max_length: " + std::to_string(context_.max_length_batches) + " batches";
+  }
+
   void LaunchNext(SearchActions& actions) {
     if (created_ >= total_) return;
     ++created_;
     auto [hparams, why] = next_trial_(created_);
     const int id = actions.CreateTrial(hparams, why);
-    actions.TrainTo(
-        id, context_.max_length_batches,
-        "train to max_length: " + std::to_string(context_.max_length_batches) + " batches");
+    actions.TrainTo(id, context_.max_length_batches, LengthText("train to "));
   }
 
   SearchContext context_;

@@ -39,7 +39,8 @@ std::string ToString(const SearcherOp& op);
 
 // Bumped whenever a searcher could decide differently for the same configuration, seed and inputs.
 // Recorded with each experiment (ExperimentCreated.searcher_version).
-inline constexpr uint32_t kSearcherVersion = 1;
+// 2: adaptive_asha's stopping rule for max_time + time_metric, open-ended lengths.
+inline constexpr uint32_t kSearcherVersion = 2;
 
 class Searcher {
  public:

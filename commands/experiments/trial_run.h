@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "commands/experiments/experiment_config.h"
 
@@ -24,6 +26,16 @@ struct TrialRunStart {
   // type of the agent it runs on.
   experiments::EnvironmentConfig environment;
   std::string context_digest;  // the model definition in the context store
+  // What Determined's package reads (agent/harness/cairn_harness/determined_mode.py).
+  std::vector<std::string> entrypoint_argv;  // the entrypoint given as a list; empty otherwise
+  std::string task_id;
+  int32_t run = 0;          // this run's number (DET_TRIAL_RUN_ID), 1 for the first
+  uint32_t trial_seed = 0;  // the trial's seed (DET_TRIAL_SEED), derived from the experiment's
+  nlohmann::json determined_config;  // experiments::DeterminedTrialConfig
+  // The gang's containers in rank order (Determined's rendezvous): where each agent's tasks are
+  // reached, and how many slots each has.
+  std::vector<std::string> container_addresses;
+  std::vector<int32_t> container_slots;
 };
 
 }  // namespace cairn::commands

@@ -117,7 +117,7 @@ TEST_F(ApiTest, BadInputGetsAClearErrorAndAppendsNothing) {
       {"POST", "/api/v1/trials/1/kill", "", 404, "trial 1 not found"},
       {"DELETE", "/api/v1/checkpoints", R"({"checkpointUuids":[]})", 400, "checkpointUuids"},
       {"GET", "/api/v1/checkpoints/00000000-0000-4000-8000-000000000000", "", 404, "not found"},
-      {"GET", "/api/v1/trials/1/metrics", "", 501, "is not supported"},
+      {"GET", "/api/v1/trials/1/profiler/available_series", "", 501, "is not supported"},
       {"GET", "/api/v1/events?from=abc", "", 400, "from must be"},
       {"GET", "/api/v1/events?from=999999", "", 400, "past the end"},
       {"POST", "/api/v1/allocations/x.1/exited", R"({"taskId":"x","agentId":"a1"})", 400,

@@ -98,6 +98,19 @@ TEST_F(RouteAccessTest, EveryOtherRouteRefusesCallersItIsNotFor) {
         EXPECT_EQ(StatusOf(route, AllocationToken(agent_token_, "7")), 401)
             << what << ": an allocation's token";
         break;
+      case Access::kTask:
+        EXPECT_EQ(StatusOf(route, user_session), 401) << what << ": a user's session";
+        EXPECT_EQ(StatusOf(route, agent_token_), 401) << what << ": the agent token";
+        EXPECT_EQ(StatusOf(route, AllocationToken(agent_token_, "7")), 401)
+            << what << ": an allocation's token";
+        EXPECT_EQ(StatusOf(route, TaskSessionToken("another agent token", "7")), 401)
+            << what << ": a task token another master's agent token made";
+        break;
+      case Access::kUserOrTask:
+        EXPECT_EQ(StatusOf(route, agent_token_), 401) << what << ": the agent token";
+        EXPECT_EQ(StatusOf(route, AllocationToken(agent_token_, "7")), 401)
+            << what << ": an allocation's token";
+        break;
       case Access::kPublic:
         break;
     }
@@ -125,6 +138,10 @@ TEST_F(RouteAccessTest, EachCallerGetsPastTheCheckOnItsOwnRoutes) {
       case Access::kAllocation:
         token = AllocationToken(agent_token_, "7");
         break;
+      case Access::kTask:
+      case Access::kUserOrTask:
+        token = TaskSessionToken(agent_token_, "7");
+        break;
     }
     if (std::string(route.pattern) == "/api/v1/auth/logout") continue;  // would end the session
     const int status = StatusOf(route, token);
@@ -133,7 +150,8 @@ TEST_F(RouteAccessTest, EachCallerGetsPastTheCheckOnItsOwnRoutes) {
     passed.insert(AccessName(route.access));
   }
   EXPECT_EQ(passed, (std::set<std::string>{"user", "user or agent", "agent", "allocation",
-                                           "user (token or proxy cookie)"}));
+                                           "user (token or proxy cookie)",
+                                           "task (its session token)", "user or task"}));
 }
 
 TEST_F(RouteAccessTest, AnEndedSessionIsRefusedAtOnce) {

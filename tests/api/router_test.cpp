@@ -130,8 +130,10 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
                          pattern != "/api/v1/allocations/{id}/started" &&
                          pattern != "/api/v1/allocations/{id}/exited" &&
                          pattern != "/api/v1/allocations/{id}/ready";
+    // Determined's package signals through its task's session token (determined_trials.h).
+    const bool determined_signal = pattern.rfind("/api/v1/allocations/{id}/signals/", 0) == 0;
     if (harness) {
-      EXPECT_EQ(route.access, Access::kAllocation);
+      EXPECT_EQ(route.access, determined_signal ? Access::kTask : Access::kAllocation);
     }
     if (pattern.find("/register") != std::string::npos ||
         pattern.find("/heartbeat") != std::string::npos || pattern == "/api/v1/task/logs") {

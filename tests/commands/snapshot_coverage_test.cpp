@@ -446,7 +446,7 @@ void ExpectSameExperiment(const ExperimentRecord& expected, const ExperimentReco
   }
 }
 
-CAIRN_COVERS(TrialRecord, 24);
+CAIRN_COVERS(TrialRecord, 27);
 
 TrialRecord FullTrial() {
   TrialRecord trial;
@@ -477,6 +477,9 @@ TrialRecord FullTrial() {
   trial.batches = 117;
   trial.last_validation_batches = 118;
   trial.kill_requested = true;
+  trial.last_reports = {{"metrics/validation", "key-1"}, {"progress", "0.5"}};
+  trial.preemption_acked = "task-running.3";
+  trial.early_exit = "EXITED_REASON_INVALID_HP";
   return trial;
 }
 
@@ -507,6 +510,9 @@ void ExpectSameTrial(const TrialRecord& expected, const TrialRecord& actual, boo
   CAIRN_EXPECT_SAME_FIELD(batches);
   CAIRN_EXPECT_SAME_FIELD(last_validation_batches);
   CAIRN_EXPECT_SAME_FIELD(kill_requested);
+  CAIRN_EXPECT_SAME_FIELD(last_reports);
+  CAIRN_EXPECT_SAME_FIELD(preemption_acked);
+  CAIRN_EXPECT_SAME_FIELD(early_exit);
 }
 
 CAIRN_COVERS(CheckpointRecord, 6);

@@ -133,7 +133,8 @@ void Cluster::StopMaster(int signal_number) {
 }
 
 void Cluster::StartAgent(const std::string& id, int slots,
-                         const std::vector<std::string>& extra_args) {
+                         const std::vector<std::string>& extra_args,
+                         const std::vector<std::string>& extra_env) {
   std::vector<std::string> argv = {BinaryPath("cairn-agent"),
                                    "--master",
                                    url(),
@@ -153,7 +154,7 @@ void Cluster::StartAgent(const std::string& id, int slots,
     argv.insert(argv.end(), {"--security-tls-master-cert", certificates_.ca_file});
   }
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  auto agent = ChildProcess::Start(argv);
+  auto agent = ChildProcess::Start(argv, extra_env);
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   auto line = (*agent)->WaitForLine(
       [&](const std::string& l) { return l.find("cairn-agent " + id + " registered") == 0; },

@@ -59,9 +59,10 @@ class Cluster {
   void StartMaster(const std::vector<std::string>& extra_env = {}, bool with_stderr = false);
   ChildProcess& master() { return *master_; }
   void StopMaster(int signal_number);
-  // `extra_args` go to cairn-agent after the fixture's own (e.g. --tensorboard-command).
-  void StartAgent(const std::string& id, int slots,
-                  const std::vector<std::string>& extra_args = {});
+  // `extra_args` go to cairn-agent after the fixture's own (e.g. --tensorboard-command);
+  // `extra_env` adds to its environment (and so to its tasks').
+  void StartAgent(const std::string& id, int slots, const std::vector<std::string>& extra_args = {},
+                  const std::vector<std::string>& extra_env = {});
   ChildProcess& agent(size_t index) { return *agents_[index]; }
   pid_t master_pid() const { return master_->pid(); }
   uint16_t port() const { return port_; }

@@ -472,11 +472,72 @@ TEST(ExperimentConfigTest, UnsupportedDeterminedFieldsAreRefusedByName) {
                     StatusCode::kNotSupported),
             "line 3: searcher.name: the async_halving searcher is not supported yet; use "
             "single, grid, random or adaptive_asha");
-  EXPECT_EQ(ErrorOf("entrypoint: python3 train.py\n"
-                    "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n",
-                    StatusCode::kNotSupported),
-            "line 1: entrypoint as a command is not supported yet; give the trial class as "
-            "module:Class, e.g. model_def:MNistTrial");
+}
+
+// Determined 0.38's forms: a command entrypoint (string or list), no length for a script that
+// runs to its own end, max_time + time_metric, and the trial harness's settings passed through.
+TEST(ExperimentConfigTest, DeterminedCommandsLengthsAndHarnessSettingsParse) {
+  auto script = ParseExperimentConfig(
+      "entrypoint: python3 0_start.py\n"
+      "searcher: {name: single, metric: x}\n");
+  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  EXPECT_EQ(script->entrypoint, "python3 0_start.py");
+  EXPECT_TRUE(script->searcher.open_ended);
+  EXPECT_FALSE(script->effective["searcher"].contains("max_length"));
+  EXPECT_EQ(DeterminedTrialConfig(*script)["checkpoint_policy"], "best");
+  EXPECT_EQ(DeterminedTrialConfig(*script)["profiling"]["enabled"], false);
+
+  auto list = ParseExperimentConfig(
+      "entrypoint: [python3, -m, determined.launch.torch_distributed, python3, train.py]\n"
+      "searcher: {name: single, metric: x}\n"
+      "checkpoint_policy: all\n"
+      "optimizations: {aggregation_frequency: 2}\n");
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_EQ(list->entrypoint_argv.size(), 5u);
+  EXPECT_EQ(list->effective["entrypoint"].size(), 5u);
+  EXPECT_EQ(list->effective["checkpoint_policy"], "all");
+  // The user's optimizations stay; Determined's defaults fill the rest.
+  EXPECT_EQ(DeterminedTrialConfig(*list)["optimizations"]["aggregation_frequency"], 2);
+  EXPECT_EQ(DeterminedTrialConfig(*list)["optimizations"]["average_aggregated_gradients"], true);
+  // The effective form parses back to the same configuration.
+  auto again = ParseExperimentConfig(list->effective.dump());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->effective, list->effective);
+
+  auto asha = ParseExperimentConfig(
+      "entrypoint: python3 3_hpsearch.py\n"
+      "hyperparameters: {increment_by: {type: int, minval: 1, maxval: 8}}\n"
+      "searcher: {name: adaptive_asha, metric: x, max_trials: 10, time_metric: batches, "
+      "max_time: 100}\n");
+  ASSERT_TRUE(asha.ok()) << asha.status().ToString();
+  EXPECT_EQ(asha->searcher.time_metric, "batches");
+  EXPECT_EQ(asha->searcher.max_length.value, 100);
+  EXPECT_EQ(asha->effective["searcher"]["max_time"], 100);
+
+  EXPECT_EQ(ErrorOf("entrypoint: python3 a.py\n"
+                    "searcher: {name: adaptive_asha, metric: x, max_trials: 4}\n",
+                    StatusCode::kInvalidArgument),
+            "line 2: searcher: adaptive_asha needs a length: max_time and time_metric (e.g. "
+            "max_time: 100, time_metric: batches), or max_length: {batches: N}");
+  EXPECT_EQ(ErrorOf("entrypoint: python3 a.py\n"
+                    "searcher: {name: single, metric: x, max_time: 10}\n",
+                    StatusCode::kInvalidArgument),
+            "line 2: searcher.max_time: max_time and time_metric go together: the searcher "
+            "compares max_time with the time_metric value of each validation");
+  EXPECT_EQ(ErrorOf("entrypoint: model_def:Trial\n"
+                    "searcher: {name: single, metric: x}\n",
+                    StatusCode::kInvalidArgument),
+            "line 2: searcher: a trial class entrypoint (model_def:Trial) trains to the "
+            "searcher's length: give max_length: {batches: N}, or max_time and time_metric");
+  EXPECT_EQ(ErrorOf("entrypoint: []\nsearcher: {name: single, metric: x}\n",
+                    StatusCode::kInvalidArgument),
+            "line 1: entrypoint: the command list must name a program first");
+  EXPECT_EQ(
+      ErrorOf("entrypoint: a:B\nsearcher: {name: single, metric: x, max_length: {batches: 5}}\n"
+              "checkpoint_policy: sometimes\n",
+              StatusCode::kInvalidArgument),
+      "line 3: checkpoint_policy: unknown checkpoint_policy 'sometimes'; expected best, "
+      "all or none");
 }
 
 TEST(ExperimentConfigTest, LengthsInRecordsOrEpochsNeedTheirConversions) {

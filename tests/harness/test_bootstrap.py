@@ -97,7 +97,17 @@ class BootstrapTest(HarnessTestCase):
         code, harness, _ = self.run_harness(
             master, extra_env={"CAIRN_AGENT_RANK": "1", "CAIRN_NUM_AGENTS": "2"})
         self.assertExit(harness, code, 0)
-        self.assertIn("distributed training is not supported", harness.stdout)
+        self.assertIn("a cairn_harness.Trial trains on rank 0 alone", harness.stdout)
+        self.assertEqual(master.workload_posts(), [])
+
+    def test_a_command_entrypoint_goes_to_determineds_package(self):
+        # A string that is not module:Class is a command, which Determined's launcher runs; a
+        # master that does not describe such trials is named as the problem.
+        master = self.start_master(files=counter_context(), workloads=VALIDATE_THEN_EXIT,
+                                   entrypoint="python3 train.py")
+        code, harness, _ = self.run_harness(master)
+        self.assertExit(harness, code, 1)
+        self.assertIn("does not describe trials for Determined's package", harness.stderr)
         self.assertEqual(master.workload_posts(), [])
 
     def test_context_paths_that_escape_the_work_directory_are_refused(self):
@@ -116,7 +126,6 @@ class BootstrapTest(HarnessTestCase):
 
     def test_bad_entrypoints_exit_1_with_a_clear_error(self):
         cases = {
-            "model_def": "is not of the form 'module:Class'",
             "no_such_module:CounterTrial": "no module 'no_such_module' in the model definition",
             "model_def:Missing": "module 'model_def'",
             "model_def:NotATrial": "NotATrial is not a subclass of cairn_harness.Trial",

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -101,8 +102,15 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<std:
   if (argv.empty()) return Status::InvalidArgument("empty argv");
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Status::IOError("pipe failed");
+  // An extra variable replaces the inherited one of its name (getenv would find the first).
+  auto name_of = [](std::string_view entry) { return entry.substr(0, entry.find('=')); };
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  for (char** e = environ; *e; ++e) {
+    const bool replaced = std::any_of(extra_env.begin(), extra_env.end(), [&](const auto& extra) {
+      return name_of(extra) == name_of(*e);
+    });
+    if (!replaced) env.emplace_back(*e);
+  }
   for (const auto& e : extra_env) env.push_back(e);
   std::vector<char*> c_argv, c_env;
   for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));

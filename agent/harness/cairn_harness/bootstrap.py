@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from cairn_harness import prepared_env, runner, signals
+from cairn_harness import determined_mode, prepared_env, runner, signals
 from cairn_harness.context_files import write_context
 from cairn_harness.master_client import HarnessError
 
@@ -24,13 +24,6 @@ HARNESS_PATH_ENV = "CAIRN_HARNESS_PATH"
 def main():
     signals.install()
     sys.stdout.reconfigure(line_buffering=True)
-    rank = os.environ.get("CAIRN_AGENT_RANK", "0")
-    if rank != "0":
-        # A trial spanning several agents runs one process per agent, but one conversation with
-        # the master: only rank 0 trains. Distributed training is not supported yet.
-        print(f"cairn-harness: rank {rank} of {os.environ.get('CAIRN_NUM_AGENTS', '?')}: "
-              "distributed training is not supported; rank 0 trains alone", flush=True)
-        return 0
     return runner.guarded(_bootstrap)
 
 
@@ -38,16 +31,26 @@ def _bootstrap():
     client = runner.client_from_environment()
     trial_doc = client.get_trial()
     _check_trial_doc(trial_doc)
+    workdir = os.getcwd()
+    rank = os.environ.get("CAIRN_AGENT_RANK", "0")
+    if rank != "0" and not determined_mode.wants_determined(trial_doc, workdir):
+        # Cairn's own Trial API holds one conversation with the master: only rank 0 trains.
+        # Determined's package runs every rank (determined_mode.py).
+        print(f"cairn-harness: rank {rank} of {os.environ.get('CAIRN_NUM_AGENTS', '?')}: "
+              "a cairn_harness.Trial trains on rank 0 alone; use Determined's package for "
+              "distributed training", flush=True)
+        return 0
     context = client.get_context()
     files = context.get("files") if isinstance(context, dict) else None
     if not isinstance(files, list):
         raise HarnessError(f"the master's context has no list of files: {str(context)[:200]}")
-    workdir = os.getcwd()
     written = write_context(files, workdir)
     runner.log(f"trial {trial_doc.get('trialId')} of experiment {trial_doc.get('experimentId')}: "
                f"{len(written)} context files, entrypoint {trial_doc['entrypoint']}, "
                f"hparams {json.dumps(trial_doc.get('hparams') or {}, sort_keys=True)}")
     _apply_environment(trial_doc)
+    if determined_mode.wants_determined(trial_doc, workdir):
+        return determined_mode.run(trial_doc, workdir)
     plan = prepared_env.plan_for(trial_doc, workdir)
     if plan is not None:
         env_dir = prepared_env.ensure(plan, os.environ.get(prepared_env.CACHE_ENV))

@@ -1,0 +1,256 @@
+// Determined's own training code on Cairn (issue 42): the tutorials of Determined 0.38.1, run
+// unchanged by its own Python package inside Cairn's trials, on a real master and real agents.
+//
+// The package and tutorials are a test dependency outside the repository (the directory named by
+// CAIRN_DETERMINED_DIR, by default ../shared/third_party/determined-0.38.1 beside the project);
+// the tests skip, saying so, where it or Debian's python3 packages it needs are absent. Debian has
+// no `tensorboard` package, which Determined's package imports (its pip install brings it): the
+// agents get a stand-in that accepts and discards TensorBoard writes (tests/tools/
+// tensorboard_standin). Everything else is real: Debian's python3 and torch, the package's own
+// launcher, HTTP to the master, mount namespaces for Determined's fixed paths.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "tests/e2e/experiment_fixture.h"
+
+namespace cairn::testing {
+namespace {
+
+using experiment_e2e::Find;
+using experiment_e2e::Found;
+using experiment_e2e::Int;
+using experiment_e2e::OfExperiment;
+using experiment_e2e::OfTrial;
+using experiment_e2e::ReachedState;
+namespace fs = std::filesystem;
+
+std::string DeterminedDir() {
+  const char* configured = std::getenv("CAIRN_DETERMINED_DIR");
+  return configured != nullptr && *configured
+             ? configured
+             : SourcePath("../shared/third_party/determined-0.38.1");
+}
+
+std::string Tutorials() { return DeterminedDir() + "/examples/tutorials/core_api"; }
+
+// Debian's interpreter, where python3-torch and the package's dependencies are.
+constexpr char kPython[] = "/usr/bin/python3";
+
+// Why the tests cannot run here, or "" when they can.
+std::string MissingDependency() {
+  if (!fs::exists(DeterminedDir() + "/harness/determined/__init__.py")) {
+    return "Determined's package is not at " + DeterminedDir() +
+           " (set CAIRN_DETERMINED_DIR to a copy of determined-0.38.1)";
+  }
+  const std::string probe =
+      std::string("PYTHONPATH=") + DeterminedDir() +
+      "/harness:" + SourcePath("tests/tools/tensorboard_standin") + " " + kPython +
+      " -c 'import determined.core, determined.exec.launch, torch' " + ">/dev/null 2>&1";
+  if (std::system(probe.c_str()) != 0) {
+    return "Debian's python3 cannot import Determined's package and torch (apt-get install "
+           "python3-torch python3-requests python3-ruamel.yaml python3-termcolor "
+           "python3-tabulate python3-filelock python3-pathspec)";
+  }
+  return "";
+}
+
+class DeterminedTrialsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string missing = MissingDependency();
+    if (!missing.empty()) GTEST_SKIP() << missing;
+    cluster_.StartMaster();
+  }
+
+  // An agent whose trials find Debian's python3 first and Determined's package by its flag.
+  void StartAgent(const std::string& id, int slots) {
+    cluster_.StartAgent(id, slots, {"--determined-package-dir", DeterminedDir() + "/harness"},
+                        {"PATH=/usr/bin:/bin:/usr/sbin:/sbin",
+                         "PYTHONPATH=" + SourcePath("tests/tools/tensorboard_standin")});
+  }
+
+  int64_t Create(const std::string& yaml, const std::string& context) {
+    auto reply = cluster_.CreateExperiment(yaml, context);
+    EXPECT_EQ(reply.status, 200) << reply.body.dump();
+    return reply.body.is_object() ? Int(reply.body["experiment"]["id"]) : 0;
+  }
+
+  std::vector<json> UntilState(int64_t experiment_id, const std::string& state,
+                               std::chrono::seconds timeout = std::chrono::seconds(120)) {
+    return cluster_.FollowEventsUntil(
+        [&](const std::vector<json>& events) {
+          return ReachedState(events, experiment_id, state) ||
+                 ReachedState(events, experiment_id, "EXPERIMENT_STATE_ERROR");
+        },
+        timeout);
+  }
+
+  // The trial's logs, every run's, as `det trial logs` prints them.
+  std::string TrialLogs(int64_t trial_id) {
+    std::string text;
+    auto client = cluster_.Client();
+    auto status = client.StreamLines("GET", "/api/v1/trials/" + std::to_string(trial_id) + "/logs",
+                                     [&](std::string_view line) {
+                                       auto record = json::parse(line, nullptr, false);
+                                       if (record.is_object() && record.contains("result")) {
+                                         text += record["result"].value("message", "");
+                                       }
+                                       return true;
+                                     });
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return text;
+  }
+
+  // The steps of the trial's reports of `group`, in log order.
+  static std::vector<int64_t> ReportedSteps(const std::vector<json>& events, int64_t trial_id,
+                                            const std::string& group) {
+    std::vector<int64_t> steps;
+    for (const auto& report : Find(events, "trialMetricsReported", OfTrial(trial_id))) {
+      if (report.payload.value("group", "") == group) {
+        steps.push_back(Int(report.payload["stepsCompleted"]));
+      }
+    }
+    return steps;
+  }
+
+  static std::vector<int64_t> Tens() {
+    std::vector<int64_t> steps;
+    for (int64_t s = 10; s <= 100; s += 10) steps.push_back(s);
+    return steps;
+  }
+
+  Cluster cluster_;
+};
+
+std::string Stage(int stage) {
+  static const char* const kNames[] = {"0_start", "1_metrics", "2_checkpoints", "3_hpsearch",
+                                       "4_distributed"};
+  return experiment_e2e::ReadFile(Tutorials() + "/" + kNames[stage] + ".yaml");
+}
+
+TEST_F(DeterminedTrialsTest, CoreApiStagesZeroToTwoCompleteWithMetricsAndCheckpoints) {
+  StartAgent("det-a", 2);
+  const int64_t stage0 = Create(Stage(0), Tutorials());
+  const int64_t stage1 = Create(Stage(1), Tutorials());
+  const int64_t stage2 = Create(Stage(2), Tutorials());
+  auto events = cluster_.FollowEventsUntil(
+      [&](const std::vector<json>& seen) {
+        int done = 0;
+        for (int64_t id : {stage0, stage1, stage2}) {
+          done += ReachedState(seen, id, "EXPERIMENT_STATE_COMPLETED") ||
+                  ReachedState(seen, id, "EXPERIMENT_STATE_ERROR");
+        }
+        return done == 3;
+      },
+      std::chrono::seconds(150));
+  for (int64_t id : {stage0, stage1, stage2}) {
+    ASSERT_TRUE(ReachedState(events, id, "EXPERIMENT_STATE_COMPLETED"))
+        << "experiment " << id << " did not complete; its trial's logs:\n"
+        << TrialLogs(experiment_e2e::FirstTrial(events, id));
+  }
+
+  // Stage 0 is a plain script: it ran under Determined's launcher and printed its lines.
+  const int64_t trial0 = experiment_e2e::FirstTrial(events, stage0);
+  EXPECT_NE(TrialLogs(trial0).find("x is now 100"), std::string::npos) << TrialLogs(trial0);
+
+  // Stage 1 reports training metrics every 10 batches and one validation, each once.
+  const int64_t trial1 = experiment_e2e::FirstTrial(events, stage1);
+  EXPECT_EQ(ReportedSteps(events, trial1, "training"), Tens());
+  EXPECT_EQ(ReportedSteps(events, trial1, "validation"), std::vector<int64_t>{100});
+  json trial = cluster_.Get("/api/v1/trials/" + std::to_string(trial1))["trial"];
+  EXPECT_EQ(trial["state"], "STATE_COMPLETED") << trial.dump();
+  EXPECT_EQ(trial["latestValidation"]["metrics"]["avgMetrics"]["x"], 100) << trial.dump();
+  EXPECT_EQ(Int(trial["latestValidation"]["totalBatches"]), 100) << trial.dump();
+  EXPECT_EQ(trial["cairn"]["endReason"].get<std::string>().find("its code finished"), 0u)
+      << trial.dump();
+  json workloads =
+      cluster_.Get("/api/v1/trials/" + std::to_string(trial1) + "/workloads")["workloads"];
+  EXPECT_EQ(workloads.size(), 11u) << workloads.dump();
+
+  // Stage 2 checkpoints every 10 batches: ten first-class checkpoints, the latest kept.
+  const int64_t trial2 = experiment_e2e::FirstTrial(events, stage2);
+  auto saved = Find(events, "checkpointSaved", OfTrial(trial2));
+  ASSERT_EQ(saved.size(), 10u);
+  EXPECT_EQ(Int(saved.back().payload["totalBatches"]), 100);
+  const std::string latest = saved.back().payload["uuid"];
+  json checkpoint = cluster_.Get("/api/v1/checkpoints/" + latest)["checkpoint"];
+  EXPECT_EQ(checkpoint["state"], "STATE_COMPLETED") << checkpoint.dump();
+  EXPECT_EQ(Int(checkpoint["metadata"]["steps_completed"]), 100) << checkpoint.dump();
+  EXPECT_TRUE(checkpoint["resources"].contains("state")) << checkpoint.dump();
+  // The file the tutorial wrote is where the experiment's checkpoint storage is.
+  json experiment = cluster_.Get("/api/v1/experiments/" + std::to_string(stage2))["experiment"];
+  const std::string host_path = experiment["config"]["checkpoint_storage"]["host_path"];
+  EXPECT_EQ(experiment_e2e::ReadFile(host_path + "/" + latest + "/state"),
+            "100,100," + std::to_string(trial2));
+}
+
+TEST_F(DeterminedTrialsTest, PauseAndActivateResumeStageTwoFromItsCheckpoint) {
+  StartAgent("det-a", 1);
+  const int64_t experiment = Create(Stage(2), Tutorials());
+  // Pause once the trial has saved its second checkpoint.
+  auto events = cluster_.FollowEventsUntil([&](const std::vector<json>& seen) {
+    return Find(seen, "checkpointSaved", OfExperiment(experiment)).size() >= 2;
+  });
+  ASSERT_EQ(
+      cluster_.Call("POST", "/api/v1/experiments/" + std::to_string(experiment) + "/pause").status,
+      200);
+  const int64_t trial = experiment_e2e::FirstTrial(events, experiment);
+  // The package sees its preemption signal, checkpoints, acknowledges and exits 0.
+  events = cluster_.FollowEventsUntil([&](const std::vector<json>& seen) {
+    return !Find(seen, "trialPreemptionAcknowledged", OfTrial(trial)).empty() &&
+           !Find(seen, "taskExited").empty();
+  });
+  const auto first_run = experiment_e2e::RunsOf(events, trial);
+  ASSERT_EQ(first_run.size(), 1u);
+  ASSERT_EQ(cluster_.Call("POST", "/api/v1/experiments/" + std::to_string(experiment) + "/activate")
+                .status,
+            200);
+  events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED")) << TrialLogs(trial);
+  EXPECT_EQ(experiment_e2e::RunsOf(events, trial).size(), 2u);
+  // The second run started from the first's last checkpoint: every ten batches were reported
+  // once, and x (one per batch) reached 100 across the two runs.
+  EXPECT_EQ(ReportedSteps(events, trial, "training"), Tens());
+  auto saved = Find(events, "checkpointSaved", OfTrial(trial));
+  std::set<int64_t> steps;
+  for (const auto& checkpoint : saved) steps.insert(Int(checkpoint.payload["totalBatches"]));
+  EXPECT_EQ(steps.size(), saved.size()) << "a step was checkpointed twice";
+  const std::string latest = saved.back().payload["uuid"];
+  json stored = cluster_.Get("/api/v1/experiments/" + std::to_string(experiment))["experiment"];
+  EXPECT_EQ(experiment_e2e::ReadFile(
+                stored["config"]["checkpoint_storage"]["host_path"].get<std::string>() + "/" +
+                latest + "/state"),
+            "100,100," + std::to_string(trial));
+}
+
+TEST_F(DeterminedTrialsTest, StageThreeAdaptiveAshaStopsTrialsOnItsTimeMetric) {
+  StartAgent("det-a", 4);
+  const int64_t experiment = Create(Stage(3), Tutorials());
+  auto events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED", std::chrono::seconds(240));
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED"));
+  auto created = Find(events, "trialCreated", OfExperiment(experiment));
+  EXPECT_EQ(created.size(), 10u);
+  // Trials the searcher stopped ended before max_time; at least one went all the way.
+  auto stopped = Find(events, "trialClosed", [&](const json& p) {
+    return OfExperiment(experiment)(p) && p.value("reason", "").find("stopped at rung") == 0;
+  });
+  EXPECT_FALSE(stopped.empty());
+  int64_t longest = 0;
+  int stopped_early = 0;
+  for (const auto& trial : created) {
+    const int64_t id = Int(trial.payload["trialId"]);
+    auto validations = ReportedSteps(events, id, "validation");
+    ASSERT_FALSE(validations.empty()) << "trial " << id << " reported no validation";
+    longest = std::max(longest, validations.back());
+    stopped_early += validations.back() < 100;
+  }
+  EXPECT_EQ(longest, 100);
+  EXPECT_GT(stopped_early, 0) << "no trial was stopped before max_time";
+}
+
+}  // namespace
+}  // namespace cairn::testing
