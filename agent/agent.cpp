@@ -125,9 +125,10 @@ Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
   };
   callbacks.on_line = [this](const OutputLine& line) {
     TaskLogLine log;
-    log.task_id = TaskIdOf(line.key);
+    auto [task_id, first_seq] = LinesOf(line.key);
+    log.task_id = std::move(task_id);
     log.allocation_id = line.key;
-    log.seq = line.seq;
+    log.seq = first_seq + line.seq;
     log.stdtype = OutputStreamName(line.stream);
     log.text = line.text;
     log.unix_micros = line.unix_micros;
@@ -431,7 +432,11 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
   const std::string& allocation_id = assigned.allocation_id();
   {
     std::lock_guard lock(mutex_);
-    allocations_[allocation_id].task_id = assigned.task_id();
+    Allocation& allocation = allocations_[allocation_id];
+    allocation.task_id = assigned.task_id();
+    // Part k of a gang numbers its lines from k * 2^40: the parts never collide.
+    auto part = PartFor(assigned, options_.agent_id);
+    if (part.ok()) allocation.first_line_seq = static_cast<uint64_t>(part->second) << 40;
   }
   const bool service = IsInteractiveTask(assigned.spec().task_type());
   ServicePlan plan;
@@ -710,9 +715,14 @@ void Agent::Heartbeat() {
 }
 
 std::string Agent::TaskIdOf(const std::string& allocation_id) {
+  return LinesOf(allocation_id).first;
+}
+
+std::pair<std::string, uint64_t> Agent::LinesOf(const std::string& allocation_id) {
   std::lock_guard lock(mutex_);
   auto it = allocations_.find(allocation_id);
-  return it == allocations_.end() ? "" : it->second.task_id;
+  if (it == allocations_.end()) return {"", 0};
+  return {it->second.task_id, it->second.first_line_seq};
 }
 
 }  // namespace cairn::agent

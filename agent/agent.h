@@ -105,6 +105,9 @@ class Agent {
   struct Allocation {
     std::string task_id;
     std::string kill_reason;  // set before the task is killed
+    // The first log line number of this agent's part: a gang's parts ship lines of one
+    // allocation, and a line is stored once per (task, allocation, number).
+    uint64_t first_line_seq = 0;
   };
 
   Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
@@ -136,6 +139,8 @@ class Agent {
   void AwaitReady(std::string allocation_id, std::string task_id, ServicePlan plan, int port);
   void Heartbeat();
   std::string TaskIdOf(const std::string& allocation_id);
+  // TaskIdOf and the part's first line number.
+  std::pair<std::string, uint64_t> LinesOf(const std::string& allocation_id);
 
   const AgentOptions options_;
   const std::string incarnation_;

@@ -22,6 +22,10 @@ PACKAGES=(
   jupyter-notebook python3-ipykernel
   # trials' prepared environments (runtime_packages): venvs made by the harness, pip inside them
   python3-venv python3-pip
+  # Determined's own Python package (0.38.1) in trials and its CLI, as the tests run them: its
+  # dependencies, torch (CPU, gloo) and torchvision for the PyTorch tutorials
+  python3-requests python3-ruamel.yaml python3-termcolor python3-tabulate python3-filelock
+  python3-pathspec python3-torch python3-torchvision
   # container agents (--runtime container): runc runs tasks, umoci unpacks OCI archives (and
   # builds the tests' image from busybox-static), tini-static is each container's init, skopeo
   # pulls from registries

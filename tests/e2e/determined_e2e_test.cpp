@@ -4,11 +4,13 @@
 // The package and tutorials are a test dependency outside the repository (the directory named by
 // CAIRN_DETERMINED_DIR, by default ../shared/third_party/determined-0.38.1 beside the project);
 // the tests skip, saying so, where it or Debian's python3 packages it needs are absent. Debian has
-// no `tensorboard` package, which Determined's package imports (its pip install brings it): the
-// agents get a stand-in that accepts and discards TensorBoard writes (tests/tools/
-// tensorboard_standin). Everything else is real: Debian's python3 and torch, the package's own
-// launcher, HTTP to the master, mount namespaces for Determined's fixed paths.
+// no `tensorboard` package, which Determined's package imports (its pip install brings it), and
+// Debian's torch 1.13 trips over its Python 3.11 in torchrun's option parsing: the agents' trials
+// get tests/tools/trial_site on their PYTHONPATH, with a stand-in that accepts and discards
+// TensorBoard writes and a mend for torchrun. Everything else is real: Debian's python3 and torch,
+// the package's own launchers, HTTP to the master, mount namespaces for Determined's fixed paths.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <fstream>
@@ -46,10 +48,10 @@ std::string MissingDependency() {
     return "Determined's package is not at " + DeterminedDir() +
            " (set CAIRN_DETERMINED_DIR to a copy of determined-0.38.1)";
   }
-  const std::string probe =
-      std::string("PYTHONPATH=") + DeterminedDir() +
-      "/harness:" + SourcePath("tests/tools/tensorboard_standin") + " " + kPython +
-      " -c 'import determined.core, determined.exec.launch, torch' " + ">/dev/null 2>&1";
+  const std::string probe = std::string("PYTHONPATH=") + DeterminedDir() +
+                            "/harness:" + SourcePath("tests/tools/trial_site") + " " + kPython +
+                            " -c 'import determined.core, determined.exec.launch, torch' " +
+                            ">/dev/null 2>&1";
   if (std::system(probe.c_str()) != 0) {
     return "Debian's python3 cannot import Determined's package and torch (apt-get install "
            "python3-torch python3-requests python3-ruamel.yaml python3-termcolor "
@@ -70,7 +72,7 @@ class DeterminedTrialsTest : public ::testing::Test {
   void StartAgent(const std::string& id, int slots) {
     cluster_.StartAgent(id, slots, {"--determined-package-dir", DeterminedDir() + "/harness"},
                         {"PATH=/usr/bin:/bin:/usr/sbin:/sbin",
-                         "PYTHONPATH=" + SourcePath("tests/tools/tensorboard_standin")});
+                         "PYTHONPATH=" + SourcePath("tests/tools/trial_site")});
   }
 
   int64_t Create(const std::string& yaml, const std::string& context) {
@@ -250,6 +252,129 @@ TEST_F(DeterminedTrialsTest, StageThreeAdaptiveAshaStopsTrialsOnItsTimeMetric) {
   }
   EXPECT_EQ(longest, 100);
   EXPECT_GT(stopped_early, 0) << "no trial was stopped before max_time";
+}
+
+// Two ranks under Determined's torch_distributed launcher, one per agent: each joins torch's
+// gloo group, all-reduces its rank + 1 each step, and rank 0 reports and checkpoints. In the
+// first run, rank 1 writes its pid where the test finds it and waits at step 3 to be killed.
+constexpr char kDistributedTrain[] = R"(import logging
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+import determined as det
+
+logging.basicConfig(level=logging.INFO, format=det.LOG_FORMAT)
+dist.init_process_group("gloo")
+rank, size = dist.get_rank(), dist.get_world_size()
+distributed = det.core.DistributedContext.from_torch_distributed()
+info = det.get_cluster_info()
+run_id = int(os.environ["DET_TRIAL_RUN_ID"])
+with det.core.init(distributed=distributed) as core:
+    start = 0
+    if info.latest_checkpoint:
+        with core.checkpoint.restore_path(info.latest_checkpoint) as path:
+            start = int((path / "step").read_text())
+    print(f"rank {rank} of {size}: run {run_id} starts after step {start}", flush=True)
+    with open(f"pid-run{run_id}-rank{rank}", "w") as f:
+        f.write(str(os.getpid()))
+    for step in range(start + 1, 6):
+        if run_id == 1 and rank == 1 and step == 3:
+            while True:
+                time.sleep(1)  # until the test kills this rank
+        total = torch.tensor([float(rank + 1)])
+        dist.all_reduce(total)
+        print(f"rank {rank} of {size}: step {step} all-reduce {total.item():.0f}", flush=True)
+        if rank == 0:
+            core.train.report_training_metrics(steps_completed=step,
+                                               metrics={"sum": total.item()})
+            with core.checkpoint.store_path({"steps_completed": step}) as (path, uuid):
+                (path / "step").write_text(str(step))
+        if core.preempt.should_preempt():
+            break
+)";
+
+constexpr char kDistributedConfig[] = R"(name: two ranks
+entrypoint: python3 -m determined.launch.torch_distributed python3 train.py
+resources:
+  slots_per_trial: 2
+searcher:
+  name: single
+  metric: sum
+max_restarts: 1
+)";
+
+TEST_F(DeterminedTrialsTest, TorchDistributedRunsEveryRankAndADeadRankRestartsThemAll) {
+  StartAgent("rank-a", 1);
+  StartAgent("rank-b", 1);
+  const std::string context = cluster_.dir().Sub("two-ranks");
+  fs::create_directories(context);
+  std::ofstream(context + "/train.py") << kDistributedTrain;
+  const int64_t experiment = Create(kDistributedConfig, context);
+  // Run 1 checkpoints step 2 on rank 0; its rank 1 then waits at step 3.
+  auto events = cluster_.FollowEventsUntil([&](const std::vector<json>& seen) {
+    return !Find(seen, "checkpointSaved", [&](const json& p) {
+              return OfExperiment(experiment)(p) && Int(p["totalBatches"]) == 2;
+            }).empty();
+  });
+  const int64_t trial = experiment_e2e::FirstTrial(events, experiment);
+  ASSERT_FALSE(Find(events, "checkpointSaved", OfExperiment(experiment)).empty())
+      << TrialLogs(trial);
+  auto assigned = Find(events, "allocationAssigned", [&](const json& p) {
+    return p.value("taskId", "") == experiment_e2e::RunsOf(events, trial).front();
+  });
+  ASSERT_EQ(assigned.size(), 1u);
+  ASSERT_EQ(assigned[0].payload["parts"].size(), 2u) << "the trial is not a gang of two agents";
+  // Rank 1 runs on the second part's agent, in its allocation's work directory.
+  const std::string allocation = assigned[0].payload["allocationId"];
+  const std::string rank1_agent = assigned[0].payload["parts"][1]["agentId"];
+  std::string work = cluster_.dir().Sub("agent-" + rank1_agent);
+  std::string pid_file;
+  for (const auto& entry : fs::directory_iterator(work)) {
+    if (fs::exists(entry.path() / "pid-run1-rank1")) pid_file = entry.path() / "pid-run1-rank1";
+  }
+  ASSERT_FALSE(pid_file.empty()) << "rank 1 wrote no pid under " << work;
+  const pid_t rank1 = std::stoi(experiment_e2e::ReadFile(pid_file));
+  ASSERT_EQ(::kill(rank1, SIGKILL), 0);
+
+  events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED")) << TrialLogs(trial);
+  // The dead rank failed the attempt; the restart ran both ranks again from step 2's checkpoint.
+  EXPECT_EQ(experiment_e2e::RunsOf(events, trial).size(), 2u);
+  EXPECT_EQ(Find(events, "trialRestarted", OfTrial(trial)).size(), 1u);
+  const std::string logs = TrialLogs(trial);
+  for (int rank : {0, 1}) {
+    const std::string prefix = "rank " + std::to_string(rank) + " of 2: ";
+    EXPECT_NE(logs.find(prefix + "run 2 starts after step 2"), std::string::npos) << logs;
+    // gloo's all-reduce of 1 + 2 on every rank.
+    EXPECT_NE(logs.find(prefix + "step 5 all-reduce 3"), std::string::npos) << logs;
+  }
+  // Determined's launcher labels each worker's lines with its rank.
+  EXPECT_NE(logs.find("[rank=1] "), std::string::npos) << logs;
+  // Rank 0 reported each step once over both runs: steps 1-2, then 3-5 after the restart.
+  EXPECT_EQ(ReportedSteps(events, trial, "training"), (std::vector<int64_t>{1, 2, 3, 4, 5}));
+}
+
+// The master dies (kill -9) while a Core API trial reports; the package retries what it could
+// not deliver, the restarted master takes it once, and the trial goes on to the end.
+TEST_F(DeterminedTrialsTest, AMasterKilledDuringACoreApiTrialLosesAndDoublesNoReport) {
+  StartAgent("det-a", 1);
+  const int64_t experiment = Create(Stage(1), Tutorials());
+  auto events = cluster_.FollowEventsUntil([&](const std::vector<json>& seen) {
+    return Find(seen, "trialMetricsReported", OfExperiment(experiment)).size() >= 3;
+  });
+  cluster_.StopMaster(SIGKILL);
+  cluster_.StartMaster();
+  events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED"));
+  const int64_t trial = experiment_e2e::FirstTrial(events, experiment);
+  // Every report the tutorial sends (training every 10 batches, one validation), each once.
+  EXPECT_EQ(ReportedSteps(events, trial, "training"), Tens());
+  EXPECT_EQ(ReportedSteps(events, trial, "validation"), std::vector<int64_t>{100});
+  EXPECT_EQ(experiment_e2e::RunsOf(events, trial).size(), 1u) << "the trial had to start again";
+  cluster_.ExpectRebuiltProjectionsEqualLive();
 }
 
 }  // namespace
