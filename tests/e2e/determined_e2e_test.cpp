@@ -254,6 +254,94 @@ TEST_F(DeterminedTrialsTest, StageThreeAdaptiveAshaStopsTrialsOnItsTimeMetric) {
   EXPECT_GT(stopped_early, 0) << "no trial was stopped before max_time";
 }
 
+TEST_F(DeterminedTrialsTest, StageFourRunsEightRanksOverTwoFourSlotAgents) {
+  StartAgent("four-a", 4);
+  StartAgent("four-b", 4);
+  const int64_t experiment = Create(Stage(4), Tutorials());
+  auto events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED", std::chrono::seconds(240));
+  const int64_t trial = experiment_e2e::FirstTrial(events, experiment);
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED")) << TrialLogs(trial);
+  auto assigned = Find(events, "allocationAssigned", [&](const json& p) {
+    return p.value("taskId", "") == experiment_e2e::RunsOf(events, trial).front();
+  });
+  ASSERT_EQ(assigned.size(), 1u);
+  EXPECT_EQ(assigned[0].payload["parts"].size(), 2u);
+  // Every one of the eight workers started, each labelled with its rank by wrap_rank.
+  const std::string logs = TrialLogs(trial);
+  for (int rank = 0; rank < 8; ++rank) {
+    EXPECT_NE(logs.find("[rank=" + std::to_string(rank) + "] "), std::string::npos)
+        << "rank " << rank << " did not run:\n"
+        << logs;
+  }
+  // The chief reported once per ten batches; x summed all eight ranks' increments each batch.
+  EXPECT_EQ(ReportedSteps(events, trial, "training"), Tens());
+  auto reports = Find(events, "trialMetricsReported", OfTrial(trial));
+  ASSERT_FALSE(reports.empty());
+  auto hparams = json::parse(
+      Find(events, "trialCreated", OfTrial(trial))[0].payload["hparamsJson"].get<std::string>());
+  const int64_t increment = hparams["increment_by"];
+  EXPECT_EQ(json::parse(reports.back().payload["metricsJson"].get<std::string>())["x"],
+            100 * 8 * increment);
+}
+
+// Determined's own CLI, unmodified, against the master: it creates the experiment from the
+// tutorial's files, then reads its trial's metrics and checkpoints.
+TEST_F(DeterminedTrialsTest, DeterminedsCliCreatesAndDescribesACoreApiExperiment) {
+  StartAgent("det-a", 1);
+  const std::string config_home = cluster_.dir().Sub("det-config");
+  fs::create_directories(config_home);
+  auto det = [&](const std::string& arguments) {
+    const std::string command =
+        "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
+        "/harness XDG_CONFIG_HOME=" + config_home + " DET_USER=determined DET_PASS= " + kPython +
+        " -m determined.cli -m " + cluster_.url() + " " + arguments + " 2>&1";
+    std::string output;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return output;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
+    const int status = ::pclose(pipe);
+    EXPECT_EQ(status, 0) << "det " << arguments << ":\n" << output;
+    return output;
+  };
+  const std::string created =
+      det("experiment create " + Tutorials() + "/2_checkpoints.yaml " + Tutorials());
+  const size_t at = created.find("Created experiment ");
+  ASSERT_NE(at, std::string::npos) << created;
+  const int64_t experiment = std::stoll(created.substr(at + 19));
+  auto events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED"));
+  const int64_t trial = experiment_e2e::FirstTrial(events, experiment);
+  const std::string described = det("trial describe " + std::to_string(trial) + " --metrics");
+  EXPECT_NE(described.find("COMPLETED"), std::string::npos) << described;
+  EXPECT_NE(described.find("100"), std::string::npos) << described;
+  const std::string checkpoints = det("experiment list-checkpoints " + std::to_string(experiment));
+  auto saved = Find(events, "checkpointSaved", OfTrial(trial));
+  ASSERT_FALSE(saved.empty());
+  EXPECT_NE(checkpoints.find(saved.back().payload["uuid"].get<std::string>()), std::string::npos)
+      << checkpoints;
+  // The SDK's metric reads (GET /api/v1/trials/metrics/...).
+  const std::string sdk = "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
+                          "/harness XDG_CONFIG_HOME=" + config_home +
+                          " DET_USER=determined DET_PASS= " + kPython + " -c '" +
+                          "from determined.experimental import client\n"
+                          "client.login(\"" +
+                          cluster_.url() +
+                          "\")\n"
+                          "t = client.get_trial(" +
+                          std::to_string(trial) +
+                          ")\n"
+                          "print(sorted(m.steps_completed for m in t.iter_metrics(\"training\")))'";
+  FILE* pipe = ::popen(sdk.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string printed;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) printed.append(buffer, n);
+  EXPECT_EQ(::pclose(pipe), 0) << printed;
+  EXPECT_NE(printed.find("[10, 20, 30, 40, 50, 60, 70, 80, 90, 100]"), std::string::npos)
+      << printed;
+}
+
 // Two ranks under Determined's torch_distributed launcher, one per agent: each joins torch's
 // gloo group, all-reduces its rank + 1 each step, and rank 0 reports and checkpoints. In the
 // first run, rank 1 writes its pid where the test finds it and waits at step 3 to be killed.
