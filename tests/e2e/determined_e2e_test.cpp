@@ -177,7 +177,7 @@ TEST_F(DeterminedTrialsTest, CoreApiStagesZeroToTwoCompleteWithMetricsAndCheckpo
   const int64_t trial2 = experiment_e2e::FirstTrial(events, stage2);
   auto saved = Find(events, "checkpointSaved", OfTrial(trial2));
   ASSERT_EQ(saved.size(), 10u);
-  EXPECT_EQ(Int(saved.back().payload["totalBatches"]), 100);
+  EXPECT_EQ(Int(saved.back().payload["totalBatches"]), 200);
   const std::string latest = saved.back().payload["uuid"];
   json checkpoint = cluster_.Get("/api/v1/checkpoints/" + latest)["checkpoint"];
   EXPECT_EQ(checkpoint["state"], "STATE_COMPLETED") << checkpoint.dump();
@@ -340,6 +340,117 @@ TEST_F(DeterminedTrialsTest, DeterminedsCliCreatesAndDescribesACoreApiExperiment
   EXPECT_EQ(::pclose(pipe), 0) << printed;
   EXPECT_NE(printed.find("[10, 20, 30, 40, 50, 60, 70, 80, 90, 100]"), std::string::npos)
       << printed;
+}
+
+// An MNIST-format data set of `count` random 28x28 images in `directory`: what torchvision's
+// MNIST dataset finds before it would download (data/MNIST/raw/*-ubyte).
+void WriteMnist(const std::string& directory, const std::string& prefix, uint32_t count) {
+  fs::create_directories(directory);
+  auto big_endian = [](std::ofstream& out, uint32_t value) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.put(static_cast<char>(value >> shift));
+  };
+  std::ofstream images(directory + "/" + prefix + "-images-idx3-ubyte", std::ios::binary);
+  big_endian(images, 0x803);
+  big_endian(images, count);
+  big_endian(images, 28);
+  big_endian(images, 28);
+  std::ofstream labels(directory + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
+  big_endian(labels, 0x801);
+  big_endian(labels, count);
+  uint32_t state = 12345;
+  for (uint32_t i = 0; i < count; ++i) {
+    const int label = static_cast<int>(i % 10);
+    labels.put(static_cast<char>(label));
+    // A digit's class shows as a bright band at its row, so there is something to learn.
+    for (int pixel = 0; pixel < 28 * 28; ++pixel) {
+      state = state * 1103515245u + 12345u;
+      const bool band = pixel / 28 / 2 == label + 4;
+      images.put(static_cast<char>(band ? 255 : (state >> 24) % 64));
+    }
+  }
+}
+
+// Determined's PyTorchTrial tutorial (mnist_pytorch), its code unchanged, on a local data set:
+// it trains on CPU, is paused and resumed from its checkpoint, and the checkpoint `det
+// checkpoint download` gives back holds a state dict its model loads.
+TEST_F(DeterminedTrialsTest, PyTorchTrialTrainsPausesResumesAndItsCheckpointLoads) {
+  StartAgent("det-a", 1);
+  const std::string context = cluster_.dir().Sub("mnist_pytorch");
+  fs::copy(DeterminedDir() + "/examples/tutorials/mnist_pytorch", context,
+           fs::copy_options::recursive);
+  WriteMnist(context + "/data/MNIST/raw", "train", 1280);
+  WriteMnist(context + "/data/MNIST/raw", "t10k", 128);
+  // The tutorial's const.yaml, trained for 200 batches: its Trainer reports (and looks at its
+  // preemption signal) every 100, so the pause lands mid-run.
+  std::string config = experiment_e2e::ReadFile(context + "/const.yaml");
+  experiment_e2e::ReplaceOnce(config, "python3 train.py --epochs 1",
+                              "python3 train.py --batches 200");
+  config += "max_restarts: 0\n";
+  const int64_t experiment = Create(config, context);
+  auto events = cluster_.FollowEventsUntil(
+      [&](const std::vector<json>& seen) {
+        auto reports = Find(seen, "trialMetricsReported", OfExperiment(experiment));
+        return !reports.empty();
+      },
+      std::chrono::seconds(120));
+  const int64_t trial = experiment_e2e::FirstTrial(events, experiment);
+  ASSERT_FALSE(Find(events, "trialMetricsReported", OfTrial(trial)).empty()) << TrialLogs(trial);
+  ASSERT_EQ(
+      cluster_.Call("POST", "/api/v1/experiments/" + std::to_string(experiment) + "/pause").status,
+      200);
+  events = cluster_.FollowEventsUntil([&](const std::vector<json>& seen) {
+    return !Find(seen, "trialPreemptionAcknowledged", OfTrial(trial)).empty() &&
+           !Find(seen, "taskExited").empty();
+  });
+  auto paused_at = Find(events, "checkpointSaved", OfTrial(trial));
+  ASSERT_FALSE(paused_at.empty()) << "the trial saved nothing when paused:\n" << TrialLogs(trial);
+  const int64_t resumed_from = Int(paused_at.back().payload["totalBatches"]);
+  EXPECT_GT(resumed_from, 0);
+  EXPECT_LT(resumed_from, 200) << "the pause came after the last batch";
+  RecordProperty("resumed_from", std::to_string(resumed_from));
+  ASSERT_EQ(cluster_.Call("POST", "/api/v1/experiments/" + std::to_string(experiment) + "/activate")
+                .status,
+            200);
+  events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED", std::chrono::seconds(180));
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED")) << TrialLogs(trial);
+  EXPECT_EQ(experiment_e2e::RunsOf(events, trial).size(), 2u);
+  // The second run went on from the checkpoint: no step was trained twice.
+  auto training = ReportedSteps(events, trial, "training");
+  EXPECT_TRUE(std::is_sorted(training.begin(), training.end()) &&
+              std::adjacent_find(training.begin(), training.end()) == training.end())
+      << ::testing::PrintToString(training);
+  EXPECT_EQ(training.back(), 200);
+  EXPECT_EQ(ReportedSteps(events, trial, "validation").back(), 200);
+  auto saved = Find(events, "checkpointSaved", OfTrial(trial));
+  const std::string latest = saved.back().payload["uuid"];
+  EXPECT_EQ(Int(saved.back().payload["totalBatches"]), 200);
+
+  // det checkpoint download, then the tutorial's model loads the state dict.
+  const std::string download = cluster_.dir().Sub("downloaded");
+  const std::string config_home = cluster_.dir().Sub("det-config");
+  const std::string det = "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
+                          "/harness XDG_CONFIG_HOME=" + config_home +
+                          " DET_USER=determined DET_PASS= " + kPython + " -m determined.cli -m " +
+                          cluster_.url() + " checkpoint download " + latest + " -o " + download +
+                          " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(det.c_str()), 0) << det;
+  ASSERT_TRUE(fs::exists(download + "/state_dict.pth")) << "nothing downloaded to " << download;
+  const std::string load =
+      "cd " + context + " && PYTHONPATH=" + DeterminedDir() +
+      "/harness:" + SourcePath("tests/tools/trial_site") + " " + kPython +
+      " -c 'import torch, model\n"
+      "hparams = dict(n_filters1=32, n_filters2=64, dropout1=0.25, dropout2=0.5)\n"
+      "net = model.build_model(hparams)\n"
+      "state = torch.load(\"" +
+      download +
+      "/state_dict.pth\")\n"
+      "net.load_state_dict(state[\"models_state_dict\"][0])\n"
+      "print(\"loaded\", sum(p.numel() for p in net.parameters()))' > " +
+      cluster_.dir().Sub("load.out") + " 2>&1";
+  EXPECT_EQ(std::system(load.c_str()), 0)
+      << experiment_e2e::ReadFile(cluster_.dir().Sub("load.out"));
+  EXPECT_EQ(experiment_e2e::ReadFile(cluster_.dir().Sub("load.out")).rfind("loaded ", 0), 0u)
+      << experiment_e2e::ReadFile(cluster_.dir().Sub("load.out"));
 }
 
 // Two ranks under Determined's torch_distributed launcher, one per agent: each joins torch's
