@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/experiments/experiment_config.h"
+#include "commands/experiments/experiment_decider.h"
 #include "commands/experiments/experiment_reactor.h"
 #include "commands/experiments/experiment_state.h"
 #include "tests/commands/command_builders.h"
@@ -569,6 +570,153 @@ TEST_F(ExperimentFlowTest, UpdatesCarryOnlyWhatChangedAndRenameTheRuns) {
     seen = true;
   }
   EXPECT_TRUE(seen);
+}
+
+// --- Trials running Determined's own package (ReportTrial) -----------------------------------
+
+constexpr const char* kCoreApiConfig = R"(
+name: core api
+entrypoint: python3 train.py
+searcher:
+  name: single
+  metric: x
+max_restarts: 0
+checkpoint_storage:
+  type: shared_fs
+  host_path: /tmp/cairn-test-checkpoints
+)";
+
+constexpr const char* kAshaConfig = R"(
+name: asha
+entrypoint: python3 train.py
+hyperparameters:
+  increment_by: {type: int, minval: 1, maxval: 8}
+searcher:
+  name: adaptive_asha
+  metric: x
+  max_trials: 4
+  max_concurrent_trials: 4
+  max_rungs: 2
+  divisor: 2
+  mode: aggressive
+  time_metric: batches
+  max_time: 100
+max_restarts: 0
+checkpoint_storage:
+  type: shared_fs
+  host_path: /tmp/cairn-test-checkpoints
+)";
+
+ReportTrial Metrics(const std::string& allocation_id, int64_t trial_id, const std::string& group,
+                    int64_t steps, const std::string& metrics_json) {
+  ReportTrial report;
+  report.kind = ReportTrial::Kind::kMetrics;
+  report.trial_id = trial_id;
+  report.allocation_id = allocation_id;
+  report.metrics.set_group(group);
+  report.metrics.set_steps_completed(steps);
+  report.metrics.set_metrics_json(metrics_json);
+  report.metrics.set_trial_run_id(1);
+  return report;
+}
+
+TEST_F(ExperimentFlowTest, AReportIsRecordedOnceAndOnlyFromTheTrialsLiveRun) {
+  ASSERT_TRUE(cluster.Run(Experiment(kCoreApiConfig)).ok());
+  const std::string run = harness.RunOf(1).allocation_id;
+  auto report = Metrics(run, 1, "training", 10, R"({"x": 10})");
+  ASSERT_TRUE(cluster.Run(report).ok());
+  const size_t recorded = cluster.all_events.size();
+  // The package retries a POST whose answer it lost: the same report again changes nothing.
+  ASSERT_TRUE(cluster.Run(report).ok());
+  EXPECT_EQ(cluster.all_events.size(), recorded);
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialMetricsReported), 1);
+  // The next report of the group is new, even with the same values.
+  ASSERT_TRUE(cluster.Run(Metrics(run, 1, "training", 20, R"({"x": 10})")).ok());
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialMetricsReported), 2);
+  // Another trial's number, another allocation, a malformed group: refused, nothing written.
+  EXPECT_EQ(cluster.Run(Metrics(run, 2, "training", 30, "{}")).status().code(),
+            StatusCode::kPermissionDenied);
+  auto stranger = Metrics(run, 1, "training", 30, "{}");
+  stranger.allocation_id = run + "0";
+  EXPECT_FALSE(cluster.Run(stranger).ok());
+  EXPECT_EQ(cluster.Run(Metrics(run, 1, "a.b", 30, "{}")).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(cluster.Run(Metrics(run, 1, "training", 30, "[1]")).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialMetricsReported), 2);
+  // A checkpoint reported twice is one checkpoint; its uuid with other contents is refused.
+  ReportTrial checkpoint;
+  checkpoint.kind = ReportTrial::Kind::kCheckpoint;
+  checkpoint.trial_id = 1;
+  checkpoint.allocation_id = run;
+  checkpoint.checkpoint.set_uuid(TestUuid("core-1"));
+  checkpoint.checkpoint.set_total_batches(20);
+  checkpoint.checkpoint.set_metadata_json(R"({"steps_completed": 20})");
+  ASSERT_TRUE(cluster.Run(checkpoint).ok());
+  ASSERT_TRUE(cluster.Run(checkpoint).ok());
+  EXPECT_EQ(Count(cluster, events::Envelope::kCheckpointSaved), 1);
+  EXPECT_EQ(harness.Trial(1).latest_checkpoint, TestUuid("core-1"));
+  EXPECT_EQ(harness.Trial(1).checkpoint_batches, 20);
+  checkpoint.checkpoint.set_total_batches(30);
+  EXPECT_EQ(cluster.Run(checkpoint).status().code(), StatusCode::kAlreadyExists);
+  // Once the run has ended, its reports are refused.
+  harness.Exit(1, 0);
+  EXPECT_EQ(cluster.Run(Metrics(run, 1, "training", 40, "{}")).status().code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ExperimentFlowTest, ACommandThatExitsZeroFinishesItsTrialAndAPauseStopsIt) {
+  ASSERT_TRUE(cluster.Run(Experiment(kCoreApiConfig)).ok());
+  const std::string allocation = harness.RunOf(1).allocation_id;
+  EXPECT_FALSE(TrialRunShouldStop(cluster.state, allocation));
+  // Pausing raises the run's preemption signal; the package acknowledges and exits 0.
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kPause}).ok());
+  EXPECT_TRUE(TrialRunShouldStop(cluster.state, allocation));
+  ReportTrial ack;
+  ack.kind = ReportTrial::Kind::kPreemptionAck;
+  ack.allocation_id = allocation;
+  ASSERT_TRUE(cluster.Run(ack).ok());
+  ASSERT_TRUE(cluster.Run(ack).ok());
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialPreemptionAcknowledged), 1);
+  harness.Exit(1, 0);
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_ACTIVE);  // paused, not done
+  ASSERT_TRUE(cluster.Run(ExperimentAction{1, ExperimentAction::Kind::kActivate}).ok());
+  ASSERT_EQ(harness.Trial(1).runs, 2);
+  // A clean exit nobody asked for is the end of the script: the trial and the search complete.
+  harness.Exit(1, 0);
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_COMPLETED);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_COMPLETED);
+}
+
+TEST_F(ExperimentFlowTest, AdaptiveAshaOnATimeMetricStopsTheTrialsBelowTheCut) {
+  ASSERT_TRUE(cluster.Run(Agent("a2", 2)).ok());
+  ASSERT_TRUE(cluster.Run(Experiment(kAshaConfig)).ok());
+  ASSERT_EQ(Experiment1().trial_ids.size(), 4u);
+  // A validation without the time metric cannot be ranked: refused, saying what is missing.
+  auto missing = Metrics(harness.RunOf(1).allocation_id, 1, "validation", 50, R"({"x": 1})");
+  auto refused = cluster.Run(missing);
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("time_metric 'batches'"), std::string::npos);
+  // Rung 0 (batches 50): each trial reports there in turn, smaller x better; the first ranks
+  // first and goes on, a worse one is stopped, a better one goes on.
+  auto validate = [&](int64_t trial, int64_t batches, double x) {
+    const std::string metrics = nlohmann::json{{"x", x}, {"batches", batches}}.dump();
+    ASSERT_TRUE(
+        cluster
+            .Run(Metrics(harness.RunOf(trial).allocation_id, trial, "validation", batches, metrics))
+            .ok());
+  };
+  validate(1, 50, 5);
+  EXPECT_FALSE(harness.Trial(1).closed);
+  EXPECT_EQ(harness.Trial(1).train_to, 100);
+  validate(2, 50, 9);
+  EXPECT_TRUE(harness.Trial(2).closed);
+  EXPECT_TRUE(TrialRunShouldStop(cluster.state, harness.RunOf(2).allocation_id));
+  validate(3, 50, 1);
+  EXPECT_FALSE(harness.Trial(3).closed);
+  // At the top rung every trial is done.
+  validate(1, 100, 4);
+  EXPECT_TRUE(harness.Trial(1).closed);
 }
 
 }  // namespace

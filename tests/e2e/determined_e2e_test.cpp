@@ -85,8 +85,11 @@ class DeterminedTrialsTest : public ::testing::Test {
                                std::chrono::seconds timeout = std::chrono::seconds(120)) {
     return cluster_.FollowEventsUntil(
         [&](const std::vector<json>& events) {
-          return ReachedState(events, experiment_id, state) ||
-                 ReachedState(events, experiment_id, "EXPERIMENT_STATE_ERROR");
+          for (const char* end : {"EXPERIMENT_STATE_COMPLETED", "EXPERIMENT_STATE_CANCELED",
+                                  "EXPERIMENT_STATE_ERROR"}) {
+            if (ReachedState(events, experiment_id, end)) return true;
+          }
+          return ReachedState(events, experiment_id, state);
         },
         timeout);
   }
@@ -554,6 +557,28 @@ TEST_F(DeterminedTrialsTest, TorchDistributedRunsEveryRankAndADeadRankRestartsTh
   EXPECT_NE(logs.find("[rank=1] "), std::string::npos) << logs;
   // Rank 0 reported each step once over both runs: steps 1-2, then 3-5 after the restart.
   EXPECT_EQ(ReportedSteps(events, trial, "training"), (std::vector<int64_t>{1, 2, 3, 4, 5}));
+}
+
+// A launcher whose framework is not installed fails the trial, and its logs say which.
+TEST_F(DeterminedTrialsTest, ADeepSpeedLauncherWithoutDeepSpeedFailsSayingSo) {
+  StartAgent("det-a", 1);
+  const std::string context = cluster_.dir().Sub("deepspeed");
+  fs::create_directories(context);
+  std::ofstream(context + "/train.py") << "print('never runs')\n";
+  const int64_t experiment = Create(
+      "name: deepspeed\n"
+      "entrypoint: python3 -m determined.launch.deepspeed python3 train.py\n"
+      "searcher: {name: single, metric: loss}\n"
+      "max_restarts: 0\n",
+      context);
+  auto events = UntilState(experiment, "EXPERIMENT_STATE_ERROR");
+  const int64_t trial = experiment_e2e::FirstTrial(events, experiment);
+  auto ended = Find(events, "trialEnded", OfTrial(trial));
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].payload["state"], "EXPERIMENT_STATE_ERROR");
+  const std::string logs = TrialLogs(trial);
+  EXPECT_NE(logs.find("No module named 'deepspeed'"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("never runs"), std::string::npos) << logs;
 }
 
 // The master dies (kill -9) while a Core API trial reports; the package retries what it could
