@@ -254,8 +254,16 @@ class Round {
 
   void Finish(const ExperimentRecord& experiment) {
     events::ExperimentState final_state = events::EXPERIMENT_STATE_CANCELED;
+    // As Determined: a search that ran out completes even if some trials errored, and is an
+    // ERROR only when every trial it made failed.
+    const bool every_trial_failed =
+        !experiment.trial_ids.empty() &&
+        std::all_of(experiment.trial_ids.begin(), experiment.trial_ids.end(), [&](int64_t id) {
+          return state_.trials.at(id).state == events::EXPERIMENT_STATE_ERROR;
+        });
     if (experiment.state == events::EXPERIMENT_STATE_STOPPING_COMPLETED) {
-      final_state = events::EXPERIMENT_STATE_COMPLETED;
+      final_state =
+          every_trial_failed ? events::EXPERIMENT_STATE_ERROR : events::EXPERIMENT_STATE_COMPLETED;
     } else if (experiment.state == events::EXPERIMENT_STATE_STOPPING_ERROR) {
       final_state = events::EXPERIMENT_STATE_ERROR;
     }
@@ -279,8 +287,10 @@ class Round {
     auto* changed = event.mutable_experiment_state_changed();
     changed->set_experiment_id(experiment.experiment_id);
     changed->set_state(final_state);
-    changed->set_reason(std::string("every trial has stopped after ") +
-                        ExperimentStateText(experiment.state));
+    changed->set_reason(every_trial_failed && final_state == events::EXPERIMENT_STATE_ERROR
+                            ? std::string("every trial failed")
+                            : std::string("every trial has stopped after ") +
+                                  ExperimentStateText(experiment.state));
     changed->set_progress(final_state == events::EXPERIMENT_STATE_COMPLETED ? 1
                                                                             : Progress(experiment));
     events_.push_back(std::move(event));

@@ -299,7 +299,8 @@ void ApplyMetricsReported(DecisionState& state, const events::Envelope& event) {
   }
   const bool feed = experiment->searcher && !trial->ended();
   if (training) {
-    if (feed) {
+    // Training only moves the searcher's progress, which an open-ended length never shows.
+    if (feed && !searcher.open_ended) {
       FeedSearcher(*experiment, {SearcherInput::Kind::kTrained, trial->request_id, length, 0});
     }
     return;

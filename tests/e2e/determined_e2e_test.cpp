@@ -5,9 +5,11 @@
 // CAIRN_DETERMINED_DIR, by default ../shared/third_party/determined-0.38.1 beside the project);
 // the tests skip, saying so, where it or Debian's python3 packages it needs are absent. Debian has
 // no `tensorboard` package, which Determined's package imports (its pip install brings it), and
-// Debian's torch 1.13 trips over its Python 3.11 in torchrun's option parsing: the agents' trials
-// get tests/tools/trial_site on their PYTHONPATH, with a stand-in that accepts and discards
-// TensorBoard writes and a mend for torchrun. Everything else is real: Debian's python3 and torch,
+// Debian's torch 1.13 trips over its Python 3.11 in torchrun's option parsing, and Segment's
+// `analytics` client (which the legacy harness imports, and which sends nothing with Segment
+// disabled) is not packaged either: the agents' trials get tests/tools/trial_site on their
+// PYTHONPATH, with stand-ins that accept and discard TensorBoard writes and analytics, and a mend
+// for torchrun. Everything else is real: Debian's python3 and torch,
 // the package's own launchers, HTTP to the master, mount namespaces for Determined's fixed paths.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -180,7 +182,7 @@ TEST_F(DeterminedTrialsTest, CoreApiStagesZeroToTwoCompleteWithMetricsAndCheckpo
   const int64_t trial2 = experiment_e2e::FirstTrial(events, stage2);
   auto saved = Find(events, "checkpointSaved", OfTrial(trial2));
   ASSERT_EQ(saved.size(), 10u);
-  EXPECT_EQ(Int(saved.back().payload["totalBatches"]), 200);
+  EXPECT_EQ(Int(saved.back().payload["totalBatches"]), 100);
   const std::string latest = saved.back().payload["uuid"];
   json checkpoint = cluster_.Get("/api/v1/checkpoints/" + latest)["checkpoint"];
   EXPECT_EQ(checkpoint["state"], "STATE_COMPLETED") << checkpoint.dump();
@@ -456,6 +458,73 @@ TEST_F(DeterminedTrialsTest, PyTorchTrialTrainsPausesResumesAndItsCheckpointLoad
       << experiment_e2e::ReadFile(cluster_.dir().Sub("load.out"));
 }
 
+// Determined's legacy form: `entrypoint: module:Class` names a PyTorchTrial, which Determined's
+// launcher hands to its own harness (torch_distributed, then determined.exec.harness).
+constexpr char kLegacyTrial[] = R"(import torch
+from torch import nn
+
+from determined import pytorch
+
+
+class TinyTrial(pytorch.PyTorchTrial):
+    def __init__(self, context):
+        self.context = context
+        self.model = context.wrap_model(nn.Linear(4, 1))
+        self.optimizer = context.wrap_optimizer(torch.optim.SGD(self.model.parameters(), lr=0.1))
+
+    def _data(self):
+        generator = torch.Generator().manual_seed(0)
+        x = torch.randn(256, 4, generator=generator)
+        y = x.sum(dim=1, keepdim=True)
+        return torch.utils.data.TensorDataset(x, y)
+
+    def build_training_data_loader(self):
+        return pytorch.DataLoader(self._data(), batch_size=self.context.get_per_slot_batch_size())
+
+    def build_validation_data_loader(self):
+        return pytorch.DataLoader(self._data(), batch_size=self.context.get_per_slot_batch_size())
+
+    def train_batch(self, batch, epoch_idx, batch_idx):
+        x, y = batch
+        loss = nn.functional.mse_loss(self.model(x), y)
+        self.context.backward(loss)
+        self.context.step_optimizer(self.optimizer)
+        return {"loss": loss}
+
+    def evaluate_batch(self, batch):
+        x, y = batch
+        return {"validation_loss": nn.functional.mse_loss(self.model(x), y)}
+)";
+
+TEST_F(DeterminedTrialsTest, ALegacyTrialClassRunsThroughDeterminedsHarness) {
+  StartAgent("det-a", 1);
+  const std::string context = cluster_.dir().Sub("legacy");
+  fs::create_directories(context);
+  std::ofstream(context + "/model_def.py") << kLegacyTrial;
+  const int64_t experiment = Create(
+      "name: legacy\n"
+      "entrypoint: model_def:TinyTrial\n"
+      "hyperparameters: {global_batch_size: 16}\n"
+      "searcher: {name: single, metric: validation_loss, max_length: {batches: 20}}\n"
+      "scheduling_unit: 10\n"
+      "max_restarts: 0\n",
+      context);
+  auto events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED", std::chrono::seconds(180));
+  const int64_t trial = experiment_e2e::FirstTrial(events, experiment);
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED")) << TrialLogs(trial);
+  EXPECT_EQ(ReportedSteps(events, trial, "training"), (std::vector<int64_t>{10, 20}))
+      << TrialLogs(trial);
+  EXPECT_EQ(ReportedSteps(events, trial, "validation"), std::vector<int64_t>{20});
+  auto saved = Find(events, "checkpointSaved", OfTrial(trial));
+  ASSERT_FALSE(saved.empty());
+  EXPECT_EQ(Int(saved.back().payload["totalBatches"]), 20);
+  // Determined's PyTorchTrial checkpoint: its state dict and a copy of the model definition.
+  json checkpoint =
+      cluster_.Get("/api/v1/checkpoints/" + saved.back().payload["uuid"].get<std::string>());
+  EXPECT_TRUE(checkpoint["checkpoint"]["resources"].contains("state_dict.pth")) << checkpoint;
+  EXPECT_TRUE(checkpoint["checkpoint"]["resources"].contains("code/model_def.py")) << checkpoint;
+}
+
 // Two ranks under Determined's torch_distributed launcher, one per agent: each joins torch's
 // gloo group, all-reduces its rank + 1 each step, and rank 0 reports and checkpoints. In the
 // first run, rank 1 writes its pid where the test finds it and waits at step 3 to be killed.
@@ -576,6 +645,8 @@ TEST_F(DeterminedTrialsTest, ADeepSpeedLauncherWithoutDeepSpeedFailsSayingSo) {
   auto ended = Find(events, "trialEnded", OfTrial(trial));
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0].payload["state"], "EXPERIMENT_STATE_ERROR");
+  // Its only trial failed, so the experiment did (Determined's rule).
+  EXPECT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_ERROR"));
   const std::string logs = TrialLogs(trial);
   EXPECT_NE(logs.find("No module named 'deepspeed'"), std::string::npos) << logs;
   EXPECT_EQ(logs.find("never runs"), std::string::npos) << logs;

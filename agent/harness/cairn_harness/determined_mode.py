@@ -39,20 +39,54 @@ PORT_SPAN = 9000
 
 def wants_determined(trial_doc, workdir):
     """Whether the trial runs Determined's package: a command entrypoint, or a trial class whose
-    module does not import cairn_harness (Cairn's own Trial API). A trial class whose module is
-    not there goes to Cairn's harness, which says so."""
+    module and the model definition's modules it imports (read, not run) never import
+    cairn_harness (Cairn's own Trial API). A trial class whose module is not there goes to Cairn's
+    harness, which says so."""
     determined = trial_doc.get("determined") or {}
     if determined.get("entrypointArgv"):
         return True
     entrypoint = trial_doc.get("entrypoint") or ""
     if not TRIAL_CLASS.match(entrypoint):
         return True
-    module = entrypoint.split(":", 1)[0].replace(".", "/")
-    for candidate in (module + ".py", module + "/__init__.py"):
-        path = os.path.join(workdir, candidate)
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8", errors="replace") as f:
-                return "cairn_harness" not in f.read()
+    module = entrypoint.split(":", 1)[0]
+    if _module_file(workdir, module) is None:
+        return False
+    return not _imports_cairn_harness(workdir, module)
+
+
+_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.MULTILINE)
+# How many of the model definition's own modules the scan reads at most.
+_MAX_SCANNED_MODULES = 64
+
+
+def _module_file(workdir, module):
+    base = os.path.join(workdir, *module.split("."))
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _imports_cairn_harness(workdir, module):
+    pending, seen = [module], set()
+    while pending and len(seen) < _MAX_SCANNED_MODULES:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = _module_file(workdir, name)
+        if path is None:
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for match in _IMPORT.finditer(text):
+            names = [match.group(1)] if match.group(1) else match.group(2).split(",")
+            for imported in names:
+                imported = imported.strip().split(" ")[0]
+                if imported.split(".")[0] == "cairn_harness":
+                    return True
+                if imported:
+                    pending.append(imported)
     return False
 
 
