@@ -33,6 +33,8 @@ class Queries {
   virtual ~Queries() = default;
 
   Result<std::optional<TaskView>> GetTask(const std::string& task_id);
+  // The tasks of `task_ids` the projection shows, in that order, read at one point of the log.
+  Result<std::vector<TaskView>> GetTasks(const std::vector<std::string>& task_ids);
   // Every task, in submission order.
   Result<std::vector<TaskView>> ListTasks();
   // The ids of the tasks of `type` in submission order, to `visit` until it returns false: a page

@@ -138,7 +138,16 @@ net::Response ListCommands(Call& call) {
   const auto shown = TaskListFilter(call);
   json list = json::array();
   if (paging->offset == 0 && paging->limit == 0) {
-    auto tasks = call.services().projections->ListTasks();
+    // The commands' ids from the submission-order index, then only their views: not every task
+    // there ever was (trials and notebooks outnumber commands on a busy cluster).
+    std::vector<std::string> ids;
+    Status listed = call.services().projections->VisitTaskIds(
+        events::TASK_TYPE_COMMAND, [&](const std::string& task_id) {
+          ids.push_back(task_id);
+          return true;
+        });
+    if (!listed.ok()) return Error(listed);
+    auto tasks = call.services().projections->GetTasks(ids);
     if (!tasks.ok()) return Error(tasks.status());
     // Assembled from each command's rendered text, kept by the version of its view: the same
     // bytes as rendering the whole list, at the cost of the commands that changed.
