@@ -34,16 +34,16 @@ Result<std::optional<TaskView>> Queries::GetTask(const std::string& task_id) {
 }
 
 Result<std::vector<TaskView>> Queries::GetTasks(const std::vector<std::string>& task_ids) {
-  return ReadFrom<std::vector<TaskView>>(projections::kTasksProjector, [&](ViewReader& reader)
-                                             -> Result<std::vector<TaskView>> {
-    std::vector<TaskView> tasks;
-    tasks.reserve(task_ids.size());
-    for (const auto& task_id : task_ids) {
-      CAIRN_ASSIGN_OR_RETURN(auto task, projections::ReadTask(reader, task_id));
-      if (task) tasks.push_back(std::move(*task));
-    }
-    return tasks;
-  });
+  return ReadFrom<std::vector<TaskView>>(
+      projections::kTasksProjector, [&](ViewReader& reader) -> Result<std::vector<TaskView>> {
+        std::vector<TaskView> tasks;
+        tasks.reserve(task_ids.size());
+        for (const auto& task_id : task_ids) {
+          CAIRN_ASSIGN_OR_RETURN(auto task, projections::ReadTask(reader, task_id));
+          if (task) tasks.push_back(std::move(*task));
+        }
+        return tasks;
+      });
 }
 
 Result<std::vector<TaskView>> Queries::ListTasks() {

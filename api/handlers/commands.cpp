@@ -141,11 +141,11 @@ net::Response ListCommands(Call& call) {
     // The commands' ids from the submission-order index, then only their views: not every task
     // there ever was (trials and notebooks outnumber commands on a busy cluster).
     std::vector<std::string> ids;
-    Status listed = call.services().projections->VisitTaskIds(
-        events::TASK_TYPE_COMMAND, [&](const std::string& task_id) {
-          ids.push_back(task_id);
-          return true;
-        });
+    Status listed = call.services().projections->VisitTaskIds(events::TASK_TYPE_COMMAND,
+                                                              [&](const std::string& task_id) {
+                                                                ids.push_back(task_id);
+                                                                return true;
+                                                              });
     if (!listed.ok()) return Error(listed);
     auto tasks = call.services().projections->GetTasks(ids);
     if (!tasks.ok()) return Error(tasks.status());
