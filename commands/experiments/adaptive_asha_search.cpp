@@ -43,6 +43,13 @@ std::string FormatNumber(double value) {
 
 std::string FormatResult(double raw) { return std::isnan(raw) ? "exited" : FormatMetric(raw); }
 
+// A result as the rungs rank it, smaller being better: a larger-is-better metric is negated, NaN
+// is the worst.
+double RankValue(const SearchContext& context, double metric) {
+  const double value = context.config.searcher.smaller_is_better ? metric : -metric;
+  return std::isnan(value) ? kWorst : value;
+}
+
 // What the tournament asks of a bracket: its own trials' results.
 class Bracket {
  public:
@@ -72,10 +79,7 @@ class AshaBracket final : public Bracket {
   }
 
   void OnValidation(int request_id, double metric, SearchActions& actions) override {
-    // Rungs rank by "smaller is better"; a larger-is-better metric is negated, NaN is the worst.
-    double value = context_.config.searcher.smaller_is_better ? metric : -metric;
-    if (std::isnan(value)) value = kWorst;
-    Report(request_id, value, metric, actions);
+    Report(request_id, RankValue(context_, metric), metric, actions);
   }
 
   void OnTrialExitedEarly(int request_id, SearchActions& actions) override {
@@ -279,8 +283,7 @@ class StoppingBracket final : public Bracket {
   }
 
   void OnValidation(int request_id, double metric, SearchActions& actions) override {
-    double value = context_.config.searcher.smaller_is_better ? metric : -metric;
-    if (std::isnan(value)) value = kWorst;
+    const double value = RankValue(context_, metric);
     Trial& trial = trials_.at(request_id);
     const size_t rung = static_cast<size_t>(trial.rung);
     auto& values = rung_values_[rung];
