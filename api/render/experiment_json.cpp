@@ -159,6 +159,8 @@ json TrialJson(const views::TrialView& trial) {
                 {"endReason", trial.end_reason()},
                 {"allocationId", trial.allocation_id()},
                 {"latestCheckpointUuid", trial.latest_checkpoint_uuid()},
+                // The trial's own estimate (Determined's report_progress), 0 when it gives none.
+                {"progress", trial.progress()},
                 {"lastEventOffset", std::to_string(trial.last_event_offset())}};
   out["cairn"] = cairn;
   return out;

@@ -172,11 +172,15 @@ TEST_F(DeterminedTrialsTest, CoreApiStagesZeroToTwoCompleteWithMetricsAndCheckpo
   EXPECT_EQ(trial["state"], "STATE_COMPLETED") << trial.dump();
   EXPECT_EQ(trial["latestValidation"]["metrics"]["avgMetrics"]["x"], 100) << trial.dump();
   EXPECT_EQ(Int(trial["latestValidation"]["totalBatches"]), 100) << trial.dump();
+  EXPECT_EQ(trial["cairn"]["progress"], 1.0) << trial.dump();  // its last report_progress
   EXPECT_EQ(trial["cairn"]["endReason"].get<std::string>().find("its code finished"), 0u)
       << trial.dump();
   json workloads =
       cluster_.Get("/api/v1/trials/" + std::to_string(trial1) + "/workloads")["workloads"];
-  EXPECT_EQ(workloads.size(), 11u) << workloads.dump();
+  ASSERT_EQ(workloads.size(), 11u) << workloads.dump();
+  // What the web UI's learning curves plot: batches against each metric.
+  EXPECT_EQ(workloads[0]["training"]["metrics"]["avgMetrics"]["x"], 10) << workloads.dump();
+  EXPECT_EQ(Int(workloads[0]["training"]["totalBatches"]), 10) << workloads.dump();
 
   // Stage 2 checkpoints every 10 batches: ten first-class checkpoints, the latest kept.
   const int64_t trial2 = experiment_e2e::FirstTrial(events, stage2);
@@ -606,7 +610,8 @@ TEST_F(DeterminedTrialsTest, TorchDistributedRunsEveryRankAndADeadRankRestartsTh
   for (const auto& entry : fs::directory_iterator(work)) {
     if (fs::exists(entry.path() / "pid-run1-rank1")) pid_file = entry.path() / "pid-run1-rank1";
   }
-  ASSERT_FALSE(pid_file.empty()) << "rank 1 wrote no pid under " << work;
+  ASSERT_FALSE(pid_file.empty()) << "rank 1 wrote no pid under " << work << ":\n"
+                                 << TrialLogs(trial);
   const pid_t rank1 = std::stoi(experiment_e2e::ReadFile(pid_file));
   ASSERT_EQ(::kill(rank1, SIGKILL), 0);
 

@@ -32,7 +32,9 @@ DETERMINED_PATH_ENV = "CAIRN_DETERMINED_PATH"
 # Determined's form of a trial class, the one its launcher hands to its legacy harness.
 TRIAL_CLASS = re.compile(r"^[a-zA-Z0-9_.]+:[a-zA-Z0-9_]+$")
 # Where each allocation's rendezvous ports are drawn from (torch's c10d store and the package's
-# two ZMQ ports); every rank derives the same three from the allocation id.
+# two ZMQ ports); every rank derives the same three from its allocation's session token. Two
+# gangs whose chiefs share a host draw the same ports with a chance of about n^2 / 18,000 for n
+# gangs there at once: the run then fails to bind and restarts under a new allocation.
 PORT_BASE = 30000
 PORT_SPAN = 9000
 
@@ -148,7 +150,10 @@ def _environment(trial_doc, determined):
         env["DET_LATEST_CHECKPOINT"] = latest["uuid"]
     else:
         env.pop("DET_LATEST_CHECKPOINT", None)
-    port = PORT_BASE + int(hashlib.sha256(allocation.encode()).hexdigest(), 16) % PORT_SPAN
+    # From the session token, which every rank of the allocation has and no other cluster's
+    # allocation of the same id: two clusters on one host (a test bed) draw apart.
+    seed = (env["DET_SESSION_TOKEN"] + allocation).encode()
+    port = PORT_BASE + int(hashlib.sha256(seed).hexdigest(), 16) % PORT_SPAN
     env["C10D_PORT"] = str(port)
     env["INTER_TRAIN_PROCESS_COMM_PORT_1"] = str(port + 1)
     env["INTER_TRAIN_PROCESS_COMM_PORT_2"] = str(port + 2)
