@@ -2,7 +2,8 @@
 // unchanged by its own Python package inside Cairn's trials, on a real master and real agents.
 //
 // The package and tutorials are a test dependency outside the repository (the directory named by
-// CAIRN_DETERMINED_DIR, by default ../shared/third_party/determined-0.38.1 beside the project);
+// CAIRN_DETERMINED_DIR, by default ../shared/third_party/determined-0.38.1 beside the project, or
+// /work/shared/third_party/determined-0.38.1);
 // the tests skip, saying so, where it or Debian's python3 packages it needs are absent. Debian has
 // no `tensorboard` package, which Determined's package imports (its pip install brings it), and
 // Debian's torch 1.13 trips over its Python 3.11 in torchrun's option parsing, and Segment's
@@ -32,11 +33,16 @@ using experiment_e2e::OfTrial;
 using experiment_e2e::ReachedState;
 namespace fs = std::filesystem;
 
+// CAIRN_DETERMINED_DIR, else the copy beside the project (../shared/third_party), else the one
+// this project's machines keep at /work/shared (a clean clone may live elsewhere).
 std::string DeterminedDir() {
   const char* configured = std::getenv("CAIRN_DETERMINED_DIR");
-  return configured != nullptr && *configured
-             ? configured
-             : SourcePath("../shared/third_party/determined-0.38.1");
+  if (configured != nullptr && *configured) return configured;
+  for (const std::string& candidate : {SourcePath("../shared/third_party/determined-0.38.1"),
+                                       std::string("/work/shared/third_party/determined-0.38.1")}) {
+    if (fs::exists(candidate + "/harness/determined")) return candidate;
+  }
+  return SourcePath("../shared/third_party/determined-0.38.1");
 }
 
 std::string Tutorials() { return DeterminedDir() + "/examples/tutorials/core_api"; }
