@@ -189,10 +189,18 @@ def _write_run_dir(run_dir, workdir, trial_doc, determined, env):
     if cert and cert != "noverify" and os.path.isfile(cert):
         shutil.copyfile(cert, os.path.join(run_dir, "master.crt"))
         env["DET_MASTER_CERT_FILE"] = env["CAIRN_MASTER_CERT_FILE"] = INFO_MOUNT + "/master.crt"
-    package = env.get(DETERMINED_PATH_ENV)
-    if package:
-        binds.append((package, INFO_MOUNT + "/pythonpath"))
-        env["PYTHONPATH"] = env["PYTHONPATH"].replace(package, INFO_MOUNT + "/pythonpath", 1)
+    # Python's path entries under the host's /tmp (Determined's package, the agent's own
+    # directories on a machine that keeps them there) are bound into /run/determined instead.
+    entries = []
+    for index, entry in enumerate(env.get("PYTHONPATH", "").split(":")):
+        real = os.path.realpath(entry) if entry else ""
+        if real and (real == "/tmp" or real.startswith("/tmp/")) and os.path.isdir(real):
+            target = f"{INFO_MOUNT}/pythonpath/{index}"
+            os.makedirs(os.path.join(run_dir, "pythonpath", str(index)), exist_ok=True)
+            binds.append((real, target))
+            entry = target
+        entries.append(entry)
+    env["PYTHONPATH"] = ":".join(entries)
     rendezvous = determined.get("rendezvous") or {}
     addresses = rendezvous.get("addresses") or ["127.0.0.1"]
     slots = rendezvous.get("slots") or [len(json.loads(env.get("DET_SLOT_IDS", "[]")))]
