@@ -51,13 +51,45 @@ double RankValue(const SearchContext& context, double metric) {
 }
 
 // What the tournament asks of a bracket: its own trials' results.
+// Both rules share its plan, its budget and how it makes a trial.
 class Bracket {
  public:
+  Bracket(int index, int bracket_count, AshaBracketPlan plan, const SearchContext& context,
+          Rng& rng)
+      : index_(index),
+        bracket_count_(bracket_count),
+        plan_(std::move(plan)),
+        context_(context),
+        rng_(rng) {}
   virtual ~Bracket() = default;
-  virtual void Start(SearchActions& actions) = 0;
+  void Start(SearchActions& actions) {
+    const int initial = std::min(plan_.max_concurrent_trials, plan_.max_trials);
+    for (int i = 0; i < initial; ++i) CreateTrial(actions);
+  }
   virtual void OnValidation(int request_id, double metric, SearchActions& actions) = 0;
   virtual void OnTrialExitedEarly(int request_id, SearchActions& actions) = 0;
   virtual double Progress() const = 0;
+
+ protected:
+  // A new trial with sampled hyperparameters; `rule` says which bracket made it, for its reason.
+  virtual void CreateTrial(SearchActions& actions) = 0;
+  int NewTrial(SearchActions& actions, const std::string& rule) {
+    ++created_;
+    nlohmann::json hparams = SampleSpace(context_.config.hyperparameters, rng_);
+    const std::string reason = "bracket " + std::to_string(index_ + 1) + " of " +
+                               std::to_string(bracket_count_) + " (" +
+                               std::to_string(plan_.rung_lengths_batches.size()) + " rungs" + rule +
+                               "), trial " + std::to_string(created_) + " of " +
+                               std::to_string(plan_.max_trials) + ": " + DescribePoint(hparams);
+    return actions.CreateTrial(std::move(hparams), reason);
+  }
+
+  const int index_;
+  const int bracket_count_;
+  const AshaBracketPlan plan_;
+  const SearchContext& context_;
+  Rng& rng_;
+  int created_ = 0;
 };
 
 // One promotion bracket: an asynchronous successive halving search with its own rungs and budget.
@@ -65,17 +97,8 @@ class AshaBracket final : public Bracket {
  public:
   AshaBracket(int index, int bracket_count, AshaBracketPlan plan, const SearchContext& context,
               Rng& rng)
-      : index_(index),
-        bracket_count_(bracket_count),
-        plan_(std::move(plan)),
-        context_(context),
-        rng_(rng) {
+      : Bracket(index, bracket_count, std::move(plan), context, rng) {
     for (int64_t length : plan_.rung_lengths_batches) rungs_.push_back({length, {}, 0});
-  }
-
-  void Start(SearchActions& actions) override {
-    const int initial = std::min(plan_.max_concurrent_trials, plan_.max_trials);
-    for (int i = 0; i < initial; ++i) CreateTrial(actions);
   }
 
   void OnValidation(int request_id, double metric, SearchActions& actions) override {
@@ -141,14 +164,8 @@ class AshaBracket final : public Bracket {
     return static_cast<int>(std::floor(results / context_.config.searcher.divisor));
   }
 
-  void CreateTrial(SearchActions& actions) {
-    ++created_;
-    nlohmann::json hparams = SampleSpace(context_.config.hyperparameters, rng_);
-    const std::string reason =
-        "bracket " + std::to_string(index_ + 1) + " of " + std::to_string(bracket_count_) + " (" +
-        std::to_string(rungs_.size()) + " rungs), trial " + std::to_string(created_) + " of " +
-        std::to_string(plan_.max_trials) + ": " + DescribePoint(hparams);
-    const int id = actions.CreateTrial(std::move(hparams), reason);
+  void CreateTrial(SearchActions& actions) override {
+    const int id = NewTrial(actions, "");
     trials_[id] = Trial{0, true, false, false};
     ++rungs_[0].outstanding;
     actions.TrainTo(
@@ -252,14 +269,8 @@ class AshaBracket final : public Bracket {
     }
   }
 
-  const int index_;
-  const int bracket_count_;
-  const AshaBracketPlan plan_;
-  const SearchContext& context_;
-  Rng& rng_;
   std::vector<Rung> rungs_;
   std::map<int, Trial> trials_;
-  int created_ = 0;
 };
 
 // One stopping bracket (Determined 0.38's async_halving): trials train on; at each rung a trial
@@ -270,17 +281,8 @@ class StoppingBracket final : public Bracket {
  public:
   StoppingBracket(int index, int bracket_count, AshaBracketPlan plan, const SearchContext& context,
                   Rng& rng)
-      : index_(index),
-        bracket_count_(bracket_count),
-        plan_(std::move(plan)),
-        context_(context),
-        rng_(rng),
+      : Bracket(index, bracket_count, std::move(plan), context, rng),
         rung_values_(plan_.rung_lengths_batches.size()) {}
-
-  void Start(SearchActions& actions) override {
-    const int initial = std::min(plan_.max_concurrent_trials, plan_.max_trials);
-    for (int i = 0; i < initial; ++i) CreateTrial(actions);
-  }
 
   void OnValidation(int request_id, double metric, SearchActions& actions) override {
     const double value = RankValue(context_, metric);
@@ -355,29 +357,16 @@ class StoppingBracket final : public Bracket {
     if (created_ < plan_.max_trials) CreateTrial(actions);
   }
 
-  void CreateTrial(SearchActions& actions) {
-    ++created_;
-    nlohmann::json hparams = SampleSpace(context_.config.hyperparameters, rng_);
-    const std::string reason = "bracket " + std::to_string(index_ + 1) + " of " +
-                               std::to_string(bracket_count_) + " (" +
-                               std::to_string(rung_values_.size()) + " rungs, stopping), trial " +
-                               std::to_string(created_) + " of " +
-                               std::to_string(plan_.max_trials) + ": " + DescribePoint(hparams);
-    const int id = actions.CreateTrial(std::move(hparams), reason);
+  void CreateTrial(SearchActions& actions) override {
+    const int id = NewTrial(actions, ", stopping");
     trials_[id] = Trial{};
     actions.TrainTo(
         id, plan_.rung_lengths_batches[0],
         "rung 0: reach " + TimeMetric() + " " + std::to_string(plan_.rung_lengths_batches[0]));
   }
 
-  const int index_;
-  const int bracket_count_;
-  const AshaBracketPlan plan_;
-  const SearchContext& context_;
-  Rng& rng_;
   std::vector<std::vector<double>> rung_values_;  // per rung, ascending (smaller is better)
   std::map<int, Trial> trials_;
-  int created_ = 0;
   int finished_ = 0;
 };
 

@@ -3,6 +3,7 @@
 // Decided by commands/experiments/experiment_decider.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,11 @@
 #include "events.pb.h"
 
 namespace cairn::commands {
+
+// A trial's results are recorded in the control-plane log: each is bounded, whichever harness
+// reports it (ReportWorkload, ReportTrial).
+inline constexpr size_t kMaxResultBytes = 64 * 1024;  // metrics; a checkpoint's metadata
+inline constexpr int kMaxCheckpointFiles = 10000;     // a checkpoint's resources
 
 // A new experiment. The edge has stored the model definition (`created` carries its digest and
 // size, the owner and `activate`). experiment_id and job_id are decided, not taken from the

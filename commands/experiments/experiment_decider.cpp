@@ -34,10 +34,6 @@ events::Envelope StateChange(const ExperimentRecord& experiment, events::Experim
   return event;
 }
 
-// A workload's result is recorded in the control-plane log: keep it small.
-constexpr size_t kMaxResultBytes = 64 * 1024;
-constexpr int kMaxCheckpointFiles = 10000;
-
 bool IsFiniteNumberObject(const std::string& metrics_json) {
   if (metrics_json.size() > kMaxResultBytes) return false;
   auto metrics = nlohmann::json::parse(metrics_json, nullptr, /*allow_exceptions=*/false);

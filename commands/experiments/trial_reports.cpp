@@ -12,12 +12,10 @@ namespace cairn::commands {
 
 namespace {
 
-// Reports are recorded in the control-plane log: each is bounded.
-constexpr size_t kMaxMetricsBytes = 64 * 1024;
+// Determined's per-batch metrics and group names, beside the shared bounds
+// (experiment_commands.h).
 constexpr size_t kMaxBatchMetricsBytes = 1024 * 1024;
 constexpr size_t kMaxGroupBytes = 128;
-constexpr size_t kMaxCheckpointMetadataBytes = 64 * 1024;
-constexpr int kMaxCheckpointResources = 10000;
 
 // The live run of `trial_id` holding `allocation_id`, or why a report from it is refused.
 Result<const TrialRecord*> ReportingTrial(const DecisionState& state, const ReportTrial& command) {
@@ -51,7 +49,7 @@ Status CheckMetrics(const DecisionState& state, const TrialRecord& trial,
   if (report.steps_completed() < 0) {
     return Status::InvalidArgument("metrics.stepsCompleted must not be negative");
   }
-  if (report.metrics_json().size() > kMaxMetricsBytes ||
+  if (report.metrics_json().size() > kMaxResultBytes ||
       report.batch_metrics_json().size() > kMaxBatchMetricsBytes) {
     return Status::InvalidArgument(
         "metrics.metrics.avgMetrics must be at most 64 KiB and batchMetrics at most 1 MiB");
@@ -87,10 +85,10 @@ Result<events::Envelope> CheckpointEvent(const TrialRecord& trial, const ReportT
   if (!IsCanonicalUuid(checkpoint.uuid())) {
     return Status::InvalidArgument("uuid must be a UUID (8-4-4-4-12 hex digits)");
   }
-  if (checkpoint.metadata_json().size() > kMaxCheckpointMetadataBytes ||
-      checkpoint.resources_size() > kMaxCheckpointResources) {
+  if (checkpoint.metadata_json().size() > kMaxResultBytes ||
+      checkpoint.resources_size() > kMaxCheckpointFiles) {
     return Status::InvalidArgument("metadata must be at most 64 KiB and resources list at most " +
-                                   std::to_string(kMaxCheckpointResources) + " files");
+                                   std::to_string(kMaxCheckpointFiles) + " files");
   }
   if (checkpoint.total_batches() < 0 || checkpoint.size_bytes() < 0) {
     return Status::InvalidArgument("metadata.steps_completed and sizes must not be negative");

@@ -540,7 +540,7 @@ TEST_F(DeterminedTrialsTest, ALegacyTrialClassRunsThroughDeterminedsHarness) {
 // first run, rank 1 writes its pid where the test finds it and waits at step 3 to be killed.
 constexpr char kDistributedTrain[] = R"(import logging
 import os
-import time
+import threading
 
 import torch
 import torch.distributed as dist
@@ -563,8 +563,7 @@ with det.core.init(distributed=distributed) as core:
         f.write(str(os.getpid()))
     for step in range(start + 1, 6):
         if run_id == 1 and rank == 1 and step == 3:
-            while True:
-                time.sleep(1)  # until the test kills this rank
+            threading.Event().wait()  # blocks until the test kills this rank
         total = torch.tensor([float(rank + 1)])
         dist.all_reduce(total)
         print(f"rank {rank} of {size}: step {step} all-reduce {total.item():.0f}", flush=True)

@@ -32,24 +32,26 @@ def _bootstrap():
     trial_doc = client.get_trial()
     _check_trial_doc(trial_doc)
     workdir = os.getcwd()
+    context = client.get_context()
+    files = context.get("files") if isinstance(context, dict) else None
+    if not isinstance(files, list):
+        raise HarnessError(f"the master's context has no list of files: {str(context)[:200]}")
+    written = write_context(files, workdir)
+    # Decided once, on the model definition as written: Determined's package or Cairn's harness.
+    determined = determined_mode.wants_determined(trial_doc, workdir)
     rank = os.environ.get("CAIRN_AGENT_RANK", "0")
-    if rank != "0" and not determined_mode.wants_determined(trial_doc, workdir):
+    if rank != "0" and not determined:
         # Cairn's own Trial API holds one conversation with the master: only rank 0 trains.
         # Determined's package runs every rank (determined_mode.py).
         print(f"cairn-harness: rank {rank} of {os.environ.get('CAIRN_NUM_AGENTS', '?')}: "
               "a cairn_harness.Trial trains on rank 0 alone; use Determined's package for "
               "distributed training", flush=True)
         return 0
-    context = client.get_context()
-    files = context.get("files") if isinstance(context, dict) else None
-    if not isinstance(files, list):
-        raise HarnessError(f"the master's context has no list of files: {str(context)[:200]}")
-    written = write_context(files, workdir)
     runner.log(f"trial {trial_doc.get('trialId')} of experiment {trial_doc.get('experimentId')}: "
                f"{len(written)} context files, entrypoint {trial_doc['entrypoint']}, "
                f"hparams {json.dumps(trial_doc.get('hparams') or {}, sort_keys=True)}")
     _apply_environment(trial_doc)
-    if determined_mode.wants_determined(trial_doc, workdir):
+    if determined:
         return determined_mode.run(trial_doc, workdir)
     plan = prepared_env.plan_for(trial_doc, workdir)
     if plan is not None:

@@ -16,11 +16,11 @@ worker per slot. The task's token (DET_SESSION_TOKEN) is derived by the agent, n
 """
 
 import hashlib
+import importlib.machinery
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 from cairn_harness.master_client import HarnessError
@@ -166,13 +166,13 @@ def _environment(trial_doc, determined):
 
 
 def _check_package(env):
-    probe = subprocess.run(["python3", "-c", "import determined, determined.exec.launch"],
-                           env=env, capture_output=True, text=True)
-    if probe.returncode != 0:
-        last = (probe.stderr.strip().splitlines() or ["(no output)"])[-1]
+    """Fails clearly when the trial's Python path has no `determined`; the launcher imports it
+    (and reports any missing dependency of it) itself, so only its presence is looked up here."""
+    path = [entry for entry in env.get("PYTHONPATH", "").split(":") if entry] + sys.path
+    if importlib.machinery.PathFinder.find_spec("determined", path) is None:
         raise HarnessError(
-            "this trial runs Determined's own code, and `python3 -c 'import determined'` fails "
-            f"here ({last}): install Determined's package in the task's environment "
+            "this trial runs Determined's own code, and the package `determined` is not on its "
+            "Python path: install Determined's package in the task's environment "
             "(pip install determined==0.38.1) or start the agent with --determined-package-dir")
 
 
