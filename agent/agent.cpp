@@ -473,6 +473,14 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
       CAIRN_RETURN_IF_ERROR(WriteTaskFiles(files, spec.work_dir));
     }
     if (service) CAIRN_RETURN_IF_ERROR(WriteServiceFiles(plan));
+    // Commands, notebooks and shells source the context's startup hook (TensorBoards run no
+    // code of the user's; trials' harness sources it itself).
+    const events::TaskType type = assigned.spec().task_type();
+    if ((type == events::TASK_TYPE_COMMAND || type == events::TASK_TYPE_NOTEBOOK ||
+         type == events::TASK_TYPE_SHELL) &&
+        std::filesystem::is_regular_file(spec.work_dir + "/startup-hook.sh")) {
+      spec.argv = WithStartupHook(std::move(spec.argv));
+    }
     if (image) {
       CAIRN_ASSIGN_OR_RETURN(spec, ContainerOf(assigned, slots, *image, spec));
     }
@@ -587,7 +595,11 @@ Result<ProcessSpec> Agent::ContainerOf(const events::AllocationAssigned& assigne
       return Status::NotFound("bind mount " + mount.host_path() + " does not exist on agent " +
                               options_.agent_id);
     }
-    mounts.push_back({mount.host_path(), mount.container_path(), mount.read_only()});
+    // A relative container_path is under the working directory (Determined joins it so).
+    const std::string& target = mount.container_path();
+    mounts.push_back({mount.host_path(),
+                      target.empty() || target[0] == '/' ? target : spec.work_dir + "/" + target,
+                      mount.read_only()});
   }
   std::vector<ContainerDevice> devices;
   bool any_gpu = false;
@@ -611,6 +623,7 @@ Result<ProcessSpec> Agent::ContainerOf(const events::AllocationAssigned& assigne
   ContainerLimits limits;
   limits.cpus = assigned.spec().cpus();
   limits.memory_mb = assigned.spec().memory_mb();
+  limits.shm_size_bytes = assigned.spec().shm_size_bytes();
   return containers_->Prepare(assigned.allocation_id(), image, spec, std::move(mounts),
                               std::move(devices), limits);
 }

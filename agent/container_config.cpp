@@ -120,7 +120,9 @@ json OciConfig(const ContainerPlan& plan) {
       Mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}),
       Mount("/dev/pts", "devpts", "devpts",
             {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}),
-      Mount("/dev/shm", "tmpfs", "shm", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}),
+      Mount("/dev/shm", "tmpfs", "shm",
+            {"nosuid", "noexec", "nodev", "mode=1777",
+             "size=" + std::to_string(plan.shm_size_bytes / 1024) + "k"}),
       Mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}),
       Mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}),
   });

@@ -62,6 +62,7 @@ struct ContainerPlan {
   std::vector<ContainerMount> mounts;    // bind mounts, in order
   std::vector<ContainerDevice> devices;  // character devices the task may use (its GPUs)
   std::string cgroups_path;              // relative to runc's own cgroups
+  int64_t shm_size_bytes = 64 << 20;     // /dev/shm (resources.shm_size)
 };
 
 // The OCI runtime configuration: the host's network (services and the master stay reachable at

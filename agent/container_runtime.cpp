@@ -433,6 +433,7 @@ Result<ProcessSpec> ContainerRuntime::Prepare(const std::string& key, const Unpa
   plan.mounts.insert(plan.mounts.end(), mounts.begin(), mounts.end());
   plan.devices = std::move(devices);
   plan.cgroups_path = cgroups_path;
+  if (limits.shm_size_bytes > 0) plan.shm_size_bytes = limits.shm_size_bytes;
   CAIRN_RETURN_IF_ERROR(WriteText((bundle / "config.json").string(), OciConfig(plan).dump(1)));
 
   ProcessSpec runc;

@@ -45,6 +45,7 @@ struct RegistryCredentials {
 struct ContainerLimits {
   int cpus = 0;
   int64_t memory_mb = 0;
+  int64_t shm_size_bytes = 0;  // /dev/shm; 0 = ContainerPlan's default
 };
 
 class ContainerRuntime {

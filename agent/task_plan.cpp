@@ -12,13 +12,29 @@ namespace {
 // An environment that keeps first-seen order while letting a later value replace an earlier one.
 class Environment {
  public:
+  // "NAME=VALUE" sets NAME; "NAME" alone unsets it (Docker's reading of Determined's entry).
   Status Add(const std::string& entry) {
     size_t equals = entry.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      return Status::InvalidArgument("environment variable '" + entry + "' is not NAME=VALUE");
+    if (equals == 0 || entry.empty()) {
+      return Status::InvalidArgument("environment variable '" + entry +
+                                     "' is not NAME=VALUE or NAME");
+    }
+    if (equals == std::string::npos) {
+      Unset(entry);
+      return Status::Ok();
     }
     Set(entry.substr(0, equals), entry.substr(equals + 1));
     return Status::Ok();
+  }
+  void Unset(const std::string& name) {
+    auto it = index_.find(name);
+    if (it == index_.end()) return;
+    const size_t position = it->second;
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(position));
+    index_.erase(it);
+    for (auto& [other, index] : index_) {
+      if (index > position) --index;
+    }
   }
   void Set(const std::string& name, const std::string& value) {
     auto [it, inserted] = index_.emplace(name, entries_.size());
@@ -180,6 +196,16 @@ Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
   if (openpai) env.Set("PAI_WORK_DIR", process.work_dir);
   process.env = env.Take();
   return process;
+}
+
+std::vector<std::string> WithStartupHook(std::vector<std::string> argv) {
+  std::vector<std::string> wrapped = {
+      "/bin/sh", "-c",
+      "if [ -f ./startup-hook.sh ]; then . ./startup-hook.sh || exit $?; fi; exec \"$@\"",
+      "startup-hook"};
+  wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()),
+                 std::make_move_iterator(argv.end()));
+  return wrapped;
 }
 
 }  // namespace cairn::agent

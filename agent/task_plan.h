@@ -59,6 +59,12 @@ Result<std::vector<SlotDevice>> SlotsOf(const events::AllocationPart& part,
 // spec.image_cpu (Determined's per-device-type images); "" = none.
 std::string ImageFor(const events::TaskSpec& spec, const std::vector<SlotDevice>& slots);
 
+// `argv` run after /bin/sh sources the work directory's startup-hook.sh, as Determined's command,
+// notebook and shell entrypoints do (a trial's harness sources it itself); the agent uses it only
+// when the hook is there, so that a program that cannot start still says so. A hook that fails
+// fails the task with its status.
+std::vector<std::string> WithStartupHook(std::vector<std::string> argv);
+
 // The environment is the agent's, then DET_MASTER, DET_TASK_ID, DET_ALLOCATION_ID,
 // DET_AGENT_ID, DET_TASK_TYPE, DET_SLOT_IDS ("[0,1]"), DET_RESOURCE_POOL, the same under
 // CAIRN_*, CUDA_VISIBLE_DEVICES (GPU uuids, or indexes when a uuid is unknown) when the slots
@@ -72,7 +78,7 @@ std::string ImageFor(const events::TaskSpec& spec, const std::vector<SlotDevice>
 // token, with, for trials, DET_SESSION_TOKEN (base/password.h TaskSessionToken), DET_USER (the
 // owner) and CAIRN_DETERMINED_PATH when the agent names Determined's package.
 // InvalidArgument for an empty entrypoint, a slot id this agent does not have, or an
-// environment variable that is not NAME=VALUE.
+// environment variable that is neither NAME=VALUE nor NAME (which unsets NAME).
 Result<ProcessSpec> PlanTask(const events::AllocationAssigned& order,
                              const TaskLaunchSettings& settings);
 

@@ -216,6 +216,7 @@ bool EventVisibility::Decide(const events::Envelope& event) {
     case Case::kAgentDisabled:
     case Case::kResourcePoolsConfigured:
     case Case::kPoolBindingsChanged:
+    case Case::kAuthorizationConfigured:
     case Case::kUserCreated:
     case Case::kUserUpdated:
     case Case::kUserPasswordChanged:  // its hash never leaves the master (events/redaction.h)

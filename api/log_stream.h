@@ -4,19 +4,40 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "api/services.h"
 #include "net/http_types.h"
+#include "views.pb.h"
 
 namespace cairn::api {
+
+// A line the master itself writes into a task's log (Determined's source "master").
+struct MasterLine {
+  std::string key;   // streamed once per key
+  std::string text;  // with its trailing newline
+  bool error = false;
+  int64_t timestamp_unix_micros = 0;
+};
+
+// The master's lines of a task so far, which Determined's users' scripts and tools wait for:
+// once a notebook, shell or TensorBoard is ready, "Service of <name> is available" (and for a
+// notebook the readiness line Determined's images print, "Jupyter Server ... is running at: ...");
+// once it ended, how its resources exited ("resources exited successfully with a zero exit
+// code", "crashed: resources failed with non-zero exit code: ... (exit code N)", "killed: ..."),
+// then "<name> was terminated: ...".
+std::vector<MasterLine> TaskMasterLines(const views::TaskView& task);
 
 struct LogSources {
   std::vector<std::string> task_ids;  // in order; a later call may add to the end
   bool ended = false;                 // no more lines will come once these are read
   int64_t trial_id = 0;               // set for a trial's logs: each line names it (Determined's
                                       // CLI reads `trialId` of every trial log line)
+  // The master's lines of each task (TaskMasterLines), each streamed once after the task's own
+  // lines that were there when it was seen.
+  std::map<std::string, std::vector<MasterLine>> master_lines;
 };
 
 // Streams every line of the sources' tasks in order. With `follow`, keeps going (calling
@@ -24,5 +45,12 @@ struct LogSources {
 // out, or the master stops; without, returns what is there now.
 net::Response StreamTaskLogs(const Services& services, bool follow,
                              std::function<LogSources()> sources);
+
+// The values of a task's log lines that `det task logs` filters by (Determined's
+// TaskLogsFieldsResponse: allocationIds, agentIds, containerIds, rankIds, stdtypes, sources) as
+// one NDJSON message; with `follow`, again each time they change, until `ended` says the task
+// has ended and its lines are read.
+net::Response StreamTaskLogFields(const Services& services, bool follow, std::string task_id,
+                                  std::function<bool()> ended);
 
 }  // namespace cairn::api

@@ -127,6 +127,7 @@ std::vector<Route> RouteTable() {
       {"GET",    "/api/v1/tasks",                           kUser,       Bulk<ListTasks>},
       {"GET",    "/api/v1/tasks/{id}",                      kUser,       GetTask},
       {"GET",    "/api/v1/tasks/{id}/logs",                 kUser,       TaskLogs},
+      {"GET",    "/api/v1/tasks/{id}/logs/fields",          kUser,       TaskLogFields},
       {"POST",   "/api/v1/tasks/{id}/kill",                 kUser,       KillTaskRoute},
 
       // Agents, as users see them.

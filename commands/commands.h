@@ -35,7 +35,7 @@ using Command =
                  MoveExperiment, ChangeRoles, SetPoolBindings, UpdateExperiment, KillTrial,
                  ContinueExperiment, DeleteCheckpoints, CreateModel, UpdateModel, DeleteModel,
                  RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady,
-                 SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial>;
+                 SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz>;
 
 // A short name for logs and errors, e.g. "SubmitTask" (each command's kName).
 const char* CommandName(const Command& command);

@@ -13,6 +13,7 @@
 #include "commands/scheduler/gang_hooks.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/tasks/task_decider.h"
+#include "commands/tasks/task_events.h"
 #include "commands/templates/template_decider.h"
 #include "commands/tenancy/tenancy_decider.h"
 
@@ -35,6 +36,25 @@ Result<Decision> DecideCommand(const DecisionState& state, const ClaimWriterEpoc
 
 Status MayRun(const DecisionState&, const UserRecord&, const ClaimWriterEpoch&) {
   return Status::Ok();
+}
+
+// Deleting a workspace kills its live commands, notebooks, shells and TensorBoards first, as
+// Determined's master does: tenancy decides the deletion (and refuses while other work lives
+// there), the tasks room what each kill is; composed here, where both rooms are known.
+Result<Decision> DecideWorkspaceDeletion(const DecisionState& state, const DeleteWorkspace& command,
+                                         const CommandMeta& meta) {
+  CAIRN_ASSIGN_OR_RETURN(Decision deletion, DecideCommand(state, command, meta));
+  Decision decision{{}, deletion.entity_id};
+  for (const auto& [job_id, job] : state.jobs) {
+    if (job.workspace_id != command.workspace_id || !job.accepts_changes()) continue;
+    for (const TaskRecord* task : job.tasks) {
+      for (auto& kill : KillEventsFor(*task, "user requested workspace delete", KillBy::kUser)) {
+        decision.events.push_back(std::move(kill));
+      }
+    }
+  }
+  for (auto& event : deletion.events) decision.events.push_back(std::move(event));
+  return decision;
 }
 
 }  // namespace
@@ -81,6 +101,9 @@ Result<Decision> Decide(const DecisionState& state, const Command& command,
     }
   }
   CAIRN_RETURN_IF_ERROR(AuthorizeCommand(state, command, meta));
+  if (const auto* deletion = std::get_if<DeleteWorkspace>(&command)) {
+    return DecideWorkspaceDeletion(state, *deletion, meta);
+  }
   // A command without a DecideCommand overload for its type does not compile here.
   return std::visit([&](const auto& c) { return DecideCommand(state, c, meta); }, command);
 }

@@ -143,6 +143,8 @@ std::string EntityIdOf(const events::Envelope& event) {
       return "user/" + std::to_string(event.role_removed().user_id());
     case E::kPoolBindingsChanged:
       return "pool/" + event.pool_bindings_changed().pool_name();
+    case E::kAuthorizationConfigured:
+      return "cluster/authz";
     case E::kModelCreated:
       return "model/" + std::to_string(event.model_created().model_id());
     case E::kModelUpdated:

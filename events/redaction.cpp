@@ -9,7 +9,7 @@ namespace cairn {
 namespace {
 
 // "NAME=VALUE" -> "NAME=********" when `audience` may not see NAME's value. An entry without '='
-// names a variable the agent passes through and holds no value.
+// unsets NAME and holds no value.
 template <class Json>
 bool RedactVariableList(Json& entries, Audience audience, const std::set<std::string>& secret) {
   if (!entries.is_array()) return false;

@@ -112,11 +112,14 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
   return Status::Ok();
 }
 
-// 3. The pools this master runs with become a fact in the log (only when they changed), so
-// replay and explain judge every later decision by the rules it was taken under.
+// 3. The pools and the authorization model this master runs with become facts in the log (only
+// when they changed), so replay and explain judge every later decision by the rules it was taken
+// under.
 Status RecordThePools(Master::Parts& parts) {
   commands::CommandMeta meta{"system:master", parts.master_id, "", NowUnixMicros()};
-  return parts.loop->Execute(commands::ConfigurePools{parts.config.pools}, meta).status();
+  CAIRN_RETURN_IF_ERROR(
+      parts.loop->Execute(commands::ConfigurePools{parts.config.pools}, meta).status());
+  return parts.loop->Execute(commands::ConfigureAuthz{parts.config.security.authz}, meta).status();
 }
 
 // 3b. Determined's built-in users exist from the first start: admin and determined, with the

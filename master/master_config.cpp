@@ -17,6 +17,7 @@
 #include "base/yaml_json.h"
 #include "commands/agents/pools_config.h"
 #include "commands/decision_state.h"
+#include "commands/scheduler/scheduler.h"
 
 namespace cairn {
 
@@ -50,6 +51,26 @@ Status ParseTls(const std::string& source, const YAML::Node& node,
   return Status::Ok();
 }
 
+// `security.authz`: Determined's key, type basic (its open-source default) or rbac.
+Status ParseAuthz(const std::string& source, const YAML::Node& node, events::AuthzType& authz) {
+  if (!node.IsMap())
+    return Status::InvalidArgument(Where(source, node, "security.authz") + ": expected a map");
+  CAIRN_RETURN_IF_ERROR(CheckKeys(source, node, "security.authz.", {"type"}));
+  if (!IsSet(node["type"])) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(
+      std::string type,
+      Scalar<std::string>(source, node["type"], "security.authz.type", "basic or rbac"));
+  if (type == "basic") {
+    authz = events::AUTHZ_TYPE_BASIC;
+  } else if (type == "rbac") {
+    authz = events::AUTHZ_TYPE_RBAC;
+  } else {
+    return Status::InvalidArgument(Where(source, node["type"], "security.authz.type") +
+                                   ": expected basic or rbac, got '" + type + "'");
+  }
+  return Status::Ok();
+}
+
 // `security:`: the built-in users' first password, session lifetime, login throttling, the
 // agent token and TLS.
 Status ParseSecurity(const std::string& source, const YAML::Node& root,
@@ -61,8 +82,10 @@ Status ParseSecurity(const std::string& source, const YAML::Node& root,
   CAIRN_RETURN_IF_ERROR(
       CheckKeys(source, node, "security.",
                 {"initial_user_password", "session_lifetime_hours", "max_failed_logins",
-                 "failed_login_window_seconds", "agent_token", "tls"}));
+                 "failed_login_window_seconds", "agent_token", "tls", "authz"}));
   if (IsSet(node["tls"])) CAIRN_RETURN_IF_ERROR(ParseTls(source, node["tls"], security.tls));
+  if (IsSet(node["authz"]))
+    CAIRN_RETURN_IF_ERROR(ParseAuthz(source, node["authz"], security.authz));
   if (node["agent_token"]) {
     // A secret, like the password below: errors name the field, never echo it.
     CAIRN_ASSIGN_OR_RETURN(
@@ -363,6 +386,24 @@ Result<MasterConfig> LoadMasterConfig(const std::string& path) {
 
 namespace cairn {
 
+namespace {
+
+// A pool scheduler in Determined's shape (its union of fair_share, priority, round_robin).
+nlohmann::json SchedulerJson(const events::SchedulerConfig& scheduler) {
+  nlohmann::json out = {
+      {"type", commands::SchedulerTypeName(scheduler.type())},
+      {"fitting_policy",
+       scheduler.fitting_policy() == events::FITTING_POLICY_WORST ? "worst" : "best"},
+      {"allow_heterogeneous_fits", false}};
+  if (scheduler.type() == events::SCHEDULER_TYPE_PRIORITY) {
+    out["preemption"] = scheduler.preemption();
+    out["default_priority"] = scheduler.default_priority();
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string MasterConfigJson(const MasterConfig& config) {
   auto secret = [](const std::string& value) {
     return value.empty() ? nlohmann::json("") : nlohmann::json("********");
@@ -372,11 +413,26 @@ std::string MasterConfigJson(const MasterConfig& config) {
     log["brokers"] = config.log.brokers;
     log["topic_prefix"] = config.log.topic_prefix;
   }
-  std::string pools_text;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(config.pools, &pools_text, options);
-  nlohmann::json pools = nlohmann::json::parse(pools_text, nullptr, /*allow_exceptions=*/false);
+  // Determined's MasterConfig keys where Cairn has the setting (resource_manager, resource_pools
+  // as a list, task_container_defaults, security), Cairn's own beside them.
+  const events::ResourcePoolsConfigured& pools = config.pools;
+  const events::ResourcePoolConfig* default_pool = nullptr;
+  nlohmann::json pool_list = nlohmann::json::array();
+  for (const auto& pool : pools.pools()) {
+    if (pool.pool_name() == pools.default_compute_pool()) default_pool = &pool;
+    nlohmann::json shown = {
+        {"pool_name", pool.pool_name()},
+        {"description", pool.description()},
+        {"provider", nullptr},
+        {"max_aux_containers_per_agent", pool.max_aux_containers_per_agent()},
+        {"task_container_defaults", nullptr},
+        {"agent_reattach_enabled", true},
+        {"agent_reconnect_wait",
+         std::to_string(static_cast<int64_t>(config.agent_timeout_seconds)) + "s"}};
+    if (pool.scheduler_from_pool()) shown["scheduler"] = SchedulerJson(pool.scheduler());
+    pool_list.push_back(std::move(shown));
+  }
+  const char* authz = config.security.authz == events::AUTHZ_TYPE_RBAC ? "rbac" : "basic";
   return nlohmann::json{
       {"listen_address", config.listen_address},
       {"port", config.port},
@@ -402,8 +458,28 @@ std::string MasterConfigJson(const MasterConfig& config) {
         {"max_failed_logins", config.security.max_failed_logins},
         {"failed_login_window_seconds", config.security.failed_login_window_seconds},
         {"agent_token", secret(config.security.agent_token)},
-        {"tls", {{"cert", config.security.tls.cert}, {"key", secret(config.security.tls.key)}}}}},
-      {"resource_pools", pools.is_discarded() ? nlohmann::json(nullptr) : pools}}
+        {"tls", {{"cert", config.security.tls.cert}, {"key", secret(config.security.tls.key)}}},
+        {"authz", {{"type", authz}}}}},
+      {"resource_manager",
+       {{"type", "agent"},
+        {"name", "default"},
+        {"cluster_name", config.cluster_name},
+        {"scheduler", default_pool ? SchedulerJson(default_pool->scheduler()) : nullptr},
+        {"default_compute_resource_pool", pools.default_compute_pool()},
+        {"default_aux_resource_pool", pools.default_aux_pool()},
+        {"no_default_resource_pools", false},
+        {"require_authentication", true},
+        {"client_ca", ""},
+        {"metadata", nullptr}}},
+      {"resource_pools", pool_list},
+      // Experiments name their own storage; a cluster-wide default is not supported yet.
+      {"checkpoint_storage", nullptr},
+      {"task_container_defaults",
+       {{"preemption_timeout", static_cast<int64_t>(pools.preemption_grace_seconds())},
+        {"cpu_pod_spec", nullptr},
+        {"gpu_pod_spec", nullptr},
+        {"bind_mounts", nlohmann::json::array()},
+        {"startup_hook", ""}}}}
       .dump();
 }
 

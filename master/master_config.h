@@ -58,6 +58,9 @@ struct MasterConfig {
       std::string cert;
       std::string key;
     } tls;
+    // `security.authz.type`: basic (Determined's open-source default: no roles; any user creates
+    // work anywhere, owners and admins change it) or rbac (roles per workspace).
+    events::AuthzType authz = events::AUTHZ_TYPE_BASIC;
   } security;
   // `snapshots:` of the projections (projections/snapshots.h), in <data_dir>/snapshots: one each
   // time the applied offset passes a multiple of every_events (0 = none), the newest `keep` kept.
@@ -104,8 +107,9 @@ struct MasterConfig {
 };
 
 // The effective configuration as JSON for `det master config` (GET /api/v1/master/config), in
-// the YAML's key names. Secrets (the initial password, the agent token, the TLS key's path) show
-// as "********" when set.
+// the YAML's key names, with Determined's MasterConfig keys its tools read (resource_manager,
+// resource_pools as a list, checkpoint_storage, task_container_defaults, security.authz). Secrets
+// (the initial password, the agent token, the TLS key's path) show as "********" when set.
 std::string MasterConfigJson(const MasterConfig& config);
 
 // Parses YAML text; `source_name` names it in errors and becomes pools.source.

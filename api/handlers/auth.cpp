@@ -34,7 +34,9 @@ Result<std::string> PasswordFromBody(const json& body, const std::string& path) 
 
 // POST /api/v1/auth/login. The password is checked here, outside the writer (argon2id is slow by
 // design); the writer then starts the session only if the user's hash is still the one checked.
-// Every refusal is the same 403 "invalid credentials", so it does not tell which names exist.
+// As in Determined, a wrong password or an unknown name is 401 "invalid credentials", one answer
+// for both so it does not tell which names exist; a deactivated user who gives the right password
+// is 403 "user is not active" (only the password's holder learns it).
 Result<LoggedIn> LogIn(Call& call, const std::string& username, const std::string& cli_hash,
                        int64_t lifetime_micros) {
   const int64_t now = NowUnixMicros();
@@ -48,20 +50,24 @@ Result<LoggedIn> LogIn(Call& call, const std::string& username, const std::strin
       return Status::ResourceExhausted("too many failed logins for " + username +
                                        "; try again in a few minutes");
     }
-    return Status::PermissionDenied("invalid credentials");
+    return Status::Unauthenticated("invalid credentials");
   };
   if (subject.throttled) return refuse("too many recent failures", true);
-  if (!subject.user || !subject.user->active) {
+  if (!subject.user) {
     // As slow as a wrong password, so that the answer's time does not tell which names exist.
     static const std::string kDummyHash = [] {
       Result<std::string> hash = HashPassword(CliPasswordHash(""));
       return hash.ok() ? *hash : std::string();
     }();
     (void)VerifyPassword(kDummyHash, cli_hash);
-    return refuse(subject.user ? "user deactivated" : "no such user", false);
+    return refuse("no such user", false);
   }
   if (!VerifyPassword(subject.user->password_hash, cli_hash)) {
-    return refuse("wrong password", false);
+    return refuse(subject.user->active ? "wrong password" : "user deactivated", false);
+  }
+  if (!subject.user->active) {
+    (void)refuse("user deactivated", false);
+    return Status::PermissionDenied("user is not active");
   }
 
   LoggedIn logged_in;

@@ -28,7 +28,7 @@ net::Response Info(Call& call) {
              {"cluster_name", facts.cluster_name},
              {"telemetry", {{"enabled", false}}},
              {"sso_providers", json::array()},
-             {"rbac_enabled", true},
+             {"rbac_enabled", call.tenancy().RolesApply()},
              {"cairn_version", kCairnVersion}});
 }
 
@@ -42,7 +42,7 @@ net::Response MasterInfo(Call& call) {
              {"strictJobQueueControl", false},
              {"hasCustomLogo", false},
              {"telemetryEnabled", false},
-             {"rbacEnabled", true},
+             {"rbacEnabled", call.tenancy().RolesApply()},
              {"product", "PRODUCT_UNSPECIFIED"},
              {"cairn",
               {{"version", kCairnVersion},

@@ -198,7 +198,10 @@ net::Response PaiToken(Call& call) {
       return response;
     }
     net::Response response = OpenPaiError(logged_in.status(), "IncorrectPassworkError");
-    if (logged_in.status().code() == StatusCode::kPermissionDenied) response.status = 400;
+    if (logged_in.status().code() == StatusCode::kUnauthenticated ||
+        logged_in.status().code() == StatusCode::kPermissionDenied) {
+      response.status = 400;
+    }
     return response;
   }
   return Ok({{"token", logged_in->token},

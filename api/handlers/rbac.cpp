@@ -177,6 +177,10 @@ net::Response RemoveRoleAssignments(Call& call) { return ChangeAssignments(call,
 net::Response PermissionsSummary(Call& call) {
   const commands::TenancyState& tenancy = call.tenancy();
   const commands::UserRecord& me = call.user_record();
+  // Under basic no role applies (`det rbac` itself says RBAC is off, from /api/v1/master).
+  if (!tenancy.RolesApply()) {
+    return Ok({{"roles", json::array()}, {"assignments", json::array()}});
+  }
   // The caller's effective role in every workspace, grouped by role.
   std::map<events::Role, std::vector<int32_t>> scopes;
   bool cluster_admin = false;

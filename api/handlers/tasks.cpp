@@ -70,14 +70,28 @@ net::Response TaskLogs(Call& call) {
   if (!task.ok()) return Error(task.status());
   const bool follow = call.request().QueryParam("follow") == "true";
   Projections* projections = call.services().projections;
-  return StreamTaskLogs(call.services(), follow, [projections, id, follow] {
-    LogSources sources{{id}, true};
-    if (follow) {
-      auto current = projections->GetTask(id);
-      sources.ended =
-          !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
+  return StreamTaskLogs(call.services(), follow, [projections, id] {
+    LogSources sources;
+    sources.task_ids = {id};
+    auto current = projections->GetTask(id);
+    sources.ended =
+        !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
+    if (current.ok() && *current) {
+      sources.master_lines[id] = TaskMasterLines(**current);
     }
     return sources;
+  });
+}
+
+net::Response TaskLogFields(Call& call) {
+  const std::string& id = call.Param("id");
+  auto task = LoadTask(call, id);
+  if (!task.ok()) return Error(task.status());
+  const bool follow = call.request().QueryParam("follow") == "true";
+  Projections* projections = call.services().projections;
+  return StreamTaskLogFields(call.services(), follow, id, [projections, id] {
+    auto current = projections->GetTask(id);
+    return !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
   });
 }
 

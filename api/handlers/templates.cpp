@@ -9,18 +9,22 @@ using nlohmann::json;
 
 namespace {
 
-// A template is shared configuration, not anyone's work: only admins see its secrets' values.
+// A template is shared configuration, not anyone's work: under roles only admins see its
+// secrets' values; under basic, as in Determined, every reader does.
 json TemplateJson(const events::TemplateSaved& saved, const Call& call) {
   auto config = YamlTextToJson(saved.config_yaml(), "template");
   json shown = config.ok() ? json(*config) : json::object();
-  RedactConfig(shown, call.AudienceFor(""));
+  RedactConfig(shown, call.tenancy().RolesApply() ? call.AudienceFor("") : Audience::kOwner);
   return {{"name", saved.name()}, {"config", shown}, {"workspaceId", saved.workspace_id()}};
 }
 
 net::Response GetTemplateNamed(Call& call, const std::string& name) {
   auto saved = call.services().projections->GetTemplate(name);
   if (!saved.ok()) return Error(saved.status());
-  if (!*saved) return Error(Status::NotFound("template " + name + " not found"));
+  // One the caller may not see is not there for them (Determined answers the same).
+  if (!*saved || !call.CanView((*saved)->workspace_id())) {
+    return Error(Status::NotFound("template " + name + " not found"));
+  }
   return Ok({{"template", TemplateJson(**saved, call)}});
 }
 
@@ -76,7 +80,9 @@ net::Response ListTemplates(Call& call) {
   auto templates = call.services().projections->ListTemplates();
   if (!templates.ok()) return Error(templates.status());
   json list = json::array();
-  for (const auto& saved : *templates) list.push_back(TemplateJson(saved, call));
+  for (const auto& saved : *templates) {
+    if (call.CanView(saved.workspace_id())) list.push_back(TemplateJson(saved, call));
+  }
   return Ok(
       {{"templates", list},
        {"pagination", {{"startIndex", 0}, {"endIndex", list.size()}, {"total", list.size()}}}});

@@ -26,13 +26,11 @@ Result<ResourcesConfig> ParseResources(const Field& field) {
   if (auto slots = fields.Get("slots")) {
     return Invalid(*slots, "not allowed for experiments; use resources.slots_per_trial");
   }
-  CAIRN_RETURN_IF_ERROR(
-      fields.Check({"slots_per_trial", "max_slots", "weight", "priority", "resource_pool"},
-                   {{"shm_size", ""},
-                    {"is_single_node", ""},
-                    {"devices", ""},
-                    {"native_parallel", ""},
-                    {"agent_label", "use resource_pool"}}));
+  CAIRN_RETURN_IF_ERROR(fields.Check(
+      {"slots_per_trial", "max_slots", "weight", "priority", "resource_pool",
+       // Accepted and ignored, as Determined has since 0.20 (pools replaced it).
+       "agent_label"},
+      {{"shm_size", ""}, {"is_single_node", ""}, {"devices", ""}, {"native_parallel", ""}}));
   ResourcesConfig r;
   if (auto f = fields.Get("slots_per_trial")) {
     CAIRN_ASSIGN_OR_RETURN(r.slots_per_trial, ReadSmallInt(*f, 0, 1 << 20));

@@ -143,6 +143,32 @@ Status CheckUsername(const std::string& username) {
   return Status::Ok();
 }
 
+namespace {
+
+// Determined's rules for a display name: only a name no other user goes by (as username or
+// display name, ignoring case), "admin" only for admins, "determined" only for that user.
+Status CheckDisplayName(const IdentityState& state, const UserRecord* user, bool admin,
+                        const std::string& username, const std::string& name) {
+  if (name.empty()) return Status::Ok();
+  const std::string lower = AsciiLower(name);
+  if (!admin && lower == "admin") {
+    return Status::InvalidArgument("Non-admin user cannot be renamed 'admin'");
+  }
+  if (username != "determined" && lower == "determined") {
+    return Status::InvalidArgument("User cannot be renamed 'determined'");
+  }
+  for (const auto& [id, other] : state.users) {
+    if (user != nullptr && id == user->id) continue;
+    if (AsciiLower(other.username) == lower || AsciiLower(other.display_name) == lower) {
+      return Status::InvalidArgument("can not change display name to " + name +
+                                     " found a similar username or display name");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::vector<Envelope>> DecideCreateUser(const IdentityState& state,
                                                const CreateUser& command) {
   CAIRN_RETURN_IF_ERROR(CheckUsername(command.username));
@@ -190,6 +216,8 @@ Result<std::vector<Envelope>> DecideUpdateUser(const IdentityState& state,
     changes = true;
   }
   if (command.display_name && *command.display_name != user->display_name) {
+    CAIRN_RETURN_IF_ERROR(CheckDisplayName(state, user, command.admin.value_or(user->admin),
+                                           user->username, *command.display_name));
     updated->set_display_name(*command.display_name);
     changes = true;
   }
@@ -223,7 +251,7 @@ Result<std::vector<Envelope>> DecideStartSession(const IdentityState& state,
   // The same answer whether the user is gone, inactive or changed password meanwhile: a login
   // must not tell which usernames exist.
   if (user == nullptr || !user->active || user->password_hash != command.checked_password_hash) {
-    return Status::PermissionDenied("invalid credentials");
+    return Status::Unauthenticated("invalid credentials");
   }
   if (command.expires_unix_micros <= now) return Status::InvalidArgument("session already expired");
   if (state.sessions.count(command.token_sha256)) return Status::AlreadyExists("token reused");

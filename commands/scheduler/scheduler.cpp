@@ -460,9 +460,11 @@ Status CheckCanEverFit(const DecisionState& state, const std::string& pool_name,
   std::string agents_text;
   for (size_t i = 0; i < sizes.size() && i < 8; ++i) agents_text += (i ? ", " : "") + sizes[i];
   if (sizes.size() > 8) agents_text += ", ...";
+  // Determined's words first: tools match them.
   return Status::FailedPrecondition(
-      "the task needs " + SlotsText(slots) + " but can never fit in resource pool " + pool_name +
-      " (" + std::to_string(sizes.size()) + (sizes.size() == 1 ? " agent" : " agents") +
+      "request unfulfillable, please try requesting less slots: the task needs " +
+      SlotsText(slots) + " but can never fit in resource pool " + pool_name + " (" +
+      std::to_string(sizes.size()) + (sizes.size() == 1 ? " agent" : " agents") +
       (sizes.empty() ? "" : " with " + agents_text + " slots") + ", " +
       std::to_string(capacity.total_slots()) +
       " slots in all; a task larger than one agent needs whole agents of one size and a "

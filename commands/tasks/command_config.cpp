@@ -1,5 +1,8 @@
 #include "commands/tasks/command_config.h"
 
+#include <cctype>
+#include <cstring>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -28,7 +31,12 @@ Status ParseEntrypoint(const Field& field, CommandConfig& out) {
   }
   CAIRN_ASSIGN_OR_RETURN(auto arguments,
                          fields::ReadStringList(field, "a non-empty list of strings or a string"));
-  if (arguments.empty()) return fields::Invalid(field, "must not be empty");
+  if (arguments.empty() || arguments[0].empty()) return fields::Invalid(field, "must not be empty");
+  // One argument is a command line, as Determined's command-entrypoint.sh takes it (`det cmd
+  // run 'env | grep X'` sends a list of one).
+  if (arguments.size() == 1) {
+    for (const char* part : {"/bin/sh", "-c"}) out.spec.add_entrypoint(part);
+  }
   for (const auto& argument : arguments) out.spec.add_entrypoint(argument);
   out.effective["entrypoint"] = arguments;
   return Status::Ok();
@@ -45,12 +53,56 @@ std::string DefaultDescription(const json& entrypoint) {
   return "Command (" + joined + ")";
 }
 
+// Determined's resources.shm_size: bytes, or a size with binary units ("4G", "512Mi", "1.5gb"),
+// as Docker reads it.
+Result<int64_t> ReadShmSize(const Field& field) {
+  constexpr int64_t kMin = 1 << 20;
+  constexpr int64_t kMax = int64_t{1} << 40;
+  const std::string range = "must be between 1 MiB and 1 TiB";
+  if (!field.node.IsScalar()) return fields::Invalid(field, "expected a size like 4G or bytes");
+  const std::string text = field.node.Scalar();
+  size_t end = 0;
+  while (end < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) {
+    ++end;
+  }
+  double number = 0;
+  try {
+    number = end == 0 ? -1 : std::stod(text.substr(0, end));
+  } catch (...) {
+    number = -1;
+  }
+  std::string unit = AsciiLower(text.substr(end));
+  if (!unit.empty() && unit[0] == ' ') unit.erase(0, 1);
+  static const std::map<std::string, int> kShifts = {{"", 0},   {"b", 0},  {"k", 10}, {"m", 20},
+                                                     {"g", 30}, {"t", 40}, {"p", 50}};
+  std::string prefix = unit;
+  for (const char* suffix : {"ib", "b", "i"}) {
+    if (prefix.size() > 1 && prefix.ends_with(suffix)) {
+      prefix.resize(prefix.size() - std::strlen(suffix));
+      break;
+    }
+  }
+  auto shift = kShifts.find(prefix);
+  if (number < 0 || shift == kShifts.end()) {
+    return fields::Invalid(
+        field, "expected a size like 4G, 512M or a number of bytes, got '" + text + "'");
+  }
+  const double bytes = number * static_cast<double>(int64_t{1} << shift->second);
+  if (!(bytes >= kMin && bytes <= kMax)) return fields::Invalid(field, range);
+  return static_cast<int64_t>(bytes);
+}
+
 Status ParseResources(const Field& field, CommandConfig& out) {
   CAIRN_ASSIGN_OR_RETURN(MapFields resources, MapFields::Read(field, "a map"));
-  CAIRN_RETURN_IF_ERROR(
-      resources.Check({"slots", "priority", "weight", "resource_pool", "max_slots", "preemptible"},
-                      {{"shm_size", "a container's /dev/shm is 64 MB"},
-                       {"devices", "a container gets its slots' GPUs and nothing else"}}));
+  CAIRN_RETURN_IF_ERROR(resources.Check(
+      {"slots", "priority", "weight", "resource_pool", "max_slots", "preemptible", "shm_size"},
+      {{"devices", "a container gets its slots' GPUs and nothing else"}}));
+  if (auto shm = resources.Get("shm_size")) {
+    CAIRN_ASSIGN_OR_RETURN(int64_t bytes, ReadShmSize(*shm));
+    out.spec.set_shm_size_bytes(bytes);
+    out.effective["resources"]["shm_size"] = bytes;
+  }
   if (auto slots = resources.Get("slots")) {
     CAIRN_ASSIGN_OR_RETURN(int value, fields::ReadSmallInt(*slots, 0, kMaxSlotsPerTask));
     out.resources.set_slots(value);
@@ -154,6 +206,17 @@ Status CheckMountPath(const Field& field, const std::string& path) {
   return Status::Ok();
 }
 
+Status CheckRelativeMountPath(const Field& field, const std::string& path) {
+  if (path == "." || path == "./" || path.starts_with("../") || path == ".." ||
+      path.find("/../") != std::string::npos || path.ends_with("/..") ||
+      path.find('\0') != std::string::npos) {
+    return fields::Invalid(field,
+                           "must name a directory under the working directory (not '.', "
+                           "no '..')");
+  }
+  return Status::Ok();
+}
+
 // Determined's top-level bind_mounts: [{host_path, container_path, read_only}].
 Status ParseBindMounts(const Field& field, CommandConfig& out) {
   if (!field.node.IsSequence()) return fields::Invalid(field, "expected a list of mounts");
@@ -167,7 +230,11 @@ Status ParseBindMounts(const Field& field, CommandConfig& out) {
     for (const char* key : {"host_path", "container_path"}) {
       CAIRN_ASSIGN_OR_RETURN(Field path_field, mount.Require(key, "/data"));
       CAIRN_ASSIGN_OR_RETURN(std::string path, fields::ReadString(path_field, "a path"));
-      CAIRN_RETURN_IF_ERROR(CheckMountPath(path_field, path));
+      // A relative container_path is under the task's working directory, as in Determined.
+      const bool relative_target =
+          std::string(key) == "container_path" && !path.empty() && path[0] != '/';
+      CAIRN_RETURN_IF_ERROR(relative_target ? CheckRelativeMountPath(path_field, path)
+                                            : CheckMountPath(path_field, path));
       std::string key_name = key;
       (key_name == "host_path" ? *spec_mount->mutable_host_path()
                                : *spec_mount->mutable_container_path()) = path;
@@ -215,9 +282,10 @@ Status ParseEnvironment(const Field& field, CommandConfig& out) {
   }
   CAIRN_ASSIGN_OR_RETURN(auto entries, fields::ReadStringList(*variables, "a list of KEY=VALUE"));
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].find('=') == std::string::npos) {
+    // A NAME alone unsets NAME, as Docker takes Determined's entry without a value.
+    if (entries[i].empty() || entries[i][0] == '=') {
       return fields::Invalid(fields::Element(*variables, variables->node[i], i),
-                             "expected KEY=VALUE, got '" + entries[i] + "'");
+                             "expected KEY=VALUE or KEY, got '" + entries[i] + "'");
     }
     out.spec.add_environment_variables(entries[i]);
   }

@@ -36,6 +36,22 @@ Role LeastRoleFor(Permission permission) {
   return events::ROLE_CLUSTER_ADMIN;
 }
 
+// Under basic, what every active user may do; the rest takes the admin flag (owners change their
+// own work through AuthorizeChange).
+bool OpenUnderBasic(Permission permission) {
+  switch (permission) {
+    case Permission::kViewWorkspace:
+    case Permission::kCreateExperiment:
+    case Permission::kCreateNsc:
+    case Permission::kCreateProject:
+    case Permission::kUpdateTemplates:
+    case Permission::kCreateModels:
+      return true;
+    default:
+      return false;
+  }
+}
+
 constexpr Permission kAllPermissions[] = {
     Permission::kViewWorkspace, Permission::kCreateExperiment,   Permission::kUpdateExperiment,
     Permission::kCreateNsc,     Permission::kUpdateNsc,          Permission::kCreateProject,
@@ -185,6 +201,7 @@ Role TenancyState::RoleIn(const UserRecord& user, int32_t workspace_id) const {
 
 bool TenancyState::Allows(const UserRecord& user, Permission permission,
                           int32_t workspace_id) const {
+  if (!RolesApply()) return user.admin || OpenUnderBasic(permission);
   return RoleIn(user, workspace_id) >= LeastRoleFor(permission);
 }
 
@@ -284,6 +301,9 @@ void ApplyTenancy(TenancyState& state, const Envelope& event) {
       state.roles.erase({removed.user_id(), removed.workspace_id()});
       break;
     }
+    case Envelope::kAuthorizationConfigured:
+      state.authz = event.authorization_configured().type();
+      break;
     case Envelope::kPoolBindingsChanged: {
       const auto& changed = event.pool_bindings_changed();
       if (changed.workspace_ids_size() == 0) {
@@ -302,6 +322,10 @@ void ApplyTenancy(TenancyState& state, const Envelope& event) {
 Status Authorize(const TenancyState& state, const UserRecord& user, Permission permission,
                  int32_t workspace_id, const std::string& what) {
   if (state.Allows(user, permission, workspace_id)) return Status::Ok();
+  if (!state.RolesApply()) {
+    return Status::PermissionDenied("user " + user.username + " may not " + what +
+                                    ": only admins may (security.authz.type: basic)");
+  }
   const Role role = state.RoleIn(user, workspace_id);
   const bool cluster = LeastRoleFor(permission) == events::ROLE_CLUSTER_ADMIN;
   return Status::PermissionDenied("user " + user.username + " may not " + what + ": it needs " +
@@ -316,6 +340,10 @@ Status AuthorizeChange(const TenancyState& state, const UserRecord& user, Permis
   if (owns) return Status::Ok();
   Status allowed = Authorize(state, user, permission, workspace_id, what);
   if (allowed.ok()) return allowed;
+  if (!state.RolesApply()) {
+    return Status::PermissionDenied("user " + user.username + " may not " + what +
+                                    ": only its owner or an admin may");
+  }
   return Status::PermissionDenied(allowed.message() + "; the owner may change it too");
 }
 

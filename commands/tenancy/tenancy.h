@@ -8,6 +8,11 @@
 // or, with workspace 0, in every workspace. The owner of a piece of work may always change it.
 // Every user is an Editor of the built-in Uncategorized workspace unless a role assigned there
 // says otherwise, so a cluster without workspaces works as before.
+//
+// Under security.authz.type basic (Determined's open-source model, AuthorizationConfigured),
+// roles do not apply: every active user sees everything and creates work, projects, models and
+// templates anywhere; changing someone else's work, a workspace or a project (a workspace's owner
+// changes its projects), and every cluster-wide permission, takes the admin flag.
 #pragma once
 
 #include <cstdint>
@@ -88,7 +93,10 @@ struct TenancyState {
   std::map<std::string, std::set<int32_t>> pool_bindings;     // bound pools only
   int32_t last_workspace_id = kUncategorizedWorkspace;
   int32_t last_project_id = kUncategorizedProject;
+  // UNSPECIFIED (a log from before AuthorizationConfigured) decides as RBAC did.
+  events::AuthzType authz = events::AUTHZ_TYPE_UNSPECIFIED;
 
+  bool RolesApply() const { return authz != events::AUTHZ_TYPE_BASIC; }
   const WorkspaceRecord* FindWorkspace(int32_t workspace_id) const;
   const WorkspaceRecord* FindWorkspace(const std::string& name) const;
   // A workspace whose name equals `name` ignoring ASCII case (Determined's CLI looks names up
@@ -114,7 +122,7 @@ void ApplyTenancy(TenancyState& state, const events::Envelope& event);
 Status Authorize(const TenancyState& state, const UserRecord& user, Permission permission,
                  int32_t workspace_id, const std::string& what);
 // For a change to existing work: its owner (`owns`) may, and so may anyone holding `permission`
-// in its workspace.
+// in its workspace (under basic: an admin).
 Status AuthorizeChange(const TenancyState& state, const UserRecord& user, Permission permission,
                        int32_t workspace_id, bool owns, const std::string& what);
 

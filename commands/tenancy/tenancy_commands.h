@@ -89,4 +89,10 @@ struct SetPoolBindings {
   Mode mode = Mode::kAdd;
 };
 
+// Records the authorization model a master starts with when it differs from the log's last.
+struct ConfigureAuthz {
+  static constexpr const char* kName = "ConfigureAuthz";
+  events::AuthzType type = events::AUTHZ_TYPE_BASIC;
+};
+
 }  // namespace cairn::commands

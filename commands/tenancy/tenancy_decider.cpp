@@ -103,9 +103,10 @@ Result<std::string> ResolveWorkspacePool(const DecisionState& state, int32_t wor
 
 Status CheckWorkspaceTakesWork(const DecisionState& state, int32_t workspace_id) {
   CAIRN_ASSIGN_OR_RETURN(const WorkspaceRecord* workspace, FindWorkspace(state, workspace_id));
+  // Determined's answer (404) to work launched into an archived workspace, with the reason.
   if (workspace->archived) {
-    return Status::FailedPrecondition("workspace " + workspace->name +
-                                      " is archived; unarchive it to add work");
+    return Status::NotFound("workspace '" + std::to_string(workspace_id) + "' not found: " +
+                            workspace->name + " is archived; unarchive it to add work");
   }
   return Status::Ok();
 }
@@ -209,10 +210,18 @@ Result<Decision> DecideCommand(const DecisionState& state, const DeleteWorkspace
                                         model.name + "; move or delete it first");
     }
   }
+  // Live commands, notebooks, shells and TensorBoards are killed with it (commands/decider.cpp
+  // adds the kills); an OpenPAI job's attempts have a controller of their own, so it is stopped
+  // first.
   for (const auto& [job_id, job] : state.jobs) {
-    if (job.workspace_id == workspace->id && job.accepts_changes()) {
+    if (job.workspace_id != workspace->id || !job.accepts_changes()) continue;
+    if (job.type == events::TASK_TYPE_TRIAL ||
+        std::any_of(job.tasks.begin(), job.tasks.end(), [&](const TaskRecord* task) {
+          return state.pai_task_to_job.count(task->task_id) > 0;
+        })) {
       return Status::FailedPrecondition("workspace " + workspace->name +
-                                        " still has live work (job " + std::string(job_id) + ")");
+                                        " still has live work (job " + std::string(job_id) +
+                                        "); stop it first");
     }
   }
   Envelope event;
@@ -351,6 +360,11 @@ Result<Decision> DecideCommand(const DecisionState& state, const MoveExperiment&
 
 Result<Decision> DecideCommand(const DecisionState& state, const ChangeRoles& command,
                                const CommandMeta&) {
+  if (!state.tenancy.RolesApply()) {
+    return Status::FailedPrecondition(
+        "roles do not apply under security.authz.type: basic; set it to rbac in master.yaml to "
+        "assign them");
+  }
   if (command.assignments.empty()) return Status::InvalidArgument("no role assignment given");
   Decision decision;
   std::map<std::pair<int32_t, int32_t>, events::Role> after = state.tenancy.roles;
@@ -435,14 +449,27 @@ Status MayRun(const DecisionState&, const UserRecord&, const CreateWorkspace&) {
   return Status::Ok();  // open to every user: they become its WorkspaceAdmin
 }
 
+namespace {
+
+// Under basic its owner may too; under RBAC the owner's WorkspaceAdmin role decides (an admin
+// may take it away).
+Status MayChangeWorkspace(const DecisionState& state, const UserRecord& user,
+                          int32_t workspace_id) {
+  const WorkspaceRecord* workspace = state.tenancy.FindWorkspace(workspace_id);
+  const bool owns = !state.tenancy.RolesApply() && workspace != nullptr && !workspace->immutable &&
+                    workspace->owner_user_id == user.id;
+  return AuthorizeChange(state.tenancy, user, Permission::kUpdateWorkspace, workspace_id, owns,
+                         "change workspace " + std::to_string(workspace_id));
+}
+
+}  // namespace
+
 Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateWorkspace& command) {
-  return Authorize(state.tenancy, user, Permission::kUpdateWorkspace, command.workspace_id,
-                   "change workspace " + std::to_string(command.workspace_id));
+  return MayChangeWorkspace(state, user, command.workspace_id);
 }
 
 Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteWorkspace& command) {
-  return Authorize(state.tenancy, user, Permission::kUpdateWorkspace, command.workspace_id,
-                   "change workspace " + std::to_string(command.workspace_id));
+  return MayChangeWorkspace(state, user, command.workspace_id);
 }
 
 Status MayRun(const DecisionState& state, const UserRecord& user, const PinWorkspace& command) {
@@ -460,8 +487,12 @@ namespace {
 Status MayChangeProject(const DecisionState& state, const UserRecord& user, int32_t project_id) {
   const ProjectRecord* project = state.tenancy.FindProject(project_id);
   if (project == nullptr) return Status::Ok();
+  // Under basic the workspace's owner may too, as in Determined.
+  const WorkspaceRecord* workspace = state.tenancy.FindWorkspace(project->workspace_id);
+  const bool owns_workspace = !state.tenancy.RolesApply() && workspace != nullptr &&
+                              !workspace->immutable && workspace->owner_user_id == user.id;
   return AuthorizeChange(state.tenancy, user, Permission::kUpdateProject, project->workspace_id,
-                         project->owner_user_id == user.id,
+                         project->owner_user_id == user.id || owns_workspace,
                          "change project " + std::to_string(project_id));
 }
 
@@ -503,6 +534,22 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const ChangeRo
 Status MayRun(const DecisionState& state, const UserRecord& user, const SetPoolBindings& command) {
   return Authorize(state.tenancy, user, Permission::kModifyPoolBindings, kEveryWorkspace,
                    "bind resource pool " + command.pool_name + " to workspaces");
+}
+
+Status MayRun(const DecisionState&, const UserRecord& user, const ConfigureAuthz&) {
+  return Status::PermissionDenied("user " + user.username +
+                                  " may not change the authorization model: master.yaml sets it");
+}
+
+Result<Decision> DecideCommand(const DecisionState& state, const ConfigureAuthz& command,
+                               const CommandMeta&) {
+  if (command.type == events::AUTHZ_TYPE_UNSPECIFIED) {
+    return Status::InvalidArgument("an authorization model is basic or rbac");
+  }
+  if (state.tenancy.authz == command.type) return NoChange("authz");
+  events::Envelope event;
+  event.mutable_authorization_configured()->set_type(command.type);
+  return Decision{{std::move(event)}, "authz"};
 }
 
 }  // namespace cairn::commands

@@ -40,7 +40,9 @@ Result<Decision> DecideCommand(const DecisionState& state, const CreateWorkspace
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const UpdateWorkspace& command,
                                const CommandMeta& meta);
-// Only a workspace without experiments and live tasks; its empty projects go with it.
+// Only a workspace without experiments, models and live OpenPAI jobs; its live commands,
+// notebooks, shells and TensorBoards are killed (commands/decider.cpp adds the kills) and its
+// empty projects go with it, as in Determined.
 Result<Decision> DecideCommand(const DecisionState& state, const DeleteWorkspace& command,
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const PinWorkspace& command,
@@ -59,6 +61,9 @@ Result<Decision> DecideCommand(const DecisionState& state, const ChangeRoles& co
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const SetPoolBindings& command,
                                const CommandMeta& meta);
+// Only the master records it, as it starts (master/master.cpp).
+Result<Decision> DecideCommand(const DecisionState& state, const ConfigureAuthz& command,
+                               const CommandMeta& meta);
 
 // Creating a workspace is open to every user; the rest takes the workspace's (or the cluster's)
 // permission named in the refusal.
@@ -72,5 +77,6 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const DeletePr
 Status MayRun(const DecisionState& state, const UserRecord& user, const MoveExperiment& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ChangeRoles& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const SetPoolBindings& command);
+Status MayRun(const DecisionState& state, const UserRecord& user, const ConfigureAuthz& command);
 
 }  // namespace cairn::commands

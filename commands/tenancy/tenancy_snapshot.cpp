@@ -42,6 +42,7 @@ void EncodeTenancy(const TenancyState& tenancy, snapshot::Tenancy& out) {
   }
   out.set_last_workspace_id(tenancy.last_workspace_id);
   out.set_last_project_id(tenancy.last_project_id);
+  out.set_authz(tenancy.authz);
 }
 
 void DecodeTenancy(const snapshot::Tenancy& in, TenancyState& tenancy) {
@@ -80,6 +81,7 @@ void DecodeTenancy(const snapshot::Tenancy& in, TenancyState& tenancy) {
   }
   tenancy.last_workspace_id = in.last_workspace_id();
   tenancy.last_project_id = in.last_project_id();
+  tenancy.authz = in.authz();
 }
 
 }  // namespace cairn::commands

@@ -372,8 +372,34 @@ TEST(TaskPlanTest, RejectsBadOrders) {
   no_entrypoint.mutable_spec()->clear_entrypoint();
   EXPECT_EQ(PlanTask(no_entrypoint, Settings()).status().code(), StatusCode::kInvalidArgument);
   events::AllocationAssigned bad_env = Order();
-  bad_env.mutable_spec()->add_environment_variables("NOVALUE");
+  bad_env.mutable_spec()->add_environment_variables("=VALUE");
   EXPECT_EQ(PlanTask(bad_env, Settings()).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Determined's entry without '=' (Docker unsets the variable): the agent's own value and an
+// earlier one of the spec's are gone, a later one sets it again.
+TEST(TaskPlanTest, AVariableWithoutAValueIsUnset) {
+  events::AllocationAssigned order = Order();
+  order.mutable_spec()->add_environment_variables("PATH");
+  order.mutable_spec()->add_environment_variables("KEEP");
+  order.mutable_spec()->add_environment_variables("EXTRA");
+  order.mutable_spec()->add_environment_variables("EXTRA=again");
+  Result<ProcessSpec> plan = PlanTask(order, Settings());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto env = EnvMap(plan->env);
+  EXPECT_EQ(env.count("PATH"), 0u);
+  EXPECT_EQ(env.count("KEEP"), 0u);
+  EXPECT_EQ(env["EXTRA"], "again");
+  EXPECT_EQ(env["DET_TASK_ID"], "task-1") << "the rest stays";
+}
+
+TEST(TaskPlanTest, TheStartupHookWrapperSourcesItThenExecsTheTask) {
+  auto argv = WithStartupHook({"echo", "a b"});
+  ASSERT_EQ(argv.size(), 6u);
+  EXPECT_EQ(argv[0], "/bin/sh");
+  EXPECT_NE(argv[2].find(". ./startup-hook.sh"), std::string::npos);
+  EXPECT_EQ(argv[4], "echo");
+  EXPECT_EQ(argv[5], "a b");
 }
 
 TEST(TaskPlanTest, AGangPartRunsOnItsOwnSlotsWithItsRank) {

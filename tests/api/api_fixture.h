@@ -116,6 +116,8 @@ class ApiTest : public ::testing::Test {
     config.data_dir = dir_.Sub(data);
     config.log.data_dir = config.data_dir;
     config.max_request_body_bytes = 64 * 1024;
+    // These tests check roles; the master's own default is basic (tests/api/basic_authz_test.cpp).
+    config.security.authz = authz_;
     // The master records its pools (ResourcePoolsConfigured) as it starts.
     if (pools) config.pools = *pools;
     auto master = Master::Start(config);
@@ -235,6 +237,7 @@ class ApiTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::unique_ptr<Master> master_;
+  events::AuthzType authz_ = events::AUTHZ_TYPE_RBAC;  // security.authz.type of StartMaster
   std::unique_ptr<net::Client> client_;
   std::string token_;        // the session calls present (LoginAs)
   std::string agent_token_;  // the master's (<data dir>/agent-token)

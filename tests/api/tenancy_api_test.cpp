@@ -190,8 +190,8 @@ TEST_F(TenancyApiTest, WorkspacesAndProjectsAsTheCliDrivesThem) {
   EXPECT_EQ(
       Call("POST", "/api/v1/workspaces/" + std::to_string(team) + "/projects", R"({"name":"late"})")
           .status,
-      409)
-      << "an archived workspace takes no new projects (FailedPrecondition)";
+      404)
+      << "an archived workspace takes no new projects (Determined's 404)";
   json deleted = CallJson("DELETE", "/api/v1/workspaces/" + std::to_string(team));
   EXPECT_EQ(deleted["completed"], true);
   EXPECT_EQ(Call("GET", "/api/v1/workspaces/" + std::to_string(team)).status, 404);

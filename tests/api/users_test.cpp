@@ -66,9 +66,9 @@ TEST_F(UsersTest, AnAdminCreatesAUserWhoLogsInWithEitherPasswordForm) {
   EXPECT_EQ(status, 200);
   EXPECT_NE(hashed, plain) << "each login is its own session";
   Login("alice", "wrong", true, &status);
-  EXPECT_EQ(status, 403);
+  EXPECT_EQ(status, 401);
   Login("nobody", "s3cret", true, &status);
-  EXPECT_EQ(status, 403) << "the same refusal whether or not the user exists";
+  EXPECT_EQ(status, 401) << "the same refusal whether or not the user exists";
 
   token_ = hashed;
   EXPECT_EQ(CallJson("GET", "/api/v1/me")["user"]["username"], "alice");
@@ -103,7 +103,7 @@ TEST_F(UsersTest, LogoutPasswordChangeAndDeactivationRefuseTokensAtOnce) {
   EXPECT_EQ(StatusWith(second, "GET", "/api/v1/me"), 401);
   int status = 0;
   Login("alice", "one", true, &status);
-  EXPECT_EQ(status, 403);
+  EXPECT_EQ(status, 401);
   std::string third = Login("alice", "two", true);
   ASSERT_FALSE(third.empty());
 
@@ -112,7 +112,7 @@ TEST_F(UsersTest, LogoutPasswordChangeAndDeactivationRefuseTokensAtOnce) {
   EXPECT_EQ(CallJson("PATCH", "/api/v1/users/3", R"({"active":false})")["user"]["active"], false);
   EXPECT_EQ(StatusWith(third, "GET", "/api/v1/me"), 401);
   Login("alice", "two", true, &status);
-  EXPECT_EQ(status, 403);
+  EXPECT_EQ(status, 403) << "Determined: user is not active";
   CallJson("PATCH", "/api/v1/users/3", R"({"active":true})");
   EXPECT_FALSE(Login("alice", "two", true).empty());
   // The last admin cannot be deactivated.
@@ -125,7 +125,7 @@ TEST_F(UsersTest, RepeatedFailedLoginsAreThrottled) {
   int status = 0;
   for (int i = 0; i < 5; ++i) {
     Login("alice", "wrong", true, &status);
-    EXPECT_EQ(status, 403) << i;
+    EXPECT_EQ(status, 401) << i;
   }
   Login("alice", "right", true, &status);
   EXPECT_EQ(status, 429) << "five failures within five minutes";
@@ -148,7 +148,7 @@ TEST_F(UsersTest, AnonymousCallsAreRefusedEvenWhileDeterminedHasABlankPassword) 
   CallJson("POST", "/api/v1/users/2/password", json(CliPasswordHash("pw")).dump());
   int status = 0;
   Login("determined", "", false, &status);
-  EXPECT_EQ(status, 403) << "the blank password no longer works (Determined: invalid credentials)";
+  EXPECT_EQ(status, 401) << "the blank password no longer works (Determined: invalid credentials)";
   EXPECT_FALSE(Login("determined", "pw", false).empty());
 }
 

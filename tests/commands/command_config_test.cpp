@@ -140,6 +140,71 @@ TEST(CommandConfigTest, BindMountsNeedAbsolutePaths) {
   EXPECT_EQ(propagation.status().code(), StatusCode::kNotSupported);
 }
 
+// Determined joins a relative container_path onto the working directory.
+TEST(CommandConfigTest, ARelativeContainerPathIsUnderTheWorkingDirectory) {
+  auto config = ParseCommandConfig(nlohmann::json::parse(
+      R"({"entrypoint": "true", "bind_mounts": [{"host_path": "/srv/data", "container_path": "data"}]})"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->spec.bind_mounts(0).container_path(), "data");
+  for (const char* bad : {".", "..", "../etc", "a/../../b"}) {
+    auto refused =
+        ParseCommandConfig({{"entrypoint", "true"},
+                            {"bind_mounts", {{{"host_path", "/srv"}, {"container_path", bad}}}}});
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+// `det cmd run 'a | b'` sends a list of one string: Determined's command-entrypoint.sh runs it
+// with /bin/sh -c; two or more are a program and its arguments.
+TEST(CommandConfigTest, AListOfOneIsACommandLine) {
+  auto one = ParseCommandConfig({{"entrypoint", {"env | grep -q TEST=TEST"}}});
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_EQ(one->spec.entrypoint_size(), 3);
+  EXPECT_EQ(one->spec.entrypoint(0), "/bin/sh");
+  EXPECT_EQ(one->spec.entrypoint(2), "env | grep -q TEST=TEST");
+  EXPECT_EQ(one->effective["entrypoint"], nlohmann::json::array({"env | grep -q TEST=TEST"}));
+  auto two = ParseCommandConfig({{"entrypoint", {"echo", "a | b"}}});
+  ASSERT_TRUE(two.ok());
+  ASSERT_EQ(two->spec.entrypoint_size(), 2);
+  EXPECT_EQ(two->spec.entrypoint(0), "echo");
+}
+
+TEST(CommandConfigTest, ShmSizeIsBytesOrASizeWithBinaryUnits) {
+  for (const auto& [given, bytes] :
+       std::vector<std::pair<nlohmann::json, int64_t>>{{4294967296, int64_t{4} << 30},
+                                                       {"4G", int64_t{4} << 30},
+                                                       {"512Mi", int64_t{512} << 20},
+                                                       {"1.5gb", int64_t{3} << 29},
+                                                       {"2048 MB", int64_t{2} << 30}}) {
+    auto config =
+        ParseCommandConfig({{"entrypoint", "true"}, {"resources", {{"shm_size", given}}}});
+    ASSERT_TRUE(config.ok()) << given << ": " << config.status().ToString();
+    EXPECT_EQ(config->spec.shm_size_bytes(), bytes) << given;
+  }
+  for (const nlohmann::json& bad : {nlohmann::json("lots"), nlohmann::json("4X"),
+                                    nlohmann::json(-1), nlohmann::json(12), nlohmann::json("2P")}) {
+    auto refused = ParseCommandConfig({{"entrypoint", "true"}, {"resources", {{"shm_size", bad}}}});
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(refused.status().message().find("shm_size"), std::string::npos)
+        << refused.status().message();
+  }
+}
+
+// Determined's commands refuse resources.agent_label (unknown since 0.20); an entry without '='
+// unsets the variable.
+TEST(CommandConfigTest, AgentLabelIsUnknownAndAVariableAloneIsKept) {
+  auto label = ParseCommandConfig({{"entrypoint", "true"}, {"resources", {{"agent_label", "x"}}}});
+  EXPECT_EQ(label.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(label.status().message().find("agent_label"), std::string::npos);
+  auto unset = ParseCommandConfig(
+      {{"entrypoint", "true"}, {"environment", {{"environment_variables", {"HOME", "A=1"}}}}});
+  ASSERT_TRUE(unset.ok()) << unset.status().ToString();
+  EXPECT_EQ(unset->spec.environment_variables(0), "HOME");
+  auto empty = ParseCommandConfig(
+      {{"entrypoint", "true"}, {"environment", {{"environment_variables", {"=1"}}}}});
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(CommandConfigTest, TheRegistryPasswordGoesToTheSpecButNotIntoTheShownConfig) {
   auto config = ParseCommandConfig(nlohmann::json::parse(
       R"({"entrypoint": "true", "environment": {"image": "registry.local:5000/team/a:1",

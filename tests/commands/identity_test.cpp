@@ -101,7 +101,7 @@ TEST(IdentityTest, DeactivationAndPasswordChangesEndEverySessionOfTheUser) {
   // An inactive user cannot start a session, even with the right password.
   StartSession start{bob, "b2", "h", kT0 + kSecond};
   EXPECT_EQ(DecideStartSession(identity.state, start, kT0).status().code(),
-            StatusCode::kPermissionDenied);
+            StatusCode::kUnauthenticated);
 }
 
 TEST(IdentityTest, ALoginCheckedAgainstAnOldPasswordIsRefused) {
@@ -112,7 +112,7 @@ TEST(IdentityTest, ALoginCheckedAgainstAnOldPasswordIsRefused) {
   ASSERT_TRUE(identity.Run(DecideUpdateUser(identity.state, change)).ok());
   StartSession checked_old{alice, "t", "old", kT0 + kSecond};
   EXPECT_EQ(DecideStartSession(identity.state, checked_old, kT0).status().code(),
-            StatusCode::kPermissionDenied);
+            StatusCode::kUnauthenticated);
   StartSession expired{alice, "t", "new", kT0};
   EXPECT_EQ(DecideStartSession(identity.state, expired, kT0).status().code(),
             StatusCode::kInvalidArgument);

@@ -650,6 +650,7 @@ void FillTenancy(TenancyState& tenancy) {
   tenancy.pool_bindings["gpu-pool"] = {9};
   tenancy.last_workspace_id = 9;
   tenancy.last_project_id = 10;
+  tenancy.authz = events::AUTHZ_TYPE_BASIC;
 }
 
 // TenancyState has a constructor, so FieldCount cannot count it (it is no aggregate); unpacking
@@ -657,7 +658,7 @@ void FillTenancy(TenancyState& tenancy) {
 void ExpectSameTenancy(const TenancyState& expected, const TenancyState& actual, bool filled) {
   const TenancyState unfilled{};
   const auto& [workspaces, workspace_ids, projects, roles, pool_bindings, last_workspace_id,
-               last_project_id] = expected;
+               last_project_id, authz] = expected;
   ASSERT_EQ(actual.workspaces.size(), workspaces.size());
   for (const auto& [id, workspace] : workspaces) {
     ASSERT_EQ(actual.workspaces.count(id), 1u) << "workspace " << id;
@@ -676,7 +677,9 @@ void ExpectSameTenancy(const TenancyState& expected, const TenancyState& actual,
   EXPECT_EQ(actual.last_workspace_id, last_workspace_id)
       << "last_workspace_id changed in the round trip";
   EXPECT_EQ(actual.last_project_id, last_project_id) << "last_project_id changed in the round trip";
+  EXPECT_EQ(actual.authz, authz) << "authz changed in the round trip";
   if (filled) {
+    EXPECT_NE(authz, unfilled.authz) << "authz is left at its default";
     EXPECT_NE(workspaces.size(), unfilled.workspaces.size()) << "no workspace is added";
     EXPECT_NE(workspace_ids, unfilled.workspace_ids) << "workspace_ids is left at its default";
     EXPECT_NE(projects.size(), unfilled.projects.size()) << "no project is added";

@@ -77,8 +77,9 @@ void Cluster::StartMaster(const std::vector<std::string>& extra_env, bool with_s
     std::ofstream out(config_path);
     out << "port: " << port_ << "\ndata_dir: " << data_dir_ << "\nagent_timeout_seconds: 30\n"
         << extra_master_config_;
+    out << "security:\n  authz:\n    type: " << authz_ << "\n";
     if (!certificates_.ca_file.empty()) {
-      out << "security:\n  tls:\n    cert: " << certificates_.cert_file
+      out << "  tls:\n    cert: " << certificates_.cert_file
           << "\n    key: " << certificates_.key_file << "\n";
     }
   }
@@ -181,15 +182,24 @@ json Cluster::Get(const std::string& target) {
   return json::parse(response->body, nullptr, false);
 }
 
+std::vector<json> Cluster::FollowLogLines(const std::string& task_id) {
+  std::vector<json> lines;
+  auto client = Client();
+  auto status = client.StreamLines("GET", "/api/v1/tasks/" + task_id + "/logs?follow=true",
+                                   [&](std::string_view line) {
+                                     if (!line.empty())
+                                       lines.push_back(json::parse(line)["result"]);
+                                     return true;
+                                   });
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return lines;
+}
+
 std::string Cluster::FollowLogs(const std::string& task_id) {
   std::string text;
-  auto client = Client();
-  auto status = client.StreamLines(
-      "GET", "/api/v1/tasks/" + task_id + "/logs?follow=true", [&](std::string_view line) {
-        text += json::parse(line)["result"]["message"].get<std::string>();
-        return true;
-      });
-  EXPECT_TRUE(status.ok()) << status.ToString();
+  for (const auto& line : FollowLogLines(task_id)) {
+    if (line["source"] == "task") text += line["message"].get<std::string>();
+  }
   return text;
 }
 

@@ -53,6 +53,9 @@ class Cluster {
   void ServeHttps();
   // The CA and certificate of ServeHttps (empty before).
   const TestCertificates& certificates() const { return certificates_; }
+  // security.authz.type of the master: "rbac" (the default of these tests, which check roles)
+  // or "basic" (the master's own default). Call before StartMaster.
+  void SetAuthz(std::string type) { authz_ = std::move(type); }
 
   // Starts the master (port 0 the first time, the same port on a restart). With `with_stderr`
   // its log lines are among master_lines() too; `extra_env` adds to its environment.
@@ -84,8 +87,11 @@ class Cluster {
   // POSTs a command and returns its id.
   std::string Submit(const json& config);
   json Get(const std::string& target);
-  // Follows the task's logs until the master ends the stream (the task ended); returns the text.
+  // Follows the task's logs until the master ends the stream (the task ended); returns the text
+  // of the task's own lines (source "task").
   std::string FollowLogs(const std::string& task_id);
+  // ...or every line's `result`, the master's lines (source "master") among them.
+  std::vector<json> FollowLogLines(const std::string& task_id);
   // Streams the log from offset 0 until `predicate` holds for an event; returns that event.
   json WaitForEvent(const std::function<bool(const json&)>& predicate);
   std::vector<json> AllEvents();
@@ -108,6 +114,7 @@ class Cluster {
   TempDir dir_;
   std::string data_dir_;
   std::string extra_master_config_;
+  std::string authz_ = "rbac";
   uint16_t port_ = 0;
   TestCertificates certificates_;  // set by ServeHttps
   std::string token_;              // determined's session, from the master's latest start
