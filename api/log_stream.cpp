@@ -62,6 +62,46 @@ std::vector<MasterLine> TaskMasterLines(const views::TaskView& task) {
   return lines;
 }
 
+namespace {
+
+// One line as Determined streams it; allocation and agent are null for the master's own.
+std::string LineRecord(int64_t number, const std::string& task_id, const TaskLogLine* line,
+                       const MasterLine* master, int64_t trial_id) {
+  const std::string& text = line ? line->text : master->text;
+  const bool error = line ? line->stdtype == "stderr" : master->error;
+  json result = {{"id", std::to_string(number)},
+                 {"taskId", task_id},
+                 {"allocationId", line ? json(line->allocation_id) : json(nullptr)},
+                 {"agentId", line ? json(line->agent_id) : json(nullptr)},
+                 {"timestamp", FormatRfc3339(line ? line->timestamp_unix_micros
+                                                  : master->timestamp_unix_micros)},
+                 {"level", error ? "LOG_LEVEL_ERROR" : "LOG_LEVEL_INFO"},
+                 {"stdtype", line ? line->stdtype : "stdout"},
+                 {"source", line ? "task" : "master"},
+                 {"message", text},
+                 {"log", text}};
+  if (trial_id != 0) result["trialId"] = trial_id;
+  return json{{"result", result}}.dump() + "\n";
+}
+
+// Hands the task's lines after `*cursor` to `each`, a batch at a time, until none are left or
+// `each` says stop (then false). A store error writes Determined's error line and is false too.
+bool ForEachNewBatch(TaskLogStore& task_logs, const std::string& task_id, std::string* cursor,
+                     const net::ChunkWriter& write,
+                     const std::function<bool(const std::vector<TaskLogLine>&)>& each) {
+  while (true) {
+    auto lines = task_logs.Read(task_id, cursor, 1000);
+    if (!lines.ok()) {
+      write(json{{"error", {{"message", lines.status().message()}}}}.dump() + "\n");
+      return false;
+    }
+    if (lines->empty()) return true;
+    if (!each(*lines)) return false;
+  }
+}
+
+}  // namespace
+
 net::Response StreamTaskLogs(const Services& services, bool follow,
                              std::function<LogSources()> sources) {
   net::Response response;
@@ -77,49 +117,22 @@ net::Response StreamTaskLogs(const Services& services, bool follow,
       // visible, one more read returns everything there will ever be.
       LogSources now = sources();
       for (const auto& task_id : now.task_ids) {
-        std::string& cursor = cursors[task_id];
-        while (true) {
-          auto lines = task_logs->Read(task_id, &cursor, 1000);
-          if (!lines.ok()) {
-            write(json{{"error", {{"message", lines.status().message()}}}}.dump() + "\n");
-            return;
-          }
-          if (lines->empty()) break;
-          std::string chunk;
-          for (const auto& line : *lines) {
-            json result = {
-                {"id", std::to_string(line_number++)},
-                {"taskId", task_id},
-                {"allocationId", line.allocation_id},
-                {"agentId", line.agent_id},
-                {"timestamp", FormatRfc3339(line.timestamp_unix_micros)},
-                {"level", line.stdtype == "stderr" ? "LOG_LEVEL_ERROR" : "LOG_LEVEL_INFO"},
-                {"stdtype", line.stdtype},
-                {"source", "task"},
-                {"message", line.text},
-                {"log", line.text}};
-            if (now.trial_id != 0) result["trialId"] = now.trial_id;
-            chunk += json{{"result", result}}.dump() + "\n";
-          }
-          if (!write(chunk)) return;
-        }
+        const bool read = ForEachNewBatch(*task_logs, task_id, &cursors[task_id], write,
+                                          [&](const std::vector<TaskLogLine>& lines) {
+                                            std::string chunk;
+                                            for (const auto& line : lines) {
+                                              chunk += LineRecord(line_number++, task_id, &line,
+                                                                  nullptr, now.trial_id);
+                                            }
+                                            return write(chunk);
+                                          });
+        if (!read) return;
         auto master_lines = now.master_lines.find(task_id);
         if (master_lines == now.master_lines.end()) continue;
         std::string chunk;
         for (const auto& line : master_lines->second) {
           if (!sent.emplace(task_id, line.key).second) continue;
-          json result = {{"id", std::to_string(line_number++)},
-                         {"taskId", task_id},
-                         {"allocationId", nullptr},
-                         {"agentId", nullptr},
-                         {"timestamp", FormatRfc3339(line.timestamp_unix_micros)},
-                         {"level", line.error ? "LOG_LEVEL_ERROR" : "LOG_LEVEL_INFO"},
-                         {"stdtype", "stdout"},
-                         {"source", "master"},
-                         {"message", line.text},
-                         {"log", line.text}};
-          if (now.trial_id != 0) result["trialId"] = now.trial_id;
-          chunk += json{{"result", result}}.dump() + "\n";
+          chunk += LineRecord(line_number++, task_id, nullptr, &line, now.trial_id);
         }
         if (!chunk.empty() && !write(chunk)) return;
       }
@@ -145,20 +158,19 @@ net::Response StreamTaskLogFields(const Services& services, bool follow, std::st
     while (!stopping->load()) {
       const uint64_t seen = task_logs->version();
       const bool over = ended();  // before reading: every line is in by then
-      while (true) {
-        auto lines = task_logs->Read(task_id, &cursor, 1000);
-        if (!lines.ok()) {
-          write(json{{"error", {{"message", lines.status().message()}}}}.dump() + "\n");
-          return;
-        }
-        if (lines->empty()) break;
-        for (const auto& line : *lines) {
-          allocations.insert(line.allocation_id);
-          agents.insert(line.agent_id);
-          stdtypes.insert(line.stdtype);
-          ranks.insert(line.seq >> 40);  // a gang part's lines carry its rank (agent/PROTOCOL.md)
-        }
-      }
+      const bool read = ForEachNewBatch(*task_logs, task_id, &cursor, write,
+                                        [&](const std::vector<TaskLogLine>& lines) {
+                                          for (const auto& line : lines) {
+                                            allocations.insert(line.allocation_id);
+                                            agents.insert(line.agent_id);
+                                            stdtypes.insert(line.stdtype);
+                                            // A gang part's lines carry its rank
+                                            // (agent/PROTOCOL.md).
+                                            ranks.insert(line.seq >> 40);
+                                          }
+                                          return true;
+                                        });
+      if (!read) return;
       if (over) sources.insert("master");  // the closing lines (TaskClosingLines)
       const std::string message = json{{"result",
                                         {{"allocationIds", allocations},

@@ -63,6 +63,13 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const SaveTemp
 }
 
 Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteTemplate& command) {
+  // One in a workspace the user may not see is not there for them (Determined: 404).
+  auto existing = state.templates.find(command.name);
+  if (existing != state.templates.end() &&
+      !state.tenancy.Allows(user, Permission::kViewWorkspace,
+                            WorkspaceOrUncategorized(existing->second.workspace_id()))) {
+    return Status::NotFound("template " + command.name + " not found");
+  }
   return MayChangeTemplate(state, user, command.name, kUncategorizedWorkspace);
 }
 

@@ -92,6 +92,9 @@ TEST_F(TemplateDeciderTest, AMissingOrUnseenTemplateIsNotFoundAndABadConfigIsRef
                      "user:alice");
   ASSERT_TRUE(seen.ok()) << seen.status().ToString();
   EXPECT_EQ(seen->resources().priority(), 5);
+  // Nor can they delete it: it is not there for them (Determined's 404), not forbidden.
+  auto deleted = cluster_.Run(DeleteTemplate{"team-only"}, "", "user:other");
+  EXPECT_EQ(deleted.status().code(), StatusCode::kNotFound) << deleted.status().ToString();
 
   // What the configuration says is read on the write side too, and named by field.
   auto bad = Launch("t4", {{"entrypoint", {"true"}}, {"resources", {{"slots", "many"}}}}, "");

@@ -14,6 +14,7 @@
 // the package's own launchers, HTTP to the master, mount namespaces for Determined's fixed paths.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -68,6 +69,17 @@ std::string MissingDependency() {
   return "";
 }
 
+// `command` run by /bin/sh: its exit status and what it printed.
+std::pair<int, std::string> RunShell(const std::string& command) {
+  std::string output;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, output};
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
 class DeterminedTrialsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -100,6 +112,22 @@ class DeterminedTrialsTest : public ::testing::Test {
           return ReachedState(events, experiment_id, state);
         },
         timeout);
+  }
+
+  // Determined's own CLI, run against the cluster as `determined`: its output (with stderr, where
+  // it warns that Cairn's version is not its own, unless `stdout_only`), and its exit status
+  // checked to be `expected_status`.
+  std::string Det(const std::string& arguments, int expected_status = 0, bool stdout_only = false) {
+    const std::string config_home = cluster_.dir().Sub("det-config");
+    fs::create_directories(config_home);
+    const std::string command =
+        "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
+        "/harness XDG_CONFIG_HOME=" + config_home + " DET_USER=determined DET_PASS= " + kPython +
+        " -m determined.cli -m " + cluster_.url() + " " + arguments +
+        (stdout_only ? " 2>/dev/null" : " 2>&1");
+    auto [status, output] = RunShell(command);
+    EXPECT_EQ(status, expected_status) << "det " << arguments << ":\n" << output;
+    return output;
   }
 
   // The trial's logs, every run's, as `det trial logs` prints them.
@@ -304,21 +332,7 @@ TEST_F(DeterminedTrialsTest, StageFourRunsEightRanksOverTwoFourSlotAgents) {
 TEST_F(DeterminedTrialsTest, DeterminedsCliCreatesAndDescribesACoreApiExperiment) {
   StartAgent("det-a", 1);
   const std::string config_home = cluster_.dir().Sub("det-config");
-  fs::create_directories(config_home);
-  auto det = [&](const std::string& arguments) {
-    const std::string command =
-        "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
-        "/harness XDG_CONFIG_HOME=" + config_home + " DET_USER=determined DET_PASS= " + kPython +
-        " -m determined.cli -m " + cluster_.url() + " " + arguments + " 2>&1";
-    std::string output;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return output;
-    char buffer[4096];
-    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
-    const int status = ::pclose(pipe);
-    EXPECT_EQ(status, 0) << "det " << arguments << ":\n" << output;
-    return output;
-  };
+  auto det = [&](const std::string& arguments) { return Det(arguments); };
   const std::string created =
       det("experiment create " + Tutorials() + "/2_checkpoints.yaml " + Tutorials());
   const size_t at = created.find("Created experiment ");
@@ -347,14 +361,54 @@ TEST_F(DeterminedTrialsTest, DeterminedsCliCreatesAndDescribesACoreApiExperiment
                           std::to_string(trial) +
                           ")\n"
                           "print(sorted(m.steps_completed for m in t.iter_metrics(\"training\")))'";
-  FILE* pipe = ::popen(sdk.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string printed;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) printed.append(buffer, n);
-  EXPECT_EQ(::pclose(pipe), 0) << printed;
+  auto [status, printed] = RunShell(sdk);
+  EXPECT_EQ(status, 0) << printed;
   EXPECT_NE(printed.find("[10, 20, 30, 40, 50, 60, 70, 80, 90, 100]"), std::string::npos)
       << printed;
+}
+
+// `det cmd run` and `det task logs` as Determined's users run them: a one-string command under
+// /bin/sh, the context's startup hook, the master's lifecycle line, the log's filter values and
+// the login's answer to a wrong password.
+TEST_F(DeterminedTrialsTest, DeterminedsCliRunsCommandsAsItsUsersExpect) {
+  StartAgent("det-a", 1);
+  {
+    std::ofstream config(cluster_.dir().Sub("cmd.yaml"));
+    config << "environment:\n  environment_variables:\n    - TEST=TEST\n";
+  }
+  const std::string ran = Det("cmd run --config-file cmd.yaml 'env | grep -q TEST=TEST'");
+  EXPECT_NE(ran.find("resources exited successfully with a zero exit code"), std::string::npos)
+      << ran;
+  const std::string listed = Det("cmd list --json");
+  EXPECT_NE(listed.find("Command (env | grep -q TEST=TEST)"), std::string::npos) << listed;
+
+  fs::create_directories(cluster_.dir().Sub("ctx"));
+  {
+    std::ofstream hook(cluster_.dir().Sub("ctx/startup-hook.sh"));
+    hook << "export HOOKED=from-the-hook\n";
+  }
+  const std::string hooked = Det("cmd run -d -c ctx 'echo $HOOKED'", 0, /*stdout_only=*/true);
+  // Its last line (the upload's progress comes first, rewritten with carriage returns).
+  std::string id = hooked.substr(0, hooked.find_last_not_of("\r\n") + 1);
+  id = id.substr(id.find_last_of("\r\n") + 1);
+  ASSERT_FALSE(id.empty()) << hooked;
+  const std::string logs = Det("task logs -f " + id);
+  EXPECT_NE(logs.find("from-the-hook"), std::string::npos) << logs;
+  // The fields `det task logs` offers as filters.
+  const std::string sdk = "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
+                          "/harness XDG_CONFIG_HOME=" + cluster_.dir().Sub("det-config") +
+                          " DET_USER=determined DET_PASS= " + kPython +
+                          " -c 'from determined.common.api import bindings\n"
+                          "from determined.experimental import client\n"
+                          "client.login(\"" +
+                          cluster_.url() +
+                          "\")\n"
+                          "sess = client._get_singleton_session()\n"
+                          "r = next(iter(bindings.get_TaskLogsFields(sess, taskId=\"" +
+                          id + "\")))\nprint(r.agentIds, r.sources, r.stdtypes)' 2>&1";
+  auto [status, printed] = RunShell(sdk);
+  EXPECT_EQ(status, 0) << printed;
+  EXPECT_NE(printed.find("['det-a'] ['master', 'task'] ['stdout']"), std::string::npos) << printed;
 }
 
 // An MNIST-format data set of `count` random 28x28 images in `directory`: what torchvision's

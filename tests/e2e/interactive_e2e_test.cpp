@@ -217,6 +217,18 @@ TEST(InteractiveE2eTest, ANotebookRunsCodeThroughTheProxyAndSurvivesAMasterKill)
   ASSERT_EQ(killed.status, 200) << killed.body;
   WaitForExit(cluster, id);
   EXPECT_EQ(Request(cluster, "GET", "/proxy/" + id + "/api/status", cluster.token()).status, 404);
+  // The log carries the readiness line Determined's images print and its tools match
+  // ('^.*Jupyter Server .* is running.*$'), then the master's closing lines.
+  std::vector<std::string> master_lines;
+  for (const auto& line : cluster.FollowLogLines(id)) {
+    if (line["source"] == "master") master_lines.push_back(line["message"]);
+  }
+  ASSERT_GE(master_lines.size(), 3u);
+  EXPECT_NE(master_lines[0].find("Jupyter Server (Notebook) is running at: /proxy/" + id + "/"),
+            std::string::npos)
+      << master_lines[0];
+  EXPECT_EQ(master_lines[1], "Service of Notebook is available\n");
+  EXPECT_EQ(master_lines[2].rfind("killed: ", 0), 0u) << master_lines[2];
   cluster.ExpectRebuiltProjectionsEqualLive();
 }
 

@@ -239,6 +239,7 @@ def viewer_cannot_kill(driver, cluster, shots):
     go(driver, cluster, "history", "history")
     wait(driver, present("#history-forbidden"), message="history says it is for admins")
     release(gate)
+    cluster.login("vera", "vera-pw")
     try:
         cluster.call("POST", "/api/v1/commands/%s/kill" % task_id, user="vera")
         check(False, "the API refuses the Viewer too")
@@ -256,7 +257,8 @@ def main():
     driver = None
     started = time.monotonic()
     try:
-        cluster.start_master()
+        # Roles on: the UI hides what a Viewer may not do (the master's default, basic, has none).
+        cluster.start_master("security:\n  authz:\n    type: rbac\n")
         cluster.start_agent("agent-1", 4)
         static_files_are_served_safely(cluster)
         driver = browser.start_browser()
