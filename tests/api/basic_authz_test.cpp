@@ -134,6 +134,28 @@ TEST_F(BasicAuthzTest, LoginAnswersAsDeterminedDoes) {
   EXPECT_EQ(guessed.status, 401) << guessed.body;
 }
 
+// Determined's rules for display names: nobody goes by another's name, "admin" is for admins.
+TEST_F(BasicAuthzTest, ADisplayNameMayNotPassForSomeoneElse) {
+  const int32_t ana = CreateUser("ana");
+  CreateUser("ben");
+  LoginAs("ana");
+  const std::string me = "/api/v1/users/" + std::to_string(ana);
+  for (const auto& [name, words] : std::vector<std::pair<std::string, std::string>>{
+           {"Admin", "Non-admin user cannot be renamed 'admin'"},
+           {"determined", "User cannot be renamed 'determined'"},
+           {"BEN", "found a similar username or display name"}}) {
+    auto refused = Call("PATCH", me, json{{"displayName", name}}.dump());
+    EXPECT_EQ(refused.status, 400) << name << ": " << refused.body;
+    EXPECT_NE(refused.body.find(words), std::string::npos) << refused.body;
+  }
+  EXPECT_EQ(CallJson("PATCH", me, R"({"displayName":"Ana the Great"})")["user"]["displayName"],
+            "Ana the Great");
+  LoginAs("ben");
+  auto taken = Call("PATCH", "/api/v1/users/" + std::to_string(ana + 1),
+                    R"({"displayName":"ana the great"})");
+  EXPECT_EQ(taken.status, 400) << "another's display name, ignoring case: " << taken.body;
+}
+
 // The fields and types of Determined's MasterConfig that its tools read.
 TEST_F(BasicAuthzTest, MasterConfigHasDeterminedsShape) {
   LoginAs("admin");
