@@ -128,6 +128,11 @@ bool Call::CanView(int32_t workspace_id) const {
                           WorkspaceOrUncategorized(workspace_id));
 }
 
+bool Call::CanViewModels(int32_t workspace_id) const {
+  return tenancy().Allows(user_record_, commands::Permission::kViewModelRegistry,
+                          WorkspaceOrUncategorized(workspace_id));
+}
+
 Status Call::Require(commands::Permission permission, int32_t workspace_id,
                      const std::string& what) const {
   return commands::Authorize(tenancy(), user_record_, permission, workspace_id, what);

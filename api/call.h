@@ -60,6 +60,8 @@ class Call {
   // Reads of a workspace's work: whether the caller holds a role there
   // (commands/tenancy/tenancy.h).
   bool CanView(int32_t workspace_id) const;
+  // Reads of a workspace's models and their versions (a ModelRegistryViewer reads only these).
+  bool CanViewModels(int32_t workspace_id) const;
   // PermissionDenied naming `permission` unless the caller holds it in `workspace_id`.
   Status Require(commands::Permission permission, int32_t workspace_id,
                  const std::string& what) const;

@@ -18,6 +18,11 @@ bool EventVisibility::CanView(int32_t workspace_id) const {
                          WorkspaceOrUncategorized(workspace_id));
 }
 
+bool EventVisibility::CanViewModels(int32_t workspace_id) const {
+  return tenancy_.Allows(caller_, commands::Permission::kViewModelRegistry,
+                         WorkspaceOrUncategorized(workspace_id));
+}
+
 namespace {
 
 // The workspace learnt for `id`, asked of `lookup` when not learnt yet. Not remembered when
@@ -164,21 +169,21 @@ bool EventVisibility::Decide(const events::Envelope& event) {
     case Case::kTemplateSaved:
       return CanView(event.template_saved().workspace_id());
     case Case::kModelCreated:
-      return CanView(event.model_created().workspace_id());
+      return CanViewModels(event.model_created().workspace_id());
     case Case::kModelUpdated: {
       // Both sides see a move: the model leaves one workspace and joins the other.
       const auto& updated = event.model_updated();
-      return CanView(updated.workspace_id()) ||
-             (updated.has_from_workspace_id() && CanView(updated.from_workspace_id()));
+      return CanViewModels(updated.workspace_id()) ||
+             (updated.has_from_workspace_id() && CanViewModels(updated.from_workspace_id()));
     }
     case Case::kModelDeleted:
-      return CanView(event.model_deleted().workspace_id());
+      return CanViewModels(event.model_deleted().workspace_id());
     case Case::kModelVersionRegistered:
-      return CanView(event.model_version_registered().workspace_id());
+      return CanViewModels(event.model_version_registered().workspace_id());
     case Case::kModelVersionUpdated:
-      return CanView(event.model_version_updated().workspace_id());
+      return CanViewModels(event.model_version_updated().workspace_id());
     case Case::kModelVersionDeleted:
-      return CanView(event.model_version_deleted().workspace_id());
+      return CanViewModels(event.model_version_deleted().workspace_id());
     case Case::kWorkspaceCreated:
       return CanView(event.workspace_created().workspace_id()) ||
              Own(event.workspace_created().owner_user_id());

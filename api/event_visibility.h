@@ -44,6 +44,7 @@ class EventVisibility {
 
  private:
   bool CanView(int32_t workspace_id) const;
+  bool CanViewModels(int32_t workspace_id) const;  // the registry's events
   bool CanViewTask(const std::string& task_id);
   bool CanViewJob(const std::string& job_id);
   bool CanViewExperiment(int64_t experiment_id);

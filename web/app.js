@@ -22,7 +22,8 @@ class Session {
   constructor(me, summary) {
     this.me = me;
     this.admin = Boolean(me.admin);
-    this.roles = new Map();  // workspace id -> role id (1 Viewer ... 4 ClusterAdmin)
+    // workspace id -> role id (1 Viewer ... 4 ClusterAdmin, 5 ModelRegistryViewer)
+    this.roles = new Map();
     for (const assignment of summary.assignments || []) {
       if (assignment.scopeCluster) this.admin = this.admin || assignment.roleId === 4;
       for (const id of assignment.scopeWorkspaceIds || []) this.roles.set(id, assignment.roleId);
@@ -33,7 +34,8 @@ class Session {
   // decides in the end: this only hides buttons that would be refused.
   canModify(owner, workspaceId) {
     if (this.admin || owner === this.me.username) return true;
-    return (this.roles.get(Number(workspaceId)) || 0) >= 3;
+    const role = this.roles.get(Number(workspaceId)) || 0;
+    return role === 3 || role === 4;
   }
 }
 

@@ -46,7 +46,7 @@ Result<std::optional<int32_t>> BodyWorkspace(Call& call, const json& body) {
   } else {
     return std::optional<int32_t>();
   }
-  if (workspace == nullptr || !call.CanView(workspace->id)) {
+  if (workspace == nullptr || !call.CanViewModels(workspace->id)) {
     return Status::NotFound("workspace " + named + " not found");
   }
   if (id.value_or(0) > 0 && *id != workspace->id) {
@@ -77,7 +77,7 @@ Result<views::ModelView> LoadModel(Call& call, const std::string& identifier) {
   } else {
     CAIRN_ASSIGN_OR_RETURN(model, projections.GetModelByName(identifier));
   }
-  if (!model || !call.CanView(model->workspace_id())) {
+  if (!model || !call.CanViewModels(model->workspace_id())) {
     return Status::NotFound("model " + identifier + " not found");
   }
   return std::move(*model);
@@ -332,7 +332,7 @@ net::Response ListModels(Call& call) {
   if (!models.ok()) return Error(models.status());
   std::vector<views::ModelView> selected;
   for (auto& model : *models) {
-    if (call.CanView(model.workspace_id()) && filter->Admits(model)) {
+    if (call.CanViewModels(model.workspace_id()) && filter->Admits(model)) {
       selected.push_back(std::move(model));
     }
   }
@@ -471,7 +471,7 @@ net::Response ModelLabels(Call& call) {
   if (!models.ok()) return Error(models.status());
   std::map<std::string, int> uses;
   for (const auto& model : *models) {
-    if (!call.CanView(model.workspace_id())) continue;
+    if (!call.CanViewModels(model.workspace_id())) continue;
     if (!workspace.empty() &&
         workspace != std::to_string(WorkspaceOrUncategorized(model.workspace_id()))) {
       continue;

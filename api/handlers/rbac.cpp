@@ -36,15 +36,15 @@ net::Response AnswerRoles(Call& call, std::vector<events::Role> roles) {
   return Ok({{"roles", RoleList(page)}, {"pagination", pagination}});
 }
 
-// A role id of the request (Determined numbers the built-in roles; Cairn's are 1-4).
+// A role id of the request (Determined numbers the built-in roles; Cairn's are 1-5).
 Result<events::Role> RoleFromId(const json& value) {
   if (!value.is_number_integer()) return Status::InvalidArgument("roleId: expected an integer");
   const int id = value.get<int>();
   for (events::Role role : commands::AllRoles()) {
     if (static_cast<int>(role) == id) return role;
   }
-  return Status::NotFound("role " + std::to_string(id) + " not found (Cairn's roles are 1-4: " +
-                          "Viewer, Editor, WorkspaceAdmin, ClusterAdmin)");
+  return Status::NotFound("role " + std::to_string(id) + " not found (Cairn's roles are 1-5: " +
+                          "Viewer, Editor, WorkspaceAdmin, ClusterAdmin, ModelRegistryViewer)");
 }
 
 Result<commands::ChangeRoles> ReadAssignments(Call& call, bool remove) {

@@ -14,6 +14,7 @@ using events::Role;
 Role LeastRoleFor(Permission permission) {
   switch (permission) {
     case Permission::kViewWorkspace:
+    case Permission::kViewModelRegistry:
       return events::ROLE_VIEWER;
     case Permission::kCreateExperiment:
     case Permission::kCreateNsc:
@@ -41,6 +42,7 @@ Role LeastRoleFor(Permission permission) {
 bool OpenUnderBasic(Permission permission) {
   switch (permission) {
     case Permission::kViewWorkspace:
+    case Permission::kViewModelRegistry:
     case Permission::kCreateExperiment:
     case Permission::kCreateNsc:
     case Permission::kCreateProject:
@@ -53,11 +55,32 @@ bool OpenUnderBasic(Permission permission) {
 }
 
 constexpr Permission kAllPermissions[] = {
-    Permission::kViewWorkspace, Permission::kCreateExperiment,   Permission::kUpdateExperiment,
-    Permission::kCreateNsc,     Permission::kUpdateNsc,          Permission::kCreateProject,
-    Permission::kUpdateProject, Permission::kUpdateTemplates,    Permission::kCreateModels,
-    Permission::kUpdateModels,  Permission::kUpdateWorkspace,    Permission::kAssignRoles,
-    Permission::kUpdateAgents,  Permission::kModifyPoolBindings, Permission::kAssignClusterRoles};
+    Permission::kViewWorkspace,     Permission::kViewModelRegistry, Permission::kCreateExperiment,
+    Permission::kUpdateExperiment,  Permission::kCreateNsc,         Permission::kUpdateNsc,
+    Permission::kCreateProject,     Permission::kUpdateProject,     Permission::kUpdateTemplates,
+    Permission::kCreateModels,      Permission::kUpdateModels,      Permission::kUpdateWorkspace,
+    Permission::kAssignRoles,       Permission::kUpdateAgents,      Permission::kModifyPoolBindings,
+    Permission::kAssignClusterRoles};
+
+// How strong a role is, for picking the one that decides: ModelRegistryViewer below Viewer.
+int Strength(Role role) {
+  switch (role) {
+    case events::ROLE_MODEL_REGISTRY_VIEWER:
+      return 1;
+    case events::ROLE_VIEWER:
+      return 2;
+    case events::ROLE_EDITOR:
+      return 3;
+    case events::ROLE_WORKSPACE_ADMIN:
+      return 4;
+    case events::ROLE_CLUSTER_ADMIN:
+      return 5;
+    default:
+      return 0;
+  }
+}
+
+Role Stronger(Role a, Role b) { return Strength(a) >= Strength(b) ? a : b; }
 
 std::string WorkspaceText(const TenancyState& state, int32_t workspace_id) {
   const WorkspaceRecord* workspace = state.FindWorkspace(workspace_id);
@@ -71,6 +94,8 @@ const char* PermissionName(Permission permission) {
   switch (permission) {
     case Permission::kViewWorkspace:
       return "PERMISSION_TYPE_VIEW_WORKSPACE";
+    case Permission::kViewModelRegistry:
+      return "PERMISSION_TYPE_VIEW_MODEL_REGISTRY";
     case Permission::kCreateExperiment:
       return "PERMISSION_TYPE_CREATE_EXPERIMENT";
     case Permission::kUpdateExperiment:
@@ -103,10 +128,17 @@ const char* PermissionName(Permission permission) {
   return "PERMISSION_TYPE_UNSPECIFIED";
 }
 
+bool Grants(Role role, Permission permission) {
+  if (role == events::ROLE_MODEL_REGISTRY_VIEWER) {
+    return permission == Permission::kViewModelRegistry;
+  }
+  return role != events::ROLE_UNSPECIFIED && Strength(role) >= Strength(LeastRoleFor(permission));
+}
+
 std::vector<Permission> PermissionsOf(Role role) {
   std::vector<Permission> granted;
   for (Permission permission : kAllPermissions) {
-    if (role >= LeastRoleFor(permission)) granted.push_back(permission);
+    if (Grants(role, permission)) granted.push_back(permission);
   }
   return granted;
 }
@@ -121,6 +153,8 @@ const char* RoleName(Role role) {
       return "WorkspaceAdmin";
     case events::ROLE_CLUSTER_ADMIN:
       return "ClusterAdmin";
+    case events::ROLE_MODEL_REGISTRY_VIEWER:
+      return "ModelRegistryViewer";
     default:
       return "none";
   }
@@ -134,8 +168,8 @@ std::optional<Role> ParseRoleName(std::string_view name) {
 }
 
 std::vector<Role> AllRoles() {
-  return {events::ROLE_VIEWER, events::ROLE_EDITOR, events::ROLE_WORKSPACE_ADMIN,
-          events::ROLE_CLUSTER_ADMIN};
+  return {events::ROLE_MODEL_REGISTRY_VIEWER, events::ROLE_VIEWER, events::ROLE_EDITOR,
+          events::ROLE_WORKSPACE_ADMIN, events::ROLE_CLUSTER_ADMIN};
 }
 
 TenancyState::TenancyState() {
@@ -192,9 +226,9 @@ Role TenancyState::RoleIn(const UserRecord& user, int32_t workspace_id) const {
   }
   auto here = roles.find({user.id, workspace_id});
   if (here != roles.end()) {
-    role = std::max(role, here->second);
+    role = Stronger(role, here->second);
   } else if (workspace_id == kUncategorizedWorkspace) {
-    role = std::max(role, events::ROLE_EDITOR);
+    role = Stronger(role, events::ROLE_EDITOR);
   }
   return role;
 }
@@ -202,7 +236,8 @@ Role TenancyState::RoleIn(const UserRecord& user, int32_t workspace_id) const {
 bool TenancyState::Allows(const UserRecord& user, Permission permission,
                           int32_t workspace_id) const {
   if (!RolesApply()) return user.admin || OpenUnderBasic(permission);
-  return RoleIn(user, workspace_id) >= LeastRoleFor(permission);
+  // The strongest role held there grants whatever a weaker one would (tenancy.h, PermissionsOf).
+  return Grants(RoleIn(user, workspace_id), permission);
 }
 
 bool TenancyState::PoolAllows(const std::string& pool, int32_t workspace_id) const {

@@ -36,6 +36,7 @@ inline constexpr int32_t kEveryWorkspace = 0;  // the scope of a cluster-wide ro
 // What a role allows, by Determined's PERMISSION_TYPE_* names (PermissionName).
 enum class Permission {
   kViewWorkspace,
+  kViewModelRegistry,  // the workspace's models and versions
   kCreateExperiment,
   kUpdateExperiment,  // anyone's; owners change their own without it
   kCreateNsc,         // commands (and later notebooks, shells, TensorBoards)
@@ -54,12 +55,16 @@ enum class Permission {
 };
 
 const char* PermissionName(Permission permission);  // "PERMISSION_TYPE_UPDATE_EXPERIMENT"
-// Every permission `role` grants, in enum order.
+// Every permission `role` grants, in enum order. Viewer, Editor, WorkspaceAdmin and ClusterAdmin
+// each grant the one before's and more; ModelRegistryViewer grants kViewModelRegistry alone,
+// which every other role grants too.
 std::vector<Permission> PermissionsOf(events::Role role);
+bool Grants(events::Role role, Permission permission);
 const char* RoleName(events::Role role);  // "Viewer", "Editor", "WorkspaceAdmin", ...
 // A role by Determined's name ("Editor"); nullopt for an unknown one.
 std::optional<events::Role> ParseRoleName(std::string_view name);
-// The built-in roles, least to most: Determined's role ids are these numbers.
+// The built-in roles, least to most (ModelRegistryViewer first): Determined's role ids are these
+// numbers.
 std::vector<events::Role> AllRoles();
 
 struct WorkspaceRecord {
@@ -106,7 +111,8 @@ struct TenancyState {
   // A project of `workspace_id` named `name`, or nullptr.
   const ProjectRecord* FindProject(int32_t workspace_id, const std::string& name) const;
 
-  // The role that decides what `user` may do in `workspace_id` (ROLE_UNSPECIFIED: none).
+  // The role that decides what `user` may do in `workspace_id`, the strongest they hold there
+  // (ROLE_UNSPECIFIED: none).
   events::Role RoleIn(const UserRecord& user, int32_t workspace_id) const;
   bool Allows(const UserRecord& user, Permission permission, int32_t workspace_id) const;
   // Whether `pool` takes work from `workspace_id`: a pool bound to no workspace is shared.

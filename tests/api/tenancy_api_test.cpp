@@ -245,5 +245,37 @@ TEST_F(TenancyApiTest, BindingsRouteWorkAndSurviveARestartWithTheRoles) {
   Assign(alice, 2, team, "/api/v1/roles/remove-assignments", 404);
 }
 
+// Determined's ModelRegistryViewer: the workspace's models and their versions, nothing else.
+TEST_F(TenancyApiTest, AModelRegistryViewerReadsTheWorkspacesModelsAndNothingElse) {
+  const int32_t reader = CreateUser("reader");
+  LoginAs("admin");
+  const int32_t team =
+      CallJson("POST", "/api/v1/workspaces", R"({"name":"team"})")["workspace"]["id"];
+  CallJson("POST", "/api/v1/models", json{{"name", "resnet"}, {"workspaceId", team}}.dump());
+  const std::string command = Submit(team);
+  Assign(reader, 5, team);
+  json roles = CallJson("POST", "/api/v1/roles/search/by-ids", R"({"roleIds":[5]})");
+  EXPECT_EQ(roles["roles"][0]["role"]["name"], "ModelRegistryViewer") << roles.dump();
+  EXPECT_EQ(roles["roles"][0]["role"]["permissions"].size(), 1u) << roles.dump();
+
+  LoginAs("reader");
+  json models = CallJson("GET", "/api/v1/models");
+  ASSERT_EQ(models["models"].size(), 1u) << models.dump();
+  EXPECT_EQ(models["models"][0]["name"], "resnet");
+  EXPECT_EQ(CallJson("GET", "/api/v1/models/resnet")["model"]["name"], "resnet");
+  EXPECT_EQ(Call("GET", "/api/v1/commands/" + command).status, 404) << "not the workspace's work";
+  EXPECT_EQ(Call("GET", "/api/v1/workspaces/" + std::to_string(team)).status, 404);
+  EXPECT_EQ(
+      Call("POST", "/api/v1/models", json{{"name", "mine"}, {"workspaceId", team}}.dump()).status,
+      403)
+      << "reading is all it may do";
+  json summary = CallJson("GET", "/api/v1/permissions/summary");
+  bool holds = false;
+  for (const auto& assignment : summary["assignments"]) {
+    holds |= assignment["roleId"] == 5 && assignment["scopeWorkspaceIds"] == json::array({team});
+  }
+  EXPECT_TRUE(holds) << summary.dump();
+}
+
 }  // namespace
 }  // namespace cairn::api_testing

@@ -43,6 +43,32 @@ class TenancyTest : public ::testing::Test {
   int32_t alice = 0, bob = 0, wanda = 0;
 };
 
+// Each role grants the one before's and more; ModelRegistryViewer only reads models, and the
+// strongest role a user holds in a workspace decides there.
+TEST(RolePermissionsTest, ModelRegistryViewerReadsModelsAndEveryOtherRoleDoesToo) {
+  EXPECT_EQ(PermissionsOf(events::ROLE_MODEL_REGISTRY_VIEWER),
+            std::vector<Permission>{Permission::kViewModelRegistry});
+  for (events::Role role : {events::ROLE_VIEWER, events::ROLE_EDITOR, events::ROLE_WORKSPACE_ADMIN,
+                            events::ROLE_CLUSTER_ADMIN}) {
+    EXPECT_TRUE(Grants(role, Permission::kViewModelRegistry)) << RoleName(role);
+    EXPECT_TRUE(Grants(role, Permission::kViewWorkspace)) << RoleName(role);
+  }
+  EXPECT_FALSE(Grants(events::ROLE_MODEL_REGISTRY_VIEWER, Permission::kViewWorkspace));
+  EXPECT_EQ(ParseRoleName("ModelRegistryViewer"), events::ROLE_MODEL_REGISTRY_VIEWER);
+
+  TenancyState tenancy;
+  UserRecord user;
+  user.id = 7;
+  tenancy.roles[{7, kEveryWorkspace}] = events::ROLE_MODEL_REGISTRY_VIEWER;
+  tenancy.roles[{7, 3}] = events::ROLE_VIEWER;
+  EXPECT_EQ(tenancy.RoleIn(user, 3), events::ROLE_VIEWER) << "Viewer outranks it";
+  EXPECT_EQ(tenancy.RoleIn(user, 4), events::ROLE_MODEL_REGISTRY_VIEWER);
+  EXPECT_TRUE(tenancy.Allows(user, Permission::kViewModelRegistry, 4));
+  EXPECT_FALSE(tenancy.Allows(user, Permission::kViewWorkspace, 4));
+  EXPECT_EQ(tenancy.RoleIn(user, kUncategorizedWorkspace), events::ROLE_EDITOR)
+      << "everyone's Editor role in Uncategorized outranks it";
+}
+
 TEST_F(TenancyTest, AViewerMayNotKillAndTheRefusalNamesThePermission) {
   ASSERT_TRUE(RunAs("alice", TeamCommand("t1", "alice")).ok());
   const size_t events_before = cluster.all_events.size();
