@@ -119,6 +119,20 @@ Status RecordThePools(Master::Parts& parts) {
   commands::CommandMeta meta{"system:master", parts.master_id, "", NowUnixMicros()};
   CAIRN_RETURN_IF_ERROR(
       parts.loop->Execute(commands::ConfigurePools{parts.config.pools}, meta).status());
+  events::AuthzType in_log = events::AUTHZ_TYPE_UNSPECIFIED;
+  bool log_has_users = false;
+  parts.loop->Read([&](const commands::DecisionState& state) {
+    in_log = state.tenancy.authz;
+    log_has_users = !state.identity.users.empty();
+  });
+  const events::AuthzType configured = parts.config.security.authz;
+  parts.config.security.authz = EffectiveAuthz(configured, in_log, log_has_users);
+  if (configured == events::AUTHZ_TYPE_UNSPECIFIED && in_log == events::AUTHZ_TYPE_UNSPECIFIED &&
+      log_has_users) {
+    log::Warn("master",
+              "this log was written when roles were Cairn's only authorization model, so they "
+              "stay on; set security.authz.type (basic or rbac) in master.yaml to choose");
+  }
   return parts.loop->Execute(commands::ConfigureAuthz{parts.config.security.authz}, meta).status();
 }
 

@@ -386,6 +386,13 @@ Result<MasterConfig> LoadMasterConfig(const std::string& path) {
 
 namespace cairn {
 
+events::AuthzType EffectiveAuthz(events::AuthzType configured, events::AuthzType in_log,
+                                 bool log_has_users) {
+  if (configured != events::AUTHZ_TYPE_UNSPECIFIED) return configured;
+  if (in_log != events::AUTHZ_TYPE_UNSPECIFIED) return in_log;
+  return log_has_users ? events::AUTHZ_TYPE_RBAC : events::AUTHZ_TYPE_BASIC;
+}
+
 namespace {
 
 // A pool scheduler in Determined's shape (its union of fair_share, priority, round_robin).

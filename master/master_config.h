@@ -59,8 +59,9 @@ struct MasterConfig {
       std::string key;
     } tls;
     // `security.authz.type`: basic (Determined's open-source default: no roles; any user creates
-    // work anywhere, owners and admins change it) or rbac (roles per workspace).
-    events::AuthzType authz = events::AUTHZ_TYPE_BASIC;
+    // work anywhere, owners and admins change it) or rbac (roles per workspace). UNSPECIFIED
+    // when master.yaml does not say: EffectiveAuthz decides.
+    events::AuthzType authz = events::AUTHZ_TYPE_UNSPECIFIED;
   } security;
   // `snapshots:` of the projections (projections/snapshots.h), in <data_dir>/snapshots: one each
   // time the applied offset passes a multiple of every_events (0 = none), the newest `keep` kept.
@@ -105,6 +106,14 @@ struct MasterConfig {
   // UNSPECIFIED), and both default pools name a configured pool.
   events::ResourcePoolsConfigured pools = DefaultResourcePools();
 };
+
+// The authorization model a master starts with: master.yaml's when it names one; otherwise the
+// model the log holds (`in_log`, AuthorizationConfigured), so that only an explicit setting
+// changes it; and for a log that holds none, basic (Determined's default) when the cluster is new
+// (`log_has_users` false), rbac when the log was written before the setting existed, when roles
+// were the only model: a silent switch would show every user everyone's work.
+events::AuthzType EffectiveAuthz(events::AuthzType configured, events::AuthzType in_log,
+                                 bool log_has_users);
 
 // The effective configuration as JSON for `det master config` (GET /api/v1/master/config), in
 // the YAML's key names, with Determined's MasterConfig keys its tools read (resource_manager,

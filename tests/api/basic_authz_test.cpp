@@ -197,6 +197,12 @@ TEST_F(BasicAuthzTest, ARestartUnderRbacTurnsRolesOn) {
   EXPECT_EQ(configured[0]["authorizationConfigured"]["type"], "AUTHZ_TYPE_BASIC");
   EXPECT_EQ(configured[1]["authorizationConfigured"]["type"], "AUTHZ_TYPE_RBAC");
   EXPECT_EQ(configured[1]["actor"], "system:master");
+
+  // A start whose master.yaml says nothing keeps the log's model: only a setting changes it.
+  authz_ = events::AUTHZ_TYPE_UNSPECIFIED;
+  StartMaster();
+  EXPECT_TRUE(CallJson("GET", "/api/v1/master")["rbacEnabled"]);
+  EXPECT_EQ(EventsOfType("authorizationConfigured").size(), 2u);
 }
 
 }  // namespace

@@ -458,6 +458,35 @@ TEST(MasterConfigSecurity, AnAgentTokenIsReadAndABadOneIsRefusedWithoutBeingEcho
   }
 }
 
+// Determined's security.authz.type; unset, the log decides (EffectiveAuthz).
+TEST(MasterConfigSecurity, TheAuthorizationModelIsBasicOrRbac) {
+  EXPECT_EQ(Parse("data_dir: /d\nsecurity:\n  authz:\n    type: rbac\n")->security.authz,
+            events::AUTHZ_TYPE_RBAC);
+  EXPECT_EQ(Parse("data_dir: /d\nsecurity:\n  authz:\n    type: basic\n")->security.authz,
+            events::AUTHZ_TYPE_BASIC);
+  EXPECT_EQ(Parse("data_dir: /d\n")->security.authz, events::AUTHZ_TYPE_UNSPECIFIED);
+  ExpectError("data_dir: /d\nsecurity:\n  authz:\n    type: ldap\n", StatusCode::kInvalidArgument,
+              "master.yaml:4: security.authz.type: expected basic or rbac, got 'ldap'");
+  ExpectError("data_dir: /d\nsecurity:\n  authz:\n    fallback_type: basic\n",
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: security.authz.fallback_type: unknown field");
+}
+
+// A setting wins; unset keeps the log's model; a log without one is a new cluster (basic) or was
+// written when roles were the only model (rbac, so nobody suddenly sees everyone's work).
+TEST(MasterConfigSecurity, AnUnsetModelKeepsTheLogsAndAnOldLogKeepsRoles) {
+  using events::AUTHZ_TYPE_BASIC;
+  using events::AUTHZ_TYPE_RBAC;
+  using events::AUTHZ_TYPE_UNSPECIFIED;
+  EXPECT_EQ(EffectiveAuthz(AUTHZ_TYPE_BASIC, AUTHZ_TYPE_RBAC, true), AUTHZ_TYPE_BASIC);
+  EXPECT_EQ(EffectiveAuthz(AUTHZ_TYPE_RBAC, AUTHZ_TYPE_UNSPECIFIED, false), AUTHZ_TYPE_RBAC);
+  EXPECT_EQ(EffectiveAuthz(AUTHZ_TYPE_UNSPECIFIED, AUTHZ_TYPE_RBAC, true), AUTHZ_TYPE_RBAC);
+  EXPECT_EQ(EffectiveAuthz(AUTHZ_TYPE_UNSPECIFIED, AUTHZ_TYPE_BASIC, true), AUTHZ_TYPE_BASIC);
+  EXPECT_EQ(EffectiveAuthz(AUTHZ_TYPE_UNSPECIFIED, AUTHZ_TYPE_UNSPECIFIED, false),
+            AUTHZ_TYPE_BASIC);
+  EXPECT_EQ(EffectiveAuthz(AUTHZ_TYPE_UNSPECIFIED, AUTHZ_TYPE_UNSPECIFIED, true), AUTHZ_TYPE_RBAC);
+}
+
 TEST(MasterConfigSecurity, TlsTakesACertificateAndAKeyTogether) {
   auto config =
       Parse("data_dir: /d\nsecurity:\n  tls:\n    cert: /etc/c.crt\n    key: /etc/c.key\n");
