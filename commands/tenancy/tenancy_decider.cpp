@@ -451,14 +451,19 @@ Status MayRun(const DecisionState&, const UserRecord&, const CreateWorkspace&) {
 
 namespace {
 
-// Under basic its owner may too; under RBAC the owner's WorkspaceAdmin role decides (an admin
-// may take it away).
+// Under basic a workspace's owner changes it and its projects; under RBAC the owner's
+// WorkspaceAdmin role decides (an admin may take it away).
+bool OwnsWorkspaceUnderBasic(const DecisionState& state, const UserRecord& user,
+                             int32_t workspace_id) {
+  const WorkspaceRecord* workspace = state.tenancy.FindWorkspace(workspace_id);
+  return !state.tenancy.RolesApply() && workspace != nullptr && !workspace->immutable &&
+         workspace->owner_user_id == user.id;
+}
+
 Status MayChangeWorkspace(const DecisionState& state, const UserRecord& user,
                           int32_t workspace_id) {
-  const WorkspaceRecord* workspace = state.tenancy.FindWorkspace(workspace_id);
-  const bool owns = !state.tenancy.RolesApply() && workspace != nullptr && !workspace->immutable &&
-                    workspace->owner_user_id == user.id;
-  return AuthorizeChange(state.tenancy, user, Permission::kUpdateWorkspace, workspace_id, owns,
+  return AuthorizeChange(state.tenancy, user, Permission::kUpdateWorkspace, workspace_id,
+                         OwnsWorkspaceUnderBasic(state, user, workspace_id),
                          "change workspace " + std::to_string(workspace_id));
 }
 
@@ -488,11 +493,9 @@ Status MayChangeProject(const DecisionState& state, const UserRecord& user, int3
   const ProjectRecord* project = state.tenancy.FindProject(project_id);
   if (project == nullptr) return Status::Ok();
   // Under basic the workspace's owner may too, as in Determined.
-  const WorkspaceRecord* workspace = state.tenancy.FindWorkspace(project->workspace_id);
-  const bool owns_workspace = !state.tenancy.RolesApply() && workspace != nullptr &&
-                              !workspace->immutable && workspace->owner_user_id == user.id;
   return AuthorizeChange(state.tenancy, user, Permission::kUpdateProject, project->workspace_id,
-                         project->owner_user_id == user.id || owns_workspace,
+                         project->owner_user_id == user.id ||
+                             OwnsWorkspaceUnderBasic(state, user, project->workspace_id),
                          "change project " + std::to_string(project_id));
 }
 

@@ -92,6 +92,9 @@ TEST_F(BasicAuthzTest, AnyUserCreatesAnywhereButOnlyOwnersAndAdminsChangeWork) {
 
   LoginAs("ana");
   CallJson("PATCH", "/api/v1/workspaces/" + std::to_string(lab), R"({"name":"ana-lab"})");
+  // The workspace's owner changes the projects in it, as in Determined.
+  CallJson("PATCH", "/api/v1/projects/" + std::to_string(project["id"].get<int32_t>()),
+           R"({"name":"bens-renamed"})");
   LoginAs("admin");
   CallJson("POST", "/api/v1/commands/" + command + "/kill");
 }
