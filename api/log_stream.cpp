@@ -102,41 +102,87 @@ bool ForEachNewBatch(TaskLogStore& task_logs, const std::string& task_id, std::s
 
 }  // namespace
 
-net::Response StreamTaskLogs(const Services& services, bool follow,
+Result<LogWindow> ParseLogWindow(const net::Request& request) {
+  LogWindow window;
+  const std::string limit = request.QueryParam("limit");
+  if (!limit.empty()) {
+    if (limit.size() > 9 || limit.find_first_not_of("0123456789") != std::string::npos) {
+      return Status::InvalidArgument("limit: expected a whole number of lines, got '" + limit +
+                                     "'");
+    }
+    window.limit = std::stoul(limit);
+  }
+  const std::string order = request.QueryParam("orderBy");
+  if (order == "ORDER_BY_DESC" || order == "2") {
+    window.newest_first = true;
+  } else if (!order.empty() && order != "ORDER_BY_ASC" && order != "1" &&
+             order != "ORDER_BY_UNSPECIFIED" && order != "0") {
+    return Status::InvalidArgument("orderBy: expected ORDER_BY_ASC or ORDER_BY_DESC, got '" +
+                                   order + "'");
+  }
+  return window;
+}
+
+net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow window,
                              std::function<LogSources()> sources) {
   net::Response response;
   response.content_type = "application/x-ndjson";
-  response.stream = [task_logs = services.task_logs, stopping = services.stopping, follow,
+  response.stream = [task_logs = services.task_logs, stopping = services.stopping, follow, window,
                      sources = std::move(sources)](const net::ChunkWriter& write) {
     std::map<std::string, std::string> cursors;          // task id -> where its reading stopped
     std::set<std::pair<std::string, std::string>> sent;  // master lines out: task id, key
     int64_t line_number = 0;
+    // Newest first: every record is kept, the last `limit` go out at the end, newest first.
+    std::vector<std::string> newest;
+    size_t written = 0;
+    // False once the window is full (the stream ends) or the client is gone.
+    auto emit = [&](std::string chunk, size_t lines) {
+      if (window.newest_first) {
+        newest.push_back(std::move(chunk));
+        return true;
+      }
+      written += lines;
+      return write(chunk) && (window.limit == 0 || written < window.limit);
+    };
+    auto finish = [&] {
+      if (!window.newest_first) return;
+      const size_t keep = window.limit == 0 ? newest.size() : std::min(window.limit, newest.size());
+      std::string chunk;
+      for (size_t i = 0; i < keep; ++i) chunk += newest[newest.size() - 1 - i];
+      write(chunk);
+    };
     while (!stopping->load()) {
       uint64_t seen = task_logs->version();
       // Agents ship a task's last lines before they report its exit, so once the end is
       // visible, one more read returns everything there will ever be.
       LogSources now = sources();
       for (const auto& task_id : now.task_ids) {
-        const bool read = ForEachNewBatch(*task_logs, task_id, &cursors[task_id], write,
-                                          [&](const std::vector<TaskLogLine>& lines) {
-                                            std::string chunk;
-                                            for (const auto& line : lines) {
-                                              chunk += LineRecord(line_number++, task_id, &line,
-                                                                  nullptr, now.trial_id);
-                                            }
-                                            return write(chunk);
-                                          });
+        const bool read = ForEachNewBatch(
+            *task_logs, task_id, &cursors[task_id], write,
+            [&](const std::vector<TaskLogLine>& lines) {
+              if (window.limit == 0 && !window.newest_first) {  // all of it: a write a batch
+                std::string chunk;
+                for (const auto& line : lines) {
+                  chunk += LineRecord(line_number++, task_id, &line, nullptr, now.trial_id);
+                }
+                return write(chunk);
+              }
+              for (const auto& line : lines) {
+                if (!emit(LineRecord(line_number++, task_id, &line, nullptr, now.trial_id), 1)) {
+                  return false;
+                }
+              }
+              return true;
+            });
         if (!read) return;
         auto master_lines = now.master_lines.find(task_id);
         if (master_lines == now.master_lines.end()) continue;
-        std::string chunk;
         for (const auto& line : master_lines->second) {
           if (!sent.emplace(task_id, line.key).second) continue;
-          chunk += LineRecord(line_number++, task_id, nullptr, &line, now.trial_id);
+          if (!emit(LineRecord(line_number++, task_id, nullptr, &line, now.trial_id), 1)) return;
         }
-        if (!chunk.empty() && !write(chunk)) return;
       }
-      if (!follow || now.ended) return;
+      if (!follow || now.ended) return finish();
       task_logs->WaitForAppend(seen, std::chrono::milliseconds(250));
       if (!write("")) return;
     }

@@ -40,10 +40,21 @@ struct LogSources {
   std::map<std::string, std::vector<MasterLine>> master_lines;
 };
 
-// Streams every line of the sources' tasks in order. With `follow`, keeps going (calling
-// `sources` again to see new tasks and the end) until the sources have ended and every line is
-// out, or the master stops; without, returns what is there now.
-net::Response StreamTaskLogs(const Services& services, bool follow,
+// Which lines a log request wants, as Determined's CLI asks (`det task logs --head N` sends
+// limit=N; `--tail N` limit=N&orderBy=ORDER_BY_DESC and reverses what it gets): the first
+// `limit` lines (0 = all), or with `newest_first` the last `limit`, newest first.
+struct LogWindow {
+  size_t limit = 0;
+  bool newest_first = false;
+};
+// InvalidArgument naming the parameter for a limit that is not a whole number or an orderBy
+// that is not ORDER_BY_ASC, ORDER_BY_DESC or ORDER_BY_UNSPECIFIED.
+Result<LogWindow> ParseLogWindow(const net::Request& request);
+
+// Streams every line of the sources' tasks in order (within `window`). With `follow`, keeps
+// going (calling `sources` again to see new tasks and the end) until the sources have ended and
+// every line is out, or the master stops; without, returns what is there now.
+net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow window,
                              std::function<LogSources()> sources);
 
 // The values of a task's log lines that `det task logs` filters by (Determined's

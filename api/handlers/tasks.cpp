@@ -70,7 +70,9 @@ net::Response TaskLogs(Call& call) {
   if (!task.ok()) return Error(task.status());
   const bool follow = call.request().QueryParam("follow") == "true";
   Projections* projections = call.services().projections;
-  return StreamTaskLogs(call.services(), follow, [projections, id] {
+  auto window = ParseLogWindow(call.request());
+  if (!window.ok()) return Error(window.status());
+  return StreamTaskLogs(call.services(), follow, *window, [projections, id] {
     LogSources sources;
     sources.task_ids = {id};
     auto current = projections->GetTask(id);

@@ -97,7 +97,9 @@ net::Response TrialLogs(Call& call) {
   Projections* projections = call.services().projections;
   const int64_t trial_id = trial->trial_id();
   const int64_t experiment_id = trial->experiment_id();
-  return StreamTaskLogs(call.services(), follow, [projections, trial_id, experiment_id] {
+  auto window = ParseLogWindow(call.request());
+  if (!window.ok()) return Error(window.status());
+  return StreamTaskLogs(call.services(), follow, *window, [projections, trial_id, experiment_id] {
     LogSources sources;
     sources.trial_id = trial_id;
     auto current = projections->GetTrial(trial_id);

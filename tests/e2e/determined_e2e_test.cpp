@@ -394,6 +394,13 @@ TEST_F(DeterminedTrialsTest, DeterminedsCliRunsCommandsAsItsUsersExpect) {
   ASSERT_FALSE(id.empty()) << hooked;
   const std::string logs = Det("task logs -f " + id);
   EXPECT_NE(logs.find("from-the-hook"), std::string::npos) << logs;
+  // --head and --tail (limit, orderBy) print only what they ask for.
+  const std::string head = Det("task logs --head 1 " + id, 0, /*stdout_only=*/true);
+  EXPECT_EQ(head.rfind("from-the-hook\n", 0), 0u) << head;
+  EXPECT_EQ(head.find("resources exited"), std::string::npos) << "one line only: " << head;
+  const std::string tail = Det("task logs --tail 1 " + id, 0, /*stdout_only=*/true);
+  EXPECT_EQ(tail.find("from-the-hook"), std::string::npos) << tail;
+  EXPECT_NE(tail.find("was terminated"), std::string::npos) << tail;
   // The fields `det task logs` offers as filters.
   const std::string sdk = "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
                           "/harness XDG_CONFIG_HOME=" + cluster_.dir().Sub("det-config") +

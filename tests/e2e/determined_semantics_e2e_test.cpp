@@ -91,6 +91,39 @@ TEST(DeterminedSemantics, CommandsRunAsDeterminedsEntrypointRunsThem) {
   for (const char* key : {"containerIds", "rankIds"}) EXPECT_TRUE(result[key].is_array()) << key;
 }
 
+// `det task logs --head N` sends limit=N; `--tail N` limit=N&orderBy=ORDER_BY_DESC and
+// reverses what it gets.
+TEST(DeterminedSemantics, LogsHonourHeadAndTail) {
+  Cluster cluster;
+  cluster.StartMaster();
+  cluster.StartAgent("agent-1", 1);
+  const std::string id = cluster.Submit({{"entrypoint", {"seq", "1", "5"}}});
+  ASSERT_EQ(cluster.FollowLogs(id), "1\n2\n3\n4\n5\n");
+  auto client = cluster.Client();
+  auto messages = [&](const std::string& query) {
+    std::vector<std::string> out;
+    auto status = client.StreamLines("GET", "/api/v1/tasks/" + id + "/logs" + query,
+                                     [&](std::string_view line) {
+                                       if (!line.empty()) {
+                                         out.push_back(json::parse(line)["result"]["message"]);
+                                       }
+                                       return true;
+                                     });
+    EXPECT_TRUE(status.ok()) << query << ": " << status.ToString();
+    return out;
+  };
+  EXPECT_EQ(messages("?limit=2"), (std::vector<std::string>{"1\n", "2\n"}));
+  std::vector<std::string> tail = messages("?limit=4&orderBy=ORDER_BY_DESC");
+  ASSERT_EQ(tail.size(), 4u);
+  EXPECT_NE(tail[0].find("was terminated"), std::string::npos) << tail[0];
+  EXPECT_EQ(tail[1], "resources exited successfully with a zero exit code\n");
+  EXPECT_EQ(tail[2], "5\n");
+  EXPECT_EQ(tail[3], "4\n");
+  EXPECT_EQ(messages("").size(), 7u) << "five lines and the master's two";
+  EXPECT_EQ(client.Request("GET", "/api/v1/tasks/" + id + "/logs?limit=-1")->status, 400);
+  EXPECT_EQ(client.Request("GET", "/api/v1/tasks/" + id + "/logs?orderBy=sideways")->status, 400);
+}
+
 TEST(DeterminedSemantics, DeletingAWorkspaceKillsItsLiveCommands) {
   Cluster cluster;
   // Under rbac a deleted workspace's work is no one's to see but admins'; under basic (the
