@@ -136,13 +136,13 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
     std::vector<std::string> newest;
     size_t written = 0;
     // False once the window is full (the stream ends) or the client is gone.
-    auto emit = [&](std::string chunk, size_t lines) {
+    auto emit = [&](std::string record) {
       if (window.newest_first) {
-        newest.push_back(std::move(chunk));
+        newest.push_back(std::move(record));
         return true;
       }
-      written += lines;
-      return write(chunk) && (window.limit == 0 || written < window.limit);
+      ++written;
+      return write(record) && (window.limit == 0 || written < window.limit);
     };
     auto finish = [&] {
       if (!window.newest_first) return;
@@ -168,7 +168,7 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
                 return write(chunk);
               }
               for (const auto& line : lines) {
-                if (!emit(LineRecord(line_number++, task_id, &line, nullptr, now.trial_id), 1)) {
+                if (!emit(LineRecord(line_number++, task_id, &line, nullptr, now.trial_id))) {
                   return false;
                 }
               }
@@ -179,7 +179,7 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
         if (master_lines == now.master_lines.end()) continue;
         for (const auto& line : master_lines->second) {
           if (!sent.emplace(task_id, line.key).second) continue;
-          if (!emit(LineRecord(line_number++, task_id, nullptr, &line, now.trial_id), 1)) return;
+          if (!emit(LineRecord(line_number++, task_id, nullptr, &line, now.trial_id))) return;
         }
       }
       if (!follow || now.ended) return finish();
@@ -191,19 +191,19 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
 }
 
 net::Response StreamTaskLogFields(const Services& services, bool follow, std::string task_id,
-                                  std::function<bool()> ended) {
+                                  std::function<LogSources()> sources) {
   net::Response response;
   response.content_type = "application/x-ndjson";
   response.stream = [task_logs = services.task_logs, stopping = services.stopping, follow,
                      task_id = std::move(task_id),
-                     ended = std::move(ended)](const net::ChunkWriter& write) {
+                     sources = std::move(sources)](const net::ChunkWriter& write) {
     std::string cursor;
-    std::set<std::string> allocations, agents, stdtypes, sources = {"task"};
+    std::set<std::string> allocations, agents, stdtypes, origins = {"task"};
     std::set<int64_t> ranks;
     std::string last_sent;
     while (!stopping->load()) {
       const uint64_t seen = task_logs->version();
-      const bool over = ended();  // before reading: every line is in by then
+      const LogSources now = sources();  // before reading: once ended, every line is in
       const bool read = ForEachNewBatch(*task_logs, task_id, &cursor, write,
                                         [&](const std::vector<TaskLogLine>& lines) {
                                           for (const auto& line : lines) {
@@ -217,21 +217,25 @@ net::Response StreamTaskLogFields(const Services& services, bool follow, std::st
                                           return true;
                                         });
       if (!read) return;
-      if (over) sources.insert("master");  // the closing lines (TaskClosingLines)
+      // The master's lines (TaskMasterLines), streamed with the task's.
+      if (auto master = now.master_lines.find(task_id);
+          master != now.master_lines.end() && !master->second.empty()) {
+        origins.insert("master");
+      }
       const std::string message = json{{"result",
                                         {{"allocationIds", allocations},
                                          {"agentIds", agents},
                                          {"containerIds", json::array()},
                                          {"rankIds", ranks},
                                          {"stdtypes", stdtypes},
-                                         {"sources", sources}}}}
+                                         {"sources", origins}}}}
                                       .dump() +
                                   "\n";
       if (message != last_sent) {
         if (!write(message)) return;
         last_sent = message;
       }
-      if (!follow || over) return;
+      if (!follow || now.ended) return;
       task_logs->WaitForAppend(seen, std::chrono::milliseconds(250));
       if (!write("")) return;
     }

@@ -59,9 +59,9 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
 
 // The values of a task's log lines that `det task logs` filters by (Determined's
 // TaskLogsFieldsResponse: allocationIds, agentIds, containerIds, rankIds, stdtypes, sources) as
-// one NDJSON message; with `follow`, again each time they change, until `ended` says the task
-// has ended and its lines are read.
+// one NDJSON message; with `follow`, again each time they change, until `sources` (the same as
+// the task's log stream's) says the task has ended and its lines are read.
 net::Response StreamTaskLogFields(const Services& services, bool follow, std::string task_id,
-                                  std::function<bool()> ended);
+                                  std::function<LogSources()> sources);
 
 }  // namespace cairn::api

@@ -64,6 +64,23 @@ net::Response GetTask(Call& call) {
   return Ok({{"task", out}});
 }
 
+namespace {
+
+// One task's log: its lines, the master's lines about it, and whether it has ended.
+std::function<LogSources()> OneTaskSources(Projections* projections, std::string id) {
+  return [projections, id = std::move(id)] {
+    LogSources sources;
+    sources.task_ids = {id};
+    auto current = projections->GetTask(id);
+    sources.ended =
+        !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
+    if (current.ok() && *current) sources.master_lines[id] = TaskMasterLines(**current);
+    return sources;
+  };
+}
+
+}  // namespace
+
 net::Response TaskLogs(Call& call) {
   const std::string& id = call.Param("id");
   auto task = LoadTask(call, id);
@@ -72,17 +89,7 @@ net::Response TaskLogs(Call& call) {
   Projections* projections = call.services().projections;
   auto window = ParseLogWindow(call.request());
   if (!window.ok()) return Error(window.status());
-  return StreamTaskLogs(call.services(), follow, *window, [projections, id] {
-    LogSources sources;
-    sources.task_ids = {id};
-    auto current = projections->GetTask(id);
-    sources.ended =
-        !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
-    if (current.ok() && *current) {
-      sources.master_lines[id] = TaskMasterLines(**current);
-    }
-    return sources;
-  });
+  return StreamTaskLogs(call.services(), follow, *window, OneTaskSources(projections, id));
 }
 
 net::Response TaskLogFields(Call& call) {
@@ -91,10 +98,7 @@ net::Response TaskLogFields(Call& call) {
   if (!task.ok()) return Error(task.status());
   const bool follow = call.request().QueryParam("follow") == "true";
   Projections* projections = call.services().projections;
-  return StreamTaskLogFields(call.services(), follow, id, [projections, id] {
-    auto current = projections->GetTask(id);
-    return !current.ok() || !*current || (*current)->state() == views::TASK_STATE_TERMINATED;
-  });
+  return StreamTaskLogFields(call.services(), follow, id, OneTaskSources(projections, id));
 }
 
 net::Response KillTaskRoute(Call& call) {

@@ -114,17 +114,21 @@ class DeterminedTrialsTest : public ::testing::Test {
         timeout);
   }
 
+  // A shell command's start that runs Python with Determined's package, signed in as
+  // `determined` (its CLI and SDK keep their session under the test's own config directory).
+  std::string PythonAsDetermined() {
+    const std::string config_home = cluster_.dir().Sub("det-config");
+    fs::create_directories(config_home);
+    return "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
+           "/harness XDG_CONFIG_HOME=" + config_home + " DET_USER=determined DET_PASS= " + kPython;
+  }
+
   // Determined's own CLI, run against the cluster as `determined`: its output (with stderr, where
   // it warns that Cairn's version is not its own, unless `stdout_only`), and its exit status
   // checked to be `expected_status`.
   std::string Det(const std::string& arguments, int expected_status = 0, bool stdout_only = false) {
-    const std::string config_home = cluster_.dir().Sub("det-config");
-    fs::create_directories(config_home);
-    const std::string command =
-        "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
-        "/harness XDG_CONFIG_HOME=" + config_home + " DET_USER=determined DET_PASS= " + kPython +
-        " -m determined.cli -m " + cluster_.url() + " " + arguments +
-        (stdout_only ? " 2>/dev/null" : " 2>&1");
+    const std::string command = PythonAsDetermined() + " -m determined.cli -m " + cluster_.url() +
+                                " " + arguments + (stdout_only ? " 2>/dev/null" : " 2>&1");
     auto [status, output] = RunShell(command);
     EXPECT_EQ(status, expected_status) << "det " << arguments << ":\n" << output;
     return output;
@@ -331,7 +335,6 @@ TEST_F(DeterminedTrialsTest, StageFourRunsEightRanksOverTwoFourSlotAgents) {
 // tutorial's files, then reads its trial's metrics and checkpoints.
 TEST_F(DeterminedTrialsTest, DeterminedsCliCreatesAndDescribesACoreApiExperiment) {
   StartAgent("det-a", 1);
-  const std::string config_home = cluster_.dir().Sub("det-config");
   auto det = [&](const std::string& arguments) { return Det(arguments); };
   const std::string created =
       det("experiment create " + Tutorials() + "/2_checkpoints.yaml " + Tutorials());
@@ -350,9 +353,7 @@ TEST_F(DeterminedTrialsTest, DeterminedsCliCreatesAndDescribesACoreApiExperiment
   EXPECT_NE(checkpoints.find(saved.back().payload["uuid"].get<std::string>()), std::string::npos)
       << checkpoints;
   // The SDK's metric reads (GET /api/v1/trials/metrics/...).
-  const std::string sdk = "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
-                          "/harness XDG_CONFIG_HOME=" + config_home +
-                          " DET_USER=determined DET_PASS= " + kPython + " -c '" +
+  const std::string sdk = PythonAsDetermined() + " -c '" +
                           "from determined.experimental import client\n"
                           "client.login(\"" +
                           cluster_.url() +
@@ -402,9 +403,7 @@ TEST_F(DeterminedTrialsTest, DeterminedsCliRunsCommandsAsItsUsersExpect) {
   EXPECT_EQ(tail.find("from-the-hook"), std::string::npos) << tail;
   EXPECT_NE(tail.find("was terminated"), std::string::npos) << tail;
   // The fields `det task logs` offers as filters.
-  const std::string sdk = "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
-                          "/harness XDG_CONFIG_HOME=" + cluster_.dir().Sub("det-config") +
-                          " DET_USER=determined DET_PASS= " + kPython +
+  const std::string sdk = PythonAsDetermined() +
                           " -c 'from determined.common.api import bindings\n"
                           "from determined.experimental import client\n"
                           "client.login(\"" +
@@ -503,13 +502,7 @@ TEST_F(DeterminedTrialsTest, PyTorchTrialTrainsPausesResumesAndItsCheckpointLoad
 
   // det checkpoint download, then the tutorial's model loads the state dict.
   const std::string download = cluster_.dir().Sub("downloaded");
-  const std::string config_home = cluster_.dir().Sub("det-config");
-  const std::string det = "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
-                          "/harness XDG_CONFIG_HOME=" + config_home +
-                          " DET_USER=determined DET_PASS= " + kPython + " -m determined.cli -m " +
-                          cluster_.url() + " checkpoint download " + latest + " -o " + download +
-                          " >/dev/null 2>&1";
-  ASSERT_EQ(std::system(det.c_str()), 0) << det;
+  Det("checkpoint download " + latest + " -o " + download, 0, /*stdout_only=*/true);
   ASSERT_TRUE(fs::exists(download + "/state_dict.pth")) << "nothing downloaded to " << download;
   const std::string load =
       "cd " + context + " && PYTHONPATH=" + DeterminedDir() +
