@@ -42,7 +42,20 @@ net::Response BulkReadPool::Run(const std::function<net::Response()>& work) {
 
 net::Response BulkReadPool::RunShared(const std::string& key,
                                       const std::function<net::Response()>& work) {
+  return RunVersioned(key, "", work);
+}
+
+net::Response BulkReadPool::RunVersioned(const std::string& key, const std::string& version,
+                                         const std::function<net::Response()>& work) {
   std::unique_lock lock(mutex_);
+  if (!version.empty()) {
+    auto kept = kept_.find(key);
+    if (kept != kept_.end() && kept->second.version == version) {
+      std::shared_ptr<const net::Response> answer = kept->second.answer;
+      lock.unlock();
+      return *answer;
+    }
+  }
   std::shared_ptr<SharedRender>& waiting = waiting_[key];
   std::shared_ptr<SharedRender> render = waiting;
   if (render == nullptr) {
@@ -80,16 +93,40 @@ net::Response BulkReadPool::RunShared(const std::string& key,
       {
         std::lock_guard finished(mutex_);
         render->answer = std::move(done);
+        Keep(key, *render);
       }
       rendered_.notify_all();
     });
     queued_.notify_one();
   }
   ++render->joined;
+  // It has not begun, so it reads no earlier state than this waiter's version.
+  render->version = version;
   rendered_.wait(lock, [&] { return render->answer != nullptr; });
   std::shared_ptr<const net::Response> answer = render->answer;
   lock.unlock();
   return *answer;
+}
+
+void BulkReadPool::Keep(const std::string& key, const SharedRender& render) {
+  auto dropped = kept_.find(key);
+  if (dropped != kept_.end()) {
+    kept_bytes_ -= dropped->second.bytes;
+    kept_.erase(dropped);
+  }
+  if (render.version.empty() || render.answer->status != 200) return;
+  const net::Response& answer = *render.answer;
+  const size_t bytes = key.size() + render.version.size() + answer.body.size() +
+                       (answer.shared_body ? answer.shared_body->size() : 0) +
+                       (answer.shared_gzip_body ? answer.shared_gzip_body->size() : 0);
+  if (bytes > kKeptAnswerBytes) return;
+  // Beyond the cap, others go (in key order: which ones matters less than that it stays cheap).
+  while (kept_bytes_ + bytes > kKeptAnswerBytes && !kept_.empty()) {
+    kept_bytes_ -= kept_.begin()->second.bytes;
+    kept_.erase(kept_.begin());
+  }
+  kept_.emplace(key, KeptAnswer{render.version, render.answer, bytes});
+  kept_bytes_ += bytes;
 }
 
 size_t BulkReadPool::Joined(const std::string& key) {

@@ -83,6 +83,10 @@ class Writer {
   // Workspaces, projects, roles and pool bindings as of the last durable batch, for the edge's
   // read checks (who may see a workspace's work): an immutable snapshot, replaced per change.
   virtual std::shared_ptr<const TenancyState> Tenancy() = 0;
+  // Moves whenever users or tenancy change (never back): equal generations mean the same users,
+  // roles, workspaces and authorization model, so an answer rendered for a caller under one
+  // generation holds for that caller while it does.
+  virtual uint64_t AccessGeneration() = 0;
 
   // The writer epoch this writer claimed (0 before it claimed one).
   virtual uint64_t writer_epoch() const = 0;

@@ -80,6 +80,11 @@ bool IsTenancyEvent(const Envelope& event) {
   return event.payload_case() >= 220 && event.payload_case() < 240;
 }
 
+// What an answer's rendering may read of users: who exists, their ids, names and admin flags.
+bool ChangesAccess(const Envelope& event) {
+  return event.has_user_created() || event.has_user_updated() || IsTenancyEvent(event);
+}
+
 }  // namespace
 
 void DecisionLoop::PublishIdentity() {
@@ -92,6 +97,8 @@ void DecisionLoop::PublishTenancy() {
   std::unique_lock lock(identity_mutex_);
   tenancy_ = std::move(tenancy);
 }
+
+uint64_t DecisionLoop::AccessGeneration() { return access_generation_.load(); }
 
 std::shared_ptr<const TenancyState> DecisionLoop::Tenancy() {
   std::shared_lock lock(identity_mutex_);
@@ -150,6 +157,7 @@ Status DecisionLoop::Replay() {
   explained_ = {};  // it may have explained a state at this offset that the log never took
   PublishIdentity();
   PublishTenancy();
+  ++access_generation_;
   const uint64_t my_epoch = my_epoch_.load();
   if (my_epoch != 0 && state_.writer_epoch > my_epoch) {
     fenced_reason_ = "a newer master (writer epoch " + std::to_string(state_.writer_epoch) +
@@ -409,6 +417,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     // Before anyone hears of the batch: a logout is refused no later than it is acknowledged.
     if (std::any_of(to_append.begin(), to_append.end(), IsIdentityEvent)) PublishIdentity();
     if (std::any_of(to_append.begin(), to_append.end(), IsTenancyEvent)) PublishTenancy();
+    if (std::any_of(to_append.begin(), to_append.end(), ChangesAccess)) ++access_generation_;
     for (size_t i = 0; i < batch.size(); ++i) {
       if (answers[i]->ok()) {
         Outcome& outcome = answers[i]->value();

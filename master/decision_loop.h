@@ -69,6 +69,7 @@ class DecisionLoop : public commands::Writer {
   LoginSubject DescribeLogin(const std::string& username, int64_t now) override;
   std::optional<commands::UserRecord> FindUser(const std::string& username) override;
   std::shared_ptr<const commands::TenancyState> Tenancy() override;
+  uint64_t AccessGeneration() override;
 
   // What the writer measures of itself, for GET /metrics. Thread-safe.
   struct Metrics {
@@ -117,6 +118,8 @@ class DecisionLoop : public commands::Writer {
   mutable std::shared_mutex identity_mutex_;
   commands::IdentityState identity_;
   std::shared_ptr<const commands::TenancyState> tenancy_;  // replaced whole, never changed in place
+  // Moved after what changed users or tenancy is published (AccessGeneration).
+  std::atomic<uint64_t> access_generation_{0};
 
   std::mutex queue_mutex_;
   std::condition_variable queue_changed_;

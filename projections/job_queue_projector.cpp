@@ -390,11 +390,13 @@ Result<JobQueuePage> ReadJobQueuePage(ViewReader& reader, const std::string& poo
     }));
     skip = 0;
   }
-  page.jobs.resize(entries.size());
+  std::vector<std::string> keys;
+  keys.reserve(entries.size());
+  for (const auto& entry : entries) keys.push_back(JobKey(entry.job_id));
+  std::vector<bool> found;
+  CAIRN_RETURN_IF_ERROR(GetMessages(reader, keys, &page.jobs, &found));
   for (size_t i = 0; i < entries.size(); ++i) {
-    CAIRN_ASSIGN_OR_RETURN(bool exists,
-                           GetMessage(reader, JobKey(entries[i].job_id), &page.jobs[i]));
-    if (!exists) {
+    if (!found[i]) {
       return Status::Corruption("job_queue: queue entry names missing job " + entries[i].job_id);
     }
     page.jobs[i].set_jobs_ahead(entries[i].jobs_ahead);

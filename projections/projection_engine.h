@@ -33,7 +33,8 @@ class RocksBatchStore;
 // 3: the experiments projection.
 // 4: the job queue's order by position and per-pool counts (pages read without a sort).
 // 5: checkpoints record the latest event time applied (snapshots for time travel).
-inline constexpr uint32_t kViewFormat = 5;
+// 6: task_order keeps each task's list (type and user) and each list's version.
+inline constexpr uint32_t kViewFormat = 6;
 
 class ProjectionEngine;
 

@@ -36,11 +36,16 @@ Result<std::optional<TaskView>> Queries::GetTask(const std::string& task_id) {
 Result<std::vector<TaskView>> Queries::GetTasks(const std::vector<std::string>& task_ids) {
   return ReadFrom<std::vector<TaskView>>(
       projections::kTasksProjector, [&](ViewReader& reader) -> Result<std::vector<TaskView>> {
+        std::vector<std::string> keys;
+        keys.reserve(task_ids.size());
+        for (const auto& task_id : task_ids) keys.push_back(projections::TaskKey(task_id));
+        std::vector<TaskView> read;
+        std::vector<bool> found;
+        CAIRN_RETURN_IF_ERROR(projections::GetMessages(reader, keys, &read, &found));
         std::vector<TaskView> tasks;
-        tasks.reserve(task_ids.size());
-        for (const auto& task_id : task_ids) {
-          CAIRN_ASSIGN_OR_RETURN(auto task, projections::ReadTask(reader, task_id));
-          if (task) tasks.push_back(std::move(*task));
+        tasks.reserve(read.size());
+        for (size_t i = 0; i < read.size(); ++i) {
+          if (found[i]) tasks.push_back(std::move(read[i]));
         }
         return tasks;
       });
@@ -54,6 +59,13 @@ Status Queries::VisitTaskIds(events::TaskType type,
                              const std::function<bool(const std::string& task_id)>& visit) {
   return ReadViews(projections::kTaskOrderProjector, [&](ViewReader& reader) {
     return projections::VisitTaskIdsInOrder(reader, type, visit);
+  });
+}
+
+Result<uint64_t> Queries::TaskListVersion(events::TaskType type,
+                                          const std::vector<std::string>& users) {
+  return ReadFrom<uint64_t>(projections::kTaskOrderProjector, [&](ViewReader& reader) {
+    return projections::ReadTaskListVersion(reader, type, users);
   });
 }
 

@@ -43,6 +43,10 @@ class Queries {
   Status VisitTaskIds(events::TaskType type,
                       const std::function<bool(const std::string& task_id)>& visit);
 
+  // The version of the list of `type`'s tasks of `users` (everyone's when empty): equal versions
+  // mean the same views (task_order_projector.h: ReadTaskListVersion).
+  Result<uint64_t> TaskListVersion(events::TaskType type, const std::vector<std::string>& users);
+
   Result<std::optional<AgentView>> GetAgent(const std::string& agent_id);
   // Every agent, by agent id.
   Result<std::vector<AgentView>> ListAgents();

@@ -315,6 +315,23 @@ Result<std::optional<std::string>> RocksReader::Get(std::string_view key) {
   return std::optional<std::string>(std::move(value));
 }
 
+Result<std::vector<std::optional<std::string>>> RocksReader::GetMany(
+    const std::vector<std::string>& keys) {
+  std::vector<rocksdb::Slice> slices;
+  slices.reserve(keys.size());
+  for (const auto& key : keys) slices.emplace_back(ToSlice(key));
+  std::vector<rocksdb::PinnableSlice> pinned(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  db_->MultiGet(options_, family_, keys.size(), slices.data(), pinned.data(), statuses.data());
+  std::vector<std::optional<std::string>> values(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (statuses[i].IsNotFound()) continue;
+    CAIRN_RETURN_IF_ERROR(FromRocks(statuses[i], "projection read"));
+    values[i].emplace(pinned[i].data(), pinned[i].size());
+  }
+  return values;
+}
+
 Status RocksReader::Scan(std::string_view prefix,
                          const std::function<bool(std::string_view, std::string_view)>& visit) {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options_, family_));

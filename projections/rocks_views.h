@@ -110,6 +110,8 @@ class RocksReader : public ViewReader {
     options_.snapshot = snapshot;
   }
   Result<std::optional<std::string>> Get(std::string_view key) override;
+  Result<std::vector<std::optional<std::string>>> GetMany(
+      const std::vector<std::string>& keys) override;
   Status Scan(std::string_view prefix,
               const std::function<bool(std::string_view, std::string_view)>& visit) override;
 

@@ -79,6 +79,17 @@ Status MemoryViewStore::PutMessage(std::string_view key,
   return Status::Ok();
 }
 
+Result<std::vector<std::optional<std::string>>> ViewReader::GetMany(
+    const std::vector<std::string>& keys) {
+  std::vector<std::optional<std::string>> values;
+  values.reserve(keys.size());
+  for (const auto& key : keys) {
+    CAIRN_ASSIGN_OR_RETURN(auto value, Get(key));
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
 Result<bool> GetMessage(ViewReader& reader, std::string_view key,
                         google::protobuf::MessageLite* message) {
   CAIRN_ASSIGN_OR_RETURN(auto bytes, reader.Get(key));

@@ -63,6 +63,10 @@ class ViewReader {
  public:
   virtual ~ViewReader() = default;
   virtual Result<std::optional<std::string>> Get(std::string_view key) = 0;
+  // The values of `keys`, in their order (nullopt: absent). A store that can batch point reads
+  // (RocksDB's MultiGet) does; by default, one Get each.
+  virtual Result<std::vector<std::optional<std::string>>> GetMany(
+      const std::vector<std::string>& keys);
   // Calls `visit` for each key starting with `prefix`, in byte order, until it returns false.
   virtual Status Scan(
       std::string_view prefix,
@@ -95,6 +99,22 @@ Status ParseView(std::string_view bytes, std::string_view key,
 // Reads and parses the message at `key`: false when absent, Corruption when unparsable.
 Result<bool> GetMessage(ViewReader& reader, std::string_view key,
                         google::protobuf::MessageLite* message);
+// The views at `keys` in one batched read, parsed in order into `messages` (resized to match);
+// `found[i]` says whether keys[i] was there (its message stays empty when not).
+template <typename View>
+Status GetMessages(ViewReader& reader, const std::vector<std::string>& keys,
+                   std::vector<View>* messages, std::vector<bool>* found) {
+  CAIRN_ASSIGN_OR_RETURN(auto values, reader.GetMany(keys));
+  messages->clear();
+  messages->resize(keys.size());
+  found->assign(keys.size(), false);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!values[i]) continue;
+    CAIRN_RETURN_IF_ERROR(ParseView(*values[i], keys[i], &(*messages)[i]));
+    (*found)[i] = true;
+  }
+  return Status::Ok();
+}
 
 // An arena whose first block is on the stack: the views a projector decodes for one event
 // allocate from it instead of the heap, and are freed at once when it goes out of scope.

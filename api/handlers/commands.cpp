@@ -132,6 +132,17 @@ std::function<bool(const views::TaskView&)> TaskListFilter(Call& call) {
   };
 }
 
+Result<std::string> TaskListAnswerVersion(Call& call, events::TaskType type) {
+  const uint64_t access = call.services().writer->AccessGeneration();
+  CAIRN_ASSIGN_OR_RETURN(uint64_t views, call.services().projections->TaskListVersion(
+                                             type, call.request().QueryParams("users")));
+  return std::to_string(views) + " " + std::to_string(access);
+}
+
+Result<std::string> CommandListVersion(Call& call) {
+  return TaskListAnswerVersion(call, events::TASK_TYPE_COMMAND);
+}
+
 net::Response ListCommands(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());

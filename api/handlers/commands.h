@@ -14,8 +14,12 @@ namespace cairn::api {
 net::Response LaunchCommand(Call& call);  // POST /api/v1/commands
 // GET /api/v1/commands[?offset=&limit=&orderBy=ORDER_BY_DESC (newest first)&users=&workspaceId=]
 net::Response ListCommands(Call& call);
-net::Response GetCommand(Call& call);   // GET /api/v1/commands/{id}
-net::Response KillCommand(Call& call);  // POST /api/v1/commands/{id}/kill
+// What a list of tasks of `type` shows for `call` depends on (BulkVersioned): the version of the
+// views of ?users=' tasks of that type (everyone's when none) and the access generation.
+Result<std::string> TaskListAnswerVersion(Call& call, events::TaskType type);
+Result<std::string> CommandListVersion(Call& call);  // of GET /api/v1/commands
+net::Response GetCommand(Call& call);                // GET /api/v1/commands/{id}
+net::Response KillCommand(Call& call);               // POST /api/v1/commands/{id}/kill
 // POST /api/v1/{commands,notebooks,shells,tensorboards}/{id}/set_priority
 net::Response SetCommandPriority(Call& call);
 net::Response SetNotebookPriority(Call& call);

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "api/render/job_json.h"
+#include "api/render_cache.h"
 #include "api/rest_util.h"
 #include "base/clock.h"
 
@@ -57,29 +58,49 @@ net::Response ListJobs(Call& call, bool wrapped) {
     if (descending) std::reverse(jobs->begin(), jobs->end());
     std::tie(page, pagination) = Page(std::move(*jobs), *paging);
   }
-  json list = json::array();
-  for (const auto& job : page) {
-    json rendered = JobJson(job, call.UserIdOf(job.user()));
-    if (!call.CanView(job.workspace_id())) {
+  // Each job's entry as text, kept by everything it is rendered from (the view's bytes, its
+  // owner's id, whether the caller sees it, the shape): a queue's head changes rarely while the
+  // queue itself grows, so a page costs its reads and few renders.
+  auto render_entry = [&](const JobView& job, int user_id, bool visible) {
+    json rendered = JobJson(job, user_id);
+    if (!visible) {
       // Determined's LimitedJob: the queue's shape without whose work it is.
       json limited;
       for (const char* key : {"allocatedSlots", "isPreemptible", "jobId", "requestedSlots",
                               "resourcePool", "type", "workspaceId", "summary"}) {
-        limited[key] = rendered[key];
+        limited[key] = std::move(rendered[key]);
       }
-      if (wrapped) {
-        list.push_back(json{{"limited", limited}});
-        continue;
-      }
-      rendered = limited;
+      return JsonText(wrapped ? json{{"limited", std::move(limited)}} : limited);
     }
     if (explained && job.tasks_size() > 0) {
       auto explanation = call.services().writer->Explain(job.tasks(0).task_id(), NowUnixMicros());
       if (explanation.ok()) rendered["cairn"]["explanation"] = explanation->reason;
     }
-    list.push_back(wrapped ? json{{"full", rendered}} : rendered);
+    return JsonText(wrapped ? json{{"full", std::move(rendered)}} : rendered);
+  };
+  RenderCache* renders = explained ? nullptr : call.services().renders;
+  net::Response answer;
+  answer.body = R"({"jobs":[)";
+  for (size_t i = 0; i < page.size(); ++i) {
+    const JobView& job = page[i];
+    const int user_id = call.UserIdOf(job.user());
+    const bool visible = call.CanView(job.workspace_id());
+    auto render = [&] { return render_entry(job, user_id, visible); };
+    if (i > 0) answer.body += ',';
+    if (renders == nullptr) {
+      answer.body += render();
+      continue;
+    }
+    std::string key = wrapped ? "job v2 " : "job v1 ";
+    key += std::to_string(user_id);
+    key += visible ? " full " : " limited ";
+    key += job.SerializeAsString();
+    answer.body += renders->Get(key, render);
   }
-  return Ok({{"jobs", list}, {"pagination", pagination}});
+  answer.body += R"(],"pagination":)";
+  answer.body += JsonText(pagination);
+  answer.body += '}';
+  return answer;
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 // of 5,000 commands <= 500 ms, submissions <= 100 ms, 0 errors.
 //   build/bin/bench_load [--clients N] [--seconds D] [--read-share F] [--agent-slots S]
 //                        [--list-limit L] [--preload N] [--list-preloaded]
-//                        [--generator-threads T] [--master PATH]
+//                        [--generator-threads T] [--master PATH] [--rate R]
 // --agent-slots S also starts a real cairn-agent with S slots (default 0: no agent, every
 // submission stays queued). --list-limit L asks GET /api/v1/commands for a page of L commands
 // (default 100, the page size of Determined's CLI tables; 0: all of them, which grows with every
@@ -20,6 +20,11 @@
 // --preload 5000 --list-limit 0 --list-preloaded: the list asks for the preloading user's
 // commands and the run's submissions are another user's, so it holds 5,000 throughout).
 // --master runs another cairn-master binary (an older build).
+// --rate R paces the clients instead (open loop): together they send R requests a second, each
+// client at exponentially distributed intervals, and a request's latency counts from when it was
+// due, so an answer that comes late delays the next one's clock too (no coordinated omission). A
+// closed loop measures the master at saturation, where every answer made faster brings the next
+// request sooner; a rate measures it at a given offered load.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -69,6 +74,7 @@ struct Options {
   bool list_preloaded = false;
   int generator_threads = 4;
   std::string master_binary;  // "" = this build's cairn-master
+  double rate = 0;            // requests a second from all clients together; 0: closed loop
 };
 
 // The routes the clients send, in the order the report lists them.
@@ -142,6 +148,7 @@ struct Shared {
   std::string submit_token;  // the run's submissions: another user's with --list-preloaded
   std::string list_target = "/api/v1/commands";
   double read_share = 0.7;
+  double mean_interval_seconds = 0;   // each client's, with --rate; 0: closed loop
   std::vector<std::string> task_ids;  // submitted so far: what GET /api/v1/tasks/{id} asks for
   RouteFigures figures[kRouteCount];
   std::mt19937_64 random;
@@ -168,10 +175,11 @@ std::optional<std::string> CommandId(const std::string& body) {
 class LoadClient : public std::enable_shared_from_this<LoadClient> {
  public:
   LoadClient(asio::io_context& io, tcp::endpoint endpoint, Shared& shared)
-      : socket_(io), endpoint_(endpoint), shared_(shared) {}
+      : socket_(io), timer_(io), endpoint_(endpoint), shared_(shared) {}
 
   void Start() {
     ++shared_.running;
+    due_ = Clock::now();
     Connect();
   }
 
@@ -193,8 +201,25 @@ class LoadClient : public std::enable_shared_from_this<LoadClient> {
     return static_cast<Route>(std::uniform_int_distribution<int>(0, kSubmit - 1)(shared_.random));
   }
 
+  // Closed loop: now. Paced: at the next due time, or now when that has passed.
   void SendNext() {
     if (shared_.stopping) return Finish("");
+    if (shared_.mean_interval_seconds <= 0) {
+      due_ = Clock::now();
+      return Send();
+    }
+    std::exponential_distribution<double> gap(1.0 / shared_.mean_interval_seconds);
+    due_ += std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(gap(shared_.random)));
+    if (due_ <= Clock::now()) return Send();
+    timer_.expires_at(due_);
+    timer_.async_wait([self = shared_from_this()](beast::error_code) {
+      if (self->shared_.stopping) return self->Finish("");
+      self->Send();
+    });
+  }
+
+  void Send() {
     route_ = PickRoute();
     request_ = bhttp::request<bhttp::string_body>();
     request_.version(11);
@@ -236,7 +261,7 @@ class LoadClient : public std::enable_shared_from_this<LoadClient> {
         break;
     }
     request_.prepare_payload();
-    sent_ = Clock::now();
+    sent_ = due_;
     bhttp::async_write(socket_, request_,
                        [self = shared_from_this()](beast::error_code ec, size_t) {
                          if (ec) return self->Retry("write: " + ec.message());
@@ -245,6 +270,11 @@ class LoadClient : public std::enable_shared_from_this<LoadClient> {
   }
 
   void ReadResponse() {
+    // Beast reads as much as the buffer has room for (at least 512 bytes): with the room a
+    // buffer keeps after its first small answer, a list of 190 KB took hundreds of reads, each a
+    // turn of this thread's loop among its other clients, and that wait counted as the master's.
+    // Clients read big answers in big pieces (python-requests reads 10 KB+ at a time).
+    buffer_.reserve(kReadRoom);
     parser_.emplace();
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
     bhttp::async_read(socket_, buffer_, *parser_,
@@ -289,14 +319,18 @@ class LoadClient : public std::enable_shared_from_this<LoadClient> {
     --shared_.running;
   }
 
+  static constexpr size_t kReadRoom = 64 * 1024;
+
   tcp::socket socket_;
+  asio::steady_timer timer_;
   tcp::endpoint endpoint_;
   Shared& shared_;
   Route route_ = kMasterInfo;
   beast::flat_buffer buffer_;
   bhttp::request<bhttp::string_body> request_;
   std::optional<bhttp::response_parser<HeadOfBody>> parser_;
-  Clock::time_point sent_;
+  Clock::time_point sent_;  // when the request was due (closed loop: when it was sent)
+  Clock::time_point due_;
 };
 
 double Percentile(std::vector<double>& sorted, double p) {
@@ -398,6 +432,7 @@ int Run(const Options& options) {
     shared.token = *token;
     shared.submit_token = *submit_token;
     shared.read_share = options.read_share;
+    if (options.rate > 0) shared.mean_interval_seconds = options.clients / options.rate;
     shared.random.seed(42 + t);
     shared.task_ids = seeded;
     if (options.list_limit > 0) {
@@ -522,21 +557,22 @@ int main(int argc, char** argv) {
       options.generator_threads = std::stoi(argv[++i]);
     } else if (arg == "--master" && has_value) {
       options.master_binary = argv[++i];
+    } else if (arg == "--rate" && has_value) {
+      options.rate = std::stod(argv[++i]);
     } else {
       std::fprintf(stderr,
                    "usage: bench_load [--clients N] [--seconds D] [--read-share F] "
                    "[--agent-slots S] [--list-limit L] [--preload N] [--list-preloaded] "
                    "[--generator-threads T] "
-                   "[--master PATH]\n");
+                   "[--master PATH] [--rate R]\n");
       return 2;
     }
   }
   if (options.clients < 1 || options.seconds < 1 || options.generator_threads < 1 ||
-      options.read_share < 0 || options.read_share > 1) {
+      options.read_share < 0 || options.read_share > 1 || options.rate < 0) {
     std::fprintf(stderr,
                  "bench_load: --clients, --seconds and --generator-threads must be positive, "
-                 "--read-share in "
-                 "[0, 1]\n");
+                 "--read-share in [0, 1], --rate not negative\n");
     return 2;
   }
   double load[3] = {0, 0, 0};
@@ -544,9 +580,14 @@ int main(int argc, char** argv) {
   std::printf("machine: %ld cores, load average %.2f before the run\n",
               sysconf(_SC_NPROCESSORS_ONLN), load[0]);
   std::printf(
-      "load: %d clients (one connection each, closed loop), %d s, %.0f%% reads, generator "
+      "load: %d clients (one connection each, %s), %d s, %.0f%% reads, generator "
       "%d threads; %s; the commands list %s\n",
-      options.clients, options.seconds, 100 * options.read_share, options.generator_threads,
+      options.clients,
+      options.rate > 0
+          ? ("paced at " + std::to_string(static_cast<int>(options.rate)) + " requests/s in all")
+                .c_str()
+          : "closed loop",
+      options.seconds, 100 * options.read_share, options.generator_threads,
       options.agent_slots > 0
           ? ("one agent with " + std::to_string(options.agent_slots) + " slots").c_str()
           : "no agent (submissions queue)",

@@ -51,6 +51,46 @@ class Blocker {
   std::future<net::Response> done_;
 };
 
+// A versioned answer is kept: asked again with the same version it is not rendered again; a new
+// version renders; a failure is never kept; another key is another answer.
+TEST(BulkReadPoolTest, AVersionedAnswerIsServedAgainUntilItsVersionMoves) {
+  BulkReadPool pool(1, 0);
+  int renders = 0;
+  auto render = [&] { return Answer("render " + std::to_string(++renders)); };
+  EXPECT_EQ(BodyOf(pool.RunVersioned("k", "v1", render)), "render 1");
+  EXPECT_EQ(BodyOf(pool.RunVersioned("k", "v1", render)), "render 1");
+  EXPECT_EQ(renders, 1);
+  EXPECT_EQ(BodyOf(pool.RunVersioned("k", "v2", render)), "render 2");
+  EXPECT_EQ(BodyOf(pool.RunVersioned("other", "v2", render)), "render 3") << "keys are apart";
+  EXPECT_EQ(BodyOf(pool.RunVersioned("k", "v2", render)), "render 2");
+  EXPECT_EQ(BodyOf(pool.RunShared("k", render)), "render 4") << "unversioned: always rendered";
+  EXPECT_EQ(BodyOf(pool.RunVersioned("k", "v2", render)), "render 5")
+      << "an unversioned render replaced what was kept";
+
+  auto failing = [&] {
+    net::Response failed = Answer("failed " + std::to_string(++renders));
+    failed.status = 503;
+    return failed;
+  };
+  EXPECT_EQ(BodyOf(pool.RunVersioned("f", "v1", failing)), "failed 6");
+  EXPECT_EQ(BodyOf(pool.RunVersioned("f", "v1", failing)), "failed 7") << "a failure is not kept";
+}
+
+// A big answer kept is sent gzipped from what was kept, not compressed again.
+TEST(BulkReadPoolTest, AKeptAnswerKeepsItsGzippedBytes) {
+  BulkReadPool pool(1, 0);
+  int renders = 0;
+  auto render = [&] {
+    ++renders;
+    return Answer(std::string(256 * 1024, 'x'));
+  };
+  net::Response first = pool.RunVersioned("k", "v", render);
+  net::Response again = pool.RunVersioned("k", "v", render);
+  EXPECT_EQ(renders, 1);
+  ASSERT_NE(first.shared_gzip_body, nullptr);
+  EXPECT_EQ(again.shared_gzip_body, first.shared_gzip_body) << "the same bytes, not a copy";
+}
+
 TEST(BulkReadPoolTest, RequestsThatWaitTogetherShareOneRender) {
   BulkReadPool pool(1, 0);
   Blocker blocker(pool);

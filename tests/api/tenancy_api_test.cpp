@@ -55,6 +55,49 @@ class TenancyApiTest : public ApiTest {
   }
 };
 
+// GET /api/v1/commands keeps its answer while nothing it shows changed (BulkVersioned): asked
+// again it must still follow every change, whether to the commands (a new one, a kill) or to
+// who may see them (a role given, a role taken back).
+TEST_F(TenancyApiTest, AKeptListFollowsItsCommandsAndWhoMaySeeThem) {
+  const int32_t bob = CreateUser("bob");
+  const int32_t carol = CreateUser("carol");
+  const int32_t team = WorkspaceWithEditor("team", bob);
+  auto listed = [&](const std::string& as) {
+    LoginAs(as);
+    std::vector<std::string> seen;
+    for (int ask = 0; ask < 2; ++ask) {  // the second answer is the kept one
+      json list = CallJson("GET", "/api/v1/commands?users=bob");
+      std::vector<std::string> states;
+      for (const auto& command : list["commands"]) {
+        states.push_back(command["id"].get<std::string>() + " " +
+                         command["state"].get<std::string>());
+      }
+      if (ask == 0) seen = states;
+      EXPECT_EQ(states, seen) << "asked again, the same answer";
+    }
+    return seen;
+  };
+  LoginAs("bob");
+  const std::string first = Submit(team);
+  EXPECT_TRUE(listed("carol").empty()) << "carol has no role in team";
+  LoginAs("admin");
+  Assign(carol, 1, team);
+  ASSERT_EQ(listed("carol").size(), 1u) << "a role given shows bob's command at once";
+  LoginAs("bob");
+  const std::string second = Submit(team);
+  auto both = listed("carol");
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[1].substr(0, second.size()), second);
+  LoginAs("bob");
+  CallJson("POST", "/api/v1/commands/" + first + "/kill", "{}");
+  const auto after_kill = listed("carol");
+  ASSERT_EQ(after_kill.size(), 2u);
+  EXPECT_NE(after_kill[0], both[0]) << "the kill shows in the kept list: " << after_kill[0];
+  LoginAs("admin");
+  Assign(carol, 1, team, "/api/v1/roles/remove-assignments");
+  EXPECT_TRUE(listed("carol").empty()) << "a role taken back hides them at once";
+}
+
 TEST_F(TenancyApiTest, AViewerIsRefusedAKillAndOnlyTheRefusalIsRecorded) {
   const int32_t viewer = CreateUser("viewer");
   const int32_t editor = CreateUser("editor");

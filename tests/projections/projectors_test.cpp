@@ -42,6 +42,39 @@ TEST(TaskProjectorTest, SubmissionRecordsEverythingTheTaskAsked) {
   EXPECT_FALSE(task.kill_requested());
 }
 
+// A list's version moves with every change to a view of its user's tasks of its type, and only
+// then: what lets a rendered list be served again while nothing it shows changed.
+TEST(TaskProjectorTest, ListVersionMovesWithItsUsersTasksOnly) {
+  History history;
+  history.Register("a1", "i1", "default", 4);
+  history.Submit("t1", "j1", "default", 42, 1, "", "bob");
+  history.Submit("t2", "j2", "default", 42, 1, "", "alice");
+  auto version = [&](ProjectionState& state, std::vector<std::string> users,
+                     events::TaskType type = events::TASK_TYPE_COMMAND) {
+    auto read = state.TaskListVersion(type, users);
+    EXPECT_TRUE(read.ok()) << read.status().ToString();
+    return read.ok() ? *read : 0;
+  };
+  ProjectionState submitted = Fold(history);
+  const uint64_t bob = version(submitted, {"bob"});
+  EXPECT_EQ(bob, 1u);  // t1's submission (offset 1; the agent's registration is 0)
+  EXPECT_EQ(version(submitted, {"alice"}), 2u);
+  EXPECT_EQ(version(submitted, {}), 2u) << "everyone's: the latest change of any";
+  EXPECT_EQ(version(submitted, {"bob", "alice"}), 2u);
+  EXPECT_EQ(version(submitted, {"carol"}), 0u) << "no tasks: no change yet";
+  EXPECT_EQ(version(submitted, {"bob"}, events::TASK_TYPE_NOTEBOOK), 0u);
+
+  history.Assign("t2", "al2", "a1", "i1", {0});
+  ProjectionState alice_placed = Fold(history);
+  EXPECT_EQ(version(alice_placed, {"bob"}), bob) << "alice's task moved, bob's list did not";
+  EXPECT_EQ(version(alice_placed, {"alice"}), history.last_offset());
+
+  history.Assign("t1", "al1", "a1", "i1", {1});
+  ProjectionState bob_placed = Fold(history);
+  EXPECT_EQ(version(bob_placed, {"bob"}), history.last_offset());
+  EXPECT_EQ(version(bob_placed, {}), history.last_offset());
+}
+
 // One lifecycle, checked after every event.
 TEST(TaskProjectorTest, LifecycleStepByStep) {
   History history;
