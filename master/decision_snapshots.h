@@ -125,7 +125,8 @@ class DecisionSnapshotStore {
 // Takes a snapshot each time the writer's state passes a multiple of `every_events`, without
 // stopping the writer, in one of two ways (snapshots.write_side_copy):
 //
-// kFork (the default): without a second copy of the state. The writer thread forks
+// kFork (this class's default; the master's is kFold, master_config.h): without a second copy of
+// the state. The writer thread forks
 // (StateAdvanced), and the child process, which sees the state as it was at that instant,
 // copy-on-write, encodes it into the snapshot's temporary and exits. It encodes a delta, the
 // tasks and jobs that changed since the snapshot before (ByOwnId::TakeChanged), unless the chain
@@ -136,9 +137,11 @@ class DecisionSnapshotStore {
 // for the child, then checksums and publishes the file. The writer pauses for fork() itself
 // (copying page tables, longer as the state grows); the memory a snapshot costs is the pages the
 // writer changes while the child runs, which the log line reports with the pause. The price is
-// paid in the writer's page faults: every page it writes after a fork faults once (and is
-// copied while the child lives), so a window with a snapshot takes fewer submissions, at a
-// higher p99, than with kFold (docs/benchmarks.md, "Write-side snapshots").
+// paid in page faults of every thread of the master: every page one writes after a fork faults
+// once (and is copied while the child lives), so a window with a snapshot takes fewer
+// submissions, at a higher p99, than with kFold; on a VM whose page tables are paravirtualized
+// the fork paused the master 76-556 ms and its faults stalled every request for about a second
+// under load (docs/benchmarks.md, "Write-side snapshots").
 //
 // kFold: this object's thread, at low priority, decodes the newest snapshot (or starts from
 // offset 0), folds the log up to the multiple into a second state and writes that, whole. The price

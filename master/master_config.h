@@ -83,11 +83,12 @@ struct MasterConfig {
     // interval.
     static constexpr uint64_t kKafkaWriteSideEveryEvents = 5'000;
     // `write_side_copy`: how a write-side snapshot sees the state without stopping the writer.
+    // "fold" (false, the default): a thread decodes the newest snapshot and folds the log on
+    // into a second state; its price a second state's memory while it folds, and the fold's CPU.
     // "fork" (true): a forked child's copy-on-write view of the writer's own state; its memory
-    // is the pages the writer changes meanwhile, its price page faults in the writer.
-    // "fold" (false): a thread decodes the newest snapshot and folds the log on into a second
-    // state; its price a second state's memory and the fold's CPU (master/decision_snapshots.h).
-    bool write_side_forks = true;
+    // is the pages the master changes meanwhile, its price the fork's pause and page faults in
+    // every thread of the master (master/decision_snapshots.h; docs/benchmarks.md).
+    bool write_side_forks = false;
     int keep = 32;
     // `catch_up_bulk_mib`: the memory the projections may hold while catching up in bulk, far
     // behind the log (a first start, a new view layout, an old snapshot; projections/README.md).

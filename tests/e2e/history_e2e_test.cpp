@@ -180,12 +180,13 @@ TEST(HistoryE2eTest, AKillNineDuringASnapshotLeavesThePreviousOneToStartFromWith
   cluster.ExpectRebuiltProjectionsEqualLive();
 }
 
-// The write side's snapshots (master/decision_snapshots.h): after a kill -9 the master decodes the
-// newest one (a whole snapshot and the delta on it) and folds only the events after it, and decides
-// as if it had folded the whole log: the same queue, the same idempotency keys, the same tasks to
-// kill. A snapshot damaged on disk is passed over for the one before it.
+// The write side's snapshots (master/decision_snapshots.h), forked (the copy that writes deltas;
+// the default folds): after a kill -9 the master decodes the newest one (a whole snapshot and the
+// delta on it) and folds only the events after it, and decides as if it had folded the whole log:
+// the same queue, the same idempotency keys, the same tasks to kill. A snapshot damaged on disk is
+// passed over for the one before it.
 TEST(HistoryE2eTest, AMasterRestartsFromTheWriteSidesSnapshotAndDecidesAsIfItFoldedTheLog) {
-  Cluster cluster("snapshots:\n  write_side_every_events: 100\n");
+  Cluster cluster("snapshots:\n  write_side_every_events: 100\n  write_side_copy: fork\n");
   const std::string snapshots = cluster.data_dir() + "/decision-snapshots";
   cluster.StartMaster({}, /*with_stderr=*/true);
   auto client = cluster.Client();
@@ -239,6 +240,36 @@ TEST(HistoryE2eTest, AMasterRestartsFromTheWriteSidesSnapshotAndDecidesAsIfItFol
   const std::string first = queue_before["jobs"][0]["full"]["entityId"].get<std::string>();
   EXPECT_EQ(cluster.Call("POST", "/api/v1/commands/" + first + "/kill").status, 200);
   cluster.ExpectRebuiltProjectionsEqualLive();
+}
+
+// The default copy folds a second state on a thread (nothing forked, no delta): its snapshot is
+// whole, and a master killed after it restarts from it, folding only the events after it, to the
+// same queue.
+TEST(HistoryE2eTest, AMasterRestartsFromAFoldedWriteSideSnapshot) {
+  Cluster cluster("snapshots:\n  write_side_every_events: 100\n");
+  cluster.StartMaster({}, /*with_stderr=*/true);
+  ASSERT_EQ(SubmitCommands(cluster, 150), 150);
+  auto taken = cluster.master().WaitForLine(
+      [](const std::string& line) {
+        return Contains(line, "took the write side's snapshot at") &&
+               Contains(line, "folded on a second state");
+      },
+      60s);
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  const json queue_before = cluster.Get("/api/v1/job-queues-v2?limit=1000&offset=0");
+  ASSERT_EQ(queue_before["jobs"].size(), 150u);
+  cluster.StopMaster(SIGKILL);
+  const std::vector<std::string> written =
+      EntriesOf(cluster.data_dir() + "/decision-snapshots", "decision-");
+  ASSERT_FALSE(written.empty());
+  EXPECT_TRUE(written.back().ends_with(".snap")) << written.back();
+
+  cluster.StartMaster({}, /*with_stderr=*/true);
+  auto folded = cluster.master().WaitForLine(
+      [](const std::string& line) { return Contains(line, "a decision snapshot and the log's"); },
+      30s);
+  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
+  EXPECT_EQ(cluster.Get("/api/v1/job-queues-v2?limit=1000&offset=0")["jobs"], queue_before["jobs"]);
 }
 
 }  // namespace

@@ -533,7 +533,7 @@ TEST(MasterConfigSnapshots, EachIntervalIsReadAndCheckedApart) {
               "between 100 and 1000000000");
   ExpectError("data_dir: /d\nsnapshots:\n  write_side_every: 1000\n", StatusCode::kInvalidArgument,
               "master.yaml:3: snapshots.write_side_every: unknown field");
-  EXPECT_TRUE(Parse("data_dir: /d\n")->snapshots.write_side_forks) << "fork by default";
+  EXPECT_FALSE(Parse("data_dir: /d\n")->snapshots.write_side_forks) << "fold by default";
   EXPECT_FALSE(
       Parse("data_dir: /d\nsnapshots:\n  write_side_copy: fold\n")->snapshots.write_side_forks);
   EXPECT_TRUE(

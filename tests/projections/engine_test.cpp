@@ -53,6 +53,18 @@ std::unique_ptr<Projections> MustOpen(const std::string& dir, EventLog& log, siz
   return opened.ok() ? std::move(opened).value() : nullptr;
 }
 
+// `history` appended to `log`, and projections in `dir` that applied all of it (nullptr, with a
+// failure recorded, when they did not).
+std::unique_ptr<Projections> LiveOver(const std::string& dir, MemoryEventLog& log,
+                                      const History& history) {
+  EXPECT_TRUE(history.AppendTo(log).ok());
+  auto live = MustOpen(dir, log);
+  if (live == nullptr) return nullptr;
+  Status applied = live->WaitForOffset(history.last_offset(), testing::kProjectionWait);
+  EXPECT_TRUE(applied.ok()) << applied.ToString();
+  return applied.ok() ? std::move(live) : nullptr;
+}
+
 // A RocksDB database with default options, nullptr when it does not open.
 std::unique_ptr<rocksdb::DB> OpenPlainDb(const std::string& path) {
   rocksdb::Options options;
@@ -143,10 +155,8 @@ TEST(ProjectionsTest, BatchedReadsEqualPointReadsAndTheFold) {
   MemoryEventLog log;
   History history;
   history.AddWorkload(4, 300);
-  ASSERT_TRUE(history.AppendTo(log).ok());
-  auto live = MustOpen(dir.path(), log);
+  auto live = LiveOver(dir.path(), log, history);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
   ProjectionState folded = Fold(history);
 
   auto all = folded.ListTasks();
@@ -788,10 +798,8 @@ TEST(SummarizeDirTest, ReadsALiveDatabaseAsASecondary) {
   MemoryEventLog log;
   History history;
   history.AddWorkload(3, 50);
-  ASSERT_TRUE(history.AppendTo(log).ok());
-  auto live = MustOpen(dir.path(), log);
+  auto live = LiveOver(dir.path(), log, history);
   ASSERT_NE(live, nullptr);
-  ASSERT_TRUE(live->WaitForOffset(history.last_offset(), testing::kProjectionWait).ok());
 
   auto summaries = projections::SummarizeProjectionDir(dir.path(), {});
   ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
