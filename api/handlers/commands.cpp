@@ -134,8 +134,16 @@ std::function<bool(const views::TaskView&)> TaskListFilter(Call& call) {
 
 Result<std::string> TaskListAnswerVersion(Call& call, events::TaskType type) {
   const uint64_t access = call.services().writer->AccessGeneration();
-  CAIRN_ASSIGN_OR_RETURN(uint64_t views, call.services().projections->TaskListVersion(
-                                             type, call.request().QueryParams("users")));
+  Projections* projections = call.services().projections;
+  CAIRN_ASSIGN_OR_RETURN(uint64_t views,
+                         projections->TaskListVersion(type, call.request().QueryParams("users")));
+  // The version is task_order's, the views the tasks projection's: only once every projection
+  // applied that event (they may not, for a moment, while catching up in bulk) is a render sure
+  // to show it.
+  if (projections->AppliedOffset() <= views) {
+    return Status::Unavailable("the projections have not all applied offset " +
+                               std::to_string(views));
+  }
   return std::to_string(views) + " " + std::to_string(access);
 }
 

@@ -15,7 +15,8 @@ net::Response LaunchCommand(Call& call);  // POST /api/v1/commands
 // GET /api/v1/commands[?offset=&limit=&orderBy=ORDER_BY_DESC (newest first)&users=&workspaceId=]
 net::Response ListCommands(Call& call);
 // What a list of tasks of `type` shows for `call` depends on (BulkVersioned): the version of the
-// views of ?users=' tasks of that type (everyone's when none) and the access generation.
+// views of ?users=' tasks of that type (everyone's when none) and the access generation;
+// Unavailable (nothing kept) while not every projection applied that version's event.
 Result<std::string> TaskListAnswerVersion(Call& call, events::TaskType type);
 Result<std::string> CommandListVersion(Call& call);  // of GET /api/v1/commands
 net::Response GetCommand(Call& call);                // GET /api/v1/commands/{id}
