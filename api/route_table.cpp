@@ -96,7 +96,7 @@ std::vector<Route> RouteTable() {
 
       // Commands and tasks.
       {"POST",   "/api/v1/commands",                        kUser,       LaunchCommand},
-      {"GET",    "/api/v1/commands",                        kUser,       BulkVersioned<ListCommands, CommandListVersion>},
+      {"GET",    "/api/v1/commands",                        kUser,       BulkVersioned<ListCommands, TaskListVersionOf<events::TASK_TYPE_COMMAND>>},
       {"GET",    "/api/v1/commands/{id}",                   kUser,       GetCommand},
       {"POST",   "/api/v1/commands/{id}/kill",              kUser,       KillCommand},
       {"POST",   "/api/v1/commands/{id}/set_priority",      kUser,       SetCommandPriority},
@@ -107,15 +107,15 @@ std::vector<Route> RouteTable() {
       // Notebooks, shells and TensorBoards, and the proxy that is the only way to them (the
       // task's owner, its workspace's admins and cluster admins get through).
       {"POST",   "/api/v1/notebooks",                       kUser,       LaunchNotebook},
-      {"GET",    "/api/v1/notebooks",                       kUser,       BulkVersioned<ListNotebooks, NotebookListVersion>},
+      {"GET",    "/api/v1/notebooks",                       kUser,       BulkVersioned<ListNotebooks, TaskListVersionOf<events::TASK_TYPE_NOTEBOOK>>},
       {"GET",    "/api/v1/notebooks/{id}",                  kUser,       GetNotebook},
       {"POST",   "/api/v1/notebooks/{id}/kill",             kUser,       KillNotebook},
       {"POST",   "/api/v1/shells",                          kUser,       LaunchShell},
-      {"GET",    "/api/v1/shells",                          kUser,       BulkVersioned<ListShells, ShellListVersion>},
+      {"GET",    "/api/v1/shells",                          kUser,       BulkVersioned<ListShells, TaskListVersionOf<events::TASK_TYPE_SHELL>>},
       {"GET",    "/api/v1/shells/{id}",                     kUser,       GetShell},
       {"POST",   "/api/v1/shells/{id}/kill",                kUser,       KillShell},
       {"POST",   "/api/v1/tensorboards",                    kUser,       LaunchTensorboard},
-      {"GET",    "/api/v1/tensorboards",                    kUser,       BulkVersioned<ListTensorboards, TensorboardListVersion>},
+      {"GET",    "/api/v1/tensorboards",                    kUser,       BulkVersioned<ListTensorboards, TaskListVersionOf<events::TASK_TYPE_TENSORBOARD>>},
       {"GET",    "/api/v1/tensorboards/{id}",               kUser,       GetTensorboard},
       {"POST",   "/api/v1/tensorboards/{id}/kill",          kUser,       KillTensorboard},
       {"*",      "/api/v1/notebooks/{rest...}",             kUser,       NotebooksNotSupported},

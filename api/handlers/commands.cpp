@@ -147,10 +147,6 @@ Result<std::string> TaskListAnswerVersion(Call& call, events::TaskType type) {
   return std::to_string(views) + " " + std::to_string(access);
 }
 
-Result<std::string> CommandListVersion(Call& call) {
-  return TaskListAnswerVersion(call, events::TASK_TYPE_COMMAND);
-}
-
 net::Response ListCommands(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());

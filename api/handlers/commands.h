@@ -18,9 +18,12 @@ net::Response ListCommands(Call& call);
 // views of ?users=' tasks of that type (everyone's when none) and the access generation;
 // Unavailable (nothing kept) while not every projection applied that version's event.
 Result<std::string> TaskListAnswerVersion(Call& call, events::TaskType type);
-Result<std::string> CommandListVersion(Call& call);  // of GET /api/v1/commands
-net::Response GetCommand(Call& call);                // GET /api/v1/commands/{id}
-net::Response KillCommand(Call& call);               // POST /api/v1/commands/{id}/kill
+template <events::TaskType type>
+Result<std::string> TaskListVersionOf(Call& call) {
+  return TaskListAnswerVersion(call, type);
+}
+net::Response GetCommand(Call& call);   // GET /api/v1/commands/{id}
+net::Response KillCommand(Call& call);  // POST /api/v1/commands/{id}/kill
 // POST /api/v1/{commands,notebooks,shells,tensorboards}/{id}/set_priority
 net::Response SetCommandPriority(Call& call);
 net::Response SetNotebookPriority(Call& call);

@@ -269,15 +269,6 @@ net::Response LaunchTensorboard(Call& call) { return Launch(call, kTensorboard);
 net::Response ListNotebooks(Call& call) { return List(call, kNotebook); }
 net::Response ListShells(Call& call) { return List(call, kShell); }
 net::Response ListTensorboards(Call& call) { return List(call, kTensorboard); }
-Result<std::string> NotebookListVersion(Call& call) {
-  return TaskListAnswerVersion(call, kNotebook.type);
-}
-Result<std::string> ShellListVersion(Call& call) {
-  return TaskListAnswerVersion(call, kShell.type);
-}
-Result<std::string> TensorboardListVersion(Call& call) {
-  return TaskListAnswerVersion(call, kTensorboard.type);
-}
 net::Response GetNotebook(Call& call) { return Get(call, kNotebook); }
 net::Response GetShell(Call& call) { return Get(call, kShell); }
 net::Response GetTensorboard(Call& call) { return Get(call, kTensorboard); }

@@ -21,10 +21,6 @@ net::Response LaunchTensorboard(Call& call);  // POST /api/v1/tensorboards
 net::Response ListNotebooks(Call& call);
 net::Response ListShells(Call& call);
 net::Response ListTensorboards(Call& call);
-// Their answers' versions (commands.h: TaskListAnswerVersion).
-Result<std::string> NotebookListVersion(Call& call);
-Result<std::string> ShellListVersion(Call& call);
-Result<std::string> TensorboardListVersion(Call& call);
 // GET /api/v1/{notebooks,shells,tensorboards}/{id}; a shell's private key only for its owner.
 net::Response GetNotebook(Call& call);
 net::Response GetShell(Call& call);
