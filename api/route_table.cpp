@@ -20,6 +20,7 @@
 #include "api/handlers/openpai.h"
 #include "api/handlers/rbac.h"
 #include "api/handlers/resource_pools.h"
+#include "api/handlers/resources.h"
 #include "api/handlers/tasks.h"
 #include "api/handlers/templates.h"
 #include "api/handlers/trials.h"
@@ -56,6 +57,13 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/users/{userId}/password",         kUser,       SetUserPassword},
       {"GET",    "/api/v1/users/{username}/by-username",    kUser,       GetUserByName},
       {"GET",    "/api/v1/resource-pools",                  kUser,       ListResourcePools},
+
+      // Who used how much (admins): allocation reports from the allocation ledger.
+      {"GET",    "/resources/allocation/allocations-csv",   kUser,       Bulk<AllocationsCsvRoute>},
+      {"GET",    "/resources/allocation/raw",               kUser,       Bulk<RawAllocationsCsvRoute>},
+      {"GET",    "/api/v1/resources/allocation/raw",        kUser,       Bulk<RawAllocationsRoute>},
+      {"GET",    "/resources/allocation/aggregated",        kUser,       Bulk<AggregatedAllocationsCsvRoute>},
+      {"GET",    "/api/v1/resources/allocation/aggregated", kUser,       Bulk<AggregatedAllocationsRoute>},
 
       // Workspaces and projects (the decider checks each change against the caller's roles).
       {"GET",    "/api/v1/workspaces",                      kUser,       ListWorkspaces},

@@ -5,10 +5,10 @@
 namespace cairn::projections {
 namespace {
 
-constexpr std::string_view kJobPrefix = "pai/job/";
+constexpr std::string_view kPaiJobPrefix = "pai/job/";
 constexpr std::string_view kNamePrefix = "pai/name/";
 
-std::string JobKey(const std::string& job_id) { return std::string(kJobPrefix) + job_id; }
+std::string JobKey(const std::string& job_id) { return std::string(kPaiJobPrefix) + job_id; }
 std::string NameKey(const std::string& username, const std::string& job_name) {
   return std::string(kNamePrefix) + username + "/" + job_name;
 }
@@ -173,7 +173,7 @@ Result<std::optional<views::PaiJobView>> ReadPaiJobByName(ViewReader& reader,
 }
 
 Result<std::vector<views::PaiJobView>> ReadPaiJobs(ViewReader& reader) {
-  return ScanViews<views::PaiJobView>(reader, kJobPrefix);
+  return ScanViews<views::PaiJobView>(reader, kPaiJobPrefix);
 }
 
 }  // namespace cairn::projections

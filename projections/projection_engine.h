@@ -34,7 +34,8 @@ class RocksBatchStore;
 // 4: the job queue's order by position and per-pool counts (pages read without a sort).
 // 5: checkpoints record the latest event time applied (snapshots for time travel).
 // 6: task_order keeps each task's list (type and user) and each list's version.
-inline constexpr uint32_t kViewFormat = 6;
+// 7: the allocations projection (the allocation ledger).
+inline constexpr uint32_t kViewFormat = 7;
 
 class ProjectionEngine;
 

@@ -4,6 +4,7 @@
 
 #include "events/epoch_fence.h"
 #include "projections/agent_projector.h"
+#include "projections/allocation_projector.h"
 #include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
 #include "projections/pai_projector.h"
@@ -22,7 +23,8 @@ const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
       kTasksProjector,   kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
       kPoolsProjector,   kTemplatesProjector, kWritersProjector,  kUsersProjector,
-      kTenancyProjector, kTaskOrderProjector, kRegistryProjector, kPaiProjector};
+      kTenancyProjector, kTaskOrderProjector, kRegistryProjector, kPaiProjector,
+      kAllocationsProjector};
   return kNames;
 }
 
@@ -39,6 +41,9 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kTaskOrderProjector) return std::unique_ptr<Projector>(new TaskOrderProjector());
   if (name == kRegistryProjector) return std::unique_ptr<Projector>(new RegistryProjector());
   if (name == kPaiProjector) return std::unique_ptr<Projector>(new PaiProjector());
+  if (name == kAllocationsProjector) {
+    return std::unique_ptr<Projector>(new AllocationProjector());
+  }
   std::string known;
   for (const auto& projector : ProjectorNames()) known += (known.empty() ? "" : ", ") + projector;
   return Status::InvalidArgument("unknown projection '" + name + "' (known: " + known + ")");

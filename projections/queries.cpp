@@ -191,6 +191,13 @@ Result<std::vector<views::PaiJobView>> Queries::ListPaiJobs() {
                                                   projections::ReadPaiJobs);
 }
 
+Result<projections::AllocationLedgerRead> Queries::AllocationLedger(int64_t after,
+                                                                   int64_t before) {
+  return ReadFrom<projections::AllocationLedgerRead>(
+      projections::kAllocationsProjector,
+      [&](ViewReader& reader) { return projections::ReadAllocationLedger(reader, after, before); });
+}
+
 Result<std::optional<events::TemplateSaved>> Queries::GetTemplate(const std::string& name) {
   return ReadFrom<std::optional<events::TemplateSaved>>(
       projections::kTemplatesProjector,

@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "events.pb.h"
+#include "projections/allocation_projector.h"
 #include "projections/job_queue_projector.h"
 #include "projections/view_store.h"
 #include "views.pb.h"
@@ -81,6 +82,9 @@ class Queries {
                                                            const std::string& job_name);
   // Every OpenPAI job, by job id.
   Result<std::vector<views::PaiJobView>> ListPaiJobs();
+
+  // The allocation ledger over [after, before) (allocation_projector.h).
+  Result<projections::AllocationLedgerRead> AllocationLedger(int64_t after, int64_t before);
 
   // Configuration templates.
   Result<std::optional<events::TemplateSaved>> GetTemplate(const std::string& name);

@@ -239,6 +239,26 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
 
+  CLI::App* allocations = AddSubcommand(
+      replay, "allocations",
+      "Determined's aggregated allocation report (det resources aggregated) as the cluster "
+      "would have answered it at offset N or time T: slot-seconds per day (or month) from "
+      "--start-date to --end-date, by user, experiment label and resource pool. Allocations "
+      "held at that moment count up to its last event.",
+      Allocations);
+  AddLogSource(allocations);
+  AddMoment(allocations, false);
+  allocations->add_option("--start-date", options_.start_date, "the first day, YYYY-MM-DD (YYYY-MM with --monthly)")
+      ->required();
+  allocations->add_option("--end-date", options_.end_date, "the last day, YYYY-MM-DD (YYYY-MM with --monthly)")
+      ->required();
+  allocations->add_flag("--monthly", options_.monthly, "one entry per month, not per day");
+  allocations
+      ->add_option("--format", options_.format,
+                   "table: the CSV Determined's CLI prints; json: its --json document")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+
   AddSubcommand(replay, "schema",
                 "Write the event schema, a binary FileDescriptorSet of events.proto (the same "
                 "bytes as the installed share/cairn/events.desc), to standard output, for "

@@ -1,5 +1,7 @@
 #include "replay/replay_tool.h"
 
+#include "projections/allocation_reports.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -15,6 +17,7 @@
 #include "events/envelope_util.h"
 #include "events/event_log.h"
 #include "events/event_schema.h"
+#include "projections/allocation_reports.h"
 #include "projections/projections.h"
 #include "projections/snapshots.h"
 #include "replay/state_format.h"
@@ -453,6 +456,37 @@ Status Usage(const ReplayOptions& options, std::ostream& out) {
     out << UsageJson(report).dump() << "\n";
   } else {
     PrintUsageTable(report, out);
+  }
+  return Status::Ok();
+}
+
+Status Allocations(const ReplayOptions& options, std::ostream& out) {
+  using projections::AggregationPeriod;
+  const AggregationPeriod period =
+      options.monthly ? AggregationPeriod::kMonthly : AggregationPeriod::kDaily;
+  CAIRN_ASSIGN_OR_RETURN(projections::DateWindow dates,
+                         projections::ParseDateWindow(options.start_date, options.end_date, period));
+  CAIRN_ASSIGN_OR_RETURN(LogWindow window, OpenLogWindow(options));
+  std::vector<projections::AggregatedUsage> usage;
+  if (window.stop > 0) {
+    std::unique_ptr<projections::SnapshotStore> store;
+    const std::string snapshot_dir = options.data_dir.value_or("") + "/snapshots";
+    std::error_code error;
+    if (options.data_dir && std::filesystem::is_directory(snapshot_dir, error)) {
+      store = projections::SnapshotStore::OpenExisting(snapshot_dir);
+    }
+    CAIRN_ASSIGN_OR_RETURN(auto past, projections::PastProjections::Open(
+                                          store.get(), window.log.get(), window.stop - 1,
+                                          window.at_time, {projections::kAllocationsProjector}));
+    CAIRN_ASSIGN_OR_RETURN(auto ledger,
+                           past->AllocationLedger(dates.start_unix_micros, dates.end_unix_micros));
+    // "Now" is the moment's: the last event folded.
+    usage = projections::AggregateUsage(ledger, dates, period, ledger.folded_until_unix_micros);
+  }
+  if (options.format == "json") {
+    out << projections::AggregatedUsageJson(usage, period).dump() << "\n";
+  } else {
+    out << projections::AggregatedUsageCsv(usage);
   }
   return Status::Ok();
 }

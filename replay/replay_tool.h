@@ -48,6 +48,9 @@ struct ReplayOptions {
   std::optional<int64_t> from;     // whatif: the window's submissions, unix micros, inclusive
   std::optional<int64_t> until;
   bool json = false;  // whatif
+  std::string start_date;  // allocations: the report's days (months with `monthly`)
+  std::string end_date;
+  bool monthly = false;
 };
 
 // Each writes its output to `out`. An error means the work failed: the log or the projections
@@ -62,6 +65,9 @@ Status ExplainExperiment(const ReplayOptions& options, std::ostream& out);
 Status Audit(const ReplayOptions& options, std::ostream& out);
 // GPU-hours per user and per workspace (replay/usage.h), as a table or one JSON document.
 Status Usage(const ReplayOptions& options, std::ostream& out);
+// Determined's aggregated allocation report (projections/allocation_reports.h) as of the moment,
+// as CSV ("table") or JSON.
+Status Allocations(const ReplayOptions& options, std::ostream& out);
 // The event schema's FileDescriptorSet (events/event_schema.h), binary; reads no log.
 Status Schema(const ReplayOptions& options, std::ostream& out);
 // The log's submissions under the configuration in options.config_path, beside what happened

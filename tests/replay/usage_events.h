@@ -125,6 +125,27 @@ class UsageHistory {
     moved->set_workspace_id(workspace_id);
     return *this;
   }
+  // An experiment whose job is `job_id`, with these labels in its configuration.
+  UsageHistory& Experiment(int64_t second, int64_t experiment_id, const std::string& job_id,
+                           int32_t workspace_id, const std::vector<std::string>& labels) {
+    auto* created = Add(second).mutable_experiment_created();
+    created->set_experiment_id(experiment_id);
+    created->set_job_id(job_id);
+    created->set_workspace_id(workspace_id);
+    std::string config = "{\"labels\":[";
+    for (size_t i = 0; i < labels.size(); ++i) config += (i ? ",\"" : "\"") + labels[i] + "\"";
+    created->set_config_json(config + "]}");
+    return *this;
+  }
+  UsageHistory& Relabel(int64_t second, int64_t experiment_id, const std::string& job_id,
+                        const std::vector<std::string>& labels) {
+    auto* updated = Add(second).mutable_experiment_updated();
+    updated->set_experiment_id(experiment_id);
+    updated->set_job_id(job_id);
+    updated->set_labels_set(true);
+    for (const auto& label : labels) updated->add_labels(label);
+    return *this;
+  }
   // An event of a type the fold does not count (a user's refusal).
   UsageHistory& Other(int64_t second) {
     Add(second).mutable_access_denied()->set_method("POST");
