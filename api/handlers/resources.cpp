@@ -9,7 +9,11 @@ namespace {
 
 using projections::AggregationPeriod;
 
-constexpr const char* kWhat = "read the cluster's allocation reports";
+// As in Determined: every user under basic authorization, cluster admins where roles apply.
+Status MayReadUsage(const Call& call) {
+  if (!call.tenancy().RolesApply()) return Status::Ok();
+  return call.RequireAdmin("read the cluster's allocation reports");
+}
 
 // A query parameter by its proto (snake_case) or JSON (camelCase) name.
 std::string QueryEither(const Call& call, const char* snake, const char* camel) {
@@ -60,7 +64,7 @@ net::Response Csv(std::string body) {
 // The report's read: admins only, the window parsed, the ledger read over it.
 template <typename Render>
 net::Response WindowReport(Call& call, bool strict, Render render) {
-  if (Status admin = call.RequireAdmin(kWhat); !admin.ok()) return Error(admin);
+  if (Status may = MayReadUsage(call); !may.ok()) return Error(may);
   auto window = TimeWindowOf(call, strict);
   if (!window.ok()) return Error(window.status());
   auto ledger = call.services().projections->AllocationLedger(window->after, window->before);
@@ -74,7 +78,7 @@ struct Aggregated {
 };
 
 Result<Aggregated> AggregatedOf(Call& call) {
-  CAIRN_RETURN_IF_ERROR(call.RequireAdmin(kWhat));
+  CAIRN_RETURN_IF_ERROR(MayReadUsage(call));
   CAIRN_ASSIGN_OR_RETURN(AggregationPeriod period,
                          projections::ParseAggregationPeriod(call.request().QueryParam("period")));
   CAIRN_ASSIGN_OR_RETURN(

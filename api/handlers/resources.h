@@ -1,6 +1,7 @@
 // Determined's allocation reports (`det resources allocations|raw|aggregated`), from the
-// allocation ledger (projections/allocation_reports.h). Cluster admins only: the reports name
-// every user's work. Query names are accepted as the CLI (snake_case) and the bindings
+// allocation ledger (projections/allocation_reports.h). As in Determined, every signed-in user
+// may read them under basic authorization, and only cluster admins where roles apply (the reports
+// name every user's work). Query names are accepted as the CLI (snake_case) and the bindings
 // (camelCase) send them.
 #pragma once
 

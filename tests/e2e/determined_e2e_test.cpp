@@ -1,9 +1,7 @@
 // Determined's own training code on Cairn (issue 42): the tutorials of Determined 0.38.1, run
 // unchanged by its own Python package inside Cairn's trials, on a real master and real agents.
 //
-// The package and tutorials are a test dependency outside the repository (the directory named by
-// CAIRN_DETERMINED_DIR, by default ../shared/third_party/determined-0.38.1 beside the project, or
-// /work/shared/third_party/determined-0.38.1);
+// The package and tutorials are a test dependency outside the repository (tests/e2e/determined_cli.h);
 // the tests skip, saying so, where it or Debian's python3 packages it needs are absent. Debian has
 // no `tensorboard` package, which Determined's package imports (its pip install brings it), and
 // Debian's torch 1.13 trips over its Python 3.11 in torchrun's option parsing, and Segment's
@@ -21,6 +19,7 @@
 #include <map>
 #include <set>
 
+#include "tests/e2e/determined_cli.h"
 #include "tests/e2e/experiment_fixture.h"
 
 namespace cairn::testing {
@@ -33,52 +32,6 @@ using experiment_e2e::OfExperiment;
 using experiment_e2e::OfTrial;
 using experiment_e2e::ReachedState;
 namespace fs = std::filesystem;
-
-// CAIRN_DETERMINED_DIR, else the copy beside the project (../shared/third_party), else the one
-// this project's machines keep at /work/shared (a clean clone may live elsewhere).
-std::string DeterminedDir() {
-  const char* configured = std::getenv("CAIRN_DETERMINED_DIR");
-  if (configured != nullptr && *configured) return configured;
-  for (const std::string& candidate : {SourcePath("../shared/third_party/determined-0.38.1"),
-                                       std::string("/work/shared/third_party/determined-0.38.1")}) {
-    if (fs::exists(candidate + "/harness/determined")) return candidate;
-  }
-  return SourcePath("../shared/third_party/determined-0.38.1");
-}
-
-std::string Tutorials() { return DeterminedDir() + "/examples/tutorials/core_api"; }
-
-// Debian's interpreter, where python3-torch and the package's dependencies are.
-constexpr char kPython[] = "/usr/bin/python3";
-
-// Why the tests cannot run here, or "" when they can.
-std::string MissingDependency() {
-  if (!fs::exists(DeterminedDir() + "/harness/determined/__init__.py")) {
-    return "Determined's package is not at " + DeterminedDir() +
-           " (set CAIRN_DETERMINED_DIR to a copy of determined-0.38.1)";
-  }
-  const std::string probe = std::string("PYTHONPATH=") + DeterminedDir() +
-                            "/harness:" + SourcePath("tests/tools/trial_site") + " " + kPython +
-                            " -c 'import determined.core, determined.exec.launch, torch' " +
-                            ">/dev/null 2>&1";
-  if (std::system(probe.c_str()) != 0) {
-    return "Debian's python3 cannot import Determined's package and torch (apt-get install "
-           "python3-torch python3-requests python3-ruamel.yaml python3-termcolor "
-           "python3-tabulate python3-filelock python3-pathspec)";
-  }
-  return "";
-}
-
-// `command` run by /bin/sh: its exit status and what it printed.
-std::pair<int, std::string> RunShell(const std::string& command) {
-  std::string output;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, output};
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
 
 class DeterminedTrialsTest : public ::testing::Test {
  protected:
@@ -114,24 +67,9 @@ class DeterminedTrialsTest : public ::testing::Test {
         timeout);
   }
 
-  // A shell command's start that runs Python with Determined's package, signed in as
-  // `determined` (its CLI and SDK keep their session under the test's own config directory).
-  std::string PythonAsDetermined() {
-    const std::string config_home = cluster_.dir().Sub("det-config");
-    fs::create_directories(config_home);
-    return "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
-           "/harness XDG_CONFIG_HOME=" + config_home + " DET_USER=determined DET_PASS= " + kPython;
-  }
-
-  // Determined's own CLI, run against the cluster as `determined`: its output (with stderr, where
-  // it warns that Cairn's version is not its own, unless `stdout_only`), and its exit status
-  // checked to be `expected_status`.
+  std::string PythonAsDetermined() { return DeterminedCli(cluster_).PythonAsDetermined(); }
   std::string Det(const std::string& arguments, int expected_status = 0, bool stdout_only = false) {
-    const std::string command = PythonAsDetermined() + " -m determined.cli -m " + cluster_.url() +
-                                " " + arguments + (stdout_only ? " 2>/dev/null" : " 2>&1");
-    auto [status, output] = RunShell(command);
-    EXPECT_EQ(status, expected_status) << "det " << arguments << ":\n" << output;
-    return output;
+    return DeterminedCli(cluster_).Det(arguments, expected_status, stdout_only);
   }
 
   // The trial's logs, every run's, as `det trial logs` prints them.

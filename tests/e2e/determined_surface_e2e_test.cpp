@@ -1,0 +1,201 @@
+// The rest of Determined's surface (issue 45) on a real master and agent, read back through the
+// REST routes, `cairn replay` and Determined's own `det` CLI (skipped, saying so, where its
+// package cannot run here).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+
+#include "base/clock.h"
+#include "tests/e2e/determined_cli.h"
+#include "tests/e2e/experiment_fixture.h"
+
+namespace cairn::testing {
+namespace {
+
+using experiment_e2e::Int;
+
+constexpr int64_t kMicrosPerDay = 86'400'000'000;
+
+std::string DayOf(int64_t unix_micros) {
+  const std::chrono::year_month_day date{
+      std::chrono::sys_days(std::chrono::days(unix_micros / kMicrosPerDay))};
+  char text[16];
+  std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(date.year()),
+                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
+  return text;
+}
+
+// Slot-seconds per user in [from, to), counted straight from the events read (each allocation of
+// one agent: its slots from its placement to its release or its task's exit, else `now`).
+std::map<std::string, double> CountedPerUser(const std::vector<json>& events, int64_t from,
+                                             int64_t to, int64_t now) {
+  struct Held {
+    std::string user;
+    int64_t slots = 0;
+    int64_t start = 0;
+    int64_t end = 0;
+  };
+  std::map<std::string, std::string> users;  // task -> user
+  std::map<std::string, Held> held;          // task -> its allocation
+  std::vector<Held> ended;
+  for (const json& event : events) {
+    const int64_t time = Int(event["timeUnixMicros"]);
+    if (event.contains("taskSubmitted")) {
+      users[event["taskSubmitted"]["taskId"]] = event["taskSubmitted"]["spec"]["user"];
+    } else if (event.contains("allocationAssigned")) {
+      const json& assigned = event["allocationAssigned"];
+      held[assigned["taskId"]] = {users[assigned["taskId"]],
+                                  static_cast<int64_t>(assigned["slotIds"].size()), time, 0};
+    } else if (event.contains("allocationReleased") || event.contains("taskExited")) {
+      const json& end = event.contains("taskExited") ? event["taskExited"]
+                                                     : event["allocationReleased"];
+      auto found = held.find(end["taskId"]);
+      if (found == held.end()) continue;
+      found->second.end = time;
+      ended.push_back(found->second);
+      held.erase(found);
+    }
+  }
+  for (auto& [task, allocation] : held) {
+    allocation.end = now;
+    ended.push_back(allocation);
+  }
+  std::map<std::string, double> counted;
+  for (const Held& allocation : ended) {
+    const int64_t overlap =
+        std::min(allocation.end, to) - std::max(allocation.start, from);
+    if (overlap > 0) counted[allocation.user] += allocation.slots * overlap / 1e6;
+  }
+  return counted;
+}
+
+std::map<std::string, double> ByUsername(const json& report) {
+  std::map<std::string, double> by_user;
+  for (const json& entry : report["resourceEntries"]) {
+    for (const auto& [user, seconds] : entry["byUsername"].items()) {
+      by_user[user] += seconds.get<double>();
+    }
+  }
+  return by_user;
+}
+
+void ExpectSameUsage(const std::map<std::string, double>& reported,
+                     const std::map<std::string, double>& counted, const std::string& what) {
+  ASSERT_EQ(reported.size(), counted.size()) << what;
+  for (const auto& [user, seconds] : counted) {
+    ASSERT_TRUE(reported.count(user)) << what << ": no " << user;
+    EXPECT_NEAR(reported.at(user), seconds, 1e-6) << what << ": " << user;
+  }
+}
+
+class DeterminedSurfaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_.StartMaster();
+    auto client = cluster_.Client();
+    auto login = client.Request("POST", "/api/v1/auth/login",
+                                R"({"username":"admin","password":""})");
+    ASSERT_TRUE(login.ok() && login->status == 200);
+    admin_token_ = json::parse(login->body)["token"];
+  }
+
+  // A request as the built-in admin; its answer's status and body.
+  std::pair<int, std::string> AsAdmin(const std::string& method, const std::string& target,
+                                      const std::string& body = "") {
+    net::Client client("127.0.0.1", cluster_.port());
+    auto response = client.Request(method, target, body,
+                                   {{"Authorization", "Bearer " + admin_token_},
+                                    {"Cairn-Min-Offset", cluster_.SeenOffset()}});
+    EXPECT_TRUE(response.ok()) << response.status().ToString();
+    if (!response.ok()) return {0, ""};
+    return {response->status, response->body};
+  }
+
+  Cluster cluster_;
+  std::string admin_token_;
+};
+
+// Allocation accounting: the aggregated report of today equals the slot-seconds counted from the
+// log, live over REST and as of every past moment through `cairn replay allocations`; Determined's
+// CLI prints the same reports.
+TEST_F(DeterminedSurfaceTest, AllocationReportsEqualTheLogAtEveryMoment) {
+  cluster_.StartAgent("acct-a", 2);
+  const std::string first = cluster_.Submit({{"entrypoint", "exit 0"}, {"resources", {{"slots", 1}}}});
+  const std::string second = cluster_.Submit({{"entrypoint", "exit 0"}, {"resources", {{"slots", 2}}}});
+  const std::vector<json> events = cluster_.FollowEventsUntil([&](const std::vector<json>& read) {
+    int exits = 0;
+    for (const json& event : read) exits += event.contains("taskExited") ? 1 : 0;
+    return exits == 2;
+  });
+  const int64_t last_time = Int(events.back()["timeUnixMicros"]);
+  const int64_t first_time = Int(events.front()["timeUnixMicros"]);
+  const std::string from_day = DayOf(first_time);
+  const std::string to_day = DayOf(last_time);
+  const int64_t from = first_time / kMicrosPerDay * kMicrosPerDay;
+  const int64_t to = (last_time / kMicrosPerDay + 1) * kMicrosPerDay;
+  const auto counted = CountedPerUser(events, from, to, last_time);
+  ASSERT_EQ(counted.count("determined"), 1u) << "both commands ran as determined";
+
+  const std::string aggregated = "/api/v1/resources/allocation/aggregated?start_date=" + from_day +
+                                 "&end_date=" + to_day +
+                                 "&period=RESOURCE_ALLOCATION_AGGREGATION_PERIOD_DAILY";
+  // Under roles, only cluster admins read who used how much.
+  EXPECT_EQ(cluster_.Call("GET", aggregated).status, 403);
+  auto [status, body] = AsAdmin("GET", aggregated);
+  ASSERT_EQ(status, 200) << body;
+  const json live = json::parse(body);
+  ExpectSameUsage(ByUsername(live), counted, "live");
+  ASSERT_FALSE(live["resourceEntries"].empty());
+  EXPECT_EQ(live["resourceEntries"][0]["periodStart"], from_day);
+
+  // Every allocation appears in the CSV, with its slots.
+  const std::string window = "timestamp_after=" + FormatRfc3339(from).substr(0, 19) +
+                             "Z&timestamp_before=" + FormatRfc3339(to).substr(0, 19) + "Z";
+  auto [csv_status, csv] = AsAdmin("GET", "/resources/allocation/allocations-csv?" + window);
+  ASSERT_EQ(csv_status, 200) << csv;
+  EXPECT_EQ(csv.rfind("allocation_id,task_type,username,workspace_name", 0), 0u);
+  EXPECT_NE(csv.find(first + ".1,COMMAND,determined,Uncategorized,,1,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(second + ".1,COMMAND,determined,Uncategorized,,2,"), std::string::npos) << csv;
+  // A fractional time is refused by the CSV route, as Determined's is.
+  EXPECT_EQ(AsAdmin("GET", "/resources/allocation/raw?timestamp_after=2020-01-01T00:00:00.5Z"
+                           "&timestamp_before=2020-01-02T00:00:00Z")
+                .first,
+            400);
+
+  // As of every event that placed or ended an allocation, the replayed report equals the count of
+  // the log's prefix, with "now" the moment's last event.
+  int checked = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (!events[i].contains("allocationAssigned") && !events[i].contains("taskExited")) continue;
+    const std::vector<json> prefix(events.begin(), events.begin() + i + 1);
+    const int64_t moment = Int(events[i]["timeUnixMicros"]);
+    auto lines = cluster_.RunCairn({"replay", "allocations", "--data", cluster_.data_dir(), "--at-offset",
+                                    std::to_string(Int(events[i]["offset"])), "--start-date",
+                                    from_day, "--end-date", to_day, "--format", "json"});
+    ASSERT_EQ(lines.size(), 1u);
+    ExpectSameUsage(ByUsername(json::parse(lines[0])), CountedPerUser(prefix, from, to, moment),
+                    "as of offset " + std::to_string(Int(events[i]["offset"])));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+
+  // Determined's own CLI: the same report, and the allocations' CSV.
+  if (const std::string missing = MissingDependency(); !missing.empty()) {
+    GTEST_SKIP() << "det's part: " << missing;
+  }
+  DeterminedCli det(cluster_, "admin");
+  const std::string printed = det.Det("resources aggregated " + from_day + " " + to_day + " --json",
+                                      0, true);
+  ExpectSameUsage(ByUsername(json::parse(printed)), counted, "det resources aggregated --json");
+  const std::string printed_csv = det.Det("resources aggregated " + from_day + " " + to_day, 0, true);
+  EXPECT_NE(printed_csv.find("username,determined," + from_day), std::string::npos) << printed_csv;
+  const std::string allocations =
+      det.Det("resources allocations " + FormatRfc3339(from).substr(0, 19) + "Z " +
+                  FormatRfc3339(to).substr(0, 19) + "Z",
+              0, true);
+  EXPECT_NE(allocations.find(second + ".1,COMMAND,determined"), std::string::npos) << allocations;
+}
+
+}  // namespace
+}  // namespace cairn::testing
