@@ -210,6 +210,10 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return Own(event.session_started().user_id());
     case Case::kSessionEnded:
       return Own(event.session_ended().user_id());
+    case Case::kAccessTokenCreated:
+      return Own(event.access_token_created().user_id());
+    case Case::kAccessTokenUpdated:
+      return Own(event.access_token_updated().user_id());
     case Case::kLoginFailed:
       return event.login_failed().username() == caller_.username;
     case Case::kAccessDenied:

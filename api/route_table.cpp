@@ -23,6 +23,7 @@
 #include "api/handlers/resources.h"
 #include "api/handlers/tasks.h"
 #include "api/handlers/templates.h"
+#include "api/handlers/tokens.h"
 #include "api/handlers/trials.h"
 #include "api/handlers/users.h"
 #include "api/handlers/web_ui.h"
@@ -56,6 +57,10 @@ std::vector<Route> RouteTable() {
       {"PATCH",  "/api/v1/users/{userId}",                  kUser,       PatchUser},
       {"POST",   "/api/v1/users/{userId}/password",         kUser,       SetUserPassword},
       {"GET",    "/api/v1/users/{username}/by-username",    kUser,       GetUserByName},
+      // Access tokens (a user's own; admins anyone's).
+      {"POST",   "/api/v1/tokens",                          kUser,       CreateAccessTokenRoute},
+      {"GET",    "/api/v1/tokens",                          kUser,       ListAccessTokensRoute},
+      {"PATCH",  "/api/v1/tokens/{tokenId}",                kUser,       PatchAccessTokenRoute},
       {"GET",    "/api/v1/resource-pools",                  kUser,       ListResourcePools},
 
       // Who used how much (admins): allocation reports from the allocation ledger.

@@ -37,6 +37,9 @@ struct MasterFacts {
   std::string kafka_topic_prefix;
   // How long a login's session lasts (security.session_lifetime_hours).
   int64_t session_lifetime_micros = int64_t{7} * 24 * 3600 * 1'000'000;
+  // Access tokens' lifespans (security.token.default_lifespan_days, max_lifespan_days).
+  int64_t access_token_default_lifespan_micros = int64_t{30} * 24 * 3600 * 1'000'000;
+  int64_t access_token_max_lifespan_micros = int64_t{30} * 24 * 3600 * 1'000'000;
   // The master's effective configuration, secrets masked (GET /api/v1/master/config).
   std::string config_json = "{}";
   // The web UI's folder (web/ of the source tree, or share/cairn/web where it is installed) and

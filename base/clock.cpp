@@ -1,5 +1,7 @@
 #include "base/clock.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -77,6 +79,44 @@ int64_t NowUnixMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+Result<int64_t> ParseGoDuration(const std::string& text) {
+  const Status bad = Status::InvalidArgument(
+      "'" + text.substr(0, 40) + "' is not a duration such as 48h, 1h30m or 90s");
+  size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
+  if (text.substr(i) == "0") return 0;
+  if (i == text.size()) return bad;
+  long double nanos = 0;
+  while (i < text.size()) {
+    const size_t number_start = i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+      ++i;
+    }
+    const std::string number = text.substr(number_start, i - number_start);
+    if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) {
+      return bad;
+    }
+    const size_t unit_start = i;
+    while (i < text.size() && !std::isdigit(static_cast<unsigned char>(text[i])) && text[i] != '.') {
+      ++i;
+    }
+    const std::string unit = text.substr(unit_start, i - unit_start);
+    long double scale = 0;
+    if (unit == "ns") scale = 1;
+    if (unit == "us" || unit == "\u00b5s" || unit == "\u03bcs") scale = 1e3;
+    if (unit == "ms") scale = 1e6;
+    if (unit == "s") scale = 1e9;
+    if (unit == "m") scale = 60e9;
+    if (unit == "h") scale = 3600e9;
+    if (scale == 0) return bad;
+    nanos += std::stold(number) * scale;
+    if (nanos > 9.2e18L) return bad;
+  }
+  const int64_t micros = static_cast<int64_t>(nanos / 1000);
+  return negative ? -micros : micros;
 }
 
 }  // namespace cairn

@@ -15,6 +15,11 @@ int64_t NowUnixMicros();
 // RFC 3339 with microseconds and a Z, e.g. "2025-03-20T12:00:00.000000Z".
 std::string FormatRfc3339(int64_t unix_micros);
 
+// Parses a Go duration ("48h", "1h30m", "1.5s", "-2m", "0"; units ns, us, ms, s, m, h), as
+// Determined's API takes lifespans and durations, into microseconds (nanoseconds rounded toward
+// zero). InvalidArgument for anything else, or beyond about 290 years.
+Result<int64_t> ParseGoDuration(const std::string& text);
+
 // Parses RFC 3339 ("...Z" or "+00:00", optional fraction) or a plain integer of unix seconds.
 Result<int64_t> ParseTimeToUnixMicros(const std::string& text);
 

@@ -35,7 +35,8 @@ using Command =
                  MoveExperiment, ChangeRoles, SetPoolBindings, UpdateExperiment, KillTrial,
                  ContinueExperiment, DeleteCheckpoints, CreateModel, UpdateModel, DeleteModel,
                  RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady,
-                 SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz>;
+                 SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz,
+                 CreateAccessToken, UpdateAccessToken>;
 
 // A short name for logs and errors, e.g. "SubmitTask" (each command's kName).
 const char* CommandName(const Command& command);

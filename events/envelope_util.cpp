@@ -107,6 +107,10 @@ std::string EntityIdOf(const events::Envelope& event) {
       return "user/" + std::to_string(event.session_started().user_id());
     case E::kSessionEnded:
       return "user/" + std::to_string(event.session_ended().user_id());
+    case E::kAccessTokenCreated:
+      return "user/" + std::to_string(event.access_token_created().user_id());
+    case E::kAccessTokenUpdated:
+      return "user/" + std::to_string(event.access_token_updated().user_id());
     case E::kLoginFailed:
       return "username/" + event.login_failed().username();
     case E::kAccessDenied:

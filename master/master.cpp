@@ -284,6 +284,11 @@ void ServeTheApi(Master::Parts& parts) {
   }
   services.facts.session_lifetime_micros =
       static_cast<int64_t>(config.security.session_lifetime_hours * 3600 * 1e6);
+  constexpr int64_t kMicrosPerDay = int64_t{24} * 3600 * 1'000'000;
+  services.facts.access_token_default_lifespan_micros =
+      config.security.token.default_lifespan_days * kMicrosPerDay;
+  services.facts.access_token_max_lifespan_micros =
+      config.security.token.max_lifespan_days * kMicrosPerDay;
   services.facts.pai_default_fs_uri =
       !config.openpai_default_fs_uri.empty()
           ? config.openpai_default_fs_uri

@@ -82,7 +82,31 @@ Status ParseSecurity(const std::string& source, const YAML::Node& root,
   CAIRN_RETURN_IF_ERROR(
       CheckKeys(source, node, "security.",
                 {"initial_user_password", "session_lifetime_hours", "max_failed_logins",
-                 "failed_login_window_seconds", "agent_token", "tls", "authz"}));
+                 "failed_login_window_seconds", "agent_token", "tls", "authz", "token"}));
+  if (IsSet(node["token"])) {
+    const auto token = node["token"];
+    if (!token.IsMap()) {
+      return Status::InvalidArgument(Where(source, token, "security.token") + ": expected a map");
+    }
+    CAIRN_RETURN_IF_ERROR(CheckKeys(source, token, "security.token.",
+                                    {"default_lifespan_days", "max_lifespan_days"}));
+    for (const auto& [key, days] :
+         {std::pair{"default_lifespan_days", &security.token.default_lifespan_days},
+          std::pair{"max_lifespan_days", &security.token.max_lifespan_days}}) {
+      if (!token[key]) continue;
+      const std::string path = std::string("security.token.") + key;
+      CAIRN_ASSIGN_OR_RETURN(*days, Scalar<int>(source, token[key], path, "a number of days"));
+      if (*days < 1 || *days > 3660) {
+        return Status::InvalidArgument(Where(source, token[key], path) +
+                                       ": must be between 1 and 3660 days");
+      }
+    }
+    if (security.token.default_lifespan_days > security.token.max_lifespan_days) {
+      return Status::InvalidArgument(
+          Where(source, token, "security.token") +
+          ": default_lifespan_days must not be above max_lifespan_days");
+    }
+  }
   if (IsSet(node["tls"])) CAIRN_RETURN_IF_ERROR(ParseTls(source, node["tls"], security.tls));
   if (IsSet(node["authz"]))
     CAIRN_RETURN_IF_ERROR(ParseAuthz(source, node["authz"], security.authz));

@@ -44,6 +44,12 @@ struct MasterConfig {
     // A secret: never logged.
     std::string initial_user_password;
     double session_lifetime_hours = 7 * 24;
+    // `security.token`: access tokens' lifespan when `det token create` names none, and the
+    // longest it may name (Determined's keys and defaults).
+    struct Token {
+      int default_lifespan_days = 30;
+      int max_lifespan_days = 30;
+    } token;
     // This many failed logins for one username within the window refuse further attempts
     // until the window passes; 0 turns throttling off.
     int max_failed_logins = 5;

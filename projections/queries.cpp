@@ -226,6 +226,11 @@ Result<std::vector<views::UserView>> Queries::ListUsers() {
                                                 projections::ReadUsers);
 }
 
+Result<std::vector<views::AccessTokenView>> Queries::ListAccessTokens() {
+  return ReadFrom<std::vector<views::AccessTokenView>>(projections::kUsersProjector,
+                                                       projections::ReadAccessTokens);
+}
+
 Result<std::optional<views::WorkspaceView>> Queries::GetWorkspace(int32_t workspace_id) {
   return ReadFrom<std::optional<views::WorkspaceView>>(
       projections::kTenancyProjector,

@@ -105,6 +105,8 @@ class Queries {
   Result<std::optional<views::UserView>> GetUserByName(const std::string& username);
   // Every user, by id.
   Result<std::vector<views::UserView>> ListUsers();
+  // Every access token, by id (user_projector.h).
+  Result<std::vector<views::AccessTokenView>> ListAccessTokens();
 
   // Workspaces, projects, roles and pool bindings (the built-in Uncategorized workspace and
   // project, id 1, always exist).

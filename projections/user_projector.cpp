@@ -13,12 +13,19 @@ namespace {
 constexpr std::string_view kUserPrefix = "user/";
 constexpr std::string_view kUsernamePrefix = "username/";
 constexpr std::string_view kSessionPrefix = "session/";
+constexpr std::string_view kAccessTokenPrefix = "token/";
 
 // Zero-padded, so a scan returns users in id order.
 std::string UserKey(int32_t user_id) {
   char digits[16];
   std::snprintf(digits, sizeof digits, "%010d", user_id);
   return std::string(kUserPrefix) + digits;
+}
+
+std::string AccessTokenKey(int32_t token_id) {
+  char digits[16];
+  std::snprintf(digits, sizeof digits, "%010d", token_id);
+  return std::string(kAccessTokenPrefix) + digits;
 }
 
 std::string UsernameKey(const std::string& username) {
@@ -94,9 +101,37 @@ Status UserProjector::Apply(const Envelope& event, ViewStore& store) const {
       session.set_ended_reason(event.session_ended().reason());
       return store.PutMessage(key, session);
     }
+    case Envelope::kAccessTokenCreated: {
+      const auto& created = event.access_token_created();
+      views::AccessTokenView token;
+      token.set_id(created.token_id());
+      token.set_user_id(created.user_id());
+      token.set_created_unix_micros(event.time_unix_micros());
+      token.set_expires_unix_micros(created.expires_unix_micros());
+      token.set_description(created.description());
+      return store.PutMessage(AccessTokenKey(created.token_id()), token);
+    }
+    case Envelope::kAccessTokenUpdated: {
+      const auto& updated = event.access_token_updated();
+      const std::string key = AccessTokenKey(updated.token_id());
+      views::AccessTokenView token;
+      CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(key, &token));
+      if (!found) return Status::Ok();
+      if (updated.has_description()) token.set_description(updated.description());
+      if (updated.revoked() && !token.revoked()) {
+        token.set_revoked(true);
+        token.set_revoked_unix_micros(event.time_unix_micros());
+        token.set_revoked_reason(updated.reason());
+      }
+      return store.PutMessage(key, token);
+    }
     default:
       return Status::Ok();
   }
+}
+
+Result<std::vector<views::AccessTokenView>> ReadAccessTokens(ViewReader& reader) {
+  return ScanViews<views::AccessTokenView>(reader, kAccessTokenPrefix);
 }
 
 Result<std::optional<views::UserView>> ReadUser(ViewReader& reader, int32_t user_id) {

@@ -1,5 +1,6 @@
 // The users projection: "user/<id, 10 digits>" -> views::UserView, "username/<name>" -> the id
-// (decimal), and "session/<token SHA-256>" -> views::SessionView, ended sessions included.
+// (decimal), "session/<token SHA-256>" -> views::SessionView, ended sessions included, and
+// "token/<id, 10 digits>" -> views::AccessTokenView, revoked and expired ones included.
 #pragma once
 
 #include <optional>
@@ -24,5 +25,7 @@ Result<std::optional<views::UserView>> ReadUserByName(ViewReader& reader,
                                                       const std::string& username);
 // Every user, by id.
 Result<std::vector<views::UserView>> ReadUsers(ViewReader& reader);
+// Every access token, by id.
+Result<std::vector<views::AccessTokenView>> ReadAccessTokens(ViewReader& reader);
 
 }  // namespace cairn::projections

@@ -31,6 +31,16 @@ void EndSessionsOf(const IdentityState& state, int32_t user_id, const std::strin
   }
 }
 
+Envelope TokenRevokedEvent(const AccessTokenRecord& token, const std::string& reason) {
+  Envelope event;
+  auto* updated = event.mutable_access_token_updated();
+  updated->set_token_id(token.id);
+  updated->set_user_id(token.user_id);
+  updated->set_revoked(true);
+  updated->set_reason(reason);
+  return event;
+}
+
 int ActiveAdmins(const IdentityState& state) {
   int admins = 0;
   for (const auto& [id, user] : state.users) admins += user.admin && user.active ? 1 : 0;
@@ -49,10 +59,24 @@ const UserRecord* IdentityState::FindUser(const std::string& username) const {
   return it == user_ids.end() ? nullptr : FindUser(it->second);
 }
 
+const AccessTokenRecord* IdentityState::FindAccessToken(int32_t token_id) const {
+  auto it = access_tokens.find(token_id);
+  return it == access_tokens.end() ? nullptr : &it->second;
+}
+
 const UserRecord* IdentityState::SessionUser(const std::string& token_sha256, int64_t now) const {
-  auto it = sessions.find(token_sha256);
-  if (it == sessions.end() || it->second.expires_unix_micros <= now) return nullptr;
-  const UserRecord* user = FindUser(it->second.user_id);
+  int32_t user_id = 0;
+  if (auto it = sessions.find(token_sha256); it != sessions.end()) {
+    if (it->second.expires_unix_micros <= now) return nullptr;
+    user_id = it->second.user_id;
+  } else if (auto id = access_token_ids.find(token_sha256); id != access_token_ids.end()) {
+    const AccessTokenRecord* token = FindAccessToken(id->second);
+    if (token == nullptr || !token->ActiveAt(now)) return nullptr;
+    user_id = token->user_id;
+  } else {
+    return nullptr;
+  }
+  const UserRecord* user = FindUser(user_id);
   return user != nullptr && user->active ? user : nullptr;
 }
 
@@ -114,6 +138,23 @@ void ApplyIdentity(IdentityState& state, const Envelope& event) {
     case Envelope::kSessionEnded:
       state.sessions.erase(event.session_ended().token_sha256());
       break;
+    case Envelope::kAccessTokenCreated: {
+      const auto& created = event.access_token_created();
+      state.access_tokens[created.token_id()] =
+          AccessTokenRecord{created.token_id(), created.user_id(), created.token_sha256(),
+                            created.expires_unix_micros(), created.description(), false};
+      state.access_token_ids[created.token_sha256()] = created.token_id();
+      state.last_access_token_id = std::max(state.last_access_token_id, created.token_id());
+      break;
+    }
+    case Envelope::kAccessTokenUpdated: {
+      const auto& updated = event.access_token_updated();
+      auto it = state.access_tokens.find(updated.token_id());
+      if (it == state.access_tokens.end()) break;
+      if (updated.has_description()) it->second.description = updated.description();
+      if (updated.revoked()) it->second.revoked = true;
+      break;
+    }
     case Envelope::kLoginFailed: {
       if (event.login_failed().throttled()) break;
       // Forget failures older than any throttling window can reach: a flood of made-up names
@@ -232,6 +273,11 @@ Result<std::vector<Envelope>> DecideUpdateUser(const IdentityState& state,
   if (changes) events.push_back(std::move(event));
   if (command.active && !*command.active && user->active) {
     EndSessionsOf(state, user->id, "user deactivated", events);
+    for (const auto& [id, token] : state.access_tokens) {
+      if (token.user_id == user->id && !token.revoked) {
+        events.push_back(TokenRevokedEvent(token, "user deactivated"));
+      }
+    }
   }
   if (command.password_hash) {
     Envelope changed;
@@ -270,6 +316,64 @@ Result<std::vector<Envelope>> DecideEndSession(const IdentityState& state,
   if (it == state.sessions.end()) return std::vector<Envelope>{};
   return std::vector<Envelope>{
       SessionEndedEvent(command.token_sha256, it->second.user_id, command.reason)};
+}
+
+Result<std::vector<Envelope>> DecideCreateAccessToken(const IdentityState& state,
+                                                      const CreateAccessToken& command,
+                                                      int64_t now) {
+  const UserRecord* user = state.FindUser(command.user_id);
+  if (user == nullptr) {
+    return Status::NotFound("user " + std::to_string(command.user_id) + " not found");
+  }
+  if (!user->active) {
+    return Status::FailedPrecondition("user " + user->username + " is not active");
+  }
+  if (command.token_sha256.size() != 64 || state.access_token_ids.count(command.token_sha256) ||
+      state.sessions.count(command.token_sha256)) {
+    return Status::InvalidArgument("token_sha256: not a new token's SHA-256");
+  }
+  if (command.expires_unix_micros <= now) {
+    return Status::InvalidArgument("lifespan: the token would expire before it is made");
+  }
+  if (command.description.size() > 1024) {
+    return Status::InvalidArgument("description: longer than 1024 bytes");
+  }
+  Envelope event;
+  auto* created = event.mutable_access_token_created();
+  created->set_token_id(state.last_access_token_id + 1);
+  created->set_user_id(user->id);
+  created->set_token_sha256(command.token_sha256);
+  created->set_expires_unix_micros(command.expires_unix_micros);
+  created->set_description(ValidUtf8Prefix(command.description, 1024));
+  return std::vector<Envelope>{std::move(event)};
+}
+
+Result<std::vector<Envelope>> DecideUpdateAccessToken(const IdentityState& state,
+                                                      const UpdateAccessToken& command,
+                                                      int64_t now) {
+  const AccessTokenRecord* token = state.FindAccessToken(command.token_id);
+  if (token == nullptr) {
+    return Status::NotFound("Token with id: {" + std::to_string(command.token_id) +
+                            "} not found");
+  }
+  if (!token->ActiveAt(now)) {
+    return Status::FailedPrecondition("unable to update inactive token with ID " +
+                                      std::to_string(command.token_id));
+  }
+  if (command.description && command.description->size() > 1024) {
+    return Status::InvalidArgument("description: longer than 1024 bytes");
+  }
+  Envelope event;
+  auto* updated = event.mutable_access_token_updated();
+  updated->set_token_id(token->id);
+  updated->set_user_id(token->user_id);
+  if (command.description) updated->set_description(*command.description);
+  if (command.revoke) {
+    updated->set_revoked(true);
+    updated->set_reason("revoked");
+  }
+  if (!command.description && !command.revoke) return std::vector<Envelope>{};
+  return std::vector<Envelope>{std::move(event)};
 }
 
 std::vector<Envelope> DecideRecordLoginFailure(const RecordLoginFailure& command) {

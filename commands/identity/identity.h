@@ -30,6 +30,18 @@ struct SessionRecord {
   int64_t expires_unix_micros = 0;
 };
 
+// A long-lived access token; `revoked` ones stay, so edits can tell them from unknown ids.
+struct AccessTokenRecord {
+  int32_t id = 0;
+  int32_t user_id = 0;
+  std::string token_sha256;
+  int64_t expires_unix_micros = 0;
+  std::string description;
+  bool revoked = false;
+
+  bool ActiveAt(int64_t now) const { return !revoked && expires_unix_micros > now; }
+};
+
 // How many failed logins within a window stop further attempts for a username (Determined has
 // no throttle; Slurm sites get it from PAM). Refused attempts do not extend the window.
 struct LoginThrottle {
@@ -46,11 +58,15 @@ struct IdentityState {
   std::map<std::string, SessionRecord> sessions;        // live sessions, by token SHA-256
   std::map<std::string, std::deque<int64_t>> failures;  // username -> times of failed logins
   int32_t last_user_id = 0;
+  std::map<int32_t, AccessTokenRecord> access_tokens;  // by id, revoked and expired ones too
+  std::map<std::string, int32_t> access_token_ids;     // by token SHA-256
+  int32_t last_access_token_id = 0;
 
   const UserRecord* FindUser(int32_t user_id) const;
   const UserRecord* FindUser(const std::string& username) const;
-  // The live session's user; nullptr when the token is unknown, ended or expired by `now`, or
-  // its user is deactivated.
+  const AccessTokenRecord* FindAccessToken(int32_t token_id) const;
+  // The user of the live session or the active access token whose SHA-256 this is; nullptr when
+  // the token is unknown, ended, revoked or expired by `now`, or its user is deactivated.
   const UserRecord* SessionUser(const std::string& token_sha256, int64_t now) const;
   // Whether logins as `username` are refused at `now` for too many recent failures.
   bool Throttled(const std::string& username, int64_t now, const LoginThrottle& throttle) const;
@@ -71,7 +87,8 @@ struct CreateUser {
   std::string password_hash;
 };
 
-// Changes what is set. Deactivating a user or changing their password ends their sessions.
+// Changes what is set. Deactivating a user or changing their password ends their sessions;
+// deactivating also revokes their access tokens.
 struct UpdateUser {
   static constexpr const char* kName = "UpdateUser";
   int32_t user_id = 0;
@@ -103,6 +120,23 @@ struct RecordLoginFailure {
   bool throttled = false;
 };
 
+// A new access token for `user_id`, whose SHA-256 the edge made (the token never reaches here).
+struct CreateAccessToken {
+  static constexpr const char* kName = "CreateAccessToken";
+  int32_t user_id = 0;
+  std::string token_sha256;
+  int64_t expires_unix_micros = 0;
+  std::string description;
+};
+
+// Changes an active token's description, or revokes it.
+struct UpdateAccessToken {
+  static constexpr const char* kName = "UpdateAccessToken";
+  int32_t token_id = 0;
+  std::optional<std::string> description{};
+  bool revoke = false;
+};
+
 // A refused change, for the audit trail (AccessDenied).
 struct RecordAccessDenied {
   static constexpr const char* kName = "RecordAccessDenied";
@@ -120,6 +154,14 @@ Result<std::vector<events::Envelope>> DecideStartSession(const IdentityState& st
                                                          const StartSession& command, int64_t now);
 Result<std::vector<events::Envelope>> DecideEndSession(const IdentityState& state,
                                                        const EndSession& command);
+// NotFound for an unknown user or token; FailedPrecondition for a deactivated user, an expiry not
+// after `now`, or a change to a token revoked or expired by `now` (Determined's "inactive").
+Result<std::vector<events::Envelope>> DecideCreateAccessToken(const IdentityState& state,
+                                                              const CreateAccessToken& command,
+                                                              int64_t now);
+Result<std::vector<events::Envelope>> DecideUpdateAccessToken(const IdentityState& state,
+                                                              const UpdateAccessToken& command,
+                                                              int64_t now);
 std::vector<events::Envelope> DecideRecordLoginFailure(const RecordLoginFailure& command);
 std::vector<events::Envelope> DecideRecordAccessDenied(const RecordAccessDenied& command);
 

@@ -42,6 +42,21 @@ Result<Decision> DecideCommand(const DecisionState& state, const EndSession& com
   return AsDecision(DecideEndSession(state.identity, command));
 }
 
+Result<Decision> DecideCommand(const DecisionState& state, const CreateAccessToken& command,
+                               const CommandMeta& meta) {
+  // Its entity names the token, whose id the edge hands back to the caller.
+  auto events = DecideCreateAccessToken(state.identity, command, meta.time_unix_micros);
+  if (!events.ok()) return events.status();
+  const std::string entity =
+      "token/" + std::to_string(events->front().access_token_created().token_id());
+  return AsDecision(std::move(events), entity);
+}
+
+Result<Decision> DecideCommand(const DecisionState& state, const UpdateAccessToken& command,
+                               const CommandMeta& meta) {
+  return AsDecision(DecideUpdateAccessToken(state.identity, command, meta.time_unix_micros));
+}
+
 Result<Decision> DecideCommand(const DecisionState&, const RecordLoginFailure& command,
                                const CommandMeta&) {
   return AsDecision(DecideRecordLoginFailure(command));
@@ -56,6 +71,12 @@ Status MayRun(const DecisionState&, const UserRecord&, const CreateUser&) { retu
 Status MayRun(const DecisionState&, const UserRecord&, const UpdateUser&) { return Status::Ok(); }
 Status MayRun(const DecisionState&, const UserRecord&, const StartSession&) { return Status::Ok(); }
 Status MayRun(const DecisionState&, const UserRecord&, const EndSession&) { return Status::Ok(); }
+Status MayRun(const DecisionState&, const UserRecord&, const CreateAccessToken&) {
+  return Status::Ok();
+}
+Status MayRun(const DecisionState&, const UserRecord&, const UpdateAccessToken&) {
+  return Status::Ok();
+}
 Status MayRun(const DecisionState&, const UserRecord&, const RecordLoginFailure&) {
   return Status::Ok();
 }

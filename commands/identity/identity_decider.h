@@ -18,6 +18,10 @@ Result<Decision> DecideCommand(const DecisionState& state, const StartSession& c
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const EndSession& command,
                                const CommandMeta& meta);
+Result<Decision> DecideCommand(const DecisionState& state, const CreateAccessToken& command,
+                               const CommandMeta& meta);
+Result<Decision> DecideCommand(const DecisionState& state, const UpdateAccessToken& command,
+                               const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const RecordLoginFailure& command,
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const RecordAccessDenied& command,
@@ -29,6 +33,10 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const CreateUs
 Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateUser& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const StartSession& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const EndSession& command);
+Status MayRun(const DecisionState& state, const UserRecord& user,
+              const CreateAccessToken& command);
+Status MayRun(const DecisionState& state, const UserRecord& user,
+              const UpdateAccessToken& command);
 Status MayRun(const DecisionState& state, const UserRecord& user,
               const RecordLoginFailure& command);
 Status MayRun(const DecisionState& state, const UserRecord& user,

@@ -6,7 +6,8 @@ namespace cairn::commands {
 
 CAIRN_SNAPSHOT_COVERS(UserRecord, 6);
 CAIRN_SNAPSHOT_COVERS(SessionRecord, 2);
-CAIRN_SNAPSHOT_COVERS(IdentityState, 5);
+CAIRN_SNAPSHOT_COVERS(AccessTokenRecord, 6);
+CAIRN_SNAPSHOT_COVERS(IdentityState, 8);
 
 void EncodeIdentity(const IdentityState& identity, snapshot::Identity& out) {
   for (const auto& [id, user] : identity.users) {
@@ -30,6 +31,16 @@ void EncodeIdentity(const IdentityState& identity, snapshot::Identity& out) {
     for (int64_t time : times) stored->add_times_unix_micros(time);
   }
   out.set_last_user_id(identity.last_user_id);
+  for (const auto& [id, token] : identity.access_tokens) {
+    auto* stored = out.add_access_tokens();
+    stored->set_id(token.id);
+    stored->set_user_id(token.user_id);
+    stored->set_token_sha256(token.token_sha256);
+    stored->set_expires_unix_micros(token.expires_unix_micros);
+    stored->set_description(token.description);
+    stored->set_revoked(token.revoked);
+  }
+  out.set_last_access_token_id(identity.last_access_token_id);
 }
 
 void DecodeIdentity(const snapshot::Identity& in, IdentityState& identity) {
@@ -47,6 +58,13 @@ void DecodeIdentity(const snapshot::Identity& in, IdentityState& identity) {
                                                   failures.times_unix_micros().end());
   }
   identity.last_user_id = in.last_user_id();
+  for (const auto& token : in.access_tokens()) {
+    identity.access_tokens[token.id()] =
+        AccessTokenRecord{token.id(),          token.user_id(),     token.token_sha256(),
+                          token.expires_unix_micros(), token.description(), token.revoked()};
+    identity.access_token_ids[token.token_sha256()] = token.id();
+  }
+  identity.last_access_token_id = in.last_access_token_id();
 }
 
 }  // namespace cairn::commands

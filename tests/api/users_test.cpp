@@ -183,6 +183,91 @@ TEST_F(UsersTest, ARestartKeepsUsersAndSessionsAndNoSecretReachesTheLogOrEvents)
   EXPECT_EQ(events.str().find("argon2id"), std::string::npos) << "a hash reached the stream";
 }
 
+// Access tokens as `det token` drives them: created for oneself (or by an admin for anyone),
+// authenticating on every route, listed without their secret, revoked at once and for good (a
+// restart too), outliving logout, and never in the event stream or the log's bytes.
+TEST_F(UsersTest, AnAccessTokenWorksUntilRevokedAlsoAfterARestart) {
+  LoginAs("admin");
+  CreateUser("alice", "hunter2");
+  token_ = Login("alice", "hunter2", true);
+  // The CLI's body: lifespan from -e 2 as "48h"; tokenId comes back.
+  json created = CallJson("POST", "/api/v1/tokens",
+                          R"({"userId":3,"description":"ci token","lifespan":"48h"})");
+  const std::string access = created["token"];
+  EXPECT_EQ(created["tokenId"], 1);
+  // Not for someone else, and not beyond the longest lifespan (30 days by default).
+  EXPECT_EQ(Call("POST", "/api/v1/tokens", R"({"userId":1})").status, 403);
+  auto too_long = Call("POST", "/api/v1/tokens", R"({"userId":3,"lifespan":"721h"})");
+  EXPECT_EQ(too_long.status, 400) << too_long.body;
+  EXPECT_EQ(Call("POST", "/api/v1/tokens", R"({"userId":3,"lifespan":"2w"})").status, 400);
+  // "-1": the longest allowed; null: the default.
+  json longest = CallJson("POST", "/api/v1/tokens", R"({"userId":3,"lifespan":"-1","description":null})");
+
+  // The token is alice, on any route, and survives her logging out of it.
+  EXPECT_EQ(CallJson("GET", "/api/v1/me")["user"]["username"], "alice");
+  auto as_token = [&](const std::string& method, const std::string& target,
+                      const std::string& body = "") {
+    return StatusWith(access, method, target, body);
+  };
+  EXPECT_EQ(as_token("GET", "/api/v1/me"), 200);
+  EXPECT_EQ(as_token("GET", "/api/v1/commands"), 200);
+  EXPECT_EQ(as_token("POST", "/api/v1/auth/logout"), 200);
+  EXPECT_EQ(as_token("GET", "/api/v1/me"), 200) << "logging out does not end an access token";
+
+  // Listed without its secret; alice sees her own, not others'.
+  json listed = CallJson("GET", "/api/v1/tokens?showInactive=false");
+  ASSERT_EQ(listed["tokenInfo"].size(), 2u) << listed;
+  EXPECT_EQ(listed["tokenInfo"][0]["id"], 1);
+  EXPECT_EQ(listed["tokenInfo"][0]["userId"], 3);
+  EXPECT_EQ(listed["tokenInfo"][0]["description"], "ci token");
+  EXPECT_EQ(listed["tokenInfo"][0]["tokenType"], "TOKEN_TYPE_ACCESS_TOKEN");
+  EXPECT_EQ(listed.dump().find(access), std::string::npos);
+  EXPECT_EQ(Call("GET", "/api/v1/tokens?username=admin").status, 403);
+  json described = CallJson("GET", "/api/v1/tokens?tokenIds=" +
+                                        std::to_string(longest["tokenId"].get<int>()));
+  ASSERT_EQ(described["tokenInfo"].size(), 1u);
+
+  // Edited with the CLI's string id, then revoked: refused at once, on every route.
+  json edited = CallJson("PATCH", "/api/v1/tokens/1",
+                         R"({"tokenId":"1","description":"nightly","setRevoked":false})");
+  EXPECT_EQ(edited["tokenInfo"]["description"], "nightly");
+  json revoked = CallJson("PATCH", "/api/v1/tokens/1",
+                          R"({"tokenId":"1","description":null,"setRevoked":true})");
+  EXPECT_EQ(revoked["tokenInfo"]["revoked"], true);
+  for (const auto& [method, target] : {std::pair{"GET", "/api/v1/me"},
+                                       std::pair{"GET", "/api/v1/commands"},
+                                       std::pair{"GET", "/api/v1/tokens"},
+                                       std::pair{"POST", "/api/v1/tokens"}}) {
+    EXPECT_EQ(as_token(method, target, R"({"userId":3})"), 401) << method << " " << target;
+  }
+  auto twice = Call("PATCH", "/api/v1/tokens/1", R"({"tokenId":"1","setRevoked":true})");
+  EXPECT_NE(twice.body.find("unable to update inactive token with ID 1"), std::string::npos)
+      << twice.body;
+  EXPECT_EQ(Call("PATCH", "/api/v1/tokens/99", R"({"tokenId":"99","setRevoked":true})").status,
+            404);
+  // Inactive ones only with showInactive; an admin sees everyone's.
+  EXPECT_EQ(CallJson("GET", "/api/v1/tokens")["tokenInfo"].size(), 1u);
+  EXPECT_EQ(CallJson("GET", "/api/v1/tokens?showInactive=true")["tokenInfo"].size(), 2u);
+
+  StartMaster();  // startup is replay: the revocation holds, the other token still works
+  EXPECT_EQ(as_token("GET", "/api/v1/me"), 401);
+  EXPECT_EQ(StatusWith(longest["token"], "GET", "/api/v1/me"), 200);
+  LoginAs("admin");
+  json all = CallJson("GET", "/api/v1/tokens?showInactive=true");
+  EXPECT_EQ(all["tokenInfo"].size(), 2u) << all;
+  std::stringstream events;
+  for (const auto& event : Events()) events << event.dump() << "\n";
+  std::stringstream log_bytes;
+  for (const auto& file : std::filesystem::directory_iterator(dir_.Sub("data/log"))) {
+    log_bytes << std::ifstream(file.path(), std::ios::binary).rdbuf();
+  }
+  for (const std::string& secret : {access, longest["token"].get<std::string>()}) {
+    EXPECT_EQ(events.str().find(secret), std::string::npos);
+    EXPECT_EQ(log_bytes.str().find(secret), std::string::npos);
+  }
+  EXPECT_NE(events.str().find("accessTokenUpdated"), std::string::npos) << "the revocation";
+}
+
 // The bodies and queries Determined's CLI 0.38.1 sends for `det user create/list/deactivate/
 // rename/edit` (its bindings serialize every v1User field, unset ones as null).
 TEST_F(UsersTest, TheRequestsOfDeterminedsCliAreAccepted) {

@@ -219,5 +219,83 @@ TEST(IdentityTest, AuditEventsOfAnyBytesReadBackFromTheLog) {
   EXPECT_EQ(denied.access_denied().path(), "/api/v1/templates/\uFFFD\uFFFD");
 }
 
+// A token's SHA-256 as the edge makes it: 64 hex digits.
+std::string Sha(char digit) { return std::string(64, digit); }
+
+TEST(IdentityTest, AnAccessTokenAuthenticatesUntilRevokedOrExpiredAndOutlivesLogout) {
+  Identity identity;
+  int32_t alice = identity.Create("alice");
+  ASSERT_TRUE(identity
+                  .Run(DecideCreateAccessToken(identity.state,
+                                               {alice, Sha('a'), kT0 + 100 * kSecond, "ci"}, kT0))
+                  .ok());
+  const auto& created = identity.log.back().access_token_created();
+  EXPECT_EQ(created.token_id(), 1);
+  EXPECT_EQ(created.description(), "ci");
+  ASSERT_NE(identity.state.SessionUser(Sha('a'), kT0 + 99 * kSecond), nullptr);
+  EXPECT_EQ(identity.state.SessionUser(Sha('a'), kT0 + 99 * kSecond)->username, "alice");
+  EXPECT_EQ(identity.state.SessionUser(Sha('a'), kT0 + 100 * kSecond), nullptr) << "expired";
+  // Logging out with it ends nothing: it is not a session.
+  auto logout = DecideEndSession(identity.state, {Sha('a'), "logout"});
+  ASSERT_TRUE(logout.ok());
+  EXPECT_TRUE(logout->empty());
+
+  // A second token gets the next id; the same hash twice is refused.
+  ASSERT_TRUE(
+      identity.Run(DecideCreateAccessToken(identity.state, {alice, Sha('b'), kT0 + kSecond, ""}, kT0))
+          .ok());
+  EXPECT_EQ(identity.log.back().access_token_created().token_id(), 2);
+  EXPECT_EQ(DecideCreateAccessToken(identity.state, {alice, Sha('b'), kT0 + kSecond, ""}, kT0)
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecideCreateAccessToken(identity.state, {99, Sha('c'), kT0 + kSecond, ""}, kT0)
+                .status()
+                .code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(DecideCreateAccessToken(identity.state, {alice, Sha('c'), kT0, ""}, kT0).status().code(),
+            StatusCode::kInvalidArgument)
+      << "an expiry not after now";
+
+  // Edited, then revoked: refused at once, and a revoked token cannot be changed again.
+  ASSERT_TRUE(identity.Run(DecideUpdateAccessToken(identity.state, {1, "nightly", false}, kT0)).ok());
+  EXPECT_EQ(identity.state.FindAccessToken(1)->description, "nightly");
+  ASSERT_TRUE(identity.Run(DecideUpdateAccessToken(identity.state, {1, std::nullopt, true}, kT0)).ok());
+  EXPECT_EQ(identity.log.back().access_token_updated().reason(), "revoked");
+  EXPECT_EQ(identity.state.SessionUser(Sha('a'), kT0), nullptr);
+  auto again = DecideUpdateAccessToken(identity.state, {1, std::nullopt, true}, kT0);
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(again.status().message(), "unable to update inactive token with ID 1");
+  EXPECT_EQ(DecideUpdateAccessToken(identity.state, {7, std::nullopt, true}, kT0).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST(IdentityTest, DeactivatingAUserRevokesTheirAccessTokens) {
+  Identity identity;
+  identity.Create("admin", true);
+  int32_t bob = identity.Create("bob");
+  int32_t carol = identity.Create("carol");
+  for (auto [user, digit] : {std::pair{bob, 'b'}, std::pair{carol, 'c'}}) {
+    ASSERT_TRUE(identity
+                    .Run(DecideCreateAccessToken(identity.state,
+                                                 {user, Sha(digit), kT0 + 3600 * kSecond, ""}, kT0))
+                    .ok());
+  }
+  UpdateUser deactivate;
+  deactivate.user_id = bob;
+  deactivate.active = false;
+  ASSERT_TRUE(identity.Run(DecideUpdateUser(identity.state, deactivate)).ok());
+  EXPECT_EQ(identity.log.back().access_token_updated().reason(), "user deactivated");
+  EXPECT_TRUE(identity.state.FindAccessToken(1)->revoked);
+  EXPECT_FALSE(identity.state.FindAccessToken(2)->revoked);
+  // Reactivated, bob's token stays revoked; carol's still works.
+  UpdateUser reactivate;
+  reactivate.user_id = bob;
+  reactivate.active = true;
+  ASSERT_TRUE(identity.Run(DecideUpdateUser(identity.state, reactivate)).ok());
+  EXPECT_EQ(identity.state.SessionUser(Sha('b'), kT0), nullptr);
+  EXPECT_NE(identity.state.SessionUser(Sha('c'), kT0), nullptr);
+}
+
 }  // namespace
 }  // namespace cairn::commands

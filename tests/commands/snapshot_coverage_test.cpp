@@ -575,7 +575,20 @@ void ExpectSameSession(const SessionRecord& expected, const SessionRecord& actua
   CAIRN_EXPECT_SAME_FIELD(expires_unix_micros);
 }
 
-CAIRN_COVERS(IdentityState, 5);
+CAIRN_COVERS(AccessTokenRecord, 6);
+
+void ExpectSameAccessToken(const AccessTokenRecord& expected, const AccessTokenRecord& actual,
+                           bool filled) {
+  const AccessTokenRecord unfilled{};
+  CAIRN_EXPECT_SAME_FIELD(id);
+  CAIRN_EXPECT_SAME_FIELD(user_id);
+  CAIRN_EXPECT_SAME_FIELD(token_sha256);
+  CAIRN_EXPECT_SAME_FIELD(expires_unix_micros);
+  CAIRN_EXPECT_SAME_FIELD(description);
+  CAIRN_EXPECT_SAME_FIELD(revoked);
+}
+
+CAIRN_COVERS(IdentityState, 8);
 
 void FillIdentity(IdentityState& identity) {
   identity.users[7] = UserRecord{7, "ada", "Ada Lovelace", true, false, "argon2id$ada"};
@@ -583,6 +596,9 @@ void FillIdentity(IdentityState& identity) {
   identity.sessions["token-sha256"] = SessionRecord{7, 119};
   identity.failures["bob"] = {120, 121};
   identity.last_user_id = 8;
+  identity.access_tokens[3] = AccessTokenRecord{3, 7, "access-sha256", 130, "ci", true};
+  identity.access_token_ids["access-sha256"] = 3;
+  identity.last_access_token_id = 4;
 }
 
 void ExpectSameIdentity(const IdentityState& expected, const IdentityState& actual, bool filled) {
@@ -606,6 +622,16 @@ void ExpectSameIdentity(const IdentityState& expected, const IdentityState& actu
   }
   CAIRN_EXPECT_SAME_FIELD(failures);
   CAIRN_EXPECT_SAME_FIELD(last_user_id);
+  ASSERT_EQ(actual.access_tokens.size(), expected.access_tokens.size());
+  for (const auto& [id, token] : expected.access_tokens) {
+    ASSERT_EQ(actual.access_tokens.count(id), 1u) << "access token " << id;
+    ExpectSameAccessToken(token, actual.access_tokens.at(id), filled);
+  }
+  if (filled) {
+    EXPECT_FALSE(expected.access_tokens.empty()) << "access_tokens is left empty";
+  }
+  CAIRN_EXPECT_SAME_FIELD(access_token_ids);  // derived: by SHA-256
+  CAIRN_EXPECT_SAME_FIELD(last_access_token_id);
 }
 
 // --- Tenancy -----------------------------------------------------------------------------------

@@ -197,5 +197,51 @@ TEST_F(DeterminedSurfaceTest, AllocationReportsEqualTheLogAtEveryMoment) {
   EXPECT_NE(allocations.find(second + ".1,COMMAND,determined"), std::string::npos) << allocations;
 }
 
+// `det token` as its users run it: create, list, describe, edit, log in with the token, revoke;
+// the revoked token is refused at once.
+TEST_F(DeterminedSurfaceTest, DeterminedsCliManagesAccessTokens) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  DeterminedCli det(cluster_, "admin");
+  const std::string created = det.Det("token create -d 'ci token' -e 2", 0, true);
+  const size_t id_at = created.find("TokenID: ");
+  const size_t token_at = created.find("Access-Token: ");
+  ASSERT_NE(id_at, std::string::npos) << created;
+  ASSERT_NE(token_at, std::string::npos) << created;
+  const std::string id = created.substr(id_at + 9, created.find('\n', id_at) - id_at - 9);
+  std::string token = created.substr(token_at + 14);
+  token = token.substr(0, token.find_first_of("\r\n"));
+
+  const std::string listed = det.Det("token list", 0, true);
+  EXPECT_NE(listed.find("ci token"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("ACCESS_TOKEN"), std::string::npos) << listed;
+  EXPECT_EQ(listed.find(token), std::string::npos) << "the token is shown once, at creation";
+  EXPECT_NE(det.Det("token describe " + id, 0, true).find("ci token"), std::string::npos);
+  EXPECT_NE(det.Det("token edit " + id + " -d nightly", 0, true)
+                .find("Successfully updated token with ID: " + id),
+            std::string::npos);
+  EXPECT_NE(det.Det("token list --json", 0, true).find("nightly"), std::string::npos);
+
+  // `det token login` signs in as the token's user (a fresh CLI configuration).
+  const std::string login = RunShell("cd " + cluster_.dir().path() + " && PYTHONPATH=" +
+                                     DeterminedDir() + "/harness XDG_CONFIG_HOME=" +
+                                     cluster_.dir().Sub("token-config") + " " + kPython +
+                                     " -m determined.cli -m " + cluster_.url() + " token login " +
+                                     token + " 2>&1")
+                                .second;
+  EXPECT_NE(login.find("Authenticated as admin."), std::string::npos) << login;
+
+  auto me_status = [&] {
+    net::Client client("127.0.0.1", cluster_.port());
+    auto response = client.Request("GET", "/api/v1/me", "", {{"Authorization", "Bearer " + token}});
+    return response.ok() ? response->status : 0;
+  };
+  EXPECT_EQ(me_status(), 200);
+  EXPECT_NE(det.Det("token revoke " + id, 0, true).find("Successfully revoked token " + id),
+            std::string::npos);
+  EXPECT_EQ(me_status(), 401);
+  EXPECT_EQ(det.Det("token list", 0, true).find("nightly"), std::string::npos)
+      << "a revoked token is inactive";
+}
+
 }  // namespace
 }  // namespace cairn::testing
