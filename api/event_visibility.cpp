@@ -225,6 +225,9 @@ bool EventVisibility::Decide(const events::Envelope& event) {
     case Case::kAgentDisabled:
     case Case::kResourcePoolsConfigured:
     case Case::kPoolBindingsChanged:
+    case Case::kMasterLogLevelChanged:
+    case Case::kClusterMessageSet:
+    case Case::kClusterMessageCleared:
     case Case::kAuthorizationConfigured:
     case Case::kUserCreated:
     case Case::kUserUpdated:

@@ -42,7 +42,12 @@ std::vector<Route> RouteTable() {
       {"GET",    "/info",                                   kPublic,     Info},
       {"GET",    "/api/v1/master",                          kPublic,     MasterInfo},
       {"GET",    "/api/v1/master/config",                   kUser,       MasterConfigRoute},  // admins
+      {"PATCH",  "/api/v1/master/config",                   kUser,       PatchMasterConfig},  // admins
       {"GET",    "/api/v1/master/logs",                     kUser,       MasterLogs},         // admins
+      {"POST",   "/api/v1/cleanup_logs",                    kUser,       CleanupLogsRoute},   // admins
+      {"GET",    "/api/v1/master/cluster_message",          kUser,       GetClusterMessageRoute},   // admins
+      {"PUT",    "/api/v1/master/cluster_message",          kUser,       SetClusterMessageRoute},   // admins
+      {"DELETE", "/api/v1/master/cluster_message",          kUser,       ClearClusterMessageRoute}, // admins
       {"POST",   "/api/v1/auth/login",                      kPublic,     Login},
       // The web UI's page and files; every view reads its data through the routes below.
       {"GET",    "/",                                       kPublic,     WebUiPage},
@@ -163,6 +168,7 @@ std::vector<Route> RouteTable() {
       {"PATCH",  "/api/v1/experiments/{id}",                kUser,       PatchExperiment},
       {"DELETE", "/api/v1/experiments/{id}",                kUser,       DeleteExperiment},
       {"POST",   "/api/v1/experiments/continue",            kUser,       ContinueExperimentRoute},
+      {"POST",   "/api/v1/preview-hp-search",               kUser,       PreviewSearchRoute},
       {"GET",    "/api/v1/experiments/{id}/trials",         kUser,       Bulk<ExperimentTrials>},
       {"GET",    "/api/v1/experiments/{id}/checkpoints",    kUser,       ExperimentCheckpoints},
       {"POST",   "/api/v1/experiments/{id}/activate",       kUser,       ActivateExperiment},

@@ -122,6 +122,8 @@ void Init(std::string_view process_name, Level level) {
   Logger().set_level(ToSpdlog(level));
 }
 
+void SetLevel(Level level) { Logger().set_level(ToSpdlog(level)); }
+
 namespace internal {
 
 bool Enabled(Level level) { return Logger().should_log(ToSpdlog(level)); }

@@ -35,6 +35,8 @@ Result<Level> ParseLevel(std::string_view name);
 // Names the process in every line and sets the lowest level written. Call it once at startup,
 // before other threads log.
 void Init(std::string_view process_name, Level level);
+// Changes the lowest level written, from now on (safe while other threads log).
+void SetLevel(Level level);
 
 // The process's most recent lines, kept in memory (the last kRecentLines), for the master's
 // `GET /api/v1/master/logs` (det master logs). Ids count every line written since the process

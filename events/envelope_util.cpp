@@ -147,6 +147,11 @@ std::string EntityIdOf(const events::Envelope& event) {
       return "user/" + std::to_string(event.role_removed().user_id());
     case E::kPoolBindingsChanged:
       return "pool/" + event.pool_bindings_changed().pool_name();
+    case E::kClusterMessageSet:
+    case E::kClusterMessageCleared:
+      return "cluster-message";
+    case E::kMasterLogLevelChanged:
+      return "master/" + event.master_log_level_changed().master_id();
     case E::kAuthorizationConfigured:
       return "cluster/authz";
     case E::kModelCreated:

@@ -258,6 +258,11 @@ Result<std::vector<views::RoleAssignmentView>> Queries::ListRoleAssignments() {
                                                           projections::ReadRoleAssignments);
 }
 
+Result<std::optional<views::ClusterMessageView>> Queries::GetClusterMessage() {
+  return ReadFrom<std::optional<views::ClusterMessageView>>(projections::kTenancyProjector,
+                                                            projections::ReadClusterMessage);
+}
+
 Result<std::vector<views::PoolBindingView>> Queries::ListPoolBindings() {
   return ReadFrom<std::vector<views::PoolBindingView>>(projections::kTenancyProjector,
                                                        projections::ReadPoolBindings);

@@ -120,6 +120,8 @@ class Queries {
   Result<std::vector<views::RoleAssignmentView>> ListRoleAssignments();
   // Every bound pool, by name (a pool bound to no workspace is shared and not listed).
   Result<std::vector<views::PoolBindingView>> ListPoolBindings();
+  // The latest cluster message, ended or not (tenancy_projector.h).
+  Result<std::optional<views::ClusterMessageView>> GetClusterMessage();
 
   // The configured resource pools, in configuration order, with their connected agents' usage.
   Result<std::vector<PoolView>> ListPools();

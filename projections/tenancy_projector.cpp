@@ -10,6 +10,8 @@
 namespace cairn::projections {
 namespace {
 
+constexpr std::string_view kClusterMessageKey = "cluster_message";
+
 using experiment_keys::AppendId;
 using experiment_keys::IdKey;
 
@@ -328,9 +330,33 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
     }
     case Envelope::kPoolBindingsChanged:
       return ChangeBindings(store, event.pool_bindings_changed());
+    case Envelope::kClusterMessageSet: {
+      const auto& set = event.cluster_message_set();
+      views::ClusterMessageView message;
+      message.set_message(set.message());
+      message.set_start_unix_micros(set.start_unix_micros());
+      message.set_end_unix_micros(set.end_unix_micros());
+      message.set_created_unix_micros(event.time_unix_micros());
+      message.set_created_by(event.actor());
+      return store.PutMessage(kClusterMessageKey, message);
+    }
+    case Envelope::kClusterMessageCleared: {
+      views::ClusterMessageView message;
+      CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(kClusterMessageKey, &message));
+      const int64_t now = event.time_unix_micros();
+      if (!found || (message.end_unix_micros() != 0 && message.end_unix_micros() <= now)) {
+        return Status::Ok();
+      }
+      message.set_end_unix_micros(now);
+      return store.PutMessage(kClusterMessageKey, message);
+    }
     default:
       return Status::Ok();
   }
+}
+
+Result<std::optional<views::ClusterMessageView>> ReadClusterMessage(ViewReader& reader) {
+  return ReadView<views::ClusterMessageView>(reader, kClusterMessageKey);
 }
 
 namespace {

@@ -1,7 +1,8 @@
 // The tenancy projection: "workspace/<id, 20 digits>" -> views::WorkspaceView,
 // "project/<id, 20 digits>" -> views::ProjectView, "role/<workspace, 20 digits>/<user, 20 digits>"
 // -> views::RoleAssignmentView (workspace 0: cluster-wide), "binding/<pool>" ->
-// views::PoolBindingView, and "experiment/<id, 20 digits>" -> views::ExperimentPlacementView.
+// views::PoolBindingView, "experiment/<id, 20 digits>" -> views::ExperimentPlacementView, and
+// "cluster_message" -> views::ClusterMessageView.
 // The built-in Uncategorized workspace and project (id 1) are read as built in until stored.
 #pragma once
 
@@ -30,6 +31,8 @@ Result<std::optional<views::ProjectView>> ReadProject(ViewReader& reader, int32_
 Result<std::vector<views::ProjectView>> ReadProjects(ViewReader& reader);
 // Every role assignment, by workspace (cluster-wide ones first) and then user.
 Result<std::vector<views::RoleAssignmentView>> ReadRoleAssignments(ViewReader& reader);
+// The latest cluster message, ended or not; nullopt before the first.
+Result<std::optional<views::ClusterMessageView>> ReadClusterMessage(ViewReader& reader);
 // Every bound pool, by name.
 Result<std::vector<views::PoolBindingView>> ReadPoolBindings(ViewReader& reader);
 

@@ -298,4 +298,35 @@ net::Response ExperimentModelDef(Call& call) {
   return Ok({{"b64Tgz", Base64Encode(archive)}});
 }
 
+net::Response PreviewSearchRoute(Call& call) {
+  auto body = call.Body();
+  if (!body.ok()) return Error(body.status());
+  if (!body->contains("config") || !(*body)["config"].is_object()) {
+    return Error(Status::InvalidArgument("config: the experiment configuration, an object"));
+  }
+  if (!(*body)["config"].contains("searcher")) {
+    return Error(Status::InvalidArgument("invalid experiment configuration: missing searcher"));
+  }
+  auto config = experiments::ParseExperimentConfig((*body)["config"].dump());
+  if (!config.ok()) {
+    return Error(Status::InvalidArgument("invalid experiment configuration: " +
+                                         config.status().message()));
+  }
+  auto preview = experiments::PreviewSearch(*config);
+  if (!preview.ok()) {
+    return Error(Status::InvalidArgument("invalid searcher configuration: " +
+                                         preview.status().message()));
+  }
+  json trials = json::array();
+  for (const auto& entry : preview->entries) {
+    json unit = {{"maxLength", entry.to_completion}};
+    if (!entry.to_completion) {
+      unit["name"] = preview->length_unit;
+      unit["value"] = entry.length;
+    }
+    trials.push_back({{"count", entry.count}, {"unit", std::move(unit)}});
+  }
+  return Ok({{"summary", {{"config", config->effective["searcher"]}, {"trials", trials}}}});
+}
+
 }  // namespace cairn::api

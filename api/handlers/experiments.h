@@ -7,6 +7,10 @@
 namespace cairn::api {
 
 net::Response CreateExperiment(Call& call);         // POST /api/v1/experiments
+// POST /api/v1/preview-hp-search {config} -> {summary: {config: <the searcher, defaults filled>,
+// trials: [{count, unit: {maxLength: true} | {maxLength: false, name, value}}]}}: what the search
+// would train (det preview-search), with nothing created.
+net::Response PreviewSearchRoute(Call& call);
 net::Response ListExperiments(Call& call);          // GET /api/v1/experiments[?users=]
 net::Response GetExperiment(Call& call);            // GET /api/v1/experiments/{id}
 net::Response PatchExperiment(Call& call);          // PATCH /api/v1/experiments/{id}

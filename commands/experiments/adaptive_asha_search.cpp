@@ -510,6 +510,7 @@ Result<std::vector<AshaBracketPlan>> PlanAdaptiveAsha(const ExperimentConfig& co
                              LengthInBatches(config, Length{searcher.max_length.unit,
                                                             static_cast<int64_t>(units_needed)}));
       bracket.rung_lengths_batches.push_back(batches);
+      bracket.rung_lengths_units.push_back(static_cast<int64_t>(units_needed));
     }
   }
   return plan;
@@ -518,6 +519,47 @@ Result<std::vector<AshaBracketPlan>> PlanAdaptiveAsha(const ExperimentConfig& co
 std::unique_ptr<SearchMethod> NewAdaptiveAshaSearch(const SearchContext& context,
                                                     std::vector<AshaBracketPlan> plan) {
   return std::make_unique<AdaptiveAshaSearch>(context, std::move(plan));
+}
+
+Result<SearchPreview> PreviewSearch(const ExperimentConfig& config) {
+  const SearcherConfig& searcher = config.searcher;
+  SearchPreview preview;
+  preview.length_unit = searcher.max_time && !searcher.time_metric.empty()
+                            ? searcher.time_metric
+                            : LengthUnitName(searcher.max_length.unit);
+  switch (searcher.name) {
+    case SearcherName::kSingle:
+      preview.entries.push_back({1, true, 0});
+      return preview;
+    case SearcherName::kRandom:
+      preview.entries.push_back({searcher.max_trials, true, 0});
+      return preview;
+    case SearcherName::kGrid: {
+      CAIRN_ASSIGN_OR_RETURN(auto points, GridPoints(config.hyperparameters));
+      preview.entries.push_back({static_cast<int>(points.size()), true, 0});
+      return preview;
+    }
+    case SearcherName::kAdaptiveAsha:
+      break;
+  }
+  // Each bracket promotes max(floor(n / divisor), 1) of a rung's n trials; the rest stop there,
+  // and whoever reaches the last rung trains to max_length.
+  CAIRN_ASSIGN_OR_RETURN(auto plan, PlanAdaptiveAsha(config));
+  std::map<int64_t, int> stopped_at;
+  for (const AshaBracketPlan& bracket : plan) {
+    int remaining = bracket.max_trials;
+    for (size_t rung = 0; rung < bracket.rung_lengths_units.size(); ++rung) {
+      const bool last = rung + 1 == bracket.rung_lengths_units.size();
+      const int promoted =
+          last ? 0 : std::max(1, static_cast<int>(std::floor(remaining / searcher.divisor)));
+      stopped_at[bracket.rung_lengths_units[rung]] += remaining - promoted;
+      remaining = promoted;
+    }
+  }
+  for (const auto& [length, count] : stopped_at) {
+    if (count > 0) preview.entries.push_back({count, false, length});
+  }
+  return preview;
 }
 
 }  // namespace cairn::experiments

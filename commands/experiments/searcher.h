@@ -78,7 +78,22 @@ struct AshaBracketPlan {
   int max_trials = 1;
   int max_concurrent_trials = 1;
   std::vector<int64_t> rung_lengths_batches;  // one per rung, increasing; the last is max_length
+  std::vector<int64_t> rung_lengths_units;    // the same in the searcher's unit
 };
 Result<std::vector<AshaBracketPlan>> PlanAdaptiveAsha(const ExperimentConfig& config);
+
+// What a search will do, as Determined's preview-hp-search tells it before it runs: how many
+// trials train how far. `length_unit` is max_length's unit, or time_metric under max_time.
+struct SearchPreviewEntry {
+  int count = 0;
+  bool to_completion = false;  // trained to max_length (single, grid, random)
+  int64_t length = 0;          // otherwise: the length those trials stop at
+};
+struct SearchPreview {
+  std::string length_unit;
+  std::vector<SearchPreviewEntry> entries;  // adaptive_asha: by length, shortest first
+};
+// InvalidArgument for a search whose trials cannot be counted (a grid without values).
+Result<SearchPreview> PreviewSearch(const ExperimentConfig& config);
 
 }  // namespace cairn::experiments

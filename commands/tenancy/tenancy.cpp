@@ -32,6 +32,7 @@ Role LeastRoleFor(Permission permission) {
     case Permission::kUpdateAgents:
     case Permission::kModifyPoolBindings:
     case Permission::kAssignClusterRoles:
+    case Permission::kUpdateMasterConfig:
       return events::ROLE_CLUSTER_ADMIN;
   }
   return events::ROLE_CLUSTER_ADMIN;
@@ -60,7 +61,7 @@ constexpr Permission kAllPermissions[] = {
     Permission::kCreateProject,     Permission::kUpdateProject,     Permission::kUpdateTemplates,
     Permission::kCreateModels,      Permission::kUpdateModels,      Permission::kUpdateWorkspace,
     Permission::kAssignRoles,       Permission::kUpdateAgents,      Permission::kModifyPoolBindings,
-    Permission::kAssignClusterRoles};
+    Permission::kAssignClusterRoles, Permission::kUpdateMasterConfig};
 
 // How strong a role is, for picking the one that decides: ModelRegistryViewer below Viewer.
 int Strength(Role role) {
@@ -124,6 +125,8 @@ const char* PermissionName(Permission permission) {
       return "PERMISSION_TYPE_MODIFY_RP_WORKSPACE_BINDINGS";
     case Permission::kAssignClusterRoles:
       return "PERMISSION_TYPE_UPDATE_ROLES";
+    case Permission::kUpdateMasterConfig:
+      return "PERMISSION_TYPE_UPDATE_MASTER_CONFIG";
   }
   return "PERMISSION_TYPE_UNSPECIFIED";
 }

@@ -52,6 +52,7 @@ enum class Permission {
   kUpdateAgents,        // enable, disable
   kModifyPoolBindings,  // bind pools to workspaces
   kAssignClusterRoles,  // roles held in every workspace
+  kUpdateMasterConfig,  // the cluster message, the master's log level
 };
 
 const char* PermissionName(Permission permission);  // "PERMISSION_TYPE_UPDATE_EXPERIMENT"

@@ -95,4 +95,20 @@ struct ConfigureAuthz {
   events::AuthzType type = events::AUTHZ_TYPE_BASIC;
 };
 
+// Records a master's new log level (the edge applies it once recorded).
+struct ChangeMasterLogLevel {
+  static constexpr const char* kName = "ChangeMasterLogLevel";
+  std::string master_id;
+  std::string level;
+};
+
+// Sets the cluster message (cleared: ends the current one). Times in unix micros; end 0 = none.
+struct SetClusterMessage {
+  static constexpr const char* kName = "SetClusterMessage";
+  bool clear = false;
+  std::string message;
+  int64_t start_unix_micros = 0;
+  int64_t end_unix_micros = 0;
+};
+
 }  // namespace cairn::commands

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/encoding.h"
 #include "events/limits.h"
 
 namespace cairn::commands {
@@ -542,6 +543,54 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const SetPoolB
 Status MayRun(const DecisionState&, const UserRecord& user, const ConfigureAuthz&) {
   return Status::PermissionDenied("user " + user.username +
                                   " may not change the authorization model: master.yaml sets it");
+}
+
+Status MayRun(const DecisionState& state, const UserRecord& user, const SetClusterMessage&) {
+  return Authorize(state.tenancy, user, Permission::kUpdateMasterConfig, kEveryWorkspace,
+                   "set the cluster message");
+}
+
+Result<Decision> DecideCommand(const DecisionState&, const SetClusterMessage& command,
+                               const CommandMeta& meta) {
+  events::Envelope event;
+  if (command.clear) {
+    event.mutable_cluster_message_cleared();
+    return Decision{{std::move(event)}, "cluster-message"};
+  }
+  // Determined counts characters (runes), not bytes.
+  size_t characters = 0;
+  for (unsigned char c : command.message) characters += (c & 0xC0) != 0x80 ? 1 : 0;
+  if (characters == 0) return Status::InvalidArgument("message must not be empty");
+  if (characters > 250) {
+    return Status::InvalidArgument("message must be at most 250 characters; got " +
+                                   std::to_string(characters));
+  }
+  if (command.end_unix_micros != 0) {
+    if (command.end_unix_micros < command.start_unix_micros) {
+      return Status::InvalidArgument("end time must be after start time");
+    }
+    if (command.end_unix_micros <= meta.time_unix_micros) {
+      return Status::InvalidArgument("end time must be after current time");
+    }
+  }
+  auto* set = event.mutable_cluster_message_set();
+  set->set_message(ValidUtf8Prefix(command.message, 1024));
+  set->set_start_unix_micros(command.start_unix_micros);
+  set->set_end_unix_micros(command.end_unix_micros);
+  return Decision{{std::move(event)}, "cluster-message"};
+}
+
+Status MayRun(const DecisionState& state, const UserRecord& user, const ChangeMasterLogLevel&) {
+  return Authorize(state.tenancy, user, Permission::kUpdateMasterConfig, kEveryWorkspace,
+                   "change the master's log level");
+}
+
+Result<Decision> DecideCommand(const DecisionState&, const ChangeMasterLogLevel& command,
+                               const CommandMeta&) {
+  events::Envelope event;
+  event.mutable_master_log_level_changed()->set_master_id(command.master_id);
+  event.mutable_master_log_level_changed()->set_level(command.level);
+  return Decision{{std::move(event)}, "master/" + command.master_id};
 }
 
 Result<Decision> DecideCommand(const DecisionState& state, const ConfigureAuthz& command,

@@ -78,5 +78,16 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const MoveExpe
 Status MayRun(const DecisionState& state, const UserRecord& user, const ChangeRoles& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const SetPoolBindings& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ConfigureAuthz& command);
+// Cluster admins only. InvalidArgument for an empty message or one over 250 characters, an end
+// before its start or not after now.
+Result<Decision> DecideCommand(const DecisionState& state, const SetClusterMessage& command,
+                               const CommandMeta& meta);
+Status MayRun(const DecisionState& state, const UserRecord& user,
+              const SetClusterMessage& command);
+// Cluster admins only.
+Result<Decision> DecideCommand(const DecisionState& state, const ChangeMasterLogLevel& command,
+                               const CommandMeta& meta);
+Status MayRun(const DecisionState& state, const UserRecord& user,
+              const ChangeMasterLogLevel& command);
 
 }  // namespace cairn::commands

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 
 #include "base/clock.h"
@@ -241,6 +242,47 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliManagesAccessTokens) {
   EXPECT_EQ(me_status(), 401);
   EXPECT_EQ(det.Det("token list", 0, true).find("nightly"), std::string::npos)
       << "a revoked token is inactive";
+}
+
+// det master cluster-message, det master config set, det preview-search and det task
+// cleanup-logs, each read back.
+TEST_F(DeterminedSurfaceTest, DeterminedsCliSetsTheClusterMessageAndLogLevelAndPreviewsASearch) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  DeterminedCli det(cluster_, "admin");
+  det.Det("master cluster-message set -m 'maintenance at noon' -d 2h");
+  EXPECT_NE(det.Det("master cluster-message get --json", 0, true).find("maintenance at noon"),
+            std::string::npos);
+  EXPECT_NE(det.Det("master info", 0, true).find("maintenance at noon"), std::string::npos);
+  det.Det("master cluster-message clear");
+  EXPECT_NE(det.Det("master cluster-message get", 0, true).find("clusterMessage: null"),
+            std::string::npos);
+
+  EXPECT_NE(det.Det("master config set --log.level DEBUG", 0, true)
+                .find("Successfully made changes to the master config."),
+            std::string::npos);
+  // The change is in the audit trail, with its actor.
+  bool recorded = false;
+  for (const json& event : cluster_.AllEvents()) {
+    if (event.contains("masterLogLevelChanged")) {
+      recorded = event["masterLogLevelChanged"]["level"] == "debug" && event["actor"] == "user:admin";
+    }
+  }
+  EXPECT_TRUE(recorded);
+
+  const std::string config = cluster_.dir().Sub("search.yaml");
+  std::ofstream(config) << "entrypoint: python3 train.py\n"
+                           "hyperparameters:\n"
+                           "  lr: {type: double, minval: 0.001, maxval: 0.1}\n"
+                           "searcher:\n"
+                           "  name: adaptive_asha\n"
+                           "  metric: loss\n"
+                           "  max_length: {batches: 1000}\n"
+                           "  max_trials: 16\n";
+  const std::string preview = det.Det("preview-search " + config, 0, true);
+  EXPECT_NE(preview.find("Using search configuration:"), std::string::npos) << preview;
+  EXPECT_NE(preview.find("train for 1000 batches"), std::string::npos) << preview;
+  EXPECT_NE(det.Det("task cleanup-logs", 0, true).find("Deleted 0 rows of log entries."),
+            std::string::npos);
 }
 
 }  // namespace
