@@ -82,8 +82,8 @@ int64_t NowUnixMicros() {
 }
 
 Result<int64_t> ParseGoDuration(const std::string& text) {
-  const Status bad = Status::InvalidArgument(
-      "'" + text.substr(0, 40) + "' is not a duration such as 48h, 1h30m or 90s");
+  const Status bad = Status::InvalidArgument("'" + text.substr(0, 40) +
+                                             "' is not a duration such as 48h, 1h30m or 90s");
   size_t i = 0;
   bool negative = false;
   if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
@@ -92,7 +92,8 @@ Result<int64_t> ParseGoDuration(const std::string& text) {
   long double nanos = 0;
   while (i < text.size()) {
     const size_t number_start = i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+    while (i < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
       ++i;
     }
     const std::string number = text.substr(number_start, i - number_start);
@@ -100,7 +101,8 @@ Result<int64_t> ParseGoDuration(const std::string& text) {
       return bad;
     }
     const size_t unit_start = i;
-    while (i < text.size() && !std::isdigit(static_cast<unsigned char>(text[i])) && text[i] != '.') {
+    while (i < text.size() && !std::isdigit(static_cast<unsigned char>(text[i])) &&
+           text[i] != '.') {
       ++i;
     }
     const std::string unit = text.substr(unit_start, i - unit_start);

@@ -102,9 +102,8 @@ Status ParseSecurity(const std::string& source, const YAML::Node& root,
       }
     }
     if (security.token.default_lifespan_days > security.token.max_lifespan_days) {
-      return Status::InvalidArgument(
-          Where(source, token, "security.token") +
-          ": default_lifespan_days must not be above max_lifespan_days");
+      return Status::InvalidArgument(Where(source, token, "security.token") +
+                                     ": default_lifespan_days must not be above max_lifespan_days");
     }
   }
   if (IsSet(node["tls"])) CAIRN_RETURN_IF_ERROR(ParseTls(source, node["tls"], security.tls));

@@ -42,7 +42,7 @@ std::vector<std::string> ConfigLabels(const std::string& config_json) {
 }
 
 Status UpdateLedgerJob(ViewStore& store, const std::string& job_id,
-                 const std::function<void(views::AllocationJobView&)>& change) {
+                       const std::function<void(views::AllocationJobView&)>& change) {
   if (job_id.empty()) return Status::Ok();
   views::AllocationJobView job;
   const std::string key = LedgerKey(kLedgerJobPrefix, job_id);
@@ -55,7 +55,7 @@ Status UpdateLedgerJob(ViewStore& store, const std::string& job_id,
 // Ends the parts of the allocation at `key` held by `agent_id` (every part when empty) at `time`,
 // and the allocation itself once no part is held.
 Status EndLedgerParts(ViewStore& store, const std::string& key, const std::string& agent_id,
-                int64_t time) {
+                      int64_t time) {
   views::AllocationView allocation;
   CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(key, &allocation));
   if (!found || allocation.end_unix_micros() != 0) return Status::Ok();
@@ -83,11 +83,12 @@ Status OnAllocationEnd(const Envelope& event, ViewStore& store) {
   if (!released) task.set_exited(true);
   if (!task.open_allocation_key().empty()) {
     // A release names its allocation; an exit ends whatever the task holds.
-    if (released && !task.open_allocation_key().ends_with(
-                        event.allocation_released().allocation_id())) {
+    if (released &&
+        !task.open_allocation_key().ends_with(event.allocation_released().allocation_id())) {
       return Status::Ok();
     }
-    CAIRN_RETURN_IF_ERROR(EndLedgerParts(store, task.open_allocation_key(), "", event.time_unix_micros()));
+    CAIRN_RETURN_IF_ERROR(
+        EndLedgerParts(store, task.open_allocation_key(), "", event.time_unix_micros()));
     task.clear_open_allocation_key();
   }
   return store.PutMessage(task_key, task);
@@ -169,7 +170,8 @@ Status AllocationProjector::Apply(const Envelope& event, ViewStore& store) const
       }
       allocation.set_slots(slots);
       std::string key(kLedgerAllocationPrefix);
-      AppendBigEndian64(&key, static_cast<uint64_t>(std::max<int64_t>(0, event.time_unix_micros())));
+      AppendBigEndian64(&key,
+                        static_cast<uint64_t>(std::max<int64_t>(0, event.time_unix_micros())));
       key += assigned.allocation_id();
       CAIRN_RETURN_IF_ERROR(store.PutMessage(key, allocation));
       task.set_open_allocation_key(key);
@@ -179,14 +181,14 @@ Status AllocationProjector::Apply(const Envelope& event, ViewStore& store) const
       const events::AllocationPartExited& exited = event.allocation_part_exited();
       if (exited.agent_id().empty()) return Status::Ok();
       views::AllocationTaskView task;
-      CAIRN_ASSIGN_OR_RETURN(bool found,
-                             store.GetMessage(LedgerKey(kLedgerTaskPrefix, exited.task_id()), &task));
+      CAIRN_ASSIGN_OR_RETURN(
+          bool found, store.GetMessage(LedgerKey(kLedgerTaskPrefix, exited.task_id()), &task));
       if (!found || task.open_allocation_key().empty() ||
           !task.open_allocation_key().ends_with(exited.allocation_id())) {
         return Status::Ok();
       }
       return EndLedgerParts(store, task.open_allocation_key(), exited.agent_id(),
-                      event.time_unix_micros());
+                            event.time_unix_micros());
     }
     case Envelope::kAllocationReleased:
     case Envelope::kTaskExited:

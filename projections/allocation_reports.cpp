@@ -87,8 +87,7 @@ int64_t Overlap(int64_t start, int64_t end, int64_t from, int64_t to) {
   return std::max<int64_t>(0, std::min(end, to) - std::max(start, from));
 }
 
-bool Overlaps(const views::AllocationView& allocation, int64_t after, int64_t before,
-              int64_t now) {
+bool Overlaps(const views::AllocationView& allocation, int64_t after, int64_t before, int64_t now) {
   return allocation.start_unix_micros() < before && EndOrNow(allocation, now) >= after;
 }
 
@@ -123,9 +122,11 @@ Result<std::chrono::year_month_day> ParseDate(const std::string& text, bool mont
   const size_t length = month_only ? 7 : 10;
   bool shaped = text.size() == length;
   for (size_t i = 0; shaped && i < length; ++i) {
-    shaped = (i == 4 || i == 7) ? text[i] == '-' : std::isdigit(static_cast<unsigned char>(text[i]));
+    shaped =
+        (i == 4 || i == 7) ? text[i] == '-' : std::isdigit(static_cast<unsigned char>(text[i]));
   }
-  if (!shaped) return Status::InvalidArgument(month_only ? "expected YYYY-MM" : "expected YYYY-MM-DD");
+  if (!shaped)
+    return Status::InvalidArgument(month_only ? "expected YYYY-MM" : "expected YYYY-MM-DD");
   const int year = std::stoi(text.substr(0, 4));
   const unsigned month = static_cast<unsigned>(std::stoi(text.substr(5, 2)));
   const unsigned day = month_only ? 1u : static_cast<unsigned>(std::stoi(text.substr(8, 2)));
@@ -142,8 +143,8 @@ double SlotSecondsWithin(const views::AllocationView& allocation, int64_t from, 
   const int64_t start = allocation.start_unix_micros();
   int64_t slot_micros = 0;
   for (const views::AllocationPartView& part : allocation.parts()) {
-    const int64_t end = part.end_unix_micros() != 0 ? part.end_unix_micros()
-                                                    : EndOrNow(allocation, now);
+    const int64_t end =
+        part.end_unix_micros() != 0 ? part.end_unix_micros() : EndOrNow(allocation, now);
     slot_micros += part.slots() * Overlap(start, end, from, to);
   }
   return static_cast<double>(slot_micros) / kMicrosPerSecond;
@@ -151,9 +152,9 @@ double SlotSecondsWithin(const views::AllocationView& allocation, int64_t from, 
 
 std::string AllocationsCsv(const AllocationLedgerRead& ledger, int64_t after, int64_t before,
                            int64_t now) {
-  std::string csv = CsvRow({"allocation_id", "task_type", "username", "workspace_name",
-                            "experiment_id", "slots", "start_time", "end_time",
-                            "imagepulling_time", "slot_hours", "resource_pool"});
+  std::string csv =
+      CsvRow({"allocation_id", "task_type", "username", "workspace_name", "experiment_id", "slots",
+              "start_time", "end_time", "imagepulling_time", "slot_hours", "resource_pool"});
   for (const views::AllocationView& allocation : ledger.allocations) {
     if (!Overlaps(allocation, after, before, now)) continue;
     const views::AllocationJobView* job = JobOf(ledger, allocation);
@@ -174,9 +175,8 @@ std::string AllocationsCsv(const AllocationLedgerRead& ledger, int64_t after, in
   return csv;
 }
 
-nlohmann::json RawAllocationsJson(const AllocationLedgerRead& ledger, int64_t after,
-                                  int64_t before, int64_t now,
-                                  const std::map<std::string, int32_t>& user_ids) {
+nlohmann::json RawAllocationsJson(const AllocationLedgerRead& ledger, int64_t after, int64_t before,
+                                  int64_t now, const std::map<std::string, int32_t>& user_ids) {
   nlohmann::json entries = nlohmann::json::array();
   for (const views::AllocationView& allocation : ledger.allocations) {
     if (!Overlaps(allocation, after, before, now)) continue;
@@ -189,9 +189,9 @@ nlohmann::json RawAllocationsJson(const AllocationLedgerRead& ledger, int64_t af
         {"labels", job ? std::vector<std::string>(job->labels().begin(), job->labels().end())
                        : std::vector<std::string>()},
         {"startTime", FormatRfc3339(allocation.start_unix_micros())},
-        {"endTime", allocation.end_unix_micros() ? nlohmann::json(FormatRfc3339(
-                                                       allocation.end_unix_micros()))
-                                                 : nlohmann::json(nullptr)},
+        {"endTime", allocation.end_unix_micros()
+                        ? nlohmann::json(FormatRfc3339(allocation.end_unix_micros()))
+                        : nlohmann::json(nullptr)},
         {"seconds", static_cast<double>(Overlap(allocation.start_unix_micros(),
                                                 EndOrNow(allocation, now), after, before)) /
                         kMicrosPerSecond},
@@ -268,7 +268,8 @@ std::vector<AggregatedUsage> AggregateUsage(const AllocationLedgerRead& ledger,
                                             int64_t now) {
   std::vector<AggregatedUsage> usage;
   if (ledger.first_start_unix_micros == 0) return usage;
-  const Days first = std::max(DayOf(window.start_unix_micros), DayOf(ledger.first_start_unix_micros));
+  const Days first =
+      std::max(DayOf(window.start_unix_micros), DayOf(ledger.first_start_unix_micros));
   const Days last = std::min(DayOf(window.end_unix_micros - 1), DayOf(now));
   if (first > last) return usage;
   // One entry per day first, each allocation charged to the days it spans.
@@ -278,8 +279,8 @@ std::vector<AggregatedUsage> AggregateUsage(const AllocationLedgerRead& ledger,
     const Days from = std::max(first, DayOf(allocation.start_unix_micros()));
     const Days to = std::min(last, DayOf(EndOrNow(allocation, now)));
     for (Days day = from; day <= to; day += std::chrono::days(1)) {
-      const double seconds =
-          SlotSecondsWithin(allocation, DayStartMicros(day), DayStartMicros(day) + kMicrosPerDay, now);
+      const double seconds = SlotSecondsWithin(allocation, DayStartMicros(day),
+                                               DayStartMicros(day) + kMicrosPerDay, now);
       if (seconds <= 0) continue;
       AggregatedUsage& entry = days[static_cast<size_t>((day - first).count())];
       entry.seconds += seconds;
@@ -303,7 +304,8 @@ std::vector<AggregatedUsage> AggregateUsage(const AllocationLedgerRead& ledger,
     AggregatedUsage& month = usage.back();
     month.seconds += entry.seconds;
     for (const auto& [key, seconds] : entry.by_username) month.by_username[key] += seconds;
-    for (const auto& [key, seconds] : entry.by_resource_pool) month.by_resource_pool[key] += seconds;
+    for (const auto& [key, seconds] : entry.by_resource_pool)
+      month.by_resource_pool[key] += seconds;
     for (const auto& [key, seconds] : entry.by_experiment_label) {
       month.by_experiment_label[key] += seconds;
     }

@@ -31,9 +31,8 @@ std::string AllocationsCsv(const AllocationLedgerRead& ledger, int64_t after, in
 // The raw report's entries: one per allocation overlapping [after, before); kind is its task's
 // type in lower case ("trial", "command", ...), seconds its wall time inside the window.
 // `user_ids` maps usernames to ids (absent: no userId).
-nlohmann::json RawAllocationsJson(const AllocationLedgerRead& ledger, int64_t after,
-                                  int64_t before, int64_t now,
-                                  const std::map<std::string, int32_t>& user_ids);
+nlohmann::json RawAllocationsJson(const AllocationLedgerRead& ledger, int64_t after, int64_t before,
+                                  int64_t now, const std::map<std::string, int32_t>& user_ids);
 std::string RawAllocationsCsv(const AllocationLedgerRead& ledger, int64_t after, int64_t before,
                               int64_t now);
 

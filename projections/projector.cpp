@@ -21,9 +21,9 @@ namespace cairn::projections {
 
 const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
-      kTasksProjector,   kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
-      kPoolsProjector,   kTemplatesProjector, kWritersProjector,  kUsersProjector,
-      kTenancyProjector, kTaskOrderProjector, kRegistryProjector, kPaiProjector,
+      kTasksProjector,      kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
+      kPoolsProjector,      kTemplatesProjector, kWritersProjector,  kUsersProjector,
+      kTenancyProjector,    kTaskOrderProjector, kRegistryProjector, kPaiProjector,
       kAllocationsProjector};
   return kNames;
 }

@@ -191,8 +191,7 @@ Result<std::vector<views::PaiJobView>> Queries::ListPaiJobs() {
                                                   projections::ReadPaiJobs);
 }
 
-Result<projections::AllocationLedgerRead> Queries::AllocationLedger(int64_t after,
-                                                                   int64_t before) {
+Result<projections::AllocationLedgerRead> Queries::AllocationLedger(int64_t after, int64_t before) {
   return ReadFrom<projections::AllocationLedgerRead>(
       projections::kAllocationsProjector,
       [&](ViewReader& reader) { return projections::ReadAllocationLedger(reader, after, before); });

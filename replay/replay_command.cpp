@@ -248,9 +248,13 @@ ReplayCommand::ReplayCommand(CLI::App& cairn) {
       Allocations);
   AddLogSource(allocations);
   AddMoment(allocations, false);
-  allocations->add_option("--start-date", options_.start_date, "the first day, YYYY-MM-DD (YYYY-MM with --monthly)")
+  allocations
+      ->add_option("--start-date", options_.start_date,
+                   "the first day, YYYY-MM-DD (YYYY-MM with --monthly)")
       ->required();
-  allocations->add_option("--end-date", options_.end_date, "the last day, YYYY-MM-DD (YYYY-MM with --monthly)")
+  allocations
+      ->add_option("--end-date", options_.end_date,
+                   "the last day, YYYY-MM-DD (YYYY-MM with --monthly)")
       ->required();
   allocations->add_flag("--monthly", options_.monthly, "one entry per month, not per day");
   allocations

@@ -1,7 +1,5 @@
 #include "replay/replay_tool.h"
 
-#include "projections/allocation_reports.h"
-
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -464,8 +462,9 @@ Status Allocations(const ReplayOptions& options, std::ostream& out) {
   using projections::AggregationPeriod;
   const AggregationPeriod period =
       options.monthly ? AggregationPeriod::kMonthly : AggregationPeriod::kDaily;
-  CAIRN_ASSIGN_OR_RETURN(projections::DateWindow dates,
-                         projections::ParseDateWindow(options.start_date, options.end_date, period));
+  CAIRN_ASSIGN_OR_RETURN(
+      projections::DateWindow dates,
+      projections::ParseDateWindow(options.start_date, options.end_date, period));
   CAIRN_ASSIGN_OR_RETURN(LogWindow window, OpenLogWindow(options));
   std::vector<projections::AggregatedUsage> usage;
   if (window.stop > 0) {

@@ -47,7 +47,7 @@ struct ReplayOptions {
   std::string config_path;         // whatif: the configuration to simulate under
   std::optional<int64_t> from;     // whatif: the window's submissions, unix micros, inclusive
   std::optional<int64_t> until;
-  bool json = false;  // whatif
+  bool json = false;       // whatif
   std::string start_date;  // allocations: the report's days (months with `monthly`)
   std::string end_date;
   bool monthly = false;

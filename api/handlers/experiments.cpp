@@ -309,13 +309,13 @@ net::Response PreviewSearchRoute(Call& call) {
   }
   auto config = experiments::ParseExperimentConfig((*body)["config"].dump());
   if (!config.ok()) {
-    return Error(Status::InvalidArgument("invalid experiment configuration: " +
-                                         config.status().message()));
+    return Error(
+        Status::InvalidArgument("invalid experiment configuration: " + config.status().message()));
   }
   auto preview = experiments::PreviewSearch(*config);
   if (!preview.ok()) {
-    return Error(Status::InvalidArgument("invalid searcher configuration: " +
-                                         preview.status().message()));
+    return Error(
+        Status::InvalidArgument("invalid searcher configuration: " + preview.status().message()));
   }
   json trials = json::array();
   for (const auto& entry : preview->entries) {

@@ -6,7 +6,7 @@
 
 namespace cairn::api {
 
-net::Response CreateExperiment(Call& call);         // POST /api/v1/experiments
+net::Response CreateExperiment(Call& call);  // POST /api/v1/experiments
 // POST /api/v1/preview-hp-search {config} -> {summary: {config: <the searcher, defaults filled>,
 // trials: [{count, unit: {maxLength: true} | {maxLength: false, name, value}}]}}: what the search
 // would train (det preview-search), with nothing created.

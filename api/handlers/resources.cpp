@@ -38,9 +38,9 @@ Result<TimeWindow> TimeWindowOf(const Call& call, bool strict) {
     const std::string& text = texts[i];
     const std::string name = bounds[i].first;
     if (text.empty()) return Status::InvalidArgument("no " + name + " time provided");
-    const bool shaped = !strict || (text.size() == 20 && text[4] == '-' && text[7] == '-' &&
-                                    text[10] == 'T' && text[13] == ':' && text[16] == ':' &&
-                                    text[19] == 'Z');
+    const bool shaped =
+        !strict || (text.size() == 20 && text[4] == '-' && text[7] == '-' && text[10] == 'T' &&
+                    text[13] == ':' && text[16] == ':' && text[19] == 'Z');
     auto parsed = ParseTimeToUnixMicros(text);
     if (!shaped || !parsed.ok()) {
       return Status::InvalidArgument("invalid " + name + " time '" + text +

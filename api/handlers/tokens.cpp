@@ -46,10 +46,10 @@ Result<int64_t> LifespanOf(const Call& call, const json& body) {
         "lifespan must be a Go-formatted duration string with a positive value");
   }
   if (*lifespan > facts.access_token_max_lifespan_micros) {
-    return Status::InvalidArgument("token lifespan must be less than the max token lifespan (" +
-                                   std::to_string(facts.access_token_max_lifespan_micros /
-                                                  (int64_t{24} * 3600 * 1'000'000)) +
-                                   " days, security.token.max_lifespan_days)");
+    return Status::InvalidArgument(
+        "token lifespan must be less than the max token lifespan (" +
+        std::to_string(facts.access_token_max_lifespan_micros / (int64_t{24} * 3600 * 1'000'000)) +
+        " days, security.token.max_lifespan_days)");
   }
   return *lifespan;
 }
@@ -129,7 +129,10 @@ net::Response ListAccessTokensRoute(Call& call) {
   const int total = static_cast<int>(infos.size());
   return Ok({{"tokenInfo", std::move(infos)},
              {"pagination",
-              {{"offset", 0}, {"limit", total}, {"startIndex", 0}, {"endIndex", total},
+              {{"offset", 0},
+               {"limit", total},
+               {"startIndex", 0},
+               {"endIndex", total},
                {"total", total}}}});
 }
 

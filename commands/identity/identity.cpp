@@ -141,8 +141,9 @@ void ApplyIdentity(IdentityState& state, const Envelope& event) {
     case Envelope::kAccessTokenCreated: {
       const auto& created = event.access_token_created();
       state.access_tokens[created.token_id()] =
-          AccessTokenRecord{created.token_id(), created.user_id(), created.token_sha256(),
-                            created.expires_unix_micros(), created.description(), false};
+          AccessTokenRecord{created.token_id(),     created.user_id(),
+                            created.token_sha256(), created.expires_unix_micros(),
+                            created.description(),  false};
       state.access_token_ids[created.token_sha256()] = created.token_id();
       state.last_access_token_id = std::max(state.last_access_token_id, created.token_id());
       break;
@@ -353,8 +354,7 @@ Result<std::vector<Envelope>> DecideUpdateAccessToken(const IdentityState& state
                                                       int64_t now) {
   const AccessTokenRecord* token = state.FindAccessToken(command.token_id);
   if (token == nullptr) {
-    return Status::NotFound("Token with id: {" + std::to_string(command.token_id) +
-                            "} not found");
+    return Status::NotFound("Token with id: {" + std::to_string(command.token_id) + "} not found");
   }
   if (!token->ActiveAt(now)) {
     return Status::FailedPrecondition("unable to update inactive token with ID " +

@@ -33,10 +33,8 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const CreateUs
 Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateUser& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const StartSession& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const EndSession& command);
-Status MayRun(const DecisionState& state, const UserRecord& user,
-              const CreateAccessToken& command);
-Status MayRun(const DecisionState& state, const UserRecord& user,
-              const UpdateAccessToken& command);
+Status MayRun(const DecisionState& state, const UserRecord& user, const CreateAccessToken& command);
+Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateAccessToken& command);
 Status MayRun(const DecisionState& state, const UserRecord& user,
               const RecordLoginFailure& command);
 Status MayRun(const DecisionState& state, const UserRecord& user,

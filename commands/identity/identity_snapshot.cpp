@@ -59,9 +59,9 @@ void DecodeIdentity(const snapshot::Identity& in, IdentityState& identity) {
   }
   identity.last_user_id = in.last_user_id();
   for (const auto& token : in.access_tokens()) {
-    identity.access_tokens[token.id()] =
-        AccessTokenRecord{token.id(),          token.user_id(),     token.token_sha256(),
-                          token.expires_unix_micros(), token.description(), token.revoked()};
+    identity.access_tokens[token.id()] = AccessTokenRecord{
+        token.id(),          token.user_id(), token.token_sha256(), token.expires_unix_micros(),
+        token.description(), token.revoked()};
     identity.access_token_ids[token.token_sha256()] = token.id();
   }
   identity.last_access_token_id = in.last_access_token_id();

@@ -56,12 +56,15 @@ bool OpenUnderBasic(Permission permission) {
 }
 
 constexpr Permission kAllPermissions[] = {
-    Permission::kViewWorkspace,     Permission::kViewModelRegistry, Permission::kCreateExperiment,
-    Permission::kUpdateExperiment,  Permission::kCreateNsc,         Permission::kUpdateNsc,
-    Permission::kCreateProject,     Permission::kUpdateProject,     Permission::kUpdateTemplates,
-    Permission::kCreateModels,      Permission::kUpdateModels,      Permission::kUpdateWorkspace,
-    Permission::kAssignRoles,       Permission::kUpdateAgents,      Permission::kModifyPoolBindings,
-    Permission::kAssignClusterRoles, Permission::kUpdateMasterConfig};
+    Permission::kViewWorkspace,      Permission::kViewModelRegistry,
+    Permission::kCreateExperiment,   Permission::kUpdateExperiment,
+    Permission::kCreateNsc,          Permission::kUpdateNsc,
+    Permission::kCreateProject,      Permission::kUpdateProject,
+    Permission::kUpdateTemplates,    Permission::kCreateModels,
+    Permission::kUpdateModels,       Permission::kUpdateWorkspace,
+    Permission::kAssignRoles,        Permission::kUpdateAgents,
+    Permission::kModifyPoolBindings, Permission::kAssignClusterRoles,
+    Permission::kUpdateMasterConfig};
 
 // How strong a role is, for picking the one that decides: ModelRegistryViewer below Viewer.
 int Strength(Role role) {

@@ -82,8 +82,7 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const Configur
 // before its start or not after now.
 Result<Decision> DecideCommand(const DecisionState& state, const SetClusterMessage& command,
                                const CommandMeta& meta);
-Status MayRun(const DecisionState& state, const UserRecord& user,
-              const SetClusterMessage& command);
+Status MayRun(const DecisionState& state, const UserRecord& user, const SetClusterMessage& command);
 // Cluster admins only.
 Result<Decision> DecideCommand(const DecisionState& state, const ChangeMasterLogLevel& command,
                                const CommandMeta& meta);

@@ -351,9 +351,9 @@ TEST_F(DeterminedShapesTest, TemplateSetListAndDescribe) {
 // preview-search and det task cleanup-logs, as the CLI sends them (admins; empty bodies unsent).
 TEST_F(DeterminedShapesTest, ClusterMessageLogLevelPreviewSearchAndCleanup) {
   // Not for a non-admin.
-  auto refused = client_->Request("PUT", "/api/v1/master/cluster_message",
-                                  R"({"message":"hi","startTime":"2020-01-01T00:00:00Z"})",
-                                  Session());
+  auto refused =
+      client_->Request("PUT", "/api/v1/master/cluster_message",
+                       R"({"message":"hi","startTime":"2020-01-01T00:00:00Z"})", Session());
   ASSERT_TRUE(refused.ok());
   EXPECT_EQ(refused->status, 403) << refused->body;
   token_ = Call("POST", "/api/v1/auth/login",
@@ -370,14 +370,16 @@ TEST_F(DeterminedShapesTest, ClusterMessageLogLevelPreviewSearchAndCleanup) {
   EXPECT_TRUE(got["clusterMessage"]["endTime"].is_null());
   EXPECT_EQ(Call("GET", "/api/v1/master")["clusterMessage"]["message"], "maintenance at noon");
   // One to come: shown by get, not yet by the master's info. A duration of Go's form only.
-  Call("PUT", "/api/v1/master/cluster_message",
-       R"({"message":"upgrade","startTime":"2099-01-01T00:00:00Z","duration":"24h","endTime":null})");
+  Call(
+      "PUT", "/api/v1/master/cluster_message",
+      R"({"message":"upgrade","startTime":"2099-01-01T00:00:00Z","duration":"24h","endTime":null})");
   EXPECT_EQ(Call("GET", "/api/v1/master/cluster_message")["clusterMessage"]["endTime"],
             "2099-01-02T00:00:00.000000Z");
   EXPECT_TRUE(Call("GET", "/api/v1/master")["clusterMessage"].is_null());
-  for (const char* bad : {R"({"message":"x","startTime":"2099-01-01T00:00:00Z","duration":"2w"})",
-                          R"({"message":"x","startTime":"2020-01-01T00:00:00Z","endTime":"2020-01-02T00:00:00Z"})",
-                          R"({"message":"x","duration":"1h","endTime":"2099-01-02T00:00:00Z"})"}) {
+  for (const char* bad :
+       {R"({"message":"x","startTime":"2099-01-01T00:00:00Z","duration":"2w"})",
+        R"({"message":"x","startTime":"2020-01-01T00:00:00Z","endTime":"2020-01-02T00:00:00Z"})",
+        R"({"message":"x","duration":"1h","endTime":"2099-01-02T00:00:00Z"})"}) {
     auto response = client_->Request("PUT", "/api/v1/master/cluster_message", bad, Session());
     ASSERT_TRUE(response.ok());
     EXPECT_EQ(response->status, 400) << bad << ": " << response->body;

@@ -102,7 +102,8 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
   for (const Route& route : routes) {
     const std::string pattern = route.pattern;
     SCOPED_TRACE(std::string(route.method) + " " + pattern);
-    // Determined's CLI downloads a checkpoint through the master at /checkpoints/{uuid};
+    // Determined's CLI downloads a checkpoint through the master at /checkpoints/{uuid}, and
+    // reads its CSV usage reports at /resources/allocation/;
     // Prometheus scrapes /metrics; the web UI is "/" and its files under /ui/; notebooks,
     // shells and TensorBoards are at Determined's /proxy/{id}/, and its CLI opens them at
     // /det/interactive/.
@@ -114,8 +115,10 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
     if (openpai) {
       EXPECT_EQ(route.errors, ErrorShape::kOpenPai);
     }
+    const bool usage_csv = pattern.rfind("/resources/allocation/", 0) == 0;
     EXPECT_EQ(pattern.rfind("/api/v1/", 0) == 0 || pattern == "/info" || openpai ||
-                  pattern == "/checkpoints/{uuid}" || pattern == "/metrics" || web_ui || proxy,
+                  pattern == "/checkpoints/{uuid}" || pattern == "/metrics" || web_ui || proxy ||
+                  usage_csv,
               true);
     if (proxy) {
       EXPECT_EQ(route.access, Access::kProxyUser);

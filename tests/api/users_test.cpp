@@ -201,7 +201,8 @@ TEST_F(UsersTest, AnAccessTokenWorksUntilRevokedAlsoAfterARestart) {
   EXPECT_EQ(too_long.status, 400) << too_long.body;
   EXPECT_EQ(Call("POST", "/api/v1/tokens", R"({"userId":3,"lifespan":"2w"})").status, 400);
   // "-1": the longest allowed; null: the default.
-  json longest = CallJson("POST", "/api/v1/tokens", R"({"userId":3,"lifespan":"-1","description":null})");
+  json longest =
+      CallJson("POST", "/api/v1/tokens", R"({"userId":3,"lifespan":"-1","description":null})");
 
   // The token is alice, on any route, and survives her logging out of it.
   EXPECT_EQ(CallJson("GET", "/api/v1/me")["user"]["username"], "alice");
@@ -223,8 +224,8 @@ TEST_F(UsersTest, AnAccessTokenWorksUntilRevokedAlsoAfterARestart) {
   EXPECT_EQ(listed["tokenInfo"][0]["tokenType"], "TOKEN_TYPE_ACCESS_TOKEN");
   EXPECT_EQ(listed.dump().find(access), std::string::npos);
   EXPECT_EQ(Call("GET", "/api/v1/tokens?username=admin").status, 403);
-  json described = CallJson("GET", "/api/v1/tokens?tokenIds=" +
-                                        std::to_string(longest["tokenId"].get<int>()));
+  json described =
+      CallJson("GET", "/api/v1/tokens?tokenIds=" + std::to_string(longest["tokenId"].get<int>()));
   ASSERT_EQ(described["tokenInfo"].size(), 1u);
 
   // Edited with the CLI's string id, then revoked: refused at once, on every route.
@@ -234,10 +235,9 @@ TEST_F(UsersTest, AnAccessTokenWorksUntilRevokedAlsoAfterARestart) {
   json revoked = CallJson("PATCH", "/api/v1/tokens/1",
                           R"({"tokenId":"1","description":null,"setRevoked":true})");
   EXPECT_EQ(revoked["tokenInfo"]["revoked"], true);
-  for (const auto& [method, target] : {std::pair{"GET", "/api/v1/me"},
-                                       std::pair{"GET", "/api/v1/commands"},
-                                       std::pair{"GET", "/api/v1/tokens"},
-                                       std::pair{"POST", "/api/v1/tokens"}}) {
+  for (const auto& [method, target] :
+       {std::pair{"GET", "/api/v1/me"}, std::pair{"GET", "/api/v1/commands"},
+        std::pair{"GET", "/api/v1/tokens"}, std::pair{"POST", "/api/v1/tokens"}}) {
     EXPECT_EQ(as_token(method, target, R"({"userId":3})"), 401) << method << " " << target;
   }
   auto twice = Call("PATCH", "/api/v1/tokens/1", R"({"tokenId":"1","setRevoked":true})");

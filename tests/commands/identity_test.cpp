@@ -242,7 +242,8 @@ TEST(IdentityTest, AnAccessTokenAuthenticatesUntilRevokedOrExpiredAndOutlivesLog
 
   // A second token gets the next id; the same hash twice is refused.
   ASSERT_TRUE(
-      identity.Run(DecideCreateAccessToken(identity.state, {alice, Sha('b'), kT0 + kSecond, ""}, kT0))
+      identity
+          .Run(DecideCreateAccessToken(identity.state, {alice, Sha('b'), kT0 + kSecond, ""}, kT0))
           .ok());
   EXPECT_EQ(identity.log.back().access_token_created().token_id(), 2);
   EXPECT_EQ(DecideCreateAccessToken(identity.state, {alice, Sha('b'), kT0 + kSecond, ""}, kT0)
@@ -253,14 +254,17 @@ TEST(IdentityTest, AnAccessTokenAuthenticatesUntilRevokedOrExpiredAndOutlivesLog
                 .status()
                 .code(),
             StatusCode::kNotFound);
-  EXPECT_EQ(DecideCreateAccessToken(identity.state, {alice, Sha('c'), kT0, ""}, kT0).status().code(),
-            StatusCode::kInvalidArgument)
+  EXPECT_EQ(
+      DecideCreateAccessToken(identity.state, {alice, Sha('c'), kT0, ""}, kT0).status().code(),
+      StatusCode::kInvalidArgument)
       << "an expiry not after now";
 
   // Edited, then revoked: refused at once, and a revoked token cannot be changed again.
-  ASSERT_TRUE(identity.Run(DecideUpdateAccessToken(identity.state, {1, "nightly", false}, kT0)).ok());
+  ASSERT_TRUE(
+      identity.Run(DecideUpdateAccessToken(identity.state, {1, "nightly", false}, kT0)).ok());
   EXPECT_EQ(identity.state.FindAccessToken(1)->description, "nightly");
-  ASSERT_TRUE(identity.Run(DecideUpdateAccessToken(identity.state, {1, std::nullopt, true}, kT0)).ok());
+  ASSERT_TRUE(
+      identity.Run(DecideUpdateAccessToken(identity.state, {1, std::nullopt, true}, kT0)).ok());
   EXPECT_EQ(identity.log.back().access_token_updated().reason(), "revoked");
   EXPECT_EQ(identity.state.SessionUser(Sha('a'), kT0), nullptr);
   auto again = DecideUpdateAccessToken(identity.state, {1, std::nullopt, true}, kT0);

@@ -7,6 +7,7 @@
 // packages it needs are absent.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -14,8 +15,6 @@
 #include <filesystem>
 #include <string>
 #include <utility>
-
-#include <gtest/gtest.h>
 
 #include "tests/e2e/cluster_fixture.h"
 #include "tests/support/test_support.h"
@@ -80,7 +79,8 @@ class DeterminedCli {
     const std::string config_home = cluster_.dir().Sub("det-config");
     std::filesystem::create_directories(config_home);
     return "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
-           "/harness XDG_CONFIG_HOME=" + config_home + " DET_USER=" + user_ + " DET_PASS= " + kPython;
+           "/harness XDG_CONFIG_HOME=" + config_home + " DET_USER=" + user_ +
+           " DET_PASS= " + kPython;
   }
 
   // Determined's own CLI, run against the cluster as the user: its output (with stderr, where

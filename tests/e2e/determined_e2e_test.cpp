@@ -1,15 +1,16 @@
 // Determined's own training code on Cairn (issue 42): the tutorials of Determined 0.38.1, run
 // unchanged by its own Python package inside Cairn's trials, on a real master and real agents.
 //
-// The package and tutorials are a test dependency outside the repository (tests/e2e/determined_cli.h);
-// the tests skip, saying so, where it or Debian's python3 packages it needs are absent. Debian has
-// no `tensorboard` package, which Determined's package imports (its pip install brings it), and
-// Debian's torch 1.13 trips over its Python 3.11 in torchrun's option parsing, and Segment's
-// `analytics` client (which the legacy harness imports, and which sends nothing with Segment
-// disabled) is not packaged either: the agents' trials get tests/tools/trial_site on their
-// PYTHONPATH, with stand-ins that accept and discard TensorBoard writes and analytics, and a mend
-// for torchrun. Everything else is real: Debian's python3 and torch,
-// the package's own launchers, HTTP to the master, mount namespaces for Determined's fixed paths.
+// The package and tutorials are a test dependency outside the repository
+// (tests/e2e/determined_cli.h); the tests skip, saying so, where it or Debian's python3 packages it
+// needs are absent. Debian has no `tensorboard` package, which Determined's package imports (its
+// pip install brings it), and Debian's torch 1.13 trips over its Python 3.11 in torchrun's option
+// parsing, and Segment's `analytics` client (which the legacy harness imports, and which sends
+// nothing with Segment disabled) is not packaged either: the agents' trials get
+// tests/tools/trial_site on their PYTHONPATH, with stand-ins that accept and discard TensorBoard
+// writes and analytics, and a mend for torchrun. Everything else is real: Debian's python3 and
+// torch, the package's own launchers, HTTP to the master, mount namespaces for Determined's fixed
+// paths.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>

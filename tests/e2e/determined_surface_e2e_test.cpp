@@ -49,8 +49,8 @@ std::map<std::string, double> CountedPerUser(const std::vector<json>& events, in
       held[assigned["taskId"]] = {users[assigned["taskId"]],
                                   static_cast<int64_t>(assigned["slotIds"].size()), time, 0};
     } else if (event.contains("allocationReleased") || event.contains("taskExited")) {
-      const json& end = event.contains("taskExited") ? event["taskExited"]
-                                                     : event["allocationReleased"];
+      const json& end =
+          event.contains("taskExited") ? event["taskExited"] : event["allocationReleased"];
       auto found = held.find(end["taskId"]);
       if (found == held.end()) continue;
       found->second.end = time;
@@ -64,8 +64,7 @@ std::map<std::string, double> CountedPerUser(const std::vector<json>& events, in
   }
   std::map<std::string, double> counted;
   for (const Held& allocation : ended) {
-    const int64_t overlap =
-        std::min(allocation.end, to) - std::max(allocation.start, from);
+    const int64_t overlap = std::min(allocation.end, to) - std::max(allocation.start, from);
     if (overlap > 0) counted[allocation.user] += allocation.slots * overlap / 1e6;
   }
   return counted;
@@ -95,8 +94,8 @@ class DeterminedSurfaceTest : public ::testing::Test {
   void SetUp() override {
     cluster_.StartMaster();
     auto client = cluster_.Client();
-    auto login = client.Request("POST", "/api/v1/auth/login",
-                                R"({"username":"admin","password":""})");
+    auto login =
+        client.Request("POST", "/api/v1/auth/login", R"({"username":"admin","password":""})");
     ASSERT_TRUE(login.ok() && login->status == 200);
     admin_token_ = json::parse(login->body)["token"];
   }
@@ -105,9 +104,9 @@ class DeterminedSurfaceTest : public ::testing::Test {
   std::pair<int, std::string> AsAdmin(const std::string& method, const std::string& target,
                                       const std::string& body = "") {
     net::Client client("127.0.0.1", cluster_.port());
-    auto response = client.Request(method, target, body,
-                                   {{"Authorization", "Bearer " + admin_token_},
-                                    {"Cairn-Min-Offset", cluster_.SeenOffset()}});
+    auto response = client.Request(
+        method, target, body,
+        {{"Authorization", "Bearer " + admin_token_}, {"Cairn-Min-Offset", cluster_.SeenOffset()}});
     EXPECT_TRUE(response.ok()) << response.status().ToString();
     if (!response.ok()) return {0, ""};
     return {response->status, response->body};
@@ -122,8 +121,10 @@ class DeterminedSurfaceTest : public ::testing::Test {
 // CLI prints the same reports.
 TEST_F(DeterminedSurfaceTest, AllocationReportsEqualTheLogAtEveryMoment) {
   cluster_.StartAgent("acct-a", 2);
-  const std::string first = cluster_.Submit({{"entrypoint", "exit 0"}, {"resources", {{"slots", 1}}}});
-  const std::string second = cluster_.Submit({{"entrypoint", "exit 0"}, {"resources", {{"slots", 2}}}});
+  const std::string first =
+      cluster_.Submit({{"entrypoint", "exit 0"}, {"resources", {{"slots", 1}}}});
+  const std::string second =
+      cluster_.Submit({{"entrypoint", "exit 0"}, {"resources", {{"slots", 2}}}});
   const std::vector<json> events = cluster_.FollowEventsUntil([&](const std::vector<json>& read) {
     int exits = 0;
     for (const json& event : read) exits += event.contains("taskExited") ? 1 : 0;
@@ -159,8 +160,9 @@ TEST_F(DeterminedSurfaceTest, AllocationReportsEqualTheLogAtEveryMoment) {
   EXPECT_NE(csv.find(first + ".1,COMMAND,determined,Uncategorized,,1,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(second + ".1,COMMAND,determined,Uncategorized,,2,"), std::string::npos) << csv;
   // A fractional time is refused by the CSV route, as Determined's is.
-  EXPECT_EQ(AsAdmin("GET", "/resources/allocation/raw?timestamp_after=2020-01-01T00:00:00.5Z"
-                           "&timestamp_before=2020-01-02T00:00:00Z")
+  EXPECT_EQ(AsAdmin("GET",
+                    "/resources/allocation/raw?timestamp_after=2020-01-01T00:00:00.5Z"
+                    "&timestamp_before=2020-01-02T00:00:00Z")
                 .first,
             400);
 
@@ -171,9 +173,10 @@ TEST_F(DeterminedSurfaceTest, AllocationReportsEqualTheLogAtEveryMoment) {
     if (!events[i].contains("allocationAssigned") && !events[i].contains("taskExited")) continue;
     const std::vector<json> prefix(events.begin(), events.begin() + i + 1);
     const int64_t moment = Int(events[i]["timeUnixMicros"]);
-    auto lines = cluster_.RunCairn({"replay", "allocations", "--data", cluster_.data_dir(), "--at-offset",
-                                    std::to_string(Int(events[i]["offset"])), "--start-date",
-                                    from_day, "--end-date", to_day, "--format", "json"});
+    auto lines =
+        cluster_.RunCairn({"replay", "allocations", "--data", cluster_.data_dir(), "--at-offset",
+                           std::to_string(Int(events[i]["offset"])), "--start-date", from_day,
+                           "--end-date", to_day, "--format", "json"});
     ASSERT_EQ(lines.size(), 1u);
     ExpectSameUsage(ByUsername(json::parse(lines[0])), CountedPerUser(prefix, from, to, moment),
                     "as of offset " + std::to_string(Int(events[i]["offset"])));
@@ -186,10 +189,11 @@ TEST_F(DeterminedSurfaceTest, AllocationReportsEqualTheLogAtEveryMoment) {
     GTEST_SKIP() << "det's part: " << missing;
   }
   DeterminedCli det(cluster_, "admin");
-  const std::string printed = det.Det("resources aggregated " + from_day + " " + to_day + " --json",
-                                      0, true);
+  const std::string printed =
+      det.Det("resources aggregated " + from_day + " " + to_day + " --json", 0, true);
   ExpectSameUsage(ByUsername(json::parse(printed)), counted, "det resources aggregated --json");
-  const std::string printed_csv = det.Det("resources aggregated " + from_day + " " + to_day, 0, true);
+  const std::string printed_csv =
+      det.Det("resources aggregated " + from_day + " " + to_day, 0, true);
   EXPECT_NE(printed_csv.find("username,determined," + from_day), std::string::npos) << printed_csv;
   const std::string allocations =
       det.Det("resources allocations " + FormatRfc3339(from).substr(0, 19) + "Z " +
@@ -223,12 +227,11 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliManagesAccessTokens) {
   EXPECT_NE(det.Det("token list --json", 0, true).find("nightly"), std::string::npos);
 
   // `det token login` signs in as the token's user (a fresh CLI configuration).
-  const std::string login = RunShell("cd " + cluster_.dir().path() + " && PYTHONPATH=" +
-                                     DeterminedDir() + "/harness XDG_CONFIG_HOME=" +
-                                     cluster_.dir().Sub("token-config") + " " + kPython +
-                                     " -m determined.cli -m " + cluster_.url() + " token login " +
-                                     token + " 2>&1")
-                                .second;
+  const std::string login =
+      RunShell("cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
+               "/harness XDG_CONFIG_HOME=" + cluster_.dir().Sub("token-config") + " " + kPython +
+               " -m determined.cli -m " + cluster_.url() + " token login " + token + " 2>&1")
+          .second;
   EXPECT_NE(login.find("Authenticated as admin."), std::string::npos) << login;
 
   auto me_status = [&] {
@@ -264,7 +267,8 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliSetsTheClusterMessageAndLogLevelAndP
   bool recorded = false;
   for (const json& event : cluster_.AllEvents()) {
     if (event.contains("masterLogLevelChanged")) {
-      recorded = event["masterLogLevelChanged"]["level"] == "debug" && event["actor"] == "user:admin";
+      recorded =
+          event["masterLogLevelChanged"]["level"] == "debug" && event["actor"] == "user:admin";
     }
   }
   EXPECT_TRUE(recorded);

@@ -73,8 +73,8 @@ TEST(AllocationLedgerTest, AnAllocationAcrossMidnightIsChargedToEachUtcDayItsSha
             "total,total,2023-11-15,1200.000000\n");
 
   // Monthly: November's days in one entry.
-  auto monthly = Daily(state, "2023-11", "2023-12", At(kMidnight + 10'000),
-                       AggregationPeriod::kMonthly);
+  auto monthly =
+      Daily(state, "2023-11", "2023-12", At(kMidnight + 10'000), AggregationPeriod::kMonthly);
   ASSERT_EQ(monthly.size(), 1u);
   EXPECT_EQ(monthly[0].period_start, "2023-11");
   EXPECT_DOUBLE_EQ(monthly[0].seconds, 2.0 * (kMidnight - 100 + 600));
@@ -169,8 +169,8 @@ std::map<std::pair<std::string, std::string>, double> CountedFromEvents(
     int64_t start = 0;
     std::map<std::string, Part> parts;
   };
-  std::map<std::string, std::string> users;   // task -> user
-  std::map<std::string, std::string> live;    // task -> its allocation held
+  std::map<std::string, std::string> users;  // task -> user
+  std::map<std::string, std::string> live;   // task -> its allocation held
   std::map<std::string, Held> allocations;
   std::set<std::string> exited;
   auto end_all = [&](const std::string& allocation_id, int64_t time) {
@@ -191,7 +191,8 @@ std::map<std::pair<std::string, std::string>, double> CountedFromEvents(
       if (assigned.parts().empty()) {
         held.parts[assigned.agent_id()].slots = assigned.slot_ids_size();
       }
-      for (const auto& part : assigned.parts()) held.parts[part.agent_id()].slots += part.slot_ids_size();
+      for (const auto& part : assigned.parts())
+        held.parts[part.agent_id()].slots += part.slot_ids_size();
       live[assigned.task_id()] = assigned.allocation_id();
     } else if (event.has_allocation_part_exited()) {
       const auto& part = event.allocation_part_exited();
@@ -223,8 +224,8 @@ std::map<std::pair<std::string, std::string>, double> CountedFromEvents(
       for (int64_t day = held.start / kDay * kDay; day < end; day += kDay) {
         const int64_t overlap = std::min(end, day + kDay) - std::max(held.start, day);
         if (overlap <= 0) continue;
-        const auto date = std::chrono::year_month_day(
-            std::chrono::sys_days(std::chrono::days(day / kDay)));
+        const auto date =
+            std::chrono::year_month_day(std::chrono::sys_days(std::chrono::days(day / kDay)));
         char text[16];
         std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(date.year()),
                       static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
