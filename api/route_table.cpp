@@ -168,6 +168,7 @@ std::vector<Route> RouteTable() {
       {"PATCH",  "/api/v1/experiments/{id}",                kUser,       PatchExperiment},
       {"DELETE", "/api/v1/experiments/{id}",                kUser,       DeleteExperiment},
       {"POST",   "/api/v1/experiments/continue",            kUser,       ContinueExperimentRoute},
+      {"GET",    "/experiments/{id}/preview_gc",            kUser,       PreviewGcRoute},
       {"POST",   "/api/v1/preview-hp-search",               kUser,       PreviewSearchRoute},
       {"GET",    "/api/v1/experiments/{id}/trials",         kUser,       Bulk<ExperimentTrials>},
       {"GET",    "/api/v1/experiments/{id}/checkpoints",    kUser,       ExperimentCheckpoints},

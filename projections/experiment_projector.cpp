@@ -286,6 +286,17 @@ Status OnExperimentEdited(const Envelope& event, ViewStore& store) {
       experiment.set_labels_set(true);
       *experiment.mutable_labels() = updated.labels();
     }
+    if (updated.has_save_experiment_best()) {
+      // det experiment config shows the policy in force.
+      nlohmann::json config = nlohmann::json::parse(experiment.config_json(), nullptr, false);
+      if (config.is_object() && config.contains("checkpoint_storage") &&
+          config["checkpoint_storage"].is_object()) {
+        config["checkpoint_storage"]["save_experiment_best"] = updated.save_experiment_best();
+        config["checkpoint_storage"]["save_trial_best"] = updated.save_trial_best();
+        config["checkpoint_storage"]["save_trial_latest"] = updated.save_trial_latest();
+        experiment.set_config_json(config.dump());
+      }
+    }
   } else if (event.has_experiment_archived()) {
     experiment.set_archived(event.experiment_archived().archived());
   } else {

@@ -1,5 +1,6 @@
 #include "api/handlers/experiments.h"
 
+#include <charconv>
 #include <random>
 #include <set>
 
@@ -217,15 +218,47 @@ net::Response KillExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kKill);
 }
 
+namespace {
+
+// det experiment set gc-policy's checkpointStorage {saveExperimentBest, saveTrialBest,
+// saveTrialLatest} (or Determined's snake_case query names), all three required.
+Result<commands::UpdateExperiment::GcPolicy> GcPolicyOf(
+    const std::function<Result<std::optional<int64_t>>(const char* camel, const char* snake)>&
+        read) {
+  commands::UpdateExperiment::GcPolicy policy;
+  const std::tuple<const char*, const char*, int*> fields[] = {
+      {"saveExperimentBest", "save_experiment_best", &policy.save_experiment_best},
+      {"saveTrialBest", "save_trial_best", &policy.save_trial_best},
+      {"saveTrialLatest", "save_trial_latest", &policy.save_trial_latest}};
+  for (const auto& [camel, snake, value] : fields) {
+    CAIRN_ASSIGN_OR_RETURN(auto given, read(camel, snake));
+    if (!given) return Status::InvalidArgument(std::string(camel) + ": required");
+    if (*given < 0 || *given > 1'000'000) {
+      return Status::InvalidArgument(std::string(camel) + ": 0 to 1000000");
+    }
+    *value = static_cast<int>(*given);
+  }
+  return policy;
+}
+
+Result<commands::UpdateExperiment::GcPolicy> GcPolicyOf(const json& storage) {
+  if (!storage.is_object()) return Status::InvalidArgument("checkpointStorage: expected an object");
+  return GcPolicyOf([&](const char* camel, const char*) {
+    return GetInt(storage, camel, std::string("checkpointStorage.") + camel);
+  });
+}
+
+}  // namespace
+
 net::Response PatchExperiment(Call& call) {
   const std::string& id_text = call.Param("id");
   auto id = ParseId(id_text, "experiment");
   if (!id.ok()) return Error(id.status());
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
-  if (Status known =
-          CheckKnownKeys(*body, "", {"id", "resources", "name", "description", "notes", "labels"},
-                         {"checkpointStorage"});
+  if (Status known = CheckKnownKeys(
+          *body, "",
+          {"id", "resources", "name", "description", "notes", "labels", "checkpointStorage"});
       !known.ok()) {
     return Error(known);
   }
@@ -239,6 +272,11 @@ net::Response PatchExperiment(Call& call) {
     if (!update.ok()) return Error(update.status());
     update->job_id = current->job_id();
     edit->job_change = std::move(*update);
+  }
+  if (Present(*body, "checkpointStorage")) {
+    auto policy = GcPolicyOf(body->at("checkpointStorage"));
+    if (!policy.ok()) return Error(policy.status());
+    edit->gc_policy = *policy;
   }
   // One command, so that a refused part leaves the other undone too.
   auto outcome = call.ExecuteAndShow(std::move(*edit));
@@ -327,6 +365,56 @@ net::Response PreviewSearchRoute(Call& call) {
     trials.push_back({{"count", entry.count}, {"unit", std::move(unit)}});
   }
   return Ok({{"summary", {{"config", config->effective["searcher"]}, {"trials", trials}}}});
+}
+
+net::Response PreviewGcRoute(Call& call) {
+  const std::string& id_text = call.Param("id");
+  auto id = ParseId(id_text, "experiment");
+  if (!id.ok()) return Error(id.status());
+  auto experiment = LoadExperiment(call, id_text);
+  if (!experiment.ok()) return Error(experiment.status());
+  auto policy =
+      GcPolicyOf([&](const char* camel, const char* snake) -> Result<std::optional<int64_t>> {
+        std::string text = call.request().QueryParam(snake);
+        if (text.empty()) text = call.request().QueryParam(camel);
+        if (text.empty()) return std::optional<int64_t>();
+        int64_t value = 0;
+        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size()) {
+          return Status::InvalidArgument(std::string(snake) + ": a number, not '" +
+                                         text.substr(0, 20) + "'");
+        }
+        return std::optional<int64_t>(value);
+      });
+  if (!policy.ok()) return Error(policy.status());
+  commands::UpdateExperiment change;
+  change.experiment_id = *id;
+  change.gc_policy = *policy;
+  auto decision = call.Preview(change);
+  if (!decision.ok()) return Error(decision.status());
+  // Determined's model.Checkpoint with its Go field names, as its CLI reads them.
+  json checkpoints = json::array();
+  for (const auto& event : decision->events) {
+    if (!event.has_checkpoints_deleted()) continue;
+    for (const std::string& uuid : event.checkpoints_deleted().uuids()) {
+      auto checkpoint = call.services().projections->GetCheckpoint(uuid);
+      if (!checkpoint.ok() || !*checkpoint) continue;
+      const views::CheckpointView& view = **checkpoint;
+      checkpoints.push_back({{"UUID", uuid},
+                             {"TrialID", view.trial_id()},
+                             {"ExperimentID", *id},
+                             {"ReportTime", FormatRfc3339(view.report_time_unix_micros())},
+                             {"State", "COMPLETED"},
+                             {"StepsCompleted", view.total_batches()},
+                             {"Resources", json::object()}});
+    }
+  }
+  json config = json::parse(experiment->config_json(), nullptr, false);
+  std::string metric;
+  if (config.is_object() && config.value("searcher", json()).is_object()) {
+    metric = config["searcher"].value("metric", "");
+  }
+  return Ok({{"checkpoints", std::move(checkpoints)}, {"metric_name", metric}});
 }
 
 }  // namespace cairn::api

@@ -11,9 +11,13 @@ net::Response CreateExperiment(Call& call);  // POST /api/v1/experiments
 // trials: [{count, unit: {maxLength: true} | {maxLength: false, name, value}}]}}: what the search
 // would train (det preview-search), with nothing created.
 net::Response PreviewSearchRoute(Call& call);
-net::Response ListExperiments(Call& call);          // GET /api/v1/experiments[?users=]
-net::Response GetExperiment(Call& call);            // GET /api/v1/experiments/{id}
-net::Response PatchExperiment(Call& call);          // PATCH /api/v1/experiments/{id}
+net::Response ListExperiments(Call& call);  // GET /api/v1/experiments[?users=]
+net::Response GetExperiment(Call& call);    // GET /api/v1/experiments/{id}
+net::Response PatchExperiment(Call& call);  // PATCH /api/v1/experiments/{id}
+// GET /experiments/{id}/preview_gc?save_experiment_best=N&save_trial_best=N&save_trial_latest=N
+// -> {checkpoints: [the ended trials' checkpoints that policy would collect, with Determined's
+// Go field names], metric_name}: nothing is changed (det experiment set gc-policy asks first).
+net::Response PreviewGcRoute(Call& call);
 net::Response ExperimentTrials(Call& call);         // GET /api/v1/experiments/{id}/trials
 net::Response ExperimentCheckpoints(Call& call);    // GET /api/v1/experiments/{id}/checkpoints
 net::Response ActivateExperiment(Call& call);       // POST /api/v1/experiments/{id}/activate

@@ -64,6 +64,14 @@ struct UpdateExperiment {
   std::optional<std::vector<std::string>> labels;
   // The experiment's job changes with it (priority, weight, max_slots, pool), all or nothing.
   std::optional<UpdateJob> job_change;
+  // det experiment set gc-policy: the ended trials' checkpoints the new policy drops are
+  // collected at once (a live trial's at its end, as always).
+  struct GcPolicy {
+    int save_experiment_best = 0;
+    int save_trial_best = 0;
+    int save_trial_latest = 0;
+  };
+  std::optional<GcPolicy> gc_policy{};
 };
 
 // det trial kill.

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/ids.h"
+#include "commands/experiments/experiment_reactor.h"
 #include "commands/experiments/experiment_request.h"
 #include "commands/experiments/experiment_state.h"
 #include "commands/scheduler/scheduler.h"
@@ -247,7 +248,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const UpdateExperimen
     CAIRN_ASSIGN_OR_RETURN(Decision job, DecideCommand(state, *command.job_change, CommandMeta{}));
     decision.events = std::move(job.events);
   }
-  if (!command.name && !command.description && !command.notes && !command.labels) {
+  if (!command.name && !command.description && !command.notes && !command.labels &&
+      !command.gc_policy) {
     return decision;
   }
   events::Envelope event;
@@ -261,7 +263,51 @@ Result<Decision> DecideCommand(const DecisionState& state, const UpdateExperimen
     updated->set_labels_set(true);
     for (const auto& label : *command.labels) updated->add_labels(label);
   }
+  std::optional<events::Envelope> collection;
+  if (command.gc_policy) {
+    const auto& policy = *command.gc_policy;
+    for (int value :
+         {policy.save_experiment_best, policy.save_trial_best, policy.save_trial_latest}) {
+      if (value < 0 || value > 1'000'000) {
+        return Status::InvalidArgument("checkpointStorage: each save_* is 0 to 1000000");
+      }
+    }
+    if (experiment->config == nullptr || !experiment->config->checkpoint_storage) {
+      return Status::FailedPrecondition("experiment " + decision.entity_id +
+                                        " has no checkpoint storage to collect from");
+    }
+    CAIRN_ASSIGN_OR_RETURN(
+        std::string json,
+        WithGcPolicy(experiment->searcher_config_json, policy.save_experiment_best,
+                     policy.save_trial_best, policy.save_trial_latest));
+    CAIRN_ASSIGN_OR_RETURN(auto config, experiments::ParseExperimentConfig(json));
+    updated->set_save_experiment_best(policy.save_experiment_best);
+    updated->set_save_trial_best(policy.save_trial_best);
+    updated->set_save_trial_latest(policy.save_trial_latest);
+    // What the new policy drops from the ended trials, decided against the record as the event
+    // leaves it (a live trial's are collected when it ends).
+    ExperimentRecord changed;
+    changed.experiment_id = experiment->experiment_id;
+    changed.trial_ids = experiment->trial_ids;
+    changed.config = std::make_shared<const experiments::ExperimentConfig>(std::move(config));
+    std::vector<std::string> uuids;
+    for (int64_t trial_id : experiment->trial_ids) {
+      const events::ExperimentState trial_state = state.trials.at(trial_id).state;
+      if (trial_state != events::EXPERIMENT_STATE_COMPLETED &&
+          trial_state != events::EXPERIMENT_STATE_CANCELED &&
+          trial_state != events::EXPERIMENT_STATE_ERROR) {
+        continue;
+      }
+      for (auto& uuid : CheckpointsToCollect(state, changed, trial_id)) {
+        uuids.push_back(std::move(uuid));
+      }
+    }
+    if (!uuids.empty()) {
+      collection = CollectionEvent(changed, std::move(uuids), "gc policy changed");
+    }
+  }
   decision.events.push_back(std::move(event));
+  if (collection) decision.events.push_back(std::move(*collection));
   return decision;
 }
 

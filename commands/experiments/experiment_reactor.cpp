@@ -240,16 +240,7 @@ class Round {
                const std::string& when) {
     std::vector<std::string> uuids = CheckpointsToCollect(state_, experiment, trial_id);
     if (uuids.empty()) return;
-    const auto& storage = *experiment.config->checkpoint_storage;
-    events::Envelope event;
-    auto* deleted = event.mutable_checkpoints_deleted();
-    deleted->set_experiment_id(experiment.experiment_id);
-    for (auto& uuid : uuids) deleted->add_uuids(std::move(uuid));
-    deleted->set_reason(when + ": keeping the " + std::to_string(storage.save_trial_latest) +
-                        " latest and " + std::to_string(storage.save_trial_best) +
-                        " best of each trial and the " +
-                        std::to_string(storage.save_experiment_best) + " best of the experiment");
-    events_.push_back(std::move(event));
+    events_.push_back(CollectionEvent(experiment, std::move(uuids), when));
   }
 
   void Finish(const ExperimentRecord& experiment) {
@@ -430,6 +421,20 @@ std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
     }
   }
   return collect;
+}
+
+events::Envelope CollectionEvent(const ExperimentRecord& experiment, std::vector<std::string> uuids,
+                                 const std::string& when) {
+  const auto& storage = *experiment.config->checkpoint_storage;
+  events::Envelope event;
+  auto* deleted = event.mutable_checkpoints_deleted();
+  deleted->set_experiment_id(experiment.experiment_id);
+  for (auto& uuid : uuids) deleted->add_uuids(std::move(uuid));
+  deleted->set_reason(when + ": keeping the " + std::to_string(storage.save_trial_latest) +
+                      " latest and " + std::to_string(storage.save_trial_best) +
+                      " best of each trial and the " +
+                      std::to_string(storage.save_experiment_best) + " best of the experiment");
+  return event;
 }
 
 std::vector<events::Envelope> ReactToExperiments(const DecisionState& state) {

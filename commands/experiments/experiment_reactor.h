@@ -45,4 +45,9 @@ std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
                                               const ExperimentRecord& experiment,
                                               std::optional<int64_t> trial_id);
 
+// The CheckpointsDeleted that collects `uuids` under the experiment's policy, its reason
+// beginning with `when`.
+events::Envelope CollectionEvent(const ExperimentRecord& experiment, std::vector<std::string> uuids,
+                                 const std::string& when);
+
 }  // namespace cairn::commands

@@ -553,14 +553,24 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
         }
       }
       return true;
-    case E::kExperimentUpdated:
+    case E::kExperimentUpdated: {
       // Descriptions, notes and labels are the projections' business; the name names its runs.
-      if (ExperimentRecord* experiment =
-              FindExperiment(state, event.experiment_updated().experiment_id());
-          experiment != nullptr && event.experiment_updated().has_name()) {
-        experiment->name = event.experiment_updated().name();
+      const auto& updated = event.experiment_updated();
+      ExperimentRecord* experiment = FindExperiment(state, updated.experiment_id());
+      if (experiment == nullptr) return true;
+      if (updated.has_name()) experiment->name = updated.name();
+      if (updated.has_save_experiment_best() && experiment->config != nullptr) {
+        auto json = WithGcPolicy(experiment->searcher_config_json, updated.save_experiment_best(),
+                                 updated.save_trial_best(), updated.save_trial_latest());
+        auto config = json.ok() ? experiments::ParseExperimentConfig(*json)
+                                : Result<experiments::ExperimentConfig>(json.status());
+        if (config.ok()) {
+          experiment->config = std::make_shared<const experiments::ExperimentConfig>(*config);
+          experiment->searcher_config_json = *json;
+        }
       }
       return true;
+    }
     case E::kExperimentArchived:
       if (ExperimentRecord* experiment =
               FindExperiment(state, event.experiment_archived().experiment_id())) {
@@ -585,6 +595,20 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
     default:
       return false;
   }
+}
+
+Result<std::string> WithGcPolicy(const std::string& config_json, int save_experiment_best,
+                                 int save_trial_best, int save_trial_latest) {
+  nlohmann::json config = nlohmann::json::parse(config_json, nullptr, false);
+  if (!config.is_object() || !config.contains("checkpoint_storage") ||
+      !config["checkpoint_storage"].is_object()) {
+    return Status::InvalidArgument("the experiment has no checkpoint_storage to collect from");
+  }
+  nlohmann::json& storage = config["checkpoint_storage"];
+  storage["save_experiment_best"] = save_experiment_best;
+  storage["save_trial_best"] = save_trial_best;
+  storage["save_trial_latest"] = save_trial_latest;
+  return config.dump();
 }
 
 }  // namespace cairn::commands

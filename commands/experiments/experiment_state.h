@@ -15,6 +15,11 @@ namespace cairn::commands {
 // Folds an experiment, trial, checkpoint or template event. Returns false for other payloads.
 bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event);
 
+// `config_json` (an experiment's effective configuration) with checkpoint_storage's save_* set;
+// InvalidArgument when it has no checkpoint storage or no longer parses.
+Result<std::string> WithGcPolicy(const std::string& config_json, int save_experiment_best,
+                                 int save_trial_best, int save_trial_latest);
+
 // The trial side of a task event, called before the task record changes: a trial's run was
 // submitted, ended (TaskExited) or lost its allocation (AllocationReleased).
 void ApplyTrialTaskEvent(DecisionState& state, const events::Envelope& event);

@@ -103,7 +103,8 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
     const std::string pattern = route.pattern;
     SCOPED_TRACE(std::string(route.method) + " " + pattern);
     // Determined's CLI downloads a checkpoint through the master at /checkpoints/{uuid}, and
-    // reads its CSV usage reports at /resources/allocation/;
+    // reads its CSV usage reports at /resources/allocation/ and a GC policy's preview at
+    // /experiments/{id}/preview_gc;
     // Prometheus scrapes /metrics; the web UI is "/" and its files under /ui/; notebooks,
     // shells and TensorBoards are at Determined's /proxy/{id}/, and its CLI opens them at
     // /det/interactive/.
@@ -115,7 +116,8 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
     if (openpai) {
       EXPECT_EQ(route.errors, ErrorShape::kOpenPai);
     }
-    const bool usage_csv = pattern.rfind("/resources/allocation/", 0) == 0;
+    const bool usage_csv = pattern.rfind("/resources/allocation/", 0) == 0 ||
+                           pattern == "/experiments/{id}/preview_gc";
     EXPECT_EQ(pattern.rfind("/api/v1/", 0) == 0 || pattern == "/info" || openpai ||
                   pattern == "/checkpoints/{uuid}" || pattern == "/metrics" || web_ui || proxy ||
                   usage_csv,

@@ -542,6 +542,35 @@ TEST_F(ExperimentFlowTest, DeletionWaitsForTheEndAndTakesTheCheckpointsAlong) {
   EXPECT_TRUE(again->events.empty());
 }
 
+// det experiment set gc-policy: the ended trials' checkpoints the new policy drops go at once,
+// the best of the experiment by its metric stays, and the configuration shows the new policy.
+TEST_F(ExperimentFlowTest, AChangedGcPolicyCollectsWhatItDropsAtOnce) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  harness.RunToExit(1, 0.5);
+  harness.RunToExit(2, 0.25);
+  const std::string worse = harness.Trial(1).latest_checkpoint;
+  const std::string best = harness.Trial(2).latest_checkpoint;
+  ASSERT_FALSE(cluster.state.checkpoints.at(worse).deleted);
+  UpdateExperiment change{1, {}, {}, {}, {}, {}};
+  change.gc_policy = UpdateExperiment::GcPolicy{1, 0, 0};
+  auto changed = cluster.Run(change);
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  ASSERT_EQ(changed->events.size(), 2u);
+  EXPECT_EQ(changed->events[0].experiment_updated().save_experiment_best(), 1);
+  const auto& deleted = changed->events[1].checkpoints_deleted();
+  ASSERT_EQ(deleted.uuids_size(), 1);
+  EXPECT_EQ(deleted.uuids(0), worse);
+  EXPECT_EQ(deleted.reason().rfind("gc policy changed: keeping the 0 latest", 0), 0u)
+      << deleted.reason();
+  EXPECT_TRUE(cluster.state.checkpoints.at(worse).deleted);
+  EXPECT_FALSE(cluster.state.checkpoints.at(best).deleted);
+  EXPECT_EQ(Experiment1().config->checkpoint_storage->save_experiment_best, 1);
+  EXPECT_EQ(Experiment1().config->checkpoint_storage->save_trial_latest, 0);
+  // Bad values, and nothing to collect from without checkpoint storage.
+  change.gc_policy = UpdateExperiment::GcPolicy{-1, 0, 0};
+  EXPECT_EQ(cluster.Run(change).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(ExperimentFlowTest, UpdatesCarryOnlyWhatChangedAndRenameTheRuns) {
   ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
   auto renamed = cluster.Run(UpdateExperiment{

@@ -289,5 +289,36 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliSetsTheClusterMessageAndLogLevelAndP
             std::string::npos);
 }
 
+// det experiment set gc-policy: the preview (answered "n": nothing changes), then --yes; the
+// configuration shows the policy in force. (Which checkpoints go is the decider's test,
+// AChangedGcPolicyCollectsWhatItDropsAtOnce.)
+TEST_F(DeterminedSurfaceTest, DeterminedsCliChangesAnExperimentsGcPolicy) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  Reply created = cluster_.CreateExperiment(
+      experiment_e2e::ReadFile(ExamplePath("spiral-mlp") + "/grid.yaml"), ExamplePath("spiral-mlp"),
+      /*activate=*/false);
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  const std::string id = std::to_string(Int(created.body["experiment"]["id"]));
+  DeterminedCli det(cluster_);
+  const std::string policy = " --save-experiment-best 2 --save-trial-best 0 --save-trial-latest 3";
+  const std::string preview =
+      RunShell("echo n | (" + det.PythonAsDetermined() + " -m determined.cli -m " + cluster_.url() +
+               " experiment set gc-policy " + id + policy + ") 2>&1")
+          .second;
+  EXPECT_NE(preview.find("This policy will delete 0 checkpoints"), std::string::npos) << preview;
+  EXPECT_NE(preview.find("Aborting operations."), std::string::npos) << preview;
+  EXPECT_EQ(cluster_.Get("/api/v1/experiments/" +
+                         id)["experiment"]["config"]["checkpoint_storage"]["save_trial_latest"],
+            1)
+      << "declined: unchanged";
+  const std::string applied =
+      det.Det("experiment set gc-policy " + id + policy + " --yes", 0, true);
+  EXPECT_NE(applied.find("Set GC policy of experiment " + id), std::string::npos) << applied;
+  const json storage =
+      cluster_.Get("/api/v1/experiments/" + id)["experiment"]["config"]["checkpoint_storage"];
+  EXPECT_EQ(storage["save_experiment_best"], 2) << storage;
+  EXPECT_EQ(storage["save_trial_latest"], 3) << storage;
+}
+
 }  // namespace
 }  // namespace cairn::testing
