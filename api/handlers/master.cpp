@@ -150,7 +150,7 @@ net::Response SetClusterMessageRoute(Call& call) {
     }
     set.end_unix_micros = set.start_unix_micros + *micros;
   }
-  auto outcome = call.Execute(std::move(set));
+  auto outcome = call.ExecuteAndShow(std::move(set));
   if (!outcome.ok()) return Error(outcome.status());
   return Ok(json::object(), outcome->offset);
 }
@@ -175,7 +175,7 @@ net::Response GetClusterMessageRoute(Call& call) {
 net::Response ClearClusterMessageRoute(Call& call) {
   commands::SetClusterMessage clear;
   clear.clear = true;
-  auto outcome = call.Execute(std::move(clear));
+  auto outcome = call.ExecuteAndShow(std::move(clear));
   if (!outcome.ok()) return Error(outcome.status());
   return Ok(json::object(), outcome->offset);
 }

@@ -82,7 +82,7 @@ net::Response CreateAccessTokenRoute(Call& call) {
   create.token_sha256 = SessionTokenSha256(token);
   create.expires_unix_micros = NowUnixMicros() + *lifespan;
   create.description = description->value_or("");
-  auto outcome = call.Execute(std::move(create));
+  auto outcome = call.ExecuteAndShow(std::move(create));
   if (!outcome.ok()) return Error(outcome.status());
   // The decision's entity is "token/<id>".
   const std::string& entity = outcome->entity_id;
@@ -158,10 +158,9 @@ net::Response PatchAccessTokenRoute(Call& call) {
   // Determined's CLI sends "" for "unchanged".
   if (*description && !(*description)->empty()) update.description = **description;
   update.revoke = revoke;
-  auto outcome = call.Execute(std::move(update));
+  // Answered with the view as this change leaves it.
+  auto outcome = call.ExecuteAndShow(std::move(update));
   if (!outcome.ok()) return Error(outcome.status());
-  // The view as this change leaves it.
-  if (Status shown = call.WaitFor(outcome->offset); !shown.ok()) return Error(shown);
   auto changed = FindToken(call, *token_id);
   if (!changed.ok()) return Error(changed.status());
   return Ok({{"tokenInfo", TokenInfoJson(*changed)}}, outcome->offset);
