@@ -163,13 +163,21 @@ std::string RunInKernel(Cluster& cluster, const std::string& notebook, const std
                   {"buffers", json::array()}};
   socket.Send(request.dump());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  // The kernel may send a print's output in several stream messages; it is whole once the
+  // kernel reports itself idle after the request (iopub keeps that order).
+  std::string printed;
   while (true) {
     std::string text = socket.NextText(deadline);
-    if (text.empty()) return "";
+    if (text.empty()) return printed;
     json message = json::parse(text, nullptr, false);
-    if (message.is_object() && message["msg_type"] == "stream" &&
-        message["parent_header"].value("msg_id", "") == "e2e-1") {
-      return message["content"]["text"];
+    if (!message.is_object() || !message["parent_header"].is_object() ||
+        message["parent_header"].value("msg_id", "") != "e2e-1") {
+      continue;
+    }
+    if (message["msg_type"] == "stream") printed += message["content"].value("text", "");
+    if (message["msg_type"] == "status" &&
+        message["content"].value("execution_state", "") == "idle") {
+      return printed;
     }
   }
 }
