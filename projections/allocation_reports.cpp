@@ -175,26 +175,50 @@ std::string AllocationsCsv(const AllocationLedgerRead& ledger, int64_t after, in
   return csv;
 }
 
-nlohmann::json RawAllocationsJson(const AllocationLedgerRead& ledger, int64_t after, int64_t before,
-                                  int64_t now, const std::map<std::string, int32_t>& user_ids) {
-  nlohmann::json entries = nlohmann::json::array();
+namespace {
+
+// One row of the raw report, shared by its JSON and its CSV.
+struct RawEntry {
+  const views::AllocationView* allocation;
+  int64_t experiment_id;
+  std::vector<std::string> labels;
+  double seconds;  // wall time inside the window
+};
+
+std::vector<RawEntry> RawEntries(const AllocationLedgerRead& ledger, int64_t after, int64_t before,
+                                 int64_t now) {
+  std::vector<RawEntry> entries;
   for (const views::AllocationView& allocation : ledger.allocations) {
     if (!Overlaps(allocation, after, before, now)) continue;
     const views::AllocationJobView* job = JobOf(ledger, allocation);
+    entries.push_back({&allocation, job ? job->experiment_id() : 0,
+                       job ? std::vector<std::string>(job->labels().begin(), job->labels().end())
+                           : std::vector<std::string>(),
+                       static_cast<double>(Overlap(allocation.start_unix_micros(),
+                                                   EndOrNow(allocation, now), after, before)) /
+                           kMicrosPerSecond});
+  }
+  return entries;
+}
+
+}  // namespace
+
+nlohmann::json RawAllocationsJson(const AllocationLedgerRead& ledger, int64_t after, int64_t before,
+                                  int64_t now, const std::map<std::string, int32_t>& user_ids) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const RawEntry& raw : RawEntries(ledger, after, before, now)) {
+    const views::AllocationView& allocation = *raw.allocation;
     nlohmann::json entry = {
-        {"experimentId", job ? job->experiment_id() : 0},
+        {"experimentId", raw.experiment_id},
         {"kind", Lower(TaskTypeName(allocation.task_type()))},
         {"username", allocation.username()},
         {"slots", allocation.slots()},
-        {"labels", job ? std::vector<std::string>(job->labels().begin(), job->labels().end())
-                       : std::vector<std::string>()},
+        {"labels", raw.labels},
         {"startTime", FormatRfc3339(allocation.start_unix_micros())},
         {"endTime", allocation.end_unix_micros()
                         ? nlohmann::json(FormatRfc3339(allocation.end_unix_micros()))
                         : nlohmann::json(nullptr)},
-        {"seconds", static_cast<double>(Overlap(allocation.start_unix_micros(),
-                                                EndOrNow(allocation, now), after, before)) /
-                        kMicrosPerSecond},
+        {"seconds", raw.seconds},
     };
     auto user = user_ids.find(allocation.username());
     if (user != user_ids.end()) entry["userId"] = user->second;
@@ -205,27 +229,24 @@ nlohmann::json RawAllocationsJson(const AllocationLedgerRead& ledger, int64_t af
 
 std::string RawAllocationsCsv(const AllocationLedgerRead& ledger, int64_t after, int64_t before,
                               int64_t now) {
-  const nlohmann::json raw = RawAllocationsJson(ledger, after, before, now, {});
   std::string csv = CsvRow({"experiment_id", "kind", "username", "labels", "slots", "start_time",
                             "end_time", "seconds"});
-  size_t i = 0;
-  for (const views::AllocationView& allocation : ledger.allocations) {
-    if (!Overlaps(allocation, after, before, now)) continue;
-    const nlohmann::json& entry = raw["resourceEntries"][i++];
+  for (const RawEntry& raw : RawEntries(ledger, after, before, now)) {
+    const views::AllocationView& allocation = *raw.allocation;
     // Labels joined by ',' with '\' and ',' escaped, as Determined's CSV writes them.
     std::string labels;
-    for (const auto& label : entry["labels"]) {
+    for (const std::string& label : raw.labels) {
       if (!labels.empty()) labels += ',';
-      for (char c : label.get<std::string>()) {
+      for (char c : label) {
         if (c == '\\' || c == ',') labels += '\\';
         labels += c;
       }
     }
-    csv += CsvRow({std::to_string(entry["experimentId"].get<int64_t>()),
-                   entry["kind"].get<std::string>(), allocation.username(), labels,
-                   std::to_string(allocation.slots()), TimeText(allocation.start_unix_micros()),
+    csv += CsvRow({std::to_string(raw.experiment_id), Lower(TaskTypeName(allocation.task_type())),
+                   allocation.username(), labels, std::to_string(allocation.slots()),
+                   TimeText(allocation.start_unix_micros()),
                    allocation.end_unix_micros() ? TimeText(allocation.end_unix_micros()) : "",
-                   Decimal(entry["seconds"].get<double>())});
+                   Decimal(raw.seconds)});
   }
   return csv;
 }

@@ -225,6 +225,12 @@ Result<std::vector<views::UserView>> Queries::ListUsers() {
                                                 projections::ReadUsers);
 }
 
+Result<std::optional<views::AccessTokenView>> Queries::GetAccessToken(int32_t token_id) {
+  return ReadFrom<std::optional<views::AccessTokenView>>(
+      projections::kUsersProjector,
+      [&](ViewReader& reader) { return projections::ReadAccessToken(reader, token_id); });
+}
+
 Result<std::vector<views::AccessTokenView>> Queries::ListAccessTokens() {
   return ReadFrom<std::vector<views::AccessTokenView>>(projections::kUsersProjector,
                                                        projections::ReadAccessTokens);

@@ -107,6 +107,7 @@ class Queries {
   Result<std::vector<views::UserView>> ListUsers();
   // Every access token, by id (user_projector.h).
   Result<std::vector<views::AccessTokenView>> ListAccessTokens();
+  Result<std::optional<views::AccessTokenView>> GetAccessToken(int32_t token_id);
 
   // Workspaces, projects, roles and pool bindings (the built-in Uncategorized workspace and
   // project, id 1, always exist).

@@ -15,18 +15,16 @@ constexpr std::string_view kUsernamePrefix = "username/";
 constexpr std::string_view kSessionPrefix = "session/";
 constexpr std::string_view kAccessTokenPrefix = "token/";
 
-// Zero-padded, so a scan returns users in id order.
-std::string UserKey(int32_t user_id) {
+// Zero-padded, so a scan returns users (and tokens) in id order.
+std::string IdKey(std::string_view prefix, int32_t id) {
   char digits[16];
-  std::snprintf(digits, sizeof digits, "%010d", user_id);
-  return std::string(kUserPrefix) + digits;
+  std::snprintf(digits, sizeof digits, "%010d", id);
+  return std::string(prefix) + digits;
 }
 
-std::string AccessTokenKey(int32_t token_id) {
-  char digits[16];
-  std::snprintf(digits, sizeof digits, "%010d", token_id);
-  return std::string(kAccessTokenPrefix) + digits;
-}
+std::string UserKey(int32_t user_id) { return IdKey(kUserPrefix, user_id); }
+
+std::string AccessTokenKey(int32_t token_id) { return IdKey(kAccessTokenPrefix, token_id); }
 
 std::string UsernameKey(const std::string& username) {
   return std::string(kUsernamePrefix) + username;
@@ -132,6 +130,11 @@ Status UserProjector::Apply(const Envelope& event, ViewStore& store) const {
 
 Result<std::vector<views::AccessTokenView>> ReadAccessTokens(ViewReader& reader) {
   return ScanViews<views::AccessTokenView>(reader, kAccessTokenPrefix);
+}
+
+Result<std::optional<views::AccessTokenView>> ReadAccessToken(ViewReader& reader,
+                                                              int32_t token_id) {
+  return ReadView<views::AccessTokenView>(reader, AccessTokenKey(token_id));
 }
 
 Result<std::optional<views::UserView>> ReadUser(ViewReader& reader, int32_t user_id) {

@@ -27,5 +27,6 @@ Result<std::optional<views::UserView>> ReadUserByName(ViewReader& reader,
 Result<std::vector<views::UserView>> ReadUsers(ViewReader& reader);
 // Every access token, by id.
 Result<std::vector<views::AccessTokenView>> ReadAccessTokens(ViewReader& reader);
+Result<std::optional<views::AccessTokenView>> ReadAccessToken(ViewReader& reader, int32_t token_id);
 
 }  // namespace cairn::projections

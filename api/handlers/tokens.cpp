@@ -55,11 +55,10 @@ Result<int64_t> LifespanOf(const Call& call, const json& body) {
 }
 
 Result<views::AccessTokenView> FindToken(Call& call, int32_t token_id) {
-  CAIRN_ASSIGN_OR_RETURN(auto tokens, call.services().projections->ListAccessTokens());
-  for (auto& token : tokens) {
-    if (token.id() == token_id) return std::move(token);
-  }
-  return Status::NotFound("Token with id: {" + std::to_string(token_id) + "} not found");
+  CAIRN_ASSIGN_OR_RETURN(auto token, call.services().projections->GetAccessToken(token_id));
+  if (!token)
+    return Status::NotFound("Token with id: {" + std::to_string(token_id) + "} not found");
+  return std::move(*token);
 }
 
 }  // namespace

@@ -290,18 +290,14 @@ Result<Decision> DecideCommand(const DecisionState& state, const UpdateExperimen
     changed.experiment_id = experiment->experiment_id;
     changed.trial_ids = experiment->trial_ids;
     changed.config = std::make_shared<const experiments::ExperimentConfig>(std::move(config));
-    std::vector<std::string> uuids;
-    for (int64_t trial_id : experiment->trial_ids) {
-      const events::ExperimentState trial_state = state.trials.at(trial_id).state;
-      if (trial_state != events::EXPERIMENT_STATE_COMPLETED &&
-          trial_state != events::EXPERIMENT_STATE_CANCELED &&
-          trial_state != events::EXPERIMENT_STATE_ERROR) {
-        continue;
-      }
-      for (auto& uuid : CheckpointsToCollect(state, changed, trial_id)) {
-        uuids.push_back(std::move(uuid));
-      }
-    }
+    std::vector<std::string> uuids = CheckpointsToCollect(state, changed, std::nullopt);
+    std::erase_if(uuids, [&](const std::string& uuid) {
+      const events::ExperimentState trial_state =
+          state.trials.at(state.checkpoints.at(uuid).trial_id).state;
+      return trial_state != events::EXPERIMENT_STATE_COMPLETED &&
+             trial_state != events::EXPERIMENT_STATE_CANCELED &&
+             trial_state != events::EXPERIMENT_STATE_ERROR;
+    });
     if (!uuids.empty()) {
       collection = CollectionEvent(changed, std::move(uuids), "gc policy changed");
     }

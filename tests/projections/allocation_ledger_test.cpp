@@ -135,6 +135,11 @@ TEST(AllocationLedgerTest, LabelsWorkspacesAndTheHeldAllocationAreAsTheyAreNow) 
   EXPECT_DOUBLE_EQ(raw["resourceEntries"][0]["seconds"].get<double>(), 50);
   EXPECT_TRUE(raw["resourceEntries"][1]["endTime"].is_null());
   EXPECT_FALSE(raw["resourceEntries"][1].contains("userId"));
+  const std::string raw_csv = RawAllocationsCsv(*ledger, At(60), At(500), now);
+  EXPECT_NE(raw_csv.find("\n7,unspecified,carol,tuned,1,2023-11-14T22:13:30Z,2023-11-14T22:15:10Z,"
+                         "50.000000\n"),
+            std::string::npos)
+      << raw_csv;
 
   // A window after the trial ended leaves it out.
   auto later = state.AllocationLedger(At(200), At(500));
