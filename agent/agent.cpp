@@ -176,6 +176,7 @@ RegisterRequest Agent::MakeRegisterRequest() const {
   request.hostname = options_.hostname;
   request.address = options_.services.address;
   request.version = AgentVersion();
+  request.runs_containers = options_.container_runtime;
   return request;
 }
 

@@ -154,6 +154,7 @@ Result<Registration> MasterClient::Register(const RegisterRequest& request) {
   body["hostname"] = request.hostname;
   body["address"] = request.address;
   body["version"] = request.version;
+  body["runtime"] = request.runs_containers ? "container" : "process";
   CAIRN_ASSIGN_OR_RETURN(
       std::string answer,
       CallWithRetries("register", "POST", "/api/v1/agents/" + agent_id_ + "/register", Dump(body)));

@@ -34,6 +34,7 @@ struct RegisterRequest {
   std::string hostname;
   std::string version;
   std::string address;  // where other tasks reach this agent's tasks (--service-address)
+  bool runs_containers = false;
 };
 
 // The master's answer to a registration.

@@ -148,6 +148,8 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewExperiment(event.checkpoint_saved().experiment_id());
     case Case::kCheckpointsDeleted:
       return CanViewExperiment(event.checkpoints_deleted().experiment_id());
+    case Case::kTensorboardFilesDeleted:
+      return CanViewExperiment(event.tensorboard_files_deleted().experiment_id());
     case Case::kExperimentUpdated:
       return CanViewExperiment(event.experiment_updated().experiment_id());
     case Case::kExperimentArchived:
@@ -223,6 +225,8 @@ bool EventVisibility::Decide(const events::Envelope& event) {
     case Case::kAgentDisconnected:
     case Case::kAgentEnabled:
     case Case::kAgentDisabled:
+    case Case::kAgentSlotEnabled:
+    case Case::kAgentSlotDisabled:
     case Case::kResourcePoolsConfigured:
     case Case::kPoolBindingsChanged:
     case Case::kMasterLogLevelChanged:

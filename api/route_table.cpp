@@ -154,6 +154,8 @@ std::vector<Route> RouteTable() {
       {"GET",    "/api/v1/agents/{id}",                     kUser,       GetAgent},
       {"POST",   "/api/v1/agents/{id}/enable",              kUser,       EnableAgent},
       {"POST",   "/api/v1/agents/{id}/disable",             kUser,       DisableAgent},
+      {"POST",   "/api/v1/agents/{id}/slots/{slotId}/enable",  kUser,    EnableSlot},
+      {"POST",   "/api/v1/agents/{id}/slots/{slotId}/disable", kUser,    DisableSlot},
 
       // The job queue.
       {"GET",    "/api/v1/job-queues-v2",                   kUser,       BulkUnlessSmallPage<JobQueueV2>},
@@ -169,6 +171,7 @@ std::vector<Route> RouteTable() {
       {"DELETE", "/api/v1/experiments/{id}",                kUser,       DeleteExperiment},
       {"POST",   "/api/v1/experiments/continue",            kUser,       ContinueExperimentRoute},
       {"GET",    "/experiments/{id}/preview_gc",            kUser,       PreviewGcRoute},
+      {"DELETE", "/api/v1/experiments/{id}/tensorboard-files", kUser,    DeleteTensorboardFilesRoute},
       {"POST",   "/api/v1/preview-hp-search",               kUser,       PreviewSearchRoute},
       {"GET",    "/api/v1/experiments/{id}/trials",         kUser,       Bulk<ExperimentTrials>},
       {"GET",    "/api/v1/experiments/{id}/checkpoints",    kUser,       ExperimentCheckpoints},

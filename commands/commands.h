@@ -36,7 +36,8 @@ using Command =
                  ContinueExperiment, DeleteCheckpoints, CreateModel, UpdateModel, DeleteModel,
                  RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady,
                  SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz,
-                 CreateAccessToken, UpdateAccessToken, SetClusterMessage, ChangeMasterLogLevel>;
+                 CreateAccessToken, UpdateAccessToken, SetClusterMessage, ChangeMasterLogLevel,
+                 SetSlotEnabled, DeleteTensorboardFiles>;
 
 // A short name for logs and errors, e.g. "SubmitTask" (each command's kName).
 const char* CommandName(const Command& command);

@@ -28,7 +28,7 @@ namespace cairn::commands {
 // own records are counted beside its codec (commands/<room>/*_snapshot.cpp).
 CAIRN_SNAPSHOT_COVERS(DecisionState::AllocationHolding, 2);
 CAIRN_SNAPSHOT_COVERS(DecisionState::IdempotentCommand, 5);
-CAIRN_SNAPSHOT_COVERS(DecisionState, 26);
+CAIRN_SNAPSHOT_COVERS(DecisionState, 27);
 
 namespace {
 
@@ -166,6 +166,11 @@ bool EncodeTo(const DecisionState& state, const LogAnchor& anchor, const Decisio
                                          EncodeCheckpoint);
     Snapshot tail;
     for (const auto& uuid : state.deleted_checkpoints) tail.add_deleted_checkpoints(uuid);
+    for (const auto& deletion : state.tensorboard_deletions) {
+      auto* out = tail.add_tensorboard_deletions();
+      out->set_experiment_id(deletion.experiment_id);
+      out->set_time_unix_micros(deletion.time_unix_micros);
+    }
     for (const auto& [name, saved] : state.templates) *tail.add_templates() = saved;
     EncodeIdentity(state.identity, *tail.mutable_identity());
     EncodeTenancy(state.tenancy, *tail.mutable_tenancy());
@@ -523,6 +528,9 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeChain(
   }
   state.deleted_checkpoints.assign(in.deleted_checkpoints().begin(),
                                    in.deleted_checkpoints().end());
+  for (const auto& deletion : in.tensorboard_deletions()) {
+    state.tensorboard_deletions.push_back({deletion.experiment_id(), deletion.time_unix_micros()});
+  }
   for (const auto& saved : in.templates()) state.templates[saved.name()] = saved;
   DecodeIdentity(in.identity(), state.identity);
   DecodeTenancy(in.tenancy(), state.tenancy);

@@ -208,6 +208,8 @@ void Apply(DecisionState& state, const events::Envelope& event) {
     case events::Envelope::kAgentDisconnected:
     case events::Envelope::kAgentEnabled:
     case events::Envelope::kAgentDisabled:
+    case events::Envelope::kAgentSlotEnabled:
+    case events::Envelope::kAgentSlotDisabled:
       ApplyAgentEvent(state, event);
       break;
     case events::Envelope::kTemplateSaved:

@@ -66,6 +66,14 @@ struct DecisionState {
   std::map<int64_t, TrialRecord> trials;
   std::map<std::string, CheckpointRecord> checkpoints;
   std::vector<std::string> deleted_checkpoints;  // in the order garbage collection decided it
+  // det experiment delete-tb-files requests in log order: the files written up to each request's
+  // time go (master/checkpoint_collector.h).
+  struct TensorboardDeletion {
+    int64_t experiment_id = 0;
+    int64_t time_unix_micros = 0;
+    bool operator==(const TensorboardDeletion&) const = default;
+  };
+  std::vector<TensorboardDeletion> tensorboard_deletions;
   std::map<std::string, events::TemplateSaved> templates;
   IdentityState identity;  // users and live sessions (commands/identity/identity.h)
   TenancyState tenancy;  // workspaces, projects, roles, pool bindings (commands/tenancy/tenancy.h)

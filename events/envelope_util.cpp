@@ -69,6 +69,10 @@ std::string EntityIdOf(const events::Envelope& event) {
       return event.agent_enabled().agent_id();
     case E::kAgentDisabled:
       return event.agent_disabled().agent_id();
+    case E::kAgentSlotEnabled:
+      return event.agent_slot_enabled().agent_id();
+    case E::kAgentSlotDisabled:
+      return event.agent_slot_disabled().agent_id();
     case E::kJobQueueChanged:
       return event.job_queue_changed().job_id();
     case E::kPaiJobSubmitted:
@@ -133,6 +137,8 @@ std::string EntityIdOf(const events::Envelope& event) {
       return std::to_string(event.experiment_moved().experiment_id());
     case E::kExperimentUpdated:
       return std::to_string(event.experiment_updated().experiment_id());
+    case E::kTensorboardFilesDeleted:
+      return std::to_string(event.tensorboard_files_deleted().experiment_id());
     case E::kExperimentArchived:
       return std::to_string(event.experiment_archived().experiment_id());
     case E::kExperimentDeleted:

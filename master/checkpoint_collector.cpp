@@ -1,5 +1,6 @@
 #include "master/checkpoint_collector.h"
 
+#include <chrono>
 #include <filesystem>
 #include <vector>
 
@@ -35,7 +36,18 @@ size_t CheckpointCollector::SweepOnce() {
   std::vector<std::string> doomed = std::move(retry_);
   retry_.clear();
   // Only what garbage collection decided since the last sweep: the list only grows.
+  std::vector<TensorboardSweep> tensorboards;
   loop_->Read([&](const commands::DecisionState& state) {
+    for (; next_tensorboard_ < state.tensorboard_deletions.size(); ++next_tensorboard_) {
+      const auto& deletion = state.tensorboard_deletions[next_tensorboard_];
+      const commands::ExperimentRecord* experiment = state.FindExperiment(deletion.experiment_id);
+      if (experiment == nullptr || experiment->config == nullptr) continue;
+      std::string root = experiments::CheckpointDirectory(*experiment->config);
+      if (root.empty()) continue;
+      tensorboards.push_back({root + "/tensorboard/experiment/" +
+                                  std::to_string(deletion.experiment_id),
+                              deletion.time_unix_micros});
+    }
     for (; next_ < state.deleted_checkpoints.size(); ++next_) {
       const std::string& uuid = state.deleted_checkpoints[next_];
       // Only uuid-named directories are ever deleted (the decider refuses any other id).
@@ -59,7 +71,40 @@ size_t CheckpointCollector::SweepOnce() {
     }
     removed += count > 0;
   }
+  for (const auto& sweep : tensorboards) removed += DeleteTensorboardFiles(sweep) > 0;
   return removed;
+}
+
+size_t CheckpointCollector::DeleteTensorboardFiles(const TensorboardSweep& sweep) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(sweep.directory, error)) return 0;
+  // Only files written up to the request: a trial that goes on writes new ones, and a master
+  // that replays the request after a restart must not delete those.
+  const auto cutoff = std::chrono::system_clock::time_point(
+      std::chrono::microseconds(sweep.time_unix_micros));
+  size_t deleted = 0;
+  std::vector<fs::path> directories;
+  for (auto it = fs::recursive_directory_iterator(sweep.directory, error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (it->is_directory(error)) {
+      directories.push_back(it->path());
+      continue;
+    }
+    auto written = it->last_write_time(error);
+    if (error) break;
+    if (std::chrono::file_clock::to_sys(written) > cutoff) continue;
+    deleted += fs::remove(it->path(), error);
+  }
+  if (error) {
+    log::Warn("checkpoint_collector", "cannot delete TensorBoard files under {}: {}",
+              sweep.directory, error.message());
+  }
+  // Directories left empty go too, deepest first.
+  for (auto at = directories.rbegin(); at != directories.rend(); ++at) {
+    if (fs::is_empty(*at, error)) fs::remove(*at, error);
+  }
+  return deleted;
 }
 
 }  // namespace cairn

@@ -1,6 +1,7 @@
 // Carries out checkpoint garbage collection: the experiment reactor decides which checkpoints go
 // and records it (CheckpointsDeleted); this deletes their directories under the experiment's
-// checkpoint storage. Idempotent and restartable: a sweep removes every deleted checkpoint's
+// checkpoint storage, and the TensorBoard files of det experiment delete-tb-files
+// (TensorboardFilesDeleted) written up to the request. Idempotent and restartable: a sweep removes every deleted checkpoint's
 // directory that is still on disk, so a master that crashed mid-way finishes the job after its
 // replay.
 #pragma once
@@ -25,15 +26,23 @@ class CheckpointCollector {
   void Start(std::chrono::milliseconds period = std::chrono::milliseconds(1000));
   void Stop();
 
-  // One sweep; returns the directories it removed. Thread-safe.
+  // One sweep; returns how many checkpoint directories and TensorBoard requests it removed
+  // something for. Thread-safe.
   size_t SweepOnce();
 
  private:
+  struct TensorboardSweep {
+    std::string directory;  // <checkpoint storage>/tensorboard/experiment/<id>
+    int64_t time_unix_micros = 0;
+  };
+  static size_t DeleteTensorboardFiles(const TensorboardSweep& sweep);
+
   DecisionLoop* loop_;
   std::mutex mutex_;
   std::condition_variable wakeup_;
   bool stopping_ = false;
   size_t next_ = 0;  // DecisionState::deleted_checkpoints before this one are dealt with
+  size_t next_tensorboard_ = 0;  // the same for DecisionState::tensorboard_deletions
   std::vector<std::string> retry_;  // directories whose deletion failed
   std::thread thread_;
 };

@@ -60,6 +60,23 @@ bool OnLaterEvent(const Envelope& event, views::AgentView& agent) {
       agent.set_enabled(false);
       agent.set_draining(event.agent_disabled().drain());
       return true;
+    case Envelope::kAgentSlotEnabled:
+    case Envelope::kAgentSlotDisabled: {
+      const bool disable = event.has_agent_slot_disabled();
+      const int32_t slot_id = disable ? event.agent_slot_disabled().slot_id()
+                                      : event.agent_slot_enabled().slot_id();
+      auto* disabled = agent.mutable_disabled_slots();
+      auto at = std::lower_bound(disabled->begin(), disabled->end(), slot_id);
+      const bool present = at != disabled->end() && *at == slot_id;
+      if (disable == present) return false;
+      if (disable) {
+        disabled->Add(slot_id);
+        std::sort(disabled->begin(), disabled->end());
+      } else {
+        disabled->erase(at);
+      }
+      return true;
+    }
     default:
       return false;
   }
@@ -198,6 +215,12 @@ Status AgentProjector::Apply(const Envelope& event, ViewStore& store) const {
       break;
     case Envelope::kAgentDisabled:
       agent_id = event.agent_disabled().agent_id();
+      break;
+    case Envelope::kAgentSlotEnabled:
+      agent_id = event.agent_slot_enabled().agent_id();
+      break;
+    case Envelope::kAgentSlotDisabled:
+      agent_id = event.agent_slot_disabled().agent_id();
       break;
     case Envelope::kAllocationAssigned:
       return OnAssigned(event.allocation_assigned(), store);

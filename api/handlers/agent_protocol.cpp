@@ -68,10 +68,16 @@ net::Response RegisterAgent(Call& call) {
   auto version = GetString(*body, "version", "version", false);
   auto address = GetString(*body, "address", "address", false);
   auto slots = GetInt32(*body, "slots", "slots");
+  auto runtime = GetString(*body, "runtime", "runtime", false);
   for (const Status* s : {&incarnation.status(), &pool.status(), &hostname.status(),
-                          &version.status(), &address.status(), &slots.status()}) {
+                          &version.status(), &address.status(), &slots.status(),
+                          &runtime.status()}) {
     if (!s->ok()) return Error(*s);
   }
+  if (!runtime->empty() && *runtime != "process" && *runtime != "container") {
+    return Error(Status::InvalidArgument("runtime must be process or container"));
+  }
+  registration.set_runs_containers(*runtime == "container");
   if (!*slots) return Error(Status::InvalidArgument("slots is required"));
   registration.set_incarnation(*incarnation);
   registration.set_resource_pool(*pool);

@@ -205,6 +205,13 @@ net::Response UnarchiveExperiment(Call& call) {
 net::Response DeleteExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kDelete);
 }
+net::Response DeleteTensorboardFilesRoute(Call& call) {
+  auto id = ParseId(call.Param("id"), "experiment");
+  if (!id.ok()) return Error(id.status());
+  auto outcome = call.Execute(commands::DeleteTensorboardFiles{*id});
+  if (!outcome.ok()) return Error(outcome.status());
+  return Ok(json::object(), outcome->offset);
+}
 net::Response ActivateExperiment(Call& call) {
   return Action(call, commands::ExperimentAction::Kind::kActivate);
 }

@@ -18,6 +18,9 @@ net::Response PatchExperiment(Call& call);  // PATCH /api/v1/experiments/{id}
 // -> {checkpoints: [the ended trials' checkpoints that policy would collect, with Determined's
 // Go field names], metric_name}: nothing is changed (det experiment set gc-policy asks first).
 net::Response PreviewGcRoute(Call& call);
+// det experiment delete-tb-files: DELETE /api/v1/experiments/{id}/tensorboard-files -> {}; the
+// files written so far go in the background (master/checkpoint_collector.h).
+net::Response DeleteTensorboardFilesRoute(Call& call);
 net::Response ExperimentTrials(Call& call);         // GET /api/v1/experiments/{id}/trials
 net::Response ExperimentCheckpoints(Call& call);    // GET /api/v1/experiments/{id}/checkpoints
 net::Response ActivateExperiment(Call& call);       // POST /api/v1/experiments/{id}/activate

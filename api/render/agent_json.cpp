@@ -1,6 +1,6 @@
 #include "api/render/agent_json.h"
 
-#include <map>
+#include <algorithm>
 
 #include "base/clock.h"
 
@@ -15,31 +15,47 @@ std::string SlotType(const views::AgentView& agent) {
   return "TYPE_CPU";
 }
 
-json AgentJson(const views::AgentView& agent) {
-  std::map<int32_t, std::string> slot_owner;
-  for (const auto& allocation : agent.allocations()) {
-    for (int32_t slot : allocation.slot_ids()) slot_owner[slot] = allocation.allocation_id();
+namespace {
+
+bool SlotDisabled(const views::AgentView& agent, int32_t slot_id) {
+  return std::binary_search(agent.disabled_slots().begin(), agent.disabled_slots().end(), slot_id);
+}
+
+}  // namespace
+
+json SlotJson(const views::AgentView& agent, int32_t slot_id) {
+  if (slot_id < 0 || slot_id >= agent.slot_count()) return nullptr;
+  std::string type = SlotType(agent);
+  std::string brand = agent.devices_size() > 0 ? agent.devices(0).brand() : "Artificial";
+  json device = {{"id", slot_id}, {"brand", brand}, {"uuid", ""}, {"type", type}};
+  if (slot_id < agent.devices_size()) {
+    device["brand"] = agent.devices(slot_id).brand();
+    device["uuid"] = agent.devices(slot_id).uuid();
   }
+  const bool slot_disabled = SlotDisabled(agent, slot_id);
+  json slot = {{"id", std::to_string(slot_id)},
+               {"enabled", agent.enabled() && !slot_disabled},
+               {"draining", agent.draining()},
+               {"device", device}};
+  for (const auto& allocation : agent.allocations()) {
+    for (int32_t used : allocation.slot_ids()) {
+      if (used != slot_id) continue;
+      slot["container"] = {{"id", allocation.allocation_id()}, {"state", "STATE_RUNNING"}};
+      // A disabled slot is draining until its task has ended.
+      if (slot_disabled) slot["draining"] = true;
+    }
+  }
+  return slot;
+}
+
+json AgentJson(const views::AgentView& agent) {
   json slots = json::object();
   std::string type = SlotType(agent);
   std::string brand = agent.devices_size() > 0 ? agent.devices(0).brand() : "Artificial";
   for (int32_t i = 0; i < agent.slot_count(); ++i) {
-    json device = {{"id", i}, {"brand", brand}, {"uuid", ""}, {"type", type}};
-    if (i < agent.devices_size()) {
-      device["brand"] = agent.devices(i).brand();
-      device["uuid"] = agent.devices(i).uuid();
-    }
-    json slot = {{"id", std::to_string(i)},
-                 {"enabled", agent.enabled()},
-                 {"draining", agent.draining()},
-                 {"device", device}};
-    auto owner = slot_owner.find(i);
-    if (owner != slot_owner.end()) {
-      slot["container"] = {{"id", owner->second}, {"state", "STATE_RUNNING"}};
-    }
-    slots["/agents/" + agent.agent_id() + "/slots/" + std::to_string(i)] = slot;
+    slots["/agents/" + agent.agent_id() + "/slots/" + std::to_string(i)] = SlotJson(agent, i);
   }
-  int disabled = agent.enabled() ? 0 : agent.slot_count();
+  int disabled = agent.enabled() ? agent.disabled_slots_size() : agent.slot_count();
   int draining = agent.draining() ? agent.slot_count() : 0;
   json stats = {{"disabled", disabled}, {"draining", draining}, {"total", agent.slot_count()}};
   return {{"id", agent.agent_id()},

@@ -14,4 +14,7 @@ std::string SlotType(const views::AgentView& agent);
 
 nlohmann::json AgentJson(const views::AgentView& agent);
 
+// One slot of the agent (v1Slot); null when the agent has no such slot.
+nlohmann::json SlotJson(const views::AgentView& agent, int32_t slot_id);
+
 }  // namespace cairn::api

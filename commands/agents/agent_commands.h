@@ -3,6 +3,7 @@
 // commands/agents/agent_decider.h.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "events.pb.h"
@@ -35,6 +36,15 @@ struct EnableAgent {
 struct DisableAgent {
   static constexpr const char* kName = "DisableAgent";
   std::string agent_id;
+  bool drain = false;
+};
+
+// det slot enable/disable: one slot of an agent; a disabled slot's task is killed unless drained.
+struct SetSlotEnabled {
+  static constexpr const char* kName = "SetSlotEnabled";
+  std::string agent_id;
+  int32_t slot_id = 0;
+  bool enabled = true;
   bool drain = false;
 };
 

@@ -153,6 +153,52 @@ Result<Decision> DecideCommand(const DecisionState& state, const DisableAgent& c
   return decision;
 }
 
+Result<Decision> DecideCommand(const DecisionState& state, const SetSlotEnabled& command,
+                               const CommandMeta&) {
+  const AgentRecord* agent = state.FindAgent(command.agent_id);
+  if (!agent) return Status::NotFound("agent " + command.agent_id + " not found");
+  if (command.slot_id < 0 || command.slot_id >= agent->slot_count) {
+    return Status::InvalidArgument("slot " + std::to_string(command.slot_id) + " of agent " +
+                                   agent->agent_id + " does not exist: it has " +
+                                   std::to_string(agent->slot_count) + " slots");
+  }
+  bool disabled = agent->disabled_slots.count(command.slot_id) > 0;
+  if (disabled != command.enabled) return NoChange(agent->agent_id);
+  Decision decision;
+  decision.entity_id = agent->agent_id;
+  events::Envelope event;
+  if (command.enabled) {
+    event.mutable_agent_slot_enabled()->set_agent_id(agent->agent_id);
+    event.mutable_agent_slot_enabled()->set_slot_id(command.slot_id);
+    decision.events.push_back(std::move(event));
+    return decision;
+  }
+  event.mutable_agent_slot_disabled()->set_agent_id(agent->agent_id);
+  event.mutable_agent_slot_disabled()->set_slot_id(command.slot_id);
+  event.mutable_agent_slot_disabled()->set_drain(command.drain);
+  decision.events.push_back(std::move(event));
+  if (command.drain || !agent->used_slots.count(command.slot_id)) return decision;
+  for (const auto& allocation_id : agent->allocations) {
+    const TaskRecord& task = state.TaskOfLiveAllocation(allocation_id);
+    if (task.kill_requested) continue;
+    for (const auto& part : task.where().parts) {
+      if (part.agent_id() != agent->agent_id) continue;
+      for (int32_t slot : part.slot_ids()) {
+        if (slot != command.slot_id) continue;
+        decision.events.push_back(KillOrderFor(task, "slot " + std::to_string(slot) +
+                                                         " of agent " + agent->agent_id +
+                                                         " disabled"));
+        return decision;
+      }
+    }
+  }
+  return decision;
+}
+
+Status MayRun(const DecisionState& state, const UserRecord& user, const SetSlotEnabled& command) {
+  return Authorize(state.tenancy, user, Permission::kUpdateAgents, kEveryWorkspace,
+                   "enable or disable a slot of agent " + command.agent_id);
+}
 Status MayRun(const DecisionState& state, const UserRecord& user, const EnableAgent& command) {
   return Authorize(state.tenancy, user, Permission::kUpdateAgents, kEveryWorkspace,
                    "enable or disable agent " + command.agent_id);

@@ -21,6 +21,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const EnableAgent& co
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const DisableAgent& command,
                                const CommandMeta& meta);
+Result<Decision> DecideCommand(const DecisionState& state, const SetSlotEnabled& command,
+                               const CommandMeta& meta);
 
 // Enabling and disabling agents takes the cluster-wide right to; the rest is agents' and the
 // master's own, through their routes.
@@ -29,5 +31,6 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const Register
 Status MayRun(const DecisionState& state, const UserRecord& user, const DisconnectAgent& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const EnableAgent& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const DisableAgent& command);
+Status MayRun(const DecisionState& state, const UserRecord& user, const SetSlotEnabled& command);
 
 }  // namespace cairn::commands

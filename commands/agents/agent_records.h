@@ -21,6 +21,8 @@ struct AgentRecord {
   std::set<std::string> allocations;  // allocation ids running or assigned here
   uint64_t registered_offset = 0;     // the AgentRegistered that began this incarnation
   std::string address;                // where other tasks reach its tasks (AgentRegistered)
+  std::set<int32_t> disabled_slots;    // det slot disable: no new work on these
+  bool runs_containers = false;        // applies images and bind mounts (AgentRegistered)
 
   int32_t free_slots() const { return slot_count - static_cast<int32_t>(used_slots.size()); }
   bool schedulable() const { return connected && enabled && !draining; }

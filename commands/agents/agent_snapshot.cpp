@@ -4,7 +4,7 @@
 
 namespace cairn::commands {
 
-CAIRN_SNAPSHOT_COVERS(AgentRecord, 12);
+CAIRN_SNAPSHOT_COVERS(AgentRecord, 14);
 
 void EncodeAgent(const AgentRecord& agent, snapshot::Agent& out) {
   out.set_agent_id(agent.agent_id);
@@ -19,6 +19,8 @@ void EncodeAgent(const AgentRecord& agent, snapshot::Agent& out) {
   for (const auto& allocation : agent.allocations) out.add_allocations(allocation);
   out.set_registered_offset(agent.registered_offset);
   out.set_address(agent.address);
+  for (int32_t slot : agent.disabled_slots) out.add_disabled_slots(slot);
+  out.set_runs_containers(agent.runs_containers);
 }
 
 AgentRecord DecodeAgent(const snapshot::Agent& in) {
@@ -35,6 +37,8 @@ AgentRecord DecodeAgent(const snapshot::Agent& in) {
   agent.allocations.insert(in.allocations().begin(), in.allocations().end());
   agent.registered_offset = in.registered_offset();
   agent.address = in.address();
+  agent.disabled_slots.insert(in.disabled_slots().begin(), in.disabled_slots().end());
+  agent.runs_containers = in.runs_containers();
   return agent;
 }
 

@@ -11,6 +11,7 @@ void ApplyAgentRegistered(DecisionState& state, const events::Envelope& event) {
   agent.resource_pool = registered.resource_pool();
   agent.slot_count = registered.slot_count();
   agent.address = registered.address();
+  agent.runs_containers = registered.runs_containers();
   agent.connected = true;
   if (!same_incarnation) {
     // A new process: whatever the old one ran was ended by TaskExited events before this one.
@@ -46,6 +47,16 @@ void ApplyAgentEvent(DecisionState& state, const events::Envelope& event) {
         it->second.enabled = true;
         it->second.draining = false;
       }
+      break;
+    }
+    case events::Envelope::kAgentSlotEnabled: {
+      auto it = state.agents.find(event.agent_slot_enabled().agent_id());
+      if (it != state.agents.end()) it->second.disabled_slots.erase(event.agent_slot_enabled().slot_id());
+      break;
+    }
+    case events::Envelope::kAgentSlotDisabled: {
+      auto it = state.agents.find(event.agent_slot_disabled().agent_id());
+      if (it != state.agents.end()) it->second.disabled_slots.insert(event.agent_slot_disabled().slot_id());
       break;
     }
     case events::Envelope::kAgentDisabled: {

@@ -94,6 +94,12 @@ struct DeleteCheckpoints {
   std::vector<std::string> uuids;
 };
 
+// det experiment delete-tb-files: the experiment's TensorBoard files written so far.
+struct DeleteTensorboardFiles {
+  static constexpr const char* kName = "DeleteTensorboardFiles";
+  int64_t experiment_id = 0;
+};
+
 // A trial process reports the result of its previous workload (none for sequence 0) and asks for
 // the next one; agent/harness/PROTOCOL.md §3. The answer is recorded by the experiment reactor in
 // the same write (TrialWorkloadAssigned) and read back by the edge.

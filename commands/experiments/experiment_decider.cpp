@@ -386,6 +386,17 @@ Result<Decision> DecideCommand(const DecisionState& state, const ContinueExperim
   return Decision{{std::move(event)}, std::to_string(experiment->experiment_id)};
 }
 
+Result<Decision> DecideCommand(const DecisionState& state, const DeleteTensorboardFiles& command,
+                               const CommandMeta&) {
+  const ExperimentRecord* experiment = state.FindExperiment(command.experiment_id);
+  if (experiment == nullptr) {
+    return Status::NotFound("experiment " + std::to_string(command.experiment_id) + " not found");
+  }
+  events::Envelope event;
+  event.mutable_tensorboard_files_deleted()->set_experiment_id(experiment->experiment_id);
+  return Decision{{std::move(event)}, std::to_string(experiment->experiment_id)};
+}
+
 Result<Decision> DecideCommand(const DecisionState& state, const DeleteCheckpoints& command,
                                const CommandMeta&) {
   if (command.uuids.empty()) return Status::InvalidArgument("checkpointUuids: name at least one");
@@ -634,6 +645,11 @@ Status MayRun(const DecisionState& state, const UserRecord& user,
     CAIRN_RETURN_IF_ERROR(AuthorizeExperimentChange(state, user, checkpoint->second.experiment_id));
   }
   return Status::Ok();
+}
+
+Status MayRun(const DecisionState& state, const UserRecord& user,
+              const DeleteTensorboardFiles& command) {
+  return AuthorizeExperimentChange(state, user, command.experiment_id);
 }
 
 // A trial process reports through its allocation's route, never as a user.

@@ -24,6 +24,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const KillTrial& comm
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const ContinueExperiment& command,
                                const CommandMeta& meta);
+Result<Decision> DecideCommand(const DecisionState& state, const DeleteTensorboardFiles& command,
+                               const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const DeleteCheckpoints& command,
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const ReportWorkload& command,
@@ -41,6 +43,8 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const KillTria
 Status MayRun(const DecisionState& state, const UserRecord& user,
               const ContinueExperiment& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteCheckpoints& command);
+Status MayRun(const DecisionState& state, const UserRecord& user,
+              const DeleteTensorboardFiles& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ReportWorkload& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ReportTrial& command);
 

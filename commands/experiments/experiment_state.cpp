@@ -544,6 +544,10 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
         state.dirty_experiments.insert(trial->experiment_id);
       }
       return true;
+    case E::kTensorboardFilesDeleted:
+      state.tensorboard_deletions.push_back(
+          {event.tensorboard_files_deleted().experiment_id(), event.time_unix_micros()});
+      return true;
     case E::kCheckpointsDeleted:
       for (const auto& uuid : event.checkpoints_deleted().uuids()) {
         auto it = state.checkpoints.find(uuid);

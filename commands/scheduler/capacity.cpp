@@ -26,6 +26,13 @@ PoolCapacity::PoolCapacity(const DecisionState& state, const events::ResourcePoo
       for (int32_t used : agent.used_slots) {
         if (used >= 0 && used < agent.slot_count) slots.slots[used] = kUsed;
       }
+      // A disabled slot is out of the pool: neither free nor counted in its capacity.
+      for (int32_t disabled : agent.disabled_slots) {
+        if (disabled >= 0 && disabled < agent.slot_count) {
+          slots.slots[disabled] = kDisabled;
+          --total_slots_;
+        }
+      }
       slots.zero_slot_used = agent.zero_slot_containers;
     }
     slots.zero_slot_max = pool.max_aux_containers_per_agent();
@@ -45,7 +52,8 @@ PoolCapacity::PoolCapacity(const DecisionState& state, const events::ResourcePoo
       for (const auto& part : task.where().parts) {
         if (part.agent_id() != agent_id) continue;
         for (int32_t slot : part.slot_ids()) {
-          if (slot >= 0 && slot < static_cast<int32_t>(agents_[at].slots.size())) {
+          if (slot >= 0 && slot < static_cast<int32_t>(agents_[at].slots.size()) &&
+              agents_[at].slots[slot] != kDisabled) {
             agents_[at].slots[slot] = kReleasing;
           }
         }

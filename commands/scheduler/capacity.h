@@ -61,7 +61,7 @@ class PoolCapacity {
   size_t agent_count() const { return agents_.size(); }
 
  private:
-  enum SlotState : uint8_t { kFree = 0, kUsed = 1, kReleasing = 2 };
+  enum SlotState : uint8_t { kFree = 0, kUsed = 1, kReleasing = 2, kDisabled = 3 };
   enum class View { kNow, kAllIdle };
   PoolCapacity(const DecisionState& state, const events::ResourcePoolConfig& pool, View view);
   struct AgentSlots {

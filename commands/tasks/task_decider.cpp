@@ -114,6 +114,29 @@ bool IsAuxTask(const events::TaskSpec& spec, int32_t slots) {
          (slots == 0 && spec.task_type() != events::TASK_TYPE_TRIAL);
 }
 
+namespace {
+
+// Bind mounts (det cmd run --volume) are applied by container agents only; a task that asks for
+// them in a pool of process agents is refused now rather than run without its mounts. A pool
+// with no agents yet is given the benefit of the doubt (the agent refuses what it cannot apply).
+Status CheckMountsApplied(const DecisionState& state, const std::string& pool,
+                          const events::TaskSpec& spec) {
+  if (spec.bind_mounts_size() == 0) return Status::Ok();
+  bool any_agent = false;
+  for (const auto& [agent_id, agent] : state.agents) {
+    if (agent.resource_pool != pool) continue;
+    if (agent.runs_containers) return Status::Ok();
+    any_agent = true;
+  }
+  if (!any_agent) return Status::Ok();
+  return Status::FailedPrecondition(
+      "bind_mounts (--volume) cannot be applied in resource pool " + pool +
+      ": its agents run tasks as processes on their hosts, where nothing is mounted; submit to "
+      "a pool of container agents (cairn-agent --runtime container)");
+}
+
+}  // namespace
+
 Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& submit,
                                const CommandMeta& meta) {
   if (submit.request) {
@@ -188,6 +211,7 @@ Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& sub
   if (!submit.force) {
     CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, resolved->resource_pool(), resources.slots()));
   }
+  CAIRN_RETURN_IF_ERROR(CheckMountsApplied(state, resolved->resource_pool(), submit.spec));
   submitted->set_config_json(submit.config_json);
   submitted->set_workspace_id(job != nullptr ? job->workspace_id : submit.workspace_id);
   return Decision{{std::move(event)}, submit.task_id};

@@ -221,6 +221,34 @@ TEST_F(DeterminedShapesTest, AgentAndSlotList) {
   }
 }
 
+// det slot disable/enable as the CLI sends them (disable with an empty request object), by an
+// admin; each answers the slot (v1Slot).
+TEST_F(DeterminedShapesTest, SlotDisableAndEnable) {
+  Call("POST", "/api/v1/agents/a1/register", R"({"incarnation":"i","slots":2})");
+  auto refused = client_->Request("POST", "/api/v1/agents/a1/slots/0/disable", "{}", Session());
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 403) << "not for a non-admin: " << refused->body;
+  token_ = Call("POST", "/api/v1/auth/login",
+                R"({"username":"admin","password":"","isHashed":true})")["token"];
+  json disabled = Call("POST", "/api/v1/agents/a1/slots/0/disable", "{}");
+  ExpectKeys(disabled["slot"], {"id", "device", "enabled"}, "v1Slot");
+  EXPECT_EQ(disabled["slot"]["id"], "0");
+  EXPECT_EQ(disabled["slot"]["enabled"], false);
+  json agent = Call("GET", "/api/v1/agents/a1")["agent"];
+  EXPECT_EQ(agent["slots"]["/agents/a1/slots/0"]["enabled"], false);
+  EXPECT_EQ(agent["slotStats"]["typeStats"]["TYPE_CPU"]["disabled"], 1);
+  EXPECT_EQ(Call("POST", "/api/v1/agents/a1/slots/0/enable")["slot"]["enabled"], true);
+  for (const std::string bad : {"/api/v1/agents/a1/slots/2/disable",
+                                "/api/v1/agents/a1/slots/x/disable"}) {
+    auto answer = client_->Request("POST", bad, "{}", Session());
+    ASSERT_TRUE(answer.ok());
+    EXPECT_EQ(answer->status, 400) << bad << ": " << answer->body;
+  }
+  auto missing = client_->Request("POST", "/api/v1/agents/nobody/slots/0/enable", "", Session());
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->status, 404) << missing->body;
+}
+
 TEST_F(DeterminedShapesTest, ExperimentCreateListAndDescribe) {
   json created = Call("POST", "/api/v1/experiments", CreateExperimentBody(false).dump());
   ExpectKeys(created, {"experiment", "config"}, "create");

@@ -126,6 +126,75 @@ TEST(FittingTest, AFailedGangPartKillsTheRestAndTheLastPartEndsTheTask) {
   }
 }
 
+TEST(FittingTest, ADisabledSlotTakesNoWorkAndItsTaskIsKilledUnlessDrained) {
+  for (bool drain : {false, true}) {
+    SCOPED_TRACE(drain ? "drained" : "killed");
+    Cluster cluster;
+    RUN_OK(cluster, Agent("a1", 2));
+    RUN_OK(cluster, Submission("first", {.slots = 1}));
+    ASSERT_EQ(cluster.Task("first").where().parts.at(0).slot_ids(0), 0);
+    RUN_OK(cluster, (SetSlotEnabled{"a1", 0, /*enabled=*/false, drain}));
+    ASSERT_EQ(cluster.Last(events::Envelope::kAgentSlotDisabled).size(), 1u);
+    auto kills = cluster.Last(events::Envelope::kKillRequested);
+    if (drain) {
+      EXPECT_TRUE(kills.empty());
+    } else {
+      ASSERT_EQ(kills.size(), 1u);
+      EXPECT_TRUE(Contains(kills[0].kill_requested().reason(), "slot 0 of agent a1 disabled"))
+          << kills[0].kill_requested().reason();
+    }
+    RUN_OK(cluster, Exit("first"));
+    // Two 1-slot tasks: one takes slot 1, the other waits although slot 0 is idle.
+    BATCH_OK(cluster, (std::vector<Command>{Submission("second", {.slots = 1}),
+                                            Submission("third", {.slots = 1})}));
+    ASSERT_EQ(cluster.Assigned(), Strings{"second"});
+    EXPECT_EQ(cluster.Task("second").where().parts.at(0).slot_ids(0), 1);
+    // A 2-slot task can never fit while a slot is out; enabling the slot places the waiter.
+    RUN_OK(cluster, (SetSlotEnabled{"a1", 0, /*enabled=*/true}));
+    EXPECT_EQ(cluster.Assigned(), Strings{"third"});
+    EXPECT_EQ(cluster.Task("third").where().parts.at(0).slot_ids(0), 0);
+  }
+}
+
+TEST(FittingTest, SlotChangesNameARealSlotAndRepeatNothing) {
+  Cluster cluster;
+  RUN_OK(cluster, Agent("a1", 2));
+  Status missing = cluster.Run(SetSlotEnabled{"a1", 2, false}).status();
+  EXPECT_EQ(missing.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(missing.message(), "has 2 slots")) << missing.message();
+  EXPECT_EQ(cluster.Run(SetSlotEnabled{"nobody", 0, false}).status().code(),
+            StatusCode::kNotFound);
+  RUN_OK(cluster, (SetSlotEnabled{"a1", 1, false}));
+  EXPECT_EQ(cluster.Last(events::Envelope::kAgentSlotDisabled).size(), 1u);
+  RUN_OK(cluster, (SetSlotEnabled{"a1", 1, false}));
+  EXPECT_TRUE(cluster.last_events.empty()) << "disabling twice records once";
+  EXPECT_EQ(cluster.state.agents.at("a1").disabled_slots, (std::set<int32_t>{1}));
+}
+
+TEST(FittingTest, BindMountsAreRefusedInAPoolOfProcessAgentsOnly) {
+  Cluster cluster;
+  RUN_OK(cluster, Pools({Pool("default"), Pool("containers")}));
+  SubmitTask mounted = Submission("mounted", {.slots = 1, .pool = "default"});
+  auto* mount = mounted.spec.add_bind_mounts();
+  mount->set_host_path("/data");
+  mount->set_container_path("/data");
+  // No agent yet: nothing is known to refuse it (the agent that gets it decides).
+  RUN_OK(cluster, mounted);
+  RUN_OK(cluster, Agent("process-agent", 1, "default"));
+  mounted.task_id = "mounted-2";
+  Status refused = cluster.Run(mounted).status();
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Contains(refused.message(), "bind_mounts (--volume) cannot be applied"))
+      << refused.message();
+  RegisterAgent container_agent = Agent("container-agent", 1, "containers");
+  container_agent.registration.set_runs_containers(true);
+  RUN_OK(cluster, container_agent);
+  mounted.task_id = "mounted-3";
+  mounted.resources.set_resource_pool("containers");
+  RUN_OK(cluster, mounted);
+  EXPECT_TRUE(cluster.state.agents.at("container-agent").runs_containers);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Zero-slot tasks
 

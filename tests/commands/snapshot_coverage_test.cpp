@@ -261,7 +261,7 @@ void ExpectSameJob(const JobRecord& expected, const JobRecord& actual, bool fill
 
 // --- Agents ------------------------------------------------------------------------------------
 
-CAIRN_COVERS(AgentRecord, 12);
+CAIRN_COVERS(AgentRecord, 14);
 
 AgentRecord FullAgent() {
   AgentRecord agent;
@@ -277,6 +277,8 @@ AgentRecord FullAgent() {
   agent.allocations = {"task-running.3"};
   agent.registered_offset = 111;
   agent.address = "10.0.0.1:8080";
+  agent.disabled_slots = {3};
+  agent.runs_containers = true;
   return agent;
 }
 
@@ -295,6 +297,8 @@ void ExpectSameAgent(const AgentRecord& expected, const AgentRecord& actual, boo
   CAIRN_EXPECT_SAME_FIELD(allocations);
   CAIRN_EXPECT_SAME_FIELD(registered_offset);
   CAIRN_EXPECT_SAME_FIELD(address);
+  CAIRN_EXPECT_SAME_FIELD(disabled_slots);
+  CAIRN_EXPECT_SAME_FIELD(runs_containers);
 }
 
 // --- Experiments, trials and checkpoints -------------------------------------------------------
@@ -872,7 +876,7 @@ void ExpectSamePaiJob(const PaiJobRecord& expected, const PaiJobRecord& actual, 
 
 // --- The whole state ---------------------------------------------------------------------------
 
-CAIRN_COVERS(DecisionState, 26);
+CAIRN_COVERS(DecisionState, 27);
 
 // A state in which every field of every stored record is set (and one of each kind of task: a
 // running one, an exited one, a queued one), its derived fields made as Apply makes them.
@@ -905,6 +909,7 @@ std::unique_ptr<DecisionState> FullState() {
   state->checkpoints["checkpoint-latest"] =
       CheckpointRecord{"checkpoint-latest", 3, 21, 116, 4096, true};
   state->deleted_checkpoints = {"checkpoint-first"};
+  state->tensorboard_deletions = {{3, 1700000000000000}};
   events::TemplateSaved saved;
   saved.set_name("template-1");
   saved.set_config_yaml("max_restarts: 2\n");
@@ -1037,6 +1042,7 @@ TEST(SnapshotCoverageTest, EveryFieldOfEveryRecordSurvivesARoundTrip) {
   }
   EXPECT_FALSE(expected.checkpoints.empty());
   CAIRN_EXPECT_SAME_FIELD(deleted_checkpoints);
+  CAIRN_EXPECT_SAME_FIELD(tensorboard_deletions);
   ASSERT_EQ(actual.templates.size(), expected.templates.size());
   for (const auto& [name, saved] : expected.templates) {
     ASSERT_EQ(actual.templates.count(name), 1u) << "template " << name;

@@ -320,5 +320,63 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliChangesAnExperimentsGcPolicy) {
   EXPECT_EQ(storage["save_trial_latest"], 3) << storage;
 }
 
+
+// det slot disable/enable, det cmd run --volume on process agents, and det experiment
+// delete-tb-files, through Determined's CLI.
+TEST_F(DeterminedSurfaceTest, DeterminedsCliDisablesSlotsRefusesVolumesAndDeletesTensorboardFiles) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  cluster_.StartAgent("slot-agent", 2);
+  DeterminedCli det(cluster_, "admin");
+  EXPECT_NE(det.Det("slot disable slot-agent 0", 0, true).find("Disabled slot 0 of agent slot-agent"),
+            std::string::npos);
+  const json agent = cluster_.Get("/api/v1/agents/slot-agent")["agent"];
+  EXPECT_EQ(agent["slots"]["/agents/slot-agent/slots/0"]["enabled"], false) << agent;
+  EXPECT_EQ(agent["slots"]["/agents/slot-agent/slots/1"]["enabled"], true) << agent;
+  EXPECT_EQ(agent["slotStats"]["typeStats"]["TYPE_CPU"]["disabled"], 1) << agent;
+  const std::string listed = det.Det("slot list --json", 0, true);
+  EXPECT_NE(listed.find("\"enabled\": false"), std::string::npos) << listed;
+  // A command placed while slot 0 is out runs on slot 1.
+  const std::string task = cluster_.Submit({{"entrypoint", "exit 0"}, {"resources", {{"slots", 1}}}});
+  const json placed = cluster_.WaitForEvent([&](const json& event) {
+    return event.contains("allocationAssigned") && event["allocationAssigned"]["taskId"] == task;
+  });
+  EXPECT_EQ(placed["allocationAssigned"]["slotIds"], json::array({1})) << placed;
+  EXPECT_NE(det.Det("slot enable slot-agent 0", 0, true).find("Enabled slot 0 of agent slot-agent"),
+            std::string::npos);
+  EXPECT_EQ(cluster_.Get("/api/v1/agents/slot-agent")["agent"]["slots"]["/agents/slot-agent/slots/0"]
+                ["enabled"],
+            true);
+  // A user without the cluster-wide right to manage agents may not take slots out.
+  EXPECT_EQ(cluster_.Call("POST", "/api/v1/agents/slot-agent/slots/1/disable").status, 403);
+
+  // The agent runs processes: a mount it cannot apply is refused at submission, not ignored.
+  const std::string volume = RunShell(det.PythonAsDetermined() + " -m determined.cli -m " +
+                                      cluster_.url() + " cmd run --volume /tmp:/data true 2>&1")
+                                 .second;
+  EXPECT_NE(volume.find("bind_mounts (--volume) cannot be applied"), std::string::npos) << volume;
+
+  // delete-tb-files removes what the trials wrote so far, and nothing written later.
+  std::string config = experiment_e2e::ReadFile(ExamplePath("spiral-mlp") + "/grid.yaml");
+  experiment_e2e::ReplaceOnce(config, "host_path: /tmp", "host_path: " + cluster_.dir().path());
+  Reply created = cluster_.CreateExperiment(config, ExamplePath("spiral-mlp"), /*activate=*/false);
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  const std::string id = std::to_string(Int(created.body["experiment"]["id"]));
+  const std::string trial_dir = cluster_.dir().path() + "/cairn-checkpoints/tensorboard/experiment/" +
+                                id + "/trial/1";
+  std::filesystem::create_directories(trial_dir);
+  std::ofstream(trial_dir + "/events.out.tfevents.1") << "written before";
+  std::ofstream(trial_dir + "/events.out.tfevents.2") << "written after";
+  std::filesystem::last_write_time(trial_dir + "/events.out.tfevents.2",
+                                   std::filesystem::file_time_type::clock::now() +
+                                       std::chrono::hours(1));
+  det.Det("experiment delete-tb-files " + id);
+  EXPECT_TRUE(experiment_e2e::WaitUntilRemoved({trial_dir + "/events.out.tfevents.1"},
+                                               std::chrono::seconds(30)));
+  EXPECT_TRUE(std::filesystem::exists(trial_dir + "/events.out.tfevents.2"));
+  const json recorded = cluster_.WaitForEvent(
+      [](const json& event) { return event.contains("tensorboardFilesDeleted"); });
+  EXPECT_EQ(recorded["actor"], "user:admin") << recorded;
+}
+
 }  // namespace
 }  // namespace cairn::testing
