@@ -186,6 +186,12 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewModels(event.model_version_updated().workspace_id());
     case Case::kModelVersionDeleted:
       return CanViewModels(event.model_version_deleted().workspace_id());
+    case Case::kConfigPoliciesSet:
+      return event.config_policies_set().workspace_id() == commands::kEveryWorkspace ||
+             CanView(event.config_policies_set().workspace_id());
+    case Case::kConfigPoliciesDeleted:
+      return event.config_policies_deleted().workspace_id() == commands::kEveryWorkspace ||
+             CanView(event.config_policies_deleted().workspace_id());
     case Case::kWorkspaceCreated:
       return CanView(event.workspace_created().workspace_id()) ||
              Own(event.workspace_created().owner_user_id());

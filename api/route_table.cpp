@@ -7,6 +7,7 @@
 #include "api/handlers/auth.h"
 #include "api/handlers/checkpoints.h"
 #include "api/handlers/commands.h"
+#include "api/handlers/config_policies.h"
 #include "api/handlers/determined_trials.h"
 #include "api/handlers/events.h"
 #include "api/handlers/experiments.h"
@@ -88,6 +89,15 @@ std::vector<Route> RouteTable() {
       {"GET",    "/api/v1/workspaces/{id}/projects",        kUser,       ListWorkspaceProjects},
       {"POST",   "/api/v1/workspaces/{id}/projects",        kUser,       CreateProjectRoute},
       {"GET",    "/api/v1/workspaces/{id}/available-resource-pools", kUser, WorkspacePools},
+      {"GET",    "/api/v1/config-policies/global/{workloadType}", kUser,  GetConfigPoliciesRoute},
+      {"PUT",    "/api/v1/config-policies/global/{workloadType}", kUser,  PutConfigPoliciesRoute},
+      {"DELETE", "/api/v1/config-policies/global/{workloadType}", kUser,  DeleteConfigPoliciesRoute},
+      {"GET",    "/api/v1/config-policies/workspaces/{workspaceId}/{workloadType}", kUser,
+                                                                      GetConfigPoliciesRoute},
+      {"PUT",    "/api/v1/config-policies/workspaces/{workspaceId}/{workloadType}", kUser,
+                                                                      PutConfigPoliciesRoute},
+      {"DELETE", "/api/v1/config-policies/workspaces/{workspaceId}/{workloadType}", kUser,
+                                                                      DeleteConfigPoliciesRoute},
       {"*",      "/api/v1/workspaces/{id}/{rest...}",       kUser,       WorkspacesNotSupported},
       {"GET",    "/api/v1/projects/{id}",                   kUser,       GetProject},
       {"PATCH",  "/api/v1/projects/{id}",                   kUser,       PatchProject},

@@ -12,6 +12,7 @@
 #include "commands/experiments/experiment_commands.h"
 #include "commands/identity/identity.h"
 #include "commands/pai/pai_commands.h"
+#include "commands/policies/policy_commands.h"
 #include "commands/registry/registry_commands.h"
 #include "commands/tasks/task_commands.h"
 #include "commands/templates/template_commands.h"
@@ -37,7 +38,7 @@ using Command =
                  RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady,
                  SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz,
                  CreateAccessToken, UpdateAccessToken, SetClusterMessage, ChangeMasterLogLevel,
-                 SetSlotEnabled, DeleteTensorboardFiles>;
+                 SetSlotEnabled, DeleteTensorboardFiles, SetConfigPolicies, DeleteConfigPolicies>;
 
 // A short name for logs and errors, e.g. "SubmitTask" (each command's kName).
 const char* CommandName(const Command& command);

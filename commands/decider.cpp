@@ -9,6 +9,7 @@
 #include "commands/identity/identity_decider.h"
 #include "commands/pai/pai_decider.h"
 #include "commands/pai/pai_gang_hooks.h"
+#include "commands/policies/policy_decider.h"
 #include "commands/registry/registry_decider.h"
 #include "commands/scheduler/gang_hooks.h"
 #include "commands/scheduler/scheduler.h"

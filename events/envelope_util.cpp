@@ -153,6 +153,12 @@ std::string EntityIdOf(const events::Envelope& event) {
       return "user/" + std::to_string(event.role_removed().user_id());
     case E::kPoolBindingsChanged:
       return "pool/" + event.pool_bindings_changed().pool_name();
+    case E::kConfigPoliciesSet:
+      return "config-policies/" + std::to_string(event.config_policies_set().workspace_id()) + "/" +
+             event.config_policies_set().workload_type();
+    case E::kConfigPoliciesDeleted:
+      return "config-policies/" + std::to_string(event.config_policies_deleted().workspace_id()) +
+             "/" + event.config_policies_deleted().workload_type();
     case E::kClusterMessageSet:
     case E::kClusterMessageCleared:
       return "cluster-message";

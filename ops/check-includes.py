@@ -40,9 +40,10 @@ DOMAINS = {
     "registry": {"tenancy"},
     "scheduler": set(),  # knows gangs, not their owners: scheduler/gang_hooks.h
     "templates": {"tenancy"},
-    "tasks": {"scheduler", "tenancy", "templates"},
+    "policies": {"tenancy", "templates"},
+    "tasks": {"scheduler", "tenancy", "templates", "policies"},
     "agents": {"tasks", "scheduler"},
-    "experiments": {"tasks", "scheduler", "tenancy", "templates"},
+    "experiments": {"tasks", "scheduler", "tenancy", "templates", "policies"},
     "pai": {"tasks", "scheduler", "tenancy"},
     "proto": set(),
 }

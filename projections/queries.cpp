@@ -263,6 +263,14 @@ Result<std::vector<views::RoleAssignmentView>> Queries::ListRoleAssignments() {
                                                           projections::ReadRoleAssignments);
 }
 
+Result<std::optional<events::ConfigPoliciesSet>> Queries::GetConfigPolicies(
+    int32_t workspace_id, const std::string& workload_type) {
+  return ReadFrom<std::optional<events::ConfigPoliciesSet>>(
+      projections::kTenancyProjector, [&](ViewReader& reader) {
+        return projections::ReadConfigPolicies(reader, workspace_id, workload_type);
+      });
+}
+
 Result<std::optional<views::ClusterMessageView>> Queries::GetClusterMessage() {
   return ReadFrom<std::optional<views::ClusterMessageView>>(projections::kTenancyProjector,
                                                             projections::ReadClusterMessage);

@@ -123,6 +123,8 @@ class Queries {
   Result<std::vector<views::PoolBindingView>> ListPoolBindings();
   // The latest cluster message, ended or not (tenancy_projector.h).
   Result<std::optional<views::ClusterMessageView>> GetClusterMessage();
+  Result<std::optional<events::ConfigPoliciesSet>> GetConfigPolicies(
+      int32_t workspace_id, const std::string& workload_type);
 
   // The configured resource pools, in configuration order, with their connected agents' usage.
   Result<std::vector<PoolView>> ListPools();

@@ -29,6 +29,19 @@ std::string RoleKey(int32_t workspace_id, int32_t user_id) {
 
 std::string BindingKey(const std::string& pool) { return std::string(kBindingPrefix) + pool; }
 
+constexpr std::string_view kPoliciesPrefix = "config_policies/";
+
+std::string PoliciesKey(int32_t workspace_id, const std::string& workload_type) {
+  std::string key(kPoliciesPrefix);
+  AppendId(&key, static_cast<uint64_t>(workspace_id));
+  key += '/';
+  key += workload_type;
+  return key;
+}
+
+// Determined's workload types; a workspace's deletion ends its policies of both.
+constexpr const char* kWorkloadTypes[] = {"EXPERIMENT", "NTSC"};
+
 // Workspaces and projects alike: where they are kept, and the built-in one (id 1), which is read
 // as built in until something stores it.
 template <typename View>
@@ -164,6 +177,9 @@ Status DeleteWorkspace(ViewStore& store, int32_t workspace_id) {
     } else {
       CAIRN_RETURN_IF_ERROR(store.PutMessage(BindingKey(pool), binding));
     }
+  }
+  for (const char* workload_type : kWorkloadTypes) {
+    CAIRN_RETURN_IF_ERROR(store.Delete(PoliciesKey(workspace_id, workload_type)));
   }
   return store.Delete(KeyOf<views::WorkspaceView>(workspace_id));
 }
@@ -330,6 +346,14 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
     }
     case Envelope::kPoolBindingsChanged:
       return ChangeBindings(store, event.pool_bindings_changed());
+    case Envelope::kConfigPoliciesSet: {
+      const auto& set = event.config_policies_set();
+      return store.PutMessage(PoliciesKey(set.workspace_id(), set.workload_type()), set);
+    }
+    case Envelope::kConfigPoliciesDeleted: {
+      const auto& deleted = event.config_policies_deleted();
+      return store.Delete(PoliciesKey(deleted.workspace_id(), deleted.workload_type()));
+    }
     case Envelope::kClusterMessageSet: {
       const auto& set = event.cluster_message_set();
       views::ClusterMessageView message;
@@ -357,6 +381,11 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
 
 Result<std::optional<views::ClusterMessageView>> ReadClusterMessage(ViewReader& reader) {
   return ReadView<views::ClusterMessageView>(reader, kClusterMessageKey);
+}
+
+Result<std::optional<events::ConfigPoliciesSet>> ReadConfigPolicies(
+    ViewReader& reader, int32_t workspace_id, const std::string& workload_type) {
+  return ReadView<events::ConfigPoliciesSet>(reader, PoliciesKey(workspace_id, workload_type));
 }
 
 namespace {

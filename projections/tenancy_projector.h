@@ -2,7 +2,8 @@
 // "project/<id, 20 digits>" -> views::ProjectView, "role/<workspace, 20 digits>/<user, 20 digits>"
 // -> views::RoleAssignmentView (workspace 0: cluster-wide), "binding/<pool>" ->
 // views::PoolBindingView, "experiment/<id, 20 digits>" -> views::ExperimentPlacementView, and
-// "cluster_message" -> views::ClusterMessageView.
+// "cluster_message" -> views::ClusterMessageView, and "config_policies/<workspace, 20 digits, 0:
+// global>/<EXPERIMENT|NTSC>" -> events::ConfigPoliciesSet.
 // The built-in Uncategorized workspace and project (id 1) are read as built in until stored.
 #pragma once
 
@@ -33,6 +34,9 @@ Result<std::vector<views::ProjectView>> ReadProjects(ViewReader& reader);
 Result<std::vector<views::RoleAssignmentView>> ReadRoleAssignments(ViewReader& reader);
 // The latest cluster message, ended or not; nullopt before the first.
 Result<std::optional<views::ClusterMessageView>> ReadClusterMessage(ViewReader& reader);
+// One scope's config policies for one workload type; nullopt when none are set.
+Result<std::optional<events::ConfigPoliciesSet>> ReadConfigPolicies(
+    ViewReader& reader, int32_t workspace_id, const std::string& workload_type);
 // Every bound pool, by name.
 Result<std::vector<views::PoolBindingView>> ReadPoolBindings(ViewReader& reader);
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/yaml_json.h"
+#include "commands/policies/config_policies.h"
 #include "commands/templates/template_decider.h"
 #include "commands/templates/template_merge.h"
 #include "commands/tenancy/tenancy_decider.h"
@@ -86,6 +87,22 @@ Result<events::ExperimentCreated> ConfigureExperiment(const DecisionState& state
                            ConfigWithTemplate(state, template_name, request.config_yaml, meta));
   }
   CAIRN_ASSIGN_OR_RETURN(auto parsed, experiments::ParseExperimentConfig(merged));
+  // The project (so the workspace) is the user's to choose; its config policies then apply.
+  CAIRN_ASSIGN_OR_RETURN(int32_t project_id,
+                         ExperimentProject(state, request.project_id, parsed, meta));
+  const ProjectRecord* project = state.tenancy.FindProject(project_id);
+  const int32_t workspace_id = project ? project->workspace_id : kUncategorizedWorkspace;
+  if (!state.tenancy.config_policies.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(nlohmann::ordered_json as_json, YamlTextToJson(merged, "config"));
+    CAIRN_ASSIGN_OR_RETURN(as_json, WithInvariantConfigs(state.tenancy, workspace_id,
+                                                         kExperimentWorkload, std::move(as_json)));
+    merged = JsonToYamlText(as_json);
+    CAIRN_ASSIGN_OR_RETURN(parsed, experiments::ParseExperimentConfig(merged));
+    CAIRN_RETURN_IF_ERROR(
+        CheckConstraints(state.tenancy, workspace_id, kExperimentWorkload,
+                         {parsed.resources.slots_per_trial, parsed.resources.max_slots,
+                          parsed.resources.priority, "resources.slots_per_trial"}));
+  }
   CAIRN_ASSIGN_OR_RETURN(auto config,
                          WithCheckpointStorage(std::move(parsed), request.default_checkpoint_dir));
   if (!config.experiment_seed) experiments::SetExperimentSeed(config, request.seed_if_unset);
@@ -94,8 +111,6 @@ Result<events::ExperimentCreated> ConfigureExperiment(const DecisionState& state
         "modelDefinition is required: the directory with the trial class");
   }
   CAIRN_RETURN_IF_ERROR(CheckEntrypointInContext(config, request.context_paths));
-  CAIRN_ASSIGN_OR_RETURN(int32_t project_id,
-                         ExperimentProject(state, request.project_id, config, meta));
 
   events::ExperimentCreated created = command.created;
   created.set_name(config.name);

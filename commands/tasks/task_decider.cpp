@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/yaml_json.h"
+#include "commands/policies/config_policies.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/tasks/command_config.h"
 #include "commands/tasks/task_events.h"
@@ -88,8 +89,27 @@ Result<SubmitTask> ReadRequest(const DecisionState& state, const SubmitTask& sub
     CAIRN_ASSIGN_OR_RETURN(nlohmann::ordered_json merged_json, YamlTextToJson(merged, "config"));
     config = nlohmann::json::parse(merged_json.dump());
   }
+  const bool policed = !state.tenancy.config_policies.empty();
+  if (policed) {
+    if (!config.is_object()) return Status::InvalidArgument("config: must be a map");
+    CAIRN_ASSIGN_OR_RETURN(nlohmann::ordered_json policed_config,
+                           WithInvariantConfigs(state.tenancy, submit.workspace_id, kNtscWorkload,
+                                                nlohmann::ordered_json::parse(config.dump())));
+    config = nlohmann::json::parse(policed_config.dump());
+  }
   const events::TaskType type = submit.spec.task_type();
   CAIRN_ASSIGN_OR_RETURN(CommandConfig read, ParseTaskConfig(config, type));
+  if (policed) {
+    const auto& asked = read.resources;
+    Status allowed = CheckConstraints(
+        state.tenancy, submit.workspace_id, kNtscWorkload,
+        {asked.slots(),
+         asked.max_slots() > 0 ? std::optional<int32_t>(asked.max_slots()) : std::nullopt,
+         asked.priority() != 0 ? std::optional<int32_t>(asked.priority()) : std::nullopt});
+    if (!allowed.ok()) {
+      return Status::InvalidArgument("failed constraint check: " + allowed.message());
+    }
+  }
   SubmitTask configured = submit;
   configured.request.reset();
   configured.spec = std::move(read.spec);

@@ -193,6 +193,12 @@ TenancyState::TenancyState() {
   projects[project.id] = project;
 }
 
+const ConfigPolicyRecord* TenancyState::FindConfigPolicies(int32_t workspace_id,
+                                                           const std::string& workload_type) const {
+  auto it = config_policies.find({workspace_id, workload_type});
+  return it == config_policies.end() ? nullptr : &it->second;
+}
+
 const WorkspaceRecord* TenancyState::FindWorkspace(int32_t workspace_id) const {
   auto it = workspaces.find(workspace_id);
   return it == workspaces.end() ? nullptr : &it->second;
@@ -283,8 +289,25 @@ void ApplyTenancy(TenancyState& state, const Envelope& event) {
       if (updated.has_default_aux_pool()) workspace.default_aux_pool = updated.default_aux_pool();
       break;
     }
+    case Envelope::kConfigPoliciesSet: {
+      const auto& set = event.config_policies_set();
+      ConfigPolicyRecord& policies =
+          state.config_policies[{set.workspace_id(), set.workload_type()}];
+      policies.invariant_config_json = set.invariant_config_json();
+      policies.priority_limit =
+          set.has_priority_limit() ? std::optional<int32_t>(set.priority_limit()) : std::nullopt;
+      policies.max_slots =
+          set.has_max_slots() ? std::optional<int32_t>(set.max_slots()) : std::nullopt;
+      break;
+    }
+    case Envelope::kConfigPoliciesDeleted:
+      state.config_policies.erase({event.config_policies_deleted().workspace_id(),
+                                   event.config_policies_deleted().workload_type()});
+      break;
     case Envelope::kWorkspaceDeleted: {
       const int32_t workspace_id = event.workspace_deleted().workspace_id();
+      std::erase_if(state.config_policies,
+                    [&](const auto& entry) { return entry.first.first == workspace_id; });
       auto it = state.workspaces.find(workspace_id);
       if (it == state.workspaces.end()) break;
       state.workspace_ids.erase(it->second.name);

@@ -89,6 +89,14 @@ struct ProjectRecord {
   bool immutable = false;  // the built-in Uncategorized project
 };
 
+// One scope's config policies for one kind of work (ConfigPoliciesSet).
+struct ConfigPolicyRecord {
+  std::string invariant_config_json;  // "" = none
+  std::optional<int32_t> priority_limit;
+  std::optional<int32_t> max_slots;
+  bool operator==(const ConfigPolicyRecord&) const = default;
+};
+
 struct TenancyState {
   TenancyState();  // holds the built-in Uncategorized workspace and project
 
@@ -97,12 +105,16 @@ struct TenancyState {
   std::map<int32_t, ProjectRecord> projects;
   std::map<std::pair<int32_t, int32_t>, events::Role> roles;  // (user, workspace or 0) -> role
   std::map<std::string, std::set<int32_t>> pool_bindings;     // bound pools only
+  // (workspace, or kEveryWorkspace for the global ones; "EXPERIMENT" or "NTSC") -> policies
+  std::map<std::pair<int32_t, std::string>, ConfigPolicyRecord> config_policies;
   int32_t last_workspace_id = kUncategorizedWorkspace;
   int32_t last_project_id = kUncategorizedProject;
   // UNSPECIFIED (a log from before AuthorizationConfigured) decides as RBAC did.
   events::AuthzType authz = events::AUTHZ_TYPE_UNSPECIFIED;
 
   bool RolesApply() const { return authz != events::AUTHZ_TYPE_BASIC; }
+  const ConfigPolicyRecord* FindConfigPolicies(int32_t workspace_id,
+                                               const std::string& workload_type) const;
   const WorkspaceRecord* FindWorkspace(int32_t workspace_id) const;
   const WorkspaceRecord* FindWorkspace(const std::string& name) const;
   // A workspace whose name equals `name` ignoring ASCII case (Determined's CLI looks names up

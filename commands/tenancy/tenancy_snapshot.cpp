@@ -43,6 +43,14 @@ void EncodeTenancy(const TenancyState& tenancy, snapshot::Tenancy& out) {
   out.set_last_workspace_id(tenancy.last_workspace_id);
   out.set_last_project_id(tenancy.last_project_id);
   out.set_authz(tenancy.authz);
+  for (const auto& [scope, policies] : tenancy.config_policies) {
+    auto* stored = out.add_config_policies();
+    stored->set_workspace_id(scope.first);
+    stored->set_workload_type(scope.second);
+    stored->set_invariant_config_json(policies.invariant_config_json);
+    if (policies.priority_limit) stored->set_priority_limit(*policies.priority_limit);
+    if (policies.max_slots) stored->set_max_slots(*policies.max_slots);
+  }
 }
 
 void DecodeTenancy(const snapshot::Tenancy& in, TenancyState& tenancy) {
@@ -82,6 +90,13 @@ void DecodeTenancy(const snapshot::Tenancy& in, TenancyState& tenancy) {
   tenancy.last_workspace_id = in.last_workspace_id();
   tenancy.last_project_id = in.last_project_id();
   tenancy.authz = in.authz();
+  for (const auto& stored : in.config_policies()) {
+    ConfigPolicyRecord& policies =
+        tenancy.config_policies[{stored.workspace_id(), stored.workload_type()}];
+    policies.invariant_config_json = stored.invariant_config_json();
+    if (stored.has_priority_limit()) policies.priority_limit = stored.priority_limit();
+    if (stored.has_max_slots()) policies.max_slots = stored.max_slots();
+  }
 }
 
 }  // namespace cairn::commands

@@ -238,8 +238,8 @@ TEST_F(DeterminedShapesTest, SlotDisableAndEnable) {
   EXPECT_EQ(agent["slots"]["/agents/a1/slots/0"]["enabled"], false);
   EXPECT_EQ(agent["slotStats"]["typeStats"]["TYPE_CPU"]["disabled"], 1);
   EXPECT_EQ(Call("POST", "/api/v1/agents/a1/slots/0/enable")["slot"]["enabled"], true);
-  for (const std::string bad : {"/api/v1/agents/a1/slots/2/disable",
-                                "/api/v1/agents/a1/slots/x/disable"}) {
+  for (const std::string bad :
+       {"/api/v1/agents/a1/slots/2/disable", "/api/v1/agents/a1/slots/x/disable"}) {
     auto answer = client_->Request("POST", bad, "{}", Session());
     ASSERT_TRUE(answer.ok());
     EXPECT_EQ(answer->status, 400) << bad << ": " << answer->body;
@@ -247,6 +247,40 @@ TEST_F(DeterminedShapesTest, SlotDisableAndEnable) {
   auto missing = client_->Request("POST", "/api/v1/agents/nobody/slots/0/enable", "", Session());
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing->status, 404) << missing->body;
+}
+
+// det config-policies set/describe/delete as the CLI sends them: the document as text in, the
+// policies as an object out; a non-admin may read the global ones but not set them.
+TEST_F(DeterminedShapesTest, ConfigPoliciesSetDescribeAndDelete) {
+  EXPECT_EQ(Call("GET", "/api/v1/config-policies/global/NTSC")["configPolicies"], json::object());
+  auto refused = client_->Request("PUT", "/api/v1/config-policies/global/NTSC",
+                                  R"({"workloadType":"NTSC","configPolicies":"{}"})", Session());
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 403) << refused->body;
+  token_ = Call("POST", "/api/v1/auth/login",
+                R"({"username":"admin","password":"","isHashed":true})")["token"];
+  const json body = {{"workloadType", "EXPERIMENT"},
+                     {"workspaceId", 1},
+                     {"configPolicies",
+                      "invariant_config:\n  description: x\nconstraints:\n  priority_limit: 10\n"}};
+  json set = Call("PUT", "/api/v1/config-policies/workspaces/1/EXPERIMENT", body.dump());
+  EXPECT_EQ(set["configPolicies"],
+            json::parse(
+                R"({"invariant_config":{"description":"x"},"constraints":{"priority_limit":10}})"))
+      << set;
+  EXPECT_EQ(Call("GET", "/api/v1/config-policies/workspaces/1/EXPERIMENT"), set);
+  EXPECT_EQ(Call("GET", "/api/v1/config-policies/workspaces/1/NTSC")["configPolicies"],
+            json::object());
+  Call("DELETE", "/api/v1/config-policies/workspaces/1/EXPERIMENT");
+  EXPECT_EQ(Call("GET", "/api/v1/config-policies/workspaces/1/EXPERIMENT")["configPolicies"],
+            json::object());
+  for (const auto& [target, expected] : std::vector<std::pair<std::string, int>>{
+           {"/api/v1/config-policies/global/TASKS", 400},
+           {"/api/v1/config-policies/workspaces/77/NTSC", 404}}) {
+    auto answer = client_->Request("GET", target, "", Session());
+    ASSERT_TRUE(answer.ok());
+    EXPECT_EQ(answer->status, expected) << target << ": " << answer->body;
+  }
 }
 
 TEST_F(DeterminedShapesTest, ExperimentCreateListAndDescribe) {

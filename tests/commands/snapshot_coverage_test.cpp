@@ -681,14 +681,15 @@ void FillTenancy(TenancyState& tenancy) {
   tenancy.last_workspace_id = 9;
   tenancy.last_project_id = 10;
   tenancy.authz = events::AUTHZ_TYPE_BASIC;
+  tenancy.config_policies[{9, "NTSC"}] = {R"({"resources":{"slots":1}})", 42, 2};
 }
 
 // TenancyState has a constructor, so FieldCount cannot count it (it is no aggregate); unpacking
 // it does the same: this stops compiling when a field is added.
 void ExpectSameTenancy(const TenancyState& expected, const TenancyState& actual, bool filled) {
   const TenancyState unfilled{};
-  const auto& [workspaces, workspace_ids, projects, roles, pool_bindings, last_workspace_id,
-               last_project_id, authz] = expected;
+  const auto& [workspaces, workspace_ids, projects, roles, pool_bindings, config_policies,
+               last_workspace_id, last_project_id, authz] = expected;
   ASSERT_EQ(actual.workspaces.size(), workspaces.size());
   for (const auto& [id, workspace] : workspaces) {
     ASSERT_EQ(actual.workspaces.count(id), 1u) << "workspace " << id;
@@ -708,7 +709,9 @@ void ExpectSameTenancy(const TenancyState& expected, const TenancyState& actual,
       << "last_workspace_id changed in the round trip";
   EXPECT_EQ(actual.last_project_id, last_project_id) << "last_project_id changed in the round trip";
   EXPECT_EQ(actual.authz, authz) << "authz changed in the round trip";
+  EXPECT_EQ(actual.config_policies, config_policies) << "config_policies changed in the round trip";
   if (filled) {
+    EXPECT_NE(config_policies, unfilled.config_policies) << "config_policies is left empty";
     EXPECT_NE(authz, unfilled.authz) << "authz is left at its default";
     EXPECT_NE(workspaces.size(), unfilled.workspaces.size()) << "no workspace is added";
     EXPECT_NE(workspace_ids, unfilled.workspace_ids) << "workspace_ids is left at its default";

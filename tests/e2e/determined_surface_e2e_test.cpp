@@ -320,15 +320,15 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliChangesAnExperimentsGcPolicy) {
   EXPECT_EQ(storage["save_trial_latest"], 3) << storage;
 }
 
-
 // det slot disable/enable, det cmd run --volume on process agents, and det experiment
 // delete-tb-files, through Determined's CLI.
 TEST_F(DeterminedSurfaceTest, DeterminedsCliDisablesSlotsRefusesVolumesAndDeletesTensorboardFiles) {
   if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
   cluster_.StartAgent("slot-agent", 2);
   DeterminedCli det(cluster_, "admin");
-  EXPECT_NE(det.Det("slot disable slot-agent 0", 0, true).find("Disabled slot 0 of agent slot-agent"),
-            std::string::npos);
+  EXPECT_NE(
+      det.Det("slot disable slot-agent 0", 0, true).find("Disabled slot 0 of agent slot-agent"),
+      std::string::npos);
   const json agent = cluster_.Get("/api/v1/agents/slot-agent")["agent"];
   EXPECT_EQ(agent["slots"]["/agents/slot-agent/slots/0"]["enabled"], false) << agent;
   EXPECT_EQ(agent["slots"]["/agents/slot-agent/slots/1"]["enabled"], true) << agent;
@@ -336,16 +336,18 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliDisablesSlotsRefusesVolumesAndDelete
   const std::string listed = det.Det("slot list --json", 0, true);
   EXPECT_NE(listed.find("\"enabled\": false"), std::string::npos) << listed;
   // A command placed while slot 0 is out runs on slot 1.
-  const std::string task = cluster_.Submit({{"entrypoint", "exit 0"}, {"resources", {{"slots", 1}}}});
+  const std::string task =
+      cluster_.Submit({{"entrypoint", "exit 0"}, {"resources", {{"slots", 1}}}});
   const json placed = cluster_.WaitForEvent([&](const json& event) {
     return event.contains("allocationAssigned") && event["allocationAssigned"]["taskId"] == task;
   });
   EXPECT_EQ(placed["allocationAssigned"]["slotIds"], json::array({1})) << placed;
   EXPECT_NE(det.Det("slot enable slot-agent 0", 0, true).find("Enabled slot 0 of agent slot-agent"),
             std::string::npos);
-  EXPECT_EQ(cluster_.Get("/api/v1/agents/slot-agent")["agent"]["slots"]["/agents/slot-agent/slots/0"]
-                ["enabled"],
-            true);
+  EXPECT_EQ(
+      cluster_.Get(
+          "/api/v1/agents/slot-agent")["agent"]["slots"]["/agents/slot-agent/slots/0"]["enabled"],
+      true);
   // A user without the cluster-wide right to manage agents may not take slots out.
   EXPECT_EQ(cluster_.Call("POST", "/api/v1/agents/slot-agent/slots/1/disable").status, 403);
 
@@ -361,14 +363,14 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliDisablesSlotsRefusesVolumesAndDelete
   Reply created = cluster_.CreateExperiment(config, ExamplePath("spiral-mlp"), /*activate=*/false);
   ASSERT_EQ(created.status, 200) << created.body.dump();
   const std::string id = std::to_string(Int(created.body["experiment"]["id"]));
-  const std::string trial_dir = cluster_.dir().path() + "/cairn-checkpoints/tensorboard/experiment/" +
-                                id + "/trial/1";
+  const std::string trial_dir =
+      cluster_.dir().path() + "/cairn-checkpoints/tensorboard/experiment/" + id + "/trial/1";
   std::filesystem::create_directories(trial_dir);
   std::ofstream(trial_dir + "/events.out.tfevents.1") << "written before";
   std::ofstream(trial_dir + "/events.out.tfevents.2") << "written after";
-  std::filesystem::last_write_time(trial_dir + "/events.out.tfevents.2",
-                                   std::filesystem::file_time_type::clock::now() +
-                                       std::chrono::hours(1));
+  std::filesystem::last_write_time(
+      trial_dir + "/events.out.tfevents.2",
+      std::filesystem::file_time_type::clock::now() + std::chrono::hours(1));
   det.Det("experiment delete-tb-files " + id);
   EXPECT_TRUE(experiment_e2e::WaitUntilRemoved({trial_dir + "/events.out.tfevents.1"},
                                                std::chrono::seconds(30)));
@@ -376,6 +378,48 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliDisablesSlotsRefusesVolumesAndDelete
   const json recorded = cluster_.WaitForEvent(
       [](const json& event) { return event.contains("tensorboardFilesDeleted"); });
   EXPECT_EQ(recorded["actor"], "user:admin") << recorded;
+}
+
+// Config policies through Determined's CLI: a workspace admin's cap of 2 slots refuses a 4-slot
+// command with the policy named; describe shows the policy; delete lifts it.
+TEST_F(DeterminedSurfaceTest, DeterminedsCliSetsConfigPoliciesThatRefuseSubmissions) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  cluster_.StartAgent("policy-agent", 4);
+  DeterminedCli det(cluster_, "admin");
+  det.Det("workspace create team");
+  const std::string policy_file = cluster_.dir().path() + "/policy.yaml";
+  std::ofstream(policy_file) << "invariant_config:\n  description: team work\n"
+                                "constraints:\n  resources:\n    max_slots: 2\n";
+  const std::string set = det.Det("config-policies set tasks " + policy_file + " -w team", 0, true);
+  EXPECT_NE(set.find("max_slots: 2"), std::string::npos) << set;
+  const std::string described = det.Det("config-policies describe tasks -w team --json", 0, true);
+  EXPECT_NE(described.find("\"max_slots\": 2"), std::string::npos) << described;
+  EXPECT_NE(described.find("team work"), std::string::npos) << described;
+  // The default user, no admin: the team workspace is not theirs to see, the global policies not
+  // theirs to set.
+  DeterminedCli user(cluster_);
+  const std::string hidden = user.Det("config-policies set tasks " + policy_file + " -w team", 1);
+  EXPECT_NE(hidden.find("Failed to set config policies: workspace 'team' not found"),
+            std::string::npos)
+      << hidden;
+  const std::string forbidden = user.Det("config-policies set tasks " + policy_file, 1);
+  EXPECT_NE(forbidden.find("set global config policies"), std::string::npos) << forbidden;
+  const std::string refused = det.Det("cmd run -d -w team --config resources.slots=4 true", 1);
+  EXPECT_NE(refused.find("requested resources.slots [4] exceeds limit set by admin [2] in "
+                         "workspace team's NTSC config policies"),
+            std::string::npos)
+      << refused;
+  // Within the cap it runs, with the invariant description.
+  const std::string launched =
+      det.Det("cmd run -d -w team --config resources.slots=2 true", 0, true);
+  const std::string task_id = launched.substr(0, launched.find_first_of("\r\n"));
+  auto [status, command] = AsAdmin("GET", "/api/v1/commands/" + task_id);
+  ASSERT_EQ(status, 200) << command;
+  EXPECT_EQ(json::parse(command)["command"]["description"], "team work") << command;
+  det.Det("config-policies delete tasks -w team");
+  EXPECT_EQ(det.Det("config-policies describe tasks -w team --json", 0, true).find("max_slots"),
+            std::string::npos);
+  det.Det("cmd run -d -w team --config resources.slots=4 true");
 }
 
 }  // namespace
