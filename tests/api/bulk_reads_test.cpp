@@ -100,9 +100,11 @@ TEST(BulkReadPoolTest, RequestsThatWaitTogetherShareOneRender) {
   for (int i = 0; i < 5; ++i) {
     answers.push_back(std::async(std::launch::async, [&] { return pool.RunShared("k", render); }));
   }
-  // Another caller's request is never joined to theirs.
+  // Another caller's request is never joined to theirs. It is sent once all five wait, so that
+  // it queues behind their render.
+  while (pool.Joined("k") < 5) std::this_thread::yield();
   auto other = std::async(std::launch::async, [&] { return pool.RunShared("other", render); });
-  while (pool.Joined("k") < 5 || pool.Joined("other") < 1) std::this_thread::yield();
+  while (pool.Joined("other") < 1) std::this_thread::yield();
   blocker.Release();
   for (auto& answer : answers) EXPECT_EQ(BodyOf(answer.get()), "render 1");
   EXPECT_EQ(BodyOf(other.get()), "render 2");
