@@ -242,6 +242,9 @@ bool EventVisibility::Decide(const events::Envelope& event) {
     case Case::kUserCreated:
     case Case::kUserUpdated:
     case Case::kUserPasswordChanged:  // its hash never leaves the master (events/redaction.h)
+    case Case::kGroupCreated:         // names and members, as GET /api/v1/groups shows them
+    case Case::kGroupUpdated:
+    case Case::kGroupDeleted:
     case Case::kTemplateDeleted:      // a name only
       return true;                    // the cluster, as GET agents, pools and users show it
     default:

@@ -11,6 +11,7 @@
 #include "api/handlers/determined_trials.h"
 #include "api/handlers/events.h"
 #include "api/handlers/experiments.h"
+#include "api/handlers/groups.h"
 #include "api/handlers/harness.h"
 #include "api/handlers/history.h"
 #include "api/handlers/interactive.h"
@@ -110,7 +111,7 @@ std::vector<Route> RouteTable() {
       {"DELETE", "/api/v1/resource-pools/{name}/workspace-bindings", kUser, RemovePoolBindings},
       {"PUT",    "/api/v1/resource-pools/{name}/workspace-bindings", kUser, ReplacePoolBindings},
 
-      // Roles (det rbac); groups are not supported.
+      // Roles (det rbac) and user groups (det user-group).
       {"POST",   "/api/v1/roles/search",                    kUser,       SearchRoles},
       {"POST",   "/api/v1/roles/search/by-assignability",   kUser,       SearchAssignableRoles},
       {"POST",   "/api/v1/roles/search/by-ids",             kUser,       RolesByIds},
@@ -119,8 +120,12 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/roles/add-assignments",           kUser,       AddRoleAssignments},
       {"POST",   "/api/v1/roles/remove-assignments",        kUser,       RemoveRoleAssignments},
       {"GET",    "/api/v1/permissions/summary",             kUser,       PermissionsSummary},
-      {"*",      "/api/v1/groups",                          kUser,       GroupsNotSupported},
-      {"*",      "/api/v1/groups/{rest...}",                kUser,       GroupsNotSupported},
+      {"GET",    "/api/v1/roles/search/by-group/{groupId}", kUser,       RolesOfGroup},
+      {"POST",   "/api/v1/groups/search",                   kUser,       SearchGroups},
+      {"POST",   "/api/v1/groups",                          kUser,       CreateGroupRoute},
+      {"GET",    "/api/v1/groups/{groupId}",                kUser,       GetGroupRoute},
+      {"PUT",    "/api/v1/groups/{groupId}",                kUser,       UpdateGroupRoute},
+      {"DELETE", "/api/v1/groups/{groupId}",                kUser,       DeleteGroupRoute},
 
       // Commands and tasks.
       {"POST",   "/api/v1/commands",                        kUser,       LaunchCommand},

@@ -38,7 +38,8 @@ using Command =
                  RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady,
                  SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz,
                  CreateAccessToken, UpdateAccessToken, SetClusterMessage, ChangeMasterLogLevel,
-                 SetSlotEnabled, DeleteTensorboardFiles, SetConfigPolicies, DeleteConfigPolicies>;
+                 SetSlotEnabled, DeleteTensorboardFiles, SetConfigPolicies, DeleteConfigPolicies,
+                 CreateGroup, UpdateGroup, DeleteGroup>;
 
 // A short name for logs and errors, e.g. "SubmitTask" (each command's kName).
 const char* CommandName(const Command& command);

@@ -148,9 +148,19 @@ std::string EntityIdOf(const events::Envelope& event) {
     case E::kTrialKillRequested:
       return std::to_string(event.trial_kill_requested().trial_id());
     case E::kRoleAssigned:
-      return "user/" + std::to_string(event.role_assigned().user_id());
+      return event.role_assigned().group_id() != 0
+                 ? "group/" + std::to_string(event.role_assigned().group_id())
+                 : "user/" + std::to_string(event.role_assigned().user_id());
     case E::kRoleRemoved:
-      return "user/" + std::to_string(event.role_removed().user_id());
+      return event.role_removed().group_id() != 0
+                 ? "group/" + std::to_string(event.role_removed().group_id())
+                 : "user/" + std::to_string(event.role_removed().user_id());
+    case E::kGroupCreated:
+      return "group/" + std::to_string(event.group_created().group_id());
+    case E::kGroupUpdated:
+      return "group/" + std::to_string(event.group_updated().group_id());
+    case E::kGroupDeleted:
+      return "group/" + std::to_string(event.group_deleted().group_id());
     case E::kPoolBindingsChanged:
       return "pool/" + event.pool_bindings_changed().pool_name();
     case E::kConfigPoliciesSet:

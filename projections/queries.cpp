@@ -263,6 +263,11 @@ Result<std::vector<views::RoleAssignmentView>> Queries::ListRoleAssignments() {
                                                           projections::ReadRoleAssignments);
 }
 
+Result<std::vector<views::GroupView>> Queries::ListGroups() {
+  return ReadFrom<std::vector<views::GroupView>>(projections::kTenancyProjector,
+                                                 projections::ReadGroups);
+}
+
 Result<std::optional<events::ConfigPoliciesSet>> Queries::GetConfigPolicies(
     int32_t workspace_id, const std::string& workload_type) {
   return ReadFrom<std::optional<events::ConfigPoliciesSet>>(

@@ -117,8 +117,11 @@ class Queries {
   Result<std::optional<views::ProjectView>> GetProject(int32_t project_id);
   // Every project, by id.
   Result<std::vector<views::ProjectView>> ListProjects();
-  // Every role assignment, cluster-wide ones first, then by workspace and user.
+  // Every role assignment: users' (cluster-wide ones first, then by workspace and user), then
+  // groups' (group_id set) in the same order.
   Result<std::vector<views::RoleAssignmentView>> ListRoleAssignments();
+  // Every user group, by id.
+  Result<std::vector<views::GroupView>> ListGroups();
   // Every bound pool, by name (a pool bound to no workspace is shared and not listed).
   Result<std::vector<views::PoolBindingView>> ListPoolBindings();
   // The latest cluster message, ended or not (tenancy_projector.h).

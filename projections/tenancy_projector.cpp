@@ -27,6 +27,23 @@ std::string RoleKey(int32_t workspace_id, int32_t user_id) {
   return key;
 }
 
+constexpr std::string_view kGroupRolePrefix = "group_role/";
+constexpr std::string_view kGroupPrefix = "group/";
+
+std::string GroupRoleKey(int32_t workspace_id, int32_t group_id) {
+  std::string key(kGroupRolePrefix);
+  AppendId(&key, static_cast<uint64_t>(workspace_id));
+  key += '/';
+  AppendId(&key, static_cast<uint64_t>(group_id));
+  return key;
+}
+
+std::string GroupKey(int32_t group_id) {
+  std::string key(kGroupPrefix);
+  AppendId(&key, static_cast<uint64_t>(group_id));
+  return key;
+}
+
 std::string BindingKey(const std::string& pool) { return std::string(kBindingPrefix) + pool; }
 
 constexpr std::string_view kPoliciesPrefix = "config_policies/";
@@ -137,22 +154,30 @@ bool Ended(events::ExperimentState state) {
          state == events::EXPERIMENT_STATE_CANCELED || state == events::EXPERIMENT_STATE_ERROR;
 }
 
-Status ApplyRole(ViewStore& store, int32_t workspace_id, int32_t user_id, events::Role role,
-                 int64_t time) {
+// A user's role (group_id 0) or a group's.
+Status ApplyRole(ViewStore& store, int32_t workspace_id, int32_t user_id, int32_t group_id,
+                 events::Role role, int64_t time) {
   const bool assigned = role != events::ROLE_UNSPECIFIED;
+  const std::string key =
+      group_id != 0 ? GroupRoleKey(workspace_id, group_id) : RoleKey(workspace_id, user_id);
   if (assigned) {
     views::RoleAssignmentView view;
-    view.set_user_id(user_id);
+    view.set_user_id(group_id != 0 ? 0 : user_id);
+    view.set_group_id(group_id);
     view.set_workspace_id(workspace_id);
     view.set_role(role);
     view.set_assigned_unix_micros(time);
-    CAIRN_RETURN_IF_ERROR(store.PutMessage(RoleKey(workspace_id, user_id), view));
+    CAIRN_RETURN_IF_ERROR(store.PutMessage(key, view));
   } else {
-    CAIRN_RETURN_IF_ERROR(store.Delete(RoleKey(workspace_id, user_id)));
+    CAIRN_RETURN_IF_ERROR(store.Delete(key));
   }
   if (workspace_id == 0) return Status::Ok();
   return UpdateWorkspace(store, workspace_id, [&](views::WorkspaceView& workspace) {
-    SetMember(workspace.mutable_member_user_ids(), user_id, assigned);
+    if (group_id != 0) {
+      SetMember(workspace.mutable_member_group_ids(), group_id, assigned);
+    } else {
+      SetMember(workspace.mutable_member_user_ids(), user_id, assigned);
+    }
   });
 }
 
@@ -166,6 +191,9 @@ Status DeleteWorkspace(ViewStore& store, int32_t workspace_id) {
   }
   for (int32_t user_id : workspace.member_user_ids()) {
     CAIRN_RETURN_IF_ERROR(store.Delete(RoleKey(workspace_id, user_id)));
+  }
+  for (int32_t group_id : workspace.member_group_ids()) {
+    CAIRN_RETURN_IF_ERROR(store.Delete(GroupRoleKey(workspace_id, group_id)));
   }
   for (const std::string& pool : workspace.bound_pools()) {
     views::PoolBindingView binding;
@@ -337,13 +365,39 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
     }
     case Envelope::kRoleAssigned: {
       const auto& assigned = event.role_assigned();
-      return ApplyRole(store, assigned.workspace_id(), assigned.user_id(), assigned.role(), time);
+      return ApplyRole(store, assigned.workspace_id(), assigned.user_id(), assigned.group_id(),
+                       assigned.role(), time);
     }
     case Envelope::kRoleRemoved: {
       const auto& removed = event.role_removed();
-      return ApplyRole(store, removed.workspace_id(), removed.user_id(), events::ROLE_UNSPECIFIED,
-                       time);
+      return ApplyRole(store, removed.workspace_id(), removed.user_id(), removed.group_id(),
+                       events::ROLE_UNSPECIFIED, time);
     }
+    case Envelope::kGroupCreated: {
+      const auto& created = event.group_created();
+      views::GroupView group;
+      group.set_group_id(created.group_id());
+      group.set_name(created.name());
+      *group.mutable_user_ids() = created.user_ids();
+      group.set_created_unix_micros(time);
+      return store.PutMessage(GroupKey(created.group_id()), group);
+    }
+    case Envelope::kGroupUpdated: {
+      const auto& updated = event.group_updated();
+      views::GroupView group;
+      CAIRN_ASSIGN_OR_RETURN(bool found, store.GetMessage(GroupKey(updated.group_id()), &group));
+      if (!found) return Status::Ok();
+      if (updated.has_name()) group.set_name(updated.name());
+      for (int32_t user_id : updated.added_user_ids()) {
+        SetMember(group.mutable_user_ids(), user_id, true);
+      }
+      for (int32_t user_id : updated.removed_user_ids()) {
+        SetMember(group.mutable_user_ids(), user_id, false);
+      }
+      return store.PutMessage(GroupKey(updated.group_id()), group);
+    }
+    case Envelope::kGroupDeleted:
+      return store.Delete(GroupKey(event.group_deleted().group_id()));
     case Envelope::kPoolBindingsChanged:
       return ChangeBindings(store, event.pool_bindings_changed());
     case Envelope::kConfigPoliciesSet: {
@@ -432,7 +486,16 @@ Result<std::vector<views::ProjectView>> ReadProjects(ViewReader& reader) {
 }
 
 Result<std::vector<views::RoleAssignmentView>> ReadRoleAssignments(ViewReader& reader) {
-  return ScanViews<views::RoleAssignmentView>(reader, kRolePrefix);
+  CAIRN_ASSIGN_OR_RETURN(auto assignments,
+                         ScanViews<views::RoleAssignmentView>(reader, kRolePrefix));
+  CAIRN_ASSIGN_OR_RETURN(auto of_groups,
+                         ScanViews<views::RoleAssignmentView>(reader, kGroupRolePrefix));
+  assignments.insert(assignments.end(), of_groups.begin(), of_groups.end());
+  return assignments;
+}
+
+Result<std::vector<views::GroupView>> ReadGroups(ViewReader& reader) {
+  return ScanViews<views::GroupView>(reader, kGroupPrefix);
 }
 
 Result<std::vector<views::PoolBindingView>> ReadPoolBindings(ViewReader& reader) {

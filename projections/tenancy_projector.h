@@ -2,8 +2,10 @@
 // "project/<id, 20 digits>" -> views::ProjectView, "role/<workspace, 20 digits>/<user, 20 digits>"
 // -> views::RoleAssignmentView (workspace 0: cluster-wide), "binding/<pool>" ->
 // views::PoolBindingView, "experiment/<id, 20 digits>" -> views::ExperimentPlacementView, and
-// "cluster_message" -> views::ClusterMessageView, and "config_policies/<workspace, 20 digits, 0:
-// global>/<EXPERIMENT|NTSC>" -> events::ConfigPoliciesSet.
+// "cluster_message" -> views::ClusterMessageView, "config_policies/<workspace, 20 digits, 0:
+// global>/<EXPERIMENT|NTSC>" -> events::ConfigPoliciesSet, "group/<id, 20 digits>" ->
+// views::GroupView and "group_role/<workspace, 20 digits>/<group, 20 digits>" ->
+// views::RoleAssignmentView (a group's).
 // The built-in Uncategorized workspace and project (id 1) are read as built in until stored.
 #pragma once
 
@@ -30,8 +32,11 @@ Result<std::vector<views::WorkspaceView>> ReadWorkspaces(ViewReader& reader);
 Result<std::optional<views::ProjectView>> ReadProject(ViewReader& reader, int32_t project_id);
 // Every project, by id.
 Result<std::vector<views::ProjectView>> ReadProjects(ViewReader& reader);
-// Every role assignment, by workspace (cluster-wide ones first) and then user.
+// Every role assignment: users' by workspace (cluster-wide ones first) and then user, then
+// groups' the same way.
 Result<std::vector<views::RoleAssignmentView>> ReadRoleAssignments(ViewReader& reader);
+// Every user group, by id.
+Result<std::vector<views::GroupView>> ReadGroups(ViewReader& reader);
 // The latest cluster message, ended or not; nullopt before the first.
 Result<std::optional<views::ClusterMessageView>> ReadClusterMessage(ViewReader& reader);
 // One scope's config policies for one workload type; nullopt when none are set.

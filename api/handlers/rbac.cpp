@@ -47,22 +47,35 @@ Result<events::Role> RoleFromId(const json& value) {
                           "Viewer, Editor, WorkspaceAdmin, ClusterAdmin, ModelRegistryViewer)");
 }
 
+// userRoleAssignments [{userId, roleAssignment}] and groupRoleAssignments [{groupId,
+// roleAssignment}], either or both.
 Result<commands::ChangeRoles> ReadAssignments(Call& call, bool remove) {
   CAIRN_ASSIGN_OR_RETURN(json body, call.Body());
   CAIRN_RETURN_IF_ERROR(CheckKnownKeys(body, "", {"userRoleAssignments", "groupRoleAssignments"}));
-  if (Present(body, "groupRoleAssignments") && !body.at("groupRoleAssignments").empty()) {
-    return Status::NotSupported("user groups are not supported; assign roles to users");
-  }
   commands::ChangeRoles change;
   change.remove = remove;
-  if (!Present(body, "userRoleAssignments") || !body.at("userRoleAssignments").is_array()) {
-    return Status::InvalidArgument("userRoleAssignments: expected a list");
+  for (const char* list : {"userRoleAssignments", "groupRoleAssignments"}) {
+    if (Present(body, list) && !body.at(list).is_array()) {
+      return Status::InvalidArgument(std::string(list) + ": expected a list");
+    }
   }
-  for (const auto& item : body.at("userRoleAssignments")) {
-    if (!item.is_object() || !item.contains("userId") || !item["userId"].is_number_integer() ||
+  const json none = json::array();
+  const json& users = Present(body, "userRoleAssignments") ? body.at("userRoleAssignments") : none;
+  const json& groups =
+      Present(body, "groupRoleAssignments") ? body.at("groupRoleAssignments") : none;
+  if (users.empty() && groups.empty()) {
+    return Status::InvalidArgument(
+        "userRoleAssignments or groupRoleAssignments: give at least one assignment");
+  }
+  std::vector<json> items(users.begin(), users.end());
+  items.insert(items.end(), groups.begin(), groups.end());
+  for (const auto& item : items) {
+    const bool group = item.is_object() && item.contains("groupId");
+    const char* holder = group ? "groupId" : "userId";
+    if (!item.is_object() || !item.contains(holder) || !item[holder].is_number_integer() ||
         !item.contains("roleAssignment") || !item["roleAssignment"].is_object()) {
       return Status::InvalidArgument(
-          "userRoleAssignments: each needs userId and roleAssignment {role: {roleId}}");
+          "role assignments: each needs userId (or groupId) and roleAssignment {role: {roleId}}");
     }
     const json& assignment = item["roleAssignment"];
     if (!assignment.contains("role") || !assignment["role"].is_object() ||
@@ -77,7 +90,11 @@ Result<commands::ChangeRoles> ReadAssignments(Call& call, bool remove) {
       }
       workspace_id = assignment["scopeWorkspaceId"].get<int32_t>();
     }
-    change.assignments.push_back({item["userId"].get<int32_t>(), workspace_id, role});
+    if (group) {
+      change.assignments.push_back({0, workspace_id, role, item["groupId"].get<int32_t>()});
+    } else {
+      change.assignments.push_back({item["userId"].get<int32_t>(), workspace_id, role});
+    }
   }
   return change;
 }
@@ -125,18 +142,26 @@ net::Response RolesOfUser(Call& call) {
   if (!user_id.ok()) return Error(user_id.status());
   auto assignments = call.services().projections->ListRoleAssignments();
   if (!assignments.ok()) return Error(assignments.status());
+  // The user's own assignments and those of the groups they belong to.
+  std::set<int32_t> groups;
+  for (const auto& [id, group] : call.tenancy().groups) {
+    if (group.members.count(*user_id)) groups.insert(id);
+  }
   std::vector<views::RoleAssignmentView> own;
   for (const auto& assignment : *assignments) {
-    if (assignment.user_id() == *user_id &&
-        call.CanView(assignment.workspace_id() == 0 ? kUncategorizedWorkspace
-                                                    : assignment.workspace_id())) {
+    const bool held = assignment.group_id() != 0 ? groups.count(assignment.group_id()) > 0
+                                                 : assignment.user_id() == *user_id;
+    if (held && call.CanView(assignment.workspace_id() == 0 ? kUncategorizedWorkspace
+                                                            : assignment.workspace_id())) {
       own.push_back(assignment);
     }
   }
   json roles = json::array();
   for (events::Role role : commands::AllRoles()) {
     auto held = RoleWithAssignmentsJson(role, own);
-    if (!held["userRoleAssignments"].empty()) roles.push_back(held);
+    if (!held["userRoleAssignments"].empty() || !held["groupRoleAssignments"].empty()) {
+      roles.push_back(held);
+    }
   }
   return Ok({{"roles", roles}});
 }
@@ -153,22 +178,34 @@ net::Response WorkspaceMembers(Call& call) {
   if (!users.ok()) return Error(users.status());
   std::vector<views::RoleAssignmentView> here;
   std::set<int32_t> member_ids;
+  std::set<int32_t> group_ids;
   for (const auto& assignment : *assignments) {
     if (assignment.workspace_id() != *workspace_id) continue;
     here.push_back(assignment);
-    member_ids.insert(assignment.user_id());
+    if (assignment.group_id() != 0) {
+      group_ids.insert(assignment.group_id());
+    } else {
+      member_ids.insert(assignment.user_id());
+    }
   }
   json roles = json::array();
   for (events::Role role : commands::AllRoles()) {
     auto held = RoleWithAssignmentsJson(role, here);
-    if (!held["userRoleAssignments"].empty()) roles.push_back(held);
+    if (!held["userRoleAssignments"].empty() || !held["groupRoleAssignments"].empty()) {
+      roles.push_back(held);
+    }
   }
   json members = json::array();
   for (const auto& user : *users) {
     if (member_ids.count(user.id())) members.push_back(UserJson(user));
   }
-  return Ok(
-      {{"assignments", roles}, {"groups", json::array()}, {"usersAssignedDirectly", members}});
+  json groups = json::array();
+  for (int32_t group_id : group_ids) {
+    if (const commands::GroupRecord* group = call.tenancy().FindGroup(group_id)) {
+      groups.push_back({{"groupId", group->id}, {"name", group->name}});
+    }
+  }
+  return Ok({{"assignments", roles}, {"groups", groups}, {"usersAssignedDirectly", members}});
 }
 
 net::Response AddRoleAssignments(Call& call) { return ChangeAssignments(call, false); }
@@ -184,12 +221,8 @@ net::Response PermissionsSummary(Call& call) {
   // The caller's effective role in every workspace, grouped by role.
   std::map<events::Role, std::vector<int32_t>> scopes;
   bool cluster_admin = false;
-  if (me.admin) {
-    cluster_admin = true;
-  } else if (auto global = tenancy.roles.find({me.id, commands::kEveryWorkspace});
-             global != tenancy.roles.end()) {
-    cluster_admin = global->second == events::ROLE_CLUSTER_ADMIN;
-  }
+  // RoleIn counts the admin flag, cluster-wide roles and those of the caller's groups.
+  cluster_admin = tenancy.RoleIn(me, commands::kEveryWorkspace) == events::ROLE_CLUSTER_ADMIN;
   json assignments = json::array();
   std::set<events::Role> used;
   if (cluster_admin) {
@@ -210,12 +243,6 @@ net::Response PermissionsSummary(Call& call) {
     }
   }
   return Ok({{"roles", RoleList({used.begin(), used.end()})}, {"assignments", assignments}});
-}
-
-net::Response GroupsNotSupported(Call&) {
-  return Error(
-      Status::NotSupported("user groups are not supported: assign roles to users "
-                           "(det rbac assign-role ROLE -u USER [-w WORKSPACE])"));
 }
 
 }  // namespace cairn::api

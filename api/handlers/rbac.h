@@ -15,6 +15,5 @@ net::Response WorkspaceMembers(Call& call);       // GET /api/v1/roles/workspace
 net::Response AddRoleAssignments(Call& call);     // POST /api/v1/roles/add-assignments
 net::Response RemoveRoleAssignments(Call& call);  // POST /api/v1/roles/remove-assignments
 net::Response PermissionsSummary(Call& call);     // GET /api/v1/permissions/summary
-net::Response GroupsNotSupported(Call& call);     // /api/v1/groups...
 
 }  // namespace cairn::api

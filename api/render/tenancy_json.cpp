@@ -96,17 +96,21 @@ json RoleJson(events::Role role) {
 json RoleWithAssignmentsJson(events::Role role,
                              const std::vector<views::RoleAssignmentView>& assignments) {
   json users = json::array();
+  json groups = json::array();
   for (const auto& assignment : assignments) {
     if (assignment.role() != role) continue;
     json scope = {
         {"role", {{"roleId", static_cast<int>(role)}, {"name", commands::RoleName(role)}}},
         {"scopeCluster", assignment.workspace_id() == 0}};
     if (assignment.workspace_id() != 0) scope["scopeWorkspaceId"] = assignment.workspace_id();
-    users.push_back({{"userId", assignment.user_id()}, {"roleAssignment", scope}});
+    if (assignment.group_id() != 0) {
+      groups.push_back({{"groupId", assignment.group_id()}, {"roleAssignment", scope}});
+    } else {
+      users.push_back({{"userId", assignment.user_id()}, {"roleAssignment", scope}});
+    }
   }
-  return {{"role", RoleJson(role)},
-          {"userRoleAssignments", users},
-          {"groupRoleAssignments", json::array()}};
+  return {
+      {"role", RoleJson(role)}, {"userRoleAssignments", users}, {"groupRoleAssignments", groups}};
 }
 
 }  // namespace cairn::api

@@ -33,6 +33,7 @@ Role LeastRoleFor(Permission permission) {
     case Permission::kModifyPoolBindings:
     case Permission::kAssignClusterRoles:
     case Permission::kUpdateMasterConfig:
+    case Permission::kUpdateGroups:
       return events::ROLE_CLUSTER_ADMIN;
   }
   return events::ROLE_CLUSTER_ADMIN;
@@ -64,7 +65,7 @@ constexpr Permission kAllPermissions[] = {
     Permission::kUpdateModels,       Permission::kUpdateWorkspace,
     Permission::kAssignRoles,        Permission::kUpdateAgents,
     Permission::kModifyPoolBindings, Permission::kAssignClusterRoles,
-    Permission::kUpdateMasterConfig};
+    Permission::kUpdateMasterConfig, Permission::kUpdateGroups};
 
 // How strong a role is, for picking the one that decides: ModelRegistryViewer below Viewer.
 int Strength(Role role) {
@@ -130,6 +131,8 @@ const char* PermissionName(Permission permission) {
       return "PERMISSION_TYPE_UPDATE_ROLES";
     case Permission::kUpdateMasterConfig:
       return "PERMISSION_TYPE_UPDATE_MASTER_CONFIG";
+    case Permission::kUpdateGroups:
+      return "PERMISSION_TYPE_UPDATE_GROUP";
   }
   return "PERMISSION_TYPE_UNSPECIFIED";
 }
@@ -237,12 +240,32 @@ Role TenancyState::RoleIn(const UserRecord& user, int32_t workspace_id) const {
     role = global->second;
   }
   auto here = roles.find({user.id, workspace_id});
-  if (here != roles.end()) {
-    role = Stronger(role, here->second);
-  } else if (workspace_id == kUncategorizedWorkspace) {
+  bool assigned_here = here != roles.end();
+  if (assigned_here) role = Stronger(role, here->second);
+  for (const auto& [key, group_role] : group_roles) {
+    const auto& [group_id, scope] = key;
+    if (scope != kEveryWorkspace && scope != workspace_id) continue;
+    const GroupRecord* group = FindGroup(group_id);
+    if (group == nullptr || group->members.count(user.id) == 0) continue;
+    role = Stronger(role, group_role);
+    assigned_here = assigned_here || scope == workspace_id;
+  }
+  if (!assigned_here && workspace_id == kUncategorizedWorkspace) {
     role = Stronger(role, events::ROLE_EDITOR);
   }
   return role;
+}
+
+const GroupRecord* TenancyState::FindGroup(int32_t group_id) const {
+  auto it = groups.find(group_id);
+  return it == groups.end() ? nullptr : &it->second;
+}
+
+const GroupRecord* TenancyState::FindGroup(const std::string& name) const {
+  for (const auto& [id, group] : groups) {
+    if (group.name == name) return &group;
+  }
+  return nullptr;
 }
 
 bool TenancyState::Allows(const UserRecord& user, Permission permission,
@@ -316,6 +339,8 @@ void ApplyTenancy(TenancyState& state, const Envelope& event) {
                     [&](const auto& entry) { return entry.second.workspace_id == workspace_id; });
       std::erase_if(state.roles,
                     [&](const auto& entry) { return entry.first.second == workspace_id; });
+      std::erase_if(state.group_roles,
+                    [&](const auto& entry) { return entry.first.second == workspace_id; });
       for (auto& [pool, bound] : state.pool_bindings) bound.erase(workspace_id);
       std::erase_if(state.pool_bindings, [](const auto& entry) { return entry.second.empty(); });
       break;
@@ -357,12 +382,45 @@ void ApplyTenancy(TenancyState& state, const Envelope& event) {
       break;
     case Envelope::kRoleAssigned: {
       const auto& assigned = event.role_assigned();
-      state.roles[{assigned.user_id(), assigned.workspace_id()}] = assigned.role();
+      if (assigned.group_id() != 0) {
+        state.group_roles[{assigned.group_id(), assigned.workspace_id()}] = assigned.role();
+      } else {
+        state.roles[{assigned.user_id(), assigned.workspace_id()}] = assigned.role();
+      }
       break;
     }
     case Envelope::kRoleRemoved: {
       const auto& removed = event.role_removed();
-      state.roles.erase({removed.user_id(), removed.workspace_id()});
+      if (removed.group_id() != 0) {
+        state.group_roles.erase({removed.group_id(), removed.workspace_id()});
+      } else {
+        state.roles.erase({removed.user_id(), removed.workspace_id()});
+      }
+      break;
+    }
+    case Envelope::kGroupCreated: {
+      const auto& created = event.group_created();
+      GroupRecord& group = state.groups[created.group_id()];
+      group.id = created.group_id();
+      group.name = created.name();
+      group.members = {created.user_ids().begin(), created.user_ids().end()};
+      state.last_group_id = std::max(state.last_group_id, created.group_id());
+      break;
+    }
+    case Envelope::kGroupUpdated: {
+      const auto& updated = event.group_updated();
+      auto it = state.groups.find(updated.group_id());
+      if (it == state.groups.end()) break;
+      if (updated.has_name()) it->second.name = updated.name();
+      for (int32_t user_id : updated.added_user_ids()) it->second.members.insert(user_id);
+      for (int32_t user_id : updated.removed_user_ids()) it->second.members.erase(user_id);
+      break;
+    }
+    case Envelope::kGroupDeleted: {
+      const int32_t group_id = event.group_deleted().group_id();
+      state.groups.erase(group_id);
+      std::erase_if(state.group_roles,
+                    [&](const auto& entry) { return entry.first.first == group_id; });
       break;
     }
     case Envelope::kAuthorizationConfigured:

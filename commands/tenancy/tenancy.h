@@ -53,6 +53,7 @@ enum class Permission {
   kModifyPoolBindings,  // bind pools to workspaces
   kAssignClusterRoles,  // roles held in every workspace
   kUpdateMasterConfig,  // the cluster message, the master's log level
+  kUpdateGroups,        // create, rename, delete user groups and change their members
 };
 
 const char* PermissionName(Permission permission);  // "PERMISSION_TYPE_UPDATE_EXPERIMENT"
@@ -89,6 +90,14 @@ struct ProjectRecord {
   bool immutable = false;  // the built-in Uncategorized project
 };
 
+// A user group: its members hold the group's roles (TenancyState::group_roles).
+struct GroupRecord {
+  int32_t id = 0;
+  std::string name;
+  std::set<int32_t> members;  // user ids
+  bool operator==(const GroupRecord&) const = default;
+};
+
 // One scope's config policies for one kind of work (ConfigPoliciesSet).
 struct ConfigPolicyRecord {
   std::string invariant_config_json;  // "" = none
@@ -104,11 +113,14 @@ struct TenancyState {
   std::map<std::string, int32_t> workspace_ids;  // by name
   std::map<int32_t, ProjectRecord> projects;
   std::map<std::pair<int32_t, int32_t>, events::Role> roles;  // (user, workspace or 0) -> role
-  std::map<std::string, std::set<int32_t>> pool_bindings;     // bound pools only
+  std::map<int32_t, GroupRecord> groups;
+  std::map<std::pair<int32_t, int32_t>, events::Role> group_roles;  // (group, workspace or 0)
+  std::map<std::string, std::set<int32_t>> pool_bindings;           // bound pools only
   // (workspace, or kEveryWorkspace for the global ones; "EXPERIMENT" or "NTSC") -> policies
   std::map<std::pair<int32_t, std::string>, ConfigPolicyRecord> config_policies;
   int32_t last_workspace_id = kUncategorizedWorkspace;
   int32_t last_project_id = kUncategorizedProject;
+  int32_t last_group_id = 0;
   // UNSPECIFIED (a log from before AuthorizationConfigured) decides as RBAC did.
   events::AuthzType authz = events::AUTHZ_TYPE_UNSPECIFIED;
 
@@ -121,11 +133,13 @@ struct TenancyState {
   // both ways, so two names may not differ only by case).
   const WorkspaceRecord* FindWorkspaceIgnoringCase(const std::string& name) const;
   const ProjectRecord* FindProject(int32_t project_id) const;
+  const GroupRecord* FindGroup(int32_t group_id) const;
+  const GroupRecord* FindGroup(const std::string& name) const;
   // A project of `workspace_id` named `name`, or nullptr.
   const ProjectRecord* FindProject(int32_t workspace_id, const std::string& name) const;
 
   // The role that decides what `user` may do in `workspace_id`, the strongest they hold there
-  // (ROLE_UNSPECIFIED: none).
+  // themselves or through a group they belong to (ROLE_UNSPECIFIED: none).
   events::Role RoleIn(const UserRecord& user, int32_t workspace_id) const;
   bool Allows(const UserRecord& user, Permission permission, int32_t workspace_id) const;
   // Whether `pool` takes work from `workspace_id`: a pool bound to no workspace is shared.

@@ -1,5 +1,5 @@
 // The tenancy domain's commands: workspaces, projects, moving experiments between projects, role
-// assignments and pool bindings. Unset fields keep their value. Decided by
+// assignments, user groups and pool bindings. Unset fields keep their value. Decided by
 // commands/tenancy/tenancy_decider.h.
 #pragma once
 
@@ -75,9 +75,32 @@ struct ChangeRoles {
     int32_t user_id = 0;
     int32_t workspace_id = 0;  // 0 = every workspace
     events::Role role = events::ROLE_UNSPECIFIED;
+    int32_t group_id = 0;  // a group's role instead of a user's (user_id unused)
   };
   std::vector<Assignment> assignments;
   bool remove = false;
+};
+
+// A user group (det user-group create), with its first members.
+struct CreateGroup {
+  static constexpr const char* kName = "CreateGroup";
+  std::string name;
+  std::vector<int32_t> user_ids;
+};
+
+// Renames a group, adds members and removes members; all or nothing.
+struct UpdateGroup {
+  static constexpr const char* kName = "UpdateGroup";
+  int32_t group_id = 0;
+  std::optional<std::string> name;
+  std::vector<int32_t> add_user_ids;
+  std::vector<int32_t> remove_user_ids;
+};
+
+// Deletes a group and its role assignments.
+struct DeleteGroup {
+  static constexpr const char* kName = "DeleteGroup";
+  int32_t group_id = 0;
 };
 
 // Binds a resource pool to workspaces, unbinds it, or replaces its bindings.

@@ -368,9 +368,15 @@ Result<Decision> DecideCommand(const DecisionState& state, const ChangeRoles& co
   }
   if (command.assignments.empty()) return Status::InvalidArgument("no role assignment given");
   Decision decision;
+  // Users' and groups' roles, as the assignments before this one leave them.
   std::map<std::pair<int32_t, int32_t>, events::Role> after = state.tenancy.roles;
+  std::map<std::pair<int32_t, int32_t>, events::Role> after_groups = state.tenancy.group_roles;
   for (const auto& assignment : command.assignments) {
-    if (state.identity.FindUser(assignment.user_id) == nullptr) {
+    const bool group = assignment.group_id != 0;
+    if (group && state.tenancy.FindGroup(assignment.group_id) == nullptr) {
+      return Status::NotFound("group " + std::to_string(assignment.group_id) + " not found");
+    }
+    if (!group && state.identity.FindUser(assignment.user_id) == nullptr) {
       return Status::NotFound("user " + std::to_string(assignment.user_id) + " not found");
     }
     if (assignment.workspace_id != kEveryWorkspace) {
@@ -385,31 +391,36 @@ Result<Decision> DecideCommand(const DecisionState& state, const ChangeRoles& co
         assignment.workspace_id != kEveryWorkspace) {
       return Status::InvalidArgument("ClusterAdmin is assigned cluster-wide, not in a workspace");
     }
-    const std::pair key{assignment.user_id, assignment.workspace_id};
-    auto held = after.find(key);
+    auto& held_roles = group ? after_groups : after;
+    const std::pair key{group ? assignment.group_id : assignment.user_id, assignment.workspace_id};
+    auto held = held_roles.find(key);
     if (command.remove) {
-      if (held == after.end() || held->second != assignment.role) {
-        return Status::NotFound("user " + std::to_string(assignment.user_id) + " does not hold " +
-                                RoleName(assignment.role) +
+      if (held == held_roles.end() || held->second != assignment.role) {
+        return Status::NotFound((group ? "group " : "user ") + std::to_string(key.first) +
+                                " does not hold " + RoleName(assignment.role) +
                                 (assignment.workspace_id == kEveryWorkspace
                                      ? std::string(" cluster-wide")
                                      : " in workspace " + std::to_string(assignment.workspace_id)));
       }
-      after.erase(held);
+      held_roles.erase(held);
       auto* removed = decision.events.emplace_back().mutable_role_removed();
-      removed->set_user_id(assignment.user_id);
+      removed->set_user_id(group ? 0 : assignment.user_id);
+      removed->set_group_id(assignment.group_id);
       removed->set_workspace_id(assignment.workspace_id);
       removed->set_role(assignment.role);
     } else {
-      if (held != after.end() && held->second == assignment.role) continue;
-      after[key] = assignment.role;
+      if (held != held_roles.end() && held->second == assignment.role) continue;
+      held_roles[key] = assignment.role;
       auto* assigned = decision.events.emplace_back().mutable_role_assigned();
-      assigned->set_user_id(assignment.user_id);
+      assigned->set_user_id(group ? 0 : assignment.user_id);
+      assigned->set_group_id(assignment.group_id);
       assigned->set_workspace_id(assignment.workspace_id);
       assigned->set_role(assignment.role);
     }
   }
-  decision.entity_id = "user/" + std::to_string(command.assignments.front().user_id);
+  const auto& first = command.assignments.front();
+  decision.entity_id = first.group_id != 0 ? "group/" + std::to_string(first.group_id)
+                                           : "user/" + std::to_string(first.user_id);
   return decision;
 }
 

@@ -61,6 +61,18 @@ Result<Decision> DecideCommand(const DecisionState& state, const ChangeRoles& co
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const SetPoolBindings& command,
                                const CommandMeta& meta);
+// User groups: names as for workspaces (unique, ignoring case), members existing users; deleting a
+// group removes its role assignments first (RoleRemoved), so replay and the audit trail see them
+// go. Cluster admins only (PERMISSION_TYPE_UPDATE_GROUP).
+Result<Decision> DecideCommand(const DecisionState& state, const CreateGroup& command,
+                               const CommandMeta& meta);
+Result<Decision> DecideCommand(const DecisionState& state, const UpdateGroup& command,
+                               const CommandMeta& meta);
+Result<Decision> DecideCommand(const DecisionState& state, const DeleteGroup& command,
+                               const CommandMeta& meta);
+Status MayRun(const DecisionState& state, const UserRecord& user, const CreateGroup& command);
+Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateGroup& command);
+Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteGroup& command);
 // Only the master records it, as it starts (master/master.cpp).
 Result<Decision> DecideCommand(const DecisionState& state, const ConfigureAuthz& command,
                                const CommandMeta& meta);

@@ -6,6 +6,7 @@ namespace cairn::commands {
 
 CAIRN_SNAPSHOT_COVERS(WorkspaceRecord, 8);
 CAIRN_SNAPSHOT_COVERS(ProjectRecord, 7);
+CAIRN_SNAPSHOT_COVERS(GroupRecord, 3);
 
 void EncodeTenancy(const TenancyState& tenancy, snapshot::Tenancy& out) {
   for (const auto& [id, workspace] : tenancy.workspaces) {
@@ -35,6 +36,19 @@ void EncodeTenancy(const TenancyState& tenancy, snapshot::Tenancy& out) {
     stored->set_workspace_id(who.second);
     stored->set_role(role);
   }
+  for (const auto& [who, role] : tenancy.group_roles) {
+    auto* stored = out.add_roles();
+    stored->set_group_id(who.first);
+    stored->set_workspace_id(who.second);
+    stored->set_role(role);
+  }
+  for (const auto& [id, group] : tenancy.groups) {
+    auto* stored = out.add_groups();
+    stored->set_group_id(group.id);
+    stored->set_name(group.name);
+    for (int32_t user : group.members) stored->add_user_ids(user);
+  }
+  out.set_last_group_id(tenancy.last_group_id);
   for (const auto& [pool, workspaces] : tenancy.pool_bindings) {
     auto* stored = out.add_pool_bindings();
     stored->set_pool(pool);
@@ -81,8 +95,19 @@ void DecodeTenancy(const snapshot::Tenancy& in, TenancyState& tenancy) {
     project.immutable = stored.immutable();
   }
   for (const auto& role : in.roles()) {
-    tenancy.roles[{role.user_id(), role.workspace_id()}] = role.role();
+    if (role.group_id() != 0) {
+      tenancy.group_roles[{role.group_id(), role.workspace_id()}] = role.role();
+    } else {
+      tenancy.roles[{role.user_id(), role.workspace_id()}] = role.role();
+    }
   }
+  for (const auto& stored : in.groups()) {
+    GroupRecord& group = tenancy.groups[stored.group_id()];
+    group.id = stored.group_id();
+    group.name = stored.name();
+    group.members.insert(stored.user_ids().begin(), stored.user_ids().end());
+  }
+  tenancy.last_group_id = in.last_group_id();
   for (const auto& binding : in.pool_bindings()) {
     tenancy.pool_bindings[binding.pool()].insert(binding.workspace_ids().begin(),
                                                  binding.workspace_ids().end());

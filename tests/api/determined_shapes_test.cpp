@@ -25,6 +25,7 @@ class DeterminedShapesTest : public ::testing::Test {
     config.port = 0;
     config.data_dir = dir_.Sub("data");
     config.log.data_dir = config.data_dir;
+    config.security.authz = authz_;
     auto master = Master::Start(config);
     ASSERT_TRUE(master.ok()) << master.status().ToString();
     master_ = std::move(*master);
@@ -75,6 +76,16 @@ class DeterminedShapesTest : public ::testing::Test {
   std::unique_ptr<net::Client> client_;
   std::string token_;
   std::string agent_token_;
+  events::AuthzType authz_ = events::AUTHZ_TYPE_UNSPECIFIED;  // the master's own default
+};
+
+// Roles apply (security.authz.type: rbac).
+class DeterminedRbacShapesTest : public DeterminedShapesTest {
+ protected:
+  void SetUp() override {
+    authz_ = events::AUTHZ_TYPE_RBAC;
+    DeterminedShapesTest::SetUp();
+  }
 };
 
 TEST_F(DeterminedShapesTest, LoginWhoamiAndLogout) {
@@ -281,6 +292,79 @@ TEST_F(DeterminedShapesTest, ConfigPoliciesSetDescribeAndDelete) {
     ASSERT_TRUE(answer.ok());
     EXPECT_EQ(answer->status, expected) << target << ": " << answer->body;
   }
+}
+
+// det user-group create/list/describe/add-user/remove-user/change-name/delete and det rbac
+// assign-role -g, in the CLI's request order (group_name_to_group_id searches by name first).
+TEST_F(DeterminedRbacShapesTest, UserGroupsAndTheirRoles) {
+  auto refused = client_->Request("POST", "/api/v1/groups", R"({"name":"vision"})", Session());
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 403) << "only cluster admins make groups: " << refused->body;
+  token_ = Call("POST", "/api/v1/auth/login",
+                R"({"username":"admin","password":"","isHashed":true})")["token"];
+  int determined_id = 0;
+  const json users = Call("GET", "/api/v1/users");
+  for (const auto& user : users["users"]) {
+    if (user["username"] == "determined") determined_id = user["id"];
+  }
+  ASSERT_NE(determined_id, 0) << users;
+  json created = Call("POST", "/api/v1/groups",
+                      json{{"name", "vision"}, {"addUsers", {determined_id}}}.dump());
+  ExpectKeys(created["group"], {"groupId", "name", "users"}, "v1GroupDetails");
+  ASSERT_EQ(created["group"]["users"].size(), 1u);
+  EXPECT_EQ(created["group"]["users"][0]["username"], "determined");
+  const int group_id = created["group"]["groupId"];
+
+  json found = Call("POST", "/api/v1/groups/search", R"({"name":"vision","limit":1,"offset":0})");
+  ASSERT_EQ(found["groups"].size(), 1u) << found;
+  EXPECT_EQ(found["groups"][0]["group"]["groupId"], group_id);
+  EXPECT_EQ(found["groups"][0]["numMembers"], 1);
+  EXPECT_EQ(Call("POST", "/api/v1/groups/search",
+                 json{{"limit", 10}, {"userId", determined_id}}.dump())["groups"]
+                .size(),
+            1u);
+  EXPECT_EQ(Call("POST", "/api/v1/groups/search", R"({"name":"nope","limit":1})")["groups"],
+            json::array());
+
+  // A role for the group in workspace 1, seen by role, by group, by member and by workspace.
+  const json assignment = {
+      {"groupRoleAssignments",
+       {{{"groupId", group_id},
+         {"roleAssignment", {{"role", {{"roleId", 2}}}, {"scopeWorkspaceId", 1}}}}}}};
+  Call("POST", "/api/v1/roles/add-assignments", assignment.dump());
+  json by_group = Call("GET", "/api/v1/roles/search/by-group/" + std::to_string(group_id));
+  ASSERT_EQ(by_group["roles"].size(), 1u) << by_group;
+  EXPECT_EQ(by_group["assignments"][0]["scopeWorkspaceIds"], json::array({1})) << by_group;
+  json by_ids = Call("POST", "/api/v1/roles/search/by-ids", R"({"roleIds":[2]})");
+  ASSERT_EQ(by_ids["roles"][0]["groupRoleAssignments"].size(), 1u) << by_ids;
+  EXPECT_EQ(by_ids["roles"][0]["groupRoleAssignments"][0]["groupId"], group_id);
+  json by_user = Call("GET", "/api/v1/roles/search/by-user/" + std::to_string(determined_id));
+  bool through_group = false;
+  for (const auto& role : by_user["roles"]) {
+    for (const auto& held : role["groupRoleAssignments"]) {
+      through_group = through_group || held["groupId"] == group_id;
+    }
+  }
+  EXPECT_TRUE(through_group) << "a member's roles include the group's: " << by_user;
+  EXPECT_EQ(Call("GET", "/api/v1/roles/workspace/1")["groups"][0]["groupId"], group_id);
+
+  json renamed = Call("PUT", "/api/v1/groups/" + std::to_string(group_id),
+                      json{{"groupId", group_id}, {"name", "vision-team"}}.dump());
+  EXPECT_EQ(renamed["group"]["name"], "vision-team");
+  json emptied = Call("PUT", "/api/v1/groups/" + std::to_string(group_id),
+                      json{{"groupId", group_id}, {"removeUsers", {determined_id}}}.dump());
+  EXPECT_EQ(emptied["group"]["users"], json::array());
+  EXPECT_EQ(Call("GET", "/api/v1/groups/" + std::to_string(group_id))["group"]["name"],
+            "vision-team");
+  Call("DELETE", "/api/v1/groups/" + std::to_string(group_id));
+  EXPECT_EQ(Call("POST", "/api/v1/groups/search", R"({"limit":10})")["groups"], json::array());
+  EXPECT_EQ(Call("POST", "/api/v1/roles/search/by-ids",
+                 R"({"roleIds":[2]})")["roles"][0]["groupRoleAssignments"],
+            json::array())
+      << "the group's role went with it";
+  auto gone = client_->Request("GET", "/api/v1/groups/" + std::to_string(group_id), "", Session());
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(gone->status, 404) << gone->body;
 }
 
 TEST_F(DeterminedShapesTest, ExperimentCreateListAndDescribe) {

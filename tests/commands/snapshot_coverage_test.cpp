@@ -657,6 +657,7 @@ void ExpectSameWorkspace(const WorkspaceRecord& expected, const WorkspaceRecord&
 }
 
 CAIRN_COVERS(ProjectRecord, 7);
+CAIRN_COVERS(GroupRecord, 3);
 
 void ExpectSameProject(const ProjectRecord& expected, const ProjectRecord& actual, bool filled) {
   SCOPED_TRACE("project " + expected.name);
@@ -677,6 +678,9 @@ void FillTenancy(TenancyState& tenancy) {
   tenancy.workspace_ids["lab"] = 9;
   tenancy.projects[10] = ProjectRecord{10, 9, "vision", "image models", 7, true, true};
   tenancy.roles[{7, 9}] = events::ROLE_WORKSPACE_ADMIN;
+  tenancy.groups[3] = GroupRecord{3, "vision-team", {7, 8}};
+  tenancy.group_roles[{3, 9}] = events::ROLE_EDITOR;
+  tenancy.last_group_id = 3;
   tenancy.pool_bindings["gpu-pool"] = {9};
   tenancy.last_workspace_id = 9;
   tenancy.last_project_id = 10;
@@ -688,8 +692,9 @@ void FillTenancy(TenancyState& tenancy) {
 // it does the same: this stops compiling when a field is added.
 void ExpectSameTenancy(const TenancyState& expected, const TenancyState& actual, bool filled) {
   const TenancyState unfilled{};
-  const auto& [workspaces, workspace_ids, projects, roles, pool_bindings, config_policies,
-               last_workspace_id, last_project_id, authz] = expected;
+  const auto& [workspaces, workspace_ids, projects, roles, groups, group_roles, pool_bindings,
+               config_policies, last_workspace_id, last_project_id, last_group_id, authz] =
+      expected;
   ASSERT_EQ(actual.workspaces.size(), workspaces.size());
   for (const auto& [id, workspace] : workspaces) {
     ASSERT_EQ(actual.workspaces.count(id), 1u) << "workspace " << id;
@@ -704,6 +709,9 @@ void ExpectSameTenancy(const TenancyState& expected, const TenancyState& actual,
     ExpectSameProject(project, actual.projects.at(id), filled && id != kUncategorizedProject);
   }
   EXPECT_EQ(actual.roles, roles) << "roles changed in the round trip";
+  EXPECT_EQ(actual.groups, groups) << "groups changed in the round trip";
+  EXPECT_EQ(actual.group_roles, group_roles) << "group_roles changed in the round trip";
+  EXPECT_EQ(actual.last_group_id, last_group_id) << "last_group_id changed in the round trip";
   EXPECT_EQ(actual.pool_bindings, pool_bindings) << "pool_bindings changed in the round trip";
   EXPECT_EQ(actual.last_workspace_id, last_workspace_id)
       << "last_workspace_id changed in the round trip";
@@ -717,6 +725,9 @@ void ExpectSameTenancy(const TenancyState& expected, const TenancyState& actual,
     EXPECT_NE(workspace_ids, unfilled.workspace_ids) << "workspace_ids is left at its default";
     EXPECT_NE(projects.size(), unfilled.projects.size()) << "no project is added";
     EXPECT_NE(roles, unfilled.roles) << "roles is left at its default";
+    EXPECT_NE(groups, unfilled.groups) << "groups is left empty";
+    EXPECT_NE(group_roles, unfilled.group_roles) << "group_roles is left empty";
+    EXPECT_NE(last_group_id, unfilled.last_group_id) << "last_group_id is left at its default";
     EXPECT_NE(pool_bindings, unfilled.pool_bindings) << "pool_bindings is left at its default";
     EXPECT_NE(last_workspace_id, unfilled.last_workspace_id) << "last_workspace_id is left";
     EXPECT_NE(last_project_id, unfilled.last_project_id) << "last_project_id is left";

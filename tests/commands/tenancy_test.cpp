@@ -125,6 +125,65 @@ TEST_F(TenancyTest, RolesAreAssignedByWorkspaceAdminsAndClusterWideOnlyByCluster
   EXPECT_EQ(RunAs("carol", OneSlotSubmit("c1")).code(), StatusCode::kPermissionDenied);
 }
 
+// A group's role admits its members while they are members: carol, in no workspace role of her
+// own, submits to team through the group and is refused once removed from it.
+TEST_F(TenancyTest, AGroupsRoleAdmitsItsMembersAndStopsAdmittingARemovedMember) {
+  const int32_t carol = cluster.AddUser("carol");
+  const int32_t dave = cluster.AddUser("dave");
+  EXPECT_EQ(RunAs("carol", TeamCommand("c0", "carol")).code(), StatusCode::kPermissionDenied);
+  // Only cluster admins make groups; a workspace admin may not.
+  Status refused = RunAs("wanda", CreateGroup{"vision", {carol}});
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Contains(refused.message(), "PERMISSION_TYPE_UPDATE_GROUP")) << refused.ToString();
+  ASSERT_TRUE(RunAs("test", CreateGroup{"vision", {carol, carol}}).ok());
+  const GroupRecord* group = cluster.state.tenancy.FindGroup("vision");
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->members, (std::set<int32_t>{carol})) << "a member is listed once";
+  const int32_t group_id = group->id;
+  EXPECT_EQ(RunAs("test", CreateGroup{"VISION", {}}).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(RunAs("test", CreateGroup{"ghosts", {999}}).code(), StatusCode::kNotFound);
+
+  // The workspace's admin gives the group Editor in team: carol may now submit there.
+  ASSERT_TRUE(RunAs("wanda", ChangeRoles{{{0, 2, events::ROLE_EDITOR, group_id}}, false}).ok());
+  EXPECT_EQ(cluster.state.tenancy.RoleIn(*cluster.state.identity.FindUser(carol), 2),
+            events::ROLE_EDITOR);
+  EXPECT_EQ(cluster.state.tenancy.RoleIn(*cluster.state.identity.FindUser(dave), 2),
+            events::ROLE_UNSPECIFIED)
+      << "not a member";
+  EXPECT_TRUE(RunAs("carol", TeamCommand("c1", "carol")).ok());
+  // The group's role never makes her less than she holds herself, and adds to it.
+  RUN_OK(cluster, (ChangeRoles{{{carol, 2, events::ROLE_VIEWER}}, false}));
+  EXPECT_EQ(cluster.state.tenancy.RoleIn(*cluster.state.identity.FindUser(carol), 2),
+            events::ROLE_EDITOR);
+
+  // Removed from the group, she is a Viewer again: refused, naming the permission.
+  UpdateGroup remove;
+  remove.group_id = group_id;
+  remove.remove_user_ids = {carol};
+  remove.add_user_ids = {dave};
+  ASSERT_TRUE(RunAs("test", remove).ok());
+  Status after = RunAs("carol", TeamCommand("c2", "carol"));
+  EXPECT_EQ(after.code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Contains(after.message(), "PERMISSION_TYPE_CREATE_NSC")) << after.ToString();
+  EXPECT_TRUE(RunAs("dave", TeamCommand("d1", "dave")).ok()) << "the new member is admitted";
+  EXPECT_EQ(RunAs("test", remove).code(), StatusCode::kNotFound) << "carol is no member now";
+
+  // Deleting the group removes its role first (RoleRemoved), then the group: dave loses it too.
+  const size_t before = cluster.all_events.size();
+  ASSERT_TRUE(RunAs("test", DeleteGroup{group_id}).ok());
+  ASSERT_EQ(cluster.all_events.size(), before + 2);
+  EXPECT_EQ(cluster.all_events[before].role_removed().group_id(), group_id);
+  EXPECT_TRUE(cluster.all_events[before + 1].has_group_deleted());
+  EXPECT_EQ(RunAs("dave", TeamCommand("d2", "dave")).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(cluster.state.tenancy.FindGroup(group_id), nullptr);
+
+  // Replaying the log rebuilds the same groups and group roles.
+  TenancyState replayed;
+  for (const auto& event : cluster.all_events) ApplyTenancy(replayed, event);
+  EXPECT_EQ(replayed.groups, cluster.state.tenancy.groups);
+  EXPECT_EQ(replayed.group_roles, cluster.state.tenancy.group_roles);
+}
+
 TEST_F(TenancyTest, WorkspacesAreNamedOnceArchivedAgainstNewWorkAndDeletedOnlyEmpty) {
   // Names are unique ignoring case (Determined's CLI looks them up both ways).
   EXPECT_EQ(RunAs("alice", CreateWorkspace{"TEAM", "", ""}).code(), StatusCode::kAlreadyExists);

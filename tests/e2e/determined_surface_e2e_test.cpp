@@ -422,5 +422,42 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliSetsConfigPoliciesThatRefuseSubmissi
   det.Det("cmd run -d -w team --config resources.slots=4 true");
 }
 
+// det user-group and det rbac assign-role -g: a group's role admits its members and stops
+// admitting a member once removed.
+TEST_F(DeterminedSurfaceTest, DeterminedsCliManagesUserGroupsWhoseRolesAdmitTheirMembers) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  cluster_.StartAgent("group-agent", 2);
+  DeterminedCli admin(cluster_, "admin");
+  DeterminedCli user(cluster_);
+  admin.Det("workspace create team");
+  user.Det("cmd run -d -w team true", 1);
+  const std::string created = admin.Det("user-group create vision --add-user determined", 0, true);
+  EXPECT_NE(created.find("user group with name vision and ID"), std::string::npos) << created;
+  EXPECT_NE(created.find("determined was added to the group"), std::string::npos) << created;
+  const std::string listed = admin.Det("user-group list", 0, true);
+  EXPECT_NE(listed.find("vision"), std::string::npos) << listed;
+  const std::string described = admin.Det("user-group describe vision --json", 0, true);
+  EXPECT_NE(described.find("\"username\": \"determined\""), std::string::npos) << described;
+  // A member may not change groups.
+  const std::string refused = user.Det("user-group create others", 1);
+  EXPECT_NE(refused.find("PERMISSION_TYPE_UPDATE_GROUP"), std::string::npos) << refused;
+
+  admin.Det("rbac assign-role Editor -g vision -w team");
+  const std::string roles = admin.Det("rbac list-groups-roles vision --json", 0, true);
+  EXPECT_NE(roles.find("\"name\": \"Editor\""), std::string::npos) << roles;
+  user.Det("cmd run -d -w team true");  // admitted through the group
+
+  admin.Det("user-group remove-user vision determined");
+  const std::string after = user.Det("cmd run -d -w team true", 1);
+  EXPECT_NE(after.find("team"), std::string::npos) << after;
+  admin.Det("user-group add-user vision determined");
+  user.Det("cmd run -d -w team true");
+
+  admin.Det("user-group change-name vision cv");
+  admin.Det("user-group delete cv --yes");
+  EXPECT_EQ(admin.Det("user-group list", 0, true).find("cv"), std::string::npos);
+  user.Det("cmd run -d -w team true", 1);  // the group's role went with it
+}
+
 }  // namespace
 }  // namespace cairn::testing
