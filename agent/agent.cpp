@@ -1,10 +1,13 @@
 #include "agent/agent.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -429,6 +432,45 @@ void Agent::HandleOrder(const events::Envelope& order, int64_t received_micros) 
   }
 }
 
+namespace {
+
+// The task runs as its linked agent user: its process (or container) takes the account's ids,
+// and the work directory the agent made for it, with the files written there, becomes the
+// account's alone (0700), so that no other account's task reads it.
+Status RunAsLinkedUser(const events::AllocationAssigned& assigned, ProcessSpec& spec) {
+  const events::AgentUserGroup& account = assigned.spec().run_as();
+  spec.run_as = RunAs{static_cast<uid_t>(account.uid()), static_cast<gid_t>(account.gid())};
+  // Its home is its work directory: the agent's own home is not the account's to write.
+  std::erase_if(spec.env, [](const std::string& entry) {
+    return entry.rfind("USER=", 0) == 0 || entry.rfind("LOGNAME=", 0) == 0 ||
+           entry.rfind("HOME=", 0) == 0;
+  });
+  spec.env.push_back("USER=" + account.user());
+  spec.env.push_back("LOGNAME=" + account.user());
+  spec.env.push_back("HOME=" + spec.work_dir);
+  if (!assigned.spec().work_dir().empty()) return Status::Ok();  // a directory the task named
+  auto hand_over = [&](const std::string& path) -> Status {
+    if (lchown(path.c_str(), spec.run_as->uid, spec.run_as->gid) != 0) {
+      return Status::IOError("cannot give " + path + " to uid " + std::to_string(account.uid()) +
+                             ": " + std::strerror(errno));
+    }
+    return Status::Ok();
+  };
+  CAIRN_RETURN_IF_ERROR(hand_over(spec.work_dir));
+  std::error_code error;
+  for (auto it = std::filesystem::recursive_directory_iterator(spec.work_dir, error);
+       !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    CAIRN_RETURN_IF_ERROR(hand_over(it->path().string()));
+  }
+  if (error) return Status::IOError("cannot walk " + spec.work_dir + ": " + error.message());
+  if (chmod(spec.work_dir.c_str(), 0700) != 0) {
+    return Status::IOError("cannot restrict " + spec.work_dir + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
   const std::string& allocation_id = assigned.allocation_id();
   {
@@ -481,6 +523,9 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
          type == events::TASK_TYPE_SHELL) &&
         std::filesystem::is_regular_file(spec.work_dir + "/startup-hook.sh")) {
       spec.argv = WithStartupHook(std::move(spec.argv));
+    }
+    if (assigned.spec().has_run_as()) {
+      CAIRN_RETURN_IF_ERROR(RunAsLinkedUser(assigned, spec));
     }
     if (image) {
       CAIRN_ASSIGN_OR_RETURN(spec, ContainerOf(assigned, slots, *image, spec));

@@ -154,7 +154,7 @@ json OciConfig(const ContainerPlan& plan) {
       {"ociVersion", "1.0.2"},
       {"process",
        {{"terminal", false},
-        {"user", {{"uid", 0}, {"gid", 0}}},
+        {"user", {{"uid", plan.uid}, {"gid", plan.gid}}},
         {"args", args},
         {"env", env},
         {"cwd", plan.work_dir},

@@ -63,6 +63,8 @@ struct ContainerPlan {
   std::vector<ContainerDevice> devices;  // character devices the task may use (its GPUs)
   std::string cgroups_path;              // relative to runc's own cgroups
   int64_t shm_size_bytes = 64 << 20;     // /dev/shm (resources.shm_size)
+  uint32_t uid = 0;                      // the task's process (its linked agent user)
+  uint32_t gid = 0;
 };
 
 // The OCI runtime configuration: the host's network (services and the master stay reachable at

@@ -423,6 +423,10 @@ Result<ProcessSpec> ContainerRuntime::Prepare(const std::string& key, const Unpa
   plan.argv = process.argv;
   plan.env = process.env;
   plan.work_dir = process.work_dir;
+  if (process.run_as) {
+    plan.uid = process.run_as->uid;
+    plan.gid = process.run_as->gid;
+  }
   plan.init_path = "/.cairn-init";
   plan.hostname = name.substr(0, 63);
   plan.mounts.push_back({tini_, plan.init_path, true});

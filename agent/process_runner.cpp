@@ -202,6 +202,28 @@ Result<pid_t> ProcessRunner::Start(const std::string& key, const ProcessSpec& sp
       return Status::NotFound("entrypoint '" + spec.argv[0] + "' is not on the PATH");
     }
   }
+  std::vector<std::string> wrapped;  // setpriv's argv, then the task's
+  if (spec.run_as) {
+    if (geteuid() != 0 && geteuid() != spec.run_as->uid) {
+      return Status::PermissionDenied(
+          "the task runs as uid " + std::to_string(spec.run_as->uid) +
+          " (its linked agent user) and this agent, not root, cannot switch to it");
+    }
+    std::string setpriv = FindOnPath("setpriv", PathOf(spec.env));
+    if (setpriv.empty()) setpriv = FindOnPath("setpriv", "/usr/bin:/bin");
+    if (setpriv.empty()) {
+      return Status::NotFound("setpriv (util-linux) is not installed: cannot run as uid " +
+                              std::to_string(spec.run_as->uid));
+    }
+    wrapped = {setpriv,
+               "--reuid=" + std::to_string(spec.run_as->uid),
+               "--regid=" + std::to_string(spec.run_as->gid),
+               "--clear-groups",
+               "--",
+               program};
+    wrapped.insert(wrapped.end(), spec.argv.begin() + 1, spec.argv.end());
+    program = setpriv;
+  }
   struct stat info;
   if (stat(spec.work_dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
     return Status::NotFound("work directory '" + spec.work_dir + "' does not exist");
@@ -244,7 +266,9 @@ Result<pid_t> ProcessRunner::Start(const std::string& key, const ProcessSpec& sp
   fcntl(process->stderr_fd, F_SETFL, O_NONBLOCK);
 
   std::vector<char*> argv, envp;
-  for (const auto& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  for (const auto& arg : wrapped.empty() ? spec.argv : wrapped) {
+    argv.push_back(const_cast<char*>(arg.c_str()));
+  }
   argv.push_back(nullptr);
   for (const auto& entry : spec.env) envp.push_back(const_cast<char*>(entry.c_str()));
   envp.push_back(nullptr);

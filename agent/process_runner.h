@@ -24,10 +24,19 @@ namespace cairn::agent {
 // file of that name is there.
 std::string FindOnPath(const std::string& program, const std::string& path_env);
 
+// A Unix account a process runs as: its uid, its gid and no supplementary groups.
+struct RunAs {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
 struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] without a '/' is searched on the PATH of `env`
   std::vector<std::string> env;   // the complete environment, "KEY=VALUE"
   std::string work_dir;           // must exist
+  // Unset: the agent's own account. Set: the process starts as this account through util-linux's
+  // setpriv (posix_spawn cannot change ids), which the agent must be root to use.
+  std::optional<RunAs> run_as;
   // Lines shipped first, on stderr, before anything the process prints (seq from 0): what the
   // agent did for the task (the image it unpacked, a warning), so that the task's log says so.
   std::vector<std::string> preamble;

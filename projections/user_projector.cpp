@@ -72,6 +72,9 @@ Status UserProjector::Apply(const Envelope& event, ViewStore& store) const {
         if (updated.has_display_name()) user.set_display_name(updated.display_name());
         if (updated.has_admin()) user.set_admin(updated.admin());
         if (updated.has_active()) user.set_active(updated.active());
+        if (updated.has_agent_user_group()) {
+          *user.mutable_agent_user_group() = updated.agent_user_group();
+        }
       }));
       if (!updated.has_username() || old_username.empty()) return Status::Ok();
       CAIRN_RETURN_IF_ERROR(store.Delete(UsernameKey(old_username)));

@@ -32,12 +32,27 @@ Status CheckUnsupportedFields(const json& object, const std::string& path) {
                                 "remote: users signed on by a remote identity provider "
                                 "are not supported");
   }
-  if (Present(object, "agentUserGroup")) {
-    return Status::NotSupported(path +
-                                "agentUserGroup: running tasks as a linked agent user is "
-                                "not supported");
-  }
   return Status::Ok();
+}
+
+// v1AgentUserGroup {agentUid, agentGid, agentUser, agentGroup}: all four, as the CLI sends them.
+Result<commands::AgentUser> ReadAgentUser(const json& body) {
+  const json& linked = body.at("agentUserGroup");
+  if (!linked.is_object()) return Status::InvalidArgument("agentUserGroup: expected an object");
+  CAIRN_RETURN_IF_ERROR(CheckKnownKeys(linked, "agentUserGroup.",
+                                       {"agentUid", "agentGid", "agentUser", "agentGroup"}));
+  commands::AgentUser account;
+  for (const auto& [key, target] :
+       {std::pair{"agentUid", &account.uid}, std::pair{"agentGid", &account.gid}}) {
+    CAIRN_ASSIGN_OR_RETURN(auto value, GetInt32(linked, key, std::string("agentUserGroup.") + key));
+    if (!value) return Status::InvalidArgument(std::string("agentUserGroup.") + key + ": required");
+    *target = *value;
+  }
+  CAIRN_ASSIGN_OR_RETURN(account.user,
+                         GetString(linked, "agentUser", "agentUserGroup.agentUser", true));
+  CAIRN_ASSIGN_OR_RETURN(account.group,
+                         GetString(linked, "agentGroup", "agentUserGroup.agentGroup", true));
+  return account;
 }
 
 // The body's `password` (+ `isHashed`) as it is stored: argon2id of the CLI's form.
@@ -128,6 +143,10 @@ net::Response CreateUser(Call& call) {
       !known.ok()) {
     return Error(known);
   }
+  if (Present(user, "agentUserGroup")) {
+    return Error(Status::NotSupported(
+        "user.agentUserGroup: link the user once created (det user link-with-agent-user)"));
+  }
   if (Status unsupported = CheckUnsupportedFields(user, "user."); !unsupported.ok()) {
     return Error(unsupported);
   }
@@ -205,6 +224,15 @@ net::Response PatchUser(Call& call) {
     auto hash = StoredPasswordHash(*body);
     if (!hash.ok()) return Error(hash.status());
     command.password_hash = *hash;
+  }
+  if (Present(*body, "agentUserGroup")) {
+    // Which Unix account a user's code runs as on every agent: admins only, as in Determined.
+    if (Status admin = call.RequireAdmin("link users with agent users"); !admin.ok()) {
+      return Error(admin);
+    }
+    auto account = ReadAgentUser(*body);
+    if (!account.ok()) return Error(account.status());
+    command.agent_user = *account;
   }
   auto outcome = call.Execute(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());

@@ -113,6 +113,7 @@ void ApplyIdentity(IdentityState& state, const Envelope& event) {
       if (updated.has_display_name()) user.display_name = updated.display_name();
       if (updated.has_admin()) user.admin = updated.admin();
       if (updated.has_active()) user.active = updated.active();
+      if (updated.has_agent_user_group()) user.agent_user = AgentUserOf(updated.agent_user_group());
       break;
     }
     case Envelope::kUserPasswordChanged: {
@@ -171,6 +172,39 @@ void ApplyIdentity(IdentityState& state, const Envelope& event) {
     default:
       break;
   }
+}
+
+AgentUser AgentUserOf(const events::AgentUserGroup& linked) {
+  return AgentUser{linked.uid(), linked.gid(), linked.user(), linked.group()};
+}
+
+events::AgentUserGroup AgentUserGroupOf(const AgentUser& account) {
+  events::AgentUserGroup linked;
+  linked.set_uid(account.uid);
+  linked.set_gid(account.gid);
+  linked.set_user(account.user);
+  linked.set_group(account.group);
+  return linked;
+}
+
+Status CheckAgentUser(const AgentUser& account) {
+  if (account.uid < 0 || account.gid < 0) {
+    return Status::InvalidArgument("agent uid and gid must not be negative");
+  }
+  for (const auto& [what, name] :
+       {std::pair{"agent user", &account.user}, std::pair{"agent group", &account.group}}) {
+    const bool valid =
+        !name->empty() && name->size() <= 32 && name->front() != '-' &&
+        std::all_of(name->begin(), name->end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        });
+    if (!valid) {
+      return Status::InvalidArgument(std::string(what) + " '" + *name +
+                                     "' is not a Unix name (1-32 of a-z, 0-9, _ and -, not "
+                                     "starting with -)");
+    }
+  }
+  return Status::Ok();
 }
 
 Status CheckUsername(const std::string& username) {
@@ -269,6 +303,11 @@ Result<std::vector<Envelope>> DecideUpdateUser(const IdentityState& state,
   }
   if (command.active && *command.active != user->active) {
     updated->set_active(*command.active);
+    changes = true;
+  }
+  if (command.agent_user && command.agent_user != user->agent_user) {
+    CAIRN_RETURN_IF_ERROR(CheckAgentUser(*command.agent_user));
+    *updated->mutable_agent_user_group() = AgentUserGroupOf(*command.agent_user);
     changes = true;
   }
   if (changes) events.push_back(std::move(event));

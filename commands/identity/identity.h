@@ -16,6 +16,20 @@
 
 namespace cairn::commands {
 
+// A Unix account on the agents that tasks run as (events::AgentUserGroup).
+struct AgentUser {
+  int32_t uid = 0;
+  int32_t gid = 0;
+  std::string user;
+  std::string group;
+  bool operator==(const AgentUser&) const = default;
+};
+AgentUser AgentUserOf(const events::AgentUserGroup& linked);
+events::AgentUserGroup AgentUserGroupOf(const AgentUser& account);
+// InvalidArgument unless uid and gid are 0-2^31 and user and group are Unix names (1-32 of
+// [a-z0-9_-], not starting with '-').
+Status CheckAgentUser(const AgentUser& account);
+
 struct UserRecord {
   int32_t id = 0;
   std::string username;
@@ -23,6 +37,8 @@ struct UserRecord {
   bool admin = false;
   bool active = true;
   std::string password_hash;  // argon2id (base/password.h)
+  // The Unix account the user's tasks run as (det user link-with-agent-user); none: the agent's.
+  std::optional<AgentUser> agent_user{};
 };
 
 struct SessionRecord {
@@ -97,6 +113,7 @@ struct UpdateUser {
   std::optional<bool> admin{};
   std::optional<bool> active{};
   std::optional<std::string> password_hash{};
+  std::optional<AgentUser> agent_user{};  // links the user (admins only, at the edge)
 };
 
 struct StartSession {

@@ -4,7 +4,7 @@
 
 namespace cairn::commands {
 
-CAIRN_SNAPSHOT_COVERS(UserRecord, 6);
+CAIRN_SNAPSHOT_COVERS(UserRecord, 7);
 CAIRN_SNAPSHOT_COVERS(SessionRecord, 2);
 CAIRN_SNAPSHOT_COVERS(AccessTokenRecord, 6);
 CAIRN_SNAPSHOT_COVERS(IdentityState, 8);
@@ -18,6 +18,7 @@ void EncodeIdentity(const IdentityState& identity, snapshot::Identity& out) {
     stored->set_admin(user.admin);
     stored->set_active(user.active);
     stored->set_password_hash(user.password_hash);
+    if (user.agent_user) *stored->mutable_agent_user() = AgentUserGroupOf(*user.agent_user);
   }
   for (const auto& [token, session] : identity.sessions) {
     auto* stored = out.add_sessions();
@@ -45,8 +46,10 @@ void EncodeIdentity(const IdentityState& identity, snapshot::Identity& out) {
 
 void DecodeIdentity(const snapshot::Identity& in, IdentityState& identity) {
   for (const auto& user : in.users()) {
-    identity.users[user.id()] = UserRecord{user.id(),    user.username(), user.display_name(),
-                                           user.admin(), user.active(),   user.password_hash()};
+    UserRecord& record = identity.users[user.id()];
+    record = UserRecord{user.id(),    user.username(), user.display_name(),
+                        user.admin(), user.active(),   user.password_hash()};
+    if (user.has_agent_user()) record.agent_user = AgentUserOf(user.agent_user());
     identity.user_ids[user.username()] = user.id();
   }
   for (const auto& session : in.sessions()) {

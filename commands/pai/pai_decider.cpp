@@ -10,6 +10,14 @@
 namespace cairn::commands {
 namespace {
 
+// Each task of an attempt runs as its job's owner's (or workspace's) linked account.
+void SetRunAsOf(const DecisionState& state, std::vector<events::Envelope>& submissions) {
+  for (auto& submission : submissions) {
+    auto* submitted = submission.mutable_task_submitted();
+    SetRunAs(state.identity, state.tenancy, submitted->workspace_id(), *submitted->mutable_spec());
+  }
+}
+
 events::Envelope AttemptStarted(const std::string& job_id, int32_t attempt,
                                 const std::vector<events::Envelope>& submissions,
                                 const std::string& reason) {
@@ -94,6 +102,7 @@ Result<Decision> DecideCommand(const DecisionState& state, const SubmitPaiJob& c
   resources.set_priority(pool_default > 0 ? pool_default : kDefaultPriority);
   resources.set_weight(1);
   auto submissions = pai::AttemptSubmissions(job, 0, resources);
+  SetRunAsOf(state, submissions);
   for (const auto& submission : submissions) {
     if (!IsSafeId(submission.task_submitted().task_id())) {
       return Status::InvalidArgument("bad task id '" + submission.task_submitted().task_id() + "'");
@@ -177,6 +186,7 @@ std::vector<events::Envelope> ReactToPaiJobs(const DecisionState& state) {
     resources.set_max_slots(queue_job ? queue_job->max_slots : 0);
     const int32_t next = job->attempt + 1;
     auto submissions = pai::AttemptSubmissions(job->submitted, next, resources);
+    SetRunAsOf(state, submissions);
     reactions.push_back(AttemptStarted(job_id, next, submissions,
                                        "retry " + std::to_string(next) + " of " +
                                            std::to_string(job->submitted.retry_count()) +

@@ -291,9 +291,18 @@ TEST_F(UsersTest, TheRequestsOfDeterminedsCliAreAccepted) {
   // What Cairn does not have is refused as such, never ignored.
   auto remote = Call("POST", "/api/v1/users", R"({"user":{"username":"sso","remote":true}})");
   EXPECT_EQ(remote.status, 501) << remote.body;
-  auto linked =
+  auto created_linked = Call("POST", "/api/v1/users",
+                             R"({"user":{"username":"bo","agentUserGroup":{"agentUid":7}}})");
+  EXPECT_EQ(created_linked.status, 501) << created_linked.body;
+  // A link names all four parts; it is shown on the user once made.
+  auto partial =
       Call("PATCH", "/api/v1/users/3", R"({"agentUserGroup":{"agentUid":1000,"agentGid":1000}})");
-  EXPECT_EQ(linked.status, 501) << linked.body;
+  EXPECT_EQ(partial.status, 400) << partial.body;
+  json linked = CallJson("PATCH", "/api/v1/users/3",
+                         R"({"agentUserGroup":{"agentUid":1000,"agentGid":1000,)"
+                         R"("agentUser":"alicia","agentGroup":"lab"}})");
+  EXPECT_EQ(linked["user"]["agentUserGroup"]["agentUid"], 1000) << linked;
+  EXPECT_EQ(linked["user"]["agentUserGroup"]["agentGroup"], "lab") << linked;
   EXPECT_EQ(CallJson("GET", "/api/v1/master")["product"], "PRODUCT_UNSPECIFIED");
 }
 

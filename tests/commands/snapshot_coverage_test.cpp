@@ -558,7 +558,7 @@ void ExpectSameIdempotentCommand(const DecisionState::IdempotentCommand& expecte
 
 // --- Identity ----------------------------------------------------------------------------------
 
-CAIRN_COVERS(UserRecord, 6);
+CAIRN_COVERS(UserRecord, 7);
 
 void ExpectSameUser(const UserRecord& expected, const UserRecord& actual, bool filled) {
   SCOPED_TRACE("user " + expected.username);
@@ -569,6 +569,7 @@ void ExpectSameUser(const UserRecord& expected, const UserRecord& actual, bool f
   CAIRN_EXPECT_SAME_FIELD(admin);
   CAIRN_EXPECT_SAME_FIELD(active);
   CAIRN_EXPECT_SAME_FIELD(password_hash);
+  CAIRN_EXPECT_SAME_FIELD(agent_user);
 }
 
 CAIRN_COVERS(SessionRecord, 2);
@@ -595,7 +596,8 @@ void ExpectSameAccessToken(const AccessTokenRecord& expected, const AccessTokenR
 CAIRN_COVERS(IdentityState, 8);
 
 void FillIdentity(IdentityState& identity) {
-  identity.users[7] = UserRecord{7, "ada", "Ada Lovelace", true, false, "argon2id$ada"};
+  identity.users[7] = UserRecord{
+      7, "ada", "Ada Lovelace", true, false, "argon2id$ada", AgentUser{1500, 1500, "ada", "lab"}};
   identity.user_ids["ada"] = 7;
   identity.sessions["token-sha256"] = SessionRecord{7, 119};
   identity.failures["bob"] = {120, 121};

@@ -184,6 +184,31 @@ TEST_F(TenancyTest, AGroupsRoleAdmitsItsMembersAndStopsAdmittingARemovedMember) 
   EXPECT_EQ(replayed.group_roles, cluster.state.tenancy.group_roles);
 }
 
+// A linked user's tasks carry the account they run as, resolved at submission and recorded in the
+// log; nobody else's do, and a linked user's shell is refused.
+TEST_F(TenancyTest, ALinkedUsersTasksRecordTheAccountTheyRunAs) {
+  UpdateUser link;
+  link.user_id = alice;
+  link.agent_user = AgentUser{1500, 1500, "alice", "lab"};
+  RUN_OK(cluster, link);
+  link.agent_user = AgentUser{1500, 1500, "Not A Name", "lab"};
+  EXPECT_EQ(RunAs("test", link).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(RunAs("alice", TeamCommand("a1", "alice")).ok());
+  auto submitted = cluster.Last(events::Envelope::kTaskSubmitted);
+  ASSERT_EQ(submitted.size(), 1u);
+  const auto& spec = submitted[0].task_submitted().spec();
+  ASSERT_TRUE(spec.has_run_as());
+  EXPECT_EQ(spec.run_as().uid(), 1500);
+  EXPECT_EQ(spec.run_as().user(), "alice");
+  ASSERT_TRUE(RunAs("wanda", TeamCommand("w1", "wanda")).ok());
+  EXPECT_FALSE(
+      cluster.Last(events::Envelope::kTaskSubmitted)[0].task_submitted().spec().has_run_as());
+  SubmitTask shell = TeamCommand("s1", "alice");
+  shell.spec.set_task_type(events::TASK_TYPE_SHELL);
+  shell.spec.clear_entrypoint();
+  EXPECT_EQ(RunAs("alice", shell).code(), StatusCode::kNotSupported);
+}
+
 TEST_F(TenancyTest, WorkspacesAreNamedOnceArchivedAgainstNewWorkAndDeletedOnlyEmpty) {
   // Names are unique ignoring case (Determined's CLI looks them up both ways).
   EXPECT_EQ(RunAs("alice", CreateWorkspace{"TEAM", "", ""}).code(), StatusCode::kAlreadyExists);

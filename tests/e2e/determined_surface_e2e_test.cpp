@@ -2,6 +2,7 @@
 // REST routes, `cairn replay` and Determined's own `det` CLI (skipped, saying so, where its
 // package cannot run here).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -457,6 +458,43 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliManagesUserGroupsWhoseRolesAdmitThei
   admin.Det("user-group delete cv --yes");
   EXPECT_EQ(admin.Det("user-group list", 0, true).find("cv"), std::string::npos);
   user.Det("cmd run -d -w team true", 1);  // the group's role went with it
+}
+
+// det user link-with-agent-user: a linked user's task runs as its Unix account, the files it
+// writes are that account's, and another account's task cannot read them.
+TEST_F(DeterminedSurfaceTest, DeterminedsCliLinksUsersWhoseTasksRunAsTheirOwnAccounts) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  if (geteuid() != 0) GTEST_SKIP() << "the agent must be root to run tasks as other accounts";
+  cluster_.StartAgent("linked-agent", 2);
+  DeterminedCli admin(cluster_, "admin");
+  DeterminedCli user(cluster_);
+  admin.Det(
+      "user link-with-agent-user admin --agent-uid 1501 --agent-gid 1501 "
+      "--agent-user owner --agent-group owners");
+  admin.Det(
+      "user link-with-agent-user determined --agent-uid 1500 --agent-gid 1500 "
+      "--agent-user other --agent-group others");
+  const std::string listed = admin.Det("user list", 0, true);
+  EXPECT_NE(listed.find("1500"), std::string::npos) << listed;
+  // Only admins link.
+  user.Det(
+      "user link-with-agent-user determined --agent-uid 0 --agent-gid 0 --agent-user root "
+      "--agent-group root",
+      1);
+
+  const std::string first = admin.Det(
+      "cmd run \"sh -c 'id -u; echo secret > mine.txt; stat -c owner=%u mine.txt; pwd'\"", 0, true);
+  EXPECT_NE(first.find("1501\n"), std::string::npos) << first;
+  EXPECT_NE(first.find("owner=1501"), std::string::npos) << first;
+  const size_t slash = first.rfind("\n/");
+  ASSERT_NE(slash, std::string::npos) << first;
+  const std::string work_dir = first.substr(slash + 1, first.find('\n', slash + 1) - slash - 1);
+
+  const std::string second = user.Det(
+      "cmd run \"sh -c 'id -u; id -g; cat " + work_dir + "/mine.txt || echo refused'\"", 0, true);
+  EXPECT_NE(second.find("1500\n1500\n"), std::string::npos) << second;
+  EXPECT_NE(second.find("refused"), std::string::npos) << second;
+  EXPECT_EQ(second.find("secret"), std::string::npos) << second;
 }
 
 }  // namespace
