@@ -19,29 +19,28 @@ constexpr std::string_view kRolePrefix = "role/";
 constexpr std::string_view kBindingPrefix = "binding/";
 constexpr std::string_view kPlacementPrefix = "experiment/";
 
-std::string RoleKey(int32_t workspace_id, int32_t user_id) {
-  std::string key(kRolePrefix);
-  AppendId(&key, static_cast<uint64_t>(workspace_id));
-  key += '/';
-  AppendId(&key, static_cast<uint64_t>(user_id));
-  return key;
-}
-
 constexpr std::string_view kGroupRolePrefix = "group_role/";
 constexpr std::string_view kGroupPrefix = "group/";
 
-std::string GroupRoleKey(int32_t workspace_id, int32_t group_id) {
-  std::string key(kGroupRolePrefix);
+// "<prefix><workspace, 20 digits>/<holder, 20 digits>": a user's or a group's role there.
+std::string ScopedRoleKey(std::string_view prefix, int32_t workspace_id, int32_t holder_id) {
+  std::string key(prefix);
   AppendId(&key, static_cast<uint64_t>(workspace_id));
   key += '/';
-  AppendId(&key, static_cast<uint64_t>(group_id));
+  AppendId(&key, static_cast<uint64_t>(holder_id));
   return key;
 }
 
+std::string RoleKey(int32_t workspace_id, int32_t user_id) {
+  return ScopedRoleKey(kRolePrefix, workspace_id, user_id);
+}
+
+std::string GroupRoleKey(int32_t workspace_id, int32_t group_id) {
+  return ScopedRoleKey(kGroupRolePrefix, workspace_id, group_id);
+}
+
 std::string GroupKey(int32_t group_id) {
-  std::string key(kGroupPrefix);
-  AppendId(&key, static_cast<uint64_t>(group_id));
-  return key;
+  return IdKey(kGroupPrefix, static_cast<uint64_t>(group_id));
 }
 
 std::string BindingKey(const std::string& pool) { return std::string(kBindingPrefix) + pool; }
