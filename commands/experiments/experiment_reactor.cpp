@@ -7,7 +7,6 @@
 #include "commands/experiments/experiment_state.h"
 #include "commands/tasks/command_config.h"
 #include "commands/tasks/task_events.h"
-#include "commands/tenancy/tenancy.h"
 
 namespace cairn::commands {
 
@@ -220,7 +219,7 @@ class Round {
     resources->set_priority(job.priority);
     resources->set_weight(job.weight);
     resources->set_max_slots(job.max_slots);
-    SetRunAs(state_.identity, state_.tenancy, job.workspace_id, *spec);
+    SetRunAs(state_.identity, *spec);
     events_.push_back(std::move(event));
   }
 

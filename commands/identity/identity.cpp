@@ -187,6 +187,15 @@ events::AgentUserGroup AgentUserGroupOf(const AgentUser& account) {
   return linked;
 }
 
+void SetRunAs(const IdentityState& identity, events::TaskSpec& spec) {
+  const UserRecord* owner = identity.FindUser(spec.user());
+  if (owner != nullptr && owner->agent_user) {
+    *spec.mutable_run_as() = AgentUserGroupOf(*owner->agent_user);
+  } else {
+    spec.clear_run_as();
+  }
+}
+
 Status CheckAgentUser(const AgentUser& account) {
   if (account.uid < 0 || account.gid < 0) {
     return Status::InvalidArgument("agent uid and gid must not be negative");

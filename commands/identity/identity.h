@@ -88,6 +88,11 @@ struct IdentityState {
   bool Throttled(const std::string& username, int64_t now, const LoginThrottle& throttle) const;
 };
 
+// Sets spec.run_as to the linked account of its owner (spec.user), or clears it: no submitter
+// chooses its own account. (Determined also lays a workspace's link over the user's, field by
+// field; workspaces' links are refused at the edge until they are built, and belong here.)
+void SetRunAs(const IdentityState& identity, events::TaskSpec& spec);
+
 // Folds an identity event into the state; other events are ignored. Sessions expired by the
 // event's time are forgotten, so the state holds only live sessions.
 void ApplyIdentity(IdentityState& state, const events::Envelope& event);

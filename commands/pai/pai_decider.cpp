@@ -13,8 +13,7 @@ namespace {
 // Each task of an attempt runs as its job's owner's (or workspace's) linked account.
 void SetRunAsOf(const DecisionState& state, std::vector<events::Envelope>& submissions) {
   for (auto& submission : submissions) {
-    auto* submitted = submission.mutable_task_submitted();
-    SetRunAs(state.identity, state.tenancy, submitted->workspace_id(), *submitted->mutable_spec());
+    SetRunAs(state.identity, *submission.mutable_task_submitted()->mutable_spec());
   }
 }
 

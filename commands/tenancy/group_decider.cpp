@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/encoding.h"
 #include "commands/tenancy/tenancy_decider.h"
 
 namespace cairn::commands {
@@ -10,19 +11,13 @@ namespace {
 
 std::string GroupEntity(int32_t group_id) { return "group/" + std::to_string(group_id); }
 
-bool SameIgnoringCase(const std::string& a, const std::string& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) ==
-           std::tolower(static_cast<unsigned char>(y));
-  });
-}
-
 // OK when no group but `except` is named `name`, ignoring case (Determined's CLI finds groups by
 // name, so two may not differ only by case).
 Status CheckGroupNameFree(const TenancyState& tenancy, const std::string& name, int32_t except) {
   CAIRN_RETURN_IF_ERROR(CheckTenancyName("group", name));
+  const std::string wanted = AsciiLower(name);
   for (const auto& [id, group] : tenancy.groups) {
-    if (id != except && SameIgnoringCase(group.name, name)) {
+    if (id != except && AsciiLower(group.name) == wanted) {
       return Status::AlreadyExists("a group named " + group.name + " already exists");
     }
   }

@@ -280,25 +280,6 @@ bool TenancyState::PoolAllows(const std::string& pool, int32_t workspace_id) con
   return bound == pool_bindings.end() || bound->second.count(workspace_id) > 0;
 }
 
-std::optional<AgentUser> RunAsFor(const IdentityState& identity, const TenancyState& tenancy,
-                                  const std::string& username, int32_t workspace_id) {
-  std::optional<AgentUser> account;
-  if (const UserRecord* user = identity.FindUser(username)) account = user->agent_user;
-  (void)tenancy;  // a workspace's link, once built (tenancy.h)
-  (void)workspace_id;
-  return account;
-}
-
-void SetRunAs(const IdentityState& identity, const TenancyState& tenancy, int32_t workspace_id,
-              events::TaskSpec& spec) {
-  std::optional<AgentUser> account = RunAsFor(identity, tenancy, spec.user(), workspace_id);
-  if (account) {
-    *spec.mutable_run_as() = AgentUserGroupOf(*account);
-  } else {
-    spec.clear_run_as();
-  }
-}
-
 void ApplyTenancy(TenancyState& state, const Envelope& event) {
   switch (event.payload_case()) {
     case Envelope::kWorkspaceCreated: {

@@ -146,16 +146,6 @@ struct TenancyState {
   bool PoolAllows(const std::string& pool, int32_t workspace_id) const;
 };
 
-// The Unix account a task of `username` in `workspace_id` runs as on the agents: the user's link;
-// nullopt when there is none (the agent's own user). Determined lays a workspace's link over the
-// user's field by field; workspaces' links are refused at the edge until they are built, and
-// will be merged here.
-std::optional<AgentUser> RunAsFor(const IdentityState& identity, const TenancyState& tenancy,
-                                  const std::string& username, int32_t workspace_id);
-// Sets spec.run_as from RunAsFor, or clears it: no submitter chooses its own account.
-void SetRunAs(const IdentityState& identity, const TenancyState& tenancy, int32_t workspace_id,
-              events::TaskSpec& spec);
-
 // Folds a tenancy event into the state; other events are ignored.
 void ApplyTenancy(TenancyState& state, const events::Envelope& event);
 
