@@ -250,6 +250,7 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
       workspace.set_owner_user_id(created.owner_user_id());
       workspace.set_default_compute_pool(created.default_compute_pool());
       workspace.set_default_aux_pool(created.default_aux_pool());
+      if (created.has_agent_user()) *workspace.mutable_agent_user() = created.agent_user();
       workspace.set_created_unix_micros(time);
       return store.PutMessage(KeyOf<views::WorkspaceView>(created.workspace_id()), workspace);
     }
@@ -264,6 +265,7 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
         if (updated.has_default_aux_pool()) {
           workspace.set_default_aux_pool(updated.default_aux_pool());
         }
+        if (updated.has_agent_user()) *workspace.mutable_agent_user() = updated.agent_user();
       });
     }
     case Envelope::kWorkspaceDeleted:

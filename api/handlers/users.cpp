@@ -12,6 +12,23 @@ namespace cairn::api {
 
 using nlohmann::json;
 
+Result<commands::PartialAgentUser> ReadAgentUserGroup(const json& body, const char* key) {
+  const std::string path = std::string(key) + ".";
+  const json& linked = body.at(key);
+  if (!linked.is_object())
+    return Status::InvalidArgument(std::string(key) + ": expected an object");
+  CAIRN_RETURN_IF_ERROR(
+      CheckKnownKeys(linked, path, {"agentUid", "agentGid", "agentUser", "agentGroup"}));
+  commands::PartialAgentUser account;
+  CAIRN_ASSIGN_OR_RETURN(account.uid, GetInt32(linked, "agentUid", path + "agentUid"));
+  CAIRN_ASSIGN_OR_RETURN(account.gid, GetInt32(linked, "agentGid", path + "agentGid"));
+  CAIRN_ASSIGN_OR_RETURN(auto user, OptionalString(linked, "agentUser"));
+  CAIRN_ASSIGN_OR_RETURN(auto group, OptionalString(linked, "agentGroup"));
+  account.user = std::move(user);
+  account.group = std::move(group);
+  return account;
+}
+
 namespace {
 
 Result<int32_t> UserIdParam(const Call& call) { return ParseInt32Id(call.Param("userId"), "user"); }
@@ -35,24 +52,17 @@ Status CheckUnsupportedFields(const json& object, const std::string& path) {
   return Status::Ok();
 }
 
-// v1AgentUserGroup {agentUid, agentGid, agentUser, agentGroup}: all four, as the CLI sends them.
+// A user's link: all four fields, as the CLI sends them.
 Result<commands::AgentUser> ReadAgentUser(const json& body) {
-  const json& linked = body.at("agentUserGroup");
-  if (!linked.is_object()) return Status::InvalidArgument("agentUserGroup: expected an object");
-  CAIRN_RETURN_IF_ERROR(CheckKnownKeys(linked, "agentUserGroup.",
-                                       {"agentUid", "agentGid", "agentUser", "agentGroup"}));
-  commands::AgentUser account;
-  for (const auto& [key, target] :
-       {std::pair{"agentUid", &account.uid}, std::pair{"agentGid", &account.gid}}) {
-    CAIRN_ASSIGN_OR_RETURN(auto value, GetInt32(linked, key, std::string("agentUserGroup.") + key));
-    if (!value) return Status::InvalidArgument(std::string("agentUserGroup.") + key + ": required");
-    *target = *value;
+  CAIRN_ASSIGN_OR_RETURN(auto linked, ReadAgentUserGroup(body, "agentUserGroup"));
+  for (const auto& [key, present] : {std::pair{"agentUid", linked.uid.has_value()},
+                                     std::pair{"agentGid", linked.gid.has_value()},
+                                     std::pair{"agentUser", linked.user.has_value()},
+                                     std::pair{"agentGroup", linked.group.has_value()}}) {
+    if (!present)
+      return Status::InvalidArgument(std::string("agentUserGroup.") + key + ": required");
   }
-  CAIRN_ASSIGN_OR_RETURN(account.user,
-                         GetString(linked, "agentUser", "agentUserGroup.agentUser", true));
-  CAIRN_ASSIGN_OR_RETURN(account.group,
-                         GetString(linked, "agentGroup", "agentUserGroup.agentGroup", true));
-  return account;
+  return commands::AgentUser{*linked.uid, *linked.gid, *linked.user, *linked.group};
 }
 
 // The body's `password` (+ `isHashed`) as it is stored: argon2id of the CLI's form.

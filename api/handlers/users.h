@@ -3,9 +3,16 @@
 // display name and password.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include "api/call.h"
+#include "commands/identity/identity.h"
 
 namespace cairn::api {
+
+// Body key `key`, a v1AgentUserGroup {agentUid, agentGid, agentUser, agentGroup}: the fields
+// given (a user's link needs all four; a workspace's any).
+Result<commands::PartialAgentUser> ReadAgentUserGroup(const nlohmann::json& body, const char* key);
 
 net::Response ListUsers(Call& call);        // GET /api/v1/users
 net::Response CreateUser(Call& call);       // POST /api/v1/users

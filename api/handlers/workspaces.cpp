@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/handlers/experiment_common.h"
+#include "api/handlers/users.h"
 #include "api/render/tenancy_json.h"
 #include "api/rest_util.h"
 #include "base/encoding.h"
@@ -206,11 +207,16 @@ net::Response CreateWorkspaceRoute(Call& call) {
                      {"name", "agentUserGroup", "checkpointStorageConfig", "defaultComputePool",
                       "defaultAuxPool", "clusterNamespaceMeta", "clusterQuotaPairs"});
   if (checked.ok()) {
-    checked = RefuseUnsupported(*body, {"agentUserGroup", "checkpointStorageConfig",
-                                        "clusterNamespaceMeta", "clusterQuotaPairs"});
+    checked = RefuseUnsupported(
+        *body, {"checkpointStorageConfig", "clusterNamespaceMeta", "clusterQuotaPairs"});
   }
   if (!checked.ok()) return Error(checked);
   commands::CreateWorkspace create;
+  if (Present(*body, "agentUserGroup")) {
+    auto linked = ReadAgentUserGroup(*body, "agentUserGroup");
+    if (!linked.ok()) return Error(linked.status());
+    create.agent_user = *linked;
+  }
   auto name = GetString(*body, "name", "name", true);
   auto compute = GetString(*body, "defaultComputePool", "defaultComputePool", false);
   auto aux = GetString(*body, "defaultAuxPool", "defaultAuxPool", false);
@@ -245,12 +251,17 @@ net::Response PatchWorkspace(Call& call) {
                       "defaultComputeResourcePool", "defaultAuxResourcePool", "defaultComputePool",
                       "defaultAuxPool", "clusterNamespaceMeta", "clusterQuotaPairs"});
   if (checked.ok()) {
-    checked = RefuseUnsupported(*body, {"agentUserGroup", "checkpointStorageConfig",
-                                        "clusterNamespaceMeta", "clusterQuotaPairs"});
+    checked = RefuseUnsupported(
+        *body, {"checkpointStorageConfig", "clusterNamespaceMeta", "clusterQuotaPairs"});
   }
   if (!checked.ok()) return Error(checked);
   commands::UpdateWorkspace update;
   update.workspace_id = *id;
+  if (Present(*body, "agentUserGroup")) {
+    auto linked = ReadAgentUserGroup(*body, "agentUserGroup");
+    if (!linked.ok()) return Error(linked.status());
+    update.agent_user = *linked;
+  }
   // The CLI sends defaultComputeResourcePool; older clients the shorter names.
   const std::pair<std::optional<std::string>*, std::pair<const char*, const char*>> fields[] = {
       {&update.name, {"name", "name"}},

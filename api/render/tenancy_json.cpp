@@ -54,6 +54,15 @@ json WorkspaceJson(const views::WorkspaceView& workspace, int32_t viewer_id,
     out["defaultComputePool"] = workspace.default_compute_pool();
   }
   if (!workspace.default_aux_pool().empty()) out["defaultAuxPool"] = workspace.default_aux_pool();
+  if (workspace.has_agent_user()) {
+    const auto& linked = workspace.agent_user();
+    json account = json::object();
+    if (linked.has_uid()) account["agentUid"] = linked.uid();
+    if (linked.has_gid()) account["agentGid"] = linked.gid();
+    if (linked.has_user()) account["agentUser"] = linked.user();
+    if (linked.has_group()) account["agentGroup"] = linked.group();
+    out["agentUserGroup"] = std::move(account);
+  }
   return out;
 }
 

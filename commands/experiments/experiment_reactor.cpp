@@ -219,7 +219,12 @@ class Round {
     resources->set_priority(job.priority);
     resources->set_weight(job.weight);
     resources->set_max_slots(job.max_slots);
-    SetRunAs(state_.identity, *spec);
+    if (Status run_as =
+            SetRunAs(state_.identity, state_.tenancy.WorkspaceAgentUser(job.workspace_id), *spec);
+        !run_as.ok()) {
+      End(experiment, trial, events::EXPERIMENT_STATE_ERROR, run_as.message());
+      return;
+    }
     events_.push_back(std::move(event));
   }
 

@@ -187,32 +187,96 @@ events::AgentUserGroup AgentUserGroupOf(const AgentUser& account) {
   return linked;
 }
 
-void SetRunAs(const IdentityState& identity, events::TaskSpec& spec) {
+Status SetRunAs(const IdentityState& identity, const PartialAgentUser* workspace_link,
+                events::TaskSpec& spec) {
+  spec.clear_run_as();
   const UserRecord* owner = identity.FindUser(spec.user());
-  if (owner != nullptr && owner->agent_user) {
-    *spec.mutable_run_as() = AgentUserGroupOf(*owner->agent_user);
-  } else {
-    spec.clear_run_as();
+  const bool user_linked = owner != nullptr && owner->agent_user;
+  if (!user_linked && workspace_link == nullptr) return Status::Ok();
+  PartialAgentUser merged;
+  if (user_linked) {
+    const AgentUser& own = *owner->agent_user;
+    merged = PartialAgentUser{own.uid, own.gid, own.user, own.group};
   }
+  if (workspace_link != nullptr) {
+    if (workspace_link->uid) merged.uid = workspace_link->uid;
+    if (workspace_link->gid) merged.gid = workspace_link->gid;
+    if (workspace_link->user) merged.user = workspace_link->user;
+    if (workspace_link->group) merged.group = workspace_link->group;
+  }
+  std::string missing;
+  for (const auto& [name, present] : {std::pair{"agent uid", merged.uid.has_value()},
+                                      std::pair{"agent gid", merged.gid.has_value()},
+                                      std::pair{"agent user", merged.user.has_value()},
+                                      std::pair{"agent group", merged.group.has_value()}}) {
+    if (!present) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  }
+  if (!missing.empty()) {
+    return Status::FailedPrecondition(
+        "the workspace links only part of an agent account and user " + spec.user() +
+        " is not linked to complete it (missing: " + missing +
+        "); set them on the workspace or link the user (det user link-with-agent-user)");
+  }
+  *spec.mutable_run_as() =
+      AgentUserGroupOf(AgentUser{*merged.uid, *merged.gid, *merged.user, *merged.group});
+  return Status::Ok();
 }
 
+PartialAgentUser PartialAgentUserOf(const events::WorkspaceAgentUser& linked) {
+  PartialAgentUser account;
+  if (linked.has_uid()) account.uid = linked.uid();
+  if (linked.has_gid()) account.gid = linked.gid();
+  if (linked.has_user()) account.user = linked.user();
+  if (linked.has_group()) account.group = linked.group();
+  return account;
+}
+
+events::WorkspaceAgentUser WorkspaceAgentUserOf(const PartialAgentUser& account) {
+  events::WorkspaceAgentUser linked;
+  if (account.uid) linked.set_uid(*account.uid);
+  if (account.gid) linked.set_gid(*account.gid);
+  if (account.user) linked.set_user(*account.user);
+  if (account.group) linked.set_group(*account.group);
+  return linked;
+}
+
+namespace {
+
+Status CheckAgentId(const char* what, int32_t id) {
+  if (id < 0) return Status::InvalidArgument(std::string(what) + " must not be negative");
+  return Status::Ok();
+}
+
+Status CheckUnixName(const char* what, const std::string& name) {
+  const bool valid =
+      !name.empty() && name.size() <= 32 && name.front() != '-' &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+      });
+  if (valid) return Status::Ok();
+  return Status::InvalidArgument(std::string(what) + " '" + name +
+                                 "' is not a Unix name (1-32 of a-z, 0-9, _ and -, not "
+                                 "starting with -)");
+}
+
+}  // namespace
+
 Status CheckAgentUser(const AgentUser& account) {
-  if (account.uid < 0 || account.gid < 0) {
-    return Status::InvalidArgument("agent uid and gid must not be negative");
+  CAIRN_RETURN_IF_ERROR(CheckAgentId("agent uid", account.uid));
+  CAIRN_RETURN_IF_ERROR(CheckAgentId("agent gid", account.gid));
+  CAIRN_RETURN_IF_ERROR(CheckUnixName("agent user", account.user));
+  return CheckUnixName("agent group", account.group);
+}
+
+Status CheckPartialAgentUser(const PartialAgentUser& account) {
+  if (!account.uid && !account.gid && !account.user && !account.group) {
+    return Status::InvalidArgument(
+        "an agent user link sets at least one of agent uid, gid, user and group");
   }
-  for (const auto& [what, name] :
-       {std::pair{"agent user", &account.user}, std::pair{"agent group", &account.group}}) {
-    const bool valid =
-        !name->empty() && name->size() <= 32 && name->front() != '-' &&
-        std::all_of(name->begin(), name->end(), [](char c) {
-          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-        });
-    if (!valid) {
-      return Status::InvalidArgument(std::string(what) + " '" + *name +
-                                     "' is not a Unix name (1-32 of a-z, 0-9, _ and -, not "
-                                     "starting with -)");
-    }
-  }
+  if (account.uid) CAIRN_RETURN_IF_ERROR(CheckAgentId("agent uid", *account.uid));
+  if (account.gid) CAIRN_RETURN_IF_ERROR(CheckAgentId("agent gid", *account.gid));
+  if (account.user) CAIRN_RETURN_IF_ERROR(CheckUnixName("agent user", *account.user));
+  if (account.group) CAIRN_RETURN_IF_ERROR(CheckUnixName("agent group", *account.group));
   return Status::Ok();
 }
 

@@ -30,6 +30,19 @@ events::AgentUserGroup AgentUserGroupOf(const AgentUser& account);
 // [a-z0-9_-], not starting with '-').
 Status CheckAgentUser(const AgentUser& account);
 
+// A workspace's link: each field it sets replaces the task owner's (Determined's merge).
+struct PartialAgentUser {
+  std::optional<int32_t> uid;
+  std::optional<int32_t> gid;
+  std::optional<std::string> user;
+  std::optional<std::string> group;
+  bool operator==(const PartialAgentUser&) const = default;
+};
+PartialAgentUser PartialAgentUserOf(const events::WorkspaceAgentUser& linked);
+events::WorkspaceAgentUser WorkspaceAgentUserOf(const PartialAgentUser& account);
+// As CheckAgentUser for the fields that are set; at least one must be.
+Status CheckPartialAgentUser(const PartialAgentUser& account);
+
 struct UserRecord {
   int32_t id = 0;
   std::string username;
@@ -88,10 +101,12 @@ struct IdentityState {
   bool Throttled(const std::string& username, int64_t now, const LoginThrottle& throttle) const;
 };
 
-// Sets spec.run_as to the linked account of its owner (spec.user), or clears it: no submitter
-// chooses its own account. (Determined also lays a workspace's link over the user's, field by
-// field; workspaces' links are refused at the edge until they are built, and belong here.)
-void SetRunAs(const IdentityState& identity, events::TaskSpec& spec);
+// Sets spec.run_as to the linked account of its owner (spec.user) with `workspace_link` (the
+// task's workspace's, or nullptr) laid over it field by field, or clears it when neither links
+// one: no submitter chooses its own account. FailedPrecondition, naming what is missing, when
+// the workspace links part of an account and the owner's link does not complete it.
+Status SetRunAs(const IdentityState& identity, const PartialAgentUser* workspace_link,
+                events::TaskSpec& spec);
 
 // Folds an identity event into the state; other events are ignored. Sessions expired by the
 // event's time are forgotten, so the state holds only live sessions.

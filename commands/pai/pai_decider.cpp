@@ -11,10 +11,13 @@ namespace cairn::commands {
 namespace {
 
 // Each task of an attempt runs as its job's owner's (or workspace's) linked account.
-void SetRunAsOf(const DecisionState& state, std::vector<events::Envelope>& submissions) {
+Status SetRunAsOf(const DecisionState& state, int32_t workspace_id,
+                  std::vector<events::Envelope>& submissions) {
   for (auto& submission : submissions) {
-    SetRunAs(state.identity, *submission.mutable_task_submitted()->mutable_spec());
+    CAIRN_RETURN_IF_ERROR(SetRunAs(state.identity, state.tenancy.WorkspaceAgentUser(workspace_id),
+                                   *submission.mutable_task_submitted()->mutable_spec()));
   }
+  return Status::Ok();
 }
 
 events::Envelope AttemptStarted(const std::string& job_id, int32_t attempt,
@@ -101,7 +104,7 @@ Result<Decision> DecideCommand(const DecisionState& state, const SubmitPaiJob& c
   resources.set_priority(pool_default > 0 ? pool_default : kDefaultPriority);
   resources.set_weight(1);
   auto submissions = pai::AttemptSubmissions(job, 0, resources);
-  SetRunAsOf(state, submissions);
+  CAIRN_RETURN_IF_ERROR(SetRunAsOf(state, job.workspace_id(), submissions));
   for (const auto& submission : submissions) {
     if (!IsSafeId(submission.task_submitted().task_id())) {
       return Status::InvalidArgument("bad task id '" + submission.task_submitted().task_id() + "'");
@@ -162,30 +165,39 @@ std::vector<events::Envelope> ReactToPaiJobs(const DecisionState& state) {
       }
       continue;
     }
-    const bool retrying = job->outcome == "FAILED" && !job->stop_requested &&
-                          job->attempt < job->submitted.retry_count();
+    bool retrying = job->outcome == "FAILED" && !job->stop_requested &&
+                    job->attempt < job->submitted.retry_count();
+    std::string reason = job->outcome_reason;
+    std::vector<events::Envelope> submissions;
+    if (retrying) {
+      const JobRecord* queue_job = state.FindJob(job_id);
+      events::Resources resources;
+      resources.set_resource_pool(queue_job ? queue_job->resource_pool
+                                            : job->submitted.resource_pool());
+      resources.set_priority(queue_job ? queue_job->priority : kDefaultPriority);
+      resources.set_weight(queue_job ? queue_job->weight : 1);
+      resources.set_max_slots(queue_job ? queue_job->max_slots : 0);
+      submissions = pai::AttemptSubmissions(job->submitted, job->attempt + 1, resources);
+      // The workspace's link may have changed since the job was submitted.
+      if (Status run_as = SetRunAsOf(state, job->submitted.workspace_id(), submissions);
+          !run_as.ok()) {
+        retrying = false;
+        reason += "; not retried: " + run_as.message();
+      }
+    }
     events::Envelope ended_event;
     auto* ended = ended_event.mutable_pai_job_attempt_ended();
     ended->set_job_id(job_id);
     ended->set_attempt(job->attempt);
     ended->set_state(job->outcome);
     ended->set_retrying(retrying);
-    ended->set_reason(job->outcome_reason);
+    ended->set_reason(reason);
     ended->set_trigger_task_role(job->trigger_role);
     ended->set_trigger_task_index(job->trigger_index);
     if (job->trigger_exit_code) ended->set_exit_code(*job->trigger_exit_code);
     reactions.push_back(std::move(ended_event));
     if (!retrying) continue;
-    const JobRecord* queue_job = state.FindJob(job_id);
-    events::Resources resources;
-    resources.set_resource_pool(queue_job ? queue_job->resource_pool
-                                          : job->submitted.resource_pool());
-    resources.set_priority(queue_job ? queue_job->priority : kDefaultPriority);
-    resources.set_weight(queue_job ? queue_job->weight : 1);
-    resources.set_max_slots(queue_job ? queue_job->max_slots : 0);
     const int32_t next = job->attempt + 1;
-    auto submissions = pai::AttemptSubmissions(job->submitted, next, resources);
-    SetRunAsOf(state, submissions);
     reactions.push_back(AttemptStarted(job_id, next, submissions,
                                        "retry " + std::to_string(next) + " of " +
                                            std::to_string(job->submitted.retry_count()) +

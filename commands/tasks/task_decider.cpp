@@ -234,7 +234,9 @@ Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& sub
   CAIRN_RETURN_IF_ERROR(CheckMountsApplied(state, resolved->resource_pool(), submit.spec));
   submitted->set_config_json(submit.config_json);
   submitted->set_workspace_id(job != nullptr ? job->workspace_id : submit.workspace_id);
-  SetRunAs(state.identity, *submitted->mutable_spec());
+  CAIRN_RETURN_IF_ERROR(SetRunAs(state.identity,
+                                 state.tenancy.WorkspaceAgentUser(submitted->workspace_id()),
+                                 *submitted->mutable_spec()));
   if (submitted->spec().has_run_as() && submit.spec.task_type() == events::TASK_TYPE_SHELL) {
     return Status::NotSupported(
         "shells of users linked to an agent user are not supported yet (their sshd would run as "

@@ -34,6 +34,7 @@ Role LeastRoleFor(Permission permission) {
     case Permission::kAssignClusterRoles:
     case Permission::kUpdateMasterConfig:
     case Permission::kUpdateGroups:
+    case Permission::kSetWorkspaceAgentUser:
       return events::ROLE_CLUSTER_ADMIN;
   }
   return events::ROLE_CLUSTER_ADMIN;
@@ -56,16 +57,25 @@ bool OpenUnderBasic(Permission permission) {
   }
 }
 
-constexpr Permission kAllPermissions[] = {
-    Permission::kViewWorkspace,      Permission::kViewModelRegistry,
-    Permission::kCreateExperiment,   Permission::kUpdateExperiment,
-    Permission::kCreateNsc,          Permission::kUpdateNsc,
-    Permission::kCreateProject,      Permission::kUpdateProject,
-    Permission::kUpdateTemplates,    Permission::kCreateModels,
-    Permission::kUpdateModels,       Permission::kUpdateWorkspace,
-    Permission::kAssignRoles,        Permission::kUpdateAgents,
-    Permission::kModifyPoolBindings, Permission::kAssignClusterRoles,
-    Permission::kUpdateMasterConfig, Permission::kUpdateGroups};
+constexpr Permission kAllPermissions[] = {Permission::kViewWorkspace,
+                                          Permission::kViewModelRegistry,
+                                          Permission::kCreateExperiment,
+                                          Permission::kUpdateExperiment,
+                                          Permission::kCreateNsc,
+                                          Permission::kUpdateNsc,
+                                          Permission::kCreateProject,
+                                          Permission::kUpdateProject,
+                                          Permission::kUpdateTemplates,
+                                          Permission::kCreateModels,
+                                          Permission::kUpdateModels,
+                                          Permission::kUpdateWorkspace,
+                                          Permission::kAssignRoles,
+                                          Permission::kUpdateAgents,
+                                          Permission::kModifyPoolBindings,
+                                          Permission::kAssignClusterRoles,
+                                          Permission::kUpdateMasterConfig,
+                                          Permission::kUpdateGroups,
+                                          Permission::kSetWorkspaceAgentUser};
 
 // How strong a role is, for picking the one that decides: ModelRegistryViewer below Viewer.
 int Strength(Role role) {
@@ -133,6 +143,8 @@ const char* PermissionName(Permission permission) {
       return "PERMISSION_TYPE_UPDATE_MASTER_CONFIG";
     case Permission::kUpdateGroups:
       return "PERMISSION_TYPE_UPDATE_GROUP";
+    case Permission::kSetWorkspaceAgentUser:
+      return "PERMISSION_TYPE_SET_WORKSPACE_AGENT_USER_GROUP";
   }
   return "PERMISSION_TYPE_UNSPECIFIED";
 }
@@ -205,6 +217,12 @@ const ConfigPolicyRecord* TenancyState::FindConfigPolicies(int32_t workspace_id,
 const WorkspaceRecord* TenancyState::FindWorkspace(int32_t workspace_id) const {
   auto it = workspaces.find(workspace_id);
   return it == workspaces.end() ? nullptr : &it->second;
+}
+
+const PartialAgentUser* TenancyState::WorkspaceAgentUser(int32_t workspace_id) const {
+  const WorkspaceRecord* workspace =
+      FindWorkspace(workspace_id != 0 ? workspace_id : kUncategorizedWorkspace);
+  return workspace != nullptr && workspace->agent_user ? &*workspace->agent_user : nullptr;
 }
 
 const WorkspaceRecord* TenancyState::FindWorkspace(const std::string& name) const {
@@ -291,6 +309,7 @@ void ApplyTenancy(TenancyState& state, const Envelope& event) {
       workspace.owner_user_id = created.owner_user_id();
       workspace.default_compute_pool = created.default_compute_pool();
       workspace.default_aux_pool = created.default_aux_pool();
+      if (created.has_agent_user()) workspace.agent_user = PartialAgentUserOf(created.agent_user());
       state.workspace_ids[workspace.name] = workspace.id;
       state.last_workspace_id = std::max(state.last_workspace_id, workspace.id);
       break;
@@ -310,6 +329,7 @@ void ApplyTenancy(TenancyState& state, const Envelope& event) {
         workspace.default_compute_pool = updated.default_compute_pool();
       }
       if (updated.has_default_aux_pool()) workspace.default_aux_pool = updated.default_aux_pool();
+      if (updated.has_agent_user()) workspace.agent_user = PartialAgentUserOf(updated.agent_user());
       break;
     }
     case Envelope::kConfigPoliciesSet: {

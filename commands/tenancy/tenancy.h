@@ -49,11 +49,12 @@ enum class Permission {
   kUpdateWorkspace,  // rename, archive, delete, default pools
   kAssignRoles,
   // Cluster admins' only:
-  kUpdateAgents,        // enable, disable
-  kModifyPoolBindings,  // bind pools to workspaces
-  kAssignClusterRoles,  // roles held in every workspace
-  kUpdateMasterConfig,  // the cluster message, the master's log level
-  kUpdateGroups,        // create, rename, delete user groups and change their members
+  kUpdateAgents,           // enable, disable
+  kModifyPoolBindings,     // bind pools to workspaces
+  kAssignClusterRoles,     // roles held in every workspace
+  kUpdateMasterConfig,     // the cluster message, the master's log level
+  kUpdateGroups,           // create, rename, delete user groups and change their members
+  kSetWorkspaceAgentUser,  // link a workspace's tasks to a Unix account on the agents
 };
 
 const char* PermissionName(Permission permission);  // "PERMISSION_TYPE_UPDATE_EXPERIMENT"
@@ -77,7 +78,8 @@ struct WorkspaceRecord {
   bool immutable = false;            // the built-in Uncategorized workspace
   std::string default_compute_pool;  // "" = the cluster's
   std::string default_aux_pool;
-  std::set<int32_t> pinned_by;  // user ids
+  std::set<int32_t> pinned_by;                 // user ids
+  std::optional<PartialAgentUser> agent_user;  // laid over its tasks' owners' links (SetRunAs)
 };
 
 struct ProjectRecord {
@@ -129,6 +131,8 @@ struct TenancyState {
                                                const std::string& workload_type) const;
   const WorkspaceRecord* FindWorkspace(int32_t workspace_id) const;
   const WorkspaceRecord* FindWorkspace(const std::string& name) const;
+  // The workspace's agent user link (SetRunAs), or nullptr; 0 is the built-in workspace.
+  const PartialAgentUser* WorkspaceAgentUser(int32_t workspace_id) const;
   // A workspace whose name equals `name` ignoring ASCII case (Determined's CLI looks names up
   // both ways, so two names may not differ only by case).
   const WorkspaceRecord* FindWorkspaceIgnoringCase(const std::string& name) const;

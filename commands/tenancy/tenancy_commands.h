@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/identity/identity.h"
 #include "events.pb.h"
 
 namespace cairn::commands {
@@ -18,6 +19,7 @@ struct CreateWorkspace {
   std::string name;
   std::string default_compute_pool;
   std::string default_aux_pool;
+  std::optional<PartialAgentUser> agent_user{};
 };
 
 struct UpdateWorkspace {
@@ -27,6 +29,7 @@ struct UpdateWorkspace {
   std::optional<bool> archived{};
   std::optional<std::string> default_compute_pool{};
   std::optional<std::string> default_aux_pool{};
+  std::optional<PartialAgentUser> agent_user{};  // replaces the link, every field
 };
 
 // Only a workspace without experiments and live tasks; its empty projects go with it.

@@ -132,6 +132,10 @@ Result<Decision> DecideCommand(const DecisionState& state, const CreateWorkspace
   created->set_owner_user_id(actor != nullptr ? actor->id : 0);
   created->set_default_compute_pool(command.default_compute_pool);
   created->set_default_aux_pool(command.default_aux_pool);
+  if (command.agent_user) {
+    CAIRN_RETURN_IF_ERROR(CheckPartialAgentUser(*command.agent_user));
+    *created->mutable_agent_user() = WorkspaceAgentUserOf(*command.agent_user);
+  }
   // Determined's workspace_creator_assign_role: the creator administers what they made.
   if (actor != nullptr && !actor->admin) {
     auto* assigned = decision.events.emplace_back().mutable_role_assigned();
@@ -155,7 +159,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const UpdateWorkspace
   updated->set_workspace_id(workspace->id);
   bool changed = false;
   const bool only_unarchive = !command.name && !command.default_compute_pool &&
-                              !command.default_aux_pool && command.archived == false;
+                              !command.default_aux_pool && !command.agent_user &&
+                              command.archived == false;
   if (workspace->archived && !only_unarchive && command.archived != false) {
     return Status::FailedPrecondition("workspace " + workspace->name +
                                       " is archived; unarchive it first");
@@ -184,6 +189,11 @@ Result<Decision> DecideCommand(const DecisionState& state, const UpdateWorkspace
     CAIRN_RETURN_IF_ERROR(
         CheckDefaultPool(state, *command.default_aux_pool, workspace->id, "defaultAuxPool"));
     updated->set_default_aux_pool(*command.default_aux_pool);
+    changed = true;
+  }
+  if (command.agent_user && command.agent_user != workspace->agent_user) {
+    CAIRN_RETURN_IF_ERROR(CheckPartialAgentUser(*command.agent_user));
+    *updated->mutable_agent_user() = WorkspaceAgentUserOf(*command.agent_user);
     changed = true;
   }
   if (!changed) return NoChange(WorkspaceEntity(workspace->id));
@@ -457,8 +467,11 @@ Result<Decision> DecideCommand(const DecisionState& state, const SetPoolBindings
   return Decision{{std::move(event)}, entity};
 }
 
-Status MayRun(const DecisionState&, const UserRecord&, const CreateWorkspace&) {
-  return Status::Ok();  // open to every user: they become its WorkspaceAdmin
+Status MayRun(const DecisionState& state, const UserRecord& user, const CreateWorkspace& command) {
+  // Open to every user (they become its WorkspaceAdmin); linking it to an agent account is not.
+  if (!command.agent_user) return Status::Ok();
+  return Authorize(state.tenancy, user, Permission::kSetWorkspaceAgentUser, kEveryWorkspace,
+                   "create a workspace linked to an agent user");
 }
 
 namespace {
@@ -482,7 +495,10 @@ Status MayChangeWorkspace(const DecisionState& state, const UserRecord& user,
 }  // namespace
 
 Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateWorkspace& command) {
-  return MayChangeWorkspace(state, user, command.workspace_id);
+  CAIRN_RETURN_IF_ERROR(MayChangeWorkspace(state, user, command.workspace_id));
+  if (!command.agent_user) return Status::Ok();
+  return Authorize(state.tenancy, user, Permission::kSetWorkspaceAgentUser, command.workspace_id,
+                   "link workspace " + std::to_string(command.workspace_id) + " to an agent user");
 }
 
 Status MayRun(const DecisionState& state, const UserRecord& user, const DeleteWorkspace& command) {

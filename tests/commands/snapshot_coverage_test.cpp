@@ -642,7 +642,7 @@ void ExpectSameIdentity(const IdentityState& expected, const IdentityState& actu
 
 // --- Tenancy -----------------------------------------------------------------------------------
 
-CAIRN_COVERS(WorkspaceRecord, 8);
+CAIRN_COVERS(WorkspaceRecord, 9);
 
 void ExpectSameWorkspace(const WorkspaceRecord& expected, const WorkspaceRecord& actual,
                          bool filled) {
@@ -656,6 +656,7 @@ void ExpectSameWorkspace(const WorkspaceRecord& expected, const WorkspaceRecord&
   CAIRN_EXPECT_SAME_FIELD(default_compute_pool);
   CAIRN_EXPECT_SAME_FIELD(default_aux_pool);
   CAIRN_EXPECT_SAME_FIELD(pinned_by);
+  CAIRN_EXPECT_SAME_FIELD(agent_user);
 }
 
 CAIRN_COVERS(ProjectRecord, 7);
@@ -676,7 +677,15 @@ void ExpectSameProject(const ProjectRecord& expected, const ProjectRecord& actua
 // The built-in workspace and project (TenancyState's constructor) stay; one of each is added.
 void FillTenancy(TenancyState& tenancy) {
   tenancy.workspaces[9] =
-      WorkspaceRecord{9, "lab", 7, true, true, "gpu-pool", "cpu-pool", std::set<int32_t>{7}};
+      WorkspaceRecord{9,
+                      "lab",
+                      7,
+                      true,
+                      true,
+                      "gpu-pool",
+                      "cpu-pool",
+                      std::set<int32_t>{7},
+                      PartialAgentUser{1500, std::nullopt, "alice", std::nullopt}};
   tenancy.workspace_ids["lab"] = 9;
   tenancy.projects[10] = ProjectRecord{10, 9, "vision", "image models", 7, true, true};
   tenancy.roles[{7, 9}] = events::ROLE_WORKSPACE_ADMIN;

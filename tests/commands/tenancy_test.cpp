@@ -209,6 +209,46 @@ TEST_F(TenancyTest, ALinkedUsersTasksRecordTheAccountTheyRunAs) {
   EXPECT_EQ(RunAs("alice", shell).code(), StatusCode::kNotSupported);
 }
 
+// Determined lays a workspace's link over its tasks' owners' links, field by field.
+TEST_F(TenancyTest, AWorkspacesLinkIsLaidOverItsUsersLinksFieldByField) {
+  UpdateUser link;
+  link.user_id = alice;
+  link.agent_user = AgentUser{1500, 1500, "alice", "lab"};
+  RUN_OK(cluster, link);
+  UpdateWorkspace partial;
+  partial.workspace_id = 2;
+  partial.agent_user = PartialAgentUser{1600, std::nullopt, std::nullopt, std::nullopt};
+  // Only a cluster admin links a workspace; its own admin may not.
+  EXPECT_EQ(RunAs("wanda", partial).code(), StatusCode::kPermissionDenied);
+  ASSERT_TRUE(RunAs("test", partial).ok());
+  ASSERT_TRUE(RunAs("alice", TeamCommand("a1", "alice")).ok());
+  const auto spec = cluster.Last(events::Envelope::kTaskSubmitted)[0].task_submitted().spec();
+  ASSERT_TRUE(spec.has_run_as());
+  EXPECT_EQ(spec.run_as().uid(), 1600);
+  EXPECT_EQ(spec.run_as().gid(), 1500);
+  EXPECT_EQ(spec.run_as().user(), "alice");
+  // wanda has no link to complete the workspace's: refused, naming what is missing.
+  Status refused = RunAs("wanda", TeamCommand("w1", "wanda"));
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("agent gid, agent user, agent group"), std::string::npos)
+      << refused.message();
+  UpdateWorkspace whole = partial;
+  whole.agent_user = PartialAgentUser{1700, 1700, "team", "team"};
+  ASSERT_TRUE(RunAs("test", whole).ok());
+  ASSERT_TRUE(RunAs("wanda", TeamCommand("w2", "wanda")).ok());
+  EXPECT_EQ(
+      cluster.Last(events::Envelope::kTaskSubmitted)[0].task_submitted().spec().run_as().uid(),
+      1700);
+  whole.agent_user = PartialAgentUser{-1, std::nullopt, std::nullopt, std::nullopt};
+  EXPECT_EQ(RunAs("test", whole).code(), StatusCode::kInvalidArgument);
+  whole.agent_user = PartialAgentUser{};
+  EXPECT_EQ(RunAs("test", whole).code(), StatusCode::kInvalidArgument);
+  TenancyState replayed;
+  for (const auto& event : cluster.all_events) ApplyTenancy(replayed, event);
+  EXPECT_EQ(replayed.workspaces.at(2).agent_user, cluster.state.tenancy.workspaces.at(2).agent_user);
+  EXPECT_EQ(replayed.workspaces.at(2).agent_user->uid, 1700);
+}
+
 TEST_F(TenancyTest, WorkspacesAreNamedOnceArchivedAgainstNewWorkAndDeletedOnlyEmpty) {
   // Names are unique ignoring case (Determined's CLI looks them up both ways).
   EXPECT_EQ(RunAs("alice", CreateWorkspace{"TEAM", "", ""}).code(), StatusCode::kAlreadyExists);

@@ -495,6 +495,17 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliLinksUsersWhoseTasksRunAsTheirOwnAcc
   EXPECT_NE(second.find("1500\n1500\n"), std::string::npos) << second;
   EXPECT_NE(second.find("refused"), std::string::npos) << second;
   EXPECT_EQ(second.find("secret"), std::string::npos) << second;
+
+  // A workspace's link is laid over its users' links: its uid, the user's gid and names.
+  admin.Det("workspace create linked --agent-uid 1502");
+  const std::string workspaces = admin.Det("workspace list", 0, true);
+  EXPECT_NE(workspaces.find("1502"), std::string::npos) << workspaces;
+  const std::string third = admin.Det("cmd run -w linked \"sh -c 'id -u; id -g'\"", 0, true);
+  EXPECT_NE(third.find("1502\n1501\n"), std::string::npos) << third;
+  admin.Det("rbac assign-role WorkspaceAdmin -u determined -w linked");
+  const std::string not_admin = user.Det("workspace edit linked --agent-uid 7", 1);
+  EXPECT_NE(not_admin.find("PERMISSION_TYPE_SET_WORKSPACE_AGENT_USER_GROUP"), std::string::npos)
+      << not_admin;
 }
 
 }  // namespace
