@@ -245,7 +245,8 @@ TEST_F(TenancyTest, AWorkspacesLinkIsLaidOverItsUsersLinksFieldByField) {
   EXPECT_EQ(RunAs("test", whole).code(), StatusCode::kInvalidArgument);
   TenancyState replayed;
   for (const auto& event : cluster.all_events) ApplyTenancy(replayed, event);
-  EXPECT_EQ(replayed.workspaces.at(2).agent_user, cluster.state.tenancy.workspaces.at(2).agent_user);
+  EXPECT_EQ(replayed.workspaces.at(2).agent_user,
+            cluster.state.tenancy.workspaces.at(2).agent_user);
   EXPECT_EQ(replayed.workspaces.at(2).agent_user->uid, 1700);
 }
 
