@@ -519,8 +519,8 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
     // Commands, notebooks and shells source the context's startup hook (TensorBoards run no
     // code of the user's; trials' harness sources it itself).
     const events::TaskType type = assigned.spec().task_type();
-    if ((type == events::TASK_TYPE_COMMAND || type == events::TASK_TYPE_NOTEBOOK ||
-         type == events::TASK_TYPE_SHELL) &&
+    if ((type == events::TASK_TYPE_COMMAND || type == events::TASK_TYPE_GENERIC ||
+         type == events::TASK_TYPE_NOTEBOOK || type == events::TASK_TYPE_SHELL) &&
         std::filesystem::is_regular_file(spec.work_dir + "/startup-hook.sh")) {
       spec.argv = WithStartupHook(std::move(spec.argv));
     }

@@ -90,6 +90,8 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewTask(event.task_started().task_id());
     case Case::kTaskReady:
       return CanViewTask(event.task_ready().task_id());
+    case Case::kTaskHeld:
+      return CanViewTask(event.task_held().task_id());
     case Case::kTaskExited:
       return CanViewTask(event.task_exited().task_id());
     case Case::kKillRequested:
@@ -245,8 +247,8 @@ bool EventVisibility::Decide(const events::Envelope& event) {
     case Case::kGroupCreated:         // names and members, as GET /api/v1/groups shows them
     case Case::kGroupUpdated:
     case Case::kGroupDeleted:
-    case Case::kTemplateDeleted:      // a name only
-      return true;                    // the cluster, as GET agents, pools and users show it
+    case Case::kTemplateDeleted:  // a name only
+      return true;                // the cluster, as GET agents, pools and users show it
     default:
       // A payload this build does not know, or one added without a rule here: hidden until
       // someone decides who may read it.

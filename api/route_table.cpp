@@ -3,6 +3,7 @@
 #include "api/bulk_reads.h"
 #include "api/handlers/agent_protocol.h"
 #include "api/handlers/agents.h"
+#include "api/handlers/generic_tasks.h"
 #include "api/handlers/audit.h"
 #include "api/handlers/auth.h"
 #include "api/handlers/checkpoints.h"
@@ -163,6 +164,10 @@ std::vector<Route> RouteTable() {
       {"GET",    "/api/v1/tasks/{id}/logs",                 kUser,       TaskLogs},
       {"GET",    "/api/v1/tasks/{id}/logs/fields",          kUser,       TaskLogFields},
       {"POST",   "/api/v1/tasks/{id}/kill",                 kUser,       KillTaskRoute},
+      {"POST",   "/api/v1/generic-tasks",                   kUser,       CreateGenericTask},
+      {"GET",    "/api/v1/tasks/{id}/config",               kUser,       GetTaskConfig},
+      {"POST",   "/api/v1/tasks/{id}/pause",                kUser,       PauseTask},
+      {"POST",   "/api/v1/tasks/{id}/unpause",              kUser,       UnpauseTask},
 
       // Agents, as users see them.
       {"GET",    "/api/v1/agents",                          kUser,       ListAgents},

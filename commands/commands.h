@@ -39,7 +39,7 @@ using Command =
                  SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz,
                  CreateAccessToken, UpdateAccessToken, SetClusterMessage, ChangeMasterLogLevel,
                  SetSlotEnabled, DeleteTensorboardFiles, SetConfigPolicies, DeleteConfigPolicies,
-                 CreateGroup, UpdateGroup, DeleteGroup>;
+                 CreateGroup, UpdateGroup, DeleteGroup, HoldTask>;
 
 // A short name for logs and errors, e.g. "SubmitTask" (each command's kName).
 const char* CommandName(const Command& command);

@@ -126,7 +126,7 @@ size_t DecisionState::QueuedTaskCount() const {
 }
 
 void DecisionState::Enqueue(const TaskRecord& task) {
-  if (task.follows_gang()) return;
+  if (task.follows_gang() || task.held) return;
   PoolQueue& pool = queues[task.pool()];
   auto& tasks_of_kind = task.slots_asked() == 0 ? pool.zero_slot_tasks : pool.slot_tasks;
   tasks_of_kind.emplace(QueueKeyOf(task), &task);
@@ -197,6 +197,7 @@ void Apply(DecisionState& state, const events::Envelope& event) {
       break;
     case events::Envelope::kTaskStarted:
     case events::Envelope::kTaskReady:
+    case events::Envelope::kTaskHeld:
     case events::Envelope::kKillRequested:
     case events::Envelope::kAllocationPartExited:
     case events::Envelope::kPreemptionRequested:

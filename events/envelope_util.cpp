@@ -43,6 +43,8 @@ const std::string& TaskIdOf(const events::Envelope& event) {
       return event.task_started().task_id();
     case E::kTaskReady:
       return event.task_ready().task_id();
+    case E::kTaskHeld:
+      return event.task_held().task_id();
     case E::kTaskExited:
       return event.task_exited().task_id();
     case E::kKillRequested:

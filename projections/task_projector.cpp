@@ -49,6 +49,7 @@ void OnSubmitted(const Envelope& event, views::TaskView& task) {
   task.set_config_json(submitted.config_json());
   task.set_context_digest(submitted.spec().context_digest());
   task.set_idle_timeout_seconds(submitted.spec().idle_timeout_seconds());
+  if (submitted.spec().has_generic()) *task.mutable_generic() = submitted.spec().generic();
   task.set_submitted_offset(event.offset());
   // 0 (events from before workspaces) reads as Uncategorized; kept 0 so old logs rebuild to
   // the same bytes.
@@ -154,6 +155,13 @@ bool OnLaterEvent(const Envelope& event, views::TaskView& task) {
       task.set_state(views::TASK_STATE_QUEUED);
       task.set_releases(task.releases() + 1);
       task.set_latest_reason(released.reason());
+      return true;
+    }
+    case Envelope::kTaskHeld: {
+      const auto& held = event.task_held();
+      if (task.held() == held.held()) return false;
+      task.set_held(held.held());
+      task.set_latest_reason(held.reason());
       return true;
     }
     case Envelope::kTaskExited: {

@@ -108,6 +108,23 @@ static bool IsReady(const views::TaskView& task) {
 
 // The v1Task shape used by `det shell/notebook start` polling and `det task`, with Cairn's
 // account of why the task is where it is.
+// Determined's GenericTaskState of a generic task, from its view.
+std::string GenericTaskState(const views::TaskView& task) {
+  if (task.state() == views::TASK_STATE_TERMINATED) {
+    if (task.kill_requested()) {
+      return "GENERIC_TASK_STATE_CANCELED";
+    }
+    const bool failed = task.has_signal() || (task.has_exit_code() && task.exit_code() != 0);
+    return failed ? "GENERIC_TASK_STATE_ERROR" : "GENERIC_TASK_STATE_COMPLETED";
+  }
+  if (task.held()) {
+    return task.state() == views::TASK_STATE_QUEUED ? "GENERIC_TASK_STATE_PAUSED"
+                                                    : "GENERIC_TASK_STATE_STOPPING_PAUSED";
+  }
+  if (task.kill_requested()) return "GENERIC_TASK_STATE_STOPPING_CANCELED";
+  return "GENERIC_TASK_STATE_ACTIVE";
+}
+
 json TaskJson(const views::TaskView& task) {
   json allocations = json::array();
   if (!task.allocation_id().empty()) {
@@ -125,6 +142,12 @@ json TaskJson(const views::TaskView& task) {
               {"latestReason", LatestReason(task)}};
   if (task.end_time_unix_micros() != 0) {
     out["endTime"] = FormatRfc3339(task.end_time_unix_micros());
+  }
+  if (task.task_type() == events::TASK_TYPE_GENERIC) {
+    out["taskState"] = GenericTaskState(task);
+    if (!task.generic().parent_task_id().empty()) out["parentId"] = task.generic().parent_task_id();
+    if (!task.generic().forked_from().empty()) out["forkedFrom"] = task.generic().forked_from();
+    out["noPause"] = task.generic().no_pause();
   }
   json parts = json::object();
   for (const auto& [agent_id, slots] : AllocationAgents(task)) parts[agent_id] = slots;

@@ -46,6 +46,11 @@ Result<TaskExplanation> ExplainTask(const DecisionState& state, const std::strin
   std::string& reason = explanation.reason;
   switch (task->state) {
     case TaskState::kQueued: {
+      if (task->held) {
+        reason = "PAUSED: held out of pool " + task->pool() + "'s queue until unpaused" +
+                 (task->last_reason.empty() ? "" : " (" + task->last_reason + ")");
+        break;
+      }
       reason = "QUEUED in pool " + task->pool() + " (" + scheduler + "), priority " +
                std::to_string(task->resources.priority()) + ", needs " +
                SlotsText(task->slots_asked());

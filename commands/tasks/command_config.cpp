@@ -365,7 +365,8 @@ Result<int64_t> ParseIdleTimeout(const std::string& text) {
 }
 
 Result<CommandConfig> ParseTaskConfig(const json& config, events::TaskType type) {
-  const bool command = type == events::TASK_TYPE_COMMAND;
+  const bool generic = type == events::TASK_TYPE_GENERIC;
+  const bool command = type == events::TASK_TYPE_COMMAND || generic;
   if (!config.is_object()) {
     return Status::InvalidArgument(command ? "config: expected a map with an entrypoint"
                                            : "config: expected a map");
@@ -381,6 +382,11 @@ Result<CommandConfig> ParseTaskConfig(const json& config, events::TaskType type)
                                  "work_dir",         "idle_timeout", "notebook_idle_type",
                                  "tensorboard_args", "bind_mounts"};
   std::vector<fields::Refused> refused = {{"debug", kLater}, {"pbs", kLater}, {"slurm", kLater}};
+  if (generic) {
+    // Determined's GenericTaskConfig: no description, idle timeout or TensorBoard arguments.
+    known = {"resources", "environment", "work_dir", "bind_mounts", "entrypoint"};
+    refused.push_back({"preemption_timeout", kLater});
+  }
   if (command) {
     known.insert("entrypoint");
   } else {
@@ -394,6 +400,9 @@ Result<CommandConfig> ParseTaskConfig(const json& config, events::TaskType type)
   out.spec.set_task_type(type);
   if (command) {
     CAIRN_ASSIGN_OR_RETURN(Field entrypoint, map.Require("entrypoint", "[\"echo\", \"hi\"]"));
+    if (generic && entrypoint.node.IsScalar()) {
+      return fields::Invalid(entrypoint, "must be a list of strings, as [\"echo\", \"hi\"]");
+    }
     CAIRN_RETURN_IF_ERROR(ParseEntrypoint(entrypoint, out));
   }
   CAIRN_RETURN_IF_ERROR(ParseInteractive(map, type, out));
@@ -445,6 +454,8 @@ const char* KindName(events::TaskType type) {
       return "Shell";
     case events::TASK_TYPE_TENSORBOARD:
       return "TensorBoard";
+    case events::TASK_TYPE_GENERIC:
+      return "Generic Task";
     default:
       return "Command";
   }

@@ -74,6 +74,16 @@ struct KillTask {
   static constexpr const char* kName = "KillTask";
   std::string task_id;
   std::string reason;
+  bool from_root = false;  // a generic task: kill its whole tree (det task kill --root)
+};
+
+// Pauses (held) or unpauses a generic task and its live descendants (det task pause|unpause);
+// commands/tasks/generic_tasks.h says what that does.
+struct HoldTask {
+  static constexpr const char* kName = "HoldTask";
+  std::string task_id;
+  bool held = true;
+  std::string by;  // the user, for the recorded reason
 };
 
 struct ReportTaskStarted {

@@ -10,6 +10,7 @@
 #include "commands/policies/config_policies.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/tasks/command_config.h"
+#include "commands/tasks/generic_tasks.h"
 #include "commands/tasks/task_events.h"
 #include "commands/templates/template_decider.h"
 #include "commands/tenancy/tenancy_decider.h"
@@ -123,7 +124,9 @@ Result<SubmitTask> ReadRequest(const DecisionState& state, const SubmitTask& sub
           TensorBoardDescription(request.experiment_ids, request.trial_ids));
     }
   }
-  configured.config_json = read.effective.dump();
+  // A generic task shows its config as given (Determined keeps no defaults in it).
+  configured.config_json =
+      type == events::TASK_TYPE_GENERIC ? config.dump() : read.effective.dump();
   return configured;
 }
 
@@ -167,6 +170,9 @@ Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& sub
     return Status::InvalidArgument("bad task id '" + submit.task_id + "'");
   if (state.tasks.count(submit.task_id)) {
     return Status::AlreadyExists("task " + submit.task_id + " already exists");
+  }
+  if (submit.spec.has_generic() && submit.spec.task_type() != events::TASK_TYPE_GENERIC) {
+    return Status::InvalidArgument("only a generic task has a parent, a fork source or no_pause");
   }
   // A notebook's, shell's or TensorBoard's program is the agent's to choose, never the user's.
   if (IsInteractiveTask(submit.spec.task_type())) {
@@ -233,6 +239,9 @@ Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& sub
   }
   CAIRN_RETURN_IF_ERROR(CheckMountsApplied(state, resolved->resource_pool(), submit.spec));
   submitted->set_config_json(submit.config_json);
+  if (submit.spec.task_type() == events::TASK_TYPE_GENERIC) {
+    CAIRN_RETURN_IF_ERROR(CheckGenericLinks(state, submit.spec.generic()));
+  }
   submitted->set_workspace_id(job != nullptr ? job->workspace_id : submit.workspace_id);
   CAIRN_RETURN_IF_ERROR(SetRunAs(state.identity,
                                  state.tenancy.WorkspaceAgentUser(submitted->workspace_id()),
@@ -250,7 +259,18 @@ Result<Decision> DecideCommand(const DecisionState& state, const KillTask& kill,
   const TaskRecord* task = state.FindTask(kill.task_id);
   if (!task) return Status::NotFound("task " + kill.task_id + " not found");
   std::string reason = kill.reason.empty() ? "kill requested" : kill.reason;
-  return Decision{KillEventsFor(*task, reason, KillBy::kUser), task->task_id};
+  if (task->task_type != events::TASK_TYPE_GENERIC) {
+    return Decision{KillEventsFor(*task, reason, KillBy::kUser), task->task_id};
+  }
+  // A generic task's descendants go with it; --root kills the whole tree it belongs to.
+  const TaskRecord& root = kill.from_root ? GenericRoot(state, *task) : *task;
+  Decision decision{{}, task->task_id};
+  for (const TaskRecord* member : LiveGenericSubtree(state, root)) {
+    for (auto& event : KillEventsFor(*member, reason, KillBy::kUser)) {
+      decision.events.push_back(std::move(event));
+    }
+  }
+  return decision;
 }
 
 Result<Decision> DecideCommand(const DecisionState& state, const ReportTaskReady& report,
@@ -350,15 +370,17 @@ Result<Decision> DecideCommand(const DecisionState& state, const ReportTaskExite
       return decision;
     }
   }
-  if (task.preempting) {
+  if (task.preempting || task.held) {
     events::Envelope event;
     auto* released = event.mutable_allocation_released();
     released->set_task_id(task.task_id);
     released->set_allocation_id(task.allocation_id);
     if (report.exit_code) released->set_exit_code(*report.exit_code);
     if (report.signal) released->set_signal(*report.signal);
-    released->set_reason("preempted; " + DescribeExit(report, task.kill_requested) +
-                         "; back in the queue at its old position");
+    released->set_reason(task.held ? "paused; " + DescribeExit(report, task.kill_requested) +
+                                         "; held until unpaused"
+                                   : "preempted; " + DescribeExit(report, task.kill_requested) +
+                                         "; back in the queue at its old position");
     return Decision{{std::move(event)}, task.task_id};
   }
   events::Envelope event = ExitOf(task, DescribeExit(report, task.kill_requested));

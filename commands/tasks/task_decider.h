@@ -18,6 +18,9 @@ Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& com
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const KillTask& command,
                                const CommandMeta& meta);
+// commands/tasks/generic_tasks.cpp
+Result<Decision> DecideCommand(const DecisionState& state, const HoldTask& command,
+                               const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const ReportTaskStarted& command,
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const ReportTaskReady& command,
@@ -37,6 +40,7 @@ Result<Decision> DecideCommand(const DecisionState& state, const ExpirePreemptio
 // OK when `user` may run the command: a new task needs the right to create work in its
 // workspace, a change to a job (a kill, a queue change, a later task) the right to change its
 // owner's work there. Reports and timers are not users' to send.
+Status MayRun(const DecisionState& state, const UserRecord& user, const HoldTask& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const SubmitTask& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const KillTask& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateJob& command);

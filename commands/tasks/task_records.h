@@ -69,6 +69,9 @@ struct TaskRecord {
   std::vector<std::string> more_agents;
   bool started = false;
   bool ready = false;  // a notebook's, shell's or TensorBoard's service answers (TaskReady)
+  // A paused generic task (TaskHeld): never in its pool's queue; a running allocation of it is
+  // released back to the task, which stays held, when it ends (commands/tasks/generic_tasks.h).
+  bool held = false;
   bool kill_requested = false;
   bool kill_by_user = false;  // the kill was a user's, not the system's (gang, disable, preemption)
   bool backfilled = false;

@@ -4,7 +4,7 @@
 
 namespace cairn::commands {
 
-CAIRN_SNAPSHOT_COVERS(TaskRecord, 23);
+CAIRN_SNAPSHOT_COVERS(TaskRecord, 24);
 CAIRN_SNAPSHOT_COVERS(Placement, 6);
 CAIRN_SNAPSHOT_COVERS(JobRecord, 15);
 
@@ -49,6 +49,7 @@ void EncodeTask(const TaskRecord& task, RecordScratch& scratch) {
   out.String(Task::kLastReasonFieldNumber, task.last_reason);
   out.Int64(Task::kTrialIdFieldNumber, task.trial_id);
   out.Bool(Task::kReadyFieldNumber, task.ready);
+  out.Bool(Task::kHeldFieldNumber, task.held);
   for (const auto& agent : task.more_agents) out.Delimited(Task::kMoreAgentsFieldNumber, agent);
 }
 
@@ -81,6 +82,7 @@ TaskRecord DecodeTask(snapshot::Task& in) {
   task.agent_id = Take(in.mutable_agent_id());
   task.started = in.started();
   task.ready = in.ready();
+  task.held = in.held();
   task.kill_requested = in.kill_requested();
   task.kill_by_user = in.kill_by_user();
   task.backfilled = in.backfilled();

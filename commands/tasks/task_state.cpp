@@ -257,6 +257,17 @@ void ApplyTaskEvent(DecisionState& state, const events::Envelope& event) {
     case events::Envelope::kAllocationReleased:
       ApplyAllocationReleased(state, event.allocation_released());
       break;
+    case events::Envelope::kTaskHeld: {
+      const auto& held = event.task_held();
+      auto it = state.tasks.find(held.task_id());
+      if (it == state.tasks.end() || it->second.state == TaskState::kExited) break;
+      TaskRecord& task = it->second;
+      if (task.state == TaskState::kQueued) state.Dequeue(task);
+      task.held = held.held();
+      task.last_reason = held.reason();
+      if (task.state == TaskState::kQueued) state.Enqueue(task);
+      break;
+    }
     case events::Envelope::kAllocationPartExited:
       ApplyAllocationPartExited(state, event.allocation_part_exited());
       break;

@@ -31,6 +31,9 @@ class DeciderTest : public ::testing::Test {
   }
 
   const TaskRecord& Task(const std::string& id) { return cluster_.Task(id); }
+  std::vector<events::Envelope> Last(events::Envelope::PayloadCase payload) {
+    return cluster_.Last(payload);
+  }
 
   std::vector<std::string> EventNames() {
     std::vector<std::string> names;
@@ -226,6 +229,58 @@ TEST_F(DeciderTest, AnInteractiveTaskIsReadyOnceItsServiceAnswers) {
   ASSERT_TRUE(Run(ReportTaskExited{"nb.1", "nb", "a1", 0, std::nullopt, ""}).ok());
   EXPECT_FALSE(Task("nb").ready);
   EXPECT_EQ(Run(ready).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// Determined's det task pause|unpause, built as Slurm's hold and release: a paused generic task
+// and its descendants leave the queue, a running one is killed and released back to it held, and
+// unpausing puts them back at their old positions. A kill takes the descendants along.
+TEST_F(DeciderTest, AGenericTaskTreePausesOutOfTheQueueAndUnpausesBackIntoIt) {
+  RegisterAgent("a1", 1);
+  auto generic = [](const std::string& id, const std::string& parent, bool no_pause) {
+    SubmitTask submit = testing::Submission(id, {.type = events::TASK_TYPE_GENERIC, .force = true});
+    submit.spec.mutable_generic()->set_parent_task_id(parent);
+    submit.spec.mutable_generic()->set_no_pause(no_pause);
+    return submit;
+  };
+  ASSERT_TRUE(Run(generic("root", "", false)).ok());
+  ASSERT_TRUE(Run(generic("child", "root", false)).ok());
+  ASSERT_TRUE(Run(generic("steady", "root", true)).ok());
+  ASSERT_TRUE(Run(testing::Submission("cmd", {.force = true})).ok());
+  EXPECT_EQ(Task("root").state, TaskState::kAssigned);
+  EXPECT_EQ(Run(generic("orphan", "nobody", false)).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Run(HoldTask{"cmd", true, "test"}).status().code(), StatusCode::kFailedPrecondition)
+      << "only generic tasks pause";
+  EXPECT_EQ(Run(HoldTask{"steady", true, "test"}).status().code(), StatusCode::kFailedPrecondition)
+      << "no_pause";
+
+  ASSERT_TRUE(Run(HoldTask{"root", true, "test"}).ok());
+  EXPECT_TRUE(Task("root").held);
+  EXPECT_TRUE(Task("root").kill_requested);
+  EXPECT_TRUE(Task("child").held);
+  EXPECT_FALSE(Task("steady").held) << "a no_pause descendant runs on";
+  EXPECT_EQ(Run(HoldTask{"root", false, "test"}).status().code(), StatusCode::kFailedPrecondition)
+      << "still stopping for its pause";
+  // Its process ends: released back to the task, which stays held; the slot goes past the held
+  // child to the next in the queue.
+  ASSERT_TRUE(Run(ReportTaskExited{"", "root", "a1", std::nullopt, 15, ""}).ok());
+  ASSERT_EQ(Last(events::Envelope::kAllocationReleased).size(), 1u);
+  EXPECT_EQ(Task("root").state, TaskState::kQueued);
+  EXPECT_TRUE(Task("root").held);
+  EXPECT_EQ(Task("child").state, TaskState::kQueued);
+  EXPECT_EQ(Task("steady").state, TaskState::kAssigned);
+  EXPECT_EQ(Run(HoldTask{"root", true, "test"}).status().code(), StatusCode::kFailedPrecondition)
+      << "already paused";
+
+  ASSERT_TRUE(Run(HoldTask{"root", false, "test"}).ok());
+  EXPECT_FALSE(Task("root").held);
+  EXPECT_FALSE(Task("child").held);
+  ASSERT_TRUE(Run(ReportTaskExited{"", "steady", "a1", 0, std::nullopt, ""}).ok());
+  EXPECT_EQ(Task("root").state, TaskState::kAssigned) << "back at its old position, before cmd";
+  EXPECT_EQ(Task("root").allocation_count, 2);
+
+  ASSERT_TRUE(Run(KillTask{"root", "killed by test"}).ok());
+  EXPECT_EQ(Task("child").state, TaskState::kExited) << "a kill takes the descendants along";
+  EXPECT_EQ(Task("cmd").state, TaskState::kQueued);
 }
 
 TEST_F(DeciderTest, ReportsAreIdempotentAndValidated) {

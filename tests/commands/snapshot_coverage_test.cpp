@@ -83,7 +83,7 @@ void ExpectSamePlacement(const Placement& expected, const Placement& actual, boo
   CAIRN_EXPECT_SAME_FIELD(preemption_deadline);
 }
 
-CAIRN_COVERS(TaskRecord, 23);
+CAIRN_COVERS(TaskRecord, 24);
 
 // A TaskSpec's bytes as a task record holds them (packed_spec).
 std::string PackedSpec(events::TaskType type, bool preemptible, const std::string& entrypoint) {
@@ -129,6 +129,7 @@ TaskRecord FullRunningTask() {
   task.more_agents = {"agent-2"};
   task.started = true;
   task.ready = true;
+  task.held = true;
   task.kill_requested = true;
   task.kill_by_user = true;
   task.backfilled = true;
@@ -198,6 +199,7 @@ void ExpectSameTask(const TaskRecord& expected, const TaskRecord& actual, bool f
   CAIRN_EXPECT_SAME_FIELD(more_agents);
   CAIRN_EXPECT_SAME_FIELD(started);
   CAIRN_EXPECT_SAME_FIELD(ready);
+  CAIRN_EXPECT_SAME_FIELD(held);
   CAIRN_EXPECT_SAME_FIELD(kill_requested);
   CAIRN_EXPECT_SAME_FIELD(kill_by_user);
   CAIRN_EXPECT_SAME_FIELD(backfilled);

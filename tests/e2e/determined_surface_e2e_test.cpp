@@ -2,6 +2,7 @@
 // REST routes, `cairn replay` and Determined's own `det` CLI (skipped, saying so, where its
 // package cannot run here).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <map>
 
 #include "base/clock.h"
+#include "base/files.h"
 #include "tests/e2e/determined_cli.h"
 #include "tests/e2e/experiment_fixture.h"
 
@@ -506,6 +508,71 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliLinksUsersWhoseTasksRunAsTheirOwnAcc
   const std::string not_admin = user.Det("workspace edit linked --agent-uid 7", 1);
   EXPECT_NE(not_admin.find("PERMISSION_TYPE_SET_WORKSPACE_AGENT_USER_GROUP"), std::string::npos)
       << not_admin;
+}
+
+// Determined 0.38's generic tasks through its own CLI: det task create runs the config's
+// entrypoint in its context directory, config shows the config as given, pause releases the
+// running allocation and holds the task, unpause runs it again, fork copies config and context,
+// and kill cancels.
+TEST_F(DeterminedSurfaceTest, DeterminedsCliCreatesPausesUnpausesAndForksGenericTasks) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  cluster_.StartAgent("generic-agent", 1);
+  DeterminedCli user(cluster_);
+  const std::string dir = cluster_.dir().path() + "/generic";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((dir + "/context").c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/context/run.sh", "echo ran-from-$DET_TASK_TYPE\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/echo.yaml", "entrypoint: [\"sh\", \"run.sh\"]\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/sleep.yaml", "entrypoint: [\"sleep\", \"600\"]\n").ok());
+  auto created_id = [](const std::string& out) {
+    const size_t at = out.find("Created task ");
+    return at == std::string::npos ? std::string() : out.substr(at + 13, 36);
+  };
+
+  const std::string followed =
+      user.Det("task create " + dir + "/echo.yaml -c " + dir + "/context -f", 0, true);
+  EXPECT_NE(followed.find("ran-from-GENERIC"), std::string::npos) << followed;
+  const std::string echo_id = created_id(followed);
+  ASSERT_EQ(echo_id.size(), 36u) << followed;
+  const std::string config = user.Det("task config " + echo_id, 0, true);
+  EXPECT_NE(config.find("run.sh"), std::string::npos) << config;
+  EXPECT_EQ(config.find("resources"), std::string::npos) << "no defaults filled in: " << config;
+  EXPECT_EQ(cluster_.Get("/api/v1/tasks/" + echo_id)["task"]["taskState"],
+            "GENERIC_TASK_STATE_COMPLETED");
+
+  const std::string forked = created_id(user.Det("task fork " + echo_id, 0, true));
+  ASSERT_EQ(forked.size(), 36u);
+  EXPECT_NE(cluster_.FollowLogs(forked).find("ran-from-GENERIC"), std::string::npos)
+      << "the fork runs the parent's config in the parent's context";
+
+  const std::string sleeper = created_id(user.Det("task create " + dir + "/sleep.yaml", 0, true));
+  ASSERT_EQ(sleeper.size(), 36u);
+  auto of_sleeper = [&](const char* kind) {
+    return [&, kind](const json& e) { return e.contains(kind) && e[kind]["taskId"] == sleeper; };
+  };
+  cluster_.WaitForEvent(of_sleeper("taskStarted"));
+  EXPECT_NE(user.Det("task pause " + sleeper, 0, true).find("Paused task"), std::string::npos);
+  const json released = cluster_.WaitForEvent(of_sleeper("allocationReleased"));
+  EXPECT_NE(released["allocationReleased"].value("reason", "").find("held until unpaused"),
+            std::string::npos)
+      << released;
+  const json paused = cluster_.Get("/api/v1/tasks/" + sleeper)["task"];
+  EXPECT_EQ(paused["taskState"], "GENERIC_TASK_STATE_PAUSED") << paused;
+  user.Det("task pause " + sleeper, 1);  // already paused
+  user.Det("task unpause " + sleeper);
+  cluster_.WaitForEvent([&](const json& e) {
+    return e.contains("taskStarted") && e["taskStarted"]["allocationId"] == sleeper + ".2";
+  });
+  EXPECT_EQ(cluster_.Get("/api/v1/tasks/" + sleeper)["task"]["taskState"],
+            "GENERIC_TASK_STATE_ACTIVE");
+  user.Det("task kill " + sleeper);
+  cluster_.WaitForEvent(of_sleeper("taskExited"));
+  EXPECT_EQ(cluster_.Get("/api/v1/tasks/" + sleeper)["task"]["taskState"],
+            "GENERIC_TASK_STATE_CANCELED");
+  // A command is not a generic task: it is not paused.
+  const std::string refused =
+      user.Det("task pause " + cluster_.Submit({{"entrypoint", "true"}}), 1);
+  EXPECT_NE(refused.find("generic"), std::string::npos) << refused;
 }
 
 }  // namespace
