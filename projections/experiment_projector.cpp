@@ -127,6 +127,7 @@ Status OnExperimentCreated(const Envelope& event, ViewStore& store) {
   experiment.set_config_json(created.config_json());
   experiment.set_seed(created.seed());
   experiment.set_context_digest(created.context_digest());
+  experiment.set_warm_start_checkpoint_uuid(created.warm_start_checkpoint_uuid());
   experiment.set_context_bytes(created.context_bytes());
   experiment.set_template_name(created.template_name());
   // 0 (events from before workspaces): Uncategorized, as the readers take it.
@@ -163,6 +164,7 @@ Status OnTrialCreated(const Envelope& event, ViewStore& store) {
                                                  : TrialStateUnder(experiment.state()));
   trial.set_start_time_unix_micros(event.time_unix_micros());
   trial.set_searcher_reason(created.reason());
+  trial.set_warm_start_checkpoint_uuid(experiment.warm_start_checkpoint_uuid());
   trial.set_created_offset(event.offset());
   CAIRN_RETURN_IF_ERROR(PutTrial(store, event, trial));
   experiment.add_trial_ids(created.trial_id());

@@ -1,10 +1,12 @@
 #include "api/handlers/generic_tasks.h"
 
 #include "api/handlers/commands.h"
+#include "api/render/task_json.h"
 #include "api/rest_util.h"
 #include "base/ids.h"
 #include "base/yaml_json.h"
 #include "events/context_store.h"
+#include "events/redaction.h"
 
 namespace cairn::api {
 
@@ -139,8 +141,16 @@ net::Response CreateGenericTask(Call& call) {
 net::Response GetTaskConfig(Call& call) {
   auto task = LoadTask(call, call.Param("id"));
   if (!task.ok()) return Error(task.status());
-  // A generic task's is its config as given (after a fork's merge), without defaults filled in.
-  return Ok({{"config", task->config_json()}});
+  // A generic task's is its config as given (after a fork's merge), without defaults filled in;
+  // environment values are shown only to whom they may be (RedactConfig), as everywhere.
+  const Audience audience = call.AudienceFor(task->user());
+  if (task->task_type() != events::TASK_TYPE_GENERIC) {
+    return Ok({{"config", ConfigOf(*task, audience).dump()}});
+  }
+  json config = json::parse(task->config_json(), nullptr, false);
+  if (config.is_discarded() || !config.is_object()) config = json::object();
+  RedactConfig(config, audience);
+  return Ok({{"config", config.dump()}});
 }
 
 net::Response PauseTask(Call& call) { return HoldTask(call, true); }

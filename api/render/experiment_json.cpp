@@ -149,6 +149,7 @@ json TrialJson(const views::TrialView& trial) {
     out["bestValidation"] = MetricsResultJson(trial.best_validation());
     out["searcherMetricValue"] = trial.best_validation().searcher_metric();
   }
+  out["warmStartCheckpointUuid"] = trial.warm_start_checkpoint_uuid();
   json cairn = {{"requestId", trial.request_id()},
                 {"searcherReason", trial.searcher_reason()},
                 {"runs", trial.runs()},

@@ -289,6 +289,10 @@ json BuildEffective(const ExperimentConfig& c) {
                    {"metric", c.searcher.metric},
                    {"smaller_is_better", c.searcher.smaller_is_better}};
   if (c.searcher.max_length_given) searcher["max_length"] = LengthToJson(c.searcher.max_length);
+  if (c.searcher.source_trial_id) searcher["source_trial_id"] = *c.searcher.source_trial_id;
+  if (c.searcher.source_checkpoint_uuid) {
+    searcher["source_checkpoint_uuid"] = *c.searcher.source_checkpoint_uuid;
+  }
   if (!c.searcher.time_metric.empty()) {
     searcher["time_metric"] = c.searcher.time_metric;
     searcher["max_time"] = c.searcher.max_time.value_or(0);

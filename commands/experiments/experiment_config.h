@@ -60,6 +60,10 @@ struct SearcherConfig {
   int max_rungs = 5;               // adaptive_asha
   AshaMode mode = AshaMode::kStandard;
   std::vector<int> bracket_rungs;  // adaptive_asha: explicit brackets; empty = derive from mode
+  // Warm starts: every trial begins from this trial's latest checkpoint, or this checkpoint
+  // (resolved when the experiment is created; the trial id wins when both are given).
+  std::optional<int64_t> source_trial_id;
+  std::optional<std::string> source_checkpoint_uuid;
 };
 
 struct ResourcesConfig {

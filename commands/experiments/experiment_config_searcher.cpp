@@ -169,9 +169,8 @@ Result<SearcherConfig> ParseSearcher(const Field& field) {
                     "bracket_rungs", "stop_once"});
       break;
   }
+  known.insert({"source_trial_id", "source_checkpoint_uuid"});
   const std::vector<Refused> refused = {
-      {"source_trial_id", "warm starts come later"},
-      {"source_checkpoint_uuid", "warm starts come later"},
       {"stop_once", "adaptive_asha promotes trials (stop_once: false)"},
   };
   // A field of another searcher is a mistake in this one, not an unsupported feature.
@@ -184,6 +183,15 @@ Result<SearcherConfig> ParseSearcher(const Field& field) {
   if (s.metric.empty()) return Invalid(metric, "must not be empty");
   if (auto f = fields.Get("smaller_is_better")) {
     CAIRN_ASSIGN_OR_RETURN(s.smaller_is_better, ReadBool(*f));
+  }
+  if (auto f = fields.Get("source_trial_id"); f && !f->node.IsNull()) {
+    CAIRN_ASSIGN_OR_RETURN(int64_t trial_id, ReadInt(*f, 1, std::numeric_limits<int64_t>::max()));
+    s.source_trial_id = trial_id;
+  }
+  if (auto f = fields.Get("source_checkpoint_uuid"); f && !f->node.IsNull()) {
+    CAIRN_ASSIGN_OR_RETURN(std::string uuid, ReadString(*f, "a checkpoint's uuid"));
+    if (uuid.empty()) return Invalid(*f, "must not be empty");
+    s.source_checkpoint_uuid = uuid;
   }
   if (auto f = fields.Get("max_length")) {
     CAIRN_ASSIGN_OR_RETURN(s.max_length, ReadLength(*f, 1));

@@ -20,6 +20,50 @@ namespace cairn::commands {
 
 namespace {
 
+// searcher.source_trial_id's latest checkpoint, or searcher.source_checkpoint_uuid once found
+// among the trials' checkpoints; "" for neither. The source must be one the creator may see.
+Result<std::string> WarmStartCheckpoint(const DecisionState& state,
+                                        const experiments::SearcherConfig& searcher,
+                                        const CommandMeta& meta) {
+  const TrialRecord* source = nullptr;
+  std::string uuid;
+  if (searcher.source_trial_id) {
+    const int64_t trial_id = *searcher.source_trial_id;
+    source = state.FindTrial(trial_id);
+    if (source == nullptr) {
+      return Status::NotFound("searcher.source_trial_id: trial " + std::to_string(trial_id) +
+                              " not found");
+    }
+    const auto latest = state.checkpoints.find(source->latest_checkpoint);
+    if (source->latest_checkpoint.empty() || latest == state.checkpoints.end() ||
+        latest->second.deleted) {
+      return Status::FailedPrecondition("searcher.source_trial_id: no checkpoint found for trial " +
+                                        std::to_string(trial_id));
+    }
+    uuid = source->latest_checkpoint;
+  } else if (searcher.source_checkpoint_uuid) {
+    uuid = *searcher.source_checkpoint_uuid;
+    auto checkpoint = state.checkpoints.find(uuid);
+    if (checkpoint != state.checkpoints.end() && !checkpoint->second.deleted) {
+      source = state.FindTrial(checkpoint->second.trial_id);
+    }
+    if (source == nullptr) {
+      return Status::NotFound("searcher.source_checkpoint_uuid: no checkpoint found with UUID " +
+                              uuid);
+    }
+  } else {
+    return std::string();
+  }
+  const ExperimentRecord* experiment = state.FindExperiment(source->experiment_id);
+  const UserRecord* actor = ActingUser(state, meta);
+  if (experiment != nullptr && actor != nullptr) {
+    CAIRN_RETURN_IF_ERROR(
+        Authorize(state.tenancy, *actor, Permission::kViewWorkspace, experiment->workspace_id,
+                  "warm-start from experiment " + std::to_string(experiment->experiment_id)));
+  }
+  return uuid;
+}
+
 Status ExperimentNotFound(int64_t experiment_id) {
   return Status::NotFound("experiment " + std::to_string(experiment_id) + " not found");
 }
@@ -106,6 +150,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const CreateExperimen
   }
   CAIRN_RETURN_IF_ERROR(CheckWorkspaceTakesWork(state, project->workspace_id));
   created.set_workspace_id(project->workspace_id);
+  CAIRN_ASSIGN_OR_RETURN(*created.mutable_warm_start_checkpoint_uuid(),
+                         WarmStartCheckpoint(state, config.searcher, meta));
   auto* resources = created.mutable_resources();
   resources->set_slots(config.resources.slots_per_trial);
   if (resources->slots() < 0) return Status::InvalidArgument("resources.slots_per_trial: >= 0");
@@ -580,6 +626,11 @@ Result<TrialRunStart> DescribeLiveTrialRun(const DecisionState& state,
   start.checkpoint_dir = experiments::CheckpointDirectory(config);
   start.latest_checkpoint = trial->latest_checkpoint;
   start.checkpoint_batches = trial->checkpoint_batches;
+  if (start.latest_checkpoint.empty()) {
+    // A warm start: the source's weights, the trial's own count of batches (none yet).
+    start.latest_checkpoint = experiment->warm_start_checkpoint;
+    start.checkpoint_batches = 0;
+  }
   start.records_per_epoch = config.records_per_epoch;
   start.global_batch_size = config.global_batch_size.value_or(0);
   start.environment = config.environment;

@@ -399,6 +399,10 @@ std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
     }
   }
   std::set<std::string> keep;
+  // Another experiment's trials begin from it (Determined never collects a warm start's source).
+  for (const auto& [id, other] : state.experiments) {
+    if (!other.warm_start_checkpoint.empty()) keep.insert(other.warm_start_checkpoint);
+  }
   auto keep_best = [&](std::vector<Candidate> candidates, int count) {
     std::sort(candidates.begin(), candidates.end(), better);
     for (int i = 0; i < count && i < static_cast<int>(candidates.size()); ++i) {

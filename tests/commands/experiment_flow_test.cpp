@@ -194,6 +194,44 @@ TEST_F(ExperimentFlowTest, ARetriedReportGetsTheSameAnswerAndIsRecordedOnce) {
   (void)first;
 }
 
+// searcher.source_trial_id / source_checkpoint_uuid: every trial of the new experiment begins
+// from the source's checkpoint, at batch 0 (Determined's warm start), until it saves its own.
+TEST_F(ExperimentFlowTest, AWarmStartedTrialBeginsFromItsSourceCheckpoint) {
+  ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
+  harness.RunToExit(1, 0.5);
+  harness.RunToExit(2, 0.1);
+  const std::string source = harness.Trial(1).latest_checkpoint;
+  ASSERT_FALSE(source.empty());
+  auto warm = [](const std::string& line) {
+    return "name: warm\nentrypoint: model_def:Trial\nsearcher:\n  name: single\n  metric: loss\n"
+           "  max_length: {batches: 100}\n" +
+           line +
+           "\ncheckpoint_storage:\n  type: shared_fs\n  host_path: /tmp/cairn-test-checkpoints\n";
+  };
+  EXPECT_EQ(cluster.Run(Experiment(warm("  source_trial_id: 99"))).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(cluster.Run(Experiment(warm("  source_checkpoint_uuid: " + TestUuid("none"))))
+                .status()
+                .code(),
+            StatusCode::kNotFound);
+  ASSERT_TRUE(cluster.Run(Experiment(warm("  source_trial_id: 1"))).ok());
+  const ExperimentRecord& warmed = cluster.state.experiments.at(2);
+  EXPECT_EQ(warmed.warm_start_checkpoint, source);
+  const int64_t trial_id = warmed.trial_ids.at(0);
+  auto start = DescribeLiveTrialRun(cluster.state, harness.RunOf(trial_id).allocation_id);
+  ASSERT_TRUE(start.ok()) << start.status().ToString();
+  EXPECT_EQ(start->latest_checkpoint, source);
+  EXPECT_EQ(start->checkpoint_batches, 0);
+  EXPECT_EQ(harness.Report(trial_id, events::WORKLOAD_KIND_UNSPECIFIED).start_batch(), 0);
+  // A checkpoint named by its uuid works the same way.
+  ASSERT_TRUE(
+      cluster
+          .Run(Experiment(warm("  source_checkpoint_uuid: " + harness.Trial(2).latest_checkpoint)))
+          .ok());
+  EXPECT_EQ(cluster.state.experiments.at(3).warm_start_checkpoint,
+            harness.Trial(2).latest_checkpoint);
+}
+
 TEST_F(ExperimentFlowTest, AFailedRunRestartsFromItsCheckpointThenErrorsPastMaxRestarts) {
   auto config = std::string(kGridConfig) + "min_checkpoint_period: {batches: 100}\n";
   ASSERT_TRUE(cluster.Run(Experiment(config)).ok());

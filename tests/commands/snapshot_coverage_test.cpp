@@ -343,7 +343,7 @@ searcher:
   max_concurrent_trials: 2
 )";
 
-CAIRN_COVERS(ExperimentRecord, 20);
+CAIRN_COVERS(ExperimentRecord, 21);
 
 // An experiment with every field set: its searcher made as ExperimentCreated makes it (from the
 // configuration's JSON and the seed) and given calls as the experiment's trials report.
@@ -356,6 +356,7 @@ ExperimentRecord FullExperiment() {
   experiment.workspace_id = 9;
   experiment.project_id = 10;
   experiment.context_digest = "sha256:context";
+  experiment.warm_start_checkpoint = "source-checkpoint";
   experiment.state = events::EXPERIMENT_STATE_ACTIVE;
   experiment.slots_per_trial = 2;
   auto parsed = experiments::ParseExperimentConfig(kRandomSearch);
@@ -405,6 +406,7 @@ void ExpectSameExperiment(const ExperimentRecord& expected, const ExperimentReco
   CAIRN_EXPECT_SAME_FIELD(workspace_id);
   CAIRN_EXPECT_SAME_FIELD(project_id);
   CAIRN_EXPECT_SAME_FIELD(context_digest);
+  CAIRN_EXPECT_SAME_FIELD(warm_start_checkpoint);
   CAIRN_EXPECT_SAME_FIELD(state);
   CAIRN_EXPECT_SAME_FIELD(slots_per_trial);
   CAIRN_EXPECT_SAME_FIELD(searcher_config_json);

@@ -215,6 +215,42 @@ TEST_F(DeterminedTrialsTest, PauseAndActivateResumeStageTwoFromItsCheckpoint) {
             "100,100," + std::to_string(trial));
 }
 
+// searcher.source_trial_id: the new experiment's trial begins from the source trial's latest
+// checkpoint at batch 0 (the tutorial keeps the "weight" x and restarts its batch count).
+TEST_F(DeterminedTrialsTest, AWarmStartedTrialBeginsFromItsSourceTrialsCheckpoint) {
+  StartAgent("det-a", 1);
+  const int64_t source = Create(Stage(2), Tutorials());
+  auto events = UntilState(source, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, source, "EXPERIMENT_STATE_COMPLETED"));
+  const int64_t source_trial = experiment_e2e::FirstTrial(events, source);
+  const std::string source_checkpoint =
+      Find(events, "checkpointSaved", OfTrial(source_trial)).back().payload["uuid"];
+
+  std::string yaml = Stage(2);
+  const size_t metric = yaml.find("metric: x");
+  ASSERT_NE(metric, std::string::npos);
+  yaml.insert(metric + 9, "\n   source_trial_id: " + std::to_string(source_trial));
+  const int64_t warm = Create(yaml, Tutorials());
+  events = UntilState(warm, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, warm, "EXPERIMENT_STATE_COMPLETED"));
+  const int64_t trial = experiment_e2e::FirstTrial(events, warm);
+  EXPECT_EQ(ReportedSteps(events, trial, "training"), Tens()) << "batch 0 on, not 100";
+  const std::string latest = Find(events, "checkpointSaved", OfTrial(trial)).back().payload["uuid"];
+  json stored = cluster_.Get("/api/v1/experiments/" + std::to_string(warm))["experiment"];
+  EXPECT_EQ(experiment_e2e::ReadFile(
+                stored["config"]["checkpoint_storage"]["host_path"].get<std::string>() + "/" +
+                latest + "/state"),
+            "200,100," + std::to_string(trial))
+      << "x went on from the source's 100";
+  EXPECT_EQ(
+      cluster_.Get("/api/v1/trials/" + std::to_string(trial))["trial"]["warmStartCheckpointUuid"],
+      source_checkpoint);
+  // An unknown source refuses the experiment.
+  yaml = Stage(2);
+  yaml.insert(metric + 9, "\n   source_trial_id: 999");
+  EXPECT_EQ(cluster_.CreateExperiment(yaml, Tutorials()).status, 404);
+}
+
 TEST_F(DeterminedTrialsTest, StageThreeAdaptiveAshaStopsTrialsOnItsTimeMetric) {
   StartAgent("det-a", 4);
   const int64_t experiment = Create(Stage(3), Tutorials());

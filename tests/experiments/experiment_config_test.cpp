@@ -457,14 +457,15 @@ TEST(ExperimentConfigTest, UnsupportedDeterminedFieldsAreRefusedByName) {
                     StatusCode::kNotSupported),
             "line 8: checkpoint_storage.type: checkpoint storage of type s3 is not supported "
             "yet; use shared_fs");
-  EXPECT_EQ(ErrorOf("entrypoint: a:B\n"
-                    "searcher:\n"
-                    "  name: single\n"
-                    "  metric: loss\n"
-                    "  source_trial_id: 3\n"
-                    "  max_length: {batches: 10}\n",
-                    StatusCode::kNotSupported),
-            "line 5: searcher.source_trial_id is not supported yet; warm starts come later");
+  const std::string bad_source = ErrorOf(
+      "entrypoint: a:B\n"
+      "searcher:\n"
+      "  name: single\n"
+      "  metric: loss\n"
+      "  source_trial_id: 0\n"
+      "  max_length: {batches: 10}\n",
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad_source.rfind("line 5: searcher.source_trial_id", 0), 0u) << bad_source;
   EXPECT_EQ(ErrorOf("entrypoint: a:B\n"
                     "searcher:\n"
                     "  name: async_halving\n"
