@@ -125,6 +125,13 @@ size_t DecisionState::QueuedTaskCount() const {
   return count;
 }
 
+int64_t DecisionState::ExperimentWarmStartingFrom(std::string_view uuid) const {
+  for (const auto& [id, experiment] : experiments) {
+    if (!experiment.deleted && experiment.warm_start_checkpoint == uuid) return id;
+  }
+  return 0;
+}
+
 void DecisionState::Enqueue(const TaskRecord& task) {
   if (task.follows_gang() || task.held) return;
   PoolQueue& pool = queues[task.pool()];

@@ -89,6 +89,13 @@ net::Response CreateGenericTask(Call& call) {
   if (*forked_from) {
     auto parent = LoadGenericTask(call, **forked_from);
     if (!parent.ok()) return Error(parent.status());
+    // The fork runs with the source's whole config, secret values and credentials included:
+    // only whom they may be shown to (its owner, an admin) forks it.
+    if (call.AudienceFor(parent->user()) == Audience::kOthers) {
+      return Error(Status::PermissionDenied("only the owner of task " + **forked_from +
+                                            " or an admin may fork it: its config may hold "
+                                            "their secrets"));
+    }
     merged = ForkedConfig(json::parse(parent->config_json(), nullptr, false), merged);
     context_digest = parent->context_digest();
   }

@@ -98,6 +98,15 @@ Result<Decision> DecideCommand(const DecisionState& state, const RegisterAgent& 
     // A new process replaced the old one: its tasks are gone with it.
     for (const auto& allocation_id : known->allocations) {
       const TaskRecord& task = state.TaskOfLiveAllocation(allocation_id);
+      if (task.held && task.allocation_id == allocation_id) {
+        // A paused task was stopping anyway: it stays paused, released from the lost allocation.
+        auto* released = decision.events.emplace_back().mutable_allocation_released();
+        released->set_task_id(task.task_id);
+        released->set_allocation_id(allocation_id);
+        released->set_reason("paused; agent " + known->agent_id +
+                             " restarted and its allocation was lost; held until unpaused");
+        continue;
+      }
       decision.events.push_back(
           ExitOf(task, "agent " + known->agent_id + " restarted; the task was lost"));
     }
@@ -185,9 +194,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const SetSlotEnabled&
       if (part.agent_id() != agent->agent_id) continue;
       for (int32_t slot : part.slot_ids()) {
         if (slot != command.slot_id) continue;
-        decision.events.push_back(KillOrderFor(task, "slot " + std::to_string(slot) +
-                                                         " of agent " + agent->agent_id +
-                                                         " disabled"));
+        decision.events.push_back(KillOrderFor(
+            task, "slot " + std::to_string(slot) + " of agent " + agent->agent_id + " disabled"));
         return decision;
       }
     }

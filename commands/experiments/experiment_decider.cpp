@@ -105,7 +105,7 @@ std::vector<std::string> CheckpointsDeletedWith(const DecisionState& state,
     for (const auto& uuid : state.trials.at(trial_id).checkpoints) {
       auto found = state.checkpoints.find(uuid);
       if (found != state.checkpoints.end() && !found->second.deleted &&
-          !state.IsCheckpointRegistered(uuid)) {
+          !state.IsCheckpointRegistered(uuid) && state.ExperimentWarmStartingFrom(uuid) == 0) {
         doomed.push_back(uuid);
       }
     }
@@ -152,6 +152,11 @@ Result<Decision> DecideCommand(const DecisionState& state, const CreateExperimen
   created.set_workspace_id(project->workspace_id);
   CAIRN_ASSIGN_OR_RETURN(*created.mutable_warm_start_checkpoint_uuid(),
                          WarmStartCheckpoint(state, config.searcher, meta));
+  // A workspace link its owner cannot complete would fail every trial: refused now instead.
+  events::TaskSpec run_as_probe;
+  run_as_probe.set_user(created.owner());
+  CAIRN_RETURN_IF_ERROR(SetRunAs(
+      state.identity, state.tenancy.WorkspaceAgentUser(project->workspace_id), run_as_probe));
   auto* resources = created.mutable_resources();
   resources->set_slots(config.resources.slots_per_trial);
   if (resources->slots() < 0) return Status::InvalidArgument("resources.slots_per_trial: >= 0");
@@ -460,6 +465,11 @@ Result<Decision> DecideCommand(const DecisionState& state, const DeleteCheckpoin
       return Status::FailedPrecondition("checkpoint " + uuid +
                                         " is registered in the model registry; delete its model "
                                         "versions first");
+    }
+    if (const int64_t warmed = state.ExperimentWarmStartingFrom(uuid)) {
+      return Status::FailedPrecondition("checkpoint " + uuid + " is where experiment " +
+                                        std::to_string(warmed) +
+                                        "'s trials warm-start from; delete that experiment first");
     }
     if (!experiment->terminal()) {
       return Status::FailedPrecondition("checkpoint " + uuid + " belongs to experiment " +

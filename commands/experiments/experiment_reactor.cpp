@@ -399,10 +399,6 @@ std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
     }
   }
   std::set<std::string> keep;
-  // Another experiment's trials begin from it (Determined never collects a warm start's source).
-  for (const auto& [id, other] : state.experiments) {
-    if (!other.warm_start_checkpoint.empty()) keep.insert(other.warm_start_checkpoint);
-  }
   auto keep_best = [&](std::vector<Candidate> candidates, int count) {
     std::sort(candidates.begin(), candidates.end(), better);
     for (int i = 0; i < count && i < static_cast<int>(candidates.size()); ++i) {
@@ -426,8 +422,12 @@ std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
     }
     for (const auto& candidate : candidates) {
       const std::string& uuid = candidate.checkpoint->uuid;
-      // A model version's checkpoint stays whatever the policy says (it still ranks above).
-      if (!keep.count(uuid) && !state.IsCheckpointRegistered(uuid)) collect.push_back(uuid);
+      // A model version's checkpoint, or one another experiment warm-starts from, stays whatever
+      // the policy says (it still ranks above).
+      if (!keep.count(uuid) && !state.IsCheckpointRegistered(uuid) &&
+          state.ExperimentWarmStartingFrom(uuid) == 0) {
+        collect.push_back(uuid);
+      }
     }
   }
   return collect;

@@ -4,6 +4,7 @@
 
 #include "commands/tasks/task_decider.h"
 #include "commands/tasks/task_events.h"
+#include "commands/tenancy/tenancy_decider.h"
 
 namespace cairn::commands {
 
@@ -51,6 +52,17 @@ const TaskRecord& GenericRoot(const DecisionState& state, const TaskRecord& task
   return *at;
 }
 
+Status MayChangeGenericTree(const DecisionState& state, const UserRecord& user,
+                            const TaskRecord& root, const std::string& action) {
+  std::vector<const TaskRecord*> members = {&root};
+  if (root.task_type == events::TASK_TYPE_GENERIC) members = LiveGenericSubtree(state, root);
+  // Every task the command reaches: a child someone else hung under it is theirs to stop.
+  for (const TaskRecord* member : members) {
+    CAIRN_RETURN_IF_ERROR(AuthorizeJobChange(state, user, *member->job, action + member->task_id));
+  }
+  return Status::Ok();
+}
+
 Result<Decision> DecideCommand(const DecisionState& state, const HoldTask& command,
                                const CommandMeta&) {
   const TaskRecord* task = state.FindTask(command.task_id);
@@ -89,14 +101,17 @@ Result<Decision> DecideCommand(const DecisionState& state, const HoldTask& comma
     if (member->held == command.held) continue;
     // Already stopping (killed, or paused before): nothing to add. Still stopping for a pause:
     // it is released held, and stays paused.
-    if (command.held ? member->kill_requested : member->holds_allocation()) continue;
+    // A preemption's kill already stops it; the hold keeps it out of the queue afterwards.
+    if (command.held ? member->kill_requested && !member->preempting : member->holds_allocation()) {
+      continue;
+    }
     // A descendant that must not pause runs on; the task asked about was checked above.
     if (command.held && member != task && member->Spec().generic().no_pause()) continue;
     auto* held = decision.events.emplace_back().mutable_task_held();
     held->set_task_id(member->task_id);
     held->set_held(command.held);
     held->set_reason(reason);
-    if (command.held && member->holds_allocation()) {
+    if (command.held && member->holds_allocation() && !member->kill_requested) {
       decision.events.push_back(KillOrderFor(*member, reason, KillBy::kSystem));
     }
   }
@@ -106,9 +121,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const HoldTask& comma
 Status MayRun(const DecisionState& state, const UserRecord& user, const HoldTask& command) {
   const TaskRecord* task = state.FindTask(command.task_id);
   if (task == nullptr) return Status::Ok();
-  return AuthorizeJobChange(
-      state, user, *task->job,
-      std::string(command.held ? "pause" : "unpause") + " task " + task->task_id);
+  return MayChangeGenericTree(state, user, *task,
+                              std::string(command.held ? "pause" : "unpause") + " task ");
 }
 
 }  // namespace cairn::commands

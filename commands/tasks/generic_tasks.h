@@ -18,6 +18,11 @@ std::vector<const TaskRecord*> LiveGenericSubtree(const DecisionState& state,
 // A new generic task's parent and the task it forks: known generic tasks, or NotFound.
 Status CheckGenericLinks(const DecisionState& state, const events::GenericTaskRef& generic);
 
+// OK when `user` may change `root` and, for a generic task, each live task under it (a kill or
+// pause reaches them all); otherwise the first refusal, naming `action` and the task.
+Status MayChangeGenericTree(const DecisionState& state, const UserRecord& user,
+                            const TaskRecord& root, const std::string& action);
+
 // The topmost ancestor of a generic task that is still known (det task kill --root).
 const TaskRecord& GenericRoot(const DecisionState& state, const TaskRecord& task);
 

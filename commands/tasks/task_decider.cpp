@@ -394,6 +394,11 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const SubmitTa
   if (const JobRecord* job = state.FindJob(job_id)) {
     return AuthorizeJobChange(state, user, *job, "add a task to job " + job->job_id);
   }
+  // A task hung under another is stopped with it: only one who may change the parent adds one.
+  if (const TaskRecord* parent = state.FindTask(command.spec.generic().parent_task_id())) {
+    CAIRN_RETURN_IF_ERROR(
+        AuthorizeJobChange(state, user, *parent->job, "add a task under task " + parent->task_id));
+  }
   return Authorize(state.tenancy, user, Permission::kCreateNsc, command.workspace_id,
                    "create a task");
 }
@@ -401,7 +406,10 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const SubmitTa
 Status MayRun(const DecisionState& state, const UserRecord& user, const KillTask& command) {
   const TaskRecord* task = state.FindTask(command.task_id);
   if (task == nullptr) return Status::Ok();
-  return AuthorizeJobChange(state, user, *task->job, "kill task " + task->task_id);
+  const TaskRecord& root = command.from_root && task->task_type == events::TASK_TYPE_GENERIC
+                               ? GenericRoot(state, *task)
+                               : *task;
+  return MayChangeGenericTree(state, user, root, "kill task ");
 }
 
 Status MayRun(const DecisionState& state, const UserRecord& user, const UpdateJob& command) {

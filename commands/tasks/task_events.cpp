@@ -38,6 +38,17 @@ std::vector<events::Envelope> KillEventsFor(const TaskRecord& task, const std::s
     case TaskState::kRunning:
       return {KillOrderFor(task, reason, by)};
     case TaskState::kTerminating:
+      // Stopping for a pause: the kill already asked for stands, but its exit must end the task,
+      // not release it back to the queue held.
+      if (task.held) {
+        events::Envelope released;
+        auto* unheld = released.mutable_task_held();
+        unheld->set_task_id(task.task_id);
+        unheld->set_held(false);
+        unheld->set_reason(reason);
+        return {std::move(released)};
+      }
+      return {};
     case TaskState::kExited:
       return {};
   }

@@ -278,9 +278,17 @@ TEST_F(DeciderTest, AGenericTaskTreePausesOutOfTheQueueAndUnpausesBackIntoIt) {
   EXPECT_EQ(Task("root").state, TaskState::kAssigned) << "back at its old position, before cmd";
   EXPECT_EQ(Task("root").allocation_count, 2);
 
+  // Only one who may change a task hangs another under it (a kill of the tree reaches it).
+  EXPECT_EQ(cluster_.Run(generic("stranger", "root", false), "", "user:other").status().code(),
+            StatusCode::kPermissionDenied);
+  // A kill while the task stops for its pause ends it instead of releasing it held.
+  ASSERT_TRUE(Run(HoldTask{"root", true, "test"}).ok());
   ASSERT_TRUE(Run(KillTask{"root", "killed by test"}).ok());
+  EXPECT_FALSE(Task("root").held);
   EXPECT_EQ(Task("child").state, TaskState::kExited) << "a kill takes the descendants along";
-  EXPECT_EQ(Task("cmd").state, TaskState::kQueued);
+  ASSERT_TRUE(Run(ReportTaskExited{"", "root", "a1", std::nullopt, 15, ""}).ok());
+  EXPECT_EQ(Task("root").state, TaskState::kExited);
+  EXPECT_EQ(Task("cmd").state, TaskState::kAssigned);
 }
 
 TEST_F(DeciderTest, ReportsAreIdempotentAndValidated) {
