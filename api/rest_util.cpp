@@ -40,6 +40,14 @@ Result<std::optional<std::string>> OptionalString(const nlohmann::json& body, co
   return std::optional<std::string>(std::move(value));
 }
 
+Result<std::optional<bool>> OptionalBool(const nlohmann::json& body, const char* key) {
+  if (!Present(body, key)) return std::optional<bool>();
+  if (!body.at(key).is_boolean()) {
+    return Status::InvalidArgument(std::string(key) + ": expected true or false");
+  }
+  return std::optional<bool>(body.at(key).get<bool>());
+}
+
 Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::json& body) {
   if (!fields::Present(body, "labels")) return std::optional<std::vector<std::string>>();
   const nlohmann::json& labels = body.at("labels");

@@ -24,6 +24,8 @@ Result<int32_t> ParseInt32Id(const std::string& text, const std::string& what);
 
 // A string field that may be absent (nullopt) but, when given, must be a string.
 Result<std::optional<std::string>> OptionalString(const nlohmann::json& body, const char* key);
+// A boolean field that may be absent (nullopt) but, when given, must be true or false.
+Result<std::optional<bool>> OptionalBool(const nlohmann::json& body, const char* key);
 // "labels": absent (nullopt) or a list of strings.
 Result<std::optional<std::vector<std::string>>> OptionalLabels(const nlohmann::json& body);
 // Query parameter `name` as a count in [min, max]; `fallback` when absent. A bad one is an

@@ -132,6 +132,16 @@ int64_t DecisionState::ExperimentWarmStartingFrom(std::string_view uuid) const {
   return 0;
 }
 
+std::set<std::string> DecisionState::WarmStartSources() const {
+  std::set<std::string> sources;
+  for (const auto& [id, experiment] : experiments) {
+    if (!experiment.deleted && !experiment.warm_start_checkpoint.empty()) {
+      sources.insert(experiment.warm_start_checkpoint);
+    }
+  }
+  return sources;
+}
+
 void DecisionState::Enqueue(const TaskRecord& task) {
   if (task.follows_gang() || task.held) return;
   PoolQueue& pool = queues[task.pool()];

@@ -285,8 +285,9 @@ net::Response SetNotebookPriority(Call& call) { return SetPriority(call, "notebo
 net::Response SetShellPriority(Call& call) { return SetPriority(call, "shells"); }
 net::Response SetTensorboardPriority(Call& call) { return SetPriority(call, "tensorboards"); }
 
-net::Response KillTask(Call& call, const std::string& id, bool as_command) {
-  auto outcome = call.Execute(commands::KillTask{id, "killed by " + call.user().username});
+net::Response KillTask(Call& call, const std::string& id, bool as_command, bool from_root) {
+  auto outcome =
+      call.Execute(commands::KillTask{id, "killed by " + call.user().username, from_root});
   if (!outcome.ok()) return Error(outcome.status());
   // The kill is durable: answer 200 even when the projections are slow to show it.
   if (!as_command || !call.WaitFor(outcome->offset).ok())

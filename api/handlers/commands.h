@@ -46,8 +46,8 @@ Result<LaunchedTask> LaunchTaskOfBody(Call& call, const nlohmann::json& body, ev
                                       const std::function<Status(commands::SubmitTask&)>& complete);
 
 // Shared with the task routes: the task or NotFound, and a user's kill of any task (answered
-// with the command's new shape when `as_command`).
+// with the command's new shape when `as_command`; `from_root`: a generic task's whole tree).
 Result<views::TaskView> LoadTask(Call& call, const std::string& task_id);
-net::Response KillTask(Call& call, const std::string& id, bool as_command);
+net::Response KillTask(Call& call, const std::string& id, bool as_command, bool from_root = false);
 
 }  // namespace cairn::api

@@ -36,14 +36,6 @@ Result<std::optional<std::string>> OptionalTaskId(const json& body, const char* 
   return id;
 }
 
-Result<bool> OptionalFlag(const json& body, const char* key) {
-  if (!Present(body, key)) return false;
-  if (!body.at(key).is_boolean()) {
-    return Status::InvalidArgument(std::string(key) + ": expected true or false");
-  }
-  return body.at(key).get<bool>();
-}
-
 net::Response HoldTask(Call& call, bool held) {
   const std::string& id = call.Param("id");
   auto task = LoadTask(call, id);
@@ -65,8 +57,8 @@ net::Response CreateGenericTask(Call& call) {
   auto config_text = GetString(*body, "config", "config", false);
   auto forked_from = OptionalTaskId(*body, "forkedFrom");
   auto parent_id = OptionalTaskId(*body, "parentId");
-  auto inherit_context = OptionalFlag(*body, "inheritContext");
-  auto no_pause = OptionalFlag(*body, "noPause");
+  auto inherit_context = OptionalBool(*body, "inheritContext");
+  auto no_pause = OptionalBool(*body, "noPause");
   auto project_id = GetInt32(*body, "projectId", "projectId");
   for (const Status& status : {config_text.status(), forked_from.status(), parent_id.status(),
                                inherit_context.status(), no_pause.status(), project_id.status()}) {
@@ -75,7 +67,7 @@ net::Response CreateGenericTask(Call& call) {
   if (config_text->empty() && !*forked_from) {
     return Error(Status::InvalidArgument("No config file nor forked task provided"));
   }
-  if (*inherit_context && !*parent_id) {
+  if (inherit_context->value_or(false) && !*parent_id) {
     return Error(Status::InvalidArgument(
         "inheritContext: could not inherit the context directory since no parentId is given"));
   }
@@ -102,7 +94,7 @@ net::Response CreateGenericTask(Call& call) {
   if (*parent_id) {
     auto parent = LoadGenericTask(call, **parent_id);
     if (!parent.ok()) return Error(parent.status());
-    if (*inherit_context) context_digest = parent->context_digest();
+    if (inherit_context->value_or(false)) context_digest = parent->context_digest();
   }
   if (Present(*body, "contextDirectory") &&
       !(body->at("contextDirectory").is_array() && body->at("contextDirectory").empty())) {
@@ -131,7 +123,7 @@ net::Response CreateGenericTask(Call& call) {
   auto* generic = submit.spec.mutable_generic();
   generic->set_parent_task_id(parent_id->value_or(""));
   generic->set_forked_from(forked_from->value_or(""));
-  generic->set_no_pause(*no_pause);
+  generic->set_no_pause(no_pause->value_or(false));
   submit.request.emplace().config_json = merged.dump();
   submit.workspace_id = workspace_id;
   auto outcome = call.Execute(std::move(submit));

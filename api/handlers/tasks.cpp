@@ -106,20 +106,9 @@ net::Response KillTaskRoute(Call& call) {
   // det task kill sends {taskId, killFromRoot}: --root kills a generic task's whole tree.
   auto body = ParseBody(call.request(), /*allow_empty=*/true);
   if (!body.ok()) return Error(body.status());
-  bool from_root = false;
-  if (Present(*body, "killFromRoot")) {
-    if (!body->at("killFromRoot").is_boolean()) {
-      return Error(Status::InvalidArgument("killFromRoot: expected true or false"));
-    }
-    from_root = body->at("killFromRoot").get<bool>();
-  }
-  if (!from_root) return KillTask(call, call.Param("id"), /*as_command=*/false);
-  auto task = LoadTask(call, call.Param("id"));
-  if (!task.ok()) return Error(task.status());
-  commands::KillTask kill{task->task_id(), "killed by " + call.user().username, true};
-  auto outcome = call.Execute(std::move(kill));
-  if (!outcome.ok()) return Error(outcome.status());
-  return Ok(json::object(), outcome->offset);
+  auto from_root = OptionalBool(*body, "killFromRoot");
+  if (!from_root.ok()) return Error(from_root.status());
+  return KillTask(call, call.Param("id"), /*as_command=*/false, from_root->value_or(false));
 }
 
 }  // namespace cairn::api

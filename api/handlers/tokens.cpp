@@ -145,13 +145,9 @@ net::Response PatchAccessTokenRoute(Call& call) {
   if (Status may = MayManageTokensOf(call, token->user_id()); !may.ok()) return Error(may);
   auto description = OptionalString(*body, "description");
   if (!description.ok()) return Error(description.status());
-  bool revoke = false;
-  if (Present(*body, "setRevoked")) {
-    if (!body->at("setRevoked").is_boolean()) {
-      return Error(Status::InvalidArgument("setRevoked: expected true or false"));
-    }
-    revoke = body->at("setRevoked").get<bool>();
-  }
+  auto set_revoked = OptionalBool(*body, "setRevoked");
+  if (!set_revoked.ok()) return Error(set_revoked.status());
+  const bool revoke = set_revoked->value_or(false);
   commands::UpdateAccessToken update;
   update.token_id = *token_id;
   // Determined's CLI sends "" for "unchanged".

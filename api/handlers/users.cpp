@@ -71,14 +71,6 @@ Result<std::string> StoredPasswordHash(const json& body) {
   return HashPassword(cli_hash);
 }
 
-Result<std::optional<bool>> OptionalBool(const json& body, const char* key) {
-  if (!Present(body, key)) return std::optional<bool>();
-  if (!body.at(key).is_boolean()) {
-    return Status::InvalidArgument(std::string(key) + ": expected true or false");
-  }
-  return std::optional<bool>(body.at(key).get<bool>());
-}
-
 }  // namespace
 
 net::Response ListUsers(Call& call) {

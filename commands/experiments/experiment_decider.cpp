@@ -101,11 +101,12 @@ Result<const ExperimentRecord*> LiveExperiment(const DecisionState& state, int64
 std::vector<std::string> CheckpointsDeletedWith(const DecisionState& state,
                                                 const ExperimentRecord& experiment) {
   std::vector<std::string> doomed;
+  const std::set<std::string> warm_start_sources = state.WarmStartSources();
   for (int64_t trial_id : experiment.trial_ids) {
     for (const auto& uuid : state.trials.at(trial_id).checkpoints) {
       auto found = state.checkpoints.find(uuid);
       if (found != state.checkpoints.end() && !found->second.deleted &&
-          !state.IsCheckpointRegistered(uuid) && state.ExperimentWarmStartingFrom(uuid) == 0) {
+          !state.IsCheckpointRegistered(uuid) && !warm_start_sources.count(uuid)) {
         doomed.push_back(uuid);
       }
     }

@@ -398,7 +398,7 @@ std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
       by_trial[id].push_back(candidate);
     }
   }
-  std::set<std::string> keep;
+  std::set<std::string> keep = state.WarmStartSources();
   auto keep_best = [&](std::vector<Candidate> candidates, int count) {
     std::sort(candidates.begin(), candidates.end(), better);
     for (int i = 0; i < count && i < static_cast<int>(candidates.size()); ++i) {
@@ -422,12 +422,9 @@ std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
     }
     for (const auto& candidate : candidates) {
       const std::string& uuid = candidate.checkpoint->uuid;
-      // A model version's checkpoint, or one another experiment warm-starts from, stays whatever
-      // the policy says (it still ranks above).
-      if (!keep.count(uuid) && !state.IsCheckpointRegistered(uuid) &&
-          state.ExperimentWarmStartingFrom(uuid) == 0) {
-        collect.push_back(uuid);
-      }
+      // A model version's checkpoint stays whatever the policy says (it still ranks above), as
+      // one another experiment warm-starts from does (kept from the start).
+      if (!keep.count(uuid) && !state.IsCheckpointRegistered(uuid)) collect.push_back(uuid);
     }
   }
   return collect;
