@@ -21,6 +21,7 @@
 #include "api/handlers/models.h"
 #include "api/handlers/not_supported.h"
 #include "api/handlers/openpai.h"
+#include "api/handlers/profiler.h"
 #include "api/handlers/rbac.h"
 #include "api/handlers/resource_pools.h"
 #include "api/handlers/resources.h"
@@ -215,6 +216,8 @@ std::vector<Route> RouteTable() {
       {"GET",    "/api/v1/trials/{id}/logs",                kUser,       TrialLogs},
       {"GET",    "/api/v1/trials/{id}/checkpoints",         kUser,       TrialCheckpoints},
       {"POST",   "/api/v1/trials/{id}/kill",                kUser,       KillTrialRoute},
+      {"GET",    "/api/v1/trials/{id}/profiler/available_series", kUser, TrialProfilerAvailableSeries},
+      {"GET",    "/api/v1/trials/{id}/profiler/metrics",    kUser,       TrialProfilerMetrics},
       // Determined's trial-side API: its package's calls from a trial (determined_trials.h).
       {"POST",   "/api/v1/trials/{id}/metrics",             kTask,       ReportTrialMetrics},
       {"POST",   "/api/v1/trials/{id}/progress",            kTask,       ReportTrialProgress},

@@ -26,6 +26,8 @@ PACKAGES=(
   # dependencies, torch (CPU, gloo) and torchvision for the PyTorch tutorials
   python3-requests python3-ruamel.yaml python3-termcolor python3-tabulate python3-filelock
   python3-pathspec python3-torch python3-torchvision
+  # Determined's system-metrics profiler (core_context.profiler, `profiling.enabled`)
+  python3-psutil
   # container agents (--runtime container): runc runs tasks, umoci unpacks OCI archives (and
   # builds the tests' image from busybox-static), tini-static is each container's init, skopeo
   # pulls from registries

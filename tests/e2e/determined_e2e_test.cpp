@@ -15,10 +15,12 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "tests/e2e/determined_cli.h"
 #include "tests/e2e/experiment_fixture.h"
@@ -249,6 +251,126 @@ TEST_F(DeterminedTrialsTest, AWarmStartedTrialBeginsFromItsSourceTrialsCheckpoin
   yaml = Stage(2);
   yaml.insert(metric + 9, "\n   source_trial_id: 999");
   EXPECT_EQ(cluster_.CreateExperiment(yaml, Tutorials()).status, 404);
+}
+
+// Determined's system-metrics profiler in a Core API trial: it samples every 0.1 s and reports
+// each group every two samples, until the test has seen them and lets the trial end.
+constexpr char kProfiledTrain[] = R"(import os
+
+import determined as det
+
+with det.core.init() as core:
+    core.profiler.on(sampling_interval=0.1, samples_per_report=2)
+    while not os.path.exists("release"):
+        sum(i * i for i in range(100000))  # work for the profiler to watch
+    core.profiler.off()
+    core.train.report_training_metrics(steps_completed=1, metrics={"loss": 1.0})
+)";
+
+TEST_F(DeterminedTrialsTest, AProfiledTrialsSystemMetricsReadBackAsTheWebUisSeries) {
+  StartAgent("det-a", 1);
+  const std::string context = cluster_.dir().Sub("profiled");
+  fs::create_directories(context);
+  std::ofstream(context + "/train.py") << kProfiledTrain;
+  const int64_t experiment = Create(
+      "name: profiled\n"
+      "entrypoint: python3 train.py\n"
+      "profiling: {enabled: true}\n"
+      "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
+      "max_restarts: 0\n",
+      context);
+  ASSERT_GT(experiment, 0);
+  const std::set<std::string> groups = {"cpu", "memory", "disk", "network"};
+  auto reported = [&](const std::vector<json>& seen) {
+    std::set<std::string> found;
+    for (const auto& report : Find(seen, "trialMetricsReported", OfExperiment(experiment))) {
+      found.insert(report.payload.value("group", ""));
+    }
+    return found;
+  };
+  auto events = cluster_.FollowEventsUntil([&](const std::vector<json>& seen) {
+    auto found = reported(seen);
+    return std::includes(found.begin(), found.end(), groups.begin(), groups.end());
+  });
+  const int64_t trial = experiment_e2e::FirstTrial(events, experiment);
+  auto found = reported(events);
+  ASSERT_TRUE(std::includes(found.begin(), found.end(), groups.begin(), groups.end()))
+      << ::testing::PrintToString(found) << TrialLogs(trial);
+  // The trial's work directory is under its agent's; the trial waits for "release" there.
+  bool released = false;
+  for (const auto& entry : fs::directory_iterator(cluster_.dir().Sub("agent-det-a"))) {
+    if (!fs::exists(entry.path() / "train.py")) continue;
+    std::ofstream(entry.path() / "release") << "go";
+    released = true;
+  }
+  ASSERT_TRUE(released) << "no work directory with train.py under agent-det-a";
+  events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED")) << TrialLogs(trial);
+  // Every cpu report, as recorded: {agent: {cpu_util_simple: value}}.
+  std::vector<double> cpu;
+  std::string agent;
+  for (const auto& report : Find(events, "trialMetricsReported", OfTrial(trial))) {
+    if (report.payload.value("group", "") != "cpu") continue;
+    json metrics = json::parse(report.payload["metricsJson"].get<std::string>());
+    ASSERT_EQ(metrics.size(), 1u) << metrics;
+    agent = metrics.begin().key();
+    cpu.push_back(metrics.begin().value()["cpu_util_simple"].get<double>());
+  }
+  ASSERT_FALSE(cpu.empty());
+
+  // What the web UI reads, through Determined's own bindings: the series, then the CPU's points.
+  const std::string sdk =
+      PythonAsDetermined() + " -c '" +
+      "from determined.common.api import bindings\n"
+      "from determined.experimental import client\n"
+      "client.login(\"" +
+      cluster_.url() +
+      "\")\n"
+      "s = client._determined._session\n"
+      "for r in bindings.get_GetTrialProfilerAvailableSeries(s, trialId=" +
+      std::to_string(trial) +
+      ", follow=True):\n"
+      "    print(\"series\", sorted(set(l.name for l in r.labels)), sorted(set(l.agentId for l in "
+      "r.labels)))\n"
+      "for r in bindings.get_GetTrialProfilerMetrics(s, labels_trialId=" +
+      std::to_string(trial) + ", labels_name=\"cpu_util_simple\", labels_agentId=\"" + agent +
+      "\", labels_metricType=bindings.TrialProfilerMetricLabelsProfilerMetricType.SYSTEM, "
+      "follow=True):\n"
+      "    print(\"point\", repr(r.batch.values[0]), r.batch.labels.agentId, "
+      "len(r.batch.timestamps))\n"
+      "print(\"cpu reports\", len(list(client.get_trial(" +
+      std::to_string(trial) + ").iter_metrics(\"cpu\"))))'";
+  auto [status, printed] = RunShell(sdk);
+  ASSERT_EQ(status, 0) << printed;
+  // follow=True streams ended: the trial has. Each series once, the agent's own id.
+  EXPECT_NE(printed.find("series ['cpu_util_simple', 'disk_iops', 'disk_throughput_read', "
+                         "'disk_throughput_write', 'memory_free', 'net_throughput_recv', "
+                         "'net_throughput_sent'] ['" +
+                         agent + "']"),
+            std::string::npos)
+      << printed;
+  std::vector<double> points;
+  std::istringstream lines(printed);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("point ", 0) != 0) continue;
+    std::istringstream fields(line.substr(6));
+    double value = 0;
+    std::string point_agent;
+    int timestamps = 0;
+    fields >> value >> point_agent >> timestamps;
+    points.push_back(value);
+    EXPECT_EQ(point_agent, agent) << line;
+    EXPECT_EQ(timestamps, 1) << line;
+  }
+  ASSERT_EQ(points.size(), cpu.size()) << printed;
+  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_NEAR(points[i], cpu[i], 1e-3 * (1 + cpu[i]));
+  EXPECT_NE(printed.find("cpu reports " + std::to_string(cpu.size())), std::string::npos)
+      << printed;
+  // A name that is no system metric is refused, naming the prefixes.
+  auto refused = cluster_.Call(
+      "GET", "/api/v1/trials/" + std::to_string(trial) + "/profiler/metrics?labels.name=loss");
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.dump().find("cpu_*"), std::string::npos) << refused.body.dump();
 }
 
 TEST_F(DeterminedTrialsTest, StageThreeAdaptiveAshaStopsTrialsOnItsTimeMetric) {
