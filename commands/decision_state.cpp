@@ -139,6 +139,13 @@ std::set<std::string> DecisionState::WarmStartSources() const {
       sources.insert(experiment.warm_start_checkpoint);
     }
   }
+  // A pbt clone's parent's checkpoint, until the clone has one of its own.
+  for (const auto& [id, trial] : trials) {
+    if (trial.cloned_from_trial != 0 && !trial.ended() && trial.latest_checkpoint.empty() &&
+        !trial.warm_start_checkpoint.empty()) {
+      sources.insert(trial.warm_start_checkpoint);
+    }
+  }
   return sources;
 }
 

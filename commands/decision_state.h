@@ -110,7 +110,8 @@ struct DecisionState {
   // An experiment (not deleted) whose trials warm-start from the checkpoint, or 0: such a
   // checkpoint is kept, as Determined keeps it.
   int64_t ExperimentWarmStartingFrom(std::string_view uuid) const;
-  // Every checkpoint some experiment (not deleted) warm-starts from: for a pass over many.
+  // Every checkpoint some experiment (not deleted) warm-starts from, and every checkpoint a live
+  // pbt clone without a checkpoint of its own begins from: for a pass over many.
   std::set<std::string> WarmStartSources() const;
   // The task the allocation named `allocation_id` was made for, also after it ended; nullptr
   // when no allocation had that id.

@@ -164,7 +164,10 @@ Status OnTrialCreated(const Envelope& event, ViewStore& store) {
                                                  : TrialStateUnder(experiment.state()));
   trial.set_start_time_unix_micros(event.time_unix_micros());
   trial.set_searcher_reason(created.reason());
-  trial.set_warm_start_checkpoint_uuid(experiment.warm_start_checkpoint_uuid());
+  trial.set_warm_start_checkpoint_uuid(created.warm_start_checkpoint_uuid().empty()
+                                           ? experiment.warm_start_checkpoint_uuid()
+                                           : created.warm_start_checkpoint_uuid());
+  trial.set_cloned_from_trial_id(created.cloned_from_trial_id());
   trial.set_created_offset(event.offset());
   CAIRN_RETURN_IF_ERROR(PutTrial(store, event, trial));
   experiment.add_trial_ids(created.trial_id());

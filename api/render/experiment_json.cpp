@@ -156,6 +156,7 @@ json TrialJson(const views::TrialView& trial) {
                 {"running", trial.running()},
                 {"closed", trial.closed()},
                 {"targetLengthBatches", trial.target_length_batches()},
+                {"clonedFromTrialId", trial.cloned_from_trial_id()},
                 {"restartReason", trial.restart_reason()},
                 {"endReason", trial.end_reason()},
                 {"allocationId", trial.allocation_id()},

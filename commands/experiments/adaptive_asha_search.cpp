@@ -424,6 +424,13 @@ class AdaptiveAshaSearch final : public SearchMethod {
       owner_[id] = bracket_;
       return id;
     }
+    int CloneTrial(int parent, int64_t parent_batches, nlohmann::json hparams,
+                   std::string reason) override {
+      const int id =
+          inner_.CloneTrial(parent, parent_batches, std::move(hparams), std::move(reason));
+      owner_[id] = bracket_;
+      return id;
+    }
     void TrainTo(int request_id, int64_t length_batches, std::string reason) override {
       inner_.TrainTo(request_id, length_batches, std::move(reason));
     }
@@ -521,6 +528,34 @@ std::unique_ptr<SearchMethod> NewAdaptiveAshaSearch(const SearchContext& context
   return std::make_unique<AdaptiveAshaSearch>(context, std::move(plan));
 }
 
+namespace {
+
+// pbt as if every trial scored the same: ties go to the older trial, so each round the newest
+// `truncate` are closed and the oldest `truncate` cloned. The counts of trials and rounds hold
+// whatever the metrics; which trials live longest is the metrics' to say.
+SearchPreview PreviewPbt(const SearcherConfig& searcher) {
+  SearchPreview preview;
+  preview.length_unit = LengthUnitName(searcher.length_per_round.unit);
+  const int size = searcher.population_size;
+  const int truncate = static_cast<int>(std::floor(searcher.truncate_fraction * size));
+  std::vector<int> rounds(static_cast<size_t>(size), 0);  // rounds trained, oldest first
+  std::map<int64_t, int> stopped_at;
+  for (int round = 1; round <= searcher.num_rounds; ++round) {
+    for (int& trained : rounds) ++trained;
+    if (round == searcher.num_rounds) break;
+    for (int i = size - truncate; i < size; ++i) {
+      ++stopped_at[rounds[static_cast<size_t>(i)] * searcher.length_per_round.value];
+    }
+    rounds.resize(static_cast<size_t>(size - truncate));
+    rounds.resize(static_cast<size_t>(size), 0);  // the clones, each with a round to come
+  }
+  for (int trained : rounds) ++stopped_at[trained * searcher.length_per_round.value];
+  for (const auto& [length, count] : stopped_at) preview.entries.push_back({count, false, length});
+  return preview;
+}
+
+}  // namespace
+
 Result<SearchPreview> PreviewSearch(const ExperimentConfig& config) {
   const SearcherConfig& searcher = config.searcher;
   SearchPreview preview;
@@ -541,6 +576,8 @@ Result<SearchPreview> PreviewSearch(const ExperimentConfig& config) {
     }
     case SearcherName::kAdaptiveAsha:
       break;
+    case SearcherName::kPbt:
+      return PreviewPbt(searcher);
   }
   // Each bracket promotes max(floor(n / divisor), 1) of a rung's n trials; the rest stop there,
   // and whoever reaches the last rung trains to max_length.

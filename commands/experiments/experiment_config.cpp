@@ -300,7 +300,14 @@ json BuildEffective(const ExperimentConfig& c) {
   if (c.searcher.name == SearcherName::kRandom || c.searcher.name == SearcherName::kAdaptiveAsha) {
     searcher["max_trials"] = c.searcher.max_trials;
   }
-  if (c.searcher.name != SearcherName::kSingle) {
+  if (c.searcher.name == SearcherName::kPbt) {
+    searcher["population_size"] = c.searcher.population_size;
+    searcher["num_rounds"] = c.searcher.num_rounds;
+    searcher["length_per_round"] = LengthToJson(c.searcher.length_per_round);
+    searcher["replace_function"] = {{"truncate_fraction", c.searcher.truncate_fraction}};
+    searcher["explore_function"] = {{"resample_probability", c.searcher.resample_probability},
+                                    {"perturb_factor", c.searcher.perturb_factor}};
+  } else if (c.searcher.name != SearcherName::kSingle) {
     searcher["max_concurrent_trials"] = c.searcher.max_concurrent_trials;
   }
   if (c.searcher.name == SearcherName::kAdaptiveAsha) {
@@ -548,6 +555,8 @@ const char* SearcherNameText(SearcherName name) {
       return "random";
     case SearcherName::kAdaptiveAsha:
       return "adaptive_asha";
+    case SearcherName::kPbt:
+      return "pbt";
   }
   return "single";
 }

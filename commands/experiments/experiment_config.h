@@ -33,11 +33,12 @@ struct Length {
 Result<int64_t> LengthToBatches(const Length& length, int64_t global_batch_size,
                                 int64_t records_per_epoch);
 
-enum class SearcherName { kSingle, kGrid, kRandom, kAdaptiveAsha };
+enum class SearcherName { kSingle, kGrid, kRandom, kAdaptiveAsha, kPbt };
 enum class AshaMode { kAggressive, kStandard, kConservative };
 
-const char* SearcherNameText(SearcherName name);  // "single", "grid", "random", "adaptive_asha"
-const char* AshaModeText(AshaMode mode);          // "aggressive", "standard", "conservative"
+const char* SearcherNameText(
+    SearcherName name);                   // "single", "grid", "random", "adaptive_asha", "pbt"
+const char* AshaModeText(AshaMode mode);  // "aggressive", "standard", "conservative"
 
 struct SearcherConfig {
   SearcherName name = SearcherName::kSingle;
@@ -64,6 +65,17 @@ struct SearcherConfig {
   // (resolved when the experiment is created; the trial id wins when both are given).
   std::optional<int64_t> source_trial_id;
   std::optional<std::string> source_checkpoint_uuid;
+  // pbt (population-based training, Determined's before 0.18): population_size trials train
+  // length_per_round a round for num_rounds rounds; after each round but the last, the worst
+  // truncate_fraction of the population is closed and as many clones of the best begin from
+  // their parents' checkpoints with explored hyperparameters (each resampled with
+  // resample_probability, else scaled by 1 +/- perturb_factor).
+  int population_size = 0;
+  int num_rounds = 0;
+  Length length_per_round;
+  double truncate_fraction = 0;
+  double resample_probability = 0;
+  double perturb_factor = 0;
 };
 
 struct ResourcesConfig {

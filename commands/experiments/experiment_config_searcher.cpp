@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 
+#include "base/encoding.h"
 #include "commands/experiments/experiment_config_parts.h"
 
 namespace cairn::experiments::config_parts {
@@ -135,16 +136,71 @@ Result<SearcherName> ReadSearcherName(const Field& field) {
   if (name == "grid") return SearcherName::kGrid;
   if (name == "random") return SearcherName::kRandom;
   if (name == "adaptive_asha") return SearcherName::kAdaptiveAsha;
+  if (name == "pbt") return SearcherName::kPbt;
   for (const char* other :
-       {"async_halving", "sync_halving", "adaptive", "adaptive_simple", "pbt", "custom"}) {
+       {"async_halving", "sync_halving", "adaptive", "adaptive_simple", "custom"}) {
     if (name == other) {
       return Status::NotSupported(fields::Where(field) + ": the " + name +
-                                  " searcher is not supported yet; use single, grid, random or "
-                                  "adaptive_asha");
+                                  " searcher is not supported yet; use single, grid, random, "
+                                  "adaptive_asha or pbt");
     }
   }
-  return Invalid(field,
-                 "unknown searcher '" + name + "'; expected single, grid, random or adaptive_asha");
+  return Invalid(field, "unknown searcher '" + name +
+                            "'; expected single, grid, random, adaptive_asha or pbt");
+}
+
+// A fraction in [0, max], as pbt's functions take them.
+Result<double> ReadFraction(const Field& field, double max) {
+  CAIRN_ASSIGN_OR_RETURN(double value, ReadNumber(field));
+  if (!(value >= 0 && value <= max)) {
+    return Invalid(field, "must be between 0 and " + FormatNumber(max));
+  }
+  return value;
+}
+
+// pbt's own fields, every one required as in Determined's schema.
+Status ParsePbt(const MapFields& fields, SearcherConfig& s) {
+  CAIRN_ASSIGN_OR_RETURN(Field population, fields.Require("population_size", "population_size: 8"));
+  CAIRN_ASSIGN_OR_RETURN(s.population_size, ReadSmallInt(population, 1, kMaxTrials));
+  CAIRN_ASSIGN_OR_RETURN(Field rounds, fields.Require("num_rounds", "num_rounds: 4"));
+  CAIRN_ASSIGN_OR_RETURN(s.num_rounds, ReadSmallInt(rounds, 1, kMaxTrials));
+  CAIRN_ASSIGN_OR_RETURN(Field length,
+                         fields.Require("length_per_round", "length_per_round: {batches: 200}"));
+  CAIRN_ASSIGN_OR_RETURN(s.length_per_round, ReadLength(length, 1));
+  if (s.length_per_round.value > (kOpenEndedBatches - 1) / s.num_rounds) {
+    return Invalid(length, "length_per_round times num_rounds is too long");
+  }
+  CAIRN_ASSIGN_OR_RETURN(
+      Field replace,
+      fields.Require("replace_function", "replace_function: {truncate_fraction: 0.5}"));
+  CAIRN_ASSIGN_OR_RETURN(MapFields replace_fields,
+                         MapFields::Read(replace, "a map like {truncate_fraction: 0.5}"));
+  CAIRN_RETURN_IF_ERROR(
+      replace_fields.Check({"truncate_fraction"}, {}, "not a field of replace_function"));
+  CAIRN_ASSIGN_OR_RETURN(Field truncate,
+                         replace_fields.Require("truncate_fraction", "truncate_fraction: 0.5"));
+  // At most half: the clones of the best n replace the worst n, which must be other trials.
+  CAIRN_ASSIGN_OR_RETURN(s.truncate_fraction, ReadFraction(truncate, 0.5));
+  CAIRN_ASSIGN_OR_RETURN(
+      Field explore,
+      fields.Require("explore_function",
+                     "explore_function: {resample_probability: 0.2, perturb_factor: 0.2}"));
+  CAIRN_ASSIGN_OR_RETURN(
+      MapFields explore_fields,
+      MapFields::Read(explore, "a map like {resample_probability: 0.2, perturb_factor: 0.2}"));
+  CAIRN_RETURN_IF_ERROR(explore_fields.Check({"resample_probability", "perturb_factor"}, {},
+                                             "not a field of explore_function"));
+  CAIRN_ASSIGN_OR_RETURN(
+      Field resample, explore_fields.Require("resample_probability", "resample_probability: 0.2"));
+  CAIRN_ASSIGN_OR_RETURN(s.resample_probability, ReadFraction(resample, 1));
+  CAIRN_ASSIGN_OR_RETURN(Field perturb,
+                         explore_fields.Require("perturb_factor", "perturb_factor: 0.2"));
+  CAIRN_ASSIGN_OR_RETURN(s.perturb_factor, ReadFraction(perturb, 1));
+  // The whole search's length, for what reads max_length (progress, Determined's package).
+  s.max_length = Length{s.length_per_round.unit, s.length_per_round.value * s.num_rounds};
+  s.max_trials = s.population_size;
+  s.max_concurrent_trials = 0;
+  return Status::Ok();
 }
 
 Result<SearcherConfig> ParseSearcher(const Field& field) {
@@ -167,6 +223,11 @@ Result<SearcherConfig> ParseSearcher(const Field& field) {
     case SearcherName::kAdaptiveAsha:
       known.insert({"max_trials", "max_concurrent_trials", "divisor", "max_rungs", "mode",
                     "bracket_rungs", "stop_once"});
+      break;
+    case SearcherName::kPbt:
+      // Its rounds are its length: no max_length, max_time or time_metric.
+      known = {"name",       "metric",           "smaller_is_better", "population_size",
+               "num_rounds", "length_per_round", "replace_function",  "explore_function"};
       break;
   }
   known.insert({"source_trial_id", "source_checkpoint_uuid"});
@@ -192,6 +253,10 @@ Result<SearcherConfig> ParseSearcher(const Field& field) {
     CAIRN_ASSIGN_OR_RETURN(std::string uuid, ReadString(*f, "a checkpoint's uuid"));
     if (uuid.empty()) return Invalid(*f, "must not be empty");
     s.source_checkpoint_uuid = uuid;
+  }
+  if (s.name == SearcherName::kPbt) {
+    CAIRN_RETURN_IF_ERROR(ParsePbt(fields, s));
+    return s;
   }
   if (auto f = fields.Get("max_length")) {
     CAIRN_ASSIGN_OR_RETURN(s.max_length, ReadLength(*f, 1));

@@ -638,8 +638,9 @@ Result<TrialRunStart> DescribeLiveTrialRun(const DecisionState& state,
   start.latest_checkpoint = trial->latest_checkpoint;
   start.checkpoint_batches = trial->checkpoint_batches;
   if (start.latest_checkpoint.empty()) {
-    // A warm start: the source's weights, the trial's own count of batches (none yet).
-    start.latest_checkpoint = experiment->warm_start_checkpoint;
+    // A warm start or a pbt clone: the source's weights, the trial's own count of batches (none
+    // yet).
+    start.latest_checkpoint = trial->warm_start_checkpoint;
     start.checkpoint_batches = 0;
   }
   start.records_per_epoch = config.records_per_epoch;

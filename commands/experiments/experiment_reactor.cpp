@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "commands/experiments/experiment_state.h"
@@ -18,6 +19,22 @@ using experiments::SearcherOp;
 const char* const kHarnessEntrypoint[] = {"python3", "-m", "cairn_harness"};
 
 std::string TrialName(int64_t trial_id) { return "trial " + std::to_string(trial_id); }
+
+// The checkpoint a pbt clone begins from: its parent's first saved at or after `at_batches`
+// batches, or, once the parent has ended without one, its latest ("" for none). nullopt: not
+// saved yet; the clone waits for it.
+std::optional<std::string> CloneSource(const DecisionState& state, const TrialRecord& parent,
+                                       int64_t at_batches) {
+  for (const auto& uuid : parent.checkpoints) {
+    auto checkpoint = state.checkpoints.find(uuid);
+    if (checkpoint != state.checkpoints.end() && !checkpoint->second.deleted &&
+        checkpoint->second.total_batches >= at_batches) {
+      return uuid;
+    }
+  }
+  if (parent.ended()) return parent.latest_checkpoint;
+  return std::nullopt;
+}
 
 class Round {
  public:
@@ -69,17 +86,40 @@ class Round {
     };
     bool recorded = false;
     const double progress = Progress(experiment);
+    std::set<int> waiting;  // clones whose source is not saved yet, and their later ops
     for (const SearcherOp& op : experiment.pending_ops) {
+      if (waiting.count(op.request_id)) continue;
       events::Envelope event;
       switch (op.kind) {
         case SearcherOp::Kind::kCreateTrial: {
+          std::string reason = op.reason;
+          std::optional<std::string> source;
+          const int64_t parent_id = op.clone_of == 0 ? 0 : trial_of(op.clone_of);
+          if (op.clone_of != 0) {
+            auto parent = state_.trials.find(parent_id);
+            source = parent == state_.trials.end()
+                         ? std::optional<std::string>("")
+                         : CloneSource(state_, parent->second, op.clone_at_batches);
+            if (!source) {
+              waiting.insert(op.request_id);
+              continue;
+            }
+            reason += source->empty() ? "; trial " + std::to_string(parent_id) +
+                                            " saved no checkpoint: it begins from scratch"
+                                      : "; begins from trial " + std::to_string(parent_id) +
+                                            "'s checkpoint " + *source;
+          }
           auto* trial = event.mutable_trial_created();
           trial->set_experiment_id(experiment.experiment_id);
           trial->set_trial_id(++next_trial_id_);
           trial->set_request_id(op.request_id);
           trial->set_hparams_json(op.hparams.dump());
-          trial->set_reason(op.reason);
+          trial->set_reason(std::move(reason));
           trial->set_progress(progress);
+          if (source) {
+            trial->set_warm_start_checkpoint_uuid(*source);
+            trial->set_cloned_from_trial_id(parent_id);
+          }
           created[op.request_id] = trial->trial_id();
           break;
         }
@@ -356,6 +396,12 @@ events::TrialWorkloadAssigned NextWorkload(const DecisionState& state,
   }
   if (!killing && !preempting && trial.train_to > 0 && batches >= trial.train_to &&
       trial.validated_at < trial.train_to) {
+    // The validation ends the round; the clones of the best begin from this checkpoint.
+    if (config.searcher.name == experiments::SearcherName::kPbt &&
+        batches > trial.checkpoint_batches) {
+      return Workload(trial, events::WORKLOAD_KIND_CHECKPOINT,
+                      "population-based training clones the best from their round's checkpoint");
+    }
     return Workload(
         trial, events::WORKLOAD_KIND_VALIDATE,
         "reached the searcher's length of " + std::to_string(trial.train_to) + " batches");

@@ -27,6 +27,10 @@ struct TrialRecord {
   int64_t experiment_id = 0;
   int request_id = 0;
   std::string hparams_json;
+  // The checkpoint it begins from until it saves its own: a pbt clone's parent's, else the
+  // experiment's warm start; "" = none.
+  std::string warm_start_checkpoint;
+  int64_t cloned_from_trial = 0;                                    // a pbt clone's parent trial
   events::ExperimentState state = events::EXPERIMENT_STATE_ACTIVE;  // terminal once ended
   int64_t train_to = 0;      // the searcher's latest length, in batches; 0 = none yet
   bool closed = false;       // the searcher has no more work for it

@@ -9,8 +9,8 @@ namespace cairn::commands {
 
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 21);
 CAIRN_SNAPSHOT_COVERS(SearcherInput, 4);
-CAIRN_SNAPSHOT_COVERS(experiments::SearcherOp, 5);
-CAIRN_SNAPSHOT_COVERS(TrialRecord, 27);
+CAIRN_SNAPSHOT_COVERS(experiments::SearcherOp, 7);
+CAIRN_SNAPSHOT_COVERS(TrialRecord, 29);
 CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 6);
 
 void EncodeExperiment(const ExperimentRecord& experiment, snapshot::Experiment& out) {
@@ -41,6 +41,8 @@ void EncodeExperiment(const ExperimentRecord& experiment, snapshot::Experiment& 
     stored->set_hparams_json(op.hparams.dump());
     stored->set_length_batches(op.length_batches);
     stored->set_reason(op.reason);
+    stored->set_clone_of(op.clone_of);
+    stored->set_clone_at_batches(op.clone_at_batches);
   }
   for (const auto& [request_id, trial_id] : experiment.trial_by_request) {
     auto* stored = out.add_trial_by_request();
@@ -102,6 +104,8 @@ Result<ExperimentRecord> DecodeExperiment(snapshot::Experiment& in, ConfigCache&
     }
     decoded.length_batches = op.length_batches();
     decoded.reason = op.reason();
+    decoded.clone_of = op.clone_of();
+    decoded.clone_at_batches = op.clone_at_batches();
     experiment.pending_ops.push_back(std::move(decoded));
   }
   for (const auto& entry : in.trial_by_request()) {
@@ -119,6 +123,8 @@ void EncodeTrial(const TrialRecord& trial, snapshot::Trial& out) {
   out.set_experiment_id(trial.experiment_id);
   out.set_request_id(trial.request_id);
   out.set_hparams_json(trial.hparams_json);
+  out.set_warm_start_checkpoint(trial.warm_start_checkpoint);
+  out.set_cloned_from_trial(trial.cloned_from_trial);
   out.set_state(trial.state);
   out.set_train_to(trial.train_to);
   out.set_closed(trial.closed);
@@ -154,6 +160,8 @@ TrialRecord DecodeTrial(snapshot::Trial& in) {
   trial.experiment_id = in.experiment_id();
   trial.request_id = in.request_id();
   trial.hparams_json = Take(in.mutable_hparams_json());
+  trial.warm_start_checkpoint = in.warm_start_checkpoint();
+  trial.cloned_from_trial = in.cloned_from_trial();
   trial.state = in.state();
   trial.train_to = in.train_to();
   trial.closed = in.closed();

@@ -334,6 +334,11 @@ void ApplyCheckpointSaved(DecisionState& state, const events::Envelope& event) {
   checkpoint.size_bytes = saved.size_bytes();
   TrialRecord* trial = FindTrial(state, saved.trial_id());
   if (trial == nullptr) return;
+  // A pbt clone waits for its parent's checkpoint of the round (experiment_reactor.cpp).
+  if (const ExperimentRecord* experiment = FindExperiment(state, trial->experiment_id);
+      experiment != nullptr && !experiment->pending_ops.empty()) {
+    state.dirty_experiments.insert(experiment->experiment_id);
+  }
   trial->checkpoints.push_back(saved.uuid());
   if (saved.total_batches() >= trial->checkpoint_batches) {
     trial->latest_checkpoint = saved.uuid();
@@ -446,6 +451,10 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
       trial.experiment_id = created.experiment_id();
       trial.request_id = created.request_id();
       trial.hparams_json = created.hparams_json();
+      trial.warm_start_checkpoint = created.warm_start_checkpoint_uuid().empty()
+                                        ? experiment->warm_start_checkpoint
+                                        : created.warm_start_checkpoint_uuid();
+      trial.cloned_from_trial = created.cloned_from_trial_id();
       experiment->trial_ids.push_back(trial.trial_id);
       experiment->trial_by_request[trial.request_id] = trial.trial_id;
       state.last_trial_id = std::max(state.last_trial_id, trial.trial_id);

@@ -1,5 +1,6 @@
 #include "commands/experiments/hyperparameters.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -243,6 +244,47 @@ nlohmann::json SampleSpace(const HyperparameterSpace& space, Rng& rng) {
       case HyperparameterType::kNested:
         point[h.name] = SampleSpace(h.members, rng);
         break;
+    }
+  }
+  return point;
+}
+
+nlohmann::json ExplorePoint(const HyperparameterSpace& space, const nlohmann::json& old,
+                            double resample_probability, double perturb_factor, Rng& rng) {
+  nlohmann::json point = nlohmann::json::object();
+  for (const auto& h : space) {
+    const nlohmann::json* before = nullptr;
+    if (old.is_object()) {
+      auto found = old.find(h.name);
+      if (found != old.end()) before = &*found;
+    }
+    if (h.type == HyperparameterType::kNested) {
+      point[h.name] = ExplorePoint(h.members, before ? *before : nlohmann::json(),
+                                   resample_probability, perturb_factor, rng);
+      continue;
+    }
+    const bool numeric = h.type == HyperparameterType::kInt ||
+                         h.type == HyperparameterType::kDouble ||
+                         h.type == HyperparameterType::kLog;
+    if (rng.Uniform01() < resample_probability || before == nullptr ||
+        (numeric && !before->is_number())) {
+      point[h.name] = SampleSpace({h}, rng)[h.name];
+      continue;
+    }
+    if (!numeric) {
+      point[h.name] = *before;
+      continue;
+    }
+    const bool decrease = rng.Uniform01() < 0.5;
+    const double scaled =
+        before->get<double>() * (decrease ? 1 - perturb_factor : 1 + perturb_factor);
+    if (h.type == HyperparameterType::kInt) {
+      const double rounded = decrease ? std::floor(scaled) : std::ceil(scaled);
+      point[h.name] = static_cast<int64_t>(std::clamp(rounded, h.minval, h.maxval));
+    } else if (h.type == HyperparameterType::kDouble) {
+      point[h.name] = std::clamp(scaled, h.minval, h.maxval);
+    } else {
+      point[h.name] = std::clamp(scaled, std::pow(h.base, h.minval), std::pow(h.base, h.maxval));
     }
   }
   return point;

@@ -70,6 +70,15 @@ class Rng {
 // order so that the draws are stable.
 nlohmann::json SampleSpace(const HyperparameterSpace& space, Rng& rng);
 
+// A point "near" `old` (population-based training's explore step): each member, in sorted-name
+// order, is drawn anew with probability `resample_probability`; otherwise an int, double or log
+// is scaled by 1 - perturb_factor or 1 + perturb_factor (even odds; an int rounds down when
+// scaled down and up when scaled up) and clamped to its range (a log's range is base^minval ..
+// base^maxval); const and categorical members keep their values; nested maps recurse. A member
+// missing from `old` or not a number there is drawn anew.
+nlohmann::json ExplorePoint(const HyperparameterSpace& space, const nlohmann::json& old,
+                            double resample_probability, double perturb_factor, Rng& rng);
+
 // "layers=2, lr=0.01, optimizer.momentum=0.9": a point flattened with dotted names, for the
 // reasons of searcher decisions.
 std::string DescribePoint(const nlohmann::json& point);

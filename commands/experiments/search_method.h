@@ -19,6 +19,10 @@ class SearchActions {
   virtual ~SearchActions() = default;
   // A new trial; returns its request id. The method must give it a TrainTo in the same call.
   virtual int CreateTrial(nlohmann::json hparams, std::string reason) = 0;
+  // A new trial that begins from trial `parent`'s checkpoint of `parent_batches` (see
+  // SearcherOp::clone_of); returns its request id. It too needs a TrainTo in the same call.
+  virtual int CloneTrial(int parent, int64_t parent_batches, nlohmann::json hparams,
+                         std::string reason) = 0;
   virtual void TrainTo(int request_id, int64_t length_batches, std::string reason) = 0;
   // Ignored for a trial that already exited.
   virtual void CloseTrial(int request_id, std::string reason) = 0;
@@ -50,6 +54,8 @@ std::unique_ptr<SearchMethod> NewGridSearch(const SearchContext& context,
 std::unique_ptr<SearchMethod> NewRandomSearch(const SearchContext& context);
 std::unique_ptr<SearchMethod> NewAdaptiveAshaSearch(const SearchContext& context,
                                                     std::vector<AshaBracketPlan> plan);
+// Population-based training; lengths from config.searcher.length_per_round in batches.
+std::unique_ptr<SearchMethod> NewPbtSearch(const SearchContext& context, int64_t round_batches);
 
 // "validation_loss=0.21" style formatting of a metric for reasons.
 std::string FormatMetric(double value);

@@ -73,6 +73,8 @@ class SearcherDriver final : public Searcher, private SearchActions {
     bool announced = false;       // its kCreateTrial was emitted
     bool done = false;            // closed or exited
     int64_t target_batches = -1;  // the length of its emitted, unanswered kTrainTo, or -1
+    int clone_of = 0;             // see SearcherOp::clone_of
+    int64_t clone_at_batches = 0;
   };
 
   Trial* Find(int request_id) {
@@ -83,6 +85,14 @@ class SearcherDriver final : public Searcher, private SearchActions {
   int CreateTrial(nlohmann::json hparams, std::string reason) override {
     trials_.push_back({std::move(hparams), std::move(reason)});
     return static_cast<int>(trials_.size());
+  }
+
+  int CloneTrial(int parent, int64_t parent_batches, nlohmann::json hparams,
+                 std::string reason) override {
+    const int request_id = CreateTrial(std::move(hparams), std::move(reason));
+    trials_.back().clone_of = parent;
+    trials_.back().clone_at_batches = parent_batches;
+    return request_id;
   }
 
   void TrainTo(int request_id, int64_t length_batches, std::string reason) override {
@@ -115,8 +125,8 @@ class SearcherDriver final : public Searcher, private SearchActions {
     Trial& trial = *Find(op.request_id);
     if (!trial.announced) {
       trial.announced = true;
-      out_.push_back(
-          {SearcherOp::Kind::kCreateTrial, op.request_id, trial.hparams, 0, trial.create_reason});
+      out_.push_back({SearcherOp::Kind::kCreateTrial, op.request_id, trial.hparams, 0,
+                      trial.create_reason, trial.clone_of, trial.clone_at_batches});
     }
     trial.target_batches = op.length_batches;
     ++active_;
@@ -177,6 +187,9 @@ std::string ToString(const SearcherOp& op) {
   std::string out = SearcherOpKindName(op.kind);
   if (op.kind != SearcherOp::Kind::kShutdown) out += " " + std::to_string(op.request_id);
   if (op.kind == SearcherOp::Kind::kCreateTrial) out += " " + op.hparams.dump();
+  if (op.clone_of != 0) {
+    out += " from " + std::to_string(op.clone_of) + "@" + std::to_string(op.clone_at_batches);
+  }
   if (op.kind == SearcherOp::Kind::kTrainTo) out += " " + std::to_string(op.length_batches);
   return out + " (" + op.reason + ")";
 }
@@ -214,6 +227,15 @@ Result<std::unique_ptr<Searcher>> NewSearcher(const ExperimentConfig& config, ui
       // driver holds the whole search to the user's cap.
       return std::unique_ptr<Searcher>(new SearcherDriver(
           NewAdaptiveAshaSearch(context, std::move(plan)), searcher.max_concurrent_trials));
+    }
+    case SearcherName::kPbt: {
+      CAIRN_ASSIGN_OR_RETURN(int64_t round_batches,
+                             LengthInBatches(config, searcher.length_per_round));
+      if (round_batches < 1) {
+        return Status::InvalidArgument("searcher.length_per_round: must be at least one batch");
+      }
+      // The population runs at once: a round waits for every member.
+      return std::unique_ptr<Searcher>(new SearcherDriver(NewPbtSearch(context, round_batches), 0));
     }
   }
   return Status::Internal("unknown searcher");

@@ -28,6 +28,10 @@ struct SearcherOp {
   nlohmann::json hparams;      // kCreateTrial: the trial's hyperparameters (nested maps as objects)
   int64_t length_batches = 0;  // kTrainTo: total batches the trial must have trained
   std::string reason;          // why, for people: "grid point 3 of 9: lr=0.01, layers=2"
+  // kCreateTrial of a clone (pbt): the trial begins, at batch 0, from trial `clone_of`'s
+  // checkpoint of `clone_at_batches` batches (its first saved at or after that count).
+  int clone_of = 0;
+  int64_t clone_at_batches = 0;
 
   bool operator==(const SearcherOp& other) const = default;
 };
@@ -65,9 +69,9 @@ class Searcher {
   virtual double Progress() const = 0;
 };
 
-// The searcher that `config.searcher` names: single, grid, random or adaptive_asha (legacy,
-// promotion-based). `seed` drives random sampling (random, adaptive_asha); record it with the
-// experiment. Lengths are converted to batches with LengthInBatches. InvalidArgument when the
+// The searcher that `config.searcher` names: single, grid, random, adaptive_asha (legacy,
+// promotion-based) or pbt. `seed` drives random sampling (random, adaptive_asha); record it with
+// the experiment. Lengths are converted to batches with LengthInBatches. InvalidArgument when the
 // configuration cannot be searched (a grid without counts, more ASHA brackets than trials).
 Result<std::unique_ptr<Searcher>> NewSearcher(const ExperimentConfig& config, uint64_t seed);
 

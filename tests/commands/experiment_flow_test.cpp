@@ -3,6 +3,7 @@
 // through ReportWorkload and exit reports.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -230,6 +231,85 @@ TEST_F(ExperimentFlowTest, AWarmStartedTrialBeginsFromItsSourceCheckpoint) {
           .ok());
   EXPECT_EQ(cluster.state.experiments.at(3).warm_start_checkpoint,
             harness.Trial(2).latest_checkpoint);
+}
+
+constexpr const char* kPbtConfig = R"(
+name: pbt
+entrypoint: model_def:Trial
+hyperparameters:
+  lr: {type: double, minval: 0.01, maxval: 1}
+searcher:
+  name: pbt
+  metric: loss
+  population_size: 2
+  num_rounds: 2
+  length_per_round: {batches: 100}
+  replace_function: {truncate_fraction: 0.5}
+  explore_function: {resample_probability: 0, perturb_factor: 0.2}
+scheduling_unit: 100
+checkpoint_storage:
+  type: shared_fs
+  host_path: /tmp/cairn-test-checkpoints
+)";
+
+// Population-based training: a round ends with a checkpoint, then the validation; the worse of
+// two is closed and the better is cloned from its round's checkpoint, at batch 0.
+TEST_F(ExperimentFlowTest, APbtRoundClonesTheBetterTrialFromItsRoundsCheckpoint) {
+  ASSERT_TRUE(cluster.Run(Experiment(kPbtConfig)).ok());
+  ASSERT_EQ(Experiment1().trial_ids, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(harness.RunToExit(1, 0.2),
+            (std::vector<std::string>{"WORKLOAD_KIND_TRAIN", "WORKLOAD_KIND_CHECKPOINT",
+                                      "WORKLOAD_KIND_VALIDATE"}));
+  const std::string round_checkpoint = harness.Trial(1).latest_checkpoint;
+  ASSERT_FALSE(round_checkpoint.empty());
+  EXPECT_EQ(Experiment1().trial_ids.size(), 2u) << "the round waits for the whole population";
+  harness.RunToExit(2, 0.5);
+  EXPECT_TRUE(harness.Trial(2).closed);
+  EXPECT_EQ(harness.Trial(2).state, events::EXPERIMENT_STATE_COMPLETED);
+  EXPECT_EQ(harness.Trial(1).train_to, 200);
+  ASSERT_EQ(Experiment1().trial_ids, (std::vector<int64_t>{1, 2, 3}));
+  const TrialRecord& clone = harness.Trial(3);
+  EXPECT_EQ(clone.cloned_from_trial, 1);
+  EXPECT_EQ(clone.warm_start_checkpoint, round_checkpoint);
+  EXPECT_EQ(clone.train_to, 100);
+  const double parent_lr = nlohmann::json::parse(harness.Trial(1).hparams_json)["lr"];
+  const double clone_lr = nlohmann::json::parse(clone.hparams_json)["lr"];
+  EXPECT_TRUE(std::abs(clone_lr - parent_lr * 0.8) < 1e-9 ||
+              std::abs(clone_lr - std::min(parent_lr * 1.2, 1.0)) < 1e-9)
+      << parent_lr << " -> " << clone_lr;
+  // The exploit and explore decisions are events, with their reasons.
+  std::string created_reason;
+  for (const auto& event : cluster.all_events) {
+    if (event.has_trial_created() && event.trial_created().trial_id() == 3) {
+      created_reason = event.trial_created().reason();
+      EXPECT_EQ(event.trial_created().warm_start_checkpoint_uuid(), round_checkpoint);
+      EXPECT_EQ(event.trial_created().cloned_from_trial_id(), 1);
+    }
+    if (event.has_trial_closed() && event.trial_closed().trial_id() == 2) {
+      EXPECT_NE(event.trial_closed().reason().find("among the worst 1 of 2 (loss=0.5"),
+                std::string::npos)
+          << event.trial_closed().reason();
+    }
+  }
+  EXPECT_NE(created_reason.find("clone of trial request 1 (loss=0.2, rank 1 of 2)"),
+            std::string::npos)
+      << created_reason;
+  EXPECT_NE(created_reason.find("begins from trial 1's checkpoint " + round_checkpoint),
+            std::string::npos)
+      << created_reason;
+  // The clone's run begins from the parent's checkpoint at batch 0.
+  auto start = DescribeLiveTrialRun(cluster.state, harness.RunOf(3).allocation_id);
+  ASSERT_TRUE(start.ok()) << start.status().ToString();
+  EXPECT_EQ(start->latest_checkpoint, round_checkpoint);
+  EXPECT_EQ(start->checkpoint_batches, 0);
+  // Garbage collection keeps the source while the clone has no checkpoint of its own.
+  EXPECT_TRUE(cluster.state.WarmStartSources().count(round_checkpoint));
+  // The last round: both train, and the search completes.
+  harness.RunToExit(1, 0.1);
+  harness.RunToExit(3, 0.3);
+  EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_COMPLETED);
+  EXPECT_EQ(harness.Trial(3).batches, 100) << "the clone trained its own round from batch 0";
+  EXPECT_EQ(harness.Trial(1).batches, 200);
 }
 
 TEST_F(ExperimentFlowTest, AFailedRunRestartsFromItsCheckpointThenErrorsPastMaxRestarts) {
@@ -753,6 +833,37 @@ TEST_F(ExperimentFlowTest, ACommandThatExitsZeroFinishesItsTrialAndAPauseStopsIt
   harness.Exit(1, 0);
   EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_COMPLETED);
   EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_COMPLETED);
+}
+
+// A script of Determined's package may validate before it checkpoints: a clone then waits for
+// its parent's checkpoint of the round, while the rest of the round's decisions go ahead.
+TEST_F(ExperimentFlowTest, APbtCloneOfACoreApiTrialWaitsForItsParentsCheckpoint) {
+  std::string config = kPbtConfig;
+  config.replace(config.find("entrypoint: model_def:Trial"), 27, "entrypoint: python3 train.py");
+  config.replace(config.find("metric: loss"), 12, "metric: x");
+  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  auto validate = [&](int64_t trial, int64_t steps, double x) {
+    ASSERT_TRUE(cluster
+                    .Run(Metrics(harness.RunOf(trial).allocation_id, trial, "validation", steps,
+                                 nlohmann::json{{"x", x}}.dump()))
+                    .ok());
+  };
+  validate(1, 100, 1);
+  validate(2, 100, 5);
+  EXPECT_TRUE(harness.Trial(2).closed);
+  EXPECT_EQ(harness.Trial(1).train_to, 200) << "the parent goes on";
+  EXPECT_EQ(Experiment1().trial_ids.size(), 2u) << "the clone waits for a checkpoint";
+  ReportTrial checkpoint;
+  checkpoint.kind = ReportTrial::Kind::kCheckpoint;
+  checkpoint.trial_id = 1;
+  checkpoint.allocation_id = harness.RunOf(1).allocation_id;
+  checkpoint.checkpoint.set_uuid(TestUuid("round-1"));
+  checkpoint.checkpoint.set_total_batches(100);
+  ASSERT_TRUE(cluster.Run(checkpoint).ok());
+  ASSERT_EQ(Experiment1().trial_ids, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(harness.Trial(3).warm_start_checkpoint, TestUuid("round-1"));
+  EXPECT_EQ(harness.Trial(3).train_to, 100);
+  EXPECT_FALSE(harness.Trial(3).task_id.empty()) << "the clone's run is submitted";
 }
 
 TEST_F(ExperimentFlowTest, AdaptiveAshaOnATimeMetricStopsTheTrialsBelowTheCut) {

@@ -316,7 +316,7 @@ void ExpectSameSearcherInput(const SearcherInput& expected, const SearcherInput&
   CAIRN_EXPECT_SAME_FIELD(metric);
 }
 
-CAIRN_COVERS(SearcherOp, 5);
+CAIRN_COVERS(SearcherOp, 7);
 
 void ExpectSameSearcherOp(const SearcherOp& expected, const SearcherOp& actual, bool filled) {
   const SearcherOp unfilled{};
@@ -325,6 +325,8 @@ void ExpectSameSearcherOp(const SearcherOp& expected, const SearcherOp& actual, 
   CAIRN_EXPECT_SAME_FIELD(hparams);
   CAIRN_EXPECT_SAME_FIELD(length_batches);
   CAIRN_EXPECT_SAME_FIELD(reason);
+  CAIRN_EXPECT_SAME_FIELD(clone_of);
+  CAIRN_EXPECT_SAME_FIELD(clone_at_batches);
 }
 
 // A random search, whose trials' hyperparameters come from the seed: a searcher rebuilt with
@@ -378,8 +380,8 @@ ExperimentRecord FullExperiment() {
   FeedSearcher(experiment, {SearcherInput::Kind::kValidated, 1, 50, 0.75});
   FeedSearcher(experiment, {SearcherInput::Kind::kExitedEarly, 2, 113, 0.5});
   experiment.pending_ops = {
-      SearcherOp{SearcherOp::Kind::kTrainTo, 3, {{"lr", 0.01}}, 50, "trial 3 to its length"},
-      SearcherOp{SearcherOp::Kind::kCloseTrial, 4, {{"layers", 2}}, 114, "trial 4 is done"}};
+      SearcherOp{SearcherOp::Kind::kTrainTo, 3, {{"lr", 0.01}}, 50, "trial 3 to its length", 1, 40},
+      SearcherOp{SearcherOp::Kind::kCloseTrial, 4, {{"layers", 2}}, 114, "trial 4 is done", 2, 41}};
   experiment.trial_by_request = {{1, 21}, {2, 22}};
   experiment.trial_ids = {21, 22};
   experiment.config_error = "an error a newer master's configuration gave";
@@ -454,7 +456,7 @@ void ExpectSameExperiment(const ExperimentRecord& expected, const ExperimentReco
   }
 }
 
-CAIRN_COVERS(TrialRecord, 27);
+CAIRN_COVERS(TrialRecord, 29);
 
 TrialRecord FullTrial() {
   TrialRecord trial;
@@ -462,6 +464,8 @@ TrialRecord FullTrial() {
   trial.experiment_id = 3;
   trial.request_id = 1;
   trial.hparams_json = R"({"layers":3,"lr":0.001})";
+  trial.warm_start_checkpoint = "checkpoint-of-its-parent";
+  trial.cloned_from_trial = 20;
   trial.state = events::EXPERIMENT_STATE_COMPLETED;
   trial.train_to = 50;
   trial.closed = true;
@@ -498,6 +502,8 @@ void ExpectSameTrial(const TrialRecord& expected, const TrialRecord& actual, boo
   CAIRN_EXPECT_SAME_FIELD(experiment_id);
   CAIRN_EXPECT_SAME_FIELD(request_id);
   CAIRN_EXPECT_SAME_FIELD(hparams_json);
+  CAIRN_EXPECT_SAME_FIELD(warm_start_checkpoint);
+  CAIRN_EXPECT_SAME_FIELD(cloned_from_trial);
   CAIRN_EXPECT_SAME_FIELD(state);
   CAIRN_EXPECT_SAME_FIELD(train_to);
   CAIRN_EXPECT_SAME_FIELD(closed);

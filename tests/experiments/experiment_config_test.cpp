@@ -472,7 +472,7 @@ TEST(ExperimentConfigTest, UnsupportedDeterminedFieldsAreRefusedByName) {
                     "  metric: loss\n",
                     StatusCode::kNotSupported),
             "line 3: searcher.name: the async_halving searcher is not supported yet; use "
-            "single, grid, random or adaptive_asha");
+            "single, grid, random, adaptive_asha or pbt");
 }
 
 // Determined 0.38's forms: a command entrypoint (string or list), no length for a script that
