@@ -1,5 +1,6 @@
 // Experiments end to end (experiment_fixture.h): a grid search to completion with checkpoint
-// collection, a SIGKILLed trial that restarts from its checkpoint, and a master crash mid-trial.
+// collection, population-based training, a SIGKILLed trial that restarts from its checkpoint, and a
+// master crash mid-trial.
 #include "tests/e2e/experiment_fixture.h"
 
 namespace cairn::testing::experiment_e2e {
@@ -88,6 +89,72 @@ TEST_F(ExperimentEndToEnd, GridSearchCompletesEveryTrialAndCollectsOldCheckpoint
 // next one at 200: the trial restarts once, the new run resumes from the checkpoint at 100 (the
 // batches 100..200 trained after it are lost and trained again, nothing else), and the trial
 // completes with exactly max_length.
+// pbt.yaml: 4 members, 3 rounds of 50 batches; after rounds 1 and 2 the worse two are closed and
+// the better two cloned from their round's checkpoints.
+TEST_F(ExperimentEndToEnd, APbtSearchRunsItsRoundsAndClonesFromTheParentsCheckpoints) {
+  StartCluster(4);
+  std::string config = ReadFile(ExamplePath("spiral-mlp") + "/pbt.yaml");
+  ReplaceOnce(config, "host_path: /tmp", "host_path: " + CheckpointRoot());
+  const int64_t id = Create(config, ExamplePath("spiral-mlp"));
+  ASSERT_GT(id, 0);
+  auto events = WaitForState(id, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, id, "EXPERIMENT_STATE_COMPLETED"));
+
+  json trials = Trials(id);
+  ASSERT_EQ(trials.size(), 8u) << trials.dump();
+  std::map<int64_t, json> by_id;
+  for (const auto& trial : trials) by_id[Int(trial["id"])] = trial;
+  int clones = 0;
+  for (const auto& [trial_id, trial] : by_id) {
+    SCOPED_TRACE("trial " + std::to_string(trial_id));
+    EXPECT_EQ(trial["state"], "STATE_COMPLETED") << trial.dump();
+    const int64_t parent_id = Int(trial["cairn"]["clonedFromTrialId"]);
+    if (parent_id == 0) {
+      EXPECT_EQ(trial["warmStartCheckpointUuid"], "");
+      continue;
+    }
+    ++clones;
+    ASSERT_TRUE(by_id.count(parent_id));
+    const json& parent = by_id[parent_id];
+    // The clone began from one of its parent's checkpoints, at a round's end.
+    const std::string source = trial["warmStartCheckpointUuid"];
+    int64_t source_batches = -1;
+    for (const auto& checkpoint : Checkpoints(parent_id)) {
+      if (checkpoint["uuid"] == source) source_batches = Int(checkpoint["totalBatches"]);
+    }
+    EXPECT_GT(source_batches, 0) << source << " is not a checkpoint of trial " << parent_id;
+    EXPECT_EQ(source_batches % 50, 0);
+    // Explored: the width stays, each of the others is resampled or scaled by 0.8 or 1.2.
+    EXPECT_EQ(trial["hparams"]["hidden_size"], 16);
+    EXPECT_EQ(trial["hparams"]["global_batch_size"], 32);
+    EXPECT_NE(trial["hparams"], parent["hparams"]) << "nothing was explored";
+    EXPECT_NE(trial["cairn"]["searcherReason"].get<std::string>().find("round"), std::string::npos)
+        << trial["cairn"]["searcherReason"];
+    // A clone trains its own rounds from batch 0.
+    const int64_t trained = Int(trial["totalBatchesProcessed"]);
+    EXPECT_TRUE(trained == 50 || trained == 100) << trained;
+  }
+  EXPECT_EQ(clones, 4);
+  // The exploit and explore decisions, as events with their reasons.
+  int closed_as_worst = 0;
+  for (const auto& closed : Find(events, "trialClosed", OfExperiment(id))) {
+    closed_as_worst +=
+        closed.payload.value("reason", "").find("among the worst 2 of 4") != std::string::npos;
+  }
+  EXPECT_EQ(closed_as_worst, 4);
+  int cloned = 0;
+  for (const auto& created : Find(events, "trialCreated", OfExperiment(id))) {
+    const std::string reason = created.payload.value("reason", "");
+    if (reason.find("clone of trial request") == std::string::npos) continue;
+    ++cloned;
+    EXPECT_NE(reason.find("begins from trial"), std::string::npos) << reason;
+    EXPECT_FALSE(created.payload.value("warmStartCheckpointUuid", "").empty());
+  }
+  EXPECT_EQ(cloned, 4);
+  EXPECT_EQ(Experiment(id)["progress"], 1.0);
+  ExpectReplayKeeps({id});
+}
+
 TEST_F(ExperimentEndToEnd, ASigkilledTrialRestartsFromItsCheckpoint) {
   StartCluster(1);
   Gate gate(cluster_->dir().Sub("gate"));
