@@ -6,6 +6,7 @@
 #include "base/encoding.h"
 #include "base/ids.h"
 #include "base/password.h"
+#include "net/websocket.h"
 
 namespace cairn::api {
 
@@ -18,7 +19,7 @@ Call::Call(const Services& services, const net::Request& request, Params params)
 Status Call::Admit(Access access) {
   CAIRN_RETURN_IF_ERROR(Authenticate(access));
   // A read waits for the offset it asks for; so does an agent following the event stream.
-  const bool user_read = (access == Access::kUser || access == Access::kProxyUser ||
+  const bool user_read = (access == Access::kUser || access == Access::kProxyUserOrSshTunnel ||
                           access == Access::kUserOrAgent || access == Access::kUserOrTask) &&
                          request_.method == "GET";
   if (user_read || (access == Access::kUserOrAgent && agent_caller_)) {
@@ -36,10 +37,15 @@ Status Call::Authenticate(Access access) {
   const std::string task_header = request_.Header("grpc-metadata-x-allocation-token");
   if ((access == Access::kTask || access == Access::kUserOrTask) && !task_header.empty()) {
     CAIRN_ASSIGN_OR_RETURN(token_, BearerToken(task_header));
-  } else if (access == Access::kProxyUser && authorization.rfind("Bearer ", 0) != 0) {
+  } else if (access == Access::kProxyUserOrSshTunnel && authorization.rfind("Bearer ", 0) != 0) {
     token_ = CookieValue(request_.Header("cookie"), kProxyCookieName);
   } else {
     CAIRN_ASSIGN_OR_RETURN(token_, BearerToken(authorization));
+  }
+  if (token_.empty() && access == Access::kProxyUserOrSshTunnel && authorization.empty() &&
+      net::AcceptWebSocketUpgrade(request_).ok()) {
+    ssh_tunnel_ = true;
+    return Status::Ok();
   }
   if (token_.empty()) {
     return Status::Unauthenticated(access == Access::kAgent || access == Access::kAllocation ||
@@ -79,7 +85,7 @@ Status Call::Authenticate(Access access) {
       if (agent) return Status::Ok();
       break;
     case Access::kUser:
-    case Access::kProxyUser:
+    case Access::kProxyUserOrSshTunnel:
     case Access::kTask:
     case Access::kUserOrTask:
       break;

@@ -40,6 +40,9 @@ class Call {
   const User& user() const { return user_; }
   // Whether the caller is an agent (the agent token or an agent's credential), not a person.
   bool agent_caller() const { return agent_caller_; }
+  // Whether the caller presented no credential and asks for a WebSocket (Access::
+  // kProxyUserOrSshTunnel): no one in particular, who may reach a shell's sshd only.
+  bool ssh_tunnel() const { return ssh_tunnel_; }
   // The agent whose own credential (base/password.h AgentCredential) the caller presented; "" for
   // the shared agent token, which may speak for any agent.
   const std::string& calling_agent() const { return calling_agent_; }
@@ -106,6 +109,7 @@ class Call {
   std::string token_;
   std::string correlation_id_;
   bool agent_caller_ = false;
+  bool ssh_tunnel_ = false;
   std::string calling_agent_;
   std::string task_allocation_;
 };

@@ -17,8 +17,8 @@ const char* AccessName(Access access) {
       return "allocation";
     case Access::kUserOrAgent:
       return "user or agent";
-    case Access::kProxyUser:
-      return "user (token or proxy cookie)";
+    case Access::kProxyUserOrSshTunnel:
+      return "user (token or proxy cookie), or a shell's SSH tunnel";
     case Access::kTask:
       return "task (its session token)";
     case Access::kUserOrTask:
@@ -151,7 +151,8 @@ net::BodyAdmission Router::AdmitBody(const Services& services, const net::Reques
         found.route->errors == ErrorShape::kOpenPai ? OpenPaiError(allowed) : Error(allowed);
     return admission;
   }
-  admission.max_body_bytes = found.route->access == Access::kPublic  ? kPublicBodyBytes
+  admission.max_body_bytes = found.route->access == Access::kPublic || call.ssh_tunnel()
+                                 ? kPublicBodyBytes
                              : found.route->body == BodySize::kLarge ? SIZE_MAX
                                                                      : kSmallBodyBytes;
   return admission;

@@ -22,12 +22,16 @@ enum class Access {
   kAllocation,   // a task's own process, for its allocation only: the allocation's token
                  // (CAIRN_ALLOCATION_TOKEN; agent/harness/PROTOCOL.md)
   kUserOrAgent,  // either: the event stream, which agents also follow for their placements
-  kProxyUser,    // a user as kUser, whose token may also come in the proxy's cookie (a browser
-                 // reaching a notebook or TensorBoard at /proxy/{id}/)
-  kTask,         // a process running Determined's package: its task session token
-                 // (DET_SESSION_TOKEN, base/password.h TaskSessionToken), which names its
-                 // allocation (Call::task_allocation); the handler checks what it may reach
-  kUserOrTask,   // either: reads Determined's package makes and users make too
+  // The proxy to a task's service at /proxy/{id}/: a user as kUser, whose token may also come in
+  // the proxy's cookie (a browser reaching a notebook or TensorBoard); or, without any
+  // credential, a WebSocket upgrade (Call::ssh_tunnel) that the handler lets reach a ready
+  // shell's sshd alone, where the shell's key is the credential (Determined's `det shell open`
+  // tunnels SSH without a token).
+  kProxyUserOrSshTunnel,
+  kTask,        // a process running Determined's package: its task session token
+                // (DET_SESSION_TOKEN, base/password.h TaskSessionToken), which names its
+                // allocation (Call::task_allocation); the handler checks what it may reach
+  kUserOrTask,  // either: reads Determined's package makes and users make too
 };
 const char* AccessName(Access access);
 

@@ -28,6 +28,9 @@ PACKAGES=(
   python3-pathspec python3-torch python3-torchvision
   # Determined's system-metrics profiler (core_context.profiler, `profiling.enabled`)
   python3-psutil
+  # the tests' stand-in for lomond (Determined's CLI tunnels `det shell open` through it; lomond
+  # is not packaged): tests/tools/cli_site
+  python3-websocket
   # container agents (--runtime container): runc runs tasks, umoci unpacks OCI archives (and
   # builds the tests' image from busybox-static), tini-static is each container's init, skopeo
   # pulls from registries

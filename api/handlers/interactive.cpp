@@ -208,6 +208,25 @@ Result<views::TaskView> LoadServedTask(Call& call) {
   return *task;
 }
 
+// A caller without a credential (Call::ssh_tunnel) reaches a shell's sshd and nothing else; every
+// other case gets the same answer, so that it learns nothing about other tasks.
+Status TunnelRefusal() {
+  return Status::Unauthenticated(
+      "Please use 'det user login' to log in first (only a shell's SSH tunnel needs no token)");
+}
+
+Result<views::TaskView> LoadTunnelledShell(Call& call) {
+  auto task = call.services().projections->GetTask(call.Param("id"));
+  if (!task.ok() || !*task || (*task)->task_type() != events::TASK_TYPE_SHELL) {
+    return TunnelRefusal();
+  }
+  return **task;
+}
+
+Result<views::TaskView> LoadProxiedTask(Call& call) {
+  return call.ssh_tunnel() ? LoadTunnelledShell(call) : LoadServedTask(call);
+}
+
 }  // namespace
 
 std::string UpstreamRequest(const net::Request& request, const std::string& authorization) {
@@ -277,14 +296,17 @@ net::Response KillShell(Call& call) { return Kill(call, kShell); }
 net::Response KillTensorboard(Call& call) { return Kill(call, kTensorboard); }
 
 net::Response ProxyToTask(Call& call) {
-  auto task = LoadServedTask(call);
+  auto task = LoadProxiedTask(call);
   if (!task.ok()) return Error(task.status());
   // A projection behind the log may still show the task starting or stopping after it ended (or
   // became ready): before answering so, it catches up with the log and the task is read again.
   // A running task, the path of every proxied byte, does not wait.
   if ((!task->ready() || task->state() != views::TASK_STATE_RUNNING) && call.CatchUp().ok()) {
-    task = LoadServedTask(call);
+    task = LoadProxiedTask(call);
     if (!task.ok()) return Error(task.status());
+  }
+  if (call.ssh_tunnel() && (!task->ready() || task->state() != views::TASK_STATE_RUNNING)) {
+    return Error(TunnelRefusal());
   }
   if (task->state() == views::TASK_STATE_TERMINATED) {
     return Error(Status::NotFound(TaskTypeName(task->task_type()) + " " + task->task_id() +

@@ -33,7 +33,9 @@ net::Response KillTensorboard(Call& call);
 // Any method on /proxy/{id}/...: the task's service, for its owner, its workspace's admins and
 // cluster admins (a bearer token, or the cookie POST .../proxy-cookie set). 404 for a task that
 // is not an interactive one the caller may see, 503 while it is not ready, 502 when the agent's
-// service cannot be reached.
+// service cannot be reached. Without any credential, a WebSocket reaches a ready shell's sshd
+// (whose only way in is the shell's key, which only its owner can read), as Determined's
+// `det shell open` tunnels; anything else gets 401.
 net::Response ProxyToTask(Call& call);
 // POST /api/v1/tasks/{id}/proxy-cookie: sets the cookie a browser reaches /proxy/{id}/ with
 // (HttpOnly, SameSite=Strict, the proxy's path only); the same people as the proxy.

@@ -131,6 +131,16 @@ TEST_F(InteractiveApiTest, ANotebookIsReachedOnlyThroughTheProxyByThoseAllowed) 
   EXPECT_EQ(refused.status, 403) << refused.body;
   EXPECT_EQ(Proxy("/proxy/" + id + "/api", {{"Authorization", "Bearer " + agent_token_}}).status,
             401);
+  // A WebSocket without a token reaches a shell's sshd only, never a notebook.
+  const std::map<std::string, std::string> anonymous_websocket = {
+      {"Upgrade", "websocket"},
+      {"Connection", "Upgrade"},
+      {"Sec-WebSocket-Version", "13"},
+      {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}};
+  auto tunnelled = Proxy("/proxy/" + id + "/api/kernels/k/channels", anonymous_websocket);
+  EXPECT_EQ(tunnelled.status, 401) << tunnelled.body;
+  EXPECT_NE(tunnelled.body.find("only a shell's SSH tunnel needs no token"), std::string::npos)
+      << tunnelled.body;
   EXPECT_EQ(jupyter.requests(), served);
   // A cluster admin gets through.
   LoginAs("admin");
@@ -188,6 +198,8 @@ TEST_F(InteractiveApiTest, AShellsKeyGoesToItsOwnerAlone) {
   // The shell's proxy speaks WebSocket only (SSH inside it): a plain request is refused.
   auto plain = Proxy("/proxy/" + id + "/", {{"Authorization", "Bearer " + token_}});
   EXPECT_EQ(plain.status, 400) << plain.body;
+  // Without a token only a WebSocket gets through (to sshd, where the key is the credential).
+  EXPECT_EQ(Proxy("/proxy/" + id + "/", {}).status, 401);
   // The task is in its owner's job queue like any other, as a shell.
   LoginAs("determined");
   bool listed = false;

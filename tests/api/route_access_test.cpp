@@ -79,11 +79,26 @@ TEST_F(RouteAccessTest, EveryOtherRouteRefusesCallersItIsNotFor) {
     EXPECT_EQ(StatusOf(route, "cairn-" + std::string(64, 'a')), 401) << what;
     switch (route.access) {
       case Access::kUser:
-      case Access::kProxyUser:
         EXPECT_EQ(StatusOf(route, agent_token_), 401) << what << ": the agent token";
         EXPECT_EQ(StatusOf(route, AllocationToken(agent_token_, "7")), 401)
             << what << ": an allocation's token";
         break;
+      case Access::kProxyUserOrSshTunnel: {
+        EXPECT_EQ(StatusOf(route, agent_token_), 401) << what << ": the agent token";
+        EXPECT_EQ(StatusOf(route, AllocationToken(agent_token_, "7")), 401)
+            << what << ": an allocation's token";
+        // A WebSocket without a credential reaches a ready shell's sshd only: for anything
+        // else, the same 401 whether the task exists or not.
+        std::map<std::string, std::string> upgrade = {
+            {"Upgrade", "websocket"},
+            {"Connection", "Upgrade"},
+            {"Sec-WebSocket-Version", "13"},
+            {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="},
+            {"Authorization", ""}};
+        EXPECT_EQ(Call("GET", PathFor(route.pattern, "7"), "", upgrade).status, 401)
+            << what << ": an anonymous WebSocket to no shell";
+        break;
+      }
       case Access::kAgent:
         EXPECT_EQ(StatusOf(route, user_session), 401) << what << ": a user's session";
         EXPECT_EQ(StatusOf(route, AllocationToken(agent_token_, "7")), 401)
@@ -129,7 +144,7 @@ TEST_F(RouteAccessTest, EachCallerGetsPastTheCheckOnItsOwnRoutes) {
         continue;
       case Access::kUser:
       case Access::kUserOrAgent:
-      case Access::kProxyUser:
+      case Access::kProxyUserOrSshTunnel:
         token = token_;
         break;
       case Access::kAgent:
@@ -150,7 +165,7 @@ TEST_F(RouteAccessTest, EachCallerGetsPastTheCheckOnItsOwnRoutes) {
     passed.insert(AccessName(route.access));
   }
   EXPECT_EQ(passed, (std::set<std::string>{"user", "user or agent", "agent", "allocation",
-                                           "user (token or proxy cookie)",
+                                           "user (token or proxy cookie), or a shell's SSH tunnel",
                                            "task (its session token)", "user or task"}));
 }
 

@@ -123,7 +123,7 @@ TEST(RouteTableTest, EveryRouteBuildsAndNamesWhoMayCallIt) {
                   usage_csv,
               true);
     if (proxy) {
-      EXPECT_EQ(route.access, Access::kProxyUser);
+      EXPECT_EQ(route.access, Access::kProxyUserOrSshTunnel);
     }
     // A browser loads the UI before anyone has logged in; its data comes from the API.
     if (web_ui) {

@@ -78,9 +78,10 @@ class DeterminedCli {
   std::string PythonAsDetermined() const {
     const std::string config_home = cluster_.dir().Sub("det-config");
     std::filesystem::create_directories(config_home);
+    // tests/tools/cli_site: the stand-in for lomond, which Debian does not package (its README).
     return "cd " + cluster_.dir().path() + " && PYTHONPATH=" + DeterminedDir() +
-           "/harness XDG_CONFIG_HOME=" + config_home + " DET_USER=" + user_ +
-           " DET_PASS= " + kPython;
+           "/harness:" + SourcePath("tests/tools/cli_site") + " XDG_CONFIG_HOME=" + config_home +
+           " DET_USER=" + user_ + " DET_PASS= " + kPython;
   }
 
   // Determined's own CLI, run against the cluster as the user: its output (with stderr, where

@@ -575,5 +575,60 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliCreatesPausesUnpausesAndForksGeneric
   EXPECT_NE(refused.find("generic"), std::string::npos) << refused;
 }
 
+// `det shell start -d` and `det shell open ID -- CMD` as Determined's CLI runs them: ssh with the
+// shell's key, through Determined's own tunnel (`python3 -m determined.cli.tunnel`), which opens
+// the master's /proxy/{id}/ WebSocket without a token. The shell's sshd is what it reaches, and
+// only the shell's key gets in there.
+TEST_F(DeterminedSurfaceTest, DeterminedsShellOpenTunnelsSshToTheShellWithoutAToken) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  if (RunShell(std::string(kPython) + " -c 'import websocket' 2>&1").first != 0 ||
+      RunShell("command -v ssh && test -x /usr/sbin/sshd").first != 0) {
+    GTEST_FAIL() << "python3-websocket, openssh-client and openssh-server are needed: run "
+                    "ops/install-deps.sh";
+  }
+  cluster_.StartAgent("shell-agent", 1);
+  DeterminedCli user(cluster_);
+  // ssh keeps its known hosts under $HOME: the test's own.
+  const std::string home = "export HOME=" + cluster_.dir().path() + "; ";
+  const std::string started = user.Det("shell start -d", 0, true);
+  const std::string id = started.substr(0, started.find('\n'));
+  ASSERT_EQ(id.size(), 36u) << started;
+  char hostname[256] = {};
+  ::gethostname(hostname, sizeof hostname - 1);
+  const std::string open_command = home + user.PythonAsDetermined() + " -m determined.cli -m " +
+                                   cluster_.url() + " shell open " + id +
+                                   " -- hostname </dev/null 2>&1";
+  auto [status, opened] = RunShell(open_command);
+  EXPECT_EQ(status, 0) << opened;
+  EXPECT_NE(opened.find(std::string(hostname) + "\r\n"), std::string::npos) << opened;
+  EXPECT_NE(opened.find("To reconnect, run: det shell open " + id), std::string::npos) << opened;
+
+  // The same tunnel with another key: sshd refuses it.
+  const std::string other_key = cluster_.dir().path() + "/other_key";
+  ASSERT_EQ(RunShell("ssh-keygen -q -t ed25519 -N '' -f " + other_key).first, 0);
+  const std::string tunnel = user.PythonAsDetermined();
+  const std::string proxy_command = "env " + tunnel.substr(tunnel.find("PYTHONPATH")) +
+                                    " -m determined.cli.tunnel " + cluster_.url() + " %h";
+  auto [refused_status, refused] =
+      RunShell(home + "cd " + cluster_.dir().path() + " && ssh -o 'ProxyCommand=" + proxy_command +
+               "' -o StrictHostKeyChecking=no -o BatchMode=yes -o IdentitiesOnly=yes -i " +
+               other_key + " root@" + id + " hostname </dev/null 2>&1");
+  EXPECT_EQ(refused_status, 255) << refused;
+  EXPECT_NE(refused.find("Permission denied (publickey)"), std::string::npos) << refused;
+
+  // Another user gets no key for it.
+  DeterminedCli bob(cluster_, "bob");
+  auto [created, body] =
+      AsAdmin("POST", "/api/v1/users",
+              R"({"user": {"username": "bob", "active": true}, "password": "", "isHashed": true})");
+  ASSERT_EQ(created, 200) << body;
+  auto [bob_status, bob_opened] =
+      RunShell(home + bob.PythonAsDetermined() + " -m determined.cli -m " + cluster_.url() +
+               " shell open " + id + " -- hostname </dev/null 2>&1");
+  EXPECT_NE(bob_status, 0) << bob_opened;
+  EXPECT_EQ(bob_opened.find(std::string(hostname) + "\r\n"), std::string::npos) << bob_opened;
+  user.Det("shell kill " + id, 0, true);
+}
+
 }  // namespace
 }  // namespace cairn::testing
