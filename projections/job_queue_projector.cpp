@@ -87,13 +87,22 @@ Status UnlistJob(const views::JobView& job, ViewStore& store) {
   return AddToPoolCount(store, job.resource_pool(), -1);
 }
 
-// Requested and allocated slots and the state follow from the live tasks.
+// Whether the job is in its pool's queue: it has a live task that is not held.
+bool Listed(const views::JobView& job) {
+  for (const auto& task : job.tasks()) {
+    if (!task.held()) return true;
+  }
+  return false;
+}
+
+// Requested and allocated slots and the state follow from the live tasks that are not held.
 void Summarize(views::JobView& job) {
   int32_t requested = 0;
   int32_t allocated = 0;
   int running = 0;
   int backfilled = 0;
   for (const auto& task : job.tasks()) {
+    if (task.held()) continue;
     requested += task.slots();
     if (task.allocation_id().empty()) continue;
     allocated += task.allocated_slots();
@@ -146,7 +155,7 @@ Status OnSubmitted(const Envelope& event, ViewStore& store) {
   } else if (FindTask(job, submitted.task_id()) >= 0) {
     return Status::Ok();  // a task is submitted once; a repeat changes nothing
   }
-  const bool was_listed = job.tasks_size() > 0;
+  const bool was_listed = Listed(job);
   views::JobTask* task = job.add_tasks();
   task->set_task_id(submitted.task_id());
   task->set_slots(submitted.resources().slots());
@@ -220,7 +229,7 @@ Status OnJobQueueChanged(const events::JobQueueChanged& changed, ViewStore& stor
                          OpenView(store, job_key, scratch.Create<views::JobView>()));
   if (found == nullptr) return Status::Ok();
   views::JobView& job = *found;
-  const bool listed = job.tasks_size() > 0;
+  const bool listed = Listed(job);
   if (listed) CAIRN_RETURN_IF_ERROR(UnlistJob(job, store));
   job.set_priority(changed.priority());
   job.set_weight(changed.weight());
@@ -268,6 +277,7 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
     case Envelope::kAllocationPartExited:
     case Envelope::kAllocationReleased:
     case Envelope::kTaskExited:
+    case Envelope::kTaskHeld:
       break;
     default:
       return Status::Ok();  // starts, kills and preemption requests leave the queue as it is
@@ -287,21 +297,27 @@ Status JobQueueProjector::Apply(const Envelope& event, ViewStore& store) const {
   if (task < 0) {
     return Status::Corruption("job_queue: job " + *job_id + " lacks its task " + task_id);
   }
-  if (!event.has_task_exited()) {
-    if (!OnTaskEvent(event, job, *job.mutable_tasks(task))) return Status::Ok();
-    return store.PutMessage(job_key, job);
+  const bool was_listed = Listed(job);
+  if (event.has_task_exited()) {
+    // The task ended: it leaves its job.
+    CAIRN_RETURN_IF_ERROR(store.Delete(index_key));
+    job.mutable_tasks()->erase(job.mutable_tasks()->begin() + task);
+  } else if (event.has_task_held()) {
+    views::JobTask& held = *job.mutable_tasks(task);
+    if (held.held() == event.task_held().held()) return Status::Ok();
+    held.set_held(event.task_held().held());
+  } else if (!OnTaskEvent(event, job, *job.mutable_tasks(task))) {
+    return Status::Ok();
   }
-  // The task ended: it leaves its job, and a job without live tasks leaves the queue.
-  CAIRN_RETURN_IF_ERROR(store.Delete(index_key));
-  job.mutable_tasks()->erase(job.mutable_tasks()->begin() + task);
-  if (job.tasks_size() > 0) {
-    Summarize(job);
-    return store.PutMessage(job_key, job);
-  }
-  CAIRN_RETURN_IF_ERROR(UnlistJob(job, store));
+  // A job without live tasks that are not held leaves the queue, and comes back with one.
+  const bool listed = Listed(job);
+  if (was_listed && !listed) CAIRN_RETURN_IF_ERROR(UnlistJob(job, store));
+  if (!was_listed && listed) CAIRN_RETURN_IF_ERROR(ListJob(job, store));
   // An experiment may submit more trials later: its job keeps its priority and position. Any
-  // other job has exactly one task, so nothing of it is kept.
-  if (job.task_type() != events::TASK_TYPE_TRIAL) return store.Delete(job_key);
+  // other job has exactly one task, so nothing of it is kept once it ended.
+  if (job.tasks_size() == 0 && job.task_type() != events::TASK_TYPE_TRIAL) {
+    return store.Delete(job_key);
+  }
   Summarize(job);
   return store.PutMessage(job_key, job);
 }

@@ -558,6 +558,15 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliCreatesPausesUnpausesAndForksGeneric
       << released;
   const json paused = cluster_.Get("/api/v1/tasks/" + sleeper)["task"];
   EXPECT_EQ(paused["taskState"], "GENERIC_TASK_STATE_PAUSED") << paused;
+  // A paused task asks for nothing: it is not in the job queue (`det job list`).
+  auto queued = [&] {
+    const json queue = cluster_.Get("/api/v1/job-queues-v2");
+    for (const auto& job : queue["jobs"]) {
+      if (job["full"]["jobId"] == sleeper) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(queued());
   user.Det("task pause " + sleeper, 1);  // already paused
   user.Det("task unpause " + sleeper);
   cluster_.WaitForEvent([&](const json& e) {
@@ -565,6 +574,7 @@ TEST_F(DeterminedSurfaceTest, DeterminedsCliCreatesPausesUnpausesAndForksGeneric
   });
   EXPECT_EQ(cluster_.Get("/api/v1/tasks/" + sleeper)["task"]["taskState"],
             "GENERIC_TASK_STATE_ACTIVE");
+  EXPECT_TRUE(queued());
   user.Det("task kill " + sleeper);
   cluster_.WaitForEvent(of_sleeper("taskExited"));
   EXPECT_EQ(cluster_.Get("/api/v1/tasks/" + sleeper)["task"]["taskState"],

@@ -122,6 +122,14 @@ events::Envelope& History::Ready(const std::string& task, const std::string& all
   return Stamp(std::move(event));
 }
 
+events::Envelope& History::Hold(const std::string& task, bool held) {
+  events::Envelope event;
+  event.mutable_task_held()->set_task_id(task);
+  event.mutable_task_held()->set_held(held);
+  event.mutable_task_held()->set_reason(held ? "paused by alice" : "unpaused by alice");
+  return Stamp(std::move(event));
+}
+
 events::Envelope& History::Kill(const std::string& task, const std::string& allocation,
                                 const std::string& agent) {
   events::Envelope event;

@@ -39,6 +39,8 @@ class History {
   // A notebook's, shell's or TensorBoard's service answers at host:port.
   events::Envelope& Ready(const std::string& task, const std::string& allocation,
                           const std::string& agent, const std::string& host, int port);
+  // A generic task paused (held) or unpaused.
+  events::Envelope& Hold(const std::string& task, bool held);
   events::Envelope& Kill(const std::string& task, const std::string& allocation,
                          const std::string& agent);
   events::Envelope& Exit(const std::string& task, const std::string& allocation,

@@ -90,6 +90,34 @@ TEST(JobQueueProjectorTest, ScheduledJobsKeepTheirPlaceAndLeaveOnExit) {
   EXPECT_EQ(JobsAhead(queue), (std::vector<int>{0}));
 }
 
+// A paused generic task asks for nothing: its job leaves the queue until it is unpaused, at its
+// old position.
+TEST(JobQueueProjectorTest, AHeldTasksJobLeavesTheQueueUntilUnheld) {
+  History history;
+  history.Submit("t1", "j1", "default", 42, 2);
+  history.Submit("t2", "j2", "default", 42, 1);
+  history.Assign("t1", "al1", "a1", "i1", {0, 1});
+  history.Hold("t1", true);
+  history.Release("t1", "al1", "held until unpaused");
+  ProjectionState state;
+  for (const auto& event : history.events()) ASSERT_TRUE(state.Apply(event).ok());
+  auto queue = MustQueue(state, "default");
+  EXPECT_EQ(JobIds(queue), (std::vector<std::string>{"j2"}));
+  history.Hold("t1", false);
+  ASSERT_TRUE(state.Apply(history.events().back()).ok());
+  queue = MustQueue(state, "default");
+  EXPECT_EQ(JobIds(queue), (std::vector<std::string>{"j1", "j2"}));
+  EXPECT_EQ(queue[0].state(), views::JOB_STATE_QUEUED);
+  EXPECT_EQ(queue[0].requested_slots(), 2);
+  // Held again and then killed: it leaves for good.
+  history.Hold("t1", true);
+  history.Exit("t1", "", "", std::nullopt, std::nullopt, "killed while paused");
+  for (size_t i = history.events().size() - 2; i < history.events().size(); ++i) {
+    ASSERT_TRUE(state.Apply(history.events()[i]).ok());
+  }
+  EXPECT_EQ(JobIds(MustQueue(state, "default")), (std::vector<std::string>{"j2"}));
+}
+
 TEST(JobQueueProjectorTest, FairSharePoolsOrderByQueuePositionAlone) {
   History history;  // no recorded configuration: "default" is a fair-share pool
   history.Submit("t1", "j1", "default", 42, 1);
