@@ -22,7 +22,8 @@ Status Call::Admit(Access access) {
   const bool user_read = (access == Access::kUser || access == Access::kProxyUserOrSshTunnel ||
                           access == Access::kUserOrAgent || access == Access::kUserOrTask) &&
                          request_.method == "GET";
-  if (user_read || (access == Access::kUserOrAgent && agent_caller_)) {
+  // A caller without a credential waits for nothing (Call::ssh_tunnel).
+  if ((user_read && !ssh_tunnel_) || (access == Access::kUserOrAgent && agent_caller_)) {
     return WaitForRequestedOffset();
   }
   return Status::Ok();

@@ -139,11 +139,18 @@ std::set<std::string> DecisionState::WarmStartSources() const {
       sources.insert(experiment.warm_start_checkpoint);
     }
   }
-  // A pbt clone's parent's checkpoint, until the clone has one of its own.
-  for (const auto& [id, trial] : trials) {
-    if (trial.cloned_from_trial != 0 && !trial.ended() && trial.latest_checkpoint.empty() &&
-        !trial.warm_start_checkpoint.empty()) {
-      sources.insert(trial.warm_start_checkpoint);
+  // A pbt clone's parent's checkpoint, until the clone has one of its own (clones live only in
+  // experiments that have not ended).
+  for (const auto& [id, experiment] : experiments) {
+    if (experiment.terminal()) continue;
+    for (int64_t trial_id : experiment.trial_ids) {
+      auto found = trials.find(trial_id);
+      if (found == trials.end()) continue;
+      const TrialRecord& trial = found->second;
+      if (trial.cloned_from_trial != 0 && !trial.ended() && trial.latest_checkpoint.empty() &&
+          !trial.warm_start_checkpoint.empty()) {
+        sources.insert(trial.warm_start_checkpoint);
+      }
     }
   }
   return sources;

@@ -506,7 +506,9 @@ void Server::Impl::ServeTunnel(uint64_t id, Stream& stream, ConnectionSocket& tr
   if (!connected.ok()) {
     log::Info("http_server", "tunnel for {} {}: {}", request.method, request.path,
               connected.status().message());
-    bhttp::write(stream, SimpleResponse(502, JsonEscaped(connected.status().message()), false), ec);
+    const std::string& message = tunnel.unreachable_message.empty() ? connected.status().message()
+                                                                    : tunnel.unreachable_message;
+    bhttp::write(stream, SimpleResponse(502, JsonEscaped(message), false), ec);
     return;
   }
   tcp::socket upstream_socket = std::move(*connected);

@@ -68,6 +68,9 @@ struct Tunnel {
   // (the client's bytes the server had read past the request included, `first_bytes` not);
   // kWebSocketToTcp counts message payloads and upstream reads, not frame headers or pings.
   std::function<void(size_t bytes)> on_traffic;
+  // What the 502 says when the upstream cannot be reached; "" = the connect's error, which names
+  // the upstream's address (for a caller who may know it).
+  std::string unreachable_message;
 };
 
 struct Response {

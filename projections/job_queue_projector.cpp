@@ -87,22 +87,23 @@ Status UnlistJob(const views::JobView& job, ViewStore& store) {
   return AddToPoolCount(store, job.resource_pool(), -1);
 }
 
-// Whether the job is in its pool's queue: it has a live task that is not held.
+// A held (paused) task asks for nothing once its allocation is released; until then it still
+// holds its slots.
+bool Asking(const views::JobTask& task) { return !task.held() || !task.allocation_id().empty(); }
+
+// Whether the job is in its pool's queue: a live task of it asks for slots or holds some.
 bool Listed(const views::JobView& job) {
-  for (const auto& task : job.tasks()) {
-    if (!task.held()) return true;
-  }
-  return false;
+  return std::any_of(job.tasks().begin(), job.tasks().end(), Asking);
 }
 
-// Requested and allocated slots and the state follow from the live tasks that are not held.
+// Requested and allocated slots and the state follow from the live tasks that ask or hold.
 void Summarize(views::JobView& job) {
   int32_t requested = 0;
   int32_t allocated = 0;
   int running = 0;
   int backfilled = 0;
   for (const auto& task : job.tasks()) {
-    if (task.held()) continue;
+    if (!Asking(task)) continue;
     requested += task.slots();
     if (task.allocation_id().empty()) continue;
     allocated += task.allocated_slots();

@@ -35,7 +35,8 @@ class RocksBatchStore;
 // 5: checkpoints record the latest event time applied (snapshots for time travel).
 // 6: task_order keeps each task's list (type and user) and each list's version.
 // 7: the allocations projection (the allocation ledger).
-inline constexpr uint32_t kViewFormat = 7;
+// 8: job_queue: a held (paused) task's job leaves the queue once its allocation is released.
+inline constexpr uint32_t kViewFormat = 8;
 
 class ProjectionEngine;
 

@@ -69,9 +69,9 @@ net::Response RegisterAgent(Call& call) {
   auto address = GetString(*body, "address", "address", false);
   auto slots = GetInt32(*body, "slots", "slots");
   auto runtime = GetString(*body, "runtime", "runtime", false);
-  for (const Status* s : {&incarnation.status(), &pool.status(), &hostname.status(),
-                          &version.status(), &address.status(), &slots.status(),
-                          &runtime.status()}) {
+  for (const Status* s :
+       {&incarnation.status(), &pool.status(), &hostname.status(), &version.status(),
+        &address.status(), &slots.status(), &runtime.status()}) {
     if (!s->ok()) return Error(*s);
   }
   if (!runtime->empty() && *runtime != "process" && *runtime != "container") {

@@ -215,16 +215,18 @@ Status TunnelRefusal() {
       "Please use 'det user login' to log in first (only a shell's SSH tunnel needs no token)");
 }
 
+// A ready, running shell whose owner is an active user (deactivating a user shuts their shells'
+// doors as it ends their sessions); anything else is the same refusal, at once (no catching up
+// with the log, whose wait would tell a shell that exists from one that does not).
 Result<views::TaskView> LoadTunnelledShell(Call& call) {
   auto task = call.services().projections->GetTask(call.Param("id"));
-  if (!task.ok() || !*task || (*task)->task_type() != events::TASK_TYPE_SHELL) {
+  if (!task.ok() || !*task || (*task)->task_type() != events::TASK_TYPE_SHELL ||
+      !(*task)->ready() || (*task)->state() != views::TASK_STATE_RUNNING) {
     return TunnelRefusal();
   }
+  const auto owner = call.services().writer->FindUser((*task)->user());
+  if (!owner || !owner->active) return TunnelRefusal();
   return **task;
-}
-
-Result<views::TaskView> LoadProxiedTask(Call& call) {
-  return call.ssh_tunnel() ? LoadTunnelledShell(call) : LoadServedTask(call);
 }
 
 }  // namespace
@@ -296,17 +298,14 @@ net::Response KillShell(Call& call) { return Kill(call, kShell); }
 net::Response KillTensorboard(Call& call) { return Kill(call, kTensorboard); }
 
 net::Response ProxyToTask(Call& call) {
-  auto task = LoadProxiedTask(call);
+  auto task = call.ssh_tunnel() ? LoadTunnelledShell(call) : LoadServedTask(call);
   if (!task.ok()) return Error(task.status());
   // A projection behind the log may still show the task starting or stopping after it ended (or
   // became ready): before answering so, it catches up with the log and the task is read again.
   // A running task, the path of every proxied byte, does not wait.
   if ((!task->ready() || task->state() != views::TASK_STATE_RUNNING) && call.CatchUp().ok()) {
-    task = LoadProxiedTask(call);
+    task = LoadServedTask(call);
     if (!task.ok()) return Error(task.status());
-  }
-  if (call.ssh_tunnel() && (!task->ready() || task->state() != views::TASK_STATE_RUNNING)) {
-    return Error(TunnelRefusal());
   }
   if (task->state() == views::TASK_STATE_TERMINATED) {
     return Error(Status::NotFound(TaskTypeName(task->task_type()) + " " + task->task_id() +
@@ -334,10 +333,12 @@ net::Response ProxyToTask(Call& call) {
     }
     tunnel->first_bytes = UpstreamRequest(call.request(), authorization);
   }
+  if (call.ssh_tunnel()) tunnel->unreachable_message = "the shell's sshd cannot be reached";
   if (call.services().on_proxy_traffic) {
     tunnel->on_traffic = [record = call.services().on_proxy_traffic,
                           id = task->task_id()](size_t bytes) { record(id, bytes); };
-    call.services().on_proxy_traffic(task->task_id(), 0);
+    // A request is activity, but one without a credential only once bytes move.
+    if (!call.ssh_tunnel()) call.services().on_proxy_traffic(task->task_id(), 0);
   }
   net::Response response;
   response.tunnel = std::move(tunnel);

@@ -145,15 +145,24 @@ net::Response StreamTrialWorkloads(Call& call, int64_t trial_id, bool follow,
   response.content_type = "application/x-ndjson";
   response.stream = [projections = call.services().projections, stopping = call.services().stopping,
                      trial_id, follow, render = std::move(render)](const net::ChunkWriter& write) {
+    uint64_t rendered_at = 0;  // the trial's last event when its workloads were last read
+    bool first = true;
     while (stopping == nullptr || !stopping->load()) {
       const uint64_t applied = projections->AppliedOffset();
       auto trial = projections->GetTrial(trial_id);
       const bool ended = !trial.ok() || !*trial || (*trial)->ended();
-      auto workloads = projections->ListWorkloads(trial_id);
-      if (!workloads.ok()) return;
-      if (std::string text = render(*workloads); !text.empty() && !write(text)) return;
+      // Every report of the trial changes its view: other events wake the stream, not a read.
+      const uint64_t trial_at = trial.ok() && *trial ? (*trial)->last_event_offset() : 0;
+      if (first || trial_at != rendered_at) {
+        auto workloads = projections->ListWorkloads(trial_id);
+        if (!workloads.ok()) return;
+        if (std::string text = render(*workloads); !text.empty() && !write(text)) return;
+        rendered_at = trial_at;
+        first = false;
+      }
       if (!follow || ended) return;
-      static_cast<void>(projections->WaitForOffset(applied, kFollowWait));
+      const Status waited = projections->WaitForOffset(applied, kFollowWait);
+      if (!waited.ok() && waited.code() != StatusCode::kDeadlineExceeded) return;
       if (!write("")) return;
     }
   };

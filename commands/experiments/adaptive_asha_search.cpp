@@ -531,26 +531,21 @@ std::unique_ptr<SearchMethod> NewAdaptiveAshaSearch(const SearchContext& context
 namespace {
 
 // pbt as if every trial scored the same: ties go to the older trial, so each round the newest
-// `truncate` are closed and the oldest `truncate` cloned. The counts of trials and rounds hold
-// whatever the metrics; which trials live longest is the metrics' to say.
+// `replaced` are closed and the oldest `replaced` cloned. The counts hold whatever the metrics;
+// which trials live longest is the metrics' to say. So the population's oldest size - replaced
+// train every round; the rest of the population, and every clone, one round each.
 SearchPreview PreviewPbt(const SearcherConfig& searcher) {
   SearchPreview preview;
   preview.length_unit = LengthUnitName(searcher.length_per_round.unit);
   const int size = searcher.population_size;
-  const int truncate = static_cast<int>(std::floor(searcher.truncate_fraction * size));
-  std::vector<int> rounds(static_cast<size_t>(size), 0);  // rounds trained, oldest first
+  const int replaced = static_cast<int>(std::floor(searcher.truncate_fraction * size));
+  const int64_t round = searcher.length_per_round.value;
   std::map<int64_t, int> stopped_at;
-  for (int round = 1; round <= searcher.num_rounds; ++round) {
-    for (int& trained : rounds) ++trained;
-    if (round == searcher.num_rounds) break;
-    for (int i = size - truncate; i < size; ++i) {
-      ++stopped_at[rounds[static_cast<size_t>(i)] * searcher.length_per_round.value];
-    }
-    rounds.resize(static_cast<size_t>(size - truncate));
-    rounds.resize(static_cast<size_t>(size), 0);  // the clones, each with a round to come
+  stopped_at[round] += replaced * searcher.num_rounds;
+  stopped_at[round * searcher.num_rounds] += size - replaced;
+  for (const auto& [length, count] : stopped_at) {
+    if (count > 0) preview.entries.push_back({count, false, length});
   }
-  for (int trained : rounds) ++stopped_at[trained * searcher.length_per_round.value];
-  for (const auto& [length, count] : stopped_at) preview.entries.push_back({count, false, length});
   return preview;
 }
 

@@ -196,6 +196,16 @@ Status ParsePbt(const MapFields& fields, SearcherConfig& s) {
   CAIRN_ASSIGN_OR_RETURN(Field perturb,
                          explore_fields.Require("perturb_factor", "perturb_factor: 0.2"));
   CAIRN_ASSIGN_OR_RETURN(s.perturb_factor, ReadFraction(perturb, 1));
+  // Every trial the search will make: the population, then as many clones as it replaces each
+  // round but the last.
+  const int64_t replaced =
+      static_cast<int64_t>(std::floor(s.truncate_fraction * s.population_size));
+  if (s.population_size + replaced * (s.num_rounds - 1) > kMaxTrials) {
+    return Invalid(rounds, "population_size " + std::to_string(s.population_size) + " with " +
+                               std::to_string(replaced) + " replaced in each of " +
+                               std::to_string(s.num_rounds) + " rounds makes more than " +
+                               std::to_string(kMaxTrials) + " trials");
+  }
   // The whole search's length, for what reads max_length (progress, Determined's package).
   s.max_length = Length{s.length_per_round.unit, s.length_per_round.value * s.num_rounds};
   s.max_trials = s.population_size;

@@ -21,18 +21,20 @@ const char* const kHarnessEntrypoint[] = {"python3", "-m", "cairn_harness"};
 std::string TrialName(int64_t trial_id) { return "trial " + std::to_string(trial_id); }
 
 // The checkpoint a pbt clone begins from: its parent's first saved at or after `at_batches`
-// batches, or, once the parent has ended without one, its latest ("" for none). nullopt: not
-// saved yet; the clone waits for it.
+// batches. Without one, it waits while the parent may still save it; once the parent has ended
+// or validated past `at_batches` (a script of Determined's package that saves rarely: waiting
+// longer would hold up the round, which waits for the clone), its latest saved by then, or ""
+// for none. nullopt: wait.
 std::optional<std::string> CloneSource(const DecisionState& state, const TrialRecord& parent,
                                        int64_t at_batches) {
+  std::string before;  // the latest at or below at_batches
   for (const auto& uuid : parent.checkpoints) {
     auto checkpoint = state.checkpoints.find(uuid);
-    if (checkpoint != state.checkpoints.end() && !checkpoint->second.deleted &&
-        checkpoint->second.total_batches >= at_batches) {
-      return uuid;
-    }
+    if (checkpoint == state.checkpoints.end() || checkpoint->second.deleted) continue;
+    if (checkpoint->second.total_batches >= at_batches) return uuid;
+    before = uuid;
   }
-  if (parent.ended()) return parent.latest_checkpoint;
+  if (parent.ended() || parent.validated_at > at_batches) return before;
   return std::nullopt;
 }
 
@@ -104,10 +106,17 @@ class Round {
               waiting.insert(op.request_id);
               continue;
             }
-            reason += source->empty() ? "; trial " + std::to_string(parent_id) +
-                                            " saved no checkpoint: it begins from scratch"
-                                      : "; begins from trial " + std::to_string(parent_id) +
-                                            "'s checkpoint " + *source;
+            if (!source->empty()) {
+              reason +=
+                  "; begins from trial " + std::to_string(parent_id) + "'s checkpoint " + *source;
+            } else {
+              // TrialCreated without a source: the experiment's warm start, if any.
+              reason += "; trial " + std::to_string(parent_id) + " saved no checkpoint by then: " +
+                        (experiment.warm_start_checkpoint.empty()
+                             ? std::string("it begins from scratch")
+                             : "it begins from the experiment's warm start " +
+                                   experiment.warm_start_checkpoint);
+            }
           }
           auto* trial = event.mutable_trial_created();
           trial->set_experiment_id(experiment.experiment_id);
@@ -445,6 +454,14 @@ std::vector<std::string> CheckpointsToCollect(const DecisionState& state,
     }
   }
   std::set<std::string> keep = state.WarmStartSources();
+  // A pbt clone still waiting for its source keeps every checkpoint of its parent.
+  for (const auto& op : experiment.pending_ops) {
+    if (op.kind != experiments::SearcherOp::Kind::kCreateTrial || op.clone_of == 0) continue;
+    auto parent = experiment.trial_by_request.find(op.clone_of);
+    if (parent == experiment.trial_by_request.end()) continue;
+    const TrialRecord& parent_trial = state.trials.at(parent->second);
+    keep.insert(parent_trial.checkpoints.begin(), parent_trial.checkpoints.end());
+  }
   auto keep_best = [&](std::vector<Candidate> candidates, int count) {
     std::sort(candidates.begin(), candidates.end(), better);
     for (int i = 0; i < count && i < static_cast<int>(candidates.size()); ++i) {

@@ -866,6 +866,38 @@ TEST_F(ExperimentFlowTest, APbtCloneOfACoreApiTrialWaitsForItsParentsCheckpoint)
   EXPECT_FALSE(harness.Trial(3).task_id.empty()) << "the clone's run is submitted";
 }
 
+// A parent that saves nothing must not hold up the search: once it validated past the round,
+// its clone begins with what the parent had saved by the round (here nothing).
+TEST_F(ExperimentFlowTest, APbtCloneOfAParentThatSavesNothingStartsOnceTheParentMovesOn) {
+  std::string config = kPbtConfig;
+  config.replace(config.find("entrypoint: model_def:Trial"), 27, "entrypoint: python3 train.py");
+  config.replace(config.find("metric: loss"), 12, "metric: x");
+  config.replace(config.find("num_rounds: 2"), 13, "num_rounds: 3");
+  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  auto validate = [&](int64_t trial, int64_t steps, double x) {
+    ASSERT_TRUE(cluster
+                    .Run(Metrics(harness.RunOf(trial).allocation_id, trial, "validation", steps,
+                                 nlohmann::json{{"x", x}}.dump()))
+                    .ok());
+  };
+  validate(1, 100, 1);
+  validate(2, 100, 5);
+  EXPECT_EQ(Experiment1().trial_ids.size(), 2u) << "the clone waits while the parent may save";
+  validate(1, 200, 1);
+  ASSERT_EQ(Experiment1().trial_ids, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(harness.Trial(3).warm_start_checkpoint, "");
+  EXPECT_EQ(harness.Trial(3).cloned_from_trial, 1);
+  std::string reason;
+  for (const auto& event : cluster.all_events) {
+    if (event.has_trial_created() && event.trial_created().trial_id() == 3) {
+      reason = event.trial_created().reason();
+    }
+  }
+  EXPECT_NE(reason.find("trial 1 saved no checkpoint by then: it begins from scratch"),
+            std::string::npos)
+      << reason;
+}
+
 TEST_F(ExperimentFlowTest, AdaptiveAshaOnATimeMetricStopsTheTrialsBelowTheCut) {
   ASSERT_TRUE(cluster.Run(Agent("a2", 2)).ok());
   ASSERT_TRUE(cluster.Run(Experiment(kAshaConfig)).ok());

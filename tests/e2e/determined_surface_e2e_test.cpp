@@ -637,7 +637,37 @@ TEST_F(DeterminedSurfaceTest, DeterminedsShellOpenTunnelsSshToTheShellWithoutATo
                " shell open " + id + " -- hostname </dev/null 2>&1");
   EXPECT_NE(bob_status, 0) << bob_opened;
   EXPECT_EQ(bob_opened.find(std::string(hostname) + "\r\n"), std::string::npos) << bob_opened;
-  user.Det("shell kill " + id, 0, true);
+
+  // Deactivating the owner shuts the shell's door too: its key no longer gets through.
+  net::Client owner_client("127.0.0.1", cluster_.port());
+  auto login = owner_client.Request("POST", "/api/v1/auth/login",
+                                    R"({"username":"determined","password":""})");
+  ASSERT_TRUE(login.ok() && login->status == 200);
+  auto shell = owner_client.Request(
+      "GET", "/api/v1/shells/" + id, "",
+      {{"Authorization", "Bearer " + json::parse(login->body)["token"].get<std::string>()}});
+  ASSERT_TRUE(shell.ok() && shell->status == 200);
+  const std::string key = cluster_.dir().path() + "/shell_key";
+  ASSERT_TRUE(
+      WriteFileAtomically(key, json::parse(shell->body)["shell"]["privateKey"].get<std::string>())
+          .ok());
+  ASSERT_EQ(chmod(key.c_str(), 0600), 0);
+  auto ssh_with_key = [&] {
+    return RunShell(home + "cd " + cluster_.dir().path() +
+                    " && ssh -o 'ProxyCommand=" + proxy_command +
+                    "' -o StrictHostKeyChecking=no -o BatchMode=yes -o IdentitiesOnly=yes -i " +
+                    key + " root@" + id + " hostname </dev/null 2>&1");
+  };
+  auto [key_status, key_output] = ssh_with_key();
+  EXPECT_EQ(key_status, 0) << key_output;
+  DeterminedCli admin(cluster_, "admin");
+  admin.Det("user deactivate determined", 0, true);
+  auto [closed_status, closed] = ssh_with_key();
+  EXPECT_EQ(closed_status, 255) << closed;
+  // Refused before sshd: the connection closes before any key exchange.
+  EXPECT_NE(closed.find("Connection closed"), std::string::npos) << closed;
+  EXPECT_EQ(closed.find(hostname), std::string::npos) << closed;
+  admin.Det("shell kill " + id, 0, true);
 }
 
 }  // namespace

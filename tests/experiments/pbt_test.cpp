@@ -198,6 +198,10 @@ TEST(PbtConfigTest, PbtsFieldsAreReadCheckedAndShownInTheEffectiveConfig) {
   EXPECT_NE(error(PbtConfig(8, 4, 0.25, 0, "  max_length: {batches: 5}\n")).find("max_length"),
             std::string::npos);
   EXPECT_NE(error(PbtConfig(0, 4, 0.25)).find("population_size"), std::string::npos);
+  // Every trial the search would make counts against the cap.
+  EXPECT_NE(error(PbtConfig(1000, 500, 0.5)).find("makes more than 100000 trials"),
+            std::string::npos)
+      << error(PbtConfig(1000, 500, 0.5));
 }
 
 TEST(PbtConfigTest, ThePreviewCountsTrialsByHowFarTheyTrain) {
