@@ -835,18 +835,29 @@ TEST_F(ExperimentFlowTest, ACommandThatExitsZeroFinishesItsTrialAndAPauseStopsIt
   EXPECT_EQ(Experiment1().state, events::EXPERIMENT_STATE_COMPLETED);
 }
 
-// A script of Determined's package may validate before it checkpoints: a clone then waits for
-// its parent's checkpoint of the round, while the rest of the round's decisions go ahead.
-TEST_F(ExperimentFlowTest, APbtCloneOfACoreApiTrialWaitsForItsParentsCheckpoint) {
+// A validation of `steps` with x from the trial's live run (Determined's package).
+void ValidateX(Cluster& cluster, Harness& harness, int64_t trial, int64_t steps, double x) {
+  ASSERT_TRUE(cluster
+                  .Run(Metrics(harness.RunOf(trial).allocation_id, trial, "validation", steps,
+                               nlohmann::json{{"x", x}}.dump()))
+                  .ok());
+}
+
+// kPbtConfig for a script of Determined's package, with `rounds` rounds.
+std::string CoreApiPbtConfig(int rounds) {
   std::string config = kPbtConfig;
   config.replace(config.find("entrypoint: model_def:Trial"), 27, "entrypoint: python3 train.py");
   config.replace(config.find("metric: loss"), 12, "metric: x");
-  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  config.replace(config.find("num_rounds: 2"), 13, "num_rounds: " + std::to_string(rounds));
+  return config;
+}
+
+// A script of Determined's package may validate before it checkpoints: a clone then waits for
+// its parent's checkpoint of the round, while the rest of the round's decisions go ahead.
+TEST_F(ExperimentFlowTest, APbtCloneOfACoreApiTrialWaitsForItsParentsCheckpoint) {
+  ASSERT_TRUE(cluster.Run(Experiment(CoreApiPbtConfig(2))).ok());
   auto validate = [&](int64_t trial, int64_t steps, double x) {
-    ASSERT_TRUE(cluster
-                    .Run(Metrics(harness.RunOf(trial).allocation_id, trial, "validation", steps,
-                                 nlohmann::json{{"x", x}}.dump()))
-                    .ok());
+    ValidateX(cluster, harness, trial, steps, x);
   };
   validate(1, 100, 1);
   validate(2, 100, 5);
@@ -869,16 +880,9 @@ TEST_F(ExperimentFlowTest, APbtCloneOfACoreApiTrialWaitsForItsParentsCheckpoint)
 // A parent that saves nothing must not hold up the search: once it validated past the round,
 // its clone begins with what the parent had saved by the round (here nothing).
 TEST_F(ExperimentFlowTest, APbtCloneOfAParentThatSavesNothingStartsOnceTheParentMovesOn) {
-  std::string config = kPbtConfig;
-  config.replace(config.find("entrypoint: model_def:Trial"), 27, "entrypoint: python3 train.py");
-  config.replace(config.find("metric: loss"), 12, "metric: x");
-  config.replace(config.find("num_rounds: 2"), 13, "num_rounds: 3");
-  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  ASSERT_TRUE(cluster.Run(Experiment(CoreApiPbtConfig(3))).ok());
   auto validate = [&](int64_t trial, int64_t steps, double x) {
-    ASSERT_TRUE(cluster
-                    .Run(Metrics(harness.RunOf(trial).allocation_id, trial, "validation", steps,
-                                 nlohmann::json{{"x", x}}.dump()))
-                    .ok());
+    ValidateX(cluster, harness, trial, steps, x);
   };
   validate(1, 100, 1);
   validate(2, 100, 5);
