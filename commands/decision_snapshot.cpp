@@ -515,12 +515,7 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeChain(
     for (std::string_view record : newest.trials) {
       CAIRN_RETURN_IF_ERROR(ParseRecord(record, stored));
       const int64_t id = stored.trial_id();
-      const bool has_warm_start = stored.has_warm_start_checkpoint();
-      auto trial = state.trials.emplace_hint(state.trials.end(), id, DecodeTrial(stored));
-      if (auto experiment = state.experiments.find(trial->second.experiment_id);
-          !has_warm_start && experiment != state.experiments.end()) {
-        trial->second.warm_start_checkpoint = experiment->second.warm_start_checkpoint;
-      }
+      state.trials.emplace_hint(state.trials.end(), id, DecodeTrial(stored));
     }
   }
   {

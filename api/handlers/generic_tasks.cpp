@@ -146,10 +146,7 @@ net::Response GetTaskConfig(Call& call) {
   if (task->task_type() != events::TASK_TYPE_GENERIC) {
     return Ok({{"config", ConfigOf(*task, audience).dump()}});
   }
-  json config = json::parse(task->config_json(), nullptr, false);
-  if (config.is_discarded() || !config.is_object()) config = json::object();
-  RedactConfig(config, audience);
-  return Ok({{"config", config.dump()}});
+  return Ok({{"config", RedactConfigJson(task->config_json(), audience)}});
 }
 
 net::Response PauseTask(Call& call) { return HoldTask(call, true); }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "api/handlers/experiment_common.h"
+#include "api/render/experiment_json.h"
 #include "base/clock.h"
 
 namespace cairn::api {
@@ -57,7 +58,6 @@ json Label(int64_t trial_id, const std::string& name, const std::string& agent,
 // The series of one report of `group`, as Determined lists them: a metric per agent, GPU metrics
 // per GPU too; disks' per-path metrics are left out (Determined's web UI does not chart them).
 void AddSeries(int64_t trial_id, const std::string& group, const json& report, json& labels) {
-  if (!report.is_object()) return;
   for (const auto& [agent, metrics] : report.items()) {
     if (!metrics.is_object()) continue;
     for (const auto& [key, value] : metrics.items()) {
@@ -82,7 +82,7 @@ json AvailableSeries(const std::vector<views::WorkloadView>& workloads, int64_t 
   }
   json labels = json::array();
   for (const auto& [group, workload] : latest) {
-    AddSeries(trial_id, group, json::parse(workload->metrics_json(), nullptr, false), labels);
+    AddSeries(trial_id, group, JsonObjectOf(workload->metrics_json()), labels);
   }
   return labels;
 }
@@ -107,8 +107,7 @@ json Batch(const SeriesQuery& query, const views::WorkloadView& workload, double
 
 // The points of the query's series in one report, each as one NDJSON line.
 void AppendPoints(const SeriesQuery& query, const views::WorkloadView& workload, std::string& out) {
-  const json report = json::parse(workload.metrics_json(), nullptr, false);
-  if (!report.is_object()) return;
+  const json report = JsonObjectOf(workload.metrics_json());
   for (const auto& [agent, metrics] : report.items()) {
     if (!query.agent.empty() && agent != query.agent) continue;
     if (!metrics.is_object()) continue;
@@ -126,13 +125,6 @@ void AppendPoints(const SeriesQuery& query, const views::WorkloadView& workload,
     if (value == metrics.end() || !value->is_number()) continue;
     out += Batch(query, workload, value->get<double>(), agent, "").dump() + "\n";
   }
-}
-
-Result<bool> FollowParam(Call& call) {
-  const std::string& follow = call.request().QueryParam("follow");
-  if (follow.empty() || follow == "false") return false;
-  if (follow == "true") return true;
-  return Status::InvalidArgument("follow must be true or false");
 }
 
 // Streams what `render` makes of the trial's workloads: once, or with `follow` each time a new
@@ -174,11 +166,10 @@ net::Response StreamTrialWorkloads(Call& call, int64_t trial_id, bool follow,
 net::Response TrialProfilerAvailableSeries(Call& call) {
   auto trial = LoadTrial(call, call.Param("id"));
   if (!trial.ok()) return Error(trial.status());
-  auto follow = FollowParam(call);
-  if (!follow.ok()) return Error(follow.status());
+  const bool follow = call.request().QueryParam("follow") == "true";
   const int64_t trial_id = trial->trial_id();
   return StreamTrialWorkloads(
-      call, trial_id, *follow,
+      call, trial_id, follow,
       [trial_id, last = std::string()](const std::vector<views::WorkloadView>& workloads) mutable {
         std::string message =
             json{{"result", {{"labels", AvailableSeries(workloads, trial_id)}}}}.dump() + "\n";
@@ -191,8 +182,7 @@ net::Response TrialProfilerAvailableSeries(Call& call) {
 net::Response TrialProfilerMetrics(Call& call) {
   auto trial = LoadTrial(call, call.Param("id"));
   if (!trial.ok()) return Error(trial.status());
-  auto follow = FollowParam(call);
-  if (!follow.ok()) return Error(follow.status());
+  const bool follow = call.request().QueryParam("follow") == "true";
   SeriesQuery query;
   query.trial_id = trial->trial_id();
   query.name = call.request().QueryParam("labels.name");
@@ -211,7 +201,7 @@ net::Response TrialProfilerMetrics(Call& call) {
   }
   query.group = *group;
   return StreamTrialWorkloads(
-      call, query.trial_id, *follow,
+      call, query.trial_id, follow,
       [query, sent = uint64_t{0}](const std::vector<views::WorkloadView>& workloads) mutable {
         std::string out;
         for (const auto& workload : workloads) {

@@ -104,7 +104,7 @@ net::Response TaskLogFields(Call& call) {
 
 net::Response KillTaskRoute(Call& call) {
   // det task kill sends {taskId, killFromRoot}: --root kills a generic task's whole tree.
-  auto body = ParseBody(call.request(), /*allow_empty=*/true);
+  auto body = call.Body(/*allow_empty=*/true);
   if (!body.ok()) return Error(body.status());
   auto from_root = OptionalBool(*body, "killFromRoot");
   if (!from_root.ok()) return Error(from_root.status());

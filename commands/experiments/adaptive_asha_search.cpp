@@ -528,29 +528,6 @@ std::unique_ptr<SearchMethod> NewAdaptiveAshaSearch(const SearchContext& context
   return std::make_unique<AdaptiveAshaSearch>(context, std::move(plan));
 }
 
-namespace {
-
-// pbt as if every trial scored the same: ties go to the older trial, so each round the newest
-// `replaced` are closed and the oldest `replaced` cloned. The counts hold whatever the metrics;
-// which trials live longest is the metrics' to say. So the population's oldest size - replaced
-// train every round; the rest of the population, and every clone, one round each.
-SearchPreview PreviewPbt(const SearcherConfig& searcher) {
-  SearchPreview preview;
-  preview.length_unit = LengthUnitName(searcher.length_per_round.unit);
-  const int size = searcher.population_size;
-  const int replaced = static_cast<int>(std::floor(searcher.truncate_fraction * size));
-  const int64_t round = searcher.length_per_round.value;
-  std::map<int64_t, int> stopped_at;
-  stopped_at[round] += replaced * searcher.num_rounds;
-  stopped_at[round * searcher.num_rounds] += size - replaced;
-  for (const auto& [length, count] : stopped_at) {
-    if (count > 0) preview.entries.push_back({count, false, length});
-  }
-  return preview;
-}
-
-}  // namespace
-
 Result<SearchPreview> PreviewSearch(const ExperimentConfig& config) {
   const SearcherConfig& searcher = config.searcher;
   SearchPreview preview;

@@ -545,6 +545,10 @@ const char* LengthUnitName(LengthUnit unit) {
   return "batches";
 }
 
+int PbtReplaced(const SearcherConfig& searcher, int population) {
+  return static_cast<int>(std::floor(searcher.truncate_fraction * population));
+}
+
 const char* SearcherNameText(SearcherName name) {
   switch (name) {
     case SearcherName::kSingle:

@@ -36,8 +36,8 @@ Result<int64_t> LengthToBatches(const Length& length, int64_t global_batch_size,
 enum class SearcherName { kSingle, kGrid, kRandom, kAdaptiveAsha, kPbt };
 enum class AshaMode { kAggressive, kStandard, kConservative };
 
-const char* SearcherNameText(
-    SearcherName name);                   // "single", "grid", "random", "adaptive_asha", "pbt"
+// "single", "grid", "random", "adaptive_asha", "pbt".
+const char* SearcherNameText(SearcherName name);
 const char* AshaModeText(AshaMode mode);  // "aggressive", "standard", "conservative"
 
 struct SearcherConfig {
@@ -77,6 +77,10 @@ struct SearcherConfig {
   double resample_probability = 0;
   double perturb_factor = 0;
 };
+
+// How many of a pbt population of `population` a round replaces: the worst
+// floor(truncate_fraction * population) close and as many clones of the best begin.
+int PbtReplaced(const SearcherConfig& searcher, int population);
 
 struct ResourcesConfig {
   int slots_per_trial = 1;

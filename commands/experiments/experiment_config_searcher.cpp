@@ -4,7 +4,6 @@
 #include <limits>
 #include <set>
 
-#include "base/encoding.h"
 #include "commands/experiments/experiment_config_parts.h"
 
 namespace cairn::experiments::config_parts {
@@ -149,15 +148,6 @@ Result<SearcherName> ReadSearcherName(const Field& field) {
                             "'; expected single, grid, random, adaptive_asha or pbt");
 }
 
-// A fraction in [0, max], as pbt's functions take them.
-Result<double> ReadFraction(const Field& field, double max) {
-  CAIRN_ASSIGN_OR_RETURN(double value, ReadNumber(field));
-  if (!(value >= 0 && value <= max)) {
-    return Invalid(field, "must be between 0 and " + FormatNumber(max));
-  }
-  return value;
-}
-
 // pbt's own fields, every one required as in Determined's schema.
 Status ParsePbt(const MapFields& fields, SearcherConfig& s) {
   CAIRN_ASSIGN_OR_RETURN(Field population, fields.Require("population_size", "population_size: 8"));
@@ -180,7 +170,7 @@ Status ParsePbt(const MapFields& fields, SearcherConfig& s) {
   CAIRN_ASSIGN_OR_RETURN(Field truncate,
                          replace_fields.Require("truncate_fraction", "truncate_fraction: 0.5"));
   // At most half: the clones of the best n replace the worst n, which must be other trials.
-  CAIRN_ASSIGN_OR_RETURN(s.truncate_fraction, ReadFraction(truncate, 0.5));
+  CAIRN_ASSIGN_OR_RETURN(s.truncate_fraction, fields::ReadNumberIn(truncate, 0, 0.5));
   CAIRN_ASSIGN_OR_RETURN(
       Field explore,
       fields.Require("explore_function",
@@ -192,14 +182,13 @@ Status ParsePbt(const MapFields& fields, SearcherConfig& s) {
                                              "not a field of explore_function"));
   CAIRN_ASSIGN_OR_RETURN(
       Field resample, explore_fields.Require("resample_probability", "resample_probability: 0.2"));
-  CAIRN_ASSIGN_OR_RETURN(s.resample_probability, ReadFraction(resample, 1));
+  CAIRN_ASSIGN_OR_RETURN(s.resample_probability, fields::ReadNumberIn(resample, 0, 1));
   CAIRN_ASSIGN_OR_RETURN(Field perturb,
                          explore_fields.Require("perturb_factor", "perturb_factor: 0.2"));
-  CAIRN_ASSIGN_OR_RETURN(s.perturb_factor, ReadFraction(perturb, 1));
+  CAIRN_ASSIGN_OR_RETURN(s.perturb_factor, fields::ReadNumberIn(perturb, 0, 1));
   // Every trial the search will make: the population, then as many clones as it replaces each
   // round but the last.
-  const int64_t replaced =
-      static_cast<int64_t>(std::floor(s.truncate_fraction * s.population_size));
+  const int64_t replaced = PbtReplaced(s, s.population_size);
   if (s.population_size + replaced * (s.num_rounds - 1) > kMaxTrials) {
     return Invalid(rounds, "population_size " + std::to_string(s.population_size) + " with " +
                                std::to_string(replaced) + " replaced in each of " +

@@ -640,7 +640,9 @@ Result<TrialRunStart> DescribeLiveTrialRun(const DecisionState& state,
   if (start.latest_checkpoint.empty()) {
     // A warm start or a pbt clone: the source's weights, the trial's own count of batches (none
     // yet).
-    start.latest_checkpoint = trial->warm_start_checkpoint;
+    start.latest_checkpoint = trial->warm_start_checkpoint.empty()
+                                  ? experiment->warm_start_checkpoint
+                                  : trial->warm_start_checkpoint;
     start.checkpoint_batches = 0;
   }
   start.records_per_epoch = config.records_per_epoch;

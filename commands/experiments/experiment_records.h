@@ -27,8 +27,8 @@ struct TrialRecord {
   int64_t experiment_id = 0;
   int request_id = 0;
   std::string hparams_json;
-  // The checkpoint it begins from until it saves its own: a pbt clone's parent's, else the
-  // experiment's warm start; "" = none.
+  // A pbt clone's source: its parent's checkpoint it begins from until it saves its own; ""
+  // for every other trial (which begins from the experiment's warm start, if any).
   std::string warm_start_checkpoint;
   int64_t cloned_from_trial = 0;                                    // a pbt clone's parent trial
   events::ExperimentState state = events::EXPERIMENT_STATE_ACTIVE;  // terminal once ended

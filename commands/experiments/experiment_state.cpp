@@ -451,9 +451,7 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
       trial.experiment_id = created.experiment_id();
       trial.request_id = created.request_id();
       trial.hparams_json = created.hparams_json();
-      trial.warm_start_checkpoint = created.warm_start_checkpoint_uuid().empty()
-                                        ? experiment->warm_start_checkpoint
-                                        : created.warm_start_checkpoint_uuid();
+      trial.warm_start_checkpoint = created.warm_start_checkpoint_uuid();
       trial.cloned_from_trial = created.cloned_from_trial_id();
       experiment->trial_ids.push_back(trial.trial_id);
       experiment->trial_by_request[trial.request_id] = trial.trial_id;

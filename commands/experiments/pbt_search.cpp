@@ -113,8 +113,7 @@ class PbtSearch final : public SearchMethod {
       population_ = 0;
       return;
     }
-    const int truncate =
-        static_cast<int>(std::floor(Config().truncate_fraction * static_cast<double>(size)));
+    const int truncate = PbtReplaced(Config(), size);
     int next_population = 0;
     // Exploit: the worst `truncate` make way.
     for (int i = size - truncate; i < size; ++i) {
@@ -176,6 +175,25 @@ class PbtSearch final : public SearchMethod {
 
 std::unique_ptr<SearchMethod> NewPbtSearch(const SearchContext& context, int64_t round_batches) {
   return std::make_unique<PbtSearch>(context, round_batches);
+}
+
+// As if every trial scored the same: ties go to the older trial, so each round the newest
+// `replaced` are closed and the oldest `replaced` cloned. The counts hold whatever the metrics;
+// which trials live longest is the metrics' to say. So the population's oldest size - replaced
+// train every round; the rest of the population, and every clone, one round each.
+SearchPreview PreviewPbt(const SearcherConfig& searcher) {
+  SearchPreview preview;
+  preview.length_unit = LengthUnitName(searcher.length_per_round.unit);
+  const int size = searcher.population_size;
+  const int replaced = PbtReplaced(searcher, size);
+  const int64_t round = searcher.length_per_round.value;
+  std::map<int64_t, int> stopped_at;
+  stopped_at[round] += replaced * searcher.num_rounds;
+  stopped_at[round * searcher.num_rounds] += size - replaced;
+  for (const auto& [length, count] : stopped_at) {
+    if (count > 0) preview.entries.push_back({count, false, length});
+  }
+  return preview;
 }
 
 }  // namespace cairn::experiments

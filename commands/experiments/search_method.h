@@ -56,6 +56,8 @@ std::unique_ptr<SearchMethod> NewAdaptiveAshaSearch(const SearchContext& context
                                                     std::vector<AshaBracketPlan> plan);
 // Population-based training; lengths from config.searcher.length_per_round in batches.
 std::unique_ptr<SearchMethod> NewPbtSearch(const SearchContext& context, int64_t round_batches);
+// PreviewSearch's answer for pbt.
+SearchPreview PreviewPbt(const SearcherConfig& searcher);
 
 // "validation_loss=0.21" style formatting of a metric for reasons.
 std::string FormatMetric(double value);

@@ -153,7 +153,6 @@ void RunFairShare(PoolPass& pass) {
     JobShare& job = job_share(*task);
     const int64_t slots = task->slots_asked();
     if (task->state == TaskState::kQueued) {
-      if (task->held) continue;  // a paused task asks for nothing until unpaused
       job.demand += slots;
       (job.last_queued < 0 ? job.first_queued : next_queued[job.last_queued]) =
           static_cast<int32_t>(i);
@@ -297,7 +296,7 @@ void RunFairShare(PoolPass& pass) {
   // 3. Idle slots nobody's share can use go to the queue in order.
   for (size_t i = 0; i < in_job_order.size(); ++i) {
     const TaskRecord* task = in_job_order[i];
-    if (task->state != TaskState::kQueued || task->held || handled[i]) continue;
+    if (task->state != TaskState::kQueued || handled[i]) continue;
     JobShare& job = jobs[index.at(task->job)];
     const int32_t slots = task->slots_asked();
     if (job.job->max_slots > 0 && job.holding + slots > job.job->max_slots) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -99,6 +100,17 @@ inline json CreateExperimentBody(bool activate) {
           {"projectId", nullptr},
           {"template", nullptr},
           {"validateOnly", false}};
+}
+
+// The headers of a WebSocket upgrade, without any credential.
+inline const std::map<std::string, std::string>& AnonymousWebSocketUpgrade() {
+  static const std::map<std::string, std::string> headers = {
+      {"Upgrade", "websocket"},
+      {"Connection", "Upgrade"},
+      {"Sec-WebSocket-Version", "13"},
+      {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="},
+      {"Authorization", ""}};
+  return headers;
 }
 
 class ApiTest : public ::testing::Test {

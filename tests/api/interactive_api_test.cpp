@@ -132,12 +132,7 @@ TEST_F(InteractiveApiTest, ANotebookIsReachedOnlyThroughTheProxyByThoseAllowed) 
   EXPECT_EQ(Proxy("/proxy/" + id + "/api", {{"Authorization", "Bearer " + agent_token_}}).status,
             401);
   // A WebSocket without a token reaches a shell's sshd only, never a notebook.
-  const std::map<std::string, std::string> anonymous_websocket = {
-      {"Upgrade", "websocket"},
-      {"Connection", "Upgrade"},
-      {"Sec-WebSocket-Version", "13"},
-      {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}};
-  auto tunnelled = Proxy("/proxy/" + id + "/api/kernels/k/channels", anonymous_websocket);
+  auto tunnelled = Proxy("/proxy/" + id + "/api/kernels/k/channels", AnonymousWebSocketUpgrade());
   EXPECT_EQ(tunnelled.status, 401) << tunnelled.body;
   EXPECT_NE(tunnelled.body.find("only a shell's SSH tunnel needs no token"), std::string::npos)
       << tunnelled.body;

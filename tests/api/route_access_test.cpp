@@ -89,13 +89,8 @@ TEST_F(RouteAccessTest, EveryOtherRouteRefusesCallersItIsNotFor) {
             << what << ": an allocation's token";
         // A WebSocket without a credential reaches a ready shell's sshd only: for anything
         // else, the same 401 whether the task exists or not.
-        std::map<std::string, std::string> upgrade = {
-            {"Upgrade", "websocket"},
-            {"Connection", "Upgrade"},
-            {"Sec-WebSocket-Version", "13"},
-            {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="},
-            {"Authorization", ""}};
-        EXPECT_EQ(Call("GET", PathFor(route.pattern, "7"), "", upgrade).status, 401)
+        EXPECT_EQ(Call("GET", PathFor(route.pattern, "7"), "", AnonymousWebSocketUpgrade()).status,
+                  401)
             << what << ": an anonymous WebSocket to no shell";
         break;
       }

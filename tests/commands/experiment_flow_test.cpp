@@ -143,6 +143,16 @@ int Count(const Cluster& cluster, events::Envelope::PayloadCase payload) {
   return count;
 }
 
+// The TrialCreated that created `trial_id`, or nullptr.
+const events::TrialCreated* CreatedEventOf(const Cluster& cluster, int64_t trial_id) {
+  for (const auto& event : cluster.all_events) {
+    if (event.has_trial_created() && event.trial_created().trial_id() == trial_id) {
+      return &event.trial_created();
+    }
+  }
+  return nullptr;
+}
+
 class ExperimentFlowTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(cluster.Run(Agent("a1", 2)).ok()); }
@@ -278,13 +288,12 @@ TEST_F(ExperimentFlowTest, APbtRoundClonesTheBetterTrialFromItsRoundsCheckpoint)
               std::abs(clone_lr - std::min(parent_lr * 1.2, 1.0)) < 1e-9)
       << parent_lr << " -> " << clone_lr;
   // The exploit and explore decisions are events, with their reasons.
-  std::string created_reason;
+  const events::TrialCreated* created = CreatedEventOf(cluster, 3);
+  ASSERT_NE(created, nullptr);
+  const std::string created_reason = created->reason();
+  EXPECT_EQ(created->warm_start_checkpoint_uuid(), round_checkpoint);
+  EXPECT_EQ(created->cloned_from_trial_id(), 1);
   for (const auto& event : cluster.all_events) {
-    if (event.has_trial_created() && event.trial_created().trial_id() == 3) {
-      created_reason = event.trial_created().reason();
-      EXPECT_EQ(event.trial_created().warm_start_checkpoint_uuid(), round_checkpoint);
-      EXPECT_EQ(event.trial_created().cloned_from_trial_id(), 1);
-    }
     if (event.has_trial_closed() && event.trial_closed().trial_id() == 2) {
       EXPECT_NE(event.trial_closed().reason().find("among the worst 1 of 2 (loss=0.5"),
                 std::string::npos)
@@ -891,12 +900,9 @@ TEST_F(ExperimentFlowTest, APbtCloneOfAParentThatSavesNothingStartsOnceTheParent
   ASSERT_EQ(Experiment1().trial_ids, (std::vector<int64_t>{1, 2, 3}));
   EXPECT_EQ(harness.Trial(3).warm_start_checkpoint, "");
   EXPECT_EQ(harness.Trial(3).cloned_from_trial, 1);
-  std::string reason;
-  for (const auto& event : cluster.all_events) {
-    if (event.has_trial_created() && event.trial_created().trial_id() == 3) {
-      reason = event.trial_created().reason();
-    }
-  }
+  const events::TrialCreated* created = CreatedEventOf(cluster, 3);
+  ASSERT_NE(created, nullptr);
+  const std::string& reason = created->reason();
   EXPECT_NE(reason.find("trial 1 saved no checkpoint by then: it begins from scratch"),
             std::string::npos)
       << reason;

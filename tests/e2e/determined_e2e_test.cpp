@@ -70,6 +70,14 @@ class DeterminedTrialsTest : public ::testing::Test {
         timeout);
   }
 
+  // A model directory `name` under the test's directory, holding `file` with `text`.
+  std::string ModelDir(const std::string& name, const std::string& file, const std::string& text) {
+    const std::string dir = cluster_.dir().Sub(name);
+    fs::create_directories(dir);
+    std::ofstream(dir + "/" + file) << text;
+    return dir;
+  }
+
   std::string PythonAsDetermined() { return DeterminedCli(cluster_).PythonAsDetermined(); }
   std::string Det(const std::string& arguments, int expected_status = 0, bool stdout_only = false) {
     return DeterminedCli(cluster_).Det(arguments, expected_status, stdout_only);
@@ -269,9 +277,7 @@ with det.core.init() as core:
 
 TEST_F(DeterminedTrialsTest, AProfiledTrialsSystemMetricsReadBackAsTheWebUisSeries) {
   StartAgent("det-a", 1);
-  const std::string context = cluster_.dir().Sub("profiled");
-  fs::create_directories(context);
-  std::ofstream(context + "/train.py") << kProfiledTrain;
+  const std::string context = ModelDir("profiled", "train.py", kProfiledTrain);
   const int64_t experiment = Create(
       "name: profiled\n"
       "entrypoint: python3 train.py\n"
@@ -659,9 +665,7 @@ class TinyTrial(pytorch.PyTorchTrial):
 
 TEST_F(DeterminedTrialsTest, ALegacyTrialClassRunsThroughDeterminedsHarness) {
   StartAgent("det-a", 1);
-  const std::string context = cluster_.dir().Sub("legacy");
-  fs::create_directories(context);
-  std::ofstream(context + "/model_def.py") << kLegacyTrial;
+  const std::string context = ModelDir("legacy", "model_def.py", kLegacyTrial);
   const int64_t experiment = Create(
       "name: legacy\n"
       "entrypoint: model_def:TinyTrial\n"
@@ -740,9 +744,7 @@ max_restarts: 1
 TEST_F(DeterminedTrialsTest, TorchDistributedRunsEveryRankAndADeadRankRestartsThemAll) {
   StartAgent("rank-a", 1);
   StartAgent("rank-b", 1);
-  const std::string context = cluster_.dir().Sub("two-ranks");
-  fs::create_directories(context);
-  std::ofstream(context + "/train.py") << kDistributedTrain;
+  const std::string context = ModelDir("two-ranks", "train.py", kDistributedTrain);
   const int64_t experiment = Create(kDistributedConfig, context);
   // Run 1 checkpoints step 2 on rank 0; its rank 1 then waits at step 3.
   auto events = cluster_.FollowEventsUntil([&](const std::vector<json>& seen) {
@@ -792,9 +794,7 @@ TEST_F(DeterminedTrialsTest, TorchDistributedRunsEveryRankAndADeadRankRestartsTh
 // A launcher whose framework is not installed fails the trial, and its logs say which.
 TEST_F(DeterminedTrialsTest, ADeepSpeedLauncherWithoutDeepSpeedFailsSayingSo) {
   StartAgent("det-a", 1);
-  const std::string context = cluster_.dir().Sub("deepspeed");
-  fs::create_directories(context);
-  std::ofstream(context + "/train.py") << "print('never runs')\n";
+  const std::string context = ModelDir("deepspeed", "train.py", "print('never runs')\n");
   const int64_t experiment = Create(
       "name: deepspeed\n"
       "entrypoint: python3 -m determined.launch.deepspeed python3 train.py\n"

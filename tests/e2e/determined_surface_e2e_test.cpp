@@ -619,10 +619,14 @@ TEST_F(DeterminedSurfaceTest, DeterminedsShellOpenTunnelsSshToTheShellWithoutATo
   const std::string tunnel = user.PythonAsDetermined();
   const std::string proxy_command = "env " + tunnel.substr(tunnel.find("PYTHONPATH")) +
                                     " -m determined.cli.tunnel " + cluster_.url() + " %h";
-  auto [refused_status, refused] =
-      RunShell(home + "cd " + cluster_.dir().path() + " && ssh -o 'ProxyCommand=" + proxy_command +
-               "' -o StrictHostKeyChecking=no -o BatchMode=yes -o IdentitiesOnly=yes -i " +
-               other_key + " root@" + id + " hostname </dev/null 2>&1");
+  // ssh through Determined's tunnel with `key`, as `det shell open` runs it.
+  auto ssh_with = [&](const std::string& key) {
+    return RunShell(home + "cd " + cluster_.dir().path() +
+                    " && ssh -o 'ProxyCommand=" + proxy_command +
+                    "' -o StrictHostKeyChecking=no -o BatchMode=yes -o IdentitiesOnly=yes -i " +
+                    key + " root@" + id + " hostname </dev/null 2>&1");
+  };
+  auto [refused_status, refused] = ssh_with(other_key);
   EXPECT_EQ(refused_status, 255) << refused;
   EXPECT_NE(refused.find("Permission denied (publickey)"), std::string::npos) << refused;
 
@@ -639,30 +643,17 @@ TEST_F(DeterminedSurfaceTest, DeterminedsShellOpenTunnelsSshToTheShellWithoutATo
   EXPECT_EQ(bob_opened.find(std::string(hostname) + "\r\n"), std::string::npos) << bob_opened;
 
   // Deactivating the owner shuts the shell's door too: its key no longer gets through.
-  net::Client owner_client("127.0.0.1", cluster_.port());
-  auto login = owner_client.Request("POST", "/api/v1/auth/login",
-                                    R"({"username":"determined","password":""})");
-  ASSERT_TRUE(login.ok() && login->status == 200);
-  auto shell = owner_client.Request(
-      "GET", "/api/v1/shells/" + id, "",
-      {{"Authorization", "Bearer " + json::parse(login->body)["token"].get<std::string>()}});
-  ASSERT_TRUE(shell.ok() && shell->status == 200);
   const std::string key = cluster_.dir().path() + "/shell_key";
   ASSERT_TRUE(
-      WriteFileAtomically(key, json::parse(shell->body)["shell"]["privateKey"].get<std::string>())
+      WriteFileAtomically(
+          key, cluster_.Get("/api/v1/shells/" + id)["shell"]["privateKey"].get<std::string>())
           .ok());
   ASSERT_EQ(chmod(key.c_str(), 0600), 0);
-  auto ssh_with_key = [&] {
-    return RunShell(home + "cd " + cluster_.dir().path() +
-                    " && ssh -o 'ProxyCommand=" + proxy_command +
-                    "' -o StrictHostKeyChecking=no -o BatchMode=yes -o IdentitiesOnly=yes -i " +
-                    key + " root@" + id + " hostname </dev/null 2>&1");
-  };
-  auto [key_status, key_output] = ssh_with_key();
+  auto [key_status, key_output] = ssh_with(key);
   EXPECT_EQ(key_status, 0) << key_output;
   DeterminedCli admin(cluster_, "admin");
   admin.Det("user deactivate determined", 0, true);
-  auto [closed_status, closed] = ssh_with_key();
+  auto [closed_status, closed] = ssh_with(key);
   EXPECT_EQ(closed_status, 255) << closed;
   // Refused before sshd: the connection closes before any key exchange.
   EXPECT_NE(closed.find("Connection closed"), std::string::npos) << closed;
