@@ -23,6 +23,11 @@ bool EventVisibility::CanViewModels(int32_t workspace_id) const {
                          WorkspaceOrUncategorized(workspace_id));
 }
 
+bool EventVisibility::CanViewWebhooks(int32_t workspace_id) const {
+  return workspace_id == commands::kEveryWorkspace ||
+         tenancy_.Allows(caller_, commands::Permission::kViewWebhooks, workspace_id);
+}
+
 namespace {
 
 // The workspace learnt for `id`, asked of `lookup` when not learnt yet. Not remembered when
@@ -188,6 +193,26 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewModels(event.model_version_updated().workspace_id());
     case Case::kModelVersionDeleted:
       return CanViewModels(event.model_version_deleted().workspace_id());
+    // Webhooks: whoever may view the workspace's webhooks (global ones: everyone); their URLs are
+    // redacted on the stream for everyone (events/redaction.h).
+    case Case::kWebhookCreated:
+      return CanViewWebhooks(event.webhook_created().workspace_id());
+    case Case::kWebhookUpdated:
+      return CanViewWebhooks(event.webhook_updated().workspace_id());
+    case Case::kWebhookDeleted:
+      return CanViewWebhooks(event.webhook_deleted().workspace_id());
+    case Case::kTaskLogsExpired:
+      for (const auto& task_id : event.task_logs_expired().task_ids()) {
+        if (CanViewTask(task_id)) return true;
+      }
+      return false;
+    case Case::kWebhookAlertRaised:
+      return CanViewExperiment(event.webhook_alert_raised().experiment_id());
+    case Case::kWebhookDeliveriesRecorded:
+      for (const auto& delivery : event.webhook_deliveries_recorded().deliveries()) {
+        if (CanViewWebhooks(delivery.workspace_id())) return true;
+      }
+      return false;
     case Case::kConfigPoliciesSet:
       return event.config_policies_set().workspace_id() == commands::kEveryWorkspace ||
              CanView(event.config_policies_set().workspace_id());

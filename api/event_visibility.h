@@ -44,7 +44,8 @@ class EventVisibility {
 
  private:
   bool CanView(int32_t workspace_id) const;
-  bool CanViewModels(int32_t workspace_id) const;  // the registry's events
+  bool CanViewModels(int32_t workspace_id) const;    // the registry's events
+  bool CanViewWebhooks(int32_t workspace_id) const;  // 0: the global ones, which everyone sees
   bool CanViewTask(const std::string& task_id);
   bool CanViewJob(const std::string& job_id);
   bool CanViewExperiment(int64_t experiment_id);

@@ -31,6 +31,7 @@
 #include "api/handlers/trials.h"
 #include "api/handlers/users.h"
 #include "api/handlers/web_ui.h"
+#include "api/handlers/webhooks.h"
 #include "api/handlers/workspaces.h"
 
 namespace cairn::api {
@@ -235,6 +236,14 @@ std::vector<Route> RouteTable() {
       {"PATCH",  "/api/v1/templates/{name}",                kUser,       UpdateTemplate},
       {"DELETE", "/api/v1/templates/{name}",                kUser,       DeleteTemplate},
       {"*",      "/api/v1/templates/{name}/{rest...}",      kUser,       ExperimentPathNotSupported},
+
+      // Webhooks (api/handlers/webhooks.h says who may; master/webhook_shipper.h sends them).
+      {"GET",    "/api/v1/webhooks",                        kUser,       ListWebhooks},
+      {"POST",   "/api/v1/webhooks",                        kUser,       CreateWebhookRoute},
+      {"POST",   "/api/v1/webhooks/custom",                 kUserOrTask, PostWebhookAlert},
+      {"PATCH",  "/api/v1/webhooks/{id}",                   kUser,       PatchWebhook},
+      {"DELETE", "/api/v1/webhooks/{id}",                   kUser,       DeleteWebhookRoute},
+      {"POST",   "/api/v1/webhooks/{id}/test",              kUser,       TestWebhook},
 
       // Checkpoints (the download is outside /api/v1, where Determined's CLI asks for it).
       {"GET",    "/api/v1/checkpoints/{uuid}",              kUser,       GetCheckpointRoute},

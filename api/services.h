@@ -74,6 +74,12 @@ struct Services {
   // Hears the bytes the proxy moves for a notebook, shell or TensorBoard (and 0 when a request
   // starts): the master's idle watch measures idleness from it. May be empty.
   std::function<void(const std::string& task_id, size_t bytes)> on_proxy_traffic;
+  // POST /api/v1/cleanup_logs: one log-retention sweep now, recorded by `actor`; the lines it
+  // removed (master/log_retention.h). Empty: the route answers "not supported".
+  std::function<Result<uint64_t>(const std::string& actor)> cleanup_logs;
+  // POST /api/v1/webhooks/{id}/test: sends the webhook its test payload (master/webhook_shipper.h).
+  // Empty: the route answers "not supported".
+  std::function<Status(const events::WebhookCreated&)> test_webhook;
 };
 
 }  // namespace cairn::api

@@ -17,6 +17,7 @@
 #include "commands/tasks/task_commands.h"
 #include "commands/templates/template_commands.h"
 #include "commands/tenancy/tenancy_commands.h"
+#include "commands/webhooks/webhook_commands.h"
 
 namespace cairn::commands {
 
@@ -39,7 +40,8 @@ using Command =
                  SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz,
                  CreateAccessToken, UpdateAccessToken, SetClusterMessage, ChangeMasterLogLevel,
                  SetSlotEnabled, DeleteTensorboardFiles, SetConfigPolicies, DeleteConfigPolicies,
-                 CreateGroup, UpdateGroup, DeleteGroup, HoldTask>;
+                 CreateGroup, UpdateGroup, DeleteGroup, HoldTask, CreateWebhook, UpdateWebhook,
+                 DeleteWebhook, RaiseWebhookAlert, RecordWebhookDeliveries, ExpireTaskLogs>;
 
 // A short name for logs and errors, e.g. "SubmitTask" (each command's kName).
 const char* CommandName(const Command& command);

@@ -17,6 +17,7 @@
 #include "commands/tasks/task_events.h"
 #include "commands/templates/template_decider.h"
 #include "commands/tenancy/tenancy_decider.h"
+#include "commands/webhooks/webhook_decider.h"
 
 namespace cairn::commands {
 

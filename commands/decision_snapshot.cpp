@@ -20,6 +20,7 @@
 #include "commands/registry/registry_snapshot.h"
 #include "commands/tasks/task_snapshot.h"
 #include "commands/tenancy/tenancy_snapshot.h"
+#include "commands/webhooks/webhook_snapshot.h"
 #include "decision_snapshot.pb.h"
 
 namespace cairn::commands {
@@ -28,7 +29,7 @@ namespace cairn::commands {
 // own records are counted beside its codec (commands/<room>/*_snapshot.cpp).
 CAIRN_SNAPSHOT_COVERS(DecisionState::AllocationHolding, 2);
 CAIRN_SNAPSHOT_COVERS(DecisionState::IdempotentCommand, 5);
-CAIRN_SNAPSHOT_COVERS(DecisionState, 27);
+CAIRN_SNAPSHOT_COVERS(DecisionState, 28);
 
 namespace {
 
@@ -175,6 +176,7 @@ bool EncodeTo(const DecisionState& state, const LogAnchor& anchor, const Decisio
     EncodeIdentity(state.identity, *tail.mutable_identity());
     EncodeTenancy(state.tenancy, *tail.mutable_tenancy());
     EncodeRegistry(state.registry, *tail.mutable_registry());
+    EncodeWebhooks(state.webhooks, *tail.mutable_webhooks());
     tail.set_last_experiment_id(state.last_experiment_id);
     tail.set_last_trial_id(state.last_trial_id);
     for (int64_t id : state.dirty_experiments) tail.add_dirty_experiments(id);
@@ -296,10 +298,10 @@ Status ParseRecord(std::string_view bytes, Message& stored) {
 namespace {
 
 Status CheckFormat(const Snapshot& in) {
-  if (in.format() != kDecisionSnapshotFormat && in.format() != 2) {
-    return Status::FailedPrecondition(
-        "the decision snapshot has format " + std::to_string(in.format()) +
-        "; this build reads formats 2 and " + std::to_string(kDecisionSnapshotFormat));
+  if (in.format() != kDecisionSnapshotFormat) {
+    return Status::FailedPrecondition("the decision snapshot has format " +
+                                      std::to_string(in.format()) + "; this build reads format " +
+                                      std::to_string(kDecisionSnapshotFormat));
   }
   return Status::Ok();
 }
@@ -535,6 +537,7 @@ Result<std::unique_ptr<DecodedDecisionState>> DecodeChain(
   DecodeIdentity(in.identity(), state.identity);
   DecodeTenancy(in.tenancy(), state.tenancy);
   DecodeRegistry(in.registry(), state.registry);
+  DecodeWebhooks(in.webhooks(), state.webhooks);
   state.last_experiment_id = in.last_experiment_id();
   state.last_trial_id = in.last_trial_id();
   state.dirty_experiments.insert(in.dirty_experiments().begin(), in.dirty_experiments().end());

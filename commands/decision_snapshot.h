@@ -26,9 +26,9 @@ class ZeroCopyOutputStream;
 namespace cairn::commands {
 
 // Bumped whenever DecisionState or the meaning of a stored field changes: a snapshot of another
-// format is not decoded (the log is folded from further back instead). This build also reads
-// format 2, which had no deltas and meant the same.
-inline constexpr uint32_t kDecisionSnapshotFormat = 3;  // 3: deltas; 2: allocations per task
+// format is not decoded (the log is folded from further back instead).
+// 4: experiments' creation times and webhooks; 3: deltas; 2: allocations per task.
+inline constexpr uint32_t kDecisionSnapshotFormat = 4;
 
 // Which log a snapshot belongs to: the ids of its events at offset 0 and at next_offset - 1.
 struct LogAnchor {

@@ -8,6 +8,7 @@
 #include "commands/pai/pai_state.h"
 #include "commands/tasks/task_state.h"
 #include "commands/templates/template_state.h"
+#include "commands/webhooks/webhook_state.h"
 #include "events/envelope_util.h"
 #include "events/epoch_fence.h"
 
@@ -247,6 +248,17 @@ void Apply(DecisionState& state, const events::Envelope& event) {
     case events::Envelope::kTemplateSaved:
     case events::Envelope::kTemplateDeleted:
       ApplyTemplateEvent(state, event);
+      break;
+    case events::Envelope::kExperimentStateChanged:
+      ApplyExperimentEvent(state, event);
+      ApplyWebhookEvent(state, event);  // after: a trigger reads the experiment's new state
+      break;
+    case events::Envelope::kWebhookCreated:
+    case events::Envelope::kWebhookUpdated:
+    case events::Envelope::kWebhookDeleted:
+    case events::Envelope::kWebhookAlertRaised:
+    case events::Envelope::kWebhookDeliveriesRecorded:
+      ApplyWebhookEvent(state, event);
       break;
     case events::Envelope::kPaiJobSubmitted:
     case events::Envelope::kPaiJobAttemptStarted:

@@ -23,6 +23,7 @@
 #include "commands/tasks/job_ranks.h"
 #include "commands/tasks/task_records.h"
 #include "commands/tenancy/tenancy.h"
+#include "commands/webhooks/webhook_records.h"
 #include "events.pb.h"
 #include "events/pool_defaults.h"
 
@@ -78,6 +79,7 @@ struct DecisionState {
   IdentityState identity;  // users and live sessions (commands/identity/identity.h)
   TenancyState tenancy;  // workspaces, projects, roles, pool bindings (commands/tenancy/tenancy.h)
   RegistryState registry;  // models and their versions (commands/registry/model_registry.h)
+  WebhookState webhooks;   // and the deliveries they owe (commands/webhooks/webhook_records.h)
   int64_t last_experiment_id = 0;
   int64_t last_trial_id = 0;
   // Experiments an event touched since the reactor last looked

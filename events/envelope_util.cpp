@@ -190,6 +190,18 @@ std::string EntityIdOf(const events::Envelope& event) {
       return "model/" + std::to_string(event.model_version_updated().model_id());
     case E::kModelVersionDeleted:
       return "model/" + std::to_string(event.model_version_deleted().model_id());
+    case E::kWebhookCreated:
+      return "webhook/" + std::to_string(event.webhook_created().webhook_id());
+    case E::kWebhookUpdated:
+      return "webhook/" + std::to_string(event.webhook_updated().webhook_id());
+    case E::kWebhookDeleted:
+      return "webhook/" + std::to_string(event.webhook_deleted().webhook_id());
+    case E::kWebhookAlertRaised:
+      return std::to_string(event.webhook_alert_raised().experiment_id());
+    case E::kWebhookDeliveriesRecorded:
+      return "webhooks";
+    case E::kTaskLogsExpired:
+      return "task-logs";
     default:
       return TaskIdOf(event);
   }

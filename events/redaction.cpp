@@ -151,6 +151,15 @@ std::string OwnerOf(const events::Envelope& event) {
   }
 }
 
+std::string RedactedWebhookUrl(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t path = url.find_first_of("/?#@", start);
+  if (path == std::string::npos) return url;
+  if (url[path] == '@') return url.substr(0, start) + kRedactedValue;
+  return url.substr(0, path) + "/" + kRedactedValue;
+}
+
 events::Envelope RedactedFor(const events::Envelope& event, Audience audience) {
   events::Envelope out = event;
   switch (out.payload_case()) {
@@ -186,6 +195,12 @@ events::Envelope RedactedFor(const events::Envelope& event, Audience audience) {
     case events::Envelope::kTemplateSaved:
       out.mutable_template_saved()->set_config_yaml(
           RedactConfigYaml(out.template_saved().config_yaml(), audience));
+      break;
+    case events::Envelope::kWebhookCreated:  // a webhook's URL may be its credential (Slack's)
+      out.mutable_webhook_created()->set_url(RedactedWebhookUrl(out.webhook_created().url()));
+      break;
+    case events::Envelope::kWebhookUpdated:
+      out.mutable_webhook_updated()->set_url(RedactedWebhookUrl(out.webhook_updated().url()));
       break;
     default:
       break;

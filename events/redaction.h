@@ -37,12 +37,17 @@ bool RedactConfig(nlohmann::ordered_json& config, Audience audience);
 std::string RedactConfigJson(const std::string& json_text, Audience audience);
 std::string RedactConfigYaml(const std::string& yaml_text, Audience audience);
 
+// A webhook's URL without its path and query ("https://hooks.slack.com/********"): a webhook's
+// URL may be its credential (Slack's are), so the event stream, replay and log lines show only
+// this, and GET /api/v1/webhooks the whole URL only to those who may edit the webhook.
+std::string RedactedWebhookUrl(const std::string& url);
+
 // The user whose work the event is ("" for cluster events: agents, pools, users, ...).
 std::string OwnerOf(const events::Envelope& event);
 
 // The event as `audience` may see it: task specs' variables, configs and templates redacted, a
-// task spec's registry password kept for machines only, and password hashes blanked for every
-// audience.
+// task spec's registry password kept for machines only, and password hashes and webhook URLs
+// blanked for every audience.
 events::Envelope RedactedFor(const events::Envelope& event, Audience audience);
 
 }  // namespace cairn

@@ -336,6 +336,24 @@ Result<std::vector<TaskLogLine>> TaskLogStore::Read(const std::string& task_id, 
   return lines;
 }
 
+Result<uint64_t> TaskLogStore::Delete(const std::string& task_id) {
+  const std::string prefix = Prefix(task_id);
+  std::string end = prefix;
+  end.back() = '\1';  // just past every key of the task: "<task>\0..." < "<task>\1"
+  uint64_t lines = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), lines_.get()));
+  for (it->Seek(prefix); it->Valid() && it->key().compare(rocksdb::Slice(end)) < 0; it->Next()) {
+    ++lines;
+  }
+  if (!it->status().ok()) {
+    return Status::IOError("task log read failed: " + it->status().ToString());
+  }
+  if (lines == 0) return lines;
+  auto status = db_->DeleteRange(rocksdb::WriteOptions(), lines_.get(), prefix, end);
+  if (!status.ok()) return Status::IOError("task log delete failed: " + status.ToString());
+  return lines;
+}
+
 uint64_t TaskLogStore::version() const {
   std::lock_guard lock(mutex_);
   return version_;

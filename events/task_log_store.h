@@ -56,6 +56,11 @@ class TaskLogStore {
   Result<std::vector<TaskLogLine>> Read(const std::string& task_id, std::string* cursor,
                                         size_t limit);
 
+  // Removes every line of `task_id` (log retention; the events about the task stay) and returns
+  // how many there were. Mirrored, only the cache forgets them: the topic keeps them for its own
+  // retention, and a cache rebuilt from it has them again until the next sweep removes them.
+  Result<uint64_t> Delete(const std::string& task_id);
+
   // A counter bumped by every Append; WaitForAppend blocks until it passes `seen` or timeout.
   uint64_t version() const;
   void WaitForAppend(uint64_t seen, std::chrono::milliseconds timeout) const;

@@ -20,7 +20,9 @@
 #include "master/decision_loop.h"
 #include "master/decision_snapshots.h"
 #include "master/idle_watch.h"
+#include "master/log_retention.h"
 #include "master/metrics.h"
+#include "master/webhook_shipper.h"
 #include "net/http_server.h"
 #include "projections/projection_engine.h"
 #include "projections/projections.h"
@@ -42,6 +44,8 @@ struct Master::Parts {
   std::unique_ptr<ContextStore> contexts;
   std::unique_ptr<CheckpointCollector> checkpoint_collector;
   std::unique_ptr<IdleWatch> idle_watch;
+  std::unique_ptr<WebhookShipper> webhook_shipper;
+  std::unique_ptr<LogRetention> log_retention;
   std::unique_ptr<api::RestApi> api;
   std::atomic<api::RestApi*> ready_api{nullptr};  // set once startup is done
   std::unique_ptr<net::Server> server;
@@ -194,6 +198,37 @@ Status EstablishTheAgentToken(Master::Parts& parts) {
   return Status::Ok();
 }
 
+// 3d. Webhooks are signed with webhooks.signing_key, or else the one in
+// <data_dir>/webhook-signing-key, made at the first start (random, readable by this user only)
+// and kept, so that a receiver checks signatures across restarts (Determined makes a new one at
+// every start).
+Result<std::string> WebhookSigningKey(const MasterConfig& config) {
+  if (!config.webhooks.signing_key.empty()) return config.webhooks.signing_key;
+  const std::string path = WebhookSigningKeyPath(config.data_dir);
+  if (!std::filesystem::exists(path)) {
+    CAIRN_RETURN_IF_ERROR(WriteFileAtomically(path, NewSessionToken() + "\n", 0600));
+    log::Info("master", "made the webhook signing key in {}", path);
+  }
+  return ReadTokenFile(path);
+}
+
+Status StartTheWebhookShipper(Master::Parts& parts) {
+  const auto& config = parts.config.webhooks;
+  WebhookShipper::Options options;
+  CAIRN_ASSIGN_OR_RETURN(options.signing_key, WebhookSigningKey(parts.config));
+  options.base_url = config.base_url;
+  options.max_attempts = config.max_attempts;
+  const auto millis = [](double seconds) {
+    return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  };
+  options.first_retry = millis(config.first_retry_seconds);
+  options.max_retry = millis(config.max_retry_seconds);
+  options.timeout = millis(config.timeout_seconds);
+  parts.webhook_shipper = std::make_unique<WebhookShipper>(parts.loop.get(), std::move(options));
+  parts.webhook_shipper->Start();
+  return Status::Ok();
+}
+
 // 4. The read side follows the log from where each projection stopped (its own offset), in the
 // background, first in bulk when far behind (snapshots.catch_up_bulk_mib); reads wait for the
 // offset they need.
@@ -248,6 +283,16 @@ Status StartServices(Master::Parts& parts) {
   idle.agent_token = parts.agent_token;
   parts.idle_watch = std::make_unique<IdleWatch>(parts.loop.get(), parts.projections.get(), idle);
   parts.idle_watch->Start();
+  CAIRN_RETURN_IF_ERROR(StartTheWebhookShipper(parts));
+  LogRetention::Options retention;
+  retention.default_days = config.retention.log_retention_days;
+  if (!config.retention.schedule.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(retention.schedule, ParseSchedule(config.retention.schedule));
+  }
+  parts.log_retention =
+      std::make_unique<LogRetention>(parts.log.get(), parts.loop.get(), parts.projections.get(),
+                                     parts.task_logs.get(), std::move(retention));
+  parts.log_retention->Start();
   return Status::Ok();
 }
 
@@ -315,6 +360,13 @@ void ServeTheApi(Master::Parts& parts) {
   services.facts.tls = !config.security.tls.cert.empty();
   services.on_proxy_traffic = [watch = parts.idle_watch.get()](const std::string& task_id, size_t) {
     watch->RecordTraffic(task_id);
+  };
+  services.cleanup_logs = [retention = parts.log_retention.get()](const std::string& actor) {
+    return retention->Sweep(NowUnixMicros(), actor);
+  };
+  services.test_webhook = [shipper =
+                               parts.webhook_shipper.get()](const events::WebhookCreated& webhook) {
+    return shipper->SendTest(webhook);
   };
   parts.api = std::make_unique<api::RestApi>(std::move(services));
   parts.ready_api = parts.api.get();
@@ -404,6 +456,8 @@ void Master::Stop() {
   if (parts_->relay) parts_->relay->Stop();
   if (parts_->checkpoint_collector) parts_->checkpoint_collector->Stop();
   if (parts_->idle_watch) parts_->idle_watch->Stop();
+  if (parts_->webhook_shipper) parts_->webhook_shipper->Stop();
+  if (parts_->log_retention) parts_->log_retention->Stop();
   // A snapshot being taken finishes first: its process dies with the writer thread.
   if (parts_->decision_snapshotter) parts_->decision_snapshotter->Stop();
   if (parts_->loop) parts_->loop->Stop();

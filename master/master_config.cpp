@@ -14,6 +14,7 @@
 
 #include "base/config_fields.h"
 #include "base/fields.h"
+#include "base/schedule.h"
 #include "base/yaml_json.h"
 #include "commands/agents/pools_config.h"
 #include "commands/decision_state.h"
@@ -237,6 +238,81 @@ Status ParseWeb(const std::string& source, const YAML::Node& root, MasterConfig:
   return Status::Ok();
 }
 
+Status ParseRetention(const std::string& source, const YAML::Node& node,
+                      MasterConfig::Retention& retention) {
+  if (!node.IsMap()) {
+    return Status::InvalidArgument(Where(source, node, "retention_policy") +
+                                   ": expected a map like {log_retention_days: 90, schedule: 24h}");
+  }
+  CAIRN_RETURN_IF_ERROR(
+      CheckKeys(source, node, "retention_policy.", {"log_retention_days", "schedule"}));
+  if (IsSet(node["log_retention_days"])) {
+    CAIRN_ASSIGN_OR_RETURN(retention.log_retention_days,
+                           Scalar<int>(source, node["log_retention_days"],
+                                       "retention_policy.log_retention_days", "a number of days"));
+    if (retention.log_retention_days < -1 || retention.log_retention_days > 32767) {
+      return Status::InvalidArgument(
+          Where(source, node["log_retention_days"], "retention_policy.log_retention_days") +
+          ": must be between -1 (keep forever) and 32767");
+    }
+  }
+  if (IsSet(node["schedule"])) {
+    CAIRN_ASSIGN_OR_RETURN(retention.schedule,
+                           Scalar<std::string>(source, node["schedule"],
+                                               "retention_policy.schedule", "a duration or cron"));
+    if (auto parsed = ParseSchedule(retention.schedule); !parsed.ok()) {
+      return Status::InvalidArgument(Where(source, node["schedule"], "retention_policy.schedule") +
+                                     ": " + parsed.status().message());
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseWebhooks(const std::string& source, const YAML::Node& node,
+                     MasterConfig::Webhooks& webhooks) {
+  if (!node.IsMap()) {
+    return Status::InvalidArgument(Where(source, node, "webhooks") +
+                                   ": expected a map like {signing_key: ..., base_url: ...}");
+  }
+  CAIRN_RETURN_IF_ERROR(CheckKeys(source, node, "webhooks.",
+                                  {"base_url", "signing_key", "max_attempts", "first_retry_seconds",
+                                   "max_retry_seconds", "timeout_seconds"}));
+  if (IsSet(node["base_url"])) {
+    CAIRN_ASSIGN_OR_RETURN(webhooks.base_url, Scalar<std::string>(source, node["base_url"],
+                                                                  "webhooks.base_url", "a URL"));
+  }
+  if (IsSet(node["signing_key"])) {
+    CAIRN_ASSIGN_OR_RETURN(
+        webhooks.signing_key,
+        Scalar<std::string>(source, node["signing_key"], "webhooks.signing_key", "a string"));
+    if (webhooks.signing_key.size() < 8) {
+      return Status::InvalidArgument(Where(source, node["signing_key"], "webhooks.signing_key") +
+                                     ": must have at least 8 characters");
+    }
+  }
+  if (IsSet(node["max_attempts"])) {
+    CAIRN_ASSIGN_OR_RETURN(
+        webhooks.max_attempts,
+        Scalar<int>(source, node["max_attempts"], "webhooks.max_attempts", "an integer"));
+    if (webhooks.max_attempts < 1 || webhooks.max_attempts > 100) {
+      return Status::InvalidArgument(Where(source, node["max_attempts"], "webhooks.max_attempts") +
+                                     ": must be between 1 and 100");
+    }
+  }
+  for (auto [key, seconds] : {std::pair{"first_retry_seconds", &webhooks.first_retry_seconds},
+                              std::pair{"max_retry_seconds", &webhooks.max_retry_seconds},
+                              std::pair{"timeout_seconds", &webhooks.timeout_seconds}}) {
+    if (!IsSet(node[key])) continue;
+    const std::string path = std::string("webhooks.") + key;
+    CAIRN_ASSIGN_OR_RETURN(*seconds, Scalar<double>(source, node[key], path, "seconds"));
+    if (!std::isfinite(*seconds) || *seconds < 0.01 || *seconds > 3600) {
+      return Status::InvalidArgument(Where(source, node[key], path) +
+                                     ": must be between 0.01 and 3600 seconds");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // One definition of the defaults: the decision state starts from the same ones, so a master
@@ -268,12 +344,28 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
   if (root.IsNull())
     return Status::InvalidArgument(source_name + ": empty config; data_dir is required");
   if (!root.IsMap()) return Status::InvalidArgument(source_name + ": expected a map at the top");
-  CAIRN_RETURN_IF_ERROR(CheckKeys(
-      source_name, root, "",
-      {"port", "listen_address", "data_dir", "log", "cluster_name", "agent_timeout_seconds",
-       "notebook_timeout", "tensorboard_timeout", "max_request_body_bytes",
-       "max_connections_per_address", "resource_manager", "resource_pools", "scheduler",
-       "provisioner", "task_container_defaults", "security", "snapshots", "web", "openpai"}));
+  CAIRN_RETURN_IF_ERROR(CheckKeys(source_name, root, "",
+                                  {"port",
+                                   "listen_address",
+                                   "data_dir",
+                                   "log",
+                                   "cluster_name",
+                                   "agent_timeout_seconds",
+                                   "notebook_timeout",
+                                   "tensorboard_timeout",
+                                   "max_request_body_bytes",
+                                   "max_connections_per_address",
+                                   "resource_manager",
+                                   "resource_pools",
+                                   "scheduler",
+                                   "provisioner",
+                                   "task_container_defaults",
+                                   "security",
+                                   "snapshots",
+                                   "web",
+                                   "openpai",
+                                   "webhooks",
+                                   "retention_policy"}));
   if (root["port"]) {
     CAIRN_ASSIGN_OR_RETURN(int port, Scalar<int>(source_name, root["port"], "port", "an integer"));
     if (port < 0 || port > 65535) {
@@ -329,6 +421,12 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
                              Scalar<std::string>(source_name, openpai["default_fs_uri"],
                                                  "openpai.default_fs_uri", "a URI"));
     }
+  }
+  if (const YAML::Node retention = root["retention_policy"]) {
+    CAIRN_RETURN_IF_ERROR(ParseRetention(source_name, retention, config.retention));
+  }
+  if (const YAML::Node webhooks = root["webhooks"]) {
+    CAIRN_RETURN_IF_ERROR(ParseWebhooks(source_name, webhooks, config.webhooks));
   }
   if (root["max_request_body_bytes"]) {
     CAIRN_ASSIGN_OR_RETURN(int64_t bytes,
@@ -480,6 +578,18 @@ std::string MasterConfigJson(const MasterConfig& config) {
       {"max_request_body_bytes", config.max_request_body_bytes},
       {"max_connections_per_address", config.max_connections_per_address},
       {"openpai", {{"default_fs_uri", config.openpai_default_fs_uri}}},
+      {"retention_policy",
+       {{"log_retention_days", config.retention.log_retention_days},
+        {"schedule", config.retention.schedule.empty()
+                         ? nlohmann::json()
+                         : nlohmann::json(config.retention.schedule)}}},
+      {"webhooks",
+       {{"base_url", config.webhooks.base_url},
+        {"signing_key", secret(config.webhooks.signing_key)},
+        {"max_attempts", config.webhooks.max_attempts},
+        {"first_retry_seconds", config.webhooks.first_retry_seconds},
+        {"max_retry_seconds", config.webhooks.max_retry_seconds},
+        {"timeout_seconds", config.webhooks.timeout_seconds}}},
       {"web", {{"root", config.web.root}, {"chart_js", config.web.chart_js}}},
       {"log", log},
       {"security",

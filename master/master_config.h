@@ -109,6 +109,24 @@ struct MasterConfig {
     std::string root;
     std::string chart_js = "/usr/share/javascript/chart.js/chart.min.js";
   } web;
+  // `retention_policy:` (Determined's keys): how many days an ended task's logs are kept when its
+  // experiment's config sets none (-1: forever), and when the sweep runs (a duration like 24h or
+  // a cron expression; empty: only `det master cleanup-logs`). master/log_retention.h.
+  struct Retention {
+    int log_retention_days = -1;
+    std::string schedule;
+  } retention;
+  // `webhooks:` (Determined's keys base_url and signing_key; master/webhook_shipper.h). An empty
+  // signing_key: the master makes one at its first start in <data_dir>/webhook-signing-key
+  // (kept, so signatures stay checkable across restarts). A secret: never logged.
+  struct Webhooks {
+    std::string base_url;
+    std::string signing_key;
+    int max_attempts = 5;
+    double first_retry_seconds = 1;
+    double max_retry_seconds = 60;
+    double timeout_seconds = 10;
+  } webhooks;
   // The effective pools: every pool's scheduler is fully resolved (type and fitting policy never
   // UNSPECIFIED), and both default pools name a configured pool.
   events::ResourcePoolsConfigured pools = DefaultResourcePools();

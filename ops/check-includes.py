@@ -45,6 +45,7 @@ DOMAINS = {
     "agents": {"tasks", "scheduler"},
     "experiments": {"tasks", "scheduler", "tenancy", "templates", "policies"},
     "pai": {"tasks", "scheduler", "tenancy"},
+    "webhooks": {"tenancy"},
     "proto": set(),
 }
 
@@ -65,6 +66,7 @@ STATE_PARTS = {
     "commands/tasks/job_ranks.h",
     "commands/tasks/task_records.h",
     "commands/tenancy/tenancy.h",
+    "commands/webhooks/webhook_records.h",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -36,7 +36,8 @@ class RocksBatchStore;
 // 6: task_order keeps each task's list (type and user) and each list's version.
 // 7: the allocations projection (the allocation ledger).
 // 8: job_queue: a held (paused) task's job leaves the queue once its allocation is released.
-inline constexpr uint32_t kViewFormat = 8;
+// 9: tasks record log retention (TaskView.logs_expired); the webhooks projection.
+inline constexpr uint32_t kViewFormat = 9;
 
 class ProjectionEngine;
 

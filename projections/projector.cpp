@@ -15,16 +15,17 @@
 #include "projections/template_projector.h"
 #include "projections/tenancy_projector.h"
 #include "projections/user_projector.h"
+#include "projections/webhook_projector.h"
 #include "projections/writer_projector.h"
 
 namespace cairn::projections {
 
 const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
-      kTasksProjector,      kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
-      kPoolsProjector,      kTemplatesProjector, kWritersProjector,  kUsersProjector,
-      kTenancyProjector,    kTaskOrderProjector, kRegistryProjector, kPaiProjector,
-      kAllocationsProjector};
+      kTasksProjector,       kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
+      kPoolsProjector,       kTemplatesProjector, kWritersProjector,  kUsersProjector,
+      kTenancyProjector,     kTaskOrderProjector, kRegistryProjector, kPaiProjector,
+      kAllocationsProjector, kWebhooksProjector};
   return kNames;
 }
 
@@ -41,6 +42,7 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kTaskOrderProjector) return std::unique_ptr<Projector>(new TaskOrderProjector());
   if (name == kRegistryProjector) return std::unique_ptr<Projector>(new RegistryProjector());
   if (name == kPaiProjector) return std::unique_ptr<Projector>(new PaiProjector());
+  if (name == kWebhooksProjector) return std::unique_ptr<Projector>(new WebhookProjector());
   if (name == kAllocationsProjector) {
     return std::unique_ptr<Projector>(new AllocationProjector());
   }

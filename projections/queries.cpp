@@ -11,6 +11,7 @@
 #include "projections/template_projector.h"
 #include "projections/tenancy_projector.h"
 #include "projections/user_projector.h"
+#include "projections/webhook_projector.h"
 #include "projections/writer_projector.h"
 
 namespace cairn {
@@ -206,6 +207,17 @@ Result<std::optional<events::TemplateSaved>> Queries::GetTemplate(const std::str
 Result<std::vector<events::TemplateSaved>> Queries::ListTemplates() {
   return ReadFrom<std::vector<events::TemplateSaved>>(projections::kTemplatesProjector,
                                                       projections::ReadTemplates);
+}
+
+Result<std::optional<views::WebhookView>> Queries::GetWebhook(int64_t webhook_id) {
+  return ReadFrom<std::optional<views::WebhookView>>(
+      projections::kWebhooksProjector,
+      [&](ViewReader& reader) { return projections::ReadWebhook(reader, webhook_id); });
+}
+
+Result<std::vector<views::WebhookView>> Queries::ListWebhooks() {
+  return ReadFrom<std::vector<views::WebhookView>>(projections::kWebhooksProjector,
+                                                   projections::ReadWebhooks);
 }
 
 Result<std::optional<views::UserView>> Queries::GetUser(int32_t user_id) {

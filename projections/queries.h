@@ -90,6 +90,9 @@ class Queries {
   Result<std::optional<events::TemplateSaved>> GetTemplate(const std::string& name);
   // Every template, by name.
   Result<std::vector<events::TemplateSaved>> ListTemplates();
+  // Webhooks (projections/webhook_projector.h).
+  Result<std::optional<views::WebhookView>> GetWebhook(int64_t webhook_id);
+  Result<std::vector<views::WebhookView>> ListWebhooks();
 
   // The model registry (nullopt / empty for unknown models).
   Result<std::optional<views::ModelView>> GetModel(int32_t model_id);

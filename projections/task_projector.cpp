@@ -243,6 +243,17 @@ std::string TaskKey(const std::string& task_id) {
 
 Status TaskProjector::Apply(const Envelope& event, ViewStore& store) const {
   if (event.has_job_queue_changed()) return OnJobQueueChanged(event, store);
+  if (event.has_task_logs_expired()) {
+    for (const auto& task_id : event.task_logs_expired().task_ids()) {
+      views::TaskView task;
+      CAIRN_ASSIGN_OR_RETURN(bool exists, store.GetMessage(TaskKey(task_id), &task));
+      if (!exists || task.logs_expired()) continue;
+      task.set_logs_expired(true);
+      task.set_last_event_offset(event.offset());
+      CAIRN_RETURN_IF_ERROR(store.PutMessage(TaskKey(task_id), task));
+    }
+    return Status::Ok();
+  }
   const std::string& task_id = TaskIdOf(event);
   if (task_id.empty()) return Status::Ok();
   const std::string key = TaskKey(task_id);

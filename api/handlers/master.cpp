@@ -157,7 +157,12 @@ net::Response SetClusterMessageRoute(Call& call) {
 
 net::Response CleanupLogsRoute(Call& call) {
   if (Status may = call.RequireAdmin("clean up task logs"); !may.ok()) return Error(may);
-  return Ok({{"removedCount", "0"}});
+  if (!call.services().cleanup_logs) {
+    return Error(Status::NotSupported("this master keeps no task logs to clean up"));
+  }
+  auto removed = call.services().cleanup_logs(call.UserActor());
+  if (!removed.ok()) return Error(removed.status());
+  return Ok({{"removedCount", std::to_string(*removed)}});
 }
 
 net::Response GetClusterMessageRoute(Call& call) {

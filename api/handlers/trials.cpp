@@ -4,6 +4,7 @@
 #include "api/handlers/experiment_common.h"
 #include "api/log_stream.h"
 #include "api/render/experiment_json.h"
+#include "base/clock.h"
 #include "commands/experiments/experiment_state.h"
 
 namespace cairn::api {

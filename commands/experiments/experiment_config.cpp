@@ -356,6 +356,17 @@ json BuildEffective(const ExperimentConfig& c) {
        {{"experiment_seed", c.experiment_seed ? json(*c.experiment_seed) : json()}}},
   };
   if (!c.entrypoint_argv.empty()) effective["entrypoint"] = c.entrypoint_argv;
+  if (c.log_retention_days) {
+    effective["retention_policy"] = {{"log_retention_days", *c.log_retention_days}};
+  }
+  if (c.webhooks.given) {
+    const auto& w = c.webhooks;
+    effective["integrations"] = {
+        {"webhooks",
+         {{"webhook_id", w.webhook_ids.empty() ? json() : json(w.webhook_ids)},
+          {"webhook_name", w.webhook_names.empty() ? json() : json(w.webhook_names)},
+          {"exclude", w.exclude}}}};
+  }
   for (const auto& [key, value] : c.trial_settings.items()) effective[key] = value;
   return effective;
 }
@@ -365,8 +376,6 @@ const std::vector<Refused>& RefusedTopLevel() {
       {"bind_mounts", ""},
       {"preemption_timeout", ""},
       {"log_policies", ""},
-      {"retention_policy", ""},
-      {"integrations", ""},
       {"slurm", ""},
       {"pbs", ""},
       {"security", ""},
@@ -375,6 +384,33 @@ const std::vector<Refused>& RefusedTopLevel() {
       {"internal", ""},
   };
   return refused;
+}
+
+// integrations: Determined's webhooks (pachyderm is refused by name).
+Result<WebhookIntegration> ParseIntegrations(const Field& field) {
+  CAIRN_ASSIGN_OR_RETURN(MapFields integrations, MapFields::Read(field, "a map"));
+  CAIRN_RETURN_IF_ERROR(integrations.Check({"webhooks"}, {{"pachyderm", ""}}));
+  WebhookIntegration out;
+  auto webhooks_field = integrations.Get("webhooks");
+  if (!webhooks_field) return out;
+  out.given = true;
+  CAIRN_ASSIGN_OR_RETURN(MapFields webhooks, MapFields::Read(*webhooks_field, "a map"));
+  CAIRN_RETURN_IF_ERROR(webhooks.Check({"webhook_id", "webhook_name", "exclude"}));
+  if (auto f = webhooks.Get("webhook_id")) {
+    if (!f->node.IsSequence()) return Invalid(*f, "expected a list of webhook ids");
+    size_t index = 0;
+    for (const auto& element : f->node) {
+      CAIRN_ASSIGN_OR_RETURN(int64_t id, ReadInt(Element(*f, element, index++), 1));
+      out.webhook_ids.push_back(id);
+    }
+  }
+  if (auto f = webhooks.Get("webhook_name")) {
+    CAIRN_ASSIGN_OR_RETURN(out.webhook_names, ReadStringList(*f, "a list of webhook names"));
+  }
+  if (auto f = webhooks.Get("exclude")) {
+    CAIRN_ASSIGN_OR_RETURN(out.exclude, ReadBool(*f));
+  }
+  return out;
 }
 
 Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
@@ -408,7 +444,9 @@ Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
                                       "perform_initial_validation",
                                       "profiling",
                                       "optimizations",
-                                      "debug"},
+                                      "debug",
+                                      "integrations",
+                                      "retention_policy"},
                                      RefusedTopLevel()));
 
   ExperimentConfig c;
@@ -498,6 +536,18 @@ Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
       CAIRN_ASSIGN_OR_RETURN(int64_t value, ReadInt(*seed, 0, UINT32_MAX));
       c.experiment_seed = static_cast<uint32_t>(value);
     }
+  }
+
+  if (auto f = fields.Get("retention_policy")) {
+    CAIRN_ASSIGN_OR_RETURN(MapFields retention, MapFields::Read(*f, "a map"));
+    CAIRN_RETURN_IF_ERROR(retention.Check({"log_retention_days"}));
+    if (auto days = retention.Get("log_retention_days")) {
+      CAIRN_ASSIGN_OR_RETURN(c.log_retention_days,
+                             ReadSmallInt(*days, -1, 32767, "days (-1: keep forever)"));
+    }
+  }
+  if (auto f = fields.Get("integrations")) {
+    CAIRN_ASSIGN_OR_RETURN(c.webhooks, ParseIntegrations(*f));
   }
 
   // Lengths in records or epochs become batches through global_batch_size (and records_per_epoch

@@ -129,6 +129,15 @@ struct CheckpointStorageConfig {
   int save_trial_latest = 1;
 };
 
+// integrations.webhooks: the webhooks of mode SPECIFIC that fire for the experiment, by id or
+// name; `exclude` keeps every webhook (global ones too) from firing for it.
+struct WebhookIntegration {
+  std::vector<int64_t> webhook_ids;
+  std::vector<std::string> webhook_names;
+  bool exclude = false;
+  bool given = false;  // the config has integrations.webhooks (shown in the effective config)
+};
+
 struct ExperimentConfig {
   std::string name;  // "" when absent: the API layer names the experiment
   // Where the experiment goes, by name: both or neither ("" = the request's project, or
@@ -161,6 +170,10 @@ struct ExperimentConfig {
   // hyperparameters.global_batch_size when it is a constant integer; required when a length is
   // in records or epochs.
   std::optional<int64_t> global_batch_size;
+  WebhookIntegration webhooks;
+  // retention_policy.log_retention_days: days its trials' logs are kept after they end; -1
+  // forever; unset: master.yaml's retention_policy (master/log_retention.h).
+  std::optional<int> log_retention_days;
 
   // The whole configuration with defaults filled, in Determined's shape: what the API returns and
   // what is stored with the experiment. Parsing its dump() gives the same configuration back.

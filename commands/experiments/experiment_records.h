@@ -96,6 +96,7 @@ struct ExperimentRecord {
   int32_t project_id = kUncategorizedProject;
   std::string context_digest;
   std::string warm_start_checkpoint;  // uuid every trial begins from until it saves its own
+  int64_t created_unix_micros = 0;    // its ExperimentCreated's time
   events::ExperimentState state = events::EXPERIMENT_STATE_PAUSED;
   // Slots each trial run asks for; the pool, priority, weight and max_slots are its job's.
   int32_t slots_per_trial = 1;

@@ -7,7 +7,7 @@
 
 namespace cairn::commands {
 
-CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 21);
+CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 22);
 CAIRN_SNAPSHOT_COVERS(SearcherInput, 4);
 CAIRN_SNAPSHOT_COVERS(experiments::SearcherOp, 7);
 CAIRN_SNAPSHOT_COVERS(TrialRecord, 29);
@@ -22,6 +22,7 @@ void EncodeExperiment(const ExperimentRecord& experiment, snapshot::Experiment& 
   out.set_project_id(experiment.project_id);
   out.set_context_digest(experiment.context_digest);
   out.set_warm_start_checkpoint(experiment.warm_start_checkpoint);
+  out.set_created_unix_micros(experiment.created_unix_micros);
   out.set_state(experiment.state);
   out.set_slots_per_trial(experiment.slots_per_trial);
   out.set_has_searcher(experiment.searcher != nullptr);
@@ -65,6 +66,7 @@ Result<ExperimentRecord> DecodeExperiment(snapshot::Experiment& in, ConfigCache&
   experiment.project_id = in.project_id();
   experiment.context_digest = in.context_digest();
   experiment.warm_start_checkpoint = in.warm_start_checkpoint();
+  experiment.created_unix_micros = in.created_unix_micros();
   experiment.state = in.state();
   experiment.slots_per_trial = in.slots_per_trial();
   experiment.searcher_config_json = in.searcher_config_json();

@@ -192,6 +192,7 @@ void ApplyExperimentCreated(DecisionState& state, const events::Envelope& event)
   experiment.project_id = ProjectOrUncategorized(created.project_id());
   experiment.context_digest = created.context_digest();
   experiment.warm_start_checkpoint = created.warm_start_checkpoint_uuid();
+  experiment.created_unix_micros = event.time_unix_micros();
   experiment.slots_per_trial = created.resources().slots();
   experiment.state =
       created.activate() ? events::EXPERIMENT_STATE_ACTIVE : events::EXPERIMENT_STATE_PAUSED;

@@ -86,6 +86,14 @@ struct HoldTask {
   std::string by;  // the user, for the recorded reason
 };
 
+// Log retention: these ended tasks' logs go (their events stay). Decided by the master's
+// retention sweep (system:log-retention) or an admin's `det master cleanup-logs`.
+struct ExpireTaskLogs {
+  static constexpr const char* kName = "ExpireTaskLogs";
+  std::vector<std::string> task_ids;
+  std::string reason;
+};
+
 struct ReportTaskStarted {
   static constexpr const char* kName = "ReportTaskStarted";
   std::string allocation_id;

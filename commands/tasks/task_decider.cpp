@@ -437,4 +437,27 @@ Status MayRun(const DecisionState&, const UserRecord&, const ExpirePreemptions&)
   return Status::Ok();
 }
 
+Status MayRun(const DecisionState& state, const UserRecord& user, const ExpireTaskLogs&) {
+  return Authorize(state.tenancy, user, Permission::kUpdateMasterConfig, kEveryWorkspace,
+                   "remove task logs");
+}
+
+Result<Decision> DecideCommand(const DecisionState& state, const ExpireTaskLogs& command,
+                               const CommandMeta&) {
+  // One event stays small: a sweep over many tasks records several.
+  constexpr size_t kMaxTasksPerExpiry = 10'000;
+  if (command.task_ids.size() > kMaxTasksPerExpiry) {
+    return Status::InvalidArgument("at most 10000 tasks' logs expire in one command");
+  }
+  events::Envelope event;
+  auto* expired = event.mutable_task_logs_expired();
+  for (const auto& task_id : command.task_ids) {
+    const TaskRecord* task = state.FindTask(task_id);
+    if (task != nullptr && task->state == TaskState::kExited) expired->add_task_ids(task_id);
+  }
+  if (expired->task_ids().empty()) return NoChange("task-logs");
+  expired->set_reason(command.reason);
+  return Decision{{std::move(event)}, "task-logs"};
+}
+
 }  // namespace cairn::commands

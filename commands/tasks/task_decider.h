@@ -33,6 +33,10 @@ Result<Decision> DecideCommand(const DecisionState& state, const UpdateJob& comm
 // All of the updates or none; a refusal lists every update's (CombinedJobUpdateErrors).
 Result<Decision> DecideCommand(const DecisionState& state, const UpdateJobs& command,
                                const CommandMeta& meta);
+// TaskLogsExpired for those of the tasks that exist and ended (at most kMaxTasksPerExpiry); none
+// when no task qualifies.
+Result<Decision> DecideCommand(const DecisionState& state, const ExpireTaskLogs& command,
+                               const CommandMeta& meta);
 // A kill for every preemption whose grace period ended by the command's time.
 Result<Decision> DecideCommand(const DecisionState& state, const ExpirePreemptions& command,
                                const CommandMeta& meta);
@@ -49,6 +53,8 @@ Status MayRun(const DecisionState& state, const UserRecord& user, const ReportTa
 Status MayRun(const DecisionState& state, const UserRecord& user, const ReportTaskReady& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ReportTaskExited& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ExpirePreemptions& command);
+// Only those who may change the master's configuration (admins), as Determined's cleanup-logs.
+Status MayRun(const DecisionState& state, const UserRecord& user, const ExpireTaskLogs& command);
 
 // The seeds' routing of a task that names no pool: TensorBoards, and commands, shells and
 // notebooks that ask for no slot, go to the default aux pool; everything else (experiments'

@@ -15,12 +15,14 @@ Role LeastRoleFor(Permission permission) {
   switch (permission) {
     case Permission::kViewWorkspace:
     case Permission::kViewModelRegistry:
+    case Permission::kViewWebhooks:
       return events::ROLE_VIEWER;
     case Permission::kCreateExperiment:
     case Permission::kCreateNsc:
     case Permission::kCreateProject:
     case Permission::kUpdateTemplates:
     case Permission::kCreateModels:
+    case Permission::kEditWebhooks:
       return events::ROLE_EDITOR;
     case Permission::kUpdateExperiment:
     case Permission::kUpdateNsc:
@@ -51,6 +53,7 @@ bool OpenUnderBasic(Permission permission) {
     case Permission::kCreateProject:
     case Permission::kUpdateTemplates:
     case Permission::kCreateModels:
+    case Permission::kViewWebhooks:
       return true;
     default:
       return false;
@@ -70,6 +73,8 @@ constexpr Permission kAllPermissions[] = {Permission::kViewWorkspace,
                                           Permission::kUpdateModels,
                                           Permission::kUpdateWorkspace,
                                           Permission::kAssignRoles,
+                                          Permission::kViewWebhooks,
+                                          Permission::kEditWebhooks,
                                           Permission::kUpdateAgents,
                                           Permission::kModifyPoolBindings,
                                           Permission::kAssignClusterRoles,
@@ -133,6 +138,10 @@ const char* PermissionName(Permission permission) {
       return "PERMISSION_TYPE_UPDATE_WORKSPACE";
     case Permission::kAssignRoles:
       return "PERMISSION_TYPE_ASSIGN_ROLES";
+    case Permission::kViewWebhooks:
+      return "PERMISSION_TYPE_VIEW_WEBHOOKS";
+    case Permission::kEditWebhooks:
+      return "PERMISSION_TYPE_EDIT_WEBHOOKS";
     case Permission::kUpdateAgents:
       return "PERMISSION_TYPE_UPDATE_AGENTS";
     case Permission::kModifyPoolBindings:

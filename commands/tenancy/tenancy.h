@@ -48,6 +48,8 @@ enum class Permission {
   kUpdateModels,     // anyone's models and versions; owners change their own without it
   kUpdateWorkspace,  // rename, archive, delete, default pools
   kAssignRoles,
+  kViewWebhooks,  // the workspace's webhooks (and every global one)
+  kEditWebhooks,  // create, change, delete, test the workspace's webhooks
   // Cluster admins' only:
   kUpdateAgents,           // enable, disable
   kModifyPoolBindings,     // bind pools to workspaces

@@ -132,6 +132,7 @@ class ApiTest : public ::testing::Test {
     config.security.authz = authz_;
     // The master records its pools (ResourcePoolsConfigured) as it starts.
     if (pools) config.pools = *pools;
+    if (configure_) configure_(config);
     auto master = Master::Start(config);
     ASSERT_TRUE(master.ok()) << master.status().ToString();
     master_ = std::move(*master);
@@ -250,6 +251,7 @@ class ApiTest : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<Master> master_;
   events::AuthzType authz_ = events::AUTHZ_TYPE_RBAC;  // security.authz.type of StartMaster
+  std::function<void(MasterConfig&)> configure_;       // more of StartMaster's configuration
   std::unique_ptr<net::Client> client_;
   std::string token_;        // the session calls present (LoginAs)
   std::string agent_token_;  // the master's (<data dir>/agent-token)

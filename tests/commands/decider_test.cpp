@@ -61,6 +61,25 @@ TEST_F(DeciderTest, QueuedTaskIsPlacedWhenAnAgentRegisters) {
   EXPECT_NE(reason.find("1 of 2 slots"), std::string::npos) << reason;
 }
 
+TEST_F(DeciderTest, LogRetentionExpiresOnlyEndedTasksAndOnlyForAdmins) {
+  RegisterAgent("a1", 2);
+  ASSERT_TRUE(Submit("ended", 1).ok());
+  ASSERT_TRUE(Submit("running", 1).ok());
+  ASSERT_TRUE(Run(testing::Exit("ended")).ok());
+  ExpireTaskLogs expire{{"ended", "running", "unknown"}, "log_retention_days 0 (master.yaml)"};
+  EXPECT_EQ(cluster_.Run(expire, "", "user:other").status().code(), StatusCode::kPermissionDenied);
+  ASSERT_TRUE(cluster_.Run(expire, "", "system:log-retention").ok());
+  auto expired = Last(events::Envelope::kTaskLogsExpired);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(std::vector<std::string>(expired[0].task_logs_expired().task_ids().begin(),
+                                     expired[0].task_logs_expired().task_ids().end()),
+            std::vector<std::string>{"ended"});
+  EXPECT_EQ(expired[0].task_logs_expired().reason(), "log_retention_days 0 (master.yaml)");
+  auto none = cluster_.Run(ExpireTaskLogs{{"running"}, "x"}, "", "user:test");  // an admin
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->events.empty());
+}
+
 TEST_F(DeciderTest, BestFitPicksTheAgentWithFewestFreeSlots) {
   RegisterAgent("big", 8);
   RegisterAgent("small", 2);

@@ -345,7 +345,7 @@ searcher:
   max_concurrent_trials: 2
 )";
 
-CAIRN_COVERS(ExperimentRecord, 21);
+CAIRN_COVERS(ExperimentRecord, 22);
 
 // An experiment with every field set: its searcher made as ExperimentCreated makes it (from the
 // configuration's JSON and the seed) and given calls as the experiment's trials report.
@@ -359,6 +359,7 @@ ExperimentRecord FullExperiment() {
   experiment.project_id = 10;
   experiment.context_digest = "sha256:context";
   experiment.warm_start_checkpoint = "source-checkpoint";
+  experiment.created_unix_micros = 1700000000000042;
   experiment.state = events::EXPERIMENT_STATE_ACTIVE;
   experiment.slots_per_trial = 2;
   auto parsed = experiments::ParseExperimentConfig(kRandomSearch);
@@ -409,6 +410,7 @@ void ExpectSameExperiment(const ExperimentRecord& expected, const ExperimentReco
   CAIRN_EXPECT_SAME_FIELD(project_id);
   CAIRN_EXPECT_SAME_FIELD(context_digest);
   CAIRN_EXPECT_SAME_FIELD(warm_start_checkpoint);
+  CAIRN_EXPECT_SAME_FIELD(created_unix_micros);
   CAIRN_EXPECT_SAME_FIELD(state);
   CAIRN_EXPECT_SAME_FIELD(slots_per_trial);
   CAIRN_EXPECT_SAME_FIELD(searcher_config_json);
@@ -817,6 +819,58 @@ void ExpectSameRegistry(const RegistryState& expected, const RegistryState& actu
   CAIRN_EXPECT_SAME_FIELD(registered_checkpoints);
 }
 
+// --- Webhooks ----------------------------------------------------------------------------------
+
+CAIRN_COVERS(PendingWebhookDelivery, 2);
+CAIRN_COVERS(WebhookState, 4);
+
+void FillWebhooks(WebhookState& webhooks) {
+  events::WebhookCreated webhook;
+  webhook.set_webhook_id(6);
+  webhook.set_name("slack-ops");
+  webhook.set_url("https://hooks.example/T0/B0/secret");
+  webhook.set_type(events::WEBHOOK_TYPE_SLACK);
+  webhook.set_mode(events::WEBHOOK_MODE_SPECIFIC);
+  webhook.set_workspace_id(9);
+  auto* trigger = webhook.add_triggers();
+  trigger->set_trigger_id(11);
+  trigger->set_type(events::TRIGGER_TYPE_EXPERIMENT_STATE_CHANGE);
+  trigger->set_condition_json(R"({"state":"COMPLETED"})");
+  webhooks.webhooks[6] = webhook;
+  webhooks.last_webhook_id = 7;
+  webhooks.last_trigger_id = 12;
+  webhooks.pending[{1200, 11}] = PendingWebhookDelivery{6, R"({"event_id":"e"})"};
+}
+
+void ExpectSameWebhooks(const WebhookState& expected, const WebhookState& actual, bool filled) {
+  const WebhookState unfilled{};
+  ASSERT_EQ(actual.webhooks.size(), expected.webhooks.size());
+  for (const auto& [id, webhook] : expected.webhooks) {
+    ASSERT_EQ(actual.webhooks.count(id), 1u) << "webhook " << id;
+    EXPECT_EQ(actual.webhooks.at(id).SerializeAsString(), webhook.SerializeAsString());
+  }
+  if (filled) {
+    EXPECT_FALSE(expected.webhooks.empty()) << "webhooks is left empty";
+  }
+  CAIRN_EXPECT_SAME_FIELD(last_webhook_id);
+  CAIRN_EXPECT_SAME_FIELD(last_trigger_id);
+  ASSERT_EQ(actual.pending.size(), expected.pending.size());
+  for (const auto& [key, delivery] : expected.pending) {
+    ASSERT_EQ(actual.pending.count(key), 1u) << "delivery " << key.first << "/" << key.second;
+    const PendingWebhookDelivery& got = actual.pending.at(key);
+    const PendingWebhookDelivery unfilled_delivery{};
+    EXPECT_EQ(got.webhook_id, delivery.webhook_id);
+    EXPECT_EQ(got.body_json, delivery.body_json);
+    if (filled) {
+      EXPECT_NE(delivery.webhook_id, unfilled_delivery.webhook_id);
+      EXPECT_NE(delivery.body_json, unfilled_delivery.body_json);
+    }
+  }
+  if (filled) {
+    EXPECT_FALSE(expected.pending.empty()) << "pending is left empty";
+  }
+}
+
 // --- OpenPAI jobs ------------------------------------------------------------------------------
 
 CAIRN_COVERS(PaiMember, 6);
@@ -911,7 +965,7 @@ void ExpectSamePaiJob(const PaiJobRecord& expected, const PaiJobRecord& actual, 
 
 // --- The whole state ---------------------------------------------------------------------------
 
-CAIRN_COVERS(DecisionState, 27);
+CAIRN_COVERS(DecisionState, 28);
 
 // A state in which every field of every stored record is set (and one of each kind of task: a
 // running one, an exited one, a queued one), its derived fields made as Apply makes them.
@@ -953,6 +1007,7 @@ std::unique_ptr<DecisionState> FullState() {
   FillIdentity(state->identity);
   FillTenancy(state->tenancy);
   FillRegistry(state->registry);
+  FillWebhooks(state->webhooks);
   state->last_experiment_id = 3;
   state->last_trial_id = 22;
   state->dirty_experiments = {3};
@@ -1087,6 +1142,7 @@ TEST(SnapshotCoverageTest, EveryFieldOfEveryRecordSurvivesARoundTrip) {
   ExpectSameIdentity(expected.identity, actual.identity, filled);
   ExpectSameTenancy(expected.tenancy, actual.tenancy, filled);
   ExpectSameRegistry(expected.registry, actual.registry, filled);
+  ExpectSameWebhooks(expected.webhooks, actual.webhooks, filled);
   CAIRN_EXPECT_SAME_FIELD(last_experiment_id);
   CAIRN_EXPECT_SAME_FIELD(last_trial_id);
   CAIRN_EXPECT_SAME_FIELD(dirty_experiments);

@@ -24,6 +24,7 @@
 
 #include "tests/e2e/determined_cli.h"
 #include "tests/e2e/experiment_fixture.h"
+#include "tests/support/webhook_receiver.h"
 
 namespace cairn::testing {
 namespace {
@@ -377,6 +378,67 @@ TEST_F(DeterminedTrialsTest, AProfiledTrialsSystemMetricsReadBackAsTheWebUisSeri
       "GET", "/api/v1/trials/" + std::to_string(trial) + "/profiler/metrics?labels.name=loss");
   EXPECT_EQ(refused.status, 400);
   EXPECT_NE(refused.body.dump().find("cpu_*"), std::string::npos) << refused.body.dump();
+}
+
+// core_context.alert() in a Core API trial, to a Slack webhook made with Determined's own
+// bindings that names the experiment: its alert and its completion arrive as Slack messages.
+constexpr char kAlertingTrain[] = R"(import determined as det
+
+with det.core.init() as core:
+    core.alert(title="diverged", description="loss is nan", level="warn")
+    core.train.report_training_metrics(steps_completed=1, metrics={"loss": 1.0})
+)";
+
+TEST_F(DeterminedTrialsTest, ACoreApiAlertAndTheEndReachASlackWebhookMadeWithTheBindings) {
+  WebhookReceiver receiver;
+  const std::string made =
+      PythonAsDetermined() + " -c '" +
+      "from determined.common.api import bindings as b\n"
+      "from determined.experimental import client\n"
+      "client.login(\"" +
+      cluster_.url() +
+      "\")\n"
+      "s = client._determined._session\n"
+      "t = [b.v1Trigger(triggerType=b.v1TriggerType.CUSTOM, condition={}),\n"
+      "     b.v1Trigger(triggerType=b.v1TriggerType.EXPERIMENT_STATE_CHANGE,\n"
+      "                 condition={\"state\": \"COMPLETED\"})]\n"
+      "w = b.post_PostWebhook(s, body=b.v1Webhook(mode=b.v1WebhookMode.SPECIFIC, name=\"alerts\",\n"
+      "    url=\"" +
+      receiver.Url("/slack") +
+      "\", webhookType=b.v1WebhookType.SLACK,\n"
+      "    triggers=t, workspaceId=1)).webhook\n"
+      "print(\"made\", w.id, [x.triggerType.value for x in w.triggers])\n"
+      "print(\"listed\", [x.name for x in b.get_GetWebhooks(s).webhooks])'";
+  auto [status, printed] = RunShell(made);
+  ASSERT_EQ(status, 0) << printed;
+  EXPECT_NE(printed.find("made 1 ['TRIGGER_TYPE_CUSTOM', 'TRIGGER_TYPE_EXPERIMENT_STATE_CHANGE']"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("listed ['alerts']"), std::string::npos) << printed;
+
+  StartAgent("det-a", 1);
+  const int64_t experiment = Create(
+      "name: alerting\n"
+      "entrypoint: python3 train.py\n"
+      "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
+      "integrations: {webhooks: {webhook_name: [alerts]}}\n"
+      "max_restarts: 0\n",
+      ModelDir("alerting", "train.py", kAlertingTrain));
+  ASSERT_GT(experiment, 0);
+  auto events = UntilState(experiment, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, experiment, "EXPERIMENT_STATE_COMPLETED"));
+  ASSERT_TRUE(receiver.WaitFor(2)) << "got " << receiver.received().size();
+  const auto received = receiver.received();
+  json alert = json::parse(received[0].body);
+  EXPECT_EQ(alert["blocks"][0]["fields"][0]["text"], "*Level*: WARNING") << alert.dump();
+  EXPECT_EQ(alert["blocks"][0]["fields"][1]["text"], "*Title*: diverged");
+  EXPECT_EQ(alert["blocks"][0]["fields"][2]["text"], "*Description*: loss is nan");
+  json done = json::parse(received[1].body);
+  EXPECT_EQ(done["blocks"][0]["text"]["text"],
+            "Your experiment completed successfully \xF0\x9F\x8E\x89");
+  EXPECT_EQ(done["attachments"][0]["blocks"][0]["text"]["text"],
+            "\xE2\x9C\x85 alerting (#" + std::to_string(experiment) + ")");
+  EXPECT_EQ(received[1].target, "/slack");
 }
 
 TEST_F(DeterminedTrialsTest, StageThreeAdaptiveAshaStopsTrialsOnItsTimeMetric) {

@@ -72,6 +72,24 @@ TEST(TaskLogStoreTest, KeepsEachLineOnceInAllocationAndSeqOrderAcrossReopens) {
   EXPECT_TRUE(ReadAll(**reopened, "nobody").empty());
 }
 
+TEST(TaskLogStoreTest, DeleteRemovesOneTasksLinesAndCountsThem) {
+  TempDir dir;
+  auto store = TaskLogStore::Open(dir.Sub("tasklogs"));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  // A task whose id extends another's keeps its lines.
+  ASSERT_TRUE((*store)->Append(kLines).ok());
+  ASSERT_TRUE((*store)->Append({Line("train2", "train2.1", 0, "neighbour\n")}).ok());
+  auto removed = (*store)->Delete("train");
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(*removed, 4u);
+  EXPECT_TRUE(ReadAll(**store, "train").empty());
+  EXPECT_EQ(ReadAll(**store, "train2").size(), 1u);
+  EXPECT_EQ(ReadAll(**store, "other").size(), 1u);
+  auto again = (*store)->Delete("train");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, 0u);
+}
+
 class MirroredTaskLogStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -580,5 +580,30 @@ TEST(MasterConfigIdle, NotebookAndTensorboardTimeoutsAreSecondsWithDeterminedsDe
   EXPECT_FALSE(ParseMasterConfig("data_dir: /d\ntensorboard_timeout: soon\n", "master.yaml").ok());
 }
 
+TEST(MasterConfigRetentionAndWebhooks, DeterminedsKeysWithTheirBoundsAndSecretsMasked) {
+  auto config = Parse(
+      "data_dir: /d\nretention_policy:\n  log_retention_days: 30\n  schedule: \"0 0 * * *\"\n"
+      "webhooks:\n  signing_key: not-a-short-key\n  base_url: https://cairn.example\n"
+      "  max_attempts: 3\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->retention.log_retention_days, 30);
+  EXPECT_EQ(config->retention.schedule, "0 0 * * *");
+  EXPECT_EQ(config->webhooks.max_attempts, 3);
+  const std::string shown = MasterConfigJson(*config);
+  EXPECT_EQ(shown.find("not-a-short-key"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("\"schedule\":\"0 0 * * *\""), std::string::npos) << shown;
+  ExpectError("data_dir: /d\nretention_policy:\n  log_retention_days: -2\n",
+              StatusCode::kInvalidArgument,
+              "master.yaml:3: retention_policy.log_retention_days: must be between -1 (keep "
+              "forever) and 32767");
+  auto bad_schedule = Parse("data_dir: /d\nretention_policy:\n  schedule: every day\n");
+  ASSERT_FALSE(bad_schedule.ok());
+  EXPECT_NE(bad_schedule.status().message().find("retention_policy.schedule"), std::string::npos);
+  ExpectError("data_dir: /d\nwebhooks:\n  signing_key: short\n", StatusCode::kInvalidArgument,
+              "master.yaml:3: webhooks.signing_key: must have at least 8 characters");
+  ExpectError("data_dir: /d\nwebhooks:\n  max_attempts: 0\n", StatusCode::kInvalidArgument,
+              "master.yaml:3: webhooks.max_attempts: must be between 1 and 100");
+}
+
 }  // namespace
 }  // namespace cairn

@@ -137,8 +137,8 @@ class History {
   // deletion, a queue change of its job, and an end in one of several states, with a model whose
   // versions register its checkpoint, changed, archived, renamed or deleted (AddRegistry);
   // templates saved, changed and deleted; users and sessions; workspaces, projects, roles,
-  // bindings and moved experiments (AddTenancy); and a last master start (a claim) once every
-  // task is through.
+  // bindings and moved experiments (AddTenancy); webhooks and their deliveries (AddWebhooks);
+  // ended tasks' logs expired; and a last master start (a claim) once every task is through.
   void AddWorkload(int agents, int tasks);
 
   const std::vector<events::Envelope>& events() const { return events_; }
@@ -164,6 +164,9 @@ class History {
   // The tenancy part of AddWorkload at task `t`: workspaces created, renamed, archived, pinned
   // and deleted, projects, roles given and taken, pool bindings, experiments moved.
   void AddTenancy(int t);
+  // The webhooks part of AddWorkload at task `t`: webhooks created, their URL changed, deliveries
+  // recorded (delivered and given up), webhooks deleted.
+  void AddWebhooks(int t);
 
   std::string id_prefix_;
   uint64_t epoch_ = 0;

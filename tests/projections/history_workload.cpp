@@ -345,6 +345,7 @@ void History::AddWorkload(int agents, int tasks) {
       AddRegistry(last_experiment_id_, t);
     }
     AddTenancy(t);
+    AddWebhooks(t);
     if (t % 15 == 7 || t == tasks - 1) AddPaiJob(t, pool, agent, incarnations[agent_index], pid);
     if (t % 7 == 6) {
       Kill(task, "", "");
@@ -384,6 +385,12 @@ void History::AddWorkload(int agents, int tasks) {
     } else if (t % 3 != 1) {  // every third task is left running
       Exit(task, allocation, agent, t % 13 == 0 ? 1 : 0, std::nullopt, "exited");
     }
+    if (t % 9 == 5 && t >= 9) {  // an ended task's logs go (log retention)
+      events::Envelope expired;
+      expired.mutable_task_logs_expired()->add_task_ids("task-" + std::to_string(t - 9));
+      expired.mutable_task_logs_expired()->set_reason("log_retention_days 0 (master.yaml)");
+      Stamp(std::move(expired));
+    }
     if (t % 9 == 1) SaveTemplate("template-" + std::to_string(t % 4), "description: t" + id);
     if (t % 9 == 8) DeleteTemplate("template-" + std::to_string(t % 4));
     // Users come and go: created, logged in and out, renamed, deactivated, failing a login.
@@ -414,7 +421,51 @@ void History::AddWorkload(int agents, int tasks) {
   CreateModel(static_cast<int32_t>(last_experiment_id_) + 1, "workload",
               std::to_string(tasks) + " tasks");
   CreateUser(1, "workload-of-" + std::to_string(tasks) + "-tasks", true);
+  AddWebhooks(-tasks);  // one more webhook, named after the workload
   Claim(epoch_ + 1);
+}
+
+void History::AddWebhooks(int t) {
+  const int64_t webhook_id = t < 0 ? 100000 : t / 10 + 1;
+  if (t < 0 || t % 10 == 3) {
+    events::Envelope event;
+    auto* created = event.mutable_webhook_created();
+    created->set_webhook_id(webhook_id);
+    created->set_name("hook-" + std::to_string(t));
+    created->set_url("https://hooks.example/services/" + std::to_string(t));
+    created->set_type(t % 20 == 3 ? events::WEBHOOK_TYPE_SLACK : events::WEBHOOK_TYPE_DEFAULT);
+    created->set_mode(events::WEBHOOK_MODE_WORKSPACE);
+    auto* trigger = created->add_triggers();
+    trigger->set_trigger_id(webhook_id);
+    trigger->set_type(events::TRIGGER_TYPE_EXPERIMENT_STATE_CHANGE);
+    trigger->set_condition_json(R"({"state":"COMPLETED"})");
+    Stamp(std::move(event));
+    return;
+  }
+  if (t % 10 == 6 || t % 10 == 8) {
+    events::Envelope event;
+    auto* delivery = event.mutable_webhook_deliveries_recorded()->add_deliveries();
+    delivery->set_source_offset(events_.size() - 1);
+    delivery->set_trigger_id(webhook_id);
+    delivery->set_webhook_id(webhook_id);
+    const bool delivered = t % 10 == 6;
+    delivery->set_outcome(delivered ? events::WEBHOOK_DELIVERY_OUTCOME_DELIVERED
+                                    : events::WEBHOOK_DELIVERY_OUTCOME_GAVE_UP);
+    delivery->set_http_status(delivered ? 200 : 503);
+    delivery->set_attempts(delivered ? 1 : 5);
+    Stamp(std::move(event));
+  }
+  if (t % 20 == 7) {
+    events::Envelope event;
+    event.mutable_webhook_updated()->set_webhook_id(webhook_id);
+    event.mutable_webhook_updated()->set_url("https://hooks.example/moved/" + std::to_string(t));
+    Stamp(std::move(event));
+  }
+  if (t % 30 == 9) {
+    events::Envelope event;
+    event.mutable_webhook_deleted()->set_webhook_id(webhook_id);
+    Stamp(std::move(event));
+  }
 }
 
 }  // namespace cairn::testing

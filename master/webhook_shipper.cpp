@@ -1,0 +1,190 @@
+#include "master/webhook_shipper.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "base/log.h"
+#include "commands/webhooks/webhook_payload.h"
+#include "events/redaction.h"
+#include "net/http_client.h"
+
+namespace cairn {
+
+namespace {
+
+// Deliveries a webhook sends in one pass at most: its queue is read again on the next.
+constexpr size_t kDeliveriesPerPass = 64;
+
+struct Answer {
+  int status = 0;     // 0: none came
+  std::string error;  // why not, when no answer came
+};
+
+// One POST of `body` to `url`, with `headers`. Never logs or returns the URL's path or query.
+Answer Post(const std::string& url, const std::string& body,
+            const std::map<std::string, std::string>& headers, const std::string& ca_file,
+            std::chrono::milliseconds timeout) {
+  auto parsed = commands::ParseWebhookUrl(url);
+  if (!parsed.ok()) return {0, parsed.status().message()};
+  net::ClientOptions options;
+  options.tls = parsed->tls;
+  options.ca_file = ca_file;
+  net::Client client(parsed->host, parsed->port, options);
+  auto response = client.Request("POST", parsed->target, body, headers, timeout);
+  if (!response.ok()) return {0, response.status().message()};
+  return {response->status, ""};
+}
+
+bool Accepted(int status) { return status >= 100 && status < 400; }
+
+std::map<std::string, std::string> SignedHeaders(const std::string& signing_key,
+                                                 const std::string& body) {
+  const int64_t now = NowUnixMicros() / 1'000'000;
+  return {{"Content-Type", "application/json; charset=UTF-8"},
+          {commands::kSignatureTimestampHeader, std::to_string(now)},
+          {commands::kSignatureHeader, commands::WebhookSignature(signing_key, now, body)}};
+}
+
+}  // namespace
+
+WebhookShipper::WebhookShipper(DecisionLoop* loop, Options options)
+    : loop_(loop), options_(std::move(options)) {}
+
+WebhookShipper::~WebhookShipper() { Stop(); }
+
+void WebhookShipper::Start() {
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      lock.unlock();
+      ShipDue();
+      lock.lock();
+      wakeup_.wait_for(lock, options_.poll_period, [this] { return stopping_; });
+    }
+  });
+}
+
+void WebhookShipper::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wakeup_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status WebhookShipper::SendTest(const events::WebhookCreated& webhook) const {
+  const std::string event_id = NewUuid();
+  Answer answer;
+  if (webhook.type() == events::WEBHOOK_TYPE_SLACK) {
+    answer = Post(webhook.url(), commands::SlackTestPayload(),
+                  {{"Content-Type", "application/json; charset=UTF-8"}}, options_.ca_file,
+                  options_.timeout);
+  } else {
+    const std::string body = commands::TestPayload(event_id, NowUnixMicros() / 1'000'000);
+    answer = Post(webhook.url(), body, SignedHeaders(options_.signing_key, body), options_.ca_file,
+                  options_.timeout);
+  }
+  if (answer.status == 0) {
+    return Status::InvalidArgument("error sending webhook request for event " + event_id + ": " +
+                                   answer.error);
+  }
+  if (!Accepted(answer.status)) {
+    return Status::InvalidArgument("received error from webhook server for event " + event_id +
+                                   ": HTTP " + std::to_string(answer.status));
+  }
+  return Status::Ok();
+}
+
+size_t WebhookShipper::ShipDue() {
+  struct Owed {
+    commands::WebhookDeliveryKey key;
+    std::string body;
+  };
+  struct Target {
+    events::WebhookCreated webhook;
+    std::vector<Owed> owed;
+  };
+  std::map<int64_t, Target> targets;
+  loop_->Read([&](const commands::DecisionState& state) {
+    for (const auto& [key, delivery] : state.webhooks.pending) {
+      Target& target = targets[delivery.webhook_id];
+      if (target.owed.size() >= kDeliveriesPerPass) continue;
+      if (target.owed.empty()) {
+        const events::WebhookCreated* webhook = state.webhooks.Find(delivery.webhook_id);
+        if (webhook == nullptr) continue;
+        target.webhook = *webhook;
+      }
+      target.owed.push_back({key, delivery.body_json});
+    }
+  });
+  std::erase_if(retrying_, [&](const auto& entry) { return targets.count(entry.first) == 0; });
+  size_t ended_total = 0;
+  for (auto& [webhook_id, target] : targets) {
+    const events::WebhookCreated& webhook = target.webhook;
+    std::vector<events::WebhookDelivery> ended;
+    for (const Owed& owed : target.owed) {
+      auto& [retried_key, attempts] = retrying_[webhook_id];
+      if (retried_key != owed.key) {
+        retried_key = owed.key;
+        attempts = Attempts{};
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now < attempts.next) break;  // this webhook's queue waits for its back-off
+      std::string body = owed.body;
+      if (webhook.type() == events::WEBHOOK_TYPE_SLACK) {
+        auto slack = commands::SlackPayload(owed.body, options_.base_url);
+        if (slack.ok()) body = std::move(*slack);
+      }
+      const Answer answer = Post(webhook.url(), body, SignedHeaders(options_.signing_key, body),
+                                 options_.ca_file, options_.timeout);
+      ++attempts.made;
+      events::WebhookDelivery delivery;
+      delivery.set_source_offset(owed.key.first);
+      delivery.set_trigger_id(owed.key.second);
+      delivery.set_webhook_id(webhook_id);
+      delivery.set_http_status(answer.status);
+      delivery.set_attempts(attempts.made);
+      if (Accepted(answer.status)) {
+        delivery.set_outcome(events::WEBHOOK_DELIVERY_OUTCOME_DELIVERED);
+      } else if (answer.status >= 400 && answer.status < 500) {
+        delivery.set_outcome(events::WEBHOOK_DELIVERY_OUTCOME_GAVE_UP);
+        delivery.set_detail("the endpoint refused it: HTTP " + std::to_string(answer.status));
+      } else if (attempts.made >= options_.max_attempts) {
+        delivery.set_outcome(events::WEBHOOK_DELIVERY_OUTCOME_GAVE_UP);
+        delivery.set_detail(
+            "not delivered after " + std::to_string(attempts.made) + " attempts; the last: " +
+            (answer.status != 0 ? "HTTP " + std::to_string(answer.status) : answer.error));
+      } else {
+        auto wait = options_.first_retry * (int64_t{1} << std::min(attempts.made - 1, 20));
+        attempts.next = now + std::min<std::chrono::milliseconds>(wait, options_.max_retry);
+        log::Info("webhooks", "webhook {} ({}): attempt {} failed ({}); retrying in {} ms",
+                  webhook_id, RedactedWebhookUrl(webhook.url()), attempts.made,
+                  answer.status != 0 ? "HTTP " + std::to_string(answer.status) : answer.error,
+                  std::min<std::chrono::milliseconds>(wait, options_.max_retry).count());
+        break;
+      }
+      if (delivery.outcome() == events::WEBHOOK_DELIVERY_OUTCOME_GAVE_UP) {
+        log::Warn("webhooks", "webhook {} ({}): gave up a delivery: {}", webhook_id,
+                  RedactedWebhookUrl(webhook.url()), delivery.detail());
+      }
+      ended.push_back(std::move(delivery));
+      retrying_.erase(webhook_id);
+    }
+    if (ended.empty()) continue;
+    commands::CommandMeta meta{"system:webhooks", NewUuid(), "", NowUnixMicros()};
+    auto recorded = loop_->Execute(commands::RecordWebhookDeliveries{ended}, meta);
+    if (!recorded.ok()) {
+      // Still owed: sent again on a later pass (the same event_id, for the receiver to drop).
+      log::Warn("webhooks", "could not record {} webhook deliveries: {}", ended.size(),
+                recorded.status());
+      continue;
+    }
+    ended_total += ended.size();
+  }
+  return ended_total;
+}
+
+}  // namespace cairn
