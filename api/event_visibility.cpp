@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "commands/webhooks/webhook_decider.h"
 #include "events/workspace_defaults.h"
 
 namespace cairn::api {
@@ -24,8 +25,7 @@ bool EventVisibility::CanViewModels(int32_t workspace_id) const {
 }
 
 bool EventVisibility::CanViewWebhooks(int32_t workspace_id) const {
-  return workspace_id == commands::kEveryWorkspace ||
-         tenancy_.Allows(caller_, commands::Permission::kViewWebhooks, workspace_id);
+  return commands::MayViewWebhooks(tenancy_, caller_, workspace_id);
 }
 
 namespace {

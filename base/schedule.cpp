@@ -16,8 +16,10 @@ constexpr int64_t kMicrosPerSecond = 1'000'000;
 constexpr int64_t kMicrosPerMinute = 60 * kMicrosPerSecond;
 
 // One cron field into `allowed` (indexes min..max).
+// `open_max` ends an open range ("*/2", "5/10"): below `max` for the day of the week, where 7
+// only names Sunday again.
 template <size_t N>
-Status ParseField(const std::string& field, int min, int max, std::bitset<N>& allowed,
+Status ParseField(const std::string& field, int min, int max, int open_max, std::bitset<N>& allowed,
                   const char* name) {
   const auto bad = [&] {
     return Status::InvalidArgument(std::string("the ") + name + " field '" + field +
@@ -32,16 +34,17 @@ Status ParseField(const std::string& field, int min, int max, std::bitset<N>& al
   std::string item;
   while (std::getline(items, item, ',')) {
     int step = 1;
-    if (const size_t slash = item.find('/'); slash != std::string::npos) {
+    const size_t slash = item.find('/');
+    if (slash != std::string::npos) {
       if (!number(item.substr(slash + 1), step) || step < 1) return bad();
       item = item.substr(0, slash);
     }
-    int low = min, high = max;
+    int low = min, high = open_max;
     if (item != "*") {
       const size_t dash = item.find('-');
       if (dash == std::string::npos) {
         if (!number(item, low)) return bad();
-        high = step > 1 ? max : low;
+        high = slash != std::string::npos ? open_max : low;
       } else if (!number(item.substr(0, dash), low) || !number(item.substr(dash + 1), high)) {
         return bad();
       }
@@ -63,10 +66,11 @@ Result<Schedule> ParseSchedule(const std::string& text) {
   for (std::string word; words >> word;) fields.push_back(word);
   if (fields.size() == 1) {
     auto every = ParseGoDuration(text);
-    if (!every.ok() || *every < kMicrosPerSecond) {
+    constexpr int64_t kMaxEveryMicros = int64_t{366} * 24 * 3600 * kMicrosPerSecond;
+    if (!every.ok() || *every < kMicrosPerSecond || *every > kMaxEveryMicros) {
       return Status::InvalidArgument("schedule '" + text +
-                                     "' must be a duration of at least 1s (e.g. 24h, 1h30m) or a "
-                                     "cron expression (e.g. \"0 0 * * *\")" +
+                                     "' must be a duration from 1s to a year (e.g. 24h, 1h30m) or "
+                                     "a cron expression (e.g. \"0 0 * * *\")" +
                                      (every.ok() ? "" : ": " + every.status().message()));
     }
     schedule.every_micros = *every;
@@ -79,15 +83,18 @@ Result<Schedule> ParseSchedule(const std::string& text) {
   }
   // Sunday may also be written 7.
   std::bitset<8> weekdays;
-  CAIRN_RETURN_IF_ERROR(ParseField(fields[0], 0, 59, schedule.minutes, "minute"));
-  CAIRN_RETURN_IF_ERROR(ParseField(fields[1], 0, 23, schedule.hours, "hour"));
-  CAIRN_RETURN_IF_ERROR(ParseField(fields[2], 1, 31, schedule.days, "day-of-month"));
-  CAIRN_RETURN_IF_ERROR(ParseField(fields[3], 1, 12, schedule.months, "month"));
-  CAIRN_RETURN_IF_ERROR(ParseField(fields[4], 0, 7, weekdays, "day-of-week"));
+  CAIRN_RETURN_IF_ERROR(ParseField(fields[0], 0, 59, 59, schedule.minutes, "minute"));
+  CAIRN_RETURN_IF_ERROR(ParseField(fields[1], 0, 23, 23, schedule.hours, "hour"));
+  CAIRN_RETURN_IF_ERROR(ParseField(fields[2], 1, 31, 31, schedule.days, "day-of-month"));
+  CAIRN_RETURN_IF_ERROR(ParseField(fields[3], 1, 12, 12, schedule.months, "month"));
+  CAIRN_RETURN_IF_ERROR(ParseField(fields[4], 0, 7, 6, weekdays, "day-of-week"));
   for (size_t day = 0; day < 7; ++day) schedule.weekdays[day] = weekdays[day];
   if (weekdays[7]) schedule.weekdays.set(0);
   schedule.any_day = fields[2] == "*";
   schedule.any_weekday = fields[4] == "*";
+  if (NextRun(schedule, 0) == std::numeric_limits<int64_t>::max()) {
+    return Status::InvalidArgument("schedule '" + text + "' never runs (no such date)");
+  }
   return schedule;
 }
 

@@ -26,8 +26,9 @@ struct Schedule {
   std::string text;         // as given
 };
 
-// InvalidArgument saying what is wrong, for a text that is neither a positive duration (at least
-// a second) nor a cron expression.
+// InvalidArgument saying what is wrong, for a text that is neither a duration from a second to a
+// year nor a cron expression that runs at some time (not "0 0 31 2 *"). Names (@daily, JAN, MON)
+// are not taken.
 Result<Schedule> ParseSchedule(const std::string& text);
 
 // The first time strictly after `after_unix_micros` the schedule runs: `after` plus the duration,

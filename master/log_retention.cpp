@@ -43,6 +43,7 @@ void LogRetention::Start() {
   thread_ = std::thread([this] {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
+      // ParseSchedule takes only schedules that run within a year.
       const int64_t next = NextRun(*options_.schedule, NowUnixMicros());
       const auto when = std::chrono::system_clock::time_point(std::chrono::microseconds(next));
       if (wakeup_.wait_until(lock, when, [this] { return stopping_; })) break;
@@ -87,10 +88,10 @@ Result<uint64_t> LogRetention::Sweep(int64_t now_unix_micros, const std::string&
   for (const auto& task : tasks) {
     if (task.state() != views::TASK_STATE_TERMINATED || task.end_time_unix_micros() == 0) continue;
     if (task.logs_expired()) {
-      if (!swept_before_) {
-        CAIRN_ASSIGN_OR_RETURN(uint64_t lines, logs_->Delete(task.task_id()));
-        removed += lines;
-      }
+      // Recorded before: its lines normally went then (a seek finds none); a delete that failed,
+      // or lines a cache rebuilt from Kafka has again, go now.
+      CAIRN_ASSIGN_OR_RETURN(uint64_t lines, logs_->Delete(task.task_id()));
+      removed += lines;
       continue;
     }
     auto own = days_by_job.find(task.job_id());
@@ -99,7 +100,6 @@ Result<uint64_t> LogRetention::Sweep(int64_t now_unix_micros, const std::string&
     due[{days, own != days_by_job.end() ? "its experiment's retention_policy" : "master.yaml"}]
         .push_back(task.task_id());
   }
-  swept_before_ = true;
   for (const auto& [policy, task_ids] : due) {
     const std::string reason = "log_retention_days " + std::to_string(policy.first) + " (" +
                                policy.second + "); ended before " +

@@ -3,9 +3,9 @@
 // -1 keeps them forever). A sweep runs on master.yaml's schedule and on `det master cleanup-logs`
 // (POST /api/v1/cleanup_logs). Each sweep records what it removes first (ExpireTaskLogs, a
 // TaskLogsExpired event with the policy as its reason) and then deletes the lines: the events
-// about a task stay, so replay, audit and explain still show its whole life. The first sweep of a
-// master also removes again the lines of tasks recorded as expired before (a cache of the Kafka
-// task-log topic rebuilt at start has them again).
+// about a task stay, so replay, audit and explain still show its whole life. Every sweep also
+// removes whatever lines tasks recorded as expired before still have (a delete that failed, or a
+// cache of the Kafka task-log topic rebuilt at start).
 #pragma once
 
 #include <condition_variable>
@@ -49,8 +49,7 @@ class LogRetention {
   Projections* projections_;
   TaskLogStore* logs_;
   const Options options_;
-  std::mutex sweep_mutex_;     // one sweep at a time
-  bool swept_before_ = false;  // under sweep_mutex_
+  std::mutex sweep_mutex_;  // one sweep at a time
   std::mutex mutex_;
   std::condition_variable wakeup_;
   bool stopping_ = false;

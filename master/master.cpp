@@ -224,7 +224,8 @@ Status StartTheWebhookShipper(Master::Parts& parts) {
   options.first_retry = millis(config.first_retry_seconds);
   options.max_retry = millis(config.max_retry_seconds);
   options.timeout = millis(config.timeout_seconds);
-  parts.webhook_shipper = std::make_unique<WebhookShipper>(parts.loop.get(), std::move(options));
+  parts.webhook_shipper =
+      std::make_unique<WebhookShipper>(parts.log.get(), parts.loop.get(), std::move(options));
   parts.webhook_shipper->Start();
   return Status::Ok();
 }

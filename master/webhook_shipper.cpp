@@ -22,6 +22,18 @@ struct Answer {
   std::string error;  // why not, when no answer came
 };
 
+// `text` with every occurrence of `secret` replaced: the client's errors name the request's
+// target, which is the URL's path and query (a Slack webhook's credential).
+std::string Without(std::string text, const std::string& secret) {
+  if (secret.empty() || secret == "/") return text;
+  const std::string shown = "/" + std::string(kRedactedValue);
+  for (size_t at = text.find(secret); at != std::string::npos;
+       at = text.find(secret, at + shown.size())) {
+    text.replace(at, secret.size(), shown);
+  }
+  return text;
+}
+
 // One POST of `body` to `url`, with `headers`. Never logs or returns the URL's path or query.
 Answer Post(const std::string& url, const std::string& body,
             const std::map<std::string, std::string>& headers, const std::string& ca_file,
@@ -33,11 +45,14 @@ Answer Post(const std::string& url, const std::string& body,
   options.ca_file = ca_file;
   net::Client client(parsed->host, parsed->port, options);
   auto response = client.Request("POST", parsed->target, body, headers, timeout);
-  if (!response.ok()) return {0, response.status().message()};
+  if (!response.ok()) return {0, Without(response.status().message(), parsed->target)};
   return {response->status, ""};
 }
 
-bool Accepted(int status) { return status >= 100 && status < 400; }
+// 1xx and 2xx. A redirect is not followed (the client does not), so nothing arrived: the
+// endpoint's owner must give the webhook its final URL.
+bool Accepted(int status) { return status >= 100 && status < 300; }
+bool Refused(int status) { return status >= 300 && status < 500; }
 
 std::map<std::string, std::string> SignedHeaders(const std::string& signing_key,
                                                  const std::string& body) {
@@ -49,8 +64,22 @@ std::map<std::string, std::string> SignedHeaders(const std::string& signing_key,
 
 }  // namespace
 
-WebhookShipper::WebhookShipper(DecisionLoop* loop, Options options)
-    : loop_(loop), options_(std::move(options)) {}
+WebhookShipper::WebhookShipper(EventLog* log, DecisionLoop* loop, Options options)
+    : log_(log), loop_(loop), options_(std::move(options)) {}
+
+bool WebhookShipper::stopping() {
+  std::lock_guard lock(mutex_);
+  return stopping_;
+}
+
+bool WebhookShipper::Record(const std::vector<events::WebhookDelivery>& ended) {
+  commands::CommandMeta meta{"system:webhooks", NewUuid(), "", NowUnixMicros()};
+  auto recorded = loop_->Execute(commands::RecordWebhookDeliveries{ended}, meta);
+  if (recorded.ok()) return true;
+  log::Warn("webhooks", "could not record {} webhook deliveries (sending none until it can): {}",
+            ended.size(), recorded.status());
+  return false;
+}
 
 WebhookShipper::~WebhookShipper() { Stop(); }
 
@@ -107,9 +136,20 @@ size_t WebhookShipper::ShipDue() {
     events::WebhookCreated webhook;
     std::vector<Owed> owed;
   };
+  // What ended before and could not be recorded is recorded first, and nothing is sent until it
+  // is: sending again would repeat deliveries the endpoints took (a fenced master stops here).
+  if (!unrecorded_.empty()) {
+    if (!Record(unrecorded_)) return 0;
+    unrecorded_.clear();
+  }
+  // Only deliveries of durable events: the writer folds a batch before its append, and an append
+  // that fails takes the batch back.
+  auto durable_end = log_->EndOffset();
+  if (!durable_end.ok()) return 0;
   std::map<int64_t, Target> targets;
   loop_->Read([&](const commands::DecisionState& state) {
     for (const auto& [key, delivery] : state.webhooks.pending) {
+      if (key.first >= *durable_end) continue;
       Target& target = targets[delivery.webhook_id];
       if (target.owed.size() >= kDeliveriesPerPass) continue;
       if (target.owed.empty()) {
@@ -123,9 +163,11 @@ size_t WebhookShipper::ShipDue() {
   std::erase_if(retrying_, [&](const auto& entry) { return targets.count(entry.first) == 0; });
   size_t ended_total = 0;
   for (auto& [webhook_id, target] : targets) {
+    if (stopping()) break;
     const events::WebhookCreated& webhook = target.webhook;
     std::vector<events::WebhookDelivery> ended;
     for (const Owed& owed : target.owed) {
+      if (stopping()) break;
       auto& [retried_key, attempts] = retrying_[webhook_id];
       if (retried_key != owed.key) {
         retried_key = owed.key;
@@ -149,9 +191,13 @@ size_t WebhookShipper::ShipDue() {
       delivery.set_attempts(attempts.made);
       if (Accepted(answer.status)) {
         delivery.set_outcome(events::WEBHOOK_DELIVERY_OUTCOME_DELIVERED);
-      } else if (answer.status >= 400 && answer.status < 500) {
+      } else if (Refused(answer.status)) {
         delivery.set_outcome(events::WEBHOOK_DELIVERY_OUTCOME_GAVE_UP);
-        delivery.set_detail("the endpoint refused it: HTTP " + std::to_string(answer.status));
+        delivery.set_detail(answer.status < 400
+                                ? "the endpoint redirected it (HTTP " +
+                                      std::to_string(answer.status) +
+                                      "), which is not followed: give the webhook its final URL"
+                                : "the endpoint refused it: HTTP " + std::to_string(answer.status));
       } else if (attempts.made >= options_.max_attempts) {
         delivery.set_outcome(events::WEBHOOK_DELIVERY_OUTCOME_GAVE_UP);
         delivery.set_detail(
@@ -174,13 +220,9 @@ size_t WebhookShipper::ShipDue() {
       retrying_.erase(webhook_id);
     }
     if (ended.empty()) continue;
-    commands::CommandMeta meta{"system:webhooks", NewUuid(), "", NowUnixMicros()};
-    auto recorded = loop_->Execute(commands::RecordWebhookDeliveries{ended}, meta);
-    if (!recorded.ok()) {
-      // Still owed: sent again on a later pass (the same event_id, for the receiver to drop).
-      log::Warn("webhooks", "could not record {} webhook deliveries: {}", ended.size(),
-                recorded.status());
-      continue;
+    if (!Record(ended)) {
+      unrecorded_ = std::move(ended);
+      return ended_total;
     }
     ended_total += ended.size();
   }

@@ -3,10 +3,12 @@
 // never sent again, also after a restart; one not recorded yet (the master died while sending)
 // is sent again with the same event_id, for the receiver to drop.
 //
-// Each webhook's deliveries go in log order, one at a time: a 2xx/3xx answer delivers, a 4xx
-// gives up at once, a 5xx or no answer is retried after a back-off that doubles from
-// first_retry up to max_retry, until max_attempts; then it gives up. A failing endpoint holds
-// only its own webhook's queue; the writer never waits for an endpoint. Bodies are signed
+// Each webhook's deliveries go in log order, one at a time: a 1xx/2xx answer delivers, a 3xx
+// (redirects are not followed) or 4xx gives up at once, a 5xx or no answer is retried after a
+// back-off that doubles from first_retry up to max_retry, until max_attempts; then it gives up. A
+// failing endpoint holds only its own webhook's queue from then on (deliveries go out one at a
+// time, so a slow one delays the others by up to its timeout); the writer never waits for an
+// endpoint. Only deliveries of events already durable are sent. Bodies are signed
 // (X-Determined-AI-Signature, webhook_payload.h) under the signing key, which never reaches a log
 // line or an event; nor does a webhook's URL beyond its scheme and host.
 #pragma once
@@ -19,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/status.h"
 #include "master/decision_loop.h"
@@ -38,8 +41,8 @@ class WebhookShipper {
     std::string ca_file;                         // for https endpoints; "" = the system's CAs
   };
 
-  // `loop` must outlive the shipper.
-  WebhookShipper(DecisionLoop* loop, Options options);
+  // `log` and `loop` must outlive the shipper.
+  WebhookShipper(EventLog* log, DecisionLoop* loop, Options options);
   ~WebhookShipper();
 
   void Start();
@@ -59,7 +62,11 @@ class WebhookShipper {
   // One pass: every webhook whose next delivery is due sends until one fails or its queue is
   // empty, and what ended is recorded. Returns how many ended.
   size_t ShipDue();
+  // Records how `ended` deliveries ended; false (logged) when the writer refused.
+  bool Record(const std::vector<events::WebhookDelivery>& ended);
+  bool stopping();
 
+  EventLog* log_;
   DecisionLoop* loop_;
   const Options options_;
   std::mutex mutex_;
@@ -67,6 +74,8 @@ class WebhookShipper {
   bool stopping_ = false;
   // The owed delivery each webhook is retrying, by webhook id; only the shipper thread's.
   std::map<int64_t, std::pair<commands::WebhookDeliveryKey, Attempts>> retrying_;
+  // Deliveries that ended but whose record the writer refused; only the shipper thread's.
+  std::vector<events::WebhookDelivery> unrecorded_;
   std::thread thread_;
 };
 

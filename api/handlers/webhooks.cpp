@@ -77,9 +77,7 @@ json WebhookJson(const views::WebhookView& view, const Call& call) {
 }
 
 bool MayView(const Call& call, int32_t workspace_id) {
-  return workspace_id == commands::kEveryWorkspace ||
-         call.tenancy().Allows(call.user_record(), commands::Permission::kViewWebhooks,
-                               workspace_id);
+  return commands::MayViewWebhooks(call.tenancy(), call.user_record(), workspace_id);
 }
 
 // The webhook the path names, when the caller may see it (else NotFound, as if absent).

@@ -53,7 +53,6 @@ bool OpenUnderBasic(Permission permission) {
     case Permission::kCreateProject:
     case Permission::kUpdateTemplates:
     case Permission::kCreateModels:
-    case Permission::kViewWebhooks:
       return true;
     default:
       return false;

@@ -11,14 +11,14 @@ namespace cairn::commands {
 namespace {
 
 // Bounds on what a webhook carries: generous for people, small for the log.
-constexpr size_t kMaxNameBytes = 255;
+constexpr size_t kMaxWebhookNameBytes = 255;
 constexpr size_t kMaxTriggers = 32;
 constexpr size_t kMaxConditionBytes = 4096;
 constexpr size_t kMaxWebhooks = 10'000;
 constexpr size_t kMaxAlertTitleBytes = 1024;
 constexpr size_t kMaxAlertDescriptionBytes = 16 * 1024;
 
-bool HasControlCharacter(const std::string& text) {
+bool HasControlByte(const std::string& text) {
   for (unsigned char c : text) {
     if (c < 0x20 || c == 0x7f) return true;
   }
@@ -106,17 +106,32 @@ Status MayEdit(const DecisionState& state, const UserRecord& user, int32_t works
 
 std::string WebhookEntity(int64_t webhook_id) { return "webhook/" + std::to_string(webhook_id); }
 
-bool MayEditWebhooks(const TenancyState& tenancy, const UserRecord& user, int32_t workspace_id) {
-  if (tenancy.Allows(user, Permission::kEditWebhooks, workspace_id)) return true;
+namespace {
+
+// Under basic authz a workspace's owner has the rights admins have over its webhooks.
+bool OwnsWorkspaceUnderBasic(const TenancyState& tenancy, const UserRecord& user,
+                             int32_t workspace_id) {
   if (tenancy.RolesApply() || workspace_id == 0) return false;
   const WorkspaceRecord* workspace = tenancy.FindWorkspace(workspace_id);
   return workspace != nullptr && workspace->owner_user_id == user.id;
 }
 
+}  // namespace
+
+bool MayEditWebhooks(const TenancyState& tenancy, const UserRecord& user, int32_t workspace_id) {
+  return tenancy.Allows(user, Permission::kEditWebhooks, workspace_id) ||
+         OwnsWorkspaceUnderBasic(tenancy, user, workspace_id);
+}
+
+bool MayViewWebhooks(const TenancyState& tenancy, const UserRecord& user, int32_t workspace_id) {
+  return workspace_id == 0 || tenancy.Allows(user, Permission::kViewWebhooks, workspace_id) ||
+         OwnsWorkspaceUnderBasic(tenancy, user, workspace_id);
+}
+
 Result<Decision> DecideCommand(const DecisionState& state, const CreateWebhook& command,
                                const CommandMeta&) {
-  if (command.name.empty() || command.name.size() > kMaxNameBytes ||
-      HasControlCharacter(command.name)) {
+  if (command.name.empty() || command.name.size() > kMaxWebhookNameBytes ||
+      HasControlByte(command.name)) {
     return Status::InvalidArgument("name must have 1 to 255 bytes and no control characters");
   }
   CAIRN_RETURN_IF_ERROR(ParseWebhookUrl(command.url).status());

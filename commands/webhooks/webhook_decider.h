@@ -45,5 +45,9 @@ Status MayRun(const DecisionState& state, const UserRecord& user,
 // Whether `user` may change webhooks of `workspace_id` (0: global ones), for the edge's reads
 // (the list shows full URLs only to them).
 bool MayEditWebhooks(const TenancyState& tenancy, const UserRecord& user, int32_t workspace_id);
+// Whether `user` may see them: everyone sees the global ones; a workspace's, whoever holds
+// PERMISSION_TYPE_VIEW_WEBHOOKS there (under basic authz, as in Determined, admins and the
+// workspace's owner).
+bool MayViewWebhooks(const TenancyState& tenancy, const UserRecord& user, int32_t workspace_id);
 
 }  // namespace cairn::commands

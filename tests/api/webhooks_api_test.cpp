@@ -177,6 +177,31 @@ TEST_F(WebhooksApiTest, ATransitionIsDeliveredSignedAfterRetriesAndA4xxGivesUp) 
   EXPECT_EQ(receiver_.received().size(), 3u);
 }
 
+TEST_F(WebhooksApiTest, AnUnreachableEndpointIsGivenUpWithoutItsPathInAnyRecord) {
+  LoginAs("admin");
+  // Port 1 on loopback: nothing listens, every attempt is refused at once.
+  const std::string url = "http://127.0.0.1:1/services/T0/unreachable-s3cret";
+  CallJson("POST", "/api/v1/webhooks", WebhookBody("down", url, OnState("PAUSED")).dump());
+  const int64_t id = CreateExperiment();
+  CallJson("POST", "/api/v1/experiments/" + std::to_string(id) + "/pause");
+  auto recorded = AwaitRecordedDeliveries(1);
+  ASSERT_EQ(recorded.size(), 1u);
+  EXPECT_EQ(recorded[0]["outcome"], "WEBHOOK_DELIVERY_OUTCOME_GAVE_UP");
+  EXPECT_EQ(recorded[0]["attempts"], 3);
+  const std::string detail = recorded[0]["detail"];
+  EXPECT_NE(detail.find("not delivered after 3 attempts"), std::string::npos) << detail;
+  LoginAs("determined");  // sees the global webhook and its deliveries, not its path
+  const std::string listed = CallJson("GET", "/api/v1/webhooks").dump();
+  EXPECT_NE(listed.find("not delivered after 3 attempts"), std::string::npos) << listed;
+  for (const std::string& shown : {listed, json(EventsAs(token_)).dump()}) {
+    EXPECT_EQ(shown.find("unreachable-s3cret"), std::string::npos) << shown;
+  }
+  LoginAs("admin");
+  auto test = Call("POST", "/api/v1/webhooks/1/test");
+  EXPECT_EQ(test.status, 400);
+  EXPECT_EQ(test.body.find("unreachable-s3cret"), std::string::npos) << test.body;
+}
+
 TEST_F(WebhooksApiTest, TheTestRouteSendsOneSignedPayloadAndSaysWhatTheEndpointAnswered) {
   LoginAs("admin");
   CallJson("POST", "/api/v1/webhooks",

@@ -38,7 +38,7 @@ TEST(ScheduleTest, DurationsAreGosAndAtLeastASecond) {
     ASSERT_TRUE(schedule.ok()) << text << ": " << schedule.status().ToString();
     EXPECT_EQ(NextRun(*schedule, start), start + micros) << text;
   }
-  for (const char* bad : {"", "500ms", "5x", "h", "-1h"}) {
+  for (const char* bad : {"", "500ms", "5x", "h", "-1h", "10000h"}) {
     EXPECT_FALSE(ParseSchedule(bad).ok()) << bad;
   }
 }
@@ -56,9 +56,14 @@ TEST(ScheduleTest, CronExpressionsRunAtTheNextMatchingMinute) {
   EXPECT_EQ(NextAfter("0 0 * * 7", "2026-12-03T00:00:00Z"), "2026-12-06T00:00:00Z")
       << "7 is Sunday too";
   EXPECT_EQ(NextAfter("5,10 1-2 * 2 *", "2026-12-03T00:00:00Z"), "2027-02-01T01:05:00Z");
-  EXPECT_EQ(NextAfter("0 0 31 2 *", "2026-12-03T00:00:00Z"), "never");
-  for (const char* bad : {"60 * * * *", "* 24 * * *", "* * 0 * *", "* * * 13 *", "* * * * 8",
-                          "* * *", "a b c d e", "*/0 * * * *", "5-1 * * * *"}) {
+  // An open step runs to the field's end; for weekdays that is Saturday (7 is Sunday again).
+  EXPECT_EQ(NextAfter("0 0 * * 1/2", "2026-12-05T12:00:00Z"), "2026-12-07T00:00:00Z")
+      << "Saturday noon: Monday next, not Sunday";
+  EXPECT_EQ(NextAfter("5/20 * * * *", "2026-12-03T10:06:00Z"), "2026-12-03T10:25:00Z");
+  EXPECT_EQ(NextAfter("0 0 29 2 *", "2026-12-03T00:00:00Z"), "2028-02-29T00:00:00Z");
+  for (const char* bad :
+       {"0 0 31 2 *", "0 0 30 2 *", "@daily", "60 * * * *", "* 24 * * *", "* * 0 * *", "* * * 13 *",
+        "* * * * 8", "* * *", "a b c d e", "*/0 * * * *", "5-1 * * * *"}) {
     EXPECT_FALSE(ParseSchedule(bad).ok()) << bad;
   }
 }

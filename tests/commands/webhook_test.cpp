@@ -158,6 +158,23 @@ TEST_F(WebhookTest, EditorsOfAWorkspaceChangeItsWebhooksAndOnlyAdminsTheGlobalOn
             StatusCode::kPermissionDenied);
 }
 
+TEST_F(WebhookTest, UnderBasicAuthzOnlyAdminsAndTheWorkspacesOwnerSeeItsWebhooks) {
+  TenancyState& tenancy = cluster.state.tenancy;
+  tenancy.authz = events::AUTHZ_TYPE_BASIC;
+  const UserRecord& admin = cluster.state.identity.users.at(1);  // "test", who made team
+  const UserRecord& other = cluster.state.identity.users.at(2);
+  ASSERT_EQ(tenancy.FindWorkspace(2)->owner_user_id, admin.id);
+  EXPECT_TRUE(MayViewWebhooks(tenancy, other, 0)) << "global webhooks are everyone's to see";
+  EXPECT_FALSE(MayViewWebhooks(tenancy, other, 2));
+  EXPECT_FALSE(MayEditWebhooks(tenancy, other, 2));
+  EXPECT_FALSE(MayEditWebhooks(tenancy, other, 0));
+  EXPECT_TRUE(MayViewWebhooks(tenancy, admin, 2));
+  tenancy.workspaces[2].owner_user_id = other.id;
+  EXPECT_TRUE(MayViewWebhooks(tenancy, other, 2)) << "the owner";
+  EXPECT_TRUE(MayEditWebhooks(tenancy, other, 2));
+  EXPECT_FALSE(MayEditWebhooks(tenancy, other, 0)) << "global ones stay the admins'";
+}
+
 TEST_F(WebhookTest, AStateChangeOwesADeliveryToEveryTriggerWaitingForThatState) {
   ASSERT_TRUE(RunAs("test", Webhook("paused", {OnState("PAUSED")})).ok());
   ASSERT_TRUE(RunAs("test", Webhook("done", {OnState("COMPLETED")})).ok());
