@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands/webhooks/webhook_payload.h"
 
@@ -89,21 +90,29 @@ std::map<WebhookDeliveryKey, PendingWebhookDelivery> DeliveriesOwed(
   const ExperimentRecord* experiment = state.FindExperiment(experiment_id);
   if (experiment == nullptr || !MatchesExperiment(webhook, *experiment)) return owed;
   const int64_t timestamp = event.time_unix_micros() / kMicrosPerSecond;
+  // What the payloads say of the experiment, made once and only when a trigger takes the event.
+  std::optional<WebhookExperimentFacts> facts;
+  const auto facts_of_experiment = [&]() -> const WebhookExperimentFacts& {
+    if (!facts) facts = FactsOf(state, *experiment, event.time_unix_micros());
+    return *facts;
+  };
+  const std::string new_state = StateName(experiment->state);
   for (const auto& trigger : webhook.triggers()) {
-    std::string body;
+    const bool takes = state_change
+                           ? trigger.type() == events::TRIGGER_TYPE_EXPERIMENT_STATE_CHANGE &&
+                                 ConditionState(trigger) == new_state
+                           : trigger.type() == events::TRIGGER_TYPE_CUSTOM;
+    if (!takes) continue;
     const std::string event_id =
         WebhookEventId(event.event_id(), event.offset(), trigger.trigger_id());
-    if (state_change && trigger.type() == events::TRIGGER_TYPE_EXPERIMENT_STATE_CHANGE) {
-      const auto facts = FactsOf(state, *experiment, event.time_unix_micros());
-      if (ConditionState(trigger) != facts.state) continue;
-      body = StateChangePayload(event_id, timestamp, facts);
-    } else if (!state_change && trigger.type() == events::TRIGGER_TYPE_CUSTOM) {
+    std::string body;
+    if (state_change) {
+      body = StateChangePayload(event_id, timestamp, facts_of_experiment());
+    } else {
       const auto& raised = event.webhook_alert_raised();
       body = CustomPayload(
-          event_id, timestamp, FactsOf(state, *experiment, event.time_unix_micros()),
+          event_id, timestamp, facts_of_experiment(),
           WebhookAlert{raised.trial_id(), raised.title(), raised.description(), raised.level()});
-    } else {
-      continue;
     }
     owed[{event.offset(), trigger.trigger_id()}] =
         PendingWebhookDelivery{webhook.webhook_id(), std::move(body)};
