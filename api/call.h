@@ -74,6 +74,8 @@ class Call {
   const std::string& token() const { return token_; }
   // The id of the user named `username` now, 0 when there is none (renderers show it).
   int UserIdOf(const std::string& username) const;
+  // "allocation:<id>": the actor of what a task's own token asks (Access::kTask, kUserOrTask).
+  std::string AllocationActor() const { return "allocation:" + task_allocation_; }
   // "user:<name>": the actor every event of the user's commands records.
   std::string UserActor() const { return "user:" + user_.username; }
 

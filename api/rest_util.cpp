@@ -9,6 +9,14 @@ namespace cairn::api {
 
 using nlohmann::json;
 
+const json* GatewayField(const json& object, const char* camel, const char* snake) {
+  for (const char* key : {camel, snake}) {
+    auto it = object.find(key);
+    if (it != object.end() && !it->is_null()) return &*it;
+  }
+  return nullptr;
+}
+
 Result<json> ParseBody(const net::Request& request, bool allow_empty) {
   if (request.body.empty()) {
     if (allow_empty) return json::object();

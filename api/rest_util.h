@@ -16,6 +16,11 @@ namespace cairn::api {
 // Malformed JSON and a body that is not an object are the caller's error.
 Result<nlohmann::json> ParseBody(const net::Request& request, bool allow_empty = false);
 
+// A field of a body as grpc-gateway takes it: by its JSON name or its proto name; nullptr when
+// absent or null.
+const nlohmann::json* GatewayField(const nlohmann::json& object, const char* camel,
+                                   const char* snake);
+
 // A positive integer id from a path segment, or InvalidArgument naming `what`.
 Result<int64_t> ParseId(const std::string& text, const std::string& what);
 // The same for the int32 ids of users, workspaces and projects; a larger one names nothing

@@ -22,6 +22,14 @@ constexpr size_t kBase64ChunkBytes = 3 << 20;
 
 }  // namespace
 
+bool HasControlCharacter(std::string_view text, bool blanks_too) {
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7F || (blanks_too && byte == ' ')) return true;
+  }
+  return false;
+}
+
 std::string AsciiLower(std::string text) {
   for (char& c : text) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');

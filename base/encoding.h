@@ -20,6 +20,10 @@ std::string HexLower(const unsigned char* bytes, size_t size);
 // bytes, UTF-8 included, are kept.
 std::string AsciiLower(std::string text);
 
+// Whether `text` holds an ASCII control character (below 0x20, tab included, or DEL), or a space
+// when `blanks_too`: what names, paths and header values may not carry.
+bool HasControlCharacter(std::string_view text, bool blanks_too = false);
+
 // `text` made valid UTF-8 of at most `max_bytes`: each byte that does not begin a well-formed
 // sequence becomes U+FFFD, and the text ends before the first character that would not fit,
 // never inside one. For anything from outside that goes into a `string` field of an event: protobuf

@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "base/encoding.h"
+#include "base/http_url.h"
 #include "net/tls_context.h"
 
 namespace cairn::net {
@@ -118,31 +119,16 @@ Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 
 Result<Client> Client::FromUrl(const std::string& url, const std::string& ca_file) {
-  std::string rest = url;
+  CAIRN_ASSIGN_OR_RETURN(
+      HttpUrl parsed, ParseHttpUrl(url.find("://") == std::string::npos ? "http://" + url : url));
+  if (!parsed.port_given) return Status::InvalidArgument("URL needs host:port: " + url);
+  if (parsed.target != "/") {
+    return Status::InvalidArgument("a server's URL has no path or query: " + url);
+  }
   ClientOptions options;
-  if (rest.rfind("http://", 0) == 0) {
-    rest = rest.substr(7);
-  } else if (rest.rfind("https://", 0) == 0) {
-    rest = rest.substr(8);
-    options.tls = true;
-    options.ca_file = ca_file;
-  } else if (rest.find("://") != std::string::npos) {
-    return Status::InvalidArgument("only http:// and https:// URLs are supported: " + url);
-  }
-  while (!rest.empty() && rest.back() == '/') rest.pop_back();
-  size_t colon = rest.rfind(':');
-  if (colon == std::string::npos || colon == 0) {
-    return Status::InvalidArgument("URL needs host:port: " + url);
-  }
-  std::string host = rest.substr(0, colon);
-  std::string port_text = rest.substr(colon + 1);
-  if (port_text.empty() || port_text.size() > 5 ||
-      port_text.find_first_not_of("0123456789") != std::string::npos) {
-    return Status::InvalidArgument("bad port in URL: " + url);
-  }
-  int port = std::stoi(port_text);
-  if (port <= 0 || port > 65535) return Status::InvalidArgument("bad port in URL: " + url);
-  return Client(host, static_cast<uint16_t>(port), std::move(options));
+  options.tls = parsed.tls;
+  if (parsed.tls) options.ca_file = ca_file;
+  return Client(parsed.host, parsed.port, std::move(options));
 }
 
 Result<ClientResponse> Client::Request(const std::string& method, const std::string& target,
@@ -153,7 +139,8 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
   d.cancelled = false;
   bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
   if (req.method() == bhttp::verb::unknown) return Status::InvalidArgument("bad method " + method);
-  req.set(bhttp::field::host, d.host + ":" + std::to_string(d.port));
+  const bool ipv6 = d.host.find(':') != std::string::npos;
+  req.set(bhttp::field::host, (ipv6 ? "[" + d.host + "]" : d.host) + ":" + std::to_string(d.port));
   req.set(bhttp::field::user_agent, "cairn");
   for (const auto& [name, value] : d.default_headers) req.set(name, value);
   for (const auto& [name, value] : headers) req.set(name, value);
@@ -185,7 +172,8 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
     // Read the answer even when the write failed: a server refusing an oversized body answers
     // 413 and stops reading, which makes our write fail first.
     bhttp::response_parser<bhttp::string_body> parser;
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    parser.body_limit(d.options.max_response_bytes > 0 ? d.options.max_response_bytes
+                                                       : std::numeric_limits<std::uint64_t>::max());
     if (!d.cancelled) {
       Tcp(*d.stream).expires_after(timeout);
       std::visit(
@@ -201,8 +189,9 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
       d.stream.reset();
       beast::error_code ec = read_ec ? read_ec : write_ec;
       if (reused && repeatable && !d.cancelled && ec != beast::error::timeout) continue;
-      return Status::Unavailable(method + " " + target + " failed: " +
-                                 (d.cancelled ? std::string("cancelled") : ec.message()));
+      return Status::Unavailable(
+          method + (d.options.target_in_errors ? " " + target : "") +
+          " failed: " + (d.cancelled ? std::string("cancelled") : ec.message()));
     }
     auto& res = parser.get();
     ClientResponse out;
@@ -217,7 +206,7 @@ Result<ClientResponse> Client::Request(const std::string& method, const std::str
     }
     return out;
   }
-  return Status::Unavailable(method + " " + target + " failed");
+  return Status::Unavailable(method + (d.options.target_in_errors ? " " + target : "") + " failed");
 }
 
 Status StatusFromHttp(int http_status, const std::string& body) {

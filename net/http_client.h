@@ -34,6 +34,11 @@ struct ClientOptions {
   // carries the host name.
   bool tls = false;
   std::string ca_file;
+  // Errors name the request's target ("POST /api/v1/... failed: ..."), unless it may be a
+  // credential (a webhook's path): then only the method.
+  bool target_in_errors = true;
+  // A response body longer than this fails the request (0: no limit), for servers not trusted.
+  uint64_t max_response_bytes = 0;
 };
 
 class Client {
@@ -43,8 +48,9 @@ class Client {
   Client(Client&&) noexcept;
   Client& operator=(Client&&) noexcept;
 
-  // Parses "http://host:port" or "https://host:port" (a trailing slash is fine; no scheme means
-  // http). `ca_file` is the CA that https verifies the server with ("" = the system's CAs).
+  // Parses "http://host:port" or "https://host:port" (base/http_url.h; a trailing slash is fine,
+  // no scheme means http). `ca_file` is the CA that https verifies the server with ("" = the
+  // system's CAs).
   static Result<Client> FromUrl(const std::string& url, const std::string& ca_file = "");
 
   // Sends one request and reads the whole response. A transport failure is Unavailable; an

@@ -32,15 +32,6 @@ bool IsHeaderToken(std::string_view name) {
   });
 }
 
-// Whether `text` holds a control character, or a space or tab when `blanks_too`.
-bool HasControlCharacter(std::string_view text, bool blanks_too) {
-  return std::any_of(text.begin(), text.end(), [&](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte == ' ' || byte == '\t') return blanks_too;
-    return byte < 0x20 || byte == 0x7F;
-  });
-}
-
 // The upgrade request, or InvalidArgument when the target's path or headers could not be sent
 // as they are (a line break would let a header smuggle in another).
 Result<std::string> UpgradeRequest(const WebSocketTarget& target, const std::string& key) {

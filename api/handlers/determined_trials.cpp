@@ -17,8 +17,6 @@ namespace {
 // Longest the preemption long poll holds a request; Determined's package asks for 60 s.
 constexpr int kMaxPreemptionWaitSeconds = 60;
 
-std::string AllocationActor(const Call& call) { return "allocation:" + call.task_allocation(); }
-
 // The live run of the trial the path names, when the caller's token is that run's; the package
 // only ever reports on its own trial.
 Result<commands::TrialRunStart> OwnTrialRun(Call& call, const std::string& trial_id_text) {
@@ -37,18 +35,9 @@ Result<commands::TrialRunStart> OwnTrialRun(Call& call, const std::string& trial
 
 net::Response Report(Call& call, commands::ReportTrial report) {
   report.allocation_id = call.task_allocation();
-  auto outcome = call.ExecuteAs(std::move(report), AllocationActor(call));
+  auto outcome = call.ExecuteAs(std::move(report), call.AllocationActor());
   if (!outcome.ok()) return Error(outcome.status());
   return Ok(json::object(), outcome->offset);
-}
-
-// grpc-gateway takes a field in its proto name or its JSON name.
-const json* Field(const json& object, const char* camel, const char* snake) {
-  for (const char* key : {camel, snake}) {
-    auto it = object.find(key);
-    if (it != object.end() && !it->is_null()) return &*it;
-  }
-  return nullptr;
 }
 
 Result<int64_t> IntegerOf(const json& value, const std::string& path) {
@@ -74,26 +63,26 @@ net::Response ReportTrialMetrics(Call& call) {
   report.kind = commands::ReportTrial::Kind::kMetrics;
   report.trial_id = run->trial_id;
   auto& metrics = report.metrics;
-  const json* group = Field(*body, "group", "group");
+  const json* group = GatewayField(*body, "group", "group");
   if (group == nullptr || !group->is_string()) {
     return Error(Status::InvalidArgument("group is required: training, validation or a name"));
   }
   metrics.set_group(group->get<std::string>());
-  const json* trial_metrics = Field(*body, "metrics", "metrics");
+  const json* trial_metrics = GatewayField(*body, "metrics", "metrics");
   if (trial_metrics == nullptr || !trial_metrics->is_object()) {
     return Error(Status::InvalidArgument("metrics must be an object (v1TrialMetrics)"));
   }
-  if (const json* steps = Field(*trial_metrics, "stepsCompleted", "steps_completed")) {
+  if (const json* steps = GatewayField(*trial_metrics, "stepsCompleted", "steps_completed")) {
     auto value = IntegerOf(*steps, "metrics.stepsCompleted");
     if (!value.ok()) return Error(value.status());
     metrics.set_steps_completed(*value);
   }
-  if (const json* run_id = Field(*trial_metrics, "trialRunId", "trial_run_id")) {
+  if (const json* run_id = GatewayField(*trial_metrics, "trialRunId", "trial_run_id")) {
     auto value = IntegerOf(*run_id, "metrics.trialRunId");
     if (!value.ok()) return Error(value.status());
     metrics.set_trial_run_id(static_cast<int32_t>(std::clamp<int64_t>(*value, 0, INT32_MAX)));
   }
-  if (const json* trial_id = Field(*trial_metrics, "trialId", "trial_id")) {
+  if (const json* trial_id = GatewayField(*trial_metrics, "trialId", "trial_id")) {
     auto value = IntegerOf(*trial_id, "metrics.trialId");
     if (!value.ok()) return Error(value.status());
     if (*value != run->trial_id) {
@@ -102,20 +91,20 @@ net::Response ReportTrialMetrics(Call& call) {
                                            std::to_string(run->trial_id)));
     }
   }
-  if (const json* time = Field(*trial_metrics, "reportTime", "report_time")) {
+  if (const json* time = GatewayField(*trial_metrics, "reportTime", "report_time")) {
     if (!time->is_string()) return Error(Status::InvalidArgument("metrics.reportTime: a time"));
     metrics.set_report_time(time->get<std::string>());
   }
-  const json* inner = Field(*trial_metrics, "metrics", "metrics");
+  const json* inner = GatewayField(*trial_metrics, "metrics", "metrics");
   if (inner == nullptr || !inner->is_object()) {
     return Error(Status::InvalidArgument("metrics.metrics must be an object with avgMetrics"));
   }
-  const json* average = Field(*inner, "avgMetrics", "avg_metrics");
+  const json* average = GatewayField(*inner, "avgMetrics", "avg_metrics");
   if (average == nullptr || !average->is_object()) {
     return Error(Status::InvalidArgument("metrics.metrics.avgMetrics must be an object"));
   }
   metrics.set_metrics_json(average->dump());
-  if (const json* batches = Field(*inner, "batchMetrics", "batch_metrics")) {
+  if (const json* batches = GatewayField(*inner, "batchMetrics", "batch_metrics")) {
     metrics.set_batch_metrics_json(batches->dump());
   }
   return Report(call, std::move(report));
@@ -126,7 +115,7 @@ net::Response ReportTrialProgress(Call& call) {
   if (!run.ok()) return Error(run.status());
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
-  const json* progress = Field(*body, "progress", "progress");
+  const json* progress = GatewayField(*body, "progress", "progress");
   if (progress == nullptr || !progress->is_number()) {
     return Error(Status::InvalidArgument("progress must be a number between 0 and 1"));
   }
@@ -143,9 +132,9 @@ net::Response ReportTrialEarlyExit(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   // The package sends {"reason": ...}; the binding's shape is {"earlyExit": {"reason": ...}}.
-  const json* holder = Field(*body, "earlyExit", "early_exit");
+  const json* holder = GatewayField(*body, "earlyExit", "early_exit");
   const json* reason =
-      Field(holder != nullptr && holder->is_object() ? *holder : *body, "reason", "reason");
+      GatewayField(holder != nullptr && holder->is_object() ? *holder : *body, "reason", "reason");
   if (reason == nullptr || !reason->is_string()) {
     return Error(Status::InvalidArgument("reason is required, e.g. EXITED_REASON_INVALID_HP"));
   }
@@ -170,14 +159,14 @@ net::Response ReportCheckpoint(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
   // The body is Determined's v1Checkpoint, or the request wrapping it.
-  const json* wrapped = Field(*body, "checkpoint", "checkpoint");
+  const json* wrapped = GatewayField(*body, "checkpoint", "checkpoint");
   const json& checkpoint = wrapped != nullptr && wrapped->is_object() ? *wrapped : *body;
-  const json* allocation = Field(checkpoint, "allocationId", "allocation_id");
+  const json* allocation = GatewayField(checkpoint, "allocationId", "allocation_id");
   if (allocation != nullptr &&
       (!allocation->is_string() || allocation->get<std::string>() != call.task_allocation())) {
     return Error(Status::PermissionDenied("allocationId is not this task's allocation"));
   }
-  const json* state = Field(checkpoint, "state", "state");
+  const json* state = GatewayField(checkpoint, "state", "state");
   if (state != nullptr &&
       !(state->is_string() && (*state == "STATE_COMPLETED" || *state == "STATE_UNSPECIFIED"))) {
     return Error(
@@ -187,12 +176,12 @@ net::Response ReportCheckpoint(Call& call) {
   commands::ReportTrial report;
   report.kind = commands::ReportTrial::Kind::kCheckpoint;
   auto& saved = report.checkpoint;
-  const json* uuid = Field(checkpoint, "uuid", "uuid");
+  const json* uuid = GatewayField(checkpoint, "uuid", "uuid");
   if (uuid == nullptr || !uuid->is_string()) {
     return Error(Status::InvalidArgument("uuid is required"));
   }
   saved.set_uuid(uuid->get<std::string>());
-  const json* metadata = Field(checkpoint, "metadata", "metadata");
+  const json* metadata = GatewayField(checkpoint, "metadata", "metadata");
   if (metadata == nullptr || !metadata->is_object() || !metadata->contains("steps_completed")) {
     return Error(Status::InvalidArgument("metadata.steps_completed is required"));
   }
@@ -201,7 +190,7 @@ net::Response ReportCheckpoint(Call& call) {
   saved.set_total_batches(*steps);
   saved.set_metadata_json(metadata->dump());
   int64_t size = 0;
-  if (const json* resources = Field(checkpoint, "resources", "resources")) {
+  if (const json* resources = GatewayField(checkpoint, "resources", "resources")) {
     if (!resources->is_object()) {
       return Error(Status::InvalidArgument("resources must map paths to sizes"));
     }
@@ -221,7 +210,7 @@ net::Response ReportCheckpoint(Call& call) {
 net::Response StartRun(Call& call) {
   auto body = call.Body(/*allow_empty=*/true);
   if (!body.ok()) return Error(body.status());
-  const json* run_id = Field(*body, "runId", "run_id");
+  const json* run_id = GatewayField(*body, "runId", "run_id");
   if (run_id == nullptr) return Error(Status::InvalidArgument("runId is required"));
   auto trial_id = IntegerOf(*run_id, "runId");
   if (!trial_id.ok()) return Error(trial_id.status());

@@ -9,15 +9,6 @@ using nlohmann::json;
 
 namespace {
 
-// grpc-gateway takes a field by its JSON name or its proto name.
-const json* BodyField(const json& object, const char* camel, const char* snake) {
-  for (const char* key : {camel, snake}) {
-    auto it = object.find(key);
-    if (it != object.end() && !it->is_null()) return &*it;
-  }
-  return nullptr;
-}
-
 // An enum given by name ("WEBHOOK_TYPE_SLACK") or number, as grpc-gateway takes it.
 template <typename Enum>
 Result<Enum> EnumField(const json* value, const std::string& path,
@@ -29,16 +20,6 @@ Result<Enum> EnumField(const json* value, const std::string& path,
     return static_cast<Enum>(value->get<int>());
   }
   return Status::InvalidArgument(path + ": unknown value " + value->dump());
-}
-
-bool ParseType(const std::string& name, events::WebhookType* out) {
-  return events::WebhookType_Parse(name, out);
-}
-bool ParseMode(const std::string& name, events::WebhookMode* out) {
-  return events::WebhookMode_Parse(name, out);
-}
-bool ParseTriggerType(const std::string& name, events::WebhookTriggerType* out) {
-  return events::WebhookTriggerType_Parse(name, out);
 }
 
 json WebhookJson(const views::WebhookView& view, const Call& call) {
@@ -97,17 +78,18 @@ Result<commands::CreateWebhook> ReadWebhook(const json& body) {
   commands::CreateWebhook command;
   CAIRN_ASSIGN_OR_RETURN(command.name, GetString(body, "name", "name", true));
   CAIRN_ASSIGN_OR_RETURN(command.url, GetString(body, "url", "url", true));
-  CAIRN_ASSIGN_OR_RETURN(command.type, EnumField<events::WebhookType>(
-                                           BodyField(body, "webhookType", "webhook_type"),
-                                           "webhookType", ParseType, events::WebhookType_IsValid));
-  CAIRN_ASSIGN_OR_RETURN(command.mode,
-                         EnumField<events::WebhookMode>(BodyField(body, "mode", "mode"), "mode",
-                                                        ParseMode, events::WebhookMode_IsValid));
+  CAIRN_ASSIGN_OR_RETURN(command.type,
+                         EnumField<events::WebhookType>(
+                             GatewayField(body, "webhookType", "webhook_type"), "webhookType",
+                             events::WebhookType_Parse, events::WebhookType_IsValid));
+  CAIRN_ASSIGN_OR_RETURN(command.mode, EnumField<events::WebhookMode>(
+                                           GatewayField(body, "mode", "mode"), "mode",
+                                           events::WebhookMode_Parse, events::WebhookMode_IsValid));
   const char* workspace_key = Present(body, "workspaceId") ? "workspaceId" : "workspace_id";
   CAIRN_ASSIGN_OR_RETURN(auto workspace, GetInt32(body, workspace_key, "workspaceId"));
   command.workspace_id = workspace.value_or(0);
   if (command.workspace_id < 0) return Status::InvalidArgument("workspaceId must not be negative");
-  const json* triggers = BodyField(body, "triggers", "triggers");
+  const json* triggers = GatewayField(body, "triggers", "triggers");
   if (triggers != nullptr && !triggers->is_array()) {
     return Status::InvalidArgument("triggers must be a list");
   }
@@ -120,11 +102,11 @@ Result<commands::CreateWebhook> ReadWebhook(const json& body) {
           trigger, path + ".",
           {"id", "triggerType", "trigger_type", "condition", "webhookId", "webhook_id"}));
       commands::CreateWebhook::Trigger read;
-      CAIRN_ASSIGN_OR_RETURN(
-          read.type, EnumField<events::WebhookTriggerType>(
-                         BodyField(trigger, "triggerType", "trigger_type"), path + ".triggerType",
-                         ParseTriggerType, events::WebhookTriggerType_IsValid));
-      const json* condition = BodyField(trigger, "condition", "condition");
+      CAIRN_ASSIGN_OR_RETURN(read.type, EnumField<events::WebhookTriggerType>(
+                                            GatewayField(trigger, "triggerType", "trigger_type"),
+                                            path + ".triggerType", events::WebhookTriggerType_Parse,
+                                            events::WebhookTriggerType_IsValid));
+      const json* condition = GatewayField(trigger, "condition", "condition");
       if (condition != nullptr && !condition->is_object()) {
         return Status::InvalidArgument(path + ".condition must be an object");
       }
@@ -246,7 +228,7 @@ net::Response PostWebhookAlert(Call& call) {
   auto trial = GetInt(*body, trial_key, "trialId");
   if (!trial.ok()) return Error(trial.status());
   alert.trial_id = trial->value_or(0);
-  const json* data = BodyField(*body, "data", "data");
+  const json* data = GatewayField(*body, "data", "data");
   if (data == nullptr || !data->is_object()) {
     return Error(Status::InvalidArgument("data is required: {title, description, level}"));
   }
@@ -256,7 +238,7 @@ net::Response PostWebhookAlert(Call& call) {
   }
   auto title = GetString(*data, "title", "data.title", false);
   auto description = GetString(*data, "description", "data.description", false);
-  auto level = AlertLevel(BodyField(*data, "level", "level"));
+  auto level = AlertLevel(GatewayField(*data, "level", "level"));
   for (const Status& status : {title.status(), description.status(), level.status()}) {
     if (!status.ok()) return Error(status);
   }
@@ -272,7 +254,7 @@ net::Response PostWebhookAlert(Call& call) {
       return Error(Status::PermissionDenied(
           "this task's token may raise alerts only for its own trial's experiment"));
     }
-    outcome = call.ExecuteAs(std::move(alert), "allocation:" + call.task_allocation());
+    outcome = call.ExecuteAs(std::move(alert), call.AllocationActor());
   } else {
     outcome = call.Execute(std::move(alert));
   }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/encoding.h"
 #include "commands/tenancy/tenancy_decider.h"
 
 namespace cairn::commands {
@@ -12,13 +13,6 @@ constexpr size_t kMaxNameBytes = 255;
 constexpr size_t kMaxTextBytes = 8 * 1024;     // a description, a comment
 constexpr size_t kMaxNotesBytes = 256 * 1024;  // notes and metadata: a README's worth
 constexpr size_t kMaxLabels = 100;
-
-bool HasControlCharacter(const std::string& text) {
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) return true;
-  }
-  return false;
-}
 
 // A model name addresses the model in paths (/api/v1/models/{name}), where a number is its id.
 Status CheckModelName(const std::string& name) {

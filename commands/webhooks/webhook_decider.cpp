@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/encoding.h"
+#include "base/http_url.h"
 #include "commands/tenancy/tenancy_decider.h"
 #include "commands/webhooks/webhook_payload.h"
 #include "commands/webhooks/webhook_state.h"
@@ -17,13 +19,6 @@ constexpr size_t kMaxConditionBytes = 4096;
 constexpr size_t kMaxWebhooks = 10'000;
 constexpr size_t kMaxAlertTitleBytes = 1024;
 constexpr size_t kMaxAlertDescriptionBytes = 16 * 1024;
-
-bool HasControlByte(const std::string& text) {
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) return true;
-  }
-  return false;
-}
 
 std::string NameOfWorkspace(const DecisionState& state, int32_t workspace_id) {
   if (workspace_id == 0) return "the global webhooks";
@@ -131,10 +126,10 @@ bool MayViewWebhooks(const TenancyState& tenancy, const UserRecord& user, int32_
 Result<Decision> DecideCommand(const DecisionState& state, const CreateWebhook& command,
                                const CommandMeta&) {
   if (command.name.empty() || command.name.size() > kMaxWebhookNameBytes ||
-      HasControlByte(command.name)) {
+      HasControlCharacter(command.name)) {
     return Status::InvalidArgument("name must have 1 to 255 bytes and no control characters");
   }
-  CAIRN_RETURN_IF_ERROR(ParseWebhookUrl(command.url).status());
+  CAIRN_RETURN_IF_ERROR(ParseHttpUrl(command.url).status());
   if (command.type != events::WEBHOOK_TYPE_DEFAULT && command.type != events::WEBHOOK_TYPE_SLACK) {
     return Status::InvalidArgument(
         "webhookType must be WEBHOOK_TYPE_DEFAULT or WEBHOOK_TYPE_SLACK");
@@ -183,7 +178,7 @@ Result<Decision> DecideCommand(const DecisionState& state, const UpdateWebhook& 
                                const CommandMeta&) {
   CAIRN_ASSIGN_OR_RETURN(const events::WebhookCreated* webhook,
                          FindWebhook(state, command.webhook_id));
-  CAIRN_RETURN_IF_ERROR(ParseWebhookUrl(command.url).status());
+  CAIRN_RETURN_IF_ERROR(ParseHttpUrl(command.url).status());
   if (webhook->url() == command.url) return NoChange(WebhookEntity(command.webhook_id));
   events::Envelope event;
   auto* updated = event.mutable_webhook_updated();

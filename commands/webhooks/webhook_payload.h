@@ -53,17 +53,6 @@ std::string SlackTestPayload();
 // master's webhooks.base_url, "" = none) links the experiment's name to its page.
 Result<std::string> SlackPayload(const std::string& default_payload, const std::string& base_url);
 
-// Where a webhook's URL points: an http or https URL with a host, an optional port and a path
-// (with its query). Userinfo ("user:pass@") is refused: credentials belong in the path or query,
-// the way Slack and most receivers take them.
-struct WebhookUrl {
-  bool tls = false;
-  std::string host;  // without brackets for an IPv6 literal
-  uint16_t port = 0;
-  std::string target = "/";  // path and query
-};
-Result<WebhookUrl> ParseWebhookUrl(const std::string& url);
-
 // The headers a delivery is signed with.
 inline constexpr const char* kSignatureHeader = "X-Determined-AI-Signature";
 inline constexpr const char* kSignatureTimestampHeader = "X-Determined-AI-Signature-Timestamp";

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/http_url.h"
 #include "commands/experiments/experiment_config.h"
 #include "commands/webhooks/webhook_decider.h"
 #include "commands/webhooks/webhook_payload.h"
@@ -327,13 +328,13 @@ TEST(WebhookPayloadTest, PayloadsEscapeAsGoDoesAndSlackSaysHowItEnded) {
 }
 
 TEST(WebhookPayloadTest, UrlsAreParsedAndRedactedToSchemeAndHost) {
-  auto url = ParseWebhookUrl("https://hooks.slack.com/services/T0/B0/xyz?a=1#frag");
+  auto url = ParseHttpUrl("https://hooks.slack.com/services/T0/B0/xyz?a=1#frag");
   ASSERT_TRUE(url.ok());
   EXPECT_TRUE(url->tls);
   EXPECT_EQ(url->host, "hooks.slack.com");
   EXPECT_EQ(url->port, 443);
   EXPECT_EQ(url->target, "/services/T0/B0/xyz?a=1");
-  auto local = ParseWebhookUrl("http://[::1]:8080");
+  auto local = ParseHttpUrl("http://[::1]:8080");
   ASSERT_TRUE(local.ok());
   EXPECT_EQ(local->host, "::1");
   EXPECT_EQ(local->port, 8080);
@@ -342,7 +343,7 @@ TEST(WebhookPayloadTest, UrlsAreParsedAndRedactedToSchemeAndHost) {
             "https://hooks.slack.com/********");
   EXPECT_EQ(RedactedWebhookUrl("http://host:81?token=x"), "http://host:81/********");
   EXPECT_EQ(RedactedWebhookUrl("http://user:pw@host/x"), "http://********");
-  const auto refused = ParseWebhookUrl("ftp://host/secret-path");
+  const auto refused = ParseHttpUrl("ftp://host/secret-path");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().message().find("secret-path"), std::string::npos)
       << "an error must not repeat the URL's path: " << refused.status().message();
