@@ -66,4 +66,11 @@ Result<HttpUrl> ParseHttpUrl(const std::string& url) {
   return out;
 }
 
+std::string HostHeaderOf(const HttpUrl& url) {
+  const bool ipv6 = url.host.find(':') != std::string::npos;
+  std::string header = ipv6 ? "[" + url.host + "]" : url.host;
+  if (url.port_given) header += ":" + std::to_string(url.port);
+  return header;
+}
+
 }  // namespace cairn

@@ -22,4 +22,8 @@ struct HttpUrl {
 // characters, and no user:password@ (a credential belongs in the path or query).
 Result<HttpUrl> ParseHttpUrl(const std::string& url);
 
+// The Host header a request to `url` carries, as the URL spells it: "host", "host:port",
+// "[v6]:port". Signed requests (S3, Azure) sign exactly this.
+std::string HostHeaderOf(const HttpUrl& url);
+
 }  // namespace cairn

@@ -17,6 +17,8 @@ namespace {
 
 constexpr size_t kBlock = 512;
 constexpr size_t kChunk = 1 << 20;
+// An object-store read: big enough that request overhead vanishes, small enough to hold.
+constexpr uint64_t kPieceBytes = 8 << 20;
 // ustar's size field holds 11 octal digits; a larger file's size goes in a PAX record.
 constexpr uint64_t kMaxUstarSize = (uint64_t{1} << 33) - 1;
 
@@ -178,6 +180,22 @@ Status TarGzWriter::AddFileFromDisk(std::string_view path, const std::string& so
     if (got <= 0) return Status::IOError(source + " shrank or failed while it was archived");
     CAIRN_RETURN_IF_ERROR(Write(std::string_view(buffer.data(), static_cast<size_t>(got))));
     copied += static_cast<uint64_t>(got);
+  }
+  return PadTo512(size);
+}
+
+Status TarGzWriter::AddFileFromPieces(std::string_view path, uint32_t mode, uint64_t size,
+                                      const PieceReader& read) {
+  CAIRN_RETURN_IF_ERROR(WriteHeader(path, '0', mode & 0777, size, 0));
+  uint64_t copied = 0;
+  while (copied < size) {
+    const uint64_t want = std::min<uint64_t>(kPieceBytes, size - copied);
+    CAIRN_ASSIGN_OR_RETURN(std::string piece, read(copied, want));
+    if (piece.empty() || piece.size() > want) {
+      return Status::IOError(std::string(path) + " changed size while it was archived");
+    }
+    CAIRN_RETURN_IF_ERROR(Write(piece));
+    copied += piece.size();
   }
   return PadTo512(size);
 }

@@ -42,6 +42,11 @@ class TarGzWriter {
   // (PermissionDenied otherwise): nothing outside it can be archived by racing the reader.
   Status AddFileFromDisk(std::string_view path, const std::string& source,
                          const std::string& within = "");
+  // A file of `size` bytes whose content `read(offset, length)` hands over a piece at a time (an
+  // object in a store); a short or failed read fails the archive.
+  using PieceReader = std::function<Result<std::string>(uint64_t offset, uint64_t length)>;
+  Status AddFileFromPieces(std::string_view path, uint32_t mode, uint64_t size,
+                           const PieceReader& read);
   Status AddDirectory(std::string_view path, uint32_t mode = 0755, int64_t mtime = 0);
   // Writes the end-of-archive blocks and the gzip trailer. Nothing may be added after it.
   Status Finish();

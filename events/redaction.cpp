@@ -70,11 +70,22 @@ bool RedactConfigOf(Json& config, Audience audience) {
       if (auth != environment->end()) changed |= RedactKeys(*auth, {"password", "auth"});
     }
   }
-  if (audience == Audience::kOthers) {
-    auto storage = config.find("checkpoint_storage");
-    if (storage != config.end()) {
-      changed |= RedactKeys(*storage, {"access_key", "secret_key", "password", "credentials",
-                                       "account_key", "connection_string"});
+  // Storage credentials are the machines' alone, like a variable marked secret: the owner named
+  // them once and never needs them back, and an event or answer that held them would hand the
+  // bucket to whoever reads it.
+  auto storage = config.find("checkpoint_storage");
+  if (storage != config.end() && storage->is_object()) {
+    changed |= RedactKeys(*storage, {"access_key", "secret_key", "password", "credentials",
+                                     "account_key", "connection_string", "credential"});
+    // An account URL may carry a SAS token in its query.
+    auto url = storage->find("account_url");
+    if (url != storage->end() && url->is_string()) {
+      const std::string text = url->template get<std::string>();
+      const size_t query = text.find('?');
+      if (query != std::string::npos && text.substr(query + 1) != kRedactedValue) {
+        *url = text.substr(0, query + 1) + kRedactedValue;
+        changed = true;
+      }
     }
   }
   return changed;

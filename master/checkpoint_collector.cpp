@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "api/checkpoint_objects.h"
 #include "base/ids.h"
 #include "base/log.h"
 #include "events/envelope_util.h"
@@ -33,7 +34,7 @@ void CheckpointCollector::Stop() {
 
 size_t CheckpointCollector::SweepOnce() {
   std::lock_guard lock(mutex_);
-  std::vector<std::string> doomed = std::move(retry_);
+  std::vector<Doomed> doomed = std::move(retry_);
   retry_.clear();
   // Only what garbage collection decided since the last sweep: the list only grows.
   std::vector<TensorboardSweep> tensorboards;
@@ -44,9 +45,9 @@ size_t CheckpointCollector::SweepOnce() {
       if (experiment == nullptr || experiment->config == nullptr) continue;
       std::string root = experiments::CheckpointDirectory(*experiment->config);
       if (root.empty()) continue;
-      tensorboards.push_back({root + "/tensorboard/experiment/" +
-                                  std::to_string(deletion.experiment_id),
-                              deletion.time_unix_micros});
+      tensorboards.push_back(
+          {root + "/tensorboard/experiment/" + std::to_string(deletion.experiment_id),
+           deletion.time_unix_micros});
     }
     for (; next_ < state.deleted_checkpoints.size(); ++next_) {
       const std::string& uuid = state.deleted_checkpoints[next_];
@@ -54,25 +55,50 @@ size_t CheckpointCollector::SweepOnce() {
       if (!IsCanonicalUuid(uuid)) continue;
       const commands::CheckpointRecord& checkpoint = state.checkpoints.at(uuid);
       const commands::ExperimentRecord* experiment = state.FindExperiment(checkpoint.experiment_id);
-      if (experiment == nullptr || experiment->config == nullptr) continue;
+      if (experiment == nullptr || experiment->config == nullptr ||
+          !experiment->config->checkpoint_storage) {
+        continue;
+      }
+      const auto& storage = *experiment->config->checkpoint_storage;
+      if (storage.IsObjectStore()) {
+        doomed.push_back({"", storage, uuid});
+        continue;
+      }
       std::string root = experiments::CheckpointDirectory(*experiment->config);
-      if (!root.empty()) doomed.push_back(root + "/" + uuid);
+      if (!root.empty()) doomed.push_back({root + "/" + uuid, std::nullopt, uuid});
     }
   });
   size_t removed = 0;
-  for (const auto& directory : doomed) {
-    std::error_code error;
-    uintmax_t count = std::filesystem::remove_all(directory, error);
-    if (error) {
-      log::Warn("checkpoint_collector", "cannot delete checkpoint {}: {}", directory,
-                error.message());
-      retry_.push_back(directory);  // tried again on the next sweep
+  for (auto& checkpoint : doomed) {
+    Result<bool> deleted = checkpoint.storage ? DeleteObjects(*checkpoint.storage, checkpoint.uuid)
+                                              : DeleteDirectory(checkpoint.directory);
+    if (!deleted.ok()) {
+      log::Warn("checkpoint_collector", "cannot delete checkpoint {}: {}", checkpoint.uuid,
+                deleted.status().message());
+      retry_.push_back(std::move(checkpoint));  // tried again on the next sweep
       continue;
     }
-    removed += count > 0;
+    removed += *deleted;
   }
   for (const auto& sweep : tensorboards) removed += DeleteTensorboardFiles(sweep) > 0;
   return removed;
+}
+
+Result<bool> CheckpointCollector::DeleteDirectory(const std::string& directory) {
+  std::error_code error;
+  uintmax_t count = std::filesystem::remove_all(directory, error);
+  if (error) return Status::IOError(directory + ": " + error.message());
+  return count > 0;
+}
+
+Result<bool> CheckpointCollector::DeleteObjects(const experiments::CheckpointStorageConfig& storage,
+                                                const std::string& uuid) {
+  CAIRN_ASSIGN_OR_RETURN(CheckpointObjects objects, OpenCheckpointObjects(storage));
+  CAIRN_ASSIGN_OR_RETURN(auto listed, objects.store->List(CheckpointKeyPrefix(objects, uuid)));
+  for (const net::StoredObject& object : listed) {
+    CAIRN_RETURN_IF_ERROR(objects.store->Delete(object.key));
+  }
+  return !listed.empty();
 }
 
 size_t CheckpointCollector::DeleteTensorboardFiles(const TensorboardSweep& sweep) {
@@ -81,8 +107,8 @@ size_t CheckpointCollector::DeleteTensorboardFiles(const TensorboardSweep& sweep
   if (!fs::is_directory(sweep.directory, error)) return 0;
   // Only files written up to the request: a trial that goes on writes new ones, and a master
   // that replays the request after a restart must not delete those.
-  const auto cutoff = std::chrono::system_clock::time_point(
-      std::chrono::microseconds(sweep.time_unix_micros));
+  const auto cutoff =
+      std::chrono::system_clock::time_point(std::chrono::microseconds(sweep.time_unix_micros));
   size_t deleted = 0;
   std::vector<fs::path> directories;
   for (auto it = fs::recursive_directory_iterator(sweep.directory, error);

@@ -1,13 +1,14 @@
 // Carries out checkpoint garbage collection: the experiment reactor decides which checkpoints go
 // and records it (CheckpointsDeleted); this deletes their directories under the experiment's
-// checkpoint storage, and the TensorBoard files of det experiment delete-tb-files
-// (TensorboardFilesDeleted) written up to the request. Idempotent and restartable: a sweep removes every deleted checkpoint's
-// directory that is still on disk, so a master that crashed mid-way finishes the job after its
-// replay.
+// shared_fs storage or their objects in its S3 or Azure storage (api/checkpoint_objects.h), and the
+// TensorBoard files of det experiment delete-tb-files (TensorboardFilesDeleted) written up to the
+// request. Idempotent and restartable: a sweep removes every deleted checkpoint's directory that is
+// still on disk, so a master that crashed mid-way finishes the job after its replay.
 #pragma once
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +37,16 @@ class CheckpointCollector {
     int64_t time_unix_micros = 0;
   };
   static size_t DeleteTensorboardFiles(const TensorboardSweep& sweep);
+  // A checkpoint to delete: its directory, or its storage when that is an object store.
+  struct Doomed {
+    std::string directory;
+    std::optional<experiments::CheckpointStorageConfig> storage;
+    std::string uuid;
+  };
+  // Whether anything was there to delete.
+  static Result<bool> DeleteDirectory(const std::string& directory);
+  static Result<bool> DeleteObjects(const experiments::CheckpointStorageConfig& storage,
+                                    const std::string& uuid);
 
   DecisionLoop* loop_;
   std::mutex mutex_;
@@ -43,7 +54,7 @@ class CheckpointCollector {
   bool stopping_ = false;
   size_t next_ = 0;  // DecisionState::deleted_checkpoints before this one are dealt with
   size_t next_tensorboard_ = 0;  // the same for DecisionState::tensorboard_deletions
-  std::vector<std::string> retry_;  // directories whose deletion failed
+  std::vector<Doomed> retry_;    // checkpoints whose deletion failed
   std::thread thread_;
 };
 

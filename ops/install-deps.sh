@@ -35,6 +35,9 @@ PACKAGES=(
   # builds the tests' image from busybox-static), tini-static is each container's init, skopeo
   # pulls from registries
   runc umoci tini skopeo busybox-static
+  # checkpoints in object stores: the SDKs trials write S3 and Azure Blob with (Determined's
+  # package and cairn_harness)
+  python3-boto3 python3-azure-storage
 )
 
 missing=()

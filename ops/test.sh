@@ -19,5 +19,6 @@ for arg in "$@"; do
   fi
 done
 bash ops/install-deps.sh
+bash ops/install-test-servers.sh
 bash ops/build.sh
 ctest --test-dir build --output-on-failure -j2 --timeout 600 "${ctest_args[@]}"

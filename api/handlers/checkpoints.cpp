@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "api/checkpoint_objects.h"
 #include "api/handlers/experiment_common.h"
 #include "api/render/experiment_json.h"
 #include "api/rest_util.h"
@@ -56,9 +57,22 @@ Result<LoadedCheckpoint> LoadCheckpoint(Call& call, const std::string& uuid) {
   return std::move(*found);
 }
 
+// A checkpoint's experiment config, for Determined's `det checkpoint download`, which reads the
+// storage from it: withheld credentials are left out rather than shown as "********", so that the
+// CLI tries the user's own credentials and else downloads through the master.
+json CheckpointExperimentConfig(Call& call, const views::ExperimentView& experiment) {
+  json config = ExperimentConfigJson(experiment, call.AudienceFor(experiment.owner()));
+  auto storage = config.find("checkpoint_storage");
+  if (storage != config.end() && storage->is_object()) {
+    for (auto& [key, value] : storage->items()) {
+      if (value.is_string() && value.get<std::string>() == kRedactedValue) value = nullptr;
+    }
+  }
+  return config;
+}
+
 json Render(Call& call, const LoadedCheckpoint& loaded) {
-  const json config =
-      ExperimentConfigJson(loaded.experiment, call.AudienceFor(loaded.experiment.owner()));
+  const json config = CheckpointExperimentConfig(call, loaded.experiment);
   return CheckpointJson(loaded.checkpoint, {&config, loaded.trial ? &*loaded.trial : nullptr});
 }
 
@@ -134,7 +148,7 @@ net::Response ListCheckpointsOf(Call& call, const std::string& id,
     if (!trial.ok()) return Error(trial.status());
     trials[checkpoint.trial_id()] = std::move(*trial);
   }
-  const json config = ExperimentConfigJson(*experiment, call.AudienceFor(experiment->owner()));
+  const json config = CheckpointExperimentConfig(call, *experiment);
   json list = json::array();
   for (const auto& checkpoint : page) {
     const auto& trial = trials.at(checkpoint.trial_id());
@@ -148,6 +162,65 @@ Result<std::optional<json>> CheckpointWithTrainingJson(Call& call, const std::st
   if (!found) return std::optional<json>();
   return std::optional<json>(Render(call, *found));
 }
+
+namespace {
+
+// A checkpoint as a tar.gz answer, streamed: `add` puts entry `index` (named `paths[index]`) into
+// the archive. Once the status line is sent, a failure can only cut the stream; it is logged.
+net::Response CheckpointArchive(
+    const std::string& uuid, std::vector<std::string> paths,
+    std::function<Status(TarGzWriter& archive, size_t index, const std::string& path)> add) {
+  net::Response response;
+  response.content_type = "application/gzip";
+  response.stream = [uuid, paths = std::move(paths),
+                     add = std::move(add)](const net::ChunkWriter& write) {
+    TarGzWriter archive([&write](std::string_view bytes) { return write(bytes); },
+                        TarGzWriter::Compression::kStore);
+    for (size_t index = 0; index < paths.size(); ++index) {
+      if (Status added = add(archive, index, paths[index]); !added.ok()) {
+        log::Warn("api", "download of checkpoint {} stopped at {}: {}", uuid, paths[index],
+                  added.message());
+        return;
+      }
+    }
+    if (Status finished = archive.Finish(); !finished.ok()) {
+      log::Warn("api", "download of checkpoint {} stopped: {}", uuid, finished.message());
+    }
+  };
+  return response;
+}
+
+// The checkpoint's objects as a tar.gz, streamed through the master a piece at a time.
+net::Response DownloadFromObjectStore(const experiments::CheckpointStorageConfig& storage,
+                                      const std::string& uuid) {
+  auto opened = OpenCheckpointObjects(storage);
+  if (!opened.ok()) return Error(opened.status());
+  auto objects = std::make_shared<CheckpointObjects>(std::move(*opened));
+  const std::string prefix = CheckpointKeyPrefix(*objects, uuid);
+  // Listed before the answer starts, so that a missing checkpoint is a 404, not a broken stream.
+  auto listed = objects->store->List(prefix);
+  if (!listed.ok()) return Error(listed.status());
+  if (listed->empty()) {
+    return Error(Status::NotFound("checkpoint " + uuid + " has no objects in its " + storage.type +
+                                  " storage"));
+  }
+  std::vector<std::string> paths;
+  for (const net::StoredObject& object : *listed) paths.push_back(object.key.substr(prefix.size()));
+  return CheckpointArchive(uuid, std::move(paths),
+                           [objects, listed = std::move(*listed)](
+                               TarGzWriter& archive, size_t index, const std::string& path) {
+                             if (path.empty())
+                               return Status::Ok();  // a marker for the checkpoint itself
+                             if (path.back() == '/') return archive.AddDirectory(path);
+                             const net::StoredObject& object = listed[index];
+                             return archive.AddFileFromPieces(
+                                 path, 0644, object.size, [&](uint64_t offset, uint64_t length) {
+                                   return objects->store->ReadRange(object.key, offset, length);
+                                 });
+                           });
+}
+
+}  // namespace
 
 net::Response GetCheckpointRoute(Call& call) {
   auto loaded = LoadCheckpoint(call, call.Param("uuid"));
@@ -165,6 +238,9 @@ net::Response DownloadCheckpoint(Call& call) {
   }
   auto config = experiments::ParseExperimentConfig(loaded->experiment.config_json());
   if (!config.ok()) return Error(config.status());
+  if (config->checkpoint_storage && config->checkpoint_storage->IsObjectStore()) {
+    return DownloadFromObjectStore(*config->checkpoint_storage, uuid);
+  }
   const std::string root = experiments::CheckpointDirectory(*config);
   if (root.empty()) return Error(Status::NotFound("experiment has no checkpoint storage"));
   const std::filesystem::path directory = std::filesystem::path(root) / uuid;
@@ -193,28 +269,20 @@ net::Response DownloadCheckpoint(Call& call) {
   if (error)
     return Error(Status::IOError("cannot list " + directory.string() + ": " + error.message()));
   std::sort(entries.begin(), entries.end());
-  net::Response response;
-  response.content_type = "application/gzip";
-  response.stream = [directory, within, entries = std::move(entries),
-                     uuid](const net::ChunkWriter& write) {
-    TarGzWriter archive([&write](std::string_view bytes) { return write(bytes); },
-                        TarGzWriter::Compression::kStore);
-    for (const auto& [path, is_directory] : entries) {
-      Status added = is_directory
-                         ? archive.AddDirectory(path)
-                         : archive.AddFileFromDisk(path, (directory / path).string(), within);
-      if (!added.ok()) {
-        // The status line is gone already: a cut stream is all the reader can be told.
-        log::Warn("api", "download of checkpoint {} stopped at {}: {}", uuid, path,
-                  added.message());
-        return;
-      }
-    }
-    if (Status finished = archive.Finish(); !finished.ok()) {
-      log::Warn("api", "download of checkpoint {} stopped: {}", uuid, finished.message());
-    }
-  };
-  return response;
+  std::vector<std::string> paths;
+  std::vector<bool> directories;
+  for (const auto& [path, is_directory] : entries) {
+    paths.push_back(path);
+    directories.push_back(is_directory);
+  }
+  return CheckpointArchive(uuid, std::move(paths),
+                           [directory, within, directories = std::move(directories)](
+                               TarGzWriter& archive, size_t index, const std::string& path) {
+                             return directories[index]
+                                        ? archive.AddDirectory(path)
+                                        : archive.AddFileFromDisk(path, (directory / path).string(),
+                                                                  within);
+                           });
 }
 
 net::Response DeleteCheckpointsRoute(Call& call) {

@@ -99,6 +99,9 @@ net::Response TrialDescription(Call& call) {
              {"hparams", hparams.is_discarded() ? json::object() : hparams},
              {"entrypoint", start->entrypoint},
              {"checkpointDir", start->checkpoint_dir},
+             // The storage itself, credentials included (only the trial's own allocation
+             // reads this route): an object store's trials write through it.
+             {"checkpointStorage", start->determined_config.value("checkpoint_storage", json())},
              {"latestCheckpoint", latest},
              {"batchesCompleted", start->checkpoint_batches},
              {"recordsPerEpoch", start->records_per_epoch},

@@ -110,6 +110,11 @@ Status AddLogdirs(Call& call, const json& body, commands::SubmitTask& submit) {
     CAIRN_ASSIGN_OR_RETURN(auto config,
                            experiments::ParseExperimentConfig(experiment.config_json()));
     std::string root = experiments::CheckpointDirectory(config);
+    if (config.checkpoint_storage && config.checkpoint_storage->IsObjectStore()) {
+      return Status::NotSupported("experiment " + std::to_string(experiment.experiment_id()) +
+                                  " keeps its checkpoints in " + config.checkpoint_storage->type +
+                                  "; TensorBoards read event files from shared_fs storage only");
+    }
     if (root.empty()) {
       return Status::FailedPrecondition("experiment " + std::to_string(experiment.experiment_id()) +
                                         " has no checkpoint storage to hold event files");

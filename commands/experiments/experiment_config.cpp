@@ -8,7 +8,9 @@
 #include <map>
 #include <set>
 
+#include "base/encoding.h"
 #include "base/fields.h"
+#include "base/http_url.h"
 #include "base/yaml_json.h"
 #include "commands/experiments/experiment_config_parts.h"
 #include "events/limits.h"
@@ -175,23 +177,35 @@ bool HasDotDotSegment(const std::string& path) {
   return false;
 }
 
-Result<CheckpointStorageConfig> ParseCheckpointStorage(const Field& field) {
-  CAIRN_ASSIGN_OR_RETURN(MapFields fields,
-                         MapFields::Read(field, "a map like {type: shared_fs, host_path: /mnt}"));
-  CAIRN_ASSIGN_OR_RETURN(Field type_field, fields.Require("type", "type: shared_fs"));
-  CAIRN_ASSIGN_OR_RETURN(std::string type, ReadString(type_field, "a storage type"));
-  if (type == "s3" || type == "gcs" || type == "azure" || type == "directory") {
-    return Status::NotSupported(fields::Where(type_field) + ": checkpoint storage of type " + type +
-                                " is not supported yet; use shared_fs");
+// An S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending with a
+// letter or digit) or an Azure container name (the same without '.').
+bool IsBucketName(const std::string& name, bool dots_allowed) {
+  if (name.size() < 3 || name.size() > 63) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return alnum(c) || c == '-' || (dots_allowed && c == '.'); });
+}
+
+Result<std::optional<std::string>> ReadOptionalText(const MapFields& fields, const std::string& key,
+                                                    const std::string& expected) {
+  auto f = fields.Get(key);
+  if (!f) return std::optional<std::string>();
+  CAIRN_ASSIGN_OR_RETURN(std::string value, ReadString(*f, expected));
+  if (value.empty()) return Invalid(*f, "must not be empty");
+  if (HasControlCharacter(value, /*blanks_too=*/true)) {
+    return Invalid(*f, "must not hold blanks or control characters");
   }
-  if (type != "shared_fs") return Invalid(type_field, "unknown storage type '" + type + "'");
+  return std::optional<std::string>(std::move(value));
+}
+
+Status ParseSharedFs(const MapFields& fields, CheckpointStorageConfig& c) {
   CAIRN_RETURN_IF_ERROR(fields.Check({"type", "host_path", "storage_path", "save_experiment_best",
                                       "save_trial_best", "save_trial_latest"},
                                      {{"container_path", ""},
                                       {"checkpoint_path", "use storage_path"},
                                       {"tensorboard_path", ""},
                                       {"propagation", ""}}));
-  CheckpointStorageConfig c;
   CAIRN_ASSIGN_OR_RETURN(Field host_path, fields.Require("host_path", "host_path: /mnt/ckpt"));
   CAIRN_ASSIGN_OR_RETURN(c.host_path, ReadString(host_path, "an absolute path"));
   if (c.host_path.empty() || c.host_path[0] != '/' || HasDotDotSegment(c.host_path)) {
@@ -206,6 +220,112 @@ Result<CheckpointStorageConfig> ParseCheckpointStorage(const Field& field) {
       return Invalid(*f, "must be a path inside host_path");
     }
     c.storage_path = std::move(storage_path);
+  }
+  return Status::Ok();
+}
+
+Status ParseS3(const MapFields& fields, CheckpointStorageConfig& c) {
+  CAIRN_RETURN_IF_ERROR(
+      fields.Check({"type", "bucket", "prefix", "endpoint_url", "access_key", "secret_key",
+                    "save_experiment_best", "save_trial_best", "save_trial_latest"}));
+  CAIRN_ASSIGN_OR_RETURN(Field bucket, fields.Require("bucket", "bucket: my-checkpoints"));
+  CAIRN_ASSIGN_OR_RETURN(c.bucket, ReadString(bucket, "a bucket name"));
+  if (!IsBucketName(c.bucket, /*dots_allowed=*/true)) {
+    return Invalid(bucket,
+                   "must be an S3 bucket name: 3 to 63 lowercase letters, digits, '.' and '-'");
+  }
+  if (auto f = fields.Get("prefix")) {
+    CAIRN_ASSIGN_OR_RETURN(std::string prefix, ReadString(*f, "a key prefix"));
+    while (!prefix.empty() && prefix.front() == '/') prefix.erase(prefix.begin());
+    while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+    if (HasDotDotSegment(prefix) || HasControlCharacter(prefix, /*blanks_too=*/false)) {
+      return Invalid(*f, "must be a key prefix without '..' or control characters");
+    }
+    c.prefix = std::move(prefix);
+  }
+  CAIRN_ASSIGN_OR_RETURN(c.endpoint_url,
+                         ReadOptionalText(fields, "endpoint_url", "a URL like http://host:9000"));
+  if (c.endpoint_url) {
+    const std::string& url = *c.endpoint_url;
+    if ((url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) ||
+        !ParseHttpUrl(url).ok()) {
+      return Invalid(*fields.Get("endpoint_url"), "must be an http:// or https:// URL");
+    }
+  }
+  CAIRN_ASSIGN_OR_RETURN(c.access_key, ReadOptionalText(fields, "access_key", "an access key"));
+  CAIRN_ASSIGN_OR_RETURN(c.secret_key, ReadOptionalText(fields, "secret_key", "a secret key"));
+  if (c.access_key.has_value() != c.secret_key.has_value()) {
+    return Invalid(*fields.Get(c.access_key ? "access_key" : "secret_key"),
+                   "access_key and secret_key go together (neither: the machine's own AWS "
+                   "credentials)");
+  }
+  return Status::Ok();
+}
+
+Status ParseAzure(const Field& storage, const MapFields& fields, CheckpointStorageConfig& c) {
+  CAIRN_RETURN_IF_ERROR(
+      fields.Check({"type", "container", "connection_string", "account_url", "credential",
+                    "save_experiment_best", "save_trial_best", "save_trial_latest"}));
+  CAIRN_ASSIGN_OR_RETURN(Field container, fields.Require("container", "container: checkpoints"));
+  CAIRN_ASSIGN_OR_RETURN(c.container, ReadString(container, "a container name"));
+  if (!IsBucketName(c.container, /*dots_allowed=*/false)) {
+    return Invalid(container,
+                   "must be an Azure container name: 3 to 63 lowercase letters, digits and '-'");
+  }
+  auto connection = fields.Get("connection_string");
+  if (connection) {
+    CAIRN_ASSIGN_OR_RETURN(std::string text, ReadString(*connection, "a connection string"));
+    if (text.empty() || HasControlCharacter(text, /*blanks_too=*/false)) {
+      return Invalid(*connection, "must be a connection string without control characters");
+    }
+    c.connection_string = std::move(text);
+  }
+  CAIRN_ASSIGN_OR_RETURN(c.account_url,
+                         ReadOptionalText(fields, "account_url", "a URL like https://x.blob..."));
+  CAIRN_ASSIGN_OR_RETURN(c.credential, ReadOptionalText(fields, "credential", "a credential"));
+  if (c.connection_string.has_value() == c.account_url.has_value()) {
+    return Invalid(storage, "exactly one of connection_string and account_url is required");
+  }
+  if (c.account_url) {
+    const std::string& url = *c.account_url;
+    if ((url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) ||
+        !ParseHttpUrl(url).ok()) {
+      return Invalid(*fields.Get("account_url"), "must be an http:// or https:// URL");
+    }
+  }
+  if (c.credential && !c.account_url) {
+    return Invalid(*fields.Get("credential"), "goes with account_url, not connection_string");
+  }
+  return Status::Ok();
+}
+
+Result<CheckpointStorageConfig> ParseCheckpointStorage(const Field& field) {
+  CAIRN_ASSIGN_OR_RETURN(MapFields fields,
+                         MapFields::Read(field, "a map like {type: shared_fs, host_path: /mnt}"));
+  CAIRN_ASSIGN_OR_RETURN(Field type_field, fields.Require("type", "type: shared_fs"));
+  CAIRN_ASSIGN_OR_RETURN(std::string type, ReadString(type_field, "a storage type"));
+  CheckpointStorageConfig c;
+  c.type = type;
+  if (type == "gcs") {
+    return Status::NotSupported(
+        fields::Where(type_field) +
+        ": checkpoint storage of type gcs is not supported: Google's Cloud Storage SDK is not "
+        "packaged for the trials' Debian and no faithful local server exists to test it; use s3 "
+        "(GCS's S3-compatible endpoint works through endpoint_url), azure or shared_fs");
+  }
+  if (type == "directory") {
+    return Status::NotSupported(fields::Where(type_field) +
+                                ": checkpoint storage of type directory is not supported; use "
+                                "shared_fs, s3 or azure");
+  }
+  if (type == "shared_fs") {
+    CAIRN_RETURN_IF_ERROR(ParseSharedFs(fields, c));
+  } else if (type == "s3") {
+    CAIRN_RETURN_IF_ERROR(ParseS3(fields, c));
+  } else if (type == "azure") {
+    CAIRN_RETURN_IF_ERROR(ParseAzure(field, fields, c));
+  } else {
+    return Invalid(type_field, "unknown storage type '" + type + "' (shared_fs, s3 or azure)");
   }
   if (auto f = fields.Get("save_experiment_best")) {
     CAIRN_ASSIGN_OR_RETURN(c.save_experiment_best, ReadSmallInt(*f, 0));
@@ -322,12 +442,28 @@ json BuildEffective(const ExperimentConfig& c) {
   json checkpoint_storage = nullptr;
   if (c.checkpoint_storage) {
     const auto& s = *c.checkpoint_storage;
-    checkpoint_storage = {{"type", s.type},
-                          {"host_path", s.host_path},
-                          {"storage_path", s.storage_path ? json(*s.storage_path) : json()},
-                          {"save_experiment_best", s.save_experiment_best},
-                          {"save_trial_best", s.save_trial_best},
-                          {"save_trial_latest", s.save_trial_latest}};
+    auto optional_text = [](const std::optional<std::string>& value) {
+      return value ? json(*value) : json(nullptr);
+    };
+    checkpoint_storage = {{"type", s.type}};
+    if (s.type == "shared_fs") {
+      checkpoint_storage["host_path"] = s.host_path;
+      checkpoint_storage["storage_path"] = optional_text(s.storage_path);
+    } else if (s.type == "s3") {
+      checkpoint_storage["bucket"] = s.bucket;
+      checkpoint_storage["prefix"] = s.prefix.empty() ? json(nullptr) : json(s.prefix);
+      checkpoint_storage["endpoint_url"] = optional_text(s.endpoint_url);
+      checkpoint_storage["access_key"] = optional_text(s.access_key);
+      checkpoint_storage["secret_key"] = optional_text(s.secret_key);
+    } else {
+      checkpoint_storage["container"] = s.container;
+      checkpoint_storage["connection_string"] = optional_text(s.connection_string);
+      checkpoint_storage["account_url"] = optional_text(s.account_url);
+      checkpoint_storage["credential"] = optional_text(s.credential);
+    }
+    checkpoint_storage["save_experiment_best"] = s.save_experiment_best;
+    checkpoint_storage["save_trial_best"] = s.save_trial_best;
+    checkpoint_storage["save_trial_latest"] = s.save_trial_latest;
   }
   json effective = {
       {"name", c.name},
@@ -722,7 +858,7 @@ Result<ExperimentConfig> ParseExperimentConfig(const std::string& yaml_text) {
 }
 
 std::string CheckpointDirectory(const ExperimentConfig& config) {
-  if (!config.checkpoint_storage) return "";
+  if (!config.checkpoint_storage || config.checkpoint_storage->IsObjectStore()) return "";
   const auto& storage = *config.checkpoint_storage;
   if (!storage.storage_path || storage.storage_path->empty()) return storage.host_path;
   if ((*storage.storage_path)[0] == '/') return *storage.storage_path;

@@ -120,13 +120,33 @@ struct EnvironmentConfig {
   std::vector<std::string> secret_environment_variables;
 };
 
+// Where checkpoints go, in Determined's keys. shared_fs: a directory every agent mounts. s3: a
+// bucket of AWS S3 or an S3-compatible store (endpoint_url); without access_key/secret_key the
+// machine's own AWS credentials apply. azure: a Blob Storage container reached by a connection
+// string, or by account_url with an optional credential. The credentials are secrets: only the
+// machines that run the work see them (events/redaction.h).
 struct CheckpointStorageConfig {
-  std::string type = "shared_fs";  // the only type Cairn has
-  std::string host_path;           // required
+  std::string type = "shared_fs";  // shared_fs, s3 or azure
+  // shared_fs
+  std::string host_path;  // required
   std::optional<std::string> storage_path;
+  // s3
+  std::string bucket;  // required
+  std::string prefix;  // "" or a key prefix without a leading or trailing '/'
+  std::optional<std::string> endpoint_url;
+  std::optional<std::string> access_key;
+  std::optional<std::string> secret_key;
+  // azure
+  std::string container;  // required
+  std::optional<std::string> connection_string;
+  std::optional<std::string> account_url;
+  std::optional<std::string> credential;
+
   int save_experiment_best = 0;
   int save_trial_best = 1;
   int save_trial_latest = 1;
+
+  bool IsObjectStore() const { return type != "shared_fs"; }
 };
 
 // integrations.webhooks: the webhooks of mode SPECIFIC that fire for the experiment, by id or
@@ -199,8 +219,9 @@ Result<ExperimentConfig> ParseExperimentConfig(const std::string& yaml_text);
 // length of a config that ParseExperimentConfig returned.
 Result<int64_t> LengthInBatches(const ExperimentConfig& config, const Length& length);
 
-// Where a trial's checkpoints go: checkpoint_storage.host_path, or storage_path inside it (an
-// absolute storage_path stands alone). "" when the configuration has no checkpoint storage.
+// Where a trial's checkpoints go on shared_fs storage: checkpoint_storage.host_path, or
+// storage_path inside it (an absolute storage_path stands alone). "" when the configuration has no
+// checkpoint storage or keeps it in an object store.
 std::string CheckpointDirectory(const ExperimentConfig& config);
 
 // Records `seed` as reproducibility.experiment_seed in both the typed config and `effective`. The

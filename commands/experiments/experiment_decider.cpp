@@ -128,7 +128,8 @@ Result<Decision> DecideCommand(const DecisionState& state, const CreateExperimen
     return Status::InvalidArgument(
         "entrypoint: required (a command, or a trial class as module:Class)");
   }
-  if (!config.checkpoint_storage || config.checkpoint_storage->host_path.empty()) {
+  if (!config.checkpoint_storage || (!config.checkpoint_storage->IsObjectStore() &&
+                                     config.checkpoint_storage->host_path.empty())) {
     return Status::InvalidArgument("checkpoint_storage.host_path: required");
   }
   if (created.context_digest().empty()) {

@@ -43,8 +43,9 @@ Result<experiments::ExperimentConfig> WithCheckpointStorage(experiments::Experim
                                        {"save_trial_best", 1},    {"save_trial_latest", 1}};
     CAIRN_ASSIGN_OR_RETURN(config, experiments::ParseExperimentConfig(effective.dump()));
   }
-  if (config.checkpoint_storage->host_path.empty() ||
-      config.checkpoint_storage->host_path[0] != '/') {
+  if (!config.checkpoint_storage->IsObjectStore() &&
+      (config.checkpoint_storage->host_path.empty() ||
+       config.checkpoint_storage->host_path[0] != '/')) {
     return Status::InvalidArgument("checkpoint_storage.host_path: must be an absolute path");
   }
   return config;

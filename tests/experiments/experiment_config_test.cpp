@@ -451,12 +451,15 @@ TEST(ExperimentConfigTest, UnsupportedDeterminedFieldsAreRefusedByName) {
             "line 7: bind_mounts is not supported yet");
   EXPECT_EQ(ErrorOf(Minimal("environment:\n  pod_spec: {}\n"), StatusCode::kNotSupported),
             "line 8: environment.pod_spec is not supported yet");
-  EXPECT_EQ(ErrorOf(Minimal("checkpoint_storage:\n"
-                            "  type: s3\n"
-                            "  bucket: b\n"),
-                    StatusCode::kNotSupported),
-            "line 8: checkpoint_storage.type: checkpoint storage of type s3 is not supported "
-            "yet; use shared_fs");
+  const std::string gcs = ErrorOf(Minimal("checkpoint_storage:\n"
+                                          "  type: gcs\n"
+                                          "  bucket: b\n"),
+                                  StatusCode::kNotSupported);
+  EXPECT_EQ(gcs.rfind("line 8: checkpoint_storage.type: checkpoint storage of type gcs is not "
+                      "supported: ",
+                      0),
+            0u)
+      << gcs;
   const std::string bad_source = ErrorOf(
       "entrypoint: a:B\n"
       "searcher:\n"
@@ -619,6 +622,78 @@ TEST(LengthTest, ConvertsRecordsAndEpochsToWholeBatches) {
   EXPECT_FALSE(LengthToBatches({LengthUnit::kRecords, 10}, 0, 0).ok());
   EXPECT_FALSE(LengthToBatches({LengthUnit::kEpochs, 10}, 32, 0).ok());
   EXPECT_FALSE(LengthToBatches({LengthUnit::kEpochs, INT64_MAX / 2}, 32, 100).ok());
+}
+
+TEST(ExperimentConfigTest, ObjectStoresTakeDeterminedsKeysAndNormalizeThePrefix) {
+  auto s3 =
+      ParseExperimentConfig(Minimal("checkpoint_storage:\n"
+                                    "  type: s3\n"
+                                    "  bucket: my-ckpt.v2\n"
+                                    "  prefix: /runs/a/\n"
+                                    "  endpoint_url: http://127.0.0.1:9000\n"
+                                    "  access_key: AK\n"
+                                    "  secret_key: SK\n"
+                                    "  save_trial_latest: 3\n"));
+  ASSERT_TRUE(s3.ok()) << s3.status().ToString();
+  const auto& storage = *s3->checkpoint_storage;
+  EXPECT_TRUE(storage.IsObjectStore());
+  EXPECT_EQ(storage.bucket, "my-ckpt.v2");
+  EXPECT_EQ(storage.prefix, "runs/a");
+  EXPECT_EQ(storage.secret_key.value_or(""), "SK");
+  EXPECT_EQ(CheckpointDirectory(*s3), "") << "no directory: the trial writes the bucket";
+  const auto& shown = s3->effective["checkpoint_storage"];
+  EXPECT_EQ(shown["type"], "s3");
+  EXPECT_EQ(shown["prefix"], "runs/a");
+  EXPECT_EQ(shown["endpoint_url"], "http://127.0.0.1:9000");
+  EXPECT_EQ(shown["save_trial_latest"], 3);
+  EXPECT_FALSE(shown.contains("host_path")) << "Determined's package refuses unknown keys";
+  // The effective config parses back to the same storage.
+  auto again = ParseExperimentConfig(s3->effective.dump());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->effective["checkpoint_storage"], shown);
+
+  auto azure =
+      ParseExperimentConfig(Minimal("checkpoint_storage:\n"
+                                    "  type: azure\n"
+                                    "  container: ckpt\n"
+                                    "  account_url: https://a.blob.core.windows.net\n"
+                                    "  credential: KEY\n"));
+  ASSERT_TRUE(azure.ok()) << azure.status().ToString();
+  EXPECT_EQ(azure->effective["checkpoint_storage"]["container"], "ckpt");
+  EXPECT_TRUE(azure->effective["checkpoint_storage"]["connection_string"].is_null());
+}
+
+TEST(ExperimentConfigTest, ObjectStoreMistakesAreExplained) {
+  auto error = [](const std::string& storage) {
+    auto parsed = ParseExperimentConfig(Minimal("checkpoint_storage:\n" + storage));
+    return parsed.ok() ? std::string("parsed") : parsed.status().message();
+  };
+  EXPECT_EQ(error("  type: s3\n"),
+            "line 7: checkpoint_storage.bucket: required (e.g. bucket: "
+            "my-checkpoints)");
+  EXPECT_NE(error("  type: s3\n  bucket: Bad_Bucket\n").find("must be an S3 bucket name"),
+            std::string::npos);
+  EXPECT_NE(error("  type: s3\n  bucket: b12\n  prefix: a/../b\n").find("without '..'"),
+            std::string::npos);
+  EXPECT_NE(error("  type: s3\n  bucket: b12\n  access_key: AK\n").find("go together"),
+            std::string::npos);
+  EXPECT_NE(error("  type: s3\n  bucket: b12\n  endpoint_url: ftp://x\n").find("http://"),
+            std::string::npos);
+  EXPECT_NE(error("  type: s3\n  bucket: b12\n  host_path: /x\n").find("unknown field"),
+            std::string::npos);
+  EXPECT_NE(error("  type: azure\n  container: ckpt\n").find("exactly one of"), std::string::npos);
+  EXPECT_NE(error("  type: azure\n  container: ckpt\n  connection_string: A=b\n"
+                  "  account_url: https://a.b\n")
+                .find("exactly one of"),
+            std::string::npos);
+  EXPECT_NE(error("  type: azure\n  container: ckpt\n  connection_string: A=b\n"
+                  "  credential: K\n")
+                .find("goes with account_url"),
+            std::string::npos);
+  EXPECT_NE(error("  type: azure\n  container: c.k\n  connection_string: A=b\n")
+                .find("Azure container name"),
+            std::string::npos);
+  EXPECT_NE(error("  type: blob\n").find("unknown storage type 'blob'"), std::string::npos);
 }
 
 }  // namespace

@@ -48,6 +48,31 @@ TEST(RedactionTest, EachAudienceSeesWhatItMay) {
   EXPECT_NE(others_text.find("\"BARE\""), std::string::npos);
 }
 
+TEST(RedactionTest, StorageCredentialsReachOnlyMachinesNotEvenTheOwner) {
+  const json config = json::parse(R"({
+    "checkpoint_storage": {"type": "azure", "container": "ckpt",
+                           "connection_string": "AccountName=a;AccountKey=azure-key-9876",
+                           "credential": "azure-cred-5432",
+                           "account_url": "https://a.blob.core.windows.net/?sv=1&sig=sas-sig-1111"}
+  })");
+  json machine = config;
+  EXPECT_FALSE(RedactConfig(machine, Audience::kMachine));
+  for (Audience person : {Audience::kOwner, Audience::kOthers}) {
+    json shown = config;
+    EXPECT_TRUE(RedactConfig(shown, person));
+    const std::string text = shown.dump();
+    for (const char* secret : {"azure-key-9876", "azure-cred-5432", "sas-sig-1111"}) {
+      EXPECT_EQ(text.find(secret), std::string::npos) << secret;
+    }
+    EXPECT_EQ(shown["checkpoint_storage"]["account_url"],
+              "https://a.blob.core.windows.net/?********");
+    EXPECT_EQ(shown["checkpoint_storage"]["container"], "ckpt") << "not a secret";
+  }
+  json owner = Config();
+  RedactConfig(owner, Audience::kOwner);
+  EXPECT_EQ(owner["checkpoint_storage"]["secret_key"], "********");
+}
+
 TEST(RedactionTest, PerDeviceVariablesAndYamlTextAreRedactedToo) {
   const std::string yaml =
       "# my experiment\n"

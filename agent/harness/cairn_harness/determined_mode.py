@@ -103,13 +103,17 @@ def run(trial_doc, workdir):
     run_dir = os.path.normpath(workdir) + RUN_DIR_SUFFIX
     binds = _write_run_dir(run_dir, workdir, trial_doc, determined, env)
     storage = determined["config"].get("checkpoint_storage") or {}
-    host_path = storage.get("host_path")
-    if storage.get("type") != "shared_fs" or not isinstance(host_path, str) or not host_path:
-        raise HarnessError("checkpoint_storage: Determined's package needs shared_fs with a "
-                           f"host_path here, not {json.dumps(storage)}")
-    os.makedirs(host_path, exist_ok=True)
-    binds.append((host_path, SHARED_FS_MOUNT))
-    argv = _namespace_argv(run_dir, binds, ["python3", "-m", "determined.exec.launch"])
+    storage_type = storage.get("type")
+    if storage_type == "shared_fs":
+        host_path = storage.get("host_path")
+        if not isinstance(host_path, str) or not host_path:
+            raise HarnessError("checkpoint_storage: shared_fs needs a host_path")
+        os.makedirs(host_path, exist_ok=True)
+        binds.append((host_path, SHARED_FS_MOUNT))
+    elif storage_type not in ("s3", "azure"):
+        # Determined's package writes s3 and azure itself, from the config.
+        raise HarnessError(f"checkpoint_storage: type {storage_type!r} is not supported here")
+    argv = _namespace_argv(run_dir, binds, ["python3", "-m", "cairn_harness.determined_launch"])
     os.environ.clear()
     os.environ.update(env)
     print(f"cairn-harness: trial {trial_doc.get('trialId')} runs Determined's package: "

@@ -9,13 +9,13 @@ import importlib
 import json
 import math
 import os
-import shutil
 import sys
 import traceback
 import uuid
 
 import cairn_harness
 from cairn_harness import signals
+from cairn_harness.checkpoint_storage import open_storage
 from cairn_harness.master_client import DEFAULT_RETRY_SECONDS, HarnessError, MasterClient
 from cairn_harness.tfevents import TrialEventFiles
 from cairn_harness.trial import Trial, TrialContext
@@ -92,9 +92,9 @@ def run_trial(trial_doc, client, workdir):
                            records_per_epoch=trial_doc.get("recordsPerEpoch") or 0,
                            latest_checkpoint=latest)
     trial = trial_class(context)
-    checkpoint_dir = trial_doc.get("checkpointDir") or ""
-    events = TrialEventFiles(checkpoint_dir, context.experiment_id, context.trial_id)
-    loop = WorkloadLoop(trial, client, checkpoint_dir, events)
+    storage = open_storage(trial_doc)
+    events = TrialEventFiles(storage.event_root, context.experiment_id, context.trial_id)
+    loop = WorkloadLoop(trial, client, storage, events)
     if latest is not None:
         loop.resume(latest)
     return loop.run()
@@ -134,17 +134,17 @@ def load_entrypoint(entrypoint, workdir):
 
 
 class WorkloadLoop:
-    def __init__(self, trial, client, checkpoint_dir, events):
+    def __init__(self, trial, client, storage, events):
         self._trial = trial
         self._client = client
-        self._checkpoint_dir = checkpoint_dir
+        self._storage = storage  # checkpoint_storage.open_storage
         self._events = events  # TrialEventFiles: the metrics for TensorBoard
         self._batches = 0
         self._sigterms_logged = 0
 
     def resume(self, latest):
-        path = self._checkpoint_path(latest["uuid"])
-        self._trial.load(path)
+        with self._storage.restored(latest["uuid"]) as path:
+            self._trial.load(path)
         self._batches = int(latest["batches"])
         log(f"resumed from checkpoint {latest['uuid']} at {self._batches} batches")
 
@@ -199,20 +199,7 @@ class WorkloadLoop:
 
     def _checkpoint(self):
         checkpoint_uuid = str(uuid.uuid4())
-        path = self._checkpoint_path(checkpoint_uuid)
-        os.makedirs(path)
-        try:
-            self._trial.save(path)
-        except BaseException:
-            # Never reported, so nobody would collect it.
-            shutil.rmtree(path, ignore_errors=True)
-            raise
-        resources = {}
-        for directory, _, files in os.walk(path):
-            for name in files:
-                full = os.path.join(directory, name)
-                relative = os.path.relpath(full, path).replace(os.sep, "/")
-                resources[relative] = os.lstat(full).st_size
+        resources = self._storage.save(checkpoint_uuid, self._trial.save)
         size = sum(resources.values())
         log(f"CHECKPOINT {checkpoint_uuid} at {self._batches} batches: {len(resources)} files, "
             f"{size} bytes")
@@ -220,11 +207,6 @@ class WorkloadLoop:
                 "sizeBytes": size, "resources": resources,
                 "metadata": {"steps_completed": self._batches,
                              "harness": f"cairn_harness {cairn_harness.__version__}"}}
-
-    def _checkpoint_path(self, checkpoint_uuid):
-        if not self._checkpoint_dir or not os.path.isabs(self._checkpoint_dir):
-            raise HarnessError(f"checkpointDir {self._checkpoint_dir!r} is not an absolute path")
-        return os.path.join(self._checkpoint_dir, checkpoint_uuid)
 
 
 def _is_int(value):

@@ -1,0 +1,46 @@
+#include "api/checkpoint_objects.h"
+
+#include "net/azure_blob_client.h"
+#include "net/s3_client.h"
+
+namespace cairn {
+
+Result<CheckpointObjects> OpenCheckpointObjects(
+    const experiments::CheckpointStorageConfig& storage) {
+  CheckpointObjects objects;
+  if (storage.type == "s3") {
+    net::S3Credentials credentials;
+    if (storage.access_key && storage.secret_key) {
+      credentials = {*storage.access_key, *storage.secret_key, ""};
+    } else {
+      CAIRN_ASSIGN_OR_RETURN(credentials, net::S3CredentialsFromEnvironment());
+    }
+    net::S3Location location;
+    location.bucket = storage.bucket;
+    location.endpoint_url = storage.endpoint_url.value_or("");
+    if (const char* region = std::getenv("AWS_REGION")) location.region = region;
+    CAIRN_ASSIGN_OR_RETURN(objects.store, net::OpenS3(location, credentials));
+    objects.key_prefix = storage.prefix.empty() ? "" : storage.prefix + "/";
+    return objects;
+  }
+  if (storage.type == "azure") {
+    if (!storage.connection_string) {
+      return Status::NotSupported(
+          "checkpoint_storage: the master reaches Azure Blob Storage through a connection string "
+          "with an account key; account_url is not supported for downloads and garbage "
+          "collection");
+    }
+    CAIRN_ASSIGN_OR_RETURN(net::AzureAccount account,
+                           net::ParseAzureConnectionString(*storage.connection_string));
+    CAIRN_ASSIGN_OR_RETURN(objects.store, net::OpenAzureBlob(account, storage.container));
+    return objects;
+  }
+  return Status::InvalidArgument("checkpoint storage of type " + storage.type +
+                                 " is not an object store");
+}
+
+std::string CheckpointKeyPrefix(const CheckpointObjects& objects, const std::string& uuid) {
+  return objects.key_prefix + uuid + "/";
+}
+
+}  // namespace cairn
