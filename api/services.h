@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "api/auth.h"
@@ -31,6 +32,8 @@ struct MasterFacts {
   std::string cluster_name = "cairn";
   // Where checkpoints go when an experiment names no checkpoint_storage (shared_fs host_path).
   std::string default_checkpoint_dir;
+  // master.yaml's checkpoint_storage (experiments::NormalizedCheckpointStorage); null = none.
+  nlohmann::json default_checkpoint_storage;
   // How agents receive placements: "http" (the master's event stream) or "kafka".
   std::string placement_transport = "http";
   std::string kafka_brokers;

@@ -106,6 +106,15 @@ void RedactSpec(events::TaskSpec& spec, Audience audience) {
   for (const auto& entry : entries) spec.add_environment_variables(entry.get<std::string>());
 }
 
+// A checkpoint storage on its own (a workspace's), as JSON text, redacted as in a config.
+std::string RedactStorageJson(const std::string& text, Audience audience) {
+  if (text.empty() || audience == Audience::kMachine) return text;
+  nlohmann::json config = {
+      {"checkpoint_storage", nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false)}};
+  if (!RedactConfigOf(config, audience)) return text;
+  return config["checkpoint_storage"].dump();
+}
+
 // Whether the text may hold anything RedactConfig takes out: most configs name neither section, and
 // the event stream asks for every event it sends.
 bool MayHoldSecrets(const std::string& text) {
@@ -206,6 +215,16 @@ events::Envelope RedactedFor(const events::Envelope& event, Audience audience) {
     case events::Envelope::kTemplateSaved:
       out.mutable_template_saved()->set_config_yaml(
           RedactConfigYaml(out.template_saved().config_yaml(), audience));
+      break;
+    case events::Envelope::kWorkspaceCreated:
+      out.mutable_workspace_created()->set_checkpoint_storage_json(
+          RedactStorageJson(out.workspace_created().checkpoint_storage_json(), audience));
+      break;
+    case events::Envelope::kWorkspaceUpdated:
+      if (out.workspace_updated().has_checkpoint_storage_json()) {
+        out.mutable_workspace_updated()->set_checkpoint_storage_json(
+            RedactStorageJson(out.workspace_updated().checkpoint_storage_json(), audience));
+      }
       break;
     case events::Envelope::kWebhookCreated:  // a webhook's URL may be its credential (Slack's)
       out.mutable_webhook_created()->set_url(RedactedWebhookUrl(out.webhook_created().url()));

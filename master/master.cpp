@@ -342,6 +342,7 @@ void ServeTheApi(Master::Parts& parts) {
                 std::filesystem::absolute(config.data_dir + "/pai-fs").lexically_normal().string();
   services.facts.default_checkpoint_dir =
       std::filesystem::absolute(config.data_dir + "/checkpoints").lexically_normal().string();
+  services.facts.default_checkpoint_storage = config.checkpoint_storage;
   if (config.log.backend == "kafka") {
     services.facts.placement_transport = "kafka";
     services.facts.kafka_brokers = config.log.brokers;

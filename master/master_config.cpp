@@ -18,7 +18,9 @@
 #include "base/yaml_json.h"
 #include "commands/agents/pools_config.h"
 #include "commands/decision_state.h"
+#include "commands/experiments/experiment_config.h"
 #include "commands/scheduler/scheduler.h"
+#include "events/redaction.h"
 
 namespace cairn {
 
@@ -360,6 +362,7 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
                                    "scheduler",
                                    "provisioner",
                                    "task_container_defaults",
+                                   "checkpoint_storage",
                                    "security",
                                    "snapshots",
                                    "web",
@@ -421,6 +424,16 @@ Result<MasterConfig> ParseMasterConfigUnguarded(const std::string& yaml_text,
                              Scalar<std::string>(source_name, openpai["default_fs_uri"],
                                                  "openpai.default_fs_uri", "a URI"));
     }
+  }
+  if (const YAML::Node storage = root["checkpoint_storage"]; storage && !storage.IsNull()) {
+    CAIRN_ASSIGN_OR_RETURN(nlohmann::ordered_json as_json,
+                           YamlNodeToJson(storage, "checkpoint_storage"));
+    auto normalized = experiments::NormalizedCheckpointStorage(nlohmann::json(as_json));
+    if (!normalized.ok()) {
+      return Status(normalized.status().code(), Where(source_name, storage, "checkpoint_storage") +
+                                                    ": " + normalized.status().message());
+    }
+    config.checkpoint_storage = std::move(*normalized);
   }
   if (const YAML::Node retention = root["retention_policy"]) {
     CAIRN_RETURN_IF_ERROR(ParseRetention(source_name, retention, config.retention));
@@ -532,6 +545,18 @@ nlohmann::json SchedulerJson(const events::SchedulerConfig& scheduler) {
 
 }  // namespace
 
+namespace {
+
+// A storage as a person may see it: credentials masked (events/redaction.h).
+nlohmann::json ShownStorage(const nlohmann::json& storage) {
+  if (!storage.is_object()) return nullptr;
+  nlohmann::json config = {{"checkpoint_storage", storage}};
+  RedactConfig(config, Audience::kOwner);
+  return config["checkpoint_storage"];
+}
+
+}  // namespace
+
 std::string MasterConfigJson(const MasterConfig& config) {
   auto secret = [](const std::string& value) {
     return value.empty() ? nlohmann::json("") : nlohmann::json("********");
@@ -612,8 +637,7 @@ std::string MasterConfigJson(const MasterConfig& config) {
         {"client_ca", ""},
         {"metadata", nullptr}}},
       {"resource_pools", pool_list},
-      // Experiments name their own storage; a cluster-wide default is not supported yet.
-      {"checkpoint_storage", nullptr},
+      {"checkpoint_storage", ShownStorage(config.checkpoint_storage)},
       {"task_container_defaults",
        {{"preemption_timeout", static_cast<int64_t>(pools.preemption_grace_seconds())},
         {"cpu_pod_spec", nullptr},

@@ -109,6 +109,10 @@ struct MasterConfig {
     std::string root;
     std::string chart_js = "/usr/share/javascript/chart.js/chart.min.js";
   } web;
+  // `checkpoint_storage:` (Determined's keys, experiments::NormalizedCheckpointStorage): the
+  // storage of experiments whose config and workspace name none; null: shared_fs in
+  // <data_dir>/checkpoints. Its credentials are secrets: never logged, masked when shown.
+  nlohmann::json checkpoint_storage;
   // `retention_policy:` (Determined's keys): how many days an ended task's logs are kept when its
   // experiment's config sets none (-1: forever), and when the sweep runs (a duration like 24h or
   // a cron expression; empty: only `det master cleanup-logs`). master/log_retention.h.

@@ -37,7 +37,8 @@ class RocksBatchStore;
 // 7: the allocations projection (the allocation ledger).
 // 8: job_queue: a held (paused) task's job leaves the queue once its allocation is released.
 // 9: tasks record log retention (TaskView.logs_expired); the webhooks projection.
-inline constexpr uint32_t kViewFormat = 9;
+// 10: workspaces record their checkpoint storage (WorkspaceView.checkpoint_storage_json).
+inline constexpr uint32_t kViewFormat = 10;
 
 class ProjectionEngine;
 

@@ -251,6 +251,7 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
       workspace.set_default_compute_pool(created.default_compute_pool());
       workspace.set_default_aux_pool(created.default_aux_pool());
       if (created.has_agent_user()) *workspace.mutable_agent_user() = created.agent_user();
+      workspace.set_checkpoint_storage_json(created.checkpoint_storage_json());
       workspace.set_created_unix_micros(time);
       return store.PutMessage(KeyOf<views::WorkspaceView>(created.workspace_id()), workspace);
     }
@@ -266,6 +267,9 @@ Status TenancyProjector::Apply(const Envelope& event, ViewStore& store) const {
           workspace.set_default_aux_pool(updated.default_aux_pool());
         }
         if (updated.has_agent_user()) *workspace.mutable_agent_user() = updated.agent_user();
+        if (updated.has_checkpoint_storage_json()) {
+          workspace.set_checkpoint_storage_json(updated.checkpoint_storage_json());
+        }
       });
     }
     case Envelope::kWorkspaceDeleted:

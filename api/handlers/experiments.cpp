@@ -101,6 +101,7 @@ net::Response CreateExperiment(Call& call) {
   request.project_id = std::max(0, project_id->value_or(0));
   for (const auto& file : *files) request.context_paths.push_back(file.path);
   request.default_checkpoint_dir = call.services().facts.default_checkpoint_dir;
+  request.default_checkpoint_storage = call.services().facts.default_checkpoint_storage;
   request.seed_if_unset = std::random_device()();
   auto& created = command.created;
   if (!files->empty()) {

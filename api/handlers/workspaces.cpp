@@ -7,6 +7,7 @@
 #include "api/render/tenancy_json.h"
 #include "api/rest_util.h"
 #include "base/encoding.h"
+#include "commands/experiments/experiment_config.h"
 
 namespace cairn::api {
 
@@ -199,6 +200,24 @@ net::Response ListWorkspaces(Call& call) {
   return Ok({{"workspaces", list}, {"pagination", pagination}});
 }
 
+namespace {
+
+// checkpointStorageConfig as the write side keeps it: nullopt when absent or null (the CLI's
+// "leave it"), "" for {} (Determined's way of removing it), else the storage checked and in
+// Determined's keys.
+Result<std::optional<std::string>> ReadStorageConfig(const json& body) {
+  if (!body.contains("checkpointStorageConfig") || body.at("checkpointStorageConfig").is_null()) {
+    return std::optional<std::string>();
+  }
+  const json& given = body.at("checkpointStorageConfig");
+  if (given.is_object() && given.empty()) return std::optional<std::string>("");
+  CAIRN_ASSIGN_OR_RETURN(
+      json storage, experiments::NormalizedCheckpointStorage(given, "checkpointStorageConfig"));
+  return std::optional<std::string>(storage.dump());
+}
+
+}  // namespace
+
 net::Response CreateWorkspaceRoute(Call& call) {
   auto body = call.Body();
   if (!body.ok()) return Error(body.status());
@@ -207,11 +226,13 @@ net::Response CreateWorkspaceRoute(Call& call) {
                      {"name", "agentUserGroup", "checkpointStorageConfig", "defaultComputePool",
                       "defaultAuxPool", "clusterNamespaceMeta", "clusterQuotaPairs"});
   if (checked.ok()) {
-    checked = RefuseUnsupported(
-        *body, {"checkpointStorageConfig", "clusterNamespaceMeta", "clusterQuotaPairs"});
+    checked = RefuseUnsupported(*body, {"clusterNamespaceMeta", "clusterQuotaPairs"});
   }
   if (!checked.ok()) return Error(checked);
   commands::CreateWorkspace create;
+  auto storage = ReadStorageConfig(*body);
+  if (!storage.ok()) return Error(storage.status());
+  create.checkpoint_storage_json = storage->value_or("");
   if (Present(*body, "agentUserGroup")) {
     auto linked = ReadAgentUserGroup(*body, "agentUserGroup");
     if (!linked.ok()) return Error(linked.status());
@@ -251,12 +272,14 @@ net::Response PatchWorkspace(Call& call) {
                       "defaultComputeResourcePool", "defaultAuxResourcePool", "defaultComputePool",
                       "defaultAuxPool", "clusterNamespaceMeta", "clusterQuotaPairs"});
   if (checked.ok()) {
-    checked = RefuseUnsupported(
-        *body, {"checkpointStorageConfig", "clusterNamespaceMeta", "clusterQuotaPairs"});
+    checked = RefuseUnsupported(*body, {"clusterNamespaceMeta", "clusterQuotaPairs"});
   }
   if (!checked.ok()) return Error(checked);
   commands::UpdateWorkspace update;
   update.workspace_id = *id;
+  auto storage = ReadStorageConfig(*body);
+  if (!storage.ok()) return Error(storage.status());
+  update.checkpoint_storage_json = *storage;
   if (Present(*body, "agentUserGroup")) {
     auto linked = ReadAgentUserGroup(*body, "agentUserGroup");
     if (!linked.ok()) return Error(linked.status());

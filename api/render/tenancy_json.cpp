@@ -50,6 +50,13 @@ json WorkspaceJson(const views::WorkspaceView& workspace, int32_t viewer_id,
       {"userId", workspace.owner_user_id()},
       {"username", UsernameOf(usernames, workspace.owner_user_id())},
       {"checkpointStorageConfig", nullptr}};
+  if (!workspace.checkpoint_storage_json().empty()) {
+    // Credentials masked for every reader (events/redaction.h).
+    json config = {{"checkpoint_storage", json::parse(workspace.checkpoint_storage_json(), nullptr,
+                                                      /*allow_exceptions=*/false)}};
+    RedactConfig(config, Audience::kOwner);
+    out["checkpointStorageConfig"] = config["checkpoint_storage"];
+  }
   if (!workspace.default_compute_pool().empty()) {
     out["defaultComputePool"] = workspace.default_compute_pool();
   }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +36,10 @@ struct CreateExperiment {
     // Uncategorized (Determined's order).
     int32_t project_id = 0;
     std::vector<std::string> context_paths;  // the model definition's files, for the entrypoint
-    // For a configuration without checkpoint_storage: the master's default directory.
+    // For a configuration without checkpoint_storage, after its workspace's: master.yaml's
+    // checkpoint_storage (NormalizedCheckpointStorage; null = none), else shared_fs in the
+    // master's default directory.
+    nlohmann::json default_checkpoint_storage;
     std::string default_checkpoint_dir;
     // For a configuration without reproducibility.experiment_seed: drawn by the edge, so the
     // decision stays pure; recorded in the event either way.

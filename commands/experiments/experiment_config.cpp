@@ -439,32 +439,8 @@ json BuildEffective(const ExperimentConfig& c) {
   auto optional_int = [](const std::optional<int>& value) {
     return value ? json(*value) : json(nullptr);
   };
-  json checkpoint_storage = nullptr;
-  if (c.checkpoint_storage) {
-    const auto& s = *c.checkpoint_storage;
-    auto optional_text = [](const std::optional<std::string>& value) {
-      return value ? json(*value) : json(nullptr);
-    };
-    checkpoint_storage = {{"type", s.type}};
-    if (s.type == "shared_fs") {
-      checkpoint_storage["host_path"] = s.host_path;
-      checkpoint_storage["storage_path"] = optional_text(s.storage_path);
-    } else if (s.type == "s3") {
-      checkpoint_storage["bucket"] = s.bucket;
-      checkpoint_storage["prefix"] = s.prefix.empty() ? json(nullptr) : json(s.prefix);
-      checkpoint_storage["endpoint_url"] = optional_text(s.endpoint_url);
-      checkpoint_storage["access_key"] = optional_text(s.access_key);
-      checkpoint_storage["secret_key"] = optional_text(s.secret_key);
-    } else {
-      checkpoint_storage["container"] = s.container;
-      checkpoint_storage["connection_string"] = optional_text(s.connection_string);
-      checkpoint_storage["account_url"] = optional_text(s.account_url);
-      checkpoint_storage["credential"] = optional_text(s.credential);
-    }
-    checkpoint_storage["save_experiment_best"] = s.save_experiment_best;
-    checkpoint_storage["save_trial_best"] = s.save_trial_best;
-    checkpoint_storage["save_trial_latest"] = s.save_trial_latest;
-  }
+  json checkpoint_storage =
+      c.checkpoint_storage ? CheckpointStorageJson(*c.checkpoint_storage) : json(nullptr);
   json effective = {
       {"name", c.name},
       {"workspace", c.workspace},
@@ -867,6 +843,49 @@ std::string CheckpointDirectory(const ExperimentConfig& config) {
 
 nlohmann::json PerDeviceJson(const PerDeviceList& lists) {
   return {{"cpu", lists.cpu}, {"cuda", lists.cuda}, {"rocm", lists.rocm}};
+}
+
+nlohmann::json CheckpointStorageJson(const CheckpointStorageConfig& s) {
+  auto optional_text = [](const std::optional<std::string>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  nlohmann::json shown = {{"type", s.type}};
+  if (s.type == "shared_fs") {
+    shown["host_path"] = s.host_path;
+    shown["storage_path"] = optional_text(s.storage_path);
+  } else if (s.type == "s3") {
+    shown["bucket"] = s.bucket;
+    shown["prefix"] = s.prefix.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.prefix);
+    shown["endpoint_url"] = optional_text(s.endpoint_url);
+    shown["access_key"] = optional_text(s.access_key);
+    shown["secret_key"] = optional_text(s.secret_key);
+  } else {
+    shown["container"] = s.container;
+    shown["connection_string"] = optional_text(s.connection_string);
+    shown["account_url"] = optional_text(s.account_url);
+    shown["credential"] = optional_text(s.credential);
+  }
+  shown["save_experiment_best"] = s.save_experiment_best;
+  shown["save_trial_best"] = s.save_trial_best;
+  shown["save_trial_latest"] = s.save_trial_latest;
+  return shown;
+}
+
+Result<nlohmann::json> NormalizedCheckpointStorage(const nlohmann::json& storage,
+                                                   const std::string& field) {
+  if (!storage.is_object()) {
+    return Status::InvalidArgument(field + ": expected a map like {type: s3, bucket: b}");
+  }
+  try {
+    CAIRN_ASSIGN_OR_RETURN(YAML::Node node,
+                           LoadYaml(JsonToYamlText(nlohmann::ordered_json(storage)), field));
+    fields::Field root = fields::Root(node, "", /*with_lines=*/false);
+    root.path = field;
+    CAIRN_ASSIGN_OR_RETURN(CheckpointStorageConfig parsed, ParseCheckpointStorage(root));
+    return CheckpointStorageJson(parsed);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(field + ": " + e.msg);
+  }
 }
 
 }  // namespace cairn::experiments

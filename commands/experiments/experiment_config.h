@@ -224,6 +224,15 @@ Result<int64_t> LengthInBatches(const ExperimentConfig& config, const Length& le
 // checkpoint storage or keeps it in an object store.
 std::string CheckpointDirectory(const ExperimentConfig& config);
 
+// The storage as the effective config shows it: Determined's keys of its type, save_* last.
+nlohmann::json CheckpointStorageJson(const CheckpointStorageConfig& storage);
+
+// A checkpoint_storage given on its own (master.yaml, a workspace's checkpointStorageConfig)
+// checked as an experiment's would be and shown as CheckpointStorageJson does; errors name
+// `field` ("checkpoint_storage.bucket: required").
+Result<nlohmann::json> NormalizedCheckpointStorage(const nlohmann::json& storage,
+                                                   const std::string& field = "checkpoint_storage");
+
 // Records `seed` as reproducibility.experiment_seed in both the typed config and `effective`. The
 // submitting layer calls it with a recorded seed when the user gave none.
 void SetExperimentSeed(ExperimentConfig& config, uint32_t seed);

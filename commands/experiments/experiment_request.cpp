@@ -33,14 +33,24 @@ Status CheckEntrypointInContext(const experiments::ExperimentConfig& config,
                                  entrypoint + "'");
 }
 
-// The configuration with checkpoint storage: its own, else shared_fs in the master's directory.
-Result<experiments::ExperimentConfig> WithCheckpointStorage(experiments::ExperimentConfig config,
-                                                            const std::string& default_dir) {
+// The configuration with checkpoint storage, in Determined's order: its own, else its
+// workspace's, else master.yaml's, else shared_fs in the master's directory.
+Result<experiments::ExperimentConfig> WithCheckpointStorage(
+    experiments::ExperimentConfig config, const WorkspaceRecord* workspace,
+    const CreateExperiment::Request& request) {
   if (!config.checkpoint_storage) {
     nlohmann::ordered_json effective = config.effective;
-    effective["checkpoint_storage"] = {{"type", "shared_fs"},     {"host_path", default_dir},
-                                       {"storage_path", nullptr}, {"save_experiment_best", 0},
-                                       {"save_trial_best", 1},    {"save_trial_latest", 1}};
+    if (workspace != nullptr && !workspace->checkpoint_storage_json.empty()) {
+      effective["checkpoint_storage"] =
+          nlohmann::ordered_json::parse(workspace->checkpoint_storage_json, nullptr, false);
+    } else if (request.default_checkpoint_storage.is_object()) {
+      effective["checkpoint_storage"] = request.default_checkpoint_storage;
+    } else {
+      effective["checkpoint_storage"] = {
+          {"type", "shared_fs"},     {"host_path", request.default_checkpoint_dir},
+          {"storage_path", nullptr}, {"save_experiment_best", 0},
+          {"save_trial_best", 1},    {"save_trial_latest", 1}};
+    }
     CAIRN_ASSIGN_OR_RETURN(config, experiments::ParseExperimentConfig(effective.dump()));
   }
   if (!config.checkpoint_storage->IsObjectStore() &&
@@ -104,8 +114,9 @@ Result<events::ExperimentCreated> ConfigureExperiment(const DecisionState& state
                          {parsed.resources.slots_per_trial, parsed.resources.max_slots,
                           parsed.resources.priority, "resources.slots_per_trial"}));
   }
-  CAIRN_ASSIGN_OR_RETURN(auto config,
-                         WithCheckpointStorage(std::move(parsed), request.default_checkpoint_dir));
+  CAIRN_ASSIGN_OR_RETURN(
+      auto config,
+      WithCheckpointStorage(std::move(parsed), state.tenancy.FindWorkspace(workspace_id), request));
   if (!config.experiment_seed) experiments::SetExperimentSeed(config, request.seed_if_unset);
   if (request.context_paths.empty()) {
     return Status::InvalidArgument(

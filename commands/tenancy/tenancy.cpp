@@ -318,6 +318,7 @@ void ApplyTenancy(TenancyState& state, const Envelope& event) {
       workspace.default_compute_pool = created.default_compute_pool();
       workspace.default_aux_pool = created.default_aux_pool();
       if (created.has_agent_user()) workspace.agent_user = PartialAgentUserOf(created.agent_user());
+      workspace.checkpoint_storage_json = created.checkpoint_storage_json();
       state.workspace_ids[workspace.name] = workspace.id;
       state.last_workspace_id = std::max(state.last_workspace_id, workspace.id);
       break;
@@ -338,6 +339,9 @@ void ApplyTenancy(TenancyState& state, const Envelope& event) {
       }
       if (updated.has_default_aux_pool()) workspace.default_aux_pool = updated.default_aux_pool();
       if (updated.has_agent_user()) workspace.agent_user = PartialAgentUserOf(updated.agent_user());
+      if (updated.has_checkpoint_storage_json()) {
+        workspace.checkpoint_storage_json = updated.checkpoint_storage_json();
+      }
       break;
     }
     case Envelope::kConfigPoliciesSet: {

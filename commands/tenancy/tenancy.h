@@ -82,6 +82,8 @@ struct WorkspaceRecord {
   std::string default_aux_pool;
   std::set<int32_t> pinned_by;                 // user ids
   std::optional<PartialAgentUser> agent_user;  // laid over its tasks' owners' links (SetRunAs)
+  // Its experiments' checkpoint storage when they name none; "" = the master's.
+  std::string checkpoint_storage_json;
 };
 
 struct ProjectRecord {

@@ -20,6 +20,8 @@ struct CreateWorkspace {
   std::string default_compute_pool;
   std::string default_aux_pool;
   std::optional<PartialAgentUser> agent_user{};
+  // Checked and normalized by the caller (experiments::NormalizedCheckpointStorage); "" = none.
+  std::string checkpoint_storage_json{};
 };
 
 struct UpdateWorkspace {
@@ -29,7 +31,8 @@ struct UpdateWorkspace {
   std::optional<bool> archived{};
   std::optional<std::string> default_compute_pool{};
   std::optional<std::string> default_aux_pool{};
-  std::optional<PartialAgentUser> agent_user{};  // replaces the link, every field
+  std::optional<PartialAgentUser> agent_user{};          // replaces the link, every field
+  std::optional<std::string> checkpoint_storage_json{};  // "" clears it
 };
 
 // Only a workspace without experiments and live tasks; its empty projects go with it.

@@ -136,6 +136,7 @@ Result<Decision> DecideCommand(const DecisionState& state, const CreateWorkspace
     CAIRN_RETURN_IF_ERROR(CheckPartialAgentUser(*command.agent_user));
     *created->mutable_agent_user() = WorkspaceAgentUserOf(*command.agent_user);
   }
+  created->set_checkpoint_storage_json(command.checkpoint_storage_json);
   // Determined's workspace_creator_assign_role: the creator administers what they made.
   if (actor != nullptr && !actor->admin) {
     auto* assigned = decision.events.emplace_back().mutable_role_assigned();
@@ -160,7 +161,7 @@ Result<Decision> DecideCommand(const DecisionState& state, const UpdateWorkspace
   bool changed = false;
   const bool only_unarchive = !command.name && !command.default_compute_pool &&
                               !command.default_aux_pool && !command.agent_user &&
-                              command.archived == false;
+                              !command.checkpoint_storage_json && command.archived == false;
   if (workspace->archived && !only_unarchive && command.archived != false) {
     return Status::FailedPrecondition("workspace " + workspace->name +
                                       " is archived; unarchive it first");
@@ -194,6 +195,11 @@ Result<Decision> DecideCommand(const DecisionState& state, const UpdateWorkspace
   if (command.agent_user && command.agent_user != workspace->agent_user) {
     CAIRN_RETURN_IF_ERROR(CheckPartialAgentUser(*command.agent_user));
     *updated->mutable_agent_user() = WorkspaceAgentUserOf(*command.agent_user);
+    changed = true;
+  }
+  if (command.checkpoint_storage_json &&
+      *command.checkpoint_storage_json != workspace->checkpoint_storage_json) {
+    updated->set_checkpoint_storage_json(*command.checkpoint_storage_json);
     changed = true;
   }
   if (!changed) return NoChange(WorkspaceEntity(workspace->id));

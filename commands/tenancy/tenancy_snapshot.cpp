@@ -4,7 +4,7 @@
 
 namespace cairn::commands {
 
-CAIRN_SNAPSHOT_COVERS(WorkspaceRecord, 9);
+CAIRN_SNAPSHOT_COVERS(WorkspaceRecord, 10);
 CAIRN_SNAPSHOT_COVERS(ProjectRecord, 7);
 CAIRN_SNAPSHOT_COVERS(GroupRecord, 3);
 
@@ -21,6 +21,7 @@ void EncodeTenancy(const TenancyState& tenancy, snapshot::Tenancy& out) {
     for (int32_t user : workspace.pinned_by) stored->add_pinned_by(user);
     if (workspace.agent_user)
       *stored->mutable_agent_user() = WorkspaceAgentUserOf(*workspace.agent_user);
+    stored->set_checkpoint_storage_json(workspace.checkpoint_storage_json);
   }
   for (const auto& [id, project] : tenancy.projects) {
     auto* stored = out.add_projects();
@@ -85,6 +86,7 @@ void DecodeTenancy(const snapshot::Tenancy& in, TenancyState& tenancy) {
     workspace.default_aux_pool = stored.default_aux_pool();
     workspace.pinned_by.insert(stored.pinned_by().begin(), stored.pinned_by().end());
     if (stored.has_agent_user()) workspace.agent_user = PartialAgentUserOf(stored.agent_user());
+    workspace.checkpoint_storage_json = stored.checkpoint_storage_json();
     tenancy.workspace_ids[workspace.name] = workspace.id;
   }
   for (const auto& stored : in.projects()) {

@@ -226,6 +226,28 @@ TEST_F(TenancyApiTest, WorkspacesAndProjectsAsTheCliDrivesThem) {
   EXPECT_EQ(edited["workspace"]["defaultComputePool"], "default");
   EXPECT_EQ(edited["workspace"]["numProjects"], 1);
 
+  // Its checkpoint storage, as `det workspace edit --checkpoint-storage-config` sends it: checked,
+  // in Determined's keys, credentials masked for every reader; {} removes it.
+  const std::string path = "/api/v1/workspaces/" + std::to_string(team);
+  EXPECT_EQ(
+      Call("PATCH", path, R"({"checkpointStorageConfig":{"type":"s3","bucket":"B!"}})").status,
+      400);
+  json stored = CallJson("PATCH", path,
+                         R"({"checkpointStorageConfig":{"type":"s3","bucket":"team-ckpt",
+                             "access_key":"AK","secret_key":"planted-secret-77"}})")["workspace"];
+  EXPECT_EQ(stored["checkpointStorageConfig"]["bucket"], "team-ckpt") << stored.dump();
+  EXPECT_EQ(stored["checkpointStorageConfig"]["secret_key"], "********") << stored.dump();
+  EXPECT_EQ(stored["checkpointStorageConfig"]["save_trial_best"], 1) << "defaults filled";
+  EXPECT_EQ(Call("GET", path).body.find("planted-secret-77"), std::string::npos);
+  std::string stream;  // as the workspace's own admin reads it
+  for (const auto& event : EventsAs(token_)) stream += event.dump();
+  EXPECT_NE(stream.find("team-ckpt"), std::string::npos) << "the change is in the stream";
+  EXPECT_EQ(stream.find("planted-secret-77"), std::string::npos) << "its credential is not";
+  json kept = CallJson("PATCH", path, R"({"name":"blue","checkpointStorageConfig":null})");
+  EXPECT_EQ(kept["workspace"]["checkpointStorageConfig"]["bucket"], "team-ckpt") << "null: left";
+  json cleared = CallJson("PATCH", path, R"({"checkpointStorageConfig":{}})");
+  EXPECT_TRUE(cleared["workspace"]["checkpointStorageConfig"].is_null()) << cleared.dump();
+
   // A workspace with a project but no work is deleted at once, and then is gone.
   CallJson("POST", "/api/v1/workspaces/" + std::to_string(team) + "/archive");
   EXPECT_EQ(CallJson("GET", "/api/v1/workspaces/" + std::to_string(team))["workspace"]["archived"],

@@ -111,6 +111,61 @@ TEST_F(ExperimentRequestTest, CheckpointStorageAndSeedAreFilledOnlyWhereTheConfi
       << relative.status().ToString();
 }
 
+TEST_F(ExperimentRequestTest, StorageComesFromTheConfigThenItsWorkspaceThenTheMaster) {
+  const json master = {{"type", "s3"},
+                       {"bucket", "cluster-ckpt"},
+                       {"prefix", nullptr},
+                       {"endpoint_url", nullptr},
+                       {"access_key", nullptr},
+                       {"secret_key", nullptr},
+                       {"save_experiment_best", 0},
+                       {"save_trial_best", 1},
+                       {"save_trial_latest", 1}};
+  auto with_master_default = [&](const std::string& yaml) {
+    CreateExperiment command = Create(yaml);
+    command.request->default_checkpoint_storage = master;
+    return command;
+  };
+  // Uncategorized has no storage of its own: the master's.
+  auto inherited = Run(with_master_default(kConfig));
+  ASSERT_TRUE(inherited.ok()) << inherited.status().ToString();
+  EXPECT_EQ(Config(*inherited)["checkpoint_storage"], master);
+
+  // A workspace's storage overrides the master's for its experiments.
+  CreateWorkspace team{"team", "", ""};
+  team.checkpoint_storage_json =
+      R"({"type":"azure","container":"team-ckpt","connection_string":"UseDevelopmentStorage=true",)"
+      R"("account_url":null,"credential":null,"save_experiment_best":0,"save_trial_best":2,)"
+      R"("save_trial_latest":1})";
+  ASSERT_TRUE(cluster_.Run(team).ok());
+  ASSERT_TRUE(
+      cluster_.Run(CreateProject{cluster_.state.tenancy.last_workspace_id, "vision", ""}).ok());
+  auto in_team =
+      Run(with_master_default(std::string(kConfig) + "workspace: team\nproject: vision\n"));
+  ASSERT_TRUE(in_team.ok()) << in_team.status().ToString();
+  EXPECT_EQ(Config(*in_team)["checkpoint_storage"]["container"], "team-ckpt");
+  EXPECT_EQ(Config(*in_team)["checkpoint_storage"]["save_trial_best"], 2);
+
+  // The config's own storage wins over both.
+  auto own =
+      Run(with_master_default(std::string(kConfig) +
+                              "workspace: team\nproject: vision\n"
+                              "checkpoint_storage:\n  type: shared_fs\n  host_path: /own\n"));
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(Config(*own)["checkpoint_storage"]["host_path"], "/own");
+
+  // Cleared, the workspace's experiments take the master's again.
+  UpdateWorkspace clear;
+  clear.workspace_id = cluster_.state.tenancy.last_workspace_id;
+  clear.checkpoint_storage_json = "";
+  ASSERT_TRUE(cluster_.Run(clear).ok());
+  EXPECT_TRUE(cluster_.state.tenancy.FindWorkspace("team")->checkpoint_storage_json.empty());
+  auto after =
+      Run(with_master_default(std::string(kConfig) + "workspace: team\nproject: vision\n"));
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(Config(*after)["checkpoint_storage"], master);
+}
+
 TEST_F(ExperimentRequestTest, TheEntrypointMustBeInTheModelDefinitionAndConfigErrorsComeFirst) {
   auto elsewhere = Create(kConfig);
   elsewhere.request->context_paths = {"train.py"};

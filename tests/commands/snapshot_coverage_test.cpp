@@ -654,7 +654,7 @@ void ExpectSameIdentity(const IdentityState& expected, const IdentityState& actu
 
 // --- Tenancy -----------------------------------------------------------------------------------
 
-CAIRN_COVERS(WorkspaceRecord, 9);
+CAIRN_COVERS(WorkspaceRecord, 10);
 
 void ExpectSameWorkspace(const WorkspaceRecord& expected, const WorkspaceRecord& actual,
                          bool filled) {
@@ -669,6 +669,7 @@ void ExpectSameWorkspace(const WorkspaceRecord& expected, const WorkspaceRecord&
   CAIRN_EXPECT_SAME_FIELD(default_aux_pool);
   CAIRN_EXPECT_SAME_FIELD(pinned_by);
   CAIRN_EXPECT_SAME_FIELD(agent_user);
+  CAIRN_EXPECT_SAME_FIELD(checkpoint_storage_json);
 }
 
 CAIRN_COVERS(ProjectRecord, 7);
@@ -697,7 +698,8 @@ void FillTenancy(TenancyState& tenancy) {
                       "gpu-pool",
                       "cpu-pool",
                       std::set<int32_t>{7},
-                      PartialAgentUser{1500, std::nullopt, "alice", std::nullopt}};
+                      PartialAgentUser{1500, std::nullopt, "alice", std::nullopt},
+                      R"({"type":"s3","bucket":"lab-ckpt"})"};
   tenancy.workspace_ids["lab"] = 9;
   tenancy.projects[10] = ProjectRecord{10, 9, "vision", "image models", 7, true, true};
   tenancy.roles[{7, 9}] = events::ROLE_WORKSPACE_ADMIN;

@@ -129,6 +129,67 @@ TEST_F(ObjectStoreSpiralTest, SpiralGridWritesToS3AndCollectionDeletesExactlyThe
   EXPECT_NE(shown.find("********"), std::string::npos) << shown;
 }
 
+// master.yaml's checkpoint_storage is the storage of experiments that name none; a workspace's
+// (det workspace create --checkpoint-storage-config) overrides it for the workspace's
+// experiments; det experiment config shows the merged result, credentials masked.
+TEST_F(ObjectStoreSpiralTest, MasterAndWorkspaceStorageAreInheritedInDeterminedsOrder) {
+  if (const std::string missing = MissingDependency(); !missing.empty()) GTEST_SKIP() << missing;
+  TempDir storage_dir;
+  auto server = S3Server::Start(storage_dir.Sub("s3"), kBucket);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  StartCluster(2,
+               "checkpoint_storage:\n  type: s3\n  bucket: ckpt\n  prefix: cluster\n"
+               "  endpoint_url: " +
+                   (*server)->endpoint() + "\n  access_key: S3RVER\n  secret_key: " + kSecretKey +
+                   "\n");
+  DeterminedCli det(*cluster_);  // any user may make a workspace, and administers it
+  const json team_storage = {{"type", "s3"},           {"bucket", kBucket},
+                             {"prefix", "team"},       {"endpoint_url", (*server)->endpoint()},
+                             {"access_key", "S3RVER"}, {"secret_key", kSecretKey}};
+  det.Det("workspace create team --checkpoint-storage-config '" + team_storage.dump() + "'");
+  det.Det("project create team vision");
+
+  std::string config = experiment_e2e::ReadFile(ExamplePath("spiral-mlp") + "/const.yaml");
+  experiment_e2e::ReplaceOnce(config,
+                              "checkpoint_storage:\n  type: shared_fs\n  host_path: /tmp\n"
+                              "  storage_path: cairn-checkpoints\n",
+                              "");
+  const int64_t in_cluster = Create(config, ExamplePath("spiral-mlp"));
+  const int64_t in_team =
+      Create(config + "workspace: team\nproject: vision\n", ExamplePath("spiral-mlp"));
+  ASSERT_GT(in_cluster, 0);
+  ASSERT_GT(in_team, 0);
+  WaitForState(in_cluster, "EXPERIMENT_STATE_COMPLETED");
+  WaitForState(in_team, "EXPERIMENT_STATE_COMPLETED");
+
+  auto latest = [&](int64_t experiment_id) {
+    json trials = Trials(experiment_id);
+    json checkpoints = Checkpoints(trials[0]["id"]);
+    return checkpoints.back()["uuid"].get<std::string>();
+  };
+  auto store = net::OpenS3({(*server)->endpoint(), "us-east-1", kBucket},
+                           {S3Server::kAccessKey, kSecretKey, ""});
+  ASSERT_TRUE(store.ok());
+  const std::string cluster_checkpoint = latest(in_cluster);
+  const std::string team_checkpoint = latest(in_team);
+  EXPECT_EQ(Keys(**store, "cluster/" + cluster_checkpoint + "/").size(), 1u)
+      << ::testing::PrintToString(Keys(**store));
+  EXPECT_EQ(Keys(**store, "team/" + team_checkpoint + "/").size(), 1u)
+      << ::testing::PrintToString(Keys(**store));
+
+  // det experiment config: the merged storage, masked.
+  const std::string shown = det.Det("experiment config " + std::to_string(in_team), 0, true);
+  EXPECT_NE(shown.find("prefix: team"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("type: s3"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find(kSecretKey), std::string::npos) << shown;
+  const std::string cluster_shown =
+      det.Det("experiment config " + std::to_string(in_cluster), 0, true);
+  EXPECT_NE(cluster_shown.find("prefix: cluster"), std::string::npos) << cluster_shown;
+  const std::string workspace = det.Det("workspace describe team --json", 0, true);
+  EXPECT_NE(workspace.find("\"prefix\": \"team\""), std::string::npos) << workspace;
+  EXPECT_EQ(workspace.find(kSecretKey), std::string::npos) << workspace;
+}
+
 class ObjectStoreDeterminedTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -436,6 +436,29 @@ TEST(MasterConfigPools, ShippedExampleLoads) {
   EXPECT_FALSE(cpu->scheduler_from_pool());
 }
 
+TEST(MasterConfigCheckpointStorage, ADefaultInDeterminedsKeysWithItsCredentialsMasked) {
+  auto config = Parse(
+      "data_dir: /d\ncheckpoint_storage:\n  type: s3\n  bucket: cluster-ckpt\n"
+      "  access_key: AKIA1\n  secret_key: planted-secret-42\n  save_trial_best: 2\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->checkpoint_storage["bucket"], "cluster-ckpt");
+  EXPECT_EQ(config->checkpoint_storage["secret_key"], "planted-secret-42") << "kept for the trials";
+  EXPECT_EQ(config->checkpoint_storage["save_trial_best"], 2);
+  const std::string shown = MasterConfigJson(*config);
+  EXPECT_EQ(shown.find("planted-secret-42"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find("AKIA1"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("\"bucket\":\"cluster-ckpt\""), std::string::npos) << shown;
+  EXPECT_TRUE(Parse("data_dir: /d\n")->checkpoint_storage.is_null());
+  auto missing = Parse("data_dir: /d\ncheckpoint_storage:\n  type: s3\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(),
+            "master.yaml:3: checkpoint_storage: checkpoint_storage.bucket: required (e.g. bucket: "
+            "my-checkpoints)");
+  auto gcs = Parse("data_dir: /d\ncheckpoint_storage:\n  type: gcs\n  bucket: b\n");
+  ASSERT_FALSE(gcs.ok());
+  EXPECT_EQ(gcs.status().code(), StatusCode::kNotSupported);
+}
+
 }  // namespace
 }  // namespace cairn
 
