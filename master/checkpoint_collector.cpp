@@ -11,6 +11,11 @@
 
 namespace cairn {
 
+namespace {
+// The longest wait before a failed deletion is tried again.
+constexpr std::chrono::seconds kMaxRetryWait{300};
+}  // namespace
+
 void CheckpointCollector::Start(std::chrono::milliseconds period) {
   thread_ = std::thread([this, period] {
     std::unique_lock lock(mutex_);
@@ -34,8 +39,13 @@ void CheckpointCollector::Stop() {
 
 size_t CheckpointCollector::SweepOnce() {
   std::lock_guard lock(mutex_);
-  std::vector<Doomed> doomed = std::move(retry_);
-  retry_.clear();
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<Doomed> doomed;
+  std::vector<Doomed> waiting;
+  for (auto& checkpoint : retry_) {
+    (checkpoint.not_before <= now ? doomed : waiting).push_back(std::move(checkpoint));
+  }
+  retry_ = std::move(waiting);
   // Only what garbage collection decided since the last sweep: the list only grows.
   std::vector<TensorboardSweep> tensorboards;
   loop_->Read([&](const commands::DecisionState& state) {
@@ -73,9 +83,16 @@ size_t CheckpointCollector::SweepOnce() {
     Result<bool> deleted = checkpoint.storage ? DeleteObjects(*checkpoint.storage, checkpoint.uuid)
                                               : DeleteDirectory(checkpoint.directory);
     if (!deleted.ok()) {
-      log::Warn("checkpoint_collector", "cannot delete checkpoint {}: {}", checkpoint.uuid,
-                deleted.status().message());
-      retry_.push_back(std::move(checkpoint));  // tried again on the next sweep
+      ++checkpoint.failures;
+      // Logged at the 1st, 2nd, 4th, 8th... failure: a lasting outage does not flood the log.
+      if ((checkpoint.failures & (checkpoint.failures - 1)) == 0) {
+        log::Warn("checkpoint_collector", "cannot delete checkpoint {} (attempt {}): {}",
+                  checkpoint.uuid, checkpoint.failures, deleted.status().message());
+      }
+      const auto wait = std::min(
+          std::chrono::seconds(int64_t{1} << std::min(checkpoint.failures - 1, 9)), kMaxRetryWait);
+      checkpoint.not_before = now + wait;
+      retry_.push_back(std::move(checkpoint));
       continue;
     }
     removed += *deleted;

@@ -6,6 +6,7 @@
 // still on disk, so a master that crashed mid-way finishes the job after its replay.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -42,6 +43,10 @@ class CheckpointCollector {
     std::string directory;
     std::optional<experiments::CheckpointStorageConfig> storage;
     std::string uuid;
+    // After a failure, tried again no sooner than this, the wait doubling with each failure (a
+    // store that refuses for hours is asked a few times an hour and logged about as often).
+    int failures = 0;
+    std::chrono::steady_clock::time_point not_before{};
   };
   // Whether anything was there to delete.
   static Result<bool> DeleteDirectory(const std::string& directory);
