@@ -18,17 +18,21 @@ Result<CheckpointObjects> OpenCheckpointObjects(
     net::S3Location location;
     location.bucket = storage.bucket;
     location.endpoint_url = storage.endpoint_url.value_or("");
-    if (const char* region = std::getenv("AWS_REGION")) location.region = region;
+    // boto3's order: AWS_REGION, then AWS_DEFAULT_REGION.
+    for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
+      const char* region = std::getenv(name);
+      if (region != nullptr && *region != '\0') {
+        location.region = region;
+        break;
+      }
+    }
     CAIRN_ASSIGN_OR_RETURN(objects.store, net::OpenS3(location, credentials));
     objects.key_prefix = storage.prefix.empty() ? "" : storage.prefix + "/";
     return objects;
   }
   if (storage.type == "azure") {
-    if (!storage.connection_string) {
-      return Status::NotSupported(
-          "checkpoint_storage: the master reaches Azure Blob Storage through a connection string "
-          "with an account key; account_url is not supported for downloads and garbage "
-          "collection");
+    if (!storage.connection_string) {  // the config parser refuses account_url
+      return Status::NotSupported("checkpoint_storage: Azure needs a connection_string");
     }
     CAIRN_ASSIGN_OR_RETURN(net::AzureAccount account,
                            net::ParseAzureConnectionString(*storage.connection_string));

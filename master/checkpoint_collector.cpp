@@ -18,19 +18,17 @@ constexpr std::chrono::seconds kMaxRetryWait{300};
 
 void CheckpointCollector::Start(std::chrono::milliseconds period) {
   thread_ = std::thread([this, period] {
-    std::unique_lock lock(mutex_);
     while (!stopping_) {
-      lock.unlock();
       SweepOnce();
-      lock.lock();
-      wakeup_.wait_for(lock, period, [this] { return stopping_; });
+      std::unique_lock lock(wakeup_mutex_);
+      wakeup_.wait_for(lock, period, [this] { return stopping_.load(); });
     }
   });
 }
 
 void CheckpointCollector::Stop() {
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(wakeup_mutex_);
     stopping_ = true;
   }
   wakeup_.notify_all();
@@ -80,6 +78,10 @@ size_t CheckpointCollector::SweepOnce() {
   });
   size_t removed = 0;
   for (auto& checkpoint : doomed) {
+    if (stopping_) {  // the next start's sweep finds it again (from the log, or here)
+      retry_.push_back(std::move(checkpoint));
+      continue;
+    }
     Result<bool> deleted = checkpoint.storage ? DeleteObjects(*checkpoint.storage, checkpoint.uuid)
                                               : DeleteDirectory(checkpoint.directory);
     if (!deleted.ok()) {

@@ -6,6 +6,7 @@
 // still on disk, so a master that crashed mid-way finishes the job after its replay.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -54,10 +55,12 @@ class CheckpointCollector {
                                     const std::string& uuid);
 
   DecisionLoop* loop_;
-  std::mutex mutex_;
+  std::mutex wakeup_mutex_;  // only for the wait between sweeps
   std::condition_variable wakeup_;
-  bool stopping_ = false;
-  size_t next_ = 0;  // DecisionState::deleted_checkpoints before this one are dealt with
+  // Read between deletions too: a stop never waits for more than the deletion under way.
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;  // one sweep at a time, and what it keeps below
+  size_t next_ = 0;   // DecisionState::deleted_checkpoints before this one are dealt with
   size_t next_tensorboard_ = 0;  // the same for DecisionState::tensorboard_deletions
   std::vector<Doomed> retry_;    // checkpoints whose deletion failed
   std::thread thread_;

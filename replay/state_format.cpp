@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "events/envelope_util.h"
+#include "events/redaction.h"
 #include "projections/agent_projector.h"
 #include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
@@ -138,6 +139,13 @@ Result<nlohmann::json> StateJson(Queries& state, uint64_t next_offset,
       document["experimentsTotal"] = experiments.size();
       if (experiments.size() > options.experiment_limit)
         experiments.resize(options.experiment_limit);
+    }
+    // Read by operators and admins: what an owner sees, so no storage credential or variable
+    // marked secret (events/redaction.h).
+    for (auto& experiment : experiments) {
+      experiment.set_config_json(RedactConfigJson(experiment.config_json(), Audience::kOwner));
+      experiment.set_original_config(
+          RedactConfigYaml(experiment.original_config(), Audience::kOwner));
     }
     CAIRN_ASSIGN_OR_RETURN(document["experiments"], ToJsonArray(experiments));
   }

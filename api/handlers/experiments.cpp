@@ -48,6 +48,14 @@ Result<commands::UpdateExperiment> ExperimentEdit(const json& body, const json& 
   return edit;
 }
 
+// The config a new experiment was stored with, as its submitter sees it: the storage it inherited
+// from its workspace or master.yaml keeps its credentials to itself (events/redaction.h).
+json ShownConfig(const std::string& config_json) {
+  json config = json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  RedactConfig(config, Audience::kOwner);
+  return config;
+}
+
 }  // namespace
 
 net::Response CreateExperiment(Call& call) {
@@ -118,7 +126,7 @@ net::Response CreateExperiment(Call& call) {
     // Determined answers with an empty experiment, every field at its zero value, which its CLI
     // (`det experiment create --test`) parses before it reports success.
     return Ok({{"experiment", ExperimentJson(views::ExperimentView{}, 0, Audience::kOwner)},
-               {"config", json::parse(decision->events.at(0).experiment_created().config_json())}});
+               {"config", ShownConfig(decision->events.at(0).experiment_created().config_json())}});
   }
   auto outcome = call.ExecuteAndShow(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
@@ -126,7 +134,7 @@ net::Response CreateExperiment(Call& call) {
   if (!experiment.ok()) return Error(experiment.status());
   auto rendered = ExperimentWithTrials(call, *experiment);
   if (!rendered.ok()) return Error(rendered.status());
-  return Ok({{"experiment", *rendered}, {"config", json::parse(experiment->config_json())}},
+  return Ok({{"experiment", *rendered}, {"config", ShownConfig(experiment->config_json())}},
             outcome->offset);
 }
 

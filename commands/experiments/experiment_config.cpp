@@ -187,16 +187,36 @@ bool IsBucketName(const std::string& name, bool dots_allowed) {
                      [&](char c) { return alnum(c) || c == '-' || (dots_allowed && c == '.'); });
 }
 
-Result<std::optional<std::string>> ReadOptionalText(const MapFields& fields, const std::string& key,
-                                                    const std::string& expected) {
+// A credential or a URL that may carry one: read without ever repeating it in an error.
+Result<std::optional<std::string>> ReadSecretText(const MapFields& fields, const std::string& key) {
   auto f = fields.Get(key);
   if (!f) return std::optional<std::string>();
-  CAIRN_ASSIGN_OR_RETURN(std::string value, ReadString(*f, expected));
+  if (!f->node.IsScalar()) return Invalid(*f, "expected a string");
+  std::string value = f->node.Scalar();
   if (value.empty()) return Invalid(*f, "must not be empty");
   if (HasControlCharacter(value, /*blanks_too=*/true)) {
     return Invalid(*f, "must not hold blanks or control characters");
   }
   return std::optional<std::string>(std::move(value));
+}
+
+// Determined's normalize_prefix (os.path.normpath, then no leading '/'): empty and '.' segments
+// dropped; nullopt for a '..' segment, which would leave the bucket's intended place.
+std::optional<std::string> NormalizedPrefix(const std::string& prefix) {
+  std::string normalized;
+  size_t start = 0;
+  while (start <= prefix.size()) {
+    size_t end = prefix.find('/', start);
+    if (end == std::string::npos) end = prefix.size();
+    const std::string segment = prefix.substr(start, end - start);
+    if (segment == "..") return std::nullopt;
+    if (!segment.empty() && segment != ".") {
+      if (!normalized.empty()) normalized += '/';
+      normalized += segment;
+    }
+    start = end + 1;
+  }
+  return normalized;
 }
 
 Status ParseSharedFs(const MapFields& fields, CheckpointStorageConfig& c) {
@@ -236,24 +256,26 @@ Status ParseS3(const MapFields& fields, CheckpointStorageConfig& c) {
   }
   if (auto f = fields.Get("prefix")) {
     CAIRN_ASSIGN_OR_RETURN(std::string prefix, ReadString(*f, "a key prefix"));
-    while (!prefix.empty() && prefix.front() == '/') prefix.erase(prefix.begin());
-    while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-    if (HasDotDotSegment(prefix) || HasControlCharacter(prefix, /*blanks_too=*/false)) {
+    auto normalized = NormalizedPrefix(prefix);
+    if (!normalized || HasControlCharacter(*normalized, /*blanks_too=*/false)) {
       return Invalid(*f, "must be a key prefix without '..' or control characters");
     }
-    c.prefix = std::move(prefix);
+    c.prefix = std::move(*normalized);
   }
-  CAIRN_ASSIGN_OR_RETURN(c.endpoint_url,
-                         ReadOptionalText(fields, "endpoint_url", "a URL like http://host:9000"));
+  CAIRN_ASSIGN_OR_RETURN(c.endpoint_url, ReadSecretText(fields, "endpoint_url"));
   if (c.endpoint_url) {
     const std::string& url = *c.endpoint_url;
-    if ((url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) ||
-        !ParseHttpUrl(url).ok()) {
+    auto parsed = ParseHttpUrl(url);
+    if ((url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) || !parsed.ok()) {
       return Invalid(*fields.Get("endpoint_url"), "must be an http:// or https:// URL");
     }
+    if (parsed->target != "/") {
+      return Invalid(*fields.Get("endpoint_url"),
+                     "must have no path or query: buckets are reached path-style at its root");
+    }
   }
-  CAIRN_ASSIGN_OR_RETURN(c.access_key, ReadOptionalText(fields, "access_key", "an access key"));
-  CAIRN_ASSIGN_OR_RETURN(c.secret_key, ReadOptionalText(fields, "secret_key", "a secret key"));
+  CAIRN_ASSIGN_OR_RETURN(c.access_key, ReadSecretText(fields, "access_key"));
+  CAIRN_ASSIGN_OR_RETURN(c.secret_key, ReadSecretText(fields, "secret_key"));
   if (c.access_key.has_value() != c.secret_key.has_value()) {
     return Invalid(*fields.Get(c.access_key ? "access_key" : "secret_key"),
                    "access_key and secret_key go together (neither: the machine's own AWS "
@@ -262,39 +284,33 @@ Status ParseS3(const MapFields& fields, CheckpointStorageConfig& c) {
   return Status::Ok();
 }
 
-Status ParseAzure(const Field& storage, const MapFields& fields, CheckpointStorageConfig& c) {
+Status ParseAzure(const MapFields& fields, CheckpointStorageConfig& c) {
+  const char* kAccountKey =
+      "the master reaches Azure Blob Storage with an account key, to collect and download "
+      "checkpoints; give a connection_string with AccountName and AccountKey";
   CAIRN_RETURN_IF_ERROR(
-      fields.Check({"type", "container", "connection_string", "account_url", "credential",
-                    "save_experiment_best", "save_trial_best", "save_trial_latest"}));
+      fields.Check({"type", "container", "connection_string", "save_experiment_best",
+                    "save_trial_best", "save_trial_latest"},
+                   {{"account_url", kAccountKey}, {"credential", kAccountKey}}));
   CAIRN_ASSIGN_OR_RETURN(Field container, fields.Require("container", "container: checkpoints"));
   CAIRN_ASSIGN_OR_RETURN(c.container, ReadString(container, "a container name"));
   if (!IsBucketName(c.container, /*dots_allowed=*/false)) {
     return Invalid(container,
                    "must be an Azure container name: 3 to 63 lowercase letters, digits and '-'");
   }
-  auto connection = fields.Get("connection_string");
-  if (connection) {
-    CAIRN_ASSIGN_OR_RETURN(std::string text, ReadString(*connection, "a connection string"));
-    if (text.empty() || HasControlCharacter(text, /*blanks_too=*/false)) {
-      return Invalid(*connection, "must be a connection string without control characters");
-    }
-    c.connection_string = std::move(text);
+  CAIRN_ASSIGN_OR_RETURN(Field connection,
+                         fields.Require("connection_string", "connection_string: \"...\""));
+  if (!connection.node.IsScalar() || connection.node.Scalar().empty() ||
+      HasControlCharacter(connection.node.Scalar(), /*blanks_too=*/false)) {
+    return Invalid(connection, "must be a connection string without control characters");
   }
-  CAIRN_ASSIGN_OR_RETURN(c.account_url,
-                         ReadOptionalText(fields, "account_url", "a URL like https://x.blob..."));
-  CAIRN_ASSIGN_OR_RETURN(c.credential, ReadOptionalText(fields, "credential", "a credential"));
-  if (c.connection_string.has_value() == c.account_url.has_value()) {
-    return Invalid(storage, "exactly one of connection_string and account_url is required");
-  }
-  if (c.account_url) {
-    const std::string& url = *c.account_url;
-    if ((url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) ||
-        !ParseHttpUrl(url).ok()) {
-      return Invalid(*fields.Get("account_url"), "must be an http:// or https:// URL");
-    }
-  }
-  if (c.credential && !c.account_url) {
-    return Invalid(*fields.Get("credential"), "goes with account_url, not connection_string");
+  c.connection_string = connection.node.Scalar();
+  const std::string& text = *c.connection_string;
+  if (text.find("AccountKey=") == std::string::npos &&
+      text.find("UseDevelopmentStorage=true") == std::string::npos) {
+    return Status::NotSupported(
+        fields::Where(connection) +
+        ": a connection string without AccountKey is not supported: " + kAccountKey);
   }
   return Status::Ok();
 }
@@ -323,7 +339,7 @@ Result<CheckpointStorageConfig> ParseCheckpointStorage(const Field& field) {
   } else if (type == "s3") {
     CAIRN_RETURN_IF_ERROR(ParseS3(fields, c));
   } else if (type == "azure") {
-    CAIRN_RETURN_IF_ERROR(ParseAzure(field, fields, c));
+    CAIRN_RETURN_IF_ERROR(ParseAzure(fields, c));
   } else {
     return Invalid(type_field, "unknown storage type '" + type + "' (shared_fs, s3 or azure)");
   }
@@ -862,8 +878,6 @@ nlohmann::json CheckpointStorageJson(const CheckpointStorageConfig& s) {
   } else {
     shown["container"] = s.container;
     shown["connection_string"] = optional_text(s.connection_string);
-    shown["account_url"] = optional_text(s.account_url);
-    shown["credential"] = optional_text(s.credential);
   }
   shown["save_experiment_best"] = s.save_experiment_best;
   shown["save_trial_best"] = s.save_trial_best;

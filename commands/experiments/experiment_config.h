@@ -123,7 +123,7 @@ struct EnvironmentConfig {
 // Where checkpoints go, in Determined's keys. shared_fs: a directory every agent mounts. s3: a
 // bucket of AWS S3 or an S3-compatible store (endpoint_url); without access_key/secret_key the
 // machine's own AWS credentials apply. azure: a Blob Storage container reached by a connection
-// string, or by account_url with an optional credential. The credentials are secrets: only the
+// string with an account key (the master signs with it). The credentials are secrets: only the
 // machines that run the work see them (events/redaction.h).
 struct CheckpointStorageConfig {
   std::string type = "shared_fs";  // shared_fs, s3 or azure
@@ -139,8 +139,6 @@ struct CheckpointStorageConfig {
   // azure
   std::string container;  // required
   std::optional<std::string> connection_string;
-  std::optional<std::string> account_url;
-  std::optional<std::string> credential;
 
   int save_experiment_best = 0;
   int save_trial_best = 1;

@@ -135,7 +135,7 @@ TEST_F(ExperimentRequestTest, StorageComesFromTheConfigThenItsWorkspaceThenTheMa
   CreateWorkspace team{"team", "", ""};
   team.checkpoint_storage_json =
       R"({"type":"azure","container":"team-ckpt","connection_string":"UseDevelopmentStorage=true",)"
-      R"("account_url":null,"credential":null,"save_experiment_best":0,"save_trial_best":2,)"
+      R"("save_experiment_best":0,"save_trial_best":2,)"
       R"("save_trial_latest":1})";
   ASSERT_TRUE(cluster_.Run(team).ok());
   ASSERT_TRUE(

@@ -68,17 +68,29 @@ class _ObjectStorage:
 
     def save(self, checkpoint_uuid, write):
         scratch = tempfile.mkdtemp(prefix="cairn-checkpoint-")
+        uploaded = []
         try:
             write(scratch)
             resources = _files(scratch)
             for relative in sorted(resources):
-                self._upload(os.path.join(scratch, relative), f"{checkpoint_uuid}/{relative}")
+                name = f"{checkpoint_uuid}/{relative}"
+                self._upload(os.path.join(scratch, relative), name)
+                uploaded.append(name)
             return resources
+        except BaseException:
+            # Never reported, so nobody would collect what did arrive: take it back, as far as
+            # the store lets us.
+            for name in uploaded:
+                with contextlib.suppress(Exception):
+                    self._delete(name)
+            raise
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
     @contextlib.contextmanager
     def restored(self, checkpoint_uuid):
+        """The checkpoint downloaded into a scratch directory, removed once the trial's load()
+        returns (as Determined's restore_path does): load() must read what it needs."""
         scratch = tempfile.mkdtemp(prefix="cairn-restore-")
         try:
             found = 0
@@ -127,6 +139,9 @@ class S3Storage(_ObjectStorage):
     def _download(self, name, target):
         self._client.download_file(self._bucket, self._prefix + name, target)
 
+    def _delete(self, name):
+        self._client.delete_object(Bucket=self._bucket, Key=self._prefix + name)
+
 
 class AzureStorage(_ObjectStorage):
     def __init__(self, config):
@@ -155,3 +170,6 @@ class AzureStorage(_ObjectStorage):
     def _download(self, name, target):
         with open(target, "wb") as out:
             self._container.download_blob(name).readinto(out)
+
+    def _delete(self, name):
+        self._container.delete_blob(name)
