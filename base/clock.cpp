@@ -121,4 +121,13 @@ Result<int64_t> ParseGoDuration(const std::string& text) {
   return negative ? -micros : micros;
 }
 
+std::string NowUtcFormatted(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[64];
+  const size_t length = std::strftime(text, sizeof(text), format, &utc);
+  return std::string(text, length);
+}
+
 }  // namespace cairn

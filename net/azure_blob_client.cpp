@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <ctime>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/encoding.h"
 #include "base/http_url.h"
 #include "base/task_secrets.h"
@@ -23,15 +23,6 @@ constexpr const char* kDevelopmentAccount = "devstoreaccount1";
 constexpr const char* kDevelopmentKey =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 constexpr const char* kDevelopmentBlobEndpoint = "http://127.0.0.1:10000/devstoreaccount1";
-
-std::string HttpDateNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[64];
-  std::strftime(text, sizeof(text), "%a, %d %b %Y %H:%M:%S GMT", &utc);
-  return text;
-}
 
 Status AzureError(const std::string& what, const ClientResponse& response) {
   return ObjectStoreError("Azure Blob " + what, response.status, response.body);
@@ -122,7 +113,7 @@ class AzureBlobStore final : public ObjectStore {
       first = false;
     }
     headers["host"] = host_header_;
-    headers["x-ms-date"] = HttpDateNow();
+    headers["x-ms-date"] = NowUtcFormatted("%a, %d %b %Y %H:%M:%S GMT");
     headers["x-ms-version"] = kAzureApiVersion;
     if (!body.empty() || method == "PUT") headers["content-length"] = std::to_string(body.size());
     CAIRN_ASSIGN_OR_RETURN(std::string authorization,

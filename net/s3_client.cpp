@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <ctime>
 
+#include "base/clock.h"
 #include "base/encoding.h"
 #include "base/http_url.h"
 #include "base/task_secrets.h"
@@ -25,15 +25,6 @@ std::string Hex(const std::string& bytes) {
 std::string HexSha256OrEmpty(const std::string& text) {
   auto digest = Sha256Hex(text);
   return digest.ok() ? *digest : std::string();
-}
-
-std::string AmzDateNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y%m%dT%H%M%SZ", &utc);
-  return text;
 }
 
 // The message of an S3 error answer (<Error><Code>..</Code><Message>..</Message>).
@@ -129,7 +120,7 @@ class S3Store final : public ObjectStore {
     }
     std::map<std::string, std::string> headers = std::move(extra_headers);
     headers["host"] = host_header_;
-    headers["x-amz-date"] = AmzDateNow();
+    headers["x-amz-date"] = NowUtcFormatted("%Y%m%dT%H%M%SZ");
     headers["x-amz-content-sha256"] = payload_sha256;
     if (!credentials_.session_token.empty()) {
       headers["x-amz-security-token"] = credentials_.session_token;
