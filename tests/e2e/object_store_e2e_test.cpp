@@ -129,6 +129,49 @@ TEST_F(ObjectStoreSpiralTest, SpiralGridWritesToS3AndCollectionDeletesExactlyThe
   EXPECT_NE(shown.find("********"), std::string::npos) << shown;
 }
 
+// Population-based training on azurite through cairn_harness: every clone starts from its
+// parent's checkpoint, downloaded from the container (a clone that could not load it would fail,
+// and the experiment with it), and at the end exactly the kept checkpoints' blobs are left.
+TEST_F(ObjectStoreSpiralTest, PbtOnAzuriteClonesFromCheckpointsDownloadedFromTheContainer) {
+  TempDir storage_dir;
+  auto server = AzureBlobServer::Start(storage_dir.Sub("azurite"));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  // Trials run Debian's python3, where Azure's SDK is (python3-azure-storage).
+  StartMaster();
+  cluster_->StartAgent("agent-1", 4, {}, {"PATH=/usr/bin:/bin:/usr/sbin:/sbin"});
+  std::string config = experiment_e2e::ReadFile(ExamplePath("spiral-mlp") + "/pbt.yaml");
+  experiment_e2e::ReplaceOnce(config,
+                              "  type: shared_fs\n  host_path: /tmp\n  storage_path: "
+                              "cairn-checkpoints\n",
+                              "  type: azure\n  container: pbt-ckpt\n  connection_string: \"" +
+                                  (*server)->connection_string() + "\"\n");
+  const int64_t id = Create(config, ExamplePath("spiral-mlp"));
+  ASSERT_GT(id, 0);
+  auto events = WaitForState(id, "EXPERIMENT_STATE_COMPLETED");
+  ASSERT_TRUE(ReachedState(events, id, "EXPERIMENT_STATE_COMPLETED"));
+
+  std::set<std::string> kept;
+  int clones = 0;
+  for (const auto& trial : Trials(id)) {
+    EXPECT_EQ(trial["state"], "STATE_COMPLETED") << trial.dump();
+    if (Int(trial["cairn"]["clonedFromTrialId"]) != 0) {
+      ++clones;
+      EXPECT_FALSE(trial["warmStartCheckpointUuid"].get<std::string>().empty()) << trial.dump();
+    }
+    for (const auto& checkpoint : Checkpoints(trial["id"])) {
+      if (checkpoint["state"] == "STATE_COMPLETED") kept.insert(checkpoint["uuid"]);
+    }
+  }
+  EXPECT_EQ(clones, 4);
+  auto account = net::ParseAzureConnectionString((*server)->connection_string());
+  ASSERT_TRUE(account.ok());
+  auto store = net::OpenAzureBlob(*account, "pbt-ckpt");
+  ASSERT_TRUE(store.ok());
+  EXPECT_TRUE(UntilKeys(
+      **store, [&](const std::set<std::string>& keys) { return CheckpointsIn(keys, "") == kept; }))
+      << "left in the container: " << ::testing::PrintToString(Keys(**store));
+}
+
 // master.yaml's checkpoint_storage is the storage of experiments that name none; a workspace's
 // (det workspace create --checkpoint-storage-config) overrides it for the workspace's
 // experiments; det experiment config shows the merged result, credentials masked.
