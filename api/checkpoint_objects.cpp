@@ -31,11 +31,9 @@ Result<CheckpointObjects> OpenCheckpointObjects(
     return objects;
   }
   if (storage.type == "azure") {
-    if (!storage.connection_string) {  // the config parser refuses account_url
-      return Status::NotSupported("checkpoint_storage: Azure needs a connection_string");
-    }
+    // The config parser requires a connection string for Azure.
     CAIRN_ASSIGN_OR_RETURN(net::AzureAccount account,
-                           net::ParseAzureConnectionString(*storage.connection_string));
+                           net::ParseAzureConnectionString(storage.connection_string.value_or("")));
     CAIRN_ASSIGN_OR_RETURN(objects.store, net::OpenAzureBlob(account, storage.container));
     return objects;
   }

@@ -67,15 +67,9 @@ class AzureBlobStore final : public ObjectStore {
 
   Result<std::string> ReadRange(const std::string& key, uint64_t offset, uint64_t length) override {
     if (length == 0) return std::string();
-    const std::string range =
-        "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
     CAIRN_ASSIGN_OR_RETURN(ClientResponse response,
-                           Send("GET", key, {}, "", {{"x-ms-range", range}}));
-    if (response.status == 416) return std::string();
-    if (response.status != 200 && response.status != 206) {
-      return AzureError("reading " + key, response);
-    }
-    return std::move(response.body);
+                           Send("GET", key, {}, "", {{"x-ms-range", ByteRange(offset, length)}}));
+    return RangedReadAnswer("Azure Blob reading " + key, std::move(response), offset, length);
   }
 
   Status Put(const std::string& key, const std::string& body) override {
@@ -181,9 +175,7 @@ Result<AzureAccount> ParseAzureConnectionString(const std::string& connection_st
   while (!account.blob_endpoint.empty() && account.blob_endpoint.back() == '/') {
     account.blob_endpoint.pop_back();
   }
-  if (!ParseHttpUrl(account.blob_endpoint).ok() ||
-      (account.blob_endpoint.rfind("http://", 0) != 0 &&
-       account.blob_endpoint.rfind("https://", 0) != 0)) {
+  if (!ParseHttpUrl(account.blob_endpoint).ok()) {
     return Status::InvalidArgument(
         "checkpoint_storage.connection_string: BlobEndpoint is not an http(s) URL");
   }

@@ -17,6 +17,19 @@ Status ObjectStoreError(const std::string& what, int http_status, const std::str
   return Status::FailedPrecondition(text);
 }
 
+std::string ByteRange(uint64_t offset, uint64_t length) {
+  return "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+}
+
+Result<std::string> RangedReadAnswer(const std::string& what, ClientResponse response,
+                                     uint64_t offset, uint64_t length) {
+  if (response.status == 416) return std::string();
+  if (response.status == 206) return std::move(response.body);
+  if (response.status != 200) return ObjectStoreError(what, response.status, response.body);
+  if (offset >= response.body.size()) return std::string();
+  return response.body.substr(offset, length);
+}
+
 ClientOptions ObjectStoreClientOptions(bool tls, const std::string& ca_file) {
   ClientOptions options;
   options.tls = tls;

@@ -41,6 +41,12 @@ class ObjectStore {
 // mapped by HTTP status as StatusFromHttp does), "<what> failed: <Code>: <Message>"; and the
 // client options every store's connection uses.
 Status ObjectStoreError(const std::string& what, int http_status, const std::string& body);
+// The Range value for bytes [offset, offset + length), length > 0.
+std::string ByteRange(uint64_t offset, uint64_t length);
+// The bytes a ranged GET answered: a 206's body; a 200's (a store that ignored the Range sent the
+// whole object) cut to the range; none for 416 (past the end); else the store's error.
+Result<std::string> RangedReadAnswer(const std::string& what, ClientResponse response,
+                                     uint64_t offset, uint64_t length);
 ClientOptions ObjectStoreClientOptions(bool tls, const std::string& ca_file);
 
 }  // namespace cairn::net

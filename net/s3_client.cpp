@@ -72,19 +72,9 @@ class S3Store final : public ObjectStore {
 
   Result<std::string> ReadRange(const std::string& key, uint64_t offset, uint64_t length) override {
     if (length == 0) return std::string();
-    const std::string range =
-        "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
-    CAIRN_ASSIGN_OR_RETURN(ClientResponse response, Send("GET", key, {}, "", {{"range", range}}));
-    if (response.status == 416) return std::string();  // past the end
-    if (response.status != 200 && response.status != 206) {
-      return S3Error("reading " + key, response);
-    }
-    if (response.status == 200 && (offset > 0 || response.body.size() > length)) {
-      // A store that ignores Range sends the whole object.
-      if (offset >= response.body.size()) return std::string();
-      return response.body.substr(offset, length);
-    }
-    return std::move(response.body);
+    CAIRN_ASSIGN_OR_RETURN(ClientResponse response,
+                           Send("GET", key, {}, "", {{"range", ByteRange(offset, length)}}));
+    return RangedReadAnswer("S3 reading " + key, std::move(response), offset, length);
   }
 
   Status Put(const std::string& key, const std::string& body) override {

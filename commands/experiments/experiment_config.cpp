@@ -264,9 +264,8 @@ Status ParseS3(const MapFields& fields, CheckpointStorageConfig& c) {
   }
   CAIRN_ASSIGN_OR_RETURN(c.endpoint_url, ReadSecretText(fields, "endpoint_url"));
   if (c.endpoint_url) {
-    const std::string& url = *c.endpoint_url;
-    auto parsed = ParseHttpUrl(url);
-    if ((url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) || !parsed.ok()) {
+    auto parsed = ParseHttpUrl(*c.endpoint_url);
+    if (!parsed.ok()) {
       return Invalid(*fields.Get("endpoint_url"), "must be an http:// or https:// URL");
     }
     if (parsed->target != "/") {
@@ -891,8 +890,7 @@ Result<nlohmann::json> NormalizedCheckpointStorage(const nlohmann::json& storage
     return Status::InvalidArgument(field + ": expected a map like {type: s3, bucket: b}");
   }
   try {
-    CAIRN_ASSIGN_OR_RETURN(YAML::Node node,
-                           LoadYaml(JsonToYamlText(nlohmann::ordered_json(storage)), field));
+    CAIRN_ASSIGN_OR_RETURN(YAML::Node node, JsonToYamlNode(storage, field));
     fields::Field root = fields::Root(node, "", /*with_lines=*/false);
     root.path = field;
     CAIRN_ASSIGN_OR_RETURN(CheckpointStorageConfig parsed, ParseCheckpointStorage(root));
