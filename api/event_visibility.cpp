@@ -175,6 +175,8 @@ bool EventVisibility::Decide(const events::Envelope& event) {
       return CanViewExperiment(event.trial_preemption_acknowledged().experiment_id());
     case Case::kTrialEarlyExitReported:
       return CanViewExperiment(event.trial_early_exit_reported().experiment_id());
+    case Case::kTrialLogPolicyMatched:
+      return CanViewExperiment(event.trial_log_policy_matched().experiment_id());
     case Case::kTemplateSaved:
       return CanView(event.template_saved().workspace_id());
     case Case::kModelCreated:

@@ -27,21 +27,20 @@ struct ClaimWriterEpoch {
   std::string master_id;
 };
 
-using Command =
-    std::variant<SubmitTask, KillTask, RegisterAgent, DisconnectAgent, EnableAgent, DisableAgent,
-                 ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch, ConfigurePools, UpdateJob,
-                 ExpirePreemptions, CreateExperiment, ExperimentAction, ReportWorkload,
-                 SaveTemplate, DeleteTemplate, CreateUser, UpdateUser, StartSession, EndSession,
-                 RecordLoginFailure, RecordAccessDenied, CreateWorkspace, UpdateWorkspace,
-                 DeleteWorkspace, PinWorkspace, CreateProject, UpdateProject, DeleteProject,
-                 MoveExperiment, ChangeRoles, SetPoolBindings, UpdateExperiment, KillTrial,
-                 ContinueExperiment, DeleteCheckpoints, CreateModel, UpdateModel, DeleteModel,
-                 RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady,
-                 SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz,
-                 CreateAccessToken, UpdateAccessToken, SetClusterMessage, ChangeMasterLogLevel,
-                 SetSlotEnabled, DeleteTensorboardFiles, SetConfigPolicies, DeleteConfigPolicies,
-                 CreateGroup, UpdateGroup, DeleteGroup, HoldTask, CreateWebhook, UpdateWebhook,
-                 DeleteWebhook, RaiseWebhookAlert, RecordWebhookDeliveries, ExpireTaskLogs>;
+using Command = std::variant<
+    SubmitTask, KillTask, RegisterAgent, DisconnectAgent, EnableAgent, DisableAgent,
+    ReportTaskStarted, ReportTaskExited, ClaimWriterEpoch, ConfigurePools, UpdateJob,
+    ExpirePreemptions, CreateExperiment, ExperimentAction, ReportWorkload, SaveTemplate,
+    DeleteTemplate, CreateUser, UpdateUser, StartSession, EndSession, RecordLoginFailure,
+    RecordAccessDenied, CreateWorkspace, UpdateWorkspace, DeleteWorkspace, PinWorkspace,
+    CreateProject, UpdateProject, DeleteProject, MoveExperiment, ChangeRoles, SetPoolBindings,
+    UpdateExperiment, KillTrial, ContinueExperiment, DeleteCheckpoints, CreateModel, UpdateModel,
+    DeleteModel, RegisterModelVersion, UpdateModelVersion, DeleteModelVersion, ReportTaskReady,
+    SubmitPaiJob, StopPaiJob, UpdateJobs, ReportTrial, ConfigureAuthz, CreateAccessToken,
+    UpdateAccessToken, SetClusterMessage, ChangeMasterLogLevel, SetSlotEnabled,
+    DeleteTensorboardFiles, SetConfigPolicies, DeleteConfigPolicies, CreateGroup, UpdateGroup,
+    DeleteGroup, HoldTask, CreateWebhook, UpdateWebhook, DeleteWebhook, RaiseWebhookAlert,
+    RecordWebhookDeliveries, ExpireTaskLogs, RecordLogPolicyMatch>;
 
 // A short name for logs and errors, e.g. "SubmitTask" (each command's kName).
 const char* CommandName(const Command& command);

@@ -36,6 +36,13 @@ const events::ResourcePoolConfig* DecisionState::FindPool(const std::string& poo
   return nullptr;
 }
 
+double DecisionState::PreemptionGraceSeconds(const std::string& pool_name) const {
+  const events::ResourcePoolConfig* pool = FindPool(pool_name);
+  return pool != nullptr && pool->preemption_grace_seconds() > 0
+             ? pool->preemption_grace_seconds()
+             : pools_config.preemption_grace_seconds();
+}
+
 Status DecisionState::NoSuchPool(const std::string& pool) const {
   return Status::InvalidArgument("resource pool " + pool +
                                  " does not exist (configured pools: " + PoolNames() + ")");

@@ -97,6 +97,9 @@ struct DecisionState {
   const JobRecord* FindJob(std::string_view job_id) const;
   const AgentRecord* FindAgent(const std::string& agent_id) const;
   const events::ResourcePoolConfig* FindPool(const std::string& pool_name) const;
+  // From a preemption request to a forced kill in `pool_name`: the pool's
+  // task_container_defaults.preemption_timeout, else the cluster's.
+  double PreemptionGraceSeconds(const std::string& pool_name) const;
   // "a, b, c": the configured pools, for messages.
   std::string PoolNames() const { return PoolNamesOf(pools_config); }
   // InvalidArgument naming `pool` and the configured pools.

@@ -15,6 +15,7 @@
 
 #include "base/status.h"
 #include "commands/commands.h"
+#include "commands/experiments/log_policies.h"
 #include "commands/experiments/trial_run.h"
 #include "commands/scheduler/explain.h"
 #include "events.pb.h"
@@ -39,6 +40,9 @@ struct Outcome {
 struct AllocationHolding {
   std::string task_id;
   std::vector<std::string> agent_ids;  // its parts' agents, the first being the main one
+  // A trial run's: its experiment's log_policies, which its log lines are matched against
+  // (RecordLogPolicyMatch). Empty for other tasks.
+  std::vector<experiments::LogPolicy> log_policies;
 };
 
 class Writer {

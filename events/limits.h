@@ -37,6 +37,9 @@ std::string SafeIdRuleText();
 inline constexpr double kDefaultPreemptionGraceSeconds = 3600;
 inline constexpr double kMaxPreemptionGraceSeconds = 86400;
 
+// The log line a trial's log policy match keeps in its event (TrialLogPolicyMatched).
+inline constexpr size_t kMaxLogPolicyLineBytes = 1024;
+
 // A project's description, as Determined bounds it.
 inline constexpr size_t kMaxProjectDescriptionLength = 4096;
 

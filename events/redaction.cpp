@@ -65,10 +65,10 @@ bool RedactConfigOf(Json& config, Audience audience) {
         changed |= RedactVariableList(*variables, audience, secret);
       }
     }
-    if (audience == Audience::kOthers) {
-      auto auth = environment->find("registry_auth");
-      if (auth != environment->end()) changed |= RedactKeys(*auth, {"password", "auth"});
-    }
+    // Like a variable marked secret: the agent pulling the image needs it, no person does (it
+    // may be the cluster's own, from task_container_defaults).
+    auto auth = environment->find("registry_auth");
+    if (auth != environment->end()) changed |= RedactKeys(*auth, {"password", "auth"});
   }
   // Storage credentials are the machines' alone, like a variable marked secret: the owner named
   // them once and never needs them back, and an event or answer that held them would hand the
@@ -113,6 +113,21 @@ std::string RedactStorageJson(const std::string& text, Audience audience) {
       {"checkpoint_storage", nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false)}};
   if (!RedactConfigOf(config, audience)) return text;
   return config["checkpoint_storage"].dump();
+}
+
+// task_container_defaults as recorded (Determined's keys, JSON text), redacted as the
+// environment of a config is: variables' values for others, the registry password for everyone.
+std::string RedactDefaultsJson(const std::string& text, Audience audience) {
+  if (text.empty() || audience == Audience::kMachine) return text;
+  nlohmann::ordered_json defaults = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (!defaults.is_object()) return text;
+  nlohmann::ordered_json config = {{"environment", nlohmann::ordered_json::object()}};
+  for (const char* key : {"environment_variables", "registry_auth"}) {
+    if (defaults.contains(key)) config["environment"][key] = defaults[key];
+  }
+  if (!RedactConfigOf(config, audience)) return text;
+  for (const auto& [key, value] : config["environment"].items()) defaults[key] = value;
+  return defaults.dump();
 }
 
 // Whether the text may hold anything RedactConfig takes out: most configs name neither section, and
@@ -216,6 +231,16 @@ events::Envelope RedactedFor(const events::Envelope& event, Audience audience) {
       out.mutable_template_saved()->set_config_yaml(
           RedactConfigYaml(out.template_saved().config_yaml(), audience));
       break;
+    case events::Envelope::kResourcePoolsConfigured: {
+      auto* pools = out.mutable_resource_pools_configured();
+      pools->set_task_container_defaults_json(
+          RedactDefaultsJson(pools->task_container_defaults_json(), audience));
+      for (auto& pool : *pools->mutable_pools()) {
+        pool.set_task_container_defaults_json(
+            RedactDefaultsJson(pool.task_container_defaults_json(), audience));
+      }
+      break;
+    }
     case events::Envelope::kWorkspaceCreated:
       out.mutable_workspace_created()->set_checkpoint_storage_json(
           RedactStorageJson(out.workspace_created().checkpoint_storage_json(), audience));

@@ -1,11 +1,12 @@
 // Who may see which secrets in what Cairn hands out: events on the stream and in replay output,
-// configs in REST answers. Environment variables and registry passwords are the owner's:
-// everyone else sees their names, not their values. A config may also mark variables secret
-// (environment.secret_environment_variables: [NAME, ...]); their values reach only the machines
-// that run the task, never a person again, not even the owner. Checkpoint storage credentials
-// (access_key, secret_key, connection_string, credential, an account_url's SAS query) are always
-// machine-only. Password hashes never
-// leave the master. Pure functions, safe from any thread.
+// configs in REST answers. Environment variables are the owner's: everyone else sees their
+// names, not their values. Registry passwords reach only machines (they may be the cluster's,
+// from task_container_defaults, which are redacted the same way in ResourcePoolsConfigured). A
+// config may also mark variables secret (environment.secret_environment_variables: [NAME, ...]);
+// their values reach only the machines that run the task, never a person again, not even the owner.
+// Checkpoint storage credentials (access_key, secret_key, connection_string, credential, an
+// account_url's SAS query) are always machine-only. Password hashes never leave the master. Pure
+// functions, safe from any thread.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -262,7 +262,15 @@ bool DecisionLoop::AwaitTrialStop(const std::string& allocation_id,
 Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& allocation_id) {
   std::lock_guard lock(state_mutex_);
   CAIRN_ASSIGN_OR_RETURN(const commands::TaskRecord* task, state_.AllocationNamed(allocation_id));
-  return AllocationHolding{task->task_id, state_.AllocationAgents(allocation_id)};
+  AllocationHolding holding{task->task_id, state_.AllocationAgents(allocation_id), {}};
+  const commands::TrialRecord* trial =
+      task->trial_id != 0 ? state_.FindTrial(task->trial_id) : nullptr;
+  const commands::ExperimentRecord* experiment =
+      trial != nullptr ? state_.FindExperiment(trial->experiment_id) : nullptr;
+  if (experiment != nullptr && experiment->config != nullptr) {
+    holding.log_policies = experiment->config->log_policies;
+  }
+  return holding;
 }
 
 uint64_t DecisionLoop::writer_epoch() const { return my_epoch_.load(); }

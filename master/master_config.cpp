@@ -557,6 +557,19 @@ nlohmann::json ShownStorage(const nlohmann::json& storage) {
 
 }  // namespace
 
+// task_container_defaults as recorded (ResourcePoolsConfigured), with the registry password
+// masked; `grace` is its preemption_timeout (0: not given). Null when neither says anything.
+nlohmann::json ShownTaskContainerDefaults(const std::string& recorded, double grace) {
+  nlohmann::json shown =
+      recorded.empty() ? nlohmann::json::object() : nlohmann::json::parse(recorded, nullptr, false);
+  if (!shown.is_object()) shown = nlohmann::json::object();
+  if (shown.contains("registry_auth") && shown["registry_auth"].contains("password")) {
+    shown["registry_auth"]["password"] = "********";
+  }
+  if (grace > 0) shown["preemption_timeout"] = static_cast<int64_t>(grace);
+  return shown.empty() ? nlohmann::json() : shown;
+}
+
 std::string MasterConfigJson(const MasterConfig& config) {
   auto secret = [](const std::string& value) {
     return value.empty() ? nlohmann::json("") : nlohmann::json("********");
@@ -578,7 +591,8 @@ std::string MasterConfigJson(const MasterConfig& config) {
         {"description", pool.description()},
         {"provider", nullptr},
         {"max_aux_containers_per_agent", pool.max_aux_containers_per_agent()},
-        {"task_container_defaults", nullptr},
+        {"task_container_defaults", ShownTaskContainerDefaults(pool.task_container_defaults_json(),
+                                                               pool.preemption_grace_seconds())},
         {"agent_reattach_enabled", true},
         {"agent_reconnect_wait",
          std::to_string(static_cast<int64_t>(config.agent_timeout_seconds)) + "s"}};
@@ -586,6 +600,15 @@ std::string MasterConfigJson(const MasterConfig& config) {
     pool_list.push_back(std::move(shown));
   }
   const char* authz = config.security.authz == events::AUTHZ_TYPE_RBAC ? "rbac" : "basic";
+  nlohmann::json cluster_defaults = {{"cpu_pod_spec", nullptr},
+                                     {"gpu_pod_spec", nullptr},
+                                     {"bind_mounts", nlohmann::json::array()},
+                                     {"startup_hook", ""}};
+  if (auto shown = ShownTaskContainerDefaults(pools.task_container_defaults_json(),
+                                              pools.preemption_grace_seconds());
+      shown.is_object()) {
+    cluster_defaults.update(shown);
+  }
   return nlohmann::json{
       {"listen_address", config.listen_address},
       {"port", config.port},
@@ -638,12 +661,7 @@ std::string MasterConfigJson(const MasterConfig& config) {
         {"metadata", nullptr}}},
       {"resource_pools", pool_list},
       {"checkpoint_storage", ShownStorage(config.checkpoint_storage)},
-      {"task_container_defaults",
-       {{"preemption_timeout", static_cast<int64_t>(pools.preemption_grace_seconds())},
-        {"cpu_pod_spec", nullptr},
-        {"gpu_pod_spec", nullptr},
-        {"bind_mounts", nlohmann::json::array()},
-        {"startup_hook", ""}}}}
+      {"task_container_defaults", cluster_defaults}}
       .dump();
 }
 

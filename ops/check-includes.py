@@ -42,7 +42,7 @@ DOMAINS = {
     "templates": {"tenancy"},
     "policies": {"tenancy", "templates"},
     "tasks": {"scheduler", "tenancy", "templates", "policies"},
-    "agents": {"tasks", "scheduler"},
+    "agents": {"tasks", "scheduler", "experiments"},  # a pool's defaults carry log_policies
     "experiments": {"tasks", "scheduler", "tenancy", "templates", "policies"},
     "pai": {"tasks", "scheduler", "tenancy"},
     "webhooks": {"tenancy"},

@@ -11,6 +11,8 @@ PACKAGES=(
   libabsl-dev
   # the embedded log's record CRC, with carry-less multiplication
   libisal-dev
+  # trials' log_policies patterns (Go's regular expression syntax, linear-time matching)
+  libre2-dev
   # consumers without Cairn code: kcat and the example Python consumer (examples/gpu_hours)
   kcat python3-confluent-kafka python3-protobuf
   # the web UI's charts (served by the master) and its browser tests (tests/web)

@@ -175,7 +175,7 @@ Status OnTrialCreated(const Envelope& event, ViewStore& store) {
   return PutExperiment(store, event, experiment);
 }
 
-// TrialTrainTo, TrialClosed, TrialRestarted and TrialEnded.
+// TrialTrainTo, TrialClosed, TrialRestarted, TrialEnded and TrialLogPolicyMatched.
 Status OnTrialDecision(const Envelope& event, ViewStore& store) {
   int64_t trial_id = 0;
   int64_t experiment_id = 0;
@@ -195,6 +195,11 @@ Status OnTrialDecision(const Envelope& event, ViewStore& store) {
     case Envelope::kTrialEnded:
       trial_id = event.trial_ended().trial_id();
       experiment_id = event.trial_ended().experiment_id();
+      break;
+    case Envelope::kTrialLogPolicyMatched:
+      if (event.trial_log_policy_matched().policy_name().empty()) return Status::Ok();
+      trial_id = event.trial_log_policy_matched().trial_id();
+      experiment_id = event.trial_log_policy_matched().experiment_id();
       break;
     default:
       return Status::Ok();
@@ -219,6 +224,9 @@ Status OnTrialDecision(const Envelope& event, ViewStore& store) {
     case Envelope::kTrialRestarted:
       trial.set_restarts(event.trial_restarted().restarts());
       trial.set_restart_reason(event.trial_restarted().reason());
+      break;
+    case Envelope::kTrialLogPolicyMatched:
+      trial.set_log_policy_matched(event.trial_log_policy_matched().policy_name());
       break;
     default: {
       const auto& ended = event.trial_ended();
@@ -656,6 +664,7 @@ Status ExperimentProjector::Apply(const Envelope& event, ViewStore& store) const
     case Envelope::kTrialClosed:
     case Envelope::kTrialRestarted:
     case Envelope::kTrialEnded:
+    case Envelope::kTrialLogPolicyMatched:
       return OnTrialDecision(event, store);
     case Envelope::kExperimentStateChanged:
       return OnExperimentStateChanged(event, store);

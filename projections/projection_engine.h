@@ -38,7 +38,7 @@ class RocksBatchStore;
 // 8: job_queue: a held (paused) task's job leaves the queue once its allocation is released.
 // 9: tasks record log retention (TaskView.logs_expired); the webhooks projection.
 // 10: workspaces record their checkpoint storage (WorkspaceView.checkpoint_storage_json).
-inline constexpr uint32_t kViewFormat = 10;
+inline constexpr uint32_t kViewFormat = 11;
 
 class ProjectionEngine;
 

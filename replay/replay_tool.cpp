@@ -155,6 +155,15 @@ std::string HistoryLine(const events::Envelope& event) {
       detail = "trial " + std::to_string(event.trial_closed().trial_id()) + ": " +
                event.trial_closed().reason();
       break;
+    case events::Envelope::kTrialLogPolicyMatched: {
+      const auto& matched = event.trial_log_policy_matched();
+      detail = "trial " + std::to_string(matched.trial_id()) + ": its log matched policy " +
+               (matched.policy_name().empty() ? "(unnamed)" : "'" + matched.policy_name() + "'") +
+               " (" + matched.pattern() + ")" +
+               (matched.action().empty() ? std::string() : ", action " + matched.action()) +
+               " on agent " + matched.agent_id();
+      break;
+    }
     case events::Envelope::kTrialRestarted:
       detail = "trial " + std::to_string(event.trial_restarted().trial_id()) + ": " +
                event.trial_restarted().reason();

@@ -1,10 +1,15 @@
 #include "api/handlers/agent_protocol.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <tuple>
 
 #include "api/rest_util.h"
 #include "base/clock.h"
+#include "base/log.h"
+#include "commands/experiments/log_policies.h"
 #include "events/context_store.h"
 
 namespace cairn::api {
@@ -30,6 +35,47 @@ Result<commands::AllocationHolding> RequireHolder(Call& call, const std::string&
   }
   return Status::PermissionDenied("agent " + agent_id + " does not hold allocation " +
                                   allocation_id);
+}
+
+// Compiled policies by their patterns, so that a trial's lines are not matched by recompiling
+// its experiment's patterns for every batch. Bounded: cleared when full.
+std::shared_ptr<const experiments::CompiledLogPolicies> CompiledPolicies(
+    const std::vector<experiments::LogPolicy>& policies) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const experiments::CompiledLogPolicies>> cache;
+  constexpr size_t kMaxCached = 256;
+  const std::string key = experiments::LogPoliciesJson(policies).dump();
+  std::lock_guard lock(mutex);
+  auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  if (cache.size() >= kMaxCached) cache.clear();
+  auto compiled = std::make_shared<const experiments::CompiledLogPolicies>(policies);
+  cache.emplace(key, compiled);
+  return compiled;
+}
+
+// A trial run's lines against its experiment's log_policies: each policy's first matching line
+// of the batch is recorded (the decider writes nothing for a match already recorded). The lines
+// are stored whatever comes of it; a refusal is the master's own business, not the agent's.
+void RecordLogPolicyMatches(Call& call, const std::vector<TaskLogLine>& lines,
+                            const std::map<std::tuple<std::string, std::string, std::string>,
+                                           std::vector<experiments::LogPolicy>>& policies_by_run) {
+  std::set<std::pair<std::string, size_t>> recorded;
+  for (const auto& line : lines) {
+    const auto& policies =
+        policies_by_run.at(std::make_tuple(line.agent_id, line.allocation_id, line.task_id));
+    if (policies.empty()) continue;
+    const auto compiled = CompiledPolicies(policies);
+    for (size_t index : compiled->Matches(line.text)) {
+      if (!recorded.emplace(line.task_id, index).second) continue;
+      commands::RecordLogPolicyMatch match{line.task_id, line.agent_id, policies[index], line.text};
+      auto outcome = call.ExecuteAs(std::move(match), "system:log-policies");
+      if (!outcome.ok()) {
+        log::Warn("api", "log policy match of task {} not recorded: {}", line.task_id,
+                  outcome.status().ToString());
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -253,16 +299,20 @@ net::Response PostTaskLogs(Call& call) {
     lines.push_back(std::move(line));
   }
   // Every line comes from an agent that holds (or held) its allocation for its task.
-  std::set<std::tuple<std::string, std::string, std::string>> checked;
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<experiments::LogPolicy>>
+      checked;
   for (const auto& line : lines) {
-    if (!checked.emplace(line.agent_id, line.allocation_id, line.task_id).second) continue;
-    Status held = RequireHolder(call, line.agent_id, line.allocation_id, line.task_id).status();
-    if (held.code() == StatusCode::kNotFound) {
+    auto key = std::make_tuple(line.agent_id, line.allocation_id, line.task_id);
+    if (checked.count(key)) continue;
+    auto held = RequireHolder(call, line.agent_id, line.allocation_id, line.task_id);
+    if (held.status().code() == StatusCode::kNotFound) {
       return Error(Status::NotFound("logs for an unknown allocation " + line.allocation_id));
     }
-    if (!held.ok()) return Error(held);
+    if (!held.ok()) return Error(held.status());
+    checked[key] = std::move(held->log_policies);
   }
   if (Status stored = call.services().task_logs->Append(lines); !stored.ok()) return Error(stored);
+  RecordLogPolicyMatches(call, lines, checked);
   return Ok(json::object());
 }
 

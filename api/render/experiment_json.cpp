@@ -150,6 +150,7 @@ json TrialJson(const views::TrialView& trial) {
     out["searcherMetricValue"] = trial.best_validation().searcher_metric();
   }
   out["warmStartCheckpointUuid"] = trial.warm_start_checkpoint_uuid();
+  if (!trial.log_policy_matched().empty()) out["logPolicyMatched"] = trial.log_policy_matched();
   json cairn = {{"requestId", trial.request_id()},
                 {"searcherReason", trial.searcher_reason()},
                 {"runs", trial.runs()},

@@ -5,7 +5,10 @@
 #include <utility>
 
 #include "base/config_fields.h"
+#include "base/fields.h"
+#include "commands/experiments/log_policies.h"
 #include "commands/scheduler/scheduler.h"
+#include "commands/tasks/command_config.h"
 #include "events/limits.h"
 #include "events/pool_defaults.h"
 
@@ -128,34 +131,114 @@ Status ParseDefaultPool(const std::string& source, const YAML::Node& resource_ma
   return Status::Ok();
 }
 
-Status ParseTaskContainerDefaults(const std::string& source, const YAML::Node& node,
-                                  events::ResourcePoolsConfigured* pools) {
-  if (!IsSet(node)) return Status::Ok();
-  if (!node.IsMap()) {
-    return Status::InvalidArgument(Where(source, node, "task_container_defaults") +
-                                   ": expected a map");
-  }
-  for (const auto& entry : node) {
-    if (!entry.first.IsScalar()) {
-      return Status::InvalidArgument(Where(source, entry.first, "task_container_defaults.<key>") +
-                                     ": a key must be a plain name");
-    }
-    const std::string field = "task_container_defaults." + entry.first.Scalar();
-    if (entry.first.Scalar() != "preemption_timeout") {
-      return Status::NotSupported(Where(source, entry.first, field) +
-                                  ": not supported; of task_container_defaults Cairn reads only "
-                                  "preemption_timeout");
-    }
-    if (!IsSet(entry.second)) continue;
-    CAIRN_ASSIGN_OR_RETURN(double seconds,
-                           Scalar<double>(source, entry.second, field, "a number of seconds"));
+// One `task_container_defaults:` block at `path`, in Determined's keys: the fields Cairn applies
+// are checked and kept as JSON (commands/tasks/task_container_defaults.h), preemption_timeout
+// apart; the rest are refused by name.
+struct ContainerDefaults {
+  nlohmann::ordered_json config = nlohmann::ordered_json::object();
+  double preemption_grace_seconds = 0;  // 0 = not given
+};
+
+Result<ContainerDefaults> ParseTaskContainerDefaults(const std::string& source,
+                                                     const YAML::Node& node,
+                                                     const std::string& path) {
+  ContainerDefaults out;
+  if (!IsSet(node)) return out;
+  using fields::Field;
+  const Field top{node, path, node.Mark().is_null() ? 1 : node.Mark().line + 1, source};
+  CAIRN_ASSIGN_OR_RETURN(fields::MapFields map, fields::MapFields::Read(top, "a map"));
+  const char* kKubernetes = "Cairn has no Kubernetes resource manager yet; pod specs do not apply";
+  const char* kNetwork = "Cairn's containers share the host's network";
+  const char* kLater = "not supported by Cairn yet";
+  CAIRN_RETURN_IF_ERROR(map.Check(
+      {"preemption_timeout", "image", "environment_variables", "bind_mounts", "registry_auth",
+       "force_pull_image", "shm_size_bytes", "log_policies"},
+      {{"cpu_pod_spec", kKubernetes},
+       {"gpu_pod_spec", kKubernetes},
+       {"checkpoint_gc_pod_spec", kKubernetes},
+       {"kubernetes", kKubernetes},
+       {"network_mode", kNetwork},
+       {"dtrain_network_interface", kNetwork},
+       {"nccl_port_range", kNetwork},
+       {"gloo_port_range", kNetwork},
+       {"add_capabilities", kNetwork},
+       {"drop_capabilities", kNetwork},
+       {"devices", "a container gets its slots' GPUs and nothing else"},
+       {"startup_hook", "run setup in the task's own entrypoint or environment.runtime_commands"},
+       {"work_dir", kLater},
+       {"slurm", kLater},
+       {"pbs", kLater}}));
+  if (auto field = map.Get("preemption_timeout")) {
+    CAIRN_ASSIGN_OR_RETURN(double seconds, fields::ReadNumber(*field));
     if (!std::isfinite(seconds) || seconds <= 0 || seconds > kMaxPreemptionGraceSeconds) {
-      return Status::InvalidArgument(Where(source, entry.second, field) +
-                                     ": must be more than 0 and at most 86400 seconds");
+      return fields::Invalid(*field, "must be more than 0 and at most 86400 seconds");
     }
-    pools->set_preemption_grace_seconds(seconds);
+    out.preemption_grace_seconds = seconds;
   }
-  return Status::Ok();
+  events::TaskSpec read;
+  nlohmann::json shown;
+  if (auto field = map.Get("image")) {
+    CAIRN_RETURN_IF_ERROR(ReadTaskImage(*field, read, shown));
+    out.config["image"] = nlohmann::ordered_json::parse(shown.dump());
+  }
+  if (auto field = map.Get("environment_variables")) {
+    CAIRN_ASSIGN_OR_RETURN(nlohmann::json variables, fields::JsonOf(*field));
+    // A list, or one per device type, of NAME=VALUE (or NAME, which unsets it).
+    auto check = [&](const nlohmann::json& list) {
+      if (!list.is_array()) return false;
+      for (const auto& entry : list) {
+        if (!entry.is_string() || entry.get<std::string>().empty() ||
+            entry.get<std::string>()[0] == '=') {
+          return false;
+        }
+      }
+      return true;
+    };
+    bool valid = check(variables);
+    if (variables.is_object()) {
+      valid = true;
+      for (const auto& [device, list] : variables.items()) {
+        valid &= (device == "cpu" || device == "cuda" || device == "rocm") &&
+                 (list.is_null() || check(list));
+      }
+    }
+    if (!valid) {
+      return fields::Invalid(*field,
+                             "expected a list of NAME=VALUE, or a map of such lists by "
+                             "cpu, cuda and rocm");
+    }
+    out.config["environment_variables"] = nlohmann::ordered_json::parse(variables.dump());
+  }
+  if (auto field = map.Get("bind_mounts")) {
+    CAIRN_RETURN_IF_ERROR(ReadBindMounts(*field, read, shown));
+    out.config["bind_mounts"] = nlohmann::ordered_json::parse(shown.dump());
+  }
+  if (auto field = map.Get("registry_auth")) {
+    CAIRN_RETURN_IF_ERROR(ReadRegistryAuth(*field, read, shown));
+    nlohmann::ordered_json auth = {{"username", read.registry_auth().username()},
+                                   {"password", read.registry_auth().password()}};
+    if (!read.registry_auth().server_address().empty()) {
+      auth["serveraddress"] = read.registry_auth().server_address();
+    }
+    out.config["registry_auth"] = std::move(auth);
+  }
+  if (auto field = map.Get("force_pull_image")) {
+    CAIRN_ASSIGN_OR_RETURN(bool force, fields::ReadBool(*field));
+    out.config["force_pull_image"] = force;
+  }
+  if (auto field = map.Get("shm_size_bytes")) {
+    CAIRN_ASSIGN_OR_RETURN(out.config["shm_size_bytes"], ReadShmSize(*field));
+  }
+  if (auto field = map.Get("log_policies")) {
+    CAIRN_ASSIGN_OR_RETURN(auto policies, experiments::ReadLogPolicies(*field));
+    out.config["log_policies"] =
+        nlohmann::ordered_json::parse(experiments::LogPoliciesJson(policies).dump());
+  }
+  return out;
+}
+
+std::string DefaultsJsonText(const ContainerDefaults& defaults) {
+  return defaults.config.empty() ? std::string() : defaults.config.dump();
 }
 
 events::ResourcePoolConfig PoolNamedDefault(const events::SchedulerConfig& scheduler) {
@@ -178,12 +261,9 @@ Result<events::ResourcePoolConfig> ParsePool(const std::string& source, const YA
   CAIRN_RETURN_IF_ERROR(CheckKeys(
       source, node, path + ".",
       {"pool_name", "description", "scheduler", "max_aux_containers_per_agent",
-       "max_cpu_containers_per_agent"},
+       "max_cpu_containers_per_agent", "task_container_defaults"},
       {{"provider",
-        "dynamic agents (provider) are not supported; start agents by hand with --pool NAME"},
-       {"task_container_defaults",
-        "per-pool task container defaults are not supported; only the top-level "
-        "task_container_defaults.preemption_timeout is"}}));
+        "dynamic agents (provider) are not supported; start agents by hand with --pool NAME"}}));
   events::ResourcePoolConfig pool;
 
   const std::string name_field = path + ".pool_name";
@@ -228,6 +308,11 @@ Result<events::ResourcePoolConfig> ParsePool(const std::string& source, const YA
     }
     pool.set_max_aux_containers_per_agent(containers);
   }
+  CAIRN_ASSIGN_OR_RETURN(ContainerDefaults defaults,
+                         ParseTaskContainerDefaults(source, node["task_container_defaults"],
+                                                    path + ".task_container_defaults"));
+  pool.set_task_container_defaults_json(DefaultsJsonText(defaults));
+  pool.set_preemption_grace_seconds(defaults.preemption_grace_seconds);
   return pool;
 }
 
@@ -324,9 +409,13 @@ Result<events::ResourcePoolsConfigured> ParsePools(const std::string& source,
                                                    const YAML::Node& root) {
   events::ResourcePoolsConfigured pools;
   pools.set_source(source);
-  pools.set_preemption_grace_seconds(kDefaultPreemptionGraceSeconds);
-  CAIRN_RETURN_IF_ERROR(
-      ParseTaskContainerDefaults(source, root["task_container_defaults"], &pools));
+  CAIRN_ASSIGN_OR_RETURN(ContainerDefaults defaults,
+                         ParseTaskContainerDefaults(source, root["task_container_defaults"],
+                                                    "task_container_defaults"));
+  pools.set_preemption_grace_seconds(defaults.preemption_grace_seconds > 0
+                                         ? defaults.preemption_grace_seconds
+                                         : kDefaultPreemptionGraceSeconds);
+  pools.set_task_container_defaults_json(DefaultsJsonText(defaults));
 
   const char* legacy_key = root["scheduler"]     ? "scheduler"
                            : root["provisioner"] ? "provisioner"

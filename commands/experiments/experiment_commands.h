@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/experiments/log_policies.h"
 #include "commands/tasks/task_commands.h"
 #include "events.pb.h"
 
@@ -131,6 +132,18 @@ struct ReportTrial {
   double progress = 0;                   // kProgress: 0..1
   events::CheckpointSaved checkpoint;    // kCheckpoint: uuid, total_batches, resources, metadata
   std::string reason;                    // kEarlyExit: EXITED_REASON_*
+};
+
+// The master saw a line of a trial run's logs match one of its experiment's log_policies (as
+// logs arrive: api POST /api/v1/task/logs, from the agent holding the run). Refused unless
+// `task_id` is a trial's run and `policy` one of its experiment's; a match that would change
+// nothing (the run already so marked) writes nothing.
+struct RecordLogPolicyMatch {
+  static constexpr const char* kName = "RecordLogPolicyMatch";
+  std::string task_id;
+  std::string agent_id;
+  experiments::LogPolicy policy;
+  std::string log_line;  // cut to kMaxLogPolicyLineBytes by the decider
 };
 
 }  // namespace cairn::commands

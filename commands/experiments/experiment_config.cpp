@@ -13,6 +13,7 @@
 #include "base/http_url.h"
 #include "base/yaml_json.h"
 #include "commands/experiments/experiment_config_parts.h"
+#include "commands/tasks/command_config.h"
 #include "events/limits.h"
 
 namespace cairn::experiments {
@@ -29,11 +30,14 @@ Result<ResourcesConfig> ParseResources(const Field& field) {
     return Invalid(*slots, "not allowed for experiments; use resources.slots_per_trial");
   }
   CAIRN_RETURN_IF_ERROR(fields.Check(
-      {"slots_per_trial", "max_slots", "weight", "priority", "resource_pool",
+      {"slots_per_trial", "max_slots", "weight", "priority", "resource_pool", "shm_size",
        // Accepted and ignored, as Determined has since 0.20 (pools replaced it).
        "agent_label"},
-      {{"shm_size", ""}, {"is_single_node", ""}, {"devices", ""}, {"native_parallel", ""}}));
+      {{"is_single_node", ""}, {"devices", ""}, {"native_parallel", ""}}));
   ResourcesConfig r;
+  if (auto f = fields.Get("shm_size")) {
+    CAIRN_ASSIGN_OR_RETURN(r.shm_size_bytes, commands::ReadShmSize(*f));
+  }
   if (auto f = fields.Get("slots_per_trial")) {
     CAIRN_ASSIGN_OR_RETURN(r.slots_per_trial, ReadSmallInt(*f, 0, 1 << 20));
   }
@@ -121,11 +125,9 @@ Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
   CAIRN_ASSIGN_OR_RETURN(MapFields fields, MapFields::Read(field, "a map"));
   CAIRN_RETURN_IF_ERROR(
       fields.Check({"image", "environment_variables", "secret_environment_variables",
-                    "runtime_commands", "runtime_packages"},
+                    "runtime_commands", "runtime_packages", "registry_auth", "force_pull_image"},
                    {{"ports", ""},
                     {"proxy_ports", ""},
-                    {"registry_auth", ""},
-                    {"force_pull_image", ""},
                     {"add_capabilities", ""},
                     {"drop_capabilities", ""},
                     {"pod_spec", ""}}));
@@ -143,6 +145,19 @@ Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
       CAIRN_RETURN_IF_ERROR(ReadString(*f, "an image name or {cpu: ..., cuda: ...}").status());
     }
     CAIRN_ASSIGN_OR_RETURN(e.image, JsonOf(*f));
+  }
+  if (auto f = fields.Get("registry_auth")) {
+    events::TaskSpec read;
+    json shown;
+    CAIRN_RETURN_IF_ERROR(commands::ReadRegistryAuth(*f, read, shown));
+    e.registry_auth = {{"username", read.registry_auth().username()},
+                       {"password", read.registry_auth().password()}};
+    if (!read.registry_auth().server_address().empty()) {
+      e.registry_auth["serveraddress"] = read.registry_auth().server_address();
+    }
+  }
+  if (auto f = fields.Get("force_pull_image")) {
+    CAIRN_ASSIGN_OR_RETURN(e.force_pull_image, ReadBool(*f));
   }
   if (auto f = fields.Get("secret_environment_variables")) {
     CAIRN_ASSIGN_OR_RETURN(e.secret_environment_variables,
@@ -416,6 +431,8 @@ json EnvironmentToJson(const EnvironmentConfig& e) {
   if (!e.runtime_packages.empty()) {
     environment["runtime_packages"] = PerDeviceJson(e.runtime_packages);
   }
+  if (!e.registry_auth.is_null()) environment["registry_auth"] = e.registry_auth;
+  if (e.force_pull_image) environment["force_pull_image"] = *e.force_pull_image;
   return environment;
 }
 
@@ -483,6 +500,11 @@ json BuildEffective(const ExperimentConfig& c) {
        {{"experiment_seed", c.experiment_seed ? json(*c.experiment_seed) : json()}}},
   };
   if (!c.entrypoint_argv.empty()) effective["entrypoint"] = c.entrypoint_argv;
+  if (c.resources.shm_size_bytes > 0) {
+    effective["resources"]["shm_size"] = c.resources.shm_size_bytes;
+  }
+  if (!c.bind_mounts.is_null()) effective["bind_mounts"] = c.bind_mounts;
+  effective["log_policies"] = LogPoliciesJson(c.log_policies);
   if (c.log_retention_days) {
     effective["retention_policy"] = {{"log_retention_days", *c.log_retention_days}};
   }
@@ -500,15 +522,8 @@ json BuildEffective(const ExperimentConfig& c) {
 
 const std::vector<Refused>& RefusedTopLevel() {
   static const std::vector<Refused> refused = {
-      {"bind_mounts", ""},
-      {"preemption_timeout", ""},
-      {"log_policies", ""},
-      {"slurm", ""},
-      {"pbs", ""},
-      {"security", ""},
-      {"tensorboard_storage", ""},
-      {"data_layer", ""},
-      {"internal", ""},
+      {"preemption_timeout", ""},  {"slurm", ""},      {"pbs", ""},      {"security", ""},
+      {"tensorboard_storage", ""}, {"data_layer", ""}, {"internal", ""},
   };
   return refused;
 }
@@ -573,7 +588,9 @@ Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
                                       "optimizations",
                                       "debug",
                                       "integrations",
-                                      "retention_policy"},
+                                      "retention_policy",
+                                      "bind_mounts",
+                                      "log_policies"},
                                      RefusedTopLevel()));
 
   ExperimentConfig c;
@@ -676,6 +693,22 @@ Result<ExperimentConfig> ParseRoot(const YAML::Node& root) {
   if (auto f = fields.Get("integrations")) {
     CAIRN_ASSIGN_OR_RETURN(c.webhooks, ParseIntegrations(*f));
   }
+  if (auto f = fields.Get("bind_mounts")) {
+    CAIRN_RETURN_IF_ERROR(commands::ReadBindMounts(*f, c.container, c.bind_mounts));
+  }
+  std::vector<LogPolicy> log_policies;
+  if (auto f = fields.Get("log_policies")) {
+    CAIRN_ASSIGN_OR_RETURN(log_policies, ReadLogPolicies(*f));
+  }
+  c.log_policies = WithDefaultLogPolicies(std::move(log_policies));
+  if (!c.environment.registry_auth.is_null()) {
+    auto* auth = c.container.mutable_registry_auth();
+    auth->set_username(c.environment.registry_auth.value("username", ""));
+    auth->set_password(c.environment.registry_auth.value("password", ""));
+    auth->set_server_address(c.environment.registry_auth.value("serveraddress", ""));
+  }
+  c.container.set_force_pull_image(c.environment.force_pull_image.value_or(false));
+  c.container.set_shm_size_bytes(c.resources.shm_size_bytes);
 
   // Lengths in records or epochs become batches through global_batch_size (and records_per_epoch
   // for epochs), so those must be fixed numbers for the whole experiment.

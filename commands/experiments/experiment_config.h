@@ -13,6 +13,8 @@
 
 #include "base/status.h"
 #include "commands/experiments/hyperparameters.h"
+#include "commands/experiments/log_policies.h"
+#include "events.pb.h"
 
 namespace cairn::experiments {
 
@@ -88,7 +90,8 @@ struct ResourcesConfig {
   double weight = 1;
   std::optional<int>
       priority;  // kMinPriority..kMaxPriority; absent = the pool's default, filled by the scheduler
-  std::string resource_pool;  // "" = the default pool
+  std::string resource_pool;   // "" = the default pool
+  int64_t shm_size_bytes = 0;  // resources.shm_size; 0 = the container's default
 };
 
 // A list with a variant per device type: a plain list in the YAML applies to all three, a map
@@ -118,6 +121,10 @@ struct EnvironmentConfig {
   PerDeviceList runtime_packages;
   // Names whose values no person sees again once submitted (events/redaction.h).
   std::vector<std::string> secret_environment_variables;
+  // {username, password, serveraddress} for pulling the image; null = none. The password is
+  // only for machines (events/redaction.h).
+  nlohmann::json registry_auth;
+  std::optional<bool> force_pull_image;
 };
 
 // Where checkpoints go, in Determined's keys. shared_fs: a directory every agent mounts. s3: a
@@ -189,6 +196,13 @@ struct ExperimentConfig {
   // in records or epochs.
   std::optional<int64_t> global_batch_size;
   WebhookIntegration webhooks;
+  // bind_mounts, as the configuration shows them; null = none.
+  nlohmann::json bind_mounts;
+  // What a trial run's TaskSpec takes from the configuration beyond its image: bind_mounts,
+  // registry_auth, force_pull_image and shm_size (the experiment reactor copies them in).
+  events::TaskSpec container;
+  // log_policies with Determined's defaults under them (commands/experiments/log_policies.h).
+  std::vector<LogPolicy> log_policies;
   // retention_policy.log_retention_days: days its trials' logs are kept after they end; -1
   // forever; unset: master.yaml's retention_policy (master/log_retention.h).
   std::optional<int> log_retention_days;

@@ -47,6 +47,10 @@ Status MayRun(const DecisionState& state, const UserRecord& user,
               const DeleteTensorboardFiles& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ReportWorkload& command);
 Status MayRun(const DecisionState& state, const UserRecord& user, const ReportTrial& command);
+Result<Decision> DecideCommand(const DecisionState& state, const RecordLogPolicyMatch& command,
+                               const CommandMeta& meta);
+Status MayRun(const DecisionState& state, const UserRecord& user,
+              const RecordLogPolicyMatch& command);
 
 // Whether the live trial run holding `allocation_id` should stop now (Determined's preemption
 // signal): the scheduler preempts or kills it, its experiment is not active, the searcher closed

@@ -183,6 +183,13 @@ class Round {
           End(experiment, trial, events::EXPERIMENT_STATE_COMPLETED,
               "the searcher closed it; its last run then failed (" + trial.last_exit_reason +
                   ") with nothing left unsaved");
+        } else if (!trial.dont_retry_task_id.empty() &&
+                   trial.dont_retry_task_id ==
+                       TrialRunTaskId(experiment.experiment_id, trial.trial_id, trial.runs)) {
+          End(experiment, trial, events::EXPERIMENT_STATE_ERROR,
+              "run " + std::to_string(trial.runs) + " failed (" + trial.last_exit_reason +
+                  ") and its logs matched a log policy with action cancel_retries: trial failed "
+                  "and matched logs to a don't retry policy");
         } else if (experiment.running() && trial.restarts < config.max_restarts) {
           events::Envelope event;
           auto* restarted = event.mutable_trial_restarted();
@@ -259,6 +266,7 @@ class Round {
     spec->set_user(experiment.owner);
     // Recorded with the experiment's configuration; the agent picks the cpu or cuda variant.
     SetTaskImage(experiment.config->environment.image, *spec);
+    spec->MergeFrom(experiment.config->container);  // bind mounts, registry auth, shm size
     spec->set_description(TrialName(trial.trial_id) + " of experiment " +
                           std::to_string(experiment.experiment_id) + " (" + experiment.name +
                           "), run " + std::to_string(trial.runs + 1));
@@ -268,6 +276,7 @@ class Round {
     resources->set_priority(job.priority);
     resources->set_weight(job.weight);
     resources->set_max_slots(job.max_slots);
+    for (const auto& agent_id : trial.excluded_agents) resources->add_excluded_agents(agent_id);
     if (Status run_as =
             SetRunAs(state_.identity, state_.tenancy.WorkspaceAgentUser(job.workspace_id), *spec);
         !run_as.ok()) {

@@ -57,6 +57,12 @@ struct TrialRecord {
   std::map<std::string, std::string> last_reports;
   std::string preemption_acked;  // the allocation that acknowledged its preemption signal
   std::string early_exit;        // why its code gave up (EXITED_REASON_*); "" = it did not
+  // Its log policies' matches (TrialLogPolicyMatched): the last matching policy's name
+  // (Determined's logPolicyMatched), the run whose failure must not be retried (cancel_retries),
+  // and the agents its later runs avoid (exclude_node).
+  std::string log_policy_matched;
+  std::string dont_retry_task_id;
+  std::vector<std::string> excluded_agents;
 
   bool ended() const {
     return state == events::EXPERIMENT_STATE_COMPLETED ||

@@ -4,6 +4,7 @@
 
 #include "base/yaml_json.h"
 #include "commands/policies/config_policies.h"
+#include "commands/tasks/task_container_defaults.h"
 #include "commands/templates/template_decider.h"
 #include "commands/templates/template_merge.h"
 #include "commands/tenancy/tenancy_decider.h"
@@ -113,6 +114,18 @@ Result<events::ExperimentCreated> ConfigureExperiment(const DecisionState& state
         CheckConstraints(state.tenancy, workspace_id, kExperimentWorkload,
                          {parsed.resources.slots_per_trial, parsed.resources.max_slots,
                           parsed.resources.priority, "resources.slots_per_trial"}));
+  }
+  // The pool's task_container_defaults fill what the configuration leaves unset, before
+  // Determined's own defaults (log_policies') do. An unknown pool is reported by the decider.
+  if (auto pool = ResolveWorkspacePool(state, workspace_id, parsed.resources.resource_pool, false);
+      pool.ok()) {
+    const nlohmann::ordered_json defaults = TaskContainerDefaultsIn(state.pools_config, *pool);
+    if (!defaults.empty()) {
+      CAIRN_ASSIGN_OR_RETURN(nlohmann::ordered_json as_json, YamlTextToJson(merged, "config"));
+      CAIRN_ASSIGN_OR_RETURN(as_json, templates::MergeTemplate(defaults, as_json));
+      merged = JsonToYamlText(as_json);
+      CAIRN_ASSIGN_OR_RETURN(parsed, experiments::ParseExperimentConfig(merged));
+    }
   }
   CAIRN_ASSIGN_OR_RETURN(
       auto config,

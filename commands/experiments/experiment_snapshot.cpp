@@ -10,7 +10,7 @@ namespace cairn::commands {
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 22);
 CAIRN_SNAPSHOT_COVERS(SearcherInput, 4);
 CAIRN_SNAPSHOT_COVERS(experiments::SearcherOp, 7);
-CAIRN_SNAPSHOT_COVERS(TrialRecord, 29);
+CAIRN_SNAPSHOT_COVERS(TrialRecord, 32);
 CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 6);
 
 void EncodeExperiment(const ExperimentRecord& experiment, snapshot::Experiment& out) {
@@ -127,6 +127,9 @@ void EncodeTrial(const TrialRecord& trial, snapshot::Trial& out) {
   out.set_hparams_json(trial.hparams_json);
   out.set_warm_start_checkpoint(trial.warm_start_checkpoint);
   out.set_cloned_from_trial(trial.cloned_from_trial);
+  out.set_log_policy_matched(trial.log_policy_matched);
+  out.set_dont_retry_task_id(trial.dont_retry_task_id);
+  for (const auto& agent : trial.excluded_agents) out.add_excluded_agents(agent);
   out.set_state(trial.state);
   out.set_train_to(trial.train_to);
   out.set_closed(trial.closed);
@@ -164,6 +167,9 @@ TrialRecord DecodeTrial(snapshot::Trial& in) {
   trial.hparams_json = Take(in.mutable_hparams_json());
   trial.warm_start_checkpoint = in.warm_start_checkpoint();
   trial.cloned_from_trial = in.cloned_from_trial();
+  trial.log_policy_matched = in.log_policy_matched();
+  trial.dont_retry_task_id = in.dont_retry_task_id();
+  trial.excluded_agents.assign(in.excluded_agents().begin(), in.excluded_agents().end());
   trial.state = in.state();
   trial.train_to = in.train_to();
   trial.closed = in.closed();

@@ -547,6 +547,21 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
         trial->preemption_acked = event.trial_preemption_acknowledged().allocation_id();
       }
       return true;
+    case E::kTrialLogPolicyMatched: {
+      const auto& matched = event.trial_log_policy_matched();
+      TrialRecord* trial = FindTrial(state, matched.trial_id());
+      if (trial == nullptr) return true;
+      if (!matched.policy_name().empty()) trial->log_policy_matched = matched.policy_name();
+      if (matched.action() == experiments::kLogActionCancelRetries) {
+        trial->dont_retry_task_id = matched.task_id();
+      } else if (matched.action() == experiments::kLogActionExcludeNode &&
+                 std::find(trial->excluded_agents.begin(), trial->excluded_agents.end(),
+                           matched.agent_id()) == trial->excluded_agents.end()) {
+        trial->excluded_agents.push_back(matched.agent_id());
+      }
+      state.dirty_experiments.insert(trial->experiment_id);
+      return true;
+    }
     case E::kTrialEarlyExitReported:
       if (TrialRecord* trial = FindTrial(state, event.trial_early_exit_reported().trial_id())) {
         trial->early_exit = event.trial_early_exit_reported().reason();

@@ -1,12 +1,15 @@
 // Reports from trial processes running Determined's own package (ReportTrial): metrics,
 // progress, checkpoints, the preemption acknowledgement and early exits. Each becomes one event;
 // the state fold (experiment_state.cpp) gives validations to the searcher.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "base/encoding.h"
 #include "base/ids.h"
 #include "commands/experiments/experiment_decider.h"
 #include "commands/experiments/experiment_state.h"
+#include "events/limits.h"
 
 namespace cairn::commands {
 
@@ -175,6 +178,54 @@ Result<Decision> DecideCommand(const DecisionState& state, const ReportTrial& co
 
 // A trial process reports through its allocation's token, never as a user.
 Status MayRun(const DecisionState&, const UserRecord&, const ReportTrial&) { return Status::Ok(); }
+
+Result<Decision> DecideCommand(const DecisionState& state, const RecordLogPolicyMatch& command,
+                               const CommandMeta&) {
+  const TaskRecord* task = state.FindTask(command.task_id);
+  if (task == nullptr || task->trial_id == 0) {
+    return Status::NotFound("task " + command.task_id + " is not a trial's run");
+  }
+  const TrialRecord* trial = state.FindTrial(task->trial_id);
+  const ExperimentRecord* experiment =
+      trial != nullptr ? state.FindExperiment(trial->experiment_id) : nullptr;
+  if (experiment == nullptr || experiment->config == nullptr) {
+    return Status::NotFound("trial " + std::to_string(task->trial_id) + " not found");
+  }
+  const auto& policies = experiment->config->log_policies;
+  const auto& policy = command.policy;
+  if (policy.pattern.empty() ||
+      std::find(policies.begin(), policies.end(), policy) == policies.end()) {
+    return Status::InvalidArgument("no log policy of experiment " +
+                                   std::to_string(experiment->experiment_id) + " has pattern '" +
+                                   policy.pattern + "'");
+  }
+  Decision decision{{}, std::to_string(trial->trial_id)};
+  const bool labelled = policy.name.empty() || trial->log_policy_matched == policy.name;
+  const bool acted = policy.action.empty() ||
+                     (policy.action == experiments::kLogActionCancelRetries &&
+                      trial->dont_retry_task_id == task->task_id) ||
+                     (policy.action == experiments::kLogActionExcludeNode &&
+                      std::find(trial->excluded_agents.begin(), trial->excluded_agents.end(),
+                                command.agent_id) != trial->excluded_agents.end());
+  if (labelled && acted) return decision;
+  events::Envelope event;
+  auto* matched = event.mutable_trial_log_policy_matched();
+  matched->set_experiment_id(trial->experiment_id);
+  matched->set_trial_id(trial->trial_id);
+  matched->set_task_id(task->task_id);
+  matched->set_policy_name(policy.name);
+  matched->set_pattern(policy.pattern);
+  matched->set_action(policy.action);
+  matched->set_agent_id(command.agent_id);
+  matched->set_log_line(ValidUtf8Prefix(command.log_line, kMaxLogPolicyLineBytes));
+  decision.events.push_back(std::move(event));
+  return decision;
+}
+
+// The master records matches itself, as it reads an agent's logs; no user runs it.
+Status MayRun(const DecisionState&, const UserRecord&, const RecordLogPolicyMatch&) {
+  return Status::PermissionDenied("log policy matches are recorded by the master");
+}
 
 bool TrialRunShouldStop(const DecisionState& state, const std::string& allocation_id) {
   const TrialRecord* trial = state.FindTrialByAllocation(allocation_id);

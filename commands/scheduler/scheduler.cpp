@@ -74,7 +74,15 @@ std::set<int32_t> PortsInUse(const PoolPass& pass, const GangHooks& hooks,
 
 std::optional<Fit> FitTask(const PoolPass& pass, const PoolCapacity& capacity,
                            const TaskRecord& task, bool allow_releasing) {
-  if (!task.leads_gang()) return capacity.FindFit(task.resources.slots(), allow_releasing);
+  if (!task.leads_gang()) {
+    if (task.resources.excluded_agents().empty()) {
+      return capacity.FindFit(task.resources.slots(), allow_releasing);
+    }
+    // A trial's log policy keeps it off agents where its logs matched (exclude_node).
+    PoolCapacity elsewhere = capacity;
+    for (const auto& agent_id : task.resources.excluded_agents()) elsewhere.Exclude(agent_id);
+    return elsewhere.FindFit(task.resources.slots(), allow_releasing);
+  }
   const std::vector<const TaskRecord*> members = GangOf(task);
   if (members.size() != static_cast<size_t>(task.resources.gang_size())) return std::nullopt;
   const GangHooks* hooks = GangHooksOf(pass.state, task.job_id());
@@ -204,7 +212,7 @@ void PoolPass::Preempt(const TaskRecord& victim, const std::string& reason,
   for (const auto& part : victim.where().parts) *preemption->add_parts() = part;
   preemption->set_reason(reason);
   if (for_task != nullptr) preemption->set_for_task_id(for_task->task_id);
-  const double grace = state.pools_config.preemption_grace_seconds();
+  const double grace = state.PreemptionGraceSeconds(pool.pool_name());
   preemption->set_deadline_unix_micros(now + static_cast<int64_t>(std::llround(grace * 1e6)));
   out->decisions.push_back(std::move(event));
 }

@@ -55,7 +55,7 @@ std::string DefaultDescription(const json& entrypoint) {
 
 // Determined's resources.shm_size: bytes, or a size with binary units ("4G", "512Mi", "1.5gb"),
 // as Docker reads it.
-Result<int64_t> ReadShmSize(const Field& field) {
+Result<int64_t> ParseShmSize(const Field& field) {
   constexpr int64_t kMin = 1 << 20;
   constexpr int64_t kMax = int64_t{1} << 40;
   const std::string range = "must be between 1 MiB and 1 TiB";
@@ -99,7 +99,7 @@ Status ParseResources(const Field& field, CommandConfig& out) {
       {"slots", "priority", "weight", "resource_pool", "max_slots", "preemptible", "shm_size"},
       {{"devices", "a container gets its slots' GPUs and nothing else"}}));
   if (auto shm = resources.Get("shm_size")) {
-    CAIRN_ASSIGN_OR_RETURN(int64_t bytes, ReadShmSize(*shm));
+    CAIRN_ASSIGN_OR_RETURN(int64_t bytes, ParseShmSize(*shm));
     out.spec.set_shm_size_bytes(bytes);
     out.effective["resources"]["shm_size"] = bytes;
   }
@@ -149,7 +149,7 @@ Result<std::string> ReadImageName(const Field& field) {
 }
 
 // Determined's form: one image, or one per device type ({cpu, cuda}; "gpu" is cuda's old name).
-Status ParseImage(const Field& field, CommandConfig& out) {
+Status ParseImageInto(const Field& field, events::TaskSpec& spec, json& shown) {
   json image;
   if (field.node.IsMap()) {
     CAIRN_ASSIGN_OR_RETURN(MapFields variants, MapFields::Read(field, "a map"));
@@ -166,14 +166,14 @@ Status ParseImage(const Field& field, CommandConfig& out) {
     CAIRN_ASSIGN_OR_RETURN(std::string name, ReadImageName(field));
     image = name;
   }
-  SetTaskImage(image, out.spec);
-  out.effective["environment"]["image"] = image;
+  SetTaskImage(image, spec);
+  shown = image;
   return Status::Ok();
 }
 
 // Determined's keys; the password travels to the agent in the task spec (redacted for every
 // person) and is left out of the config shown back.
-Status ParseRegistryAuth(const Field& field, CommandConfig& out) {
+Status ParseRegistryAuthInto(const Field& field, events::TaskSpec& spec, json& shown) {
   CAIRN_ASSIGN_OR_RETURN(MapFields auth, MapFields::Read(field, "a map"));
   const char* kPassword = "give username and password";
   CAIRN_RETURN_IF_ERROR(auth.Check({"username", "password", "serveraddress"},
@@ -181,7 +181,7 @@ Status ParseRegistryAuth(const Field& field, CommandConfig& out) {
                                     {"identitytoken", kPassword},
                                     {"registrytoken", kPassword},
                                     {"email", "registries do not use it; leave it out"}}));
-  auto* spec_auth = out.spec.mutable_registry_auth();
+  auto* spec_auth = spec.mutable_registry_auth();
   CAIRN_ASSIGN_OR_RETURN(Field username, auth.Require("username", "alice"));
   CAIRN_ASSIGN_OR_RETURN(Field password, auth.Require("password"));
   CAIRN_ASSIGN_OR_RETURN(*spec_auth->mutable_username(), fields::ReadString(username));
@@ -190,9 +190,8 @@ Status ParseRegistryAuth(const Field& field, CommandConfig& out) {
     CAIRN_ASSIGN_OR_RETURN(*spec_auth->mutable_server_address(),
                            fields::ReadString(*server, "a registry host"));
   }
-  json shown = {{"username", spec_auth->username()}};
+  shown = {{"username", spec_auth->username()}};
   if (!spec_auth->server_address().empty()) shown["serveraddress"] = spec_auth->server_address();
-  out.effective["environment"]["registry_auth"] = shown;
   return Status::Ok();
 }
 
@@ -218,15 +217,15 @@ Status CheckRelativeMountPath(const Field& field, const std::string& path) {
 }
 
 // Determined's top-level bind_mounts: [{host_path, container_path, read_only}].
-Status ParseBindMounts(const Field& field, CommandConfig& out) {
+Status ParseBindMountsInto(const Field& field, events::TaskSpec& spec, json& shown) {
   if (!field.node.IsSequence()) return fields::Invalid(field, "expected a list of mounts");
-  json shown = json::array();
+  shown = json::array();
   for (size_t i = 0; i < field.node.size(); ++i) {
     const Field element = fields::Element(field, field.node[i], i);
     CAIRN_ASSIGN_OR_RETURN(MapFields mount, MapFields::Read(element, "a map"));
     CAIRN_RETURN_IF_ERROR(mount.Check({"host_path", "container_path", "read_only"},
                                       {{"propagation", "mounts are private (rprivate)"}}));
-    auto* spec_mount = out.spec.add_bind_mounts();
+    auto* spec_mount = spec.add_bind_mounts();
     for (const char* key : {"host_path", "container_path"}) {
       CAIRN_ASSIGN_OR_RETURN(Field path_field, mount.Require(key, "/data"));
       CAIRN_ASSIGN_OR_RETURN(std::string path, fields::ReadString(path_field, "a path"));
@@ -247,7 +246,6 @@ Status ParseBindMounts(const Field& field, CommandConfig& out) {
                      {"container_path", spec_mount->container_path()},
                      {"read_only", spec_mount->read_only()}});
   }
-  out.effective["bind_mounts"] = shown;
   return Status::Ok();
 }
 
@@ -261,9 +259,12 @@ Status ParseEnvironment(const Field& field, CommandConfig& out) {
                                            {"pod_spec", "Cairn does not run on Kubernetes"},
                                            {"add_capabilities", kContainers},
                                            {"drop_capabilities", kContainers}}));
-  if (auto image = environment.Get("image")) CAIRN_RETURN_IF_ERROR(ParseImage(*image, out));
+  if (auto image = environment.Get("image")) {
+    CAIRN_RETURN_IF_ERROR(ParseImageInto(*image, out.spec, out.effective["environment"]["image"]));
+  }
   if (auto auth = environment.Get("registry_auth")) {
-    CAIRN_RETURN_IF_ERROR(ParseRegistryAuth(*auth, out));
+    CAIRN_RETURN_IF_ERROR(
+        ParseRegistryAuthInto(*auth, out.spec, out.effective["environment"]["registry_auth"]));
   }
   if (auto force = environment.Get("force_pull_image")) {
     CAIRN_ASSIGN_OR_RETURN(bool value, fields::ReadBool(*force));
@@ -321,6 +322,17 @@ Status ParseInteractive(const MapFields& map, events::TaskType type, CommandConf
 }
 
 }  // namespace
+
+Status ReadTaskImage(const fields::Field& field, events::TaskSpec& spec, json& shown) {
+  return ParseImageInto(field, spec, shown);
+}
+Status ReadRegistryAuth(const fields::Field& field, events::TaskSpec& spec, json& shown) {
+  return ParseRegistryAuthInto(field, spec, shown);
+}
+Status ReadBindMounts(const fields::Field& field, events::TaskSpec& spec, json& shown) {
+  return ParseBindMountsInto(field, spec, shown);
+}
+Result<int64_t> ReadShmSize(const fields::Field& field) { return ParseShmSize(field); }
 
 void SetTaskImage(const json& image, events::TaskSpec& spec) {
   if (image.is_string()) {
@@ -424,7 +436,9 @@ Result<CommandConfig> ParseTaskConfig(const json& config, events::TaskType type)
   if (auto environment = map.Get("environment")) {
     CAIRN_RETURN_IF_ERROR(ParseEnvironment(*environment, out));
   }
-  if (auto mounts = map.Get("bind_mounts")) CAIRN_RETURN_IF_ERROR(ParseBindMounts(*mounts, out));
+  if (auto mounts = map.Get("bind_mounts")) {
+    CAIRN_RETURN_IF_ERROR(ParseBindMountsInto(*mounts, out.spec, out.effective["bind_mounts"]));
+  }
   if (auto work_dir = map.Get("work_dir")) {
     CAIRN_ASSIGN_OR_RETURN(std::string value, fields::ReadString(*work_dir, "a directory"));
     if (!value.empty()) {

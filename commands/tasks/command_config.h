@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/fields.h"
 #include "base/status.h"
 #include "events.pb.h"
 
@@ -28,6 +29,15 @@ Result<CommandConfig> ParseTaskConfig(const nlohmann::json& config, events::Task
 inline Result<CommandConfig> ParseCommandConfig(const nlohmann::json& config) {
   return ParseTaskConfig(config, events::TASK_TYPE_COMMAND);
 }
+
+// Determined's container fields, shared by commands, experiments and task_container_defaults
+// (commands/tasks/task_container_defaults.h): each is checked and read from `field` into `spec`,
+// and `shown` gets it as the configuration shows it back (a registry password left out).
+Status ReadTaskImage(const fields::Field& field, events::TaskSpec& spec, nlohmann::json& shown);
+Status ReadRegistryAuth(const fields::Field& field, events::TaskSpec& spec, nlohmann::json& shown);
+Status ReadBindMounts(const fields::Field& field, events::TaskSpec& spec, nlohmann::json& shown);
+// resources.shm_size: bytes, or a size with binary units ("4G", "512Mi"), 1 MiB to 1 TiB.
+Result<int64_t> ReadShmSize(const fields::Field& field);
 
 // Puts environment.image as Determined writes it (a name, or {cpu, cuda|gpu, rocm}, already
 // checked) into the spec: a name is both variants; rocm is left out (no ROCm slots). Anything

@@ -208,10 +208,10 @@ Result<Decision> DecideCommand(const DecisionState& state, const ExpirePreemptio
   const int64_t now = meta.time_unix_micros;
   Decision decision{{}, "preemptions"};
   for (const TaskRecord* task : ExpiredPreemptions(state, now)) {
-    events::Envelope kill =
-        KillOrderFor(*task, "the preemption's grace period of " +
-                                FormatNumber(state.pools_config.preemption_grace_seconds()) +
-                                " s ended before the task released its slots; forcing the kill");
+    events::Envelope kill = KillOrderFor(
+        *task, "the preemption's grace period of " +
+                   FormatNumber(state.PreemptionGraceSeconds(task->resources.resource_pool())) +
+                   " s ended before the task released its slots; forcing the kill");
     kill.mutable_kill_requested()->set_preemption_expired(true);
     decision.events.push_back(std::move(kill));
   }

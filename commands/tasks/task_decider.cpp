@@ -11,6 +11,7 @@
 #include "commands/scheduler/scheduler.h"
 #include "commands/tasks/command_config.h"
 #include "commands/tasks/generic_tasks.h"
+#include "commands/tasks/task_container_defaults.h"
 #include "commands/tasks/task_events.h"
 #include "commands/templates/template_decider.h"
 #include "commands/tenancy/tenancy_decider.h"
@@ -237,7 +238,12 @@ Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& sub
   if (!submit.force) {
     CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, resolved->resource_pool(), resources.slots()));
   }
-  CAIRN_RETURN_IF_ERROR(CheckMountsApplied(state, resolved->resource_pool(), submit.spec));
+  if (submit.spec.task_type() != events::TASK_TYPE_TRIAL) {
+    ApplyTaskContainerDefaults(
+        TaskContainerDefaultsIn(state.pools_config, resolved->resource_pool()), resources.slots(),
+        *submitted->mutable_spec());
+  }
+  CAIRN_RETURN_IF_ERROR(CheckMountsApplied(state, resolved->resource_pool(), submitted->spec()));
   submitted->set_config_json(submit.config_json);
   if (submit.spec.task_type() == events::TASK_TYPE_GENERIC) {
     CAIRN_RETURN_IF_ERROR(CheckGenericLinks(state, submit.spec.generic()));

@@ -107,11 +107,44 @@ ordered_json MergeEnvironmentVariables(const ordered_json& user, const ordered_j
   return out;
 }
 
+// The user's entries, then the template's whose `key_of` is new (Determined's merge of
+// bind_mounts by container_path and of log_policies by name).
+template <class KeyOf>
+ordered_json UnionBy(const ordered_json& user, const ordered_json& base, KeyOf key_of) {
+  if (!user.is_array() || !base.is_array()) return user;
+  ordered_json out = user;
+  std::set<std::string> seen;
+  for (const auto& entry : user) seen.insert(key_of(entry));
+  for (const auto& entry : base) {
+    if (seen.insert(key_of(entry)).second) out.push_back(entry);
+  }
+  return out;
+}
+
+std::string TextAt(const ordered_json& entry, const char* key) {
+  if (!entry.is_object() || !entry.contains(key)) return "";
+  const ordered_json& value = entry.at(key);
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_object() && value.contains("type")) return TextAt(value, "type");  // legacy action
+  return value.dump();
+}
+
+std::string MountKey(const ordered_json& mount) { return TextAt(mount, "container_path"); }
+
+// Named policies by name; unnamed (legacy) ones by action and pattern.
+std::string PolicyKey(const ordered_json& policy) {
+  const std::string name = TextAt(policy, "name");
+  if (!name.empty()) return "name:" + name;
+  return "unnamed:" + TextAt(policy, "action") + ":" + TextAt(policy, "pattern");
+}
+
 ordered_json MergeValue(const ordered_json& user, const ordered_json& base,
                         const std::string& path) {
   if (user.is_null()) return base;
   if (base.is_null()) return user;
   if (path == "environment.environment_variables") return MergeEnvironmentVariables(user, base);
+  if (path == "bind_mounts") return UnionBy(user, base, MountKey);
+  if (path == "log_policies") return UnionBy(user, base, PolicyKey);
   if (!user.is_object() || !base.is_object()) return user;
   if (path == "checkpoint_storage") {
     return MergeUnion(user, base, "type",

@@ -25,12 +25,13 @@ Result<std::optional<std::string>> TemplateNameOf(const std::string& config_yaml
 // - maps (data, resources, nested hyperparameters, ...): keys of both, merged recursively;
 // - lists: the user's list replaces the template's (even an empty one), except
 //   environment.environment_variables: the template's entries, then the user's (per cpu/cuda/rocm
-//   when either side is a map; a plain list applies to all three);
+//   when either side is a map; a plain list applies to all three); bind_mounts: the user's, then
+//   the template's on another container_path; log_policies: the user's, then the template's of
+//   another name (unnamed ones: of another action and pattern);
 // - union types never mix members: checkpoint_storage (by `type`) and searcher (by `name`). When
-// the
-//   user names a different member than the template, only the common fields (save_* for storage;
-//   metric, smaller_is_better, source_* for searchers) come from the template; otherwise the two
-//   are merged as maps;
+//   the user names a different member than the template, only the common fields (save_* for
+//   storage; metric, smaller_is_better, source_* for searchers) come from the template; otherwise
+//   the two are merged as maps;
 // - a hyperparameter is atomic (the user's replaces the template's whole, count included) unless
 //   both sides are nested maps, which merge recursively.
 // The user's `template` key is dropped; a `template` key in the template is an error.

@@ -434,6 +434,60 @@ TEST_F(ExperimentFlowTest, OnlyAUsersKillCancelsATrialOtherKillsRestartIt) {
   EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_CANCELED);
 }
 
+TEST_F(ExperimentFlowTest, ALogPolicyLabelsItsTrialAndCancelRetriesKeepsAFailedRunDown) {
+  const std::string config = std::string(kGridConfig) +
+                             "log_policies:\n"
+                             "  - {name: Exit7, pattern: 'code 7', action: cancel_retries}\n";
+  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  const std::string run = harness.Trial(1).task_id;
+  const experiments::LogPolicy exit7{"Exit7", "code 7", experiments::kLogActionCancelRetries};
+  const RecordLogPolicyMatch match{run, "a1", exit7, "worker exited with code 7"};
+  ASSERT_TRUE(cluster.Run(match, "", "system:log-policies").ok());
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialLogPolicyMatched), 1);
+  EXPECT_EQ(harness.Trial(1).log_policy_matched, "Exit7");
+  // The same match again changes nothing and records nothing.
+  ASSERT_TRUE(cluster.Run(match, "", "system:log-policies").ok());
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialLogPolicyMatched), 1);
+  // Only the experiment's own policies, and never a user's report.
+  auto foreign = cluster.Run(RecordLogPolicyMatch{run, "a1", {"Other", "x", ""}, "x"}, "",
+                             "system:log-policies");
+  EXPECT_EQ(foreign.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(cluster.Run(match).status().code(), StatusCode::kPermissionDenied);
+
+  // Its failure is not retried, though max_restarts allows one; the other trial's is.
+  harness.Exit(1, 7);
+  EXPECT_EQ(harness.Trial(1).state, events::EXPERIMENT_STATE_ERROR);
+  EXPECT_EQ(harness.Trial(1).restarts, 0);
+  const auto ended = cluster.Last(events::Envelope::kTrialEnded);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_NE(ended[0].trial_ended().reason().find("matched logs to a don't retry policy"),
+            std::string::npos);
+  harness.Exit(2, 1);
+  EXPECT_EQ(harness.Trial(2).restarts, 1);
+}
+
+TEST_F(ExperimentFlowTest, ExcludeNodeKeepsTheTrialsLaterRunsOffTheAgent) {
+  const std::string config = std::string(kGridConfig) +
+                             "log_policies:\n"
+                             "  - {name: Xid, pattern: 'Xid 79', action: exclude_node}\n";
+  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  ASSERT_TRUE(cluster.Run(Agent("a2", 1)).ok());
+  ASSERT_EQ(harness.RunOf(1).agent_id, "a1");
+  const experiments::LogPolicy xid{"Xid", "Xid 79", experiments::kLogActionExcludeNode};
+  ASSERT_TRUE(cluster
+                  .Run(RecordLogPolicyMatch{harness.Trial(1).task_id, "a1", xid, "NVRM: Xid 79"},
+                       "", "system:log-policies")
+                  .ok());
+  EXPECT_EQ(harness.Trial(1).excluded_agents, std::vector<std::string>{"a1"});
+  harness.Exit(1, 1);
+  EXPECT_EQ(harness.Trial(1).restarts, 1);
+  const auto submitted = cluster.Last(events::Envelope::kTaskSubmitted);
+  ASSERT_EQ(submitted.size(), 1u);
+  EXPECT_EQ(submitted[0].task_submitted().resources().excluded_agents(0), "a1");
+  // a1 has a free slot again, but the run goes to a2.
+  EXPECT_EQ(harness.RunOf(1).agent_id, "a2");
+}
+
 TEST_F(ExperimentFlowTest, ARunThatExitsWithoutBeingToldCountsAsAFailure) {
   ASSERT_TRUE(cluster.Run(Experiment(kGridConfig)).ok());
   // Pause and activate leave an EXIT answer behind; the next run must not inherit it.

@@ -162,8 +162,7 @@ TEST(FittingTest, SlotChangesNameARealSlotAndRepeatNothing) {
   Status missing = cluster.Run(SetSlotEnabled{"a1", 2, false}).status();
   EXPECT_EQ(missing.code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(Contains(missing.message(), "has 2 slots")) << missing.message();
-  EXPECT_EQ(cluster.Run(SetSlotEnabled{"nobody", 0, false}).status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(cluster.Run(SetSlotEnabled{"nobody", 0, false}).status().code(), StatusCode::kNotFound);
   RUN_OK(cluster, (SetSlotEnabled{"a1", 1, false}));
   EXPECT_EQ(cluster.Last(events::Envelope::kAgentSlotDisabled).size(), 1u);
   RUN_OK(cluster, (SetSlotEnabled{"a1", 1, false}));

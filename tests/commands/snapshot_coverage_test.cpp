@@ -458,7 +458,7 @@ void ExpectSameExperiment(const ExperimentRecord& expected, const ExperimentReco
   }
 }
 
-CAIRN_COVERS(TrialRecord, 29);
+CAIRN_COVERS(TrialRecord, 32);
 
 TrialRecord FullTrial() {
   TrialRecord trial;
@@ -494,6 +494,9 @@ TrialRecord FullTrial() {
   trial.last_reports = {{"metrics/validation", "key-1"}, {"progress", "0.5"}};
   trial.preemption_acked = "task-running.3";
   trial.early_exit = "EXITED_REASON_INVALID_HP";
+  trial.log_policy_matched = "CUDA OOM";
+  trial.dont_retry_task_id = "task-running";
+  trial.excluded_agents = {"agent-flaky"};
   return trial;
 }
 
@@ -506,6 +509,9 @@ void ExpectSameTrial(const TrialRecord& expected, const TrialRecord& actual, boo
   CAIRN_EXPECT_SAME_FIELD(hparams_json);
   CAIRN_EXPECT_SAME_FIELD(warm_start_checkpoint);
   CAIRN_EXPECT_SAME_FIELD(cloned_from_trial);
+  CAIRN_EXPECT_SAME_FIELD(log_policy_matched);
+  CAIRN_EXPECT_SAME_FIELD(dont_retry_task_id);
+  CAIRN_EXPECT_SAME_FIELD(excluded_agents);
   CAIRN_EXPECT_SAME_FIELD(state);
   CAIRN_EXPECT_SAME_FIELD(train_to);
   CAIRN_EXPECT_SAME_FIELD(closed);

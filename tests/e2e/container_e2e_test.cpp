@@ -94,5 +94,56 @@ TEST(ContainerEndToEnd, AContainerAgentRunsTheImageWithItsMountsAndKillsItWhole)
   close(reader);
 }
 
+// master.yaml's task_container_defaults give a command that names no image the cluster's image,
+// variables and mounts (a pool's own over them); an experiment shows them merged in its config,
+// the registry password masked even for its owner.
+TEST(ContainerEndToEnd, TaskContainerDefaultsGiveWorkTheClustersImageMountsAndVariables) {
+  if (geteuid() != 0) GTEST_SKIP() << "runc, overlay mounts and cgroups need root";
+  TempDir shared;
+  std::filesystem::create_directories(shared.Sub("data"));
+  std::ofstream(shared.Sub("data") + "/input.txt") << "from-the-defaults\n";
+  Cluster cluster(
+      "task_container_defaults:\n"
+      "  image: busybox\n"
+      "  environment_variables: [TEAM=vision, LEVEL=cluster]\n"
+      "  bind_mounts:\n"
+      "    - {host_path: " +
+      shared.Sub("data") +
+      ", container_path: /data, read_only: true}\n"
+      "  registry_auth: {username: robot, password: cluster-registry-pw}\n"
+      "resource_pools:\n"
+      "  - pool_name: default\n"
+      "    task_container_defaults:\n"
+      "      environment_variables: [LEVEL=pool]\n");
+  const std::string images = cluster.dir().Sub("images");
+  std::filesystem::create_directories(images);
+  Status built = BuildBusyboxImage(images + "/busybox.tar", images);
+  ASSERT_TRUE(built.ok()) << built.ToString();
+  cluster.StartMaster();
+  cluster.StartAgent("agent-c", 1, {"--runtime", "container", "--image-dir", images});
+
+  std::string task =
+      cluster.Submit({{"entrypoint", "cat /marker /data/input.txt; echo $TEAM $LEVEL"}});
+  const std::string logs = cluster.FollowLogs(task);
+  EXPECT_NE(logs.find("image-marker\nfrom-the-defaults\nvision pool\n"), std::string::npos) << logs;
+  // The password travelled to the agent only: no person's view of the task shows it.
+  const json shown = cluster.Get("/api/v1/tasks/" + task);
+  EXPECT_EQ(shown.dump().find("cluster-registry-pw"), std::string::npos);
+
+  const std::string context = cluster.dir().Sub("model");
+  std::filesystem::create_directories(context);
+  std::ofstream(context + "/train.py") << "print('never runs')\n";
+  auto created = cluster.CreateExperiment(
+      "entrypoint: python3 train.py\n"
+      "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n",
+      context, /*activate=*/false);
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  const json config = created.body["config"];
+  EXPECT_EQ(config["environment"]["image"], "busybox");
+  EXPECT_EQ(config["environment"]["registry_auth"]["password"], "********");
+  EXPECT_EQ(config["bind_mounts"][0]["container_path"], "/data");
+  EXPECT_EQ(created.body.dump().find("cluster-registry-pw"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cairn::testing

@@ -441,6 +441,49 @@ TEST_F(DeterminedTrialsTest, ACoreApiAlertAndTheEndReachASlackWebhookMadeWithThe
   EXPECT_EQ(received[1].target, "/slack");
 }
 
+// Determined's own e2e test of log policies, here: a trial whose logs match a cancel_retries
+// policy is not restarted and carries the policy's name; one whose logs do not match is.
+TEST_F(DeterminedTrialsTest, ALogPolicyCancelsTheRetryOfAMatchingFailureAndLabelsTheTrial) {
+  StartAgent("det-a", 1);
+  const std::string context =
+      ModelDir("exit7", "train.py",
+               "import sys\nprint('executing action exit code 7', flush=True)\nsys.exit(7)\n");
+  auto config = [](const std::string& pattern) {
+    return "entrypoint: python3 train.py\n"
+           "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
+           "max_restarts: 1\n"
+           "log_policies:\n"
+           "  - {name: Exit7, pattern: '" +
+           pattern + "', action: cancel_retries}\n";
+  };
+  auto only_trial = [&](int64_t experiment) {
+    json trials =
+        cluster_.Get("/api/v1/experiments/" + std::to_string(experiment) + "/trials")["trials"];
+    EXPECT_EQ(trials.size(), 1u) << trials.dump();
+    return trials.empty() ? json::object() : trials[0];
+  };
+  const int64_t matched = Create(config("executing.*action.*exit.*code.*7"), context);
+  ASSERT_GT(matched, 0);
+  UntilState(matched, "EXPERIMENT_STATE_ERROR");
+  json trial = only_trial(matched);
+  EXPECT_EQ(trial["state"], "STATE_ERROR");
+  EXPECT_EQ(trial["restarts"], 0);
+  EXPECT_EQ(trial.value("logPolicyMatched", ""), "Exit7");
+  EXPECT_NE(trial["cairn"].value("endReason", "").find("don't retry policy"), std::string::npos)
+      << trial.dump();
+
+  const int64_t unmatched = Create(config("(.*) this should not match (.*)"), context);
+  ASSERT_GT(unmatched, 0);
+  UntilState(unmatched, "EXPERIMENT_STATE_ERROR");
+  trial = only_trial(unmatched);
+  EXPECT_EQ(trial["restarts"], 1);
+  EXPECT_FALSE(trial.contains("logPolicyMatched")) << trial.dump();
+  // Determined's CLI shows the policies as stored: the experiment's, then Determined's defaults.
+  const std::string shown = Det("experiment config " + std::to_string(matched));
+  EXPECT_NE(shown.find("Exit7"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("CUDA OOM"), std::string::npos) << shown;
+}
+
 TEST_F(DeterminedTrialsTest, StageThreeAdaptiveAshaStopsTrialsOnItsTimeMetric) {
   StartAgent("det-a", 4);
   const int64_t experiment = Create(Stage(3), Tutorials());

@@ -443,12 +443,34 @@ TEST(ExperimentConfigTest, UnknownFieldsAreInvalid) {
             "line 12: hyperparameters.lr.base: not a field of int hyperparameters");
 }
 
+TEST(ExperimentConfigTest, ContainerFieldsAreReadAsCommandsReadThem) {
+  auto config = experiments::ParseExperimentConfig(
+      Minimal("bind_mounts:\n"
+              "  - {host_path: /datasets, container_path: /data, read_only: true}\n"
+              "environment:\n"
+              "  registry_auth: {username: robot, password: pw-1, serveraddress: r.example}\n"
+              "  force_pull_image: true\n"
+              "resources:\n"
+              "  shm_size: 2G\n"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ASSERT_EQ(config->container.bind_mounts_size(), 1);
+  EXPECT_TRUE(config->container.bind_mounts(0).read_only());
+  EXPECT_EQ(config->container.registry_auth().password(), "pw-1");
+  EXPECT_TRUE(config->container.force_pull_image());
+  EXPECT_EQ(config->container.shm_size_bytes(), int64_t{2} << 30);
+  // The effective form reads back to the same configuration.
+  auto again = experiments::ParseExperimentConfig(config->effective.dump());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->effective, config->effective);
+  EXPECT_EQ(again->container.SerializeAsString(), config->container.SerializeAsString());
+  EXPECT_EQ(ErrorOf(Minimal("bind_mounts:\n  - {host_path: data, container_path: /d}\n"),
+                    StatusCode::kInvalidArgument),
+            "line 8: bind_mounts[0].host_path: must be an absolute path");
+}
+
 TEST(ExperimentConfigTest, UnsupportedDeterminedFieldsAreRefusedByName) {
-  EXPECT_EQ(ErrorOf(Minimal("bind_mounts:\n"
-                            "  - host_path: /data\n"
-                            "    container_path: /data\n"),
-                    StatusCode::kNotSupported),
-            "line 7: bind_mounts is not supported yet");
+  EXPECT_EQ(ErrorOf(Minimal("preemption_timeout: 60\n"), StatusCode::kNotSupported),
+            "line 7: preemption_timeout is not supported yet");
   EXPECT_EQ(ErrorOf(Minimal("environment:\n  pod_spec: {}\n"), StatusCode::kNotSupported),
             "line 8: environment.pod_spec is not supported yet");
   const std::string gcs = ErrorOf(Minimal("checkpoint_storage:\n"

@@ -234,9 +234,21 @@ task_container_defaults:
   preemption_timeout: 60
   shm_size_bytes: 1024
 )",
-              StatusCode::kNotSupported,
-              "master.yaml:4: task_container_defaults.shm_size_bytes: not supported; of "
-              "task_container_defaults Cairn reads only preemption_timeout");
+              StatusCode::kInvalidArgument,
+              "master.yaml:4: task_container_defaults.shm_size_bytes: must be between 1 MiB and "
+              "1 TiB");
+  // A pool's own preemption_timeout is its grace period; the cluster's stays for the others.
+  auto per_pool = PoolsOf(R"(data_dir: /tmp/cairn
+task_container_defaults:
+  preemption_timeout: 90
+resource_pools:
+  - pool_name: default
+  - pool_name: batch
+    task_container_defaults:
+      preemption_timeout: 5
+)");
+  EXPECT_EQ(per_pool.preemption_grace_seconds(), 90);
+  EXPECT_EQ(per_pool.pools(1).preemption_grace_seconds(), 5);
 }
 
 TEST(MasterConfigPools, PreemptionNeedsThePriorityScheduler) {
@@ -360,10 +372,9 @@ resource_pools:
     task_container_defaults:
       shm_size_bytes: 1
 )",
-              StatusCode::kNotSupported,
-              "master.yaml:4: resource_pools[0].task_container_defaults: per-pool task container "
-              "defaults are not supported; only the top-level "
-              "task_container_defaults.preemption_timeout is");
+              StatusCode::kInvalidArgument,
+              "master.yaml:5: resource_pools[0].task_container_defaults.shm_size_bytes: must be "
+              "between 1 MiB and 1 TiB");
 }
 
 TEST(MasterConfigPools, DynamicAgentsAreNotSupported) {
@@ -626,6 +637,24 @@ TEST(MasterConfigRetentionAndWebhooks, DeterminedsKeysWithTheirBoundsAndSecretsM
               "master.yaml:3: webhooks.signing_key: must have at least 8 characters");
   ExpectError("data_dir: /d\nwebhooks:\n  max_attempts: 0\n", StatusCode::kInvalidArgument,
               "master.yaml:3: webhooks.max_attempts: must be between 1 and 100");
+}
+
+TEST(MasterConfigTaskContainerDefaults, ShownWithTheClustersAndEachPoolsOwnPasswordMasked) {
+  auto config = Parse(
+      "data_dir: /d\ntask_container_defaults:\n  image: team/base:1\n"
+      "  registry_auth: {username: robot, password: planted-registry-pw}\n"
+      "resource_pools:\n  - pool_name: default\n    task_container_defaults:\n"
+      "      shm_size_bytes: 2G\n      preemption_timeout: 30\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const auto shown = nlohmann::json::parse(MasterConfigJson(*config));
+  EXPECT_EQ(shown.dump().find("planted-registry-pw"), std::string::npos) << shown.dump();
+  const auto& cluster = shown["task_container_defaults"];
+  EXPECT_EQ(cluster["image"], "team/base:1");
+  EXPECT_EQ(cluster["registry_auth"]["username"], "robot");
+  EXPECT_EQ(cluster["preemption_timeout"], 3600);
+  const auto& pool = shown["resource_pools"][0]["task_container_defaults"];
+  EXPECT_EQ(pool["shm_size_bytes"], int64_t{2} << 30);
+  EXPECT_EQ(pool["preemption_timeout"], 30);
 }
 
 }  // namespace

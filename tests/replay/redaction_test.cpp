@@ -33,7 +33,9 @@ TEST(RedactionTest, EachAudienceSeesWhatItMay) {
   const std::string owner_text = owner.dump();
   EXPECT_EQ(owner_text.find("planted-secret-1234"), std::string::npos);
   EXPECT_NE(owner_text.find("PLAIN=visible-to-owner"), std::string::npos);
-  EXPECT_NE(owner_text.find("registry-pass"), std::string::npos);
+  // A registry password may be the cluster's (task_container_defaults): the owner does not get it.
+  EXPECT_EQ(owner_text.find("registry-pass"), std::string::npos);
+  EXPECT_NE(owner_text.find("\"username\":\"me\""), std::string::npos);
   EXPECT_NE(owner_text.find("API_KEY=********"), std::string::npos);
 
   json others = Config();
@@ -125,6 +127,27 @@ TEST(RedactionTest, ARegistryPasswordReachesOnlyAgents) {
     EXPECT_EQ(shown.find("registry-pw-5678"), std::string::npos) << shown;
     EXPECT_NE(shown.find("alice"), std::string::npos) << shown;
   }
+}
+
+TEST(RedactionTest, TaskContainerDefaultsKeepTheirRegistryPasswordForMachines) {
+  events::Envelope event;
+  auto* pools = event.mutable_resource_pools_configured();
+  pools->set_task_container_defaults_json(
+      R"({"image":"team/base:1","environment_variables":["TOKEN=cluster-token-42"],)"
+      R"("registry_auth":{"username":"robot","password":"cluster-registry-pw"}})");
+  auto* pool = pools->add_pools();
+  pool->set_pool_name("gpu");
+  pool->set_task_container_defaults_json(
+      R"({"registry_auth":{"username":"gpu-robot","password":"pool-registry-pw"}})");
+  EXPECT_EQ(RedactedFor(event, Audience::kMachine).DebugString(), event.DebugString());
+  const std::string admins = RedactedFor(event, Audience::kOwner).DebugString();
+  EXPECT_EQ(admins.find("cluster-registry-pw"), std::string::npos);
+  EXPECT_EQ(admins.find("pool-registry-pw"), std::string::npos);
+  EXPECT_NE(admins.find("cluster-token-42"), std::string::npos);
+  EXPECT_NE(admins.find("gpu-robot"), std::string::npos);
+  const std::string others = RedactedFor(event, Audience::kOthers).DebugString();
+  EXPECT_EQ(others.find("cluster-token-42"), std::string::npos);
+  EXPECT_NE(others.find("team/base:1"), std::string::npos);
 }
 
 TEST(RedactionTest, AudienceOfTheCaller) {
