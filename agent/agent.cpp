@@ -524,6 +524,9 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
         std::filesystem::is_regular_file(spec.work_dir + "/startup-hook.sh")) {
       spec.argv = WithStartupHook(std::move(spec.argv));
     }
+    if (!assigned.spec().startup_hook().empty()) {
+      AddClusterStartupHook(assigned.spec().startup_hook(), spec);
+    }
     if (assigned.spec().has_run_as()) {
       CAIRN_RETURN_IF_ERROR(RunAsLinkedUser(assigned, spec));
     }

@@ -208,4 +208,16 @@ std::vector<std::string> WithStartupHook(std::vector<std::string> argv) {
   return wrapped;
 }
 
+void AddClusterStartupHook(const std::string& hook, ProcessSpec& process) {
+  const std::string variable = kStartupHookVariable;
+  std::vector<std::string> wrapped = {
+      "/bin/sh", "-c",
+      "set -e; eval \"$" + variable + "\"; unset " + variable + "; set +e; exec \"$@\"",
+      "tcd-startup-hook"};
+  wrapped.insert(wrapped.end(), std::make_move_iterator(process.argv.begin()),
+                 std::make_move_iterator(process.argv.end()));
+  process.argv = std::move(wrapped);
+  process.env.push_back(variable + "=" + hook);
+}
+
 }  // namespace cairn::agent

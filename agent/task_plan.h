@@ -65,6 +65,15 @@ std::string ImageFor(const events::TaskSpec& spec, const std::vector<SlotDevice>
 // fails the task with its status.
 std::vector<std::string> WithStartupHook(std::vector<std::string> argv);
 
+// The spec's startup hook (task_container_defaults.startup_hook) put before `process`'s program:
+// /bin/sh evaluates it in the task's shell with `set -e` (what it exports reaches the program; a
+// failing command fails the task with its status), then execs the program. The script travels in
+// the shell's environment (kStartupHookVariable, unset before the exec), not in its argv, which
+// every user of the host may read. Every kind of task takes it, first, as Determined's
+// entrypoints source it.
+inline constexpr const char* kStartupHookVariable = "CAIRN_TCD_STARTUP_HOOK";
+void AddClusterStartupHook(const std::string& hook, ProcessSpec& process);
+
 // The environment is the agent's, then DET_MASTER, DET_TASK_ID, DET_ALLOCATION_ID,
 // DET_AGENT_ID, DET_TASK_TYPE, DET_SLOT_IDS ("[0,1]"), DET_RESOURCE_POOL, the same under
 // CAIRN_*, CUDA_VISIBLE_DEVICES (GPU uuids, or indexes when a uuid is unknown) when the slots

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/clock.h"
+#include "base/encoding.h"
 #include "events/envelope_util.h"
 
 namespace cairn::api {
@@ -64,23 +65,67 @@ std::vector<MasterLine> TaskMasterLines(const views::TaskView& task) {
 
 namespace {
 
+// A gang part's lines carry its rank above the sequence number (agent/PROTOCOL.md).
+int64_t RankOf(const TaskLogLine& line) { return line.seq >> 40; }
+
+const char* LevelOf(const TaskLogLine* line, const MasterLine* master) {
+  const bool error = line ? line->stdtype == "stderr" : master->error;
+  return error ? "LOG_LEVEL_ERROR" : "LOG_LEVEL_INFO";
+}
+
+bool Holds(const std::set<std::string>& wanted, const std::string& value) {
+  return wanted.empty() || wanted.count(value) > 0;
+}
+
+// Whether the line (a task's, or with `line` null the master's) passes the filter.
+bool Passes(const LogFilter& filter, const TaskLogLine* line, const MasterLine* master) {
+  if (filter.empty()) return true;
+  const std::string& text = line ? line->text : master->text;
+  const int64_t at = line ? line->timestamp_unix_micros : master->timestamp_unix_micros;
+  const bool master_line = line == nullptr;
+  // A master's line has no allocation, agent, container or rank: a filter on them drops it.
+  if (!filter.allocation_ids.empty() &&
+      (master_line || !Holds(filter.allocation_ids, line->allocation_id))) {
+    return false;
+  }
+  if (!filter.agent_ids.empty() && (master_line || !Holds(filter.agent_ids, line->agent_id))) {
+    return false;
+  }
+  if (!filter.container_ids.empty()) return false;  // Cairn's lines name no container
+  if (!filter.rank_ids.empty() && (master_line || !filter.rank_ids.count(RankOf(*line)))) {
+    return false;
+  }
+  if (!Holds(filter.levels, LevelOf(line, master)) ||
+      !Holds(filter.stdtypes, line ? line->stdtype : "stdout") ||
+      !Holds(filter.sources, master_line ? "master" : "task")) {
+    return false;
+  }
+  if (filter.before_unix_micros && !(at < *filter.before_unix_micros)) return false;
+  if (filter.after_unix_micros && !(at > *filter.after_unix_micros)) return false;
+  if (filter.pattern) return re2::RE2::PartialMatch(text, *filter.pattern);
+  if (!filter.search_text.empty()) {
+    return AsciiLower(text).find(filter.search_text) != std::string::npos;
+  }
+  return true;
+}
+
 // One line as Determined streams it; allocation and agent are null for the master's own.
 std::string LineRecord(int64_t number, const std::string& task_id, const TaskLogLine* line,
                        const MasterLine* master, int64_t trial_id) {
   const std::string& text = line ? line->text : master->text;
-  const bool error = line ? line->stdtype == "stderr" : master->error;
   json result = {{"id", std::to_string(number)},
                  {"taskId", task_id},
                  {"allocationId", line ? json(line->allocation_id) : json(nullptr)},
                  {"agentId", line ? json(line->agent_id) : json(nullptr)},
                  {"timestamp", FormatRfc3339(line ? line->timestamp_unix_micros
                                                   : master->timestamp_unix_micros)},
-                 {"level", error ? "LOG_LEVEL_ERROR" : "LOG_LEVEL_INFO"},
+                 {"level", LevelOf(line, master)},
                  {"stdtype", line ? line->stdtype : "stdout"},
                  {"source", line ? "task" : "master"},
                  {"message", text},
                  {"log", text}};
   if (trial_id != 0) result["trialId"] = trial_id;
+  if (line != nullptr) result["rankId"] = RankOf(*line);
   return json{{"result", result}}.dump() + "\n";
 }
 
@@ -102,6 +147,77 @@ bool ForEachNewBatch(TaskLogStore& task_logs, const std::string& task_id, std::s
 
 }  // namespace
 
+bool LogFilter::empty() const {
+  return allocation_ids.empty() && agent_ids.empty() && container_ids.empty() && levels.empty() &&
+         stdtypes.empty() && sources.empty() && rank_ids.empty() && !before_unix_micros &&
+         !after_unix_micros && search_text.empty() && !pattern;
+}
+
+namespace {
+
+// A repeated query parameter, as grpc-gateway reads them: `agentIds=a&agentIds=b`.
+std::set<std::string> Values(const net::Request& request, const std::string& name) {
+  std::set<std::string> values;
+  for (auto& value : request.QueryParams(name)) {
+    if (!value.empty()) values.insert(std::move(value));
+  }
+  return values;
+}
+
+Result<std::optional<int64_t>> TimeParam(const net::Request& request, const std::string& name) {
+  const std::string text = request.QueryParam(name);
+  if (text.empty()) return std::optional<int64_t>();
+  auto parsed = ParseTimeToUnixMicros(text);
+  if (!parsed.ok()) {
+    return Status::InvalidArgument(name + ": expected an RFC 3339 time, got '" + text + "'");
+  }
+  return std::optional<int64_t>(*parsed);
+}
+
+Result<LogFilter> ParseLogFilter(const net::Request& request) {
+  LogFilter filter;
+  filter.allocation_ids = Values(request, "allocationIds");
+  filter.agent_ids = Values(request, "agentIds");
+  filter.container_ids = Values(request, "containerIds");
+  filter.stdtypes = Values(request, "stdtypes");
+  filter.sources = Values(request, "sources");
+  static const std::set<std::string> kLevels = {
+      "LOG_LEVEL_UNSPECIFIED", "LOG_LEVEL_TRACE", "LOG_LEVEL_DEBUG",   "LOG_LEVEL_INFO",
+      "LOG_LEVEL_WARNING",     "LOG_LEVEL_ERROR", "LOG_LEVEL_CRITICAL"};
+  for (const auto& level : Values(request, "levels")) {
+    if (!kLevels.count(level)) {
+      return Status::InvalidArgument(
+          "levels: expected LOG_LEVEL_TRACE, _DEBUG, _INFO, _WARNING, "
+          "_ERROR or _CRITICAL, got '" +
+          level + "'");
+    }
+    filter.levels.insert(level);
+  }
+  for (const auto& rank : Values(request, "rankIds")) {
+    if (rank.size() > 9 || rank.find_first_not_of("0123456789") != std::string::npos) {
+      return Status::InvalidArgument("rankIds: expected whole numbers, got '" + rank + "'");
+    }
+    filter.rank_ids.insert(std::stoll(rank));
+  }
+  CAIRN_ASSIGN_OR_RETURN(filter.before_unix_micros, TimeParam(request, "timestampBefore"));
+  CAIRN_ASSIGN_OR_RETURN(filter.after_unix_micros, TimeParam(request, "timestampAfter"));
+  const std::string search = request.QueryParam("searchText");
+  if (request.QueryParam("enableRegex") == "true" && !search.empty()) {
+    re2::RE2::Options options;
+    options.set_log_errors(false);
+    auto pattern = std::make_shared<const re2::RE2>(search, options);
+    if (!pattern->ok()) {
+      return Status::InvalidArgument("searchText: not a regular expression: " + pattern->error());
+    }
+    filter.pattern = std::move(pattern);
+  } else {
+    filter.search_text = AsciiLower(search);
+  }
+  return filter;
+}
+
+}  // namespace
+
 Result<LogWindow> ParseLogWindow(const net::Request& request) {
   LogWindow window;
   const std::string limit = request.QueryParam("limit");
@@ -112,6 +228,7 @@ Result<LogWindow> ParseLogWindow(const net::Request& request) {
     }
     window.limit = std::stoul(limit);
   }
+  CAIRN_ASSIGN_OR_RETURN(window.filter, ParseLogFilter(request));
   const std::string order = request.QueryParam("orderBy");
   if (order == "ORDER_BY_DESC" || order == "2") {
     window.newest_first = true;
@@ -163,12 +280,16 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
               if (window.limit == 0 && !window.newest_first) {  // all of it: a write a batch
                 std::string chunk;
                 for (const auto& line : lines) {
-                  chunk += LineRecord(line_number++, task_id, &line, nullptr, now.trial_id);
+                  const int64_t number = line_number++;
+                  if (!Passes(window.filter, &line, nullptr)) continue;
+                  chunk += LineRecord(number, task_id, &line, nullptr, now.trial_id);
                 }
-                return write(chunk);
+                return chunk.empty() || write(chunk);
               }
               for (const auto& line : lines) {
-                if (!emit(LineRecord(line_number++, task_id, &line, nullptr, now.trial_id))) {
+                const int64_t number = line_number++;
+                if (!Passes(window.filter, &line, nullptr)) continue;
+                if (!emit(LineRecord(number, task_id, &line, nullptr, now.trial_id))) {
                   return false;
                 }
               }
@@ -179,7 +300,9 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
         if (master_lines == now.master_lines.end()) continue;
         for (const auto& line : master_lines->second) {
           if (!sent.emplace(task_id, line.key).second) continue;
-          if (!emit(LineRecord(line_number++, task_id, nullptr, &line, now.trial_id))) return;
+          const int64_t number = line_number++;
+          if (!Passes(window.filter, nullptr, &line)) continue;
+          if (!emit(LineRecord(number, task_id, nullptr, &line, now.trial_id))) return;
         }
       }
       if (!follow || now.ended) return finish();

@@ -2,9 +2,14 @@
 // runs of a trial one after another. Shared by the task and trial log endpoints.
 #pragma once
 
+#include <re2/re2.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,12 +48,28 @@ struct LogSources {
 // Which lines a log request wants, as Determined's CLI asks (`det task logs --head N` sends
 // limit=N; `--tail N` limit=N&orderBy=ORDER_BY_DESC and reverses what it gets): the first
 // `limit` lines (0 = all), or with `newest_first` the last `limit`, newest first.
+// And which lines at all, by Determined's filters (GetTaskLogs/GetTrialLogs): each list keeps the
+// lines whose field is one of its values (a line without the field, such as a master's line
+// without an allocation, agent, container or rank, is not); lists combine with AND.
+// timestampBefore/After keep lines strictly before/after; searchText keeps lines holding it
+// (case-insensitive), or matching it as an RE2 pattern with enableRegex=true.
+struct LogFilter {
+  std::set<std::string> allocation_ids, agent_ids, container_ids, levels, stdtypes, sources;
+  std::set<int64_t> rank_ids;
+  std::optional<int64_t> before_unix_micros, after_unix_micros;
+  std::string search_text;                  // lower-cased unless `pattern` is set
+  std::shared_ptr<const re2::RE2> pattern;  // searchText with enableRegex
+  bool empty() const;
+};
 struct LogWindow {
   size_t limit = 0;
   bool newest_first = false;
+  LogFilter filter;
 };
-// InvalidArgument naming the parameter for a limit that is not a whole number or an orderBy
-// that is not ORDER_BY_ASC, ORDER_BY_DESC or ORDER_BY_UNSPECIFIED.
+// InvalidArgument naming the parameter for a limit that is not a whole number, an orderBy
+// that is not ORDER_BY_ASC, ORDER_BY_DESC or ORDER_BY_UNSPECIFIED, a rank that is not a whole
+// number, a level that is not one of Determined's (LOG_LEVEL_*), a timestamp that is not RFC
+// 3339, or a searchText that is not a regular expression when enableRegex=true.
 Result<LogWindow> ParseLogWindow(const net::Request& request);
 
 // Streams every line of the sources' tasks in order (within `window`). With `follow`, keeps

@@ -37,6 +37,9 @@ std::string SafeIdRuleText();
 inline constexpr double kDefaultPreemptionGraceSeconds = 3600;
 inline constexpr double kMaxPreemptionGraceSeconds = 86400;
 
+// task_container_defaults.startup_hook: an inline script, bounded like a small file.
+inline constexpr size_t kMaxStartupHookBytes = 64 * 1024;
+
 // The log line a trial's log policy match keeps in its event (TrialLogPolicyMatched).
 inline constexpr size_t kMaxLogPolicyLineBytes = 1024;
 

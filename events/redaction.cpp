@@ -97,6 +97,10 @@ void RedactSpec(events::TaskSpec& spec, Audience audience) {
   if (!spec.registry_auth().password().empty()) {
     spec.mutable_registry_auth()->set_password(kRedactedValue);
   }
+  // The cluster's setup script may hold what its environment variables would.
+  if (audience == Audience::kOthers && !spec.startup_hook().empty()) {
+    spec.set_startup_hook(kRedactedValue);
+  }
   const std::set<std::string> secret(spec.secret_variable_names().begin(),
                                      spec.secret_variable_names().end());
   nlohmann::json entries = nlohmann::json::array();
@@ -120,14 +124,18 @@ std::string RedactStorageJson(const std::string& text, Audience audience) {
 std::string RedactDefaultsJson(const std::string& text, Audience audience) {
   if (text.empty() || audience == Audience::kMachine) return text;
   nlohmann::ordered_json defaults = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (!defaults.is_object()) return text;
+  if (!defaults.is_object()) return "{}";  // what cannot be read cannot be shown safely
   nlohmann::ordered_json config = {{"environment", nlohmann::ordered_json::object()}};
   for (const char* key : {"environment_variables", "registry_auth"}) {
     if (defaults.contains(key)) config["environment"][key] = defaults[key];
   }
-  if (!RedactConfigOf(config, audience)) return text;
+  bool changed = RedactConfigOf(config, audience);
   for (const auto& [key, value] : config["environment"].items()) defaults[key] = value;
-  return defaults.dump();
+  if (audience == Audience::kOthers && defaults.contains("startup_hook")) {
+    defaults["startup_hook"] = kRedactedValue;
+    changed = true;
+  }
+  return changed ? defaults.dump() : text;
 }
 
 // Whether the text may hold anything RedactConfig takes out: most configs name neither section, and

@@ -54,28 +54,54 @@ std::shared_ptr<const experiments::CompiledLogPolicies> CompiledPolicies(
   return compiled;
 }
 
+// Matches already recorded (task id and LogPolicyKey), so that a run printing the same error
+// in every batch does not ask the writer again each time; the decider is the one that dedupes.
+// Bounded: cleared when full.
+bool AlreadyRecorded(const std::string& key, bool record) {
+  static std::mutex mutex;
+  static std::set<std::string> recorded;
+  constexpr size_t kMaxRemembered = 4096;
+  std::lock_guard lock(mutex);
+  if (!record) return recorded.count(key) > 0;
+  if (recorded.size() >= kMaxRemembered) recorded.clear();
+  recorded.insert(key);
+  return true;
+}
+
 // A trial run's lines against its experiment's log_policies: each policy's first matching line
-// of the batch is recorded (the decider writes nothing for a match already recorded). The lines
-// are stored whatever comes of it; a refusal is the master's own business, not the agent's.
-void RecordLogPolicyMatches(Call& call, const std::vector<TaskLogLine>& lines,
-                            const std::map<std::tuple<std::string, std::string, std::string>,
-                                           std::vector<experiments::LogPolicy>>& policies_by_run) {
-  std::set<std::pair<std::string, size_t>> recorded;
+// is recorded before the batch is answered, so that the run's exit, which the agent sends only
+// after, is decided knowing it. A writer that cannot take it now fails the batch for the agent
+// to send again (its lines are kept once, by seq); a refusal is logged, not the agent's business.
+Status RecordLogPolicyMatches(
+    Call& call, const std::vector<TaskLogLine>& lines,
+    const std::map<std::tuple<std::string, std::string, std::string>,
+                   std::vector<experiments::LogPolicy>>& policies_by_run) {
   for (const auto& line : lines) {
     const auto& policies =
         policies_by_run.at(std::make_tuple(line.agent_id, line.allocation_id, line.task_id));
     if (policies.empty()) continue;
     const auto compiled = CompiledPolicies(policies);
     for (size_t index : compiled->Matches(line.text)) {
-      if (!recorded.emplace(line.task_id, index).second) continue;
+      const std::string key = line.task_id + "\n" + experiments::LogPolicyKey(policies[index]);
+      if (AlreadyRecorded(key, false)) continue;
       commands::RecordLogPolicyMatch match{line.task_id, line.agent_id, policies[index], line.text};
       auto outcome = call.ExecuteAs(std::move(match), "system:log-policies");
-      if (!outcome.ok()) {
-        log::Warn("api", "log policy match of task {} not recorded: {}", line.task_id,
-                  outcome.status().ToString());
+      if (outcome.ok()) {
+        AlreadyRecorded(key, true);
+        continue;
       }
+      const StatusCode code = outcome.status().code();
+      if (code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ||
+          code == StatusCode::kFailedPrecondition || code == StatusCode::kPermissionDenied) {
+        log::Warn("api", "log policy match of task {} refused: {}", line.task_id,
+                  outcome.status().ToString());
+        AlreadyRecorded(key, true);
+        continue;
+      }
+      return outcome.status();
     }
   }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -312,7 +338,9 @@ net::Response PostTaskLogs(Call& call) {
     checked[key] = std::move(held->log_policies);
   }
   if (Status stored = call.services().task_logs->Append(lines); !stored.ok()) return Error(stored);
-  RecordLogPolicyMatches(call, lines, checked);
+  if (Status matched = RecordLogPolicyMatches(call, lines, checked); !matched.ok()) {
+    return Error(matched);
+  }
   return Ok(json::object());
 }
 

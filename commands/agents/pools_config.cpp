@@ -152,7 +152,7 @@ Result<ContainerDefaults> ParseTaskContainerDefaults(const std::string& source,
   const char* kLater = "not supported by Cairn yet";
   CAIRN_RETURN_IF_ERROR(map.Check(
       {"preemption_timeout", "image", "environment_variables", "bind_mounts", "registry_auth",
-       "force_pull_image", "shm_size_bytes", "log_policies"},
+       "force_pull_image", "shm_size_bytes", "log_policies", "startup_hook"},
       {{"cpu_pod_spec", kKubernetes},
        {"gpu_pod_spec", kKubernetes},
        {"checkpoint_gc_pod_spec", kKubernetes},
@@ -164,7 +164,6 @@ Result<ContainerDefaults> ParseTaskContainerDefaults(const std::string& source,
        {"add_capabilities", kNetwork},
        {"drop_capabilities", kNetwork},
        {"devices", "a container gets its slots' GPUs and nothing else"},
-       {"startup_hook", "run setup in the task's own entrypoint or environment.runtime_commands"},
        {"work_dir", kLater},
        {"slurm", kLater},
        {"pbs", kLater}}));
@@ -183,11 +182,12 @@ Result<ContainerDefaults> ParseTaskContainerDefaults(const std::string& source,
   }
   if (auto field = map.Get("environment_variables")) {
     CAIRN_ASSIGN_OR_RETURN(nlohmann::json variables, fields::JsonOf(*field));
-    // A list, or one per device type, of NAME=VALUE (or NAME, which unsets it).
+    // A list, or one per device type, of NAME=VALUE.
     auto check = [&](const nlohmann::json& list) {
       if (!list.is_array()) return false;
       for (const auto& entry : list) {
-        if (!entry.is_string() || entry.get<std::string>().empty() ||
+        // NAME=VALUE, as experiments take them (a bare NAME would unset it in a command only).
+        if (!entry.is_string() || entry.get<std::string>().find('=') == std::string::npos ||
             entry.get<std::string>()[0] == '=') {
           return false;
         }
@@ -228,6 +228,13 @@ Result<ContainerDefaults> ParseTaskContainerDefaults(const std::string& source,
   }
   if (auto field = map.Get("shm_size_bytes")) {
     CAIRN_ASSIGN_OR_RETURN(out.config["shm_size_bytes"], ReadShmSize(*field));
+  }
+  if (auto field = map.Get("startup_hook")) {
+    CAIRN_ASSIGN_OR_RETURN(std::string hook, fields::ReadString(*field, "an inline script"));
+    if (hook.size() > kMaxStartupHookBytes || hook.find('\0') != std::string::npos) {
+      return fields::Invalid(*field, "must be a script of at most 64 KiB");
+    }
+    if (!hook.empty()) out.config["startup_hook"] = hook;
   }
   if (auto field = map.Get("log_policies")) {
     CAIRN_ASSIGN_OR_RETURN(auto policies, experiments::ReadLogPolicies(*field));

@@ -185,6 +185,13 @@ Result<Decision> DecideCommand(const DecisionState& state, const CreateExperimen
     return Status::InvalidArgument("resources.weight: must be a positive number");
   }
   CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, resources->resource_pool(), resources->slots()));
+  if (Status mounts =
+          CheckMountsApplied(state, resources->resource_pool(), config.container, false);
+      !mounts.ok()) {
+    return Status::FailedPrecondition(mounts.message() +
+                                      " (the experiment's bind_mounts, its own or from "
+                                      "task_container_defaults)");
+  }
   events::Envelope event;
   *event.mutable_experiment_created() = std::move(created);
   std::string entity = std::to_string(event.experiment_created().experiment_id());

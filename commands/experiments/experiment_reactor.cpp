@@ -7,6 +7,7 @@
 
 #include "commands/experiments/experiment_state.h"
 #include "commands/tasks/command_config.h"
+#include "commands/tasks/task_container_defaults.h"
 #include "commands/tasks/task_events.h"
 
 namespace cairn::commands {
@@ -267,6 +268,8 @@ class Round {
     // Recorded with the experiment's configuration; the agent picks the cpu or cuda variant.
     SetTaskImage(experiment.config->environment.image, *spec);
     spec->MergeFrom(experiment.config->container);  // bind mounts, registry auth, shm size
+    // The pool's startup hook as it is now, as Determined's tasks take it at their start.
+    spec->set_startup_hook(StartupHookIn(state_.pools_config, job.resource_pool));
     spec->set_description(TrialName(trial.trial_id) + " of experiment " +
                           std::to_string(experiment.experiment_id) + " (" + experiment.name +
                           "), run " + std::to_string(trial.runs + 1));

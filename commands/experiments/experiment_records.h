@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ struct TrialRecord {
   std::string log_policy_matched;
   std::string dont_retry_task_id;
   std::vector<std::string> excluded_agents;
+  // The policies (LogPolicyKey) that matched in run `log_policy_run`, each recorded once.
+  std::string log_policy_run;
+  std::set<std::string> matched_log_policies;
 
   bool ended() const {
     return state == events::EXPERIMENT_STATE_COMPLETED ||

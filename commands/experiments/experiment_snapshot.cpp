@@ -10,7 +10,7 @@ namespace cairn::commands {
 CAIRN_SNAPSHOT_COVERS(ExperimentRecord, 22);
 CAIRN_SNAPSHOT_COVERS(SearcherInput, 4);
 CAIRN_SNAPSHOT_COVERS(experiments::SearcherOp, 7);
-CAIRN_SNAPSHOT_COVERS(TrialRecord, 32);
+CAIRN_SNAPSHOT_COVERS(TrialRecord, 34);
 CAIRN_SNAPSHOT_COVERS(CheckpointRecord, 6);
 
 void EncodeExperiment(const ExperimentRecord& experiment, snapshot::Experiment& out) {
@@ -130,6 +130,8 @@ void EncodeTrial(const TrialRecord& trial, snapshot::Trial& out) {
   out.set_log_policy_matched(trial.log_policy_matched);
   out.set_dont_retry_task_id(trial.dont_retry_task_id);
   for (const auto& agent : trial.excluded_agents) out.add_excluded_agents(agent);
+  out.set_log_policy_run(trial.log_policy_run);
+  for (const auto& key : trial.matched_log_policies) out.add_matched_log_policies(key);
   out.set_state(trial.state);
   out.set_train_to(trial.train_to);
   out.set_closed(trial.closed);
@@ -170,6 +172,9 @@ TrialRecord DecodeTrial(snapshot::Trial& in) {
   trial.log_policy_matched = in.log_policy_matched();
   trial.dont_retry_task_id = in.dont_retry_task_id();
   trial.excluded_agents.assign(in.excluded_agents().begin(), in.excluded_agents().end());
+  trial.log_policy_run = in.log_policy_run();
+  trial.matched_log_policies.insert(in.matched_log_policies().begin(),
+                                    in.matched_log_policies().end());
   trial.state = in.state();
   trial.train_to = in.train_to();
   trial.closed = in.closed();

@@ -552,6 +552,12 @@ bool ApplyExperimentEvent(DecisionState& state, const events::Envelope& event) {
       TrialRecord* trial = FindTrial(state, matched.trial_id());
       if (trial == nullptr) return true;
       if (!matched.policy_name().empty()) trial->log_policy_matched = matched.policy_name();
+      if (trial->log_policy_run != matched.task_id()) {
+        trial->log_policy_run = matched.task_id();
+        trial->matched_log_policies.clear();
+      }
+      trial->matched_log_policies.insert(
+          experiments::LogPolicyKey({matched.policy_name(), matched.pattern(), matched.action()}));
       if (matched.action() == experiments::kLogActionCancelRetries) {
         trial->dont_retry_task_id = matched.task_id();
       } else if (matched.action() == experiments::kLogActionExcludeNode &&

@@ -36,9 +36,12 @@ Result<std::string> ReadAction(const Field& field) {
   return fields::ReadChoice(field, {kLogActionCancelRetries, kLogActionExcludeNode});
 }
 
-std::string UnnamedKey(const LogPolicy& policy) { return policy.action + ":" + policy.pattern; }
-
 }  // namespace
+
+std::string LogPolicyKey(const LogPolicy& policy) {
+  return policy.name.empty() ? "unnamed:" + policy.action + ":" + policy.pattern
+                             : "name:" + policy.name;
+}
 
 Result<std::vector<LogPolicy>> ReadLogPolicies(const Field& field) {
   if (!field.node.IsSequence()) return fields::Invalid(field, "expected a list of policies");
@@ -82,19 +85,10 @@ Result<std::vector<LogPolicy>> ReadLogPolicies(const Field& field) {
 
 std::vector<LogPolicy> MergeLogPolicies(std::vector<LogPolicy> policies,
                                         const std::vector<LogPolicy>& lower) {
-  std::set<std::string> names;
-  std::set<std::string> unnamed;
-  for (const auto& policy : policies) {
-    if (policy.name.empty()) {
-      unnamed.insert(UnnamedKey(policy));
-    } else {
-      names.insert(policy.name);
-    }
-  }
+  std::set<std::string> keys;
+  for (const auto& policy : policies) keys.insert(LogPolicyKey(policy));
   for (const auto& policy : lower) {
-    const bool fresh = policy.name.empty() ? unnamed.insert(UnnamedKey(policy)).second
-                                           : names.insert(policy.name).second;
-    if (fresh) policies.push_back(policy);
+    if (keys.insert(LogPolicyKey(policy)).second) policies.push_back(policy);
   }
   return policies;
 }

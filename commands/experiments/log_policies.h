@@ -30,6 +30,9 @@ struct LogPolicy {
   bool operator==(const LogPolicy&) const = default;
 };
 
+// What tells policies apart: the name, or for an unnamed (legacy) one its action and pattern.
+std::string LogPolicyKey(const LogPolicy& policy);
+
 // Reads a `log_policies` list; errors name the entry ("log_policies[1].pattern: ...").
 Result<std::vector<LogPolicy>> ReadLogPolicies(const fields::Field& field);
 

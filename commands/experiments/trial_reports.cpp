@@ -200,14 +200,11 @@ Result<Decision> DecideCommand(const DecisionState& state, const RecordLogPolicy
                                    policy.pattern + "'");
   }
   Decision decision{{}, std::to_string(trial->trial_id)};
-  const bool labelled = policy.name.empty() || trial->log_policy_matched == policy.name;
-  const bool acted = policy.action.empty() ||
-                     (policy.action == experiments::kLogActionCancelRetries &&
-                      trial->dont_retry_task_id == task->task_id) ||
-                     (policy.action == experiments::kLogActionExcludeNode &&
-                      std::find(trial->excluded_agents.begin(), trial->excluded_agents.end(),
-                                command.agent_id) != trial->excluded_agents.end());
-  if (labelled && acted) return decision;
+  // Once per run and policy: a run that prints the same error a million times is one fact.
+  if (trial->log_policy_run == task->task_id &&
+      trial->matched_log_policies.count(experiments::LogPolicyKey(policy))) {
+    return decision;
+  }
   events::Envelope event;
   auto* matched = event.mutable_trial_log_policy_matched();
   matched->set_experiment_id(trial->experiment_id);

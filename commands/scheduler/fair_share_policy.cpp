@@ -246,7 +246,9 @@ void RunFairShare(PoolPass& pass) {
     const TaskRecord* task = in_job_order[blocked_task];
     JobShare& job = jobs[j];
     const int64_t slots = task->slots_asked();
-    if (job.holding + slots > job.share || slots >= smallest_failed) continue;
+    // A task kept off some agents (exclude_node) says nothing about others of its size.
+    const bool narrowed = !task->resources.excluded_agents().empty();
+    if (job.holding + slots > job.share || (!narrowed && slots >= smallest_failed)) continue;
     pass.capacity.BeginTrial();
     std::vector<std::pair<size_t, const TaskRecord*>> victims;
     std::map<size_t, int64_t> giving;  // victim job -> slots it gives back in this attempt
@@ -267,7 +269,7 @@ void RunFairShare(PoolPass& pass) {
     }
     if (!fits) {
       pass.capacity.Rollback();
-      smallest_failed = slots;
+      if (!narrowed) smallest_failed = slots;
       continue;
     }
     pass.capacity.Commit();

@@ -46,7 +46,13 @@ struct PoolPass {
   template <typename MakeReason>
   void Wait(const TaskRecord& task, MakeReason&& make_reason) {
     if (explain && (explain_only == nullptr || &task == explain_only)) {
-      out->waiting_reasons[task.task_id] = make_reason();
+      std::string reason = make_reason();
+      // A trial's exclude_node log policy narrows where it may go; say so with any reason.
+      if (!task.resources.excluded_agents().empty()) {
+        reason += "; its log policy (exclude_node) keeps it off agent";
+        for (const auto& agent_id : task.resources.excluded_agents()) reason += " " + agent_id;
+      }
+      out->waiting_reasons[task.task_id] = std::move(reason);
     }
   }
   std::string PoolName() const { return pool.pool_name(); }

@@ -146,14 +146,17 @@ void RunPriority(PoolPass& pass) {
         });
         continue;
       }
-      if (!any_preemptible_running || failed_preemption_sizes.count(slots)) {
+      // A task kept off some agents (exclude_node) fits less than its size says: it neither
+      // uses nor feeds the cache of sizes that failed.
+      const bool narrowed = !failed->resources.excluded_agents().empty();
+      if (!any_preemptible_running || (!narrowed && failed_preemption_sizes.count(slots))) {
         pass.Wait(*failed,
                   [&] { return why() + "; no less important preemptible task to preempt"; });
         continue;
       }
       auto victims = ChooseVictims(pass, pass.capacity, *failed, running, released);
       if (victims.empty()) {
-        failed_preemption_sizes.insert(slots);
+        if (!narrowed) failed_preemption_sizes.insert(slots);
         pass.Wait(*failed, [&] {
           return why() +
                  "; preempting every less important preemptible task would "

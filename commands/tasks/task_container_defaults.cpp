@@ -36,6 +36,21 @@ ordered_json AsExperimentDefaults(const std::string& defaults_json) {
   return out;
 }
 
+std::string StartupHookIn(const events::ResourcePoolsConfigured& pools,
+                          const std::string& pool_name) {
+  auto hook_of = [](const std::string& defaults_json) {
+    if (defaults_json.empty()) return std::string();
+    const ordered_json defaults = ordered_json::parse(defaults_json, nullptr, false);
+    const ordered_json& hook = At(defaults, "startup_hook");
+    return hook.is_string() ? hook.get<std::string>() : std::string();
+  };
+  for (const auto& pool : pools.pools()) {
+    if (pool.pool_name() != pool_name) continue;
+    if (std::string own = hook_of(pool.task_container_defaults_json()); !own.empty()) return own;
+  }
+  return hook_of(pools.task_container_defaults_json());
+}
+
 ordered_json TaskContainerDefaultsIn(const events::ResourcePoolsConfigured& pools,
                                      const std::string& pool_name) {
   ordered_json cluster = AsExperimentDefaults(pools.task_container_defaults_json());
@@ -73,6 +88,7 @@ void ApplyTaskContainerDefaults(const ordered_json& defaults, int32_t slots,
     spec_auth->set_server_address(auth.value("serveraddress", ""));
   }
   if (At(environment, "force_pull_image") == true) spec.set_force_pull_image(true);
+
   const ordered_json& shm = At(At(defaults, "resources"), "shm_size");
   if (spec.shm_size_bytes() == 0 && shm.is_number_integer()) {
     spec.set_shm_size_bytes(shm.get<int64_t>());

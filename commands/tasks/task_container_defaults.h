@@ -24,6 +24,11 @@ nlohmann::ordered_json AsExperimentDefaults(const std::string& defaults_json);
 nlohmann::ordered_json TaskContainerDefaultsIn(const events::ResourcePoolsConfigured& pools,
                                                const std::string& pool_name);
 
+// The startup_hook in force in `pool_name` (the pool's, else the cluster's; "" = none). It is
+// not an experiment's key: every task's run takes it when submitted, trials' runs too.
+std::string StartupHookIn(const events::ResourcePoolsConfigured& pools,
+                          const std::string& pool_name);
+
 // For a command, notebook, shell or TensorBoard: what `spec` leaves unset comes from `defaults`
 // (TaskContainerDefaultsIn's form): the image, registry_auth and shm size; its environment
 // variables follow the defaults' (the cuda variant when `slots` > 0, else cpu), so the task's

@@ -143,8 +143,11 @@ namespace {
 // Bind mounts (det cmd run --volume) are applied by container agents only; a task that asks for
 // them in a pool of process agents is refused now rather than run without its mounts. A pool
 // with no agents yet is given the benefit of the doubt (the agent refuses what it cannot apply).
+
+}  // namespace
+
 Status CheckMountsApplied(const DecisionState& state, const std::string& pool,
-                          const events::TaskSpec& spec) {
+                          const events::TaskSpec& spec, bool from_defaults) {
   if (spec.bind_mounts_size() == 0) return Status::Ok();
   bool any_agent = false;
   for (const auto& [agent_id, agent] : state.agents) {
@@ -156,10 +159,9 @@ Status CheckMountsApplied(const DecisionState& state, const std::string& pool,
   return Status::FailedPrecondition(
       "bind_mounts (--volume) cannot be applied in resource pool " + pool +
       ": its agents run tasks as processes on their hosts, where nothing is mounted; submit to "
-      "a pool of container agents (cairn-agent --runtime container)");
+      "a pool of container agents (cairn-agent --runtime container)" +
+      (from_defaults ? "; these mounts come from master.yaml's task_container_defaults" : ""));
 }
-
-}  // namespace
 
 Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& submit,
                                const CommandMeta& meta) {
@@ -238,12 +240,18 @@ Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& sub
   if (!submit.force) {
     CAIRN_RETURN_IF_ERROR(CheckCanEverFit(state, resolved->resource_pool(), resources.slots()));
   }
+  auto* spec = submitted->mutable_spec();
   if (submit.spec.task_type() != events::TASK_TYPE_TRIAL) {
     ApplyTaskContainerDefaults(
         TaskContainerDefaultsIn(state.pools_config, resolved->resource_pool()), resources.slots(),
-        *submitted->mutable_spec());
+        *spec);
   }
-  CAIRN_RETURN_IF_ERROR(CheckMountsApplied(state, resolved->resource_pool(), submitted->spec()));
+  if (spec->startup_hook().empty()) {
+    spec->set_startup_hook(StartupHookIn(state.pools_config, resolved->resource_pool()));
+  }
+  CAIRN_RETURN_IF_ERROR(
+      CheckMountsApplied(state, resolved->resource_pool(), submitted->spec(),
+                         submitted->spec().bind_mounts_size() > submit.spec.bind_mounts_size()));
   submitted->set_config_json(submit.config_json);
   if (submit.spec.task_type() == events::TASK_TYPE_GENERIC) {
     CAIRN_RETURN_IF_ERROR(CheckGenericLinks(state, submit.spec.generic()));

@@ -14,6 +14,12 @@
 
 namespace cairn::commands {
 
+// FailedPrecondition when `spec` has bind mounts and every agent of `pool` runs tasks as processes
+// (nothing could mount them); `from_defaults` says the mounts came from task_container_defaults.
+// Experiments' trials are checked with it too, when the experiment is created.
+Status CheckMountsApplied(const DecisionState& state, const std::string& pool,
+                          const events::TaskSpec& spec, bool from_defaults);
+
 Result<Decision> DecideCommand(const DecisionState& state, const SubmitTask& command,
                                const CommandMeta& meta);
 Result<Decision> DecideCommand(const DecisionState& state, const KillTask& command,

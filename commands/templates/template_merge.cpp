@@ -72,7 +72,13 @@ ordered_json MergeHyperparameters(const ordered_json& user, const ordered_json& 
 }
 
 ordered_json PerDevice(const ordered_json& variables) {
-  if (variables.is_object()) return variables;
+  if (variables.is_object()) {
+    // "gpu" is cuda's old name: merged as cuda, so that a side naming either meets the other.
+    ordered_json out = ordered_json::object();
+    for (const auto& [device, list] : variables.items())
+      out[device == "gpu" ? "cuda" : device] = list;
+    return out;
+  }
   return {{"cpu", variables}, {"cuda", variables}, {"rocm", variables}};
 }
 
@@ -144,6 +150,8 @@ ordered_json MergeValue(const ordered_json& user, const ordered_json& base,
   if (base.is_null()) return user;
   if (path == "environment.environment_variables") return MergeEnvironmentVariables(user, base);
   if (path == "bind_mounts") return UnionBy(user, base, MountKey);
+  // Credentials are one unit: a user's password never goes to the template's registry.
+  if (path == "environment.registry_auth") return user;
   if (path == "log_policies") return UnionBy(user, base, PolicyKey);
   if (!user.is_object() || !base.is_object()) return user;
   if (path == "checkpoint_storage") {

@@ -12,6 +12,7 @@
 #include "commands/experiments/experiment_decider.h"
 #include "commands/experiments/experiment_reactor.h"
 #include "commands/experiments/experiment_state.h"
+#include "commands/scheduler/explain.h"
 #include "tests/commands/command_builders.h"
 
 namespace cairn::commands {
@@ -467,9 +468,10 @@ TEST_F(ExperimentFlowTest, ALogPolicyLabelsItsTrialAndCancelRetriesKeepsAFailedR
 }
 
 TEST_F(ExperimentFlowTest, ExcludeNodeKeepsTheTrialsLaterRunsOffTheAgent) {
-  const std::string config = std::string(kGridConfig) +
-                             "log_policies:\n"
-                             "  - {name: Xid, pattern: 'Xid 79', action: exclude_node}\n";
+  std::string config = std::string(kGridConfig) +
+                       "log_policies:\n"
+                       "  - {name: Xid, pattern: 'Xid 79', action: exclude_node}\n";
+  config.replace(config.find("max_restarts: 1"), 15, "max_restarts: 3");
   ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
   ASSERT_TRUE(cluster.Run(Agent("a2", 1)).ok());
   ASSERT_EQ(harness.RunOf(1).agent_id, "a1");
@@ -486,6 +488,47 @@ TEST_F(ExperimentFlowTest, ExcludeNodeKeepsTheTrialsLaterRunsOffTheAgent) {
   EXPECT_EQ(submitted[0].task_submitted().resources().excluded_agents(0), "a1");
   // a1 has a free slot again, but the run goes to a2.
   EXPECT_EQ(harness.RunOf(1).agent_id, "a2");
+
+  // Excluded from both, the next run waits, and the explanation says why.
+  ASSERT_TRUE(cluster
+                  .Run(RecordLogPolicyMatch{harness.Trial(1).task_id, "a2", xid, "NVRM: Xid 79"},
+                       "", "system:log-policies")
+                  .ok());
+  harness.Exit(1, 1);
+  const TaskRecord& waiting = harness.RunOf(1);
+  EXPECT_EQ(waiting.state, TaskState::kQueued);
+  auto explained = ExplainTask(cluster.state, waiting.task_id, cluster.now);
+  ASSERT_TRUE(explained.ok()) << explained.status().ToString();
+  EXPECT_NE(explained->reason.find("exclude_node) keeps it off agent a1 a2"), std::string::npos)
+      << explained->reason;
+}
+
+TEST_F(ExperimentFlowTest, EachPolicyIsRecordedOncePerRunHoweverOftenItsLinesMatch) {
+  const std::string config = std::string(kGridConfig) +
+                             "log_policies:\n"
+                             "  - {name: Oom, pattern: 'out of memory'}\n"
+                             "  - {name: Any, pattern: 'ERROR'}\n";
+  ASSERT_TRUE(cluster.Run(Experiment(config)).ok());
+  const std::string run = harness.Trial(1).task_id;
+  const std::vector<experiments::LogPolicy> policies = {{"Oom", "out of memory", ""},
+                                                        {"Any", "ERROR", ""}};
+  for (int batch = 0; batch < 3; ++batch) {
+    for (const auto& policy : policies) {
+      ASSERT_TRUE(cluster
+                      .Run(RecordLogPolicyMatch{run, "a1", policy, "ERROR: out of memory"}, "",
+                           "system:log-policies")
+                      .ok());
+    }
+  }
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialLogPolicyMatched), 2);
+  EXPECT_EQ(harness.Trial(1).log_policy_matched, "Any");
+  // The next run's matches are its own.
+  harness.Exit(1, 1);
+  ASSERT_TRUE(cluster
+                  .Run(RecordLogPolicyMatch{harness.Trial(1).task_id, "a1", policies[0], "oom"}, "",
+                       "system:log-policies")
+                  .ok());
+  EXPECT_EQ(Count(cluster, events::Envelope::kTrialLogPolicyMatched), 3);
 }
 
 TEST_F(ExperimentFlowTest, ARunThatExitsWithoutBeingToldCountsAsAFailure) {

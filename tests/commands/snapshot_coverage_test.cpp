@@ -458,7 +458,7 @@ void ExpectSameExperiment(const ExperimentRecord& expected, const ExperimentReco
   }
 }
 
-CAIRN_COVERS(TrialRecord, 32);
+CAIRN_COVERS(TrialRecord, 34);
 
 TrialRecord FullTrial() {
   TrialRecord trial;
@@ -497,6 +497,8 @@ TrialRecord FullTrial() {
   trial.log_policy_matched = "CUDA OOM";
   trial.dont_retry_task_id = "task-running";
   trial.excluded_agents = {"agent-flaky"};
+  trial.log_policy_run = "task-running";
+  trial.matched_log_policies = {"name:CUDA OOM"};
   return trial;
 }
 
@@ -512,6 +514,8 @@ void ExpectSameTrial(const TrialRecord& expected, const TrialRecord& actual, boo
   CAIRN_EXPECT_SAME_FIELD(log_policy_matched);
   CAIRN_EXPECT_SAME_FIELD(dont_retry_task_id);
   CAIRN_EXPECT_SAME_FIELD(excluded_agents);
+  CAIRN_EXPECT_SAME_FIELD(log_policy_run);
+  CAIRN_EXPECT_SAME_FIELD(matched_log_policies);
   CAIRN_EXPECT_SAME_FIELD(state);
   CAIRN_EXPECT_SAME_FIELD(train_to);
   CAIRN_EXPECT_SAME_FIELD(closed);

@@ -30,10 +30,12 @@ task_container_defaults:
   preemption_timeout: 120
   log_policies:
     - {name: NCCL, pattern: ".*NCCL error.*", action: cancel_retries}
+  startup_hook: echo cluster-hook
 resource_pools:
   - pool_name: default
   - pool_name: gpu
     task_container_defaults:
+      startup_hook: echo gpu-hook
       image: {cpu: team/cpu:2, cuda: team/cuda:2}
       environment_variables: [SHARED=pool]
       preemption_timeout: 30
@@ -67,6 +69,8 @@ TEST(TaskContainerDefaults, MasterYamlRecordsTheClustersAndEachPoolsOwn) {
   EXPECT_EQ(in_gpu["bind_mounts"].size(), 2u);
   EXPECT_EQ(in_gpu["resources"]["shm_size"], 8589934592);
   EXPECT_EQ(TaskContainerDefaultsIn(*pools, "default")["environment"]["image"], "team/base:1");
+  EXPECT_EQ(StartupHookIn(*pools, "gpu"), "echo gpu-hook");
+  EXPECT_EQ(StartupHookIn(*pools, "default"), "echo cluster-hook");
 
   events::ResourcePoolsConfigured none;
   EXPECT_TRUE(TaskContainerDefaultsIn(none, "default").empty());
@@ -81,8 +85,8 @@ TEST(TaskContainerDefaults, WhatCairnCannotApplyIsRefusedByNameAndBadValuesByLin
   for (const Case& c : {
            Case{"task_container_defaults:\n  cpu_pod_spec: {}\n", StatusCode::kNotSupported,
                 "master.yaml:2: task_container_defaults.cpu_pod_spec"},
-           Case{"task_container_defaults:\n  startup_hook: echo hi\n", StatusCode::kNotSupported,
-                "startup_hook"},
+           Case{"task_container_defaults:\n  startup_hook: [echo]\n", StatusCode::kInvalidArgument,
+                "master.yaml:2: task_container_defaults.startup_hook"},
            Case{"task_container_defaults:\n  network_mode: host\n", StatusCode::kNotSupported,
                 "network_mode"},
            Case{"task_container_defaults:\n  environment_variables: ['=x']\n",
@@ -156,6 +160,7 @@ TEST_F(DefaultsInUseTest, ACommandTakesWhatItLeavesUnsetFromItsPoolsDefaults) {
   EXPECT_EQ(spec.registry_auth().password(), "s3cret");
   EXPECT_TRUE(spec.force_pull_image());
   EXPECT_EQ(spec.shm_size_bytes(), 8589934592);
+  EXPECT_EQ(spec.startup_hook(), "echo gpu-hook");
   EXPECT_EQ(cluster.state.PreemptionGraceSeconds("gpu"), 30);
   EXPECT_EQ(cluster.state.PreemptionGraceSeconds("default"), 120);
 
@@ -211,6 +216,8 @@ log_policies:
   EXPECT_EQ(spec.registry_auth().username(), "robot");
   EXPECT_TRUE(spec.force_pull_image());
   EXPECT_EQ(spec.shm_size_bytes(), 8589934592);
+  EXPECT_EQ(spec.startup_hook(), "echo gpu-hook");
+  EXPECT_FALSE(config.contains("startup_hook")) << "not an experiment's key";
 }
 
 }  // namespace

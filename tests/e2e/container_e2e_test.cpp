@@ -95,8 +95,8 @@ TEST(ContainerEndToEnd, AContainerAgentRunsTheImageWithItsMountsAndKillsItWhole)
 }
 
 // master.yaml's task_container_defaults give a command that names no image the cluster's image,
-// variables and mounts (a pool's own over them); an experiment shows them merged in its config,
-// the registry password masked even for its owner.
+// variables, mounts and startup hook (a pool's own over them); an experiment shows them merged in
+// its config, the registry password masked even for its owner.
 TEST(ContainerEndToEnd, TaskContainerDefaultsGiveWorkTheClustersImageMountsAndVariables) {
   if (geteuid() != 0) GTEST_SKIP() << "runc, overlay mounts and cgroups need root";
   TempDir shared;
@@ -111,6 +111,9 @@ TEST(ContainerEndToEnd, TaskContainerDefaultsGiveWorkTheClustersImageMountsAndVa
       shared.Sub("data") +
       ", container_path: /data, read_only: true}\n"
       "  registry_auth: {username: robot, password: cluster-registry-pw}\n"
+      "  startup_hook: |\n"
+      "    export FROM_HOOK=hooked\n"
+      "    echo hook-ran-in-$(pwd | cut -c1)\n"
       "resource_pools:\n"
       "  - pool_name: default\n"
       "    task_container_defaults:\n"
@@ -123,9 +126,12 @@ TEST(ContainerEndToEnd, TaskContainerDefaultsGiveWorkTheClustersImageMountsAndVa
   cluster.StartAgent("agent-c", 1, {"--runtime", "container", "--image-dir", images});
 
   std::string task =
-      cluster.Submit({{"entrypoint", "cat /marker /data/input.txt; echo $TEAM $LEVEL"}});
+      cluster.Submit({{"entrypoint", "cat /marker /data/input.txt; echo $TEAM $LEVEL $FROM_HOOK"}});
   const std::string logs = cluster.FollowLogs(task);
-  EXPECT_NE(logs.find("image-marker\nfrom-the-defaults\nvision pool\n"), std::string::npos) << logs;
+  // The cluster's startup hook ran first, in the task's shell: what it exported is the task's.
+  EXPECT_NE(logs.find("hook-ran-in-/\nimage-marker\nfrom-the-defaults\nvision pool hooked\n"),
+            std::string::npos)
+      << logs;
   // The password travelled to the agent only: no person's view of the task shows it.
   const json shown = cluster.Get("/api/v1/tasks/" + task);
   EXPECT_EQ(shown.dump().find("cluster-registry-pw"), std::string::npos);

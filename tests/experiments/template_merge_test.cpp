@@ -70,6 +70,38 @@ TEST(TemplateMergeTest, EnvironmentVariablesAreTemplateFirstThenUser) {
   EXPECT_EQ(merged["environment"]["environment_variables"]["rocm"], (ordered_json{"A=1"}));
 }
 
+TEST(TemplateMergeTest, MountsAndPoliciesUnionAndRegistryCredentialsStayWhole) {
+  auto merged = Merge(
+      "bind_mounts:\n"
+      "  - {host_path: /t/data, container_path: /data}\n"
+      "  - {host_path: /t/cache, container_path: /cache}\n"
+      "log_policies:\n"
+      "  - {name: A, pattern: from-template}\n"
+      "  - {name: B, pattern: b}\n"
+      "environment:\n"
+      "  registry_auth: {username: robot, password: p, serveraddress: cluster.example}\n"
+      "  environment_variables: {cuda: [T=1]}\n",
+      "bind_mounts:\n"
+      "  - {host_path: /mine, container_path: /data}\n"
+      "log_policies:\n"
+      "  - {name: A, pattern: mine}\n"
+      "environment:\n"
+      "  registry_auth: {username: me, password: q}\n"
+      "  environment_variables: {gpu: [U=1]}\n");
+  ASSERT_EQ(merged["bind_mounts"].size(), 2u);
+  EXPECT_EQ(merged["bind_mounts"][0]["host_path"], "/mine");
+  EXPECT_EQ(merged["bind_mounts"][1]["container_path"], "/cache");
+  ASSERT_EQ(merged["log_policies"].size(), 2u);
+  EXPECT_EQ(merged["log_policies"][0]["pattern"], "mine");
+  EXPECT_EQ(merged["log_policies"][1]["name"], "B");
+  // The user's password never goes to the template's registry.
+  EXPECT_EQ(merged["environment"]["registry_auth"],
+            (ordered_json{{"username", "me"}, {"password", "q"}}));
+  // "gpu" is cuda's old name: the two meet.
+  EXPECT_EQ(merged["environment"]["environment_variables"]["cuda"], (ordered_json{"T=1", "U=1"}));
+  EXPECT_FALSE(merged["environment"]["environment_variables"].contains("gpu"));
+}
+
 TEST(TemplateMergeTest, SearchersOfDifferentNamesNeverMix) {
   auto merged = Merge(
       "searcher:\n  name: adaptive_asha\n  metric: val_loss\n  max_trials: 16\n  divisor: 3\n"

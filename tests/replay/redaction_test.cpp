@@ -134,7 +134,8 @@ TEST(RedactionTest, TaskContainerDefaultsKeepTheirRegistryPasswordForMachines) {
   auto* pools = event.mutable_resource_pools_configured();
   pools->set_task_container_defaults_json(
       R"({"image":"team/base:1","environment_variables":["TOKEN=cluster-token-42"],)"
-      R"("registry_auth":{"username":"robot","password":"cluster-registry-pw"}})");
+      R"("registry_auth":{"username":"robot","password":"cluster-registry-pw"},)"
+      R"("startup_hook":"export HUB_TOKEN=hook-token-77"})");
   auto* pool = pools->add_pools();
   pool->set_pool_name("gpu");
   pool->set_task_container_defaults_json(
@@ -147,6 +148,8 @@ TEST(RedactionTest, TaskContainerDefaultsKeepTheirRegistryPasswordForMachines) {
   EXPECT_NE(admins.find("gpu-robot"), std::string::npos);
   const std::string others = RedactedFor(event, Audience::kOthers).DebugString();
   EXPECT_EQ(others.find("cluster-token-42"), std::string::npos);
+  EXPECT_EQ(others.find("hook-token-77"), std::string::npos);
+  EXPECT_NE(admins.find("hook-token-77"), std::string::npos);
   EXPECT_NE(others.find("team/base:1"), std::string::npos);
 }
 
