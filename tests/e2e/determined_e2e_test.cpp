@@ -478,6 +478,12 @@ TEST_F(DeterminedTrialsTest, ALogPolicyCancelsTheRetryOfAMatchingFailureAndLabel
   trial = only_trial(unmatched);
   EXPECT_EQ(trial["restarts"], 1);
   EXPECT_FALSE(trial.contains("logPolicyMatched")) << trial.dump();
+  // Its CLI's log filters reach the master: the line went to stdout, not stderr.
+  const std::string trial_id = std::to_string(only_trial(matched)["id"].get<int64_t>());
+  EXPECT_NE(Det("trial logs " + trial_id + " --stdtype stdout").find("executing action exit"),
+            std::string::npos);
+  EXPECT_EQ(Det("trial logs " + trial_id + " --stdtype stderr").find("executing action exit"),
+            std::string::npos);
   // Determined's CLI shows the policies as stored: the experiment's, then Determined's defaults.
   const std::string shown = Det("experiment config " + std::to_string(matched));
   EXPECT_NE(shown.find("Exit7"), std::string::npos) << shown;
