@@ -151,7 +151,6 @@ net::Response ListCommands(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
   const auto shown = TaskListFilter(call);
-  json list = json::array();
   if (paging->offset == 0 && paging->limit == 0) {
     // The commands' ids from the submission-order index, then only their views: not every task
     // there ever was (trials and notebooks outnumber commands on a busy cluster).
@@ -186,42 +185,52 @@ net::Response ListCommands(Call& call) {
     answer.body += "]}";
     return answer;
   }
-  // A page (Determined's offset and limit): walk the commands in submission order (newest first
-  // with ORDER_BY_DESC, as the web UI lists them) and read only as many as the page needs, not
-  // every task there ever was. Newest first walks the ids alone to their end first.
+  auto page = TaskPage(call, events::TASK_TYPE_COMMAND, [&](const views::TaskView& task) {
+    return CommandJson(task, call.UserIdOf(task.user()));
+  });
+  if (!page.ok()) return Error(page.status());
+  return Ok({{"commands", std::move(*page)}});
+}
+
+Result<json> TaskPage(Call& call, events::TaskType type,
+                      const std::function<json(const views::TaskView&)>& render) {
+  CAIRN_ASSIGN_OR_RETURN(auto paging, call.ReadPaging());
+  const auto shown = TaskListFilter(call);
+  json list = json::array();
+  // Walk the tasks in submission order (newest first with ORDER_BY_DESC, as the web UI lists
+  // them) and read only as many as the page needs, not every task there ever was. Newest first
+  // walks the ids alone to their end first.
   Projections* projections = call.services().projections;
   size_t skipped = 0;
   Status read;
   auto visit_ids = [&](const std::function<bool(const std::string&)>& visit) -> Status {
     if (call.request().QueryParam("orderBy") != "ORDER_BY_DESC") {
-      return projections->VisitTaskIds(events::TASK_TYPE_COMMAND, visit);
+      return projections->VisitTaskIds(type, visit);
     }
     std::vector<std::string> ids;
-    CAIRN_RETURN_IF_ERROR(
-        projections->VisitTaskIds(events::TASK_TYPE_COMMAND, [&](const std::string& task_id) {
-          ids.push_back(task_id);
-          return true;
-        }));
+    CAIRN_RETURN_IF_ERROR(projections->VisitTaskIds(type, [&](const std::string& task_id) {
+      ids.push_back(task_id);
+      return true;
+    }));
     for (auto id = ids.rbegin(); id != ids.rend() && visit(*id);) ++id;
     return Status::Ok();
   };
-  Status walked = visit_ids([&](const std::string& task_id) {
+  CAIRN_RETURN_IF_ERROR(visit_ids([&](const std::string& task_id) {
     auto task = projections->GetTask(task_id);
     if (!task.ok()) {
       read = task.status();
       return false;
     }
     if (!*task || !shown(**task)) return true;
-    if (skipped < paging->offset) {
+    if (skipped < paging.offset) {
       ++skipped;
       return true;
     }
-    list.push_back(CommandJson(**task, call.UserIdOf((*task)->user())));
-    return paging->limit == 0 || list.size() < paging->limit;
-  });
-  if (!walked.ok()) return Error(walked);
-  if (!read.ok()) return Error(read);
-  return Ok({{"commands", list}});
+    list.push_back(render(**task));
+    return paging.limit == 0 || list.size() < paging.limit;
+  }));
+  CAIRN_RETURN_IF_ERROR(read);
+  return list;
 }
 
 net::Response GetCommand(Call& call) {

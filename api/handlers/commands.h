@@ -30,6 +30,13 @@ net::Response SetNotebookPriority(Call& call);
 net::Response SetShellPriority(Call& call);
 net::Response SetTensorboardPriority(Call& call);
 
+// A page of the tasks of `type` the caller may list (TaskListFilter), by Determined's offset and
+// limit (0: to the end) in submission order, or newest first with orderBy=ORDER_BY_DESC, each
+// rendered by `render`. Reads only as many views as the page needs.
+Result<nlohmann::json> TaskPage(
+    Call& call, events::TaskType type,
+    const std::function<nlohmann::json(const views::TaskView&)>& render);
+
 // Whether a task belongs in the caller's list of tasks: one they may see, in ?workspaceId= and of
 // one of ?users= when those are given.
 std::function<bool(const views::TaskView&)> TaskListFilter(Call& call);

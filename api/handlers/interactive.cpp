@@ -159,22 +159,10 @@ net::Response Launch(Call& call, const Kind& kind) {
 }
 
 net::Response List(Call& call, const Kind& kind) {
-  const auto shown = TaskListFilter(call);
-  json list = json::array();
-  Projections* projections = call.services().projections;
-  Status read;
-  Status walked = projections->VisitTaskIds(kind.type, [&](const std::string& task_id) {
-    auto task = projections->GetTask(task_id);
-    if (!task.ok()) {
-      read = task.status();
-      return false;
-    }
-    if (*task && shown(**task)) list.push_back(NtscJson(call, **task));
-    return true;
-  });
-  if (!walked.ok()) return Error(walked);
-  if (!read.ok()) return Error(read);
-  return Ok({{kind.plural, list}});
+  auto page =
+      TaskPage(call, kind.type, [&](const views::TaskView& task) { return NtscJson(call, task); });
+  if (!page.ok()) return Error(page.status());
+  return Ok({{kind.plural, std::move(*page)}});
 }
 
 net::Response Get(Call& call, const Kind& kind) {

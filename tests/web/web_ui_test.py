@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "ops"))
 import browser  # noqa: E402
 from browser import wait, css, present, absent, view_ready, screenshot, count, attribute, text, click  # noqa: E402
 from local_cluster import Cluster, ApiError  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 import submit_experiment  # noqa: E402  (the context as det experiment create sends it)
 
 
@@ -247,6 +248,30 @@ def viewer_cannot_kill(driver, cluster, shots):
         check(error.status == 403, "403 from the API, got %d" % error.status)
 
 
+def tasks_of_every_kind(driver, cluster, shots):
+    """The tasks view lists one kind at a time, each from its own route, chosen on the page."""
+    step("tasks of every kind")
+    notebook = cluster.call("POST", "/api/v1/notebooks",
+                            {"config": {"description": "ui-notebook", "resources": {"slots": 0}}})
+    notebook_id = notebook["notebook"]["id"]
+    go(driver, cluster, "tasks?kind=notebook", "tasks")
+    wait(driver, present('tr[data-task-id="%s"][data-kind="notebook"]' % notebook_id),
+         message="the notebook in the list of notebooks")
+    check(not css(driver, 'tr[data-kind="command"]'), "no command among the notebooks")
+    screenshot(driver, shots, "tasks-notebooks")
+    # Choosing another kind on the page lists that kind.
+    Select(css(driver, "#task-kind")[0]).select_by_value("command")
+    wait(driver, present('tr[data-kind="command"]'), message="the commands, chosen on the page")
+    check(not css(driver, 'tr[data-task-id="%s"]' % notebook_id), "the notebook is not a command")
+    Select(css(driver, "#task-kind")[0]).select_by_value("shell")
+    wait(driver, lambda d: "No shells yet" in text(d, "#tasks-body"),
+         message="an empty kind says how to start one")
+    try:
+        cluster.call("POST", "/api/v1/tasks/%s/kill" % notebook_id)
+    except ApiError:
+        pass  # it may have ended already (no Jupyter on this machine)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -277,6 +302,7 @@ def main():
         experiment_id = experiment_has_curves(driver, cluster, args.screenshots)
         history_before_the_experiment(driver, cluster, experiment_id, args.screenshots)
         viewer_cannot_kill(driver, cluster, args.screenshots)
+        tasks_of_every_kind(driver, cluster, args.screenshots)
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
                   and "403" not in entry["message"] and "401" not in entry["message"]]
         check(not errors, "no errors in the browser's console: %s" % errors)
