@@ -1,7 +1,16 @@
-// One task: its state, where it runs and why (the scheduler's explanation while it is live),
-// and its logs, followed live until it ends; kill for those who may.
+// One task (a command, notebook, shell or TensorBoard): its state, where it runs and why (the
+// scheduler's explanation while it is live), and its logs, followed live until it ends; kill for
+// those who may.
 import * as api from '../lib/api.js';
 import { h, clear, stateBadge, formatTime } from '../lib/dom.js';
+
+// The kinds whose route answers the task's owner and workspace.
+const KINDS = {
+  TASK_TYPE_COMMAND: { plural: 'commands', singular: 'command' },
+  TASK_TYPE_NOTEBOOK: { plural: 'notebooks', singular: 'notebook' },
+  TASK_TYPE_SHELL: { plural: 'shells', singular: 'shell' },
+  TASK_TYPE_TENSORBOARD: { plural: 'tensorboards', singular: 'tensorboard' },
+};
 
 export async function show(main, route, { session, signal }) {
   const id = encodeURIComponent(route.id);
@@ -13,13 +22,15 @@ export async function show(main, route, { session, signal }) {
   signal.addEventListener('abort', () => controller.abort());
 
   async function load(minOffset, loadSignal) {
-    // The task's owner and workspace are on its command (a trial's are on its experiment).
-    const [{ task }, command] = await Promise.all([
-      api.get(`/api/v1/tasks/${id}${api.query({ explain: true, minOffset })}`, loadSignal),
-      api.get(`/api/v1/commands/${id}${api.query({ minOffset })}`, loadSignal).catch(() => null),
-    ]);
-    const owner = command?.command?.username;
-    const mine = owner !== undefined && session.canModify(owner, command.command.workspaceId);
+    const { task } = await api.get(`/api/v1/tasks/${id}${api.query({ explain: true, minOffset })}`, loadSignal);
+    // The owner and workspace are on the task's own kind's record (a trial's on its experiment).
+    const kind = KINDS[task.taskType];
+    const record = kind
+      ? (await api.get(`/api/v1/${kind.plural}/${id}${api.query({ minOffset })}`, loadSignal)
+        .catch(() => null))?.[kind.singular]
+      : null;
+    const owner = record?.username;
+    const mine = owner !== undefined && session.canModify(owner, record.workspaceId);
     const live = task.cairn?.state !== 'TASK_STATE_TERMINATED';
     clear(summary,
       h('h1', {}, `Task ${task.taskId} `, stateBadge(String(task.cairn?.state || '').replace('TASK_STATE_', ''))),
