@@ -271,6 +271,18 @@ def tasks_of_every_kind(driver, cluster, shots):
     check(not css(driver, 'button[data-action="kill"]'), "a Viewer sees no kill on a notebook")
     log_in(driver, cluster, "admin")
     go(driver, cluster, "task/" + notebook_id, "task")
+    # Once Jupyter is ready, Open reaches it through the master's proxy in a new tab.
+    wait(driver, present('button[data-action="open"]'), timeout=120,
+         message="the ready notebook's Open button")
+    page = driver.current_window_handle
+    click(driver, 'button[data-action="open"]')
+    wait(driver, lambda d: len(d.window_handles) > 1, message="a tab for the notebook")
+    driver.switch_to.window([handle for handle in driver.window_handles if handle != page][0])
+    wait(driver, lambda d: "/proxy/%s/" % notebook_id in d.current_url
+         and "jupyter" in d.page_source.lower(), timeout=60, message="Jupyter through the proxy")
+    screenshot(driver, shots, "notebook-through-proxy")
+    driver.close()
+    driver.switch_to.window(page)
     wait(driver, present('button[data-action="kill"]'), message="an admin's kill on the notebook")
     click(driver, 'button[data-action="kill"]')
     wait(driver, lambda d: d.switch_to.alert, message="the kill confirmation").accept()

@@ -1,6 +1,6 @@
 // One task (a command, notebook, shell or TensorBoard): its state, where it runs and why (the
-// scheduler's explanation while it is live), and its logs, followed live until it ends; kill for
-// those who may.
+// scheduler's explanation while it is live), and its logs, followed live until it ends; a ready
+// notebook or TensorBoard opens through the master's proxy; kill for those who may.
 import * as api from '../lib/api.js';
 import { h, clear, stateBadge, formatTime } from '../lib/dom.js';
 
@@ -35,6 +35,9 @@ export async function show(main, route, { session, signal }) {
     clear(summary,
       h('h1', {}, `Task ${task.taskId} `, stateBadge(String(task.cairn?.state || '').replace('TASK_STATE_', ''))),
       h('div', { class: 'toolbar' },
+        live && record?.serviceAddress && record.cairn?.ready
+          ? h('button', { type: 'button', dataset: { action: 'open' }, onclick: () => open(record.serviceAddress) }, 'Open')
+          : null,
         mine && live ? h('button', { type: 'button', class: 'danger', dataset: { action: 'kill' }, onclick: kill }, 'Kill') : null,
         status),
       h('dl', { class: 'kv card' },
@@ -45,6 +48,20 @@ export async function show(main, route, { session, signal }) {
         h('dt', {}, 'agent'), h('dd', {}, task.cairn?.agentId || '—'),
         h('dt', {}, 'why'), h('dd', { id: 'task-why' }, task.explanation || task.latestReason || ''),
         task.cairn?.exitReason ? [h('dt', {}, 'exit'), h('dd', {}, task.cairn.exitReason)] : null));
+  }
+
+  // A ready notebook or TensorBoard, through the master's proxy in a new tab: the proxy takes the
+  // session as a cookie scoped to the task's path (the tab's token is not sent by navigation).
+  // The tab is opened at the click, so that no popup blocker takes it for an unasked one.
+  async function open(address) {
+    const tab = window.open('', '_blank');
+    try {
+      await api.post(`/api/v1/tasks/${id}/proxy-cookie`);
+      tab.location = address;
+    } catch (error) {
+      tab.close();
+      status.textContent = `cannot open: ${error.message}`;
+    }
   }
 
   async function kill() {
