@@ -266,6 +266,16 @@ def tasks_of_every_kind(driver, cluster, shots):
     Select(css(driver, "#task-kind")[0]).select_by_value("shell")
     wait(driver, lambda d: "No shells yet" in text(d, "#tasks-body"),
          message="an empty kind says how to start one")
+    # A shell's page says how to connect to it.
+    shell_id = cluster.call("POST", "/api/v1/shells", {"config": {"resources": {"slots": 0}}},
+                            user="admin")["shell"]["id"]
+    go(driver, cluster, "task/" + shell_id, "task")
+    wait(driver, lambda d: text(d, "#task-ssh") == "cairn shell ssh " + shell_id,
+         message="the shell's ssh line")
+    try:
+        cluster.call("POST", "/api/v1/tasks/%s/kill" % shell_id, user="admin")
+    except ApiError:
+        pass  # it may have ended already
     # Its page: a Viewer gets no kill button; an admin kills it from there.
     go(driver, cluster, "task/" + notebook_id, "task")
     check(not css(driver, 'button[data-action="kill"]'), "a Viewer sees no kill on a notebook")

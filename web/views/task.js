@@ -47,6 +47,9 @@ export async function show(main, route, { session, signal }) {
         h('dt', {}, 'pool'), h('dd', {}, task.cairn?.resourcePool ?? ''),
         h('dt', {}, 'agent'), h('dd', {}, task.cairn?.agentId || '—'),
         h('dt', {}, 'why'), h('dd', { id: 'task-why' }, task.explanation || task.latestReason || ''),
+        task.taskType === 'TASK_TYPE_SHELL'
+          ? [h('dt', {}, 'connect'), h('dd', {}, h('code', { id: 'task-ssh' }, `cairn shell ssh ${task.taskId}`))]
+          : null,
         task.cairn?.exitReason ? [h('dt', {}, 'exit'), h('dd', {}, task.cairn.exitReason)] : null));
   }
 
