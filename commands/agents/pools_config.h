@@ -1,9 +1,9 @@
 // The resource pools of master.yaml: the current format (resource_manager + resource_pools) or
 // the legacy one (a top-level scheduler, one pool "default"), and task_container_defaults,
 // cluster-wide and per pool (the preemption timeout, and the container fields applied by
-// commands/tasks/task_container_defaults.h). The rules are stated in master/master_config.h. Pure, and here rather than
-// in master/ because the master and `cairn replay whatif` (replay/whatif_config.h) read pools
-// with this one parser.
+// commands/tasks/task_container_defaults.h). The rules are stated in master/master_config.h.
+// Pure, and here rather than in master/ because the master and `cairn replay whatif`
+// (replay/whatif_config.h) read pools with this one parser.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
