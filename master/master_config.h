@@ -156,8 +156,9 @@ std::string MasterConfigJson(const MasterConfig& config);
 // one (top-level `scheduler`, read as one pool "default"), never both. A pool's own `scheduler:`
 // block replaces the cluster-wide one all or nothing: unset fields take the scheduler defaults
 // (fair_share, best, no preemption, default_priority 42), not the cluster-wide values. Features
-// Cairn does not have (dynamic agents, heterogeneous fits, most task container defaults) are
-// NotSupported errors naming the field; bad values are InvalidArgument.
+// Cairn does not have (dynamic agents, heterogeneous fits, pod specs and networking among the
+// task container defaults) are NotSupported errors naming the field; bad values are
+// InvalidArgument.
 Result<MasterConfig> ParseMasterConfig(const std::string& yaml_text,
                                        const std::string& source_name);
 Result<MasterConfig> LoadMasterConfig(const std::string& path);

@@ -15,8 +15,8 @@ net::Response MasterLogs(Call& call);         // GET /api/v1/master/logs[?offset
 // lines have no colour). Cluster admins; recorded as MasterLogLevelChanged.
 net::Response PatchMasterConfig(Call& call);
 
-// POST /api/v1/cleanup_logs (det task cleanup-logs), admins -> {removedCount}: logs past their
-// retention. Cairn keeps task logs for good (it has no retention_policy yet), so none is.
+// POST /api/v1/cleanup_logs (det task cleanup-logs), admins -> {removedCount}: one sweep of log
+// retention now (master/log_retention.h), recorded as the admin's.
 net::Response CleanupLogsRoute(Call& call);
 
 // The cluster message (det master cluster-message set|get|clear), cluster admins only; the
