@@ -58,6 +58,10 @@ export async function show(main, route, { session, signal }) {
   // The tab is opened at the click, so that no popup blocker takes it for an unasked one.
   async function open(address) {
     const tab = window.open('', '_blank');
+    if (!tab) {
+      status.textContent = 'the browser blocked the new tab';
+      return;
+    }
     try {
       await api.post(`/api/v1/tasks/${id}/proxy-cookie`);
       tab.location = address;
