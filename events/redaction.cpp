@@ -119,9 +119,9 @@ std::string RedactStorageJson(const std::string& text, Audience audience) {
   return config["checkpoint_storage"].dump();
 }
 
-// task_container_defaults as recorded (Determined's keys, JSON text), redacted as the
-// environment of a config is: variables' values for others, the registry password for everyone.
-std::string RedactDefaultsJson(const std::string& text, Audience audience) {
+}  // namespace
+
+std::string RedactTaskContainerDefaultsJson(const std::string& text, Audience audience) {
   if (text.empty() || audience == Audience::kMachine) return text;
   nlohmann::ordered_json defaults = nlohmann::ordered_json::parse(text, nullptr, false);
   if (!defaults.is_object()) return "{}";  // what cannot be read cannot be shown safely
@@ -137,6 +137,8 @@ std::string RedactDefaultsJson(const std::string& text, Audience audience) {
   }
   return changed ? defaults.dump() : text;
 }
+
+namespace {
 
 // Whether the text may hold anything RedactConfig takes out: most configs name neither section, and
 // the event stream asks for every event it sends.
@@ -242,10 +244,10 @@ events::Envelope RedactedFor(const events::Envelope& event, Audience audience) {
     case events::Envelope::kResourcePoolsConfigured: {
       auto* pools = out.mutable_resource_pools_configured();
       pools->set_task_container_defaults_json(
-          RedactDefaultsJson(pools->task_container_defaults_json(), audience));
+          RedactTaskContainerDefaultsJson(pools->task_container_defaults_json(), audience));
       for (auto& pool : *pools->mutable_pools()) {
         pool.set_task_container_defaults_json(
-            RedactDefaultsJson(pool.task_container_defaults_json(), audience));
+            RedactTaskContainerDefaultsJson(pool.task_container_defaults_json(), audience));
       }
       break;
     }

@@ -40,6 +40,11 @@ bool RedactConfig(nlohmann::ordered_json& config, Audience audience);
 std::string RedactConfigJson(const std::string& json_text, Audience audience);
 std::string RedactConfigYaml(const std::string& yaml_text, Audience audience);
 
+// task_container_defaults as ResourcePoolsConfigured records them (Determined's keys, JSON text),
+// redacted as a config's environment is, with `startup_hook` hidden from kOthers too; text that
+// does not parse is given back as "{}".
+std::string RedactTaskContainerDefaultsJson(const std::string& text, Audience audience);
+
 // A webhook's URL without its path and query ("https://hooks.slack.com/********"): a webhook's
 // URL may be its credential (Slack's are), so the event stream, replay and log lines show only
 // this, and GET /api/v1/webhooks the whole URL only to those who may edit the webhook.

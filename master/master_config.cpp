@@ -557,15 +557,16 @@ nlohmann::json ShownStorage(const nlohmann::json& storage) {
 
 }  // namespace
 
-// task_container_defaults as recorded (ResourcePoolsConfigured), with the registry password
-// masked; `grace` is its preemption_timeout (0: not given). Null when neither says anything.
+// task_container_defaults as recorded (ResourcePoolsConfigured), as admins see them (the
+// registry password masked); `grace` is its preemption_timeout (0: not given). Null when neither
+// says anything.
 nlohmann::json ShownTaskContainerDefaults(const std::string& recorded, double grace) {
   nlohmann::json shown =
-      recorded.empty() ? nlohmann::json::object() : nlohmann::json::parse(recorded, nullptr, false);
+      recorded.empty()
+          ? nlohmann::json::object()
+          : nlohmann::json::parse(RedactTaskContainerDefaultsJson(recorded, Audience::kOwner),
+                                  nullptr, false);
   if (!shown.is_object()) shown = nlohmann::json::object();
-  if (shown.contains("registry_auth") && shown["registry_auth"].contains("password")) {
-    shown["registry_auth"]["password"] = "********";
-  }
   if (grace > 0) shown["preemption_timeout"] = static_cast<int64_t>(grace);
   return shown.empty() ? nlohmann::json() : shown;
 }

@@ -215,12 +215,8 @@ Result<ContainerDefaults> ParseTaskContainerDefaults(const std::string& source,
   }
   if (auto field = map.Get("registry_auth")) {
     CAIRN_RETURN_IF_ERROR(ReadRegistryAuth(*field, read, shown));
-    nlohmann::ordered_json auth = {{"username", read.registry_auth().username()},
-                                   {"password", read.registry_auth().password()}};
-    if (!read.registry_auth().server_address().empty()) {
-      auth["serveraddress"] = read.registry_auth().server_address();
-    }
-    out.config["registry_auth"] = std::move(auth);
+    out.config["registry_auth"] = nlohmann::ordered_json::parse(
+        RegistryAuthJson(read.registry_auth(), /*with_password=*/true).dump());
   }
   if (auto field = map.Get("force_pull_image")) {
     CAIRN_ASSIGN_OR_RETURN(bool force, fields::ReadBool(*field));

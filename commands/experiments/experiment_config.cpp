@@ -150,11 +150,7 @@ Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
     events::TaskSpec read;
     json shown;
     CAIRN_RETURN_IF_ERROR(commands::ReadRegistryAuth(*f, read, shown));
-    e.registry_auth = {{"username", read.registry_auth().username()},
-                       {"password", read.registry_auth().password()}};
-    if (!read.registry_auth().server_address().empty()) {
-      e.registry_auth["serveraddress"] = read.registry_auth().server_address();
-    }
+    e.registry_auth = commands::RegistryAuthJson(read.registry_auth(), /*with_password=*/true);
   }
   if (auto f = fields.Get("force_pull_image")) {
     CAIRN_ASSIGN_OR_RETURN(e.force_pull_image, ReadBool(*f));

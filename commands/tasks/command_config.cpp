@@ -190,8 +190,7 @@ Status ParseRegistryAuthInto(const Field& field, events::TaskSpec& spec, json& s
     CAIRN_ASSIGN_OR_RETURN(*spec_auth->mutable_server_address(),
                            fields::ReadString(*server, "a registry host"));
   }
-  shown = {{"username", spec_auth->username()}};
-  if (!spec_auth->server_address().empty()) shown["serveraddress"] = spec_auth->server_address();
+  shown = RegistryAuthJson(*spec_auth, /*with_password=*/false);
   return Status::Ok();
 }
 
@@ -333,6 +332,13 @@ Status ReadBindMounts(const fields::Field& field, events::TaskSpec& spec, json& 
   return ParseBindMountsInto(field, spec, shown);
 }
 Result<int64_t> ReadShmSize(const fields::Field& field) { return ParseShmSize(field); }
+
+json RegistryAuthJson(const events::TaskSpec::RegistryAuth& auth, bool with_password) {
+  json out = {{"username", auth.username()}};
+  if (with_password) out["password"] = auth.password();
+  if (!auth.server_address().empty()) out["serveraddress"] = auth.server_address();
+  return out;
+}
 
 void SetTaskImage(const json& image, events::TaskSpec& spec) {
   if (image.is_string()) {

@@ -36,6 +36,9 @@ inline Result<CommandConfig> ParseCommandConfig(const nlohmann::json& config) {
 Status ReadTaskImage(const fields::Field& field, events::TaskSpec& spec, nlohmann::json& shown);
 Status ReadRegistryAuth(const fields::Field& field, events::TaskSpec& spec, nlohmann::json& shown);
 Status ReadBindMounts(const fields::Field& field, events::TaskSpec& spec, nlohmann::json& shown);
+// Registry credentials in Determined's keys {username, password, serveraddress}; the password
+// only `with_password` (what machines need; a command's shown config leaves it out).
+nlohmann::json RegistryAuthJson(const events::TaskSpec::RegistryAuth& auth, bool with_password);
 // resources.shm_size: bytes, or a size with binary units ("4G", "512Mi"), 1 MiB to 1 TiB.
 Result<int64_t> ReadShmSize(const fields::Field& field);
 

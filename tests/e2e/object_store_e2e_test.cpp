@@ -54,11 +54,13 @@ std::set<std::string> CheckpointsIn(const std::set<std::string>& keys, const std
 // Re-lists until `done` holds for the keys; the master deletes on its own thread.
 bool UntilKeys(net::ObjectStore& store,
                const std::function<bool(const std::set<std::string>&)>& done,
-               std::chrono::seconds timeout = std::chrono::seconds(30)) {
+               std::chrono::seconds timeout = std::chrono::seconds(90)) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (done(Keys(store))) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling an outside store
+    // The stores tell no one of a deletion: re-listing, bounded by the deadline, is the only way
+    // to see the master's collector finish.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return done(Keys(store));
 }
