@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/password.h"
 #include "events/envelope_util.h"
+#include "events/sealing.h"
 
 extern char** environ;
 
@@ -118,6 +119,7 @@ Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
     : options_(std::move(options)),
       incarnation_(NewUuid()),
       launch_settings_(LaunchSettingsFor(options_)),
+      sealer_(options_.agent_token),
       control_client_(std::move(control_client)),
       reporter_(std::make_unique<Reporter>(std::move(report_client), options_.reports)),
       containers_(std::move(containers)),
@@ -471,7 +473,11 @@ Status RunAsLinkedUser(const events::AllocationAssigned& assigned, ProcessSpec& 
 
 }  // namespace
 
-void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
+void Agent::RunAllocation(const events::AllocationAssigned& order) {
+  // The log keeps credentials sealed (events/sealing.h); this agent opens them with the cluster
+  // secret it holds, for this task alone.
+  events::AllocationAssigned assigned = order;
+  const Status opened = UnsealSpec(*assigned.mutable_spec(), sealer_);
   const std::string& allocation_id = assigned.allocation_id();
   {
     std::lock_guard lock(mutex_);
@@ -485,6 +491,7 @@ void Agent::RunAllocation(const events::AllocationAssigned& assigned) {
   ServicePlan plan;
   int port = 0;
   Status started = [&]() -> Status {
+    CAIRN_RETURN_IF_ERROR(opened);
     CAIRN_ASSIGN_OR_RETURN(auto own, PartFor(assigned, options_.agent_id));
     CAIRN_ASSIGN_OR_RETURN(std::vector<SlotDevice> slots, SlotsOf(own.first, options_.devices));
     std::vector<std::string> preamble;

@@ -28,6 +28,7 @@
 #include "agent/reporter.h"
 #include "agent/slot_discovery.h"
 #include "agent/task_plan.h"
+#include "base/sealed_secrets.h"
 #include "base/status.h"
 
 namespace cairn::agent {
@@ -146,6 +147,7 @@ class Agent {
   const std::string incarnation_;
   // What every task's launch shares (the agent's environment among it): built once.
   const TaskLaunchSettings launch_settings_;
+  const SecretSealer sealer_;  // opens the credentials in placements (events/sealing.h)
   std::unique_ptr<MasterClient> control_client_;  // register and heartbeat
   std::unique_ptr<Reporter> reporter_;
   std::unique_ptr<ContainerRuntime> containers_;  // a container agent's; before runner_

@@ -6,6 +6,7 @@
 #include "base/encoding.h"
 #include "base/ids.h"
 #include "base/password.h"
+#include "base/task_secrets.h"
 #include "net/websocket.h"
 
 namespace cairn::api {
@@ -161,9 +162,19 @@ commands::CommandMeta Call::Meta(const std::string& actor) const {
   commands::CommandMeta meta{actor, correlation_id_, request_.Header("idempotency-key"),
                              NowUnixMicros()};
   if (!meta.idempotency_key.empty()) {
-    // What the key stands for: this exact request. A retry sends the same bytes.
-    auto fingerprint = Sha256Hex(request_.method + " " + request_.path + "\n" + request_.body);
-    if (fingerprint.ok()) meta.request_fingerprint = *fingerprint;
+    // What the key stands for: this exact request. A retry sends the same bytes. Keyed by the
+    // cluster secret: the body may hold a credential, and a plain hash of it in the log would
+    // let a reader test guesses.
+    const std::string request = request_.method + " " + request_.path + "\n" + request_.body;
+    if (services_.agent_token.empty()) {
+      auto fingerprint = Sha256Hex(request);
+      if (fingerprint.ok()) meta.request_fingerprint = *fingerprint;
+    } else {
+      const std::string mac =
+          DeriveTaskSecret(services_.agent_token, kRequestFingerprintPurpose, request);
+      meta.request_fingerprint =
+          HexLower(reinterpret_cast<const unsigned char*>(mac.data()), mac.size());
+    }
   }
   return meta;
 }

@@ -5,13 +5,15 @@
 
 namespace cairn {
 
-Result<CheckpointObjects> OpenCheckpointObjects(
-    const experiments::CheckpointStorageConfig& storage) {
+Result<CheckpointObjects> OpenCheckpointObjects(const experiments::CheckpointStorageConfig& storage,
+                                                const SecretSealer& sealer) {
   CheckpointObjects objects;
   if (storage.type == "s3") {
     net::S3Credentials credentials;
     if (storage.access_key && storage.secret_key) {
-      credentials = {*storage.access_key, *storage.secret_key, ""};
+      CAIRN_ASSIGN_OR_RETURN(std::string access_key, sealer.UnsealText(*storage.access_key));
+      CAIRN_ASSIGN_OR_RETURN(std::string secret_key, sealer.UnsealText(*storage.secret_key));
+      credentials = {std::move(access_key), std::move(secret_key), ""};
     } else {
       CAIRN_ASSIGN_OR_RETURN(credentials, net::S3CredentialsFromEnvironment());
     }
@@ -32,8 +34,10 @@ Result<CheckpointObjects> OpenCheckpointObjects(
   }
   if (storage.type == "azure") {
     // The config parser requires a connection string for Azure.
+    CAIRN_ASSIGN_OR_RETURN(std::string connection_string,
+                           sealer.UnsealText(storage.connection_string.value_or("")));
     CAIRN_ASSIGN_OR_RETURN(net::AzureAccount account,
-                           net::ParseAzureConnectionString(storage.connection_string.value_or("")));
+                           net::ParseAzureConnectionString(connection_string));
     CAIRN_ASSIGN_OR_RETURN(objects.store, net::OpenAzureBlob(account, storage.container));
     return objects;
   }

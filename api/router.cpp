@@ -2,6 +2,8 @@
 
 #include "api/responses.h"
 #include "base/encoding.h"
+#include "base/sealed_secrets.h"
+#include "events/sealing.h"
 
 namespace cairn::api {
 
@@ -174,6 +176,20 @@ net::Response Router::Handle(const Services& services, const net::Request& reque
   Call call(services, request, std::move(found.params));
   if (Status allowed = call.Admit(found.route->access); !allowed.ok()) {
     return found.route->errors == ErrorShape::kOpenPai ? OpenPaiError(allowed) : Error(allowed);
+  }
+  // Sealed values are the log's own (events/sealing.h), opened for the work they were sealed for.
+  // One copied out of the log (Kafka's topics, a backup) into a caller's own config, template or
+  // webhook would have the master open it for the caller's work: refused from everyone but agents
+  // (whose log lines are the tasks' own text) and the proxy (a notebook's content).
+  const bool may_carry_sealed = found.route->access == Access::kAgent ||
+                                found.route->access == Access::kProxyUserOrSshTunnel ||
+                                call.agent_caller();
+  if (!may_carry_sealed && HoldsSealedValue(request.body)) {
+    Status refused = Status::InvalidArgument(
+        "the request holds a sealed value (" + std::string(kSealedPrefix) +
+        "...): sealed credentials are the log's own and are never accepted back; give the "
+        "credential itself");
+    return found.route->errors == ErrorShape::kOpenPai ? OpenPaiError(refused) : Error(refused);
   }
   net::Response response = found.route->handler(call);
   // A signed-in user refused a change is kept for the audit trail (AccessDenied). Reads are not:

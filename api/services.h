@@ -9,6 +9,7 @@
 #include <string>
 
 #include "api/auth.h"
+#include "base/sealed_secrets.h"
 #include "commands/writer.h"
 #include "events/context_store.h"
 #include "events/event_log.h"
@@ -74,6 +75,9 @@ struct Services {
   // What agents present (api/call.cpp checks it; allocations present tokens derived from it).
   // A secret: never logged or shown.
   std::string agent_token;
+  // Opens the credentials the log keeps sealed (events/sealing.h), only where the master uses
+  // them: object-store clients and a trial's description.
+  SecretSealer sealer;
   // Hears the bytes the proxy moves for a notebook, shell or TensorBoard (and 0 when a request
   // starts): the master's idle watch measures idleness from it. May be empty.
   std::function<void(const std::string& task_id, size_t bytes)> on_proxy_traffic;

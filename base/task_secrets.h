@@ -29,5 +29,7 @@ std::string DeriveTaskToken(std::string_view cluster_secret, std::string_view pu
 inline constexpr std::string_view kJupyterTokenPurpose = "jupyter-token";
 inline constexpr std::string_view kShellHostKeyPurpose = "shell-host-key";
 inline constexpr std::string_view kShellUserKeyPurpose = "shell-user-key";
+// An idempotent request's fingerprint in the log (its body may hold a credential).
+inline constexpr std::string_view kRequestFingerprintPurpose = "request-fingerprint";
 
 }  // namespace cairn

@@ -5,8 +5,10 @@
 // config may also mark variables secret (environment.secret_environment_variables: [NAME, ...]);
 // their values reach only the machines that run the task, never a person again, not even the owner.
 // Checkpoint storage credentials (access_key, secret_key, connection_string, credential, an
-// account_url's SAS query) are always machine-only. Password hashes never leave the master. Pure
-// functions, safe from any thread.
+// account_url's SAS query) are always machine-only. Where these values sit is
+// events/secret_fields.h, which sealing (events/sealing.h) shares: the machine-only ones are in
+// the log sealed, and a sealed value is redacted like any other. Password hashes never leave the
+// master. Pure functions, safe from any thread.
 #pragma once
 
 #include <nlohmann/json.hpp>

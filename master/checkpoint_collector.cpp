@@ -111,8 +111,8 @@ Result<bool> CheckpointCollector::DeleteDirectory(const std::string& directory) 
 }
 
 Result<bool> CheckpointCollector::DeleteObjects(const experiments::CheckpointStorageConfig& storage,
-                                                const std::string& uuid) {
-  CAIRN_ASSIGN_OR_RETURN(CheckpointObjects objects, OpenCheckpointObjects(storage));
+                                                const std::string& uuid) const {
+  CAIRN_ASSIGN_OR_RETURN(CheckpointObjects objects, OpenCheckpointObjects(storage, sealer_));
   CAIRN_ASSIGN_OR_RETURN(auto listed, objects.store->List(CheckpointKeyPrefix(objects, uuid)));
   for (const net::StoredObject& object : listed) {
     CAIRN_RETURN_IF_ERROR(objects.store->Delete(object.key));

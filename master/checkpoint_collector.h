@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/sealed_secrets.h"
 #include "master/decision_loop.h"
 
 namespace cairn {
@@ -22,7 +23,9 @@ namespace cairn {
 class CheckpointCollector {
  public:
   // `loop` must outlive the collector.
-  explicit CheckpointCollector(DecisionLoop* loop) : loop_(loop) {}
+  // `sealer` opens the storages' credentials, which the log keeps sealed (events/sealing.h).
+  CheckpointCollector(DecisionLoop* loop, SecretSealer sealer)
+      : loop_(loop), sealer_(std::move(sealer)) {}
   ~CheckpointCollector() { Stop(); }
 
   // Sweeps now and then every `period` on its own thread.
@@ -51,10 +54,11 @@ class CheckpointCollector {
   };
   // Whether anything was there to delete.
   static Result<bool> DeleteDirectory(const std::string& directory);
-  static Result<bool> DeleteObjects(const experiments::CheckpointStorageConfig& storage,
-                                    const std::string& uuid);
+  Result<bool> DeleteObjects(const experiments::CheckpointStorageConfig& storage,
+                             const std::string& uuid) const;
 
   DecisionLoop* loop_;
+  const SecretSealer sealer_;
   std::mutex wakeup_mutex_;  // only for the wait between sweeps
   std::condition_variable wakeup_;
   // Read between deletions too: a stop never waits for more than the deletion under way.

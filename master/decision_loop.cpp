@@ -12,6 +12,7 @@
 #include "commands/scheduler/explain.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
+#include "events/sealing.h"
 #include "master/decision_snapshots.h"
 
 namespace cairn {
@@ -339,6 +340,8 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
       event.set_writer_epoch(event.has_writer_epoch_claimed() ? event.writer_epoch_claimed().epoch()
                                                               : state_.writer_epoch);
       event.set_schema_version(kSchemaVersion);
+      // Before Apply, so that the state holds what the log does and a replay gives the same.
+      SealSecrets(event, options_.sealer);
       Apply(state_, event);  // the next command of the batch sees this one's effect
       to_append.push_back(std::move(event));
     };

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "base/metrics.h"
+#include "base/sealed_secrets.h"
 #include "commands/commands.h"
 #include "commands/decider.h"
 #include "commands/decision_state.h"
@@ -44,6 +45,9 @@ class DecisionLoop : public commands::Writer {
     // state must not be kept: the writer changes it once the call returns. Mutable only for its
     // change tracking (ByOwnId::TakeChanged): what the log means must not change.
     std::function<void(commands::DecisionState&, const std::string& last_event_id)> on_appended{};
+    // Seals every event's credentials before it is applied and appended (events/sealing.h); no
+    // key: events are written as decided.
+    SecretSealer sealer{};
   };
 
   // `log` must outlive the loop.

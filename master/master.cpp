@@ -13,6 +13,7 @@
 #include "events/context_store.h"
 #include "events/envelope_util.h"
 #include "events/kafka/placement_topic.h"
+#include "events/sealing.h"
 #include "events/task_log_store.h"
 #include "master/agent_heartbeats.h"
 #include "master/checkpoint_collector.h"
@@ -75,6 +76,7 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
   CAIRN_ASSIGN_OR_RETURN(parts.log, OpenEventLog(parts.config.log));
   DecisionLoop::Options options;
   options.master_id = parts.master_id;
+  options.sealer = SecretSealer(parts.agent_token);
   options.login_throttle.max_failures = parts.config.security.max_failed_logins;
   options.login_throttle.window_micros =
       static_cast<int64_t>(parts.config.security.failed_login_window_seconds * 1e6);
@@ -121,8 +123,10 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
 // under.
 Status RecordThePools(Master::Parts& parts) {
   commands::CommandMeta meta{"system:master", parts.master_id, "", NowUnixMicros()};
-  CAIRN_RETURN_IF_ERROR(
-      parts.loop->Execute(commands::ConfigurePools{parts.config.pools}, meta).status());
+  // Sealed as the log keeps it, so that an unchanged configuration compares equal.
+  events::ResourcePoolsConfigured pools = parts.config.pools;
+  SealSecrets(pools, SecretSealer(parts.agent_token));
+  CAIRN_RETURN_IF_ERROR(parts.loop->Execute(commands::ConfigurePools{pools}, meta).status());
   events::AuthzType in_log = events::AUTHZ_TYPE_UNSPECIFIED;
   bool log_has_users = false;
   parts.loop->Read([&](const commands::DecisionState& state) {
@@ -181,9 +185,10 @@ Status RecordTheBuiltInUsers(Master::Parts& parts) {
   return Status::Ok();
 }
 
-// 3c. Agents authenticate with one token: security.agent_token, or else the one in
+// 1b. Agents authenticate with one token: security.agent_token, or else the one in
 // <data_dir>/agent-token, made at the first start (random, readable by this user only) for
-// agents on this machine to point --agent-token-file at.
+// agents on this machine to point --agent-token-file at. It is also the cluster secret that
+// seals credentials in the log (events/sealing.h), so it is known before the writer starts.
 Status EstablishTheAgentToken(Master::Parts& parts) {
   if (!parts.config.security.agent_token.empty()) {
     parts.agent_token = parts.config.security.agent_token;
@@ -224,6 +229,7 @@ Status StartTheWebhookShipper(Master::Parts& parts) {
   options.first_retry = millis(config.first_retry_seconds);
   options.max_retry = millis(config.max_retry_seconds);
   options.timeout = millis(config.timeout_seconds);
+  options.sealer = SecretSealer(parts.agent_token);
   parts.webhook_shipper =
       std::make_unique<WebhookShipper>(parts.log.get(), parts.loop.get(), std::move(options));
   parts.webhook_shipper->Start();
@@ -276,7 +282,8 @@ Status StartServices(Master::Parts& parts) {
       std::chrono::milliseconds(static_cast<int64_t>(config.agent_timeout_seconds * 1000)));
   parts.heartbeats->Start();
   parts.contexts = std::make_unique<ContextStore>(config.data_dir + "/contexts");
-  parts.checkpoint_collector = std::make_unique<CheckpointCollector>(parts.loop.get());
+  parts.checkpoint_collector =
+      std::make_unique<CheckpointCollector>(parts.loop.get(), SecretSealer(parts.agent_token));
   parts.checkpoint_collector->Start();
   IdleWatch::Options idle;
   idle.notebook_timeout_seconds = config.notebook_timeout_seconds;
@@ -359,6 +366,7 @@ void ServeTheApi(Master::Parts& parts) {
   services.liveness = parts.heartbeats.get();
   services.stopping = &parts.stopping;
   services.agent_token = parts.agent_token;
+  services.sealer = SecretSealer(parts.agent_token);
   services.facts.tls = !config.security.tls.cert.empty();
   services.on_proxy_traffic = [watch = parts.idle_watch.get()](const std::string& task_id, size_t) {
     watch->RecordTraffic(task_id);
@@ -427,10 +435,10 @@ Result<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   // without making the fold faster (docs/benchmarks.md, "Memory allocator and huge pages").
   if (!EndHugePages()) log::Warn("master", "transparent huge pages stay on: prctl refused");
   CAIRN_RETURN_IF_ERROR(BindServer(*parts));
+  CAIRN_RETURN_IF_ERROR(EstablishTheAgentToken(*parts));
   CAIRN_RETURN_IF_ERROR(ReplayAndClaimTheLog(*parts));
   CAIRN_RETURN_IF_ERROR(RecordThePools(*parts));
   CAIRN_RETURN_IF_ERROR(RecordTheBuiltInUsers(*parts));
-  CAIRN_RETURN_IF_ERROR(EstablishTheAgentToken(*parts));
   CAIRN_RETURN_IF_ERROR(FollowWithTheProjections(*parts));
   CAIRN_RETURN_IF_ERROR(StartServices(*parts));
   ServeTheApi(*parts);

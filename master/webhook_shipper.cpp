@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "commands/webhooks/webhook_payload.h"
 #include "events/redaction.h"
+#include "events/sealing.h"
 #include "net/http_client.h"
 
 namespace cairn {
@@ -23,11 +24,14 @@ struct Answer {
   std::string error;  // why not, when no answer came
 };
 
-// One POST of `body` to `url`, with `headers`. Never logs or returns the URL's path or query.
-Answer Post(const std::string& url, const std::string& body,
+// One POST of `body` to `sealed_url` (as the log keeps it, opened here), with `headers`. Never
+// logs or returns the URL's path or query.
+Answer Post(const SecretSealer& sealer, const std::string& sealed_url, const std::string& body,
             const std::map<std::string, std::string>& headers, const std::string& ca_file,
             std::chrono::milliseconds timeout) {
-  auto parsed = ParseHttpUrl(url);
+  auto url = UnsealWebhookUrl(sealed_url, sealer);
+  if (!url.ok()) return {0, url.status().message()};
+  auto parsed = ParseHttpUrl(*url);
   if (!parsed.ok()) return {0, parsed.status().message()};
   // What an endpoint answers is never read beyond its status: a body that would fill memory is
   // refused, and the path never appears in an error.
@@ -102,13 +106,13 @@ Status WebhookShipper::SendTest(const events::WebhookCreated& webhook) const {
   const std::string event_id = NewUuid();
   Answer answer;
   if (webhook.type() == events::WEBHOOK_TYPE_SLACK) {
-    answer = Post(webhook.url(), commands::SlackTestPayload(),
+    answer = Post(options_.sealer, webhook.url(), commands::SlackTestPayload(),
                   {{"Content-Type", "application/json; charset=UTF-8"}}, options_.ca_file,
                   options_.timeout);
   } else {
     const std::string body = commands::TestPayload(event_id, NowUnixMicros() / 1'000'000);
-    answer = Post(webhook.url(), body, SignedHeaders(options_.signing_key, body), options_.ca_file,
-                  options_.timeout);
+    answer = Post(options_.sealer, webhook.url(), body, SignedHeaders(options_.signing_key, body),
+                  options_.ca_file, options_.timeout);
   }
   if (answer.status == 0) {
     return Status::InvalidArgument("error sending webhook request for event " + event_id + ": " +
@@ -174,8 +178,9 @@ size_t WebhookShipper::ShipDue() {
         auto slack = commands::SlackPayload(owed.body, options_.base_url);
         if (slack.ok()) body = std::move(*slack);
       }
-      const Answer answer = Post(webhook.url(), body, SignedHeaders(options_.signing_key, body),
-                                 options_.ca_file, options_.timeout);
+      const Answer answer =
+          Post(options_.sealer, webhook.url(), body, SignedHeaders(options_.signing_key, body),
+               options_.ca_file, options_.timeout);
       ++attempts.made;
       events::WebhookDelivery delivery;
       delivery.set_source_offset(owed.key.first);

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/sealed_secrets.h"
 #include "base/status.h"
 #include "master/decision_loop.h"
 
@@ -39,6 +40,7 @@ class WebhookShipper {
     std::chrono::milliseconds timeout{10'000};   // each of a request's write and read
     std::chrono::milliseconds poll_period{200};  // how soon new deliveries are seen
     std::string ca_file;                         // for https endpoints; "" = the system's CAs
+    SecretSealer sealer;  // opens the URLs, which the log keeps sealed (events/sealing.h)
   };
 
   // `log` and `loop` must outlive the shipper.

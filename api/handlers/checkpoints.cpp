@@ -192,8 +192,8 @@ net::Response CheckpointArchive(
 
 // The checkpoint's objects as a tar.gz, streamed through the master a piece at a time.
 net::Response DownloadFromObjectStore(const experiments::CheckpointStorageConfig& storage,
-                                      const std::string& uuid) {
-  auto opened = OpenCheckpointObjects(storage);
+                                      const std::string& uuid, const SecretSealer& sealer) {
+  auto opened = OpenCheckpointObjects(storage, sealer);
   if (!opened.ok()) return Error(opened.status());
   auto objects = std::make_shared<CheckpointObjects>(std::move(*opened));
   const std::string prefix = CheckpointKeyPrefix(*objects, uuid);
@@ -239,7 +239,7 @@ net::Response DownloadCheckpoint(Call& call) {
   auto config = experiments::ParseExperimentConfig(loaded->experiment.config_json());
   if (!config.ok()) return Error(config.status());
   if (config->checkpoint_storage && config->checkpoint_storage->IsObjectStore()) {
-    return DownloadFromObjectStore(*config->checkpoint_storage, uuid);
+    return DownloadFromObjectStore(*config->checkpoint_storage, uuid, call.services().sealer);
   }
   const std::string root = experiments::CheckpointDirectory(*config);
   if (root.empty()) return Error(Status::NotFound("experiment has no checkpoint storage"));

@@ -2,6 +2,7 @@
 
 #include "api/rest_util.h"
 #include "commands/policies/config_policies.h"
+#include "events/redaction.h"
 
 namespace cairn::api {
 
@@ -36,8 +37,9 @@ net::Response PoliciesAnswer(Call& call, const PolicyScope& scope, uint64_t offs
   json policies = json::object();
   if (*stored) {
     const events::ConfigPoliciesSet& set = **stored;
+    // Credentials in it are the machines' (sealed in the log), variables the admins'.
     policies = commands::ConfigPoliciesJson(
-        set.invariant_config_json(),
+        RedactConfigJson(set.invariant_config_json(), call.AudienceFor("")),
         set.has_priority_limit() ? std::optional<int32_t>(set.priority_limit()) : std::nullopt,
         set.has_max_slots() ? std::optional<int32_t>(set.max_slots()) : std::nullopt);
   }

@@ -1,6 +1,7 @@
 #include "api/handlers/harness.h"
 
 #include "api/rest_util.h"
+#include "events/sealing.h"
 
 namespace cairn::api {
 
@@ -93,36 +94,48 @@ net::Response TrialDescription(Call& call) {
   if (!start->latest_checkpoint.empty()) {
     latest = {{"uuid", start->latest_checkpoint}, {"batches", start->checkpoint_batches}};
   }
+  // Only the trial's own allocation reads this route: its credentials open here, for it (the
+  // storage's keys, the variables marked secret), and nothing else that looks sealed.
+  json determined = start->determined_config;
+  json variables = {{"environment",
+                     {{"environment_variables",
+                       experiments::PerDeviceJson({environment.environment_variables_cpu,
+                                                   environment.environment_variables_cuda,
+                                                   environment.environment_variables_rocm})},
+                      {"secret_environment_variables", environment.secret_environment_variables}}}};
+  for (json* config : {&determined, &variables}) {
+    if (Status opened = UnsealConfig(*config, call.services().sealer); !opened.ok()) {
+      return Error(opened);
+    }
+  }
+  const json& per_device = variables["environment"]["environment_variables"];
   return Ok({{"trialId", start->trial_id},
              {"experimentId", start->experiment_id},
              {"requestId", start->request_id},
              {"hparams", hparams.is_discarded() ? json::object() : hparams},
              {"entrypoint", start->entrypoint},
              {"checkpointDir", start->checkpoint_dir},
-             // The storage itself, credentials included (only the trial's own allocation
-             // reads this route): an object store's trials write through it.
-             {"checkpointStorage", start->determined_config.value("checkpoint_storage", json())},
+             // The storage itself, credentials included: an object store's trials write
+             // through it.
+             {"checkpointStorage", determined.value("checkpoint_storage", json())},
              {"latestCheckpoint", latest},
              {"batchesCompleted", start->checkpoint_batches},
              {"recordsPerEpoch", start->records_per_epoch},
              {"globalBatchSize", start->global_batch_size},
              // Before trial environments had variants per slot type (PROTOCOL.md section 1).
-             {"environmentVariables", environment.environment_variables_cpu},
+             {"environmentVariables", per_device["cpu"]},
              // For a run of Determined's own package (cairn_harness/determined_mode.py).
              {"determined",
               {{"entrypointArgv", start->entrypoint_argv},
                {"taskId", start->task_id},
                {"trialRunId", start->run},
                {"trialSeed", start->trial_seed},
-               {"config", start->determined_config},
+               {"config", determined},
                {"rendezvous",
                 {{"addresses", start->container_addresses}, {"slots", start->container_slots}}}}},
              {"environment",
               {{"image", environment.image},
-               {"environmentVariables",
-                experiments::PerDeviceJson({environment.environment_variables_cpu,
-                                            environment.environment_variables_cuda,
-                                            environment.environment_variables_rocm})},
+               {"environmentVariables", per_device},
                {"runtimeCommands", experiments::PerDeviceJson(environment.runtime_commands)},
                {"runtimePackages", experiments::PerDeviceJson(environment.runtime_packages)}}}});
 }

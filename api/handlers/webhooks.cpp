@@ -2,6 +2,7 @@
 
 #include "api/rest_util.h"
 #include "commands/webhooks/webhook_decider.h"
+#include "events/sealing.h"
 
 namespace cairn::api {
 
@@ -43,8 +44,14 @@ json WebhookJson(const views::WebhookView& view, const Call& call) {
             {"detail", delivery.detail()},
             {"timeUnixMicros", view.last_delivery_time_unix_micros()}};
   }
+  // The log keeps the URL sealed (events/sealing.h): its editors get it back whole.
+  std::string url = RedactedWebhookUrl(webhook.url());
+  if (editor) {
+    auto opened = UnsealWebhookUrl(webhook.url(), call.services().sealer);
+    if (opened.ok()) url = std::move(*opened);
+  }
   return {{"id", webhook.webhook_id()},
-          {"url", editor ? webhook.url() : RedactedWebhookUrl(webhook.url())},
+          {"url", url},
           {"triggers", triggers},
           {"webhookType", events::WebhookType_Name(webhook.type())},
           {"name", webhook.name()},

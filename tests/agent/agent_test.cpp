@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "events/sealing.h"
 #include "tests/agent/fake_master.h"
 #include "tests/support/test_support.h"
 
@@ -208,6 +209,39 @@ TEST_F(AgentTest, GivesTheTaskItsEnvironmentAndWorkDir) {
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0]["log"], "alloc-env task-alloc-env [0] COMMAND " + master_.url() + "\n");
   EXPECT_EQ(lines[1]["log"], dir_.Sub("work") + "/alloc-env\n");
+}
+
+// The log keeps a variable marked secret sealed (events/sealing.h): the agent opens it with the
+// cluster secret for the task alone; one sealed under another cluster's secret fails the task
+// without naming the value.
+TEST_F(AgentTest, OpensSealedVariablesWithTheClusterSecret) {
+  AgentOptions options = Options();
+  options.agent_token = "agent-token-of-this-cluster-0123";
+  StartAgent(options);
+  events::Envelope order = Assign("alloc-sealed", {"sh", "-c", "echo \"$API_KEY $PLAIN\""});
+  auto* spec = order.mutable_allocation_assigned()->mutable_spec();
+  spec->add_environment_variables("API_KEY=planted-secret-77");
+  spec->add_environment_variables("PLAIN=visible");
+  spec->add_secret_variable_names("API_KEY");
+  SealSecrets(order, SecretSealer(options.agent_token));
+  ASSERT_EQ(order.SerializeAsString().find("planted-secret-77"), std::string::npos);
+  master_.Publish(order);
+  EXPECT_EQ(WaitExited("alloc-sealed")["exitCode"], 0);
+  auto lines = LogLines("alloc-sealed");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["log"], "planted-secret-77 visible\n");
+
+  events::Envelope foreign = Assign("alloc-foreign", {"true"});
+  foreign.mutable_allocation_assigned()->mutable_spec()->add_environment_variables(
+      "API_KEY=planted-secret-77");
+  foreign.mutable_allocation_assigned()->mutable_spec()->add_secret_variable_names("API_KEY");
+  SealSecrets(foreign, SecretSealer("another-cluster-agent-token-9999"));
+  master_.Publish(foreign);
+  nlohmann::json exited = WaitExited("alloc-foreign");
+  EXPECT_NE(exited["exitCode"], 0);
+  const std::string reason = exited["reason"];
+  EXPECT_NE(reason.find("another agent token"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("planted-secret-77"), std::string::npos) << reason;
 }
 
 TEST_F(AgentTest, ADuplicatePlacementRunsOnce) {

@@ -1,10 +1,12 @@
 // What an authenticated but careless or hostile caller can still send (issue 16): secrets reach no
 // one but their owner, admins and the agents that run the work; an agent's reports and logs count
 // only for allocations it holds; a retried submission creates one task.
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include <regex>
 
+#include "events/sealing.h"
 #include "tests/api/api_fixture.h"
 
 namespace cairn::api_testing {
@@ -124,12 +126,20 @@ TEST_F(UntrustedCallersTest, APlantedSecretReachesNoReadRouteOrStreamOfAnotherUs
     EXPECT_NE(response.body.find(kOwnersValue), std::string::npos) << target;
     EXPECT_EQ(response.body.find(kMarkedSecret), std::string::npos) << target;
   }
-  // The agent that runs the command gets everything it needs.
-  bool agent_saw_secret = false;
+  // The agent that runs the command gets everything it needs: the marked value sealed, as the
+  // log keeps it, which it opens with the agent token.
+  int placements = 0;
   for (const auto& event : EventsOfType("allocationAssigned")) {
-    agent_saw_secret |= event.dump().find(kMarkedSecret) != std::string::npos;
+    ++placements;
+    events::TaskSpec spec;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                    event["allocationAssigned"]["spec"].dump(), &spec, {})
+                    .ok());
+    EXPECT_EQ(spec.SerializeAsString().find(kMarkedSecret), std::string::npos);
+    ASSERT_TRUE(UnsealSpec(spec, SecretSealer(agent_token_)).ok());
+    EXPECT_NE(spec.SerializeAsString().find(kMarkedSecret), std::string::npos);
   }
-  EXPECT_TRUE(agent_saw_secret);
+  EXPECT_GT(placements, 0);
 }
 
 TEST_F(UntrustedCallersTest, ForgedExitsLogsAndRegistrationsAreRefused) {

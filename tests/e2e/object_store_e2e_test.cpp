@@ -65,6 +65,15 @@ bool UntilKeys(net::ObjectStore& store,
   return done(Keys(store));
 }
 
+// No file of the master's (its event log, projections, snapshots) holds `secret`: the log keeps
+// credentials sealed and everything else is built from the log. The embedded log's records are
+// not compressed, so a plain copy would be found.
+void ExpectNoFileHolds(const std::string& data_dir, const std::string& secret) {
+  auto holding = FilesHolding(data_dir, secret);
+  ASSERT_TRUE(holding.has_value()) << "nothing under " << data_dir;
+  EXPECT_TRUE(holding->empty()) << "hold the credential: " << ::testing::PrintToString(*holding);
+}
+
 // What `ps` shows of every process's command line.
 std::string ProcessTable() {
   FinishedProcess ps = RunToEnd({"ps", "-eww", "-o", "args"}, std::chrono::seconds(10));
@@ -129,6 +138,7 @@ TEST_F(ObjectStoreSpiralTest, SpiralGridWritesToS3AndCollectionDeletesExactlyThe
           .dump();
   EXPECT_EQ(shown.find(kSecretKey), std::string::npos) << shown;
   EXPECT_NE(shown.find("********"), std::string::npos) << shown;
+  ExpectNoFileHolds(cluster_->data_dir(), kSecretKey);
 }
 
 // Population-based training on azurite through cairn_harness: every clone starts from its
@@ -233,6 +243,8 @@ TEST_F(ObjectStoreSpiralTest, MasterAndWorkspaceStorageAreInheritedInDetermineds
   const std::string workspace = det.Det("workspace describe team --json", 0, true);
   EXPECT_NE(workspace.find("\"prefix\": \"team\""), std::string::npos) << workspace;
   EXPECT_EQ(workspace.find(kSecretKey), std::string::npos) << workspace;
+  // The workspace's storage and the master's, merged into the experiments' configs: sealed.
+  ExpectNoFileHolds(cluster_->data_dir(), kSecretKey);
 }
 
 class ObjectStoreDeterminedTest : public ::testing::Test {
@@ -300,6 +312,7 @@ class ObjectStoreDeterminedTest : public ::testing::Test {
     std::string agent;
     for (const auto& line : cluster_.agent(0).Lines()) agent += line + "\n";
     EXPECT_EQ(agent.find(secret), std::string::npos) << "the agent's log holds it";
+    ExpectNoFileHolds(cluster_.data_dir(), secret);
   }
 
   std::string Det(const std::string& arguments, int expected_status = 0) {

@@ -119,6 +119,11 @@ TEST(WebhookE2eTest, AKillNineMidDeliveryLosesNothingAndRepeatsOnlyWhatWasNotAck
     EXPECT_EQ(event.dump().find("s3cret-path"), std::string::npos) << event.dump();
     EXPECT_EQ(event.dump().find(signing_key), std::string::npos) << event.dump();
   }
+  // Nor on the master's disk: the log keeps the path sealed (the deliveries above went to it,
+  // opened by the shipper).
+  auto holding = FilesHolding(cluster.data_dir(), "s3cret-path");
+  ASSERT_TRUE(holding.has_value());
+  EXPECT_TRUE(holding->empty()) << ::testing::PrintToString(*holding);
 }
 
 }  // namespace

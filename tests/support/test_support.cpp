@@ -77,6 +77,21 @@ std::optional<double> PrometheusSample(const std::string& exposition, const std:
   return std::nullopt;
 }
 
+std::optional<std::vector<std::string>> FilesHolding(const std::string& dir,
+                                                     const std::string& text) {
+  std::vector<std::string> holding;
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    ++files;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.find(text) != std::string::npos) holding.push_back(entry.path().string());
+  }
+  if (files == 0) return std::nullopt;
+  return holding;
+}
+
 std::string BinaryPath(const std::string& name) {
   return std::string(CAIRN_BINARY_DIR) + "/bin/" + name;
 }

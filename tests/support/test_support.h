@@ -46,6 +46,11 @@ std::optional<int64_t> ProcStatusField(pid_t pid, const std::string& field);
 // writes it: `cairn_memory_bytes{part="resident"}`. nullopt when the exposition has none.
 std::optional<double> PrometheusSample(const std::string& exposition, const std::string& series);
 
+// The regular files under `dir` (recursively) whose bytes hold `text`: a credential that must
+// not be on disk in the clear. nullopt when `dir` holds no file at all (nothing was checked).
+std::optional<std::vector<std::string>> FilesHolding(const std::string& dir,
+                                                     const std::string& text);
+
 // The path of a binary of this build, e.g. BinaryPath("cairn-master").
 std::string BinaryPath(const std::string& name);
 
