@@ -19,9 +19,11 @@ let generation = 0;  // which navigation a finishing view belongs to
 
 // Who is signed in and what they may change, for views that offer actions.
 class Session {
-  constructor(me, summary) {
+  constructor(me, summary, master) {
     this.me = me;
     this.admin = Boolean(me.admin);
+    // Under basic authorization (Determined's default) roles do not apply: everyone may launch.
+    this.rolesApply = Boolean(master.rbacEnabled);
     // workspace id -> role id (1 Viewer ... 4 ClusterAdmin, 5 ModelRegistryViewer)
     this.roles = new Map();
     for (const assignment of summary.assignments || []) {
@@ -36,6 +38,12 @@ class Session {
     if (this.admin || owner === this.me.username) return true;
     const role = this.roles.get(Number(workspaceId)) || 0;
     return role === 3 || role === 4;
+  }
+
+  // Launching work in a workspace takes an Editor (2) or more there, or an admin.
+  canLaunch(workspaceId) {
+    if (this.admin || !this.rolesApply) return true;
+    return [2, 3, 4].includes(this.roles.get(Number(workspaceId)) || 0);
   }
 }
 
@@ -148,9 +156,9 @@ async function start() {
   }
   let session;
   try {
-    const [me, summary] = await Promise.all([
-      api.get('/api/v1/me'), api.get('/api/v1/permissions/summary')]);
-    session = new Session(me.user || me, summary);
+    const [me, summary, master] = await Promise.all([
+      api.get('/api/v1/me'), api.get('/api/v1/permissions/summary'), api.get('/api/v1/master')]);
+    session = new Session(me.user || me, summary, master);
   } catch (error) {
     if (error.status === 401) return;  // the session-ended listener reloads into the login
     clear(main, errorBox(error));

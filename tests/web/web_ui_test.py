@@ -5,7 +5,9 @@ through the API appears in the queue view and leaves it when it finishes, and a 
 explained and killed from the page; the spiral-mlp grid experiment shows one curve per trial
 with as many points as its configuration asks for; the history scrubbed back to before the
 experiment shows an empty queue; a Viewer sees no kill button and gets 403 when trying anyway and
-is told history is for admins. A screenshot of each view (1280x800) goes to --screenshots.
+is told history is for admins; the tasks view lists each kind and, for those who may, launches a
+TensorBoard over the experiment and a notebook that opens through the proxy (a Viewer gets no
+form, and 403 when forcing the call). A screenshot of each view (1280x800) goes to --screenshots.
 
   web_ui_test.py --bin BUILD/bin --screenshots BUILD/screenshots
 """
@@ -248,12 +250,57 @@ def viewer_cannot_kill(driver, cluster, shots):
         check(error.status == 403, "403 from the API, got %d" % error.status)
 
 
-def tasks_of_every_kind(driver, cluster, shots):
-    """The tasks view lists one kind at a time, each from its own route, chosen on the page."""
-    step("tasks of every kind")
-    notebook = cluster.call("POST", "/api/v1/notebooks",
-                            {"config": {"description": "ui-notebook", "resources": {"slots": 0}}})
-    notebook_id = notebook["notebook"]["id"]
+def launch_from_the_page(driver, cluster, kind, fields):
+    """Fills the tasks view's launch form of `kind` and submits it; returns the new task's id."""
+    go(driver, cluster, "tasks?kind=" + kind, "tasks")
+    wait(driver, present("#launch summary"), message="the launch form of " + kind)
+    if css(driver, "#launch")[0].get_attribute("open") is None:
+        click(driver, "#launch summary")
+    for selector, value in fields.items():
+        element = css(driver, selector)[0]
+        element.clear()
+        element.send_keys(value)
+    click(driver, 'button[data-action="launch"]')
+    wait(driver, lambda d: "#/task/" in d.current_url, message="the launched %s's page" % kind)
+    wait(driver, view_ready("task"), message="the task view")
+    return driver.current_url.split("#/task/")[1]
+
+
+def tasks_of_every_kind(driver, cluster, experiment_id, shots):
+    """The tasks view lists one kind at a time, each from its own route, chosen on the page, and
+    launches each kind for those who may."""
+    step("tasks of every kind, launched from the page")
+    # The Viewer (signed in by the step before) is offered no launch.
+    go(driver, cluster, "tasks?kind=notebook", "tasks")
+    wait(driver, present("#launch-area[data-ready]"), message="the launch area settled")
+    check(not css(driver, "#launch-form"), "no launch form for a Viewer")
+    status = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        fetch('/api/v1/notebooks', {method: 'POST', body: JSON.stringify({config: {}}),
+          headers: {Authorization: 'Bearer ' + sessionStorage.getItem('cairn.token')}})
+          .then((r) => done(r.status), (e) => done(String(e)));
+    """)
+    check(status == 403, "a Viewer's launch is refused with 403, got %s" % status)
+    log_in(driver, cluster, "admin")
+    # A TensorBoard over the grid experiment: bad ids are refused on the page, then it launches.
+    go(driver, cluster, "tasks?kind=tensorboard", "tasks")
+    wait(driver, present("#launch summary"), message="the TensorBoard launch form")
+    click(driver, "#launch summary")
+    css(driver, "#launch-experiments")[0].send_keys("twelve")
+    click(driver, 'button[data-action="launch"]')
+    wait(driver, lambda d: "ids are numbers" in text(d, "#launch-error"),
+         message="the bad id said where it was typed")
+    screenshot(driver, shots, "tasks-launch-form")
+    tensorboard_id = launch_from_the_page(driver, cluster, "tensorboard",
+                                          {"#launch-experiments": str(experiment_id)})
+    wait(driver, lambda d: "tensorboard" in text(d, "dl.kv"), message="the TensorBoard's page")
+    tensorboard = cluster.call("GET", "/api/v1/tensorboards/" + tensorboard_id, user="admin")
+    check(tensorboard["tensorboard"]["experimentIds"] == [experiment_id],
+          "the TensorBoard is over the experiment: %s" % tensorboard)
+    # A notebook, with no slots, from the page.
+    notebook_id = launch_from_the_page(driver, cluster, "notebook", {
+        "#launch-slots": "0", "#launch-description": "ui-notebook"})
+    screenshot(driver, shots, "notebook-launched")
     go(driver, cluster, "tasks?kind=notebook", "tasks")
     wait(driver, present('tr[data-task-id="%s"][data-kind="notebook"]' % notebook_id),
          message="the notebook in the list of notebooks")
@@ -277,6 +324,7 @@ def tasks_of_every_kind(driver, cluster, shots):
     except ApiError:
         pass  # it may have ended already
     # Its page: a Viewer gets no kill button; an admin kills it from there.
+    log_in(driver, cluster, "vera", "vera-pw")
     go(driver, cluster, "task/" + notebook_id, "task")
     check(not css(driver, 'button[data-action="kill"]'), "a Viewer sees no kill on a notebook")
     log_in(driver, cluster, "admin")
@@ -330,7 +378,7 @@ def main():
         experiment_id = experiment_has_curves(driver, cluster, args.screenshots)
         history_before_the_experiment(driver, cluster, experiment_id, args.screenshots)
         viewer_cannot_kill(driver, cluster, args.screenshots)
-        tasks_of_every_kind(driver, cluster, args.screenshots)
+        tasks_of_every_kind(driver, cluster, experiment_id, args.screenshots)
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
                   and "403" not in entry["message"] and "401" not in entry["message"]]
         check(not errors, "no errors in the browser's console: %s" % errors)

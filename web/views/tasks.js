@@ -1,20 +1,105 @@
 // Tasks: commands, notebooks, shells or TensorBoards (one kind at a time, chosen by `kind`), newest
 // first, a page at a time from the kind's own list route, each with its state and a link to its
-// logs. (Trials are on their experiments' pages.)
+// logs; and a form that launches one of the kind (workspace, pool, slots, template; a
+// TensorBoard's experiments or trials), for those who may launch somewhere. (Trials are on their
+// experiments' pages.)
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, formatTime, loadedView } from '../lib/dom.js';
+import { h, clear, table, stateBadge, formatTime, loadedView, errorBox } from '../lib/dom.js';
 
 const PAGE = 50;
 
 // Each kind's list route and the key its answer holds the list under, as Determined names them.
+// `singular`: the key a launch's answer holds the task under; `slots`: Determined's default.
 const KINDS = {
-  command: { title: 'Commands', path: '/api/v1/commands', key: 'commands' },
-  notebook: { title: 'Notebooks', path: '/api/v1/notebooks', key: 'notebooks' },
-  shell: { title: 'Shells', path: '/api/v1/shells', key: 'shells' },
-  tensorboard: { title: 'TensorBoards', path: '/api/v1/tensorboards', key: 'tensorboards' },
+  command: { title: 'Commands', path: '/api/v1/commands', key: 'commands', singular: 'command', noun: 'a command', slots: 1 },
+  notebook: { title: 'Notebooks', path: '/api/v1/notebooks', key: 'notebooks', singular: 'notebook', noun: 'a notebook', slots: 1 },
+  shell: { title: 'Shells', path: '/api/v1/shells', key: 'shells', singular: 'shell', noun: 'a shell', slots: 1 },
+  tensorboard: { title: 'TensorBoards', path: '/api/v1/tensorboards', key: 'tensorboards', singular: 'tensorboard', noun: 'a TensorBoard', slots: 0 },
 };
 
-export async function show(main, route, { signal }) {
+// A labelled field of the launch form.
+function field(id, label, control) {
+  return h('div', { class: 'field' }, h('label', { for: id }, label), control);
+}
+
+// "3, 4 7" -> [3, 4, 7]; null when something in it is not an id.
+function parseIds(text) {
+  const parts = text.split(/[\s,]+/).filter(Boolean);
+  return parts.every((part) => /^[1-9][0-9]*$/.test(part)) ? parts.map(Number) : null;
+}
+
+// The launch form of `kind`, or null when the caller may launch in no workspace (a Viewer: the
+// API refuses them too).
+async function launchForm(kind, session, signal) {
+  const { path, singular, noun, slots: defaultSlots } = KINDS[kind];
+  const [{ workspaces = [] }, { resourcePools = [] }, { templates = [] }] = await Promise.all([
+    api.get(`/api/v1/workspaces${api.query({ limit: 1000 })}`, signal),
+    api.get('/api/v1/resource-pools', signal),
+    api.get(`/api/v1/templates${api.query({ limit: 1000 })}`, signal).catch(() => ({})),
+  ]);
+  const open = workspaces.filter((w) => !w.archived && session.canLaunch(w.id));
+  if (!open.length) return null;
+  const workspace = h('select', { id: 'launch-workspace' },
+    ...open.map((w) => h('option', { value: String(w.id) }, w.name)));
+  const pool = h('select', { id: 'launch-pool' }, h('option', { value: '' }, "the workspace's default"),
+    ...resourcePools.map((p) => h('option', { value: p.name }, p.name)));
+  const slots = h('input', { id: 'launch-slots', type: 'number', min: '0', max: '4096', value: String(defaultSlots), required: true });
+  const template = h('select', { id: 'launch-template' }, h('option', { value: '' }, 'none'),
+    ...templates.map((t) => h('option', { value: t.name }, t.name)));
+  const description = h('input', { id: 'launch-description', type: 'text', maxlength: '256' });
+  const entrypoint = h('input', { id: 'launch-entrypoint', type: 'text', required: true, placeholder: 'python3 train.py' });
+  const experimentIds = h('input', { id: 'launch-experiments', type: 'text', placeholder: '12, 15' });
+  const trialIds = h('input', { id: 'launch-trials', type: 'text', placeholder: '40' });
+  const errors = h('div', { id: 'launch-error', role: 'alert' });
+  const submit = h('button', { type: 'submit', dataset: { action: 'launch' } }, 'Launch');
+
+  async function launch(event) {
+    event.preventDefault();
+    clear(errors);
+    const config = { resources: { slots: Number(slots.value) } };
+    if (pool.value) config.resources.resource_pool = pool.value;
+    if (description.value.trim()) config.description = description.value.trim();
+    if (kind === 'command') config.entrypoint = entrypoint.value;
+    const body = { config, workspaceId: Number(workspace.value) };
+    if (template.value) body.templateName = template.value;
+    if (kind === 'tensorboard') {
+      const experiments = parseIds(experimentIds.value);
+      const trials = parseIds(trialIds.value);
+      if (!experiments || !trials) {
+        clear(errors, errorBox(new Error('experiment and trial ids are numbers, separated by commas or spaces')));
+        return;
+      }
+      body.experimentIds = experiments;
+      body.trialIds = trials;
+    }
+    submit.disabled = true;
+    try {
+      const answer = await api.post(path, body);
+      location.hash = `#/task/${encodeURIComponent(answer[singular].id)}`;
+    } catch (error) {
+      clear(errors, errorBox(error));
+    } finally {
+      submit.disabled = false;
+    }
+  }
+
+  return h('details', { id: 'launch', class: 'card' },
+    h('summary', {}, `Launch ${noun}`),
+    h('form', { id: 'launch-form', onsubmit: launch, 'aria-label': `Launch ${noun}` },
+      field('launch-workspace', 'Workspace', workspace),
+      field('launch-pool', 'Resource pool', pool),
+      field('launch-slots', 'Slots', slots),
+      field('launch-template', 'Template', template),
+      kind === 'command' ? field('launch-entrypoint', 'Command line', entrypoint) : null,
+      kind === 'tensorboard'
+        ? [field('launch-experiments', 'Experiments', experimentIds), field('launch-trials', 'Trials', trialIds)]
+        : null,
+      field('launch-description', 'Description', description),
+      h('div', { class: 'toolbar' }, submit),
+      errors));
+}
+
+export async function show(main, route, { session, signal }) {
   const kind = KINDS[route.params.get('kind')] ? route.params.get('kind') : 'command';
   const offset = Number(route.params.get('offset')) || 0;
   const at = (params) => `#/tasks?${new URLSearchParams({ kind, ...params })}`;
@@ -24,8 +109,13 @@ export async function show(main, route, { signal }) {
   }, ...Object.entries(KINDS).map(([value, { title }]) =>
     h('option', { value, selected: value === kind }, title)));
   const body = h('div', { id: 'tasks-body' });
+  const launch = h('div', { id: 'launch-area' });
   clear(main, h('h1', {}, 'Tasks'),
-    h('div', { class: 'toolbar' }, h('label', { for: 'task-kind' }, 'Kind '), chooser), body);
+    h('div', { class: 'toolbar' }, h('label', { for: 'task-kind' }, 'Kind '), chooser), launch, body);
+  // The form waits for nothing the list needs: a failure to build it is said where it would be.
+  launchForm(kind, session, signal).then((form) => clear(launch, form))
+    .catch((error) => { if (error.name !== 'AbortError') clear(launch, errorBox(error)); })
+    .finally(() => { launch.dataset.ready = 'true'; });
 
   async function load(minOffset, loadSignal) {
     const { path, key, title } = KINDS[kind];
