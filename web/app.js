@@ -10,9 +10,10 @@ import * as experiment from './views/experiment.js';
 import * as tasks from './views/tasks.js';
 import * as task from './views/task.js';
 import * as history from './views/history.js';
+import * as timeline from './views/timeline.js';
 import { showLogin } from './views/login.js';
 
-const VIEWS = { cluster, queue, experiments, experiment, tasks, task, history };
+const VIEWS = { cluster, queue, experiments, experiment, tasks, task, history, timeline };
 const main = document.getElementById('view');
 let current = null;  // {name, view, controller}
 let generation = 0;  // which navigation a finishing view belongs to

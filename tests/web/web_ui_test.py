@@ -241,6 +241,8 @@ def viewer_cannot_kill(driver, cluster, shots):
     check(status == 403, "a Viewer's kill is refused with 403, got %s" % status)
     go(driver, cluster, "history", "history")
     wait(driver, present("#history-forbidden"), message="history says it is for admins")
+    go(driver, cluster, "timeline?entity=task/" + task_id, "timeline")
+    wait(driver, present("#timeline-forbidden"), message="timelines say they are for admins")
     release(gate)
     cluster.login("vera", "vera-pw")
     try:
@@ -346,6 +348,17 @@ def tasks_of_every_kind(driver, cluster, experiment_id, shots):
     wait(driver, lambda d: d.switch_to.alert, message="the kill confirmation").accept()
     wait(driver, lambda d: "kill requested" in text(d, "#task-status"),
          message="the notebook's kill requested from its page")
+    # Its timeline, from the log: submitted by admin, placed by the scheduler with its reason,
+    # the kill asked for by admin.
+    click(driver, "#task-timeline")
+    wait(driver, view_ready("timeline"), message="the notebook's timeline")
+    wait(driver, present('tr[data-action="KillRequested"]'), message="the kill on the timeline")
+    actions = [row.get_attribute("data-action") for row in css(driver, "#timeline-body tr[data-action]")]
+    check(actions[0] == "TaskSubmitted", "the timeline starts with the submission: %s" % actions)
+    check("AllocationAssigned" in actions, "the placement is on the timeline: %s" % actions)
+    placed = css(driver, 'tr[data-action="AllocationAssigned"] td.why')[0].text
+    check("zero-slot" in placed, "the placement says why: %s" % placed)
+    screenshot(driver, shots, "timeline")
 
 
 def main():

@@ -107,6 +107,18 @@ export function pager(pagination, limit, go) {
       onclick: () => go(end) }, 'Next ›'));
 }
 
+// The reasons a decision recorded, wherever in an event they are ("reason", "placementReason"...),
+// as "key: text" lines.
+export function reasonsIn(value, found = []) {
+  if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (typeof inner === 'string' && /reason$/i.test(key) && inner) found.push(`${key}: ${inner}`);
+      else reasonsIn(inner, found);
+    }
+  }
+  return found;
+}
+
 export function errorBox(error) {
   return h('div', { class: 'card error-text', dataset: { status: String(error.status ?? '') } },
     error.message || String(error));

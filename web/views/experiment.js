@@ -195,6 +195,7 @@ export async function show(main, route, { session, signal }) {
         mine && e.state === 'STATE_ACTIVE' ? h('button', { type: 'button', dataset: { action: 'pause' }, onclick: () => act('pause') }, 'Pause') : null,
         mine && e.state === 'STATE_PAUSED' ? h('button', { type: 'button', dataset: { action: 'activate' }, onclick: () => act('activate') }, 'Activate') : null,
         mine && live ? h('button', { type: 'button', class: 'danger', dataset: { action: 'kill' }, onclick: () => act('kill') }, 'Kill') : null,
+        session.admin ? h('a', { id: 'experiment-timeline', href: `#/timeline?entity=${encodeURIComponent(`experiment/${e.id}`)}` }, 'Timeline') : null,
         status),
       h('dl', { class: 'kv card' },
         h('dt', {}, 'owner'), h('dd', {}, e.username),

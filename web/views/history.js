@@ -3,21 +3,10 @@
 // /api/v1/history/state), beside the events around it (GET /api/v1/audit), filterable by entity
 // and actor; choosing an event shows its decision's reason and the whole event.
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, formatTime, errorBox } from '../lib/dom.js';
+import { h, clear, table, stateBadge, formatTime, errorBox, reasonsIn } from '../lib/dom.js';
 
 const QUEUE_ROWS = 50;
 const WINDOWS = [25, 100, 1000];  // events either side of the moment
-
-// The reason a decision recorded, wherever in the event it is ("reason", "placementReason"...).
-function reasonsIn(value, found = []) {
-  if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (typeof inner === 'string' && /reason$/i.test(key) && inner) found.push(`${key}: ${inner}`);
-      else reasonsIn(inner, found);
-    }
-  }
-  return found;
-}
 
 function pastTables(state) {
   const jobs = state.jobQueue || [];

@@ -39,6 +39,7 @@ export async function show(main, route, { session, signal }) {
           ? h('button', { type: 'button', dataset: { action: 'open' }, onclick: () => open(record.serviceAddress) }, 'Open')
           : null,
         mine && live ? h('button', { type: 'button', class: 'danger', dataset: { action: 'kill' }, onclick: kill }, 'Kill') : null,
+        session.admin ? h('a', { id: 'task-timeline', href: `#/timeline?entity=${encodeURIComponent(`task/${task.taskId}`)}` }, 'Timeline') : null,
         status),
       h('dl', { class: 'kv card' },
         h('dt', {}, 'type'), h('dd', {}, String(task.taskType).replace('TASK_TYPE_', '').toLowerCase()),
