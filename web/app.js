@@ -11,9 +11,10 @@ import * as tasks from './views/tasks.js';
 import * as task from './views/task.js';
 import * as history from './views/history.js';
 import * as timeline from './views/timeline.js';
+import * as models from './views/models.js';
 import { showLogin } from './views/login.js';
 
-const VIEWS = { cluster, queue, experiments, experiment, tasks, task, history, timeline };
+const VIEWS = { cluster, queue, experiments, experiment, tasks, task, history, timeline, models };
 const main = document.getElementById('view');
 let current = null;  // {name, view, controller}
 let generation = 0;  // which navigation a finishing view belongs to

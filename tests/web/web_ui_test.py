@@ -4,7 +4,8 @@
 through the API appears in the queue view and leaves it when it finishes, and a queued one is
 explained and killed from the page; the spiral-mlp grid experiment shows one curve per trial
 with as many points as its configuration asks for; the history scrubbed back to before the
-experiment shows an empty queue; a Viewer sees no kill button and gets 403 when trying anyway and
+experiment shows an empty queue; a model made on the registry's page gets a checkpoint of the grid
+registered from the experiment's page as its first version, which links back and downloads; a Viewer sees no kill button and gets 403 when trying anyway and
 is told history is for admins; the tasks view lists each kind and, for those who may, launches a
 TensorBoard over the experiment and a notebook that opens through the proxy (a Viewer gets no
 form, and 403 when forcing the call). A screenshot of each view (1280x800) goes to --screenshots.
@@ -183,6 +184,52 @@ def experiment_has_curves(driver, cluster, shots):
          message="the trial's logs")
     screenshot(driver, shots, "experiment")
     return experiment_id
+
+
+def registry_holds_a_checkpoint(driver, cluster, experiment_id, shots):
+    """A model made on the registry's page; a checkpoint of the grid registered from its
+    experiment's page as the model's first version; the version links back and downloads."""
+    step("model registry: a checkpoint registered from its experiment, found in the registry")
+    go(driver, cluster, "models", "models")
+    wait(driver, present("#model-create summary"), message="the new-model form")
+    click(driver, "#model-create summary")
+    css(driver, "#model-name")[0].send_keys("spiral")
+    css(driver, "#model-description")[0].send_keys("the grid's best")
+    css(driver, "#model-labels")[0].send_keys("demo, spiral")
+    click(driver, 'button[data-action="create-model"]')
+    wait(driver, lambda d: d.current_url.endswith("#/models/spiral"), message="the model's page")
+    wait(driver, lambda d: "No versions yet" in text(d, "#model-body"), message="an empty model")
+    go(driver, cluster, "experiment/%d" % experiment_id, "experiment")
+    wait(driver, present('button[data-action="register"]'), message="a checkpoint's Register")
+    uuid = attribute(driver, 'button[data-action="register"]', "data-checkpoint")
+    click(driver, 'button[data-action="register"]')
+    wait(driver, present("#register-form"), message="the register form")
+    Select(css(driver, "#register-model")[0]).select_by_value("spiral")
+    css(driver, "#register-name")[0].send_keys("first")
+    click(driver, 'button[data-action="register-version"]')
+    wait(driver, lambda d: "is version 1 of" in text(d, "#register-done"), message="registered")
+    click(driver, "#register-done a")
+    wait(driver, present('tr[data-version="1"][data-checkpoint="%s"]' % uuid),
+         message="the version in the registry")
+    row = 'tr[data-version="1"]'
+    check(attribute(driver, row + " a", "href") == "#/experiment/%d" % experiment_id,
+          "the version links to its experiment")
+    screenshot(driver, shots, "model")
+    # Download through the master: the tar.gz the browser is handed holds the checkpoint's files.
+    size = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        fetch('/checkpoints/' + arguments[0], {headers: {
+            Authorization: 'Bearer ' + sessionStorage.getItem('cairn.token'),
+            Accept: 'application/gzip'}})
+          .then((r) => r.ok ? r.blob().then((b) => done(b.size)) : done('HTTP ' + r.status),
+                (e) => done(String(e)));
+    """, uuid)
+    check(isinstance(size, int) and size > 0, "the checkpoint downloads: %s" % size)
+    click(driver, row + ' button[data-action="download"]')
+    wait(driver, lambda d: text(d, "#model-status") == "", message="the download handed over")
+    go(driver, cluster, "models", "models")
+    wait(driver, present('tr[data-model="spiral"]'), message="the model in the registry's list")
+    check(text(driver, 'tr[data-model="spiral"] td.num') == "1", "one version listed")
 
 
 def history_before_the_experiment(driver, cluster, experiment_id, shots):
@@ -389,6 +436,7 @@ def main():
         screenshot(driver, args.screenshots, "cluster")
         queue_shows_jobs_live(driver, cluster, args.screenshots)
         experiment_id = experiment_has_curves(driver, cluster, args.screenshots)
+        registry_holds_a_checkpoint(driver, cluster, experiment_id, args.screenshots)
         history_before_the_experiment(driver, cluster, experiment_id, args.screenshots)
         viewer_cannot_kill(driver, cluster, args.screenshots)
         tasks_of_every_kind(driver, cluster, experiment_id, args.screenshots)

@@ -2,9 +2,7 @@
 // trial (training and validation, any metric, linear or log scale), checkpoints, configuration,
 // a trial's logs followed live, and pause / activate / kill for those who may.
 import * as api from '../lib/api.js';
-import {
-  h, clear, table, stateBadge, formatTime, formatNumber, formatBytes,
-} from '../lib/dom.js';
+import { h, clear, table, stateBadge, formatTime, formatNumber, formatBytes, errorBox } from '../lib/dom.js';
 import { bestMetric } from './experiments.js';
 
 const COLOURS = ['#2f6fb3', '#d1495b', '#2e7d4f', '#edae49', '#6a4c93', '#00798c', '#8d6a9f',
@@ -166,8 +164,47 @@ export async function show(main, route, { session, signal }) {
   const header = h('div');
   const trialsBox = h('div');
   const checkpointsBox = h('div');
+  const registerBox = h('div', { id: 'register-box' });
   const configBox = h('pre', { class: 'config' });
   const status = h('span', { class: 'muted', id: 'experiment-status' });
+
+  // Registers checkpoint `uuid` as the next version of a model chosen in a small form.
+  async function register(uuid) {
+    const errors = h('div', { id: 'register-error', role: 'alert' });
+    let models = [];
+    try {
+      models = (await api.get(`/api/v1/models${api.query({ limit: 1000, archived: false })}`)).models || [];
+    } catch (error) {
+      clear(registerBox, errorBox(error));
+      return;
+    }
+    if (!models.length) {
+      clear(registerBox, h('div', { class: 'card', id: 'register-no-model' },
+        'No model to register it in: ', h('a', { href: '#/models' }, 'make one in the registry'), ' first.'));
+      return;
+    }
+    const model = h('select', { id: 'register-model' }, ...models.map((m) => h('option', { value: m.name }, m.name)));
+    const name = h('input', { id: 'register-name', type: 'text', maxlength: '256' });
+    async function submit(event) {
+      event.preventDefault();
+      clear(errors);
+      try {
+        const { modelVersion } = await api.post(`/api/v1/models/${encodeURIComponent(model.value)}/versions`,
+          { checkpointUuid: uuid, modelName: model.value, name: name.value.trim() });
+        clear(registerBox, h('div', { class: 'card', id: 'register-done' }, `Checkpoint ${uuid} is version ${modelVersion.version} of `,
+          h('a', { href: `#/models/${encodeURIComponent(model.value)}` }, model.value), '.'));
+      } catch (error) {
+        clear(errors, errorBox(error));
+      }
+    }
+    clear(registerBox, h('form', { class: 'card form-grid', id: 'register-form', onsubmit: submit, 'aria-label': `Register checkpoint ${uuid}` },
+      h('span', { class: 'wide' }, 'Register checkpoint ', h('code', {}, uuid)),
+      h('label', { for: 'register-model' }, 'Model'), model,
+      h('label', { for: 'register-name' }, 'Version name'), name,
+      h('div', { class: 'toolbar wide' }, h('button', { type: 'submit', dataset: { action: 'register-version' } }, 'Register'),
+        h('button', { type: 'button', onclick: () => clear(registerBox) }, 'Cancel')),
+      errors));
+  }
 
   function redrawCharts() {
     training.setData(data, logScale.checked);
@@ -187,6 +224,7 @@ export async function show(main, route, { session, signal }) {
   function render() {
     const e = data.experiment;
     const mine = session.canModify(e.username, e.workspaceId);
+    const mayRegister = session.canLaunch(e.workspaceId);
     const live = !TERMINAL.has(e.state);
     const best = bestMetric({ ...e, trials: data.trials });
     clear(header,
@@ -223,6 +261,9 @@ export async function show(main, route, { session, signal }) {
       { title: 'Size', class: 'num', cell: (c) => formatBytes(c.cairn?.sizeBytes) },
       { title: 'Validation', cell: (c) => Object.entries(c.training?.validationMetrics?.avgMetrics || {}).map(([k, v]) => `${k}=${formatNumber(v)}`).join('  ') },
       { title: 'Reported', cell: (c) => formatTime(c.reportTime) },
+      { title: '', cell: (c) => (mayRegister && c.state !== 'STATE_DELETED'
+        ? h('button', { type: 'button', dataset: { action: 'register', checkpoint: c.uuid }, onclick: () => register(c.uuid) }, 'Register')
+        : null) },
     ], data.checkpoints, { empty: 'No checkpoints.' }));
     configBox.textContent = e.originalConfig || JSON.stringify(e.config, null, 2);
     redrawCharts();
@@ -234,7 +275,7 @@ export async function show(main, route, { session, signal }) {
     h('div', { class: 'charts' }, training.element, validation.element),
     h('h2', {}, 'Trials'), trialsBox,
     logs.element,
-    h('h2', {}, 'Checkpoints'), checkpointsBox,
+    h('h2', {}, 'Checkpoints'), registerBox, checkpointsBox,
     h('h2', {}, 'Configuration'), configBox);
   render();
   return {

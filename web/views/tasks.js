@@ -85,7 +85,7 @@ async function launchForm(kind, session, signal) {
 
   return h('details', { id: 'launch', class: 'card' },
     h('summary', {}, `Launch ${noun}`),
-    h('form', { id: 'launch-form', onsubmit: launch, 'aria-label': `Launch ${noun}` },
+    h('form', { id: 'launch-form', class: 'form-grid', onsubmit: launch, 'aria-label': `Launch ${noun}` },
       field('launch-workspace', 'Workspace', workspace),
       field('launch-pool', 'Resource pool', pool),
       field('launch-slots', 'Slots', slots),
@@ -95,7 +95,7 @@ async function launchForm(kind, session, signal) {
         ? [field('launch-experiments', 'Experiments', experimentIds), field('launch-trials', 'Trials', trialIds)]
         : null,
       field('launch-description', 'Description', description),
-      h('div', { class: 'toolbar' }, submit),
+      h('div', { class: 'toolbar wide' }, submit),
       errors));
 }
 
