@@ -50,11 +50,11 @@ class Cluster:
                            "cairn-master listening on")
         self.url = line.split()[-1]
 
-    def start_agent(self, agent_id, slots):
+    def start_agent(self, agent_id, slots, extra_args=()):
         self._start([os.path.join(self.binary_dir, "cairn-agent"), "--master", self.url, "--id", agent_id,
                      "--slots", str(slots), "--work-root", self.path("agent-" + agent_id),
                      "--heartbeat-interval", "1",
-                     "--agent-token-file", os.path.join(self.data_dir, "agent-token")],
+                     "--agent-token-file", os.path.join(self.data_dir, "agent-token")] + list(extra_args),
                     "cairn-agent %s registered" % agent_id)
 
     def login(self, user, password=""):
