@@ -13,9 +13,10 @@ import * as history from './views/history.js';
 import * as timeline from './views/timeline.js';
 import * as models from './views/models.js';
 import * as jobs from './views/jobs.js';
+import * as workspaces from './views/workspaces.js';
 import { showLogin } from './views/login.js';
 
-const VIEWS = { cluster, queue, experiments, experiment, tasks, task, history, timeline, models, jobs };
+const VIEWS = { cluster, queue, experiments, experiment, tasks, task, history, timeline, models, jobs, workspaces };
 const main = document.getElementById('view');
 let current = null;  // {name, view, controller}
 let generation = 0;  // which navigation a finishing view belongs to

@@ -5,7 +5,8 @@ through the API appears in the queue view and leaves it when it finishes, and a 
 explained and killed from the page; the spiral-mlp grid experiment shows one curve per trial
 with as many points as its configuration asks for; the history scrubbed back to before the
 experiment shows an empty queue; a model made on the registry's page gets a checkpoint of the grid
-registered from the experiment's page as its first version, which links back and downloads; a Viewer sees no kill button and gets 403 when trying anyway and
+registered from the experiment's page as its first version, which links back and downloads;
+a workspace and a project made on their pages, the experiment moved into the project; a Viewer sees no kill button and gets 403 when trying anyway and
 is told history is for admins; the tasks view lists each kind and, for those who may, launches a
 TensorBoard over the experiment and a notebook that opens through the proxy (a Viewer gets no
 form, and 403 when forcing the call), the notebook's timeline from the log; an OpenPAI job
@@ -443,6 +444,46 @@ def openpai_job_from_the_page(driver, cluster, shots):
          message="the job in the list")
 
 
+def workspace_project_and_a_moved_experiment(driver, cluster, experiment_id, shots):
+    """A workspace and a project made from the pages; the grid experiment moved into the project
+    from its page, then listed among the project's experiments; the workspace pinned."""
+    step("workspaces: a workspace and a project made, an experiment moved into it")
+    go(driver, cluster, "workspaces", "workspaces")
+    click(driver, "#workspace-create summary")
+    css(driver, "#workspace-create-name")[0].send_keys("vision")
+    click(driver, 'button[data-action="workspace-create"]')
+    wait(driver, lambda d: "Workspace vision" in text(d, "main h1"), message="the new workspace's page")
+    click(driver, "#project-create summary")
+    css(driver, "#project-create-name")[0].send_keys("detection")
+    click(driver, 'button[data-action="project-create"]')
+    wait(driver, present('tr[data-project="detection"]'), message="the new project")
+    project_id = attribute(driver, 'tr[data-project="detection"]', "data-project-id")
+    go(driver, cluster, "experiment/%d" % experiment_id, "experiment")
+    click(driver, 'button[data-action="move"]')
+    wait(driver, present("#move-form"), message="the move form")
+    Select(css(driver, "#move-project")[0]).select_by_visible_text("vision / detection")
+    click(driver, 'button[data-action="move-to"]')
+    wait(driver, lambda d: "Moved to vision / detection" in text(d, "#move-done"), message="moved")
+    go(driver, cluster, "workspaces", "workspaces")
+    wait(driver, present('tr[data-workspace="vision"]'), message="the workspace listed")
+    click(driver, 'tr[data-workspace="vision"] button[data-action="pin"]')
+    wait(driver, present('tr[data-workspace="vision"][data-pinned="true"]'), message="pinned")
+    check(attribute(driver, "#workspaces-body tbody tr", "data-workspace") == "vision",
+          "a pinned workspace comes first")
+    screenshot(driver, shots, "workspaces")
+    click(driver, 'tr[data-workspace="vision"] a')
+    wait(driver, present('tr[data-project="detection"]'), message="the workspace's projects")
+    click(driver, 'tr[data-project="detection"] a')
+    wait(driver, view_ready("experiments"), message="the project's experiments")
+    wait(driver, present('tr[data-experiment-id="%d"]' % experiment_id),
+         message="the moved experiment among the project's")
+    check(count(driver, "#experiments-body tr[data-experiment-id]") == 1,
+          "only the project's experiments are listed")
+    moved = cluster.call("GET", "/api/v1/experiments/%d" % experiment_id, user="admin")
+    check(str(moved["experiment"]["projectId"]) == project_id,
+          "the API agrees: %s" % moved["experiment"]["projectId"])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -474,6 +515,7 @@ def main():
         experiment_id = experiment_has_curves(driver, cluster, args.screenshots)
         registry_holds_a_checkpoint(driver, cluster, experiment_id, args.screenshots)
         history_before_the_experiment(driver, cluster, experiment_id, args.screenshots)
+        workspace_project_and_a_moved_experiment(driver, cluster, experiment_id, args.screenshots)
         viewer_cannot_kill(driver, cluster, args.screenshots)
         tasks_of_every_kind(driver, cluster, experiment_id, args.screenshots)
         openpai_job_from_the_page(driver, cluster, args.screenshots)

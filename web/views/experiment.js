@@ -165,8 +165,42 @@ export async function show(main, route, { session, signal }) {
   const trialsBox = h('div');
   const checkpointsBox = h('div');
   const registerBox = h('div', { id: 'register-box' });
+  const moveBox = h('div', { id: 'move-box' });
   const configBox = h('pre', { class: 'config' });
   const status = h('span', { class: 'muted', id: 'experiment-status' });
+
+  // Moves the experiment to a project of a workspace where the caller may put work.
+  async function move() {
+    const errors = h('div', { id: 'move-error', role: 'alert' });
+    let choices = [];
+    try {
+      const { workspaces = [] } = await api.get(`/api/v1/workspaces${api.query({ limit: 1000 })}`);
+      const open = workspaces.filter((w) => !w.archived && session.canLaunch(w.id));
+      const lists = await Promise.all(open.map((w) => api.get(`/api/v1/workspaces/${w.id}/projects${api.query({ limit: 1000 })}`)));
+      choices = open.flatMap((w, i) => (lists[i].projects || []).filter((p) => !p.archived)
+        .map((p) => ({ id: p.id, label: `${w.name} / ${p.name}` })));
+    } catch (error) {
+      clear(moveBox, errorBox(error));
+      return;
+    }
+    const project = h('select', { id: 'move-project' }, ...choices.map((c) => h('option', { value: String(c.id) }, c.label)));
+    async function submit(event) {
+      event.preventDefault();
+      clear(errors);
+      try {
+        await api.post(`/api/v1/experiments/${id}/move`, { destinationProjectId: Number(project.value), experimentId: Number(data.experiment.id) });
+        const chosen = choices.find((c) => String(c.id) === project.value);
+        clear(moveBox, h('div', { class: 'card', id: 'move-done' }, `Moved to ${chosen?.label || project.value}.`));
+      } catch (error) {
+        clear(errors, errorBox(error));
+      }
+    }
+    clear(moveBox, h('form', { class: 'card form-grid', id: 'move-form', onsubmit: submit, 'aria-label': 'Move the experiment' },
+      h('label', { for: 'move-project' }, 'Project'), project,
+      h('div', { class: 'toolbar wide' }, h('button', { type: 'submit', dataset: { action: 'move-to' } }, 'Move'),
+        h('button', { type: 'button', onclick: () => clear(moveBox) }, 'Cancel')),
+      errors));
+  }
 
   // Registers checkpoint `uuid` as the next version of a model chosen in a small form.
   async function register(uuid) {
@@ -233,6 +267,7 @@ export async function show(main, route, { session, signal }) {
         mine && e.state === 'STATE_ACTIVE' ? h('button', { type: 'button', dataset: { action: 'pause' }, onclick: () => act('pause') }, 'Pause') : null,
         mine && e.state === 'STATE_PAUSED' ? h('button', { type: 'button', dataset: { action: 'activate' }, onclick: () => act('activate') }, 'Activate') : null,
         mine && live ? h('button', { type: 'button', class: 'danger', dataset: { action: 'kill' }, onclick: () => act('kill') }, 'Kill') : null,
+        mine ? h('button', { type: 'button', dataset: { action: 'move' }, onclick: move }, 'Move') : null,
         session.admin ? h('a', { id: 'experiment-timeline', href: `#/timeline?entity=${encodeURIComponent(`experiment/${e.id}`)}` }, 'Timeline') : null,
         status),
       h('dl', { class: 'kv card' },
@@ -271,6 +306,7 @@ export async function show(main, route, { session, signal }) {
 
   clear(main,
     header,
+    moveBox,
     h('div', { class: 'toolbar' }, h('label', {}, logScale, ' log scale')),
     h('div', { class: 'charts' }, training.element, validation.element),
     h('h2', {}, 'Trials'), trialsBox,

@@ -20,16 +20,18 @@ export function bestMetric(experiment) {
 export async function show(main, route, { signal }) {
   // The list is oldest first; a page from its end shows the newest.
   const requested = route.params.get('offset');
+  // A project's experiments (from its workspace's page), or everyone's.
+  const projectId = route.params.get('projectId') || undefined;
   const body = h('div', { id: 'experiments-body' });
-  clear(main, h('h1', {}, 'Experiments'), body);
+  clear(main, h('h1', {}, projectId ? `Experiments of ${route.params.get('title') || `project ${projectId}`}` : 'Experiments'), body);
 
   async function load(minOffset, loadSignal) {
     let offset = Number(requested) || 0;
-    let page = await api.get(`/api/v1/experiments${api.query({ offset, limit: PAGE, minOffset })}`, loadSignal);
+    let page = await api.get(`/api/v1/experiments${api.query({ offset, limit: PAGE, projectId, minOffset })}`, loadSignal);
     const total = Number(page.pagination?.total ?? 0);
     if (requested === null && total > PAGE) {
       offset = total - PAGE;
-      page = await api.get(`/api/v1/experiments${api.query({ offset, limit: PAGE, minOffset })}`, loadSignal);
+      page = await api.get(`/api/v1/experiments${api.query({ offset, limit: PAGE, projectId, minOffset })}`, loadSignal);
     }
     const experiments = (page.experiments || []).slice().reverse();
     const rows = table([
@@ -48,7 +50,9 @@ export async function show(main, route, { signal }) {
       empty: 'No experiments yet.',
       rowProps: (e) => ({ dataset: { experimentId: String(e.id), state: e.state } }),
     });
-    clear(body, pager(page.pagination, PAGE, (to) => { location.hash = `#/experiments?offset=${to}`; }), rows);
+    clear(body, pager(page.pagination, PAGE, (to) => {
+      location.hash = `#/experiments?${new URLSearchParams({ ...Object.fromEntries(route.params), offset: to })}`;
+    }), rows);
   }
 
   return loadedView(body, load, signal);
