@@ -14,9 +14,10 @@ import * as timeline from './views/timeline.js';
 import * as models from './views/models.js';
 import * as jobs from './views/jobs.js';
 import * as workspaces from './views/workspaces.js';
+import * as admin from './views/admin.js';
 import { showLogin } from './views/login.js';
 
-const VIEWS = { cluster, queue, experiments, experiment, tasks, task, history, timeline, models, jobs, workspaces };
+const VIEWS = { cluster, queue, experiments, experiment, tasks, task, history, timeline, models, jobs, workspaces, admin };
 const main = document.getElementById('view');
 let current = null;  // {name, view, controller}
 let generation = 0;  // which navigation a finishing view belongs to
@@ -169,6 +170,8 @@ async function start() {
     return;
   }
   document.getElementById('nav').hidden = false;
+  // Administration is for admins: the API refuses everyone else, and the page is not offered.
+  document.querySelector('[data-nav="admin"]').hidden = !session.admin;
   document.getElementById('whoami').textContent =
     `${session.me.username}${session.admin ? ' (admin)' : ''}`;
   const logout = document.getElementById('logout');

@@ -10,7 +10,9 @@ a workspace and a project made on their pages, the experiment moved into the pro
 is told history is for admins; the tasks view lists each kind and, for those who may, launches a
 TensorBoard over the experiment and a notebook that opens through the proxy (a Viewer gets no
 form, and 403 when forcing the call), the notebook's timeline from the log; an OpenPAI job
-submitted from its JSON on the page has its bad field named, then runs to SUCCEEDED. A screenshot of each view (1280x800) goes to --screenshots.
+submitted from its JSON on the page has its bad field named, then runs to SUCCEEDED. An admin
+makes a user, gives them a role, resets their password, deactivates them and drains the agent;
+a Viewer is offered no Admin page and is refused when forcing it. A screenshot of each view (1280x800) goes to --screenshots.
 
   web_ui_test.py --bin BUILD/bin --screenshots BUILD/screenshots
 """
@@ -484,6 +486,56 @@ def workspace_project_and_a_moved_experiment(driver, cluster, experiment_id, sho
           "the API agrees: %s" % moved["experiment"]["projectId"])
 
 
+def administration(driver, cluster, shots):
+    """Admins make a user, give them a role, reset their password, deactivate them, drain and
+    enable the agent, and read the master's masked configuration and log; a Viewer is offered no
+    Admin page and is refused when forcing it."""
+    step("administration: users, roles, agents, the master's configuration and log")
+    log_in(driver, cluster, "admin")
+    go(driver, cluster, "admin", "admin")
+    wait(driver, present('tr[data-user="admin"]'), message="the users")
+    click(driver, "#new-user summary")
+    css(driver, "#new-user-name")[0].send_keys("olga")
+    css(driver, "#new-user-password")[0].send_keys("olga-pw-1")
+    click(driver, 'button[data-action="create-user"]')
+    wait(driver, present('tr[data-user="olga"][data-active="true"]'), message="the new user")
+    click(driver, "#roles summary")
+    Select(css(driver, "#role-user")[0]).select_by_visible_text("olga")
+    Select(css(driver, "#role-role")[0]).select_by_visible_text("Editor")
+    Select(css(driver, "#role-workspace")[0]).select_by_visible_text("Uncategorized")
+    click(driver, 'button[data-action="assign-role"]')
+    wait(driver, lambda d: "assigned Editor of Uncategorized for olga" in text(d, "#admin-status"),
+         message="the role assigned")
+    olga_id = cluster.call("GET", "/api/v1/users/olga/by-username", user="admin")["user"]["id"]
+    roles = cluster.call("GET", "/api/v1/roles/search/by-user/%d" % olga_id, user="admin")
+    check("Editor" in json.dumps(roles), "the API has olga as an Editor: %s" % roles)
+    click(driver, 'tr[data-user="olga"] button[data-action="reset-password"]')
+    prompt = wait(driver, lambda d: d.switch_to.alert, message="the password prompt")
+    prompt.send_keys("olga-pw-2")
+    prompt.accept()
+    wait(driver, lambda d: "olga's password reset" in text(d, "#admin-status"), message="reset")
+    cluster.login("olga", "olga-pw-2")
+    click(driver, 'tr[data-user="olga"] button[data-action="deactivate"]')
+    wait(driver, present('tr[data-user="olga"][data-active="false"]'), message="deactivated")
+    click(driver, 'tr[data-agent="agent-1"] button[data-action="drain"]')
+    wait(driver, present('tr[data-agent="agent-1"][data-enabled="false"]'), message="draining")
+    click(driver, 'tr[data-agent="agent-1"] button[data-action="enable"]')
+    wait(driver, present('tr[data-agent="agent-1"][data-enabled="true"]'), message="enabled again")
+    wait(driver, lambda d: "log" in text(d, "#admin-config") and text(d, "#admin-logs"),
+         message="the configuration and the log")
+    screenshot(driver, shots, "admin")
+    # A Viewer: no Admin in the navigation, and the page and the API refuse them.
+    log_in(driver, cluster, "vera", "vera-pw")
+    check(not css(driver, '[data-nav="admin"]')[0].is_displayed(), "no Admin link for a Viewer")
+    go(driver, cluster, "admin", "admin")
+    wait(driver, present("#admin-forbidden"), message="the page says it is for admins")
+    try:
+        cluster.call("POST", "/api/v1/agents/agent-1/disable", {"drain": True}, user="vera")
+        check(False, "the API refuses a Viewer's disable")
+    except ApiError as error:
+        check(error.status == 403, "403 for a Viewer's disable, got %d" % error.status)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -519,6 +571,7 @@ def main():
         viewer_cannot_kill(driver, cluster, args.screenshots)
         tasks_of_every_kind(driver, cluster, experiment_id, args.screenshots)
         openpai_job_from_the_page(driver, cluster, args.screenshots)
+        administration(driver, cluster, args.screenshots)
         # The refusals the steps provoke on purpose: a Viewer's 403s, the OpenPAI job's bad field.
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
                   and "403" not in entry["message"] and "401" not in entry["message"]
