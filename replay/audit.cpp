@@ -126,6 +126,28 @@ std::vector<std::string> AuditTrail::SubjectsOf(const events::Envelope& event) {
   return subjects;
 }
 
+void AuditTrail::AddParents(std::vector<std::string>& subjects) {
+  auto first = [&](std::string_view kind) -> std::string {
+    for (const auto& subject : subjects) {
+      if (subject.rfind(kind, 0) == 0) return subject;
+    }
+    return "";
+  };
+  const std::string task = first("task/");
+  std::string trial = first("trial/");
+  const std::string experiment = first("experiment/");
+  if (!task.empty() && !trial.empty()) trial_of_task_[task] = trial;
+  if (!trial.empty() && !experiment.empty()) experiment_of_trial_[trial] = experiment;
+  if (trial.empty() && !task.empty()) {
+    auto known = trial_of_task_.find(task);
+    if (known != trial_of_task_.end()) subjects.push_back(trial = known->second);
+  }
+  if (experiment.empty() && !trial.empty()) {
+    auto known = experiment_of_trial_.find(trial);
+    if (known != experiment_of_trial_.end()) subjects.push_back(known->second);
+  }
+}
+
 bool AuditTrail::ActorMatches(const std::string& actor) const {
   if (query_.actor.empty()) return true;
   if (query_.actor.find(':') != std::string::npos) return actor == query_.actor;
@@ -135,6 +157,7 @@ bool AuditTrail::ActorMatches(const std::string& actor) const {
 std::optional<AuditRecord> AuditTrail::Add(const events::Envelope& event) {
   // Subjects first, whatever the query: the user-name map must follow every event.
   std::vector<std::string> subjects = SubjectsOf(event);
+  AddParents(subjects);
   if (!query_.include_system && event.actor().rfind("system:", 0) == 0 &&
       query_.actor.rfind("system:", 0) != 0) {
     return std::nullopt;

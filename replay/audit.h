@@ -39,7 +39,9 @@ struct AuditRecord {
 };
 
 // Reads events in log order and answers which of them the query keeps. It remembers users'
-// names as it goes, so that "user/alice" finds the events that name alice by id.
+// names as it goes, so that "user/alice" finds the events that name alice by id, and which
+// trial each task runs and which experiment each trial is of, so that an experiment's timeline
+// holds its trials' scheduling too (placed, preempted, resumed, exited).
 class AuditTrail {
  public:
   explicit AuditTrail(AuditQuery query) : query_(std::move(query)) {}
@@ -51,8 +53,14 @@ class AuditTrail {
   std::vector<std::string> SubjectsOf(const events::Envelope& event);
   bool ActorMatches(const std::string& actor) const;
 
+  // Adds the trial of a task and the experiment of a trial the subjects name, learning both from
+  // the events that name them together (TrialCreated, a trial's TaskSubmitted).
+  void AddParents(std::vector<std::string>& subjects);
+
   AuditQuery query_;
   std::map<int64_t, std::string> usernames_;  // user id -> name, as of the events read so far
+  std::map<std::string, std::string> trial_of_task_;        // "task/X" -> "trial/T"
+  std::map<std::string, std::string> experiment_of_trial_;  // "trial/T" -> "experiment/E"
 };
 
 // One line of text: "2026-11-25T10:00:00.123456Z  #17  user:admin  UserCreated  user/3 user/bob".

@@ -144,6 +144,36 @@ TEST_F(ExperimentEndToEnd, AMoreImportantExperimentPreemptsALessImportantOne) {
   EXPECT_EQ(FirstTrainStart(events, low_trial, low_assigned[1].payload["allocationId"]), 200)
       << "the low trial resumes from its preemption checkpoint";
 
+  // The low experiment's timeline (the web UI's, GET /api/v1/audit, admins) holds its trial's
+  // preemption with the reason it recorded, and then the placement that resumed it.
+  {
+    net::Client client("127.0.0.1", cluster_->port());
+    auto login =
+        client.Request("POST", "/api/v1/auth/login", R"({"username":"admin","password":""})");
+    ASSERT_TRUE(login.ok() && login->status == 200);
+    const std::string admin = json::parse(login->body)["token"];
+    auto timeline = client.Request(
+        "GET", "/api/v1/audit?includeSystem=true&entity=experiment/" + std::to_string(low), "",
+        {{"Authorization", "Bearer " + admin}});
+    ASSERT_TRUE(timeline.ok() && timeline->status == 200);
+    std::vector<std::string> actions;
+    std::string reason;
+    const json answer = json::parse(timeline->body);
+    for (const auto& record : answer["records"]) {
+      actions.push_back(record["action"]);
+      if (record["action"] == "PreemptionRequested") {
+        reason = record["event"]["preemptionRequested"].value("reason", "");
+      }
+    }
+    EXPECT_FALSE(reason.empty()) << "the preemption says why";
+    auto preemption = std::find(actions.begin(), actions.end(), "PreemptionRequested");
+    ASSERT_NE(preemption, actions.end()) << timeline->body.substr(0, 2000);
+    EXPECT_EQ(std::count(actions.begin(), actions.end(), "AllocationAssigned"), 2)
+        << ::testing::PrintToString(actions);
+    EXPECT_NE(std::find(preemption, actions.end(), "AllocationAssigned"), actions.end())
+        << "the resume follows the preemption: " << ::testing::PrintToString(actions);
+  }
+
   for (auto [experiment_id, trial_id, length] :
        {std::tuple{low, low_trial, 300}, std::tuple{high, high_trial, 200}}) {
     SCOPED_TRACE("experiment " + std::to_string(experiment_id));

@@ -86,6 +86,49 @@ TEST(AuditTest, ActorsTimesAndBareIdsNarrowTheTrail) {
   EXPECT_EQ(Offsets(query), (std::vector<uint64_t>{8}));
 }
 
+// An experiment's timeline holds its trials' scheduling: the preemption of a trial's task, with
+// its reason, and the placement that resumes it, though neither event names the experiment.
+TEST(AuditTest, AnExperimentsTimelineHoldsItsTrialsPreemptionAndResume) {
+  std::vector<events::Envelope> story;
+  auto add = [&](const std::string& actor) -> events::Envelope& {
+    events::Envelope& event = story.emplace_back();
+    event.set_offset(story.size() - 1);
+    event.set_actor(actor);
+    return event;
+  };
+  auto* trial = add("system:experiments").mutable_trial_created();  // #0
+  trial->set_experiment_id(7);
+  trial->set_trial_id(3);
+  auto* submitted = add("system:experiments").mutable_task_submitted();  // #1
+  submitted->set_task_id("trial-task");
+  submitted->set_trial_id(3);
+  add("system:scheduler").mutable_allocation_assigned()->set_task_id("trial-task");  // #2
+  add("system:scheduler").mutable_allocation_assigned()->set_task_id("other-task");  // #3
+  auto* preempted = add("system:scheduler").mutable_preemption_requested();          // #4
+  preempted->set_task_id("trial-task");
+  preempted->set_reason("preempted by job high-priority (priority 1 over 50)");
+  add("agent:a1").mutable_task_exited()->set_task_id("trial-task");                  // #5
+  add("system:scheduler").mutable_allocation_assigned()->set_task_id("trial-task");  // #6
+
+  AuditQuery query;
+  query.entity = "experiment/7";
+  query.include_system = true;
+  AuditTrail trail(query);
+  std::vector<uint64_t> kept;
+  for (const auto& event : story) {
+    if (auto record = trail.Add(event)) kept.push_back(record->offset);
+  }
+  EXPECT_EQ(kept, (std::vector<uint64_t>{0, 1, 2, 4, 5, 6}));
+  query.entity = "trial/3";
+  AuditTrail by_trial(query);
+  std::vector<std::string> subjects;
+  for (const auto& event : story) {
+    if (auto record = by_trial.Add(event); record && record->offset == 4)
+      subjects = record->subjects;
+  }
+  EXPECT_EQ(subjects, (std::vector<std::string>{"task/trial-task", "trial/3", "experiment/7"}));
+}
+
 TEST(AuditTest, ALineSaysWhenWhoWhatAndToWhatAndJsonBlanksSecrets) {
   AuditTrail trail{AuditQuery()};
   const std::vector<events::Envelope> story = Story();
