@@ -3,7 +3,7 @@
 // masked by the master) and its recent log lines. Every action is the API's, which refuses
 // anyone else; the navigation shows this page to admins only.
 import * as api from '../lib/api.js';
-import { h, clear, table, errorBox, formatTime } from '../lib/dom.js';
+import { h, clear, table, formatTime, loadedView } from '../lib/dom.js';
 
 // Determined's built-in roles (api/handlers/roles).
 const ROLES = [[1, 'Viewer'], [2, 'Editor'], [3, 'WorkspaceAdmin'], [4, 'ClusterAdmin'], [5, 'ModelRegistryViewer']];
@@ -87,10 +87,15 @@ export async function show(main, route, { signal }) {
       api.get(`/api/v1/agents${api.query({ minOffset })}`, loadSignal),
       api.get('/api/v1/master/config', loadSignal)]);
     users = usersAnswer.users || [];
-    // The assignment form offers every user, new ones too, keeping the one chosen.
-    const chosen = roleUser.value;
-    clear(roleUser, ...users.map((u) => h('option', { value: String(u.id) }, u.username)));
-    if (users.some((u) => String(u.id) === chosen)) roleUser.value = chosen;
+    // The assignment form offers every user, new ones too, keeping the one chosen; redrawn only
+    // when the users changed, so that a choice being made is not swept away by a refresh.
+    const offered = users.map((u) => `${u.id}:${u.username}`).join(',');
+    if (roleUser.dataset.offered !== offered) {
+      const chosen = roleUser.value;
+      clear(roleUser, ...users.map((u) => h('option', { value: String(u.id) }, u.username)));
+      if (users.some((u) => String(u.id) === chosen)) roleUser.value = chosen;
+      roleUser.dataset.offered = offered;
+    }
     clear(usersBox, table([
       { title: 'User', cell: (u) => u.username },
       { title: 'Display name', cell: (u) => u.displayName || '' },
@@ -139,12 +144,6 @@ export async function show(main, route, { signal }) {
     h('h2', {}, 'Agents'), agentsBox,
     h('h2', {}, 'Master configuration'), h('p', { class: 'muted' }, 'Secrets are masked by the master.'), configBox,
     h('h2', {}, `Master log (last ${LOG_LINES} lines)`), logsBox);
-  try {
-    await load(undefined, signal);
-  } catch (error) {
-    if (error.name === 'AbortError') throw error;
-    clear(usersBox, errorBox(error));
-  }
   // Live: users and agents change; the log and configuration are read again with them.
-  return { refresh: (minOffset, refreshSignal) => load(minOffset, refreshSignal).catch(() => {}) };
+  return loadedView(usersBox, load, signal);
 }

@@ -4,7 +4,7 @@
 // own decisions included; without an entity, the audit trail itself: who did what, filtered by
 // actor. A page at a time, from an offset on.
 import * as api from '../lib/api.js';
-import { h, clear, table, formatTime, errorBox, reasonsIn } from '../lib/dom.js';
+import { h, clear, table, formatTime, reasonsIn, loadedView } from '../lib/dom.js';
 
 const PAGE = 200;
 
@@ -75,11 +75,5 @@ export async function show(main, route, { signal }) {
           onclick: () => go({ from: last + 1 }) }, 'Later ›')));
   }
 
-  try {
-    await load(undefined, signal);
-  } catch (error) {
-    if (error.name === 'AbortError') throw error;
-    clear(body, errorBox(error));
-  }
-  return { refresh: (minOffset, refreshSignal) => load(minOffset, refreshSignal).catch(() => {}) };
+  return loadedView(body, load, signal);
 }
