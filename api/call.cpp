@@ -165,16 +165,9 @@ commands::CommandMeta Call::Meta(const std::string& actor) const {
     // What the key stands for: this exact request. A retry sends the same bytes. Keyed by the
     // cluster secret: the body may hold a credential, and a plain hash of it in the log would
     // let a reader test guesses.
-    const std::string request = request_.method + " " + request_.path + "\n" + request_.body;
-    if (services_.agent_token.empty()) {
-      auto fingerprint = Sha256Hex(request);
-      if (fingerprint.ok()) meta.request_fingerprint = *fingerprint;
-    } else {
-      const std::string mac =
-          DeriveTaskSecret(services_.agent_token, kRequestFingerprintPurpose, request);
-      meta.request_fingerprint =
-          HexLower(reinterpret_cast<const unsigned char*>(mac.data()), mac.size());
-    }
+    meta.request_fingerprint =
+        DeriveTaskToken(services_.agent_token, kRequestFingerprintPurpose,
+                        request_.method + " " + request_.path + "\n" + request_.body);
   }
   return meta;
 }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "api/rest_util.h"
 #include "base/clock.h"
 #include "base/encoding.h"
 #include "events/envelope_util.h"
@@ -164,16 +165,6 @@ std::set<std::string> Values(const net::Request& request, const std::string& nam
   return values;
 }
 
-Result<std::optional<int64_t>> TimeParam(const net::Request& request, const std::string& name) {
-  const std::string text = request.QueryParam(name);
-  if (text.empty()) return std::optional<int64_t>();
-  auto parsed = ParseTimeToUnixMicros(text);
-  if (!parsed.ok()) {
-    return Status::InvalidArgument(name + ": expected an RFC 3339 time, got '" + text + "'");
-  }
-  return std::optional<int64_t>(*parsed);
-}
-
 Result<LogFilter> ParseLogFilter(const net::Request& request) {
   LogFilter filter;
   filter.allocation_ids = Values(request, "allocationIds");
@@ -199,8 +190,8 @@ Result<LogFilter> ParseLogFilter(const net::Request& request) {
     }
     filter.rank_ids.insert(std::stoll(rank));
   }
-  CAIRN_ASSIGN_OR_RETURN(filter.before_unix_micros, TimeParam(request, "timestampBefore"));
-  CAIRN_ASSIGN_OR_RETURN(filter.after_unix_micros, TimeParam(request, "timestampAfter"));
+  CAIRN_ASSIGN_OR_RETURN(filter.before_unix_micros, OptionalTimeParam(request, "timestampBefore"));
+  CAIRN_ASSIGN_OR_RETURN(filter.after_unix_micros, OptionalTimeParam(request, "timestampAfter"));
   const std::string search = request.QueryParam("searchText");
   if (request.QueryParam("enableRegex") == "true" && !search.empty()) {
     re2::RE2::Options options;
@@ -335,7 +326,7 @@ net::Response StreamTaskLogFields(const Services& services, bool follow, std::st
                                             stdtypes.insert(line.stdtype);
                                             // A gang part's lines carry its rank
                                             // (agent/PROTOCOL.md).
-                                            ranks.insert(line.seq >> 40);
+                                            ranks.insert(RankOf(line));
                                           }
                                           return true;
                                         });

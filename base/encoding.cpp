@@ -8,12 +8,12 @@
 
 namespace cairn {
 
-namespace {
-
 bool IsBase64Character(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
          c == '/';
 }
+
+namespace {
 
 // EVP's block functions take int lengths, so large contents go through in chunks; the chunk
 // sizes are whole base64 quanta (4 characters, 3 bytes) so only the last chunk can be padded.

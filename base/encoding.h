@@ -54,6 +54,9 @@ class Sha256 {
 // U+10FFFF): what JSON may carry.
 bool IsValidUtf8(std::string_view text);
 
+// One of standard base64's 64 characters ('=' padding is not one).
+bool IsBase64Character(char c);
+
 // Padded standard base64 (RFC 4648 §4), any length.
 std::string Base64Encode(std::string_view bytes);
 

@@ -22,8 +22,8 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode
 
 // A file replaced the way WriteFileAtomically replaces one, for contents written in pieces (too
 // large to hold in memory at once): Create opens `path`.tmp, truncated, with `mode`; the caller
-// writes (and may read back) through fd(); Commit fsyncs, renames it onto `path` and syncs the directory. One
-// destroyed without a successful Commit removes its temporary.
+// writes (and may read back) through fd(); Commit fsyncs, renames it onto `path` and syncs the
+// directory. One destroyed without a successful Commit removes its temporary.
 class AtomicFile {
  public:
   static Result<std::unique_ptr<AtomicFile>> Create(const std::string& path, mode_t mode = 0644);

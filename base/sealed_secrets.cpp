@@ -14,16 +14,6 @@ namespace {
 constexpr std::string_view kSealKeyPurpose = "sealed-secrets-key";
 constexpr std::string_view kSealNoncePurpose = "sealed-secrets-nonce";
 
-bool IsBase64Character(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-         c == '/' || c == '=';
-}
-
-void InitSodium() {
-  // Fails only when the system cannot give randomness: not a state to continue in.
-  if (sodium_init() < 0) std::abort();
-}
-
 }  // namespace
 
 bool IsSealed(std::string_view text) {
@@ -32,6 +22,8 @@ bool IsSealed(std::string_view text) {
 
 SecretSealer::SecretSealer(std::string_view cluster_secret) {
   if (cluster_secret.empty()) return;
+  // Once per sealer, not per value: it fails only when the system cannot give randomness.
+  if (sodium_init() < 0) std::abort();
   key_ = DeriveTaskSecret(cluster_secret, kSealKeyPurpose, "");
   nonce_key_ = DeriveTaskSecret(cluster_secret, kSealNoncePurpose, "");
   static_assert(crypto_secretbox_KEYBYTES == 32, "HMAC-SHA-256 derives the key");
@@ -39,7 +31,6 @@ SecretSealer::SecretSealer(std::string_view cluster_secret) {
 
 std::string SecretSealer::Seal(std::string_view plaintext) const {
   if (!has_key() || IsSealed(plaintext)) return std::string(plaintext);
-  InitSodium();
   const std::string nonce =
       HmacSha256(nonce_key_, plaintext).substr(0, crypto_secretbox_NONCEBYTES);
   std::string box(crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES + plaintext.size(), '\0');
@@ -59,7 +50,7 @@ Result<std::string> SecretSealer::UnsealText(std::string_view text) const {
     if (found == std::string_view::npos) break;
     out.append(text.substr(at, found - at));
     size_t end = found + kSealedPrefix.size();
-    while (end < text.size() && IsBase64Character(text[end])) ++end;
+    while (end < text.size() && (IsBase64Character(text[end]) || text[end] == '=')) ++end;
     const std::string_view encoded =
         text.substr(found + kSealedPrefix.size(), end - found - kSealedPrefix.size());
     if (!has_key()) {
@@ -70,7 +61,6 @@ Result<std::string> SecretSealer::UnsealText(std::string_view text) const {
     if (!box.ok() || box->size() < crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES) {
       return Status::FailedPrecondition("a sealed credential is damaged");
     }
-    InitSodium();
     std::string plaintext(box->size() - crypto_secretbox_NONCEBYTES - crypto_secretbox_MACBYTES,
                           '\0');
     const auto* nonce = reinterpret_cast<const unsigned char*>(box->data());

@@ -7,31 +7,36 @@ namespace cairn {
 
 namespace {
 
+// Already sealed values are left as they are (not handed back unchanged), so that text holding
+// only those is not re-written (a YAML text would lose its comments).
 SecretRewrite SealingWith(const SecretSealer& sealer) {
-  return
+  return SecretRewrite(
       [&sealer](SecretClass secret_class, const std::string& value) -> std::optional<std::string> {
         if (secret_class != SecretClass::kMachines || IsSealed(value)) return std::nullopt;
         return sealer.Seal(value);
-      };
+      },
+      /*machines_only=*/true);
 }
 
 // Opens kMachines values that are one sealed value each (as SealingWith left them); the first
 // that does not open is kept in `failure`.
 SecretRewrite UnsealingWith(const SecretSealer& sealer, Status& failure) {
-  return [&sealer, &failure](SecretClass secret_class,
-                             const std::string& value) -> std::optional<std::string> {
-    if (secret_class != SecretClass::kMachines || !IsSealed(value)) return std::nullopt;
-    auto opened = sealer.UnsealText(value);
-    if (!opened.ok()) {
-      if (failure.ok()) failure = opened.status();
-      return std::nullopt;
-    }
-    return std::move(*opened);
-  };
+  return SecretRewrite(
+      [&sealer, &failure](SecretClass secret_class,
+                          const std::string& value) -> std::optional<std::string> {
+        if (secret_class != SecretClass::kMachines || !IsSealed(value)) return std::nullopt;
+        auto opened = sealer.UnsealText(value);
+        if (!opened.ok()) {
+          if (failure.ok()) failure = opened.status();
+          return std::nullopt;
+        }
+        return std::move(*opened);
+      },
+      /*machines_only=*/true);
 }
 
-// Escapes that could hide the prefix are JSON's and YAML's; both need a backslash. Nesting is
-// bounded: a config is YAML in a JSON string, and no request nests deeper than that twice.
+// Nesting is bounded: a config is YAML in a JSON string, and no request nests deeper than that
+// twice.
 bool HoldsSealedValueAt(const std::string& text, int depth);
 
 bool ScalarsHoldSealedValue(const nlohmann::ordered_json& value, int depth) {
@@ -48,9 +53,22 @@ bool ScalarsHoldSealedValue(const nlohmann::ordered_json& value, int depth) {
   return false;
 }
 
+// Only escapes that stand for a letter or join two lines can hide the prefix: JSON's \u and
+// YAML's \x, \u, \U and escaped line breaks, or any of them escaped once more (\\).
+bool MayHideThePrefix(const std::string& text) {
+  for (size_t at = text.find('\\'); at != std::string::npos && at + 1 < text.size();
+       at = text.find('\\', at + 2)) {
+    const char next = text[at + 1];
+    if (next == 'u' || next == 'U' || next == 'x' || next == '\\' || next == '\n' || next == '\r') {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool HoldsSealedValueAt(const std::string& text, int depth) {
   if (text.find(kSealedPrefix) != std::string::npos) return true;
-  if (text.find('\\') == std::string::npos || depth >= 3) return false;
+  if (depth >= 3 || !MayHideThePrefix(text)) return false;
   auto json = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!json.is_discarded()) return ScalarsHoldSealedValue(json, depth + 1);
   auto yaml = YamlTextToJson(text, "text");

@@ -12,6 +12,9 @@ namespace {
 constexpr const char* kStorageCredentialKeys[] = {"access_key",  "secret_key",  "password",
                                                   "credentials", "account_key", "connection_string",
                                                   "credential"};
+// A registry's password (or its base64 "auth"), and the cluster's setup script.
+constexpr const char* kRegistryCredentialKeys[] = {"password", "auth"};
+constexpr const char* kStartupHookKeys[] = {"startup_hook"};
 
 template <class Json>
 std::string TextOf(const Json& value) {
@@ -39,9 +42,9 @@ bool RewriteVariableList(Json& entries, const std::set<std::string>& secret,
   return changed;
 }
 
-template <class Json>
+template <class Json, class Keys>
 bool RewriteKeys(Json& object, SecretClass secret_class, const SecretRewrite& rewrite,
-                 std::initializer_list<const char*> keys) {
+                 const Keys& keys) {
   if (!object.is_object()) return false;
   bool changed = false;
   for (const char* key : keys) {
@@ -55,18 +58,25 @@ bool RewriteKeys(Json& object, SecretClass secret_class, const SecretRewrite& re
   return changed;
 }
 
+// The variables an environment section marks secret (secret_environment_variables), added to
+// `names`.
+template <class Json>
+void AddSecretVariableNames(const Json& environment, std::set<std::string>& names) {
+  if (!environment.is_object()) return;
+  auto marked = environment.find("secret_environment_variables");
+  if (marked == environment.end() || !marked->is_array()) return;
+  for (const auto& name : *marked) {
+    if (name.is_string()) names.insert(name.template get<std::string>());
+  }
+}
+
 template <class Json>
 bool RewriteEnvironment(Json& environment, const SecretRewrite& rewrite,
                         const std::set<std::string>& also_secret = {}) {
   if (!environment.is_object()) return false;
   bool changed = false;
   std::set<std::string> secret = also_secret;
-  auto marked = environment.find("secret_environment_variables");
-  if (marked != environment.end() && marked->is_array()) {
-    for (const auto& name : *marked) {
-      if (name.is_string()) secret.insert(name.template get<std::string>());
-    }
-  }
+  AddSecretVariableNames(environment, secret);
   auto variables = environment.find("environment_variables");
   if (variables != environment.end()) {
     if (variables->is_object()) {
@@ -81,7 +91,7 @@ bool RewriteEnvironment(Json& environment, const SecretRewrite& rewrite,
   // task_container_defaults).
   auto auth = environment.find("registry_auth");
   if (auth != environment.end()) {
-    changed |= RewriteKeys(*auth, SecretClass::kMachines, rewrite, {"password", "auth"});
+    changed |= RewriteKeys(*auth, SecretClass::kMachines, rewrite, kRegistryCredentialKeys);
   }
   return changed;
 }
@@ -91,10 +101,7 @@ bool RewriteStorage(Json& storage, const SecretRewrite& rewrite) {
   if (!storage.is_object()) return false;
   // The owner named them once and never needs them back, and an event or answer that held them
   // would hand the bucket to whoever reads it.
-  bool changed = false;
-  for (const char* key : kStorageCredentialKeys) {
-    changed |= RewriteKeys(storage, SecretClass::kMachines, rewrite, {key});
-  }
+  bool changed = RewriteKeys(storage, SecretClass::kMachines, rewrite, kStorageCredentialKeys);
   // An account URL may carry a SAS token in its query.
   auto url = storage.find("account_url");
   if (url != storage.end() && url->is_string()) {
@@ -126,9 +133,18 @@ bool RewriteConfigOf(Json& config, const SecretRewrite& rewrite,
 
 // Whether the text may hold a secret at all: most configs name neither section, and the event
 // stream redacts every event it sends.
-bool MayHoldSecrets(const std::string& text) {
-  return text.find("environment") != std::string::npos ||
-         text.find("checkpoint_storage") != std::string::npos;
+bool MayHoldSecrets(const std::string& text, const SecretRewrite& rewrite) {
+  if (!rewrite.machines_only) {
+    return text.find("environment") != std::string::npos ||
+           text.find("checkpoint_storage") != std::string::npos;
+  }
+  for (const char* key : {"secret_environment_variables", "registry_auth", "account_url"}) {
+    if (text.find(key) != std::string::npos) return true;
+  }
+  for (const char* key : kStorageCredentialKeys) {
+    if (text.find(key) != std::string::npos) return true;
+  }
+  return false;
 }
 
 void RewriteText(std::string& text, std::optional<std::string> rewritten,
@@ -152,7 +168,7 @@ bool RewriteConfigSecrets(nlohmann::ordered_json& config, const SecretRewrite& r
 
 std::optional<std::string> RewriteConfigJsonSecrets(const std::string& json_text,
                                                     const SecretRewrite& rewrite) {
-  if (!MayHoldSecrets(json_text)) return json_text;
+  if (!MayHoldSecrets(json_text, rewrite)) return json_text;
   auto config = nlohmann::ordered_json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded()) return std::nullopt;
   return RewriteConfigOf(config, rewrite) ? config.dump() : json_text;
@@ -161,7 +177,7 @@ std::optional<std::string> RewriteConfigJsonSecrets(const std::string& json_text
 std::optional<std::string> RewriteConfigYamlSecrets(const std::string& yaml_text,
                                                     const SecretRewrite& rewrite,
                                                     const std::set<std::string>& also_secret) {
-  if (!MayHoldSecrets(yaml_text)) return yaml_text;
+  if (also_secret.empty() && !MayHoldSecrets(yaml_text, rewrite)) return yaml_text;
   auto config = YamlTextToJson(yaml_text, "config");
   if (!config.ok()) return std::nullopt;
   return RewriteConfigOf(*config, rewrite, also_secret) ? JsonToYamlText(*config) : yaml_text;
@@ -183,7 +199,7 @@ std::optional<std::string> RewriteTaskContainerDefaultsSecrets(const std::string
   // The same keys as a config's environment section, at the top level.
   bool changed = RewriteEnvironment(defaults, rewrite);
   // The cluster's setup script may hold what its environment variables would.
-  changed |= RewriteKeys(defaults, SecretClass::kOwners, rewrite, {"startup_hook"});
+  changed |= RewriteKeys(defaults, SecretClass::kOwners, rewrite, kStartupHookKeys);
   return changed ? defaults.dump() : json_text;
 }
 
@@ -193,7 +209,8 @@ void RewriteWebhookUrl(std::string* url, const SecretRewrite& rewrite) {
   const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
   const size_t path = url->find_first_of("/?#@", start);
   if (path == std::string::npos) return;
-  // user:password@host...: everything after the scheme; else the host and a '/' stay.
+  // user:password@host...: everything after the scheme (webhooks refuse such URLs; this keeps
+  // redaction safe for any URL text); else the host and a '/' stay.
   const bool user_info = (*url)[path] == '@';
   const size_t secret_from = user_info ? start : path + ((*url)[path] == '/' ? 1 : 0);
   const std::string visible = user_info ? url->substr(0, start) : url->substr(0, path) + "/";
@@ -202,18 +219,21 @@ void RewriteWebhookUrl(std::string* url, const SecretRewrite& rewrite) {
   }
 }
 
+namespace {
+
+// The variables a config (JSON text) marks secret; a secret variable's value in the YAML the
+// user sent may be marked by a template or policy merged into the config.
 std::set<std::string> SecretVariablesOf(const std::string& config_json) {
   std::set<std::string> names;
   if (config_json.find("secret_environment_variables") == std::string::npos) return names;
-  auto config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object() || !config.contains("environment")) return names;
-  const auto& marked =
-      config["environment"].value("secret_environment_variables", nlohmann::json::array());
-  for (const auto& name : marked) {
-    if (name.is_string()) names.insert(name.get<std::string>());
+  auto config = nlohmann::ordered_json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  if (config.is_object() && config.contains("environment")) {
+    AddSecretVariableNames(config["environment"], names);
   }
   return names;
 }
+
+}  // namespace
 
 void RewriteSpecSecrets(events::TaskSpec& spec, const SecretRewrite& rewrite) {
   if (!spec.registry_auth().password().empty()) {
@@ -226,7 +246,11 @@ void RewriteSpecSecrets(events::TaskSpec& spec, const SecretRewrite& rewrite) {
       spec.set_startup_hook(*value);
     }
   }
-  if (spec.environment_variables().empty()) return;
+  // Variables are the owner's unless marked: a rewrite of credentials alone has nothing to do.
+  if (spec.environment_variables().empty() ||
+      (rewrite.machines_only && spec.secret_variable_names().empty())) {
+    return;
+  }
   const std::set<std::string> secret(spec.secret_variable_names().begin(),
                                      spec.secret_variable_names().end());
   nlohmann::json entries = nlohmann::json::array();

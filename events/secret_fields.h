@@ -22,9 +22,19 @@ enum class SecretClass {
 };
 
 // What one secret value becomes; nullopt keeps it. Values that are not strings in a config are
-// passed as their JSON text.
-using SecretRewrite =
-    std::function<std::optional<std::string>(SecretClass, const std::string& value)>;
+// passed as their JSON text. `machines_only`: the rewrite leaves kOwners values alone, so config
+// text that names no credential is skipped unread (sealing, on the writer's path).
+struct SecretRewrite {
+  template <class Apply>
+  SecretRewrite(Apply apply, bool machines_only = false)  // NOLINT: a lambda is a rewrite
+      : apply(std::move(apply)), machines_only(machines_only) {}
+  std::optional<std::string> operator()(SecretClass secret_class, const std::string& value) const {
+    return apply(secret_class, value);
+  }
+
+  std::function<std::optional<std::string>(SecretClass, const std::string& value)> apply;
+  bool machines_only = false;
+};
 
 // A config (JSON): environment.environment_variables ("NAME=VALUE", a list or per cpu/cuda/rocm),
 // environment.registry_auth's password, checkpoint_storage's credentials and an account_url's
@@ -48,9 +58,6 @@ std::optional<std::string> RewriteStorageJsonSecrets(const std::string& json_tex
 // registry_auth and startup_hook.
 std::optional<std::string> RewriteTaskContainerDefaultsSecrets(const std::string& json_text,
                                                                const SecretRewrite& rewrite);
-
-// The variables a config (JSON text) marks secret (environment.secret_environment_variables).
-std::set<std::string> SecretVariablesOf(const std::string& config_json);
 
 // A webhook's URL: what follows its scheme and host (its path and query, or its user
 // information) is one kMachines value; the host stays, so that people see where it goes.

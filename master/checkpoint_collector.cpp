@@ -97,6 +97,10 @@ size_t CheckpointCollector::SweepOnce() {
       retry_.push_back(std::move(checkpoint));
       continue;
     }
+    // Said once per checkpoint: the store tells no one, and an operator (or a test) can see
+    // that the decision recorded in the log was carried out.
+    log::Info("checkpoint_collector", "collected checkpoint {}{}", checkpoint.uuid,
+              *deleted ? "" : " (nothing was left to delete)");
     removed += *deleted;
   }
   for (const auto& sweep : tensorboards) removed += DeleteTensorboardFiles(sweep) > 0;

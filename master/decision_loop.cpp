@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "base/clock.h"
 #include "base/ids.h"
@@ -9,6 +10,7 @@
 #include "base/notification.h"
 #include "base/thread_priority.h"
 #include "commands/experiments/experiment_decider.h"
+#include "commands/experiments/log_policies.h"
 #include "commands/scheduler/explain.h"
 #include "commands/scheduler/scheduler.h"
 #include "events/envelope_util.h"
@@ -71,6 +73,31 @@ DecisionLoop::DecisionLoop(EventLog* log, Options options)
 DecisionLoop::~DecisionLoop() { Stop(); }
 
 namespace {
+
+// What a command carries that the decider compares with what the log recorded, sealed as the log
+// keeps it (events/sealing.h): an unchanged pool configuration, a `continue` override restating
+// the experiment's storage or secret variables, a workspace's restated storage are then no change.
+// Sealing is deterministic, so the stamp's sealing of the resulting events changes nothing more.
+void SealCommand(commands::Command& command, const DecisionState& state,
+                 const SecretSealer& sealer) {
+  if (!sealer.has_key()) return;
+  if (auto* pools = std::get_if<commands::ConfigurePools>(&command)) {
+    SealSecrets(pools->config, sealer);
+  } else if (auto* continued = std::get_if<commands::ContinueExperiment>(&command)) {
+    std::set<std::string> secret;
+    const auto* experiment = state.FindExperiment(continued->experiment_id);
+    if (experiment != nullptr && experiment->config != nullptr) {
+      const auto& names = experiment->config->environment.secret_environment_variables;
+      secret.insert(names.begin(), names.end());
+    }
+    continued->override_yaml = SealConfigYaml(continued->override_yaml, sealer, secret);
+  } else if (auto* workspace = std::get_if<commands::UpdateWorkspace>(&command)) {
+    if (workspace->checkpoint_storage_json) {
+      workspace->checkpoint_storage_json =
+          SealStorageJson(*workspace->checkpoint_storage_json, sealer);
+    }
+  }
+}
 
 // The payload field numbers of events.proto's ranges: 200-219 identity, 220-239 tenancy.
 bool IsIdentityEvent(const Envelope& event) {
@@ -234,7 +261,9 @@ Result<Outcome> DecisionLoop::Execute(Command command, CommandMeta meta) {
 
 Result<Decision> DecisionLoop::Preview(const Command& command, const CommandMeta& meta) {
   std::lock_guard lock(state_mutex_);
-  return commands::Decide(state_, command, meta);
+  Command sealed = command;
+  SealCommand(sealed, state_, options_.sealer);
+  return commands::Decide(state_, sealed, meta);
 }
 
 void DecisionLoop::Read(const std::function<void(const DecisionState&)>& reader) const {
@@ -269,7 +298,13 @@ Result<AllocationHolding> DecisionLoop::DescribeAllocation(const std::string& al
   const commands::ExperimentRecord* experiment =
       trial != nullptr ? state_.FindExperiment(trial->experiment_id) : nullptr;
   if (experiment != nullptr && experiment->config != nullptr) {
-    holding.log_policies = experiment->config->log_policies;
+    // A policy that already matched in this run is recorded: its lines need no matching.
+    const bool this_run = trial->log_policy_run == task->task_id;
+    for (const auto& policy : experiment->config->log_policies) {
+      if (this_run && trial->matched_log_policies.count(experiments::LogPolicyKey(policy)))
+        continue;
+      holding.log_policies.push_back(policy);
+    }
   }
   return holding;
 }
@@ -349,6 +384,7 @@ void DecisionLoop::ProcessBatch(std::deque<std::shared_ptr<Pending>>& batch) {
     int64_t batch_time = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
       batch_time = std::max(batch_time, batch[i]->meta.time_unix_micros);
+      SealCommand(batch[i]->command, state_, options_.sealer);
       auto decision = Decide(state_, batch[i]->command, batch[i]->meta);
       if (!decision.ok()) {
         answers[i] = decision.status();

@@ -13,7 +13,6 @@
 #include "events/context_store.h"
 #include "events/envelope_util.h"
 #include "events/kafka/placement_topic.h"
-#include "events/sealing.h"
 #include "events/task_log_store.h"
 #include "master/agent_heartbeats.h"
 #include "master/checkpoint_collector.h"
@@ -51,6 +50,7 @@ struct Master::Parts {
   std::atomic<api::RestApi*> ready_api{nullptr};  // set once startup is done
   std::unique_ptr<net::Server> server;
   std::string agent_token;  // a secret: never logged
+  SecretSealer sealer;      // keyed by the agent token: credentials in the log (events/sealing.h)
   // The blank-password check of the built-in users made before this start: an argon2id
   // verification each, off the startup's path.
   std::future<void> blank_password_check;
@@ -76,7 +76,7 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
   CAIRN_ASSIGN_OR_RETURN(parts.log, OpenEventLog(parts.config.log));
   DecisionLoop::Options options;
   options.master_id = parts.master_id;
-  options.sealer = SecretSealer(parts.agent_token);
+  options.sealer = parts.sealer;
   options.login_throttle.max_failures = parts.config.security.max_failed_logins;
   options.login_throttle.window_micros =
       static_cast<int64_t>(parts.config.security.failed_login_window_seconds * 1e6);
@@ -123,10 +123,8 @@ Status ReplayAndClaimTheLog(Master::Parts& parts) {
 // under.
 Status RecordThePools(Master::Parts& parts) {
   commands::CommandMeta meta{"system:master", parts.master_id, "", NowUnixMicros()};
-  // Sealed as the log keeps it, so that an unchanged configuration compares equal.
-  events::ResourcePoolsConfigured pools = parts.config.pools;
-  SealSecrets(pools, SecretSealer(parts.agent_token));
-  CAIRN_RETURN_IF_ERROR(parts.loop->Execute(commands::ConfigurePools{pools}, meta).status());
+  CAIRN_RETURN_IF_ERROR(
+      parts.loop->Execute(commands::ConfigurePools{parts.config.pools}, meta).status());
   events::AuthzType in_log = events::AUTHZ_TYPE_UNSPECIFIED;
   bool log_has_users = false;
   parts.loop->Read([&](const commands::DecisionState& state) {
@@ -192,6 +190,7 @@ Status RecordTheBuiltInUsers(Master::Parts& parts) {
 Status EstablishTheAgentToken(Master::Parts& parts) {
   if (!parts.config.security.agent_token.empty()) {
     parts.agent_token = parts.config.security.agent_token;
+    parts.sealer = SecretSealer(parts.agent_token);
     return Status::Ok();
   }
   const std::string path = AgentTokenPath(parts.config.data_dir);
@@ -200,6 +199,7 @@ Status EstablishTheAgentToken(Master::Parts& parts) {
     log::Info("master", "made the agent token; agents read it with --agent-token-file {}", path);
   }
   CAIRN_ASSIGN_OR_RETURN(parts.agent_token, ReadTokenFile(path));
+  parts.sealer = SecretSealer(parts.agent_token);
   return Status::Ok();
 }
 
@@ -229,7 +229,7 @@ Status StartTheWebhookShipper(Master::Parts& parts) {
   options.first_retry = millis(config.first_retry_seconds);
   options.max_retry = millis(config.max_retry_seconds);
   options.timeout = millis(config.timeout_seconds);
-  options.sealer = SecretSealer(parts.agent_token);
+  options.sealer = parts.sealer;
   parts.webhook_shipper =
       std::make_unique<WebhookShipper>(parts.log.get(), parts.loop.get(), std::move(options));
   parts.webhook_shipper->Start();
@@ -283,7 +283,7 @@ Status StartServices(Master::Parts& parts) {
   parts.heartbeats->Start();
   parts.contexts = std::make_unique<ContextStore>(config.data_dir + "/contexts");
   parts.checkpoint_collector =
-      std::make_unique<CheckpointCollector>(parts.loop.get(), SecretSealer(parts.agent_token));
+      std::make_unique<CheckpointCollector>(parts.loop.get(), parts.sealer);
   parts.checkpoint_collector->Start();
   IdleWatch::Options idle;
   idle.notebook_timeout_seconds = config.notebook_timeout_seconds;
@@ -366,7 +366,7 @@ void ServeTheApi(Master::Parts& parts) {
   services.liveness = parts.heartbeats.get();
   services.stopping = &parts.stopping;
   services.agent_token = parts.agent_token;
-  services.sealer = SecretSealer(parts.agent_token);
+  services.sealer = parts.sealer;
   services.facts.tls = !config.security.tls.cert.empty();
   services.on_proxy_traffic = [watch = parts.idle_watch.get()](const std::string& task_id, size_t) {
     watch->RecordTraffic(task_id);

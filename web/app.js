@@ -16,41 +16,12 @@ import * as jobs from './views/jobs.js';
 import * as workspaces from './views/workspaces.js';
 import * as admin from './views/admin.js';
 import { showLogin } from './views/login.js';
+import { Session } from './lib/session.js';
 
 const VIEWS = { cluster, queue, experiments, experiment, tasks, task, history, timeline, models, jobs, workspaces, admin };
 const main = document.getElementById('view');
 let current = null;  // {name, view, controller}
 let generation = 0;  // which navigation a finishing view belongs to
-
-// Who is signed in and what they may change, for views that offer actions.
-class Session {
-  constructor(me, summary, master) {
-    this.me = me;
-    this.admin = Boolean(me.admin);
-    // Under basic authorization (Determined's default) roles do not apply: everyone may launch.
-    this.rolesApply = Boolean(master.rbacEnabled);
-    // workspace id -> role id (1 Viewer ... 4 ClusterAdmin, 5 ModelRegistryViewer)
-    this.roles = new Map();
-    for (const assignment of summary.assignments || []) {
-      if (assignment.scopeCluster) this.admin = this.admin || assignment.roleId === 4;
-      for (const id of assignment.scopeWorkspaceIds || []) this.roles.set(id, assignment.roleId);
-    }
-  }
-
-  // Owners change their own work; WorkspaceAdmins (3) and admins anyone's. The write side
-  // decides in the end: this only hides buttons that would be refused.
-  canModify(owner, workspaceId) {
-    if (this.admin || owner === this.me.username) return true;
-    const role = this.roles.get(Number(workspaceId)) || 0;
-    return role === 3 || role === 4;
-  }
-
-  // Launching work in a workspace takes an Editor (2) or more there, or an admin.
-  canLaunch(workspaceId) {
-    if (this.admin || !this.rolesApply) return true;
-    return [2, 3, 4].includes(this.roles.get(Number(workspaceId)) || 0);
-  }
-}
 
 // Chart.js is Debian's libjs-chart.js, served by the master; without it the charts cannot be
 // drawn and the page says why instead of failing on its first chart.
@@ -112,7 +83,8 @@ async function navigate(session) {
 
 // Follows the event stream from the log's end and lets the current view refresh. Changes come
 // in bursts (a submission is several events), so a view refreshes at most every 300 ms.
-async function followEvents(session) {
+// `master`: GET /api/v1/master as the page read it at sign-in, where the stream first starts.
+async function followEvents(session, master) {
   const live = document.getElementById('live');
   // Ended explicitly when the page goes: a stream the browser is left to tear down can keep
   // holding one of its few connections to the master for a while.
@@ -120,10 +92,11 @@ async function followEvents(session) {
   window.addEventListener('pagehide', () => controller.abort());
   let timer = null;
   let newest = 0;
+  let known = master;
   for (;;) {
     try {
-      const master = await api.get('/api/v1/master');
-      const from = Number(master.cairn?.appliedOffset ?? 0);
+      const from = Number((known ?? await api.get('/api/v1/master')).cairn?.appliedOffset ?? 0);
+      known = null;  // a reconnect asks again
       live.classList.add('on');
       await api.stream(`/api/v1/events?follow=true&from=${from}`, (event) => {
         newest = Math.max(newest, Number(event.offset ?? 0));
@@ -160,8 +133,11 @@ async function start() {
     return;
   }
   let session;
+  let master;
   try {
-    const [me, summary, master] = await Promise.all([
+    let me;
+    let summary;
+    [me, summary, master] = await Promise.all([
       api.get('/api/v1/me'), api.get('/api/v1/permissions/summary'), api.get('/api/v1/master')]);
     session = new Session(me.user || me, summary, master);
   } catch (error) {
@@ -170,8 +146,11 @@ async function start() {
     return;
   }
   document.getElementById('nav').hidden = false;
-  // Administration is for admins: the API refuses everyone else, and the page is not offered.
-  document.querySelector('[data-nav="admin"]').hidden = !session.admin;
+  // Administration and the audit trail are for admins: the API refuses everyone else, and the
+  // pages are not offered.
+  for (const name of ['admin', 'timeline']) {
+    document.querySelector(`[data-nav="${name}"]`).hidden = !session.admin;
+  }
   document.getElementById('whoami').textContent =
     `${session.me.username}${session.admin ? ' (admin)' : ''}`;
   const logout = document.getElementById('logout');
@@ -187,7 +166,7 @@ async function start() {
     for (const cell of document.querySelectorAll('[data-since]')) cell.textContent = since(cell.dataset.since);
   }, 5000);
   navigate(session);
-  followEvents(session);
+  followEvents(session, master);
 }
 
 start();

@@ -54,51 +54,40 @@ std::shared_ptr<const experiments::CompiledLogPolicies> CompiledPolicies(
   return compiled;
 }
 
-// Matches already recorded (task id and LogPolicyKey), so that a run printing the same error
-// in every batch does not ask the writer again each time; the decider is the one that dedupes.
-// Bounded: cleared when full.
-bool AlreadyRecorded(const std::string& key, bool record) {
-  static std::mutex mutex;
-  static std::set<std::string> recorded;
-  constexpr size_t kMaxRemembered = 4096;
-  std::lock_guard lock(mutex);
-  if (!record) return recorded.count(key) > 0;
-  if (recorded.size() >= kMaxRemembered) recorded.clear();
-  recorded.insert(key);
-  return true;
-}
-
-// A trial run's lines against its experiment's log_policies: each policy's first matching line
-// is recorded before the batch is answered, so that the run's exit, which the agent sends only
+// A trial run's lines against its experiment's log_policies (those not yet matched in the run:
+// DecisionLoop::DescribeAllocation leaves those out): each policy's first matching line is
+// recorded before the batch is answered, so that the run's exit, which the agent sends only
 // after, is decided knowing it. A writer that cannot take it now fails the batch for the agent
 // to send again (its lines are kept once, by seq); a refusal is logged, not the agent's business.
 Status RecordLogPolicyMatches(
     Call& call, const std::vector<TaskLogLine>& lines,
     const std::map<std::tuple<std::string, std::string, std::string>,
                    std::vector<experiments::LogPolicy>>& policies_by_run) {
+  std::map<const std::vector<experiments::LogPolicy>*,
+           std::shared_ptr<const experiments::CompiledLogPolicies>>
+      compiled_by_run;
+  std::set<std::string> asked;  // task id and LogPolicyKey: each asked once per batch
   for (const auto& line : lines) {
     const auto& policies =
         policies_by_run.at(std::make_tuple(line.agent_id, line.allocation_id, line.task_id));
     if (policies.empty()) continue;
-    const auto compiled = CompiledPolicies(policies);
+    auto& compiled = compiled_by_run[&policies];
+    if (!compiled) compiled = CompiledPolicies(policies);
     for (size_t index : compiled->Matches(line.text)) {
-      const std::string key = line.task_id + "\n" + experiments::LogPolicyKey(policies[index]);
-      if (AlreadyRecorded(key, false)) continue;
+      if (!asked.insert(line.task_id + "\n" + experiments::LogPolicyKey(policies[index])).second) {
+        continue;
+      }
       commands::RecordLogPolicyMatch match{line.task_id, line.agent_id, policies[index], line.text};
       auto outcome = call.ExecuteAs(std::move(match), "system:log-policies");
-      if (outcome.ok()) {
-        AlreadyRecorded(key, true);
-        continue;
-      }
+      if (outcome.ok()) continue;
+      // Only a writer that cannot take it now is worth the agent's retry; any refusal would
+      // refuse again, and must not stall the allocation's lines.
       const StatusCode code = outcome.status().code();
-      if (code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ||
-          code == StatusCode::kFailedPrecondition || code == StatusCode::kPermissionDenied) {
-        log::Warn("api", "log policy match of task {} refused: {}", line.task_id,
-                  outcome.status().ToString());
-        AlreadyRecorded(key, true);
-        continue;
+      if (code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded) {
+        return outcome.status();
       }
-      return outcome.status();
+      log::Warn("api", "log policy match of task {} refused: {}", line.task_id,
+                outcome.status().ToString());
     }
   }
   return Status::Ok();

@@ -13,8 +13,6 @@
 #include "base/tar_gz.h"
 #include "base/yaml_json.h"
 #include "events/context_store.h"
-#include "events/sealing.h"
-#include "events/secret_fields.h"
 
 namespace cairn::api {
 
@@ -323,13 +321,7 @@ net::Response ContinueExperimentRoute(Call& call) {
   if (!override_yaml.ok()) return Error(override_yaml.status());
   commands::ContinueExperiment command;
   command.experiment_id = **id;
-  // Sealed as the log keeps the experiment's config, so that restating its storage or its secret
-  // variables is no change (the decider refuses changes to them).
-  std::set<std::string> secret_variables;
-  if (auto recorded = LoadExperiment(call, std::to_string(**id)); recorded.ok()) {
-    secret_variables = SecretVariablesOf(recorded->config_json());
-  }
-  command.override_yaml = SealConfigYaml(*override_yaml, call.services().sealer, secret_variables);
+  command.override_yaml = *override_yaml;
   auto outcome = call.ExecuteAndShow(std::move(command));
   if (!outcome.ok()) return Error(outcome.status());
   auto continued = LoadExperiment(call, std::to_string(**id));

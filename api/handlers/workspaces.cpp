@@ -8,7 +8,6 @@
 #include "api/rest_util.h"
 #include "base/encoding.h"
 #include "commands/experiments/experiment_config.h"
-#include "events/sealing.h"
 
 namespace cairn::api {
 
@@ -280,8 +279,7 @@ net::Response PatchWorkspace(Call& call) {
   update.workspace_id = *id;
   auto storage = ReadStorageConfig(*body);
   if (!storage.ok()) return Error(storage.status());
-  // Sealed as the log keeps it, so that restating the storage is no change.
-  if (*storage) update.checkpoint_storage_json = SealStorageJson(**storage, call.services().sealer);
+  update.checkpoint_storage_json = *storage;
   if (Present(*body, "agentUserGroup")) {
     auto linked = ReadAgentUserGroup(*body, "agentUserGroup");
     if (!linked.ok()) return Error(linked.status());

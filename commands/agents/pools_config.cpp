@@ -6,6 +6,7 @@
 
 #include "base/config_fields.h"
 #include "base/fields.h"
+#include "commands/experiments/experiment_config.h"
 #include "commands/experiments/log_policies.h"
 #include "commands/scheduler/scheduler.h"
 #include "commands/tasks/command_config.h"
@@ -181,31 +182,13 @@ Result<ContainerDefaults> ParseTaskContainerDefaults(const std::string& source,
     out.config["image"] = nlohmann::ordered_json::parse(shown.dump());
   }
   if (auto field = map.Get("environment_variables")) {
+    // Checked as an experiment's are; kept as written (gpu named cuda), so that the cluster's and
+    // a pool's lists merge into one list.
+    CAIRN_RETURN_IF_ERROR(experiments::ReadEnvironmentVariables(*field).status());
     CAIRN_ASSIGN_OR_RETURN(nlohmann::json variables, fields::JsonOf(*field));
-    // A list, or one per device type, of NAME=VALUE.
-    auto check = [&](const nlohmann::json& list) {
-      if (!list.is_array()) return false;
-      for (const auto& entry : list) {
-        // NAME=VALUE, as experiments take them (a bare NAME would unset it in a command only).
-        if (!entry.is_string() || entry.get<std::string>().find('=') == std::string::npos ||
-            entry.get<std::string>()[0] == '=') {
-          return false;
-        }
-      }
-      return true;
-    };
-    bool valid = check(variables);
-    if (variables.is_object()) {
-      valid = true;
-      for (const auto& [device, list] : variables.items()) {
-        valid &= (device == "cpu" || device == "cuda" || device == "rocm") &&
-                 (list.is_null() || check(list));
-      }
-    }
-    if (!valid) {
-      return fields::Invalid(*field,
-                             "expected a list of NAME=VALUE, or a map of such lists by "
-                             "cpu, cuda and rocm");
+    if (variables.is_object() && variables.contains("gpu")) {
+      variables["cuda"] = std::move(variables["gpu"]);
+      variables.erase("gpu");
     }
     out.config["environment_variables"] = nlohmann::ordered_json::parse(variables.dump());
   }

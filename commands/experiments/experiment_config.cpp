@@ -122,6 +122,14 @@ Result<PerDeviceList> ReadPerDeviceList(const Field& field, const std::string& w
   return lists;
 }
 
+}  // namespace
+
+Result<PerDeviceList> ReadEnvironmentVariables(const Field& field) {
+  return ReadPerDeviceList(field, "NAME=value entries", CheckEnvironmentVariable);
+}
+
+namespace {
+
 Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
   CAIRN_ASSIGN_OR_RETURN(MapFields fields, MapFields::Read(field, "a map"));
   CAIRN_RETURN_IF_ERROR(
@@ -161,8 +169,7 @@ Result<EnvironmentConfig> ParseEnvironment(const Field& field) {
                            ReadStringList(*f, "a list of variable names"));
   }
   if (auto f = fields.Get("environment_variables")) {
-    CAIRN_ASSIGN_OR_RETURN(auto variables,
-                           ReadPerDeviceList(*f, "NAME=value entries", CheckEnvironmentVariable));
+    CAIRN_ASSIGN_OR_RETURN(auto variables, ReadEnvironmentVariables(*f));
     e.environment_variables_cpu = std::move(variables.cpu);
     e.environment_variables_cuda = std::move(variables.cuda);
     e.environment_variables_rocm = std::move(variables.rocm);

@@ -106,6 +106,10 @@ struct PerDeviceList {
 // {"cpu": [...], "cuda": [...], "rocm": [...]}.
 nlohmann::json PerDeviceJson(const PerDeviceList& lists);
 
+// environment_variables as an experiment takes them (NAME=value entries, a list or per device),
+// for every configuration that names variables (master.yaml's task_container_defaults too).
+Result<PerDeviceList> ReadEnvironmentVariables(const fields::Field& field);
+
 struct EnvironmentConfig {
   // As written (string or {cpu, cuda, rocm}); on a process agent it names the prepared
   // environment's hash only.

@@ -255,12 +255,13 @@ struct TrialOptions {
 
 class ExperimentEndToEnd : public ::testing::Test {
  protected:
-  void StartMaster(const std::string& master_config = "") {
+  // `master_log`: the master's own log lines (stderr) are captured, to be waited for.
+  void StartMaster(const std::string& master_config = "", bool master_log = false) {
     cluster_ = std::make_unique<Cluster>(master_config);
-    cluster_->StartMaster();
+    cluster_->StartMaster({}, master_log);
   }
-  void StartCluster(int slots, const std::string& master_config = "") {
-    StartMaster(master_config);
+  void StartCluster(int slots, const std::string& master_config = "", bool master_log = false) {
+    StartMaster(master_config, master_log);
     cluster_->StartAgent("agent-1", slots);
   }
 

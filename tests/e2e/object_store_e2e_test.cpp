@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
-#include <thread>
 
 #include "net/azure_blob_client.h"
 #include "net/s3_client.h"
@@ -51,18 +50,18 @@ std::set<std::string> CheckpointsIn(const std::set<std::string>& keys, const std
   return uuids;
 }
 
-// Re-lists until `done` holds for the keys; the master deletes on its own thread.
-bool UntilKeys(net::ObjectStore& store,
-               const std::function<bool(const std::set<std::string>&)>& done,
-               std::chrono::seconds timeout = std::chrono::seconds(90)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done(Keys(store))) return true;
-    // The stores tell no one of a deletion: re-listing, bounded by the deadline, is the only way
-    // to see the master's collector finish.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+// Waits until the master has said it collected each of `uuids` (the stores tell no one, so
+// the collector logs each checkpoint it carries out; the master must run with its log captured),
+// allowing 90 s each on a loaded machine.
+void UntilCollected(ChildProcess& master, const std::set<std::string>& uuids) {
+  for (const auto& uuid : uuids) {
+    auto said = master.WaitForLine(
+        [&](const std::string& line) {
+          return line.find("collected checkpoint " + uuid) != std::string::npos;
+        },
+        std::chrono::seconds(90));
+    EXPECT_TRUE(said.ok()) << "checkpoint " << uuid << ": " << said.status().ToString();
   }
-  return done(Keys(store));
 }
 
 // No file of the master's (its event log, projections, snapshots) holds `secret`: the log keeps
@@ -88,7 +87,7 @@ TEST_F(ObjectStoreSpiralTest, SpiralGridWritesToS3AndCollectionDeletesExactlyThe
   TempDir storage_dir;
   auto server = S3Server::Start(storage_dir.Sub("s3"), kBucket);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  StartCluster(4);
+  StartCluster(4, "", /*master_log=*/true);
   std::string config = experiment_e2e::ReadFile(ExamplePath("spiral-mlp") + "/grid.yaml");
   experiment_e2e::ReplaceOnce(config,
                               "  type: shared_fs\n  host_path: /tmp\n  storage_path: "
@@ -115,10 +114,8 @@ TEST_F(ObjectStoreSpiralTest, SpiralGridWritesToS3AndCollectionDeletesExactlyThe
                            {S3Server::kAccessKey, kSecretKey, ""});
   ASSERT_TRUE(store.ok());
   // The prefix is normalized as Determined's package does: "runs/spiral/<uuid>/<file>".
-  EXPECT_TRUE(UntilKeys(**store,
-                        [&](const std::set<std::string>& keys) {
-                          return CheckpointsIn(keys, "runs/spiral/") == kept;
-                        }))
+  UntilCollected(cluster_->master(), collected);
+  EXPECT_EQ(CheckpointsIn(Keys(**store), "runs/spiral/"), kept)
       << "left in the bucket: " << ::testing::PrintToString(Keys(**store));
   for (const auto& uuid : kept) {
     EXPECT_EQ(
@@ -149,7 +146,7 @@ TEST_F(ObjectStoreSpiralTest, PbtOnAzuriteClonesFromCheckpointsDownloadedFromThe
   auto server = AzureBlobServer::Start(storage_dir.Sub("azurite"));
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   // Trials run Debian's python3, where Azure's SDK is (python3-azure-storage).
-  StartMaster();
+  StartMaster("", /*master_log=*/true);
   cluster_->StartAgent("agent-1", 4, {}, {"PATH=/usr/bin:/bin:/usr/sbin:/sbin"});
   std::string config = experiment_e2e::ReadFile(ExamplePath("spiral-mlp") + "/pbt.yaml");
   experiment_e2e::ReplaceOnce(config,
@@ -162,7 +159,7 @@ TEST_F(ObjectStoreSpiralTest, PbtOnAzuriteClonesFromCheckpointsDownloadedFromThe
   auto events = WaitForState(id, "EXPERIMENT_STATE_COMPLETED");
   ASSERT_TRUE(ReachedState(events, id, "EXPERIMENT_STATE_COMPLETED"));
 
-  std::set<std::string> kept;
+  std::set<std::string> kept, collected;
   int clones = 0;
   for (const auto& trial : Trials(id)) {
     EXPECT_EQ(trial["state"], "STATE_COMPLETED") << trial.dump();
@@ -171,7 +168,8 @@ TEST_F(ObjectStoreSpiralTest, PbtOnAzuriteClonesFromCheckpointsDownloadedFromThe
       EXPECT_FALSE(trial["warmStartCheckpointUuid"].get<std::string>().empty()) << trial.dump();
     }
     for (const auto& checkpoint : Checkpoints(trial["id"])) {
-      if (checkpoint["state"] == "STATE_COMPLETED") kept.insert(checkpoint["uuid"]);
+      (checkpoint["state"] == "STATE_COMPLETED" ? kept : collected)
+          .insert(checkpoint["uuid"].get<std::string>());
     }
   }
   EXPECT_EQ(clones, 4);
@@ -179,8 +177,8 @@ TEST_F(ObjectStoreSpiralTest, PbtOnAzuriteClonesFromCheckpointsDownloadedFromThe
   ASSERT_TRUE(account.ok());
   auto store = net::OpenAzureBlob(*account, "pbt-ckpt");
   ASSERT_TRUE(store.ok());
-  EXPECT_TRUE(UntilKeys(
-      **store, [&](const std::set<std::string>& keys) { return CheckpointsIn(keys, "") == kept; }))
+  UntilCollected(cluster_->master(), collected);
+  EXPECT_EQ(CheckpointsIn(Keys(**store), ""), kept)
       << "left in the container: " << ::testing::PrintToString(Keys(**store));
 }
 
@@ -357,9 +355,8 @@ TEST_F(ObjectStoreDeterminedTest, CoreApiCheckpointsGoToS3DownloadThroughTheMast
   Det("experiment set gc-policy " + std::to_string(id) +
       " --save-experiment-best 0 --save-trial-best 0 --save-trial-latest 2 --yes");
   const std::set<std::string> newest = {uuids[8], uuids[9]};
-  EXPECT_TRUE(UntilKeys(
-      **store,
-      [&](const std::set<std::string>& keys) { return CheckpointsIn(keys, "") == newest; }))
+  UntilCollected(cluster_.master(), std::set<std::string>(uuids.begin(), uuids.begin() + 8));
+  EXPECT_EQ(CheckpointsIn(Keys(**store), ""), newest)
       << "left in the bucket: " << ::testing::PrintToString(Keys(**store));
   std::set<std::string> after = Keys(**store);
   for (const auto& key : before) {
@@ -385,6 +382,8 @@ TEST_F(ObjectStoreDeterminedTest, CoreApiCheckpointsGoToAzuriteAndTheMasterReads
   auto saved = Find(events, "checkpointSaved", OfTrial(trial));
   ASSERT_EQ(saved.size(), 10u);
   const std::string latest = saved.back().payload["uuid"];
+  std::set<std::string> collected;
+  for (size_t i = 0; i + 1 < saved.size(); ++i) collected.insert(saved[i].payload["uuid"]);
 
   auto account = net::ParseAzureConnectionString(connection);
   ASSERT_TRUE(account.ok());
@@ -392,9 +391,9 @@ TEST_F(ObjectStoreDeterminedTest, CoreApiCheckpointsGoToAzuriteAndTheMasterReads
   ASSERT_TRUE(store.ok());
   // save_trial_latest 1, save_trial_best 1: the trial's end left only the newest (the tutorial
   // reports no validation).
-  EXPECT_TRUE(UntilKeys(**store, [&](const std::set<std::string>& keys) {
-    return CheckpointsIn(keys, "") == std::set<std::string>{latest};
-  })) << ::testing::PrintToString(Keys(**store));
+  UntilCollected(cluster_.master(), collected);
+  EXPECT_EQ(CheckpointsIn(Keys(**store), ""), std::set<std::string>{latest})
+      << ::testing::PrintToString(Keys(**store));
 
   // Determined's CLI never downloads Azure through the master by itself; --mode master does.
   const std::string download = cluster_.dir().Sub("downloaded");
@@ -405,8 +404,8 @@ TEST_F(ObjectStoreDeterminedTest, CoreApiCheckpointsGoToAzuriteAndTheMasterReads
 
   // Deleting the experiment deletes its checkpoints' blobs.
   Det("experiment delete " + std::to_string(id) + " --yes");
-  EXPECT_TRUE(UntilKeys(**store, [](const std::set<std::string>& keys) { return keys.empty(); }))
-      << ::testing::PrintToString(Keys(**store));
+  UntilCollected(cluster_.master(), {latest});
+  EXPECT_TRUE(Keys(**store).empty()) << ::testing::PrintToString(Keys(**store));
 }
 
 }  // namespace

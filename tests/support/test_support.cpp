@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/files.h"
+
 extern char** environ;
 
 namespace cairn::testing {
@@ -81,12 +83,13 @@ std::optional<std::vector<std::string>> FilesHolding(const std::string& dir,
                                                      const std::string& text) {
   std::vector<std::string> holding;
   size_t files = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file()) continue;
+  std::error_code error;  // a file the running master renames or removes meanwhile is passed over
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, error)) {
+    if (!entry.is_regular_file(error)) continue;
+    auto bytes = ReadWholeFile(entry.path().string());
+    if (!bytes.ok()) continue;
     ++files;
-    std::ifstream in(entry.path(), std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (bytes.find(text) != std::string::npos) holding.push_back(entry.path().string());
+    if (bytes->find(text) != std::string::npos) holding.push_back(entry.path().string());
   }
   if (files == 0) return std::nullopt;
   return holding;

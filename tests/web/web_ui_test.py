@@ -79,6 +79,17 @@ def log_in(driver, cluster, user, password=""):
     wait(driver, lambda d: user in text(d, "#whoami"), message="the header names " + user)
 
 
+def page_fetch(driver, method, path, body=None, accept=None):
+    """A request made by the page with its session's token: the answer's status and size."""
+    return driver.execute_async_script("""
+        const [method, path, body, accept, done] = arguments;
+        const headers = {Authorization: 'Bearer ' + sessionStorage.getItem('cairn.token')};
+        if (accept) headers.Accept = accept;
+        fetch(path, {method, headers, body: body === null ? undefined : JSON.stringify(body)})
+          .then((r) => r.blob().then((b) => done([r.status, b.size])), (e) => done([String(e), 0]));
+    """, method, path, body, accept)
+
+
 def go(driver, cluster, route, view):
     driver.get(cluster.url + "/#/" + route)
     wait(driver, view_ready(view), message="view " + view)
@@ -221,15 +232,8 @@ def registry_holds_a_checkpoint(driver, cluster, experiment_id, shots):
           "the version links to its experiment")
     screenshot(driver, shots, "model")
     # Download through the master: the tar.gz the browser is handed holds the checkpoint's files.
-    size = driver.execute_async_script("""
-        const done = arguments[arguments.length - 1];
-        fetch('/checkpoints/' + arguments[0], {headers: {
-            Authorization: 'Bearer ' + sessionStorage.getItem('cairn.token'),
-            Accept: 'application/gzip'}})
-          .then((r) => r.ok ? r.blob().then((b) => done(b.size)) : done('HTTP ' + r.status),
-                (e) => done(String(e)));
-    """, uuid)
-    check(isinstance(size, int) and size > 0, "the checkpoint downloads: %s" % size)
+    status, size = page_fetch(driver, "GET", "/checkpoints/" + uuid, accept="application/gzip")
+    check(status == 200 and size > 0, "the checkpoint downloads: %s, %s bytes" % (status, size))
     click(driver, row + ' button[data-action="download"]')
     wait(driver, lambda d: text(d, "#model-status") == "", message="the download handed over")
     go(driver, cluster, "models", "models")
@@ -284,12 +288,7 @@ def viewer_cannot_kill(driver, cluster, shots):
     check(count(driver, row + " input") == 0, "no priority or weight inputs for a Viewer")
     check(count(driver, "button[data-action]") == 0, "no actions anywhere on the Viewer's queue")
     screenshot(driver, shots, "queue-viewer")
-    status = driver.execute_async_script("""
-        const done = arguments[arguments.length - 1];
-        fetch('/api/v1/commands/' + arguments[0] + '/kill', {method: 'POST',
-          headers: {Authorization: 'Bearer ' + sessionStorage.getItem('cairn.token')}})
-          .then((r) => done(r.status), (e) => done(String(e)));
-    """, task_id)
+    status, _ = page_fetch(driver, "POST", "/api/v1/commands/%s/kill" % task_id)
     check(status == 403, "a Viewer's kill is refused with 403, got %s" % status)
     go(driver, cluster, "history", "history")
     wait(driver, present("#history-forbidden"), message="history says it is for admins")
@@ -328,12 +327,7 @@ def tasks_of_every_kind(driver, cluster, experiment_id, shots):
     go(driver, cluster, "tasks?kind=notebook", "tasks")
     wait(driver, present("#launch-area[data-ready]"), message="the launch area settled")
     check(not css(driver, "#launch-form"), "no launch form for a Viewer")
-    status = driver.execute_async_script("""
-        const done = arguments[arguments.length - 1];
-        fetch('/api/v1/notebooks', {method: 'POST', body: JSON.stringify({config: {}}),
-          headers: {Authorization: 'Bearer ' + sessionStorage.getItem('cairn.token')}})
-          .then((r) => done(r.status), (e) => done(String(e)));
-    """)
+    status, _ = page_fetch(driver, "POST", "/api/v1/notebooks", {"config": {}})
     check(status == 403, "a Viewer's launch is refused with 403, got %s" % status)
     log_in(driver, cluster, "admin")
     # A TensorBoard over the grid experiment: bad ids are refused on the page, then it launches.

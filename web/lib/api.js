@@ -68,6 +68,13 @@ export async function call(method, path, body, signal) {
 }
 
 export const get = (path, signal) => call('GET', path, undefined, signal);
+
+// A file the master serves (a checkpoint's tar.gz), as a Blob.
+export async function blob(path, accept, signal) {
+  const response = await fetch(path, { headers: headers({ Accept: accept }), signal });
+  if (!response.ok) throw await failure(response);
+  return response.blob();
+}
 export const post = (path, body = {}) => call('POST', path, body);
 
 // Reads a newline-delimited JSON stream (the event stream, task and trial logs), handing each

@@ -39,9 +39,10 @@ export function stateBadge(state) {
   return h('span', { class: `state ${name}` }, name);
 }
 
+// An RFC 3339 text or epoch milliseconds (OpenPAI's), in local time; '' for none.
 export function formatTime(rfc3339) {
   if (!rfc3339) return '';
-  const date = new Date(rfc3339);
+  const date = new Date(typeof rfc3339 === 'string' && /^\d+$/.test(rfc3339) ? Number(rfc3339) : rfc3339);
   if (Number.isNaN(date.getTime()) || date.getTime() <= 0) return '';
   // 2026-11-26 11:44:17, local time: sortable, and short enough for a table cell.
   const pad = (n) => String(n).padStart(2, '0');
@@ -117,6 +118,54 @@ export function reasonsIn(value, found = []) {
     }
   }
   return found;
+}
+
+// A labelled control of a form laid out as .form-grid (the label in one column, the control in
+// the other).
+export function field(id, label, control) {
+  return h('div', { class: 'field' }, h('label', { for: id }, label), control);
+}
+
+// A form's submit listener: the default prevented, `errors` cleared, `act(event)` run with the
+// form's submit button disabled, and its failure shown in `errors`. Resolves to whether it was
+// done.
+export function submitting(errors, act) {
+  return async (event) => {
+    event.preventDefault();
+    clear(errors);
+    const button = event.target.querySelector('button[type=submit]');
+    if (button) button.disabled = true;
+    try {
+      await act(event);
+      return true;
+    } catch (error) {
+      clear(errors, errorBox(error));
+      return false;
+    } finally {
+      if (button) button.disabled = false;
+    }
+  };
+}
+
+// What a page for admins shows anyone else (the API refuses them too).
+export function forbidden(id, what, error) {
+  return h('div', { class: 'card', id, dataset: { status: '403' } },
+    `${what} for admins only. `, h('span', { class: 'muted' }, `(${error.message})`));
+}
+
+// A link to the timeline of `entity` ("task/ID", "experiment/7").
+export function timelineLink(id, entity) {
+  return h('a', { id, href: `#/timeline?${new URLSearchParams({ entity })}` }, 'Timeline');
+}
+
+// Hands `blob` to the browser as a file download named `filename`.
+export function saveBlob(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const link = h('a', { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
 export function errorBox(error) {

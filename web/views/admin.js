@@ -3,15 +3,14 @@
 // masked by the master) and its recent log lines. Every action is the API's, which refuses
 // anyone else; the navigation shows this page to admins only.
 import * as api from '../lib/api.js';
-import { h, clear, table, formatTime, loadedView } from '../lib/dom.js';
+import { h, clear, table, formatTime, loadedView, field, forbidden, errorBox } from '../lib/dom.js';
+import { ROLES } from '../lib/session.js';
 
-// Determined's built-in roles (api/handlers/roles).
-const ROLES = [[1, 'Viewer'], [2, 'Editor'], [3, 'WorkspaceAdmin'], [4, 'ClusterAdmin'], [5, 'ModelRegistryViewer']];
+const ROLE_NAMES = {
+  [ROLES.viewer]: 'Viewer', [ROLES.editor]: 'Editor', [ROLES.workspaceAdmin]: 'WorkspaceAdmin',
+  [ROLES.clusterAdmin]: 'ClusterAdmin', [ROLES.modelRegistryViewer]: 'ModelRegistryViewer',
+};
 const LOG_LINES = 200;
-
-function field(id, label, control) {
-  return h('div', { class: 'field' }, h('label', { for: id }, label), control);
-}
 
 export async function show(main, route, { signal }) {
   const status = h('div', { id: 'admin-status', role: 'status', class: 'muted' });
@@ -21,32 +20,42 @@ export async function show(main, route, { signal }) {
   const logsBox = h('pre', { class: 'logs', id: 'admin-logs' });
   const forms = h('div');
 
-  // Runs a change, says what happened (or why not), and redraws; whether it was done.
+  // Runs a change and says what happened (or why not); the event it records redraws the page.
   async function act(what, request) {
     try {
       await request();
       status.textContent = what;
+      return true;
     } catch (error) {
       status.textContent = `refused: ${error.message}`;
       return false;
     }
-    await load(undefined, signal).catch(() => {});
-    return true;
   }
 
-  let users = [];
+  // The master's configuration (admins only: it says so before any form is drawn) and its log,
+  // read once and on request, not with every refresh.
+  let config;
   let workspaces = [];
   try {
-    [{ users = [] }, { workspaces = [] }] = await Promise.all([
-      api.get('/api/v1/users', signal), api.get(`/api/v1/workspaces${api.query({ limit: 1000 })}`, signal)]);
-    await api.get('/api/v1/master/config', signal);  // admins only: says so before drawing forms
+    [config, { workspaces = [] }] = await Promise.all([
+      api.get('/api/v1/master/config', signal), api.get(`/api/v1/workspaces${api.query({ limit: 1000 })}`, signal)]);
   } catch (error) {
-    if (error.status === 403) {
-      clear(main, h('h1', {}, 'Administration'), h('div', { class: 'card', id: 'admin-forbidden', dataset: { status: '403' } },
-        'Administration is for admins only. ', h('span', { class: 'muted' }, `(${error.message})`)));
-      return {};
+    if (error.status !== 403) throw error;
+    clear(main, h('h1', {}, 'Administration'), forbidden('admin-forbidden', 'Administration is', error));
+    return {};
+  }
+  configBox.textContent = JSON.stringify(config.config, null, 2);
+  async function readLog() {
+    const lines = [];
+    try {
+      await api.stream(`/api/v1/master/logs${api.query({ limit: LOG_LINES })}`, (object) => {
+        const entry = object.result?.logEntry;
+        if (entry) lines.push(`${entry.timestamp} ${String(entry.level).replace('LOG_LEVEL_', '')} ${entry.message}`);
+      }, signal);
+      logsBox.textContent = lines.join('\n');
+    } catch (error) {
+      if (error.name !== 'AbortError') clear(logsBox, errorBox(error));
     }
-    throw error;
   }
 
   const newName = h('input', { id: 'new-user-name', type: 'text', required: true, maxlength: '128' });
@@ -63,8 +72,8 @@ export async function show(main, route, { signal }) {
   field('new-user-admin', 'Admin', newAdmin),
   h('div', { class: 'toolbar wide' }, h('button', { type: 'submit', dataset: { action: 'create-user' } }, 'Create user')));
 
-  const roleUser = h('select', { id: 'role-user' }, ...users.map((u) => h('option', { value: String(u.id) }, u.username)));
-  const role = h('select', { id: 'role-role' }, ...ROLES.map(([id, name]) => h('option', { value: String(id) }, name)));
+  const roleUser = h('select', { id: 'role-user' });  // filled by load(), with the users
+  const role = h('select', { id: 'role-role' }, ...Object.entries(ROLE_NAMES).map(([id, name]) => h('option', { value: id }, name)));
   const roleWorkspace = h('select', { id: 'role-workspace' }, h('option', { value: '' }, 'the whole cluster'),
     ...workspaces.map((w) => h('option', { value: String(w.id) }, w.name)));
   const assignment = () => {
@@ -82,11 +91,10 @@ export async function show(main, route, { signal }) {
     h('details', { class: 'card', id: 'roles' }, h('summary', {}, 'Role assignments'), roleForm));
 
   async function load(minOffset, loadSignal) {
-    const [usersAnswer, agentsAnswer, configAnswer] = await Promise.all([
+    const [usersAnswer, agentsAnswer] = await Promise.all([
       api.get(`/api/v1/users${api.query({ minOffset })}`, loadSignal),
-      api.get(`/api/v1/agents${api.query({ minOffset })}`, loadSignal),
-      api.get('/api/v1/master/config', loadSignal)]);
-    users = usersAnswer.users || [];
+      api.get(`/api/v1/agents${api.query({ minOffset })}`, loadSignal)]);
+    const users = usersAnswer.users || [];
     // The assignment form offers every user, new ones too, keeping the one chosen; redrawn only
     // when the users changed, so that a choice being made is not swept away by a refresh.
     const offered = users.map((u) => `${u.id}:${u.username}`).join(',');
@@ -130,20 +138,16 @@ export async function show(main, route, { signal }) {
           } }, 'Disable')]
         : h('button', { type: 'button', dataset: { action: 'enable' }, onclick: () => act(`${a.id} enabled`, () => api.post(`/api/v1/agents/${encodeURIComponent(a.id)}/enable`)) }, 'Enable')) },
     ], agents, { empty: 'No agents.', rowProps: (a) => ({ dataset: { agent: a.id, enabled: String(a.enabled) } }) }));
-    configBox.textContent = JSON.stringify(configAnswer.config, null, 2);
-    const lines = [];
-    await api.stream(`/api/v1/master/logs${api.query({ limit: LOG_LINES })}`, (object) => {
-      const entry = object.result?.logEntry;
-      if (entry) lines.push(`${entry.timestamp} ${String(entry.level).replace('LOG_LEVEL_', '')} ${entry.message}`);
-    }, loadSignal);
-    logsBox.textContent = lines.join('\n');
   }
 
   clear(main, h('h1', {}, 'Administration'), status,
     h('h2', {}, 'Users'), forms, usersBox,
     h('h2', {}, 'Agents'), agentsBox,
     h('h2', {}, 'Master configuration'), h('p', { class: 'muted' }, 'Secrets are masked by the master.'), configBox,
-    h('h2', {}, `Master log (last ${LOG_LINES} lines)`), logsBox);
-  // Live: users and agents change; the log and configuration are read again with them.
+    h('h2', {}, `Master log (last ${LOG_LINES} lines)`),
+    h('div', { class: 'toolbar' }, h('button', { type: 'button', dataset: { action: 'reload-log' }, onclick: readLog }, 'Reload log')),
+    logsBox);
+  readLog();
+  // Live: users and agents change.
   return loadedView(usersBox, load, signal);
 }

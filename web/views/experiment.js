@@ -2,7 +2,9 @@
 // trial (training and validation, any metric, linear or log scale), checkpoints, configuration,
 // a trial's logs followed live, and pause / activate / kill for those who may.
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, formatTime, formatNumber, formatBytes, errorBox } from '../lib/dom.js';
+import {
+  h, clear, table, stateBadge, formatTime, formatNumber, formatBytes, errorBox, field, submitting, timelineLink,
+} from '../lib/dom.js';
 import { bestMetric } from './experiments.js';
 
 const COLOURS = ['#2f6fb3', '#d1495b', '#2e7d4f', '#edae49', '#6a4c93', '#00798c', '#8d6a9f',
@@ -174,29 +176,23 @@ export async function show(main, route, { session, signal }) {
     const errors = h('div', { id: 'move-error', role: 'alert' });
     let choices = [];
     try {
-      const { workspaces = [] } = await api.get(`/api/v1/workspaces${api.query({ limit: 1000 })}`);
-      const open = workspaces.filter((w) => !w.archived && session.canLaunch(w.id));
-      const lists = await Promise.all(open.map((w) => api.get(`/api/v1/workspaces/${w.id}/projects${api.query({ limit: 1000 })}`)));
-      choices = open.flatMap((w, i) => (lists[i].projects || []).filter((p) => !p.archived)
+      const open = await session.launchableWorkspaces();
+      const lists = await Promise.all(open.map((w) => api.get(
+        `/api/v1/workspaces/${w.id}/projects${api.query({ limit: 1000, archived: false })}`)));
+      choices = open.flatMap((w, i) => (lists[i].projects || [])
         .map((p) => ({ id: p.id, label: `${w.name} / ${p.name}` })));
     } catch (error) {
       clear(moveBox, errorBox(error));
       return;
     }
     const project = h('select', { id: 'move-project' }, ...choices.map((c) => h('option', { value: String(c.id) }, c.label)));
-    async function submit(event) {
-      event.preventDefault();
-      clear(errors);
-      try {
-        await api.post(`/api/v1/experiments/${id}/move`, { destinationProjectId: Number(project.value), experimentId: Number(data.experiment.id) });
-        const chosen = choices.find((c) => String(c.id) === project.value);
-        clear(moveBox, h('div', { class: 'card', id: 'move-done' }, `Moved to ${chosen?.label || project.value}.`));
-      } catch (error) {
-        clear(errors, errorBox(error));
-      }
+    async function submit() {
+      await api.post(`/api/v1/experiments/${id}/move`, { destinationProjectId: Number(project.value), experimentId: Number(data.experiment.id) });
+      const chosen = choices.find((c) => String(c.id) === project.value);
+      clear(moveBox, h('div', { class: 'card', id: 'move-done' }, `Moved to ${chosen?.label || project.value}.`));
     }
-    clear(moveBox, h('form', { class: 'card form-grid', id: 'move-form', onsubmit: submit, 'aria-label': 'Move the experiment' },
-      h('label', { for: 'move-project' }, 'Project'), project,
+    clear(moveBox, h('form', { class: 'card form-grid', id: 'move-form', onsubmit: submitting(errors, submit), 'aria-label': 'Move the experiment' },
+      field('move-project', 'Project', project),
       h('div', { class: 'toolbar wide' }, h('button', { type: 'submit', dataset: { action: 'move-to' } }, 'Move'),
         h('button', { type: 'button', onclick: () => clear(moveBox) }, 'Cancel')),
       errors));
@@ -219,22 +215,16 @@ export async function show(main, route, { session, signal }) {
     }
     const model = h('select', { id: 'register-model' }, ...models.map((m) => h('option', { value: m.name }, m.name)));
     const name = h('input', { id: 'register-name', type: 'text', maxlength: '256' });
-    async function submit(event) {
-      event.preventDefault();
-      clear(errors);
-      try {
-        const { modelVersion } = await api.post(`/api/v1/models/${encodeURIComponent(model.value)}/versions`,
-          { checkpointUuid: uuid, modelName: model.value, name: name.value.trim() });
-        clear(registerBox, h('div', { class: 'card', id: 'register-done' }, `Checkpoint ${uuid} is version ${modelVersion.version} of `,
-          h('a', { href: `#/models/${encodeURIComponent(model.value)}` }, model.value), '.'));
-      } catch (error) {
-        clear(errors, errorBox(error));
-      }
+    async function submit() {
+      const { modelVersion } = await api.post(`/api/v1/models/${encodeURIComponent(model.value)}/versions`,
+        { checkpointUuid: uuid, modelName: model.value, name: name.value.trim() });
+      clear(registerBox, h('div', { class: 'card', id: 'register-done' }, `Checkpoint ${uuid} is version ${modelVersion.version} of `,
+        h('a', { href: `#/models/${encodeURIComponent(model.value)}` }, model.value), '.'));
     }
-    clear(registerBox, h('form', { class: 'card form-grid', id: 'register-form', onsubmit: submit, 'aria-label': `Register checkpoint ${uuid}` },
+    clear(registerBox, h('form', { class: 'card form-grid', id: 'register-form', onsubmit: submitting(errors, submit), 'aria-label': `Register checkpoint ${uuid}` },
       h('span', { class: 'wide' }, 'Register checkpoint ', h('code', {}, uuid)),
-      h('label', { for: 'register-model' }, 'Model'), model,
-      h('label', { for: 'register-name' }, 'Version name'), name,
+      field('register-model', 'Model', model),
+      field('register-name', 'Version name', name),
       h('div', { class: 'toolbar wide' }, h('button', { type: 'submit', dataset: { action: 'register-version' } }, 'Register'),
         h('button', { type: 'button', onclick: () => clear(registerBox) }, 'Cancel')),
       errors));
@@ -268,7 +258,7 @@ export async function show(main, route, { session, signal }) {
         mine && e.state === 'STATE_PAUSED' ? h('button', { type: 'button', dataset: { action: 'activate' }, onclick: () => act('activate') }, 'Activate') : null,
         mine && live ? h('button', { type: 'button', class: 'danger', dataset: { action: 'kill' }, onclick: () => act('kill') }, 'Kill') : null,
         mine ? h('button', { type: 'button', dataset: { action: 'move' }, onclick: move }, 'Move') : null,
-        session.admin ? h('a', { id: 'experiment-timeline', href: `#/timeline?entity=${encodeURIComponent(`experiment/${e.id}`)}` }, 'Timeline') : null,
+        session.admin ? timelineLink('experiment-timeline', `experiment/${e.id}`) : null,
         status),
       h('dl', { class: 'kv card' },
         h('dt', {}, 'owner'), h('dd', {}, e.username),

@@ -3,7 +3,7 @@
 // /api/v1/history/state), beside the events around it (GET /api/v1/audit), filterable by entity
 // and actor; choosing an event shows its decision's reason and the whole event.
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, formatTime, errorBox, reasonsIn } from '../lib/dom.js';
+import { h, clear, table, stateBadge, formatTime, errorBox, reasonsIn, forbidden } from '../lib/dom.js';
 
 const QUEUE_ROWS = 50;
 const WINDOWS = [25, 100, 1000];  // events either side of the moment
@@ -57,8 +57,7 @@ export async function show(main, route, { signal }) {
   } catch (error) {
     if (error.name === 'AbortError') throw error;
     clear(main, h('h1', {}, 'History'), error.status === 403
-      ? h('div', { class: 'card', id: 'history-forbidden', dataset: { status: '403' } },
-        'The cluster\'s history is for admins only. ', h('span', { class: 'muted' }, `(${error.message})`))
+      ? forbidden('history-forbidden', 'The cluster\'s history is', error)
       : errorBox(error));
     return {};
   }

@@ -3,40 +3,29 @@
 // name; a job's page (#/jobs/USER/NAME) with its status and exit diagnostics and, per task role,
 // each task's state, IP, ports, GPUs, exit code and logs; stop for those who may.
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, loadedView, errorBox } from '../lib/dom.js';
+import { h, clear, table, stateBadge, loadedView, submitting, formatTime } from '../lib/dom.js';
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'STOPPED']);
-
-// OpenPAI's times are milliseconds since the epoch; 0 or null: not yet.
-function formatMillis(ms) {
-  if (!ms) return '';
-  return new Date(Number(ms)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, '');
-}
+// OpenPAI jobs are the Uncategorized workspace's: its roles decide who may stop one.
+const JOBS_WORKSPACE = 1;
 
 function submitForm(session) {
   const text = h('textarea', { id: 'job-json', rows: '14', spellcheck: false,
     placeholder: '{"jobName": "hello", "image": "python:3", "taskRoles": [{"name": "main", "taskNumber": 1, "cpuNumber": 1, "memoryMB": 256, "gpuNumber": 0, "command": "echo hello"}]}' });
   const errors = h('div', { id: 'job-error', role: 'alert' });
-  async function submit(event) {
-    event.preventDefault();
-    clear(errors);
+  async function submit() {
     let job;
     try {
       job = JSON.parse(text.value);
     } catch (error) {
-      clear(errors, errorBox(new Error(`not JSON: ${error.message}`)));
-      return;
+      throw new Error(`not JSON: ${error.message}`);
     }
-    try {
-      await api.post(`/api/v1/user/${encodeURIComponent(session.me.username)}/jobs`, job);
-      location.hash = `#/jobs/${encodeURIComponent(session.me.username)}/${encodeURIComponent(job.jobName)}`;
-    } catch (error) {
-      clear(errors, errorBox(error));
-    }
+    await api.post(`/api/v1/user/${encodeURIComponent(session.me.username)}/jobs`, job);
+    location.hash = `#/jobs/${encodeURIComponent(session.me.username)}/${encodeURIComponent(job.jobName)}`;
   }
   return h('details', { id: 'job-submit', class: 'card' },
     h('summary', {}, 'Submit a job'),
-    h('form', { id: 'job-form', onsubmit: submit, 'aria-label': 'Submit an OpenPAI job' },
+    h('form', { id: 'job-form', onsubmit: submitting(errors, submit), 'aria-label': 'Submit an OpenPAI job' },
       h('label', { for: 'job-json' }, 'The job\'s JSON (OpenPAI job protocol)'),
       text,
       h('div', { class: 'toolbar' }, h('button', { type: 'submit', dataset: { action: 'submit-job' } }, 'Submit')),
@@ -60,7 +49,7 @@ async function showJob(main, username, name, session, signal) {
   async function load(minOffset, loadSignal) {
     const job = await api.get(`${path}${api.query({ minOffset })}`, loadSignal);
     const s = job.jobStatus || {};
-    const mayStop = session.canModify(username, 1) && !TERMINAL.has(s.state) && s.executionType !== 'STOP';
+    const mayStop = session.canModify(username, JOBS_WORKSPACE) && !TERMINAL.has(s.state) && s.executionType !== 'STOP';
     clear(body,
       h('h1', {}, `Job ${job.name} `, stateBadge(s.state)),
       h('div', { class: 'toolbar' },
@@ -69,8 +58,8 @@ async function showJob(main, username, name, session, signal) {
       h('dl', { class: 'kv card' },
         h('dt', {}, 'user'), h('dd', {}, s.username),
         h('dt', {}, 'virtual cluster'), h('dd', {}, s.virtualCluster),
-        h('dt', {}, 'created'), h('dd', {}, formatMillis(s.createdTime)),
-        h('dt', {}, 'completed'), h('dd', {}, formatMillis(s.completedTime)),
+        h('dt', {}, 'created'), h('dd', {}, formatTime(s.createdTime)),
+        h('dt', {}, 'completed'), h('dd', {}, formatTime(s.completedTime)),
         h('dt', {}, 'attempt'), h('dd', {}, s.attempt ?? ''),
         h('dt', {}, 'retries'), h('dd', { id: 'job-retries' }, s.retries ?? 0),
         h('dt', {}, 'exit code'), h('dd', {}, s.appExitCode ?? ''),
@@ -108,8 +97,8 @@ export async function show(main, route, { session, signal }) {
       { title: 'Retries', class: 'num', cell: (j) => j.retries },
       { title: 'Tasks', class: 'num', cell: (j) => j.totalTaskNumber },
       { title: 'GPUs', class: 'num', cell: (j) => j.totalGpuNumber },
-      { title: 'Created', cell: (j) => formatMillis(j.createdTime) },
-      { title: 'Completed', cell: (j) => formatMillis(j.completedTime) },
+      { title: 'Created', cell: (j) => formatTime(j.createdTime) },
+      { title: 'Completed', cell: (j) => formatTime(j.completedTime) },
       { title: 'Exit', class: 'num', cell: (j) => j.appExitCode ?? '' },
     ], Array.isArray(jobs) ? jobs : [], {
       empty: 'No OpenPAI jobs yet: submit one here, or with OpenPAI\'s own clients.',

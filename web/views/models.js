@@ -3,14 +3,15 @@
 // checkpoint (downloaded through the master), trial and experiment, with its labels and notes.
 // Versions are registered from an experiment's checkpoints (views/experiment.js).
 import * as api from '../lib/api.js';
-import { h, clear, table, formatTime, loadedView, errorBox, pager } from '../lib/dom.js';
+import {
+  h, clear, table, formatTime, loadedView, errorBox, pager, field, submitting, saveBlob,
+} from '../lib/dom.js';
 
 const PAGE = 50;
 
 // Who may make a model where: the workspaces where the caller may launch work.
 async function createForm(session, signal) {
-  const { workspaces = [] } = await api.get(`/api/v1/workspaces${api.query({ limit: 1000 })}`, signal);
-  const open = workspaces.filter((w) => !w.archived && session.canLaunch(w.id));
+  const open = await session.launchableWorkspaces(signal);
   if (!open.length) return null;
   const name = h('input', { id: 'model-name', type: 'text', required: true, maxlength: '256' });
   const description = h('input', { id: 'model-description', type: 'text', maxlength: '1024' });
@@ -18,43 +19,28 @@ async function createForm(session, signal) {
   const workspace = h('select', { id: 'model-workspace' },
     ...open.map((w) => h('option', { value: String(w.id) }, w.name)));
   const errors = h('div', { id: 'model-error', role: 'alert' });
-  async function create(event) {
-    event.preventDefault();
-    clear(errors);
-    try {
-      const { model } = await api.post('/api/v1/models', {
-        name: name.value.trim(), description: description.value.trim(), workspaceId: Number(workspace.value),
-        labels: labels.value.split(',').map((l) => l.trim()).filter(Boolean) });
-      location.hash = `#/models/${encodeURIComponent(model.name)}`;
-    } catch (error) {
-      clear(errors, errorBox(error));
-    }
+  async function create() {
+    const { model } = await api.post('/api/v1/models', {
+      name: name.value.trim(), description: description.value.trim(), workspaceId: Number(workspace.value),
+      labels: labels.value.split(',').map((l) => l.trim()).filter(Boolean) });
+    location.hash = `#/models/${encodeURIComponent(model.name)}`;
   }
   return h('details', { id: 'model-create', class: 'card' },
     h('summary', {}, 'New model'),
-    h('form', { class: 'form-grid', id: 'model-form', onsubmit: create, 'aria-label': 'New model' },
-      h('label', { for: 'model-name' }, 'Name'), name,
-      h('label', { for: 'model-description' }, 'Description'), description,
-      h('label', { for: 'model-labels' }, 'Labels'), labels,
-      h('label', { for: 'model-workspace' }, 'Workspace'), workspace,
+    h('form', { class: 'form-grid', id: 'model-form', onsubmit: submitting(errors, create), 'aria-label': 'New model' },
+      field('model-name', 'Name', name),
+      field('model-description', 'Description', description),
+      field('model-labels', 'Labels', labels),
+      field('model-workspace', 'Workspace', workspace),
       h('div', { class: 'toolbar wide' }, h('button', { type: 'submit', dataset: { action: 'create-model' } }, 'Create')),
       errors));
 }
 
-// A checkpoint's files as a .tar.gz, through the master (the session's token is not sent by a
-// plain link, so the file is fetched and handed to the browser).
+// A checkpoint's files as a .tar.gz, through the master.
 async function download(uuid, status) {
   status.textContent = 'downloading…';
   try {
-    const response = await fetch(`/checkpoints/${encodeURIComponent(uuid)}`, {
-      headers: { Authorization: `Bearer ${sessionStorage.getItem('cairn.token')}`, Accept: 'application/gzip' } });
-    if (!response.ok) throw new Error((await response.json().catch(() => ({}))).message || `HTTP ${response.status}`);
-    const url = URL.createObjectURL(await response.blob());
-    const link = h('a', { href: url, download: `${uuid}.tar.gz` });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    saveBlob(await api.blob(`/checkpoints/${encodeURIComponent(uuid)}`, 'application/gzip'), `${uuid}.tar.gz`);
     status.textContent = '';
   } catch (error) {
     status.textContent = `download failed: ${error.message}`;

@@ -2,15 +2,11 @@
 // scheduler's explanation while it is live), and its logs, followed live until it ends; a ready
 // notebook or TensorBoard opens through the master's proxy; kill for those who may.
 import * as api from '../lib/api.js';
-import { h, clear, stateBadge, formatTime } from '../lib/dom.js';
+import { h, clear, stateBadge, formatTime, timelineLink } from '../lib/dom.js';
+import { KINDS } from './tasks.js';
 
-// The kinds whose route answers the task's owner and workspace.
-const KINDS = {
-  TASK_TYPE_COMMAND: { plural: 'commands', singular: 'command' },
-  TASK_TYPE_NOTEBOOK: { plural: 'notebooks', singular: 'notebook' },
-  TASK_TYPE_SHELL: { plural: 'shells', singular: 'shell' },
-  TASK_TYPE_TENSORBOARD: { plural: 'tensorboards', singular: 'tensorboard' },
-};
+// The kinds whose route answers the task's owner and workspace, by task type.
+const KIND_OF_TYPE = Object.fromEntries(Object.values(KINDS).map((kind) => [kind.taskType, kind]));
 
 export async function show(main, route, { session, signal }) {
   const id = encodeURIComponent(route.id);
@@ -24,9 +20,9 @@ export async function show(main, route, { session, signal }) {
   async function load(minOffset, loadSignal) {
     const { task } = await api.get(`/api/v1/tasks/${id}${api.query({ explain: true, minOffset })}`, loadSignal);
     // The owner and workspace are on the task's own kind's record (a trial's on its experiment).
-    const kind = KINDS[task.taskType];
+    const kind = KIND_OF_TYPE[task.taskType];
     const record = kind
-      ? (await api.get(`/api/v1/${kind.plural}/${id}${api.query({ minOffset })}`, loadSignal)
+      ? (await api.get(`/api/v1/${kind.key}/${id}${api.query({ minOffset })}`, loadSignal)
         .catch(() => null))?.[kind.singular]
       : null;
     const owner = record?.username;
@@ -39,7 +35,7 @@ export async function show(main, route, { session, signal }) {
           ? h('button', { type: 'button', dataset: { action: 'open' }, onclick: () => open(record.serviceAddress) }, 'Open')
           : null,
         mine && live ? h('button', { type: 'button', class: 'danger', dataset: { action: 'kill' }, onclick: kill }, 'Kill') : null,
-        session.admin ? h('a', { id: 'task-timeline', href: `#/timeline?entity=${encodeURIComponent(`task/${task.taskId}`)}` }, 'Timeline') : null,
+        session.admin ? timelineLink('task-timeline', `task/${task.taskId}`) : null,
         status),
       h('dl', { class: 'kv card' },
         h('dt', {}, 'type'), h('dd', {}, String(task.taskType).replace('TASK_TYPE_', '').toLowerCase()),

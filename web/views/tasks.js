@@ -4,23 +4,20 @@
 // TensorBoard's experiments or trials), for those who may launch somewhere. (Trials are on their
 // experiments' pages.)
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, formatTime, loadedView, errorBox } from '../lib/dom.js';
+import { h, clear, table, stateBadge, formatTime, loadedView, errorBox, field, submitting } from '../lib/dom.js';
 
 const PAGE = 50;
 
-// Each kind's list route and the key its answer holds the list under, as Determined names them.
-// `singular`: the key a launch's answer holds the task under; `slots`: Determined's default.
-const KINDS = {
-  command: { title: 'Commands', path: '/api/v1/commands', key: 'commands', singular: 'command', noun: 'a command', slots: 1 },
-  notebook: { title: 'Notebooks', path: '/api/v1/notebooks', key: 'notebooks', singular: 'notebook', noun: 'a notebook', slots: 1 },
-  shell: { title: 'Shells', path: '/api/v1/shells', key: 'shells', singular: 'shell', noun: 'a shell', slots: 1 },
-  tensorboard: { title: 'TensorBoards', path: '/api/v1/tensorboards', key: 'tensorboards', singular: 'tensorboard', noun: 'a TensorBoard', slots: 0 },
+// Each kind, as Determined names it: `key` is its list route's last segment and the key the list
+// is under, `singular` the key one task is under (a launch's answer, the task's own route),
+// `taskType` the task's type, `slots` Determined's default for a launch.
+export const KINDS = {
+  command: { title: 'Commands', key: 'commands', singular: 'command', taskType: 'TASK_TYPE_COMMAND', noun: 'a command', slots: 1 },
+  notebook: { title: 'Notebooks', key: 'notebooks', singular: 'notebook', taskType: 'TASK_TYPE_NOTEBOOK', noun: 'a notebook', slots: 1 },
+  shell: { title: 'Shells', key: 'shells', singular: 'shell', taskType: 'TASK_TYPE_SHELL', noun: 'a shell', slots: 1 },
+  tensorboard: { title: 'TensorBoards', key: 'tensorboards', singular: 'tensorboard', taskType: 'TASK_TYPE_TENSORBOARD', noun: 'a TensorBoard', slots: 0 },
 };
-
-// A labelled field of the launch form.
-function field(id, label, control) {
-  return h('div', { class: 'field' }, h('label', { for: id }, label), control);
-}
+const pathOf = (kind) => `/api/v1/${KINDS[kind].key}`;
 
 // "3, 4 7" -> [3, 4, 7]; null when something in it is not an id.
 function parseIds(text) {
@@ -31,13 +28,12 @@ function parseIds(text) {
 // The launch form of `kind`, or null when the caller may launch in no workspace (a Viewer: the
 // API refuses them too).
 async function launchForm(kind, session, signal) {
-  const { path, singular, noun, slots: defaultSlots } = KINDS[kind];
-  const [{ workspaces = [] }, { resourcePools = [] }, { templates = [] }] = await Promise.all([
-    api.get(`/api/v1/workspaces${api.query({ limit: 1000 })}`, signal),
+  const { singular, noun, slots: defaultSlots } = KINDS[kind];
+  const [open, { resourcePools = [] }, { templates = [] }] = await Promise.all([
+    session.launchableWorkspaces(signal),
     api.get('/api/v1/resource-pools', signal),
     api.get(`/api/v1/templates${api.query({ limit: 1000 })}`, signal).catch(() => ({})),
   ]);
-  const open = workspaces.filter((w) => !w.archived && session.canLaunch(w.id));
   if (!open.length) return null;
   const workspace = h('select', { id: 'launch-workspace' },
     ...open.map((w) => h('option', { value: String(w.id) }, w.name)));
@@ -53,9 +49,7 @@ async function launchForm(kind, session, signal) {
   const errors = h('div', { id: 'launch-error', role: 'alert' });
   const submit = h('button', { type: 'submit', dataset: { action: 'launch' } }, 'Launch');
 
-  async function launch(event) {
-    event.preventDefault();
-    clear(errors);
+  async function launch() {
     const config = { resources: { slots: Number(slots.value) } };
     if (pool.value) config.resources.resource_pool = pool.value;
     if (description.value.trim()) config.description = description.value.trim();
@@ -66,26 +60,18 @@ async function launchForm(kind, session, signal) {
       const experiments = parseIds(experimentIds.value);
       const trials = parseIds(trialIds.value);
       if (!experiments || !trials) {
-        clear(errors, errorBox(new Error('experiment and trial ids are numbers, separated by commas or spaces')));
-        return;
+        throw new Error('experiment and trial ids are numbers, separated by commas or spaces');
       }
       body.experimentIds = experiments;
       body.trialIds = trials;
     }
-    submit.disabled = true;
-    try {
-      const answer = await api.post(path, body);
-      location.hash = `#/task/${encodeURIComponent(answer[singular].id)}`;
-    } catch (error) {
-      clear(errors, errorBox(error));
-    } finally {
-      submit.disabled = false;
-    }
+    const answer = await api.post(pathOf(kind), body);
+    location.hash = `#/task/${encodeURIComponent(answer[singular].id)}`;
   }
 
   return h('details', { id: 'launch', class: 'card' },
     h('summary', {}, `Launch ${noun}`),
-    h('form', { id: 'launch-form', class: 'form-grid', onsubmit: launch, 'aria-label': `Launch ${noun}` },
+    h('form', { id: 'launch-form', class: 'form-grid', onsubmit: submitting(errors, launch), 'aria-label': `Launch ${noun}` },
       field('launch-workspace', 'Workspace', workspace),
       field('launch-pool', 'Resource pool', pool),
       field('launch-slots', 'Slots', slots),
@@ -118,8 +104,8 @@ export async function show(main, route, { session, signal }) {
     .finally(() => { launch.dataset.ready = 'true'; });
 
   async function load(minOffset, loadSignal) {
-    const { path, key, title } = KINDS[kind];
-    const answer = await api.get(`${path}${api.query(
+    const { key, title } = KINDS[kind];
+    const answer = await api.get(`${pathOf(kind)}${api.query(
       { offset, limit: PAGE, orderBy: 'ORDER_BY_DESC', minOffset })}`, loadSignal);
     const tasks = answer[key] || [];
     // The list has no total: a full page means there may be more.

@@ -4,7 +4,7 @@
 // own decisions included; without an entity, the audit trail itself: who did what, filtered by
 // actor. A page at a time, from an offset on.
 import * as api from '../lib/api.js';
-import { h, clear, table, formatTime, reasonsIn, loadedView } from '../lib/dom.js';
+import { h, clear, table, formatTime, reasonsIn, loadedView, forbidden } from '../lib/dom.js';
 
 const PAGE = 200;
 
@@ -48,8 +48,7 @@ export async function show(main, route, { signal }) {
         fromOffset: from, limit: PAGE, minOffset })}`, loadSignal);
     } catch (error) {
       if (error.status !== 403) throw error;
-      clear(body, h('div', { class: 'card', id: 'timeline-forbidden', dataset: { status: '403' } },
-        'Timelines and the audit trail are for admins only. ', h('span', { class: 'muted' }, `(${error.message})`)));
+      clear(body, forbidden('timeline-forbidden', 'Timelines and the audit trail are', error));
       return;
     }
     const records = answer.records || [];

@@ -4,24 +4,18 @@
 // each linked to its experiments, with a form that makes one and archive for those who may, and
 // the workspace's default and bound pools. Experiments move between projects from their pages.
 import * as api from '../lib/api.js';
-import { h, clear, table, loadedView, errorBox } from '../lib/dom.js';
+import { h, clear, table, loadedView, field, submitting } from '../lib/dom.js';
 
-// A labelled text field and its form, posting `body(name)` to `path`, then going to `next(answer)`.
-function createForm(id, title, path, body, next) {
+// A form of one name, posting `body(name)` to `path`, then `done(answer, form)`.
+function createForm(id, title, path, body, done) {
   const name = h('input', { id: `${id}-name`, type: 'text', required: true, maxlength: '256' });
   const errors = h('div', { id: `${id}-error`, role: 'alert' });
   async function submit(event) {
-    event.preventDefault();
-    clear(errors);
-    try {
-      location.hash = next(await api.post(path, body(name.value.trim())));
-    } catch (error) {
-      clear(errors, errorBox(error));
-    }
+    done(await api.post(path, body(name.value.trim())), event.target);
   }
   return h('details', { id, class: 'card' }, h('summary', {}, title),
-    h('form', { class: 'form-grid', onsubmit: submit, 'aria-label': title },
-      h('label', { for: `${id}-name` }, 'Name'), name,
+    h('form', { class: 'form-grid', onsubmit: submitting(errors, submit), 'aria-label': title },
+      field(`${id}-name`, 'Name', name),
       h('div', { class: 'toolbar wide' }, h('button', { type: 'submit', dataset: { action: id } }, 'Create')),
       errors));
 }
@@ -48,7 +42,8 @@ async function showWorkspace(main, id, session, signal) {
     const mayCreate = session.canLaunch(workspace.id) && !workspace.archived;
     if (mayCreate && !formArea.firstChild) {
       clear(formArea, createForm('project-create', 'New project', `/api/v1/workspaces/${workspace.id}/projects`,
-        (name) => ({ name, workspaceId: workspace.id }), () => `#/workspaces/${workspace.id}?created=${Date.now()}`));
+        // The project's event redraws the list.
+        (name) => ({ name, workspaceId: workspace.id }), (_, form) => form.reset()));
     }
     clear(body,
       h('h1', {}, `Workspace ${workspace.name}`, workspace.archived ? h('span', { class: 'state ARCHIVED' }, 'ARCHIVED') : null),
@@ -82,7 +77,7 @@ export async function show(main, route, { session, signal }) {
   const status = h('span', { class: 'muted', id: 'workspaces-status' });
   clear(main, h('h1', {}, 'Workspaces'),
     createForm('workspace-create', 'New workspace', '/api/v1/workspaces', (name) => ({ name }),
-      (answer) => `#/workspaces/${answer.workspace.id}`),
+      (answer) => { location.hash = `#/workspaces/${answer.workspace.id}`; }),
     body, status);
   async function act(workspace, action, request) {
     try {
