@@ -274,6 +274,7 @@ std::vector<Route> RouteTable() {
       // Who did what, when (admins only), from the log.
       {"GET",    "/api/v1/audit",                           kUser,       Bulk<ListAudit>},
       {"GET",    "/api/v1/history/state",                   kUser,       Bulk<GetHistoryState>},
+      {"GET",    "/api/v1/history/utilization",             kUser,       Bulk<GetHistoryUtilization>},
       {"GET",    "/metrics",                                kUser,       Bulk<Metrics>},
 
       // Cairn's event stream (analytics consumers; agents in embedded mode).

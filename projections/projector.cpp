@@ -15,6 +15,7 @@
 #include "projections/template_projector.h"
 #include "projections/tenancy_projector.h"
 #include "projections/user_projector.h"
+#include "projections/utilization_projector.h"
 #include "projections/webhook_projector.h"
 #include "projections/writer_projector.h"
 
@@ -25,7 +26,7 @@ const std::vector<std::string>& ProjectorNames() {
       kTasksProjector,       kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
       kPoolsProjector,       kTemplatesProjector, kWritersProjector,  kUsersProjector,
       kTenancyProjector,     kTaskOrderProjector, kRegistryProjector, kPaiProjector,
-      kAllocationsProjector, kWebhooksProjector};
+      kAllocationsProjector, kWebhooksProjector, kUtilizationProjector};
   return kNames;
 }
 
@@ -43,6 +44,9 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kRegistryProjector) return std::unique_ptr<Projector>(new RegistryProjector());
   if (name == kPaiProjector) return std::unique_ptr<Projector>(new PaiProjector());
   if (name == kWebhooksProjector) return std::unique_ptr<Projector>(new WebhookProjector());
+  if (name == kUtilizationProjector) {
+    return std::unique_ptr<Projector>(new UtilizationProjector());
+  }
   if (name == kAllocationsProjector) {
     return std::unique_ptr<Projector>(new AllocationProjector());
   }

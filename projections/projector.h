@@ -30,7 +30,8 @@ class Projector {
 };
 
 // "tasks", "agents", "job_queue", "experiments", "pools", "templates", "writers", "users",
-// "tenancy", "task_order", "registry", "openpai", "allocations", in that order.
+// "tenancy", "task_order", "registry", "openpai", "allocations", "webhooks", "utilization", in
+// that order.
 const std::vector<std::string>& ProjectorNames();
 
 // The projector with this name, or InvalidArgument.

@@ -198,6 +198,12 @@ Result<projections::AllocationLedgerRead> Queries::AllocationLedger(int64_t afte
       [&](ViewReader& reader) { return projections::ReadAllocationLedger(reader, after, before); });
 }
 
+Result<projections::UtilizationRead> Queries::Utilization(int64_t from, int64_t to, int steps) {
+  return ReadFrom<projections::UtilizationRead>(
+      projections::kUtilizationProjector,
+      [&](ViewReader& reader) { return projections::ReadUtilization(reader, from, to, steps); });
+}
+
 Result<std::optional<events::TemplateSaved>> Queries::GetTemplate(const std::string& name) {
   return ReadFrom<std::optional<events::TemplateSaved>>(
       projections::kTemplatesProjector,

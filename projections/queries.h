@@ -15,6 +15,7 @@
 #include "events.pb.h"
 #include "projections/allocation_projector.h"
 #include "projections/job_queue_projector.h"
+#include "projections/utilization_projector.h"
 #include "projections/view_store.h"
 #include "views.pb.h"
 
@@ -85,6 +86,9 @@ class Queries {
 
   // The allocation ledger over [after, before) (allocation_projector.h).
   Result<projections::AllocationLedgerRead> AllocationLedger(int64_t after, int64_t before);
+
+  // The cluster's slots and queue over (from, to] in `steps` steps (utilization_projector.h).
+  Result<projections::UtilizationRead> Utilization(int64_t from, int64_t to, int steps);
 
   // Configuration templates.
   Result<std::optional<events::TemplateSaved>> GetTemplate(const std::string& name);

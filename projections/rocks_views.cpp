@@ -343,4 +343,28 @@ Status RocksReader::Scan(std::string_view prefix,
   return FromRocks(it->status(), "projection scan");
 }
 
+Status RocksReader::ScanRange(
+    std::string_view begin, std::string_view end, bool backward,
+    const std::function<bool(std::string_view, std::string_view)>& visit) {
+  if (begin >= end) return Status::Ok();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options_, family_));
+  auto in_range = [&](std::string_view key) { return key >= begin && key < end; };
+  auto value = [&]() { return std::string_view(it->value().data(), it->value().size()); };
+  if (!backward) {
+    for (it->Seek(ToSlice(begin)); it->Valid(); it->Next()) {
+      std::string_view key(it->key().data(), it->key().size());
+      if (!in_range(key) || !visit(key, value())) break;
+    }
+  } else {
+    // The last key below `end`: SeekForPrev lands on `end` itself when it exists.
+    it->SeekForPrev(ToSlice(end));
+    if (it->Valid() && std::string_view(it->key().data(), it->key().size()) == end) it->Prev();
+    for (; it->Valid(); it->Prev()) {
+      std::string_view key(it->key().data(), it->key().size());
+      if (!in_range(key) || !visit(key, value())) break;
+    }
+  }
+  return FromRocks(it->status(), "projection range scan");
+}
+
 }  // namespace cairn::projections

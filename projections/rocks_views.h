@@ -114,6 +114,8 @@ class RocksReader : public ViewReader {
       const std::vector<std::string>& keys) override;
   Status Scan(std::string_view prefix,
               const std::function<bool(std::string_view, std::string_view)>& visit) override;
+  Status ScanRange(std::string_view begin, std::string_view end, bool backward,
+                   const std::function<bool(std::string_view, std::string_view)>& visit) override;
 
  private:
   rocksdb::DB* db_;

@@ -41,6 +41,25 @@ Status MemoryViewStore::Scan(std::string_view prefix,
   return Status::Ok();
 }
 
+Status MemoryViewStore::ScanRange(
+    std::string_view begin, std::string_view end, bool backward,
+    const std::function<bool(std::string_view, std::string_view)>& visit) {
+  if (begin >= end) return Status::Ok();
+  auto first = entries_.lower_bound(begin);
+  auto last = entries_.lower_bound(end);
+  if (!backward) {
+    for (auto it = first; it != last; ++it) {
+      if (!visit(it->first, it->second)) break;
+    }
+    return Status::Ok();
+  }
+  for (auto it = last; it != first;) {
+    --it;
+    if (!visit(it->first, it->second)) break;
+  }
+  return Status::Ok();
+}
+
 void SerializeDeterministic(const google::protobuf::MessageLite& message, std::string* out) {
   const size_t size = message.ByteSizeLong();
   out->resize(size);

@@ -71,6 +71,11 @@ class ViewReader {
   virtual Status Scan(
       std::string_view prefix,
       const std::function<bool(std::string_view key, std::string_view value)>& visit) = 0;
+  // Calls `visit` for each key in [begin, end), in byte order (`backward`: from the last one
+  // down), until it returns false: a series read from a moment on, or the entry before one.
+  virtual Status ScanRange(
+      std::string_view begin, std::string_view end, bool backward,
+      const std::function<bool(std::string_view key, std::string_view value)>& visit) = 0;
 };
 
 // An ordered in-memory store: the whole state of one projector.
@@ -83,6 +88,8 @@ class MemoryViewStore : public ViewStore, public ViewReader {
   Status PutMessage(std::string_view key, const google::protobuf::MessageLite& message) override;
   Status Scan(std::string_view prefix,
               const std::function<bool(std::string_view, std::string_view)>& visit) override;
+  Status ScanRange(std::string_view begin, std::string_view end, bool backward,
+                   const std::function<bool(std::string_view, std::string_view)>& visit) override;
 
  private:
   std::map<std::string, std::string, std::less<>> entries_;

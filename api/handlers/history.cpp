@@ -11,6 +11,16 @@ namespace {
 // A page of the queue (as det job list reads it) and of the experiments: the whole past queue
 // can be 100,000 jobs.
 constexpr size_t kDefaultPageRows = 100;
+
+constexpr int64_t kDefaultUtilizationWindowMicros = int64_t{3600} * 1'000'000;
+constexpr size_t kDefaultUtilizationSteps = 60;
+constexpr size_t kMaxUtilizationSteps = 1000;
+
+nlohmann::json CountsJson(const views::UtilizationSample& counts) {
+  return {{"slotsTotal", counts.slots_total()},
+          {"slotsUsed", counts.slots_used()},
+          {"tasksWaiting", counts.tasks_waiting()}};
+}
 }  // namespace
 
 net::Response GetHistoryState(Call& call) {
@@ -60,6 +70,42 @@ net::Response GetHistoryState(Call& call) {
   if (*time) as_of["time"] = FormatRfc3339(**time);
   document["asOf"] = std::move(as_of);
   return Ok(std::move(document));
+}
+
+net::Response GetHistoryUtilization(Call& call) {
+  const net::Request& request = call.request();
+  auto from = OptionalTimeParam(request, "from");
+  if (!from.ok()) return Error(from.status());
+  auto to = OptionalTimeParam(request, "to");
+  if (!to.ok()) return Error(to.status());
+  auto steps = CountParam(request, "steps", kDefaultUtilizationSteps, 1, kMaxUtilizationSteps);
+  if (!steps.ok()) return Error(steps.status());
+  const int64_t window_end = to->value_or(NowUnixMicros());
+  const int64_t window_start = from->value_or(window_end - kDefaultUtilizationWindowMicros);
+  if (window_start >= window_end) {
+    return Error(Status::InvalidArgument("from must be before to"));
+  }
+  if (window_end - window_start < static_cast<int64_t>(*steps) * 1'000'000) {
+    return Error(Status::InvalidArgument("the window must be at least a second per step (steps=" +
+                                         std::to_string(*steps) + ")"));
+  }
+  auto read = call.services().projections->Utilization(window_start, window_end,
+                                                        static_cast<int>(*steps));
+  if (!read.ok()) return Error(read.status());
+  nlohmann::json points = nlohmann::json::array();
+  for (const projections::UtilizationPoint& point : read->points) {
+    nlohmann::json row = CountsJson(point.at_end);
+    row["time"] = FormatRfc3339(point.end_unix_micros);
+    row["peakSlotsUsed"] = point.peak_slots_used;
+    row["peakTasksWaiting"] = point.peak_tasks_waiting;
+    row["offset"] = std::to_string(point.at_end.offset());
+    points.push_back(std::move(row));
+  }
+  return Ok({{"from", FormatRfc3339(window_start)},
+             {"to", FormatRfc3339(window_end)},
+             {"stepSeconds", static_cast<double>(window_end - window_start) / 1e6 / *steps},
+             {"atStart", CountsJson(read->at_start)},
+             {"points", std::move(points)}});
 }
 
 }  // namespace cairn::api

@@ -15,4 +15,13 @@ namespace cairn::api {
 //     "agents": [...], "models": [...], "nextOffset"}
 net::Response GetHistoryState(Call& call);
 
+// The cluster's slots and queue over a window, from the utilization projection (any user: counts
+// only, no one's work). GET /api/v1/history/utilization [?from=T&to=T: RFC 3339 or unix seconds;
+// the last hour to now by default] [&steps=N: 60 by default, 1 to 1000]
+// -> {"from", "to", "stepSeconds", "atStart": {counts},
+//     "points": [{"time": a step's end, "slotsTotal", "slotsUsed", "tasksWaiting" (at that time),
+//                 "peakSlotsUsed", "peakTasksWaiting" (the highest within the step),
+//                 "offset" (the last event folded by then: where the history view opens)}]}
+net::Response GetHistoryUtilization(Call& call);
+
 }  // namespace cairn::api

@@ -394,6 +394,34 @@ TEST_F(ApiTest, APastStateShowsAPageOfItsExperiments) {
   CallJson("GET", "/api/v1/history/state?experimentLimit=-1&at=" + last, "", 400);
 }
 
+// The slots and queue over time, for anyone signed in: a window ending now holds the agent's
+// slots and the queued command, and bad windows are refused by name.
+TEST_F(ApiTest, UtilizationOverAWindowShowsSlotsAndTheQueue) {
+  RegisterAgent("a1", 2, "inc-1");
+  auto submitted = Call("POST", "/api/v1/commands",
+                        R"({"config":{"entrypoint":["true"],"resources":{"slots":4}},"force":true})");
+  ASSERT_EQ(submitted.status, 200) << submitted.body;
+  const std::string offset = submitted.headers["cairn-offset"];
+  json window = CallJson("GET", "/api/v1/history/utilization?steps=10&minOffset=" + offset);
+  ASSERT_EQ(window["points"].size(), 10u) << window.dump();
+  const json& last = window["points"][9];
+  EXPECT_EQ(last["slotsTotal"], 2);
+  EXPECT_EQ(last["slotsUsed"], 0);
+  EXPECT_EQ(last["tasksWaiting"], 1);
+  EXPECT_EQ(last["time"], window["to"]);
+  EXPECT_EQ(last["offset"], offset) << "the submission is the last change";
+  EXPECT_EQ(window["stepSeconds"], 360.0);
+
+  json before = CallJson("GET", "/api/v1/history/utilization?from=1000&to=2000&steps=1");
+  EXPECT_EQ(before["points"][0]["slotsTotal"], 0) << "nothing had happened in 1970";
+  EXPECT_EQ(before["from"], "1970-01-01T00:16:40.000000Z");
+  for (const char* bad : {"?from=2000&to=1000", "?steps=0", "?steps=1001", "?from=yesterday",
+                          "?from=1000&to=1005&steps=10"}) {
+    auto refused = Call("GET", std::string("/api/v1/history/utilization") + bad);
+    EXPECT_EQ(refused.status, 400) << bad << ": " << refused.body;
+  }
+}
+
 }  // namespace
 // A big list is rendered once and sent gzipped to a caller whose Accept-Encoding takes it
 // (Determined's CLI, browsers), the same bytes as the plain answer once inflated.

@@ -49,6 +49,16 @@ class CountingViewStore : public projections::ViewStore, public projections::Vie
     });
   }
 
+  Status ScanRange(std::string_view begin, std::string_view end, bool backward,
+                   const std::function<bool(std::string_view, std::string_view)>& visit) override {
+    ++operations;
+    return inner_.ScanRange(begin, end, backward,
+                            [&](std::string_view key, std::string_view value) {
+                              ++operations;
+                              return visit(key, value);
+                            });
+  }
+
   size_t operations = 0;
 
  private:

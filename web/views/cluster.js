@@ -1,7 +1,8 @@
-// Cluster: the resource pools (slots used of total, jobs in the queue) and every agent with its
-// slots, free or busy and with what.
+// Cluster: the resource pools (slots used of total, jobs in the queue), the cluster's slots and
+// queue over time (utilization.js), and every agent with its slots, free or busy and with what.
 import * as api from '../lib/api.js';
-import { h, clear, table, stateBadge, formatTime } from '../lib/dom.js';
+import { h, clear, table, stateBadge, formatTime, timelineLink } from '../lib/dom.js';
+import { UtilizationChart } from './utilization.js';
 
 async function load(minOffset, signal) {
   const q = api.query({ minOffset });
@@ -40,7 +41,7 @@ function slotsOf(agent) {
   });
 }
 
-function render(main, data) {
+function render(body, data, session) {
   const agentRows = table([
     { title: 'Agent', cell: (a) => h('strong', {}, a.id) },
     { title: 'Pool', cell: (a) => (a.resourcePools || []).join(', ') },
@@ -49,22 +50,32 @@ function render(main, data) {
     { title: 'Running', class: 'num', cell: (a) => a.cairn?.runningAllocations ?? 0 },
     { title: 'Host', cell: (a) => (a.addresses || []).join(', ') },
     { title: 'Registered', cell: (a) => formatTime(a.registeredTime) },
-  ], data.agents, {
+    // The timeline view reads the audit trail, which is for admins.
+    session.admin ? { title: 'History', cell: (a) => timelineLink(undefined, `agent/${a.id}`) } : null,
+  ].filter(Boolean), data.agents, {
     empty: 'No agents have registered.',
     rowProps: (a) => ({ dataset: { agent: a.id } }),
   });
-  clear(main,
-    h('h1', {}, 'Cluster'),
+  clear(body,
     h('div', { class: 'cards' }, data.pools.map((pool, i) => poolCard(pool, data.queued[i]))),
     h('h2', {}, `Agents (${data.agents.length})`),
     agentRows);
 }
 
-export async function show(main, route, { signal }) {
-  render(main, await load(undefined, signal));
+export async function show(main, route, { session, signal }) {
+  const body = h('div', { id: 'cluster-now' });
+  // Outside the body the live refresh redraws: the chart keeps its window and its canvas.
+  const chart = new UtilizationChart({ admin: session.admin });
+  clear(main, h('h1', {}, 'Cluster'), body, chart.element);
+  const [data] = await Promise.all([load(undefined, signal), chart.load()]);
+  render(body, data, session);
   return {
     async refresh(minOffset, refreshSignal) {
-      render(main, await load(minOffset, refreshSignal));
+      const [fresh] = await Promise.all([load(minOffset, refreshSignal), chart.load({ live: true, minOffset })]);
+      render(body, fresh, session);
+    },
+    dispose() {
+      chart.dispose();
     },
   };
 }
