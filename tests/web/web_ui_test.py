@@ -258,7 +258,7 @@ def history_before_the_experiment(driver, cluster, experiment_id, shots):
         box.send_keys(str(moment) + "\n")
         wait(driver, present('main[data-view="history"][data-ready][data-moment="%d"]' % moment),
              message="the past at offset %d" % moment)
-        is_empty = count(driver, "#history-past table:first-of-type tr.empty") == 1
+        is_empty = count(driver, "#history-past .table-scroll:first-of-type tr.empty") == 1
         check(is_empty == empty, "at offset %d the queue %s" % (moment, "was empty" if empty else "held jobs"))
     check(css(driver, '#history-past tr[data-job-id="experiment-%d"]' % experiment_id),
           "the experiment's job in the past queue")
@@ -530,6 +530,200 @@ def administration(driver, cluster, shots):
         check(error.status == 403, "403 for a Viewer's disable, got %d" % error.status)
 
 
+def recount_utilization(events):
+    """The cluster's counts after each event, recomputed here from the log as docs/events.md
+    ("Utilization") defines them: [(time in µs, slots total, slots used, tasks waiting)]."""
+    agents = {}  # id -> [incarnation, slots, connected]
+    tasks = {}   # id -> {"held", "allocation", "parts": {agent: slots}}
+    newest_epoch = 0
+    moments = []
+    for event in events:
+        epoch = int(event.get("writerEpoch", 0))
+        if "writerEpochClaimed" in event:
+            newest_epoch = max(newest_epoch, int(event["writerEpochClaimed"].get("epoch", 0)))
+            continue
+        if epoch < newest_epoch:
+            continue  # fenced off: it never happened
+        if "agentRegistered" in event:
+            e = event["agentRegistered"]
+            agents[e["agentId"]] = [e.get("incarnation", ""), int(e.get("slotCount", 0)), True]
+        elif "agentDisconnected" in event:
+            e = event["agentDisconnected"]
+            agent = agents.get(e["agentId"])
+            if agent and e.get("incarnation", "") in ("", agent[0]):
+                agent[2] = False
+        elif "taskSubmitted" in event:
+            tasks.setdefault(event["taskSubmitted"]["taskId"], {"held": False, "allocation": "", "parts": {}})
+        elif "taskExited" in event:
+            tasks.pop(event["taskExited"]["taskId"], None)
+        elif "taskHeld" in event:
+            task = tasks.get(event["taskHeld"]["taskId"])
+            if task:
+                task["held"] = bool(event["taskHeld"].get("held", False))
+        elif "allocationAssigned" in event:
+            e = event["allocationAssigned"]
+            task = tasks.get(e["taskId"])
+            if task and not task["allocation"]:
+                task["allocation"] = e["allocationId"]
+                parts = e.get("parts") or [{"agentId": e.get("agentId", ""), "slotIds": e.get("slotIds", [])}]
+                for part in parts:
+                    task["parts"][part.get("agentId", "")] = (task["parts"].get(part.get("agentId", ""), 0)
+                                                             + len(part.get("slotIds", [])))
+        elif "allocationPartExited" in event:
+            e = event["allocationPartExited"]
+            task = tasks.get(e["taskId"])
+            if task and task["allocation"] == e["allocationId"]:
+                task["parts"].pop(e.get("agentId", ""), None)
+        elif "allocationReleased" in event:
+            e = event["allocationReleased"]
+            task = tasks.get(e["taskId"])
+            if task and task["allocation"] == e["allocationId"]:
+                task["allocation"], task["parts"] = "", {}
+        else:
+            continue
+        moments.append((int(event["timeUnixMicros"]),
+                        sum(a[1] for a in agents.values() if a[2]),
+                        sum(sum(t["parts"].values()) for t in tasks.values()),
+                        sum(1 for t in tasks.values() if not t["held"] and not t["allocation"])))
+    return moments
+
+
+def micros(rfc3339):
+    """RFC 3339 with microseconds and a Z (the master's form) -> unix microseconds, exactly."""
+    import calendar
+    whole, fraction = rfc3339.rstrip("Z").split(".")
+    return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) * 1000000 + int(fraction.ljust(6, "0"))
+
+
+def utilization_matches_the_log(driver, cluster, shots):
+    step("cluster: the slots used and the queue over the last hour match a recount from the log")
+    go(driver, cluster, "cluster", "cluster")
+    wait(driver, present('#utilization[data-points="60"] tr[data-time]'), message="the utilization points")
+    # One read of the table, the chart's data and the window: a live refresh may redraw them.
+    page = driver.execute_script("""
+        const rows = [...document.querySelectorAll('#utilization tr[data-time]')].map((r) => ({
+          time: r.dataset.time, used: Number(r.dataset.slotsUsed), total: Number(r.dataset.slotsTotal),
+          waiting: Number(r.dataset.tasksWaiting),
+          peak: r.lastElementChild.textContent.split(' / ').map(Number)}));
+        const chart = window.Chart && Chart.getChart(document.getElementById('utilization-chart'));
+        return {rows, from: document.getElementById('utilization').dataset.from,
+                drawn: chart ? chart.data.datasets.map((d) => d.data.map((p) => p.y)) : null};""")
+    rows = page["rows"]
+    check(len(rows) == 60, "60 points: %d" % len(rows))
+    check(page["drawn"] is not None and page["drawn"][0] == [r["used"] for r in rows]
+          and page["drawn"][2] == [r["waiting"] for r in rows]
+          and page["drawn"][3] == [r["peak"][0] for r in rows], "the chart draws the table's points")
+    moments = recount_utilization(cluster.events())
+    check(moments, "the log holds changes to count")
+
+    def at(when):
+        counts = (0, 0, 0)
+        for moment in moments:
+            if moment[0] <= when:
+                counts = moment[1:]
+        return counts
+
+    start = micros(page["from"])
+    # The last point ends now: an event stamped just before the read may not have been folded
+    # yet, so it is left out; every other point is in the past.
+    for row in rows[:-1]:
+        end = micros(row["time"])
+        expected = at(end)
+        check((row["total"], row["used"], row["waiting"]) == expected,
+              "at %s the chart shows %s, the log says %s" % (row["time"], row, expected))
+        within = [m[1:] for m in moments if start < m[0] <= end] + [at(start)]
+        peak = [max(c[1] for c in within), max(c[2] for c in within)]
+        check(row["peak"] == peak, "the peak up to %s is %s, the log says %s" % (row["time"], row["peak"], peak))
+        start = end
+    check(max(r["peak"][0] for r in rows) > 0 and max(r["peak"][1] for r in rows) > 0,
+          "the hour held slots used and tasks waiting: %s" % rows)
+    screenshot(driver, shots, "cluster-utilization")
+
+
+INTERACTIVE_ROLES = {"button", "link", "textbox", "combobox", "checkbox", "spinbutton", "searchbox",
+                     "slider", "radio", "menuitem", "tab", "switch", "ListBox", "listbox"}
+
+
+def unnamed_controls(driver):
+    """Controls Chromium's accessibility tree gives no name (what a screen reader would announce
+    as just "button"), and the landmarks the page has."""
+    tree = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})
+    unnamed, landmarks = [], set()
+    for node in tree["nodes"]:
+        if node.get("ignored"):
+            continue
+        role = node.get("role", {}).get("value", "")
+        name = str(node.get("name", {}).get("value", "")).strip()
+        if role in ("main", "navigation", "banner"):
+            landmarks.add(role)
+        if role in INTERACTIVE_ROLES and not name:
+            unnamed.append(role + " #" + str(node.get("backendDOMNodeId")))
+    return unnamed, landmarks
+
+
+def set_width(driver, width, height):
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+
+
+def narrow_and_accessible(driver, cluster, experiment_id, shots):
+    step("every view: controls named in the accessibility tree, keyboard reachable, usable at 390 px")
+    log_in(driver, cluster, "admin")  # an admin's pages have every form and button
+    views = [("cluster", "cluster"), ("queue", "queue"), ("workspaces", "workspaces"),
+             ("experiments", "experiments"), ("experiment/%d" % experiment_id, "experiment"),
+             ("tasks", "tasks"), ("models", "models"), ("jobs", "jobs"), ("history", "history"),
+             ("timeline", "timeline"), ("admin", "admin")]
+    driver.execute_cdp_cmd("Accessibility.enable", {})
+    for route, view in views:
+        go(driver, cluster, route, view)
+        unnamed, landmarks = unnamed_controls(driver)
+        check(not unnamed, "the %s view has controls without a name: %s (%s)" % (
+            view, unnamed, driver.execute_script(
+                "return [...document.querySelectorAll('input,select,button,textarea')].filter((e) =>"
+                 " !e.labels?.length && !e.getAttribute('aria-label') &&"
+                " !(e.tagName === 'BUTTON' && e.textContent.trim()) &&"
+                " !e.placeholder).map((e) => e.outerHTML.slice(0, 120))")))
+        check(landmarks >= {"main", "navigation", "banner"}, "the %s view's landmarks: %s" % (view, landmarks))
+    # The keyboard alone: Tab from the page's start reaches the navigation and the chart's window,
+    # and Enter on a link follows it.
+    go(driver, cluster, "cluster", "cluster")
+    driver.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    reached = []
+    for _ in range(60):
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        focused = driver.execute_script(
+            "const e = document.activeElement; return e.id || e.getAttribute('href') || e.tagName")
+        reached.append(focused)
+        if focused == "utilization-window":
+            break
+    check("#/queue" in reached and "utilization-window" in reached,
+          "Tab reaches the navigation and the chart's window: %s" % reached)
+    for _ in range(reached.index("utilization-window") - reached.index("#/queue")):
+        ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+    check(driver.execute_script("return document.activeElement.getAttribute('href')") == "#/queue",
+          "Shift+Tab goes back to the queue's link")
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    wait(driver, view_ready("queue"), message="Enter on the queue's link")
+    # A phone's width: no view is wider than the screen (wide tables scroll in their own box) and
+    # the navigation still reaches every view.
+    set_width(driver, 390, 844)
+    try:
+        for route, view in views:
+            go(driver, cluster, route, view)
+            width = driver.execute_script("return document.documentElement.scrollWidth")
+            check(width <= 390, "at 390 px the %s view is %d px wide" % (view, width))
+            screenshot(driver, shots, "narrow-" + view)
+        hidden = driver.execute_script(
+            "return [...document.querySelectorAll('#nav a:not([hidden])')].filter((a) => {"
+            " const r = a.getBoundingClientRect(); return r.width === 0 || r.left < 0 || r.right > 390;"
+            "}).map((a) => a.textContent)")
+        check(not hidden, "at 390 px every link of the navigation is on the screen: %s are not" % hidden)
+    finally:
+        set_width(driver, 1280, 800)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -566,6 +760,8 @@ def main():
         tasks_of_every_kind(driver, cluster, experiment_id, args.screenshots)
         openpai_job_from_the_page(driver, cluster, args.screenshots)
         administration(driver, cluster, args.screenshots)
+        utilization_matches_the_log(driver, cluster, args.screenshots)
+        narrow_and_accessible(driver, cluster, experiment_id, args.screenshots)
         # The refusals the steps provoke on purpose: a Viewer's 403s, the OpenPAI job's bad field.
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
                   and "403" not in entry["message"] and "401" not in entry["message"]

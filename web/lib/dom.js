@@ -91,7 +91,9 @@ export function table(columns, rows, { empty = 'Nothing here.', rowProps } = {})
     ? rows.map((row) => h('tr', rowProps ? rowProps(row) : {},
         columns.map((c) => h('td', { class: c.class }, c.cell(row)))))
     : [h('tr', { class: 'empty' }, h('td', { colspan: columns.length }, empty))];
-  return h('table', {}, h('thead', {}, head), h('tbody', {}, body));
+  // In a box of its own that scrolls sideways: a wide table on a narrow screen does not widen
+  // the page.
+  return h('div', { class: 'table-scroll' }, h('table', {}, h('thead', {}, head), h('tbody', {}, body)));
 }
 
 // "1-50 of 10000" with previous and next; `go(offset)` shows another page.

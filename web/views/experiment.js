@@ -56,7 +56,7 @@ class CurveChart {
   constructor(kind, title, preferred) {
     this.kind = kind;
     this.preferred = preferred;
-    this.select = h('select', { dataset: { metricFor: kind }, onchange: () => this.draw() });
+    this.select = h('select', { dataset: { metricFor: kind }, 'aria-label': `${title} metric`, onchange: () => this.draw() });
     this.canvas = h('canvas', { id: `chart-${kind}`, role: 'img', 'aria-label': `${title} curves` });
     this.note = h('div', { class: 'muted' });
     this.element = h('div', { class: 'card' },

@@ -63,12 +63,12 @@ export async function show(main, route, { signal }) {
   }
   let last = Math.max(0, Number(master.cairn?.appliedOffset ?? 1) - 1);
   const at = params.has('at') ? Math.min(Number(params.get('at')) || 0, last) : last;
-  const slider = h('input', { type: 'range', class: 'scrubber', id: 'history-scrubber', min: 0, max: last, value: at });
+  const slider = h('input', { type: 'range', class: 'scrubber', id: 'history-scrubber', min: 0, max: last, value: at, 'aria-label': 'Moment (log offset)' });
   const offsetInput = h('input', { type: 'text', id: 'history-moment', value: params.get('time') || String(at), size: 28,
     placeholder: 'offset or RFC 3339 time' });
   const entity = h('input', { type: 'text', id: 'history-entity', value: params.get('entity') || '', placeholder: 'experiment/7, task/ID, agent/ID…' });
   const actor = h('input', { type: 'text', id: 'history-actor', value: params.get('actor') || '', placeholder: 'alice, agent:a1, system:scheduler' });
-  const windowSelect = h('select', { id: 'history-window' }, WINDOWS.map((w) =>
+  const windowSelect = h('select', { id: 'history-window', 'aria-label': 'Events shown around the moment' }, WINDOWS.map((w) =>
     h('option', { value: w, selected: String(w) === (params.get('window') || '25') }, `±${w} events`)));
   const asOf = h('div', { class: 'muted', id: 'history-as-of' });
   const nowLabel = h('span', { style: { marginLeft: 'auto' } }, `offset ${last} (now)`);

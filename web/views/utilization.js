@@ -15,10 +15,14 @@ const WINDOWS = [
   { label: 'last 7 days', ms: 7 * 24 * 60 * MINUTE },
 ];
 const STEPS = 60;
+// The counts at each step's end, and each step's peak filled faintly under them: work shorter
+// than a step still shows.
 const SERIES = [
   { key: 'slotsUsed', label: 'slots used', colour: '#2f6fdf' },
   { key: 'slotsTotal', label: 'slots in the cluster', colour: '#9aa5b1', dash: [4, 4] },
   { key: 'tasksWaiting', label: 'tasks waiting (queue)', colour: '#d9822b' },
+  { key: 'peakSlotsUsed', label: 'peak slots used in the step', colour: 'rgba(47, 111, 223, 0.18)', fill: 'origin' },
+  { key: 'peakTasksWaiting', label: 'peak tasks waiting in the step', colour: 'rgba(217, 130, 43, 0.18)', fill: 'origin' },
 ];
 
 // "2026-12-03T10:00" (a datetime-local input's value, local time) from epoch milliseconds.
@@ -128,12 +132,15 @@ export class UtilizationChart {
       borderColor: series.colour,
       backgroundColor: series.colour,
       borderDash: series.dash,
-      stepped: 'after',
+      fill: series.fill || false,
+      stepped: 'before',
       pointRadius: 0,
       borderWidth: 1.5,
     }));
+    const xRange = { min: Date.parse(data.from), max: Date.parse(data.to) };
     if (this.chart) {
       this.chart.data.datasets = datasets;
+      Object.assign(this.chart.options.scales.x, xRange);
       this.chart.update('none');
       return;
     }
@@ -146,7 +153,7 @@ export class UtilizationChart {
         parsing: false,
         interaction: { mode: 'index', intersect: false },
         scales: {
-          x: { type: 'linear', ticks: { maxTicksLimit: 6, callback: (ms) => formatTime(new Date(ms).toISOString()).slice(5, 16) } },
+          x: { type: 'linear', ...xRange, ticks: { maxTicksLimit: 6, callback: (ms) => formatTime(new Date(ms).toISOString()).slice(5, 16) } },
           y: { type: 'linear', beginAtZero: true, ticks: { precision: 0 } },
         },
         plugins: {
