@@ -120,16 +120,29 @@ net::Response LaunchCommand(Call& call) {
             launched->offset);
 }
 
-std::function<bool(const views::TaskView&)> TaskListFilter(Call& call) {
-  return [&call, users = call.request().QueryParams("users"),
-          workspace = call.request().QueryParam("workspaceId")](const views::TaskView& task) {
-    if (!call.CanView(task.workspace_id())) return false;
-    if (!workspace.empty() &&
-        workspace != std::to_string(WorkspaceOrUncategorized(task.workspace_id()))) {
-      return false;  // 0 (events from before workspaces) is Uncategorized
+Result<std::function<bool(const views::TaskView&)>> TaskListFilter(Call& call) {
+  std::vector<std::string> states = call.request().QueryParams("states");
+  for (const std::string& state : states) {
+    if (!IsNtscStateName(state)) {
+      return Status::InvalidArgument("states: unknown task state '" + state +
+                                     "' (STATE_QUEUED, STATE_STARTING, STATE_RUNNING, "
+                                     "STATE_TERMINATING or STATE_TERMINATED)");
     }
-    return users.empty() || std::find(users.begin(), users.end(), task.user()) != users.end();
-  };
+  }
+  return std::function<bool(const views::TaskView&)>(
+      [&call, users = call.request().QueryParams("users"), states = std::move(states),
+       workspace = call.request().QueryParam("workspaceId")](const views::TaskView& task) {
+        if (!call.CanView(task.workspace_id())) return false;
+        if (!workspace.empty() &&
+            workspace != std::to_string(WorkspaceOrUncategorized(task.workspace_id()))) {
+          return false;  // 0 (events from before workspaces) is Uncategorized
+        }
+        if (!states.empty() &&
+            std::find(states.begin(), states.end(), NtscState(task)) == states.end()) {
+          return false;
+        }
+        return users.empty() || std::find(users.begin(), users.end(), task.user()) != users.end();
+      });
 }
 
 Result<std::string> TaskListAnswerVersion(Call& call, events::TaskType type) {
@@ -150,7 +163,9 @@ Result<std::string> TaskListAnswerVersion(Call& call, events::TaskType type) {
 net::Response ListCommands(Call& call) {
   auto paging = call.ReadPaging();
   if (!paging.ok()) return Error(paging.status());
-  const auto shown = TaskListFilter(call);
+  auto filter = TaskListFilter(call);
+  if (!filter.ok()) return Error(filter.status());
+  const auto& shown = *filter;
   if (paging->offset == 0 && paging->limit == 0) {
     // The commands' ids from the submission-order index, then only their views: not every task
     // there ever was (trials and notebooks outnumber commands on a busy cluster).
@@ -195,7 +210,7 @@ net::Response ListCommands(Call& call) {
 Result<json> TaskPage(Call& call, events::TaskType type,
                       const std::function<json(const views::TaskView&)>& render) {
   CAIRN_ASSIGN_OR_RETURN(auto paging, call.ReadPaging());
-  const auto shown = TaskListFilter(call);
+  CAIRN_ASSIGN_OR_RETURN(const auto shown, TaskListFilter(call));
   json list = json::array();
   // Walk the tasks in submission order (newest first with ORDER_BY_DESC, as the web UI lists
   // them) and read only as many as the page needs, not every task there ever was. Newest first

@@ -37,9 +37,10 @@ Result<nlohmann::json> TaskPage(
     Call& call, events::TaskType type,
     const std::function<nlohmann::json(const views::TaskView&)>& render);
 
-// Whether a task belongs in the caller's list of tasks: one they may see, in ?workspaceId= and of
-// one of ?users= when those are given.
-std::function<bool(const views::TaskView&)> TaskListFilter(Call& call);
+// Whether a task belongs in the caller's list of tasks: one they may see, in ?workspaceId=, of
+// one of ?users= and in one of ?states= (Determined's names, STATE_QUEUED...) when those are
+// given. An unknown state is an InvalidArgument.
+Result<std::function<bool(const views::TaskView&)>> TaskListFilter(Call& call);
 
 // A task submitted from a launch request's body (config with its template, files, workspaceId,
 // force), of `type`, with the keys in `extra_keys` allowed besides; `complete` (may be empty)

@@ -12,21 +12,32 @@ namespace cairn::api {
 using nlohmann::json;
 
 // Determined's task state names, shared by commands, shells, notebooks and allocations.
+namespace {
+
+struct NtscStateName {
+  views::TaskState state;
+  const char* name;
+};
+constexpr NtscStateName kNtscStates[] = {
+    {views::TASK_STATE_QUEUED, "STATE_QUEUED"},
+    {views::TASK_STATE_ASSIGNED, "STATE_STARTING"},
+    {views::TASK_STATE_RUNNING, "STATE_RUNNING"},
+    {views::TASK_STATE_TERMINATING, "STATE_TERMINATING"},
+    {views::TASK_STATE_TERMINATED, "STATE_TERMINATED"},
+};
+
+}  // namespace
+
 std::string NtscState(const views::TaskView& task) {
-  switch (task.state()) {
-    case views::TASK_STATE_QUEUED:
-      return "STATE_QUEUED";
-    case views::TASK_STATE_ASSIGNED:
-      return "STATE_STARTING";
-    case views::TASK_STATE_RUNNING:
-      return "STATE_RUNNING";
-    case views::TASK_STATE_TERMINATING:
-      return "STATE_TERMINATING";
-    case views::TASK_STATE_TERMINATED:
-      return "STATE_TERMINATED";
-    default:
-      return "STATE_UNSPECIFIED";
+  for (const NtscStateName& known : kNtscStates) {
+    if (known.state == task.state()) return known.name;
   }
+  return "STATE_UNSPECIFIED";
+}
+
+bool IsNtscStateName(const std::string& name) {
+  return std::any_of(std::begin(kNtscStates), std::end(kNtscStates),
+                     [&](const NtscStateName& known) { return name == known.name; });
 }
 
 json ConfigOf(const views::TaskView& task, Audience audience) {

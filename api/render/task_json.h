@@ -16,6 +16,8 @@ namespace cairn::api {
 // Determined's task state names ("STATE_QUEUED", ...), shared by commands, shells, notebooks and
 // allocations.
 std::string NtscState(const views::TaskView& task);
+// Whether `name` is one NtscState gives (STATE_UNSPECIFIED is not a state to filter by).
+bool IsNtscStateName(const std::string& name);
 
 // The task's configuration as recorded, with the resources the decider resolved (pool,
 // priority) and job queue updates changed.

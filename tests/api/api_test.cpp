@@ -209,6 +209,14 @@ TEST_F(ApiTest, ACommandListTakesDeterminedsOffsetAndLimit) {
             (std::vector<std::string>{ids[1], ids[2], ids[3]}));
   EXPECT_TRUE(listed("?offset=9&limit=3").empty());
   EXPECT_EQ(Call("GET", "/api/v1/commands?limit=-1").status, 400);
+  // No agent: every command waits. A state filter (Cairn's) keeps them, or none.
+  EXPECT_EQ(listed("?states=STATE_QUEUED&states=STATE_RUNNING"), ids);
+  EXPECT_TRUE(listed("?states=STATE_RUNNING").empty());
+  EXPECT_EQ(listed("?limit=2&states=STATE_QUEUED&users=determined"),
+            (std::vector<std::string>{ids[0], ids[1]}));
+  auto unknown = Call("GET", "/api/v1/commands?states=STATE_SLEEPING");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_NE(unknown.body.find("STATE_SLEEPING"), std::string::npos) << unknown.body;
 }
 
 TEST_F(ApiTest, TheAgentProtocolRunsACommandsWholeStory) {

@@ -358,6 +358,24 @@ def tasks_of_every_kind(driver, cluster, experiment_id, shots):
     Select(css(driver, "#task-kind")[0]).select_by_value("command")
     wait(driver, present('tr[data-kind="command"]'), message="the commands, chosen on the page")
     check(not css(driver, 'tr[data-task-id="%s"]' % notebook_id), "the notebook is not a command")
+    # Filtered by state and owner on the page, by the list's own route.
+    Select(css(driver, "#task-state")[0]).select_by_value("STATE_TERMINATED")
+    wait(driver, lambda d: "states=STATE_TERMINATED" in d.current_url
+         and count(d, 'main[data-ready] tr[data-kind="command"]') > 0, message="the ended commands")
+    states = driver.execute_script(
+        "return [...document.querySelectorAll('tr[data-kind]')].map((r) => r.dataset.state)")
+    check(states and set(states) == {"STATE_TERMINATED"}, "only ended commands: %s" % states)
+    css(driver, "#task-owner")[0].send_keys("nobody\n")
+    wait(driver, lambda d: "match these filters" in text(d, "#tasks-body"),
+         message="no command of nobody's, and the filters named as why")
+    check(Select(css(driver, "#task-state")[0]).first_selected_option.get_attribute("value")
+          == "STATE_TERMINATED", "the filters stay chosen")
+    try:
+        cluster.call("GET", "/api/v1/commands?states=STATE_SLEEPING", user="admin")
+        check(False, "an unknown state is refused")
+    except ApiError as error:
+        check(error.status == 400 and "STATE_SLEEPING" in error.body, "an unknown state is named: %s" % error)
+    go(driver, cluster, "tasks?kind=command", "tasks")
     Select(css(driver, "#task-kind")[0]).select_by_value("shell")
     wait(driver, lambda d: "No shells yet" in text(d, "#tasks-body"),
          message="an empty kind says how to start one")

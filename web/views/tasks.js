@@ -1,6 +1,6 @@
 // Tasks: commands, notebooks, shells or TensorBoards (one kind at a time, chosen by `kind`), newest
-// first, a page at a time from the kind's own list route, each with its state and a link to its
-// logs; and a form that launches one of the kind (workspace, pool, slots, template; a
+// first, a page at a time from the kind's own list route (filtered there by owner, workspace and
+// state), each with its state and a link to its logs; and a form that launches one of the kind (workspace, pool, slots, template; a
 // TensorBoard's experiments or trials), for those who may launch somewhere. (Trials are on their
 // experiments' pages.)
 import * as api from '../lib/api.js';
@@ -85,19 +85,46 @@ async function launchForm(kind, session, signal) {
       errors));
 }
 
+const STATES = ['STATE_QUEUED', 'STATE_STARTING', 'STATE_RUNNING', 'STATE_TERMINATING', 'STATE_TERMINATED'];
+
+// The filters in the URL (#/tasks?kind=shell&users=alice&workspaceId=2&states=STATE_RUNNING) and
+// the form that sets them.
+function filterForm(kind, filters, workspaces) {
+  const owner = h('input', { type: 'text', id: 'task-owner', value: filters.users, placeholder: 'anyone', size: 12 });
+  const workspace = h('select', { id: 'task-workspace' }, h('option', { value: '' }, 'any'),
+    ...workspaces.map((w) => h('option', { value: String(w.id), selected: String(w.id) === filters.workspaceId }, w.name)));
+  const state = h('select', { id: 'task-state' }, h('option', { value: '' }, 'any'),
+    ...STATES.map((name) => h('option', { value: name, selected: name === filters.states }, name.replace('STATE_', '').toLowerCase())));
+  const chooser = h('select', { id: 'task-kind' }, ...Object.entries(KINDS).map(([value, { title }]) =>
+    h('option', { value, selected: value === kind }, title)));
+  const apply = () => {
+    const params = { kind: chooser.value, users: owner.value.trim(), workspaceId: workspace.value, states: state.value };
+    location.hash = `#/tasks?${new URLSearchParams(Object.entries(params).filter(([, v]) => v))}`;
+  };
+  for (const select of [chooser, workspace, state]) select.addEventListener('change', apply);
+  return h('form', { class: 'toolbar', id: 'task-filters', onsubmit: (event) => { event.preventDefault(); apply(); } },
+    h('label', { for: 'task-kind' }, 'Kind '), chooser,
+    h('label', { for: 'task-owner' }, 'Owner '), owner,
+    h('label', { for: 'task-workspace' }, 'Workspace '), workspace,
+    h('label', { for: 'task-state' }, 'State '), state,
+    h('button', { type: 'submit' }, 'Filter'));
+}
+
 export async function show(main, route, { session, signal }) {
   const kind = KINDS[route.params.get('kind')] ? route.params.get('kind') : 'command';
   const offset = Number(route.params.get('offset')) || 0;
-  const at = (params) => `#/tasks?${new URLSearchParams({ kind, ...params })}`;
-  const chooser = h('select', {
-    id: 'task-kind',
-    onchange: (event) => { location.hash = `#/tasks?kind=${event.target.value}`; },
-  }, ...Object.entries(KINDS).map(([value, { title }]) =>
-    h('option', { value, selected: value === kind }, title)));
+  const filters = Object.fromEntries(['users', 'workspaceId', 'states'].map((key) => [key, route.params.get(key) || '']));
+  const chosen = Object.fromEntries(Object.entries(filters).filter(([, value]) => value));
+  const at = (params) => `#/tasks?${new URLSearchParams({ kind, ...chosen, ...params })}`;
+  const filterBox = h('div', { id: 'task-filter-area' });
   const body = h('div', { id: 'tasks-body' });
   const launch = h('div', { id: 'launch-area' });
-  clear(main, h('h1', {}, 'Tasks'),
-    h('div', { class: 'toolbar' }, h('label', { for: 'task-kind' }, 'Kind '), chooser), launch, body);
+  clear(main, h('h1', {}, 'Tasks'), filterBox, launch, body);
+  clear(filterBox, filterForm(kind, filters, []));
+  // The workspaces fill their filter when they come; the list waits for nothing but itself.
+  api.get(`/api/v1/workspaces${api.query({ limit: 1000 })}`, signal)
+    .then(({ workspaces = [] }) => clear(filterBox, filterForm(kind, filters, workspaces)))
+    .catch(() => {});
   // The form waits for nothing the list needs: a failure to build it is said where it would be.
   launchForm(kind, session, signal).then((form) => clear(launch, form))
     .catch((error) => { if (error.name !== 'AbortError') clear(launch, errorBox(error)); })
@@ -106,7 +133,7 @@ export async function show(main, route, { session, signal }) {
   async function load(minOffset, loadSignal) {
     const { key, title } = KINDS[kind];
     const answer = await api.get(`${pathOf(kind)}${api.query(
-      { offset, limit: PAGE, orderBy: 'ORDER_BY_DESC', minOffset })}`, loadSignal);
+      { offset, limit: PAGE, orderBy: 'ORDER_BY_DESC', minOffset, ...chosen })}`, loadSignal);
     const tasks = answer[key] || [];
     // The list has no total: a full page means there may be more.
     const nav = h('div', { class: 'pager' },
@@ -125,7 +152,9 @@ export async function show(main, route, { session, signal }) {
       { title: 'Pool', cell: (t) => t.resourcePool },
       { title: 'Submitted', cell: (t) => formatTime(t.startTime) },
     ], tasks, {
-      empty: `No ${title.toLowerCase()} yet: start one with det ${kind === 'command' ? 'cmd run' : kind === 'tensorboard' ? 'tensorboard start' : `${kind} start`}.`,
+      empty: Object.keys(chosen).length
+        ? `No ${title.toLowerCase()} match these filters: widen them.`
+        : `No ${title.toLowerCase()} yet: start one with det ${kind === 'command' ? 'cmd run' : kind === 'tensorboard' ? 'tensorboard start' : `${kind} start`}.`,
       rowProps: (t) => ({ dataset: { taskId: t.id, state: t.state, kind } }),
     }));
   }
