@@ -63,8 +63,8 @@ bool OnLaterEvent(const Envelope& event, views::AgentView& agent) {
     case Envelope::kAgentSlotEnabled:
     case Envelope::kAgentSlotDisabled: {
       const bool disable = event.has_agent_slot_disabled();
-      const int32_t slot_id = disable ? event.agent_slot_disabled().slot_id()
-                                      : event.agent_slot_enabled().slot_id();
+      const int32_t slot_id =
+          disable ? event.agent_slot_disabled().slot_id() : event.agent_slot_enabled().slot_id();
       auto* disabled = agent.mutable_disabled_slots();
       auto at = std::lower_bound(disabled->begin(), disabled->end(), slot_id);
       const bool present = at != disabled->end() && *at == slot_id;

@@ -15,12 +15,6 @@ constexpr std::string_view kUsagePrefix = "usage/";
 constexpr std::string_view kPoolAgentPrefix = "agent/";
 constexpr std::string_view kPoolAllocationPrefix = "allocation/";
 
-std::string KeyOf(std::string_view prefix, const std::string& id) {
-  std::string key(prefix);
-  key += id;
-  return key;
-}
-
 // What one agent adds to its pool's usage: its slots and allocations while it is connected; its
 // slot type always (a pool of GPU agents stays a GPU pool while they reconnect).
 views::PoolUsage ContributionOf(const views::PoolAgent& agent) {
@@ -43,7 +37,7 @@ views::PoolUsage ContributionOf(const views::PoolAgent& agent) {
 Status AddToPool(const std::string& pool, const views::PoolUsage& delta, int sign,
                  ViewStore& store) {
   if (pool.empty() || (delta.agents() == 0 && delta.cuda_agents() == 0)) return Status::Ok();
-  const std::string key = KeyOf(kUsagePrefix, pool);
+  const std::string key = PrefixedKey(kUsagePrefix, pool);
   views::PoolUsage absent;
   CAIRN_ASSIGN_OR_RETURN(views::PoolUsage * found, OpenView(store, key, &absent));
   views::PoolUsage& usage = found != nullptr ? *found : absent;
@@ -61,7 +55,7 @@ Status AddToPool(const std::string& pool, const views::PoolUsage& delta, int sig
 template <typename Change>
 Status UpdateAgent(const std::string& agent_id, ViewStore& store, Change change) {
   if (agent_id.empty()) return Status::Ok();
-  const std::string key = KeyOf(kPoolAgentPrefix, agent_id);
+  const std::string key = PrefixedKey(kPoolAgentPrefix, agent_id);
   views::PoolAgent absent;
   CAIRN_ASSIGN_OR_RETURN(views::PoolAgent * found, OpenView(store, key, &absent));
   const bool exists = found != nullptr;
@@ -131,14 +125,14 @@ Status OnAssignedInPool(const events::AllocationAssigned& assigned, ViewStore& s
         }));
   }
   if (holders.empty()) return Status::Ok();
-  return store.Put(KeyOf(kPoolAllocationPrefix, assigned.allocation_id()), JoinIds(holders));
+  return store.Put(PrefixedKey(kPoolAllocationPrefix, assigned.allocation_id()), JoinIds(holders));
 }
 
 // Takes the allocation off `only_agent` (a gang's part that ended), or off every agent holding it.
 Status OnPoolAllocationEnded(const std::string& allocation_id, const std::string& only_agent,
                              ViewStore& store) {
   if (allocation_id.empty()) return Status::Ok();
-  const std::string index_key = KeyOf(kPoolAllocationPrefix, allocation_id);
+  const std::string index_key = PrefixedKey(kPoolAllocationPrefix, allocation_id);
   CAIRN_ASSIGN_OR_RETURN(auto index, store.Get(index_key));
   if (!index) return Status::Ok();
   std::vector<std::string> holders = SplitIds(*index);
@@ -190,7 +184,7 @@ Result<std::vector<views::PoolView>> ReadPools(ViewReader& reader) {
     pool.set_default_compute(pool_config.pool_name() == config.default_compute_pool());
     pool.set_default_aux(pool_config.pool_name() == config.default_aux_pool());
     CAIRN_RETURN_IF_ERROR(
-        GetMessage(reader, KeyOf(kUsagePrefix, pool_config.pool_name()), pool.mutable_usage())
+        GetMessage(reader, PrefixedKey(kUsagePrefix, pool_config.pool_name()), pool.mutable_usage())
             .status());
   }
   return pools;

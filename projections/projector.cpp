@@ -23,10 +23,10 @@ namespace cairn::projections {
 
 const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
-      kTasksProjector,       kAgentsProjector,    kJobQueueProjector, kExperimentsProjector,
-      kPoolsProjector,       kTemplatesProjector, kWritersProjector,  kUsersProjector,
-      kTenancyProjector,     kTaskOrderProjector, kRegistryProjector, kPaiProjector,
-      kAllocationsProjector, kWebhooksProjector, kUtilizationProjector};
+      kTasksProjector,       kAgentsProjector,    kJobQueueProjector,   kExperimentsProjector,
+      kPoolsProjector,       kTemplatesProjector, kWritersProjector,    kUsersProjector,
+      kTenancyProjector,     kTaskOrderProjector, kRegistryProjector,   kPaiProjector,
+      kAllocationsProjector, kWebhooksProjector,  kUtilizationProjector};
   return kNames;
 }
 

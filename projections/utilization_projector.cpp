@@ -13,12 +13,6 @@ constexpr std::string_view kSamplePrefix = "sample/";
 constexpr std::string_view kAgentPrefix = "agent/";
 constexpr std::string_view kTaskPrefix = "task/";
 
-std::string KeyOf(std::string_view prefix, const std::string& id) {
-  std::string key(prefix);
-  key += id;
-  return key;
-}
-
 // Big-endian with the sign bit flipped: byte order is time order, before 1970 included.
 std::string SampleKey(int64_t time_unix_micros, uint64_t offset) {
   std::string key(kSamplePrefix);
@@ -50,7 +44,7 @@ Result<Change> OnAgent(const Envelope& event, ViewStore& store) {
   const std::string& agent_id =
       registered ? event.agent_registered().agent_id() : event.agent_disconnected().agent_id();
   if (agent_id.empty()) return Change{};
-  const std::string key = KeyOf(kAgentPrefix, agent_id);
+  const std::string key = PrefixedKey(kAgentPrefix, agent_id);
   views::UtilizationAgent agent;
   CAIRN_ASSIGN_OR_RETURN(bool known, store.GetMessage(key, &agent));
   Change change;
@@ -71,7 +65,7 @@ Result<Change> OnAgent(const Envelope& event, ViewStore& store) {
 }
 
 Result<Change> OnTask(const Envelope& event, ViewStore& store) {
-  const std::string key = KeyOf(kTaskPrefix, TaskIdOf(event));
+  const std::string key = PrefixedKey(kTaskPrefix, TaskIdOf(event));
   if (event.has_task_submitted()) {
     if (event.task_submitted().task_id().empty()) return Change{};
     CAIRN_ASSIGN_OR_RETURN(auto known, store.Get(key));
@@ -175,12 +169,11 @@ Result<UtilizationRead> ReadUtilization(ViewReader& reader, int64_t from_unix_mi
   const std::string window_begin = SampleKey(from_unix_micros + 1, 0);
   const std::string window_end = SampleKey(to_unix_micros + 1, 0);
   Status parse_error;
-  CAIRN_RETURN_IF_ERROR(reader.ScanRange(
-      kSamplePrefix, window_begin, /*backward=*/true,
-      [&](std::string_view key, std::string_view value) {
-        parse_error = ParseView(value, key, &read.at_start);
-        return false;
-      }));
+  CAIRN_RETURN_IF_ERROR(reader.ScanRange(kSamplePrefix, window_begin, /*backward=*/true,
+                                         [&](std::string_view key, std::string_view value) {
+                                           parse_error = ParseView(value, key, &read.at_start);
+                                           return false;
+                                         }));
   CAIRN_RETURN_IF_ERROR(parse_error);
 
   const int64_t span = to_unix_micros - from_unix_micros;

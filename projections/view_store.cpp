@@ -60,6 +60,14 @@ Status MemoryViewStore::ScanRange(
   return Status::Ok();
 }
 
+std::string PrefixedKey(std::string_view prefix, std::string_view id) {
+  std::string key;
+  key.reserve(prefix.size() + id.size());
+  key += prefix;
+  key += id;
+  return key;
+}
+
 void SerializeDeterministic(const google::protobuf::MessageLite& message, std::string* out) {
   const size_t size = message.ByteSizeLong();
   out->resize(size);

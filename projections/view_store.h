@@ -147,6 +147,9 @@ Result<std::string> DigestViews(ViewReader& reader);
 std::vector<std::string> SplitIds(std::string_view list);
 std::string JoinIds(const std::vector<std::string>& ids);
 
+// "<prefix><id>": a view's key in its projector's key space.
+std::string PrefixedKey(std::string_view prefix, std::string_view id);
+
 // Big-endian fixed-width encodings, so byte order of keys is numeric order.
 void AppendBigEndian64(std::string* out, uint64_t value);
 void AppendBigEndian32(std::string* out, uint32_t value);

@@ -86,11 +86,11 @@ net::Response GetHistoryUtilization(Call& call) {
     return Error(Status::InvalidArgument("from must be before to"));
   }
   if (window_end - window_start < static_cast<int64_t>(*steps) * 1'000'000) {
-    return Error(Status::InvalidArgument("the window must be at least a second per step (steps=" +
-                                         std::to_string(*steps) + ")"));
+    return Error(Status::InvalidArgument(
+        "the window must be at least a second per step (steps=" + std::to_string(*steps) + ")"));
   }
-  auto read = call.services().projections->Utilization(window_start, window_end,
-                                                        static_cast<int>(*steps));
+  auto read =
+      call.services().projections->Utilization(window_start, window_end, static_cast<int>(*steps));
   if (!read.ok()) return Error(read.status());
   nlohmann::json points = nlohmann::json::array();
   for (const projections::UtilizationPoint& point : read->points) {

@@ -406,8 +406,9 @@ TEST_F(ApiTest, APastStateShowsAPageOfItsExperiments) {
 // slots and the queued command, and bad windows are refused by name.
 TEST_F(ApiTest, UtilizationOverAWindowShowsSlotsAndTheQueue) {
   RegisterAgent("a1", 2, "inc-1");
-  auto submitted = Call("POST", "/api/v1/commands",
-                        R"({"config":{"entrypoint":["true"],"resources":{"slots":4}},"force":true})");
+  auto submitted =
+      Call("POST", "/api/v1/commands",
+           R"({"config":{"entrypoint":["true"],"resources":{"slots":4}},"force":true})");
   ASSERT_EQ(submitted.status, 200) << submitted.body;
   const std::string offset = submitted.headers["cairn-offset"];
   json window = CallJson("GET", "/api/v1/history/utilization?steps=10&minOffset=" + offset);

@@ -47,28 +47,28 @@ projections::UtilizationRead PerEvent(ProjectionState& state, int events) {
 
 TEST(UtilizationProjectorTest, CountsFollowAgentsPlacementsPreemptionsPausesAndExits) {
   History history;
-  history.Register("a1", "i1", "default", 4);                                  // 0
-  history.Register("a2", "i1", "default", 4);                                  // 1
-  history.Submit("t1", "j1", "default", 42, 2);                                // 2
-  history.Submit("t2", "j2", "default", 42, 8);                                // 3
-  history.Assign("t1", "al1", "a1", "i1", {0, 1});                             // 4
-  history.AssignGang("t2", "al2",                                              // 5
+  history.Register("a1", "i1", "default", 4);       // 0
+  history.Register("a2", "i1", "default", 4);       // 1
+  history.Submit("t1", "j1", "default", 42, 2);     // 2
+  history.Submit("t2", "j2", "default", 42, 8);     // 3
+  history.Assign("t1", "al1", "a1", "i1", {0, 1});  // 4
+  history.AssignGang("t2", "al2",                   // 5
                      {History::Part("a1", "i1", {2, 3}), History::Part("a2", "i1", {0, 1, 2, 3})});
-  history.PartExit("t2", "al2", "a2", 0);                                      // 6
-  history.Release("t1", "al1", "preempted");                                   // 7
-  history.Hold("t1", true);                                                    // 8
-  history.Hold("t1", false);                                                   // 9
-  history.Disconnect("a2", "i0");                                              // 10: stale
-  history.Disconnect("a2", "i1");                                              // 11
-  history.Exit("t2", "al2", "a1", 0, std::nullopt, "exited");                  // 12
+  history.PartExit("t2", "al2", "a2", 0);                                         // 6
+  history.Release("t1", "al1", "preempted");                                      // 7
+  history.Hold("t1", true);                                                       // 8
+  history.Hold("t1", false);                                                      // 9
+  history.Disconnect("a2", "i0");                                                 // 10: stale
+  history.Disconnect("a2", "i1");                                                 // 11
+  history.Exit("t2", "al2", "a1", 0, std::nullopt, "exited");                     // 12
   history.Exit("t1", "", "", std::nullopt, std::nullopt, "killed while queued");  // 13
   ProjectionState state = Fold(history);
   const int events = static_cast<int>(history.events().size());
   projections::UtilizationRead read = PerEvent(state, events);
   ASSERT_EQ(read.points.size(), static_cast<size_t>(events));
-  const std::vector<Counts> expected = {
-      {4, 0, 0}, {8, 0, 0}, {8, 0, 1}, {8, 0, 2}, {8, 2, 1}, {8, 8, 0}, {8, 4, 0},
-      {8, 2, 1}, {8, 2, 0}, {8, 2, 1}, {8, 2, 1}, {4, 2, 1}, {4, 0, 1}, {4, 0, 0}};
+  const std::vector<Counts> expected = {{4, 0, 0}, {8, 0, 0}, {8, 0, 1}, {8, 0, 2}, {8, 2, 1},
+                                        {8, 8, 0}, {8, 4, 0}, {8, 2, 1}, {8, 2, 0}, {8, 2, 1},
+                                        {8, 2, 1}, {4, 2, 1}, {4, 0, 1}, {4, 0, 0}};
   for (int i = 0; i < events; ++i) {
     EXPECT_EQ(CountsOf(read.points[i].at_end), expected[i]) << "after event " << i;
     EXPECT_EQ(read.points[i].end_unix_micros, EventTime(i));

@@ -2,6 +2,7 @@
 // trial (training and validation, any metric, linear or log scale), checkpoints, configuration,
 // a trial's logs followed live, and pause / activate / kill for those who may.
 import * as api from '../lib/api.js';
+import { lineChart } from '../lib/charts.js';
 import {
   h, clear, table, stateBadge, formatTime, formatNumber, formatBytes, errorBox, field, submitting, timelineLink,
 } from '../lib/dom.js';
@@ -99,19 +100,10 @@ class CurveChart {
       this.chart.update('none');
       return;
     }
-    this.chart = new window.Chart(this.canvas, {
-      type: 'line',
-      data: { datasets },
-      options: {
-        animation: false,
-        maintainAspectRatio: false,
-        parsing: false,
-        normalized: true,
-        scales: {
-          x: { type: 'linear', title: { display: true, text: 'batches' } },
-          y: { type: yType },
-        },
-        plugins: { legend: { position: 'bottom', labels: { boxWidth: 12 } } },
+    this.chart = lineChart(this.canvas, datasets, {
+      scales: {
+        x: { type: 'linear', title: { display: true, text: 'batches' } },
+        y: { type: yType },
       },
     });
   }

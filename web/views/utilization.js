@@ -4,6 +4,7 @@
 // the chart agrees with the log at that moment; the table under it lists the same points for a
 // screen reader, with each step's peak. Admins jump from a point to the history view there.
 import * as api from '../lib/api.js';
+import { lineChart } from '../lib/charts.js';
 import { h, clear, formatTime, errorBox, table } from '../lib/dom.js';
 
 const MINUTE = 60 * 1000;
@@ -144,27 +145,19 @@ export class UtilizationChart {
       this.chart.update('none');
       return;
     }
-    this.chart = new window.Chart(this.canvas, {
-      type: 'line',
-      data: { datasets },
-      options: {
-        animation: false,
-        maintainAspectRatio: false,
-        parsing: false,
-        interaction: { mode: 'index', intersect: false },
-        scales: {
-          x: { type: 'linear', ...xRange, ticks: { maxTicksLimit: 6, callback: (ms) => formatTime(new Date(ms).toISOString()).slice(5, 16) } },
-          y: { type: 'linear', beginAtZero: true, ticks: { precision: 0 } },
-        },
-        plugins: {
-          legend: { position: 'bottom', labels: { boxWidth: 12 } },
-          tooltip: { callbacks: { title: (items) => formatTime(new Date(items[0].parsed.x).toISOString()) } },
-        },
-        onClick: (event, elements) => {
-          if (!this.admin || !elements.length) return;
-          const point = datasets[elements[0].datasetIndex].data[elements[0].index];
-          location.hash = `#/history?at=${point.offset}`;
-        },
+    this.chart = lineChart(this.canvas, datasets, {
+      interaction: { mode: 'index', intersect: false },
+      scales: {
+        x: { type: 'linear', ...xRange, ticks: { maxTicksLimit: 6, callback: (ms) => formatTime(new Date(ms).toISOString()).slice(5, 16) } },
+        y: { type: 'linear', beginAtZero: true, ticks: { precision: 0 } },
+      },
+      plugins: {
+        tooltip: { callbacks: { title: (items) => formatTime(new Date(items[0].parsed.x).toISOString()) } },
+      },
+      onClick: (event, elements) => {
+        if (!this.admin || !elements.length) return;
+        const point = this.chart.data.datasets[elements[0].datasetIndex].data[elements[0].index];
+        location.hash = `#/history?at=${point.offset}`;
       },
     });
   }
