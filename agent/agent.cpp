@@ -139,6 +139,7 @@ Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
     log.unix_micros = line.unix_micros;
     reporter_->AddLine(std::move(log));
   };
+  callbacks.may_read = [this] { return reporter_->MayReadLines(); };
   callbacks.on_exit = [this](const std::string& allocation_id, const ProcessExit& exit) {
     ExitedReport report;
     report.allocation_id = allocation_id;

@@ -415,6 +415,13 @@ void ProcessRunner::Supervise(Process* process) {
         }
       }
     }
+    // Once the leader exited, what is left is at most the pipes' buffers: read it whatever
+    // may_read says, so that the drain ends.
+    const bool reading = leader_exited || !callbacks_.may_read || callbacks_.may_read();
+    if (!reading) {
+      const Clock::time_point poll_again = now + ProcessRunner::kThrottlePoll;
+      wake_at = wake_at ? std::min(*wake_at, poll_again) : poll_again;
+    }
     if (leader_exited) wake_at = wake_at ? std::min(*wake_at, drain_deadline) : drain_deadline;
     int timeout_ms = -1;
     if (wake_at) {
@@ -432,7 +439,7 @@ void ProcessRunner::Supervise(Process* process) {
     }
     int pipe_index[2] = {-1, -1};
     for (int i = 0; i < 2; ++i) {
-      if (*pipe_fds[i] < 0) continue;
+      if (*pipe_fds[i] < 0 || !reading) continue;
       pipe_index[i] = count;
       fds[count++] = {*pipe_fds[i], POLLIN, 0};
     }

@@ -76,7 +76,14 @@ class ProcessRunner {
     std::function<void(const std::string& key, pid_t pid)> on_started;
     std::function<void(const OutputLine& line)> on_line;
     std::function<void(const std::string& key, const ProcessExit& exit)> on_exit;
+    // Whether output may be read now (empty: always). While it says no, output stays in the
+    // pipes, so a process that keeps printing blocks on its writes: it is throttled, and no
+    // line is lost or held in memory here. Asked again every kThrottlePoll; not asked once the
+    // process exited (its pipes' buffers are all that is left to read).
+    std::function<bool()> may_read;
   };
+
+  static constexpr std::chrono::milliseconds kThrottlePoll{10};
 
   // After the leader's exit (and the SIGKILL to its group), output still buffered in the pipes
   // is read; a writer that escaped the group (setsid) cannot hold the task open (and delay its

@@ -60,6 +60,9 @@ class ReportQueue {
     // Beyond this many lines waiting in all lanes (the master is unreachable), new lines are
     // dropped.
     size_t max_queued_lines = 100000;
+    // From this many lines waiting on, tasks' output is left unread (Reporter::MayReadLines):
+    // the tasks are throttled instead, well before lines would be dropped.
+    size_t throttle_lines = 25000;
     // How many lanes the items are split into (0 counts as 1).
     size_t lanes = 8;
   };
@@ -88,6 +91,8 @@ class ReportQueue {
   bool empty() const;
   bool empty(size_t lane) const { return lanes_[lane].empty(); }
   size_t queued_lines() const { return queued_lines_; }
+  // Whether fewer than throttle_lines wait.
+  bool below_throttle() const { return queued_lines_ < options_.throttle_lines; }
 
  private:
   struct QueuedLine {

@@ -80,6 +80,11 @@ void Reporter::AddLine(TaskLogLine line) {
   senders_[lane]->wake.notify_one();
 }
 
+bool Reporter::MayReadLines() {
+  std::lock_guard lock(mutex_);
+  return queue_.below_throttle();
+}
+
 void Reporter::AddStarted(StartedReport report) {
   std::lock_guard lock(mutex_);
   size_t lane = queue_.LaneOf(report.allocation_id);

@@ -35,6 +35,10 @@ class Reporter {
   Reporter& operator=(const Reporter&) = delete;
 
   void AddLine(TaskLogLine line);
+  // Whether tasks' output may be read: false while the master takes lines more slowly than the
+  // tasks print them (ReportQueue::Options::throttle_lines wait), so that they are throttled
+  // rather than their lines dropped.
+  bool MayReadLines();
   void AddStarted(StartedReport report);
   void AddReady(ReadyReport report);
   void AddExited(ExitedReport report);

@@ -1,5 +1,5 @@
 // ProcessRunner against real child processes: exit codes, signals, output lines with seq, the
-// environment and work dir, and killing whole process groups.
+// environment and work dir, killing whole process groups, and output left unread (throttled).
 #include "agent/process_runner.h"
 
 #include <gtest/gtest.h>
@@ -8,12 +8,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "tests/support/test_support.h"
 
@@ -81,6 +84,13 @@ class Recorder {
     std::lock_guard lock(mutex_);
     return started_.count(key) > 0;
   }
+  std::optional<pid_t> WaitStarted(const std::string& key, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    if (!changed_.wait_for(lock, timeout, [&] { return started_.count(key) > 0; })) {
+      return std::nullopt;
+    }
+    return started_[key];
+  }
 
  private:
   std::mutex mutex_;
@@ -117,6 +127,45 @@ class ProcessRunnerTest : public ::testing::Test {
   cairn::testing::TempDir dir_;
   Recorder recorder_;
 };
+
+// Where the kernel has `pid` sleeping ("pipe_write" or "anon_pipe_write", by kernel version:
+// blocked writing to a full pipe).
+std::string WaitChannelOf(pid_t pid) {
+  std::ifstream wchan("/proc/" + std::to_string(pid) + "/wchan");
+  std::string channel;
+  std::getline(wchan, channel);
+  return channel;
+}
+
+TEST_F(ProcessRunnerTest, WhileReadingIsRefusedAPrinterBlocksAndLosesNothing) {
+  std::atomic<bool> may_read{false};
+  ProcessRunner::Callbacks callbacks = recorder_.Callbacks();
+  callbacks.may_read = [&may_read] { return may_read.load(); };
+  auto runner = std::make_unique<ProcessRunner>(std::move(callbacks), 5s);
+  ProcessSpec spec;
+  spec.argv = {"seq", "1", "200000"};  // 1.3 MB: far more than a pipe holds
+  spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin"};
+  spec.work_dir = dir_.path();
+  ASSERT_TRUE(runner->Start("a", spec).ok());
+  std::optional<pid_t> pid = recorder_.WaitStarted("a", kRunnerTimeout);
+  ASSERT_TRUE(pid.has_value());
+  // The printer fills the pipe and then sleeps in its write: throttled, not read into memory.
+  const auto deadline = Clock::now() + kRunnerTimeout;
+  auto writing = [&] { return WaitChannelOf(*pid).find("pipe_write") != std::string::npos; };
+  while (!writing() && Clock::now() < deadline) std::this_thread::yield();
+  ASSERT_TRUE(writing()) << WaitChannelOf(*pid);
+  EXPECT_TRUE(recorder_.Lines("a").empty()) << "nothing is read while reading is refused";
+  EXPECT_FALSE(recorder_.WaitExit("a", 0ms).has_value());
+  may_read = true;
+  ASSERT_TRUE(recorder_.WaitExit("a", kRunnerTimeout).has_value());
+  std::vector<OutputLine> lines = recorder_.Lines("a");
+  ASSERT_EQ(lines.size(), 200000u) << "every line, once";
+  for (size_t i = 0; i < lines.size(); i += 9973) {
+    EXPECT_EQ(lines[i].text, std::to_string(i + 1) + "\n");
+    EXPECT_EQ(lines[i].seq, i);
+  }
+  EXPECT_EQ(lines.back().text, "200000\n");
+}
 
 TEST_F(ProcessRunnerTest, KeepsTheExitCode) {
   auto runner = MakeRunner();

@@ -61,6 +61,32 @@ class ReporterTest : public ::testing::Test {
   FakeMaster master_;
 };
 
+// While the master takes lines more slowly than tasks print them, the reporter asks for output to
+// be left unread once throttle_lines wait, and lets it be read again once they are delivered.
+TEST_F(ReporterTest, AsksForOutputToWaitWhileTheMasterFallsBehind) {
+  ReportQueue::Options options = Options();
+  options.throttle_lines = 10;
+  options.max_batch_lines = 1;
+  RetryPolicy policy;
+  policy.initial_backoff = 10ms;
+  Result<std::unique_ptr<MasterClient>> client =
+      MasterClient::Create(master_.url(), "agent-1", policy);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  master_.HoldCalls("/task/logs");
+  Reporter reporter(std::move(client).value(), options);
+  EXPECT_TRUE(reporter.MayReadLines());
+  for (int i = 0; i < 11; ++i) {
+    reporter.AddLine({"task-1", "alloc-1", static_cast<uint64_t>(i), "stdout", "line\n", 1});
+  }
+  // One batch is held at the master; the other ten wait in the queue: the threshold.
+  ASSERT_TRUE(master_.WaitForHeld(1, kReporterTimeout));
+  EXPECT_FALSE(reporter.MayReadLines());
+  master_.ReleaseHeld();
+  EXPECT_TRUE(reporter.Drain(std::chrono::steady_clock::now() + kReporterTimeout));
+  EXPECT_TRUE(reporter.MayReadLines());
+  EXPECT_EQ(master_.CallsTo("/api/v1/task/logs").size(), 11u) << "every line delivered";
+}
+
 TEST_F(ReporterTest, SendsReportsOfDifferentAllocationsInParallel) {
   // Ids until every lane has one: then every sender has a report to send.
   ReportQueue queue(Options());
