@@ -16,6 +16,7 @@ const WINDOWS = [
   { label: 'last 7 days', ms: 7 * 24 * 60 * MINUTE },
 ];
 const STEPS = 60;
+const LIVE_REFRESH_MS = 5000;
 // The counts at each step's end, and each step's peak filled faintly under them: work shorter
 // than a step still shows.
 const SERIES = [
@@ -58,6 +59,7 @@ export class UtilizationChart {
       this.note, this.points);
     this.chart = null;
     this.controller = null;
+    this.loadedAt = 0;
   }
 
   chooseWindow() {
@@ -86,9 +88,12 @@ export class UtilizationChart {
     return { from: from.toISOString(), to: to.toISOString(), steps: STEPS };
   }
 
-  // Reloads the points; a live refresh only follows a relative window (a typed one is history).
+  // Reloads the points; a live refresh only follows a relative window (a typed one is history),
+  // and at most every LIVE_REFRESH_MS: the view refreshes on every burst of events, and a chart
+  // of an hour in 60 steps does not change visibly in less.
   async load({ live = false, minOffset } = {}) {
-    if (live && this.windowSelect.value === 'custom') return;
+    if (live && (this.windowSelect.value === 'custom' || Date.now() - this.loadedAt < LIVE_REFRESH_MS)) return;
+    this.loadedAt = Date.now();
     this.controller?.abort();
     this.controller = new AbortController();
     let data;
