@@ -213,6 +213,7 @@ std::vector<Route> RouteTable() {
       {"GET",    "/api/v1/trials/metrics/training_metrics", kUser,       Bulk<TrialTrainingMetrics>},
       {"GET",    "/api/v1/trials/metrics/validation_metrics", kUser,     Bulk<TrialValidationMetrics>},
       {"GET",    "/api/v1/trials/{id}",                     kUserOrTask, GetTrialForUserOrTask},
+      {"GET",    "/api/v1/trials/time-series",              kUser,       Bulk<CompareTrials>},
       {"GET",    "/api/v1/trials/{id}/workloads",           kUser,       Bulk<TrialWorkloads>},
       {"GET",    "/api/v1/trials/{id}/logs",                kUser,       TrialLogs},
       {"GET",    "/api/v1/trials/{id}/checkpoints",         kUser,       TrialCheckpoints},

@@ -7,6 +7,7 @@
 #include "projections/allocation_projector.h"
 #include "projections/experiment_projector.h"
 #include "projections/job_queue_projector.h"
+#include "projections/metric_series_projector.h"
 #include "projections/pai_projector.h"
 #include "projections/pool_projector.h"
 #include "projections/registry_projector.h"
@@ -26,7 +27,7 @@ const std::vector<std::string>& ProjectorNames() {
       kTasksProjector,       kAgentsProjector,    kJobQueueProjector,   kExperimentsProjector,
       kPoolsProjector,       kTemplatesProjector, kWritersProjector,    kUsersProjector,
       kTenancyProjector,     kTaskOrderProjector, kRegistryProjector,   kPaiProjector,
-      kAllocationsProjector, kWebhooksProjector,  kUtilizationProjector};
+      kAllocationsProjector, kWebhooksProjector,  kUtilizationProjector, kMetricSeriesProjector};
   return kNames;
 }
 
@@ -44,6 +45,9 @@ Result<std::unique_ptr<Projector>> MakeProjector(const std::string& name) {
   if (name == kRegistryProjector) return std::unique_ptr<Projector>(new RegistryProjector());
   if (name == kPaiProjector) return std::unique_ptr<Projector>(new PaiProjector());
   if (name == kWebhooksProjector) return std::unique_ptr<Projector>(new WebhookProjector());
+  if (name == kMetricSeriesProjector) {
+    return std::unique_ptr<Projector>(new MetricSeriesProjector());
+  }
   if (name == kUtilizationProjector) {
     return std::unique_ptr<Projector>(new UtilizationProjector());
   }

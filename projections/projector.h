@@ -30,8 +30,8 @@ class Projector {
 };
 
 // "tasks", "agents", "job_queue", "experiments", "pools", "templates", "writers", "users",
-// "tenancy", "task_order", "registry", "openpai", "allocations", "webhooks", "utilization", in
-// that order.
+// "tenancy", "task_order", "registry", "openpai", "allocations", "webhooks", "utilization",
+// "metric_series", in that order.
 const std::vector<std::string>& ProjectorNames();
 
 // The projector with this name, or InvalidArgument.

@@ -204,6 +204,23 @@ Result<projections::UtilizationRead> Queries::Utilization(int64_t from, int64_t 
       [&](ViewReader& reader) { return projections::ReadUtilization(reader, from, to, steps); });
 }
 
+Result<std::vector<projections::MetricSeriesName>> Queries::ListMetricSeries(
+    int64_t trial_id, const std::string& group) {
+  return ReadFrom<std::vector<projections::MetricSeriesName>>(
+      projections::kMetricSeriesProjector,
+      [&](ViewReader& reader) { return projections::ListMetricSeries(reader, trial_id, group); });
+}
+
+Result<projections::MetricSeriesRead> Queries::ReadMetricSeries(
+    int64_t trial_id, const projections::MetricSeriesName& series, int64_t start_batches,
+    int64_t end_batches, size_t max_points) {
+  return ReadFrom<projections::MetricSeriesRead>(
+      projections::kMetricSeriesProjector, [&](ViewReader& reader) {
+        return projections::ReadMetricSeries(reader, trial_id, series, start_batches, end_batches,
+                                             max_points);
+      });
+}
+
 Result<std::optional<events::TemplateSaved>> Queries::GetTemplate(const std::string& name) {
   return ReadFrom<std::optional<events::TemplateSaved>>(
       projections::kTemplatesProjector,

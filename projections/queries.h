@@ -15,6 +15,7 @@
 #include "events.pb.h"
 #include "projections/allocation_projector.h"
 #include "projections/job_queue_projector.h"
+#include "projections/metric_series_projector.h"
 #include "projections/utilization_projector.h"
 #include "projections/view_store.h"
 #include "views.pb.h"
@@ -89,6 +90,14 @@ class Queries {
 
   // The cluster's slots and queue over (from, to] in `steps` steps (utilization_projector.h).
   Result<projections::UtilizationRead> Utilization(int64_t from, int64_t to, int steps);
+
+  // A trial's metric series, and one of them downsampled for a chart
+  // (metric_series_projector.h).
+  Result<std::vector<projections::MetricSeriesName>> ListMetricSeries(int64_t trial_id,
+                                                                      const std::string& group);
+  Result<projections::MetricSeriesRead> ReadMetricSeries(
+      int64_t trial_id, const projections::MetricSeriesName& series, int64_t start_batches,
+      int64_t end_batches, size_t max_points);
 
   // Configuration templates.
   Result<std::optional<events::TemplateSaved>> GetTemplate(const std::string& name);

@@ -129,6 +129,12 @@ void AppendBigEndian64(std::string* out, uint64_t value) {
   for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(value >> shift));
 }
 
+uint64_t DecodeBigEndian64(std::string_view bytes) {
+  uint64_t value = 0;
+  for (unsigned char byte : bytes.substr(0, 8)) value = (value << 8) | byte;
+  return value;
+}
+
 void AppendBigEndian32(std::string* out, uint32_t value) {
   for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(value >> shift));
 }

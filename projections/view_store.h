@@ -153,5 +153,7 @@ std::string PrefixedKey(std::string_view prefix, std::string_view id);
 // Big-endian fixed-width encodings, so byte order of keys is numeric order.
 void AppendBigEndian64(std::string* out, uint64_t value);
 void AppendBigEndian32(std::string* out, uint32_t value);
+// The first 8 bytes of `bytes` (fewer: as if zero-padded on the left) as AppendBigEndian64 wrote.
+uint64_t DecodeBigEndian64(std::string_view bytes);
 
 }  // namespace cairn::projections

@@ -8,12 +8,6 @@ namespace {
 
 constexpr std::string_view kClaimPrefix = "claim/";
 
-uint64_t DecodeBigEndian64(std::string_view bytes) {
-  uint64_t value = 0;
-  for (unsigned char byte : bytes.substr(0, 8)) value = (value << 8) | byte;
-  return value;
-}
-
 }  // namespace
 
 Status WriterProjector::OnEpochClaimed(const Envelope& claim, ViewStore& store) const {

@@ -1,9 +1,13 @@
 #include "api/handlers/trials.h"
 
+#include <limits>
+#include <map>
+
 #include "api/handlers/checkpoints.h"
 #include "api/handlers/experiment_common.h"
 #include "api/log_stream.h"
 #include "api/render/experiment_json.h"
+#include "api/rest_util.h"
 #include "base/clock.h"
 #include "commands/experiments/experiment_state.h"
 
@@ -65,6 +69,126 @@ net::Response MetricsOfGroup(Call& call, const std::string& group) {
 }
 
 }  // namespace
+
+namespace {
+
+// CompareTrials' budget: points a series keeps when the caller names none, and the most it may ask.
+constexpr size_t kDefaultMaxDatapoints = 1000;
+constexpr size_t kMaxDatapoints = 100'000;
+constexpr size_t kMaxCompareTrials = 1000;
+
+std::string MetricTypeOf(const std::string& group) {
+  if (group == "training") return "METRIC_TYPE_TRAINING";
+  if (group == "validation") return "METRIC_TYPE_VALIDATION";
+  if (group == "profiling") return "METRIC_TYPE_PROFILING";
+  return "METRIC_TYPE_UNSPECIFIED";
+}
+
+Result<std::string> GroupParam(const net::Request& request) {
+  std::string group = request.QueryParam("group");
+  const std::string type = request.QueryParam("metricType");
+  if (type.empty() || type == "METRIC_TYPE_UNSPECIFIED") return group;
+  std::string typed = type == "METRIC_TYPE_TRAINING"     ? "training"
+                      : type == "METRIC_TYPE_VALIDATION" ? "validation"
+                      : type == "METRIC_TYPE_PROFILING"  ? "profiling"
+                                                         : "";
+  if (typed.empty()) {
+    return Status::InvalidArgument("metricType '" + type +
+                                   "' is not METRIC_TYPE_TRAINING, _VALIDATION or _PROFILING");
+  }
+  if (!group.empty() && group != typed) {
+    return Status::InvalidArgument("group '" + group + "' and metricType '" + type + "' disagree");
+  }
+  return typed;
+}
+
+// The series of `trial_id` the query names: metricIds ("group.name"), metricNames of the group,
+// or, when it names none, every series (of the group, when one is given).
+Result<std::vector<projections::MetricSeriesName>> ChosenSeries(Call& call, int64_t trial_id,
+                                                                const std::string& group) {
+  const net::Request& request = call.request();
+  std::vector<projections::MetricSeriesName> chosen;
+  for (const std::string& id : request.QueryParams("metricIds")) {
+    const size_t dot = id.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == id.size()) {
+      return Status::InvalidArgument("metricIds '" + id + "' is not group.metric_name");
+    }
+    chosen.push_back({id.substr(0, dot), id.substr(dot + 1)});
+  }
+  const std::vector<std::string> names = request.QueryParams("metricNames");
+  if (!names.empty() && group.empty()) {
+    return Status::InvalidArgument("metricNames needs group or metricType");
+  }
+  for (const std::string& name : names) chosen.push_back({group, name});
+  if (!chosen.empty()) return chosen;
+  return call.services().projections->ListMetricSeries(trial_id, group);
+}
+
+}  // namespace
+
+// GET /api/v1/trials/time-series: Determined's CompareTrials. Each series is downsampled on its
+// own (base/downsample.h keeps every bucket's extremes), then a group's series are joined by batch
+// into data points {batches, time, values}.
+net::Response CompareTrials(Call& call) {
+  const net::Request& request = call.request();
+  for (const auto& [name, value] : request.query) {
+    if (name.rfind("timeSeriesFilter", 0) == 0) {
+      return Error(Status::InvalidArgument("timeSeriesFilter is not supported by Cairn; ask for "
+                                           "startBatches and endBatches instead"));
+    }
+  }
+  const std::vector<std::string> ids = request.QueryParams("trialIds");
+  if (ids.empty()) return Error(Status::InvalidArgument("trialIds is required"));
+  if (ids.size() > kMaxCompareTrials) {
+    return Error(Status::InvalidArgument("at most " + std::to_string(kMaxCompareTrials) +
+                                         " trialIds at once"));
+  }
+  auto budget = CountParam(request, "maxDatapoints", kDefaultMaxDatapoints, 0, kMaxDatapoints);
+  if (!budget.ok()) return Error(budget.status());
+  const size_t max_points = *budget == 0 ? kDefaultMaxDatapoints : *budget;
+  constexpr size_t kNoBatchLimit = static_cast<size_t>(std::numeric_limits<int64_t>::max());
+  auto start = CountParam(request, "startBatches", 0, 0, kNoBatchLimit);
+  if (!start.ok()) return Error(start.status());
+  auto end = CountParam(request, "endBatches", kNoBatchLimit, 0, kNoBatchLimit);
+  if (!end.ok()) return Error(end.status());
+  auto group = GroupParam(request);
+  if (!group.ok()) return Error(group.status());
+
+  Projections* projections = call.services().projections;
+  json trials = json::array();
+  for (const std::string& id : ids) {
+    auto trial = LoadTrial(call, id);
+    if (!trial.ok()) return Error(trial.status());
+    auto chosen = ChosenSeries(call, trial->trial_id(), *group);
+    if (!chosen.ok()) return Error(chosen.status());
+    // group -> batches -> point; a group's series share the points of equal batches.
+    std::map<std::string, std::map<int64_t, json>> groups;
+    for (const auto& series : *chosen) {
+      auto read = projections->ReadMetricSeries(trial->trial_id(), series,
+                                                static_cast<int64_t>(*start),
+                                                static_cast<int64_t>(*end), max_points);
+      if (!read.ok()) return Error(read.status());
+      auto& points = groups[series.group];
+      for (const projections::MetricPoint& point : read->points) {
+        json& data = points[point.batches];
+        if (data.is_null()) {
+          data = {{"batches", point.batches},
+                  {"time", FormatRfc3339(point.time_unix_micros)},
+                  {"values", json::object()}};
+        }
+        data["values"][series.name] = point.value;
+      }
+    }
+    json metrics = json::array();
+    for (auto& [name, points] : groups) {
+      json data = json::array();
+      for (auto& [batches, point] : points) data.push_back(std::move(point));
+      metrics.push_back({{"group", name}, {"type", MetricTypeOf(name)}, {"data", std::move(data)}});
+    }
+    trials.push_back({{"trial", TrialJson(*trial)}, {"metrics", std::move(metrics)}});
+  }
+  return Ok({{"trials", std::move(trials)}});
+}
 
 net::Response TrialMetrics(Call& call) {
   return MetricsOfGroup(call, call.request().QueryParam("group"));

@@ -14,6 +14,7 @@ net::Response KillTrialRoute(Call& call);    // POST /api/v1/trials/{id}/kill
 // Determined's metric reads, by group, of the trials ?trialIds= names:
 net::Response TrialMetrics(Call& call);            // GET /api/v1/trials/metrics/trial_metrics
 net::Response TrialTrainingMetrics(Call& call);    // .../metrics/training_metrics
+net::Response CompareTrials(Call& call);  // GET /api/v1/trials/time-series
 net::Response TrialValidationMetrics(Call& call);  // .../metrics/validation_metrics
 
 }  // namespace cairn::api
