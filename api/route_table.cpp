@@ -214,6 +214,7 @@ std::vector<Route> RouteTable() {
       {"GET",    "/api/v1/trials/metrics/validation_metrics", kUser,     Bulk<TrialValidationMetrics>},
       {"GET",    "/api/v1/trials/{id}",                     kUserOrTask, GetTrialForUserOrTask},
       {"GET",    "/api/v1/trials/time-series",              kUser,       Bulk<CompareTrials>},
+      {"GET",    "/api/v1/experiments/metrics-stream/metric-names", kUser, Bulk<ExperimentMetricNames>},
       {"GET",    "/api/v1/trials/{id}/workloads",           kUser,       Bulk<TrialWorkloads>},
       {"GET",    "/api/v1/trials/{id}/logs",                kUser,       TrialLogs},
       {"GET",    "/api/v1/trials/{id}/checkpoints",         kUser,       TrialCheckpoints},

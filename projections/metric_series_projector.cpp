@@ -78,8 +78,8 @@ Status MetricSeriesProjector::Apply(const Envelope& event, ViewStore& store) con
       // Sequence 0 reports nothing; checkpoints carry no metrics.
       if (reported.sequence() == 0) return Status::Ok();
       if (reported.completed() == events::WORKLOAD_KIND_TRAIN) {
-        return RecordReport(event, store, reported.trial_id(), "training",
-                            reported.total_batches(), reported.metrics_json());
+        return RecordReport(event, store, reported.trial_id(), "training", reported.total_batches(),
+                            reported.metrics_json());
       }
       if (reported.completed() == events::WORKLOAD_KIND_VALIDATE) {
         return RecordReport(event, store, reported.trial_id(), "validation",
@@ -126,11 +126,10 @@ Result<MetricSeriesRead> ReadMetricSeries(ViewReader& reader, int64_t trial_id,
     AppendBatches(&end, end_batches + 1);
   }
   auto decode = [&](std::string_view key, std::string_view value) {
-    return SeriesPoint{
-        static_cast<double>(static_cast<int64_t>(
-            DecodeBigEndian64(key.substr(prefix.size())) ^ kSignBit)),
-        std::bit_cast<double>(DecodeBigEndian64(value.substr(8))),
-        static_cast<int64_t>(DecodeBigEndian64(value))};
+    return SeriesPoint{static_cast<double>(static_cast<int64_t>(
+                           DecodeBigEndian64(key.substr(prefix.size())) ^ kSignBit)),
+                       std::bit_cast<double>(DecodeBigEndian64(value.substr(8))),
+                       static_cast<int64_t>(DecodeBigEndian64(value))};
   };
   // The series' first and last batches fix the chart's buckets before the walk.
   std::optional<SeriesPoint> first, last;

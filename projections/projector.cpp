@@ -24,9 +24,9 @@ namespace cairn::projections {
 
 const std::vector<std::string>& ProjectorNames() {
   static const std::vector<std::string> kNames = {
-      kTasksProjector,       kAgentsProjector,    kJobQueueProjector,   kExperimentsProjector,
-      kPoolsProjector,       kTemplatesProjector, kWritersProjector,    kUsersProjector,
-      kTenancyProjector,     kTaskOrderProjector, kRegistryProjector,   kPaiProjector,
+      kTasksProjector,       kAgentsProjector,    kJobQueueProjector,    kExperimentsProjector,
+      kPoolsProjector,       kTemplatesProjector, kWritersProjector,     kUsersProjector,
+      kTenancyProjector,     kTaskOrderProjector, kRegistryProjector,    kPaiProjector,
       kAllocationsProjector, kWebhooksProjector,  kUtilizationProjector, kMetricSeriesProjector};
   return kNames;
 }

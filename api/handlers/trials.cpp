@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <map>
+#include <set>
 
 #include "api/handlers/checkpoints.h"
 #include "api/handlers/experiment_common.h"
@@ -133,8 +134,9 @@ net::Response CompareTrials(Call& call) {
   const net::Request& request = call.request();
   for (const auto& [name, value] : request.query) {
     if (name.rfind("timeSeriesFilter", 0) == 0) {
-      return Error(Status::InvalidArgument("timeSeriesFilter is not supported by Cairn; ask for "
-                                           "startBatches and endBatches instead"));
+      return Error(
+          Status::InvalidArgument("timeSeriesFilter is not supported by Cairn; ask for "
+                                  "startBatches and endBatches instead"));
     }
   }
   const std::vector<std::string> ids = request.QueryParams("trialIds");
@@ -164,9 +166,9 @@ net::Response CompareTrials(Call& call) {
     // group -> batches -> point; a group's series share the points of equal batches.
     std::map<std::string, std::map<int64_t, json>> groups;
     for (const auto& series : *chosen) {
-      auto read = projections->ReadMetricSeries(trial->trial_id(), series,
-                                                static_cast<int64_t>(*start),
-                                                static_cast<int64_t>(*end), max_points);
+      auto read =
+          projections->ReadMetricSeries(trial->trial_id(), series, static_cast<int64_t>(*start),
+                                        static_cast<int64_t>(*end), max_points);
       if (!read.ok()) return Error(read.status());
       auto& points = groups[series.group];
       for (const projections::MetricPoint& point : read->points) {
@@ -188,6 +190,46 @@ net::Response CompareTrials(Call& call) {
     trials.push_back({{"trial", TrialJson(*trial)}, {"metrics", std::move(metrics)}});
   }
   return Ok({{"trials", std::move(trials)}});
+}
+
+// GET /api/v1/experiments/metrics-stream/metric-names?ids=: Determined streams the names as
+// trials report new ones; here one line holds every name reported so far.
+net::Response ExperimentMetricNames(Call& call) {
+  const std::vector<std::string> ids = call.request().QueryParams("ids");
+  if (ids.empty()) return Error(Status::InvalidArgument("ids is required"));
+  std::set<std::pair<std::string, std::string>> names;
+  std::set<std::string> searcher_metrics;
+  Projections* projections = call.services().projections;
+  for (const std::string& id : ids) {
+    auto experiment = LoadExperiment(call, id);
+    if (!experiment.ok()) return Error(experiment.status());
+    if (!experiment->searcher_metric().empty()) {
+      searcher_metrics.insert(experiment->searcher_metric());
+    }
+    auto trials = projections->ListTrials(experiment->experiment_id());
+    if (!trials.ok()) return Error(trials.status());
+    for (const auto& trial : *trials) {
+      auto series = projections->ListMetricSeries(trial.trial_id(), "");
+      if (!series.ok()) return Error(series.status());
+      for (auto& one : *series) names.insert({std::move(one.group), std::move(one.name)});
+    }
+  }
+  json identifiers = json::array(), training = json::array(), validation = json::array();
+  for (const auto& [group, name] : names) {
+    identifiers.push_back({{"group", group}, {"name", name}});
+    if (group == "training") training.push_back(name);
+    if (group == "validation") validation.push_back(name);
+  }
+  net::Response response;
+  response.content_type = "application/x-ndjson";
+  response.body = json{{"result",
+                        {{"metricNames", identifiers},
+                         {"trainingMetrics", training},
+                         {"validationMetrics", validation},
+                         {"searcherMetrics", searcher_metrics}}}}
+                      .dump() +
+                  "\n";
+  return response;
 }
 
 net::Response TrialMetrics(Call& call) {

@@ -12,9 +12,11 @@ net::Response TrialLogs(Call& call);         // GET /api/v1/trials/{id}/logs[?fo
 net::Response TrialCheckpoints(Call& call);  // GET /api/v1/trials/{id}/checkpoints
 net::Response KillTrialRoute(Call& call);    // POST /api/v1/trials/{id}/kill
 // Determined's metric reads, by group, of the trials ?trialIds= names:
-net::Response TrialMetrics(Call& call);            // GET /api/v1/trials/metrics/trial_metrics
-net::Response TrialTrainingMetrics(Call& call);    // .../metrics/training_metrics
-net::Response CompareTrials(Call& call);  // GET /api/v1/trials/time-series
+net::Response TrialMetrics(Call& call);          // GET /api/v1/trials/metrics/trial_metrics
+net::Response TrialTrainingMetrics(Call& call);  // .../metrics/training_metrics
+net::Response CompareTrials(Call& call);         // GET /api/v1/trials/time-series
+// GET /api/v1/experiments/metrics-stream/metric-names
+net::Response ExperimentMetricNames(Call& call);
 net::Response TrialValidationMetrics(Call& call);  // .../metrics/validation_metrics
 
 }  // namespace cairn::api

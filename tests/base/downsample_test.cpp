@@ -51,7 +51,8 @@ void ExpectExtremaKept(const std::vector<SeriesPoint>& series, const std::vector
   for (size_t b = 0; b < buckets; ++b) {
     if (std::isinf(expected[b].low)) continue;  // no point fell in it
     EXPECT_TRUE(expected[b].low_kept) << "bucket " << b << " lost its minimum " << expected[b].low;
-    EXPECT_TRUE(expected[b].high_kept) << "bucket " << b << " lost its maximum " << expected[b].high;
+    EXPECT_TRUE(expected[b].high_kept)
+        << "bucket " << b << " lost its maximum " << expected[b].high;
   }
 }
 
@@ -80,7 +81,8 @@ TEST(ExtremaDownsamplerTest, ALoneSpikeInAMillionPointsSurvives) {
   const auto kept = Downsample(series, 1000);
   ExpectExtremaKept(series, kept, 1000);
   auto has = [&](int64_t tag) {
-    return std::any_of(kept.begin(), kept.end(), [&](const SeriesPoint& p) { return p.tag == tag; });
+    return std::any_of(kept.begin(), kept.end(),
+                       [&](const SeriesPoint& p) { return p.tag == tag; });
   };
   EXPECT_TRUE(has(654'321));
   EXPECT_TRUE(has(123'457));
@@ -107,12 +109,9 @@ TEST(ExtremaDownsamplerTest, ASeriesThatFitsIsReturnedWhole) {
 }
 
 TEST(ExtremaDownsamplerTest, UndrawableValuesAreSkippedAndTinyBudgetsKeepTheExtremes) {
-  std::vector<SeriesPoint> series = {{0, 3, 0},
-                                     {1, std::numeric_limits<double>::quiet_NaN(), 1},
-                                     {2, -2, 2},
-                                     {3, std::numeric_limits<double>::infinity(), 3},
-                                     {4, 9, 4},
-                                     {5, 1, 5}};
+  std::vector<SeriesPoint> series = {{0, 3, 0},  {1, std::numeric_limits<double>::quiet_NaN(), 1},
+                                     {2, -2, 2}, {3, std::numeric_limits<double>::infinity(), 3},
+                                     {4, 9, 4},  {5, 1, 5}};
   const auto whole = Downsample(series, 10);
   ASSERT_EQ(whole.size(), 4u);
   EXPECT_EQ(whole[1].tag, 2);

@@ -44,9 +44,9 @@ class MetricSeriesTest : public ::testing::Test {
     Apply(event);
   }
 
-  std::vector<MetricPoint> Read(int64_t trial_id, const MetricSeriesName& series,
-                                int64_t start = 0, int64_t end = kNoEnd,
-                                size_t max_points = 1'000'000, uint64_t* total = nullptr) {
+  std::vector<MetricPoint> Read(int64_t trial_id, const MetricSeriesName& series, int64_t start = 0,
+                                int64_t end = kNoEnd, size_t max_points = 1'000'000,
+                                uint64_t* total = nullptr) {
     auto read = state_.ReadMetricSeries(trial_id, series, start, end, max_points);
     EXPECT_TRUE(read.ok()) << read.status().ToString();
     if (!read.ok()) return {};
@@ -92,8 +92,7 @@ TEST_F(MetricSeriesTest, EachNumericMetricOfEachGroupIsASeriesInBatchOrder) {
 
   EXPECT_EQ(Names(7, ""), (std::vector<std::string>{"inference.latency_ms", "training.accuracy",
                                                     "training.loss", "validation.loss"}));
-  EXPECT_EQ(Names(7, "training"),
-            (std::vector<std::string>{"training.accuracy", "training.loss"}));
+  EXPECT_EQ(Names(7, "training"), (std::vector<std::string>{"training.accuracy", "training.loss"}));
   EXPECT_EQ(Names(8, ""), std::vector<std::string>{"training.loss"});
   EXPECT_TRUE(Names(9, "").empty());
 

@@ -12,52 +12,65 @@ const COLOURS = ['#2f6fb3', '#d1495b', '#2e7d4f', '#edae49', '#6a4c93', '#00798c
   '#c36f09', '#4f6d7a', '#9e2a2b'];
 const TERMINAL = new Set(['STATE_COMPLETED', 'STATE_CANCELED', 'STATE_ERROR', 'STATE_DELETED']);
 
+// A curve's budget of points: the server downsamples each series to it, keeping every
+// bucket's highest and lowest value, so a million-point trial draws fast and keeps its spikes.
+const MAX_POINTS = 1000;
+const TRIALS_PER_READ = 100;
+
 async function load(id, minOffset, signal) {
   const q = api.query({ minOffset });
-  const [experimentAnswer, trialsAnswer, checkpointsAnswer] = await Promise.all([
+  const [experimentAnswer, trialsAnswer, checkpointsAnswer, namesAnswer] = await Promise.all([
     api.get(`/api/v1/experiments/${id}${q}`, signal),
     api.get(`/api/v1/experiments/${id}/trials${api.query({ limit: 0, minOffset })}`, signal),
     api.get(`/api/v1/experiments/${id}/checkpoints${q}`, signal),
+    api.get(`/api/v1/experiments/metrics-stream/metric-names${api.query({ ids: id, minOffset })}`, signal),
   ]);
-  const trials = trialsAnswer.trials || [];
-  const workloads = await Promise.all(trials.map((trial) =>
-    api.get(`/api/v1/trials/${trial.id}/workloads${api.query({ limit: 0, minOffset })}`, signal)
-      .then((answer) => answer.workloads || [])));
+  const names = namesAnswer.result || {};
   return {
     experiment: experimentAnswer.experiment,
-    trials,
-    workloads,
+    trials: trialsAnswer.trials || [],
+    names: { training: names.trainingMetrics || [], validation: names.validationMetrics || [] },
+    series: { training: new Map(), validation: new Map() },
     checkpoints: checkpointsAnswer.checkpoints || [],
   };
 }
 
-// {trial id: [{x: batches, y: value}]} of one kind ("training" or "validation") and metric.
-function curves(data, kind, metric) {
-  return data.trials.map((trial, i) => ({
-    trial,
-    points: data.workloads[i]
-      .map((workload) => workload[kind])
-      .filter((step) => step && typeof step.metrics?.avgMetrics?.[metric] === 'number')
-      .map((step) => ({ x: Number(step.totalBatches), y: step.metrics.avgMetrics[metric] })),
-  }));
-}
-
-function metricNames(data, kind) {
-  const names = new Set();
-  for (const list of data.workloads) {
-    for (const workload of list) {
-      for (const name of Object.keys(workload[kind]?.metrics?.avgMetrics || {})) names.add(name);
+// trial id -> [{x: batches, y: value}] of one metric of a group, for every trial of `trials`.
+async function loadSeries(trials, kind, metric, minOffset, signal) {
+  const series = new Map();
+  if (!metric) return series;
+  const reads = [];
+  for (let i = 0; i < trials.length; i += TRIALS_PER_READ) {
+    const trialIds = trials.slice(i, i + TRIALS_PER_READ).map((trial) => trial.id);
+    reads.push(api.get(`/api/v1/trials/time-series${api.query({
+      trialIds, group: kind, metricNames: metric, maxDatapoints: MAX_POINTS, minOffset,
+    })}`, signal));
+  }
+  for (const answer of await Promise.all(reads)) {
+    for (const entry of answer.trials || []) {
+      const data = (entry.metrics || []).find((group) => group.group === kind)?.data || [];
+      series.set(entry.trial.id, data
+        .filter((point) => typeof point.values?.[metric] === 'number')
+        .map((point) => ({ x: Number(point.batches), y: point.values[metric] })));
     }
   }
-  return [...names].sort();
+  return series;
 }
 
 // One chart of one kind of metric; redraws in place when the data or the choices change.
 class CurveChart {
-  constructor(kind, title, preferred) {
+  // onChoose(kind, metric): loads the chosen metric's curves into the data, then the chart draws.
+  constructor(kind, title, preferred, onChoose) {
     this.kind = kind;
     this.preferred = preferred;
-    this.select = h('select', { dataset: { metricFor: kind }, 'aria-label': `${title} metric`, onchange: () => this.draw() });
+    this.select = h('select', {
+      dataset: { metricFor: kind },
+      'aria-label': `${title} metric`,
+      onchange: async () => {
+        await onChoose(kind, this.select.value);
+        this.draw();
+      },
+    });
     this.canvas = h('canvas', { id: `chart-${kind}`, role: 'img', 'aria-label': `${title} curves` });
     this.note = h('div', { class: 'muted' });
     this.element = h('div', { class: 'card' },
@@ -66,18 +79,25 @@ class CurveChart {
     this.chart = null;
   }
 
+  // The metric to draw among `names`: the one chosen, else the preferred one, else the first.
+  choose(names) {
+    if (names.includes(this.select.value)) return this.select.value;
+    return names.includes(this.preferred) ? this.preferred : names[0];
+  }
+
   setData(data, logScale) {
     this.data = data;
     this.logScale = logScale;
-    const names = metricNames(data, this.kind);
-    const chosen = this.select.value || (names.includes(this.preferred) ? this.preferred : names[0]);
+    const names = data.names[this.kind];
+    const chosen = this.choose(names);
     clear(this.select, names.map((name) => h('option', { value: name, selected: name === chosen }, name)));
     this.draw();
   }
 
   draw() {
-    const metric = this.select.value;
-    const series = metric ? curves(this.data, this.kind, metric) : [];
+    const series = this.data.trials.map((trial) => ({
+      trial, points: this.data.series[this.kind].get(trial.id) || [],
+    }));
     const datasets = series.map(({ trial, points }, i) => ({
       label: `trial ${trial.id}`,
       data: points,
@@ -152,8 +172,17 @@ export async function show(main, route, { session, signal }) {
   let data = await load(id, undefined, signal);
   const logScale = h('input', { type: 'checkbox', id: 'log-scale', onchange: () => redrawCharts() });
   const metric = data.experiment.cairn?.searcherMetric || '';
-  const training = new CurveChart('training', 'Training', metric.replace(/^validation_/, ''));
-  const validation = new CurveChart('validation', 'Validation', metric);
+  async function loadCurves(kind, metric, minOffset, loadSignal) {
+    data.series[kind] = await loadSeries(data.trials, kind, metric, minOffset, loadSignal);
+  }
+  const training = new CurveChart('training', 'Training', metric.replace(/^validation_/, ''), loadCurves);
+  const validation = new CurveChart('validation', 'Validation', metric, loadCurves);
+  // Both charts' chosen curves, before `data` is drawn.
+  async function withCurves(minOffset, loadSignal) {
+    await Promise.all([training, validation].map((chart) =>
+      loadCurves(chart.kind, chart.choose(data.names[chart.kind]), minOffset, loadSignal)));
+  }
+  await withCurves(undefined, signal);
   const logs = new TrialLogs();
   const header = h('div');
   const trialsBox = h('div');
@@ -300,6 +329,7 @@ export async function show(main, route, { session, signal }) {
     async refresh(minOffset, refreshSignal) {
       try {
         data = await load(id, minOffset, refreshSignal);
+        await withCurves(minOffset, refreshSignal);
         render();
       } catch (error) {
         status.textContent = error.message;
