@@ -38,7 +38,9 @@ class RocksBatchStore;
 // 8: job_queue: a held (paused) task's job leaves the queue once its allocation is released.
 // 9: tasks record log retention (TaskView.logs_expired); the webhooks projection.
 // 10: workspaces record their checkpoint storage (WorkspaceView.checkpoint_storage_json).
-inline constexpr uint32_t kViewFormat = 11;
+// 11: task container defaults and log policies in the views.
+// 12: the metric_series projection.
+inline constexpr uint32_t kViewFormat = 12;
 
 class ProjectionEngine;
 
