@@ -33,10 +33,15 @@ Result<commands::TrialRunStart> OwnTrialRun(Call& call, const std::string& trial
   return std::move(*run);
 }
 
+// A report is answered once the projections hold it, not merely the log: a trial reports again
+// only after that, so however fast trials report, the projections stay within one report a
+// trial of the log, and what other callers wait for behind them (a submission's own view) stays
+// as near. It also lets the trial read back what it just reported.
 net::Response Report(Call& call, commands::ReportTrial report) {
   report.allocation_id = call.task_allocation();
   auto outcome = call.ExecuteAs(std::move(report), call.AllocationActor());
   if (!outcome.ok()) return Error(outcome.status());
+  if (Status applied = call.WaitFor(outcome->offset); !applied.ok()) return Error(applied);
   return Ok(json::object(), outcome->offset);
 }
 
