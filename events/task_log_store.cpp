@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -20,6 +21,10 @@ using std::chrono::steady_clock;
 
 // The column family of the mirror's topic positions: "<topic>/<partition>" -> next offset.
 constexpr char kPositionsFamily[] = "topic_positions";
+constexpr char kUsageFamily[] = "task_usage";
+// In the usage family: present once every task's usage is counted (a store written before
+// usage was kept is counted once, when opened).
+const std::string kUsageCountedKey = std::string(1, '\0') + "counted";
 constexpr size_t kMirrorBatch = 1000;
 constexpr milliseconds kMirrorPollWait{200};
 constexpr milliseconds kMirrorRetryDelay{500};
@@ -31,6 +36,37 @@ std::string KeyOf(const TaskLogLine& line) {
   uint64_t seq = static_cast<uint64_t>(line.seq);
   for (int shift = 56; shift >= 0; shift -= 8) key.push_back(static_cast<char>(seq >> shift));
   return key;
+}
+
+// The key of a task's marker line: allocation "" and seq 0 sort before every line of the task.
+std::string MarkerKey(const std::string& task_id) {
+  return Prefix(task_id) + std::string(1, '\0') + std::string(8, '\0');
+}
+
+// Just past every key of the task: "<task>\0..." < "<task>\1".
+std::string EndOfTask(const std::string& task_id) {
+  std::string end = Prefix(task_id);
+  end.back() = '\1';
+  return end;
+}
+
+void AppendU64(std::string* out, uint64_t value) {
+  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(value >> shift));
+}
+
+uint64_t ReadU64(std::string_view bytes, size_t at) {
+  uint64_t value = 0;
+  for (size_t i = at; i < at + 8 && i < bytes.size(); ++i) {
+    value = (value << 8) | static_cast<unsigned char>(bytes[i]);
+  }
+  return value;
+}
+
+// "1234567" -> "1,234,567", for the marker a person reads.
+std::string Grouped(uint64_t value) {
+  std::string digits = std::to_string(value);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(at, ",");
+  return digits;
 }
 
 std::string ValueOf(const TaskLogLine& line) {
@@ -190,7 +226,7 @@ void TaskLogStore::Mirror::Run() {
       values.push_back(std::to_string(position));
     }
     if (!keys.empty()) {
-      Status stored = store_->Store(lines, keys, values);
+      Status stored = store_->Store(lines, keys, values, /*count_usage=*/true);
       if (!stored.ok()) {
         // Read again from what the store holds.
         reader.reset();
@@ -218,7 +254,8 @@ Result<std::unique_ptr<TaskLogStore>> TaskLogStore::Open(const std::string& dir)
   options.max_file_opening_threads = 1;  // as the projections' (projections/projection_engine)
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options)},
-      {kPositionsFamily, rocksdb::ColumnFamilyOptions(options)}};
+      {kPositionsFamily, rocksdb::ColumnFamilyOptions(options)},
+      {kUsageFamily, rocksdb::ColumnFamilyOptions(options)}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   auto status = rocksdb::DB::Open(rocksdb::DBOptions(options), dir, families, &handles, &raw);
@@ -229,7 +266,138 @@ Result<std::unique_ptr<TaskLogStore>> TaskLogStore::Open(const std::string& dir)
   store->db_.reset(raw);
   store->lines_.reset(handles[0]);
   store->positions_.reset(handles[1]);
+  store->usage_.reset(handles[2]);
+  CAIRN_RETURN_IF_ERROR(store->CountExistingUsage());
   return store;
+}
+
+Status TaskLogStore::CountExistingUsage() {
+  std::string counted;
+  auto found = db_->Get(rocksdb::ReadOptions(), usage_.get(), kUsageCountedKey, &counted);
+  if (!found.ok() && !found.IsNotFound()) {
+    return Status::IOError("task log usage read failed: " + found.ToString());
+  }
+  rocksdb::WriteBatch batch;
+  if (found.IsNotFound()) {
+    std::map<std::string, uint64_t> bytes;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), lines_.get()));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const std::string_view key(it->key().data(), it->key().size());
+      auto value = nlohmann::json::parse(it->value().ToString(), nullptr, false);
+      if (!value.is_object()) continue;
+      bytes[std::string(key.substr(0, key.find('\0')))] += value.value("log", "").size();
+    }
+    if (!it->status().ok())
+      return Status::IOError("task log read failed: " + it->status().ToString());
+    for (const auto& [task_id, held] : bytes) {
+      std::string usage;
+      AppendU64(&usage, held);
+      AppendU64(&usage, 0);
+      AppendU64(&usage, 0);
+      batch.Put(usage_.get(), task_id, usage);
+    }
+    batch.Put(usage_.get(), kUsageCountedKey, "");
+  }
+  if (batch.Count() > 0) {
+    auto written = db_->Write(rocksdb::WriteOptions(), &batch);
+    if (!written.ok()) return Status::IOError("task log usage write failed: " + written.ToString());
+  }
+  uint64_t total = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), usage_.get()));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (it->key().starts_with(rocksdb::Slice(kUsageCountedKey))) continue;
+    total += ReadU64(std::string_view(it->value().data(), it->value().size()), 0);
+  }
+  if (!it->status().ok())
+    return Status::IOError("task log usage read failed: " + it->status().ToString());
+  std::lock_guard lock(usage_mutex_);
+  total_bytes_ = total;
+  return Status::Ok();
+}
+
+void TaskLogStore::SetTaskByteLimit(uint64_t max_bytes) { max_task_bytes_ = max_bytes; }
+
+TaskLogStore::Usage& TaskLogStore::UsageOf(const std::string& task_id) {
+  auto [it, added] = usage_cache_.try_emplace(task_id);
+  if (added) {
+    std::string value;
+    if (db_->Get(rocksdb::ReadOptions(), usage_.get(), task_id, &value).ok()) {
+      it->second = Usage{ReadU64(value, 0), ReadU64(value, 8), ReadU64(value, 16)};
+    }
+  }
+  return it->second;
+}
+
+uint64_t TaskLogStore::TaskBytes(const std::string& task_id) {
+  std::lock_guard lock(usage_mutex_);
+  return UsageOf(task_id).bytes;
+}
+
+uint64_t TaskLogStore::TotalBytes() {
+  std::lock_guard lock(usage_mutex_);
+  return total_bytes_;
+}
+
+// Removes the task's oldest lines until three quarters of the bound are left, counts what stays
+// exactly (a batch an agent sent twice was counted twice), and puts the marker first.
+Status TaskLogStore::TrimTask(const std::string& task_id, Usage& usage) {
+  const uint64_t bound = max_task_bytes_.load();
+  const std::string marker_key = MarkerKey(task_id);
+  struct Held {
+    std::string key;
+    uint64_t bytes;
+    int64_t timestamp;
+  };
+  std::vector<Held> held;
+  uint64_t bytes = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), lines_.get()));
+  const std::string end = EndOfTask(task_id);
+  for (it->Seek(marker_key); it->Valid() && it->key().compare(rocksdb::Slice(end)) < 0;
+       it->Next()) {
+    if (it->key() == rocksdb::Slice(marker_key)) continue;
+    auto value = nlohmann::json::parse(it->value().ToString(), nullptr, false);
+    const uint64_t size = value.is_object() ? value.value("log", "").size() : 0;
+    held.push_back(
+        {it->key().ToString(), size, value.is_object() ? value.value("timestamp", int64_t{0}) : 0});
+    bytes += size;
+  }
+  if (!it->status().ok())
+    return Status::IOError("task log read failed: " + it->status().ToString());
+  it.reset();
+  const uint64_t keep = bound - bound / 4;
+  size_t cut = 0;
+  uint64_t removed_bytes = 0;
+  while (cut < held.size() && bytes - removed_bytes > keep) removed_bytes += held[cut++].bytes;
+  rocksdb::WriteBatch batch;
+  if (cut > 0) {
+    const std::string& first = held.front().key;
+    const std::string after = cut < held.size() ? held[cut].key : end;
+    batch.DeleteRange(lines_.get(), first, after);
+    usage.removed_lines += cut;
+    usage.removed_bytes += removed_bytes;
+    const std::string text =
+        "[cairn] the " + Grouped(usage.removed_lines) + " oldest lines (" +
+        Grouped(usage.removed_bytes) +
+        " bytes) of this task's log were removed: the master keeps at most " + Grouped(bound) +
+        " bytes of a task's log (retention_policy.log_max_task_bytes); later lines follow\n";
+    batch.Put(lines_.get(), marker_key,
+              nlohmann::json{{"agentId", "master"},
+                             {"timestamp", held[cut - 1].timestamp},
+                             {"stdtype", "stderr"},
+                             {"log", text}}
+                  .dump());
+  }
+  total_bytes_ -= std::min(total_bytes_, usage.bytes);
+  usage.bytes = bytes - removed_bytes;
+  total_bytes_ += usage.bytes;
+  std::string value;
+  AppendU64(&value, usage.bytes);
+  AppendU64(&value, usage.removed_lines);
+  AppendU64(&value, usage.removed_bytes);
+  batch.Put(usage_.get(), task_id, value);
+  auto status = db_->Write(rocksdb::WriteOptions(), &batch);
+  if (!status.ok()) return Status::IOError("task log trim failed: " + status.ToString());
+  return Status::Ok();
 }
 
 Result<std::unique_ptr<TaskLogStore>> TaskLogStore::OpenMirrored(const std::string& dir,
@@ -278,19 +446,46 @@ TaskLogStore::~TaskLogStore() {
 
 Status TaskLogStore::Append(const std::vector<TaskLogLine>& lines) {
   if (mirror_) CAIRN_RETURN_IF_ERROR(mirror_->Publish(lines));
-  return Store(lines, {}, {});
+  // Mirrored, the lines come back from the topic and are counted then, once.
+  return Store(lines, {}, {}, /*count_usage=*/!mirror_);
 }
 
 Status TaskLogStore::Store(const std::vector<TaskLogLine>& lines,
                            const std::vector<std::string>& position_keys,
-                           const std::vector<std::string>& position_values) {
+                           const std::vector<std::string>& position_values, bool count_usage) {
+  std::lock_guard usage_lock(usage_mutex_);
   rocksdb::WriteBatch batch;
-  for (const auto& line : lines) batch.Put(lines_.get(), KeyOf(line), ValueOf(line));
+  std::map<std::string, uint64_t> added;  // per task
+  for (const auto& line : lines) {
+    batch.Put(lines_.get(), KeyOf(line), ValueOf(line));
+    if (count_usage) added[line.task_id] += line.text.size();
+  }
   for (size_t i = 0; i < position_keys.size(); ++i) {
     batch.Put(positions_.get(), position_keys[i], position_values[i]);
   }
+  std::vector<std::pair<const std::string*, Usage*>> over;
+  const uint64_t bound = max_task_bytes_.load();
+  for (const auto& [task_id, bytes] : added) {
+    Usage& usage = UsageOf(task_id);
+    usage.bytes += bytes;
+    total_bytes_ += bytes;
+    std::string value;
+    AppendU64(&value, usage.bytes);
+    AppendU64(&value, usage.removed_lines);
+    AppendU64(&value, usage.removed_bytes);
+    batch.Put(usage_.get(), task_id, value);
+    if (bound > 0 && usage.bytes > bound) over.emplace_back(&task_id, &usage);
+  }
   auto status = db_->Write(rocksdb::WriteOptions(), &batch);
-  if (!status.ok()) return Status::IOError("task log write failed: " + status.ToString());
+  if (!status.ok()) {
+    // Nothing was written: the counts go back to what the DB holds.
+    for (const auto& [task_id, bytes] : added) {
+      usage_cache_.erase(task_id);
+      total_bytes_ -= std::min(total_bytes_, bytes);
+    }
+    return Status::IOError("task log write failed: " + status.ToString());
+  }
+  for (auto& [task_id, usage] : over) CAIRN_RETURN_IF_ERROR(TrimTask(*task_id, *usage));
   {
     std::lock_guard lock(mutex_);
     ++version_;
@@ -338,8 +533,7 @@ Result<std::vector<TaskLogLine>> TaskLogStore::Read(const std::string& task_id, 
 
 Result<uint64_t> TaskLogStore::Delete(const std::string& task_id) {
   const std::string prefix = Prefix(task_id);
-  std::string end = prefix;
-  end.back() = '\1';  // just past every key of the task: "<task>\0..." < "<task>\1"
+  const std::string end = EndOfTask(task_id);
   uint64_t lines = 0;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), lines_.get()));
   for (it->Seek(prefix); it->Valid() && it->key().compare(rocksdb::Slice(end)) < 0; it->Next()) {
@@ -348,9 +542,16 @@ Result<uint64_t> TaskLogStore::Delete(const std::string& task_id) {
   if (!it->status().ok()) {
     return Status::IOError("task log read failed: " + it->status().ToString());
   }
-  if (lines == 0) return lines;
-  auto status = db_->DeleteRange(rocksdb::WriteOptions(), lines_.get(), prefix, end);
+  std::lock_guard usage_lock(usage_mutex_);
+  Usage& usage = UsageOf(task_id);
+  if (lines == 0 && usage.bytes == 0) return lines;
+  rocksdb::WriteBatch batch;
+  batch.DeleteRange(lines_.get(), prefix, end);
+  batch.Delete(usage_.get(), task_id);
+  auto status = db_->Write(rocksdb::WriteOptions(), &batch);
   if (!status.ok()) return Status::IOError("task log delete failed: " + status.ToString());
+  total_bytes_ -= std::min(total_bytes_, usage.bytes);
+  usage_cache_.erase(task_id);
   return lines;
 }
 

@@ -7,12 +7,14 @@
 // master starts. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -47,9 +49,19 @@ class TaskLogStore {
       std::chrono::milliseconds catch_up_stall = std::chrono::seconds(60));
   ~TaskLogStore();
 
+  // Bounds each task's lines to `max_bytes` of text (0: no bound). Past it, Append removes the
+  // task's oldest lines until it holds three quarters of the bound, and puts a marker line
+  // first that says how many lines and bytes went and why (its allocation id is "", so it sorts
+  // before every line). Mirrored, only the cache is bounded: the topic keeps its own retention.
+  void SetTaskByteLimit(uint64_t max_bytes);
+
   // Stores the lines; mirrored, only once the topic has acknowledged them all (a failure there
-  // stores nothing, and the agent sends them again).
+  // stores nothing, and the agent sends them again). Then trims tasks over their bound.
   Status Append(const std::vector<TaskLogLine>& lines);
+
+  // Bytes of text the store holds for `task_id` (the marker not counted), and for all tasks.
+  uint64_t TaskBytes(const std::string& task_id);
+  uint64_t TotalBytes();
 
   // Up to `limit` lines of `task_id` after `*cursor` ("" = from the start), in allocation and
   // seq order; advances `*cursor` past them.
@@ -68,15 +80,35 @@ class TaskLogStore {
  private:
   class Mirror;
   TaskLogStore() = default;
-  // Writes `lines` (and, from the mirror, the topic positions they bring the cache to) at once.
+  // Writes `lines` (and, from the mirror, the topic positions they bring the cache to) at once,
+  // counting them in their tasks' usage when `count_usage`, then trims tasks over the bound.
   Status Store(const std::vector<TaskLogLine>& lines, const std::vector<std::string>& position_keys,
-               const std::vector<std::string>& position_values);
+               const std::vector<std::string>& position_values, bool count_usage);
+  // What the store holds of one task; under usage_mutex_.
+  struct Usage {
+    uint64_t bytes = 0;          // text of the lines held
+    uint64_t removed_lines = 0;  // trimmed by the bound so far
+    uint64_t removed_bytes = 0;
+  };
+  Usage& UsageOf(const std::string& task_id);  // loaded from the DB on first use
+  Status TrimTask(const std::string& task_id, Usage& usage);
+  // Counts the lines of a store written before usage was kept.
+  Status CountExistingUsage();
 
   std::unique_ptr<rocksdb::DB> db_;
   // The mirror's topic positions, in a column family of their own.
   std::unique_ptr<rocksdb::ColumnFamilyHandle> positions_;
   std::unique_ptr<rocksdb::ColumnFamilyHandle> lines_;
+  // Each task's Usage, in a column family of its own: "<task id>" -> bytes, removed lines and
+  // removed bytes (8 bytes each, big-endian), written with the lines they count.
+  std::unique_ptr<rocksdb::ColumnFamilyHandle> usage_;
   std::unique_ptr<Mirror> mirror_;  // Kafka backend only
+  // Held across an Append (its write and its trims) so that a task's usage is changed by one
+  // writer at a time.
+  std::mutex usage_mutex_;
+  std::unordered_map<std::string, Usage> usage_cache_;
+  uint64_t total_bytes_ = 0;
+  std::atomic<uint64_t> max_task_bytes_{0};
   mutable std::mutex mutex_;
   mutable std::condition_variable appended_;
   uint64_t version_ = 0;

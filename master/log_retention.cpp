@@ -1,8 +1,11 @@
 #include "master/log_retention.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "base/clock.h"
@@ -100,10 +103,50 @@ Result<uint64_t> LogRetention::Sweep(int64_t now_unix_micros, const std::string&
     due[{days, own != days_by_job.end() ? "its experiment's retention_policy" : "master.yaml"}]
         .push_back(task.task_id());
   }
+  // Reason -> the tasks it removes, in the order they go.
+  std::vector<std::pair<std::string, std::vector<std::string>>> expiring;
+  std::set<std::string> going;
   for (const auto& [policy, task_ids] : due) {
-    const std::string reason = "log_retention_days " + std::to_string(policy.first) + " (" +
-                               policy.second + "); ended before " +
-                               FormatRfc3339(now_unix_micros - policy.first * kMicrosPerDay);
+    expiring.emplace_back("log_retention_days " + std::to_string(policy.first) + " (" +
+                              policy.second + "); ended before " +
+                              FormatRfc3339(now_unix_micros - policy.first * kMicrosPerDay),
+                          task_ids);
+    going.insert(task_ids.begin(), task_ids.end());
+  }
+  if (options_.max_total_bytes > 0) {
+    uint64_t total = logs_->TotalBytes();
+    for (const auto& task_id : going) total -= std::min(total, logs_->TaskBytes(task_id));
+    if (total > options_.max_total_bytes) {
+      const uint64_t held = total;
+      const uint64_t keep = options_.max_total_bytes - options_.max_total_bytes / 4;
+      std::vector<const views::TaskView*> ended;
+      for (const auto& task : tasks) {
+        if (task.state() == views::TASK_STATE_TERMINATED && task.end_time_unix_micros() != 0 &&
+            !task.logs_expired() && !going.count(task.task_id())) {
+          ended.push_back(&task);
+        }
+      }
+      std::sort(ended.begin(), ended.end(), [](const auto* a, const auto* b) {
+        return std::make_tuple(a->end_time_unix_micros(), a->task_id()) <
+               std::make_tuple(b->end_time_unix_micros(), b->task_id());
+      });
+      std::vector<std::string> oldest;
+      for (const views::TaskView* task : ended) {
+        if (total <= keep) break;
+        const uint64_t bytes = logs_->TaskBytes(task->task_id());
+        if (bytes == 0) continue;
+        oldest.push_back(task->task_id());
+        total -= std::min(total, bytes);
+      }
+      if (!oldest.empty()) {
+        expiring.emplace_back("log_max_total_bytes " + std::to_string(options_.max_total_bytes) +
+                                  " (master.yaml): the logs held " + std::to_string(held) +
+                                  " bytes; the longest-ended tasks' go first",
+                              std::move(oldest));
+      }
+    }
+  }
+  for (const auto& [reason, task_ids] : expiring) {
     for (size_t first = 0; first < task_ids.size(); first += kTasksPerEvent) {
       commands::ExpireTaskLogs command;
       command.task_ids.assign(task_ids.begin() + static_cast<std::ptrdiff_t>(first),

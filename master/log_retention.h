@@ -5,7 +5,10 @@
 // TaskLogsExpired event with the policy as its reason) and then deletes the lines: the events
 // about a task stay, so replay, audit and explain still show its whole life. Every sweep also
 // removes whatever lines tasks recorded as expired before still have (a delete that failed, or a
-// cache of the Kafka task-log topic rebuilt at start).
+// cache of the Kafka task-log topic rebuilt at start). With log_max_total_bytes, a sweep that
+// finds all tasks' logs holding more removes the logs of ended tasks, longest-ended first, until
+// they hold at most three quarters of it (recorded the same way, with the bound as the reason);
+// running tasks' logs are bounded by log_max_task_bytes instead.
 #pragma once
 
 #include <condition_variable>
@@ -27,6 +30,7 @@ class LogRetention {
  public:
   struct Options {
     int default_days = -1;             // master.yaml's retention_policy.log_retention_days
+    uint64_t max_total_bytes = 0;      // retention_policy.log_max_total_bytes; 0: no bound
     std::optional<Schedule> schedule;  // none: only when asked
   };
 

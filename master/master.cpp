@@ -294,6 +294,8 @@ Status StartServices(Master::Parts& parts) {
   CAIRN_RETURN_IF_ERROR(StartTheWebhookShipper(parts));
   LogRetention::Options retention;
   retention.default_days = config.retention.log_retention_days;
+  retention.max_total_bytes = config.retention.log_max_total_bytes;
+  parts.task_logs->SetTaskByteLimit(config.retention.log_max_task_bytes);
   if (!config.retention.schedule.empty()) {
     CAIRN_ASSIGN_OR_RETURN(retention.schedule, ParseSchedule(config.retention.schedule));
   }

@@ -247,7 +247,19 @@ Status ParseRetention(const std::string& source, const YAML::Node& node,
                                    ": expected a map like {log_retention_days: 90, schedule: 24h}");
   }
   CAIRN_RETURN_IF_ERROR(
-      CheckKeys(source, node, "retention_policy.", {"log_retention_days", "schedule"}));
+      CheckKeys(source, node, "retention_policy.",
+                {"log_retention_days", "schedule", "log_max_task_bytes", "log_max_total_bytes"}));
+  for (auto [key, field] : {std::pair{"log_max_task_bytes", &retention.log_max_task_bytes},
+                            std::pair{"log_max_total_bytes", &retention.log_max_total_bytes}}) {
+    if (!IsSet(node[key])) continue;
+    const std::string name = std::string("retention_policy.") + key;
+    CAIRN_ASSIGN_OR_RETURN(int64_t bytes, Scalar<int64_t>(source, node[key], name, "bytes"));
+    if (bytes < 0) {
+      return Status::InvalidArgument(Where(source, node[key], name) +
+                                     ": must be a number of bytes (0: no bound)");
+    }
+    *field = static_cast<uint64_t>(bytes);
+  }
   if (IsSet(node["log_retention_days"])) {
     CAIRN_ASSIGN_OR_RETURN(retention.log_retention_days,
                            Scalar<int>(source, node["log_retention_days"],
@@ -629,6 +641,8 @@ std::string MasterConfigJson(const MasterConfig& config) {
       {"openpai", {{"default_fs_uri", config.openpai_default_fs_uri}}},
       {"retention_policy",
        {{"log_retention_days", config.retention.log_retention_days},
+        {"log_max_task_bytes", config.retention.log_max_task_bytes},
+        {"log_max_total_bytes", config.retention.log_max_total_bytes},
         {"schedule", config.retention.schedule.empty()
                          ? nlohmann::json()
                          : nlohmann::json(config.retention.schedule)}}},

@@ -116,9 +116,14 @@ struct MasterConfig {
   // `retention_policy:` (Determined's keys): how many days an ended task's logs are kept when its
   // experiment's config sets none (-1: forever), and when the sweep runs (a duration like 24h or
   // a cron expression; empty: only `det master cleanup-logs`). master/log_retention.h.
+  // Bounds on the logs' size (0: none): each task's log is trimmed to log_max_task_bytes of text,
+  // oldest lines first, behind a marker line (events/task_log_store.h); and each sweep removes the
+  // logs of the longest-ended tasks while all tasks' logs hold more than log_max_total_bytes.
   struct Retention {
     int log_retention_days = -1;
     std::string schedule;
+    uint64_t log_max_task_bytes = uint64_t{1} << 30;
+    uint64_t log_max_total_bytes = 0;
   } retention;
   // `webhooks:` (Determined's keys base_url and signing_key; master/webhook_shipper.h). An empty
   // signing_key: the master makes one at its first start in <data_dir>/webhook-signing-key

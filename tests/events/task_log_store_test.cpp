@@ -90,6 +90,66 @@ TEST(TaskLogStoreTest, DeleteRemovesOneTasksLinesAndCountsThem) {
   EXPECT_EQ(*again, 0u);
 }
 
+// A task printing without end: the store holds at most the bound of its text, whatever was
+// printed, with a marker first that says how much went; the newest lines stay, in order.
+TEST(TaskLogStoreTest, AnEndlessPrinterIsTrimmedToItsBoundWithAMarkerFirst) {
+  TempDir dir;
+  auto store = TaskLogStore::Open(dir.Sub("tasklogs"));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  constexpr uint64_t kBound = 64 * 1024;
+  (*store)->SetTaskByteLimit(kBound);
+  const std::string text(99, 'x');  // 100 bytes a line with its newline
+  int64_t seq = 0;
+  uint64_t printed = 0, most_held = 0;
+  for (int batch = 0; batch < 400; ++batch) {  // 4 MB printed, 64 times the bound
+    std::vector<TaskLogLine> lines;
+    for (int i = 0; i < 100; ++i, ++seq) lines.push_back(Line("loud", "loud.1", seq, text + "\n"));
+    lines.push_back(Line("quiet", "quiet.1", batch, "tick\n"));
+    ASSERT_TRUE((*store)->Append(lines).ok());
+    printed += 100 * 100;
+    const uint64_t held = (*store)->TaskBytes("loud");
+    most_held = std::max(most_held, held);
+    ASSERT_LE(held, kBound) << "after batch " << batch;
+  }
+  EXPECT_GT(most_held, kBound / 2);
+  EXPECT_EQ((*store)->TaskBytes("quiet"), 400u * 5);  // another task keeps every line
+  EXPECT_EQ((*store)->TotalBytes(), (*store)->TaskBytes("loud") + 400u * 5);
+
+  // What a reader sees: the marker, then the newest lines, contiguous up to the last printed.
+  std::string cursor;
+  auto lines = (*store)->Read("loud", &cursor, 100'000);
+  ASSERT_TRUE(lines.ok());
+  ASSERT_GT(lines->size(), 2u);
+  const TaskLogLine& marker = lines->front();
+  EXPECT_EQ(marker.allocation_id, "");
+  EXPECT_EQ(marker.stdtype, "stderr");
+  EXPECT_NE(marker.text.find("oldest lines"), std::string::npos) << marker.text;
+  EXPECT_NE(marker.text.find("retention_policy.log_max_task_bytes"), std::string::npos);
+  uint64_t held_text = 0;
+  for (size_t i = 1; i < lines->size(); ++i) {
+    held_text += (*lines)[i].text.size();
+    if (i > 1) {
+      EXPECT_EQ((*lines)[i].seq, (*lines)[i - 1].seq + 1);
+    }
+  }
+  EXPECT_EQ(lines->back().seq, seq - 1);
+  EXPECT_EQ(held_text, (*store)->TaskBytes("loud"));
+  const uint64_t removed = static_cast<uint64_t>(lines->at(1).seq);
+  EXPECT_NE(marker.text.find("the " + std::to_string(removed / 1000) + ","), std::string::npos)
+      << "the marker counts the " << removed << " removed lines: " << marker.text;
+  EXPECT_EQ(held_text + removed * 100, printed);
+
+  // The counts survive a reopen; a delete takes the task's bytes off the total.
+  store->reset();
+  store = TaskLogStore::Open(dir.Sub("tasklogs"));
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*store)->TaskBytes("loud"), held_text);
+  EXPECT_EQ((*store)->TotalBytes(), held_text + 400u * 5);
+  ASSERT_TRUE((*store)->Delete("loud").ok());
+  EXPECT_EQ((*store)->TaskBytes("loud"), 0u);
+  EXPECT_EQ((*store)->TotalBytes(), 400u * 5);
+}
+
 class MirroredTaskLogStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
