@@ -110,11 +110,46 @@ bool Passes(const LogFilter& filter, const TaskLogLine* line, const MasterLine* 
   return true;
 }
 
+// A line's id (LogResume): its task's index, the master lines of the task sent, and the task
+// line it is or follows, if any.
+std::string LineId(size_t task_index, size_t master_lines_sent, const TaskLogLine* after) {
+  std::string id = std::to_string(task_index) + "." + std::to_string(master_lines_sent);
+  if (after != nullptr) id += "." + std::to_string(after->seq) + "." + after->allocation_id;
+  return id;
+}
+
+Result<LogResume> ParseLineId(const std::string& id) {
+  const Status bad = Status::InvalidArgument("afterId: '" + id.substr(0, 100) +
+                                             "' is not the id of a line of a log stream");
+  LogResume resume;
+  size_t at = 0;
+  auto number = [&](uint64_t* out) {
+    const size_t dot = id.find('.', at);
+    const std::string part = id.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
+    if (part.empty() || part.size() > 18 ||
+        part.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    *out = std::stoull(part);
+    at = dot == std::string::npos ? id.size() : dot + 1;
+    return dot != std::string::npos || at == id.size();
+  };
+  uint64_t index = 0, sent = 0, seq = 0;
+  if (!number(&index) || !number(&sent)) return bad;
+  resume.task_index = index;
+  resume.master_lines_sent = sent;
+  if (at < id.size()) {
+    if (!number(&seq) || at > id.size()) return bad;
+    resume.after_line = std::make_pair(static_cast<int64_t>(seq), id.substr(at));
+  }
+  return resume;
+}
+
 // One line as Determined streams it; allocation and agent are null for the master's own.
-std::string LineRecord(int64_t number, const std::string& task_id, const TaskLogLine* line,
+std::string LineRecord(const std::string& id, const std::string& task_id, const TaskLogLine* line,
                        const MasterLine* master, int64_t trial_id) {
   const std::string& text = line ? line->text : master->text;
-  json result = {{"id", std::to_string(number)},
+  json result = {{"id", id},
                  {"taskId", task_id},
                  {"allocationId", line ? json(line->allocation_id) : json(nullptr)},
                  {"agentId", line ? json(line->agent_id) : json(nullptr)},
@@ -228,6 +263,12 @@ Result<LogWindow> ParseLogWindow(const net::Request& request) {
     return Status::InvalidArgument("orderBy: expected ORDER_BY_ASC or ORDER_BY_DESC, got '" +
                                    order + "'");
   }
+  if (const std::string after = request.QueryParam("afterId"); !after.empty()) {
+    if (window.newest_first) {
+      return Status::InvalidArgument("afterId resumes a stream in order; not with ORDER_BY_DESC");
+    }
+    CAIRN_ASSIGN_OR_RETURN(window.resume, ParseLineId(after));
+  }
   return window;
 }
 
@@ -239,7 +280,9 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
                      sources = std::move(sources)](const net::ChunkWriter& write) {
     std::map<std::string, std::string> cursors;          // task id -> where its reading stopped
     std::set<std::pair<std::string, std::string>> sent;  // master lines out: task id, key
-    int64_t line_number = 0;
+    std::map<std::string, size_t> master_sent;           // task id -> how many of its master lines
+    std::map<std::string, TaskLogLine> last_read;        // task id -> its latest line read
+    bool resumed = !window.resume;
     // Newest first: every record is kept, the last `limit` go out at the end, newest first.
     std::vector<std::string> newest;
     size_t written = 0;
@@ -264,23 +307,55 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
       // Agents ship a task's last lines before they report its exit, so once the end is
       // visible, one more read returns everything there will ever be.
       LogSources now = sources();
-      for (const auto& task_id : now.task_ids) {
+      // A resumed stream starts where the line it names left the tasks before and at it.
+      if (!resumed) {
+        const LogResume& resume = *window.resume;
+        for (size_t i = 0; i < now.task_ids.size() && i <= resume.task_index; ++i) {
+          const std::string& task_id = now.task_ids[i];
+          const auto& lines = now.master_lines[task_id];
+          const size_t done = i < resume.task_index
+                                  ? lines.size()
+                                  : std::min(lines.size(), resume.master_lines_sent);
+          for (size_t k = 0; k < done; ++k) sent.emplace(task_id, lines[k].key);
+          master_sent[task_id] = done;
+          if (i < resume.task_index) {
+            cursors[task_id] = TaskLogStore::CursorPastTask(task_id);
+          } else if (resume.after_line) {
+            cursors[task_id] = TaskLogStore::CursorAfter(task_id, resume.after_line->second,
+                                                         resume.after_line->first);
+            TaskLogLine& last = last_read[task_id];
+            last.seq = resume.after_line->first;
+            last.allocation_id = resume.after_line->second;
+          }
+        }
+        resumed = now.task_ids.size() > resume.task_index;
+        if (!resumed) {  // its task is not among the sources yet
+          if (!follow || now.ended) return finish();
+          task_logs->WaitForAppend(seen, std::chrono::milliseconds(250));
+          if (!write("")) return;
+          continue;
+        }
+      }
+      for (size_t index = 0; index < now.task_ids.size(); ++index) {
+        const std::string& task_id = now.task_ids[index];
+        auto line_id = [&](const TaskLogLine* after) {
+          return LineId(index, master_sent[task_id], after);
+        };
         const bool read = ForEachNewBatch(
             *task_logs, task_id, &cursors[task_id], write,
             [&](const std::vector<TaskLogLine>& lines) {
+              if (!lines.empty()) last_read[task_id] = lines.back();
               if (window.limit == 0 && !window.newest_first) {  // all of it: a write a batch
                 std::string chunk;
                 for (const auto& line : lines) {
-                  const int64_t number = line_number++;
                   if (!Passes(window.filter, &line, nullptr)) continue;
-                  chunk += LineRecord(number, task_id, &line, nullptr, now.trial_id);
+                  chunk += LineRecord(line_id(&line), task_id, &line, nullptr, now.trial_id);
                 }
                 return chunk.empty() || write(chunk);
               }
               for (const auto& line : lines) {
-                const int64_t number = line_number++;
                 if (!Passes(window.filter, &line, nullptr)) continue;
-                if (!emit(LineRecord(number, task_id, &line, nullptr, now.trial_id))) {
+                if (!emit(LineRecord(line_id(&line), task_id, &line, nullptr, now.trial_id))) {
                   return false;
                 }
               }
@@ -291,9 +366,11 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
         if (master_lines == now.master_lines.end()) continue;
         for (const auto& line : master_lines->second) {
           if (!sent.emplace(task_id, line.key).second) continue;
-          const int64_t number = line_number++;
+          ++master_sent[task_id];
           if (!Passes(window.filter, nullptr, &line)) continue;
-          if (!emit(LineRecord(number, task_id, nullptr, &line, now.trial_id))) return;
+          auto last = last_read.find(task_id);
+          const std::string id = line_id(last == last_read.end() ? nullptr : &last->second);
+          if (!emit(LineRecord(id, task_id, nullptr, &line, now.trial_id))) return;
         }
       }
       if (!follow || now.ended) return finish();

@@ -61,15 +61,27 @@ struct LogFilter {
   std::shared_ptr<const re2::RE2> pattern;  // searchText with enableRegex
   bool empty() const;
 };
+// Where a stream resumes (`afterId`, Cairn's own): after the line whose `id` it is. A line's id
+// names its place: "<task's index among the sources>.<master lines of that task sent>" then, for
+// a task line or when the task had lines before a master line, ".<seq>.<allocation id>". A
+// follower whose connection broke (a master restart) asks again with its last line's id and
+// gets every later line once, in order.
+struct LogResume {
+  size_t task_index = 0;
+  size_t master_lines_sent = 0;
+  std::optional<std::pair<int64_t, std::string>> after_line;  // (seq, allocation id)
+};
 struct LogWindow {
   size_t limit = 0;
   bool newest_first = false;
   LogFilter filter;
+  std::optional<LogResume> resume;
 };
 // InvalidArgument naming the parameter for a limit that is not a whole number, an orderBy
 // that is not ORDER_BY_ASC, ORDER_BY_DESC or ORDER_BY_UNSPECIFIED, a rank that is not a whole
 // number, a level that is not one of Determined's (LOG_LEVEL_*), a timestamp that is not RFC
-// 3339, or a searchText that is not a regular expression when enableRegex=true.
+// 3339, a searchText that is not a regular expression when enableRegex=true, or an afterId that
+// is no line's id (afterId with orderBy=ORDER_BY_DESC too).
 Result<LogWindow> ParseLogWindow(const net::Request& request);
 
 // Streams every line of the sources' tasks in order (within `window`). With `follow`, keeps

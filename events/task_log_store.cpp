@@ -555,6 +555,17 @@ Result<uint64_t> TaskLogStore::Delete(const std::string& task_id) {
   return lines;
 }
 
+std::string TaskLogStore::CursorAfter(const std::string& task_id, const std::string& allocation_id,
+                                      int64_t seq) {
+  TaskLogLine line;
+  line.task_id = task_id;
+  line.allocation_id = allocation_id;
+  line.seq = seq;
+  return KeyOf(line);
+}
+
+std::string TaskLogStore::CursorPastTask(const std::string& task_id) { return EndOfTask(task_id); }
+
 uint64_t TaskLogStore::version() const {
   std::lock_guard lock(mutex_);
   return version_;

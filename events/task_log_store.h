@@ -68,6 +68,12 @@ class TaskLogStore {
   Result<std::vector<TaskLogLine>> Read(const std::string& task_id, std::string* cursor,
                                         size_t limit);
 
+  // Cursors for Read: just past the line of `task_id` at (allocation_id, seq), and past every line
+  // of the task.
+  static std::string CursorAfter(const std::string& task_id, const std::string& allocation_id,
+                                 int64_t seq);
+  static std::string CursorPastTask(const std::string& task_id);
+
   // Removes every line of `task_id` (log retention; the events about the task stay) and returns
   // how many there were. Mirrored, only the cache forgets them: the topic keeps them for its own
   // retention, and a cache rebuilt from it has them again until the next sweep removes them.
