@@ -69,13 +69,67 @@ std::string Grouped(uint64_t value) {
   return digits;
 }
 
+// A line's value: a format byte, then its time (8 bytes, big-endian), stdtype and agent id (each
+// a byte of length, then the bytes), and the text as the rest, so that a search reads the text in
+// place. Stores written before hold JSON objects ({"agentId", "timestamp", "stdtype", "log"}),
+// which start with '{' and are still read.
+constexpr char kBinaryFormat = '\x01';
+constexpr size_t kMaxShortField = 255;
+
 std::string ValueOf(const TaskLogLine& line) {
-  return nlohmann::json{{"agentId", line.agent_id},
-                        {"timestamp", line.timestamp_unix_micros},
-                        {"stdtype", line.stdtype},
-                        {"log", line.text}}
-      .dump();
+  const std::string_view stdtype = std::string_view(line.stdtype).substr(0, kMaxShortField);
+  const std::string_view agent = std::string_view(line.agent_id).substr(0, kMaxShortField);
+  std::string value;
+  value.reserve(11 + stdtype.size() + agent.size() + line.text.size());
+  value.push_back(kBinaryFormat);
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    value.push_back(static_cast<char>(static_cast<uint64_t>(line.timestamp_unix_micros) >> shift));
+  }
+  value.push_back(static_cast<char>(stdtype.size()));
+  value.append(stdtype);
+  value.push_back(static_cast<char>(agent.size()));
+  value.append(agent);
+  value.append(line.text);
+  return value;
 }
+
+// The fields of a stored value, pointing into it; false when it is neither format.
+struct StoredLine {
+  int64_t timestamp_unix_micros = 0;
+  std::string_view stdtype, agent_id, text;
+  std::string owned_text, owned_stdtype, owned_agent;  // a JSON value's, decoded
+};
+
+bool DecodeValue(std::string_view value, StoredLine* out) {
+  if (!value.empty() && value[0] == kBinaryFormat) {
+    if (value.size() < 11) return false;
+    uint64_t time = 0;
+    for (size_t i = 1; i < 9; ++i) time = (time << 8) | static_cast<unsigned char>(value[i]);
+    out->timestamp_unix_micros = static_cast<int64_t>(time);
+    size_t at = 9;
+    const size_t stdtype_size = static_cast<unsigned char>(value[at++]);
+    if (at + stdtype_size >= value.size()) return false;
+    out->stdtype = value.substr(at, stdtype_size);
+    at += stdtype_size;
+    const size_t agent_size = static_cast<unsigned char>(value[at++]);
+    if (at + agent_size > value.size()) return false;
+    out->agent_id = value.substr(at, agent_size);
+    out->text = value.substr(at + agent_size);
+    return true;
+  }
+  auto json = nlohmann::json::parse(value, nullptr, false);
+  if (!json.is_object()) return false;
+  out->timestamp_unix_micros = json.value("timestamp", int64_t{0});
+  out->owned_stdtype = json.value("stdtype", "");
+  out->owned_agent = json.value("agentId", "");
+  out->owned_text = json.value("log", "");
+  out->stdtype = out->owned_stdtype;
+  out->agent_id = out->owned_agent;
+  out->text = out->owned_text;
+  return true;
+}
+
+std::string_view ValueView(const rocksdb::Slice& slice) { return {slice.data(), slice.size()}; }
 
 events::TaskLogRecord RecordOf(const TaskLogLine& line) {
   events::TaskLogRecord record;
@@ -283,9 +337,9 @@ Status TaskLogStore::CountExistingUsage() {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), lines_.get()));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       const std::string_view key(it->key().data(), it->key().size());
-      auto value = nlohmann::json::parse(it->value().ToString(), nullptr, false);
-      if (!value.is_object()) continue;
-      bytes[std::string(key.substr(0, key.find('\0')))] += value.value("log", "").size();
+      StoredLine stored;
+      if (!DecodeValue(ValueView(it->value()), &stored)) continue;
+      bytes[std::string(key.substr(0, key.find('\0')))] += stored.text.size();
     }
     if (!it->status().ok())
       return Status::IOError("task log read failed: " + it->status().ToString());
@@ -355,11 +409,11 @@ Status TaskLogStore::TrimTask(const std::string& task_id, Usage& usage) {
   for (it->Seek(marker_key); it->Valid() && it->key().compare(rocksdb::Slice(end)) < 0;
        it->Next()) {
     if (it->key() == rocksdb::Slice(marker_key)) continue;
-    auto value = nlohmann::json::parse(it->value().ToString(), nullptr, false);
-    const uint64_t size = value.is_object() ? value.value("log", "").size() : 0;
-    held.push_back(
-        {it->key().ToString(), size, value.is_object() ? value.value("timestamp", int64_t{0}) : 0});
-    bytes += size;
+    StoredLine stored;
+    const bool decoded = DecodeValue(ValueView(it->value()), &stored);
+    held.push_back({it->key().ToString(), decoded ? stored.text.size() : 0,
+                    decoded ? stored.timestamp_unix_micros : 0});
+    bytes += held.back().bytes;
   }
   if (!it->status().ok())
     return Status::IOError("task log read failed: " + it->status().ToString());
@@ -380,12 +434,12 @@ Status TaskLogStore::TrimTask(const std::string& task_id, Usage& usage) {
         Grouped(usage.removed_bytes) +
         " bytes) of this task's log were removed: the master keeps at most " + Grouped(bound) +
         " bytes of a task's log (retention_policy.log_max_task_bytes); later lines follow\n";
-    batch.Put(lines_.get(), marker_key,
-              nlohmann::json{{"agentId", "master"},
-                             {"timestamp", held[cut - 1].timestamp},
-                             {"stdtype", "stderr"},
-                             {"log", text}}
-                  .dump());
+    TaskLogLine marker;
+    marker.agent_id = "master";
+    marker.timestamp_unix_micros = held[cut - 1].timestamp;
+    marker.stdtype = "stderr";
+    marker.text = text;
+    batch.Put(lines_.get(), marker_key, ValueOf(marker));
   }
   total_bytes_ -= std::min(total_bytes_, usage.bytes);
   usage.bytes = bytes - removed_bytes;
@@ -508,8 +562,10 @@ Result<std::vector<TaskLogLine>> TaskLogStore::Read(const std::string& task_id, 
   for (; it->Valid() && lines.size() < limit; it->Next()) {
     std::string key = it->key().ToString();
     if (key.compare(0, prefix.size(), prefix) != 0) break;
-    auto value = nlohmann::json::parse(it->value().ToString(), nullptr, false);
-    if (value.is_discarded()) return Status::Corruption("bad task log record for " + task_id);
+    StoredLine stored;
+    if (!DecodeValue(ValueView(it->value()), &stored)) {
+      return Status::Corruption("bad task log record for " + task_id);
+    }
     TaskLogLine line;
     line.task_id = task_id;
     size_t allocation_end = key.find('\0', prefix.size());
@@ -519,10 +575,10 @@ Result<std::vector<TaskLogLine>> TaskLogStore::Read(const std::string& task_id, 
       seq = (seq << 8) | static_cast<unsigned char>(key[i]);
     }
     line.seq = static_cast<int64_t>(seq);
-    line.agent_id = value.value("agentId", "");
-    line.timestamp_unix_micros = value.value("timestamp", int64_t{0});
-    line.stdtype = value.value("stdtype", "");
-    line.text = value.value("log", "");
+    line.agent_id = stored.agent_id;
+    line.timestamp_unix_micros = stored.timestamp_unix_micros;
+    line.stdtype = stored.stdtype;
+    line.text = stored.text;
     lines.push_back(std::move(line));
     *cursor = std::move(key);
   }

@@ -4,6 +4,7 @@
 #include "events/task_log_store.h"
 
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include <filesystem>
 
@@ -88,6 +89,34 @@ TEST(TaskLogStoreTest, DeleteRemovesOneTasksLinesAndCountsThem) {
   auto again = (*store)->Delete("train");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, 0u);
+}
+
+// A store written before lines were kept in binary holds JSON values: they are still read, and
+// counted in their task's usage when the store is first opened by this build.
+TEST(TaskLogStoreTest, LinesStoredAsJsonByAnOlderBuildAreReadAndCounted) {
+  TempDir dir;
+  {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    std::unique_ptr<rocksdb::DB> db;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(options, dir.Sub("tasklogs"), &raw).ok());
+    db.reset(raw);
+    std::string key = std::string("old") + '\0' + "old.1" + '\0' + std::string(7, '\0') + '\x05';
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key,
+                        R"({"agentId":"agent-9","timestamp":1700000000000005,)"
+                        R"("stdtype":"stderr","log":"written as \"json\"\n"})")
+                    .ok());
+  }
+  auto store = TaskLogStore::Open(dir.Sub("tasklogs"));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ(
+      ReadAll(**store, "old"),
+      std::vector<std::string>{"old.1/5/stderr/agent-9/1700000000000005: written as \"json\"\n"});
+  EXPECT_EQ((*store)->TaskBytes("old"), 18u);
+  ASSERT_TRUE((*store)->Append({Line("old", "old.1", 6, "binary\n")}).ok());
+  EXPECT_EQ(ReadAll(**store, "old").size(), 2u);
+  EXPECT_EQ((*store)->TotalBytes(), 25u);
 }
 
 // A task printing without end: the store holds at most the bound of its text, whatever was
