@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "api/responses.h"
 #include "api/rest_util.h"
 #include "base/clock.h"
 #include "base/encoding.h"
@@ -378,6 +379,28 @@ net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow wi
       if (!write("")) return;
     }
   };
+  return response;
+}
+
+net::Response SearchTaskLogs(const Services& services,
+                             const std::vector<std::pair<std::string, int64_t>>& tasks,
+                             const std::string& search_text, size_t limit) {
+  std::vector<std::string> task_ids;
+  std::map<std::string, int64_t> trial_of;
+  for (const auto& [task_id, trial_id] : tasks) {
+    task_ids.push_back(task_id);
+    trial_of[task_id] = trial_id;
+  }
+  auto found = services.task_logs->Search(task_ids, search_text, limit);
+  if (!found.ok()) return Error(found.status());
+  net::Response response;
+  response.content_type = "application/x-ndjson";
+  for (const TaskLogLine& line : *found) {
+    // A found line's id resumes nothing: it is its task's and place's.
+    response.body +=
+        LineRecord(line.task_id + "/" + line.allocation_id + "/" + std::to_string(line.seq),
+                   line.task_id, &line, nullptr, trial_of[line.task_id]);
+  }
   return response;
 }
 

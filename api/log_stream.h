@@ -90,6 +90,13 @@ Result<LogWindow> ParseLogWindow(const net::Request& request);
 net::Response StreamTaskLogs(const Services& services, bool follow, LogWindow window,
                              std::function<LogSources()> sources);
 
+// The lines of `tasks` (each a task id and the trial it is a run of) whose text holds
+// `search_text` (ASCII letters in either case), at most `limit` (0: all), as NDJSON log lines
+// ({"result": {...}} with trialId) in the tasks' order. TaskLogStore::Search scans them.
+net::Response SearchTaskLogs(const Services& services,
+                             const std::vector<std::pair<std::string, int64_t>>& tasks,
+                             const std::string& search_text, size_t limit);
+
 // The values of a task's log lines that `det task logs` filters by (Determined's
 // TaskLogsFieldsResponse: allocationIds, agentIds, containerIds, rankIds, stdtypes, sources) as
 // one NDJSON message; with `follow`, again each time they change, until `sources` (the same as

@@ -197,6 +197,7 @@ std::vector<Route> RouteTable() {
       {"POST",   "/api/v1/preview-hp-search",               kUser,       PreviewSearchRoute},
       {"GET",    "/api/v1/experiments/{id}/trials",         kUser,       Bulk<ExperimentTrials>},
       {"GET",    "/api/v1/experiments/{id}/checkpoints",    kUser,       ExperimentCheckpoints},
+      {"GET",    "/api/v1/experiments/{id}/logs",           kUser,       Bulk<SearchExperimentLogs>},
       {"POST",   "/api/v1/experiments/{id}/activate",       kUser,       ActivateExperiment},
       {"POST",   "/api/v1/experiments/{id}/pause",          kUser,       PauseExperiment},
       {"POST",   "/api/v1/experiments/{id}/cancel",         kUser,       CancelExperiment},

@@ -611,6 +611,103 @@ Result<uint64_t> TaskLogStore::Delete(const std::string& task_id) {
   return lines;
 }
 
+namespace {
+
+char AsciiLowerChar(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+
+// Whether `text` holds `needle` (lower-cased already), ASCII letters in either case. `scratch`
+// keeps its buffer from line to line.
+bool HoldsFolded(std::string_view text, const std::string& needle, bool needle_has_letters,
+                 std::string& scratch) {
+  if (needle.empty()) return true;
+  if (!needle_has_letters) return text.find(needle) != std::string_view::npos;
+  scratch.assign(text);
+  for (char& c : scratch) c = AsciiLowerChar(c);
+  return scratch.find(needle) != std::string::npos;
+}
+
+TaskLogLine LineAt(const std::string& task_id, std::string_view key, const StoredLine& stored) {
+  TaskLogLine line;
+  line.task_id = task_id;
+  const size_t prefix = task_id.size() + 1;
+  const size_t allocation_end = key.find('\0', prefix);
+  line.allocation_id = std::string(key.substr(prefix, allocation_end - prefix));
+  uint64_t seq = 0;
+  for (size_t i = allocation_end + 1; i < key.size(); ++i) {
+    seq = (seq << 8) | static_cast<unsigned char>(key[i]);
+  }
+  line.seq = static_cast<int64_t>(seq);
+  line.agent_id = stored.agent_id;
+  line.timestamp_unix_micros = stored.timestamp_unix_micros;
+  line.stdtype = stored.stdtype;
+  line.text = stored.text;
+  return line;
+}
+
+}  // namespace
+
+Result<std::vector<TaskLogLine>> TaskLogStore::Search(const std::vector<std::string>& task_ids,
+                                                      const std::string& needle, size_t limit,
+                                                      int threads) {
+  std::string folded = needle;
+  bool has_letters = false;
+  for (char& c : folded) {
+    has_letters |= (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+    c = AsciiLowerChar(c);
+  }
+  std::vector<std::vector<TaskLogLine>> found(task_ids.size());
+  std::vector<Status> failed(task_ids.size());
+  // Tasks are handed out in order, so that a limit reached early stops the later ones.
+  std::atomic<size_t> next_task{0};
+  std::atomic<size_t> enough_before{task_ids.size()};  // tasks from here on are not needed
+  auto work = [&] {
+    std::string scratch;
+    rocksdb::ReadOptions options;
+    options.fill_cache = false;  // one pass over what may be most of the store
+    for (size_t index = next_task++; index < task_ids.size(); index = next_task++) {
+      if (index >= enough_before.load()) break;
+      const std::string& task_id = task_ids[index];
+      const std::string prefix = Prefix(task_id);
+      const std::string end = EndOfTask(task_id);
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options, lines_.get()));
+      auto& lines = found[index];
+      for (it->Seek(prefix); it->Valid() && it->key().compare(rocksdb::Slice(end)) < 0;
+           it->Next()) {
+        StoredLine stored;
+        if (!DecodeValue(ValueView(it->value()), &stored)) {
+          failed[index] = Status::Corruption("bad task log record for " + task_id);
+          break;
+        }
+        if (!HoldsFolded(stored.text, folded, has_letters, scratch)) continue;
+        lines.push_back(LineAt(task_id, ValueView(it->key()), stored));
+        if (limit != 0 && lines.size() >= limit) break;
+      }
+      if (failed[index].ok() && !it->status().ok()) {
+        failed[index] = Status::IOError("task log read failed: " + it->status().ToString());
+      }
+      // This task alone fills the limit: no later task's lines can be among the first.
+      if (limit != 0 && lines.size() >= limit) {
+        size_t current = enough_before.load();
+        while (index + 1 < current && !enough_before.compare_exchange_weak(current, index + 1)) {
+        }
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < std::max(1, threads); ++t) helpers.emplace_back(work);
+  work();
+  for (auto& helper : helpers) helper.join();
+  std::vector<TaskLogLine> lines;
+  for (size_t index = 0; index < task_ids.size(); ++index) {
+    CAIRN_RETURN_IF_ERROR(failed[index]);
+    for (auto& line : found[index]) {
+      if (limit != 0 && lines.size() >= limit) return lines;
+      lines.push_back(std::move(line));
+    }
+  }
+  return lines;
+}
+
 std::string TaskLogStore::CursorAfter(const std::string& task_id, const std::string& allocation_id,
                                       int64_t seq) {
   TaskLogLine line;

@@ -68,6 +68,12 @@ class TaskLogStore {
   Result<std::vector<TaskLogLine>> Read(const std::string& task_id, std::string* cursor,
                                         size_t limit);
 
+  // The lines of `task_ids` whose text holds `needle` (ASCII letters in either case), in the
+  // tasks' order and each task's allocation and seq order, at most `limit` (0: all). The tasks are
+  // scanned `threads` at a time, each line's text searched where it is stored.
+  Result<std::vector<TaskLogLine>> Search(const std::vector<std::string>& task_ids,
+                                          const std::string& needle, size_t limit, int threads = 2);
+
   // Cursors for Read: just past the line of `task_id` at (allocation_id, seq), and past every line
   // of the task.
   static std::string CursorAfter(const std::string& task_id, const std::string& allocation_id,

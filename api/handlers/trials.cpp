@@ -77,6 +77,8 @@ namespace {
 constexpr size_t kDefaultMaxDatapoints = 1000;
 constexpr size_t kMaxDatapoints = 100'000;
 constexpr size_t kMaxCompareTrials = 1000;
+// The most lines one experiment-wide log search answers with.
+constexpr size_t kMaxSearchLines = 100'000;
 
 std::string MetricTypeOf(const std::string& group) {
   if (group == "training") return "METRIC_TYPE_TRAINING";
@@ -230,6 +232,29 @@ net::Response ExperimentMetricNames(Call& call) {
                       .dump() +
                   "\n";
   return response;
+}
+
+// GET /api/v1/experiments/{id}/logs?searchText=&limit= (Cairn's own): the lines of every run of
+// every trial of the experiment that hold the text, in either case; each names its trial.
+net::Response SearchExperimentLogs(Call& call) {
+  auto experiment = LoadExperiment(call, call.Param("id"));
+  if (!experiment.ok()) return Error(experiment.status());
+  const std::string text = call.request().QueryParam("searchText");
+  if (text.empty()) return Error(Status::InvalidArgument("searchText is required"));
+  auto limit = CountParam(call.request(), "limit", 0, 0, kMaxSearchLines);
+  if (!limit.ok()) return Error(limit.status());
+  auto trials = call.services().projections->ListTrials(experiment->experiment_id());
+  if (!trials.ok()) return Error(trials.status());
+  std::vector<std::pair<std::string, int64_t>> tasks;
+  for (const auto& trial : *trials) {
+    for (int run = 1; run <= trial.runs(); ++run) {
+      tasks.emplace_back(
+          commands::TrialRunTaskId(experiment->experiment_id(), trial.trial_id(), run),
+          trial.trial_id());
+      tasks.emplace_back(commands::LegacyTrialRunTaskId(trial.trial_id(), run), trial.trial_id());
+    }
+  }
+  return SearchTaskLogs(call.services(), tasks, text, *limit == 0 ? kMaxSearchLines : *limit);
 }
 
 net::Response TrialMetrics(Call& call) {

@@ -15,6 +15,8 @@ net::Response KillTrialRoute(Call& call);    // POST /api/v1/trials/{id}/kill
 net::Response TrialMetrics(Call& call);          // GET /api/v1/trials/metrics/trial_metrics
 net::Response TrialTrainingMetrics(Call& call);  // .../metrics/training_metrics
 net::Response CompareTrials(Call& call);         // GET /api/v1/trials/time-series
+// GET /api/v1/experiments/{id}/logs?searchText=
+net::Response SearchExperimentLogs(Call& call);
 // GET /api/v1/experiments/metrics-stream/metric-names
 net::Response ExperimentMetricNames(Call& call);
 net::Response TrialValidationMetrics(Call& call);  // .../metrics/validation_metrics

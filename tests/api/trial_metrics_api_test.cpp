@@ -3,6 +3,7 @@
 // CompareTrials (GET /api/v1/trials/time-series), downsampled so that spikes survive.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "base/password.h"
@@ -25,6 +26,7 @@ class TrialMetricsApiTest : public ApiTest {
       }
     }
     EXPECT_FALSE(allocation_.empty()) << "the trial's run was not placed";
+    task_ = task;
     CallJson("POST", "/api/v1/allocations/" + allocation_ + "/started",
              json{{"taskId", task}, {"agentId", "a1"}, {"pid", 7}}.dump());
     json trials = CallJson("GET", "/api/v1/experiments/1/trials");
@@ -46,7 +48,35 @@ class TrialMetricsApiTest : public ApiTest {
   }
 
   std::string allocation_;
+  std::string task_;  // the run's task
 };
+
+TEST_F(TrialMetricsApiTest, AnExperimentsLogsAreSearchedAcrossItsTrials) {
+  const int64_t trial = StartTrial();
+  json batch = json::array();
+  for (int seq = 0; seq < 50; ++seq) {
+    batch.push_back({{"taskId", task_},
+                     {"allocationId", allocation_},
+                     {"agentId", "a1"},
+                     {"seq", seq},
+                     {"log", seq % 20 == 3 ? "RuntimeError: CUDA out of memory\n" : "step ok\n"}});
+  }
+  CallJson("POST", "/api/v1/task/logs", json{{"logs", batch}}.dump());
+  auto found = Call("GET", "/api/v1/experiments/1/logs?searchText=Out%20Of%20Memory");
+  ASSERT_EQ(found.status, 200) << found.body;
+  std::vector<json> lines;
+  for (size_t at = 0, end; (end = found.body.find('\n', at)) != std::string::npos; at = end + 1) {
+    lines.push_back(json::parse(found.body.substr(at, end - at))["result"]);
+  }
+  ASSERT_EQ(lines.size(), 3u) << found.body;
+  EXPECT_EQ(lines[0]["trialId"], trial);
+  EXPECT_EQ(lines[0]["message"], "RuntimeError: CUDA out of memory\n");
+  EXPECT_EQ(lines[2]["rankId"], 0);
+  auto limited = Call("GET", "/api/v1/experiments/1/logs?searchText=memory&limit=1");
+  EXPECT_EQ(std::count(limited.body.begin(), limited.body.end(), '\n'), 1) << limited.body;
+  EXPECT_EQ(Call("GET", "/api/v1/experiments/1/logs").status, 400);
+  EXPECT_EQ(Call("GET", "/api/v1/experiments/9/logs?searchText=x").status, 404);
+}
 
 TEST_F(TrialMetricsApiTest, TimeSeriesDownsamplesEachMetricAndKeepsItsSpikes) {
   const int64_t trial = StartTrial();

@@ -119,6 +119,51 @@ TEST(TaskLogStoreTest, LinesStoredAsJsonByAnOlderBuildAreReadAndCounted) {
   EXPECT_EQ((*store)->TotalBytes(), 25u);
 }
 
+// A text search over several tasks (an experiment's trials): every line holding the text in
+// either case, in the tasks' order then each task's own, the limit counting from the first task.
+TEST(TaskLogStoreTest, SearchFindsTheLinesHoldingTheTextAcrossTasksInOrder) {
+  TempDir dir;
+  auto store = TaskLogStore::Open(dir.Sub("tasklogs"));
+  ASSERT_TRUE(store.ok());
+  std::vector<TaskLogLine> lines;
+  for (int task = 0; task < 6; ++task) {
+    for (int seq = 0; seq < 500; ++seq) {
+      std::string text = "step " + std::to_string(seq) + " loss 0." + std::to_string(seq % 97);
+      if (seq % 100 == 7) text += " CUDA Out Of Memory";
+      if (seq == 250) text += " [42%]";
+      lines.push_back(
+          Line("t" + std::to_string(task), "a" + std::to_string(task) + ".1", seq, text + "\n"));
+    }
+  }
+  ASSERT_TRUE((*store)->Append(lines).ok());
+  const std::vector<std::string> tasks = {"t3", "t0", "t5", "t1", "t2", "t4", "missing"};
+  for (int threads : {1, 2, 4}) {
+    SCOPED_TRACE(threads);
+    auto found = (*store)->Search(tasks, "out of MEMORY", 0, threads);
+    ASSERT_TRUE(found.ok()) << found.status().ToString();
+    ASSERT_EQ(found->size(), 30u);  // five a task
+    EXPECT_EQ(found->front().task_id, "t3");
+    EXPECT_EQ(found->front().seq, 7);
+    EXPECT_EQ(found->at(5).task_id, "t0");
+    EXPECT_EQ(found->back().task_id, "t4");
+    EXPECT_EQ(found->back().seq, 407);
+    for (const auto& line : *found) {
+      EXPECT_NE(line.text.find("CUDA Out Of Memory"), std::string::npos) << line.text;
+    }
+    auto first = (*store)->Search(tasks, "out of memory", 7, threads);
+    ASSERT_TRUE(first.ok());
+    ASSERT_EQ(first->size(), 7u);
+    EXPECT_EQ(first->at(6).task_id, "t0");
+    EXPECT_EQ(first->at(6).seq, 107);
+    auto symbols = (*store)->Search(tasks, "[42%]", 0, threads);  // no letters: bytes as they are
+    ASSERT_TRUE(symbols.ok());
+    EXPECT_EQ(symbols->size(), 6u);
+    auto none = (*store)->Search(tasks, "no such text", 0, threads);
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->empty());
+  }
+}
+
 // A task printing without end: the store holds at most the bound of its text, whatever was
 // printed, with a marker first that says how much went; the newest lines stay, in order.
 TEST(TaskLogStoreTest, AnEndlessPrinterIsTrimmedToItsBoundWithAMarkerFirst) {
