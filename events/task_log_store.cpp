@@ -3,6 +3,8 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <map>
@@ -615,16 +617,40 @@ namespace {
 
 char AsciiLowerChar(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
 
-// Whether `text` holds `needle` (lower-cased already), ASCII letters in either case. `scratch`
-// keeps its buffer from line to line.
-bool HoldsFolded(std::string_view text, const std::string& needle, bool needle_has_letters,
-                 std::string& scratch) {
-  if (needle.empty()) return true;
-  if (!needle_has_letters) return text.find(needle) != std::string_view::npos;
-  scratch.assign(text);
-  for (char& c : scratch) c = AsciiLowerChar(c);
-  return scratch.find(needle) != std::string::npos;
-}
+// Finds a text in lines with ASCII letters folded (Horspool's skip table, indexed by the raw byte
+// with both cases of each letter of the text set).
+class FoldedFinder {
+ public:
+  explicit FoldedFinder(const std::string& needle) : needle_(needle) {
+    for (char& c : needle_) c = AsciiLowerChar(c);
+    const size_t n = needle_.size();
+    skip_.fill(std::max<size_t>(n, 1));
+    for (size_t i = 0; i + 1 < n; ++i) {
+      const unsigned char lower = static_cast<unsigned char>(needle_[i]);
+      skip_[lower] = n - 1 - i;
+      if (lower >= 'a' && lower <= 'z') skip_[lower - 32] = n - 1 - i;
+    }
+  }
+
+  bool In(std::string_view text) const {
+    const size_t n = needle_.size();
+    if (n == 0) return true;
+    for (size_t at = 0; at + n <= text.size();) {
+      const char last = text[at + n - 1];
+      if (AsciiLowerChar(last) == needle_.back()) {
+        size_t i = 0;
+        while (i + 1 < n && AsciiLowerChar(text[at + i]) == needle_[i]) ++i;
+        if (i + 1 >= n) return true;
+      }
+      at += skip_[static_cast<unsigned char>(last)];
+    }
+    return false;
+  }
+
+ private:
+  std::string needle_;
+  std::array<size_t, 256> skip_;
+};
 
 TaskLogLine LineAt(const std::string& task_id, std::string_view key, const StoredLine& stored) {
   TaskLogLine line;
@@ -649,36 +675,33 @@ TaskLogLine LineAt(const std::string& task_id, std::string_view key, const Store
 Result<std::vector<TaskLogLine>> TaskLogStore::Search(const std::vector<std::string>& task_ids,
                                                       const std::string& needle, size_t limit,
                                                       int threads) {
-  std::string folded = needle;
-  bool has_letters = false;
-  for (char& c : folded) {
-    has_letters |= (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-    c = AsciiLowerChar(c);
-  }
+  // Each line's text is searched where it is, ASCII letters folded as they are compared.
+  const FoldedFinder finder(needle);
   std::vector<std::vector<TaskLogLine>> found(task_ids.size());
   std::vector<Status> failed(task_ids.size());
   // Tasks are handed out in order, so that a limit reached early stops the later ones.
   std::atomic<size_t> next_task{0};
   std::atomic<size_t> enough_before{task_ids.size()};  // tasks from here on are not needed
   auto work = [&] {
-    std::string scratch;
-    rocksdb::ReadOptions options;
-    options.fill_cache = false;  // one pass over what may be most of the store
     for (size_t index = next_task++; index < task_ids.size(); index = next_task++) {
       if (index >= enough_before.load()) break;
       const std::string& task_id = task_ids[index];
       const std::string prefix = Prefix(task_id);
       const std::string end = EndOfTask(task_id);
+      const rocksdb::Slice upper_bound(end);
+      rocksdb::ReadOptions options;
+      options.fill_cache = false;  // one pass over what may be most of the store
+      options.iterate_upper_bound = &upper_bound;
+      options.readahead_size = size_t{2} << 20;  // sequential: large reads
       std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options, lines_.get()));
       auto& lines = found[index];
-      for (it->Seek(prefix); it->Valid() && it->key().compare(rocksdb::Slice(end)) < 0;
-           it->Next()) {
+      for (it->Seek(prefix); it->Valid(); it->Next()) {
         StoredLine stored;
         if (!DecodeValue(ValueView(it->value()), &stored)) {
           failed[index] = Status::Corruption("bad task log record for " + task_id);
           break;
         }
-        if (!HoldsFolded(stored.text, folded, has_letters, scratch)) continue;
+        if (!finder.In(stored.text)) continue;
         lines.push_back(LineAt(task_id, ValueView(it->key()), stored));
         if (limit != 0 && lines.size() >= limit) break;
       }

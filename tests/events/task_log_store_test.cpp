@@ -162,6 +162,17 @@ TEST(TaskLogStoreTest, SearchFindsTheLinesHoldingTheTextAcrossTasksInOrder) {
     ASSERT_TRUE(none.ok());
     EXPECT_TRUE(none->empty());
   }
+  // The text at a line's very start and end, overlapping near-misses, longer than the line.
+  ASSERT_TRUE((*store)
+                  ->Append({Line("edge", "e.1", 0, "AAAB"), Line("edge", "e.1", 1, "xaab"),
+                            Line("edge", "e.1", 2, "aaa"), Line("edge", "e.1", 3, "ab"),
+                            Line("edge", "e.1", 4, "b aAb")})
+                  .ok());
+  auto edges = (*store)->Search({"edge"}, "aab", 0);
+  ASSERT_TRUE(edges.ok());
+  std::vector<int64_t> seqs;
+  for (const auto& line : *edges) seqs.push_back(line.seq);
+  EXPECT_EQ(seqs, (std::vector<int64_t>{0, 1, 4}));
 }
 
 // A task printing without end: the store holds at most the bound of its text, whatever was
