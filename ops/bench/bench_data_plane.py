@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The data plane under load (issue 48), first part: task logs. A real cairn-master and cairn-agent
+"""The data plane under load (issue 48), in one command. First, task logs: a real cairn-master and cairn-agent
 on loopback (embedded log); 100 commands print log lines at a steady rate with bursts (short and
 long lines, about 100 bytes on average), while followers read five of them live
 (`GET /api/v1/tasks/{id}/logs?follow=true`, as `det task logs -f` does) and a client submits
@@ -9,11 +9,16 @@ so the two submission figures come from one run.
 Prints: log lines ingested per second (every printed line stored, from the first printed to the
 last stored), follower latency p50/p99 (a line's print time, which the line carries, to the
 follower reading it), submission p50/p99 idle and under load, the master's peak RSS, and bytes on
-disk per million lines (the task-log store after the master stopped). Metric reports, metric
-reads and text search are not measured yet (README, "Data plane").
+disk per million lines (the task-log store after the master stopped). Then the project's other
+data-plane benchmarks, each printing its own figures against its targets:
+  cairn-bench-metric-reports --rate 10   50 trials at the issue's mix (training every 100 ms,
+                                         validation every second), submissions idle vs loaded
+  cairn-bench-metric-reports             the same 50 trials flooding: reports/s capacity
+  cairn-bench-metric-reads               a trial's metric history at 10k and 1M points
+  cairn-bench-log-search                 a text search over 10M stored lines of one experiment
 
   ops/bench/bench_data_plane.py --bin build/bin [--tasks 100] [--rate 1000] [--seconds 15]
-                                [--followers 5] [--submissions-per-second 20]
+                                [--followers 5] [--submissions-per-second 20] [--logs-only]
 
 Targets (issue 48, 2 cores): >= 100,000 lines/s from 100 tasks, follower p99 <= 100 ms, submission
 p99 under load <= 2x idle, RSS <= 1 GiB, <= 60 bytes on disk per 100-byte line.
@@ -22,6 +27,7 @@ import argparse
 import http.client
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -136,6 +142,7 @@ def main():
     parser.add_argument("--followers", type=int, default=5)
     parser.add_argument("--submissions-per-second", type=float, default=20)
     parser.add_argument("--idle-seconds", type=float, default=10)
+    parser.add_argument("--logs-only", action="store_true", help="only the task-log part")
     args = parser.parse_args()
     if args.tasks < 1 or args.rate < 10 or args.seconds <= 0 or not 0 <= args.followers <= args.tasks:
         parser.error("need --tasks >= 1, --rate >= 10, --seconds > 0, 0 <= --followers <= --tasks")
@@ -253,6 +260,17 @@ def main():
         print("\nthe processes' logs about lines they could not take (first 5 of %d):" % len(complaints))
         for line in complaints[:5]:
             print("  " + line)
+    if args.logs_only:
+        return
+    for argv in (["cairn-bench-metric-reports", "--rate", "10"], ["cairn-bench-metric-reports"],
+                 ["cairn-bench-metric-reads"], ["cairn-bench-log-search"]):
+        print("\n$ " + " ".join(argv), flush=True)
+        finished = subprocess.run([os.path.join(args.bin, argv[0])] + argv[1:],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # The figures, without the master's own warnings (blank passwords and the like).
+        print("\n".join(line for line in finished.stdout.splitlines() if " W " not in line[:40]))
+        if finished.returncode != 0:
+            print("  (exited with %d)" % finished.returncode)
 
 
 if __name__ == "__main__":
