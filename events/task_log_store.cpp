@@ -26,6 +26,10 @@ using std::chrono::steady_clock;
 constexpr char kPositionsFamily[] = "topic_positions";
 constexpr char kUsageFamily[] = "task_usage";
 constexpr size_t kLineBlockBytes = 32 * 1024;
+// The usage family takes a few bytes a batch and would flush almost never, and a write-ahead log
+// file goes only once every family in it flushed: past this much log, RocksDB flushes the
+// families that hold the oldest file, so the log on disk stays bounded.
+constexpr uint64_t kMaxWriteAheadLogBytes = uint64_t{64} << 20;
 // In the usage family: present once every task's usage is counted (a store written before
 // usage was kept is counted once, when opened).
 const std::string kUsageCountedKey = std::string(1, '\0') + "counted";
@@ -310,6 +314,7 @@ Result<std::unique_ptr<TaskLogStore>> TaskLogStore::Open(const std::string& dir)
   options.create_missing_column_families = true;
   options.IncreaseParallelism(2);
   options.max_file_opening_threads = 1;  // as the projections' (projections/projection_engine)
+  options.max_total_wal_size = kMaxWriteAheadLogBytes;
   // Lines are read in long runs (a follower, a search): larger blocks mean fewer block reads and
   // better compression.
   rocksdb::ColumnFamilyOptions line_options(options);
