@@ -415,6 +415,20 @@ TEST_F(AgentTest, AProcessAgentRefusesATaskThatNamesAnImage) {
   EXPECT_EQ(master_.CallsTo(testing::AllocationPath("alloc-image", "started")).size(), 0u);
 }
 
+// The batch the agent writes as text is JSON the master reads back whole: quotes, backslashes,
+// control characters and UTF-8 as printed, a byte that is no UTF-8 replaced by U+FFFD.
+TEST_F(AgentTest, LogLinesWithAnyBytesReachTheMasterAsJson) {
+  StartAgent();
+  master_.Publish(Assign(
+      "alloc-1", {"sh", "-c", R"(printf 'q"uo\\te\t\001 caf\303\251 bad\377\n'; echo two)"}));
+  WaitExited("alloc-1");
+  auto lines = LogLines("alloc-1");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines.begin()->second["log"], "q\"uo\\te\t\x01 caf\xC3\xA9 bad\xEF\xBF\xBD\n");
+  EXPECT_EQ(std::next(lines.begin())->second["log"], "two\n");
+  EXPECT_EQ(std::next(lines.begin())->second["taskId"], "task-alloc-1");
+}
+
 TEST_F(AgentTest, AllowedImagesRunOnTheHostWithAWarningFirstInTheLog) {
   AgentOptions options = Options();
   options.allow_images_on_host = true;
