@@ -164,12 +164,15 @@ Agent::Agent(AgentOptions options, std::unique_ptr<MasterClient> control_client,
     reporter_->AddExited(std::move(report));
   };
   runner_ = std::make_unique<ProcessRunner>(std::move(callbacks), options_.kill_grace);
+  // A throttled task's reader waits until the queue has room again: no polling.
+  reporter_->OnRoomForLines([runner = runner_.get()] { runner->WakeAll(); });
 }
 
 Agent::~Agent() {
   Shutdown();
   // The runner's supervise threads call back into mutex_, allocations_ and reporter_: end them
   // (~ProcessRunner joins them) while those members still exist.
+  reporter_->OnRoomForLines(nullptr);
   runner_.reset();
   if (trace_ != nullptr) std::fclose(trace_);
 }

@@ -327,16 +327,29 @@ void ProcessRunner::KillAll() {
   for (auto& [key, process] : processes_) KillLocked(process.get());
 }
 
+namespace {
+void Wake(int wake_fd) {
+  uint64_t one = 1;
+  if (write(wake_fd, &one, sizeof one) < 0) {
+    // The eventfd counter cannot overflow from single increments; nothing to do.
+  }
+}
+}  // namespace
+
+void ProcessRunner::WakeAll() {
+  std::lock_guard lock(mutex_);
+  for (auto& [key, process] : processes_) {
+    if (!process->exited) Wake(process->wake_fd);
+  }
+}
+
 bool ProcessRunner::KillLocked(Process* process) {
   if (process->exited) return false;
   if (process->kill_requested) return true;
   process->kill_requested = true;
   process->sigkill_at = Clock::now() + kill_grace_;
   SignalLocked(process, SIGTERM);
-  uint64_t one = 1;
-  if (write(process->wake_fd, &one, sizeof one) < 0) {
-    // The eventfd counter cannot overflow from single increments; nothing to do.
-  }
+  Wake(process->wake_fd);
   return true;
 }
 
@@ -416,12 +429,8 @@ void ProcessRunner::Supervise(Process* process) {
       }
     }
     // Once the leader exited, what is left is at most the pipes' buffers: read it whatever
-    // may_read says, so that the drain ends.
+    // may_read says, so that the drain ends. While it says no, WakeAll asks again.
     const bool reading = leader_exited || !callbacks_.may_read || callbacks_.may_read();
-    if (!reading) {
-      const Clock::time_point poll_again = now + ProcessRunner::kThrottlePoll;
-      wake_at = wake_at ? std::min(*wake_at, poll_again) : poll_again;
-    }
     if (leader_exited) wake_at = wake_at ? std::min(*wake_at, drain_deadline) : drain_deadline;
     int timeout_ms = -1;
     if (wake_at) {

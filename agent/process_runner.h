@@ -78,12 +78,11 @@ class ProcessRunner {
     std::function<void(const std::string& key, const ProcessExit& exit)> on_exit;
     // Whether output may be read now (empty: always). While it says no, output stays in the
     // pipes, so a process that keeps printing blocks on its writes: it is throttled, and no
-    // line is lost or held in memory here. Asked again every kThrottlePoll; not asked once the
-    // process exited (its pipes' buffers are all that is left to read).
+    // line is lost or held in memory here. Asked again when WakeAll is called (whoever said no
+    // calls it once the answer may have changed); not asked once the process exited (its pipes'
+    // buffers are all that is left to read).
     std::function<bool()> may_read;
   };
-
-  static constexpr std::chrono::milliseconds kThrottlePoll{10};
 
   // After the leader's exit (and the SIGKILL to its group), output still buffered in the pipes
   // is read; a writer that escaped the group (setsid) cannot hold the task open (and delay its
@@ -108,6 +107,8 @@ class ProcessRunner {
   bool Signal(const std::string& key, int signal_number);
   // Kill() for every running process.
   void KillAll();
+  // Wakes every process's supervising thread to ask may_read again.
+  void WakeAll();
 
   size_t RunningCount() const;
   // Waits until no process runs (every on_exit has returned); false at the deadline.

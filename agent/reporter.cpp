@@ -85,6 +85,11 @@ bool Reporter::MayReadLines() {
   return queue_.below_throttle();
 }
 
+void Reporter::OnRoomForLines(std::function<void()> on_room) {
+  std::lock_guard lock(mutex_);
+  on_room_ = std::move(on_room);
+}
+
 void Reporter::AddStarted(StartedReport report) {
   std::lock_guard lock(mutex_);
   size_t lane = queue_.LaneOf(report.allocation_id);
@@ -126,10 +131,13 @@ bool Reporter::Drain(std::chrono::steady_clock::time_point deadline) {
 void Reporter::Run(Sender& sender, size_t lane) {
   std::unique_lock lock(mutex_);
   while (!abandoned_) {
+    const bool was_throttling = !queue_.below_throttle();
     std::optional<ReportItem> item = queue_.TakeDue(lane, ReportQueue::Clock::now(), draining_);
     if (item) {
       // The lane's next item is taken only after this one was answered: that is what keeps one
       // allocation's reports in order (see reporter.h).
+      // Under the lock, so that once OnRoomForLines(nullptr) returned it is never called again.
+      if (was_throttling && queue_.below_throttle() && on_room_) on_room_();
       lock.unlock();
       Send(*sender.client, *item);
       lock.lock();

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -39,6 +40,10 @@ class Reporter {
   // tasks print them (ReportQueue::Options::throttle_lines wait), so that they are throttled
   // rather than their lines dropped.
   bool MayReadLines();
+  // Called (on a sender's thread, under the reporter's lock: it must not call back into the
+  // reporter) when MayReadLines turns from no to yes: the agent wakes its tasks' readers with
+  // it. nullptr stops the calls.
+  void OnRoomForLines(std::function<void()> on_room);
   void AddStarted(StartedReport report);
   void AddReady(ReadyReport report);
   void AddExited(ExitedReport report);
@@ -66,6 +71,7 @@ class Reporter {
   void JoinAll();
 
   std::mutex mutex_;
+  std::function<void()> on_room_;  // under mutex_
   std::condition_variable sender_done_;
   ReportQueue queue_;
   bool draining_ = false;

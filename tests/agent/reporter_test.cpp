@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -74,6 +75,8 @@ TEST_F(ReporterTest, AsksForOutputToWaitWhileTheMasterFallsBehind) {
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   master_.HoldCalls("/task/logs");
   Reporter reporter(std::move(client).value(), options);
+  std::atomic<int> rooms{0};
+  reporter.OnRoomForLines([&rooms] { ++rooms; });
   EXPECT_TRUE(reporter.MayReadLines());
   for (int i = 0; i < 11; ++i) {
     reporter.AddLine({"task-1", "alloc-1", static_cast<uint64_t>(i), "stdout", "line\n", 1});
@@ -81,9 +84,11 @@ TEST_F(ReporterTest, AsksForOutputToWaitWhileTheMasterFallsBehind) {
   // One batch is held at the master; the other ten wait in the queue: the threshold.
   ASSERT_TRUE(master_.WaitForHeld(1, kReporterTimeout));
   EXPECT_FALSE(reporter.MayReadLines());
+  EXPECT_EQ(rooms.load(), 0);
   master_.ReleaseHeld();
   EXPECT_TRUE(reporter.Drain(std::chrono::steady_clock::now() + kReporterTimeout));
   EXPECT_TRUE(reporter.MayReadLines());
+  EXPECT_EQ(rooms.load(), 1) << "the readers are woken once, when the queue has room again";
   EXPECT_EQ(master_.CallsTo("/api/v1/task/logs").size(), 11u) << "every line delivered";
 }
 
