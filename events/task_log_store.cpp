@@ -139,6 +139,25 @@ bool DecodeValue(std::string_view value, StoredLine* out) {
 
 std::string_view ValueView(const rocksdb::Slice& slice) { return {slice.data(), slice.size()}; }
 
+// The line stored at `key` (task \0 allocation \0 seq) of `task_id`.
+TaskLogLine LineAt(const std::string& task_id, std::string_view key, const StoredLine& stored) {
+  TaskLogLine line;
+  line.task_id = task_id;
+  const size_t prefix = task_id.size() + 1;
+  const size_t allocation_end = key.find('\0', prefix);
+  line.allocation_id = std::string(key.substr(prefix, allocation_end - prefix));
+  uint64_t seq = 0;
+  for (size_t i = allocation_end + 1; i < key.size(); ++i) {
+    seq = (seq << 8) | static_cast<unsigned char>(key[i]);
+  }
+  line.seq = static_cast<int64_t>(seq);
+  line.agent_id = stored.agent_id;
+  line.timestamp_unix_micros = stored.timestamp_unix_micros;
+  line.stdtype = stored.stdtype;
+  line.text = stored.text;
+  return line;
+}
+
 events::TaskLogRecord RecordOf(const TaskLogLine& line) {
   events::TaskLogRecord record;
   record.set_task_id(line.task_id);
@@ -581,20 +600,7 @@ Result<std::vector<TaskLogLine>> TaskLogStore::Read(const std::string& task_id, 
     if (!DecodeValue(ValueView(it->value()), &stored)) {
       return Status::Corruption("bad task log record for " + task_id);
     }
-    TaskLogLine line;
-    line.task_id = task_id;
-    size_t allocation_end = key.find('\0', prefix.size());
-    line.allocation_id = key.substr(prefix.size(), allocation_end - prefix.size());
-    uint64_t seq = 0;
-    for (size_t i = allocation_end + 1; i < key.size(); ++i) {
-      seq = (seq << 8) | static_cast<unsigned char>(key[i]);
-    }
-    line.seq = static_cast<int64_t>(seq);
-    line.agent_id = stored.agent_id;
-    line.timestamp_unix_micros = stored.timestamp_unix_micros;
-    line.stdtype = stored.stdtype;
-    line.text = stored.text;
-    lines.push_back(std::move(line));
+    lines.push_back(LineAt(task_id, key, stored));
     *cursor = std::move(key);
   }
   if (!it->status().ok())
@@ -664,24 +670,6 @@ class FoldedFinder {
   std::string needle_;
   std::array<size_t, 256> skip_;
 };
-
-TaskLogLine LineAt(const std::string& task_id, std::string_view key, const StoredLine& stored) {
-  TaskLogLine line;
-  line.task_id = task_id;
-  const size_t prefix = task_id.size() + 1;
-  const size_t allocation_end = key.find('\0', prefix);
-  line.allocation_id = std::string(key.substr(prefix, allocation_end - prefix));
-  uint64_t seq = 0;
-  for (size_t i = allocation_end + 1; i < key.size(); ++i) {
-    seq = (seq << 8) | static_cast<unsigned char>(key[i]);
-  }
-  line.seq = static_cast<int64_t>(seq);
-  line.agent_id = stored.agent_id;
-  line.timestamp_unix_micros = stored.timestamp_unix_micros;
-  line.stdtype = stored.stdtype;
-  line.text = stored.text;
-  return line;
-}
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "events/task_log_store.h"
+#include "tests/support/test_support.h"
 
 namespace {
 
@@ -48,17 +49,8 @@ int main(int argc, char** argv) {
     std::cerr << "usage: cairn-bench-log-search [--lines N] [--tasks T] [--runs R]\n";
     return 2;
   }
-  std::string pattern =
-      std::filesystem::temp_directory_path().string() + "/cairn-bench-log-search-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) return 1;
-  const std::string dir = pattern;
-  struct Cleanup {
-    std::string path;
-    ~Cleanup() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } cleanup{dir};
+  cairn::testing::TempDir temp;  // removed with everything in it at the end
+  const std::string dir = temp.path();
 
   std::vector<std::string> task_ids;
   for (int t = 0; t < tasks; ++t)

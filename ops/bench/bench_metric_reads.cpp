@@ -20,6 +20,7 @@
 
 #include "events/event_log.h"
 #include "projections/projections.h"
+#include "tests/support/test_support.h"
 
 namespace {
 
@@ -102,17 +103,8 @@ int main(int argc, char** argv) {
     std::cerr << "usage: cairn-bench-metric-reads [--points N] [--small-points N] [--runs N]\n";
     return 2;
   }
-  std::string pattern =
-      std::filesystem::temp_directory_path().string() + "/cairn-bench-metrics-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) return 1;
-  const std::string dir = pattern;
-  struct Cleanup {
-    std::string path;
-    ~Cleanup() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } cleanup{dir};
+  cairn::testing::TempDir temp;  // removed with everything in it at the end
+  const std::string dir = temp.path();
 
   cairn::LogConfig config;
   config.data_dir = dir + "/log";
@@ -167,15 +159,17 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(written), write_seconds);
   std::printf("  reports folded by the projections %.0f/s (%.1f s, all projections)\n",
               static_cast<double>(written) / fold_seconds, fold_seconds);
-  auto row = [](const char* what, const Timing& timing, double target) {
+  auto row = [](const std::string& what, const Timing& timing, double target) {
     std::printf(
         "  %-44s p50 %7.1f ms  p95 %7.1f ms  (%zu points of %llu)  target p95 <= %.0f ms: %s\n",
         what, timing.p50, timing.p95, timing.points, static_cast<unsigned long long>(timing.total),
         target, timing.p95 <= target ? "met" : "NOT MET");
   };
-  row("10k points, one metric, whole", small_one, 50);
-  row("10k points, all 10 metrics, whole", small_all, 50);
-  row("1M points, one metric, downsampled to 1,000", large_one, 300);
-  row("1M points, all 10 metrics, each to 1,000", large_all, 300);
+  const std::string small_points = std::to_string(small) + " points";
+  const std::string large_points = std::to_string(large) + " points";
+  row(small_points + ", one metric, whole", small_one, 50);
+  row(small_points + ", all 10 metrics, whole", small_all, 50);
+  row(large_points + ", one metric, to 1,000", large_one, 300);
+  row(large_points + ", all 10 metrics, each to 1,000", large_all, 300);
   return 0;
 }
