@@ -162,8 +162,9 @@ int main(int argc, char** argv) {
   auto row = [](const std::string& what, const Timing& timing, double target) {
     std::printf(
         "  %-44s p50 %7.1f ms  p95 %7.1f ms  (%zu points of %llu)  target p95 <= %.0f ms: %s\n",
-        what, timing.p50, timing.p95, timing.points, static_cast<unsigned long long>(timing.total),
-        target, timing.p95 <= target ? "met" : "NOT MET");
+        what.c_str(), timing.p50, timing.p95, timing.points,
+        static_cast<unsigned long long>(timing.total), target,
+        timing.p95 <= target ? "met" : "NOT MET");
   };
   const std::string small_points = std::to_string(small) + " points";
   const std::string large_points = std::to_string(large) + " points";
