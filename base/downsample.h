@@ -33,8 +33,13 @@ class ExtremaDownsampler {
   // first, each bucket's lowest and highest (in their own order) and the last.
   std::vector<SeriesPoint> Finish();
 
-  // How many points a bucket of the chart covers, for callers that tell users the resolution.
+  // How many buckets the chart's x range is cut into.
   size_t buckets() const { return buckets_; }
+  // Whether x values `a` and `b` fall in the same bucket: a run of points between them may then
+  // be fed as its lowest and highest point alone, with the same result, once StandFor counts
+  // the run's other points.
+  bool SameBucket(double a, double b) const { return BucketOf(a) == BucketOf(b); }
+  void StandFor(uint64_t points) { seen_ += points; }
 
  private:
   size_t BucketOf(double x) const;

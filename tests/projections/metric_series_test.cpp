@@ -2,9 +2,12 @@
 // trial reported, as a series per (group, name), read whole or downsampled for a chart.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <random>
 
+#include "base/downsample.h"
 #include "projections/projections.h"
 
 namespace cairn {
@@ -154,6 +157,58 @@ TEST_F(MetricSeriesTest, AChartsReadOfALongSeriesKeepsItsSpikesWithinItsBudget) 
   const auto window = Read(5, {"training", "loss"}, 100 * 32, 199 * 32, 1000, &total);
   EXPECT_EQ(total, 100u);
   EXPECT_EQ(window.size(), 100u);
+}
+
+// A long series is read through its block summaries where a block lies in one bucket: the chart
+// must be the one a walk of every point gives, for an ordered series and for one that went back
+// in batches (a trial resumed from a checkpoint), which is walked point by point.
+TEST_F(MetricSeriesTest, BlockSummariesGiveTheChartEveryPointGives) {
+  std::mt19937_64 random(3);
+  std::normal_distribution<double> noise(0, 0.2);
+  std::vector<std::pair<int64_t, double>> ordered, resumed;
+  for (int i = 0; i < 40'000; ++i) {
+    double loss = 5.0 / (1 + i * 0.001) + noise(random);
+    if (i % 9'973 == 0) loss *= 40;  // spikes
+    ordered.emplace_back(int64_t{i} * 16, loss);
+  }
+  for (int i = 0; i < 20'000; ++i) resumed.emplace_back(int64_t{i} * 16, noise(random));
+  for (int i = 15'000; i < 25'000; ++i) resumed.emplace_back(int64_t{i} * 16, 1 + noise(random));
+  for (const auto& [batches, loss] : ordered) Report(11, "training", batches, {{"loss", loss}});
+  for (const auto& [batches, loss] : resumed) Report(12, "training", batches, {{"loss", loss}});
+
+  for (auto [trial, series] :
+       {std::pair{int64_t{11}, &ordered}, std::pair{int64_t{12}, &resumed}}) {
+    // The same points in key order: by batches, then by report (offset).
+    std::vector<std::pair<int64_t, double>> sorted = *series;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto [start, end] : {std::pair<int64_t, int64_t>{0, kNoEnd}, {20'000, 400'000}}) {
+      for (size_t budget : {100u, 1000u}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "trial " << trial << " [" << start << ", " << end << "] budget " << budget);
+        std::vector<std::pair<int64_t, double>> inside;
+        for (const auto& point : sorted) {
+          if (point.first >= start && point.first <= end) inside.push_back(point);
+        }
+        ExtremaDownsampler expected_sampler(static_cast<double>(inside.front().first),
+                                            static_cast<double>(inside.back().first), budget);
+        for (const auto& [batches, loss] : inside) {
+          expected_sampler.Add({static_cast<double>(batches), loss, 0});
+        }
+        std::vector<std::pair<int64_t, double>> expected;
+        for (const auto& point : expected_sampler.Finish()) {
+          expected.emplace_back(static_cast<int64_t>(point.x), point.y);
+        }
+        uint64_t total = 0;
+        std::vector<std::pair<int64_t, double>> got;
+        for (const auto& point : Read(trial, {"training", "loss"}, start, end, budget, &total)) {
+          got.emplace_back(point.batches, point.value);
+        }
+        EXPECT_EQ(total, inside.size());
+        EXPECT_EQ(got, expected);
+      }
+    }
+  }
 }
 
 }  // namespace
